@@ -1,0 +1,30 @@
+"""What the entity builder hands to the uploader: Atlas v2 entities for one run, as plain JSON dicts."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class UnmatchedDataset:
+    namespace: str
+    name: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class LineagePlan:
+    """Entities to upsert for one run, dependencies first.
+
+    `entities` are Atlas entity JSON: {"typeName", "guid" (negative placeholder, unique in the plan),
+    "attributes": {...}, "relationshipAttributes": {...}}. Datasets that Purview's scanners may already own are
+    listed in `external_datasets` (typeName, qualifiedName) so that the uploader can check their existence and either
+    reference them or create them; everything in `entities` belongs to the connector and is always upserted.
+    """
+
+    entities: tuple[JSON, ...] = ()
+    external_datasets: tuple[JSON, ...] = ()  # full entity JSON for datasets that may already exist in the catalog
+    unmatched: tuple[UnmatchedDataset, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)

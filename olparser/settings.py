@@ -1,0 +1,98 @@
+"""Settings, read from app settings (Azure) or the environment (locally). Every setting is documented in README.md.
+
+One frozen dataclass so that the core receives plain values and never reads the environment itself.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MAPPINGS_PATH = PROJECT_ROOT / "config" / "OlToPurviewMappings.json"
+TYPEDEFS_DIR = PROJECT_ROOT / "config" / "typedefs"
+
+DEFAULT_STRIPPED_FACETS = ("spark.logicalPlan", "spark_unknown", "debug", "spark_properties_unused")
+
+
+def _flag(value: str | None, default: bool) -> bool:
+    if value is None or value.strip() == "":
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _int(value: str | None, default: int) -> int:
+    if value is None or value.strip() == "":
+        return default
+    return int(value)
+
+
+def _float(value: str | None, default: float) -> float:
+    if value is None or value.strip() == "":
+        return default
+    return float(value)
+
+
+def _list(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    if value is None:
+        return default
+    return tuple(item.strip() for item in value.split(",") if item.strip())
+
+
+@dataclass(frozen=True)
+class Settings:
+    # --- name mapping -------------------------------------------------------------------------------------------
+    mappings_inline: str | None = None  # OlToPurviewMappings: the rule list as inline JSON (the reference's app setting)
+    mappings_path: Path = DEFAULT_MAPPINGS_PATH  # OL_TO_PURVIEW_MAPPINGS_PATH
+    # --- ingest ------------------------------------------------------------------------------------------------
+    max_body_bytes: int = 32 * 1024 * 1024  # MAX_EVENT_BYTES, after decompression
+    stripped_facets: tuple[str, ...] = DEFAULT_STRIPPED_FACETS  # STRIP_FACETS (comma-separated)
+    # --- run merging -------------------------------------------------------------------------------------------
+    run_state_store: str = "sqlite"  # RUN_STATE_STORE: sqlite | table
+    run_state_ttl_seconds: int = 7 * 24 * 3600  # RUN_STATE_TTL_SECONDS
+    lineage_on_failure: bool = False  # LINEAGE_ON_FAILURE: also write lineage for FAIL / ABORT runs
+    dataset_identity: str = "table"  # DATASET_IDENTITY: table (symlink identifier) | storage (the location)
+    # --- catalog target ----------------------------------------------------------------------------------------
+    purview_account_name: str | None = None  # PURVIEW_ACCOUNT_NAME
+    purview_api: str = "datamap"  # PURVIEW_API: datamap (GA, /datamap/api) | catalog (legacy, /catalog/api)
+    atlas_endpoint: str | None = None  # ATLAS_ENDPOINT, e.g. http://127.0.0.1:21000/api/atlas/v2
+    atlas_username: str | None = None  # ATLAS_USERNAME
+    atlas_password: str | None = field(default=None, repr=False)  # ATLAS_PASSWORD
+    catalog_timeout_seconds: float = 30.0  # CATALOG_TIMEOUT_SECONDS, per call
+    catalog_max_attempts: int = 6  # CATALOG_MAX_ATTEMPTS
+    catalog_bulk_size: int = 1000  # CATALOG_BULK_SIZE, entities per bulk call
+    catalog_cache_seconds: int = 600  # CATALOG_CACHE_SECONDS, existence-check cache lifetime
+    # --- delivery ----------------------------------------------------------------------------------------------
+    storage_connection: str | None = None  # AzureWebJobsStorage
+    lineage_queue: str = "lineage-events"  # LINEAGE_QUEUE
+    claim_check_container: str = "lineage-events"  # CLAIM_CHECK_CONTAINER
+    data_dir: Path = PROJECT_ROOT / ".data"  # OL2PURVIEW_DATA_DIR: local state (SQLite files)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
+        env = os.environ if env is None else env
+        d = cls()
+        return cls(
+            mappings_inline=env.get("OlToPurviewMappings") or None,
+            mappings_path=Path(env.get("OL_TO_PURVIEW_MAPPINGS_PATH") or d.mappings_path),
+            max_body_bytes=_int(env.get("MAX_EVENT_BYTES"), d.max_body_bytes),
+            stripped_facets=_list(env.get("STRIP_FACETS"), d.stripped_facets),
+            run_state_store=(env.get("RUN_STATE_STORE") or d.run_state_store).lower(),
+            run_state_ttl_seconds=_int(env.get("RUN_STATE_TTL_SECONDS"), d.run_state_ttl_seconds),
+            lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),
+            dataset_identity=(env.get("DATASET_IDENTITY") or d.dataset_identity).lower(),
+            purview_account_name=env.get("PURVIEW_ACCOUNT_NAME") or None,
+            purview_api=(env.get("PURVIEW_API") or d.purview_api).lower(),
+            atlas_endpoint=env.get("ATLAS_ENDPOINT") or None,
+            atlas_username=env.get("ATLAS_USERNAME") or None,
+            atlas_password=env.get("ATLAS_PASSWORD") or None,
+            catalog_timeout_seconds=_float(env.get("CATALOG_TIMEOUT_SECONDS"), d.catalog_timeout_seconds),
+            catalog_max_attempts=_int(env.get("CATALOG_MAX_ATTEMPTS"), d.catalog_max_attempts),
+            catalog_bulk_size=_int(env.get("CATALOG_BULK_SIZE"), d.catalog_bulk_size),
+            catalog_cache_seconds=_int(env.get("CATALOG_CACHE_SECONDS"), d.catalog_cache_seconds),
+            storage_connection=env.get("AzureWebJobsStorage") or None,
+            lineage_queue=env.get("LINEAGE_QUEUE") or d.lineage_queue,
+            claim_check_container=env.get("CLAIM_CHECK_CONTAINER") or d.claim_check_container,
+            data_dir=Path(env.get("OL2PURVIEW_DATA_DIR") or d.data_dir),
+        )

@@ -1,0 +1,46 @@
+"""`ol2purview`: one console script, one sub-command per tool.
+
+Each sub-command lives in its own module that exposes `add_arguments(parser)` and `run(args) -> int`; modules are
+imported only when their sub-command runs, so a tool's dependencies never slow down another.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# name -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "serve": ("tools.functions_host.cli", "serve function_app.py over HTTP as the Azure Functions host does"),
+    "catalog": ("tools.catalog.cli", "run the embedded Atlas-compatible catalog with its lineage page"),
+    "replay": ("tools.replay", "send OpenLineage events through the openlineage-python HTTP client"),
+    "typedefs": ("tools.typedefs", "register the connector's custom Atlas types (create or update)"),
+    "requeue": ("tools.requeue", "move poison (dead-letter) messages back onto the lineage queue"),
+}
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    parser = argparse.ArgumentParser(prog="ol2purview", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = {}
+    for name, (_module, help_text) in SUBCOMMANDS.items():
+        subparsers[name] = sub.add_parser(name, help=help_text, description=help_text)
+    return parser, subparsers
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser, subparsers = build_parser()
+    command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    if command is None:
+        parser.parse_args(argv)  # prints usage / errors, exits 2
+        parser.print_help()
+        return 2
+    module = importlib.import_module(SUBCOMMANDS[command][0])
+    module.add_arguments(subparsers[command])
+    args = parser.parse_args(argv)
+    return int(module.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
