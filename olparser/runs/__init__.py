@@ -1,1 +1,15 @@
-"""runs."""
+"""Merging the events of one run, and where the merged state lives between events.
+
+  model         RunSnapshot / DatasetFacts: what the entity builder receives
+  merge         merge_event, snapshot_from_static: pure folding of events into a snapshot
+  codec         RunSnapshot <-> compact JSON (and compressed bytes)
+  store         the RunStateStore interface and open_run_state_store(settings)
+  sqlite_store  SqliteRunStateStore: one local SQLite file (default)
+  table_store   TableRunStateStore: Azure Table storage, shared by scaled-out instances
+"""
+from olparser.runs.merge import is_static_event, merge_event, snapshot_from_static
+from olparser.runs.model import DatasetFacts, RunSnapshot
+from olparser.runs.store import RunStateStore, open_run_state_store
+
+__all__ = ["DatasetFacts", "RunSnapshot", "RunStateStore", "is_static_event", "merge_event", "open_run_state_store",
+           "snapshot_from_static"]

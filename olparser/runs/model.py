@@ -17,6 +17,9 @@ class DatasetFacts:
     name: str
     facets: JSON = field(default_factory=dict)  # dataset facets: schema, symlinks, columnLineage, dataSource, storage...
     io_facets: JSON = field(default_factory=dict)  # inputFacets / outputFacets (statistics...), if kept
+    # The eventTime each facet came from, so that merging does not depend on arrival order:
+    # {"facets": {facet name: eventTime}, "io_facets": {facet name: eventTime}}. Bookkeeping of the merger only.
+    merge_times: JSON = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,15 @@ class RunSnapshot:
     job_facets: JSON = field(default_factory=dict)  # jobType, sourceCodeLocation, sql, ...
     inputs: tuple[DatasetFacts, ...] = ()
     outputs: tuple[DatasetFacts, ...] = ()
+    # The eventTime each part came from, so that merging does not depend on arrival order: {"state": eventTime of
+    # the event that set event_type, "job": of the job name, "run_facets": {name: eventTime}, "job_facets": {...}}.
+    # Bookkeeping of the merger only.
+    merge_times: JSON = field(default_factory=dict)
+
+    @property
+    def is_static(self) -> bool:
+        """True for static lineage (a JobEvent or DatasetEvent), which belongs to no run."""
+        return self.run_id is None
 
     @property
     def is_terminal(self) -> bool:

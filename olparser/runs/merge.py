@@ -1,0 +1,212 @@
+"""Merging the events of one run into a RunSnapshot: pure functions over plain data, no I/O.
+
+openlineage-spark sends several cumulative events per run (START, RUNNING per Spark job, COMPLETE), sometimes twice,
+sometimes out of order, sometimes without START; the Databricks `environment-properties` facet usually comes on
+RUNNING only. The merger folds them into one snapshot whose value depends only on the set of events seen:
+
+- inputs and outputs are unioned by (namespace, name), sorted by that pair;
+- each facet (run, job, dataset, input/output) is taken from the newest event that carries it, an empty facet never
+  replaces a non-empty one, and a facet missing from a later event is kept;
+- the lifecycle state is the newest terminal one (COMPLETE, FAIL, ABORT) if any, else the newest of START/RUNNING,
+  else OTHER; `event_time` is the newest eventTime; the job name is the newest non-empty one.
+
+"Newest" compares eventTime as instants (any ISO 8601 offset or precision); equal instants fall back to the text and
+then to the content, so that every tie is broken the same way whatever the arrival order. Only the facets the rest
+of the pipeline reads are kept (KEPT_* below): logical plans and unknown vendor facets are dropped here.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from functools import lru_cache
+from typing import Any, Iterable
+
+from olparser.runs.model import JSON, TERMINAL_EVENT_TYPES, DatasetFacts, RunSnapshot
+
+KEPT_RUN_FACETS = frozenset({
+    "environment-properties",  # Databricks: notebook path, job/run ids, cluster tags, mountPoints, user
+    "parent",
+    "processing_engine",
+    "spark_version",  # before openlineage-spark 1.14 (replaced by processing_engine)
+    "spark_applicationDetails",  # application id and name, user: the Spark application's identity
+    "spark_properties",  # spark.app.name and the properties the user chose to capture
+    "nominalTime",
+    "errorMessage",
+})
+KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership"})
+KEPT_DATASET_FACETS = frozenset({
+    "schema", "symlinks", "columnLineage", "dataSource", "storage", "catalog", "version", "lifecycleStateChange",
+    "documentation",
+})
+KEPT_IO_FACETS = frozenset({"inputStatistics", "outputStatistics"})  # inputFacets / outputFacets
+
+LIFECYCLE_EVENT_TYPES = ("START", "RUNNING")
+STATIC_EVENT_TYPE = "COMPLETE"  # static lineage (JobEvent / DatasetEvent) is a finished declaration
+
+_OLDEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def is_static_event(event: JSON) -> bool:
+    """True for a JobEvent or DatasetEvent (static lineage): an event without a run."""
+    return "run" not in event
+
+
+def merge_event(previous: RunSnapshot | None, event: JSON) -> RunSnapshot:
+    """Fold one RunEvent into the snapshot of its run (None: the first event seen for that run)."""
+    run = event.get("run")
+    run_id = run.get("runId") if isinstance(run, dict) else None
+    if not isinstance(run_id, str) or not run_id:
+        raise ValueError("event has no run.runId: a static JobEvent/DatasetEvent goes to snapshot_from_static")
+    if previous is not None and previous.run_id != run_id:
+        raise ValueError(f"event of run {run_id} cannot be merged into run {previous.run_id}")
+    base = previous or RunSnapshot(run_id=run_id, job_namespace="", job_name="", event_type="OTHER",
+                                   event_time="", producer="")
+    return _fold(base, event, _event_type(event), run.get("facets"))
+
+
+def snapshot_from_static(event: JSON) -> RunSnapshot:
+    """The snapshot of static lineage: a JobEvent (job, inputs, outputs) or a DatasetEvent (one dataset).
+
+    It has no run (run_id None) and is COMPLETE. A DatasetEvent has an empty job name and its dataset as the single
+    output.
+    """
+    if not is_static_event(event):
+        raise ValueError("event has a run: merge it with merge_event")
+    if "job" not in event and not isinstance(event.get("dataset"), dict):
+        raise ValueError("static event has neither 'job' (JobEvent) nor 'dataset' (DatasetEvent)")
+    base = RunSnapshot(run_id=None, job_namespace="", job_name="", event_type="OTHER", event_time="", producer="")
+    if "job" not in event:
+        event = {**event, "outputs": [event["dataset"]]}
+    return _fold(base, event, STATIC_EVENT_TYPE, None)
+
+
+def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any) -> RunSnapshot:
+    time = event.get("eventTime") if isinstance(event.get("eventTime"), str) else ""
+    times = base.merge_times
+    job = event.get("job") if isinstance(event.get("job"), dict) else {}
+
+    producer = event.get("producer") if isinstance(event.get("producer"), str) else ""
+    event_time, newest_producer = base.event_time, base.producer
+    if not base.event_time or (_instant(time), time, producer) > (_instant(base.event_time), base.event_time,
+                                                                   base.producer):
+        event_time, newest_producer = time, producer
+
+    state, state_time = base.event_type, times.get("state")
+    if state_time is None or _state_key(event_type, time) > _state_key(state, state_time):
+        state, state_time = event_type, time
+
+    job_namespace, job_name, job_time = base.job_namespace, base.job_name, times.get("job")
+    name, namespace = job.get("name"), job.get("namespace")
+    if isinstance(name, str) and name and isinstance(namespace, str):
+        if job_time is None or (_instant(time), time, namespace, name) > (_instant(job_time), job_time,
+                                                                          job_namespace, job_name):
+            job_namespace, job_name, job_time = namespace, name, time
+
+    run_facets_merged, run_times = _merge_facets(base.run_facets, times.get("run_facets", {}), run_facets,
+                                                 KEPT_RUN_FACETS, time)
+    job_facets_merged, job_times = _merge_facets(base.job_facets, times.get("job_facets", {}), job.get("facets"),
+                                                 KEPT_JOB_FACETS, time)
+    merge_times: JSON = {"state": state_time, "run_facets": run_times, "job_facets": job_times}
+    if job_time is not None:
+        merge_times["job"] = job_time
+    return RunSnapshot(
+        run_id=base.run_id,
+        job_namespace=job_namespace,
+        job_name=job_name,
+        event_type=state,
+        event_time=event_time,
+        producer=newest_producer,
+        run_facets=run_facets_merged,
+        job_facets=job_facets_merged,
+        inputs=_merge_datasets(base.inputs, event.get("inputs"), "inputFacets", time),
+        outputs=_merge_datasets(base.outputs, event.get("outputs"), "outputFacets", time),
+        merge_times=merge_times,
+    )
+
+
+def _event_type(event: JSON) -> str:
+    value = event.get("eventType")
+    return value if value in TERMINAL_EVENT_TYPES or value in LIFECYCLE_EVENT_TYPES else "OTHER"
+
+
+def _state_key(event_type: str, time: str) -> tuple[int, datetime, str, str]:
+    rank = 2 if event_type in TERMINAL_EVENT_TYPES else 1 if event_type in LIFECYCLE_EVENT_TYPES else 0
+    return rank, _instant(time), time, event_type
+
+
+def _merge_datasets(current: tuple[DatasetFacts, ...], incoming: Any, io_key: str,
+                    time: str) -> tuple[DatasetFacts, ...]:
+    if not isinstance(incoming, list) or not incoming:
+        return current
+    by_key = {(d.namespace, d.name): d for d in current}
+    for dataset in incoming:
+        if not isinstance(dataset, dict):
+            continue
+        namespace, name = dataset.get("namespace"), dataset.get("name")
+        if not isinstance(namespace, str) or not isinstance(name, str):
+            continue
+        known = by_key.get((namespace, name)) or DatasetFacts(namespace=namespace, name=name)
+        facets, facet_times = _merge_facets(known.facets, known.merge_times.get("facets", {}),
+                                            dataset.get("facets"), KEPT_DATASET_FACETS, time)
+        io_facets, io_times = _merge_facets(known.io_facets, known.merge_times.get("io_facets", {}),
+                                            dataset.get(io_key), KEPT_IO_FACETS, time)
+        by_key[(namespace, name)] = DatasetFacts(namespace=namespace, name=name, facets=facets, io_facets=io_facets,
+                                                 merge_times={"facets": facet_times, "io_facets": io_times})
+    return tuple(by_key[key] for key in sorted(by_key))
+
+
+def _merge_facets(current: JSON, current_times: JSON, incoming: Any, kept: frozenset[str],
+                  time: str) -> tuple[JSON, JSON]:
+    """Facets of `current` updated with the kept facets of `incoming` (sent at `time`) that are newer."""
+    if not isinstance(incoming, dict) or not incoming:
+        return current, current_times
+    facets, times = dict(current), dict(current_times)
+    for name, value in incoming.items():
+        if name not in kept or not isinstance(value, dict):
+            continue
+        if name in facets and not _newer(value, time, facets[name], times.get(name, "")):
+            continue
+        facets[name], times[name] = value, time
+    return facets, times
+
+
+def _newer(value: JSON, time: str, other: JSON, other_time: str) -> bool:
+    """Whether facet `value` sent at `time` replaces `other` sent at `other_time` (a total order)."""
+    key, other_key = (_has_content(value), _instant(time), time), (_has_content(other), _instant(other_time),
+                                                                   other_time)
+    if key != other_key:
+        return key > other_key
+    return _canonical(value) > _canonical(other)
+
+
+def _has_content(facet: JSON) -> bool:
+    """False for a facet that says nothing, such as `environment-properties: {}` on non-Databricks clusters."""
+    return any(not name.startswith("_") and _is_filled(value) for name, value in facet.items())
+
+
+def _is_filled(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_is_filled(v) for v in value.values())
+    return value not in (None, "", [])
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+@lru_cache(maxsize=4096)
+def _instant(text: str) -> datetime:
+    """An eventTime as a UTC instant; text without an offset is UTC; unreadable text sorts first."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return _OLDEST
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
+def merge_events(events: Iterable[JSON], previous: RunSnapshot | None = None) -> RunSnapshot | None:
+    """Fold several events of one run (a convenience for tests, tools and benchmarks)."""
+    snapshot = previous
+    for event in events:
+        snapshot = merge_event(snapshot, event)
+    return snapshot
