@@ -40,6 +40,16 @@ def _list(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
 
 
+def _pairs(value: str | None) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for item in _list(value, ()):
+        key, sep, val = item.partition("=")
+        if not sep or not key.strip() or not val.strip():
+            raise ValueError(f"expected KEY=VALUE pairs separated by commas, got {item!r}")
+        pairs.append((key.strip(), val.strip()))
+    return tuple(pairs)
+
+
 @dataclass(frozen=True)
 class Settings:
     # --- name mapping -------------------------------------------------------------------------------------------
@@ -53,6 +63,8 @@ class Settings:
     run_state_ttl_seconds: int = 7 * 24 * 3600  # RUN_STATE_TTL_SECONDS
     lineage_on_failure: bool = False  # LINEAGE_ON_FAILURE: also write lineage for FAIL / ABORT runs
     dataset_identity: str = "table"  # DATASET_IDENTITY: table (symlink identifier) | storage (the location)
+    # DATABRICKS_WORKSPACE_HOSTS: "<workspace id>=<host>,..." for clusters whose events carry only the workspace id
+    databricks_workspace_hosts: tuple[tuple[str, str], ...] = ()
     # --- catalog target ----------------------------------------------------------------------------------------
     purview_account_name: str | None = None  # PURVIEW_ACCOUNT_NAME
     purview_api: str = "datamap"  # PURVIEW_API: datamap (GA, /datamap/api) | catalog (legacy, /catalog/api)
@@ -82,6 +94,7 @@ class Settings:
             run_state_ttl_seconds=_int(env.get("RUN_STATE_TTL_SECONDS"), d.run_state_ttl_seconds),
             lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),
             dataset_identity=(env.get("DATASET_IDENTITY") or d.dataset_identity).lower(),
+            databricks_workspace_hosts=_pairs(env.get("DATABRICKS_WORKSPACE_HOSTS")),
             purview_account_name=env.get("PURVIEW_ACCOUNT_NAME") or None,
             purview_api=(env.get("PURVIEW_API") or d.purview_api).lower(),
             atlas_endpoint=env.get("ATLAS_ENDPOINT") or None,

@@ -1,0 +1,115 @@
+"""From a merged run to a LineagePlan: `build_lineage` (pure) and `should_write_lineage`.
+
+A run without outputs writes nothing, not even its owner: application-level runs and read-only actions
+(`display()`, `count()`) are most Spark runs, and each would cost a catalog call for no lineage. Static lineage
+(a JobEvent) is written like a COMPLETE run; a DatasetEvent (no job) writes its dataset only.
+"""
+from __future__ import annotations
+
+from olparser.naming import MappingEngine, mounts_from_facet
+from olparser.runs.model import RunSnapshot
+
+from .columns import column_lineage
+from .context import RunContext, run_context
+from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
+from .entities import JSON, assign_guids, entity, key_of, object_id
+from .options import LineageOptions
+from .owners import build_owner
+from .plan import LineagePlan, UnmatchedDataset
+from .processes import build_process
+
+NO_OUTPUTS = "the run has no outputs: nothing to write"
+
+
+def should_write_lineage(run: RunSnapshot, options: LineageOptions) -> bool:
+    """Static lineage and COMPLETE runs always; FAIL and ABORT only with `lineage_on_failure`."""
+    if run.run_id is None or run.event_type == "COMPLETE":
+        return True
+    return options.lineage_on_failure and run.event_type in ("FAIL", "ABORT")
+
+
+def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptions) -> LineagePlan:
+    """The Atlas entities for one run: datasets, owner, one process per output, column lineage."""
+    if not run.outputs:
+        return LineagePlan(notes=(NO_OUTPUTS,))
+    ctx = run_context(run, options)
+    resolver = DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options)
+    inputs = [resolver.resolve(facts) for facts in run.inputs]
+    outputs = [resolver.resolve(facts) for facts in run.outputs]
+    by_location = {(facts.namespace, facts.name): resolved
+                   for facts, resolved in zip((*run.inputs, *run.outputs), (*inputs, *outputs))}
+
+    def resolve_field_dataset(namespace: str, name: str) -> ResolvedDataset:
+        return by_location.get((namespace, name)) or resolver.resolve_name(namespace, name)
+
+    datasets = [*inputs, *outputs]
+    processes: list[JSON] = []
+    owner_entities: tuple[JSON, ...] = ()
+    if run.job_name:
+        owner = build_owner(run.job_namespace, ctx)
+        owner_entities = owner.entities
+        for facts, output in zip(run.outputs, outputs):
+            lineage = column_lineage(facts.facets.get("columnLineage"), output, resolve_field_dataset)
+            if lineage is not None:
+                datasets.extend(lineage.sources)
+            processes.append(build_process(run, ctx, owner, output, inputs, lineage))
+    unique = _unique_datasets(datasets)
+    owned = [unique[key] for key in sorted(unique) if unique[key].owned]
+    external = [unique[key] for key in sorted(unique) if not unique[key].owned]
+    ordered = assign_guids([
+        [_dataset_entity(d) for d in external],
+        owner_entities,
+        [_dataset_entity(d) for d in owned],
+        sorted((c for d in owned for c in _column_entities(d)), key=key_of),
+        sorted(processes, key=key_of),
+    ])
+    external_keys = {d.key for d in external}
+    return LineagePlan(
+        entities=tuple(e for e in ordered if key_of(e) not in external_keys),
+        external_datasets=tuple(e for e in ordered if key_of(e) in external_keys),
+        unmatched=tuple(sorted({UnmatchedDataset(d.namespace, d.name, d.unmatched_reason)
+                                for d in unique.values() if d.unmatched_reason},
+                               key=lambda u: (u.namespace, u.name, u.reason))),
+        notes=_notes(ctx),
+    )
+
+
+def _unique_datasets(datasets: list[ResolvedDataset]) -> dict[tuple[str, str], ResolvedDataset]:
+    """One dataset per (type, qualifiedName): the first of the most informed (with columns, then a location)."""
+    unique: dict[tuple[str, str], ResolvedDataset] = {}
+    for dataset in datasets:
+        known = unique.get(dataset.key)
+        if known is None or _informed(dataset) > _informed(known):
+            unique[dataset.key] = dataset
+    return unique
+
+
+def _informed(dataset: ResolvedDataset) -> tuple[bool, bool]:
+    return bool(dataset.columns), bool(dataset.location)
+
+
+def _dataset_entity(dataset: ResolvedDataset) -> JSON:
+    if not dataset.owned:
+        return entity(dataset.type_name, dataset.qualified_name, {"name": dataset.display_name})
+    return entity(dataset.type_name, dataset.qualified_name, {
+        "name": dataset.display_name,
+        "openlineageNamespace": dataset.namespace,
+        "openlineageName": dataset.name,
+        "storageLocation": dataset.location,
+    })
+
+
+def _column_entities(dataset: ResolvedDataset) -> list[JSON]:
+    return [entity(COLUMN_TYPE, f"{dataset.qualified_name}#{column.name}",
+                   {"name": column.name, "dataType": column.data_type, "description": column.description,
+                    "position": position},
+                   {"dataset": object_id(*dataset.key)})
+            for position, column in enumerate(dataset.columns)]
+
+
+def _notes(ctx: RunContext) -> tuple[str, ...]:
+    if ctx.is_databricks and not ctx.workspace_host:
+        return ("Databricks run without a workspace host: recorded as a Spark application. Set "
+                "spark.openlineage.namespace to <workspace id>.<shard>#<cluster id>, or map the workspace id in "
+                "DATABRICKS_WORKSPACE_HOSTS.",)
+    return ()

@@ -1,0 +1,55 @@
+"""Atlas entity JSON: entities, object ids, and placeholder guids in dependency order. Pure helpers."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+JSON = dict[str, Any]
+Key = tuple[str, str]  # (typeName, qualifiedName)
+
+
+def entity(type_name: str, qualified_name: str, attributes: JSON | None = None,
+           relationships: JSON | None = None) -> JSON:
+    """An entity without guid (assign_guids gives one). None-valued attributes are left out."""
+    attrs = {"qualifiedName": qualified_name}
+    attrs.update({k: v for k, v in (attributes or {}).items() if v is not None})
+    body: JSON = {"typeName": type_name, "attributes": attrs}
+    if relationships:
+        body["relationshipAttributes"] = relationships
+    return body
+
+
+def object_id(type_name: str, qualified_name: str) -> JSON:
+    """A reference by unique attribute; assign_guids adds the placeholder guid when the target is in the plan."""
+    return {"typeName": type_name, "uniqueAttributes": {"qualifiedName": qualified_name}}
+
+
+def key_of(body: JSON) -> Key:
+    return body["typeName"], body["attributes"]["qualifiedName"]
+
+
+def assign_guids(groups: Iterable[Iterable[JSON]]) -> list[JSON]:
+    """Entities with placeholder guids "-1", "-2"... in the given order (duplicates by key dropped, the first
+    kept), and every object id that points at one of them completed with its guid."""
+    ordered: list[JSON] = []
+    guids: dict[Key, str] = {}
+    for group in groups:
+        for body in group:
+            key = key_of(body)
+            if key in guids:
+                continue
+            guids[key] = f"-{len(ordered) + 1}"
+            ordered.append({"typeName": body["typeName"], "guid": guids[key], **{
+                k: v for k, v in body.items() if k != "typeName"}})
+    return [_with_guids(body, guids) for body in ordered]
+
+
+def _with_guids(value: Any, guids: dict[Key, str]) -> Any:
+    if isinstance(value, list):
+        return [_with_guids(item, guids) for item in value]
+    if not isinstance(value, dict):
+        return value
+    unique = value.get("uniqueAttributes")
+    if isinstance(unique, dict) and "guid" not in value:
+        guid = guids.get((value.get("typeName"), unique.get("qualifiedName")))
+        return {"guid": guid, **value} if guid else value
+    return {k: _with_guids(v, guids) for k, v in value.items()}

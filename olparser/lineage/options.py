@@ -1,0 +1,41 @@
+"""How the entity builder represents datasets and which runs it writes: plain options, read once from Settings."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+DATASET_IDENTITIES = ("table", "storage")
+
+
+@dataclass(frozen=True)
+class LineageOptions:
+    """Options of `build_lineage`.
+
+    dataset_identity: "table" represents a dataset that carries a `symlinks` TABLE identifier (Hive metastore or
+        Unity Catalog table) by that table, "storage" by its storage location.
+    lineage_on_failure: also write lineage for FAIL and ABORT runs.
+    workspace_hosts: Databricks workspace id (`clusterOwnerOrgId`) -> workspace host, for events that carry the id
+        but no host (the id alone does not tell the region shard of `adb-<id>.<shard>.azuredatabricks.net`).
+    """
+
+    dataset_identity: str = "table"
+    lineage_on_failure: bool = False
+    workspace_hosts: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.dataset_identity not in DATASET_IDENTITIES:
+            raise ValueError(f"dataset_identity must be one of {', '.join(DATASET_IDENTITIES)}: "
+                             f"got {self.dataset_identity!r}")
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "LineageOptions":
+        """Options from olparser.settings.Settings. `databricks_workspace_hosts` (id -> host, as a mapping or as
+        pairs) is read when Settings has it (proposed setting DATABRICKS_WORKSPACE_HOSTS="id=host,...")."""
+        hosts = getattr(settings, "databricks_workspace_hosts", None) or ()
+        pairs = hosts.items() if isinstance(hosts, Mapping) else hosts
+        return cls(dataset_identity=settings.dataset_identity,
+                   lineage_on_failure=settings.lineage_on_failure,
+                   workspace_hosts=tuple(sorted((str(k), str(v)) for k, v in pairs)))
+
+    def workspace_host_for(self, workspace_id: str) -> str | None:
+        return dict(self.workspace_hosts).get(workspace_id)

@@ -1,0 +1,89 @@
+"""Who runs the code: the entities that own a run's processes.
+
+Databricks (a workspace host is known): `databricks_workspace` `databricks://{host}`; the notebook
+`{workspace qn}/notebooks/{path}` when `spark.databricks.notebook.path` is set; for job runs
+(`spark.databricks.job.id`) the job `{workspace qn}/jobs/{id}` and its task `{job qn}/tasks/{task key}`, typed from
+`spark.databricks.job.type` (notebook, python, python_wheel, spark_jar; anything else: `databricks_job_task`). The
+events carry no task key: it is the notebook path for notebook tasks, else the job type. Processes are
+`databricks_process` under the task (relationship `task`) or else the notebook (relationship `notebook`).
+
+Anything else (Synapse, HDInsight, Dataproc, plain PySpark, and Databricks runs whose workspace host is unknown):
+`spark_application` `spark://{job namespace}/{application job name}` (Databricks: `{workspace qn}/applications/...`)
+with `spark_process` processes (relationship `application`). The application job name is the parent run's job
+name (present on every event of the application), so all runs of one application share the entity.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .context import RunContext
+from .entities import JSON, entity, object_id
+
+TASK_TYPES = {
+    "notebook": "databricks_notebook_task",
+    "python": "databricks_python_task",
+    "python_wheel": "databricks_python_wheel_task",
+    "wheel": "databricks_python_wheel_task",
+    "jar": "databricks_spark_jar_task",
+    "spark_jar": "databricks_spark_jar_task",
+}
+GENERIC_TASK_TYPE = "databricks_job_task"
+DATABRICKS_PROCESS = "databricks_process"
+SPARK_PROCESS = "spark_process"
+
+
+@dataclass(frozen=True)
+class Owner:
+    entities: tuple[JSON, ...]  # the owner and what it belongs to, dependencies first
+    type_name: str
+    qualified_name: str
+    process_type: str
+    process_relationship: str  # the process's relationship attribute that points at the owner
+
+    def reference(self) -> JSON:
+        return object_id(self.type_name, self.qualified_name)
+
+
+def build_owner(job_namespace: str, ctx: RunContext) -> Owner:
+    if ctx.workspace_host:
+        return _databricks_owner(ctx)
+    app_qn = f"spark://{job_namespace}/{ctx.app_key}"
+    app = entity("spark_application", app_qn, {"name": ctx.app_display_name, "appName": ctx.app_key})
+    return Owner((app,), "spark_application", app_qn, SPARK_PROCESS, "application")
+
+
+def _databricks_owner(ctx: RunContext) -> Owner:
+    host = ctx.workspace_host
+    workspace_qn = f"databricks://{host}"
+    workspace = entity("databricks_workspace", workspace_qn, {"name": host})
+    workspace_ref = object_id("databricks_workspace", workspace_qn)
+    chain = [workspace]
+    notebook_path = ctx.env_text("spark.databricks.notebook.path")
+    notebook_ref = None
+    if notebook_path:
+        notebook_qn = f"{workspace_qn}/notebooks/{notebook_path.strip('/')}"
+        chain.append(entity("databricks_notebook", notebook_qn,
+                            {"name": notebook_path.rstrip("/").rsplit("/", 1)[-1], "path": notebook_path},
+                            {"workspace": workspace_ref}))
+        notebook_ref = object_id("databricks_notebook", notebook_qn)
+    job_id = ctx.env_text("spark.databricks.job.id")
+    if job_id:
+        job_qn = f"{workspace_qn}/jobs/{job_id}"
+        chain.append(entity("databricks_job", job_qn, {"name": f"job {job_id}", "jobId": job_id},
+                            {"workspace": workspace_ref}))
+        job_type = (ctx.env_text("spark.databricks.job.type") or "").lower()
+        task_type = TASK_TYPES.get(job_type, GENERIC_TASK_TYPE)
+        task_key = notebook_path.strip("/") if notebook_path else (job_type or "task")
+        task_qn = f"{job_qn}/tasks/{task_key}"
+        relationships: JSON = {"job": object_id("databricks_job", job_qn)}
+        if notebook_ref and task_type == TASK_TYPES["notebook"]:
+            relationships["notebook"] = notebook_ref
+        chain.append(entity(task_type, task_qn, {"name": task_key.rsplit("/", 1)[-1], "taskKey": task_key,
+                                                 "taskType": job_type or None}, relationships))
+        return Owner(tuple(chain), task_type, task_qn, DATABRICKS_PROCESS, "task")
+    if notebook_ref:
+        return Owner(tuple(chain), "databricks_notebook", notebook_ref["uniqueAttributes"]["qualifiedName"],
+                     DATABRICKS_PROCESS, "notebook")
+    app_qn = f"{workspace_qn}/applications/{ctx.app_key}"
+    chain.append(entity("spark_application", app_qn, {"name": ctx.app_display_name, "appName": ctx.app_key}))
+    return Owner(tuple(chain), "spark_application", app_qn, SPARK_PROCESS, "application")

@@ -1,0 +1,59 @@
+"""Fixtures for the entity builder: real events from ../shared, merged by the real run merger, and a tiny mapping
+engine with MappingEngine's `map` signature, so that these tests do not depend on the default rule file (a fake
+boundary; test_default_rules.py runs the real engine with config/OlToPurviewMappings.json)."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
+EVENTS = SHARED / "openlineage" / "events"
+SEQUENCES = SHARED / "openlineage" / "sequences"
+
+
+@dataclass(frozen=True)
+class FakeResult:
+    qualified_name: str | None
+    purview_type: str | None
+    rule_name: str | None
+    error: str | None = None
+
+    @property
+    def matched(self) -> bool:
+        return self.qualified_name is not None
+
+
+class FakeEngine:
+    """abfss -> azure_datalake_gen2_path, hive:// `db.table` -> hive_table; anything else is unmatched."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def map(self, namespace, name, *, mounts=(), workspace_url=None):
+        self.calls.append((namespace, name, mounts, workspace_url))
+        adls = re.match(r"^abfss?://([^@]+)@([^/]+\.dfs\.core\.windows\.net)(/.*)?$", namespace)
+        if adls:
+            path = "/".join(p for p in ((adls.group(3) or "").strip("/"), name.strip("/")) if p)
+            return FakeResult(f"https://{adls.group(2)}/{adls.group(1)}/{path}", "azure_datalake_gen2_path", "adls")
+        hive = re.match(r"^hive://([^:/]+)", namespace)
+        if hive and name.count(".") == 1:
+            return FakeResult(f"{name}@{hive.group(1)}", "hive_table", "hive")
+        return FakeResult(None, None, None, f"no rule for {namespace}")
+
+
+def load_event(name: str) -> dict:
+    return json.loads((EVENTS / name).read_text())
+
+
+def load_sequence(directory: str) -> list[dict]:
+    files = sorted((SEQUENCES / directory).glob("[0-9]*.json"), key=lambda p: int(p.stem))
+    return [json.loads(p.read_text()) for p in files]
+
+
+@pytest.fixture
+def engine() -> FakeEngine:
+    return FakeEngine()

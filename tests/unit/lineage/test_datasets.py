@@ -1,0 +1,103 @@
+"""Dataset identity: symlinks (table vs storage), Unity Catalog, placeholders for unmatched datasets."""
+from __future__ import annotations
+
+import pytest
+
+from olparser.lineage import LineageOptions, UnmatchedDataset, build_lineage
+from olparser.lineage.datasets import placeholder_qualified_name
+from olparser.runs.model import DatasetFacts, RunSnapshot
+
+HIVE_OUTPUT = DatasetFacts(
+    namespace="abfss://lake@acct.dfs.core.windows.net", name="warehouse/sales.db/orders",
+    facets={"symlinks": {"identifiers": [{"namespace": "hive://metastore:9083", "name": "sales.orders",
+                                          "type": "TABLE"}]},
+            "schema": {"fields": [{"name": "id", "type": "long"}]}})
+UNITY_OUTPUT = DatasetFacts(
+    namespace="abfss://uc@acct.dfs.core.windows.net", name="__unitystorage/tables/1234",
+    facets={"symlinks": {"identifiers": [{"namespace": "unity-catalog", "name": "Main.Sales.Orders",
+                                          "type": "TABLE"}]},
+            "schema": {"fields": [{"name": "id", "type": "long", "description": "order id"},
+                                  {"name": "total", "type": "decimal(10,2)"}]}})
+
+
+def _run(*outputs: DatasetFacts, inputs: tuple[DatasetFacts, ...] = ()) -> RunSnapshot:
+    return RunSnapshot(run_id="r1", job_namespace="etl", job_name="app.insert", event_type="COMPLETE",
+                       event_time="2024-05-01T10:00:00Z", producer="test", inputs=inputs, outputs=outputs)
+
+
+def test_table_identity_represents_a_dataset_by_its_symlink_and_records_the_location(engine):
+    plan = build_lineage(_run(HIVE_OUTPUT), engine, LineageOptions(dataset_identity="table"))
+
+    assert plan.external_datasets == ({"typeName": "hive_table", "guid": "-1",
+                                       "attributes": {"qualifiedName": "sales.orders@metastore",
+                                                      "name": "sales.orders"}},)
+    process = plan.entities[-1]["attributes"]
+    assert process["outputs"][0]["uniqueAttributes"] == {"qualifiedName": "sales.orders@metastore"}
+    assert process["datasetLocations"] == (
+        '{"sales.orders@metastore":"https://acct.dfs.core.windows.net/lake/warehouse/sales.db/orders"}')
+
+
+def test_storage_identity_represents_the_same_dataset_by_its_location(engine):
+    plan = build_lineage(_run(HIVE_OUTPUT), engine, LineageOptions(dataset_identity="storage"))
+
+    assert plan.external_datasets == ({"typeName": "azure_datalake_gen2_path", "guid": "-1", "attributes": {
+        "qualifiedName": "https://acct.dfs.core.windows.net/lake/warehouse/sales.db/orders", "name": "orders"}},)
+    assert "datasetLocations" not in plan.entities[-1]["attributes"]
+
+
+def test_unity_catalog_table_gets_its_own_type_with_columns_and_is_not_unmatched(engine):
+    plan = build_lineage(_run(UNITY_OUTPUT), engine, LineageOptions())
+
+    table = "unity-catalog://main.sales.orders"
+    assert plan.entities[1] == {"typeName": "databricks_unity_catalog_table", "guid": "-2", "attributes": {
+        "qualifiedName": table, "name": "orders", "openlineageNamespace": "unity-catalog",
+        "openlineageName": "Main.Sales.Orders",
+        "storageLocation": "https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234"}}
+    assert [(e["attributes"]["qualifiedName"], e["attributes"].get("description"))
+            for e in plan.entities if e["typeName"] == "openlineage_column"] == [
+        (f"{table}#id", "order id"), (f"{table}#total", None)]
+    assert plan.unmatched == ()
+
+
+def test_unmatched_source_is_kept_as_a_placeholder_with_its_columns(engine):
+    source = DatasetFacts(namespace="sqlserver://db.example.com:1433", name="sales.dbo.customers",
+                          facets={"schema": {"fields": [{"name": "id", "type": "int"},
+                                                        {"name": "name", "type": "nvarchar"}]}})
+    plan = build_lineage(_run(HIVE_OUTPUT, inputs=(source,)), engine, LineageOptions())
+
+    placeholder = "sqlserver://db.example.com:1433/sales.dbo.customers"
+    assert plan.entities[1:4] == (
+        {"typeName": "openlineage_dataset", "guid": "-3", "attributes": {
+            "qualifiedName": placeholder, "name": "sales.dbo.customers",
+            "openlineageNamespace": "sqlserver://db.example.com:1433", "openlineageName": "sales.dbo.customers"}},
+        {"typeName": "openlineage_column", "guid": "-4",
+         "attributes": {"qualifiedName": f"{placeholder}#id", "name": "id", "dataType": "int", "position": 0},
+         "relationshipAttributes": {"dataset": {"guid": "-3", "typeName": "openlineage_dataset",
+                                                "uniqueAttributes": {"qualifiedName": placeholder}}}},
+        {"typeName": "openlineage_column", "guid": "-5",
+         "attributes": {"qualifiedName": f"{placeholder}#name", "name": "name", "dataType": "nvarchar",
+                        "position": 1},
+         "relationshipAttributes": {"dataset": {"guid": "-3", "typeName": "openlineage_dataset",
+                                                "uniqueAttributes": {"qualifiedName": placeholder}}}},
+    )
+    assert plan.unmatched == (UnmatchedDataset("sqlserver://db.example.com:1433", "sales.dbo.customers",
+                                               "no rule for sqlserver://db.example.com:1433"),)
+    assert [i["uniqueAttributes"]["qualifiedName"] for i in plan.entities[-1]["attributes"]["inputs"]] == [
+        placeholder]
+
+
+@pytest.mark.parametrize("namespace, name, expected", [
+    ("dbfs", "/user//hive/warehouse/t/", "dbfs:/user/hive/warehouse/t"),
+    ("file", "/tmp/out", "file:/tmp/out"),
+    ("S3://Bucket/", "/raw//x/", "s3://bucket/raw/x"),
+    ("kafka://broker:9092", "orders", "kafka://broker:9092/orders"),
+    ("bigquery", "project.dataset.table", "bigquery/project.dataset.table"),
+    ("file:/tmp/cll_test", "default.tbl1", "file:/tmp/cll_test/default.tbl1"),
+])
+def test_placeholder_qualified_names_are_normalised(namespace, name, expected):
+    assert placeholder_qualified_name(namespace, name) == expected
+
+
+def test_unknown_dataset_identity_is_refused():
+    with pytest.raises(ValueError, match="dataset_identity must be one of table, storage: got 'path'"):
+        LineageOptions(dataset_identity="path")
