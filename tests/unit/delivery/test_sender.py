@@ -1,0 +1,104 @@
+"""Delivering events as envelopes: inline when small, a gzip claim check in Blob storage (Azurite) or a folder when
+big, opened back identical and verified against the envelope's size and SHA-256."""
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from azure.storage.blob import BlobServiceClient
+
+from olparser.delivery import envelope as env
+from olparser.delivery.claim_check import (BlobClaimCheckStore, ClaimCheckError, ClaimCheckStore,
+                                           FolderClaimCheckStore)
+from olparser.delivery.queues import MAX_MESSAGE_BYTES, base64_size
+from olparser.delivery.sender import EventCourier, courier_from_settings
+from olparser.settings import Settings
+from tests.unit.delivery.conftest import unique_name
+
+SMALL = {"eventType": "START", "run": {"runId": "r-small"}, "job": {"namespace": "ns", "name": "j"}}
+
+
+def big_event(target_bytes: int = 2 * 1024 * 1024) -> bytes:
+    """A ~2 MB event with a logical-plan-like facet and non-ASCII text."""
+    nodes = [{"class": "org.apache.spark.sql.catalyst.plans.logical.Project", "num-children": 1,
+              "projectList": [f"col_{i}_größe"]} for i in range(target_bytes // 90)]
+    event = {"eventType": "COMPLETE", "run": {"runId": "r-big", "facets": {"spark.logicalPlan": {"plan": nodes}}},
+             "job": {"namespace": "ns", "name": "big"}}
+    return json.dumps(event, ensure_ascii=False).encode("utf-8")
+
+
+@pytest.fixture(params=["folder", pytest.param("blob", marks=pytest.mark.azurite)])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> ClaimCheckStore:
+    container = unique_name("c")
+    if request.param == "folder":
+        return FolderClaimCheckStore(tmp_path / "claim-checks", container)
+    return BlobClaimCheckStore(request.getfixturevalue("azurite").connection_string, container)
+
+
+def test_small_event_goes_inline_and_stores_nothing(store: ClaimCheckStore) -> None:
+    courier = EventCourier(store)
+    text = courier.deliver(json.dumps(SMALL).encode(), "r-small", "START", envelope_id="e-small")
+    assert json.loads(text) == {"v": 1, "id": "e-small", "runId": "r-small", "eventType": "START", "inline": SMALL}
+    assert courier.open_event(text) == SMALL
+    with pytest.raises(ClaimCheckError, match="not found"):
+        store.get(f"{store.container}/{env.claim_check_name('e-small')}")
+
+
+def test_2mb_event_goes_to_a_claim_check_and_comes_back_identical(store: ClaimCheckStore) -> None:
+    event_json = big_event()
+    assert len(event_json) > 2_000_000
+    courier = EventCourier(store)
+    text = courier.deliver(event_json, "r-big", "COMPLETE", envelope_id="e-big")
+    envelope = env.parse(text)
+    assert envelope == env.ClaimCheckEnvelope("e-big", "r-big", "COMPLETE", f"{store.container}/e-big.json.gz",
+                                              env.sha256_hex(event_json), len(event_json))
+    assert base64_size(text) < 1024 < MAX_MESSAGE_BYTES  # the queue message stays small
+    assert store.get(envelope.blob) == event_json  # stored bytes are byte-identical
+    assert courier.open_event(text) == json.loads(event_json)
+
+
+def test_retried_delivery_with_the_same_id_overwrites_the_same_claim_check(store: ClaimCheckStore) -> None:
+    courier = EventCourier(store, inline_limit=10)
+    first = courier.deliver(json.dumps(SMALL).encode(), "r", "START", envelope_id="e-again")
+    second = courier.deliver(json.dumps(SMALL).encode(), "r", "START", envelope_id="e-again")
+    assert first == second
+    assert courier.open_event(second) == SMALL
+
+
+def test_altered_claim_check_is_refused(store: ClaimCheckStore) -> None:
+    courier = EventCourier(store, inline_limit=10)
+    text = courier.deliver(json.dumps(SMALL).encode(), "r", "START", envelope_id="e-altered")
+    store.put(env.claim_check_name("e-altered"), json.dumps({**SMALL, "eventType": "FAIL"}).encode())
+    with pytest.raises(ClaimCheckError, match="does not match its envelope"):
+        courier.open_event(text)
+
+
+def test_missing_claim_check_is_a_clear_error(store: ClaimCheckStore) -> None:
+    text = env.to_text(env.claim_check_for(b"{}", "e-missing", None, None, f"{store.container}/e-missing.json.gz"))
+    with pytest.raises(ClaimCheckError, match="e-missing.json.gz' not found"):
+        EventCourier(store).open_event(text)
+
+
+@pytest.mark.azurite
+def test_blob_is_gzip_of_the_event(azurite) -> None:
+    container = unique_name("c")
+    courier = EventCourier(BlobClaimCheckStore(azurite.connection_string, container), inline_limit=10)
+    courier.deliver(b'{"a":1}', None, None, envelope_id="e-gz")
+    raw = BlobServiceClient.from_connection_string(azurite.connection_string) \
+        .get_blob_client(container, "e-gz.json.gz").download_blob().readall()
+    assert gzip.decompress(raw) == b'{"a":1}'
+
+
+@pytest.mark.parametrize("reference", ["no-slash", "c/../etc/passwd", "../x/y", "c/"])
+def test_folder_store_refuses_path_tricks(tmp_path: Path, reference: str) -> None:
+    with pytest.raises(ClaimCheckError):
+        FolderClaimCheckStore(tmp_path, "c").get(reference)
+
+
+def test_courier_from_settings_uses_a_folder_without_storage_connection(tmp_path: Path) -> None:
+    courier = courier_from_settings(Settings(data_dir=tmp_path, claim_check_container="events"))
+    text = courier.deliver(big_event(100_000), "r", "COMPLETE", envelope_id="e-local")
+    assert env.parse(text).blob == "events/e-local.json.gz"
+    assert (tmp_path / "claim-checks" / "events" / "e-local.json.gz").is_file()
