@@ -1,0 +1,73 @@
+"""The runner that orders the steps for one accepted event: merge → decide → build → compare → upload → remember.
+
+It owns no I/O of its own: the run-state store and the catalog uploader are passed in, so the same runner serves the
+queue trigger in Azure, the local host, the tests and the benchmarks.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from olparser.lineage import LineageOptions, LineagePlan, build_lineage, plan_fingerprint, should_write_lineage
+from olparser.naming import MappingEngine
+from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
+
+log = logging.getLogger(__name__)
+
+
+class Uploader(Protocol):
+    def upload(self, plan: LineagePlan) -> Any: ...
+
+
+@dataclass(frozen=True)
+class LineageOutcome:
+    """What processing one event did. `status`: written | unchanged | waiting (run not finished) | skipped."""
+
+    run_id: str | None
+    event_type: str | None
+    status: str
+    entities: int = 0
+    unmatched: int = 0
+    catalog_calls: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runId": self.run_id, "eventType": self.event_type, "status": self.status,
+                "entities": self.entities, "unmatched": self.unmatched, "catalogCalls": self.catalog_calls}
+
+
+class LineagePipeline:
+    def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
+                 uploader: Uploader) -> None:
+        self._store = store
+        self._engine = engine
+        self._options = options
+        self._uploader = uploader
+
+    def process(self, event: dict[str, Any]) -> LineageOutcome:
+        """Fold the event into its run and write the run's lineage when there is something new to write.
+
+        Raises what the uploader raises (CatalogUnavailable, CatalogRejected): the caller's queue retries, and after
+        its last attempt the message goes to the poison queue, from which `ol2purview requeue` brings it back.
+        """
+        static = is_static_event(event)
+        run = snapshot_from_static(event) if static else self._store.merge(event)
+        if not should_write_lineage(run, self._options):
+            status = "waiting" if not run.is_terminal else "skipped"
+            return LineageOutcome(run.run_id, run.event_type, status)
+        plan = build_lineage(run, self._engine, self._options)
+        for dataset in plan.unmatched:
+            log.info("no mapping rule for a dataset of run %s (%s); written as a placeholder", run.run_id,
+                     dataset.reason)
+        fingerprint = plan_fingerprint(plan)
+        if not static and self._store.written_fingerprint(run.run_id) == fingerprint:
+            return self._outcome(run, plan, "unchanged")
+        report = self._uploader.upload(plan)
+        if not static:
+            self._store.record_written(run.run_id, fingerprint)
+        return self._outcome(run, plan, "written", calls=getattr(report, "calls", 0))
+
+    @staticmethod
+    def _outcome(run: RunSnapshot, plan: LineagePlan, status: str, calls: int = 0) -> LineageOutcome:
+        return LineageOutcome(run.run_id, run.event_type, status, entities=len(plan.entities) + len(plan.external_datasets),
+                              unmatched=len(plan.unmatched), catalog_calls=calls)
