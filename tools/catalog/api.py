@@ -1,0 +1,220 @@
+"""The Atlas v2 REST endpoints (mounted under /api/atlas/v2): thin handlers over the typedef catalog and the store."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, Router
+
+from tools.catalog import errors
+from tools.catalog.lineage import entity_lineage
+from tools.catalog.mutations import delete_entities, upsert_entities
+from tools.catalog.search import basic_search, purview_query
+from tools.catalog.store import CatalogStore, Session
+from tools.catalog.typedefs import TypeCatalog
+from tools.catalog.typeregistry import typedefs_from_payload
+from tools.catalog.views import render_entity
+
+JSON = dict[str, Any]
+T = TypeVar("T")
+_INDEXED_ATTR = re.compile(r"^attr_(\d+):(.+)$")
+
+
+async def read_json(request: Request) -> Any:
+    body = await request.body()
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        raise errors.invalid_parameters(f"the request body is not valid JSON ({exc.msg} at char {exc.pos})") from None
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name, "false").lower() == "true"
+
+
+def _int_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise errors.invalid_lineage_params(name, raw) from None
+
+
+class AtlasApi:
+    def __init__(self, store: CatalogStore, types: TypeCatalog, user: str) -> None:
+        self.store = store
+        self.types = types
+        self.user = user
+
+    async def _read(self, work: Callable[[Session], T]) -> T:
+        def run() -> T:
+            with self.store.read() as session:
+                return work(session)
+        return await run_in_threadpool(run)
+
+    async def _write(self, work: Callable[[Session], T]) -> T:
+        def run() -> T:
+            with self.store.write() as session:
+                return work(session)
+        return await run_in_threadpool(run)
+
+    def _entity_json(self, session: Session, guid: str, ignore_relationships: bool) -> JSON:
+        row = session.entity(guid)
+        if row is None:
+            raise errors.instance_guid_not_found(guid)
+        return render_entity(session, self.types.registry, row, ignore_relationships)
+
+    def _unique_guid(self, session: Session, type_name: str, qualified_name: str) -> str | None:
+        registry = self.types.registry
+        row = session.active_entity([type_name, *registry.subtypes(type_name)], qualified_name)
+        return row.guid if row else None
+
+    def _unique_attribute(self, request: Request) -> tuple[str, str]:
+        type_name = request.path_params["type_name"]
+        if not self.types.registry.is_entity_type(type_name):
+            raise errors.unknown_type(type_name)
+        for key, value in request.query_params.items():
+            if key.startswith("attr:"):
+                if key != "attr:qualifiedName":
+                    raise errors.unique_attribute_invalid(type_name, key[5:])
+                return type_name, value
+        raise errors.invalid_parameters("give the unique attribute as attr:qualifiedName=...")
+
+    # --- types -----------------------------------------------------------------------------------------------
+    async def typedefs(self, request: Request) -> Response:
+        if request.method == "GET":
+            return JSONResponse(self.types.all())
+        payload = await read_json(request)
+        if request.method == "POST":
+            return JSONResponse(await run_in_threadpool(self.types.create, payload, self.user))
+        if request.method == "PUT":
+            return JSONResponse(await run_in_threadpool(self.types.update, payload, self.user))
+        names = [d["name"] for d in typedefs_from_payload(payload)]
+        await run_in_threadpool(self.types.delete, names)
+        return Response(status_code=204)
+
+    async def typedef_headers(self, request: Request) -> Response:
+        return JSONResponse(self.types.headers())
+
+    async def typedef_by_name(self, request: Request) -> Response:
+        category, name = request.path_params["category"], request.path_params["name"]
+        if request.method == "DELETE":
+            self.types.find(category, name=name)
+            await run_in_threadpool(self.types.delete, [name])
+            return Response(status_code=204)
+        return JSONResponse(self.types.find(category, name=name))
+
+    async def typedef_by_guid(self, request: Request) -> Response:
+        return JSONResponse(self.types.find(request.path_params["category"], guid=request.path_params["guid"]))
+
+    # --- entities --------------------------------------------------------------------------------------------
+    async def entity_bulk(self, request: Request) -> Response:
+        if request.method == "POST":
+            body = await read_json(request)
+            registry = self.types.registry
+            return JSONResponse(await self._write(lambda s: upsert_entities(s, registry, body, self.user)))
+        guids = request.query_params.getlist("guid")
+        if not guids:
+            raise errors.invalid_parameters("give at least one guid=...")
+        if request.method == "DELETE":
+            return JSONResponse(await self._write(lambda s: delete_entities(s, guids, self.user)))
+        ignore = _flag(request, "ignoreRelationships")
+        return JSONResponse(await self._read(
+            lambda s: {"entities": [self._entity_json(s, g, ignore) for g in dict.fromkeys(guids)]}))
+
+    async def entity_single(self, request: Request) -> Response:
+        body = await read_json(request)
+        if not isinstance(body, dict) or not isinstance(body.get("entity"), dict):
+            raise errors.invalid_parameters("the body must be an AtlasEntityWithExtInfo: {\"entity\": {...}}")
+        registry = self.types.registry
+        return JSONResponse(await self._write(lambda s: upsert_entities(s, registry, body, self.user)))
+
+    async def entity_by_guid(self, request: Request) -> Response:
+        guid = request.path_params["guid"]
+        if request.method == "DELETE":
+            return JSONResponse(await self._write(lambda s: delete_entities(s, [guid], self.user)))
+        ignore = _flag(request, "ignoreRelationships")
+        return JSONResponse(await self._read(
+            lambda s: {"entity": self._entity_json(s, guid, ignore), "referredEntities": {}}))
+
+    async def entity_by_unique_attribute(self, request: Request) -> Response:
+        type_name, qualified_name = self._unique_attribute(request)
+        ignore = _flag(request, "ignoreRelationships")
+
+        def found(session: Session) -> str:
+            guid = self._unique_guid(session, type_name, qualified_name)
+            if guid is None:
+                raise errors.instance_by_unique_attribute_not_found(type_name, qualified_name)
+            return guid
+
+        if request.method == "DELETE":
+            return JSONResponse(await self._write(lambda s: delete_entities(s, [found(s)], self.user)))
+        return JSONResponse(await self._read(
+            lambda s: {"entity": self._entity_json(s, found(s), ignore), "referredEntities": {}}))
+
+    async def entities_by_unique_attributes(self, request: Request) -> Response:
+        type_name = request.path_params["type_name"]
+        if not self.types.registry.is_entity_type(type_name):
+            raise errors.unknown_type(type_name)
+        indexed = []
+        for key, value in request.query_params.multi_items():
+            match = _INDEXED_ATTR.match(key)
+            if match:
+                if match.group(2) != "qualifiedName":
+                    raise errors.unique_attribute_invalid(type_name, match.group(2))
+                indexed.append((int(match.group(1)), value))
+        if not indexed:
+            raise errors.invalid_parameters("give unique attributes as attr_0:qualifiedName=...&attr_1:...")
+        ignore = _flag(request, "ignoreRelationships")
+
+        def lookup(session: Session) -> JSON:
+            guids = [self._unique_guid(session, type_name, qn) for _, qn in sorted(indexed)]
+            found = [self._entity_json(session, g, ignore) for g in dict.fromkeys(g for g in guids if g)]
+            return {"entities": found} if found else {}
+        return JSONResponse(await self._read(lookup))
+
+    # --- lineage and search ----------------------------------------------------------------------------------
+    async def lineage(self, request: Request) -> Response:
+        guid = request.path_params["guid"]
+        direction = request.query_params.get("direction", "BOTH")
+        depth = _int_param(request, "depth", 3)
+        width = _int_param(request, "width", -1)
+        registry = self.types.registry
+        return JSONResponse(await self._read(lambda s: entity_lineage(s, registry, guid, direction, depth, width)))
+
+    async def search_basic(self, request: Request) -> Response:
+        body = await read_json(request)
+        registry = self.types.registry
+        return JSONResponse(await self._read(lambda s: basic_search(s, registry, body)))
+
+    async def search_query(self, request: Request) -> Response:
+        body = await read_json(request)
+        registry = self.types.registry
+        return JSONResponse(await self._read(lambda s: purview_query(s, registry, body)))
+
+    def router(self) -> Router:
+        return Router(routes=[
+            Route("/types/typedefs", self.typedefs, methods=["GET", "POST", "PUT", "DELETE"]),
+            Route("/types/typedefs/headers", self.typedef_headers, methods=["GET"]),
+            Route("/types/{category}/name/{name}", self.typedef_by_name, methods=["GET", "DELETE"]),
+            Route("/types/{category}/guid/{guid}", self.typedef_by_guid, methods=["GET"]),
+            Route("/entity/bulk", self.entity_bulk, methods=["GET", "POST", "DELETE"]),
+            Route("/entity", self.entity_single, methods=["POST"]),
+            Route("/entity/guid/{guid}", self.entity_by_guid, methods=["GET", "DELETE"]),
+            Route("/entity/uniqueAttribute/type/{type_name}", self.entity_by_unique_attribute,
+                  methods=["GET", "DELETE"]),
+            Route("/entity/bulk/uniqueAttribute/type/{type_name}", self.entities_by_unique_attributes,
+                  methods=["GET"]),
+            Route("/lineage/{guid}", self.lineage, methods=["GET"]),
+            Route("/search/basic", self.search_basic, methods=["POST"]),
+            Route("/search/query", self.search_query, methods=["POST"]),
+            Route("/search/advanced", self.search_query, methods=["POST"]),
+        ])

@@ -1,0 +1,163 @@
+"""The catalog's ASGI app: the Atlas API behind a gate (call counting, fault injection), the lineage page, and the
+`/_ol2purview` control endpoints; optional HTTP basic auth in front of everything."""
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hmac
+import json
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Match, Mount, Route, Router
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from tools.catalog.api import AtlasApi
+from tools.catalog.calls import CallCounter
+from tools.catalog.errors import AtlasError
+from tools.catalog.faults import Fault, FaultInjector, parse_fault_spec
+from tools.catalog.protocol import RESET_EXTENSION
+from tools.catalog.store import CatalogStore
+from tools.catalog.typedefs import TypeCatalog
+
+STATIC_DIR = Path(__file__).parent / "static"
+ATLAS_PREFIXES = ("/api/atlas/v2", "/datamap/api/atlas/v2", "/catalog/api/atlas/v2", "/datamap/api", "/catalog/api")
+_STATUS_CODES = {429: "TooManyRequests", 500: "InternalServerError", 502: "BadGateway", 503: "ServiceUnavailable",
+                 504: "GatewayTimeout"}
+
+
+class AtlasGate:
+    """Counts every Atlas call by route template, then applies the injected fault (if any) before the router."""
+
+    def __init__(self, router: Router, counter: CallCounter, faults: FaultInjector) -> None:
+        self.router = router
+        self.counter = counter
+        self.faults = faults
+
+    def route_key(self, scope: Scope) -> str:
+        partial = None
+        for route in self.router.routes:
+            match, _ = route.matches(scope)
+            if match is Match.FULL:
+                return f"{scope['method']} {route.path}"  # type: ignore[attr-defined]
+            if match is Match.PARTIAL and partial is None:
+                partial = f"{scope['method']} {route.path}"  # type: ignore[attr-defined]
+        return partial or f"{scope['method']} (no such route)"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.router(scope, receive, send)
+            return
+        self.counter.record(self.route_key(scope))
+        fault = self.faults.draw()
+        if fault.latency_seconds:
+            await asyncio.sleep(fault.latency_seconds)
+        if fault.reset:
+            await _reset(scope)
+        elif fault.status is not None:
+            await _fault_response(fault)(scope, receive, send)
+        else:
+            await self.router(scope, receive, send)
+
+
+async def _reset(scope: Scope) -> None:
+    reset = scope.get("extensions", {}).get(RESET_EXTENSION)
+    if reset is None:
+        raise RuntimeError("a connection reset needs the catalog's HTTP protocol (tools.catalog.protocol)")
+    reset()
+    for _ in range(3):  # let the server notice the lost connection, so it does not try to answer
+        await asyncio.sleep(0)
+
+
+def _fault_response(fault: Fault) -> Response:
+    assert fault.status is not None
+    code = _STATUS_CODES.get(fault.status, f"Http{fault.status}")
+    headers = {"Retry-After": str(fault.retry_after_seconds)} if fault.status in (429, 503) else {}
+    return JSONResponse({"error": {"code": code, "message": f"Injected fault: HTTP {fault.status} ({code})"}},
+                        status_code=fault.status, headers=headers)
+
+
+class BasicAuth:
+    """HTTP basic auth for every path; user and password compared in constant time."""
+
+    def __init__(self, app: ASGIApp, user: str, password: str) -> None:
+        self.app = app
+        self._user = user.encode()
+        self._password = password.encode()
+
+    def allows(self, scope: Scope) -> bool:
+        header = dict(scope.get("headers") or ()).get(b"authorization", b"")
+        scheme, _, encoded = header.partition(b" ")
+        try:
+            decoded = base64.b64decode(encoded.strip(), validate=True)
+        except (binascii.Error, ValueError):
+            decoded = b""
+        user, separator, password = decoded.partition(b":")
+        user_ok = hmac.compare_digest(user, self._user)
+        password_ok = hmac.compare_digest(password, self._password)
+        return scheme.lower() == b"basic" and bool(separator) and user_ok and password_ok
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self.allows(scope):
+            response = JSONResponse({"error": "unauthorized",
+                                     "message": "this catalog requires HTTP basic authentication"},
+                                    status_code=401, headers={"WWW-Authenticate": 'Basic realm="ol2purview catalog"'})
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _control_routes(counter: CallCounter, faults: FaultInjector) -> list[Route]:
+    async def calls(request: Request) -> Response:
+        return JSONResponse(counter.snapshot())
+
+    async def reset_calls(request: Request) -> Response:
+        counter.reset()
+        return JSONResponse(counter.snapshot())
+
+    async def fault_spec(request: Request) -> Response:
+        if request.method == "PUT":
+            raw = (await request.body()).decode("utf-8", errors="replace")
+            if request.headers.get("content-type", "").startswith("application/json"):
+                try:
+                    raw = json.loads(raw).get("spec") or ""
+                except (ValueError, AttributeError):
+                    return JSONResponse({"error": 'send the spec as text or as JSON {"spec": "..."}'}, 400)
+            try:
+                faults.configure(parse_fault_spec(raw))
+            except ValueError as exc:
+                return JSONResponse({"error": str(exc)}, 400)
+        return JSONResponse({"spec": str(faults.spec)})
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    return [
+        Route("/_ol2purview/calls", calls, methods=["GET"]),
+        Route("/_ol2purview/calls/reset", reset_calls, methods=["POST"]),
+        Route("/_ol2purview/faults", fault_spec, methods=["GET", "PUT"]),
+        Route("/_ol2purview/health", health, methods=["GET"]),
+    ]
+
+
+async def _atlas_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, AtlasError)
+    return JSONResponse(exc.body(), status_code=exc.status)
+
+
+def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, faults: FaultInjector,
+              user: str | None = None, password: str | None = None) -> Starlette:
+    gate = AtlasGate(AtlasApi(store, types, user or "admin").router(), counter, faults)
+
+    async def index(request: Request) -> Response:
+        return FileResponse(STATIC_DIR / "index.html")
+
+    routes = [Route("/", index, methods=["GET"]), Mount("/static", StaticFiles(directory=STATIC_DIR)),
+              *_control_routes(counter, faults), *[Mount(prefix, app=gate) for prefix in ATLAS_PREFIXES]]
+    middleware = [Middleware(BasicAuth, user=user, password=password or "")] if user else []
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={AtlasError: _atlas_error})

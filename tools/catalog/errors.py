@@ -1,0 +1,129 @@
+"""Atlas errors: the status, code and message Apache Atlas answers with, raised by the core, rendered by the HTTP layer.
+
+Codes and message wording follow Atlas's AtlasErrorCode enum; messages are built with f-strings, never templates.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class AtlasError(Exception):
+    """An error answered as `{"errorCode": ..., "errorMessage": ...}` with an HTTP status."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+    def body(self) -> dict[str, Any]:
+        return {"errorCode": self.code, "errorMessage": self.message}
+
+
+def unknown_type(type_name: object) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-014", f"Type ENTITY with name {type_name} does not exist")
+
+
+def unknown_attribute_type(attr_type: str, type_name: str, attribute: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-001", f"Unknown type {attr_type} for {type_name}.{attribute}")
+
+
+def type_name_not_found(name: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-001", f"Given typename {name} was invalid")
+
+
+def type_guid_not_found(guid: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-002", f"Given type guid {guid} was invalid")
+
+
+def type_already_exists(name: str) -> AtlasError:
+    return AtlasError(409, "ATLAS-409-00-001", f"Given type {name} already exists")
+
+
+def type_has_references(name: str) -> AtlasError:
+    return AtlasError(409, "ATLAS-409-00-002", f"Given type {name} has references")
+
+
+def invalid_type_definition(detail: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-011", f"Invalid type definition {detail}")
+
+
+def relationship_end_type_not_found(relationship: str, end_type: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-00E", f"RelationshipDef {relationship} endDef typename {end_type} cannot be found")
+
+
+def missing_mandatory_attribute(type_name: str, attribute: str, declared_by: str) -> AtlasError:
+    return AtlasError(
+        404,
+        "ATLAS-404-00-007",
+        f"Invalid instance creation/updation parameters passed : {type_name}.{attribute}: "
+        f"mandatory attribute value missing in type {declared_by}",
+    )
+
+
+def referenced_entity_not_found(reference: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-00A", f"Referenced entity {reference} is not found")
+
+
+def invalid_object_id(value: object) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-021", f"ObjectId is not valid {value}")
+
+
+def invalid_value(detail: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-028", f"invalid value: {detail}")
+
+
+def invalid_parameters(detail: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-01A", f"invalid parameters: {detail}")
+
+
+def type_match_failed(given: str, existing: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-010", f"Given type {given} doesn't match {existing}")
+
+
+def invalid_relationship_end(attribute: str, guid: str, actual: str, expected: str) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-045",
+        f"Invalid entity-type for relationship attribute '{attribute}': entity specified (guid={guid}) "
+        f"is of type '{actual}', but expected type is '{expected}'",
+    )
+
+
+def unique_attribute_invalid(type_name: str, attribute: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-013", f"Type {type_name} with unique attribute {attribute} does not exist")
+
+
+def instance_guid_not_found(guid: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-005", f"Given instance guid {guid} is invalid/not found")
+
+
+def instance_by_unique_attribute_not_found(type_name: str, qualified_name: str) -> AtlasError:
+    return AtlasError(
+        404,
+        "ATLAS-404-00-009",
+        f"Instance {type_name} with unique attribute {{qualifiedName={qualified_name}}} does not exist",
+    )
+
+
+def instance_already_exists(detail: str) -> AtlasError:
+    return AtlasError(409, "ATLAS-409-00-003", f"failed to update entity: {detail}")
+
+
+def invalid_lineage_params(name: str, value: object) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-026", f"Invalid lineage query parameters passed {name}: {value}")
+
+
+def invalid_lineage_entity_type(guid: str, type_name: str) -> AtlasError:
+    return AtlasError(
+        404, "ATLAS-404-00-011", f"Given instance guid {guid} with type {type_name} is not a valid lineage entity type."
+    )
+
+
+def invalid_search_params() -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-047",
+        "No search parameter was found. One of the following MUST be specified in the request; "
+        "typeName, classification, termName or queryText",
+    )

@@ -1,0 +1,125 @@
+"""Typedef operations (create, update, read, delete) over the registry and the store, as Atlas answers them."""
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+from tools.catalog import errors
+from tools.catalog.builtin_types import builtin_typedefs
+from tools.catalog.store import CatalogStore, now_ms
+from tools.catalog.typeregistry import KEY_BY_CATEGORY, TypeRegistry, typedefs_from_payload
+
+JSON = dict[str, Any]
+
+_CATEGORY_BY_PATH = {"entitydef": "ENTITY", "relationshipdef": "RELATIONSHIP", "enumdef": "ENUM",
+                     "structdef": "STRUCT", "classificationdef": "CLASSIFICATION",
+                     "businessmetadatadef": "BUSINESS_METADATA", "typedef": None}
+
+
+def _stamped(d: JSON, user: str, when: int, previous: JSON | None) -> JSON:
+    out = dict(d)
+    out["guid"] = previous["guid"] if previous else str(uuid.uuid5(uuid.NAMESPACE_URL, f"ol2purview:type:{d['name']}"))
+    out["createdBy"] = previous["createdBy"] if previous else user
+    out["createTime"] = previous["createTime"] if previous else when
+    out["updatedBy"] = user
+    out["updateTime"] = when
+    out["version"] = previous["version"] + 1 if previous else 1
+    out.setdefault("typeVersion", "1.0")
+    out.setdefault("attributeDefs", [])
+    if d["category"] == "ENTITY":
+        out.setdefault("superTypes", [])
+    return out
+
+
+class TypeCatalog:
+    """The current type registry, persisted; changes are serialized and swap in a new immutable registry."""
+
+    def __init__(self, store: CatalogStore) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+        with store.write() as session:
+            stored = {d["name"]: d for d in session.typedefs()}
+            when = now_ms()
+            for d in builtin_typedefs():
+                if d["name"] not in stored:
+                    stamped = _stamped(d, "admin", when, None)
+                    session.save_typedef(stamped)
+                    stored[d["name"]] = stamped
+        self.registry = TypeRegistry(stored.values())
+
+    def create(self, payload: object, user: str) -> JSON:
+        """POST /types/typedefs: every type must be new (409 otherwise)."""
+        defs = typedefs_from_payload(payload)
+        with self._lock:
+            for d in defs:
+                if self.registry.get(d["name"]) is not None:
+                    raise errors.type_already_exists(d["name"])
+            return self._save(defs, user)
+
+    def update(self, payload: object, user: str) -> JSON:
+        """PUT /types/typedefs: every type must exist (404 otherwise)."""
+        defs = typedefs_from_payload(payload)
+        with self._lock:
+            for d in defs:
+                if self.registry.get(d["name"]) is None:
+                    raise errors.type_name_not_found(d["name"])
+            return self._save(defs, user)
+
+    def _save(self, defs: list[JSON], user: str) -> JSON:
+        when = now_ms()
+        stamped = [_stamped(d, user, when, self.registry.get(d["name"])) for d in defs]
+        registry = self.registry.with_defs(stamped)
+        with self._store.write() as session:
+            for d in stamped:
+                session.save_typedef(d)
+        self.registry = registry
+        return self._grouped([self.render(d) for d in stamped])
+
+    def delete(self, names: list[str]) -> None:
+        with self._lock:
+            for name in names:
+                if self.registry.get(name) is None:
+                    raise errors.type_name_not_found(name)
+            remaining = [d for d in self.registry.all() if d["name"] not in names]
+            for d in remaining:
+                used = {*(d.get("superTypes") or ()), (d.get("endDef1") or {}).get("type"),
+                        (d.get("endDef2") or {}).get("type")}
+                if used & set(names):
+                    raise errors.type_has_references(next(iter(used & set(names))))
+            with self._store.write() as session:
+                for name in names:
+                    if session.count_entities_of_type(name):
+                        raise errors.type_has_references(name)
+                    session.delete_typedef(name)
+            self.registry = TypeRegistry(remaining)
+
+    def render(self, d: JSON) -> JSON:
+        out = dict(d)
+        if d["category"] == "ENTITY":
+            out["subTypes"] = self.registry.direct_subtypes(d["name"])
+        return out
+
+    def find(self, path_category: str, name: str | None = None, guid: str | None = None) -> JSON:
+        """GET /types/{typedef|entitydef|...}/name/{name} or /guid/{guid}."""
+        if path_category not in _CATEGORY_BY_PATH:
+            raise errors.invalid_parameters(f"unknown typedef category '{path_category}'")
+        d = self.registry.get(name) if name is not None else self.registry.get_by_guid(guid or "")
+        category = _CATEGORY_BY_PATH[path_category]
+        if d is None or (category is not None and d["category"] != category):
+            raise errors.type_name_not_found(name) if name is not None else errors.type_guid_not_found(guid or "")
+        return self.render(d)
+
+    def all(self) -> JSON:
+        return self._grouped([self.render(d) for d in self.registry.all()])
+
+    def headers(self) -> list[JSON]:
+        return [{k: d[k] for k in ("guid", "name", "category", "serviceType") if d.get(k) is not None}
+                for d in self.registry.all()]
+
+    @staticmethod
+    def _grouped(defs: list[JSON]) -> JSON:
+        out: JSON = {key: [] for key in KEY_BY_CATEGORY.values()}
+        for d in defs:
+            out[KEY_BY_CATEGORY[d["category"]]].append(d)
+        return out
