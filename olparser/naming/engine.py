@@ -1,0 +1,268 @@
+"""The mapping engine: OpenLineage (namespace, name) → Purview (qualifiedName, type), by the first rule that matches.
+
+Rules compile once when the config loads. The first time a namespace is seen, every rule is specialised to it (a
+"plan"): conditions that read only namespace tokens are decided, and namespace tokens are filled into the template;
+rules that cannot match that namespace drop out. Per call: DBFS paths are made canonical and `/mnt` paths resolved
+against the mount points, the name is tokenised (cached), and the namespace's plan is tried in config order. A rule
+matches when all its conditions hold and its template can be filled. `map` never raises on data: no match is a
+MappingResult with `error` set. `explain` walks the unspecialised rules and must agree with `map`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence, Union
+
+from olparser.settings import Settings
+
+from .mounts import DBFS_NAMESPACES, MountPoint, canonical_dbfs, resolve_mount
+from .rules import ConfigError, Rule, compile_rules, parse_json, read_path, unwrap
+from .templates import NORMALIZERS
+from .tokens import NamespaceTokens, NameTokens, TokenRef, Value, token_table, tokenize_name, tokenize_namespace
+
+_NO_NAME = NameTokens((), ())
+
+
+@dataclass(frozen=True)
+class MappingResult:
+    qualified_name: str | None
+    purview_type: str | None
+    rule_name: str | None
+    error: str | None = None
+
+    @property
+    def matched(self) -> bool:
+        return self.qualified_name is not None
+
+
+@dataclass(frozen=True)
+class ConditionTrace:
+    op1: str
+    compare: str
+    op2: object
+    held: bool | None  # None: not evaluated (an earlier condition failed)
+    reason: str
+
+
+@dataclass(frozen=True)
+class RuleTrace:
+    index: int
+    name: str
+    conditions: tuple[ConditionTrace, ...]
+    matched: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """How one input was mapped: the input after mount resolution, its tokens, each rule tried and the result."""
+
+    namespace: str
+    name: str
+    resolved_namespace: str
+    resolved_name: str
+    mount: MountPoint | None
+    tokens: dict[str, object]
+    rules: tuple[RuleTrace, ...]
+    result: MappingResult
+
+    def to_text(self) -> str:
+        lines = [f"namespace: {self.namespace!r}", f"name: {self.name!r}"]
+        if self.mount is not None:
+            lines.append(f"mount: {self.mount.mount_point!r} -> {self.mount.source!r}")
+        if (self.resolved_namespace, self.resolved_name) != (self.namespace, self.name):
+            lines.append(f"resolved: namespace {self.resolved_namespace!r}, name {self.resolved_name!r}")
+        lines.append("tokens:")
+        lines.extend(f"  {key} = {value!r}" for key, value in self.tokens.items())
+        lines.append("rules:")
+        for rule in self.rules:
+            lines.append(f"  [{rule.index}] {rule.name}: {'MATCH' if rule.matched else 'no'} - {rule.reason}")
+            for c in rule.conditions:
+                mark = {True: "held", False: "FAILED", None: "not evaluated"}[c.held]
+                lines.append(f"      {c.op1} {c.compare} {c.op2!r}: {mark}" + (f" ({c.reason})" if c.reason else ""))
+        r = self.result
+        if r.matched:
+            lines.append(f"winner: {r.rule_name} -> {r.qualified_name} ({r.purview_type})")
+        else:
+            lines.append(f"winner: none - {r.error}")
+        return "\n".join(lines)
+
+
+_PLAN_CACHE_SIZE = 4096
+
+# (checks that depend on the name or workspace url, template pieces with namespace tokens filled in, normalisers, rule)
+PlannedRule = tuple[tuple[Callable[..., bool], ...], tuple[Union[str, Callable[..., Value]], ...], tuple, Rule]
+
+
+def plan_rule(rule: Rule, ns: NamespaceTokens) -> PlannedRule | None:
+    """The rule specialised to one namespace, or None when a namespace condition fails or a namespace token is missing."""
+    for c in rule.conditions:
+        if c.token.scope == "namespace" and not c.check(ns, _NO_NAME, None):
+            return None
+    pieces: list[str | Callable[..., Value]] = []
+    for piece in rule.template.pieces:
+        if isinstance(piece, TokenRef) and piece.scope == "namespace":
+            value = piece.read(ns, _NO_NAME, None)
+            if value is None:
+                return None
+            piece = str(value)
+        if isinstance(piece, str):
+            if pieces and isinstance(pieces[-1], str):
+                pieces[-1] += piece
+            else:
+                pieces.append(piece)
+        else:
+            pieces.append(piece.read)
+    steps = rule.template.normalizers
+    if steps and steps[0] is NORMALIZERS["lowercaseSchemeHost"] and pieces and isinstance(pieces[0], str):
+        head = pieces[0]
+        scheme = head.find("://")
+        if scheme >= 0 and head.find("/", scheme + 3) >= 0:  # scheme and host are all in the filled first piece
+            pieces[0], steps = steps[0](head), steps[1:]
+    checks = tuple(c.check for c in rule.conditions if c.token.scope != "namespace")
+    return checks, tuple(pieces), steps, rule
+
+
+def _clean_workspace_url(url: str | None) -> str | None:
+    if not url:
+        return None
+    if "/" in url:
+        url = url.split("://", 1)[-1].strip("/")
+    return url or None
+
+
+class MappingEngine:
+    """An ordered, compiled rule list. Build it with one of the `from_*` constructors."""
+
+    def __init__(self, rules: tuple[Rule, ...]):
+        self.rules = rules
+        self._plans: dict[str, tuple[NamespaceTokens, tuple[PlannedRule, ...]]] = {}
+
+    # --- construction ---------------------------------------------------------------------------------------------
+    @classmethod
+    def from_rules(cls, rules: list[dict[str, Any]]) -> "MappingEngine":
+        return cls(compile_rules(rules))
+
+    @classmethod
+    def from_json_text(cls, text: str) -> "MappingEngine":
+        return cls.from_rules(unwrap(parse_json(text, "the mapping config")))
+
+    @classmethod
+    def from_path(cls, path: str | Path) -> "MappingEngine":
+        return cls.from_rules(unwrap(read_path(path)))
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "MappingEngine":
+        """The inline app setting `OlToPurviewMappings` wins; else the file at `mappings_path`."""
+        if settings.mappings_inline and settings.mappings_inline.strip():
+            try:
+                return cls.from_json_text(settings.mappings_inline)
+            except ConfigError as exc:
+                where = "app setting OlToPurviewMappings: "
+                raise ConfigError([replace(p, message=where + p.message) for p in exc.problems]) from None
+        return cls.from_path(settings.mappings_path)
+
+    # --- mapping ----------------------------------------------------------------------------------------------------
+    def _plan(self, namespace: str) -> tuple[NamespaceTokens, tuple[PlannedRule, ...]]:
+        """The rules that can still match inputs with this namespace, namespace-only work done (cached per namespace)."""
+        plan = self._plans.get(namespace)
+        if plan is None:
+            ns = tokenize_namespace(namespace)
+            plan = (ns, tuple(p for p in (plan_rule(rule, ns) for rule in self.rules) if p is not None))
+            if len(self._plans) >= _PLAN_CACHE_SIZE:
+                self._plans.clear()
+            self._plans[namespace] = plan
+        return plan
+
+    @staticmethod
+    def _prepare(namespace: str, name: str, mounts: Sequence[MountPoint]) -> tuple[str, str, MountPoint | None]:
+        if namespace in DBFS_NAMESPACES:
+            namespace, name = canonical_dbfs(namespace, name)
+            resolved = resolve_mount(name, mounts)
+            if resolved is not None:
+                return resolved
+        return namespace, name, None
+
+    def map(
+        self, namespace: str, name: str, *, mounts: Sequence[MountPoint] = (), workspace_url: str | None = None
+    ) -> MappingResult:
+        """The first matching rule's qualifiedName and type; unmatched results carry `error`."""
+        if namespace.__class__ is not str or name.__class__ is not str:
+            namespace, name = ("" if v is None else str(v) for v in (namespace, name))
+        if namespace in DBFS_NAMESPACES:
+            namespace, name, _ = self._prepare(namespace, name, mounts)
+        ws = _clean_workspace_url(workspace_url) if workspace_url else None
+        ns, planned = self._plan(namespace)
+        nm = tokenize_name(name)
+        near_miss = None
+        for checks, pieces, steps, rule in planned:
+            for check in checks:
+                if not check(ns, nm, ws):
+                    break
+            else:
+                out = []
+                for piece in pieces:
+                    if piece.__class__ is str:
+                        out.append(piece)
+                        continue
+                    value = piece(ns, nm, ws)
+                    if value is None:
+                        near_miss = near_miss or rule
+                        break
+                    out.append(value if value.__class__ is str else str(value))
+                else:
+                    text = "".join(out)
+                    for step in steps:
+                        text = step(text)
+                    return MappingResult(text.rstrip("/"), rule.purview_type, rule.name)
+        return MappingResult(None, None, None, self._unmatched_reason(ns, nm, ws, near_miss))
+
+    def _unmatched_reason(self, ns: NamespaceTokens, nm: NameTokens, ws: str | None, near_miss: Rule | None) -> str:
+        reason = f"no mapping rule matched (namespace prefix {ns.prefix!r}, {len(self.rules)} rules tried)"
+        if near_miss is not None:
+            missing = near_miss.template.missing_token(ns, nm, ws)
+            reason += f"; the conditions of rule '{near_miss.name}' held but its template reads {missing}, which is missing"
+        return reason
+
+    def explain(
+        self, namespace: str, name: str, *, mounts: Sequence[MountPoint] = (), workspace_url: str | None = None
+    ) -> Explanation:
+        """Tokens, and for each rule in order (up to the winner) which condition held or failed and why."""
+        original = ("" if namespace is None else str(namespace), "" if name is None else str(name))
+        resolved_ns, resolved_name, mount = self._prepare(*original, mounts)
+        ws = _clean_workspace_url(workspace_url)
+        ns, nm = tokenize_namespace(resolved_ns), tokenize_name(resolved_name)
+        traces = []
+        result = None
+        for rule in self.rules:
+            trace = self._trace(rule, ns, nm, ws)
+            traces.append(trace)
+            if trace.matched:
+                result = MappingResult(rule.template.render(ns, nm, ws), rule.purview_type, rule.name)
+                break
+        if result is None:
+            result = self.map(resolved_ns, resolved_name, workspace_url=ws)
+        return Explanation(
+            *original, resolved_ns, resolved_name, mount, token_table(ns, nm, ws), tuple(traces), result
+        )
+
+    @staticmethod
+    def _trace(rule: Rule, ns: NamespaceTokens, nm: NameTokens, ws: str | None) -> RuleTrace:
+        conditions: list[ConditionTrace] = []
+        failed = False
+        for c in rule.conditions:
+            if failed:
+                conditions.append(ConditionTrace(c.op1, c.compare, c.op2, None, ""))
+                continue
+            _value, held, why = c.explain(ns, nm, ws)
+            conditions.append(ConditionTrace(c.op1, c.compare, c.op2, held, why))
+            failed = not held
+        if failed:
+            c = next(t for t in conditions if t.held is False)
+            reason = f"condition failed: {c.op1} {c.compare} {c.op2!r} ({c.reason})"
+            return RuleTrace(rule.index, rule.name, tuple(conditions), False, reason)
+        missing = rule.template.missing_token(ns, nm, ws)
+        if missing is not None:
+            reason = f"conditions held, but the template reads {missing}, which does not exist"
+            return RuleTrace(rule.index, rule.name, tuple(conditions), False, reason)
+        return RuleTrace(rule.index, rule.name, tuple(conditions), True, "all conditions held")

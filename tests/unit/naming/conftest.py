@@ -1,0 +1,36 @@
+"""Shared fixtures for the naming tests: the shipped default config and the reference vectors."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from olparser.naming import MappingEngine, MountPoint, mounts_from_facet
+from olparser.settings import DEFAULT_MAPPINGS_PATH
+
+
+@pytest.fixture(scope="session")
+def default_engine() -> MappingEngine:
+    return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+
+
+@pytest.fixture(scope="session")
+def vectors_dir(shared_dir: Path) -> Path:
+    return shared_dir / "vectors"
+
+
+@pytest.fixture(scope="session")
+def reference_mounts(vectors_dir: Path) -> tuple[MountPoint, ...]:
+    return mounts_from_facet(json.loads((vectors_dir / "mount_points.json").read_text()))
+
+
+def rule(name: str, conditions: list[tuple[str, str, object]], qualified_name: str, purview_type: str = "t", **extra) -> dict:
+    """A rule dict in the config format, from compact condition tuples."""
+    return {
+        "name": name,
+        "parserConditions": [{"op1": a, "compare": c, "op2": b} for a, c, b in conditions],
+        "qualifiedName": qualified_name,
+        "purviewDataType": purview_type,
+        **extra,
+    }

@@ -1,0 +1,205 @@
+"""qn-tester, run as a real process: output lines and exit codes (0 matched, 3 unmatched, 2 usage/config, 1 lint)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
+from openlineage.client.serde import Serde
+
+from olparser.settings import DEFAULT_MAPPINGS_PATH, PROJECT_ROOT
+
+from .conftest import rule
+
+SCRIPT = PROJECT_ROOT / ".venv" / "bin" / "qn-tester"
+COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tools.qn_tester"]
+SQL_NS = "sqlserver://purviewadbsynapsews.sql.azuresynapse.net:1433;database=SQLPool1;"
+
+
+def qn_tester(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k not in ("OlToPurviewMappings", "OL_TO_PURVIEW_MAPPINGS_PATH")}
+    environment.update(env or {})
+    return subprocess.run(
+        [*COMMAND, *args], input=stdin, capture_output=True, text=True, cwd=PROJECT_ROOT, env=environment, timeout=60
+    )
+
+
+def json_lines(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_one_shot_match_prints_the_json_line_and_exits_0():
+    done = qn_tester("--namespace", SQL_NS, "--name", "sales.region")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        '{"QualifiedName": "mssql://purviewadbsynapsews.sql.azuresynapse.net/SQLPool1/sales/region", '
+        '"PurviewType": "azure_synapse_dedicated_sql_table"}\n'
+    )
+
+
+def test_no_match_prints_nulls_with_an_error_and_exits_3():
+    done = qn_tester("--namespace", "kafka://broker:9092", "--name", "topic")
+    assert done.returncode == 3
+    assert json_lines(done.stdout) == [
+        {"QualifiedName": None, "PurviewType": None, "error": "no mapping rule matched (namespace prefix 'kafka', 52 rules tried)"}
+    ]
+
+
+def test_mounts_and_workspace_url_options(vectors_dir):
+    mounts = str(vectors_dir / "mount_points.json")
+    done = qn_tester("--namespace", "dbfs", "--name", "/mnt/x2/y/abc", "--mounts", mounts)
+    assert json_lines(done.stdout)[0]["QualifiedName"] == "https://ysa.dfs.core.windows.net/myx2/subdir/y/abc"
+    done = qn_tester("--namespace", "dbfs", "--name", "/user/hive/warehouse/t", "--workspace-url", "adb-1.2.azuredatabricks.net")
+    assert json_lines(done.stdout) == [{"QualifiedName": "default.t@adb-1.2.azuredatabricks.net", "PurviewType": "hive_table"}]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--namespace", "x://y"], "--namespace and --name go together"),
+        (["--namespace", "x", "--name", "y", "--batch", "f"], "choose one of --namespace/--name, --batch"),
+        (["--explain"], "--explain needs --namespace and --name"),
+        (["--mounts", "/nonexistent.json", "--namespace", "a", "--name", "b"], "cannot read mounts file /nonexistent.json"),
+        (["--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_usage_errors_exit_2_and_name_the_problem(args, message):
+    done = qn_tester(*args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert done.stdout == ""
+
+
+def test_config_errors_exit_2_and_name_rule_and_field(tmp_path: Path):
+    config = tmp_path / "bad.json"
+    config.write_text(json.dumps([rule("ok", [], "x"), rule("broken", [("prefix", "=", "x")], "x://{nameGroupz[0]}")]))
+    done = qn_tester("--config", str(config), "--namespace", "x://y", "--name", "z")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "qn-tester: config error: rule 1 'broken', field qualifiedName: placeholder at position 4: unknown token "
+        "'nameGroupz' (known: prefix, nameSpcBodyParts, nameSpcConParts, nameSpcNameVals, nameGroups, "
+        "nameSpaceBodyJoinedBySlashFrom, AdbWorkspaceUrl)\n"
+    )
+
+
+def test_inline_app_setting_is_used_without_config(tmp_path: Path):
+    inline = json.dumps({"OlToPurviewMappings": [rule("inline", [], "inline://{prefix}", "custom")]})
+    done = qn_tester("--namespace", "kafka://b", "--name", "t", env={"OlToPurviewMappings": inline})
+    assert json_lines(done.stdout) == [{"QualifiedName": "inline://kafka", "PurviewType": "custom"}]
+
+
+def test_explain_lists_tokens_rules_and_the_winner():
+    done = qn_tester("--namespace", SQL_NS, "--name", "exampleinputA", "--explain")
+    assert done.returncode == 0
+    out = done.stdout
+    assert "  nameSpcNameVals = {'database': 'SQLPool1'}\n" in out
+    assert "  [0] adlsGen2BlobHostSubfolder: no - condition failed: prefix = ['abfss', 'abfs'] (prefix is 'sqlserver')\n" in out
+    assert "  [15] synapseSqlBracketSchema: no - condition failed: nameGroups > 1 (nameGroups is 1)\n" in out
+    assert out.endswith(
+        "winner: synapseSqlDbo -> mssql://purviewadbsynapsews.sql.azuresynapse.net/SQLPool1/dbo/exampleinputA "
+        "(azure_synapse_dedicated_sql_table)\n"
+    )
+
+
+def test_explain_of_no_match_exits_3():
+    done = qn_tester("--namespace", "kafka://b:9092", "--name", "t", "--explain")
+    assert done.returncode == 3
+    assert done.stdout.endswith("winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)\n")
+
+
+def test_batch_over_the_reference_vectors(tmp_path: Path, vectors_dir):
+    doc_rule = json.loads((vectors_dir / "doc_rule_test.json").read_text())["rule"]
+    config = tmp_path / "with_doc_rule.json"
+    config.write_text(json.dumps([doc_rule, *json.loads(DEFAULT_MAPPINGS_PATH.read_text())]))
+    cases = json.loads((vectors_dir / "qn_cases.json").read_text())["cases"]
+    done = qn_tester("--config", str(config), "--batch", str(vectors_dir / "qn_cases.json"), "--mounts", str(vectors_dir / "mount_points.json"))
+    assert done.returncode == 0, done.stderr
+    lines = json_lines(done.stdout)
+    assert [(x["namespace"], x["name"], x["QualifiedName"], x["PurviewType"]) for x in lines] == [
+        (c["namespace"], c["name"], c["qualifiedName"], c["purviewType"]) for c in cases
+    ]
+    assert lines[0]["Rule"] == "blob" and lines[28]["Rule"] == "test"
+
+
+def test_batch_json_lines_from_stdin_exit_3_when_one_is_unmatched():
+    stdin = '{"namespace": "wasbs://c@a.blob.core.windows.net", "name": "k"}\n\n{"namespace": "kafka://b", "name": "t"}\n'
+    done = qn_tester("--batch", "-", stdin=stdin)
+    assert done.returncode == 3
+    first, second = json_lines(done.stdout)
+    assert first == {"namespace": "wasbs://c@a.blob.core.windows.net", "name": "k", "QualifiedName": "https://a.blob.core.windows.net/c/k",
+                     "PurviewType": "azure_blob_path", "Rule": "blob"}
+    assert (second["QualifiedName"], second["Rule"]) == (None, None)
+
+
+def test_batch_with_a_bad_line_exits_2_naming_the_line():
+    done = qn_tester("--batch", "-", stdin='{"namespace": "a", "name": "b"}\n{"namespace": 1}\n')
+    assert done.returncode == 2
+    assert "line 2: expected an object with string 'namespace' and 'name'" in done.stderr
+
+
+def test_event_maps_inputs_and_outputs_with_the_event_mount_points(tmp_path: Path):
+    event = RunEvent(
+        eventType=RunState.COMPLETE,
+        eventTime="2026-01-01T00:00:00Z",
+        producer="https://github.com/OpenLineage/OpenLineage/tree/1.30.0/integration/spark",
+        run=Run(runId=str(uuid.uuid4())),
+        job=Job(namespace="adb-1.2.azuredatabricks.net", name="nb.write"),
+        inputs=[InputDataset(namespace="dbfs", name="/mnt/raw/sales.parquet")],
+        outputs=[OutputDataset(namespace="sqlserver://srv.database.windows.net:1433", name="dw.dbo.sales")],
+    )
+    body = json.loads(Serde.to_json(event))
+    body["run"]["facets"] = {"environment-properties": {"_producer": "p", "_schemaURL": "s", "environment-properties": {
+        "mountPoints": [{"mountPoint": "/mnt/raw", "source": "abfss://raw@lake.dfs.core.windows.net/"}]}}}
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(body))
+    done = qn_tester("--event", str(path))
+    assert done.returncode == 0, done.stderr
+    assert [(x["direction"], x["QualifiedName"], x["PurviewType"]) for x in json_lines(done.stdout)] == [
+        ("input", "https://lake.dfs.core.windows.net/raw/sales.parquet", "azure_datalake_gen2_path"),
+        ("output", "mssql://srv.database.windows.net/dw/dbo/sales", "azure_sql_table"),
+    ]
+
+
+def test_prompt_mode_reads_namespace_and_name_pairs_until_end_of_input():
+    done = qn_tester(stdin="abfss://c@a.dfs.core.windows.net\n/x\nkafka://b\nt\n")
+    assert done.returncode == 3
+    assert json_lines(done.stdout) == [
+        {"QualifiedName": "https://a.dfs.core.windows.net/c/x", "PurviewType": "azure_datalake_gen2_path"},
+        {"QualifiedName": None, "PurviewType": None, "error": "no mapping rule matched (namespace prefix 'kafka', 52 rules tried)"},
+    ]
+
+
+def test_lint_of_the_default_config_is_clean():
+    done = qn_tester("lint")
+    assert (done.returncode, done.stdout) == (0, f"{DEFAULT_MAPPINGS_PATH}: no problems found\n")
+
+
+def test_lint_reports_findings_and_exits_1(tmp_path: Path):
+    config = tmp_path / "m.json"
+    config.write_text(json.dumps([
+        rule("sql", [("prefix", "=", "sqlserver")], "mssql://{nameSpcBodyParts[0]}/{nameGroups[0]}"),
+        rule("sqlNonDbo", [("prefix", "=", "sqlserver"), ("nameGroups", ">", 1)], "mssql://{nameSpcBodyParts[0]}/{nameGroups[1]}"),
+        rule("sql", [("nameSpcBodyPart[0]", "=", "x")], "y"),
+    ]))
+    done = qn_tester("lint", "--config", str(config))
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        "[token] rule 2 'sql', field parserConditions[0].op1: unknown token 'nameSpcBodyPart' (known: prefix, nameSpcBodyParts, "
+        "nameSpcConParts, nameSpcNameVals, nameGroups, nameSpaceBodyJoinedBySlashFrom, AdbWorkspaceUrl)",
+        "[duplicate-name] rule 2 'sql', field name: the name is already used by rule 0",
+        "[shadowed] rule 1 'sqlNonDbo': can never match: rule 0 'sql' always matches first",
+        f"{config}: 3 problem(s)",
+    ]
+
+
+def test_lint_of_invalid_json_exits_2(tmp_path: Path):
+    config = tmp_path / "m.json"
+    config.write_text("[")
+    done = qn_tester("lint", "--config", str(config))
+    assert done.returncode == 2
+    assert "is not valid JSON" in done.stderr

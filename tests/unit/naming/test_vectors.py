@@ -1,0 +1,28 @@
+"""The 30 reference vectors, reproduced exactly by the default config (the documented 'test' rule placed first)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from olparser.naming import MappingEngine
+from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.conftest import SHARED
+
+VECTORS = json.loads((SHARED / "vectors" / "qn_cases.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def engine_with_doc_rule(vectors_dir) -> MappingEngine:
+    doc_rule = json.loads((vectors_dir / "doc_rule_test.json").read_text())["rule"]
+    return MappingEngine.from_rules([doc_rule, *json.loads(DEFAULT_MAPPINGS_PATH.read_text())])
+
+
+def test_there_are_thirty_vectors():
+    assert len(VECTORS["cases"]) == 30
+
+
+@pytest.mark.parametrize("case", VECTORS["cases"], ids=[f"{i}-{c['label'] or c['name']}" for i, c in enumerate(VECTORS["cases"])])
+def test_vector(engine_with_doc_rule, reference_mounts, case):
+    result = engine_with_doc_rule.map(case["namespace"], case["name"], mounts=reference_mounts, workspace_url=VECTORS["workspaceUrl"])
+    assert (result.qualified_name, result.purview_type) == (case["qualifiedName"], case["purviewType"])
