@@ -1,0 +1,59 @@
+"""Which catalog to write to, decided from settings alone (no I/O): Purview, any Atlas endpoint, or the embedded one."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
+
+from olparser.settings import Settings
+
+PURVIEW_SCOPE = "https://purview.azure.net/.default"
+PURVIEW_API_VERSION = "2023-09-01"
+_PURVIEW_BASES = {
+    "datamap": "https://{account}.purview.azure.com/datamap/api/atlas/v2",
+    "catalog": "https://{account}.purview.azure.com/catalog/api/atlas/v2",
+}
+_ACCOUNT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$")
+
+
+@dataclass(frozen=True)
+class CatalogTarget:
+    """Where the Atlas v2 API is and how to authenticate.
+
+    kind: "purview" (Entra ID token), "atlas" (basic auth, or none) or "embedded" (the local catalog: the caller
+    starts it and fills in `endpoint` with `with_endpoint`). `api_version` is sent as `api-version` when set
+    (Purview's GA /datamap/ API needs it).
+    """
+
+    kind: str
+    endpoint: str | None
+    api_version: str | None = None
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    def with_endpoint(self, url: str) -> "CatalogTarget":
+        return replace(self, endpoint=url.rstrip("/"))
+
+
+def resolve_target(settings: Settings) -> CatalogTarget:
+    """PURVIEW_ACCOUNT_NAME -> Purview; ATLAS_ENDPOINT -> that endpoint; neither -> embedded. Both is an error."""
+    if settings.purview_account_name and settings.atlas_endpoint:
+        raise ValueError("set either PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, not both")
+    if settings.purview_account_name:
+        account = settings.purview_account_name.strip().lower()
+        if not _ACCOUNT_NAME.match(account):
+            raise ValueError("PURVIEW_ACCOUNT_NAME must be 3-63 letters, digits or hyphens "
+                             f"(the account name, not a URL); got {settings.purview_account_name!r}")
+        if settings.purview_api not in _PURVIEW_BASES:
+            raise ValueError(f"PURVIEW_API must be one of {sorted(_PURVIEW_BASES)}; got {settings.purview_api!r}")
+        endpoint = _PURVIEW_BASES[settings.purview_api].format(account=account)
+        api_version = PURVIEW_API_VERSION if settings.purview_api == "datamap" else None
+        return CatalogTarget("purview", endpoint, api_version=api_version)
+    if settings.atlas_endpoint:
+        endpoint = settings.atlas_endpoint.strip().rstrip("/")
+        parts = urlsplit(endpoint)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"ATLAS_ENDPOINT must be an http(s) URL such as http://host:21000/api/atlas/v2; "
+                             f"got {settings.atlas_endpoint!r}")
+        return CatalogTarget("atlas", endpoint, username=settings.atlas_username, password=settings.atlas_password)
+    return CatalogTarget("embedded", None, username=settings.atlas_username, password=settings.atlas_password)

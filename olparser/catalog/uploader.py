@@ -1,0 +1,172 @@
+"""Writing one run's LineagePlan to the catalog in as few calls as possible.
+
+1. External datasets not known from the cache are looked up, one GET per type (split only to keep URLs short).
+   Existing ones are referenced, never rewritten (a scanner owns their attributes); missing ones are created.
+2. Everything to write goes in one `POST /entity/bulk` (several only above `bulk_size`, see batching.py).
+A run over new datasets costs 2 calls, over cached ones 1. Every call is retried by the RetryPolicy.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from olparser.settings import Settings
+
+from .batching import bulk_batches, entity_key, placeholder_keys
+from .existence import SAFE_URL_LENGTH, DatasetKey, ExistenceCache, lookup_batches
+from .errors import CatalogRejected
+from .retry import RetryPolicy
+from .typedefs import TypedefReport, register_typedefs
+
+if TYPE_CHECKING:  # only a type here: importing olparser.lineage would load the whole entity builder
+    from olparser.lineage.plan import LineagePlan
+
+log = logging.getLogger(__name__)
+_REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
+
+
+class CatalogClient(Protocol):
+    """What the uploader needs from a client (AtlasCatalogClient provides it, one HTTP request per method)."""
+
+    endpoint_url: str
+
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
+    def upload_bulk(self, entities: list[dict]) -> dict: ...
+    def typedef_headers(self) -> list[dict]: ...
+    def create_typedefs(self, typedefs: dict) -> dict: ...
+    def update_typedefs(self, typedefs: dict) -> dict: ...
+
+
+@dataclass(frozen=True)
+class UploadReport:
+    """What one upload did. Entities are (typeName, qualifiedName) pairs; `calls` counts HTTP requests (retries
+    included); `guid_assignments` maps the plan's placeholders to the catalog's guids."""
+
+    calls: int = 0
+    created: tuple[DatasetKey, ...] = ()
+    updated: tuple[DatasetKey, ...] = ()
+    referenced: tuple[DatasetKey, ...] = ()
+    guid_assignments: dict[str, str] = field(default_factory=dict)
+
+
+class CatalogUploader:
+    """Uploads LineagePlans through a catalog client; keeps the existence cache between runs (one per process)."""
+
+    def __init__(self, client: CatalogClient, *, settings: Settings | None = None, bulk_size: int | None = None,
+                 cache_seconds: float | None = None, max_attempts: int | None = None,
+                 max_total_seconds: float = 120.0, max_url_length: int = SAFE_URL_LENGTH,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 retry_policy: RetryPolicy | None = None) -> None:
+        settings = settings or Settings()
+        self._client = client
+        self._bulk_size = bulk_size if bulk_size is not None else settings.catalog_bulk_size
+        self._max_url_length = max_url_length
+        self._cache = ExistenceCache(cache_seconds if cache_seconds is not None else settings.catalog_cache_seconds,
+                                     clock=clock)
+        self._retry = retry_policy or RetryPolicy(
+            max_attempts=max_attempts if max_attempts is not None else settings.catalog_max_attempts,
+            max_total_seconds=max_total_seconds, sleep=sleep, clock=clock)
+
+    @property
+    def cache(self) -> ExistenceCache:
+        return self._cache
+
+    def upload(self, plan: LineagePlan) -> UploadReport:
+        """Write the plan. Raises CatalogUnavailable (retry later) or CatalogRejected (never succeeds).
+
+        If a dataset the cache vouched for has vanished (the bulk answers 404 ATLAS-404-00-00A), the cached
+        entries are dropped and the run is written once more from fresh lookups.
+        """
+        calls = [0]
+        external, duplicates = _unique_by_key(plan.external_datasets)
+        try:
+            report = self._upload(plan, external, duplicates, calls, use_cache=True)
+        except CatalogRejected as exc:
+            if exc.error_code != _REFERENCE_NOT_FOUND or not self._cache.known(external):
+                raise
+            log.warning("a cached dataset is gone from the catalog; writing the run again from fresh lookups")
+            self._cache.forget(external)
+            report = self._upload(plan, external, duplicates, calls, use_cache=False)
+        log.info("uploaded %d entities: %d created, %d updated, %d referenced, %d calls",
+                 len(plan.entities) + len(external) - len(report.referenced), len(report.created),
+                 len(report.updated), len(report.referenced), report.calls)
+        return report
+
+    def register_typedefs(self, typedef_json: dict) -> TypedefReport:
+        """Create the missing types and update the existing ones (at most 3 calls); safe to repeat."""
+        return register_typedefs(self._client, typedef_json, self._retry)
+
+    def _upload(self, plan: LineagePlan, external: dict[DatasetKey, dict], duplicates: dict[str, DatasetKey],
+                calls: list[int], *, use_cache: bool) -> UploadReport:
+        existing = self._existing(list(external), calls, use_cache)
+        entities = [entity for key, entity in external.items() if key not in existing] + list(plan.entities)
+        not_sent = {guid: key for guid, key in placeholder_keys(list(external.values())).items() if key in existing}
+        not_sent |= {guid: key for guid, key in duplicates.items() if key in existing}
+        aliases = {guid: external[key]["guid"] for guid, key in duplicates.items()
+                   if key not in existing and isinstance(external[key].get("guid"), str)}
+
+        created: list[DatasetKey] = []
+        updated: list[DatasetKey] = []
+        assignments: dict[str, str] = {}
+        names = placeholder_keys(entities)
+        for batch in bulk_batches(entities, self._bulk_size, not_sent, aliases):
+            result = self._retry.run("bulk upsert", lambda batch=batch: self._client.upload_bulk(batch), calls)
+            batch_assignments = dict(result.get("guidAssignments") or {})
+            assignments.update(batch_assignments)
+            by_guid = {guid: names[placeholder] for placeholder, guid in batch_assignments.items()
+                       if placeholder in names}
+            mutated = result.get("mutatedEntities") or {}
+            created += _headers_keys(mutated.get("CREATE"), by_guid)
+            updated += _headers_keys((mutated.get("UPDATE") or []) + (mutated.get("PARTIAL_UPDATE") or []), by_guid)
+            self._cache.remember(key for key in map(entity_key, batch) if key in external)
+        return UploadReport(calls=calls[0], created=tuple(created), updated=tuple(updated),
+                            referenced=tuple(key for key in external if key in existing),
+                            guid_assignments=assignments)
+
+    def _existing(self, keys: list[DatasetKey], calls: list[int], use_cache: bool) -> set[DatasetKey]:
+        """Which of `keys` exist: from the cache, else one lookup per type (more only for very long URLs)."""
+        wanted = set(keys)
+        existing = self._cache.known(keys) if use_cache else set()
+        by_type: dict[str, list[str]] = defaultdict(list)
+        for type_name, qualified_name in keys:
+            if (type_name, qualified_name) not in existing:
+                by_type[type_name].append(qualified_name)
+        for type_name, names in by_type.items():
+            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
+                found = self._retry.run("existence check", lambda t=type_name, c=chunk:
+                                        self._client.find_entities(t, c), calls)
+                hits = {(type_name, entity.get("attributes", {}).get("qualifiedName")) for entity in found
+                        if entity.get("status", "ACTIVE") == "ACTIVE"} & wanted
+                existing |= hits
+                self._cache.remember(hits)
+        return existing
+
+
+def _unique_by_key(datasets: tuple[dict, ...]) -> tuple[dict[DatasetKey, dict], dict[str, DatasetKey]]:
+    """External datasets by (typeName, qualifiedName), the first of each kept, and the placeholders of the
+    duplicates dropped. A dataset without typeName and qualifiedName is an error."""
+    unique: dict[DatasetKey, dict] = {}
+    duplicates: dict[str, DatasetKey] = {}
+    for entity in datasets:
+        key = entity_key(entity)
+        if key is None:
+            raise ValueError(f"external dataset without typeName and qualifiedName: guid {entity.get('guid')!r}")
+        if key in unique:
+            if isinstance(entity.get("guid"), str):
+                duplicates[entity["guid"]] = key
+        else:
+            unique[key] = entity
+    return unique, duplicates
+
+
+def _headers_keys(headers: list[dict[str, Any]] | None, by_guid: dict[str, DatasetKey]) -> list[DatasetKey]:
+    """(typeName, qualifiedName) of mutated-entity headers, via the guid assignments when a header has no name."""
+    keys = []
+    for header in headers or []:
+        key = entity_key(header) or by_guid.get(header.get("guid", ""))
+        if key is not None:
+            keys.append(key)
+    return keys

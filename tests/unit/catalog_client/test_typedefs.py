@@ -1,0 +1,108 @@
+"""Typedef registration: load from a folder, create the missing, update the existing, in at most three calls."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from olparser.catalog import CatalogUploader, load_typedefs, register_typedefs
+from olparser.catalog.typedefs import split_new_and_existing
+from tools.cli import main as cli_main
+
+from .atlas_stub import Fault
+
+PROCESS_DEF = {"name": "ol_spark_process", "superTypes": ["Process"], "category": "ENTITY",
+               "attributeDefs": [{"name": "columnMapping", "typeName": "string", "isOptional": True,
+                                  "cardinality": "SINGLE"}]}
+DATASET_DEF = {"name": "ol_dataset", "superTypes": ["DataSet"], "category": "ENTITY", "attributeDefs": []}
+LINK_DEF = {"name": "ol_dataset_process", "category": "RELATIONSHIP", "relationshipCategory": "ASSOCIATION",
+            "endDef1": {"type": "ol_spark_process", "name": "datasets"},
+            "endDef2": {"type": "ol_dataset", "name": "process"}}
+
+
+@pytest.fixture
+def typedef_dir(tmp_path):
+    (tmp_path / "10-entities.json").write_text(json.dumps({"entityDefs": [PROCESS_DEF, DATASET_DEF]}))
+    (tmp_path / "20-relationships.json").write_text(json.dumps({"relationshipDefs": [LINK_DEF]}))
+    (tmp_path / "notes.txt").write_text("not a typedef")
+    return tmp_path
+
+
+def test_load_merges_files_in_name_order(typedef_dir):
+    assert load_typedefs(typedef_dir) == {"entityDefs": [PROCESS_DEF, DATASET_DEF], "relationshipDefs": [LINK_DEF]}
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "bad.json: not valid JSON"),
+    ('{"entityDef": []}', "bad.json: unknown keys ['entityDef']"),
+    ('{"entityDefs": [{"superTypes": ["DataSet"]}]}', "bad.json: an entry in entityDefs has no name"),
+    ('{"entityDefs": [{"name": "ol_dataset"}]}', "bad.json: ol_dataset is already defined in 10-entities.json"),
+])
+def test_load_names_the_file_and_the_problem(typedef_dir, content, message):
+    (typedef_dir / "bad.json").write_text(content)
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_typedefs(typedef_dir)
+
+
+def test_split_by_category_and_name():
+    headers = [{"name": "ol_dataset", "category": "ENTITY"}, {"name": "ol_spark_process", "category": "STRUCT"}]
+    new, existing = split_new_and_existing({"entityDefs": [PROCESS_DEF, DATASET_DEF]}, headers)
+    assert new == {"entityDefs": [PROCESS_DEF]} and existing == {"entityDefs": [DATASET_DEF]}
+
+
+def test_first_run_creates_second_run_updates(atlas, client, policy, typedef_dir):
+    typedefs = load_typedefs(typedef_dir)
+    first = register_typedefs(client, typedefs, policy)
+    assert (first.created, first.updated, first.calls) == (
+        ("ol_spark_process", "ol_dataset", "ol_dataset_process"), (), 2)
+    assert [(r.method, r.path.rsplit("/v2", 1)[1]) for r in atlas.requests] == [
+        ("GET", "/types/typedefs/headers"), ("POST", "/types/typedefs")]
+
+    second = register_typedefs(client, typedefs, policy)
+    assert (second.created, second.updated, second.calls) == (
+        (), ("ol_spark_process", "ol_dataset", "ol_dataset_process"), 2)
+    assert atlas.requests[-1].method == "PUT"
+    assert atlas.typedefs[("entityDefs", "ol_spark_process")] == PROCESS_DEF
+
+
+def test_mixed_run_takes_three_calls(atlas, client, policy):
+    atlas.typedefs[("entityDefs", "ol_dataset")] = DATASET_DEF
+    report = CatalogUploader(client, retry_policy=policy).register_typedefs({"entityDefs": [PROCESS_DEF, DATASET_DEF]})
+    assert (report.created, report.updated, report.calls) == (("ol_spark_process",), ("ol_dataset",), 3)
+    assert [r.method for r in atlas.requests] == ["GET", "POST", "PUT"]
+    assert atlas.requests[1].body == {"entityDefs": [PROCESS_DEF]}
+    assert atlas.requests[2].body == {"entityDefs": [DATASET_DEF]}
+
+
+def test_a_type_created_meanwhile_starts_over_from_fresh_headers(atlas, client, policy):
+    atlas.faults += [Fault(200, body=[]), Fault(409, body={"errorCode": "ATLAS-409-00-001",
+                                                          "errorMessage": "Given type ol_dataset already exists"})]
+    atlas.typedefs[("entityDefs", "ol_dataset")] = DATASET_DEF
+    report = register_typedefs(client, {"entityDefs": [DATASET_DEF]}, policy)
+    assert (report.created, report.updated, report.calls) == ((), ("ol_dataset",), 4)
+    assert [r.method for r in atlas.requests] == ["GET", "POST", "GET", "PUT"]
+
+
+def test_cli_registers_and_prints_what_it_did(atlas, typedef_dir, capsys, monkeypatch):
+    monkeypatch.delenv("PURVIEW_ACCOUNT_NAME", raising=False)
+    args = ["typedefs", "--dir", str(typedef_dir), "--atlas-url", atlas.atlas_url, "--user", "u", "--password", "p"]
+    assert cli_main(args) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"{atlas.atlas_url}: 3 created, 0 updated (2 calls)",
+        "  created ol_spark_process", "  created ol_dataset", "  created ol_dataset_process"]
+    assert atlas.requests[0].headers["Authorization"] == "Basic dTpw"
+
+
+def test_cli_without_a_catalog_says_what_to_set(typedef_dir, capsys, monkeypatch):
+    for name in ("PURVIEW_ACCOUNT_NAME", "ATLAS_ENDPOINT"):
+        monkeypatch.delenv(name, raising=False)
+    assert cli_main(["typedefs", "--dir", str(typedef_dir)]) == 2
+    assert capsys.readouterr().err == ("ol2purview typedefs: no catalog configured: set PURVIEW_ACCOUNT_NAME or "
+                                       "ATLAS_ENDPOINT, or pass --atlas-url\n")
+
+
+def test_cli_reports_a_rejection(atlas, typedef_dir, capsys):
+    atlas.faults += [Fault(200, body=[]), Fault(400, body={"errorCode": "ATLAS-400-00-011",
+                                                          "errorMessage": "Invalid type definition ol_dataset"})]
+    assert cli_main(["typedefs", "--dir", str(typedef_dir), "--atlas-url", atlas.atlas_url]) == 1
+    assert "400 ATLAS-400-00-011: Invalid type definition ol_dataset" in capsys.readouterr().err
