@@ -1,0 +1,155 @@
+"""From request bytes and headers to parsed JSON: media type, bounded gzip, UTF-8, JSON syntax, duplicate keys."""
+from __future__ import annotations
+
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from olparser.contract.errors import IngestError
+from olparser.contract.limits import IntakeLimits
+
+GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = "\ufeff"
+MAX_DUPLICATE_KEYS_REPORTED = 5
+
+# Besides JSON media types (*/json, *+json, any parameters), what generic clients send by default is tolerated;
+# any other Content-Type is refused with 415.
+_TOLERATED_MEDIA_TYPES = frozenset({"", "*/*", "application/octet-stream", "text/plain"})
+_IDENTITY_ENCODINGS = frozenset({"", "identity"})
+_GZIP_ENCODINGS = frozenset({"gzip", "x-gzip"})
+
+
+@dataclass(frozen=True)
+class DecodedBody:
+    """The parsed JSON value of a body and what was noticed on the way (duplicate keys)."""
+
+    value: Any
+    warnings: tuple[str, ...]
+
+
+def header(headers: Mapping[str, str], name: str) -> str:
+    """A header value looked up case-insensitively ("" when absent)."""
+    value = headers.get(name)
+    if value is None:
+        lowered = name.lower()
+        value = next((v for k, v in headers.items() if k.lower() == lowered), "")
+    return str(value).strip()
+
+
+def decode_body(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) -> DecodedBody:
+    """Check the media type, decompress (bounded), decode UTF-8 and parse JSON; raise IngestError naming the problem."""
+    check_content_type(header(headers, "Content-Type"))
+    body = decompress(body, header(headers, "Content-Encoding"), limits.max_body_bytes)
+    return parse_json(decode_utf8(body), limits.max_depth)
+
+
+def check_content_type(content_type: str) -> None:
+    """415 unless the Content-Type is absent, JSON (with any parameters) or a type generic clients send by default."""
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type in _TOLERATED_MEDIA_TYPES or _is_json_media_type(media_type):
+        return
+    raise IngestError(415, f"unsupported Content-Type {media_type[:80]!r}: send application/json", "")
+
+
+def _is_json_media_type(media_type: str) -> bool:
+    return media_type.endswith("/json") or media_type.endswith("+json")
+
+
+def decompress(body: bytes, content_encoding: str, max_body_bytes: int) -> bytes:
+    """The body, gunzipped when it starts with the gzip magic bytes or is declared gzip; 413 past `max_body_bytes`."""
+    encoding = content_encoding.lower()
+    if encoding not in _IDENTITY_ENCODINGS and encoding not in _GZIP_ENCODINGS:
+        raise IngestError(415, f"unsupported Content-Encoding {encoding[:40]!r}: send gzip or no encoding", "")
+    if len(body) > max_body_bytes:
+        raise IngestError(413, f"body of {len(body)} bytes is larger than the limit of {max_body_bytes} bytes", "body")
+    if body.startswith(GZIP_MAGIC):
+        return gunzip_bounded(body, max_body_bytes)
+    if encoding in _GZIP_ENCODINGS and body:
+        raise IngestError(400, "Content-Encoding is gzip but the body is not gzip data", "body")
+    return body
+
+
+def gunzip_bounded(data: bytes, max_bytes: int) -> bytes:
+    """Decompress every gzip member of `data`, never producing more than `max_bytes` + 1 bytes of output."""
+    chunks: list[bytes] = []
+    total = 0
+    while data:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = data
+        try:
+            while not inflater.eof:
+                chunk = inflater.decompress(pending, max_bytes + 1 - total)
+                total += len(chunk)
+                if total > max_bytes:
+                    message = f"body is larger than the limit of {max_bytes} bytes once decompressed"
+                    raise IngestError(413, message, "body")
+                chunks.append(chunk)
+                pending = inflater.unconsumed_tail
+                if not chunk and not pending:
+                    break
+        except zlib.error as exc:
+            raise IngestError(400, f"body is not valid gzip data ({exc})", "body") from None
+        if not inflater.eof:
+            raise IngestError(400, "gzip body is truncated: the compressed stream ends early", "body")
+        data = inflater.unused_data
+        if data and not data.startswith(GZIP_MAGIC):
+            if data.strip(b"\x00"):
+                raise IngestError(400, "unexpected bytes after the end of the gzip stream", "body")
+            break
+    return b"".join(chunks)
+
+
+def decode_utf8(body: bytes) -> str:
+    """The body as text; 400 naming the byte offset when it is not UTF-8."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = body[exc.start : exc.start + 1].hex()
+        raise IngestError(400, f"body is not valid UTF-8: byte 0x{bad} at offset {exc.start}", "body") from None
+    return text[1:] if text.startswith(UTF8_BOM) else text
+
+
+def parse_json(text: str, max_depth: int) -> DecodedBody:
+    """Parse JSON text with the stdlib parser. Duplicate keys are tolerated (last wins) and reported as warnings."""
+    if not text.strip():
+        raise IngestError(400, "body is empty: expected an OpenLineage event as JSON", "body")
+    duplicates: list[str] = []
+
+    def build_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) != len(pairs):
+            seen: set[str] = set()
+            duplicates.extend(key for key, _ in pairs if key in seen or seen.add(key))
+        return obj
+
+    try:
+        value = json.loads(text, object_pairs_hook=build_object, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise IngestError(400, _describe_syntax_error(exc, len(text)), "body") from None
+    except RecursionError:
+        raise IngestError(400, f"body is nested too deeply: the limit is {max_depth} levels", "body") from None
+    except ValueError as exc:  # NaN / Infinity, or an integer with more digits than int() converts
+        reason = "a number has too many digits" if "digits" in str(exc) else str(exc)[:80]
+        raise IngestError(400, f"body is not valid JSON: {reason}", "body") from None
+    return DecodedBody(value, _duplicate_warnings(duplicates))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _describe_syntax_error(exc: json.JSONDecodeError, length: int) -> str:
+    where = f"line {exc.lineno} column {exc.colno} (char {exc.pos})"
+    if exc.pos >= length or exc.msg.startswith("Unterminated string"):
+        return f"body is not valid JSON: it ends early (truncated?) at {where}: {exc.msg}"
+    return f"body is not valid JSON: {exc.msg} at {where}"
+
+
+def _duplicate_warnings(duplicates: list[str]) -> tuple[str, ...]:
+    if not duplicates:
+        return ()
+    names = list(dict.fromkeys(duplicates))
+    shown = ", ".join(json.dumps(name[:80], ensure_ascii=True) for name in names[:MAX_DUPLICATE_KEYS_REPORTED])
+    more = f" and {len(names) - MAX_DUPLICATE_KEYS_REPORTED} more" if len(names) > MAX_DUPLICATE_KEYS_REPORTED else ""
+    return (f"duplicate JSON keys {shown}{more}: the last value of each was kept",)

@@ -1,0 +1,145 @@
+"""The intake: request bytes in, accepted events (validated, stripped, with warnings) or an IngestError out."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from olparser.contract.body import decode_body
+from olparser.contract.errors import IngestError, json_path
+from olparser.contract.facets import drop_malformed_facets
+from olparser.contract.limits import IntakeLimits
+from olparser.contract.schema import contract_validators
+from olparser.contract.strip import strip_facets
+
+
+@dataclass(frozen=True)
+class AcceptedEvent:
+    """One event that passed the contract, heavy facets stripped and malformed read facets dropped."""
+
+    event: dict[str, Any]
+    kind: str  # "RunEvent" | "DatasetEvent" | "JobEvent"
+    run_id: str | None
+    event_type: str | None
+    warnings: tuple[str, ...] = ()
+    size_bytes: int = -1  # size of to_json_bytes(); computed when not given
+    _json: bytes | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._json is None:
+            object.__setattr__(self, "_json", encode_event(self.event))
+        if self.size_bytes < 0:
+            object.__setattr__(self, "size_bytes", len(self._json))
+
+    def to_json_bytes(self) -> bytes:
+        """Compact UTF-8 JSON of `event` (encoded once)."""
+        return self._json  # type: ignore[return-value]
+
+
+def read_event(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) -> AcceptedEvent:
+    """Read the body of a single-event request (POST /lineage). Raises IngestError (400/413/415)."""
+    decoded = decode_body(body, headers, limits)
+    if isinstance(decoded.value, list):
+        message = "expected one event as a JSON object, got an array: send arrays to the batch endpoint"
+        raise IngestError(400, message, "$")
+    return accept_event(decoded.value, limits, decoded.warnings)
+
+
+def read_batch(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) -> list[AcceptedEvent | IngestError]:
+    """Read the body of a batch request: a JSON array of events or {"events": [...]}.
+
+    Problems with the body as a whole raise IngestError; each event gets its own result, in order: an AcceptedEvent,
+    or the IngestError that refused it (its path rooted at the event, e.g. "$[3].run.runId").
+    """
+    decoded = decode_body(body, headers, limits)
+    value = decoded.value
+    if isinstance(value, dict) and "events" in value:
+        items, prefix = value["events"], "$.events"
+        if not isinstance(items, list):
+            raise IngestError(400, "$.events must be an array of events", "$.events")
+    elif isinstance(value, list):
+        items, prefix = value, "$"
+    else:
+        raise IngestError(400, 'expected a JSON array of events or an object {"events": [...]}', "$")
+    if not items:
+        raise IngestError(400, "batch is empty: send at least one event", prefix)
+    results: list[AcceptedEvent | IngestError] = []
+    for index, item in enumerate(items):
+        try:
+            results.append(accept_event(item, limits, decoded.warnings, f"{prefix}[{index}]"))
+        except IngestError as exc:
+            results.append(exc)
+    return results
+
+
+def accept_event(value: Any, limits: IntakeLimits, warnings: tuple[str, ...] = (), prefix: str = "$") -> AcceptedEvent:
+    """Strip, check depth, validate and clean one parsed event; `prefix` is its JSON path in the body."""
+    if type(value) is not dict:
+        raise IngestError(400, f"{prefix} must be an OpenLineage event object", prefix)
+    strip_facets(value, limits.stripped_facets)
+    check_depth(value, limits.max_depth, prefix)
+    kind = event_kind(value, prefix)
+    validators = contract_validators(limits.max_string_chars)
+    problem = validators.events[kind].problem(value, (), prefix)
+    if problem is not None:
+        raise IngestError(400, *problem)
+    notes = list(warnings)
+    notes += drop_malformed_facets(value, validators, prefix)
+    is_run = kind == "RunEvent"
+    if not is_run and "eventType" in value:
+        notes.append(f"{prefix} has eventType but no run: read as a static {kind}, eventType ignored")
+    return AcceptedEvent(
+        event=value,
+        kind=kind,
+        run_id=value["run"]["runId"] if is_run else None,
+        event_type=value.get("eventType") if is_run else None,
+        warnings=tuple(notes),
+    )
+
+
+def event_kind(event: dict[str, Any], prefix: str = "$") -> str:
+    """RunEvent when it has a run (or only an eventType), DatasetEvent when it has a dataset, JobEvent when it has a
+    job and no run; so that validation can report errors against one definition instead of the spec's oneOf."""
+    if "run" in event:
+        return "RunEvent"
+    if "dataset" in event:
+        return "DatasetEvent"
+    if "job" in event:
+        return "JobEvent"
+    if "eventType" in event:
+        return "RunEvent"
+    expected = "expected run and job (RunEvent), job (JobEvent) or dataset (DatasetEvent)"
+    raise IngestError(400, f"{prefix} is not an OpenLineage event: {expected}", prefix)
+
+
+def check_depth(event: dict[str, Any], max_depth: int, prefix: str = "$") -> None:
+    """400 when objects/arrays nest deeper than `max_depth` (the event itself is depth 1). Iterative: no recursion."""
+    stack: list[tuple[Any, int]] = [(event, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > max_depth:
+            path = json_path(_path_to_depth(event, max_depth + 1), prefix)
+            raise IngestError(400, f"{path} is nested deeper than the limit of {max_depth} levels", path)
+        for child in node.values() if type(node) is dict else node:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+
+
+def _path_to_depth(event: dict[str, Any], depth: int) -> tuple[str | int, ...]:
+    """The path of the first container found at `depth` (only called once a violation is known)."""
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(event, ())]
+    while stack:
+        node, path = stack.pop()
+        if len(path) + 1 >= depth:
+            return path
+        children = node.items() if type(node) is dict else enumerate(node)
+        stack.extend((child, (*path, key)) for key, child in children if type(child) in (dict, list))
+    return ()
+
+
+def encode_event(event: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON; strings with lone surrogates (valid JSON escapes, not UTF-8) fall back to ASCII escapes."""
+    try:
+        return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(event, separators=(",", ":")).encode("ascii")

@@ -1,0 +1,179 @@
+"""The project's own event contract (event-contract.schema.json): compiled validators and readable error messages.
+
+Each definition is compiled twice from the same file: fastjsonschema (generated Python, fast) answers "valid?" on
+every event; jsonschema, the reference implementation, explains a failure and is the authority when they disagree.
+Both use the same format functions (is_uuid, is_date_time).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import fastjsonschema
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError, best_match
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from olparser.contract.errors import json_path, preview
+
+SCHEMA_PATH = Path(__file__).with_name("event-contract.schema.json")
+CONTRACT: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+CONTRACT_ID: str = CONTRACT["$id"]
+
+EVENT_KINDS = ("RunEvent", "DatasetEvent", "JobEvent")
+DEFAULT_MAX_STRING_CHARS: int = CONTRACT["$defs"]["Name"]["maxLength"]
+
+# Which $defs list the facets read at each kind of facet map (see strip.facet_maps for the places).
+FACET_GROUPS = {
+    "run": "ReadRunFacets",
+    "job": "ReadJobFacets",
+    "dataset": "ReadDatasetFacets",
+    "inputFacets": "ReadInputDatasetFacets",
+    "outputFacets": "ReadOutputDatasetFacets",
+}
+
+_DATE_TIME = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):?(\d{2}))?\Z", re.ASCII
+)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII)
+_CONTROL_CHAR = re.compile(r"[\x00-\x1f\x7f]")
+_JSON_TYPE_NAMES = {
+    "string": "a string",
+    "array": "an array",
+    "object": "an object",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+}
+
+
+def is_date_time(value: object) -> bool:
+    """RFC 3339 date-time (T or space separator, up to 9 fraction digits); the UTC offset may be omitted."""
+    if not isinstance(value, str):
+        return True  # formats apply to strings only; the type keyword catches the rest
+    match = _DATE_TIME.match(value)
+    if match is None:
+        return False
+    year, month, day, hour, minute, second, off_h, off_m = match.groups()
+    try:
+        datetime(int(year), int(month), int(day), int(hour), int(minute), min(int(second), 59))
+    except ValueError:
+        return False
+    return off_h is None or (int(off_h) <= 23 and int(off_m) <= 59)
+
+
+def is_uuid(value: object) -> bool:
+    """8-4-4-4-12 hexadecimal digits (any version, either case); no braces, no urn: prefix."""
+    return not isinstance(value, str) or _UUID.match(value) is not None
+
+
+FORMATS: dict[str, Callable[[object], bool]] = {"uuid": is_uuid, "date-time": is_date_time}
+
+
+def _format_checker() -> FormatChecker:
+    checker = FormatChecker(formats=())
+    for name, check in FORMATS.items():
+        checker.checks(name)(check)
+    return checker
+
+
+FORMAT_CHECKER = _format_checker()
+
+
+@dataclass(frozen=True)
+class CompiledDef:
+    """One definition of the contract, compiled for speed (fast) and for explanations (full)."""
+
+    name: str
+    fast: Callable[[Any], Any]
+    full: Draft202012Validator
+
+    def problem(self, instance: Any, root: tuple[str | int, ...] = (), prefix: str = "$") -> tuple[str, str] | None:
+        """(message, JSON path) of the most relevant violation, or None when `instance` is valid.
+
+        `root` is where `instance` sits in the event and `prefix` the path of the event itself ("$" or "$[3]").
+        """
+        try:
+            self.fast(instance)
+            return None
+        except fastjsonschema.JsonSchemaException:
+            pass
+        error = best_match(self.full.iter_errors(instance))
+        return None if error is None else describe(error, root, prefix)
+
+
+@dataclass(frozen=True)
+class ContractValidators:
+    """Compiled definitions: one per event kind, and one per facet read, grouped by the kind of facet map."""
+
+    events: dict[str, CompiledDef]
+    facets: dict[str, dict[str, CompiledDef]]
+
+
+@lru_cache(maxsize=8)
+def contract_validators(max_string_chars: int = DEFAULT_MAX_STRING_CHARS) -> ContractValidators:
+    """Compile the contract once per name-length limit (the limit is the only run-time parameter of the schema)."""
+    schema = copy.deepcopy(CONTRACT)
+    schema["$defs"]["Name"]["maxLength"] = max_string_chars
+    registry = Registry().with_resource(CONTRACT_ID, Resource.from_contents(schema, default_specification=DRAFT202012))
+
+    def compile_def(name: str) -> CompiledDef:
+        fast = fastjsonschema.compile(
+            {"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}, formats=FORMATS, use_default=False
+        )
+        full = Draft202012Validator(
+            {"$ref": f"{CONTRACT_ID}#/$defs/{name}"}, registry=registry, format_checker=FORMAT_CHECKER
+        )
+        return CompiledDef(name, fast, full)
+
+    facets = {}
+    for group, def_name in FACET_GROUPS.items():
+        read = schema["$defs"][def_name]["properties"]
+        facets[group] = {facet: compile_def(ref["$ref"].rsplit("/", 1)[1]) for facet, ref in read.items()}
+    return ContractValidators(events={kind: compile_def(kind) for kind in EVENT_KINDS}, facets=facets)
+
+
+def describe(error: ValidationError, root: tuple[str | int, ...], prefix: str) -> tuple[str, str]:
+    """A short message that names the field and the problem, without echoing large values."""
+    parts = (*root, *error.absolute_path)
+    keyword, expected, value = error.validator, error.validator_value, error.instance
+    if keyword == "required":
+        missing = next((name for name in expected if name not in value), expected[0])
+        path = json_path((*parts, missing), prefix)
+        return f"{path} is required but missing", path
+    path = json_path(parts, prefix)
+    if keyword == "type":
+        types = [expected] if isinstance(expected, str) else expected
+        wanted = " or ".join(_JSON_TYPE_NAMES.get(t, t) for t in types)
+        return f"{path} must be {wanted}, got {_json_type_of(value)}", path
+    if keyword == "enum":
+        allowed = ", ".join(str(v) for v in expected)
+        return f"{path} must be one of {allowed}; got {preview(value)}", path
+    if keyword == "format" and expected == "uuid":
+        return f"{path} must be a UUID; got {preview(value)}", path
+    if keyword == "format" and expected == "date-time":
+        return f"{path} must be an ISO 8601 date-time such as 2024-05-01T12:00:00.000Z; got {preview(value)}", path
+    if keyword == "maxLength":
+        return f"{path} is {len(value)} characters long, more than the limit of {expected}", path
+    if keyword == "pattern" and isinstance(value, str) and (control := _CONTROL_CHAR.search(value)):
+        return f"{path} contains control character U+{ord(control.group()):04X} at index {control.start()}", path
+    return f"{path} breaks the contract's {keyword!r} rule", path  # never echo the value
+
+
+def _json_type_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return {str: "a string", dict: "an object", list: "an array"}.get(type(value), "null")
+
+
+contract_validators()  # compile the default contract at import, not on the first request
