@@ -1,0 +1,66 @@
+"""End to end: `ol2purview replay` sends files through openlineage-python to `ol2purview serve`."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.conftest import PROJECT_ROOT
+from tests.e2e.conftest import ServeHandle, drain_inbox, real_event_files, sequence_folders
+
+pytestmark = pytest.mark.e2e
+
+
+def replay(serve: ServeHandle, *paths: Path, extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "tools.cli", "replay", *map(str, paths), "--url", serve.url, *extra]
+    return subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_a_spark_run_folder_is_replayed_in_emission_order_with_gzip(serve):
+    drain_inbox(serve)
+    folder = next(f for f in sequence_folders() if f.name == "compat-tests__spark_dataproc_simple_producer_test_complete")
+    done = replay(serve, folder, extra=("--key", serve.key, "--gzip"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == f"16 events to {serve.url}/api/v1/lineage: 16 accepted, 0 refused"
+    assert "16/16" in done.stderr  # the progress bar
+    expected = [json.loads((folder / f"{n}.json").read_text())["eventTime"] for n in range(1, 17)]
+    assert [json.loads(item.body)["eventTime"] for item in drain_inbox(serve)] == expected
+
+
+def test_refusals_are_counted_and_explained_with_the_servers_message(serve, tmp_path):
+    drain_inbox(serve)
+    good = json.loads(real_event_files()[0].read_text())
+    bad = {**good, "run": {"runId": "not-a-uuid"}}
+    (tmp_path / "1.json").write_text(json.dumps(good))
+    (tmp_path / "2.jsonl").write_text(json.dumps(bad) + "\n" + json.dumps(good) + "\n")
+    (tmp_path / "_config.json").write_text("{}")  # skipped: not an event
+    server_says = requests.post(f"{serve.url}/api/v1/lineage", params={"code": serve.key}, json=bad,
+                                timeout=5).json()
+    done = replay(serve, tmp_path, extra=("--key", serve.key))
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [
+        f"3 events to {serve.url}/api/v1/lineage: 2 accepted, 1 refused",
+        f"  400 {tmp_path / '2.jsonl'}:1: {server_says['error']} (at {server_says['path']})",
+    ]
+    assert len(drain_inbox(serve)) == 2
+
+
+def test_a_wrong_key_refuses_everything_with_401(serve):
+    files = real_event_files()[:2]
+    done = replay(serve, *files, extra=("--key", "wrong"))
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"2 events to {serve.url}/api/v1/lineage: 0 accepted, 2 refused"
+    assert lines[1] == f"  401 {files[0]}: missing or wrong function key: send it in the x-functions-key header or as ?code="
+
+
+def test_an_unreachable_endpoint_is_reported_not_raised(tmp_path):
+    closed = ServeHandle("http://127.0.0.1:9", "", tmp_path, None, tmp_path / "none")  # type: ignore[arg-type]
+    done = replay(closed, real_event_files()[0], extra=("--timeout", "2", "--retries", "0"))
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stdout.splitlines()[1].startswith(f"  --- {real_event_files()[0]}: not sent: cannot reach the endpoint")

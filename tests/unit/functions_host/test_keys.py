@@ -1,0 +1,41 @@
+"""Auth levels and function keys."""
+from tools.functions_host.keys import KeyRing, generate_key, presented_key
+
+KEYS = KeyRing(master_key="m-key", host_keys=("h-key",), function_keys={"echo": ("e-key",)})
+
+
+def test_anonymous_needs_no_key():
+    assert KEYS.allows("anonymous", "health", None)
+
+
+def test_function_level_accepts_function_host_and_master_keys():
+    assert KEYS.allows("function", "echo", "e-key")
+    assert KEYS.allows("function", "echo", "h-key")
+    assert KEYS.allows("function", "echo", "m-key")
+
+
+def test_function_level_refuses_missing_wrong_and_other_functions_keys():
+    assert not KEYS.allows("function", "echo", None)
+    assert not KEYS.allows("function", "echo", "")
+    assert not KEYS.allows("function", "echo", "h-key ")
+    assert not KEYS.allows("function", "other", "e-key")
+    assert not KEYS.allows("function", "echo", "ключ")  # non-ASCII is compared as bytes, not an error
+
+
+def test_admin_level_accepts_only_the_master_key():
+    assert KEYS.allows("ADMIN", "echo", "m-key")
+    assert not KEYS.allows("admin", "echo", "h-key")
+    assert not KEYS.allows("admin", "echo", "e-key")
+
+
+def test_header_wins_over_code_parameter():
+    assert presented_key({"x-functions-key": "from-header"}, {"code": "from-query"}) == "from-header"
+    assert presented_key({}, {"code": "from-query"}) == "from-query"
+    assert presented_key({}, {}) is None
+
+
+def test_generated_keys_are_long_random_and_url_safe():
+    first, second = generate_key(), generate_key()
+    assert first != second
+    assert len(first) >= 40
+    assert set(first) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")

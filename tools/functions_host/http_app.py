@@ -1,0 +1,196 @@
+"""The ASGI app that serves a function app's HTTP triggers the way the Azure Functions host does.
+
+Routing: `{routePrefix}/{route}` templates, case-insensitive, most specific first; a path that matches with the wrong
+method is a 404, as in Azure. Auth levels and keys per `keys.KeyRing`. Host errors (404, 401, 413, 429, 500) are small
+JSON bodies; an unhandled exception in a function is logged with its stack trace and answered with a generic 500.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Collection, Mapping
+
+import anyio
+import azure.functions as func
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from tools.functions_host.config import MAX_REQUEST_BYTES, HostConfig
+from tools.functions_host.functions import FunctionSpec
+from tools.functions_host.invocation import BindingDelivery, check_supported, invoke
+from tools.functions_host.keys import KeyRing, presented_key
+from tools.functions_host.routes import RouteTemplate, full_template
+
+HTTP_TRIGGER = "httpTrigger"
+log = logging.getLogger("ol2purview.host")
+
+
+@dataclass(frozen=True)
+class HttpRoute:
+    """Where and how an HTTP-triggered function is reached."""
+
+    function: FunctionSpec
+    template: RouteTemplate
+    methods: frozenset[str] | None  # None: every method
+    auth_level: str
+
+    @classmethod
+    def of(cls, function: FunctionSpec, route_prefix: str) -> "HttpRoute":
+        settings = function.trigger.settings
+        route = settings.get("route") or function.name
+        methods = settings.get("methods")
+        return cls(
+            function=function,
+            template=RouteTemplate.parse(full_template(route_prefix, route)),
+            methods=frozenset(str(m).upper() for m in methods) if methods else None,
+            auth_level=str(settings.get("authLevel", "function")).lower(),
+        )
+
+    def describe(self) -> str:
+        methods = ",".join(sorted(self.methods)) if self.methods else "ANY"
+        return f"{self.function.name}: {methods} /{self.template.template} [{self.auth_level}]"
+
+
+def http_routes(functions: Collection[FunctionSpec], route_prefix: str) -> list[HttpRoute]:
+    """The HTTP routes of `functions`, most specific first."""
+    routes = [HttpRoute.of(f, route_prefix) for f in functions if f.trigger.type == HTTP_TRIGGER]
+    return sorted(routes, key=lambda r: r.template.precedence)
+
+
+def json_response(status: int, body: Mapping[str, Any]) -> Response:
+    return Response(json.dumps(body), status_code=status, media_type="application/json")
+
+
+class BodyTooLarge(Exception):
+    """The request body is over the host's limit."""
+
+
+class FunctionsHttpApp:
+    """ASGI application serving the HTTP-triggered functions of one app."""
+
+    def __init__(
+        self,
+        functions: Collection[FunctionSpec],
+        config: HostConfig,
+        keys: KeyRing,
+        deliveries: Mapping[str, BindingDelivery] | None = None,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
+    ) -> None:
+        http_functions = [f for f in functions if f.trigger.type == HTTP_TRIGGER]
+        self.deliveries = dict(deliveries or {})
+        check_supported(http_functions, {HTTP_TRIGGER}, self.deliveries)
+        self.routes = http_routes(http_functions, config.route_prefix)
+        self.config = config
+        self.keys = keys
+        self.max_request_bytes = max_request_bytes
+        self._limiter: anyio.CapacityLimiter | None = None  # created inside the event loop
+        self._in_flight = 0
+
+    def find(self, method: str, path: str) -> tuple[HttpRoute, dict[str, str]] | None:
+        """The route answering `method path` and its route parameters, or None (404)."""
+        for route in self.routes:
+            if route.methods is not None and method not in route.methods:
+                continue
+            params = route.template.match(path)
+            if params is not None:
+                return route, params
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        if self._in_flight >= self.config.max_outstanding_requests:
+            await json_response(429, {"error": "too many requests in flight; retry later"})(scope, receive, send)
+            return
+        self._in_flight += 1
+        try:
+            response = await self._handle(Request(scope, receive))
+        finally:
+            self._in_flight -= 1
+        await response(scope, receive, send)
+
+    async def _handle(self, request: Request) -> Response:
+        path = request.scope["path"]
+        found = self.find(request.method, path)
+        if found is None:
+            return json_response(404, {"error": f"no function answers {request.method} {path}"})
+        route, route_params = found
+        params = dict(request.query_params)
+        if not self.keys.allows(route.auth_level, route.function.name, presented_key(request.headers, params)):
+            return json_response(
+                401, {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}
+            )
+        try:
+            body = await _read_body(request, self.max_request_bytes)
+        except BodyTooLarge:
+            return json_response(413, {"error": f"request body over the host limit of {self.max_request_bytes} bytes"})
+        http_request = func.HttpRequest(
+            method=request.method,
+            url=str(request.url),
+            headers={name: value for name, value in request.headers.items()},
+            params=params,
+            route_params=route_params,
+            body=body,
+        )
+        invocation_id = str(uuid.uuid4())
+        started = time.perf_counter()
+        try:
+            result = await invoke(route.function, http_request, self.deliveries, self._capacity())
+            response = to_response(result)
+        except Exception:
+            log.exception("Function %r failed (invocation %s)", route.function.name, invocation_id)
+            response = json_response(500, {"error": "internal error", "invocationId": invocation_id})
+        log.info(
+            "Executed %r (status %d, %.1f ms, invocation %s)",
+            route.function.name, response.status_code, (time.perf_counter() - started) * 1000, invocation_id,
+        )
+        return response
+
+    def _capacity(self) -> anyio.CapacityLimiter:
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.config.max_concurrent_requests)
+        return self._limiter
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def to_response(result: Any) -> Response:
+    """Map what an HTTP function returned to an HTTP response (HttpResponse, str/bytes body, or None)."""
+    if isinstance(result, func.HttpResponse):
+        headers = {name: value for name, value in result.headers.items()}
+        if not any(name.lower() == "content-type" for name in headers):
+            headers["Content-Type"] = f"{result.mimetype}; charset={result.charset}"
+        return Response(result.get_body(), status_code=result.status_code, headers=headers)
+    if result is None:
+        return Response(b"", status_code=204)
+    if isinstance(result, (str, bytes)):
+        return Response(result, status_code=200, media_type="text/plain")
+    raise TypeError(f"an HTTP function must return func.HttpResponse, str, bytes or None, not {type(result).__name__}")
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

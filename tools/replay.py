@@ -1,0 +1,182 @@
+"""`ol2purview replay`: send OpenLineage events from files through the real openlineage-python HTTP transport.
+
+Paths may be event files (one JSON object, or a JSON array of them), JSON-lines files (`.jsonl`, `.ndjson`, or any
+file holding one object per line) and folders (their `.json`/`.jsonl`/`.ndjson` files in natural name order, so
+`2.json` comes before `10.json`; names starting with `_` or `.` are skipped). Events go out in that order, one request
+each, exactly as `HttpTransport.emit` sends them (keys sorted, nulls dropped, optional gzip). Exit status 0 when every
+event was accepted, 1 otherwise.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import requests
+from openlineage.client.transport.http import HttpCompression, HttpConfig, HttpTransport
+from tqdm import tqdm
+
+EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
+KEY_HEADER = "x-functions-key"
+MAX_LISTED_REFUSALS = 50
+
+
+@dataclass(frozen=True)
+class SourcedEvent:
+    """One event read from disk (or the reason it could not be read), with where it came from."""
+
+    source: str
+    event: dict[str, Any] | None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one event: accepted, refused by the endpoint (status + its message), or not sent."""
+
+    source: str
+    accepted: bool
+    status: int | None
+    reason: str
+
+
+def _natural_key(path: Path) -> list[object]:
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", path.name)]
+
+
+def event_files(paths: Iterable[Path]) -> list[Path]:
+    """Files to read, in order: given files as given, folders expanded in natural name order."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found = [p for p in path.iterdir() if p.is_file() and p.suffix.lower() in EVENT_SUFFIXES
+                     and not p.name.startswith(("_", "."))]
+            files.extend(sorted(found, key=_natural_key))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise FileNotFoundError(f"no such file or folder: {path}")
+    return files
+
+
+def read_events(path: Path) -> list[SourcedEvent]:
+    """The events in one file: a JSON object, a JSON array of objects, or JSON lines."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as whole_error:
+        lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+        if len(lines) < 2:
+            return [SourcedEvent(str(path), None, f"not JSON: {whole_error.msg} at line {whole_error.lineno}")]
+        return [_line_event(f"{path}:{number}", line) for number, line in lines]
+    if isinstance(document, list):
+        return [_checked(f"{path}[{index}]", item) for index, item in enumerate(document)]
+    return [_checked(str(path), document)]
+
+
+def _line_event(source: str, line: str) -> SourcedEvent:
+    try:
+        return _checked(source, json.loads(line))
+    except json.JSONDecodeError as error:
+        return SourcedEvent(source, None, f"not JSON: {error.msg}")
+
+
+def _checked(source: str, document: Any) -> SourcedEvent:
+    if not isinstance(document, dict):
+        return SourcedEvent(source, None, f"not a JSON object but {type(document).__name__}")
+    return SourcedEvent(source, document)
+
+
+def make_transport(url: str, endpoint: str, key: str | None, gzip: bool, timeout: float,
+                   retries: int) -> HttpTransport:
+    """The openlineage-python HTTP transport, configured as a producer would configure it for this endpoint."""
+    config = HttpConfig.from_dict({
+        "type": "http",
+        "url": url,
+        "endpoint": endpoint,
+        "timeout": timeout,
+        "retry": {"total": retries, "connect": retries, "read": retries},
+        "custom_headers": {KEY_HEADER: key} if key else {},
+        **({"compression": HttpCompression.GZIP.value} if gzip else {}),
+    })
+    return HttpTransport(config)
+
+
+def _refusal_reason(response: requests.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text.strip()[:300] or response.reason
+    if isinstance(body, dict) and "error" in body:
+        path = body.get("path")
+        return f"{body['error']} (at {path})" if path else str(body["error"])
+    return json.dumps(body)[:300]
+
+
+def send(events: list[SourcedEvent], transport: HttpTransport, progress: tqdm) -> list[Outcome]:
+    """Send each event in order. Stops early if the endpoint cannot be reached; unsent events count as refused."""
+    outcomes: list[Outcome] = []
+    for index, item in enumerate(events):
+        if item.event is None:
+            outcomes.append(Outcome(item.source, False, None, f"not sent: {item.problem}"))
+            progress.update()
+            continue
+        try:
+            response = transport.emit(item.event)  # emit serialises a plain dict as it does an event object
+            outcomes.append(Outcome(item.source, True, response.status_code, "accepted"))
+        except requests.HTTPError as error:
+            response = error.response
+            outcomes.append(Outcome(item.source, False, response.status_code, _refusal_reason(response)))
+        except requests.exceptions.RetryError:
+            outcomes.append(Outcome(item.source, False, None, "refused: server errors (5xx) until retries ran out"))
+        except requests.RequestException as error:
+            reason = f"not sent: cannot reach the endpoint ({type(error).__name__})"
+            outcomes.extend(Outcome(rest.source, False, None, reason) for rest in events[index:])
+            progress.update(len(events) - index)
+            break
+        progress.update()
+    return outcomes
+
+
+def summary(outcomes: list[Outcome], target: str) -> str:
+    """The report printed at the end: totals, then each refused event with its status and reason."""
+    refused = [o for o in outcomes if not o.accepted]
+    lines = [f"{len(outcomes)} events to {target}: {len(outcomes) - len(refused)} accepted, {len(refused)} refused"]
+    for outcome in refused[:MAX_LISTED_REFUSALS]:
+        status = outcome.status if outcome.status is not None else "---"
+        lines.append(f"  {status} {outcome.source}: {outcome.reason}")
+    if len(refused) > MAX_LISTED_REFUSALS:
+        lines.append(f"  ... and {len(refused) - MAX_LISTED_REFUSALS} more")
+    return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", type=Path, help="event files, JSON-lines files or folders")
+    parser.add_argument("--url", required=True, help="the endpoint's base URL, e.g. http://127.0.0.1:7071")
+    parser.add_argument("--key", help="function key, sent in the x-functions-key header")
+    parser.add_argument("--gzip", action="store_true", help="gzip each request body, as compression=gzip does")
+    parser.add_argument("--endpoint", default="/api/v1/lineage", help="path of the endpoint (default /api/v1/lineage)")
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds per request (default 5, as Spark)")
+    parser.add_argument("--retries", type=int, default=5,
+                        help="retries on connection errors and 500/502/503/504 (default 5, the client's default)")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        files = event_files(args.paths)
+    except FileNotFoundError as error:
+        print(f"ol2purview replay: {error}", file=sys.stderr)
+        return 2
+    events = [event for path in files for event in read_events(path)]
+    transport = make_transport(args.url, args.endpoint, args.key, args.gzip, args.timeout, args.retries)
+    try:
+        with tqdm(total=len(events), unit="event", file=sys.stderr, mininterval=0.2) as progress:
+            outcomes = send(events, transport, progress)
+    finally:
+        transport.close()
+    print(summary(outcomes, args.url.rstrip("/") + "/" + args.endpoint.lstrip("/")), flush=True)
+    return 0 if outcomes and all(o.accepted for o in outcomes) else 1
