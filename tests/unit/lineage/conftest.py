@@ -5,26 +5,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from olparser.naming import MappingResult
+
 SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 EVENTS = SHARED / "openlineage" / "events"
 SEQUENCES = SHARED / "openlineage" / "sequences"
-
-
-@dataclass(frozen=True)
-class FakeResult:
-    qualified_name: str | None
-    purview_type: str | None
-    rule_name: str | None
-    error: str | None = None
-
-    @property
-    def matched(self) -> bool:
-        return self.qualified_name is not None
 
 
 class FakeEngine:
@@ -38,11 +27,11 @@ class FakeEngine:
         adls = re.match(r"^abfss?://([^@]+)@([^/]+\.dfs\.core\.windows\.net)(/.*)?$", namespace)
         if adls:
             path = "/".join(p for p in ((adls.group(3) or "").strip("/"), name.strip("/")) if p)
-            return FakeResult(f"https://{adls.group(2)}/{adls.group(1)}/{path}", "azure_datalake_gen2_path", "adls")
+            return MappingResult(f"https://{adls.group(2)}/{adls.group(1)}/{path}", "azure_datalake_gen2_path", "adls")
         hive = re.match(r"^hive://([^:/]+)", namespace)
         if hive and name.count(".") == 1:
-            return FakeResult(f"{name}@{hive.group(1)}", "hive_table", "hive")
-        return FakeResult(None, None, None, f"no rule for {namespace}")
+            return MappingResult(f"{name}@{hive.group(1)}", "hive_table", "hive")
+        return MappingResult(None, None, None, f"no rule for {namespace}")
 
 
 def load_event(name: str) -> dict:
