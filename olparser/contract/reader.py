@@ -138,8 +138,10 @@ def _path_to_depth(event: dict[str, Any], depth: int) -> tuple[str | int, ...]:
 
 
 def encode_event(event: dict[str, Any]) -> bytes:
-    """Compact UTF-8 JSON; strings with lone surrogates (valid JSON escapes, not UTF-8) fall back to ASCII escapes."""
+    """Compact UTF-8 JSON. Unpaired surrogate escapes (`\\ud800`: valid JSON, not Unicode) become U+FFFD, so that
+    every later stage (queue, run state, catalog) receives valid Unicode."""
+    text = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
     try:
-        return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(event, separators=(",", ":")).encode("ascii")
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")

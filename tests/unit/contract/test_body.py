@@ -211,7 +211,7 @@ def test_to_json_bytes_is_compact_and_round_trips() -> None:
     assert accepted.size_bytes == len(accepted.to_json_bytes())
 
 
-def test_lone_surrogate_escapes_survive_encoding() -> None:
-    body = body_of(minimal_event()).replace(b"etl.insert_into.orders", b"etl\\ud800x")
+def test_lone_surrogate_escapes_become_replacement_characters() -> None:
+    body = body_of(minimal_event()).replace(b"etl.insert_into.orders", b"etl\\ud800x\\ud83d\\ude00")
     accepted = read_event(body, {}, IntakeLimits())
-    assert json.loads(accepted.to_json_bytes())["job"]["name"] == "etl\ud800x"
+    assert json.loads(accepted.to_json_bytes())["job"]["name"] == "etl\ufffdx\U0001f600"
