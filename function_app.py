@@ -1,45 +1,32 @@
-"""The ol2purview Azure Function (Python v2 model): HTTP intake of OpenLineage events.
+"""The ol2purview Azure Function (Python v2 model): queue mode, wiring only.
 
-It only wires triggers to the core: `olparser.contract` reads and checks a body, an `EventHandoff` keeps each accepted
-event safe for the processing stage, and the function answers with a small JSON body. Bad input gets a 4xx naming the
-problem (`{"error", "path"}`), never a stack trace.
+- `ingest_event` / `ingest_batch` (HTTP): `olparser.contract` reads and checks the body; each accepted event becomes
+  a queue envelope (inline, or a blob claim check for a big event) set on the `msg` output binding. The host puts it
+  on the lineage queue after the function returns and before the answer leaves, so a 200 means the event is stored.
+  Bad input gets a 4xx naming the problem (`{"error", "path"}`), never a stack trace.
+- `process_lineage_event` (queue trigger): opens the envelope and runs the pipeline (merge, map, build, upload).
+  A catalog failure propagates: the host retries the message, and after `maxDequeueCount` attempts moves it to
+  `lineage-events-poison`, from which `ol2purview requeue` brings it back.
+- `health` (HTTP, anonymous).
 
-Routes (prefix from host.json): POST v1/lineage (one event), POST v1/lineage/batch (OpenLineage batch), GET health.
-To change where events go (e.g. a queue output binding), replace `handoff()`; the functions stay as they are.
+Everything is built by `olparser.runtime` from the app settings, once per process.
 """
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from typing import Any
 
 import azure.functions as func
 
-from olparser.contract import AcceptedEvent, IngestError, IntakeLimits, batch_response, read_batch, read_event
-from olparser.delivery.handoff import EventHandoff
-from olparser.delivery.inbox import INBOX_FILE, SqliteInbox
-from olparser.settings import Settings
+from olparser.contract import AcceptedEvent, IngestError, batch_response, read_batch, read_event
+from olparser.runtime import process_runtime
+
+LINEAGE_QUEUE = "lineage-events"  # LINEAGE_QUEUE must match: bindings are declared before settings are read
+STORAGE = "AzureWebJobsStorage"
 
 app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION)
-log = logging.getLogger("ol2purview.ingest")
-
-
-@functools.cache
-def settings() -> Settings:
-    """The app settings, read once on first use."""
-    return Settings.from_env()
-
-
-@functools.cache
-def limits() -> IntakeLimits:
-    return IntakeLimits.from_settings(settings())
-
-
-@functools.cache
-def handoff() -> EventHandoff:
-    """Where accepted events go: the embedded SQLite inbox until the queue path replaces it."""
-    return SqliteInbox(settings().data_dir / INBOX_FILE)
+log = logging.getLogger("ol2purview")
 
 
 def _json(status: int, body: Any) -> func.HttpResponse:
@@ -51,53 +38,70 @@ def _refusal(error: IngestError) -> func.HttpResponse:
     return _json(error.status, error.to_json())
 
 
-def _unavailable() -> func.HttpResponse:
-    log.exception("Could not hand an accepted event on")
-    return _json(503, {"error": "the event could not be stored; send it again", "path": ""})
+def _envelope(event: AcceptedEvent) -> str:
+    """The queue message for an accepted event (stores a big event as a claim check first)."""
+    return process_runtime().courier().deliver(event.to_json_bytes(), event.run_id, event.event_type)
 
 
-def _accepted(event: AcceptedEvent, outcome: str) -> dict[str, Any]:
+def _accepted(event: AcceptedEvent) -> dict[str, Any]:
     body: dict[str, Any] = {"runId": event.run_id, "eventType": event.event_type, "status": "accepted",
-                            "handoff": outcome}
+                            "handoff": "queued"}
     if event.warnings:
         body["warnings"] = list(event.warnings)
     return body
 
 
 @app.route(route="v1/lineage", methods=["POST"])
-def ingest_event(req: func.HttpRequest) -> func.HttpResponse:
+@app.queue_output(arg_name="msg", queue_name=LINEAGE_QUEUE, connection=STORAGE)
+def ingest_event(req: func.HttpRequest, msg: func.Out[str]) -> func.HttpResponse:
     """One OpenLineage event (RunEvent, DatasetEvent or JobEvent), plain or gzip."""
     try:
-        event = read_event(req.get_body(), req.headers, limits())
+        event = read_event(req.get_body(), req.headers, process_runtime().limits())
     except IngestError as error:
         return _refusal(error)
     try:
-        outcome = handoff().hand_off(event)
-    except Exception:
-        return _unavailable()
-    return _json(200, _accepted(event, outcome))
+        msg.set(_envelope(event))
+    except Exception as exc:
+        log.warning("Could not store a big event as a claim check: %s", type(exc).__name__)
+        return _json(503, {"error": "the event could not be stored; send it again", "path": ""})
+    return _json(200, _accepted(event))
 
 
 @app.route(route="v1/lineage/batch", methods=["POST"])
-def ingest_batch(req: func.HttpRequest) -> func.HttpResponse:
+@app.queue_output(arg_name="msg", queue_name=LINEAGE_QUEUE, connection=STORAGE)
+def ingest_batch(req: func.HttpRequest, msg: func.Out[list[str]]) -> func.HttpResponse:
     """Several events (a JSON array or {"events": [...]}), answered as the OpenLineage batch API specifies: 204 when
     every event was taken, else 200 with a summary and, per refused event, its index, reason and `retriable`."""
     try:
-        results = read_batch(req.get_body(), req.headers, limits())
+        results = read_batch(req.get_body(), req.headers, process_runtime().limits())
     except IngestError as error:
         return _refusal(error)
+    envelopes: list[str] = []
     outcomes: list[AcceptedEvent | BaseException] = []
     for index, result in enumerate(results):
         if isinstance(result, AcceptedEvent):
             try:
-                handoff().hand_off(result)
+                envelopes.append(_envelope(result))
             except Exception as exc:
-                log.exception("Could not hand on event %d of a batch", index)
+                log.warning("Could not store event %d of a batch as a claim check: %s", index, type(exc).__name__)
                 outcomes.append(exc)
                 continue
         outcomes.append(result)
+    if envelopes:
+        msg.set(envelopes)
     status, body = batch_response(outcomes)
     return func.HttpResponse(status_code=status) if body is None else _json(status, body)
+
+
+@app.queue_trigger(arg_name="msg", queue_name=LINEAGE_QUEUE, connection=STORAGE)
+def process_lineage_event(msg: func.QueueMessage) -> None:
+    """Merge, map and upload one queued event. Raises to have the host retry it (then poison it)."""
+    runtime = process_runtime()
+    event = runtime.courier().open_event(msg.get_body().decode("utf-8"))
+    outcome = runtime.process(event)
+    log.info("Processed runId=%s eventType=%s status=%s entities=%d unmatched=%d calls=%d attempt=%d",
+             outcome.run_id, outcome.event_type, outcome.status, outcome.entities, outcome.unmatched,
+             outcome.catalog_calls, msg.dequeue_count or 1)
 
 
 @app.route(route="health", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)

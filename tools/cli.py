@@ -12,6 +12,7 @@ import sys
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("tools.functions_host.cli", "serve function_app.py over HTTP as the Azure Functions host does"),
+    "worker": ("tools.functions_host.worker_cli", "run only the queue triggers of function_app.py (as `serve` does)"),
     "catalog": ("tools.catalog.cli", "run the embedded Atlas-compatible catalog with its lineage page"),
     "replay": ("tools.replay", "send OpenLineage events through the openlineage-python HTTP client"),
     "typedefs": ("tools.typedefs", "register the connector's custom Atlas types (create or update)"),

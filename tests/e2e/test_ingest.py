@@ -1,4 +1,4 @@
-"""End to end: real OpenLineage events through openlineage-python into `ol2purview serve`, and into its inbox."""
+"""End to end: real OpenLineage events through openlineage-python into `ol2purview serve`, and onto its lineage queue."""
 from __future__ import annotations
 
 import gzip
@@ -10,7 +10,7 @@ import pytest
 import requests
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
-from tests.e2e.conftest import ServeHandle, drain_inbox, real_event_files, sequence_folders
+from tests.e2e.conftest import ServeHandle, drain_queue, real_event_files, sequence_folders
 
 pytestmark = pytest.mark.e2e
 
@@ -40,7 +40,7 @@ def load(path: Path) -> dict:
 
 def expected_answer(event: dict) -> dict:
     return {"runId": event.get("run", {}).get("runId"), "eventType": event.get("eventType"),
-            "status": "accepted", "handoff": "stored"}
+            "status": "accepted", "handoff": "queued"}
 
 
 def test_health_is_anonymous(serve):
@@ -51,7 +51,7 @@ def test_health_is_anonymous(serve):
 @pytest.mark.parametrize(("key_in", "gzip_body"), [("urlParams", False), ("urlParams", True),
                                                    ("header", False), ("header", True)])
 def test_real_events_are_accepted_and_stored_in_order(serve, key_in, gzip_body):
-    drain_inbox(serve)
+    drain_queue(serve)
     files = real_event_files()
     assert len(files) == 7
     client = transport(serve, key_in=key_in, gzip_body=gzip_body)
@@ -60,16 +60,16 @@ def test_real_events_are_accepted_and_stored_in_order(serve, key_in, gzip_body):
         response = client.emit(event)
         assert response.status_code == 200, path.name
         assert {k: response.json()[k] for k in ACCEPTED_KEYS} == expected_answer(event), path.name
-    stored = drain_inbox(serve)
+    stored = drain_queue(serve)
     assert [(item.run_id, item.event_type) for item in stored] == [
         (load(p)["run"]["runId"], load(p)["eventType"]) for p in files
     ]
-    assert [json.loads(item.body)["eventTime"] for item in stored] == [load(p)["eventTime"] for p in files]
-    assert all(item.attempts == 1 for item in stored)
+    assert [item.event["eventTime"] for item in stored] == [load(p)["eventTime"] for p in files]
+    assert all(item.dequeue_count == 1 for item in stored)
 
 
 def test_complete_spark_runs_are_accepted_in_emission_order(serve):
-    drain_inbox(serve)
+    drain_queue(serve)
     client = transport(serve, key_in="urlParams", gzip_body=True)
     sent = []
     for folder in sequence_folders():
@@ -77,24 +77,24 @@ def test_complete_spark_runs_are_accepted_in_emission_order(serve):
             event = load(path)
             assert client.emit(event).status_code == 200, path
             sent.append((event["run"]["runId"], event["eventType"], event["eventTime"]))
-    stored = drain_inbox(serve)
+    stored = drain_queue(serve)
     assert len(sent) == 9 + 12 + 16
-    assert [(i.run_id, i.event_type, json.loads(i.body)["eventTime"]) for i in stored] == sent
+    assert [(i.run_id, i.event_type, i.event["eventTime"]) for i in stored] == sent
 
 
 def test_spark_gzip_without_content_encoding_is_recognised_by_its_magic_bytes(serve):
-    drain_inbox(serve)
+    drain_queue(serve)
     event = load(real_event_files()[0])
     response = requests.post(f"{serve.url}/api/v1/lineage", params={"code": serve.key},
                              data=gzip.compress(json.dumps(event).encode()),
                              headers={"Content-Type": "application/json"}, timeout=5)
     assert response.status_code == 200
-    assert [item.run_id for item in drain_inbox(serve)] == [event["run"]["runId"]]
+    assert [item.run_id for item in drain_queue(serve)] == [event["run"]["runId"]]
 
 
 @pytest.mark.parametrize("key", [None, "wrong-key"])
 def test_missing_or_wrong_key_is_401_and_nothing_is_stored(serve, key):
-    drain_inbox(serve)
+    drain_queue(serve)
     event = load(real_event_files()[0])
     client = transport(serve, key_in="header", gzip_body=False, key=key or "")
     with pytest.raises(requests.HTTPError) as raised:
@@ -103,7 +103,7 @@ def test_missing_or_wrong_key_is_401_and_nothing_is_stored(serve, key):
     assert raised.value.response.json() == {
         "error": "missing or wrong function key: send it in the x-functions-key header or as ?code="
     }
-    assert drain_inbox(serve) == []
+    assert drain_queue(serve) == []
 
 
 BAD_BODIES = {
@@ -121,7 +121,7 @@ BAD_BODIES = {
 @pytest.mark.parametrize("name", list(BAD_BODIES))
 def test_bad_body_gets_its_4xx_and_the_next_valid_event_is_accepted(serve, name):
     body, status = BAD_BODIES[name]
-    drain_inbox(serve)
+    drain_queue(serve)
     response = requests.post(f"{serve.url}/api/v1/lineage", headers={"x-functions-key": serve.key},
                              data=body, timeout=10)
     assert response.status_code == status, response.text
@@ -130,11 +130,11 @@ def test_bad_body_gets_its_4xx_and_the_next_valid_event_is_accepted(serve, name)
     assert "Traceback" not in response.text
     event = load(real_event_files()[1])
     assert transport(serve, key_in="header", gzip_body=False).emit(event).status_code == 200
-    assert [item.run_id for item in drain_inbox(serve)] == [event["run"]["runId"]]
+    assert [item.run_id for item in drain_queue(serve)] == [event["run"]["runId"]]
 
 
 def test_batch_answers_per_event_as_the_openlineage_spec_says(serve):
-    drain_inbox(serve)
+    drain_queue(serve)
     good = [load(p) for p in real_event_files()[:2]]
     bad = {**good[0], "run": {"runId": "not-a-uuid"}}
     response = requests.post(f"{serve.url}/api/v1/lineage/batch", params={"code": serve.key},
@@ -145,17 +145,17 @@ def test_batch_answers_per_event_as_the_openlineage_spec_says(serve):
         "partial_success", {"received": 3, "successful": 2, "failed": 1, "retriable": 0, "non_retriable": 1})
     assert [(f["index"], f["retriable"]) for f in body["failed_events"]] == [(1, False)]
     assert "runId" in body["failed_events"][0]["reason"]
-    assert [item.run_id for item in drain_inbox(serve)] == [good[0]["run"]["runId"], good[1]["run"]["runId"]]
+    assert [item.run_id for item in drain_queue(serve)] == [good[0]["run"]["runId"], good[1]["run"]["runId"]]
 
 
 def test_batch_of_valid_events_is_answered_204(serve):
-    drain_inbox(serve)
+    drain_queue(serve)
     events = [load(p) for p in real_event_files()]
     response = requests.post(
         f"{serve.url}/api/v1/lineage/batch", headers={"x-functions-key": serve.key, "Content-Encoding": "gzip"},
         data=gzip.compress(json.dumps({"events": events}).encode()), timeout=10)
     assert (response.status_code, response.content) == (204, b"")
-    assert [item.run_id for item in drain_inbox(serve)] == [event["run"]["runId"] for event in events]
+    assert [item.run_id for item in drain_queue(serve)] == [event["run"]["runId"] for event in events]
 
 
 def test_a_wrong_method_is_404(serve):

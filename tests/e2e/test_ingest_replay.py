@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from tests.conftest import PROJECT_ROOT
-from tests.e2e.conftest import ServeHandle, drain_inbox, real_event_files, sequence_folders
+from tests.e2e.conftest import ServeHandle, drain_queue, real_event_files, sequence_folders
 
 pytestmark = pytest.mark.e2e
 
@@ -21,18 +21,18 @@ def replay(serve: ServeHandle, *paths: Path, extra: tuple[str, ...] = ()) -> sub
 
 
 def test_a_spark_run_folder_is_replayed_in_emission_order_with_gzip(serve):
-    drain_inbox(serve)
+    drain_queue(serve)
     folder = next(f for f in sequence_folders() if f.name == "compat-tests__spark_dataproc_simple_producer_test_complete")
-    done = replay(serve, folder, extra=("--key", serve.key, "--gzip"))
+    done = replay(serve, folder, extra=(f"--key={serve.key}", "--gzip"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == f"16 events to {serve.url}/api/v1/lineage: 16 accepted, 0 refused"
     assert "16/16" in done.stderr  # the progress bar
     expected = [json.loads((folder / f"{n}.json").read_text())["eventTime"] for n in range(1, 17)]
-    assert [json.loads(item.body)["eventTime"] for item in drain_inbox(serve)] == expected
+    assert [item.event["eventTime"] for item in drain_queue(serve)] == expected
 
 
 def test_refusals_are_counted_and_explained_with_the_servers_message(serve, tmp_path):
-    drain_inbox(serve)
+    drain_queue(serve)
     good = json.loads(real_event_files()[0].read_text())
     bad = {**good, "run": {"runId": "not-a-uuid"}}
     (tmp_path / "1.json").write_text(json.dumps(good))
@@ -40,13 +40,13 @@ def test_refusals_are_counted_and_explained_with_the_servers_message(serve, tmp_
     (tmp_path / "_config.json").write_text("{}")  # skipped: not an event
     server_says = requests.post(f"{serve.url}/api/v1/lineage", params={"code": serve.key}, json=bad,
                                 timeout=5).json()
-    done = replay(serve, tmp_path, extra=("--key", serve.key))
+    done = replay(serve, tmp_path, extra=(f"--key={serve.key}",))
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
         f"3 events to {serve.url}/api/v1/lineage: 2 accepted, 1 refused",
         f"  400 {tmp_path / '2.jsonl'}:1: {server_says['error']} (at {server_says['path']})",
     ]
-    assert len(drain_inbox(serve)) == 2
+    assert len(drain_queue(serve)) == 2
 
 
 def test_a_wrong_key_refuses_everything_with_401(serve):

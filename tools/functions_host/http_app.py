@@ -1,8 +1,10 @@
 """The ASGI app that serves a function app's HTTP triggers the way the Azure Functions host does.
 
 Routing: `{routePrefix}/{route}` templates, case-insensitive, most specific first; a path that matches with the wrong
-method is a 404, as in Azure. Auth levels and keys per `keys.KeyRing`. Host errors (404, 401, 413, 429, 500) are small
-JSON bodies; an unhandled exception in a function is logged with its stack trace and answered with a generic 500.
+method is a 404, as in Azure. Auth levels and keys per `keys.KeyRing`. Host errors (404, 401, 413, 429, 500, 503) are
+small JSON bodies; an unhandled exception in a function is logged with its stack trace and answered with a generic 500;
+an output binding that could not be delivered (the queue is unreachable) is a 503, so the caller sends again.
+Host endpoints under `/admin/` (e.g. the status) need the master key, as in Azure.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 import anyio
 import azure.functions as func
@@ -21,11 +23,13 @@ from starlette.types import Receive, Scope, Send
 
 from tools.functions_host.config import MAX_REQUEST_BYTES, HostConfig
 from tools.functions_host.functions import FunctionSpec
-from tools.functions_host.invocation import BindingDelivery, check_supported, invoke
+from tools.functions_host.invocation import BindingDelivery, DeliveryFailed, check_supported, invoke
 from tools.functions_host.keys import KeyRing, presented_key
 from tools.functions_host.routes import RouteTemplate, full_template
 
 HTTP_TRIGGER = "httpTrigger"
+UNAUTHORIZED = {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}
+AdminEndpoint = Callable[[], Mapping[str, Any]]  # GET /admin/<path> -> JSON body, master key only
 log = logging.getLogger("ol2purview.host")
 
 
@@ -79,7 +83,10 @@ class FunctionsHttpApp:
         keys: KeyRing,
         deliveries: Mapping[str, BindingDelivery] | None = None,
         max_request_bytes: int = MAX_REQUEST_BYTES,
+        admin_endpoints: Mapping[str, AdminEndpoint] | None = None,
     ) -> None:
+        """`admin_endpoints`: host endpoints by path (e.g. "/admin/ol2purview/status"), answered to GET with the
+        master key; they run in a worker thread and must not block for long."""
         http_functions = [f for f in functions if f.trigger.type == HTTP_TRIGGER]
         self.deliveries = dict(deliveries or {})
         check_supported(http_functions, {HTTP_TRIGGER}, self.deliveries)
@@ -87,6 +94,8 @@ class FunctionsHttpApp:
         self.config = config
         self.keys = keys
         self.max_request_bytes = max_request_bytes
+        self.admin_endpoints = {path.rstrip("/").lower(): endpoint
+                                for path, endpoint in (admin_endpoints or {}).items()}
         self._limiter: anyio.CapacityLimiter | None = None  # created inside the event loop
         self._in_flight = 0
 
@@ -118,15 +127,16 @@ class FunctionsHttpApp:
 
     async def _handle(self, request: Request) -> Response:
         path = request.scope["path"]
+        admin = self.admin_endpoints.get(path.rstrip("/").lower())
+        if admin is not None and request.method == "GET":
+            return await self._admin(request, admin)
         found = self.find(request.method, path)
         if found is None:
             return json_response(404, {"error": f"no function answers {request.method} {path}"})
         route, route_params = found
         params = dict(request.query_params)
         if not self.keys.allows(route.auth_level, route.function.name, presented_key(request.headers, params)):
-            return json_response(
-                401, {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}
-            )
+            return json_response(401, UNAUTHORIZED)
         try:
             body = await _read_body(request, self.max_request_bytes)
         except BodyTooLarge:
@@ -144,6 +154,10 @@ class FunctionsHttpApp:
         try:
             result = await invoke(route.function, http_request, self.deliveries, self._capacity())
             response = to_response(result)
+        except DeliveryFailed as exc:
+            log.warning("Function %r: %s (invocation %s)", route.function.name, exc, invocation_id)
+            response = json_response(503, {"error": "the request could not be stored; send it again",
+                                            "invocationId": invocation_id})
         except Exception:
             log.exception("Function %r failed (invocation %s)", route.function.name, invocation_id)
             response = json_response(500, {"error": "internal error", "invocationId": invocation_id})
@@ -152,6 +166,11 @@ class FunctionsHttpApp:
             route.function.name, response.status_code, (time.perf_counter() - started) * 1000, invocation_id,
         )
         return response
+
+    async def _admin(self, request: Request, endpoint: AdminEndpoint) -> Response:
+        if not self.keys.allows("admin", "", presented_key(request.headers, dict(request.query_params))):
+            return json_response(401, UNAUTHORIZED)  # the same answer: it does not tell admin endpoints apart
+        return json_response(200, await anyio.to_thread.run_sync(endpoint))
 
     def _capacity(self) -> anyio.CapacityLimiter:
         if self._limiter is None:

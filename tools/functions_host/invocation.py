@@ -2,12 +2,14 @@
 
 Output bindings (`func.Out` parameters, and a non-HTTP `$return`) are collected while the function runs and handed
 to a `BindingDelivery` for their binding type once it returned, as the Azure host does. A binding type without a
-delivery is refused when the host starts (`check_supported`), not at the first request.
+delivery is refused when the host starts (`check_supported`), not at the first request. A delivery that fails raises
+`DeliveryFailed` (the HTTP host answers 503: the caller may send again; a queue trigger's message is retried).
 """
 from __future__ import annotations
 
+import asyncio
 import functools
-from typing import Any, Collection, Mapping, Protocol, TypeVar
+from typing import Any, Callable, Collection, Mapping, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -41,14 +43,19 @@ class BindingDelivery(Protocol):
         ...
 
 
+class DeliveryFailed(Exception):
+    """An output binding's value could not be delivered (e.g. the queue storage is unreachable)."""
+
+
 class UnsupportedBinding(FunctionAppError):
     """The app uses a trigger or binding type this host cannot run."""
 
 
 def check_supported(
-    functions: Collection[FunctionSpec], trigger_types: Collection[str], deliveries: Mapping[str, BindingDelivery]
+    functions: Collection[FunctionSpec], trigger_types: Collection[str], deliveries: Collection[str]
 ) -> None:
-    """Raise `UnsupportedBinding` naming the first function whose trigger or bindings this host cannot serve."""
+    """Raise `UnsupportedBinding` naming the first function whose trigger or bindings this host cannot serve.
+    `deliveries`: the output binding types this host delivers (any collection of names, e.g. a dict's keys)."""
     for function in functions:
         if function.trigger.type not in trigger_types:
             raise UnsupportedBinding(
@@ -72,6 +79,20 @@ def _delivered_bindings(function: FunctionSpec) -> list[BindingSpec]:
     return [*function.outputs, *returns]
 
 
+def _prepare(function: FunctionSpec, trigger_value: Any) -> tuple[Callable[[], Any], dict[str, OutputValue[Any]]]:
+    outputs = {binding.name: OutputValue[Any]() for binding in function.outputs}
+    call = functools.partial(function.user_function, **{function.trigger.name: trigger_value}, **outputs)
+    return call, outputs
+
+
+def _output_values(function: FunctionSpec, outputs: Mapping[str, OutputValue[Any]],
+                   result: Any) -> list[tuple[BindingSpec, Any]]:
+    values = [(b, outputs[b.name].get()) for b in function.outputs if outputs[b.name].is_set]
+    if function.returns is not None and function.returns.type != "http" and result is not None:
+        values.append((function.returns, result))
+    return values
+
+
 async def invoke(
     function: FunctionSpec,
     trigger_value: Any,
@@ -80,23 +101,36 @@ async def invoke(
 ) -> Any:
     """Run `function` with its trigger value (sync functions in a worker thread) and deliver its outputs.
 
-    `limiter` caps how many functions run at once. Returns what the function returned.
+    `limiter` caps how many functions run at once. Returns what the function returned; raises `DeliveryFailed` when
+    an output could not be delivered.
     """
-    outputs = {binding.name: OutputValue[Any]() for binding in function.outputs}
-    call = functools.partial(function.user_function, **{function.trigger.name: trigger_value}, **outputs)
+    call, outputs = _prepare(function, trigger_value)
     if function.is_async:
         async with limiter:
             result = await call()
     else:
         result = await anyio.to_thread.run_sync(call, limiter=limiter)
-    values = [(b, outputs[b.name].get()) for b in function.outputs if outputs[b.name].is_set]
-    if function.returns is not None and function.returns.type != "http" and result is not None:
-        values.append((function.returns, result))
+    values = _output_values(function, outputs, result)
     if values:
-        await anyio.to_thread.run_sync(_deliver, values, deliveries, limiter=limiter)
+        await anyio.to_thread.run_sync(deliver_outputs, values, deliveries, limiter=limiter)
     return result
 
 
-def _deliver(values: list[tuple[BindingSpec, Any]], deliveries: Mapping[str, BindingDelivery]) -> None:
+def invoke_in_thread(function: FunctionSpec, trigger_value: Any, deliveries: Mapping[str, BindingDelivery]) -> Any:
+    """`invoke` for a caller that is a plain thread (the queue trigger's worker threads)."""
+    call, outputs = _prepare(function, trigger_value)
+    result = asyncio.run(call()) if function.is_async else call()
+    values = _output_values(function, outputs, result)
+    if values:
+        deliver_outputs(values, deliveries)
+    return result
+
+
+def deliver_outputs(values: list[tuple[BindingSpec, Any]], deliveries: Mapping[str, BindingDelivery]) -> None:
+    """Deliver each value to its binding; any failure becomes `DeliveryFailed` naming the binding."""
     for binding, value in values:
-        deliveries[binding.type].deliver(binding, value)
+        try:
+            deliveries[binding.type].deliver(binding, value)
+        except Exception as exc:
+            raise DeliveryFailed(f"output binding {binding.name!r} ({binding.type}) could not be delivered: "
+                                 f"{type(exc).__name__}") from exc

@@ -168,3 +168,27 @@ def test_a_trigger_type_the_host_does_not_run_is_refused_with_its_name():
     with pytest.raises(UnsupportedBinding) as raised:
         check_supported([queue_function], {"httpTrigger"}, {})
     assert str(raised.value) == "function 'drain': this host does not run 'queueTrigger' triggers (supported: httpTrigger)"
+
+
+class FailingDelivery:
+    def deliver(self, binding: BindingSpec, value: object) -> None:
+        raise ConnectionError("queue storage unreachable at 10.0.0.5")
+
+
+def test_an_output_that_cannot_be_delivered_is_a_503_without_details():
+    client = TestClient(make_app(deliveries={"queue": FailingDelivery()}))
+    response = client.post("/svc/enqueue", headers={"x-functions-key": "host-key"}, content=b"payload")
+    assert response.status_code == 503
+    assert response.json()["error"] == "the request could not be stored; send it again"
+    assert "10.0.0.5" not in response.text
+
+
+def test_admin_endpoints_need_the_master_key():
+    client = TestClient(make_app(admin_endpoints={"/admin/ol2purview/status": lambda: {"state": "Running"}}))
+    url = "/admin/ol2purview/status"
+    assert client.get(url, params={"code": "master-key"}).json() == {"state": "Running"}
+    assert client.get(url, headers={"x-functions-key": "master-key"}).status_code == 200
+    for key in ("host-key", "wrong", None):
+        response = client.get(url, params={"code": key} if key else {})
+        assert (response.status_code, response.json()) == (401, {
+            "error": "missing or wrong function key: send it in the x-functions-key header or as ?code="})

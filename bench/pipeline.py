@@ -1,0 +1,140 @@
+"""The whole processing path: events per second through merge + map + build (no network), and catalog calls per run
+through the whole local stack (`ol2purview serve` with embedded storage and the embedded catalog, over HTTP).
+
+Workload: bench/merge.py's typical Databricks notebook run (START, RUNNING with environment-properties, COMPLETE with
+30 columns of lineage). Run as `.venv/bin/python -m bench pipeline`.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import requests
+
+from bench.merge import databricks_run
+from olparser.lineage import LineageOptions, build_lineage, plan_fingerprint
+from olparser.naming import MappingEngine
+from olparser.runs.merge import merge_event
+from olparser.settings import DEFAULT_MAPPINGS_PATH, PROJECT_ROOT
+
+REPEATS = 7
+RUNS = 300
+STACK_RUNS = 20
+
+
+def _median_rate(count: int, work) -> tuple[float, float]:
+    """(median events/s, median microseconds per event) over REPEATS timings of `work()` handling `count` events."""
+    samples = []
+    for _ in range(REPEATS):
+        started = time.perf_counter()
+        work()
+        samples.append((time.perf_counter() - started) / count)
+    per_event = statistics.median(samples)
+    return 1 / per_event, per_event * 1e6
+
+
+def core_throughput() -> None:
+    """COMPLETE events/s through merge (onto START+RUNNING) -> map every dataset -> build entities -> fingerprint."""
+    engine = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    options = LineageOptions(workspace_hosts=(("1234567890123456", "adb-1234567890123456.5.azuredatabricks.net"),))
+    prepared = []
+    for _ in range(RUNS):
+        start, running, complete = databricks_run(str(uuid.uuid4()))
+        prepared.append((merge_event(merge_event(None, start), running), complete))
+    plan = build_lineage(merge_event(prepared[0][0], prepared[0][1]), engine, options)
+
+    def build() -> None:
+        for snapshot, complete in prepared:
+            build_lineage(merge_event(snapshot, complete), engine, options)
+
+    def build_and_fingerprint() -> None:
+        for snapshot, complete in prepared:
+            plan_fingerprint(build_lineage(merge_event(snapshot, complete), engine, options))
+
+    entities = len(plan.entities) + len(plan.external_datasets)
+    for label, work in (("merge + map + build", build), ("merge + map + build + fingerprint", build_and_fingerprint)):
+        rate, micros = _median_rate(RUNS, work)
+        print(f"{label}: {rate:,.0f} COMPLETE events/s on one core (median {micros:.0f} us per event; "
+              f"{entities} entities, 30 columns of lineage per run)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stack_calls_per_run() -> None:
+    """Catalog calls per run, counted by the embedded catalog, for runs over new and over cached datasets."""
+    key, master = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as folder:
+        log_path = Path(folder) / "serve.log"
+        env = {**os.environ, "PYTHONUNBUFFERED": "1",
+               "DATABRICKS_WORKSPACE_HOSTS": "1234567890123456=adb-1234567890123456.5.azuredatabricks.net"}
+        for name in ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME"):
+            env.pop(name, None)
+        with open(log_path, "wb") as log:
+            serve = subprocess.Popen(
+                [sys.executable, "-m", "tools.cli", "serve", "--port", str(port), "--data", folder,
+                 "--storage", "embedded", "--catalog-port", "0", f"--key={key}", f"--master-key={master}",
+                 "--log-level", "warning"], cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            output = _wait_ready(serve, log_path)
+            catalog = next(line.split()[2] for line in output.splitlines() if line.startswith("catalog page: "))
+            url = f"http://127.0.0.1:{port}"
+            calls, seconds = [], []
+            with requests.Session() as session:
+                for _ in range(STACK_RUNS):
+                    session.post(f"{catalog}_ol2purview/calls/reset").raise_for_status()
+                    started = time.perf_counter()
+                    for event in databricks_run(str(uuid.uuid4())):
+                        session.post(f"{url}/api/v1/lineage", headers={"x-functions-key": key},
+                                     json=event).raise_for_status()
+                    _wait_processed(session, url, master)
+                    seconds.append(time.perf_counter() - started)
+                    calls.append(session.get(f"{catalog}_ol2purview/calls").json()["total"])
+        finally:
+            serve.terminate()
+            serve.wait(30)
+    print(f"catalog calls per run through serve: first run (new datasets) {calls[0]}, "
+          f"then median {statistics.median(calls[1:]):.0f} (cached datasets); max {max(calls)}")
+    print(f"one run (3 events) from first POST to lineage in the catalog: median "
+          f"{statistics.median(seconds) * 1e3:.0f} ms (includes the queue's polling)")
+
+
+def _wait_ready(process: subprocess.Popen, log_path: Path) -> str:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        output = log_path.read_text(errors="replace")
+        if any(line.startswith("ready:") for line in output.splitlines()):
+            return output
+        if process.poll() is not None:
+            raise RuntimeError(f"serve exited: {output}")
+        time.sleep(0.05)
+    raise RuntimeError("serve did not start")
+
+
+def _wait_processed(session: requests.Session, url: str, master: str) -> None:
+    while True:
+        status = session.get(f"{url}/admin/ol2purview/status", params={"code": master}).json()
+        if status["queues"]["lineage-events"]["approximateCount"] == 0 and not status["worker"]["inFlight"]:
+            return
+        time.sleep(0.01)
+
+
+def main() -> None:
+    core_throughput()
+    stack_calls_per_run()
+
+
+if __name__ == "__main__":
+    main()

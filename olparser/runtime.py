@@ -1,0 +1,188 @@
+"""The composition root: the only place that turns Settings into the objects the functions use.
+
+    rt = process_runtime()                 # one per process, built from the environment on first use
+    rt.courier().deliver(...)              # HTTP intake: envelope text for the lineage queue
+    rt.process(event)                      # queue trigger: merge -> map -> build -> upload (typedefs first, once)
+
+Every part is built lazily on first use and then kept for the life of the process (one catalog uploader, so one
+existence cache), behind one lock so concurrent first uses build each part once. Building reads no network: the first
+catalog call happens on the first upload, preceded once per process by the typedef registration (at most 3 calls,
+create-or-update), so a fresh deployment needs no manual step.
+"""
+from __future__ import annotations
+
+import threading
+import zlib
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from azure.storage.queue import ExponentialRetry
+
+from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, TypedefReport, UploadReport,
+                              load_typedefs, make_atlas_client, resolve_target)
+from olparser.contract import IntakeLimits
+from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
+from olparser.delivery.sender import EventCourier, courier_from_settings
+from olparser.lineage import LineageOptions, LineagePlan
+from olparser.naming import MappingEngine
+from olparser.pipeline import LineageOutcome, LineagePipeline
+from olparser.runs import RunStateStore, open_run_state_store
+from olparser.settings import TYPEDEFS_DIR, Settings
+
+T = TypeVar("T")
+RUN_LOCK_STRIPES = 64
+
+
+class ConfigurationError(ValueError):
+    """The settings cannot work; the message names the setting to change."""
+
+
+class TypedefsFirstUploader:
+    """A CatalogUploader that registers the connector's custom types once, before its first upload.
+
+    A failed registration is not remembered: the next upload tries again (the queue retries the message).
+    """
+
+    def __init__(self, uploader: CatalogUploader, typedefs: Callable[[], dict[str, list[dict[str, Any]]]]) -> None:
+        self.uploader = uploader
+        self._typedefs = typedefs
+        self._registered: TypedefReport | None = None
+        self._lock = threading.Lock()
+
+    def ensure_typedefs(self) -> TypedefReport:
+        """Register the types if this process has not yet; returns the (first) registration's report."""
+        with self._lock:
+            if self._registered is None:
+                self._registered = self.uploader.register_typedefs(self._typedefs())
+            return self._registered
+
+    def upload(self, plan: LineagePlan) -> UploadReport:
+        self.ensure_typedefs()
+        return self.uploader.upload(plan)
+
+
+class Runtime:
+    """The objects built from one Settings. `credential` replaces DefaultAzureCredential (tests)."""
+
+    def __init__(self, settings: Settings, *, credential: Any = None, typedefs_dir: Path = TYPEDEFS_DIR) -> None:
+        self.settings = settings
+        self._credential = credential
+        self._typedefs_dir = typedefs_dir
+        self._built: dict[str, Any] = {}
+        self._lock = threading.RLock()
+        self._run_locks = tuple(threading.Lock() for _ in range(RUN_LOCK_STRIPES))
+
+    def _once(self, name: str, build: Callable[[], T]) -> T:
+        with self._lock:
+            if name not in self._built:
+                self._built[name] = build()
+            return self._built[name]
+
+    # --- intake ------------------------------------------------------------------------------------------------
+    def limits(self) -> IntakeLimits:
+        return self._once("limits", lambda: IntakeLimits.from_settings(self.settings))
+
+    def courier(self) -> EventCourier:
+        """Envelopes for the lineage queue; claim checks in blob storage (AzureWebJobsStorage) or the data folder."""
+        return self._once("courier", lambda: courier_from_settings(self.settings))
+
+    def queue_service(self, message_encoding: str = "base64") -> QueueService:
+        """Azure Storage queues (AzureWebJobsStorage), else the embedded SQLite queues. Used by the local host;
+        in Azure the Functions host owns the queue (bindings).
+
+        A sender is waiting for its answer: a few quick retries (not the SDK's 15 s, 18 s, 24 s), then the host
+        answers 503 and the sender sends again.
+        """
+        def build() -> QueueService:
+            if self.settings.storage_connection:
+                quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2,
+                                         random_jitter_range=0.2)
+                return AzureQueueService(self.settings.storage_connection, message_encoding, retry_policy=quick,
+                                         connection_timeout=5, read_timeout=20)
+            return SqliteQueueService(embedded_queue_path(self.settings.data_dir))
+        return self._once("queue_service", build)
+
+    # --- processing --------------------------------------------------------------------------------------------
+    def engine(self) -> MappingEngine:
+        return self._once("engine", lambda: MappingEngine.from_settings(self.settings))
+
+    def run_state_store(self) -> RunStateStore:
+        return self._once("run_state_store", lambda: open_run_state_store(self.settings))
+
+    def lineage_options(self) -> LineageOptions:
+        return self._once("lineage_options", lambda: LineageOptions.from_settings(self.settings))
+
+    def catalog_target(self) -> CatalogTarget:
+        """Purview or an Atlas endpoint. `embedded` needs the endpoint of a running local catalog (the local host
+        starts one and sets ATLAS_ENDPOINT), so without one it is a configuration error."""
+        def build() -> CatalogTarget:
+            try:
+                target = resolve_target(self.settings)
+            except ValueError as exc:
+                raise ConfigurationError(str(exc)) from None
+            if target.endpoint is None:
+                raise ConfigurationError("no catalog configured: set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT")
+            return target
+        return self._once("catalog_target", build)
+
+    def catalog_client(self) -> AtlasCatalogClient:
+        return self._once("catalog_client", lambda: make_atlas_client(
+            self.catalog_target(), timeout=self.settings.catalog_timeout_seconds, credential=self._credential))
+
+    def uploader(self) -> TypedefsFirstUploader:
+        """The process's one uploader (one existence cache), registering typedefs before its first upload."""
+        return self._once("uploader", lambda: TypedefsFirstUploader(
+            CatalogUploader(self.catalog_client(), settings=self.settings),
+            lambda: load_typedefs(self._typedefs_dir)))
+
+    def ensure_typedefs(self) -> TypedefReport:
+        """Register the custom types now (the local host does this at start); a no-op after the first success."""
+        return self.uploader().ensure_typedefs()
+
+    def pipeline(self) -> LineagePipeline:
+        return self._once("pipeline", lambda: LineagePipeline(
+            self.run_state_store(), self.engine(), self.lineage_options(), self.uploader()))
+
+    def process(self, event: dict[str, Any]) -> LineageOutcome:
+        """Run the pipeline for one event, one event of a run at a time in this process.
+
+        Without this, two events of one run handled in parallel could upload their plans in the opposite order of
+        their merges, leaving the older lineage in the catalog.
+        """
+        run = event.get("run")
+        run_id = run.get("runId") if isinstance(run, dict) else None
+        if not isinstance(run_id, str):
+            return self.pipeline().process(event)
+        with self._run_locks[zlib.crc32(run_id.encode("utf-8")) % RUN_LOCK_STRIPES]:
+            return self.pipeline().process(event)
+
+    def close(self) -> None:
+        """Release what holds files or connections (tests; a host shutting down)."""
+        with self._lock:
+            built, self._built = self._built, {}
+        for name in ("catalog_client", "run_state_store", "queue_service"):
+            close = getattr(built.get(name), "close", None)
+            if close is not None:
+                close()
+
+
+_process_runtime: Runtime | None = None
+_process_lock = threading.Lock()
+
+
+def process_runtime() -> Runtime:
+    """The runtime of this process, built from the environment (app settings) on first use."""
+    global _process_runtime
+    with _process_lock:
+        if _process_runtime is None:
+            _process_runtime = Runtime(Settings.from_env())
+        return _process_runtime
+
+
+def reset_process_runtime() -> None:
+    """Forget the process runtime (closing it), so the next use reads the environment again."""
+    global _process_runtime
+    with _process_lock:
+        runtime, _process_runtime = _process_runtime, None
+    if runtime is not None:
+        runtime.close()

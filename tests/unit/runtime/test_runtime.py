@@ -1,0 +1,141 @@
+"""The composition root: each part built once per process (also under concurrent first use), catalog configuration
+errors that name the setting, the Purview wiring with a faked credential, typedefs registered once before the first
+upload, and one event of a run at a time."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from azure.core.credentials import AccessToken
+
+from olparser.catalog import CatalogUnavailable
+from olparser.pipeline import LineageOutcome
+from olparser.runtime import ConfigurationError, Runtime, TypedefsFirstUploader
+from olparser.settings import Settings
+from tests.conftest import SHARED, free_port
+from tools.catalog import CatalogServer
+
+EVENTS = SHARED / "openlineage" / "events"
+SEQUENCES = SHARED / "openlineage" / "sequences"
+
+
+class FakeCredential:
+    def __init__(self) -> None:
+        self.scopes: list[tuple[str, ...]] = []
+
+    def get_token(self, *scopes: str, **kwargs) -> AccessToken:
+        self.scopes.append(scopes)
+        return AccessToken("fake-token", int(time.time() + 3600))
+
+
+@pytest.fixture
+def runtime(tmp_path: Path):
+    rt = Runtime(Settings(data_dir=tmp_path))
+    yield rt
+    rt.close()
+
+
+def test_each_part_is_built_once_even_when_first_used_concurrently(runtime):
+    with ThreadPoolExecutor(8) as pool:
+        engines = list(pool.map(lambda _: runtime.engine(), range(16)))
+        couriers = list(pool.map(lambda _: runtime.courier(), range(16)))
+    assert len({id(e) for e in engines}) == 1 and len({id(c) for c in couriers}) == 1
+    assert runtime.run_state_store() is runtime.run_state_store()
+
+
+def test_the_embedded_target_without_an_endpoint_names_the_settings_to_set(runtime):
+    with pytest.raises(ConfigurationError) as raised:
+        runtime.pipeline()
+    assert str(raised.value) == "no catalog configured: set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT"
+
+
+def test_purview_and_atlas_together_are_a_configuration_error(tmp_path):
+    rt = Runtime(Settings(data_dir=tmp_path, purview_account_name="acct", atlas_endpoint="http://h:1/api/atlas/v2"))
+    with pytest.raises(ConfigurationError, match="set either PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, not both"):
+        rt.catalog_client()
+
+
+def test_purview_uses_the_datamap_endpoint_and_the_given_credential(tmp_path):
+    credential = FakeCredential()
+    rt = Runtime(Settings(data_dir=tmp_path, purview_account_name="Contoso-Purview"), credential=credential)
+    client = rt.catalog_client()
+    assert client.endpoint_url == "https://contoso-purview.purview.azure.com/datamap/api/atlas/v2"
+    assert client.generate_request_headers()["Authorization"] == "Bearer fake-token"
+    assert credential.scopes == [("https://purview.azure.net/.default",)]
+    assert rt.uploader() is rt.uploader()  # one uploader, one existence cache, per process
+
+
+class CountingUploader:
+    def __init__(self, fail_first: int = 0) -> None:
+        self.registrations = 0
+        self.uploads = 0
+        self._fail_first = fail_first
+
+    def register_typedefs(self, typedefs):
+        self.registrations += 1
+        if self.registrations <= self._fail_first:
+            raise CatalogUnavailable("catalog down")
+        return "report"
+
+    def upload(self, plan):
+        self.uploads += 1
+
+
+def test_typedefs_are_registered_once_before_the_first_upload_and_retried_after_a_failure():
+    inner = CountingUploader(fail_first=1)
+    uploader = TypedefsFirstUploader(inner, lambda: {"entityDefs": []})  # type: ignore[arg-type]
+    with pytest.raises(CatalogUnavailable):
+        uploader.upload("plan-1")  # type: ignore[arg-type]
+    assert (inner.registrations, inner.uploads) == (1, 0)
+    uploader.upload("plan-2")  # type: ignore[arg-type]
+    uploader.upload("plan-3")  # type: ignore[arg-type]
+    assert (inner.registrations, inner.uploads) == (2, 2)
+
+
+class OverlapDetector:
+    def __init__(self) -> None:
+        self.active: dict[str, int] = {}
+        self.overlaps = 0
+        self.lock = threading.Lock()
+
+    def process(self, event):
+        run_id = event["run"]["runId"]
+        with self.lock:
+            self.active[run_id] = self.active.get(run_id, 0) + 1
+            self.overlaps += self.active[run_id] > 1
+        time.sleep(0.005)
+        with self.lock:
+            self.active[run_id] -= 1
+        return LineageOutcome(run_id, event["eventType"], "waiting")
+
+
+def test_events_of_one_run_are_processed_one_at_a_time(runtime, monkeypatch):
+    detector = OverlapDetector()
+    monkeypatch.setattr(runtime, "pipeline", lambda: detector)
+    events = [{"eventType": "RUNNING", "run": {"runId": f"run-{n % 3}"}} for n in range(60)]
+    with ThreadPoolExecutor(12) as pool:
+        outcomes = list(pool.map(runtime.process, events))
+    assert detector.overlaps == 0
+    assert [o.run_id for o in outcomes] == [e["run"]["runId"] for e in events]
+
+
+def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_two_calls_then_one(tmp_path):
+    with CatalogServer(tmp_path / "catalog.db", port=free_port()) as catalog:
+        rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url))
+        complete = json.loads((EVENTS / "accelerator__UnitTestColData_CompleteOlColMessage.json").read_text())
+        first = rt.process(complete)
+        after_first = catalog.counter.snapshot()
+        again = json.loads(json.dumps(complete))
+        again["run"]["runId"] = "4b0c7f35-8a7b-4f3c-9d61-0d1f6f1f2a11"
+        second = rt.process(again)
+        after_second = catalog.counter.snapshot()
+        rt.close()
+    assert after_first["byRoute"]["GET /types/typedefs/headers"] == 1
+    assert (first.status, first.catalog_calls) == ("written", 2)
+    assert after_first["total"] == 2 + 2  # typedef headers + create, then lookup + bulk
+    assert (second.status, second.catalog_calls) == ("written", 1)  # datasets cached: only the bulk write
+    assert after_second["total"] - after_first["total"] == 1

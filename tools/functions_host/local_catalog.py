@@ -1,0 +1,49 @@
+"""The catalog the local host writes to: Purview or an Atlas endpoint when configured, else the embedded catalog.
+
+The embedded catalog (tools/catalog) is started in this process with its database under the data folder, and
+ATLAS_ENDPOINT is set for the app so that `olparser.runtime` finds it.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import MutableMapping
+
+from tools.catalog import CatalogServer
+
+DEFAULT_CATALOG_PORT = 21000
+CATALOG_DB = "catalog.sqlite"
+
+
+def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--catalog-port", type=int, default=DEFAULT_CATALOG_PORT,
+                        help=f"port of the embedded catalog (default {DEFAULT_CATALOG_PORT}; 0 = a free port); "
+                             "it starts unless PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT is set")
+    parser.add_argument("--catalog-faults", default="", metavar="SPEC",
+                        help="fault injection for the embedded catalog, e.g. 429:0.2,503:0.1,reset:0.05,seed:1")
+
+
+def catalog_configured(env: MutableMapping[str, str]) -> bool:
+    return bool(env.get("PURVIEW_ACCOUNT_NAME") or env.get("ATLAS_ENDPOINT"))
+
+
+def start_catalog_unless_configured(data_dir: Path, port: int, faults: str,
+                                    env: MutableMapping[str, str] = os.environ) -> CatalogServer | None:
+    """The started embedded catalog (ATLAS_ENDPOINT now points at it), or None when a catalog is configured."""
+    if catalog_configured(env):
+        return None
+    server = CatalogServer(data_dir / CATALOG_DB, port=port, faults=faults or None).start()
+    env["ATLAS_ENDPOINT"] = server.atlas_url
+    return server
+
+
+def describe_catalog(server: CatalogServer | None, faults: str = "",
+                     env: MutableMapping[str, str] = os.environ) -> str:
+    """The banner line: `catalog page: <url>/ ...` for the embedded catalog, else `catalog: <where>`."""
+    if server is not None:
+        return (f"catalog page: {server.url}/ (embedded; Atlas API {server.atlas_url}"
+                f"{'; faults ' + faults if faults else ''})")
+    if env.get("PURVIEW_ACCOUNT_NAME"):
+        return f"catalog: Purview account {env['PURVIEW_ACCOUNT_NAME']}"
+    return f"catalog: {env.get('ATLAS_ENDPOINT')} (ATLAS_ENDPOINT)"

@@ -1,0 +1,142 @@
+"""What `ol2purview serve` and `ol2purview worker` start around the function app, and stop in reverse order:
+storage (tools/functions_host/storage), the catalog (local_catalog), the app's runtime with its typedefs registered,
+the queue bindings and, unless told otherwise, the queue-trigger workers.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from olparser.delivery.queues import QueueService
+from olparser.delivery.trigger_settings import QueueTriggerSettings, queue_trigger_settings
+from olparser.runtime import process_runtime
+from tools.catalog import CatalogServer
+from tools.functions_host.config import HostConfig
+from tools.functions_host.functions import FunctionSpec, describe_functions, load_app
+from tools.functions_host.http_app import HTTP_TRIGGER
+from tools.functions_host.invocation import BindingDelivery, check_supported
+from tools.functions_host.local_catalog import describe_catalog, start_catalog_unless_configured
+from tools.functions_host.queue_host import QUEUE_OUTPUT, QUEUE_TRIGGER, QueueDelivery, QueueTriggers
+from tools.functions_host.storage import LocalStorage, open_storage
+
+log = logging.getLogger("ol2purview.host")
+
+# Extension points: trigger types this host runs, and how to build the delivery of each output binding type.
+TRIGGER_TYPES = frozenset({HTTP_TRIGGER, QUEUE_TRIGGER})
+DELIVERIES: dict[str, Callable[[QueueService], BindingDelivery]] = {QUEUE_OUTPUT: QueueDelivery}
+WORKER_STOP_TIMEOUT = 60.0
+HOST_OVERRIDE_PREFIX = "AzureFunctionsJobHost__"  # app settings that override host.json, as in Azure
+
+
+def host_json_with_overrides(path: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    """host.json (empty when missing) with `AzureFunctionsJobHost__a__b=value` settings applied to `a.b`, as the
+    Functions host does (e.g. AzureFunctionsJobHost__extensions__queues__batchSize=1). Integer texts become ints."""
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    for name, value in sorted(env.items()):
+        if not name.startswith(HOST_OVERRIDE_PREFIX):
+            continue
+        *parents, leaf = name[len(HOST_OVERRIDE_PREFIX):].split("__")
+        node = document
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[leaf] = int(value) if value.strip().lstrip("-").isdigit() else value
+    return document
+
+
+@dataclass(frozen=True)
+class LoadedApp:
+    """A function app checked against what this host can run, with its host.json settings."""
+
+    path: Path
+    functions: tuple[FunctionSpec, ...]
+    config: HostConfig
+    queue_settings: QueueTriggerSettings  # host.json extensions.queues, with AzureFunctionsJobHost__ overrides
+
+    @classmethod
+    def load(cls, path: Path) -> "LoadedApp":
+        """Raises FunctionAppError / RouteTemplateError / ValueError with a message naming the problem."""
+        config = HostConfig.load(path.parent / "host.json")
+        queue_settings = queue_trigger_settings(host_json_with_overrides(path.parent / "host.json", os.environ))
+        functions = describe_functions(load_app(path))
+        check_supported(functions, TRIGGER_TYPES, DELIVERIES)
+        return cls(path, functions, config, queue_settings)
+
+
+@dataclass
+class LocalHost:
+    """The running services around an app. Build with `LocalHost.start(...)`, end with `stop()`."""
+
+    app: LoadedApp
+    data_dir: Path
+    storage: LocalStorage
+    catalog: CatalogServer | None
+    catalog_faults: str
+    deliveries: dict[str, BindingDelivery]
+    triggers: QueueTriggers
+    typedefs_note: str
+    stopped: bool = field(default=False)
+
+    @classmethod
+    def start(cls, app: LoadedApp, data_dir: Path, *, storage_mode: str | None, azurite_ports: str | None,
+              catalog_port: int, catalog_faults: str, run_worker: bool) -> "LocalHost":
+        """Start storage, then the catalog, then the workers; on failure stop what was started and re-raise."""
+        os.environ["OL2PURVIEW_DATA_DIR"] = str(data_dir)  # read by Settings.from_env in the app
+        storage = open_storage(storage_mode, data_dir, azurite_ports)
+        catalog = None
+        try:
+            catalog = start_catalog_unless_configured(data_dir, catalog_port, catalog_faults)
+            runtime = process_runtime()
+            typedefs_note = _register_typedefs()
+            service = runtime.queue_service(app.queue_settings.message_encoding)
+            deliveries = {kind: build(service) for kind, build in DELIVERIES.items()}
+            triggers = QueueTriggers(app.functions, service, app.queue_settings, deliveries)
+            triggers.status()  # creates the queues now, so that senders, status and requeue find them
+            if run_worker:
+                triggers.start()
+        except BaseException:
+            if catalog is not None:
+                catalog.stop()
+            storage.stop()
+            raise
+        return cls(app, data_dir, storage, catalog, catalog_faults, deliveries, triggers, typedefs_note)
+
+    def status(self) -> dict[str, Any]:
+        """The body of GET /admin/ol2purview/status."""
+        return {"state": "Running", "storage": self.storage.mode, **self.triggers.status(),
+                "catalog": {"url": f"{self.catalog.url}/" if self.catalog else None,
+                            "atlasUrl": self.catalog.atlas_url if self.catalog else os.environ.get("ATLAS_ENDPOINT")}}
+
+    def describe(self) -> list[str]:
+        """Lines for the start banner: data folder, storage, catalog, typedefs, workers."""
+        queues = ", ".join(f"{f.name} <- {f.trigger.settings['queueName']}" for f in self.triggers.functions)
+        return [
+            f"data folder: {self.data_dir}",
+            f"storage: {self.storage.describe()}",
+            describe_catalog(self.catalog, self.catalog_faults),
+            f"typedefs: {self.typedefs_note}",
+            f"queue triggers: {queues or 'none'} ({'running' if self.triggers.workers else 'not running'})",
+        ]
+
+    def stop(self) -> None:
+        """Let the workers finish what they hold, then stop the catalog and the storage emulator."""
+        if self.stopped:
+            return
+        self.stopped = True
+        self.triggers.stop(WORKER_STOP_TIMEOUT)
+        if self.catalog is not None:
+            self.catalog.stop()
+        self.storage.stop()
+
+
+def _register_typedefs() -> str:
+    try:
+        report = process_runtime().ensure_typedefs()
+    except Exception as exc:  # the catalog may be down: the first upload tries again
+        log.warning("could not register the custom types yet (%s); they are registered before the first upload",
+                    type(exc).__name__)
+        return f"not registered yet ({type(exc).__name__}); retried before the first upload"
+    return f"{len(report.created)} created, {len(report.updated)} updated ({report.calls} calls)"

@@ -1,0 +1,110 @@
+"""Queue bindings for the local host: `queue` output bindings delivered to the queue service, and `queueTrigger`
+functions run by a `QueueWorker` each (host.json `extensions.queues`: batch size, retries, `<queue>-poison`).
+
+The queue service is the storage the host runs with: Azure Storage queues (Azurite or a real account, base64 texts as
+the Functions host writes them) or the embedded SQLite queues.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Collection, Mapping
+
+import azure.functions as func
+from azure.functions.queue import QueueMessage  # the worker's message type: has dequeue_count
+
+from olparser.delivery.queues import QueueService, poison_queue_name
+from olparser.delivery.trigger_settings import QueueTriggerSettings
+from olparser.delivery.worker import QueueWorker
+from tools.functions_host.functions import FunctionSpec
+from tools.functions_host.invocation import BindingDelivery, invoke_in_thread
+
+QUEUE_TRIGGER = "queueTrigger"
+QUEUE_OUTPUT = "queue"
+
+
+def message_texts(value: Any) -> list[str]:
+    """The messages an output value stands for: one text (str, bytes, QueueMessage) or a list of them."""
+    if isinstance(value, (list, tuple)):
+        return [text for item in value for text in message_texts(item)]
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, bytes):
+        return [value.decode("utf-8")]
+    if isinstance(value, func.QueueMessage):
+        return [value.get_body().decode("utf-8")]
+    raise TypeError(f"a queue output must be str, bytes, QueueMessage or a list of them, not {type(value).__name__}")
+
+
+class QueueDelivery:
+    """Delivers `queue` output bindings: each message is sent to the binding's `queueName` (created if missing)."""
+
+    def __init__(self, service: QueueService) -> None:
+        self.service = service
+
+    def deliver(self, binding: Any, value: Any) -> None:
+        queue = self.service.queue(binding.settings["queueName"])
+        for text in message_texts(value):
+            queue.send(text)
+
+
+def trigger_queue(function: FunctionSpec) -> str:
+    return str(function.trigger.settings["queueName"])
+
+
+class QueueTriggers:
+    """The queue-triggered functions of an app: one QueueWorker per function once started, and their status."""
+
+    def __init__(self, functions: Collection[FunctionSpec], service: QueueService, settings: QueueTriggerSettings,
+                 deliveries: Mapping[str, BindingDelivery], lease_seconds: float = 60.0) -> None:
+        self.functions = [f for f in functions if f.trigger.type == QUEUE_TRIGGER]
+        self.service = service
+        self.settings = settings
+        self._deliveries = deliveries
+        self._lease_seconds = lease_seconds
+        self.workers: list[QueueWorker] = []
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Start polling every trigger queue (creating the queues and their poison queues)."""
+        for function in self.functions:
+            name = trigger_queue(function)
+            worker = QueueWorker(self.service.queue(name), self.service.queue(poison_queue_name(name)),
+                                 self._handler(function), self.settings, lease_seconds=self._lease_seconds)
+            worker.start()
+            with self._lock:
+                self.workers.append(worker)
+
+    def _handler(self, function: FunctionSpec) -> Callable[[str, int], None]:
+        def handle(text: str, dequeue_count: int) -> None:
+            message = QueueMessage(body=text.encode("utf-8"), dequeue_count=dequeue_count)
+            invoke_in_thread(function, message, self._deliveries)
+        return handle
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop receiving and wait for the messages in flight (the counts stay readable)."""
+        with self._lock:
+            workers = list(self.workers)
+        for worker in workers:
+            worker.stop(timeout)
+
+    def counts(self) -> dict[str, int] | None:
+        """What the workers did (summed over functions), or None when they were never started."""
+        with self._lock:
+            workers = list(self.workers)
+        if not workers:
+            return None
+        return {"succeeded": sum(w.counts.succeeded for w in workers),
+                "failed": sum(w.counts.failed for w in workers),
+                "poisoned": sum(w.counts.poisoned for w in workers),
+                "inFlight": sum(w.in_flight for w in workers)}
+
+    def status(self) -> dict[str, Any]:
+        """Queue depths (approximate: in-flight and waiting-for-retry messages count) and what the workers did."""
+        queues = {}
+        for function in self.functions:
+            name = trigger_queue(function)
+            queues[name] = {"function": function.name,
+                            "approximateCount": self.service.queue(name).approximate_count(),
+                            "poisonQueue": poison_queue_name(name),
+                            "poisonCount": self.service.queue(poison_queue_name(name)).approximate_count()}
+        return {"queues": queues, "worker": self.counts()}
