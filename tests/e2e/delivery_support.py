@@ -1,0 +1,271 @@
+"""Helpers for the durable-delivery proofs: generated Databricks-like runs, sending them, waiting until the host has
+processed everything, and a comparable dump of the catalog.
+
+Every generated run is deterministic in its index (runId, times, names), so two replays of the same runs must leave
+identical catalogs, whatever faults, crashes or orderings happened in between.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import requests
+
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
+WORKSPACE = "adb-5551234567890123.7.azuredatabricks.net"
+WORKSPACE_ID = "5551234567890123"
+RAW = "abfss://raw@contosolake.dfs.core.windows.net"
+CURATED = "abfss://curated@contosolake.dfs.core.windows.net"
+SHARED_INPUTS = ("sales/orders", "sales/customers", "sales/products", "sales/stores")
+COLUMNS = ("id", "customer_id", "product_id", "store_id", "amount", "day")
+RUN_NAMESPACE = uuid.UUID("6f0b7a52-4c1e-4d8e-9a55-0d2f3c9e1a10")
+ENDPOINT = "/api/v1/lineage"
+
+JSON = dict[str, Any]
+
+
+# --- generated events ------------------------------------------------------------------------------------------------
+
+def run_id_for(index: int, namespace: uuid.UUID = RUN_NAMESPACE) -> str:
+    """The runId of generated run `index` (a UUID, the same in every replay)."""
+    return str(uuid.uuid5(namespace, f"run-{index}"))
+
+
+def _schema() -> JSON:
+    return {"_producer": PRODUCER, "fields": [{"name": column, "type": "string"} for column in COLUMNS]}
+
+
+def _dataset(namespace: str, name: str) -> JSON:
+    return {"namespace": namespace, "name": name, "facets": {
+        "dataSource": {"_producer": PRODUCER, "name": namespace, "uri": namespace},
+        "schema": _schema(),
+    }}
+
+
+def output_name(index: int) -> str:
+    return f"delivery/out_{index:04d}"
+
+
+def notebook_path(index: int) -> str:
+    return f"/Repos/etl/delivery/notebook_{index:04d}"
+
+
+def run_inputs(index: int) -> tuple[str, str]:
+    """The two shared input datasets (names under RAW) that run `index` reads."""
+    return SHARED_INPUTS[index % len(SHARED_INPUTS)], SHARED_INPUTS[(index + 1) % len(SHARED_INPUTS)]
+
+
+def databricks_run(index: int, *, extra_run_facets: JSON | None = None) -> list[JSON]:
+    """START and COMPLETE of one Databricks notebook run: two shared inputs, its own output, column lineage.
+
+    Each run has its own notebook and output, so the processes it writes are touched by this run only, and the
+    shared inputs carry the same facets in every run: the final catalog does not depend on processing order.
+    """
+    first, second = run_inputs(index)
+    environment = {"_producer": PRODUCER, "environment-properties": {
+        "spark.databricks.workspaceUrl": WORKSPACE,
+        "spark.databricks.clusterUsageTags.clusterOwnerOrgId": WORKSPACE_ID,
+        "spark.databricks.notebook.path": notebook_path(index),
+        "user": "etl@contoso.com",
+    }}
+    lineage = {"_producer": PRODUCER, "fields": {column: {"inputFields": [
+        {"namespace": RAW, "name": first, "field": column,
+         "transformations": [{"type": "DIRECT", "subtype": "IDENTITY", "description": "", "masking": False}]},
+        {"namespace": RAW, "name": second, "field": "id",
+         "transformations": [{"type": "INDIRECT", "subtype": "JOIN", "description": "", "masking": False}]},
+    ]} for column in COLUMNS}}
+    job = {"namespace": WORKSPACE, "name": f"databricks_shell.append_data.out_{index:04d}",
+           "facets": {"jobType": {"_producer": PRODUCER, "processingType": "BATCH", "integration": "SPARK",
+                                  "jobType": "SQL_JOB"}}}
+    run_id = run_id_for(index)
+    minute = f"{index // 60 % 24:02d}:{index % 60:02d}"
+
+    def event(event_type: str, second_text: str, with_lineage: bool) -> JSON:
+        output = _dataset(CURATED, output_name(index))
+        if with_lineage:
+            output["facets"]["columnLineage"] = lineage
+        return {"eventType": event_type, "eventTime": f"2025-03-01T{minute}:{second_text}Z", "producer": PRODUCER,
+                "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+                "run": {"runId": run_id, "facets": {"environment-properties": environment,
+                                                    **(extra_run_facets or {})}},
+                "job": job, "inputs": [_dataset(RAW, first), _dataset(RAW, second)], "outputs": [output]}
+
+    return [event("START", "01.000", False), event("COMPLETE", "09.500", True)]
+
+
+def generated_events(count: int, start: int = 0) -> list[JSON]:
+    """START and COMPLETE of runs start .. start+count-1, in emission order."""
+    return [event for index in range(start, start + count) for event in databricks_run(index)]
+
+
+def write_jsonl(path: Path, events: Iterable[JSON]) -> Path:
+    """Events as a JSON-lines file for `ol2purview replay`."""
+    path.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
+    return path
+
+
+# --- sending ---------------------------------------------------------------------------------------------------------
+
+def post_events(url: str, key: str, events: list[JSON], senders: int = 4, timeout: float = 30.0) -> list[int]:
+    """POST each event to the single-event route from `senders` keep-alive sessions; the statuses, in event order."""
+    chunks = [list(range(i, len(events), senders)) for i in range(senders)]
+    statuses = [0] * len(events)
+
+    def send(indexes: list[int]) -> None:
+        with requests.Session() as session:
+            for i in indexes:
+                response = session.post(url + ENDPOINT, headers={"x-functions-key": key}, json=events[i],
+                                        timeout=timeout)
+                statuses[i] = response.status_code
+
+    with ThreadPoolExecutor(senders) as pool:
+        list(pool.map(send, chunks))
+    return statuses
+
+
+# --- waiting ---------------------------------------------------------------------------------------------------------
+
+def wait_until(condition: Callable[[], Any], timeout: float, interval: float = 0.25, what: str = "condition") -> Any:
+    """Poll `condition` until it returns something truthy; AssertionError naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached after {timeout:.0f} s (last: {value!r})")
+        time.sleep(interval)
+
+
+# --- the catalog -----------------------------------------------------------------------------------------------------
+
+_VOLATILE_ENTITY_KEYS = frozenset({"guid", "createTime", "updateTime", "version", "createdBy", "updatedBy",
+                                   "lastModifiedTS", "homeId", "provenanceType", "proxy", "isIncomplete"})
+_VOLATILE_REFERENCE_KEYS = frozenset({"guid", "relationshipGuid", "relationshipStatus", "relationshipAttributes",
+                                      "displayText", "entityStatus", "relationshipType"})
+
+
+def all_entity_guids(atlas_url: str, include_deleted: bool = False) -> list[str]:
+    """Every entity's guid, through basic search paged by 1,000."""
+    guids: list[str] = []
+    while True:
+        body = {"typeName": "_ALL_ENTITY_TYPES", "query": "*", "limit": 1000, "offset": len(guids),
+                "excludeDeletedEntities": not include_deleted}
+        page = requests.post(f"{atlas_url}/search/basic", json=body, timeout=30).json().get("entities") or []
+        guids += [header["guid"] for header in page]
+        if len(page) < 1000:
+            return guids
+
+
+def fetch_entities(atlas_url: str, guids: list[str]) -> list[JSON]:
+    entities: list[JSON] = []
+    for start in range(0, len(guids), 100):
+        params = [("guid", guid) for guid in guids[start:start + 100]]
+        response = requests.get(f"{atlas_url}/entity/bulk", params=params, timeout=30)
+        response.raise_for_status()
+        entities += response.json()["entities"]
+    return entities
+
+
+def catalog_dump(atlas_url: str) -> dict[tuple[str, str], JSON]:
+    """The active entities by (typeName, qualifiedName), without guids, times and versions; references to other
+    entities are rewritten as (typeName, qualifiedName) so that two catalogs built in different orders compare equal.
+    Raises AssertionError when one (typeName, qualifiedName) is held by two active entities (a duplicate)."""
+    entities = fetch_entities(atlas_url, all_entity_guids(atlas_url))
+    names = {e["guid"]: (e["typeName"], e["attributes"]["qualifiedName"]) for e in entities}
+    dump: dict[tuple[str, str], JSON] = {}
+    for entity in entities:
+        key = names[entity["guid"]]
+        assert key not in dump, f"duplicate entity {key}"
+        clean = {k: v for k, v in entity.items() if k not in _VOLATILE_ENTITY_KEYS}
+        dump[key] = _without_guids(clean, names)
+    return dump
+
+
+def _without_guids(value: Any, names: dict[str, tuple[str, str]]) -> Any:
+    if isinstance(value, dict):
+        if "guid" in value and "typeName" in value and len(value) <= 8 and value.get("guid") in names:
+            return {"ref": list(names[value["guid"]])}
+        if "guid" in value and "typeName" in value:  # a reference to an entity that is not active
+            return {"ref": [value["typeName"], (value.get("uniqueAttributes") or {}).get("qualifiedName")]}
+        return {k: _without_guids(v, names) for k, v in sorted(value.items()) if k not in _VOLATILE_REFERENCE_KEYS
+                or k == "relationshipAttributes"}
+    if isinstance(value, list):
+        items = [_without_guids(v, names) for v in value]
+        return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
+    return value
+
+
+def counts_by_type(dump: dict[tuple[str, str], JSON]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for type_name, _ in dump:
+        counts[type_name] = counts.get(type_name, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def catalog_calls(catalog_url: str) -> int:
+    """Total Atlas calls the embedded catalog has counted (faulted ones included)."""
+    return requests.get(f"{catalog_url}/_ol2purview/calls", timeout=10).json()["total"]
+
+
+def set_catalog_faults(catalog_url: str, spec: str) -> str:
+    response = requests.put(f"{catalog_url}/_ol2purview/faults", data=spec, timeout=10)
+    response.raise_for_status()
+    return response.json()["spec"]
+
+
+def landed_run_ids(dump: dict[tuple[str, str], JSON]) -> set[str]:
+    """The runIds that wrote a process (each process records the last run that wrote it)."""
+    return {entity["attributes"].get("lastRunId") for (type_name, _), entity in dump.items()
+            if type_name == "databricks_process"}
+
+
+def expected_counts(runs: int) -> dict[str, int]:
+    """Entities by type after `runs` generated runs: per run a notebook, a process and an output; shared: the four
+    inputs and the workspace."""
+    return {"azure_datalake_gen2_path": runs + len(SHARED_INPUTS), "databricks_notebook": runs,
+            "databricks_process": runs, "databricks_workspace": 1}
+
+
+def _lake_path(namespace: str, name: str) -> str:
+    container = namespace.split("://", 1)[1].split("@", 1)[0]
+    return f"https://contosolake.dfs.core.windows.net/{container}/{name}"
+
+
+def process_key(index: int) -> tuple[str, str]:
+    notebook = f"databricks://{WORKSPACE}/notebooks{notebook_path(index)}"
+    return "databricks_process", f"{notebook}/processes/{_lake_path(CURATED, output_name(index))}"
+
+
+def process_mismatches(dump: dict[tuple[str, str], JSON], indexes: Iterable[int]) -> list[str]:
+    """What is wrong with the processes of generated runs `indexes`: missing, another run's id, other inputs or
+    outputs. Empty when every one landed as sent."""
+    problems = []
+    for index in indexes:
+        key = process_key(index)
+        process = dump.get(key)
+        if process is None:
+            problems.append(f"run {index}: no process {key[1]}")
+            continue
+        attributes = process["attributes"]
+        inputs = sorted(ref["ref"][1] for ref in attributes.get("inputs") or [])
+        outputs = sorted(ref["ref"][1] for ref in attributes.get("outputs") or [])
+        expected_inputs = sorted(_lake_path(RAW, name) for name in run_inputs(index))
+        if attributes.get("lastRunId") != run_id_for(index):
+            problems.append(f"run {index}: lastRunId {attributes.get('lastRunId')}")
+        if inputs != expected_inputs or outputs != [_lake_path(CURATED, output_name(index))]:
+            problems.append(f"run {index}: inputs {inputs}, outputs {outputs}")
+    return problems
+
+
+LEAKS = ("Traceback", "/work/", ".py", 'File "')  # signs of a stack trace or an internal path in an answer
+
+
+def leaks(text: str) -> bool:
+    """Whether an answer or a log shows a stack trace or an internal path."""
+    return any(leak in text for leak in LEAKS)
+
