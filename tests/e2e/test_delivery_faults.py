@@ -99,17 +99,30 @@ def test_300_runs_land_exactly_once_while_30_percent_of_catalog_calls_fail(tmp_p
 
 def test_poisoned_messages_land_after_the_cause_is_fixed_and_they_are_requeued(tmp_path):
     """The catalog refuses everything; with 1 attempt per call and 2 deliveries per message, each COMPLETE goes to
-    poison (its START needs no catalog call). Once the catalog is back, `ol2purview requeue --all` brings them back."""
+    poison. The STARTs are sent (and processed) first: they need no catalog call, whereas a START processed after its
+    COMPLETE updates the lineage and would be poisoned too. Once the catalog is back, `ol2purview requeue --all`
+    brings the COMPLETEs back."""
     runs = 5
     env = {"CATALOG_MAX_ATTEMPTS": "1", "AzureFunctionsJobHost__extensions__queues__maxDequeueCount": "2",
            "AzureFunctionsJobHost__extensions__queues__visibilityTimeout": "00:00:00"}
     serve = start_serve(tmp_path / "poison", key="k", storage="azurite", env=env)
     try:
         set_catalog_faults(serve.catalog_url, "down")
-        replay(serve, write_jsonl(tmp_path / "runs.jsonl", generated_events(runs, start=400)))
-        status = wait_until(lambda: (s := serve.status())["queues"]["lineage-events"]["poisonCount"] == runs and s,
-                            timeout=60, what=f"{runs} poisoned messages")
-        assert status["worker"]["poisoned"] == runs
+        events = generated_events(runs, start=400)
+        replay(serve, write_jsonl(tmp_path / "starts.jsonl", [e for e in events if e["eventType"] == "START"]))
+        wait_until(lambda: serve.status()["worker"]["succeeded"] == runs, timeout=60, what=f"{runs} STARTs processed")
+        replay(serve, write_jsonl(tmp_path / "completes.jsonl", [e for e in events if e["eventType"] != "START"]))
+        seen: list[dict] = []
+
+        def all_poisoned() -> dict | None:
+            seen.append(serve.status())
+            poisoned = (seen[-1]["queues"]["lineage-events"]["poisonCount"], seen[-1]["worker"]["poisoned"])
+            return seen[-1] if poisoned == (runs, runs) else None  # the worker counts after its delete call
+
+        try:
+            status = wait_until(all_poisoned, timeout=60, what=f"{runs} poisoned messages")
+        except AssertionError as error:
+            raise AssertionError(f"{error}; last status: {seen[-1]}") from None
         set_catalog_faults(serve.catalog_url, "none")
         assert catalog_dump(serve.atlas_url) == {}
         moved = requeue_all(serve)
