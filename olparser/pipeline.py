@@ -1,5 +1,9 @@
 """The runner that orders the steps for one accepted event: merge → decide → build → compare → upload → remember.
 
+A process belongs to one output of one notebook or job and is written by each of its runs. A late event of an older
+run (a requeued poison message, a retried event) must not put back what a newer run replaced, so every process
+remembers the time of the newest run that wrote it, and an older run leaves it alone ("superseded").
+
 It owns no I/O of its own: the run-state store and the catalog uploader are passed in, so the same runner serves the
 queue trigger in Azure, the local host, the tests and the benchmarks.
 """
@@ -11,7 +15,7 @@ from typing import Any, Protocol
 
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage, plan_fingerprint, should_write_lineage
 from olparser.naming import MappingEngine
-from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
+from olparser.runs import RunSnapshot, RunStateStore, is_static_event, run_instant, snapshot_from_static
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +26,8 @@ class Uploader(Protocol):
 
 @dataclass(frozen=True)
 class LineageOutcome:
-    """What processing one event did. `status`: written | unchanged | waiting (run not finished) | skipped."""
+    """What processing one event did. `status`: written | unchanged | waiting (run not finished) | skipped |
+    superseded (a newer run of the same code already wrote every process); `superseded` counts processes left alone."""
 
     run_id: str | None
     event_type: str | None
@@ -30,10 +35,12 @@ class LineageOutcome:
     entities: int = 0
     unmatched: int = 0
     catalog_calls: int = 0
+    superseded: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"runId": self.run_id, "eventType": self.event_type, "status": self.status,
-                "entities": self.entities, "unmatched": self.unmatched, "catalogCalls": self.catalog_calls}
+                "entities": self.entities, "unmatched": self.unmatched, "catalogCalls": self.catalog_calls,
+                "superseded": self.superseded}
 
 
 class LineagePipeline:
@@ -62,12 +69,31 @@ class LineagePipeline:
         fingerprint = plan_fingerprint(plan)
         if not static and self._store.written_fingerprint(run.run_id) == fingerprint:
             return self._outcome(run, plan, "unchanged")
+        run_time = None if static else run_instant(run)
+        superseded: set[str] = set()
+        if run_time is not None:
+            superseded = self._superseded(plan, run_time)
+            if superseded:
+                log.info("run %s: %d process(es) were written by a newer run and are left alone", run.run_id,
+                         len(superseded))
+                plan = plan.without_processes(superseded)
+                if not plan.process_names():
+                    self._store.record_written(run.run_id, fingerprint)
+                    return self._outcome(run, plan, "superseded", superseded=len(superseded))
         report = self._uploader.upload(plan)
+        if run_time is not None:
+            self._store.record_process_runs(plan.process_names(), run_time)
         if not static:
             self._store.record_written(run.run_id, fingerprint)
-        return self._outcome(run, plan, "written", calls=getattr(report, "calls", 0))
+        return self._outcome(run, plan, "written", calls=getattr(report, "calls", 0), superseded=len(superseded))
+
+    def _superseded(self, plan: LineagePlan, run_time: float) -> set[str]:
+        """Processes of the plan that a newer run has written."""
+        newest = self._store.process_run_times(plan.process_names())
+        return {name for name, time in newest.items() if time > run_time}
 
     @staticmethod
-    def _outcome(run: RunSnapshot, plan: LineagePlan, status: str, calls: int = 0) -> LineageOutcome:
+    def _outcome(run: RunSnapshot, plan: LineagePlan, status: str, calls: int = 0,
+                 superseded: int = 0) -> LineageOutcome:
         return LineageOutcome(run.run_id, run.event_type, status, entities=len(plan.entities) + len(plan.external_datasets),
-                              unmatched=len(plan.unmatched), catalog_calls=calls)
+                              unmatched=len(plan.unmatched), catalog_calls=calls, superseded=superseded)

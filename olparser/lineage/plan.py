@@ -1,7 +1,7 @@
 """What the entity builder hands to the uploader: Atlas v2 entities for one run, as plain JSON dicts."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 JSON = dict[str, Any]
@@ -28,3 +28,17 @@ class LineagePlan:
     external_datasets: tuple[JSON, ...] = ()  # full entity JSON for datasets that may already exist in the catalog
     unmatched: tuple[UnmatchedDataset, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def process_names(self) -> tuple[str, ...]:
+        """qualifiedNames of the processes in the plan (the entities that carry a run's `lastRunId`)."""
+        return tuple(e["attributes"]["qualifiedName"] for e in self.entities if _is_process(e))
+
+    def without_processes(self, qualified_names: set[str]) -> "LineagePlan":
+        """The same plan minus the named processes (owners and datasets stay)."""
+        kept = tuple(e for e in self.entities
+                     if not (_is_process(e) and e["attributes"]["qualifiedName"] in qualified_names))
+        return replace(self, entities=kept)
+
+
+def _is_process(entity: JSON) -> bool:
+    return "lastRunId" in entity.get("attributes", {})

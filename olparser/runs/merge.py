@@ -204,6 +204,14 @@ def _instant(text: str) -> datetime:
     return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
 
+def run_instant(snapshot: RunSnapshot) -> float | None:
+    """The run's newest eventTime as Unix seconds, or None when it has none that can be read."""
+    if not snapshot.event_time:
+        return None
+    moment = _instant(snapshot.event_time)
+    return None if moment == _OLDEST else moment.timestamp()
+
+
 def merge_events(events: Iterable[JSON], previous: RunSnapshot | None = None) -> RunSnapshot | None:
     """Fold several events of one run (a convenience for tests, tools and benchmarks)."""
     snapshot = previous

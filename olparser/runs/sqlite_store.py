@@ -1,7 +1,8 @@
 """Run state in one SQLite file: WAL journal, one BEGIN IMMEDIATE transaction per merge.
 
 Safe with several threads (a connection per thread) and several processes (SQLite's file locks; writers wait up to
-`busy_timeout_seconds`). Rows: run_id, state (codec JSON), fingerprint, updated_at (Unix seconds).
+`busy_timeout_seconds`). Rows: run_id, state (codec JSON), fingerprint, updated_at (Unix seconds); and, per process
+qualifiedName, the time of the newest run that wrote it.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from olparser.runs.codec import from_json, to_json
 from olparser.runs.merge import merge_event
@@ -25,6 +26,10 @@ CREATE TABLE IF NOT EXISTS run_state (
     updated_at REAL NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS run_state_updated_at ON run_state (updated_at);
+CREATE TABLE IF NOT EXISTS process_runs (
+    qualified_name TEXT PRIMARY KEY,
+    run_time REAL NOT NULL
+) WITHOUT ROWID;
 """
 
 
@@ -83,6 +88,24 @@ class SqliteRunStateStore:
         now = time.time() if now is None else now
         with self._immediate() as db:
             return db.execute("DELETE FROM run_state WHERE updated_at <= ?", (now - self.ttl_seconds,)).rowcount
+
+    def process_run_times(self, qualified_names: Sequence[str]) -> dict[str, float]:
+        names = list(dict.fromkeys(qualified_names))
+        found: dict[str, float] = {}
+        for start in range(0, len(names), 500):  # SQLite's bound-parameter limit
+            chunk = names[start:start + 500]
+            rows = self._connection().execute(
+                f"SELECT qualified_name, run_time FROM process_runs WHERE qualified_name IN ({','.join('?' * len(chunk))})",
+                chunk)
+            found.update(rows.fetchall())
+        return found
+
+    def record_process_runs(self, qualified_names: Sequence[str], run_time: float) -> None:
+        with self._immediate() as db:
+            db.executemany(
+                "INSERT INTO process_runs (qualified_name, run_time) VALUES (?, ?) ON CONFLICT (qualified_name) "
+                "DO UPDATE SET run_time = max(process_runs.run_time, excluded.run_time)",
+                [(name, run_time) for name in dict.fromkeys(qualified_names)])
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""

@@ -6,7 +6,7 @@ so concurrent workers handling events of the same run lose nothing.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from olparser.runs.model import JSON, RunSnapshot
 
@@ -33,6 +33,15 @@ class RunStateStore(Protocol):
 
     def purge_expired(self, now: float | None = None) -> int:
         """Delete runs not updated for ttl_seconds; returns how many were deleted."""
+
+    def process_run_times(self, qualified_names: Sequence[str]) -> dict[str, float]:
+        """For each process qualifiedName known here, the time (Unix seconds) of the newest run that wrote it."""
+
+    def record_process_runs(self, qualified_names: Sequence[str], run_time: float) -> None:
+        """Remember that a run of `run_time` wrote these processes (a newer time recorded before is kept).
+
+        These records do not expire with the runs: they are what stops a late event of an old run (a requeued
+        poison message, say) from putting back inputs that a newer run of the same code no longer reads."""
 
 
 def event_run_id(event: JSON) -> str:

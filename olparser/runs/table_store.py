@@ -5,13 +5,16 @@ timestamp: hashing spreads the runs over 256 partitions), RowKey = runId. The st
 JSON split into binary properties `state_0`, `state_1`, ... (a property holds at most 64 KiB, an entity 1 MiB), with
 `state_parts`, `fingerprint` and `updated_at` (Unix seconds). Writers use optimistic concurrency: read with the ETag,
 replace only if unchanged (412 otherwise), create only if absent (409 otherwise), and retry the whole read-merge-write.
+
+Per process qualifiedName, one more entity (PartitionKey `process-` + 2 hex digits, RowKey = sha256 of the name) holds
+`run_time`, the time of the newest run that wrote it; it has no `updated_at`, so purging runs never removes it.
 """
 from __future__ import annotations
 
 import hashlib
 import re
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -109,6 +112,25 @@ class TableRunStateStore:
             deleted += 1
         return deleted
 
+    def process_run_times(self, qualified_names: Sequence[str]) -> dict[str, float]:
+        found: dict[str, float] = {}
+        for name in dict.fromkeys(qualified_names):
+            entity = self._read_keys(self._process_keys(name))
+            if entity is not None:
+                found[name] = float(entity["run_time"])
+        return found
+
+    def record_process_runs(self, qualified_names: Sequence[str], run_time: float) -> None:
+        for name in dict.fromkeys(qualified_names):
+            keys = self._process_keys(name)
+
+            def attempt() -> None:
+                entity = self._read_keys(keys)
+                if entity is None or float(entity["run_time"]) < run_time:
+                    self._write(TableEntity(keys, run_time=float(run_time)), entity)
+
+            self._with_retries(attempt)
+
     def close(self) -> None:
         self.table.close()
 
@@ -128,8 +150,15 @@ class TableRunStateStore:
         row_key = run_id if _SAFE_ROW_KEY.match(run_id) else "sha256-" + hashlib.sha256(run_id.encode()).hexdigest()
         return {"PartitionKey": hashlib.sha256(run_id.encode()).hexdigest()[:2], "RowKey": row_key}
 
+    @staticmethod
+    def _process_keys(qualified_name: str) -> dict[str, str]:
+        digest = hashlib.sha256(qualified_name.encode("utf-8")).hexdigest()
+        return {"PartitionKey": "process-" + digest[:2], "RowKey": digest}
+
     def _read(self, run_id: str) -> TableEntity | None:
-        keys = self._keys(run_id)
+        return self._read_keys(self._keys(run_id))
+
+    def _read_keys(self, keys: dict[str, str]) -> TableEntity | None:
         try:
             return self.table.get_entity(keys["PartitionKey"], keys["RowKey"])
         except ResourceNotFoundError:

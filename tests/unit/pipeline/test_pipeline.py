@@ -75,3 +75,38 @@ def test_failed_run_writes_nothing_by_default(shared_dir, pipeline_and_uploader)
     complete = dict(complete, eventType="FAIL")
     assert pipeline.process(complete).status == "skipped"
     assert uploader.plans == []
+
+
+def _later_run(event: dict, run_id: str, event_time: str, keep_inputs: int) -> dict:
+    """The same job run again later, reading fewer inputs (its column lineage, which names them too, is left out)."""
+    outputs = [dict(o, facets={k: v for k, v in o.get("facets", {}).items() if k != "columnLineage"})
+               for o in event["outputs"]]
+    return dict(event, eventTime=event_time, run=dict(event["run"], runId=run_id),
+                inputs=event["inputs"][:keep_inputs], outputs=outputs)
+
+
+def _process_inputs(plan) -> list[list[str]]:
+    return [sorted(ref["uniqueAttributes"]["qualifiedName"] for ref in e["attributes"]["inputs"])
+            for e in plan.entities if e["typeName"].endswith("_process")]
+
+
+def test_a_late_event_of_an_older_run_does_not_bring_back_inputs_a_newer_run_dropped(shared_dir,
+                                                                                   pipeline_and_uploader):
+    pipeline, uploader = pipeline_and_uploader
+    (old,) = _events(shared_dir, 8)
+    new = _later_run(old, "019127df-ffff-7000-8000-000000000001", "2030-01-01T00:00:00Z", keep_inputs=1)
+    assert pipeline.process(new).status == "written"
+    assert _process_inputs(uploader.plans[0]) == [["file:/tmp/cll_test/default.cll_source2"]]
+    late = pipeline.process(old)  # e.g. requeued from the poison queue after the newer run landed
+    assert (late.status, late.superseded, late.catalog_calls) == ("superseded", 1, 0)
+    assert len(uploader.plans) == 1
+    assert pipeline.process(old).status == "unchanged"
+
+
+def test_runs_in_order_each_write_their_process(shared_dir, pipeline_and_uploader):
+    pipeline, uploader = pipeline_and_uploader
+    (old,) = _events(shared_dir, 8)
+    new = _later_run(old, "019127df-ffff-7000-8000-000000000001", "2030-01-01T00:00:00Z", keep_inputs=1)
+    assert [pipeline.process(e).status for e in (old, new)] == ["written", "written"]
+    assert _process_inputs(uploader.plans[1]) == [["file:/tmp/cll_test/default.cll_source2"]]
+    assert pipeline.process(new).superseded == 0

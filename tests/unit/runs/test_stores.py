@@ -105,6 +105,17 @@ def test_purge_deletes_exactly_the_expired_runs(store):
     assert store.purge_expired(now=T0 + 50 + TTL_SECONDS) == 1
 
 
+def test_process_run_times_keep_the_newest_run_and_outlive_purges(store):
+    a, b = "notebooks/etl/processes/x", "notebooks/etl/processes/y"
+    assert store.process_run_times([a, b]) == {}
+    store.record_process_runs([a, b], 1_700_000_100.5)
+    store.record_process_runs([a], 1_700_000_050.0)  # an older run: the newer time stays
+    store.record_process_runs([b], 1_700_000_200.0)
+    assert store.process_run_times([b, a, b, "unknown"]) == {a: 1_700_000_100.5, b: 1_700_000_200.0}
+    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 0  # not run state: never purged
+    assert store.process_run_times([a]) == {a: 1_700_000_100.5}
+
+
 def test_threads_merging_events_of_one_run_lose_nothing(store):
     run_id = "0190f000-0000-7000-8000-0000000000cc"
     events = numbered_events(run_id, 32)
