@@ -3,7 +3,8 @@
 Each sender is one keep-alive HTTP session posting START and COMPLETE events of its own generated Databricks runs
 (tests/e2e/delivery_support.py). Prints requests/s, p50/p99 acknowledgement latency, errors, and the time until the
 last event is processed and its lineage is in the catalog. `OL2PURVIEW_LOAD=SENDERSxEVENTS` (e.g. 4x100) changes the
-size.
+size; `OL2PURVIEW_LOAD_STORAGE=embedded` uses the SQLite queues instead of Azurite (whose receive and delete calls
+slow down as its queue grows: ~3.5 ms a message with 100 waiting, ~29 ms with 6,000, on this 2-core machine).
 """
 from __future__ import annotations
 
@@ -97,7 +98,8 @@ def main() -> None:
 
     senders, per_sender = _size()
     with tempfile.TemporaryDirectory() as folder:
-        serve = start_serve(Path(folder) / "load", key="load-key", storage="azurite")
+        storage = os.environ.get("OL2PURVIEW_LOAD_STORAGE", "azurite")
+        serve = start_serve(Path(folder) / "load", key="load-key", storage=storage)
         try:
             result = run_load(serve.url, serve.key, senders, per_sender,
                               lambda: serve.wait_until_processed(timeout=3600))
@@ -105,6 +107,7 @@ def main() -> None:
             processes = counts_by_type(catalog_dump(serve.atlas_url)).get("databricks_process", 0)
         finally:
             serve.stop()
+    print(f"queue storage: {storage}")
     print(result.describe())
     worker = status.get("worker") or {}
     print(f"worker: {worker.get('succeeded')} succeeded, {worker.get('failed')} failed, "

@@ -1,5 +1,7 @@
 """Throughput and latency of the HTTP intake through `ol2purview serve`: 16 keep-alive senders posting a typical
-Spark COMPLETE event for ~10 s (BENCH_SECONDS to change). Prints requests/s and p50/p99 latency."""
+Spark COMPLETE event for ~10 s (BENCH_SECONDS to change). Prints requests/s and p50/p99 latency for each queue storage
+(embedded SQLite, Azurite), with the queue trigger off so that only the acknowledgement path is measured
+(bench/delivery_load.py measures intake and processing together)."""
 from __future__ import annotations
 
 import os
@@ -28,11 +30,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_server(data_dir: Path, port: int, key: str) -> subprocess.Popen:
+def _start_server(data_dir: Path, port: int, key: str, storage: str) -> subprocess.Popen:
     log = open(data_dir / "serve.log", "wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "tools.cli", "serve", "--port", str(port), "--key", key, "--data", str(data_dir),
-         "--log-level", "warning"],
+         "--storage", storage, "--no-worker", "--catalog-port", "0", "--log-level", "warning"],
         cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -58,13 +60,12 @@ def _sender(url: str, key: str, body: bytes, stop_at: float, measure_from: float
                 (latencies.append(time.perf_counter() - started) if status == 200 else failures.append(status))
 
 
-def main() -> None:
-    seconds = float(os.environ.get("BENCH_SECONDS", "10"))
+def measure(storage: str, seconds: float) -> None:
     body = EVENT.read_bytes()
     key = secrets.token_urlsafe(24)
     port = _free_port()
     with tempfile.TemporaryDirectory() as data:
-        server = _start_server(Path(data), port, key)
+        server = _start_server(Path(data), port, key, storage)
         try:
             now = time.perf_counter()
             measure_from, stop_at = now + WARM_UP_SECONDS, now + WARM_UP_SECONDS + seconds
@@ -81,6 +82,13 @@ def main() -> None:
             server.terminate()
             server.wait(15)
     cuts = statistics.quantiles(latencies, n=100)
-    print(f"ingest over HTTP: {SENDERS} keep-alive senders, {len(body)} B COMPLETE event, {seconds:.0f} s")
+    print(f"ingest over HTTP ({storage} queue): {SENDERS} keep-alive senders, {len(body)} B COMPLETE event, "
+          f"{seconds:.0f} s")
     print(f"  requests/s: {len(latencies) / seconds:.0f}  (non-200: {len(failures)})")
     print(f"  latency p50: {cuts[49] * 1000:.1f} ms  p99: {cuts[98] * 1000:.1f} ms")
+
+
+def main() -> None:
+    seconds = float(os.environ.get("BENCH_SECONDS", "10"))
+    for storage in ("embedded", "azurite"):
+        measure(storage, seconds)
