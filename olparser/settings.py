@@ -22,6 +22,12 @@ def _flag(value: str | None, default: bool) -> bool:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
+def _default_run_state_store(env: Mapping[str, str]) -> str:
+    """`table` in Azure (WEBSITE_INSTANCE_ID is set on every instance there): instances of a scaled-out app must
+    share run state, and the app's own folder is read-only when it runs from a package. `sqlite` elsewhere."""
+    return "table" if env.get("WEBSITE_INSTANCE_ID") else Settings.run_state_store
+
+
 def _int(value: str | None, default: int) -> int:
     if value is None or value.strip() == "":
         return default
@@ -59,7 +65,7 @@ class Settings:
     max_body_bytes: int = 32 * 1024 * 1024  # MAX_EVENT_BYTES, after decompression
     stripped_facets: tuple[str, ...] = DEFAULT_STRIPPED_FACETS  # STRIP_FACETS (comma-separated)
     # --- run merging -------------------------------------------------------------------------------------------
-    run_state_store: str = "sqlite"  # RUN_STATE_STORE: sqlite | table
+    run_state_store: str = "sqlite"  # RUN_STATE_STORE: sqlite | table (the default in Azure, see from_env)
     run_state_ttl_seconds: int = 7 * 24 * 3600  # RUN_STATE_TTL_SECONDS
     lineage_on_failure: bool = False  # LINEAGE_ON_FAILURE: also write lineage for FAIL / ABORT runs
     dataset_identity: str = "table"  # DATASET_IDENTITY: table (symlink identifier) | storage (the location)
@@ -90,7 +96,7 @@ class Settings:
             mappings_path=Path(env.get("OL_TO_PURVIEW_MAPPINGS_PATH") or d.mappings_path),
             max_body_bytes=_int(env.get("MAX_EVENT_BYTES"), d.max_body_bytes),
             stripped_facets=_list(env.get("STRIP_FACETS"), d.stripped_facets),
-            run_state_store=(env.get("RUN_STATE_STORE") or d.run_state_store).lower(),
+            run_state_store=(env.get("RUN_STATE_STORE") or _default_run_state_store(env)).lower(),
             run_state_ttl_seconds=_int(env.get("RUN_STATE_TTL_SECONDS"), d.run_state_ttl_seconds),
             lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),
             dataset_identity=(env.get("DATASET_IDENTITY") or d.dataset_identity).lower(),

@@ -245,6 +245,15 @@ def test_table_partition_keys_spread_uuid7_run_ids(table_store):
 
 # --- choosing a store from settings ------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("env,kind", [
+    ({}, "sqlite"),
+    ({"WEBSITE_INSTANCE_ID": "8d2f0a"}, "table"),  # in Azure: shared by every instance
+    ({"WEBSITE_INSTANCE_ID": "8d2f0a", "RUN_STATE_STORE": "SQLite"}, "sqlite"),  # an explicit choice wins
+])
+def test_run_state_store_default_is_table_in_azure_and_sqlite_elsewhere(env, kind):
+    assert Settings.from_env(env).run_state_store == kind
+
+
 def test_open_sqlite_store_from_settings(tmp_path):
     store = open_run_state_store(Settings(run_state_store="sqlite", data_dir=tmp_path / "data",
                                           run_state_ttl_seconds=120))
