@@ -69,12 +69,7 @@ def to_text(envelope: Envelope) -> str:
         body["inline"] = envelope.event
     else:
         body.update(blob=envelope.blob, sha256=envelope.sha256, size=envelope.size)
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates (valid JSON escapes, not UTF-8): keep them as \u escapes
-        return json.dumps(body, separators=(",", ":"))
-    return text
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
 def inline_text_if_fits(event_json: bytes, envelope_id: str, run_id: str | None, event_type: str | None,
