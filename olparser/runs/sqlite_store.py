@@ -6,6 +6,7 @@ qualifiedName, the time of the newest run that wrote it.
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -90,15 +91,10 @@ class SqliteRunStateStore:
             return db.execute("DELETE FROM run_state WHERE updated_at <= ?", (now - self.ttl_seconds,)).rowcount
 
     def process_run_times(self, qualified_names: Sequence[str]) -> dict[str, float]:
-        names = list(dict.fromkeys(qualified_names))
-        found: dict[str, float] = {}
-        for start in range(0, len(names), 500):  # SQLite's bound-parameter limit
-            chunk = names[start:start + 500]
-            rows = self._connection().execute(
-                f"SELECT qualified_name, run_time FROM process_runs WHERE qualified_name IN ({','.join('?' * len(chunk))})",
-                chunk)
-            found.update(rows.fetchall())
-        return found
+        rows = self._connection().execute(
+            "SELECT qualified_name, run_time FROM process_runs WHERE qualified_name IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(qualified_names)),))
+        return dict(rows.fetchall())
 
     def record_process_runs(self, qualified_names: Sequence[str], run_time: float) -> None:
         with self._immediate() as db:
