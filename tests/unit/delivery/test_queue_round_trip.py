@@ -1,5 +1,5 @@
-"""Queue mode's handoff: an accepted event (small or 2 MB) is on the queue when hand_off returns, and a consumer
-opens exactly that event from the message."""
+"""Queue mode's intake, as function_app does it: an accepted event (small or 2 MB) becomes an envelope on the queue
+(a claim check for the big one), and a consumer opens exactly that event from the message."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,6 @@ import json
 from olparser.contract import AcceptedEvent
 from olparser.delivery import envelope as env
 from olparser.delivery.claim_check import FolderClaimCheckStore
-from olparser.delivery.queue_handoff import QueueHandoff
 from olparser.delivery.queues import QueueService
 from olparser.delivery.sender import EventCourier
 from tests.unit.delivery.conftest import unique_name
@@ -22,10 +21,9 @@ def accepted(run_id: str, pad: int) -> AcceptedEvent:
 def test_small_and_big_events_are_queued_and_open_back(queue_service: QueueService, tmp_path) -> None:
     queue = queue_service.queue(unique_name())
     courier = EventCourier(FolderClaimCheckStore(tmp_path, "lineage-events"))
-    handoff = QueueHandoff(courier, queue)
     small, big = accepted("run-small", 10), accepted("run-big", 2_000_000)
-    assert handoff.hand_off(small) == "queued"
-    assert handoff.hand_off(big) == "queued"
+    for event in (small, big):
+        queue.send(courier.deliver(event.to_json_bytes(), event.run_id, event.event_type))
     first, second = queue.receive(32, 30)
     assert isinstance(env.parse(first.text), env.InlineEnvelope)
     assert isinstance(env.parse(second.text), env.ClaimCheckEnvelope)
