@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -22,29 +19,6 @@ EVENT = (PROJECT_ROOT.parent / "shared" / "openlineage" / "events"
          / "compat-tests_bigquery-shakespeare-1.23.0__1729097631761_COMPLETE.json")
 SENDERS = 16
 WARM_UP_SECONDS = 1.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start_server(data_dir: Path, port: int, key: str, storage: str) -> subprocess.Popen:
-    log = open(data_dir / "serve.log", "wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tools.cli", "serve", "--port", str(port), "--key", key, "--data", str(data_dir),
-         "--storage", storage, "--no-worker", "--catalog-port", "0", "--log-level", "warning"],
-        cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if "ready:" in (data_dir / "serve.log").read_text(errors="replace"):
-            return process
-        if process.poll() is not None:
-            break
-        time.sleep(0.05)
-    process.kill()
-    raise RuntimeError("ol2purview serve did not start:\n" + (data_dir / "serve.log").read_text(errors="replace"))
 
 
 def _sender(url: str, key: str, body: bytes, stop_at: float, measure_from: float,
@@ -61,17 +35,18 @@ def _sender(url: str, key: str, body: bytes, stop_at: float, measure_from: float
 
 
 def measure(storage: str, seconds: float) -> None:
+    from tests.e2e.conftest import start_serve  # the same launcher as the end-to-end tests
+
     body = EVENT.read_bytes()
-    key = secrets.token_urlsafe(24)
-    port = _free_port()
     with tempfile.TemporaryDirectory() as data:
-        server = _start_server(Path(data), port, key, storage)
+        server = start_serve(Path(data), key=secrets.token_urlsafe(24), storage=storage, worker=False,
+                             extra_args=("--log-level", "warning"))
         try:
             now = time.perf_counter()
             measure_from, stop_at = now + WARM_UP_SECONDS, now + WARM_UP_SECONDS + seconds
             latencies: list[float] = []
             failures: list[int] = []
-            threads = [threading.Thread(target=_sender, args=(f"http://127.0.0.1:{port}/api/v1/lineage", key, body,
+            threads = [threading.Thread(target=_sender, args=(f"{server.url}/api/v1/lineage", server.key, body,
                                                                 stop_at, measure_from, latencies, failures))
                        for _ in range(SENDERS)]
             for thread in threads:
@@ -79,8 +54,7 @@ def measure(storage: str, seconds: float) -> None:
             for thread in threads:
                 thread.join()
         finally:
-            server.terminate()
-            server.wait(15)
+            server.stop()
     cuts = statistics.quantiles(latencies, n=100)
     print(f"ingest over HTTP ({storage} queue): {SENDERS} keep-alive senders, {len(body)} B COMPLETE event, "
           f"{seconds:.0f} s")

@@ -6,12 +6,8 @@ Workload: bench/merge.py's typical Databricks notebook run (START, RUNNING with 
 """
 from __future__ import annotations
 
-import os
 import secrets
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -23,11 +19,12 @@ from bench.merge import databricks_run
 from olparser.lineage import LineageOptions, build_lineage, plan_fingerprint
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_event
-from olparser.settings import DEFAULT_MAPPINGS_PATH, PROJECT_ROOT
+from olparser.settings import DEFAULT_MAPPINGS_PATH
 
 REPEATS = 7
 RUNS = 300
 STACK_RUNS = 20
+WORKSPACE_HOSTS = "1234567890123456=adb-1234567890123456.5.azuredatabricks.net"
 
 
 def _median_rate(count: int, work) -> tuple[float, float]:
@@ -66,69 +63,31 @@ def core_throughput() -> None:
               f"{entities} entities, 30 columns of lineage per run)")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def stack_calls_per_run() -> None:
     """Catalog calls per run, counted by the embedded catalog, for runs over new and over cached datasets."""
-    key, master = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
-    port = _free_port()
+    from tests.e2e.conftest import start_serve  # the same launcher as the end-to-end tests
+
     with tempfile.TemporaryDirectory() as folder:
-        log_path = Path(folder) / "serve.log"
-        env = {**os.environ, "PYTHONUNBUFFERED": "1",
-               "DATABRICKS_WORKSPACE_HOSTS": "1234567890123456=adb-1234567890123456.5.azuredatabricks.net"}
-        for name in ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME"):
-            env.pop(name, None)
-        with open(log_path, "wb") as log:
-            serve = subprocess.Popen(
-                [sys.executable, "-m", "tools.cli", "serve", "--port", str(port), "--data", folder,
-                 "--storage", "embedded", "--catalog-port", "0", f"--key={key}", f"--master-key={master}",
-                 "--log-level", "warning"], cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        serve = start_serve(Path(folder), key=secrets.token_urlsafe(16), extra_args=("--log-level", "warning"),
+                            env={"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS})
         try:
-            output = _wait_ready(serve, log_path)
-            catalog = next(line.split()[2] for line in output.splitlines() if line.startswith("catalog page: "))
-            url = f"http://127.0.0.1:{port}"
             calls, seconds = [], []
             with requests.Session() as session:
                 for _ in range(STACK_RUNS):
-                    session.post(f"{catalog}_ol2purview/calls/reset").raise_for_status()
+                    serve.reset_catalog_calls()
                     started = time.perf_counter()
                     for event in databricks_run(str(uuid.uuid4())):
-                        session.post(f"{url}/api/v1/lineage", headers={"x-functions-key": key},
+                        session.post(f"{serve.url}/api/v1/lineage", headers={"x-functions-key": serve.key},
                                      json=event).raise_for_status()
-                    _wait_processed(session, url, master)
+                    serve.wait_until_processed(interval=0.01)
                     seconds.append(time.perf_counter() - started)
-                    calls.append(session.get(f"{catalog}_ol2purview/calls").json()["total"])
+                    calls.append(serve.catalog_calls()["total"])
         finally:
-            serve.terminate()
-            serve.wait(30)
+            serve.stop(timeout=30)
     print(f"catalog calls per run through serve: first run (new datasets) {calls[0]}, "
           f"then median {statistics.median(calls[1:]):.0f} (cached datasets); max {max(calls)}")
     print(f"one run (3 events) from first POST to lineage in the catalog: median "
           f"{statistics.median(seconds) * 1e3:.0f} ms (includes the queue's polling)")
-
-
-def _wait_ready(process: subprocess.Popen, log_path: Path) -> str:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        output = log_path.read_text(errors="replace")
-        if any(line.startswith("ready:") for line in output.splitlines()):
-            return output
-        if process.poll() is not None:
-            raise RuntimeError(f"serve exited: {output}")
-        time.sleep(0.05)
-    raise RuntimeError("serve did not start")
-
-
-def _wait_processed(session: requests.Session, url: str, master: str) -> None:
-    while True:
-        status = session.get(f"{url}/admin/ol2purview/status", params={"code": master}).json()
-        if status["queues"]["lineage-events"]["approximateCount"] == 0 and not status["worker"]["inFlight"]:
-            return
-        time.sleep(0.01)
 
 
 def main() -> None:

@@ -55,9 +55,10 @@ class ServeHandle:
         response.raise_for_status()
         return response.json()
 
-    def wait_until_processed(self, timeout: float = 60.0, queue: str = "lineage-events") -> dict[str, Any]:
+    def wait_until_processed(self, timeout: float = 60.0, queue: str = "lineage-events",
+                             interval: float = 0.1) -> dict[str, Any]:
         """Wait until the lineage queue is empty (every message deleted: handled or poisoned) and nothing is in
-        flight; returns the last status."""
+        flight, asking every `interval` seconds; returns the last status."""
         deadline = time.monotonic() + timeout
         while True:
             status = self.status()
@@ -66,7 +67,7 @@ class ServeHandle:
                 return status
             if time.monotonic() > deadline:
                 raise AssertionError(f"still not processed after {timeout} s: {status}")
-            time.sleep(0.1)
+            time.sleep(interval)
 
     def catalog_calls(self) -> dict[str, Any]:
         """The embedded catalog's call counter: {"total", "byRoute"}."""

@@ -24,16 +24,18 @@ WORKSPACE_HOST = f"adb-{WORKSPACE_ID}.17.azuredatabricks.net"
 WORKSPACE_HOSTS_ENV = {"DATABRICKS_WORKSPACE_HOSTS": f"{WORKSPACE_ID}={WORKSPACE_HOST}"}
 VOLATILE = ("createTime", "updateTime", "version", "createdBy", "updatedBy", "lastModifiedTS")
 # One event at a time, in queue order (app settings overriding host.json, as in Azure): several runs of one
-# application write the same process (one per output), and the one processed last wins.
+# application write the same process (one per output); the newest run's lineage stays, and sequential processing
+# also makes the catalog's intermediate states (and so its call counts) repeatable.
 SEQUENTIAL_ENV = {"AzureFunctionsJobHost__extensions__queues__batchSize": "1",
                   "AzureFunctionsJobHost__extensions__queues__newBatchThreshold": "0"}
 
 
-def replay(serve: ServeHandle, *paths: Path) -> str:
-    """Send files or folders through `ol2purview replay` (the openlineage-python client); all must be accepted."""
+def replay(serve: ServeHandle, *paths: Path, timeout: float = 300) -> str:
+    """Send files, folders or JSON-lines files through `ol2purview replay` (the openlineage-python client); all must
+    be accepted."""
     command = [sys.executable, "-m", "tools.cli", "replay", *map(str, paths), "--url", serve.url, f"--key={serve.key}"]
-    done = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
 

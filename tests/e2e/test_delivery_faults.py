@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ServeHandle, start_serve
+from tests.e2e.lineage_helpers import replay
 from tests.e2e.delivery_support import (catalog_calls, catalog_dump, counts_by_type, expected_counts,
                                         generated_events, landed_run_ids, process_mismatches, run_id_for,
                                         set_catalog_faults, wait_until, write_jsonl)
@@ -27,14 +28,6 @@ FAULTS = "429:0.15,503:0.1,reset:0.05,retry-after:1,seed:20260601"
 QUICK_RETRY_ENV = {"AzureFunctionsJobHost__extensions__queues__visibilityTimeout": "00:00:01"}
 # Each catalog call: up to 8 attempts (P(8 faults in a row) = 0.3^8, about 7e-5), waits of at most 2 s.
 TUNED_CLIENT_ENV = {"CATALOG_MAX_ATTEMPTS": "8"}
-
-
-def replay(serve: ServeHandle, events_file: Path) -> str:
-    """`ol2purview replay` (the openlineage-python client); every event must be accepted."""
-    done = subprocess.run([sys.executable, "-m", "tools.cli", "replay", str(events_file), "--url", serve.url,
-                           f"--key={serve.key}"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return done.stdout
 
 
 def requeue_all(serve: ServeHandle) -> str:
