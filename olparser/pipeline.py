@@ -70,27 +70,23 @@ class LineagePipeline:
         if not static and self._store.written_fingerprint(run.run_id) == fingerprint:
             return self._outcome(run, plan, "unchanged")
         run_time = None if static else run_instant(run)
-        superseded: set[str] = set()
-        if run_time is not None:
-            superseded = self._superseded(plan, run_time)
-            if superseded:
-                log.info("run %s: %d process(es) were written by a newer run and are left alone", run.run_id,
-                         len(superseded))
-                plan = plan.without_processes(superseded)
-                if not plan.process_names():
-                    self._store.record_written(run.run_id, fingerprint)
-                    return self._outcome(run, plan, "superseded", superseded=len(superseded))
+        processes = plan.process_names() if run_time is not None else ()
+        superseded = {name for name, time in self._store.process_run_times(processes).items()
+                      if time > run_time} if processes else set()
+        if superseded:
+            log.info("run %s: %d process(es) were written by a newer run and are left alone", run.run_id,
+                     len(superseded))
+            plan = plan.without_processes(superseded)
+            processes = tuple(name for name in processes if name not in superseded)
+            if not processes:
+                self._store.record_written(run.run_id, fingerprint)
+                return self._outcome(run, plan, "superseded", superseded=len(superseded))
         report = self._uploader.upload(plan)
-        if run_time is not None:
-            self._store.record_process_runs(plan.process_names(), run_time)
+        if processes:
+            self._store.record_process_runs(processes, run_time)
         if not static:
             self._store.record_written(run.run_id, fingerprint)
         return self._outcome(run, plan, "written", calls=getattr(report, "calls", 0), superseded=len(superseded))
-
-    def _superseded(self, plan: LineagePlan, run_time: float) -> set[str]:
-        """Processes of the plan that a newer run has written."""
-        newest = self._store.process_run_times(plan.process_names())
-        return {name for name, time in newest.items() if time > run_time}
 
     @staticmethod
     def _outcome(run: RunSnapshot, plan: LineagePlan, status: str, calls: int = 0,
