@@ -1,33 +1,85 @@
-"""The runner that orders the steps for one accepted event: merge → decide → build → compare → upload → remember.
+"""The runner that orders the steps: merge → decide → build → claim → upload → commit → delete what no run uses.
 
-A process belongs to one output of one notebook or job and is written by each of its runs. A late event of an older
-run (a requeued poison message, a retried event) must not put back what a newer run replaced, so every process
-remembers the time of the newest run that wrote it, and an older run leaves it alone ("superseded").
+The catalog must end up the same whatever the order in which a run's events are processed, with duplicates and with
+concurrent workers: exactly what processing every event in order gives. Three rules get it there.
+
+1. **A run's plan replaces what the run wrote before.** Each run (or static declaration) remembers the keys of the
+   connector-owned entities its last plan contained; each such entity counts the runs whose plans contain it. When a
+   run writes a new plan, what its old plan had and the new one lacks (a process under a generic owner that the
+   Databricks environment facet later replaced, a `/mnt` placeholder that its mount points later resolved) loses a
+   user, and an entity left without users is deleted from the catalog. The protocol is safe against concurrent
+   writers: a run is counted as a user (`claim`) before it uploads, an entity is tombstoned while it is deleted, and
+   a writer that claims a tombstoned entity waits for the deletion to finish before uploading it.
+2. **A process shows its newest run.** Every process remembers the time of the newest run that wrote it; a late
+   event of an older run (a requeued poison message, a retry) leaves that process alone ("superseded"), but still
+   writes the datasets and owners its plan needs, as in-order processing would have.
+3. **A plan is built from the newest state.** If the run was merged again (by another worker) while its plan was
+   being written, the plan is built again from the newer state and written again.
+
+When: a COMPLETE run is written at once; a Databricks run whose environment facet has not arrived yet is held for
+`environment_wait_seconds` (the RUNNING that carries it is usually processed within the same queue batch); a run that
+has datasets but no terminal event is written as INCOMPLETE after `incomplete_run_seconds` by the timer
+(`write_due`), which also retries deletions that failed. FAIL and ABORT write nothing unless `lineage_on_failure`
+(and remove what an INCOMPLETE write of the run had put there).
 
 It owns no I/O of its own: the run-state store and the catalog uploader are passed in, so the same runner serves the
 queue trigger in Azure, the local host, the tests and the benchmarks.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
-from dataclasses import dataclass
-from typing import Any, Protocol
+import threading
+import time
+import zlib
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Protocol
 
-from olparser.lineage import LineageOptions, LineagePlan, build_lineage, plan_fingerprint, should_write_lineage
+from olparser.lineage import (LineageOptions, LineagePlan, awaits_environment, build_lineage, plan_fingerprint,
+                              should_write_lineage)
 from olparser.naming import MappingEngine
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, run_instant, snapshot_from_static
+from olparser.runs.store import TOMBSTONE_SECONDS, Key
 
 log = logging.getLogger(__name__)
+
+LOCK_STRIPES = 64
+INCOMPLETE = "INCOMPLETE"
+MAX_REBUILDS = 5
+DUE_RETRY_SECONDS = 60.0
+MAX_DUE_ATTEMPTS = 5
 
 
 class Uploader(Protocol):
     def upload(self, plan: LineagePlan) -> Any: ...
+    def delete(self, keys: Iterable[Key]) -> Any: ...
+
+
+@dataclass(frozen=True)
+class WritePolicy:
+    """When runs are written. `max_datasets`: inputs (and outputs) kept per run (MAX_DATASETS_PER_RUN)."""
+
+    incomplete_run_seconds: float = 3600.0
+    environment_wait_seconds: float = 60.0
+    max_datasets: int | None = 500
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "WritePolicy":
+        return cls(incomplete_run_seconds=settings.incomplete_run_seconds,
+                   environment_wait_seconds=settings.databricks_environment_wait_seconds,
+                   max_datasets=settings.max_datasets_per_run)
 
 
 @dataclass(frozen=True)
 class LineageOutcome:
-    """What processing one event did. `status`: written | unchanged | waiting (run not finished) | skipped |
-    superseded (a newer run of the same code already wrote every process); `superseded` counts processes left alone."""
+    """What processing one event did.
+
+    `event_type` is the event's own type, `run_state` the run's state after merging it. `status`: written | unchanged
+    (the catalog already has this plan) | waiting (run not finished) | held (waiting for the Databricks environment
+    facet) | skipped (FAIL/ABORT) | superseded (a newer run of the same code already wrote every process).
+    `superseded` counts processes left alone, `deleted` entities removed because no run uses them any more."""
 
     run_id: str | None
     event_type: str | None
@@ -36,60 +88,235 @@ class LineageOutcome:
     unmatched: int = 0
     catalog_calls: int = 0
     superseded: int = 0
+    deleted: int = 0
+    run_state: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"runId": self.run_id, "eventType": self.event_type, "status": self.status,
-                "entities": self.entities, "unmatched": self.unmatched, "catalogCalls": self.catalog_calls,
-                "superseded": self.superseded}
+        return {"runId": self.run_id, "eventType": self.event_type, "runState": self.run_state,
+                "status": self.status, "entities": self.entities, "unmatched": self.unmatched,
+                "catalogCalls": self.catalog_calls, "superseded": self.superseded, "deleted": self.deleted}
+
+
+@dataclass(frozen=True)
+class DueReport:
+    """What one timer tick did: runs written (INCOMPLETE or after the environment wait), failed, deletions retried,
+    run states purged."""
+
+    written: int = 0
+    failed: int = 0
+    deletes_retried: int = 0
+    purged: int = 0
+    outcomes: tuple[LineageOutcome, ...] = field(default_factory=tuple)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"written": self.written, "failed": self.failed, "deletesRetried": self.deletes_retried,
+                "purged": self.purged}
+
+
+def static_key(event: dict[str, Any]) -> str:
+    """The bookkeeping key of static lineage: one per declared job (JobEvent) or dataset (DatasetEvent)."""
+    subject = event.get("job") if "job" in event else event.get("dataset")
+    subject = subject if isinstance(subject, dict) else {}
+    identity = json.dumps(["job" if "job" in event else "dataset", subject.get("namespace"), subject.get("name")])
+    return "static:" + hashlib.sha256(identity.encode("utf-8")).hexdigest()
 
 
 class LineagePipeline:
     def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
-                 uploader: Uploader) -> None:
+                 uploader: Uploader, policy: WritePolicy = WritePolicy(), *,
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
         self._store = store
         self._engine = engine
         self._options = options
         self._uploader = uploader
+        self._policy = policy
+        self._clock = clock
+        self._sleep = sleep
+        self._run_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
+        self._process_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
 
-    def process(self, event: dict[str, Any]) -> LineageOutcome:
+    # --- the queue trigger -------------------------------------------------------------------------------------
+    def process(self, event: dict[str, Any], *, now: float | None = None) -> LineageOutcome:
         """Fold the event into its run and write the run's lineage when there is something new to write.
 
         Raises what the uploader raises (CatalogUnavailable, CatalogRejected): the caller's queue retries, and after
         its last attempt the message goes to the poison queue, from which `ol2purview requeue` brings it back.
         """
-        static = is_static_event(event)
-        run = snapshot_from_static(event) if static else self._store.merge(event)
+        now = self._clock() if now is None else now
+        event_type = event.get("eventType") if isinstance(event.get("eventType"), str) else None
+        if is_static_event(event):
+            key = static_key(event)
+            with self._locked(key):
+                run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
+                return self._write(key, run, None, run.event_type, now, event_type)
+        run_id = self._run_id(event)
+        with self._locked(run_id):
+            run, version = self._store.merge_versioned(event, now=now, max_datasets=self._policy.max_datasets)
+            return self._decide(run_id, run, version, now, event_type)
+
+    # --- the timer ---------------------------------------------------------------------------------------------
+    def write_due(self, *, now: float | None = None, limit: int = 200) -> DueReport:
+        """Write the runs whose time has come (INCOMPLETE runs, held Databricks runs) and retry deletions that did
+        not finish. A failed run is tried again later, at most MAX_DUE_ATTEMPTS times."""
+        now = self._clock() if now is None else now
+        outcomes: list[LineageOutcome] = []
+        failed = 0
+        for key in self._store.due_runs(now, limit):
+            with self._locked(key):
+                try:
+                    outcome = self._write_due_run(key, now)
+                except Exception as exc:  # the next tick tries again; a run never blocks the others
+                    failed += 1
+                    attempts = self._store.postpone(key, now + DUE_RETRY_SECONDS * 2 ** failed)
+                    log.warning("timer: run %s could not be written (attempt %d of %d): %s", key, attempts,
+                                MAX_DUE_ATTEMPTS, type(exc).__name__)
+                    if attempts >= MAX_DUE_ATTEMPTS:
+                        log.error("timer: run %s given up after %d attempts", key, attempts)
+                        self._store.schedule(key, None)
+                    continue
+            if outcome is not None:
+                outcomes.append(outcome)
+        retried = self._retry_deletes(now)
+        purged = self._store.purge_expired(now)
+        written = sum(1 for o in outcomes if o.status == "written")
+        return DueReport(written=written, failed=failed, deletes_retried=retried, purged=purged,
+                         outcomes=tuple(outcomes))
+
+    def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
+        run, version = self._store.get_versioned(key, now=now)
+        if run is None:
+            self._store.schedule(key, None)
+            return None
+        if run.is_terminal:
+            if not should_write_lineage(run, self._options):
+                self._store.schedule(key, None)
+                return None
+            return self._write(key, run, version, run.event_type, now, None)
+        if not (run.inputs or run.outputs):
+            self._store.schedule(key, None)
+            return None
+        return self._write(key, run, version, INCOMPLETE, now, None)
+
+    def _retry_deletes(self, now: float) -> int:
+        keys = self._store.abandoned_deletes(now, limit=500)
+        if not keys:
+            return 0
+        try:
+            self._uploader.delete(keys)
+        except Exception as exc:
+            log.warning("timer: %d deletions failed again: %s", len(keys), type(exc).__name__)
+            return 0
+        self._store.finish_deletes(keys)
+        return len(keys)
+
+    # --- deciding and writing ----------------------------------------------------------------------------------
+    def _decide(self, run_id: str, run: RunSnapshot, version: int, now: float,
+                event_type: str | None) -> LineageOutcome:
+        policy = self._policy
+        if not run.is_terminal:
+            if (run.inputs or run.outputs) and policy.incomplete_run_seconds > 0:
+                self._store.schedule(run_id, now + policy.incomplete_run_seconds)
+            return self._outcome(run, event_type, "waiting")
         if not should_write_lineage(run, self._options):
-            status = "waiting" if not run.is_terminal else "skipped"
-            return LineageOutcome(run.run_id, run.event_type, status)
-        plan = build_lineage(run, self._engine, self._options)
-        for dataset in plan.unmatched:
-            log.info("no mapping rule for a dataset of run %s (%s); written as a placeholder", run.run_id,
-                     dataset.reason)
-        fingerprint = plan_fingerprint(plan)
-        if not static and self._store.written_fingerprint(run.run_id) == fingerprint:
-            return self._outcome(run, plan, "unchanged")
-        run_time = None if static else run_instant(run)
-        processes = plan.process_names() if run_time is not None else ()
-        superseded = {name for name, time in self._store.process_run_times(processes).items()
-                      if time > run_time} if processes else set()
-        if superseded:
-            log.info("run %s: %d process(es) were written by a newer run and are left alone", run.run_id,
-                     len(superseded))
-            plan = plan.without_processes(superseded)
-            processes = tuple(name for name in processes if name not in superseded)
-            if not processes:
-                self._store.record_written(run.run_id, fingerprint)
-                return self._outcome(run, plan, "superseded", superseded=len(superseded))
-        report = self._uploader.upload(plan)
-        if processes:
-            self._store.record_process_runs(processes, run_time)
-        if not static:
-            self._store.record_written(run.run_id, fingerprint)
-        return self._outcome(run, plan, "written", calls=getattr(report, "calls", 0), superseded=len(superseded))
+            if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
+                return self._write(run_id, run, version, run.event_type, now, event_type, empty=True)
+            self._store.schedule(run_id, None)
+            return self._outcome(run, event_type, "skipped")
+        if policy.environment_wait_seconds > 0 and run.outputs and awaits_environment(run, self._options):
+            self._store.schedule(run_id, now + policy.environment_wait_seconds, keep_earlier=True)
+            return self._outcome(run, event_type, "held")
+        return self._write(run_id, run, version, run.event_type, now, event_type)
+
+    def _write(self, key: str, run: RunSnapshot, version: int | None, status: str, now: float,
+               event_type: str | None, *, empty: bool = False) -> LineageOutcome:
+        uploaded: set[Key] = set()
+        calls = 0
+        for _ in range(MAX_REBUILDS):
+            plan = LineagePlan() if empty else build_lineage(run, self._engine, self._options, status=status)
+            fingerprint = plan_fingerprint(plan)
+            if not uploaded and self._store.written_fingerprint(key, now=now) == fingerprint:
+                self._store.schedule(key, None)
+                return self._outcome(run, event_type, "unchanged", plan)
+            keys = plan.owned_keys()
+            self._wait_for_deletions(self._store.claim(key, keys, now=now))
+            run_time = None if run.is_static else run_instant(run)
+            processes = plan.process_names()
+            with self._locked_processes(processes):
+                superseded = {name for name, time in self._store.process_run_times(processes).items()
+                              if run_time is not None and time > run_time} if processes and run_time else set()
+                if superseded:
+                    log.info("run %s: %d process(es) were written by a newer run and are left alone", key,
+                             len(superseded))
+                to_upload = plan.without_processes(superseded)
+                if to_upload.entities or to_upload.external_datasets:
+                    calls += getattr(self._uploader.upload(to_upload), "calls", 0)
+                uploaded |= set(keys)
+                written = tuple(name for name in processes if name not in superseded)
+                result = self._store.commit(key, keys, version=version, fingerprint=fingerprint,
+                                            process_names=written, run_time=run_time,
+                                            dangling=uploaded - set(keys), now=now)
+            if result.stale:
+                fresh, version = self._store.get_versioned(key, now=now)
+                if fresh is None:
+                    break
+                run = fresh
+                log.info("run %s changed while it was being written: writing it again", key)
+                continue
+            deleted, delete_calls = self._delete(result.orphans)
+            calls += delete_calls
+            for dataset in plan.unmatched:
+                log.info("no mapping rule for a dataset of run %s (%s); written as a placeholder", key,
+                         dataset.reason)
+            if plan.notes and any("MAX_" in note for note in plan.notes):
+                log.warning("run %s: %s", key, "; ".join(n for n in plan.notes if "MAX_" in n))
+            status_word = "superseded" if processes and len(superseded) == len(processes) else "written"
+            return self._outcome(run, event_type, status_word, plan, calls=calls, superseded=len(superseded),
+                                 deleted=deleted)
+        raise RuntimeError(f"run {key} kept changing while it was being written")
+
+    def _delete(self, orphans: tuple[Key, ...]) -> tuple[int, int]:
+        """Delete entities no run uses; on failure the timer tries again (their tombstones stay)."""
+        if not orphans:
+            return 0, 0
+        try:
+            report = self._uploader.delete(orphans)
+        except Exception as exc:
+            log.warning("%d entities no run uses could not be deleted now (%s); the timer tries again",
+                        len(orphans), type(exc).__name__)
+            return 0, 0
+        self._store.finish_deletes(orphans)
+        return len(orphans), getattr(report, "calls", 0)
+
+    def _wait_for_deletions(self, contested: frozenset[Key]) -> None:
+        """Another writer is deleting some of the entities this plan needs: let it finish first (bounded)."""
+        deadline = self._clock() + TOMBSTONE_SECONDS
+        while contested and self._clock() < deadline:
+            self._sleep(0.05)
+            contested = self._store.contested(contested)
+
+    # --- helpers -----------------------------------------------------------------------------------------------
+    @staticmethod
+    def _run_id(event: dict[str, Any]) -> str:
+        run = event.get("run")
+        run_id = run.get("runId") if isinstance(run, dict) else None
+        if not isinstance(run_id, str) or not run_id:
+            raise ValueError("event has no run.runId")
+        return run_id
+
+    def _locked(self, key: str) -> threading.Lock:
+        return self._run_locks[zlib.crc32(key.encode("utf-8")) % LOCK_STRIPES]
+
+    def _locked_processes(self, names: Iterable[str]) -> ExitStack:
+        stack = ExitStack()
+        for stripe in sorted({zlib.crc32(name.encode("utf-8")) % LOCK_STRIPES for name in names}):
+            stack.enter_context(self._process_locks[stripe])
+        return stack
 
     @staticmethod
-    def _outcome(run: RunSnapshot, plan: LineagePlan, status: str, calls: int = 0,
-                 superseded: int = 0) -> LineageOutcome:
-        return LineageOutcome(run.run_id, run.event_type, status, entities=len(plan.entities) + len(plan.external_datasets),
-                              unmatched=len(plan.unmatched), catalog_calls=calls, superseded=superseded)
+    def _outcome(run: RunSnapshot, event_type: str | None, status: str, plan: LineagePlan | None = None,
+                 calls: int = 0, superseded: int = 0, deleted: int = 0) -> LineageOutcome:
+        plan = plan or LineagePlan()
+        return LineageOutcome(run.run_id, event_type, status, entities=len(plan.entities) + len(plan.external_datasets),
+                              unmatched=len(plan.unmatched), catalog_calls=calls, superseded=superseded,
+                              deleted=deleted, run_state=run.event_type)
+

@@ -3,6 +3,7 @@
     rt = process_runtime()                 # one per process, built from the environment on first use
     rt.courier().deliver(...)              # HTTP intake: envelope text for the lineage queue
     rt.process(event)                      # queue trigger: merge -> map -> build -> upload (typedefs first, once)
+    rt.write_due_runs()                    # timer: incomplete and held runs, failed deletions, expired run state
 
 Every part is built lazily on first use and then kept for the life of the process (one catalog uploader, so one
 existence cache), behind one lock so concurrent first uses build each part once. Building reads no network: the first
@@ -12,25 +13,23 @@ create-or-update), so a fresh deployment needs no manual step.
 from __future__ import annotations
 
 import threading
-import zlib
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterable, TypeVar
 
 from azure.storage.queue import ExponentialRetry
 
-from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, TypedefReport, UploadReport,
-                              load_typedefs, make_atlas_client, resolve_target)
+from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, TypedefReport,
+                              UploadReport, load_typedefs, make_atlas_client, resolve_target)
 from olparser.contract import IntakeLimits
 from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
 from olparser.delivery.sender import EventCourier, courier_from_settings
 from olparser.lineage import LineageOptions, LineagePlan
 from olparser.naming import MappingEngine
-from olparser.pipeline import LineageOutcome, LineagePipeline
+from olparser.pipeline import DueReport, LineageOutcome, LineagePipeline, WritePolicy
 from olparser.runs import RunStateStore, open_run_state_store
 from olparser.settings import TYPEDEFS_DIR, Settings
 
 T = TypeVar("T")
-RUN_LOCK_STRIPES = 64
 
 
 class ConfigurationError(ValueError):
@@ -60,6 +59,9 @@ class TypedefsFirstUploader:
         self.ensure_typedefs()
         return self.uploader.upload(plan)
 
+    def delete(self, keys: Iterable[tuple[str, str]]) -> DeleteReport:
+        return self.uploader.delete(keys)
+
 
 class Runtime:
     """The objects built from one Settings. `credential` replaces DefaultAzureCredential (tests)."""
@@ -70,7 +72,6 @@ class Runtime:
         self._typedefs_dir = typedefs_dir
         self._built: dict[str, Any] = {}
         self._lock = threading.RLock()
-        self._run_locks = tuple(threading.Lock() for _ in range(RUN_LOCK_STRIPES))
 
     def _once(self, name: str, build: Callable[[], T]) -> T:
         with self._lock:
@@ -141,20 +142,21 @@ class Runtime:
 
     def pipeline(self) -> LineagePipeline:
         return self._once("pipeline", lambda: LineagePipeline(
-            self.run_state_store(), self.engine(), self.lineage_options(), self.uploader()))
+            self.run_state_store(), self.engine(), self.lineage_options(), self.uploader(),
+            WritePolicy.from_settings(self.settings)))
 
     def process(self, event: dict[str, Any]) -> LineageOutcome:
-        """Run the pipeline for one event, one event of a run at a time in this process.
+        """Run the pipeline for one event (the pipeline handles one event of a run at a time in this process)."""
+        return self.pipeline().process(event)
 
-        Without this, two events of one run handled in parallel could upload their plans in the opposite order of
-        their merges, leaving the older lineage in the catalog.
-        """
-        run = event.get("run")
-        run_id = run.get("runId") if isinstance(run, dict) else None
-        if not isinstance(run_id, str):
-            return self.pipeline().process(event)
-        with self._run_locks[zlib.crc32(run_id.encode("utf-8")) % RUN_LOCK_STRIPES]:
-            return self.pipeline().process(event)
+    def write_due_runs(self, now: float | None = None) -> DueReport:
+        """The timer's work: runs that never completed (INCOMPLETE) or waited long enough for their Databricks
+        environment, deletions that failed, and expired run state."""
+        return self.pipeline().write_due(now=now)
+
+    def reset_process_runs(self, qualified_names: list[str]) -> int:
+        """Forget the newest run time of these processes, so that the next run of their code writes them."""
+        return self.run_state_store().reset_process_runs(qualified_names)
 
     def close(self) -> None:
         """Release what holds files or connections (tests; a host shutting down)."""

@@ -71,6 +71,13 @@ class Settings:
     dataset_identity: str = "table"  # DATASET_IDENTITY: table (symlink identifier) | storage (the location)
     # DATABRICKS_WORKSPACE_HOSTS: "<workspace id>=<host>,..." for clusters whose events carry only the workspace id
     databricks_workspace_hosts: tuple[tuple[str, str], ...] = ()
+    # --- what a run may write, and when ------------------------------------------------------------------------
+    max_datasets_per_run: int = 500  # MAX_DATASETS_PER_RUN: inputs (and outputs) kept per run, in name order
+    max_process_edges_per_run: int = 10_000  # MAX_PROCESS_EDGES_PER_RUN: inputs x outputs written per run
+    incomplete_run_seconds: int = 3600  # INCOMPLETE_RUN_SECONDS: write runs with no terminal event after this; 0: never
+    # DATABRICKS_ENVIRONMENT_WAIT_SECONDS: hold a finished Databricks run whose environment facet (notebook, mounts)
+    # has not arrived yet, at most this long; 0 writes at once (and corrects when the facet comes)
+    databricks_environment_wait_seconds: int = 60
     # --- catalog target ----------------------------------------------------------------------------------------
     purview_account_name: str | None = None  # PURVIEW_ACCOUNT_NAME
     purview_api: str = "datamap"  # PURVIEW_API: datamap (GA, /datamap/api) | catalog (legacy, /catalog/api)
@@ -101,6 +108,11 @@ class Settings:
             lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),
             dataset_identity=(env.get("DATASET_IDENTITY") or d.dataset_identity).lower(),
             databricks_workspace_hosts=_pairs(env.get("DATABRICKS_WORKSPACE_HOSTS")),
+            max_datasets_per_run=_int(env.get("MAX_DATASETS_PER_RUN"), d.max_datasets_per_run),
+            max_process_edges_per_run=_int(env.get("MAX_PROCESS_EDGES_PER_RUN"), d.max_process_edges_per_run),
+            incomplete_run_seconds=_int(env.get("INCOMPLETE_RUN_SECONDS"), d.incomplete_run_seconds),
+            databricks_environment_wait_seconds=_int(env.get("DATABRICKS_ENVIRONMENT_WAIT_SECONDS"),
+                                                     d.databricks_environment_wait_seconds),
             purview_account_name=env.get("PURVIEW_ACCOUNT_NAME") or None,
             purview_api=(env.get("PURVIEW_API") or d.purview_api).lower(),
             atlas_endpoint=env.get("ATLAS_ENDPOINT") or None,

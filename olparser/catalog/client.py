@@ -92,6 +92,16 @@ class AtlasCatalogClient(AtlasClient):
                                ignoreRelationships=True, minExtInfo=True)
         return list((body or {}).get("entities") or [])
 
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+        """`find_entities` with relationship attributes (a dataset's `columns`, a process's inputs...)."""
+        body = self.get_entity(qualifiedName=list(qualified_names), typeName=type_name,
+                               ignoreRelationships=False, minExtInfo=True)
+        return list((body or {}).get("entities") or [])
+
+    def delete_guids(self, guids: list[str]) -> dict:
+        """DELETE /entity/bulk?guid=...: these entities, in one request."""
+        return self._delete_http(self.endpoint_url + "/entity/bulk", params={"guid": list(guids)}).body or {}
+
     def upload_bulk(self, entities: list[dict]) -> dict:
         """POST /entity/bulk with these entities in one request."""
         return self.upload_entities({"entities": entities}) or {}

@@ -64,16 +64,29 @@ def lookup_batches(base_url: str, type_name: str, qualified_names: list[str],
     plus the fixed flags) stays under `max_url_length`. A name too long on its own still gets its own lookup."""
     fixed = len(f"{base_url}/entity/bulk/uniqueAttribute/type/{quote_plus(type_name)}"
                 "?api-version=2023-09-01&ignoreRelationships=True&minExtInfo=True")
+    return _url_batches(fixed, qualified_names, max_url_length,
+                        lambda position, name: len(f"&attr_{position}%3AqualifiedName={quote_plus(name)}"))
+
+
+def guid_batches(base_url: str, guids: list[str], max_url_length: int = SAFE_URL_LENGTH) -> list[list[str]]:
+    """Split guids into `{base}/entity/bulk?guid=...&guid=...` requests whose URL stays under `max_url_length`."""
+    fixed = len(f"{base_url}/entity/bulk?api-version=2023-09-01")
+    return _url_batches(fixed, guids, max_url_length, lambda _position, guid: len(f"&guid={quote_plus(guid)}"))
+
+
+def _url_batches(fixed: int, items: list[str], max_url_length: int,
+                 size_of: Callable[[int, str], int]) -> list[list[str]]:
+    """Consecutive runs of `items` whose query parts (`size_of(position in the batch, item)`) fit after `fixed`."""
     batches: list[list[str]] = []
     current: list[str] = []
     length = fixed
-    for name in qualified_names:
-        size = len(f"&attr_{len(current)}%3AqualifiedName={quote_plus(name)}")
+    for item in items:
+        size = size_of(len(current), item)
         if current and length + size > max_url_length:
             batches.append(current)
             current, length = [], fixed
-            size = len(f"&attr_0%3AqualifiedName={quote_plus(name)}")
-        current.append(name)
+            size = size_of(0, item)
+        current.append(item)
         length += size
     if current:
         batches.append(current)

@@ -1,9 +1,12 @@
-"""Writing one run's LineagePlan to the catalog in as few calls as possible.
+"""Writing one run's LineagePlan to the catalog in as few calls as possible, and deleting what no run uses.
 
 1. External datasets not known from the cache are looked up, one GET per type (split only to keep URLs short).
    Existing ones are referenced, never rewritten (a scanner owns their attributes); missing ones are created.
 2. Everything to write goes in one `POST /entity/bulk` (several only above `bulk_size`, see batching.py).
 A run over new datasets costs 2 calls, over cached ones 1. Every call is retried by the RetryPolicy.
+
+`delete(keys)` removes connector-owned entities by (typeName, qualifiedName): one GET per type for their guids (and
+the columns of a placeholder dataset), then one `DELETE /entity/bulk` (split only to keep URLs short).
 """
 from __future__ import annotations
 
@@ -11,12 +14,12 @@ import logging
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from olparser.settings import Settings
 
 from .batching import bulk_batches, entity_key, placeholder_keys
-from .existence import SAFE_URL_LENGTH, DatasetKey, ExistenceCache, lookup_batches
+from .existence import SAFE_URL_LENGTH, DatasetKey, ExistenceCache, guid_batches, lookup_batches
 from .errors import CatalogRejected
 from .retry import RetryPolicy
 from .typedefs import TypedefReport, register_typedefs
@@ -34,6 +37,8 @@ class CatalogClient(Protocol):
     endpoint_url: str
 
     def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
+    def delete_guids(self, guids: list[str]) -> dict: ...
     def upload_bulk(self, entities: list[dict]) -> dict: ...
     def typedef_headers(self) -> list[dict]: ...
     def create_typedefs(self, typedefs: dict) -> dict: ...
@@ -50,6 +55,16 @@ class UploadReport:
     updated: tuple[DatasetKey, ...] = ()
     referenced: tuple[DatasetKey, ...] = ()
     guid_assignments: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DeleteReport:
+    """What one delete did: `deleted` the keys found and deleted (columns of deleted datasets not listed, but
+    counted in `entities`), `calls` HTTP requests (retries included)."""
+
+    calls: int = 0
+    deleted: tuple[DatasetKey, ...] = ()
+    entities: int = 0
 
 
 class CatalogUploader:
@@ -94,6 +109,37 @@ class CatalogUploader:
                  len(plan.entities) + len(external) - len(report.referenced), len(report.created),
                  len(report.updated), len(report.referenced), report.calls)
         return report
+
+    def delete(self, keys: Iterable[DatasetKey]) -> DeleteReport:
+        """Delete these entities (and the columns of those that have `columns`), if they exist and are active.
+        Raises CatalogUnavailable or CatalogRejected as `upload` does; deleting what is already gone is not an error."""
+        calls = [0]
+        by_type: dict[str, list[str]] = defaultdict(list)
+        for type_name, qualified_name in dict.fromkeys(keys):
+            by_type[type_name].append(qualified_name)
+        guids: list[str] = []
+        deleted: list[DatasetKey] = []
+        for type_name, names in sorted(by_type.items()):
+            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
+                found = self._retry.run("lookup before delete", lambda t=type_name, c=chunk:
+                                        self._client.find_entities_with_relationships(t, c), calls)
+                for entity in found:
+                    qualified_name = entity.get("attributes", {}).get("qualifiedName")
+                    if entity.get("status", "ACTIVE") != "ACTIVE" or qualified_name not in chunk:
+                        continue
+                    deleted.append((type_name, qualified_name))
+                    guids.append(entity["guid"])
+                    columns = (entity.get("relationshipAttributes") or {}).get("columns") or []
+                    guids += [c["guid"] for c in columns if isinstance(c, dict) and isinstance(c.get("guid"), str)
+                              and c.get("entityStatus", "ACTIVE") == "ACTIVE"]
+        unique = list(dict.fromkeys(guids))
+        for chunk in guid_batches(self._client.endpoint_url, unique, self._max_url_length):
+            self._retry.run("bulk delete", lambda c=chunk: self._client.delete_guids(c), calls)
+        self._cache.forget(deleted)
+        if deleted:
+            log.info("deleted %d entities no run uses any more (%d with columns), %d calls", len(deleted),
+                     len(unique), calls[0])
+        return DeleteReport(calls=calls[0], deleted=tuple(deleted), entities=len(unique))
 
     def register_typedefs(self, typedef_json: dict) -> TypedefReport:
         """Create the missing types and update the existing ones (at most 3 calls); safe to repeat."""

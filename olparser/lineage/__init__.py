@@ -1,8 +1,8 @@
 """From a merged run (RunSnapshot) to the Atlas entities to write (LineagePlan): pure functions, no I/O."""
-from .build import build_lineage, should_write_lineage
+from .build import awaits_environment, build_lineage, should_write_lineage
 from .fingerprint import plan_fingerprint
 from .options import LineageOptions
 from .plan import LineagePlan, UnmatchedDataset
 
-__all__ = ["LineageOptions", "LineagePlan", "UnmatchedDataset", "build_lineage", "plan_fingerprint",
-           "should_write_lineage"]
+__all__ = ["LineageOptions", "LineagePlan", "UnmatchedDataset", "awaits_environment", "build_lineage",
+           "plan_fingerprint", "should_write_lineage"]

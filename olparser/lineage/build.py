@@ -3,6 +3,10 @@
 A run without outputs writes nothing, not even its owner: application-level runs and read-only actions
 (`display()`, `count()`) are most Spark runs, and each would cost a catalog call for no lineage. Static lineage
 (a JobEvent) is written like a COMPLETE run; a DatasetEvent (no job) writes its dataset only.
+
+What a run can make the builder write is bounded: inputs × outputs (one process per output, each listing every
+input) is at most `max_process_edges` — beyond it the first outputs and inputs (in name order) that fit are written
+and the truncation is recorded on every process of the run (`lineageTruncated`) and in the plan's notes.
 """
 from __future__ import annotations
 
@@ -28,16 +32,31 @@ def should_write_lineage(run: RunSnapshot, options: LineageOptions) -> bool:
     return options.lineage_on_failure and run.event_type in ("FAIL", "ABORT")
 
 
-def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptions) -> LineagePlan:
-    """The Atlas entities for one run: datasets, owner, one process per output, column lineage."""
+def awaits_environment(run: RunSnapshot, options: LineageOptions) -> bool:
+    """True for a Databricks run whose `environment-properties` facet (notebook path, job ids, mount points) has not
+    arrived: openlineage-spark sends it on RUNNING, which a queue may deliver after the COMPLETE. Written now, the run
+    would land under a generic Spark application, with its /mnt paths unresolved."""
+    if run.run_id is None:
+        return False
+    ctx = run_context(run, options)
+    return ctx.is_databricks and not ctx.environment
+
+
+def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, *,
+                  status: str | None = None) -> LineagePlan:
+    """The Atlas entities for one run: datasets, owner, one process per (job, output), column lineage.
+
+    `status` is the processes' `lastRunStatus` (default: the run's state; the incomplete-runs timer passes
+    INCOMPLETE)."""
     if not run.outputs:
         return LineagePlan(notes=(NO_OUTPUTS,))
     ctx = run_context(run, options)
     resolver = DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options)
-    inputs = [resolver.resolve(facts) for facts in run.inputs]
-    outputs = [resolver.resolve(facts) for facts in run.outputs]
+    run_inputs, run_outputs, truncation = _within_edge_limit(run, options.max_process_edges)
+    inputs = [resolver.resolve(facts) for facts in run_inputs]
+    outputs = [resolver.resolve(facts) for facts in run_outputs]
     by_location = {(facts.namespace, facts.name): resolved
-                   for facts, resolved in zip((*run.inputs, *run.outputs), (*inputs, *outputs))}
+                   for facts, resolved in zip((*run_inputs, *run_outputs), (*inputs, *outputs))}
 
     def resolve_field_dataset(namespace: str, name: str) -> ResolvedDataset:
         return by_location.get((namespace, name)) or resolver.resolve_name(namespace, name)
@@ -48,11 +67,13 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     if run.job_name:
         owner = build_owner(run.job_namespace, ctx)
         owner_entities = owner.entities
-        for facts, output in zip(run.outputs, outputs):
+        for facts, output in zip(run_outputs, outputs):
             lineage = column_lineage(facts.facets.get("columnLineage"), output, resolve_field_dataset)
             if lineage is not None:
                 datasets.extend(lineage.sources)
-            processes.append(build_process(run, ctx, owner, output, inputs, lineage))
+            processes.append(build_process(run, ctx, owner, output, inputs, lineage,
+                                           status=status or run.event_type, truncation=truncation,
+                                           max_inputs=max(len(inputs), 1) if truncation else None))
     unique = _unique_datasets(datasets)
     owned = [unique[key] for key in sorted(unique) if unique[key].owned]
     external = [unique[key] for key in sorted(unique) if not unique[key].owned]
@@ -70,8 +91,25 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         unmatched=tuple(sorted({UnmatchedDataset(d.namespace, d.name, d.unmatched_reason)
                                 for d in unique.values() if d.unmatched_reason},
                                key=lambda u: (u.namespace, u.name, u.reason))),
-        notes=_notes(ctx),
+        notes=_notes(ctx) + ((truncation,) if truncation else ()),
     )
+
+
+def _within_edge_limit(run: RunSnapshot, max_edges: int) -> tuple[tuple, tuple, str]:
+    """The run's inputs and outputs cut so that inputs × outputs stays within `max_edges` (name order kept), and
+    what was cut, as a sentence ("" when nothing was)."""
+    inputs, outputs = run.inputs, run.outputs
+    notes = []
+    if run.truncated:
+        notes.append(f"more than {run.truncated} inputs or outputs were sent; the first {run.truncated} of each "
+                     "(in name order) are kept (MAX_DATASETS_PER_RUN)")
+    if len(inputs) * len(outputs) > max_edges:
+        kept_inputs = inputs[:max_edges]
+        kept_outputs = outputs[:max(1, max_edges // max(1, len(kept_inputs)))]
+        notes.append(f"{len(kept_outputs)} of {len(outputs)} outputs and {len(kept_inputs)} of {len(inputs)} inputs "
+                     f"are written: inputs × outputs is limited to {max_edges} per run (MAX_PROCESS_EDGES_PER_RUN)")
+        inputs, outputs = kept_inputs, kept_outputs
+    return inputs, outputs, "; ".join(notes)
 
 
 def _unique_datasets(datasets: list[ResolvedDataset]) -> dict[tuple[str, str], ResolvedDataset]:
@@ -85,7 +123,7 @@ def _unique_datasets(datasets: list[ResolvedDataset]) -> dict[tuple[str, str], R
 
 
 def _informed(dataset: ResolvedDataset) -> tuple[bool, bool]:
-    return bool(dataset.columns), bool(dataset.location)
+    return bool(dataset.columns), bool(dataset.location or dataset.table)
 
 
 def _dataset_entity(dataset: ResolvedDataset) -> JSON:
@@ -95,13 +133,13 @@ def _dataset_entity(dataset: ResolvedDataset) -> JSON:
         "name": dataset.display_name,
         "openlineageNamespace": dataset.namespace,
         "openlineageName": dataset.name,
-        "storageLocation": dataset.location,
+        "storageLocation": dataset.location or "",
     })
 
 
 def _column_entities(dataset: ResolvedDataset) -> list[JSON]:
     return [entity(COLUMN_TYPE, f"{dataset.qualified_name}#{column.name}",
-                   {"name": column.name, "dataType": column.data_type, "description": column.description,
+                   {"name": column.name, "dataType": column.data_type or "", "description": column.description or "",
                     "position": position},
                    {"dataset": object_id(*dataset.key)})
             for position, column in enumerate(dataset.columns)]

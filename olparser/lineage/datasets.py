@@ -1,16 +1,20 @@
 """Dataset identity: which (type, qualifiedName) represents an OpenLineage dataset in the catalog.
 
-- Identity: with `dataset_identity="table"` a dataset that has a `symlinks` identifier of type TABLE is represented
-  by that table (Hive metastore / Unity Catalog): Purview's scanners register tables as such (hive_table
-  `{db}.{table}@{host}`) and users think in tables. Its storage location is kept (`location`) and written on the
-  process (`datasetLocations`). With "storage" the location itself is the dataset.
-- Every identity goes through the mapping rules (mount points and workspace host from the run).
-- Unity Catalog (`unity-catalog` / `catalog.schema.table`) has no Purview built-in type: unless a rule maps it, it
-  becomes a `databricks_unity_catalog_table` with qualifiedName `unity-catalog://{catalog}.{schema}.{table}`
-  (lower case, as Unity Catalog stores names). The metastore is not in the events and a table is shared by every
-  workspace attached to its metastore, so the workspace host is not part of the name.
-- A dataset no rule matches is kept as a placeholder `openlineage_dataset` named `{namespace}/{name}` (normalised),
-  with its schema columns, and reported as unmatched.
+- A dataset is known by its location (namespace, name) and, when it carries a `symlinks` identifier of type TABLE
+  (Hive metastore, Unity Catalog, Synapse), by that table too. Both go through the mapping rules (mount points and
+  workspace host from the run), and the identity that links to an asset a scanner created wins:
+  the table when only the table matches a rule, the location when only the location does, and when both do,
+  `dataset_identity` decides ("table", the default: Purview scans metastore tables as hive_table and people think in
+  tables; "storage": the location). The other identity is kept on the process (`datasetLocations` for a table's
+  location, `datasetTables` for a location's table).
+- Unity Catalog (`unity-catalog` / `catalog.schema.table`) has no Purview built-in type: unless a rule maps it or its
+  location maps, it becomes a `databricks_unity_catalog_table` with qualifiedName
+  `unity-catalog://{catalog}.{schema}.{table}` (lower case, as Unity Catalog stores names). The metastore is not in
+  the events and a table is shared by every workspace attached to its metastore, so the workspace host is not part of
+  the name.
+- A dataset no rule matches (neither identity) is kept as a placeholder `openlineage_dataset` named
+  `{namespace}/{name}` (normalised) of the identity `dataset_identity` prefers, with its schema columns, and reported
+  as unmatched.
 """
 from __future__ import annotations
 
@@ -22,9 +26,9 @@ from olparser.naming import MappingEngine, MountPoint
 from olparser.runs.model import DatasetFacts
 
 from .options import LineageOptions
+from .plan import COLUMN_TYPE  # noqa: F401  (re-exported: columns belong to their dataset)
 
 PLACEHOLDER_TYPE = "openlineage_dataset"
-COLUMN_TYPE = "openlineage_column"
 UNITY_CATALOG_TYPE = "databricks_unity_catalog_table"
 UNITY_CATALOG_NAMESPACE = "unity-catalog"
 NO_RULE = "no mapping rule matched"
@@ -47,13 +51,20 @@ class ResolvedDataset:
     owned: bool  # True: the connector creates it (placeholder, Unity Catalog); False: a scanner type, may exist
     namespace: str  # the OpenLineage identity that was mapped (the symlink's when the table represents it)
     name: str
-    location: str | None = None  # the storage location, when a table represents the dataset
+    location: str | None = None  # the storage location's qualifiedName, when a table represents the dataset
+    table: str | None = None  # the table's qualifiedName, when the location represents a dataset that has one
     columns: tuple[Column, ...] = ()
     unmatched_reason: str | None = None
+    rule: str | None = None  # the mapping rule that produced the type (None for placeholders)
 
     @property
     def key(self) -> tuple[str, str]:
         return self.type_name, self.qualified_name
+
+    @property
+    def matched(self) -> bool:
+        """True when a mapping rule gave the type and qualifiedName (an asset a scanner may own)."""
+        return self.rule is not None
 
 
 @dataclass(frozen=True)
@@ -67,12 +78,18 @@ class DatasetResolver:
 
     def resolve(self, facts: DatasetFacts) -> ResolvedDataset:
         """The dataset of an input/output; with its columns (from the `schema` facet) when the connector owns it."""
-        table = _table_symlink(facts.facets) if self.options.dataset_identity == "table" else None
-        if table is None:
-            return self.resolve_name(facts.namespace, facts.name, facts.facets)
-        location = self.resolve_name(facts.namespace, facts.name).qualified_name
-        resolved = self.resolve_name(table[0], table[1], facts.facets)
-        return replace(resolved, location=location)
+        location = self.resolve_name(facts.namespace, facts.name, facts.facets)
+        symlink = _table_symlink(facts.facets)
+        if symlink is None:
+            return location
+        table = self.resolve_name(symlink[0], symlink[1], facts.facets)
+        if table.matched != location.matched:
+            use_table = table.matched
+        else:
+            use_table = self.options.dataset_identity == "table"
+        if use_table:
+            return replace(table, location=location.qualified_name)
+        return replace(location, table=table.qualified_name)
 
     def resolve_name(self, namespace: str, name: str, facets: Mapping[str, Any] | None = None) -> ResolvedDataset:
         """A bare (namespace, name), e.g. an input field of column lineage or a symlink. Columns are read from
@@ -81,7 +98,7 @@ class DatasetResolver:
         if result.matched:
             return ResolvedDataset(type_name=result.purview_type, qualified_name=result.qualified_name,
                                    display_name=display_name(namespace, name), owned=False,
-                                   namespace=namespace, name=name)
+                                   namespace=namespace, name=name, rule=result.rule_name or "")
         columns = schema_columns(facets) if facets else ()
         if namespace == UNITY_CATALOG_NAMESPACE and len(name.split(".")) == 3:
             return ResolvedDataset(type_name=UNITY_CATALOG_TYPE,

@@ -1,5 +1,6 @@
-"""A stable hash of what a plan would write, to skip writing what the catalog already has (e.g. streaming
-micro-batches that repeat the same lineage). Placeholder guids and run attributes (`lastRun*`) are ignored."""
+"""A stable hash of what a plan would write, to skip writing what the catalog already has (a duplicate event, or a
+late START after its COMPLETE). Placeholder guids are ignored; everything else counts, the run's status included
+(a run written as INCOMPLETE is written again when it completes)."""
 from __future__ import annotations
 
 import hashlib
@@ -7,11 +8,10 @@ import json
 from typing import Any
 
 from .plan import LineagePlan
-from .processes import RUN_ATTRIBUTES
 
 
 def plan_fingerprint(plan: LineagePlan) -> str:
-    """Hex SHA-256 of the plan's entities and external datasets without guids and run attributes."""
+    """Hex SHA-256 of the plan's entities and external datasets without guids."""
     content = {"entities": sorted(_canonical(e) for e in plan.entities),
                "external_datasets": sorted(_canonical(e) for e in plan.external_datasets)}
     return hashlib.sha256(json.dumps(content, separators=(",", ":")).encode("utf-8")).hexdigest()
@@ -19,9 +19,6 @@ def plan_fingerprint(plan: LineagePlan) -> str:
 
 def _canonical(body: dict[str, Any]) -> str:
     stripped = _without_guids(body)
-    attributes = stripped.get("attributes")
-    if isinstance(attributes, dict):
-        stripped["attributes"] = {k: v for k, v in attributes.items() if k not in RUN_ATTRIBUTES}
     return json.dumps(stripped, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

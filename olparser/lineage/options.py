@@ -16,11 +16,13 @@ class LineageOptions:
     lineage_on_failure: also write lineage for FAIL and ABORT runs.
     workspace_hosts: Databricks workspace id (`clusterOwnerOrgId`) -> workspace host, for events that carry the id
         but no host (the id alone does not tell the region shard of `adb-<id>.<shard>.azuredatabricks.net`).
+    max_process_edges: at most this many inputs × outputs per run (MAX_PROCESS_EDGES_PER_RUN).
     """
 
     dataset_identity: str = "table"
     lineage_on_failure: bool = False
     workspace_hosts: tuple[tuple[str, str], ...] = ()
+    max_process_edges: int = 10_000
 
     def __post_init__(self) -> None:
         if self.dataset_identity not in DATASET_IDENTITIES:
@@ -35,7 +37,8 @@ class LineageOptions:
         pairs = hosts.items() if isinstance(hosts, Mapping) else hosts
         return cls(dataset_identity=settings.dataset_identity,
                    lineage_on_failure=settings.lineage_on_failure,
-                   workspace_hosts=tuple(sorted((str(k), str(v)) for k, v in pairs)))
+                   workspace_hosts=tuple(sorted((str(k), str(v)) for k, v in pairs)),
+                   max_process_edges=settings.max_process_edges_per_run)
 
     def workspace_host_for(self, workspace_id: str) -> str | None:
         return dict(self.workspace_hosts).get(workspace_id)

@@ -79,7 +79,7 @@ def _databricks_owner(ctx: RunContext) -> Owner:
         if notebook_ref and task_type == TASK_TYPES["notebook"]:
             relationships["notebook"] = notebook_ref
         chain.append(entity(task_type, task_qn, {"name": task_key.rsplit("/", 1)[-1], "taskKey": task_key,
-                                                 "taskType": job_type or None}, relationships))
+                                                 "taskType": job_type}, relationships))
         return Owner(tuple(chain), task_type, task_qn, DATABRICKS_PROCESS, "task")
     if notebook_ref:
         return Owner(tuple(chain), "databricks_notebook", notebook_ref["uniqueAttributes"]["qualifiedName"],

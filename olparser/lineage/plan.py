@@ -5,6 +5,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 JSON = dict[str, Any]
+COLUMN_TYPE = "openlineage_column"
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,12 @@ class LineagePlan:
     def process_names(self) -> tuple[str, ...]:
         """qualifiedNames of the processes in the plan (the entities that carry a run's `lastRunId`)."""
         return tuple(e["attributes"]["qualifiedName"] for e in self.entities if _is_process(e))
+
+    def owned_keys(self) -> tuple[tuple[str, str], ...]:
+        """(typeName, qualifiedName) of the connector-owned entities a run answers for: everything in `entities`
+        but the columns, which belong to their dataset (deleting a dataset deletes its columns)."""
+        return tuple(sorted({(e["typeName"], e["attributes"]["qualifiedName"]) for e in self.entities
+                             if e["typeName"] != COLUMN_TYPE}))
 
     def without_processes(self, qualified_names: set[str]) -> "LineagePlan":
         """The same plan minus the named processes (owners and datasets stay)."""

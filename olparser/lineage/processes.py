@@ -1,9 +1,14 @@
-"""One process per output dataset, under the run's owner, with a qualifiedName that does not change between runs.
+"""One process per (owner, OpenLineage job, output), with a qualifiedName that does not change between runs.
 
-`{owner qn}/processes/{output qn}`: re-runs update the same process, and since its `inputs` list is replaced on
-every upsert, inputs the code no longer reads disappear (the reference connector hashed the inputs into the name,
-so every input combination made a new process and old inputs never went away). Inputs are the run's inputs plus
-every dataset the output's column lineage names. Run attributes (`lastRun*`) describe the newest run.
+`{owner qn}/processes/{job}/{output qn}`, where `{job}` is the job name without its application prefix (`/` and `%`
+percent-encoded so that the name stays unambiguous). Re-runs of one statement update the same process, and since its
+`inputs` list is replaced on every upsert, inputs the code no longer reads disappear (the reference connector hashed
+the inputs into the name, so every input combination made a new process and old inputs never went away). Different
+statements that write the same output (a CTAS that creates a table, a later INSERT into it) are different processes.
+
+Inputs are the run's inputs plus every dataset the output's column lineage names. Every attribute the builder owns
+is sent on every write, empty when there is nothing (Atlas keeps an attribute that an update leaves out, so a value
+from an older run would otherwise survive). Run attributes (`lastRun*`) describe the newest run.
 """
 from __future__ import annotations
 
@@ -19,32 +24,48 @@ from .entities import JSON, entity, object_id
 from .owners import Owner
 
 RUN_ATTRIBUTES = ("lastRunId", "lastRunTime", "lastRunStatus", "lastRunUser")
+NO_COLUMN_MAPPING = "[]"  # Purview parses columnMapping as a JSON list
 
 
-def process_qualified_name(owner: Owner, output: ResolvedDataset) -> str:
-    return f"{owner.qualified_name}/processes/{output.qualified_name}"
+def job_key(job_name: str) -> str:
+    """The job part of a process qualifiedName: the job name with `%` and `/` percent-encoded."""
+    return job_name.replace("%", "%25").replace("/", "%2F")
+
+
+def process_qualified_name(owner: Owner, job_name: str, output: ResolvedDataset) -> str:
+    return f"{owner.qualified_name}/processes/{job_key(job_name)}/{output.qualified_name}"
 
 
 def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: ResolvedDataset,
-                  inputs: Iterable[ResolvedDataset], lineage: ColumnLineage | None) -> JSON:
+                  inputs: Iterable[ResolvedDataset], lineage: ColumnLineage | None, *, status: str,
+                  truncation: str = "", max_inputs: int | None = None) -> JSON:
     unique_inputs = {d.key: d for d in inputs}
     if lineage is not None:
         for source in lineage.sources:
             unique_inputs.setdefault(source.key, source)
-    ordered_inputs = [unique_inputs[key] for key in sorted(unique_inputs)]
-    locations = {d.qualified_name: d.location for d in [*ordered_inputs, output] if d.location}
+    ordered_inputs = [unique_inputs[key] for key in sorted(unique_inputs)][:max_inputs]
+    datasets = [*ordered_inputs, output]
+    locations = {d.qualified_name: d.location for d in datasets if d.location}
+    tables = {d.qualified_name: d.table for d in datasets if d.table}
+    job = ctx.display_job_name or run.job_name
     attributes: JSON = {
-        "name": ctx.display_job_name or output.display_name,
+        "name": job or output.display_name,
         "inputs": [object_id(*d.key) for d in ordered_inputs],
         "outputs": [object_id(*output.key)],
-        "columnMapping": lineage.column_mapping if lineage else None,
-        "columnLineageDetail": lineage.detail if lineage else None,
-        "datasetLocations": json.dumps(locations, sort_keys=True, separators=(",", ":")) if locations else None,
+        "columnMapping": lineage.column_mapping if lineage else NO_COLUMN_MAPPING,
+        "columnLineageDetail": lineage.detail if lineage else "",
+        "datasetLocations": _json_or_empty(locations),
+        "datasetTables": _json_or_empty(tables),
         "openlineageJob": f"{run.job_namespace}/{run.job_name}",
-        "lastRunId": run.run_id,
-        "lastRunTime": run.event_time or None,
-        "lastRunStatus": run.event_type,
-        "lastRunUser": ctx.user,
+        "lastRunId": run.run_id or "",
+        "lastRunTime": run.event_time,
+        "lastRunStatus": status,
+        "lastRunUser": ctx.user or "",
+        "lineageTruncated": truncation,
     }
-    return entity(owner.process_type, process_qualified_name(owner, output), attributes,
+    return entity(owner.process_type, process_qualified_name(owner, job, output), attributes,
                   {owner.process_relationship: owner.reference()})
+
+
+def _json_or_empty(mapping: dict[str, str]) -> str:
+    return json.dumps(mapping, sort_keys=True, separators=(",", ":")) if mapping else ""

@@ -33,6 +33,7 @@ def to_json(snapshot: RunSnapshot) -> str:
     _put(document, "in", [_dataset_to_json(d) for d in snapshot.inputs])
     _put(document, "out", [_dataset_to_json(d) for d in snapshot.outputs])
     _put(document, "mt", snapshot.merge_times)
+    _put(document, "tr", snapshot.truncated)
     return json.dumps(document, separators=(",", ":"), sort_keys=True)
 
 
@@ -54,6 +55,7 @@ def from_json(text: str | bytes) -> RunSnapshot:
             inputs=tuple(_dataset_from_json(d) for d in document.get("in", [])),
             outputs=tuple(_dataset_from_json(d) for d in document.get("out", [])),
             merge_times=document.get("mt", {}),
+            truncated=int(document.get("tr", 0)),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         if isinstance(error, RunStateDecodeError):

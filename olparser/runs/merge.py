@@ -51,8 +51,11 @@ def is_static_event(event: JSON) -> bool:
     return "run" not in event
 
 
-def merge_event(previous: RunSnapshot | None, event: JSON) -> RunSnapshot:
-    """Fold one RunEvent into the snapshot of its run (None: the first event seen for that run)."""
+def merge_event(previous: RunSnapshot | None, event: JSON, *, max_datasets: int | None = None) -> RunSnapshot:
+    """Fold one RunEvent into the snapshot of its run (None: the first event seen for that run).
+
+    `max_datasets` bounds the run's inputs and its outputs (each): only the first that many in (namespace, name)
+    order are kept and the snapshot is marked `truncated` — the same datasets whatever the order of the events."""
     run = event.get("run")
     run_id = run.get("runId") if isinstance(run, dict) else None
     if not isinstance(run_id, str) or not run_id:
@@ -61,10 +64,10 @@ def merge_event(previous: RunSnapshot | None, event: JSON) -> RunSnapshot:
         raise ValueError(f"event of run {run_id} cannot be merged into run {previous.run_id}")
     base = previous or RunSnapshot(run_id=run_id, job_namespace="", job_name="", event_type="OTHER",
                                    event_time="", producer="")
-    return _fold(base, event, _event_type(event), run.get("facets"))
+    return _fold(base, event, _event_type(event), run.get("facets"), max_datasets)
 
 
-def snapshot_from_static(event: JSON) -> RunSnapshot:
+def snapshot_from_static(event: JSON, *, max_datasets: int | None = None) -> RunSnapshot:
     """The snapshot of static lineage: a JobEvent (job, inputs, outputs) or a DatasetEvent (one dataset).
 
     It has no run (run_id None) and is COMPLETE. A DatasetEvent has an empty job name and its dataset as the single
@@ -77,10 +80,11 @@ def snapshot_from_static(event: JSON) -> RunSnapshot:
     base = RunSnapshot(run_id=None, job_namespace="", job_name="", event_type="OTHER", event_time="", producer="")
     if "job" not in event:
         event = {**event, "outputs": [event["dataset"]]}
-    return _fold(base, event, STATIC_EVENT_TYPE, None)
+    return _fold(base, event, STATIC_EVENT_TYPE, None, max_datasets)
 
 
-def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any) -> RunSnapshot:
+def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any,
+          max_datasets: int | None) -> RunSnapshot:
     time = event.get("eventTime") if isinstance(event.get("eventTime"), str) else ""
     times = base.merge_times
     job = event.get("job") if isinstance(event.get("job"), dict) else {}
@@ -109,6 +113,8 @@ def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any) -> R
     merge_times: JSON = {"state": state_time, "run_facets": run_times, "job_facets": job_times}
     if job_time is not None:
         merge_times["job"] = job_time
+    inputs, inputs_cut = _merge_datasets(base.inputs, event.get("inputs"), "inputFacets", time, max_datasets)
+    outputs, outputs_cut = _merge_datasets(base.outputs, event.get("outputs"), "outputFacets", time, max_datasets)
     return RunSnapshot(
         run_id=base.run_id,
         job_namespace=job_namespace,
@@ -118,9 +124,10 @@ def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any) -> R
         producer=newest_producer,
         run_facets=run_facets_merged,
         job_facets=job_facets_merged,
-        inputs=_merge_datasets(base.inputs, event.get("inputs"), "inputFacets", time),
-        outputs=_merge_datasets(base.outputs, event.get("outputs"), "outputFacets", time),
+        inputs=inputs,
+        outputs=outputs,
         merge_times=merge_times,
+        truncated=max_datasets if (inputs_cut or outputs_cut) and max_datasets else base.truncated,
     )
 
 
@@ -134,10 +141,11 @@ def _state_key(event_type: str, time: str) -> tuple[int, datetime, str, str]:
     return rank, _instant(time), time, event_type
 
 
-def _merge_datasets(current: tuple[DatasetFacts, ...], incoming: Any, io_key: str,
-                    time: str) -> tuple[DatasetFacts, ...]:
+def _merge_datasets(current: tuple[DatasetFacts, ...], incoming: Any, io_key: str, time: str,
+                    limit: int | None) -> tuple[tuple[DatasetFacts, ...], bool]:
+    """The union of `current` and `incoming` by (namespace, name), sorted, cut to `limit`; and whether it was cut."""
     if not isinstance(incoming, list) or not incoming:
-        return current
+        return current, False
     by_key = {(d.namespace, d.name): d for d in current}
     for dataset in incoming:
         if not isinstance(dataset, dict):
@@ -152,7 +160,9 @@ def _merge_datasets(current: tuple[DatasetFacts, ...], incoming: Any, io_key: st
                                             dataset.get(io_key), KEPT_IO_FACETS, time)
         by_key[(namespace, name)] = DatasetFacts(namespace=namespace, name=name, facets=facets, io_facets=io_facets,
                                                  merge_times={"facets": facet_times, "io_facets": io_times})
-    return tuple(by_key[key] for key in sorted(by_key))
+    keys = sorted(by_key)
+    cut = limit is not None and len(keys) > limit
+    return tuple(by_key[key] for key in (keys[:limit] if cut else keys)), cut
 
 
 def _merge_facets(current: JSON, current_times: JSON, incoming: Any, kept: frozenset[str],
@@ -212,9 +222,10 @@ def run_instant(snapshot: RunSnapshot) -> float | None:
     return None if moment == _OLDEST else moment.timestamp()
 
 
-def merge_events(events: Iterable[JSON], previous: RunSnapshot | None = None) -> RunSnapshot | None:
+def merge_events(events: Iterable[JSON], previous: RunSnapshot | None = None, *,
+                 max_datasets: int | None = None) -> RunSnapshot | None:
     """Fold several events of one run (a convenience for tests, tools and benchmarks)."""
     snapshot = previous
     for event in events:
-        snapshot = merge_event(snapshot, event)
+        snapshot = merge_event(snapshot, event, max_datasets=max_datasets)
     return snapshot

@@ -40,6 +40,9 @@ class RunSnapshot:
     # the event that set event_type, "job": of the job name, "run_facets": {name: eventTime}, "job_facets": {...}}.
     # Bookkeeping of the merger only.
     merge_times: JSON = field(default_factory=dict)
+    # 0, or the per-run limit on inputs (and on outputs) when the run named more: only the first that many (in
+    # (namespace, name) order) are kept, whatever the order in which events arrived.
+    truncated: int = 0
 
     @property
     def is_static(self) -> bool:

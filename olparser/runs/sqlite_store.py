@@ -1,8 +1,9 @@
-"""Run state in one SQLite file: WAL journal, one BEGIN IMMEDIATE transaction per merge.
+"""Run state in one SQLite file: WAL journal, one BEGIN IMMEDIATE transaction per operation.
 
 Safe with several threads (a connection per thread) and several processes (SQLite's file locks; writers wait up to
-`busy_timeout_seconds`). Rows: run_id, state (codec JSON), fingerprint, updated_at (Unix seconds); and, per process
-qualifiedName, the time of the newest run that wrote it.
+`busy_timeout_seconds`). Tables: `run_state` (per run or static declaration: merged state as codec JSON, version,
+fingerprint, written and claimed keys, due time), `entity_refs` (per connector-owned entity: how many runs use it,
+and a tombstone while it is being deleted), `process_runs` (per process: the newest run time that wrote it).
 """
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from olparser.runs.codec import from_json, to_json
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import event_run_id
+from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key, StoreStats, event_run_id, sorted_keys
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run_state (
@@ -31,15 +32,41 @@ CREATE TABLE IF NOT EXISTS process_runs (
     qualified_name TEXT PRIMARY KEY,
     run_time REAL NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entity_refs (
+    type_name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    users INTEGER NOT NULL,
+    deleting_since REAL,
+    PRIMARY KEY (type_name, qualified_name)
+) WITHOUT ROWID;
 """
+# Columns added after the first release (ALTER TABLE on an older file).
+_RUN_STATE_COLUMNS = {
+    "version": "INTEGER NOT NULL DEFAULT 0",
+    "written": "TEXT",
+    "claimed": "TEXT",
+    "due_at": "REAL",
+    "due_attempts": "INTEGER NOT NULL DEFAULT 0",
+}
+_KEYS_IN = "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)"
+
+
+def _keys_json(keys: Iterable[Key]) -> str:
+    return json.dumps(sorted_keys(keys), separators=(",", ":"))
+
+
+def _keys_from(text: str | None) -> set[Key]:
+    return {(t, q) for t, q in json.loads(text)} if text else set()
 
 
 class SqliteRunStateStore:
-    """RunStateStore over a local SQLite file (see the module docstring)."""
+    """RunStateStore over a local SQLite file (see the module docstring and olparser/runs/store.py)."""
 
-    def __init__(self, path: Path, *, ttl_seconds: int, busy_timeout_seconds: float = 30.0) -> None:
+    def __init__(self, path: Path, *, ttl_seconds: int, busy_timeout_seconds: float = 30.0,
+                 max_datasets: int | None = None) -> None:
         self.path = Path(path)
         self.ttl_seconds = ttl_seconds
+        self.max_datasets = max_datasets
         self._busy_timeout = busy_timeout_seconds
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -48,47 +75,146 @@ class SqliteRunStateStore:
         db = self._connection()
         db.execute("PRAGMA journal_mode=WAL")
         db.executescript(_SCHEMA)
+        present = {row[1] for row in db.execute("PRAGMA table_info(run_state)")}
+        for column, declaration in _RUN_STATE_COLUMNS.items():
+            if column not in present:
+                db.execute(f"ALTER TABLE run_state ADD COLUMN {column} {declaration}")
+        db.execute("CREATE INDEX IF NOT EXISTS run_state_due_at ON run_state (due_at) WHERE due_at IS NOT NULL")
 
+    # --- merged events -----------------------------------------------------------------------------------------
     def merge(self, event: JSON, *, now: float | None = None) -> RunSnapshot:
+        return self.merge_versioned(event, now=now)[0]
+
+    def merge_versioned(self, event: JSON, *, now: float | None = None,
+                        max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
         run_id = event_run_id(event)
+        max_datasets = self.max_datasets if max_datasets is None else max_datasets
         now = time.time() if now is None else now
         with self._immediate() as db:
-            row = db.execute("SELECT state, fingerprint, updated_at FROM run_state WHERE run_id = ?",
+            row = db.execute("SELECT state, fingerprint, updated_at, version FROM run_state WHERE run_id = ?",
                              (run_id,)).fetchone()
             live = row is not None and not self._expired(row[2], now)
             previous = from_json(row[0]) if live and row[0] else None
-            snapshot = merge_event(previous, event)
+            snapshot = merge_event(previous, event, max_datasets=max_datasets)
+            version = (row[3] if row is not None else 0) + 1
             db.execute(
-                "INSERT INTO run_state (run_id, state, fingerprint, updated_at) VALUES (?, ?, ?, ?) "
+                "INSERT INTO run_state (run_id, state, fingerprint, updated_at, version) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT (run_id) DO UPDATE SET state = excluded.state, fingerprint = excluded.fingerprint, "
-                "updated_at = excluded.updated_at",
-                (run_id, to_json(snapshot), row[1] if live else None, now),
+                "updated_at = excluded.updated_at, version = excluded.version",
+                (run_id, to_json(snapshot), row[1] if live else None, now, version),
             )
-        return snapshot
+        return snapshot, version
 
     def get(self, run_id: str, *, now: float | None = None) -> RunSnapshot | None:
-        row = self._live_row(run_id, now)
-        return from_json(row[0]) if row is not None and row[0] else None
+        return self.get_versioned(run_id, now=now)[0]
 
-    def written_fingerprint(self, run_id: str, *, now: float | None = None) -> str | None:
-        row = self._live_row(run_id, now)
-        return row[1] if row is not None else None
-
-    def record_written(self, run_id: str, fingerprint: str, *, now: float | None = None) -> None:
+    def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         now = time.time() if now is None else now
+        row = self._connection().execute("SELECT state, updated_at, version FROM run_state WHERE run_id = ?",
+                                         (run_id,)).fetchone()
+        if row is None:
+            return None, 0
+        live = not self._expired(row[1], now)
+        return (from_json(row[0]) if live and row[0] else None), row[2]
+
+    def written_fingerprint(self, run_key: str, *, now: float | None = None) -> str | None:
+        now = time.time() if now is None else now
+        row = self._connection().execute("SELECT fingerprint, updated_at FROM run_state WHERE run_id = ?",
+                                         (run_key,)).fetchone()
+        return None if row is None or self._expired(row[1], now) else row[0]
+
+    # --- what runs wrote ---------------------------------------------------------------------------------------
+    def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        now = time.time() if now is None else now
+        keys = set(sorted_keys(keys))
+        with self._immediate() as db:
+            row = db.execute("SELECT claimed FROM run_state WHERE run_id = ?", (run_key,)).fetchone()
+            claimed = _keys_from(row[0]) if row is not None else set()
+            new = keys - claimed
+            db.executemany(
+                "INSERT INTO entity_refs (type_name, qualified_name, users) VALUES (?, ?, 1) "
+                "ON CONFLICT (type_name, qualified_name) DO UPDATE SET users = users + 1", sorted(new))
+            db.execute(
+                "INSERT INTO run_state (run_id, updated_at, claimed) VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE "
+                "SET claimed = excluded.claimed, updated_at = excluded.updated_at",
+                (run_key, now, _keys_json(claimed | keys)))
+            return self._contested(db, keys, now)
+
+    def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        return self._contested(self._connection(), set(keys), time.time() if now is None else now)
+
+    def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
+               process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
+               now: float | None = None) -> CommitResult:
+        now = time.time() if now is None else now
+        keys = set(sorted_keys(keys))
+        with self._immediate() as db:
+            row = db.execute("SELECT claimed, version FROM run_state WHERE run_id = ?", (run_key,)).fetchone()
+            if version is not None and (row is None or row[1] != version):
+                return CommitResult(stale=True)
+            claimed = _keys_from(row[0]) if row is not None else set()
+            removed = claimed - keys
+            db.executemany("UPDATE entity_refs SET users = users - 1 WHERE type_name = ? AND qualified_name = ?",
+                           sorted(removed))
+            candidates = removed | (set(sorted_keys(dangling)) - keys - claimed)
+            orphans = [key for key in sorted(candidates) if self._users(db, key) <= 0]
+            db.executemany(
+                "INSERT INTO entity_refs (type_name, qualified_name, users, deleting_since) VALUES (?, ?, 0, ?) "
+                "ON CONFLICT (type_name, qualified_name) DO UPDATE SET deleting_since = excluded.deleting_since",
+                [(t, q, now) for t, q in orphans])
+            db.execute(
+                "INSERT INTO run_state (run_id, updated_at, written, claimed, fingerprint) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id) DO UPDATE SET written = excluded.written, claimed = excluded.claimed, "
+                "fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, due_at = NULL, "
+                "due_attempts = 0",
+                (run_key, now, _keys_json(keys), _keys_json(keys), fingerprint))
+            if process_names and run_time is not None:
+                self._record_process_runs(db, process_names, run_time)
+        return CommitResult(orphans=tuple(orphans))
+
+    def finish_deletes(self, keys: Iterable[Key]) -> None:
+        keys = sorted_keys(keys)
+        if not keys:
+            return
+        with self._immediate() as db:
+            db.executemany("DELETE FROM entity_refs WHERE type_name = ? AND qualified_name = ? AND users <= 0", keys)
+            db.executemany("UPDATE entity_refs SET deleting_since = NULL WHERE type_name = ? AND qualified_name = ?",
+                           keys)
+
+    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
+        with self._immediate() as db:
+            rows = db.execute(
+                "UPDATE entity_refs SET deleting_since = ? WHERE (type_name, qualified_name) IN (SELECT type_name, "
+                "qualified_name FROM entity_refs WHERE users <= 0 AND deleting_since <= ? LIMIT ?) "
+                "RETURNING type_name, qualified_name", (now, now - TOMBSTONE_SECONDS, limit)).fetchall()
+        return sorted((t, q) for t, q in rows)
+
+    # --- the incomplete-runs timer -----------------------------------------------------------------------------
+    def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
         with self._immediate() as db:
             db.execute(
-                "INSERT INTO run_state (run_id, state, fingerprint, updated_at) VALUES (?, NULL, ?, ?) "
-                "ON CONFLICT (run_id) DO UPDATE SET fingerprint = excluded.fingerprint, "
-                "state = CASE WHEN run_state.updated_at <= ? THEN NULL ELSE run_state.state END, "
-                "updated_at = excluded.updated_at",
-                (run_id, fingerprint, now, now - self.ttl_seconds),
-            )
+                "UPDATE run_state SET due_attempts = 0, due_at = CASE WHEN ? AND due_at IS NOT NULL AND "
+                "due_at < ? THEN due_at ELSE ? END WHERE run_id = ?",
+                (keep_earlier, due_at, due_at, run_key))
 
+    def due_runs(self, now: float, limit: int) -> list[str]:
+        rows = self._connection().execute(
+            "SELECT run_id FROM run_state WHERE due_at IS NOT NULL AND due_at <= ? ORDER BY due_at, run_id LIMIT ?",
+            (now, limit))
+        return [row[0] for row in rows]
+
+    def postpone(self, run_key: str, due_at: float) -> int:
+        with self._immediate() as db:
+            row = db.execute("UPDATE run_state SET due_at = ?, due_attempts = due_attempts + 1 WHERE run_id = ? "
+                             "RETURNING due_attempts", (due_at, run_key)).fetchone()
+        return row[0] if row is not None else 0
+
+    # --- housekeeping ------------------------------------------------------------------------------------------
     def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         with self._immediate() as db:
-            return db.execute("DELETE FROM run_state WHERE updated_at <= ?", (now - self.ttl_seconds,)).rowcount
+            return db.execute("DELETE FROM run_state WHERE updated_at <= ? AND due_at IS NULL",
+                              (now - self.ttl_seconds,)).rowcount
 
     def process_run_times(self, qualified_names: Sequence[str]) -> dict[str, float]:
         rows = self._connection().execute(
@@ -98,10 +224,19 @@ class SqliteRunStateStore:
 
     def record_process_runs(self, qualified_names: Sequence[str], run_time: float) -> None:
         with self._immediate() as db:
-            db.executemany(
-                "INSERT INTO process_runs (qualified_name, run_time) VALUES (?, ?) ON CONFLICT (qualified_name) "
-                "DO UPDATE SET run_time = max(process_runs.run_time, excluded.run_time)",
-                [(name, run_time) for name in dict.fromkeys(qualified_names)])
+            self._record_process_runs(db, qualified_names, run_time)
+
+    def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
+        with self._immediate() as db:
+            return db.execute("DELETE FROM process_runs WHERE qualified_name IN (SELECT value FROM json_each(?))",
+                              (json.dumps(list(qualified_names)),)).rowcount
+
+    def stats(self) -> StoreStats:
+        db = self._connection()
+        runs, due = db.execute("SELECT count(*), count(due_at) FROM run_state").fetchone()
+        entities = db.execute("SELECT count(*) FROM entity_refs").fetchone()[0]
+        processes = db.execute("SELECT count(*) FROM process_runs").fetchone()[0]
+        return StoreStats(runs=runs, due=due, entities=entities, processes=processes)
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
@@ -117,11 +252,27 @@ class SqliteRunStateStore:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _live_row(self, run_id: str, now: float | None) -> tuple | None:
-        now = time.time() if now is None else now
-        row = self._connection().execute("SELECT state, fingerprint, updated_at FROM run_state WHERE run_id = ?",
-                                         (run_id,)).fetchone()
-        return None if row is None or self._expired(row[2], now) else row
+    # --- internals ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def _record_process_runs(db: sqlite3.Connection, qualified_names: Sequence[str], run_time: float) -> None:
+        db.executemany(
+            "INSERT INTO process_runs (qualified_name, run_time) VALUES (?, ?) ON CONFLICT (qualified_name) "
+            "DO UPDATE SET run_time = max(process_runs.run_time, excluded.run_time)",
+            [(name, run_time) for name in dict.fromkeys(qualified_names)])
+
+    @staticmethod
+    def _users(db: sqlite3.Connection, key: Key) -> int:
+        row = db.execute("SELECT users FROM entity_refs WHERE type_name = ? AND qualified_name = ?", key).fetchone()
+        return row[0] if row is not None else 0
+
+    @staticmethod
+    def _contested(db: sqlite3.Connection, keys: set[Key], now: float) -> frozenset[Key]:
+        if not keys:
+            return frozenset()
+        rows = db.execute(
+            f"SELECT type_name, qualified_name FROM entity_refs WHERE (type_name, qualified_name) IN ({_KEYS_IN}) "
+            "AND deleting_since > ?", (_keys_json(keys), now - TOMBSTONE_SECONDS))
+        return frozenset((t, q) for t, q in rows)
 
     def _expired(self, updated_at: float, now: float) -> bool:
         return updated_at <= now - self.ttl_seconds

@@ -1,12 +1,25 @@
-"""The run-state store interface: where the merged state of each run lives between its events.
+"""The run-state store interface: where the merged state of each run lives between its events, and what each run has
+written to the catalog.
 
 Two implementations: SQLite (one local file; the default, and what tests and `ol2purview serve` use) and Azure Table
 storage (what a scaled-out Function App uses, so that every instance sees the same runs). Both merge atomically,
 so concurrent workers handling events of the same run lose nothing.
+
+Besides the merged events, the store keeps the bookkeeping that makes the catalog independent of the order in which
+events are processed (see olparser/pipeline.py for the protocol):
+
+- per run (or static declaration): `version` (bumped by every merge), the keys — (typeName, qualifiedName) — of the
+  connector-owned entities its last written plan contains (`written`) and of those it may have uploaded (`claimed`),
+  the fingerprint of what it last wrote, and when the incomplete-runs timer should write it (`due_at`);
+- per connector-owned entity: how many runs' plans contain it (a reference count), and a tombstone while the entity
+  is being deleted from the catalog because no run uses it any more;
+- per process: the time of the newest run that wrote it, so that a late event of an older run cannot put back what
+  a newer run replaced.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
 from olparser.runs.model import JSON, RunSnapshot
 
@@ -16,20 +29,84 @@ if TYPE_CHECKING:
 SQLITE_FILE_NAME = "run-state.sqlite3"
 RUN_STATE_TABLE = "olrunstate"
 STORE_KINDS = ("sqlite", "table")
+# A deletion that has not finished after this long is taken to have died with its worker: writers stop waiting.
+TOMBSTONE_SECONDS = 180.0
+
+Key = tuple[str, str]  # (typeName, qualifiedName) of a connector-owned entity
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What `commit` did. `stale`: the run was merged again since the plan was built (nothing was recorded; build
+    the plan again from the newer state). `orphans`: entities no run uses any more, tombstoned: delete them from the
+    catalog, then call `finish_deletes`."""
+
+    stale: bool = False
+    orphans: tuple[Key, ...] = ()
+
+
+@dataclass(frozen=True)
+class StoreStats:
+    """Sizes for the status endpoint: runs held, of which due for the timer; entities and processes tracked."""
+
+    runs: int
+    due: int
+    entities: int
+    processes: int
+
+    def to_json(self) -> JSON:
+        return {"runs": self.runs, "dueRuns": self.due, "trackedEntities": self.entities,
+                "trackedProcesses": self.processes}
 
 
 class RunStateStore(Protocol):
     def merge(self, event: JSON, *, now: float | None = None) -> RunSnapshot:
         """Load the run's state, merge the event, save: atomically; concurrent writers are safe."""
 
-    def get(self, run_id: str) -> RunSnapshot | None:
+    def merge_versioned(self, event: JSON, *, now: float | None = None,
+                        max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
+        """`merge`, and the run's version after it (every merge bumps it). `max_datasets` overrides the store's
+        own limit on inputs (and outputs) per run."""
+
+    def get(self, run_id: str, *, now: float | None = None) -> RunSnapshot | None:
         """The run's merged state, or None if unknown or expired."""
 
-    def written_fingerprint(self, run_id: str) -> str | None:
-        """What lineage was last written for this run (as recorded by record_written)."""
+    def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
+        """`get`, and the run's version (0 when unknown)."""
 
-    def record_written(self, run_id: str, fingerprint: str) -> None:
-        """Remember the fingerprint of the lineage just written for this run."""
+    def written_fingerprint(self, run_key: str, *, now: float | None = None) -> str | None:
+        """The fingerprint of what the run last wrote (as given to `commit`)."""
+
+    def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        """Before uploading a plan: count the run as a user of `keys` (once per run), and return the keys that
+        another writer is deleting from the catalog right now (wait for them with `contested` before uploading)."""
+
+    def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        """The keys among `keys` whose deletion from the catalog is still in progress."""
+
+    def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
+               process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
+               now: float | None = None) -> CommitResult:
+        """After uploading a plan built from the run's state at `version` (None: static lineage, not versioned):
+        record `keys` as what the run has written, stop counting it as a user of what it claimed before and no
+        longer has, record the process run times, and tombstone the entities that now have no user — including
+        `dangling` keys this writer uploaded in an earlier attempt that nobody uses."""
+
+    def finish_deletes(self, keys: Iterable[Key]) -> None:
+        """The tombstoned `keys` were deleted from the catalog: forget them (a key claimed again meanwhile stays)."""
+
+    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
+        """Tombstoned keys whose deletion has not finished for TOMBSTONE_SECONDS (a failed delete): tombstoned anew
+        (so that writers wait again) and returned, for the timer to delete them."""
+
+    def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
+        """When the timer should write this run if no event does it first (None: never)."""
+
+    def due_runs(self, now: float, limit: int) -> list[str]:
+        """Runs whose `due_at` has passed, the most overdue first."""
+
+    def postpone(self, run_key: str, due_at: float) -> int:
+        """A due write failed: try again at `due_at`; returns how many times it has failed so far."""
 
     def purge_expired(self, now: float | None = None) -> int:
         """Delete runs not updated for ttl_seconds; returns how many were deleted."""
@@ -43,6 +120,12 @@ class RunStateStore(Protocol):
         These records do not expire with the runs: they are what stops a late event of an old run (a requeued
         poison message, say) from putting back inputs that a newer run of the same code no longer reads."""
 
+    def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
+        """Forget the newest run time of these processes (an admin repair after a run with a wrong clock)."""
+
+    def stats(self) -> StoreStats:
+        """How much the store holds."""
+
 
 def event_run_id(event: JSON) -> str:
     """The runId of a RunEvent, or ValueError naming what is missing."""
@@ -53,19 +136,24 @@ def event_run_id(event: JSON) -> str:
     return run_id
 
 
+def sorted_keys(keys: Iterable[Key]) -> list[Key]:
+    return sorted({(str(t), str(q)) for t, q in keys})
+
+
 def open_run_state_store(settings: "Settings") -> RunStateStore:
     """The store chosen by RUN_STATE_STORE: `sqlite` (a file in data_dir) or `table` (AzureWebJobsStorage)."""
     kind = settings.run_state_store
     ttl = settings.run_state_ttl_seconds
+    max_datasets = settings.max_datasets_per_run
     if kind == "sqlite":
         from olparser.runs.sqlite_store import SqliteRunStateStore
 
-        return SqliteRunStateStore(settings.data_dir / SQLITE_FILE_NAME, ttl_seconds=ttl)
+        return SqliteRunStateStore(settings.data_dir / SQLITE_FILE_NAME, ttl_seconds=ttl, max_datasets=max_datasets)
     if kind == "table":
         if not settings.storage_connection:
             raise ValueError("RUN_STATE_STORE=table needs the AzureWebJobsStorage connection string")
         from olparser.runs.table_store import TableRunStateStore
 
         return TableRunStateStore.from_connection_string(settings.storage_connection, RUN_STATE_TABLE,
-                                                         ttl_seconds=ttl)
+                                                         ttl_seconds=ttl, max_datasets=max_datasets)
     raise ValueError(f"RUN_STATE_STORE must be one of {', '.join(STORE_KINDS)}, not {kind!r}")

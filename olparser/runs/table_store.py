@@ -1,20 +1,31 @@
 """Run state in Azure Table storage, shared by every instance of a scaled-out Function App.
 
-One entity per run: PartitionKey = 2 hex digits of sha256(runId) (runIds are often UUIDv7, whose first digits are a
-timestamp: hashing spreads the runs over 256 partitions), RowKey = runId. The state is the codec's zlib-compressed
-JSON split into binary properties `state_0`, `state_1`, ... (a property holds at most 64 KiB, an entity 1 MiB), with
-`state_parts`, `fingerprint` and `updated_at` (Unix seconds). Writers use optimistic concurrency: read with the ETag,
-replace only if unchanged (412 otherwise), create only if absent (409 otherwise), and retry the whole read-merge-write.
+Entities (every writer uses optimistic concurrency: read with the ETag, replace only if unchanged — 412 otherwise —,
+create only if absent — 409 otherwise —, and retry the whole read-modify-write):
 
-Per process qualifiedName, one more entity (PartitionKey `process-` + 2 hex digits, RowKey = sha256 of the name) holds
-`run_time`, the time of the newest run that wrote it; it has no `updated_at`, so purging runs never removes it.
+- one per run or static declaration: PartitionKey = 2 hex digits of sha256(key) (runIds are often UUIDv7, whose first
+  digits are a timestamp: hashing spreads the runs over 256 partitions), RowKey = the key. The merged state is the
+  codec's zlib-compressed JSON split into binary properties `state_0`, `state_1`, ... (a property holds at most
+  64 KiB, an entity 1 MiB), with `state_parts`; the written and claimed keys likewise (`written_*`, `claimed_*`);
+  `version`, `fingerprint`, `updated_at` (Unix seconds), `due_at`, `due_attempts`;
+- one per run that the timer should write (PartitionKey `due`, RowKey = the run's RowKey, `run_key`, `due_at`): the
+  timer reads this one partition instead of scanning every run;
+- one per connector-owned entity that some run wrote (PartitionKey `ref-` + 2 hex digits, RowKey = sha256 of type and
+  qualifiedName): `users`, `deleting_since`;
+- one per process qualifiedName (PartitionKey `process-` + 2 hex digits, RowKey = sha256 of the name): `run_time`,
+  the time of the newest run that wrote it. These and the references have no `updated_at`: purging runs keeps them.
+
+Operations that touch several entities are ordered so that a crash between two writes can only leave a reference
+counted too often (an entity kept), never too rarely (an entity deleted while in use).
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
-from typing import Any, Callable, Sequence
+import zlib
+from typing import Any, Callable, Iterable, Sequence
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -24,14 +35,16 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import event_run_id
+from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, Key, StoreStats, event_run_id, sorted_keys)
 
 PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
 # An entity holds at most 1 MiB, and binary properties travel base64-encoded (4/3 larger; Azurite counts that size):
 # 720,000 bytes are ~960 KB on the wire, leaving room for the keys and the other properties.
 MAX_STATE_BYTES = 720_000
 MAX_ATTEMPTS = 40
+DUE_PARTITION = "due"
 _SAFE_ROW_KEY = re.compile(r"^[A-Za-z0-9._:@=+-]{1,512}$")
+_BLOBS = ("state", "written", "claimed")
 
 
 class RunStateTooLarge(ValueError):
@@ -43,13 +56,14 @@ class RunStateConflict(RuntimeError):
 
 
 class TableRunStateStore:
-    """RunStateStore over an Azure Table (see the module docstring)."""
+    """RunStateStore over an Azure Table (see the module docstring and olparser/runs/store.py)."""
 
     def __init__(self, table: TableClient, *, ttl_seconds: int, max_state_bytes: int = MAX_STATE_BYTES,
-                 max_attempts: int = MAX_ATTEMPTS) -> None:
+                 max_attempts: int = MAX_ATTEMPTS, max_datasets: int | None = None) -> None:
         self.table = table
         self.ttl_seconds = ttl_seconds
         self.max_state_bytes = max_state_bytes
+        self.max_datasets = max_datasets
         self._max_attempts = max_attempts
 
     @classmethod
@@ -59,47 +73,199 @@ class TableRunStateStore:
         service = TableServiceClient.from_connection_string(connection)
         return cls(service.create_table_if_not_exists(table_name), ttl_seconds=ttl_seconds, **options)
 
+    # --- merged events -----------------------------------------------------------------------------------------
     def merge(self, event: JSON, *, now: float | None = None) -> RunSnapshot:
+        return self.merge_versioned(event, now=now)[0]
+
+    def merge_versioned(self, event: JSON, *, now: float | None = None,
+                        max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
         run_id = event_run_id(event)
+        max_datasets = self.max_datasets if max_datasets is None else max_datasets
         now = time.time() if now is None else now
 
-        def attempt() -> RunSnapshot:
+        def attempt() -> tuple[RunSnapshot, int]:
             entity = self._read(run_id)
             live = entity is not None and not self._expired(entity, now)
-            snapshot = merge_event(self._decode(entity) if live else None, event)
-            fingerprint = entity.get("fingerprint") if live else None
-            self._write(self._entity(run_id, snapshot, fingerprint, now), entity)
-            return snapshot
+            snapshot = merge_event(self._decode(entity) if live else None, event, max_datasets=max_datasets)
+            version = int(entity.get("version", 0)) + 1 if entity is not None else 1
+            new = self._carry_over(run_id, entity)
+            self._put_blob(new, "state", _compressed_state(snapshot, run_id, self.max_state_bytes))
+            new.update(updated_at=float(now), version=version)
+            if not live:
+                new.pop("fingerprint", None)
+            self._write(new, entity)
+            return snapshot, version
 
         return self._with_retries(attempt)
 
     def get(self, run_id: str, *, now: float | None = None) -> RunSnapshot | None:
-        entity = self._live(run_id, now)
-        return self._decode(entity) if entity is not None else None
+        return self.get_versioned(run_id, now=now)[0]
 
-    def written_fingerprint(self, run_id: str, *, now: float | None = None) -> str | None:
-        entity = self._live(run_id, now)
-        return entity.get("fingerprint") if entity is not None else None
-
-    def record_written(self, run_id: str, fingerprint: str, *, now: float | None = None) -> None:
+    def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
+        entity = self._read(run_id)
+        if entity is None:
+            return None, 0
         now = time.time() if now is None else now
+        return (None if self._expired(entity, now) else self._decode(entity)), int(entity.get("version", 0))
+
+    def written_fingerprint(self, run_key: str, *, now: float | None = None) -> str | None:
+        entity = self._read(run_key)
+        now = time.time() if now is None else now
+        return None if entity is None or self._expired(entity, now) else entity.get("fingerprint")
+
+    # --- what runs wrote ---------------------------------------------------------------------------------------
+    def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        now = time.time() if now is None else now
+        keys = set(sorted_keys(keys))
+        counted: set[Key] = set()
+        contested: set[Key] = set()
 
         def attempt() -> None:
-            entity = self._read(run_id)
-            live = entity is not None and not self._expired(entity, now)
-            new = TableEntity(entity) if live else TableEntity(self._keys(run_id), state_parts=0)
-            new.update(fingerprint=fingerprint, updated_at=float(now))
+            entity = self._read(run_key)
+            claimed = self._get_keys(entity, "claimed")
+            for key in sorted(keys - claimed - counted):  # references first: a crash here only over-counts
+                if self._add_user(key, now):
+                    contested.add(key)
+                counted.add(key)
+            new = self._carry_over(run_key, entity)
+            self._put_keys(new, "claimed", claimed | keys)
+            new["updated_at"] = float(now)
             self._write(new, entity)
 
         self._with_retries(attempt)
+        return frozenset(contested)
 
+    def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        now = time.time() if now is None else now
+        found = set()
+        for key in sorted_keys(keys):
+            ref = self._read_keys(self._ref_keys(key))
+            if ref is not None and _tombstoned(ref, now):
+                found.add(key)
+        return frozenset(found)
+
+    def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
+               process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
+               now: float | None = None) -> CommitResult:
+        now = time.time() if now is None else now
+        keys = set(sorted_keys(keys))
+        dangling = set(sorted_keys(dangling))
+        released: list[set[Key]] = []
+
+        def attempt() -> bool:
+            entity = self._read(run_key)
+            if version is not None and (entity is None or int(entity.get("version", 0)) != version):
+                return False
+            claimed = self._get_keys(entity, "claimed")
+            released[:] = [claimed - keys, dangling - keys - claimed]
+            new = self._carry_over(run_key, entity)
+            self._put_keys(new, "written", keys)
+            self._put_keys(new, "claimed", keys)
+            new.update(fingerprint=fingerprint, updated_at=float(now), due_attempts=0)
+            new.pop("due_at", None)
+            self._write(new, entity)
+            return True
+
+        if not self._with_retries(attempt):
+            return CommitResult(stale=True)
+        removed, others = released
+        orphans = [key for key in sorted(removed) if self._remove_user(key, now)]
+        orphans += [key for key in sorted(others) if self._tombstone_if_unused(key, now)]
+        self._delete_due(run_key)
+        if process_names and run_time is not None:
+            self.record_process_runs(process_names, run_time)
+        return CommitResult(orphans=tuple(sorted(orphans)))
+
+    def finish_deletes(self, keys: Iterable[Key]) -> None:
+        for key in sorted_keys(keys):
+            ref_keys = self._ref_keys(key)
+
+            def attempt() -> None:
+                ref = self._read_keys(ref_keys)
+                if ref is None:
+                    return
+                if int(ref.get("users", 0)) <= 0:
+                    self._delete(ref)
+                else:
+                    self._write(TableEntity(ref_keys, users=int(ref["users"]), type_name=key[0],
+                                            qualified_name=key[1]), ref)
+
+            self._with_retries(attempt)
+
+    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
+        rows = self.table.query_entities(
+            "PartitionKey ge 'ref-' and PartitionKey lt 'ref.' and users le 0 and deleting_since le @cutoff",
+            parameters={"cutoff": float(now - TOMBSTONE_SECONDS)})
+        found: list[Key] = []
+        for ref in rows:
+            if len(found) >= limit:
+                break
+            try:
+                self._write(TableEntity({"PartitionKey": ref["PartitionKey"], "RowKey": ref["RowKey"]},
+                                        users=0, deleting_since=float(now), type_name=ref.get("type_name", ""),
+                                        qualified_name=ref.get("qualified_name", "")), ref)
+            except RunStateConflict:  # claimed or finished meanwhile
+                continue
+            found.append((ref["type_name"], ref["qualified_name"]))
+        return sorted(found)
+
+    # --- the incomplete-runs timer -----------------------------------------------------------------------------
+    def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
+        def attempt() -> None:
+            entity = self._read(run_key)
+            if entity is None:
+                return
+            current = entity.get("due_at")
+            at = current if keep_earlier and current is not None and due_at is not None and current < due_at \
+                else due_at
+            new = TableEntity(entity)
+            new["due_attempts"] = 0
+            if at is None:
+                new.pop("due_at", None)
+            else:
+                new["due_at"] = float(at)
+            self._write(new, entity)
+            if at is None:
+                self._delete_due(run_key)
+            else:
+                self._put_due(run_key, float(at))
+
+        self._with_retries(attempt)
+
+    def due_runs(self, now: float, limit: int) -> list[str]:
+        rows = self.table.query_entities("PartitionKey eq @p and due_at le @now",
+                                         parameters={"p": DUE_PARTITION, "now": float(now)},
+                                         select=["run_key", "due_at"])
+        found = sorted(((float(row["due_at"]), row["run_key"]) for row in rows))
+        return [run_key for _, run_key in found[:limit]]
+
+    def postpone(self, run_key: str, due_at: float) -> int:
+        attempts = [0]
+
+        def attempt() -> None:
+            entity = self._read(run_key)
+            if entity is None:
+                self._delete_due(run_key)
+                return
+            new = TableEntity(entity)
+            attempts[0] = int(entity.get("due_attempts", 0)) + 1
+            new.update(due_at=float(due_at), due_attempts=attempts[0])
+            self._write(new, entity)
+            self._put_due(run_key, float(due_at))
+
+        self._with_retries(attempt)
+        return attempts[0]
+
+    # --- housekeeping ------------------------------------------------------------------------------------------
     def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         cutoff = float(now - self.ttl_seconds)
         expired = self.table.query_entities("updated_at le @cutoff", parameters={"cutoff": cutoff},
-                                            select=["PartitionKey", "RowKey", "updated_at"])
+                                            select=["PartitionKey", "RowKey", "updated_at", "due_at"])
         deleted = 0
         for entity in expired:
+            if entity.get("due_at") is not None:
+                continue
             try:
                 self.table.delete_entity(entity["PartitionKey"], entity["RowKey"], etag=entity.metadata["etag"],
                                          match_condition=MatchConditions.IfNotModified)
@@ -131,6 +297,24 @@ class TableRunStateStore:
 
             self._with_retries(attempt)
 
+    def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
+        reset = 0
+        for name in dict.fromkeys(qualified_names):
+            entity = self._read_keys(self._process_keys(name))
+            if entity is not None:
+                self.table.delete_entity(entity["PartitionKey"], entity["RowKey"])  # absent meanwhile: no error
+                reset += 1
+        return reset
+
+    def stats(self) -> StoreStats:
+        counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0}
+        for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey"]):
+            partition = row["PartitionKey"]
+            kind = ("due" if partition == DUE_PARTITION else "entities" if partition.startswith("ref-")
+                    else "processes" if partition.startswith("process-") else "runs")
+            counts[kind] += 1
+        return StoreStats(**counts)
+
     def close(self) -> None:
         self.table.close()
 
@@ -139,6 +323,98 @@ class TableRunStateStore:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    # --- references --------------------------------------------------------------------------------------------
+    def _add_user(self, key: Key, now: float) -> bool:
+        """Count one more user of `key`; True if the entity is being deleted right now (the writer must wait)."""
+        ref_keys = self._ref_keys(key)
+        tombstoned = [False]
+
+        def attempt() -> None:
+            ref = self._read_keys(ref_keys)
+            users = int(ref.get("users", 0)) if ref is not None else 0
+            new = TableEntity(ref) if ref is not None else TableEntity(ref_keys, type_name=key[0],
+                                                                       qualified_name=key[1])
+            new["users"] = users + 1
+            tombstoned[0] = ref is not None and _tombstoned(ref, now)
+            self._write(new, ref)
+
+        self._with_retries(attempt)
+        return tombstoned[0]
+
+    def _remove_user(self, key: Key, now: float) -> bool:
+        """Count one user less; True if none is left (the entity is then tombstoned: delete it)."""
+        ref_keys = self._ref_keys(key)
+        orphaned = [False]
+
+        def attempt() -> None:
+            ref = self._read_keys(ref_keys)
+            users = int(ref.get("users", 0)) - 1 if ref is not None else 0
+            new = TableEntity(ref) if ref is not None else TableEntity(ref_keys, type_name=key[0],
+                                                                       qualified_name=key[1])
+            new["users"] = max(users, 0)
+            orphaned[0] = users <= 0
+            if orphaned[0]:
+                new["deleting_since"] = float(now)
+            self._write(new, ref)
+
+        self._with_retries(attempt)
+        return orphaned[0]
+
+    def _tombstone_if_unused(self, key: Key, now: float) -> bool:
+        ref_keys = self._ref_keys(key)
+        orphaned = [False]
+
+        def attempt() -> None:
+            ref = self._read_keys(ref_keys)
+            orphaned[0] = ref is None or int(ref.get("users", 0)) <= 0
+            if orphaned[0]:
+                self._write(TableEntity(ref_keys, users=0, deleting_since=float(now), type_name=key[0],
+                                        qualified_name=key[1]), ref)
+
+        self._with_retries(attempt)
+        return orphaned[0]
+
+    # --- entity helpers ----------------------------------------------------------------------------------------
+    def _carry_over(self, run_key: str, entity: TableEntity | None) -> TableEntity:
+        """A new entity for the run with everything `entity` had (the caller changes what it owns)."""
+        new = TableEntity(self._keys(run_key))
+        if entity is not None:
+            new.update({k: v for k, v in entity.items() if k not in ("PartitionKey", "RowKey")})
+        return new
+
+    def _put_blob(self, entity: TableEntity, name: str, data: bytes) -> None:
+        for i in range(int(entity.get(f"{name}_parts", 0))):
+            entity.pop(f"{name}_{i}", None)
+        parts = [data[i:i + PROPERTY_BYTES] for i in range(0, len(data), PROPERTY_BYTES)]
+        entity[f"{name}_parts"] = len(parts)
+        entity.update({f"{name}_{i}": part for i, part in enumerate(parts)})
+
+    @staticmethod
+    def _get_blob(entity: TableEntity | None, name: str) -> bytes | None:
+        parts = int(entity.get(f"{name}_parts", 0)) if entity is not None else 0
+        if parts == 0:
+            return None
+        return b"".join(bytes(entity[f"{name}_{i}"]) for i in range(parts))
+
+    def _put_keys(self, entity: TableEntity, name: str, keys: Iterable[Key]) -> None:
+        text = json.dumps(sorted_keys(keys), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        self._put_blob(entity, name, zlib.compress(text, 6))
+
+    def _get_keys(self, entity: TableEntity | None, name: str) -> set[Key]:
+        data = self._get_blob(entity, name)
+        return {(t, q) for t, q in json.loads(zlib.decompress(data))} if data else set()
+
+    def _decode(self, entity: TableEntity) -> RunSnapshot | None:
+        data = self._get_blob(entity, "state")
+        return from_compressed(data) if data else None
+
+    def _put_due(self, run_key: str, due_at: float) -> None:
+        keys = {"PartitionKey": DUE_PARTITION, "RowKey": self._keys(run_key)["RowKey"]}
+        self.table.upsert_entity(TableEntity(keys, run_key=run_key, due_at=due_at), mode=UpdateMode.REPLACE)
+
+    def _delete_due(self, run_key: str) -> None:
+        self.table.delete_entity(DUE_PARTITION, self._keys(run_key)["RowKey"])  # no error when absent
 
     def _with_retries(self, attempt: Callable[[], Any]) -> Any:
         retrying = Retrying(retry=retry_if_exception_type(RunStateConflict), reraise=True,
@@ -155,6 +431,11 @@ class TableRunStateStore:
         digest = hashlib.sha256(qualified_name.encode("utf-8")).hexdigest()
         return {"PartitionKey": "process-" + digest[:2], "RowKey": digest}
 
+    @staticmethod
+    def _ref_keys(key: Key) -> dict[str, str]:
+        digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
+        return {"PartitionKey": "ref-" + digest[:2], "RowKey": digest}
+
     def _read(self, run_id: str) -> TableEntity | None:
         return self._read_keys(self._keys(run_id))
 
@@ -164,32 +445,8 @@ class TableRunStateStore:
         except ResourceNotFoundError:
             return None
 
-    def _live(self, run_id: str, now: float | None) -> TableEntity | None:
-        entity = self._read(run_id)
-        now = time.time() if now is None else now
-        return None if entity is None or self._expired(entity, now) else entity
-
     def _expired(self, entity: TableEntity, now: float) -> bool:
         return float(entity.get("updated_at", 0.0)) <= now - self.ttl_seconds
-
-    def _entity(self, run_id: str, snapshot: RunSnapshot, fingerprint: str | None, now: float) -> TableEntity:
-        data = to_compressed(snapshot)
-        if len(data) > self.max_state_bytes:
-            raise RunStateTooLarge(
-                f"run {run_id}: merged state is {len(data)} bytes compressed, over the {self.max_state_bytes}-byte "
-                "limit of one Table storage entity; use RUN_STATE_STORE=sqlite or strip large facets (STRIP_FACETS)")
-        parts = [data[i:i + PROPERTY_BYTES] for i in range(0, len(data), PROPERTY_BYTES)]
-        entity = TableEntity(self._keys(run_id), state_parts=len(parts), updated_at=float(now))
-        entity.update({f"state_{i}": part for i, part in enumerate(parts)})
-        if fingerprint is not None:
-            entity["fingerprint"] = fingerprint
-        return entity
-
-    def _decode(self, entity: TableEntity) -> RunSnapshot | None:
-        parts = int(entity.get("state_parts", 0))
-        if parts == 0:
-            return None
-        return from_compressed(b"".join(bytes(entity[f"state_{i}"]) for i in range(parts)))
 
     def _write(self, entity: TableEntity, read: TableEntity | None) -> None:
         """Create `entity` if nothing was read, else replace what was read if nobody changed it since."""
@@ -201,9 +458,32 @@ class TableRunStateStore:
                                          match_condition=MatchConditions.IfNotModified)
         except ResourceExistsError as error:  # 409: created by another writer since our read
             raise RunStateConflict() from error
-        except ResourceNotFoundError as error:  # purged since our read
+        except ResourceNotFoundError as error:  # deleted since our read
             raise RunStateConflict() from error
         except HttpResponseError as error:
             if error.status_code == 412:  # changed by another writer since our read
                 raise RunStateConflict() from error
             raise
+
+    def _delete(self, read: TableEntity) -> None:
+        try:
+            self.table.delete_entity(read["PartitionKey"], read["RowKey"], etag=read.metadata["etag"],
+                                     match_condition=MatchConditions.IfNotModified)
+        except HttpResponseError as error:
+            if error.status_code == 412:
+                raise RunStateConflict() from error
+            raise
+
+
+def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:
+    data = to_compressed(snapshot)
+    if len(data) > limit:
+        raise RunStateTooLarge(
+            f"run {run_id}: merged state is {len(data)} bytes compressed, over the {limit}-byte limit of one Table "
+            "storage entity; use RUN_STATE_STORE=sqlite or strip large facets (STRIP_FACETS)")
+    return data
+
+
+def _tombstoned(ref: TableEntity, now: float) -> bool:
+    since = ref.get("deleting_since")
+    return since is not None and float(since) > now - TOMBSTONE_SECONDS

@@ -1,4 +1,4 @@
-"""Dataset identity: symlinks (table vs storage), Unity Catalog, placeholders for unmatched datasets."""
+"""Dataset identity: the identity that links (table or location), Unity Catalog, placeholders for unmatched datasets."""
 from __future__ import annotations
 
 import pytest
@@ -40,23 +40,81 @@ def test_table_identity_represents_a_dataset_by_its_symlink_and_records_the_loca
 def test_storage_identity_represents_the_same_dataset_by_its_location(engine):
     plan = build_lineage(_run(HIVE_OUTPUT), engine, LineageOptions(dataset_identity="storage"))
 
+    location = "https://acct.dfs.core.windows.net/lake/warehouse/sales.db/orders"
     assert plan.external_datasets == ({"typeName": "azure_datalake_gen2_path", "guid": "-1", "attributes": {
-        "qualifiedName": "https://acct.dfs.core.windows.net/lake/warehouse/sales.db/orders", "name": "orders"}},)
-    assert "datasetLocations" not in plan.entities[-1]["attributes"]
+        "qualifiedName": location, "name": "orders"}},)
+    process = plan.entities[-1]["attributes"]
+    assert (process["datasetLocations"], process["datasetTables"]) == (
+        "", '{"https://acct.dfs.core.windows.net/lake/warehouse/sales.db/orders":"sales.orders@metastore"}')
 
 
-def test_unity_catalog_table_gets_its_own_type_with_columns_and_is_not_unmatched(engine):
-    plan = build_lineage(_run(UNITY_OUTPUT), engine, LineageOptions())
+def test_unity_catalog_table_whose_location_maps_is_represented_by_the_scanned_location(engine):
+    plan = build_lineage(_run(UNITY_OUTPUT), engine, LineageOptions(dataset_identity="table"))
+
+    location = "https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234"
+    assert plan.external_datasets == ({"typeName": "azure_datalake_gen2_path", "guid": "-1", "attributes": {
+        "qualifiedName": location, "name": "1234"}},)
+    assert plan.entities[-1]["attributes"]["datasetTables"] == (
+        '{"https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234":"unity-catalog://main.sales.orders"}')
+    assert [e["typeName"] for e in plan.entities] == ["spark_application", "spark_process"]
+    assert plan.unmatched == ()
+
+
+def test_unity_catalog_table_with_an_unmatched_location_gets_its_own_type_with_columns(engine):
+    output = DatasetFacts(namespace="dbfs", name="/mnt/unmounted/tables/1234", facets=UNITY_OUTPUT.facets)
+    plan = build_lineage(_run(output), engine, LineageOptions())
 
     table = "unity-catalog://main.sales.orders"
     assert plan.entities[1] == {"typeName": "databricks_unity_catalog_table", "guid": "-2", "attributes": {
         "qualifiedName": table, "name": "orders", "openlineageNamespace": "unity-catalog",
-        "openlineageName": "Main.Sales.Orders",
-        "storageLocation": "https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234"}}
-    assert [(e["attributes"]["qualifiedName"], e["attributes"].get("description"))
+        "openlineageName": "Main.Sales.Orders", "storageLocation": "dbfs:/mnt/unmounted/tables/1234"}}
+    assert [(e["attributes"]["qualifiedName"], e["attributes"]["description"])
             for e in plan.entities if e["typeName"] == "openlineage_column"] == [
-        (f"{table}#id", "order id"), (f"{table}#total", None)]
+        (f"{table}#id", "order id"), (f"{table}#total", "")]
     assert plan.unmatched == ()
+
+
+SYNAPSE_OUTPUT = DatasetFacts(  # as Synapse Spark sends it: the symlink's namespace is a bare path
+    namespace="abfss://data@synapselake.dfs.core.windows.net", name="reference/dim_region",
+    facets={"symlinks": {"identifiers": [{"namespace": "/reference", "name": "reference.dim_region",
+                                          "type": "TABLE"}]}})
+
+
+@pytest.mark.parametrize("identity", ["table", "storage"])
+def test_a_table_no_rule_maps_is_represented_by_its_scanned_location_whatever_the_identity(engine, identity):
+    plan = build_lineage(_run(SYNAPSE_OUTPUT), engine, LineageOptions(dataset_identity=identity))
+
+    location = "https://synapselake.dfs.core.windows.net/data/reference/dim_region"
+    assert plan.external_datasets == ({"typeName": "azure_datalake_gen2_path", "guid": "-1", "attributes": {
+        "qualifiedName": location, "name": "dim_region"}},)
+    assert plan.entities[-1]["attributes"]["datasetTables"] == (
+        '{"https://synapselake.dfs.core.windows.net/data/reference/dim_region":"reference/reference.dim_region"}')
+    assert plan.unmatched == ()
+
+
+def test_a_table_that_maps_beside_an_unmatched_location_is_represented_by_the_table_even_for_storage(engine):
+    output = DatasetFacts(namespace="hdfs://namenode:8020", name="/warehouse/sales.db/orders",
+                          facets=HIVE_OUTPUT.facets)
+    plan = build_lineage(_run(output), engine, LineageOptions(dataset_identity="storage"))
+
+    assert [e["attributes"]["qualifiedName"] for e in plan.external_datasets] == ["sales.orders@metastore"]
+    assert plan.entities[-1]["attributes"]["datasetLocations"] == (
+        '{"sales.orders@metastore":"hdfs://namenode:8020/warehouse/sales.db/orders"}')
+    assert plan.unmatched == ()
+
+
+@pytest.mark.parametrize("identity, expected", [("table", "hive://other:9083/sales.orders"),
+                                                ("storage", "hdfs://namenode:8020/warehouse/sales.db/orders")])
+def test_when_neither_identity_maps_the_placeholder_is_the_preferred_one(engine, identity, expected):
+    output = DatasetFacts(namespace="hdfs://namenode:8020", name="/warehouse/sales.db/orders", facets={
+        "symlinks": {"identifiers": [{"namespace": "hive://other:9083", "name": "sales.orders.extra.part",
+                                      "type": "TABLE"}]}})
+    expected = expected if identity == "storage" else "hive://other:9083/sales.orders.extra.part"
+    plan = build_lineage(_run(output), engine, LineageOptions(dataset_identity=identity))
+
+    assert [(e["typeName"], e["attributes"]["qualifiedName"]) for e in plan.entities
+            if e["typeName"] == "openlineage_dataset"] == [("openlineage_dataset", expected)]
+    assert len(plan.unmatched) == 1
 
 
 def test_unmatched_source_is_kept_as_a_placeholder_with_its_columns(engine):
@@ -69,14 +127,16 @@ def test_unmatched_source_is_kept_as_a_placeholder_with_its_columns(engine):
     assert plan.entities[1:4] == (
         {"typeName": "openlineage_dataset", "guid": "-3", "attributes": {
             "qualifiedName": placeholder, "name": "sales.dbo.customers",
-            "openlineageNamespace": "sqlserver://db.example.com:1433", "openlineageName": "sales.dbo.customers"}},
+            "openlineageNamespace": "sqlserver://db.example.com:1433", "openlineageName": "sales.dbo.customers",
+            "storageLocation": ""}},
         {"typeName": "openlineage_column", "guid": "-4",
-         "attributes": {"qualifiedName": f"{placeholder}#id", "name": "id", "dataType": "int", "position": 0},
+         "attributes": {"qualifiedName": f"{placeholder}#id", "name": "id", "dataType": "int", "description": "",
+                        "position": 0},
          "relationshipAttributes": {"dataset": {"guid": "-3", "typeName": "openlineage_dataset",
                                                 "uniqueAttributes": {"qualifiedName": placeholder}}}},
         {"typeName": "openlineage_column", "guid": "-5",
          "attributes": {"qualifiedName": f"{placeholder}#name", "name": "name", "dataType": "nvarchar",
-                        "position": 1},
+                        "description": "", "position": 1},
          "relationshipAttributes": {"dataset": {"guid": "-3", "typeName": "openlineage_dataset",
                                                 "uniqueAttributes": {"qualifiedName": placeholder}}}},
     )

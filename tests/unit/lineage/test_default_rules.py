@@ -35,7 +35,7 @@ def test_quickstart_hive_table_gets_its_workspace_from_the_job_namespace(rules):
     assert _keys(plan.entities) == [
         ("databricks_workspace", f"databricks://{HOST}"),
         ("spark_application", f"databricks://{HOST}/applications/databricks_shell"),
-        ("spark_process", f"databricks://{HOST}/applications/databricks_shell/processes/{table}"),
+        ("spark_process", f"databricks://{HOST}/applications/databricks_shell/processes/atomic_replace_table_as_select/{table}"),
     ]
     assert plan.unmatched == () and plan.notes == ()
 
@@ -52,7 +52,7 @@ def test_mounted_path_is_resolved_with_the_runs_mount_points(rules):
         ("azure_datalake_gen2_path", "https://aaiarchdesignpurviewadls.dfs.core.windows.net/raw/DimOrganization.parquet"),
     ]
     assert plan.entities[-1]["attributes"]["qualifiedName"] == (
-        f"databricks://{HOST}/notebooks/Shared/Scenario01DimOrg/S01DimOrg_raw2int/processes/"
+        f"databricks://{HOST}/notebooks/Shared/Scenario01DimOrg/S01DimOrg_raw2int/processes/overwrite_by_expression_exec_v1/"
         "https://aaiarchdesignpurviewadls.dfs.core.windows.net/integration/dim/organization")
 
 
@@ -66,8 +66,6 @@ def test_dataproc_hive_tables_link_to_scanned_hive_table_names(rules):
     assert _keys(table_plan.external_datasets) == [("hive_table", "default.t1@dataproc-producer-test-m"),
                                                    ("hive_table", "default.t2@dataproc-producer-test-m")]
     assert table_plan.unmatched == ()
-    # by location: HDFS has no Purview type, so the paths become placeholders
-    assert _keys(storage_plan.external_datasets) == []
-    assert [(u.namespace, u.name) for u in storage_plan.unmatched] == [
-        ("hdfs://dataproc-producer-test-m", "/user/hive/warehouse/t1"),
-        ("hdfs://dataproc-producer-test-m", "/user/hive/warehouse/t2")]
+    # preferring the location changes nothing here: HDFS paths have no Purview type, the tables link
+    assert _keys(storage_plan.external_datasets) == _keys(table_plan.external_datasets)
+    assert storage_plan.unmatched == ()

@@ -83,7 +83,7 @@ def test_notebook_job_task_chain(engine):
                                               "taskKey": "Repos/etl/load_orders", "taskType": "notebook"}
     process = plan.entities[4]
     assert process["typeName"] == "databricks_process"
-    assert process["attributes"]["qualifiedName"] == f"{task}/processes/{OUTPUT_QN}"
+    assert process["attributes"]["qualifiedName"] == f"{task}/processes/append_data/{OUTPUT_QN}"
     assert process["attributes"]["name"] == "append_data"
     assert process["attributes"]["lastRunUser"] == "ana@example.com"
     assert process["relationshipAttributes"] == {"task": {"guid": "-5", "typeName": "databricks_notebook_task",
@@ -114,5 +114,5 @@ def test_databricks_code_outside_notebooks_and_jobs_is_an_application_in_its_wor
     assert [(e["typeName"], e["attributes"]["qualifiedName"]) for e in plan.entities] == [
         ("databricks_workspace", "databricks://adb-1.2.azuredatabricks.net"),
         ("spark_application", "databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell"),
-        ("spark_process", f"databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell/processes/{OUTPUT_QN}"),
+        ("spark_process", f"databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell/processes/append_data/{OUTPUT_QN}"),
     ]

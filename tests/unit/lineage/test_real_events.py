@@ -46,20 +46,21 @@ def test_accelerator_event_gives_notebook_owner_adls_input_and_placeholders(engi
          "relationshipAttributes": {"workspace": _ref("-2", "databricks_workspace", WS)}},
         {"typeName": "openlineage_dataset", "guid": "-4",
          "attributes": {"qualifiedName": "N1/inputTable", "name": "inputTable", "openlineageNamespace": "N1",
-                        "openlineageName": "inputTable"}},
+                        "openlineageName": "inputTable", "storageLocation": ""}},
         {"typeName": "openlineage_dataset", "guid": "-5",
          "attributes": {"qualifiedName": "N2/outputTable", "name": "outputTable", "openlineageNamespace": "N2",
-                        "openlineageName": "outputTable"}},
+                        "openlineageName": "outputTable", "storageLocation": ""}},
         {"typeName": "openlineage_column", "guid": "-6",
          "attributes": {"qualifiedName": "N2/outputTable#col_a", "name": "col_a", "dataType": "VARCHAR",
-                        "position": 0},
+                        "description": "", "position": 0},
          "relationshipAttributes": {"dataset": _ref("-5", "openlineage_dataset", "N2/outputTable")}},
         {"typeName": "openlineage_column", "guid": "-7",
-         "attributes": {"qualifiedName": "N2/outputTable#col_b", "name": "col_b", "dataType": "int", "position": 1},
+         "attributes": {"qualifiedName": "N2/outputTable#col_b", "name": "col_b", "dataType": "int",
+                        "description": "", "position": 1},
          "relationshipAttributes": {"dataset": _ref("-5", "openlineage_dataset", "N2/outputTable")}},
         {"typeName": "databricks_process", "guid": "-8",
          "attributes": {
-             "qualifiedName": f"{NOTEBOOK}/processes/N2/outputTable",
+             "qualifiedName": f"{NOTEBOOK}/processes/overwrite_by_expression_exec_v1/N2/outputTable",
              "name": "overwrite_by_expression_exec_v1",
              # the column lineage names N1/inputTable, absent from `inputs`: it becomes an input too
              "inputs": [_ref("-1", "azure_datalake_gen2_path", ADLS),
@@ -74,11 +75,14 @@ def test_accelerator_event_gives_notebook_owner_adls_input_and_placeholders(engi
                  {"field": "col_b", "inputFields": [
                      {"field": "col_b", "name": "inputTable", "namespace": "N1", "qualifiedName": "N1/inputTable",
                       "transformations": [], "typeName": "openlineage_dataset"}]}]}, separators=(",", ":")),
+             "datasetLocations": "",
+             "datasetTables": "",
              "openlineageJob": "adbpurviewol1/databricks_shell.overwrite_by_expression_exec_v1",
              "lastRunId": "225e05d7-5c5a-434c-a544-ffbda7dfa44b",
              "lastRunTime": "2022-01-25T19:36:00.668Z",
              "lastRunStatus": "COMPLETE",
-             "lastRunUser": "marktayl@cmiaaval.cummins.com"},
+             "lastRunUser": "marktayl@cmiaaval.cummins.com",
+             "lineageTruncated": ""},
          "relationshipAttributes": {"notebook": _ref("-3", "databricks_notebook", NOTEBOOK)}},
     )
     assert plan.unmatched == (UnmatchedDataset("N1", "inputTable", "no rule for N1"),
@@ -107,7 +111,8 @@ def test_databricks_event_without_workspace_host_falls_back_to_an_application_an
     assert plan.entities[0] == {"typeName": "spark_application", "guid": "-2", "attributes": {
         "qualifiedName": "spark://adbpurviewol1/databricks_shell", "name": "databricks_shell",
         "appName": "databricks_shell"}}
-    assert _process(plan)["attributes"]["qualifiedName"] == "spark://adbpurviewol1/databricks_shell/processes/N2/outputTable"
+    assert _process(plan)["attributes"]["qualifiedName"] == (
+        "spark://adbpurviewol1/databricks_shell/processes/overwrite_by_expression_exec_v1/N2/outputTable")
     assert len(plan.notes) == 1 and "without a workspace host" in plan.notes[0]
 
 
@@ -122,12 +127,13 @@ def test_quickstart_databricks_event_keeps_its_unmapped_output_with_columns(engi
         ("openlineage_dataset", output),
         ("openlineage_column", f"{output}#a"),
         ("openlineage_column", f"{output}#b"),
-        ("spark_process", f"spark://default/databricks_shell/processes/{output}"),
+        ("spark_process", f"spark://default/databricks_shell/processes/atomic_replace_table_as_select/{output}"),
     ]
     process = _process(plan)
     assert process["attributes"]["name"] == "atomic_replace_table_as_select"
     assert process["attributes"]["inputs"] == []
-    assert "columnMapping" not in process["attributes"]
+    # sent empty, so that a later run without column lineage clears what an earlier one wrote
+    assert (process["attributes"]["columnMapping"], process["attributes"]["columnLineageDetail"]) == ("[]", "")
     assert plan.unmatched == (UnmatchedDataset("dbfs", "/user/hive/warehouse/temp", "no rule for dbfs"),)
     assert plan.external_datasets == ()
 
@@ -140,7 +146,8 @@ def test_cll_sequence_represents_hive_tables_and_maps_only_direct_columns(engine
     source1, source2, target = (f"file:/tmp/cll_test/default.{t}" for t in ("cll_source1", "cll_source2", "tbl1"))
     process = _process(plan)["attributes"]
     assert process["qualifiedName"] == (
-        f"spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/{target}")
+        "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
+        f"execute_create_hive_table_as_select_command.default_tbl1/{target}")
     assert process["name"] == "execute_create_hive_table_as_select_command.default_tbl1"
     assert [i["uniqueAttributes"]["qualifiedName"] for i in process["inputs"]] == [source1, source2]
     assert json.loads(process["columnMapping"]) == [
@@ -163,7 +170,7 @@ def test_cll_sequence_represents_hive_tables_and_maps_only_direct_columns(engine
     assert [e["attributes"]["qualifiedName"] for e in plan.entities if e["typeName"] == "openlineage_column"] == [
         f"{source1}#a", f"{source1}#b", f"{source2}#a", f"{source2}#c", f"{target}#agg", f"{target}#ident",
         f"{target}#trans"]
-    assert "lastRunUser" not in process  # environment-properties is empty outside Databricks
+    assert process["lastRunUser"] == ""  # environment-properties is empty outside Databricks
 
 
 def test_dataproc_run_is_a_spark_application_over_hive_tables(engine):
@@ -176,7 +183,8 @@ def test_dataproc_run_is_a_spark_application_over_hive_tables(engine):
         {"typeName": "spark_application", "guid": "-3",
          "attributes": {"qualifiedName": app, "name": "CLI test application", "appName": "cl_i_test_application"}},
         {"typeName": "spark_process", "guid": "-4", "attributes": {
-            "qualifiedName": f"{app}/processes/default.t2@dataproc-producer-test-m",
+            "qualifiedName": f"{app}/processes/execute_insert_into_hive_table.warehouse_t2/"
+                             "default.t2@dataproc-producer-test-m",
             "name": "execute_insert_into_hive_table.warehouse_t2",
             "inputs": [_ref("-1", "hive_table", "default.t1@dataproc-producer-test-m")],
             "outputs": [_ref("-2", "hive_table", "default.t2@dataproc-producer-test-m")],
@@ -193,10 +201,13 @@ def test_dataproc_run_is_a_spark_application_over_hive_tables(engine):
             "datasetLocations": '{"default.t1@dataproc-producer-test-m":"hdfs://dataproc-producer-test-m/user/hive'
                                 '/warehouse/t1","default.t2@dataproc-producer-test-m":"hdfs://dataproc-producer-'
                                 'test-m/user/hive/warehouse/t2"}',
+            "datasetTables": "",
             "openlineageJob": "default/cl_i_test_application.execute_insert_into_hive_table.warehouse_t2",
             "lastRunId": "019299c5-73cf-7069-a70f-74eb8070b577",
             "lastRunTime": "2024-10-17T09:18:29.267Z",
-            "lastRunStatus": "COMPLETE"},
+            "lastRunStatus": "COMPLETE",
+            "lastRunUser": "",
+            "lineageTruncated": ""},
          "relationshipAttributes": {"application": _ref("-3", "spark_application", app)}},
     )
     assert plan.external_datasets == (
@@ -208,17 +219,18 @@ def test_dataproc_run_is_a_spark_application_over_hive_tables(engine):
     assert plan.unmatched == ()
 
 
-def test_same_output_keeps_its_process_and_the_newest_run_replaces_the_inputs(engine):
+def test_two_statements_writing_one_output_are_two_processes(engine):
     directory = "compat-tests__spark_dataproc_simple_producer_test_complete"
-    insert = build_lineage(_run_of(directory, "b577"), engine, LineageOptions())  # t1 -> t2
-    ctas = build_lineage(_run_of(directory, "2b6047"), engine, LineageOptions())  # CREATE TABLE t2 (no input)
+    insert = build_lineage(_run_of(directory, "b577"), engine, LineageOptions())  # INSERT INTO t2 SELECT * FROM t1
+    ctas = build_lineage(_run_of(directory, "2b6047"), engine, LineageOptions())  # CREATE TABLE t2 AS SELECT (empty)
 
     first, second = _process(insert)["attributes"], _process(ctas)["attributes"]
-    assert first["qualifiedName"] == second["qualifiedName"] == (
-        "spark://default/cl_i_test_application/processes/default.t2@dataproc-producer-test-m")
+    app = "spark://default/cl_i_test_application/processes"
+    assert first["qualifiedName"] == f"{app}/execute_insert_into_hive_table.warehouse_t2/default.t2@dataproc-producer-test-m"
+    assert second["qualifiedName"] == (
+        f"{app}/execute_create_hive_table_as_select_command.default_t2/default.t2@dataproc-producer-test-m")
     assert [i["uniqueAttributes"]["qualifiedName"] for i in first["inputs"]] == ["default.t1@dataproc-producer-test-m"]
-    assert second["inputs"] == []
-    assert first["lastRunId"] != second["lastRunId"]
+    assert (second["inputs"], second["columnMapping"], second["columnLineageDetail"]) == ([], "[]", "")
 
 
 def test_application_level_run_without_outputs_writes_nothing(engine):

@@ -91,7 +91,7 @@ def _plans(engine) -> list:
     databricks_env = {"spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net", "spark.databricks.job.id": "7",
                       "spark.databricks.job.type": "notebook", "spark.databricks.notebook.path": "/etl/nb",
                       "user": "u"}
-    unity = DatasetFacts("abfss://c@a.dfs.core.windows.net", "t", facets={
+    unity = DatasetFacts("dbfs", "/mnt/unmounted/t", facets={
         "symlinks": {"identifiers": [{"namespace": "unity-catalog", "name": "m.s.t", "type": "TABLE"}]},
         "columnLineage": {"fields": {"x": {"inputFields": [{"namespace": "n", "name": "i", "field": "x"}]}}},
         "schema": {"fields": [{"name": "x", "type": "int"}]}})

@@ -1,112 +1,434 @@
-"""The runner: which events write lineage, and that repeats cost no catalog call. The catalog is faked here (a unit
-test of the ordering); the end-to-end tests run the same runner against the local catalog over HTTP."""
+"""The runner: which events write lineage, what a rewrite removes, what the timer writes, and that the catalog ends
+up the same whatever the order of a run's events. The catalog is a boundary fake here (tests/unit/pipeline/
+fake_catalog.py); the end-to-end tests run the same runner against the embedded catalog over HTTP."""
 from __future__ import annotations
 
 import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
-from olparser.pipeline import LineagePipeline
+from olparser.pipeline import LineagePipeline, WritePolicy, static_key
 from olparser.runs.sqlite_store import SqliteRunStateStore
+from olparser.runs.store import TOMBSTONE_SECONDS
 from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests import databricks_runs as dr
+from tests.unit.pipeline.fake_catalog import FakeCatalog
 
+NOW = 1_800_000_000.0
 CLL = "openlineage/sequences/compat-tests__CLL"
 CLL_RUN = "019127df-0850-72bc-b214-b255290588a6"
+WS = f"databricks://{dr.HOST}"
+NOTEBOOK = f"{WS}/notebooks/Repos/etl/orders"
+APP = f"{WS}/applications/databricks_shell"
+LAKE = "https://contosolake.dfs.core.windows.net"
+STATEMENT = "execute_insert_into_hadoop_fs_relation_command.orders"
+PROCESS = ("databricks_process", f"{NOTEBOOK}/processes/{STATEMENT}/{LAKE}/curated/orders")
+INTERIM_PROCESS = ("spark_process", f"{APP}/processes/{STATEMENT}/dbfs:/mnt/curated/orders")
+IN_ORDER_KEYS = [
+    ("azure_datalake_gen2_path", f"{LAKE}/curated/orders"),
+    ("azure_datalake_gen2_path", f"{LAKE}/raw/customers"),
+    ("azure_datalake_gen2_path", f"{LAKE}/raw/orders"),
+    ("databricks_notebook", NOTEBOOK),
+    PROCESS,
+    ("databricks_workspace", WS),
+]
 
 
-class RecordingUploader:
-    def __init__(self) -> None:
-        self.plans = []
+class Clock:
+    def __init__(self, now: float = NOW) -> None:
+        self.now = now
 
-    def upload(self, plan):
-        self.plans.append(plan)
+    def __call__(self) -> float:
+        return self.now
 
-        class Report:
-            calls = 2
-        return Report()
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
 
 
 @pytest.fixture
-def pipeline_and_uploader(tmp_path: Path):
-    store = SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=3600)
-    uploader = RecordingUploader()
-    pipeline = LineagePipeline(store, MappingEngine.from_path(DEFAULT_MAPPINGS_PATH), LineageOptions(), uploader)
-    yield pipeline, uploader
-    store.close()
+def store(tmp_path: Path):
+    with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=7 * 86400) as opened:
+        yield opened
 
 
-def _events(shared_dir: Path, *numbers: int) -> list[dict]:
+@pytest.fixture
+def engine() -> MappingEngine:
+    return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+
+
+def make_pipeline(store, engine, catalog, clock=None, **policy) -> LineagePipeline:
+    clock = clock or Clock()
+    return LineagePipeline(store, engine, LineageOptions(), catalog,
+                           WritePolicy(**{"environment_wait_seconds": 0, **policy}), clock=clock, sleep=clock.sleep)
+
+
+def _cll(shared_dir: Path, *numbers: int) -> list[dict]:
     return [json.loads((shared_dir / CLL / f"{n}.json").read_text()) for n in numbers]
 
 
-def test_start_and_running_wait_and_complete_writes_once(shared_dir, pipeline_and_uploader):
-    pipeline, uploader = pipeline_and_uploader
-    start, running, _running2, complete = _events(shared_dir, 5, 6, 7, 8)
-    assert pipeline.process(start).status == "waiting"
-    assert pipeline.process(running).status == "waiting"
+def _inputs(catalog: FakeCatalog, key) -> list[str]:
+    return sorted(q for _, q in catalog.entities[key]["attributes"]["inputs"])
+
+
+# --- when lineage is written -------------------------------------------------------------------------------------
+
+def test_start_and_running_wait_and_complete_writes_once_then_repeats_cost_nothing(shared_dir, store, engine):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    start, running, _running2, complete = _cll(shared_dir, 5, 6, 7, 8)
+    assert [pipeline.process(e).status for e in (start, running)] == ["waiting", "waiting"]
     outcome = pipeline.process(complete)
-    assert (outcome.run_id, outcome.event_type, outcome.status, outcome.catalog_calls) == (
-        CLL_RUN, "COMPLETE", "written", 2)
-    assert len(uploader.plans) == 1
+    assert (outcome.run_id, outcome.event_type, outcome.run_state, outcome.status, outcome.catalog_calls,
+            outcome.deleted) == (CLL_RUN, "COMPLETE", "COMPLETE", "written", 1, 0)
     # A duplicate COMPLETE, or a late RUNNING after it, changes nothing and costs no catalog call.
-    assert pipeline.process(complete).status == "unchanged"
-    assert pipeline.process(running).status == "unchanged"
-    assert len(uploader.plans) == 1
+    again = [pipeline.process(e) for e in (complete, running)]
+    assert [(o.event_type, o.run_state, o.status, o.catalog_calls) for o in again] == [
+        ("COMPLETE", "COMPLETE", "unchanged", 0), ("RUNNING", "COMPLETE", "unchanged", 0)]
+    assert catalog.calls == 1
 
 
-def test_complete_without_start_writes_its_lineage(shared_dir, pipeline_and_uploader):
-    pipeline, uploader = pipeline_and_uploader
-    (complete,) = _events(shared_dir, 8)
+def test_complete_without_start_writes_its_lineage(shared_dir, store, engine):
+    catalog = FakeCatalog()
+    (complete,) = _cll(shared_dir, 8)
+    assert make_pipeline(store, engine, catalog).process(complete).status == "written"
+    process = ("spark_process", "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
+                                "execute_create_hive_table_as_select_command.default_tbl1/"
+                                "file:/tmp/cll_test/default.tbl1")
+    # The symlinks facet names the Hive tables (warehouse namespace); no rule knows a local warehouse: placeholders.
+    assert _inputs(catalog, process) == ["file:/tmp/cll_test/default.cll_source1",
+                                         "file:/tmp/cll_test/default.cll_source2"]
+    assert catalog.keys("openlineage_dataset") == [
+        ("openlineage_dataset", f"file:/tmp/cll_test/default.{t}") for t in ("cll_source1", "cll_source2", "tbl1")]
+
+
+def test_failed_run_writes_nothing_by_default(shared_dir, store, engine):
+    catalog = FakeCatalog()
+    (complete,) = _cll(shared_dir, 8)
+    outcome = make_pipeline(store, engine, catalog).process(dict(complete, eventType="FAIL"))
+    assert (outcome.status, outcome.event_type, catalog.calls) == ("skipped", "FAIL", 0)
+
+
+# --- order: what an interim write leaves behind is removed ---------------------------------------------------------
+
+def test_complete_before_running_is_corrected_when_the_environment_arrives(store, engine):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    start, running, complete = dr.events(dr.orders_run(1))
+
+    interim = pipeline.process(complete)
+    assert (interim.status, interim.unmatched) == ("written", 3)
+    assert INTERIM_PROCESS in catalog.entities and ("spark_application", APP) in catalog.entities
+    assert _inputs(catalog, INTERIM_PROCESS) == ["dbfs:/mnt/raw/customers", "dbfs:/mnt/raw/orders"]
+
+    final = pipeline.process(running)
+    # the generic process and application and the three /mnt placeholders (with their columns) are gone
+    assert (final.status, final.deleted, final.catalog_calls) == ("written", 5, 2)
+    assert catalog.keys() == IN_ORDER_KEYS
+    assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"]
+    assert pipeline.process(start).status == "unchanged"
+
+    in_order = FakeCatalog()
+    in_order_pipeline = make_pipeline(SqliteRunStateStore(store.path.with_name("other.sqlite3"), ttl_seconds=600),
+                                      engine, in_order)
+    for event in (start, running, complete):
+        in_order_pipeline.process(event)
+    assert catalog.state() == in_order.state()
+
+
+def test_an_interim_entity_another_run_still_uses_is_kept(store, engine):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    first = dr.events(dr.orders_run(1))
+    ddl = dr.events(dr.orders_run(2, dr.T0.replace(hour=9), statement="create_table.orders", running=False,
+                                  inputs=(dr.RAW_ORDERS,)))
+    for event in ddl:  # a run without a Spark job never gets the environment facet: it stays generic
+        pipeline.process(event)
+    pipeline.process(first[2])  # COMPLETE before RUNNING
+    outcome = pipeline.process(first[1])
+    assert outcome.deleted == 2  # the interim process and the raw/customers placeholder only the interim used
+    assert ("spark_application", APP) in catalog.entities
+    assert ("openlineage_dataset", "dbfs:/mnt/raw/orders") in catalog.entities
+    assert ("openlineage_dataset", "dbfs:/mnt/raw/customers") not in catalog.entities
+
+
+def test_a_rerun_that_drops_an_input_replaces_the_process_inputs(store, engine):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    for event in dr.events(dr.orders_run(1)) + dr.events(dr.orders_run(2, dr.T0.replace(hour=9),
+                                                                       inputs=(dr.RAW_ORDERS,))):
+        pipeline.process(event)
+    assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/orders"]
+    mapping = json.loads(catalog.entities[PROCESS]["attributes"]["columnMapping"])
+    assert [m["DatasetMapping"]["Source"] for m in mapping] == [f"{LAKE}/raw/orders"]
+    assert catalog.entities[PROCESS]["attributes"]["lastRunId"] == dr.run_id(2)
+
+
+def test_a_late_event_of_an_older_run_leaves_the_newer_process_alone_but_writes_its_datasets(store, engine):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    old = dr.events(dr.orders_run(1, inputs=(dr.RAW_ORDERS, dr.KAFKA_PAYMENTS)))
+    new = dr.events(dr.orders_run(2, dr.T0.replace(hour=9), inputs=(dr.RAW_ORDERS,)))
+    for event in new + old[:2]:
+        pipeline.process(event)
+    late = pipeline.process(old[2])  # e.g. requeued from the poison queue after the newer run landed
+    assert (late.status, late.superseded, late.catalog_calls) == ("superseded", 1, 1)
+    assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/orders"]
+    assert catalog.entities[PROCESS]["attributes"]["lastRunId"] == dr.run_id(2)
+    # in order, the old run would have written the Kafka placeholder before the new run replaced the inputs
+    assert ("openlineage_dataset", "kafka://broker.contoso.com:9092/payments") in catalog.entities
+    assert pipeline.process(old[2]).status == "unchanged"
+
+
+def test_a_run_partly_superseded_writes_only_the_processes_no_newer_run_wrote(store, engine):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    newer = dr.events(dr.orders_run(2, dr.T0.replace(hour=9)))
+    older = dr.events(dr.orders_run(1, inputs=(dr.RAW_ORDERS,)))
+    two_outputs = [dict(e, outputs=e["outputs"] + [{"namespace": "dbfs", "name": "/mnt/curated/orders_audit"}])
+                   for e in older]
+    for event in newer + two_outputs:
+        pipeline.process(event)
+    outcome = pipeline.process(two_outputs[-1])
+    assert outcome.status == "unchanged"
+    audit = ("databricks_process", f"{NOTEBOOK}/processes/{STATEMENT}/{LAKE}/curated/orders_audit")
+    assert catalog.entities[audit]["attributes"]["lastRunId"] == dr.run_id(1)
+    assert catalog.entities[PROCESS]["attributes"]["lastRunId"] == dr.run_id(2)
+    assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"]
+
+
+def test_two_statements_writing_one_output_stay_two_processes(store, engine):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    ctas = dr.orders_run(1, statement="create_table_as_select.orders", inputs=())
+    insert = dr.orders_run(2, dr.T0.replace(hour=9))
+    for event in dr.events(ctas) + dr.events(insert):
+        pipeline.process(event)
+    processes = catalog.keys("databricks_process")
+    assert processes == [("databricks_process", f"{NOTEBOOK}/processes/create_table_as_select.orders/"
+                                                f"{LAKE}/curated/orders"), PROCESS]
+    ctas_attributes = catalog.entities[processes[0]]["attributes"]
+    assert (ctas_attributes["inputs"], ctas_attributes["columnMapping"]) == ([], "[]")
+    assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"]
+
+
+def test_a_run_that_reads_and_writes_the_same_dataset_lists_it_on_both_sides(store, engine):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    merge_into = replace(dr.orders_run(1, statement="merge_into_command.orders",
+                                       inputs=(dr.CURATED_ORDERS, dr.RAW_ORDERS)))
+    for event in dr.events(merge_into):
+        pipeline.process(event)
+    process = ("databricks_process", f"{NOTEBOOK}/processes/merge_into_command.orders/{LAKE}/curated/orders")
+    assert _inputs(catalog, process) == [f"{LAKE}/curated/orders", f"{LAKE}/raw/orders"]
+    assert catalog.entities[process]["attributes"]["outputs"] == [("azure_datalake_gen2_path",
+                                                                    f"{LAKE}/curated/orders")]
+
+
+def test_static_job_and_dataset_events_are_written_and_a_new_declaration_replaces_the_old(store, engine):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    job = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
+           "job": {"namespace": "adf", "name": "copy_orders"},
+           "inputs": [{"namespace": "kafka://b:9092", "name": "orders"}],
+           "outputs": [{"namespace": f"abfss://raw@{dr.LAKE_ACCOUNT}", "name": "orders"}]}
+    outcome = pipeline.process(job)
+    assert (outcome.run_id, outcome.status) == (None, "written")
+    process = ("spark_process", f"spark://adf/copy_orders/processes/copy_orders/{LAKE}/raw/orders")
+    assert _inputs(catalog, process) == ["kafka://b:9092/orders"]
+    redeclared = dict(job, inputs=[{"namespace": "kafka://b:9092", "name": "orders_v2"}])
+    assert pipeline.process(redeclared).deleted == 1  # the old source's placeholder, used by nothing else
+    assert catalog.keys("openlineage_dataset") == [("openlineage_dataset", "kafka://b:9092/orders_v2")]
+    dataset = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
+               "dataset": {"namespace": "kafka://b:9092", "name": "refunds"}}
+    assert pipeline.process(dataset).status == "written"
+    assert ("openlineage_dataset", "kafka://b:9092/refunds") in catalog.entities
+    assert static_key(dataset) != static_key(job)
+
+
+# --- the timer: held and incomplete runs, failed deletions -------------------------------------------------------
+
+def test_a_databricks_run_without_its_environment_is_held_and_written_when_the_facet_comes(store, engine):
+    catalog = FakeCatalog()
+    clock = Clock()
+    pipeline = make_pipeline(store, engine, catalog, clock, environment_wait_seconds=60)
+    start, running, complete = dr.events(dr.orders_run(1))
+    assert pipeline.process(complete).status == "held"
+    assert catalog.calls == 0
+    assert pipeline.process(running).status == "written"
+    assert catalog.keys() == IN_ORDER_KEYS
+    clock.now += 120
+    assert pipeline.write_due().written == 0
+
+
+def test_a_held_run_whose_environment_never_comes_is_written_by_the_timer(store, engine):
+    catalog = FakeCatalog()
+    clock = Clock()
+    pipeline = make_pipeline(store, engine, catalog, clock, environment_wait_seconds=60)
+    ddl = dr.events(dr.orders_run(1, statement="create_table.orders", inputs=(), running=False))
+    assert [pipeline.process(e).status for e in ddl] == ["waiting", "held"]
+    clock.now += 59
+    assert pipeline.write_due().written == 0
+    clock.now += 1
+    report = pipeline.write_due()
+    assert (report.written, report.outcomes[0].status) == (1, "written")
+    process = ("spark_process", f"{APP}/processes/create_table.orders/dbfs:/mnt/curated/orders")
+    assert catalog.entities[process]["attributes"]["lastRunStatus"] == "COMPLETE"
+    clock.now += 3600
+    assert pipeline.write_due().written == 0
+
+
+def test_a_run_that_never_completes_is_written_as_incomplete_and_updated_when_it_completes(store, engine):
+    catalog = FakeCatalog()
+    clock = Clock()
+    pipeline = make_pipeline(store, engine, catalog, clock, incomplete_run_seconds=3600)
+    start, running, complete = dr.events(dr.orders_run(1))
+    assert [pipeline.process(e).status for e in (start, running)] == ["waiting", "waiting"]
+    clock.now += 3599
+    assert pipeline.write_due().written == 0
+    clock.now += 1
+    assert pipeline.write_due().written == 1
+    assert catalog.keys() == IN_ORDER_KEYS
+    assert catalog.entities[PROCESS]["attributes"]["lastRunStatus"] == "INCOMPLETE"
     assert pipeline.process(complete).status == "written"
-    process = [e for e in uploader.plans[0].entities if e["typeName"].endswith("_process")]
-    assert len(process) == 1
-    inputs = sorted(ref["uniqueAttributes"]["qualifiedName"] for ref in process[0]["attributes"]["inputs"])
-    # The symlinks facet names the Hive tables (warehouse namespace); no rule knows a local warehouse -> placeholders.
-    assert inputs == ["file:/tmp/cll_test/default.cll_source1", "file:/tmp/cll_test/default.cll_source2"]
-    assert [u.name for u in uploader.plans[0].unmatched] == ["default.cll_source1", "default.cll_source2", "default.tbl1"]
+    assert catalog.entities[PROCESS]["attributes"]["lastRunStatus"] == "COMPLETE"
+    clock.now += 7200
+    assert pipeline.write_due().written == 0
 
 
-def test_failed_run_writes_nothing_by_default(shared_dir, pipeline_and_uploader):
-    pipeline, uploader = pipeline_and_uploader
-    (complete,) = _events(shared_dir, 8)
-    complete = dict(complete, eventType="FAIL")
-    assert pipeline.process(complete).status == "skipped"
-    assert uploader.plans == []
+def test_a_failure_after_an_incomplete_write_takes_the_lineage_back(store, engine):
+    catalog = FakeCatalog()
+    clock = Clock()
+    pipeline = make_pipeline(store, engine, catalog, clock, incomplete_run_seconds=10)
+    start, running, complete = dr.events(dr.orders_run(1))
+    pipeline.process(start)
+    pipeline.process(running)
+    clock.now += 10
+    pipeline.write_due()
+    assert PROCESS in catalog.entities
+    outcome = pipeline.process(dict(complete, eventType="FAIL"))
+    assert (outcome.status, outcome.deleted) == ("written", 3)  # process, notebook, workspace
+    assert catalog.keys() == IN_ORDER_KEYS[:3]  # the scanner-owned paths stay
 
 
-def _later_run(event: dict, run_id: str, event_time: str, keep_inputs: int) -> dict:
-    """The same job run again later, reading fewer inputs (its column lineage, which names them too, is left out)."""
-    outputs = [dict(o, facets={k: v for k, v in o.get("facets", {}).items() if k != "columnLineage"})
-               for o in event["outputs"]]
-    return dict(event, eventTime=event_time, run=dict(event["run"], runId=run_id),
-                inputs=event["inputs"][:keep_inputs], outputs=outputs)
+def test_incomplete_runs_can_be_switched_off(store, engine):
+    catalog = FakeCatalog()
+    clock = Clock()
+    pipeline = make_pipeline(store, engine, catalog, clock, incomplete_run_seconds=0)
+    for event in dr.events(dr.orders_run(1))[:2]:
+        pipeline.process(event)
+    clock.now += 10 * 86400
+    assert pipeline.write_due().written == 0
+    assert catalog.calls == 0
 
 
-def _process_inputs(plan) -> list[list[str]]:
-    return [sorted(ref["uniqueAttributes"]["qualifiedName"] for ref in e["attributes"]["inputs"])
-            for e in plan.entities if e["typeName"].endswith("_process")]
+def test_a_delete_that_fails_is_retried_by_the_timer(store, engine):
+    catalog = FakeCatalog()
+    clock = Clock()
+    pipeline = make_pipeline(store, engine, catalog, clock)
+    start, running, complete = dr.events(dr.orders_run(1))
+    pipeline.process(complete)
+    catalog.fail_deletes = 1
+    outcome = pipeline.process(running)
+    assert (outcome.status, outcome.deleted) == ("written", 0)
+    assert INTERIM_PROCESS in catalog.entities
+    clock.now += TOMBSTONE_SECONDS - 1
+    assert pipeline.write_due().deletes_retried == 0
+    clock.now += 1
+    assert pipeline.write_due().deletes_retried == 5
+    assert catalog.keys() == IN_ORDER_KEYS
 
 
-def test_a_late_event_of_an_older_run_does_not_bring_back_inputs_a_newer_run_dropped(shared_dir,
-                                                                                   pipeline_and_uploader):
-    pipeline, uploader = pipeline_and_uploader
-    (old,) = _events(shared_dir, 8)
-    new = _later_run(old, "019127df-ffff-7000-8000-000000000001", "2030-01-01T00:00:00Z", keep_inputs=1)
-    assert pipeline.process(new).status == "written"
-    assert _process_inputs(uploader.plans[0]) == [["file:/tmp/cll_test/default.cll_source2"]]
-    late = pipeline.process(old)  # e.g. requeued from the poison queue after the newer run landed
-    assert (late.status, late.superseded, late.catalog_calls) == ("superseded", 1, 0)
-    assert len(uploader.plans) == 1
-    assert pipeline.process(old).status == "unchanged"
+def test_a_run_merged_again_while_it_was_written_is_written_again_from_the_newer_state(store, engine, tmp_path):
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    other_worker = make_pipeline(SqliteRunStateStore(store.path, ttl_seconds=7 * 86400), engine, catalog)
+    start, running, complete = dr.events(dr.orders_run(1))
+    # another worker process merges the RUNNING while this one uploads the COMPLETE's interim plan; its own upload
+    # lands first (inside ours), and its commit is the current one
+    catalog.during_upload = lambda: other_worker.process(running)
+    outcome = pipeline.process(complete)
+    assert outcome.status == "written"
+    assert catalog.keys() == IN_ORDER_KEYS
 
 
-def test_runs_in_order_each_write_their_process(shared_dir, pipeline_and_uploader):
-    pipeline, uploader = pipeline_and_uploader
-    (old,) = _events(shared_dir, 8)
-    new = _later_run(old, "019127df-ffff-7000-8000-000000000001", "2030-01-01T00:00:00Z", keep_inputs=1)
-    assert [pipeline.process(e).status for e in (old, new)] == ["written", "written"]
-    assert _process_inputs(uploader.plans[1]) == [["file:/tmp/cll_test/default.cll_source2"]]
-    assert pipeline.process(new).superseded == 0
+def test_a_writer_waits_while_an_entity_it_needs_is_being_deleted(store, engine):
+    catalog = FakeCatalog()
+    clock = Clock()
+    pipeline = make_pipeline(store, engine, catalog, clock)
+    placeholder = ("openlineage_dataset", "kafka://broker.contoso.com:9092/payments")
+    store.claim("run-elsewhere", [placeholder], now=clock.now)
+    store.commit("run-elsewhere", [placeholder], version=None, fingerprint="x", now=clock.now)
+    assert store.commit("run-elsewhere", [], version=None, fingerprint="y", now=clock.now).orphans == (placeholder,)
+    waited_from = clock.now
+    real_sleep = clock.sleep
+
+    def sleep_then_finish(seconds: float) -> None:
+        real_sleep(seconds)
+        if clock.now - waited_from >= 1:
+            store.finish_deletes([placeholder])  # the other writer's delete completes after a second
+
+    pipeline._sleep = sleep_then_finish
+    pipeline.process(dr.events(dr.orders_run(1, inputs=(dr.KAFKA_PAYMENTS,)))[2])
+    assert 1 <= clock.now - waited_from < 1.1
+    assert placeholder in catalog.entities
+
+
+# --- limits --------------------------------------------------------------------------------------------------------
+
+def test_a_run_past_the_edge_limit_writes_what_fits_and_says_so_on_its_processes(store, engine):
+    catalog = FakeCatalog()
+    pipeline = LineagePipeline(store, engine, LineageOptions(max_process_edges=100), catalog,
+                               WritePolicy(environment_wait_seconds=0, max_datasets=40))
+    inputs = tuple(dr.Dataset("dbfs", f"/mnt/raw/in{i:02d}") for i in range(60))
+    run = dr.orders_run(1, inputs=inputs)
+    events = dr.events(run)
+    events[2]["outputs"] += [{"namespace": "dbfs", "name": f"/mnt/curated/out{i:02d}"} for i in range(9)]
+    for event in events:
+        pipeline.process(event)
+    processes = catalog.keys("databricks_process")
+    assert len(processes) == 2  # 40 inputs kept (MAX_DATASETS_PER_RUN), 100 // 40 = 2 outputs
+    note = catalog.entities[processes[0]]["attributes"]["lineageTruncated"]
+    assert note == ("more than 40 inputs or outputs were sent; the first 40 of each (in name order) are kept "
+                    "(MAX_DATASETS_PER_RUN); 2 of 10 outputs and 40 of 40 inputs are written: inputs × outputs is "
+                    "limited to 100 per run (MAX_PROCESS_EDGES_PER_RUN)")
+    assert len(catalog.entities[processes[0]]["attributes"]["inputs"]) == 40
+
+
+class OverlapDetectingStore(SqliteRunStateStore):
+    """Counts merges of one run that overlap in time (there must be none within one process)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.active: dict[str, int] = {}
+        self.overlaps = 0
+        self.guard = threading.Lock()
+
+    def merge_versioned(self, event, **kwargs):
+        run_id = event["run"]["runId"]
+        with self.guard:
+            self.active[run_id] = self.active.get(run_id, 0) + 1
+            self.overlaps += self.active[run_id] > 1
+        try:
+            time.sleep(0.002)
+            return super().merge_versioned(event, **kwargs)
+        finally:
+            with self.guard:
+                self.active[run_id] -= 1
+
+
+def test_events_of_one_run_are_processed_one_at_a_time_by_concurrent_workers(tmp_path, engine):
+    store = OverlapDetectingStore(tmp_path / "runs.sqlite3", ttl_seconds=3600)
+    pipeline = make_pipeline(store, engine, FakeCatalog())
+    events = [event for n in range(3) for event in dr.events(dr.orders_run(n, dr.T0.replace(hour=n)))] * 4
+    with ThreadPoolExecutor(12) as pool:
+        outcomes = list(pool.map(pipeline.process, events))
+    assert store.overlaps == 0
+    assert [o.run_id for o in outcomes] == [e["run"]["runId"] for e in events]
+    store.close()

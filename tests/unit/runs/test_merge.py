@@ -287,3 +287,25 @@ def test_static_dataset_event_gives_its_dataset_as_the_single_output():
     assert snapshot.outputs[0].facets == {"documentation": {"description": "raw orders"}}
     with pytest.raises(ValueError, match="merge_event"):
         snapshot_from_static(events_of_run(load_sequence(CLL), CLL_CTAS_RUN)[0])
+
+
+def _run_with_outputs(run_id: str, names: list[str], time: str) -> dict:
+    return {"eventType": "RUNNING", "eventTime": time, "run": {"runId": run_id},
+            "job": {"namespace": "ns", "name": "app.job"}, "producer": "p",
+            "outputs": [{"namespace": "file", "name": name, "facets": {}} for name in names],
+            "inputs": [{"namespace": "file", "name": f"in/{name}"} for name in names[:2]]}
+
+
+def test_a_run_past_the_dataset_limit_keeps_the_first_datasets_by_name_whatever_the_order():
+    run_id = "0190f000-0000-7000-8000-00000000ab01"
+    events = [_run_with_outputs(run_id, [f"/o/{i:02d}" for i in range(start, start + 4)], f"2024-01-01T00:00:{start:02d}Z")
+              for start in (0, 4, 8)]
+    expected_outputs = [("file", f"/o/{i:02d}") for i in range(5)]
+    for order in itertools.permutations(events):
+        snapshot = merge_events(order, max_datasets=5)
+        assert names(snapshot.outputs) == expected_outputs
+        assert names(snapshot.inputs) == [("file", "in//o/00"), ("file", "in//o/01"), ("file", "in//o/04"),
+                                          ("file", "in//o/05"), ("file", "in//o/08")]
+        assert snapshot.truncated == 5
+    assert merge_events(events, max_datasets=12).truncated == 0
+    assert len(merge_events(events, max_datasets=12).outputs) == 12

@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import multiprocessing
 import os
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from olparser.runs.merge import merge_events
 from olparser.runs.sqlite_store import SqliteRunStateStore
-from olparser.runs.store import open_run_state_store
+from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, StoreStats, open_run_state_store
 from olparser.settings import Settings
 from tests.unit.runs.conftest import TTL_SECONDS, events_of_run, load_sequence
 
@@ -52,31 +53,43 @@ def test_unknown_run_has_no_state_and_no_fingerprint(store):
     assert store.written_fingerprint("0190f000-0000-7000-8000-000000000000", now=T0) is None
 
 
-def test_fingerprint_is_recorded_and_survives_later_merges(store):
+def test_fingerprint_is_recorded_by_commit_and_survives_later_merges(store):
+    start, running, _, complete = cll_events()
+    _, version = store.merge_versioned(start, now=T0)
+    assert version == 1
+    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0) is None
+    assert store.commit(CLL_CTAS_RUN, [], version=1, fingerprint="sha256:aa11", now=T0 + 1) == CommitResult()
+    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 1) == "sha256:aa11"
+    snapshot, version = store.merge_versioned(complete, now=T0 + 2)
+    assert (snapshot.event_type, version) == ("COMPLETE", 2)
+    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 2) == "sha256:aa11"
+    store.commit(CLL_CTAS_RUN, [], version=2, fingerprint="sha256:bb22", now=T0 + 3)
+    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 3) == "sha256:bb22"
+    assert store.get_versioned(CLL_CTAS_RUN, now=T0 + 3) == (merge_events([start, complete]), 2)
+
+
+def test_a_commit_for_an_older_version_is_refused_as_stale(store):
     start, running, _, complete = cll_events()
     store.merge(start, now=T0)
-    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0) is None
-    store.record_written(CLL_CTAS_RUN, "sha256:aa11", now=T0 + 1)
-    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 1) == "sha256:aa11"
-    snapshot = store.merge(complete, now=T0 + 2)
-    assert snapshot.event_type == "COMPLETE"
-    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 2) == "sha256:aa11"
-    store.record_written(CLL_CTAS_RUN, "sha256:bb22", now=T0 + 3)
-    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 3) == "sha256:bb22"
-    assert store.get(CLL_CTAS_RUN, now=T0 + 3) == merge_events([start, complete])
+    store.merge(complete, now=T0 + 1)  # version 2: someone merged while version 1's plan was being written
+    assert store.commit(CLL_CTAS_RUN, [PROCESS], version=1, fingerprint="f1", now=T0 + 2) == CommitResult(stale=True)
+    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 2) is None
+    assert store.commit(CLL_CTAS_RUN, [PROCESS], version=2, fingerprint="f2", now=T0 + 2) == CommitResult()
+    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 2) == "f2"
 
 
-def test_fingerprint_of_a_run_without_state(store):
-    store.record_written("static-job-adf-copy_orders", "sha256:cc33", now=T0)
-    assert store.written_fingerprint("static-job-adf-copy_orders", now=T0) == "sha256:cc33"
-    assert store.get("static-job-adf-copy_orders", now=T0) is None
+def test_fingerprint_of_static_lineage_without_state(store):
+    store.claim("static:job-adf-copy_orders", [PROCESS], now=T0)
+    store.commit("static:job-adf-copy_orders", [PROCESS], version=None, fingerprint="sha256:cc33", now=T0)
+    assert store.written_fingerprint("static:job-adf-copy_orders", now=T0) == "sha256:cc33"
+    assert store.get_versioned("static:job-adf-copy_orders", now=T0) == (None, 0)
 
 
 def test_state_expires_ttl_seconds_after_the_last_update(store):
     start, running, _, complete = cll_events()
     store.merge(start, now=T0)
     store.merge(running, now=T0 + 30)  # the TTL counts from here
-    store.record_written(CLL_CTAS_RUN, "sha256:aa11", now=T0 + 30)
+    store.commit(CLL_CTAS_RUN, [], version=2, fingerprint="sha256:aa11", now=T0 + 30)
     assert store.get(CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS - 1) == merge_events([start, running])
     assert store.get(CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS) is None
     assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS) is None
@@ -87,11 +100,124 @@ def test_state_expires_ttl_seconds_after_the_last_update(store):
     assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 200) is None
 
 
-def test_recording_a_fingerprint_on_an_expired_run_does_not_revive_its_state(store):
+# --- what runs wrote: reference counts, tombstones, orphans --------------------------------------------------------
+
+PROCESS = ("databricks_process", "databricks://adb-1.2.azuredatabricks.net/notebooks/etl/processes/j/t")
+INTERIM_PROCESS = ("spark_process", "databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell/"
+                                    "processes/j/t")
+APP = ("spark_application", "databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell")
+PLACEHOLDER = ("openlineage_dataset", "dbfs:/mnt/raw/orders")
+WORKSPACE = ("databricks_workspace", "databricks://adb-1.2.azuredatabricks.net")
+
+
+def test_what_a_run_no_longer_writes_and_nobody_else_uses_is_orphaned(store):
+    assert store.claim("run-a", [WORKSPACE, APP, INTERIM_PROCESS, PLACEHOLDER], now=T0) == frozenset()
+    assert store.commit("run-a", [WORKSPACE, APP, INTERIM_PROCESS, PLACEHOLDER], version=None, fingerprint="a1",
+                        now=T0) == CommitResult()
+    # run b (another notebook cell) still reads the unresolved mount through the same generic application
+    store.claim("run-b", [WORKSPACE, APP, PLACEHOLDER], now=T0)
+    store.commit("run-b", [WORKSPACE, APP, PLACEHOLDER], version=None, fingerprint="b1", now=T0)
+    # run a's environment facet arrived: notebook process, resolved input
+    store.claim("run-a", [WORKSPACE, PROCESS], now=T0 + 1)
+    result = store.commit("run-a", [WORKSPACE, PROCESS], version=None, fingerprint="a2", now=T0 + 1)
+    assert result == CommitResult(orphans=(INTERIM_PROCESS,))
+    assert store.contested([INTERIM_PROCESS, APP, PLACEHOLDER], now=T0 + 1) == frozenset({INTERIM_PROCESS})
+    store.finish_deletes(result.orphans)
+    assert store.contested([INTERIM_PROCESS], now=T0 + 1) == frozenset()
+    # run b resolves too: now the application and the placeholder have no user left
+    store.claim("run-b", [WORKSPACE], now=T0 + 2)
+    assert store.commit("run-b", [WORKSPACE], version=None, fingerprint="b2", now=T0 + 2) == CommitResult(
+        orphans=(PLACEHOLDER, APP))
+
+
+def test_claiming_twice_counts_a_run_once(store):
+    for _ in range(3):
+        store.claim("run-a", [PLACEHOLDER], now=T0)
+    store.commit("run-a", [PLACEHOLDER], version=None, fingerprint="a1", now=T0)
+    store.claim("run-b", [PLACEHOLDER], now=T0)
+    store.commit("run-b", [PLACEHOLDER], version=None, fingerprint="b1", now=T0)
+    assert store.commit("run-a", [], version=None, fingerprint="a2", now=T0).orphans == ()
+    assert store.commit("run-b", [], version=None, fingerprint="b2", now=T0).orphans == (PLACEHOLDER,)
+
+
+def test_a_claim_that_was_never_committed_is_released_by_the_next_commit(store):
+    store.claim("run-a", [INTERIM_PROCESS, PLACEHOLDER], now=T0)  # uploaded, then the worker died before commit
+    store.claim("run-a", [PROCESS], now=T0 + 1)
+    assert store.commit("run-a", [PROCESS], version=None, fingerprint="a", now=T0 + 1).orphans == (
+        PLACEHOLDER, INTERIM_PROCESS)
+
+
+def test_dangling_uploads_that_nobody_claims_are_orphaned(store):
+    # a writer uploaded INTERIM_PROCESS in an attempt whose commit was stale; another writer released it since
+    store.claim("run-a", [PROCESS], now=T0)
+    result = store.commit("run-a", [PROCESS], version=None, fingerprint="a", dangling=[INTERIM_PROCESS], now=T0)
+    assert result.orphans == (INTERIM_PROCESS,)
+    store.claim("run-c", [APP], now=T0)
+    store.commit("run-c", [APP], version=None, fingerprint="c", now=T0)
+    assert store.commit("run-a", [PROCESS], version=None, fingerprint="a2", dangling=[APP], now=T0).orphans == ()
+
+
+def test_a_claim_on_an_entity_being_deleted_is_contested_until_the_delete_finishes(store):
+    store.claim("run-a", [PLACEHOLDER], now=T0)
+    store.commit("run-a", [PLACEHOLDER], version=None, fingerprint="a1", now=T0)
+    orphans = store.commit("run-a", [], version=None, fingerprint="a2", now=T0).orphans
+    assert orphans == (PLACEHOLDER,)
+    assert store.claim("run-b", [PLACEHOLDER, APP], now=T0 + 1) == frozenset({PLACEHOLDER})
+    store.finish_deletes(orphans)  # run a deleted it; run b's claim keeps the count
+    assert store.contested([PLACEHOLDER], now=T0 + 1) == frozenset()
+    assert store.commit("run-b", [], version=None, fingerprint="b", now=T0 + 2).orphans == (PLACEHOLDER, APP)
+
+
+def test_a_tombstone_older_than_its_limit_no_longer_blocks_and_is_handed_to_the_timer(store):
+    store.claim("run-a", [PLACEHOLDER, APP], now=T0)
+    store.commit("run-a", [PLACEHOLDER, APP], version=None, fingerprint="a1", now=T0)
+    store.commit("run-a", [], version=None, fingerprint="a2", now=T0)  # the delete then failed: never finished
+    assert store.abandoned_deletes(T0 + TOMBSTONE_SECONDS - 1, limit=10) == []
+    assert store.contested([PLACEHOLDER], now=T0 + TOMBSTONE_SECONDS + 1) == frozenset()
+    assert store.abandoned_deletes(T0 + TOMBSTONE_SECONDS + 1, limit=10) == [PLACEHOLDER, APP]
+    # tombstoned anew, so a writer waits again while the timer deletes
+    assert store.contested([PLACEHOLDER], now=T0 + TOMBSTONE_SECONDS + 2) == frozenset({PLACEHOLDER})
+    assert store.abandoned_deletes(T0 + TOMBSTONE_SECONDS + 2, limit=10) == []
+    store.finish_deletes([PLACEHOLDER, APP])
+    assert store.abandoned_deletes(T0 + 10 * TOMBSTONE_SECONDS, limit=10) == []
+
+
+# --- the timer's schedule ----------------------------------------------------------------------------------------
+
+def test_due_runs_come_back_when_their_time_has_passed_most_overdue_first(store):
+    first, second = numbered_events("0190f000-0000-7000-8000-0000000000a1", 1)[0], cll_events()[0]
+    store.merge(first, now=T0)
+    store.merge(second, now=T0)
+    store.schedule("0190f000-0000-7000-8000-0000000000a1", T0 + 20)
+    store.schedule(CLL_CTAS_RUN, T0 + 10)
+    assert store.due_runs(T0 + 9, limit=10) == []
+    assert store.due_runs(T0 + 30, limit=10) == [CLL_CTAS_RUN, "0190f000-0000-7000-8000-0000000000a1"]
+    assert store.due_runs(T0 + 30, limit=1) == [CLL_CTAS_RUN]
+    store.schedule(CLL_CTAS_RUN, T0 + 50, keep_earlier=True)  # keeps T0 + 10
+    store.schedule("0190f000-0000-7000-8000-0000000000a1", T0 + 50)  # moves
+    assert store.due_runs(T0 + 30, limit=10) == [CLL_CTAS_RUN]
+    assert store.postpone(CLL_CTAS_RUN, T0 + 100) == 1
+    assert store.postpone(CLL_CTAS_RUN, T0 + 100) == 2
+    assert store.due_runs(T0 + 99, limit=10) == ["0190f000-0000-7000-8000-0000000000a1"]
+    store.commit(CLL_CTAS_RUN, [], version=None, fingerprint="f", now=T0 + 100)  # written: no longer due
+    store.schedule("0190f000-0000-7000-8000-0000000000a1", None)
+    assert store.due_runs(T0 + 1000, limit=10) == []
+    assert store.stats() == StoreStats(runs=2, due=0, entities=0, processes=0)
+
+
+def test_a_due_run_is_not_purged_before_the_timer_has_written_it(store):
     store.merge(cll_events()[0], now=T0)
-    store.record_written(CLL_CTAS_RUN, "sha256:dd44", now=T0 + TTL_SECONDS + 5)
-    assert store.get(CLL_CTAS_RUN, now=T0 + TTL_SECONDS + 5) is None
-    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + TTL_SECONDS + 5) == "sha256:dd44"
+    store.schedule(CLL_CTAS_RUN, T0 + 10)
+    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 0
+    store.schedule(CLL_CTAS_RUN, None)
+    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 1
+
+
+def test_reset_forgets_a_process_run_time(store):
+    store.record_process_runs(["p1", "p2"], 253402300799.0)  # a run dated 9999-12-31
+    assert store.reset_process_runs(["p1", "p3"]) == 1
+    assert store.process_run_times(["p1", "p2"]) == {"p2": 253402300799.0}
+    assert store.stats().processes == 1
 
 
 def test_purge_deletes_exactly_the_expired_runs(store):
@@ -167,6 +293,42 @@ def test_sqlite_processes_merging_one_run_lose_nothing(tmp_path):
         assert len(store.get(run_id, now=T0).outputs) == 24
 
 
+def test_sqlite_opens_a_file_of_the_previous_version_and_adds_the_new_columns(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    old = sqlite3.connect(path)
+    old.executescript("CREATE TABLE run_state (run_id TEXT PRIMARY KEY, state TEXT, fingerprint TEXT, "
+                      "updated_at REAL NOT NULL) WITHOUT ROWID;")
+    old.execute("INSERT INTO run_state VALUES ('r1', NULL, 'sha256:0ld', ?)", (T0,))
+    old.commit()
+    old.close()
+    with SqliteRunStateStore(path, ttl_seconds=TTL_SECONDS) as store:
+        assert store.written_fingerprint("r1", now=T0) == "sha256:0ld"
+        assert store.get_versioned("r1", now=T0) == (None, 0)
+        start = cll_events()[0]
+        assert store.merge_versioned(start, now=T0)[1] == 1
+        store.schedule(CLL_CTAS_RUN, T0 + 5)
+        assert store.due_runs(T0 + 5, limit=5) == [CLL_CTAS_RUN]
+
+
+def test_sqlite_rolls_back_a_merge_that_fails_and_keeps_working(tmp_path, monkeypatch):
+    import olparser.runs.sqlite_store as module
+
+    start, running, _, _ = cll_events()
+    with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=TTL_SECONDS) as store:
+        store.merge(start, now=T0)
+
+        def broken(snapshot):
+            raise OSError("disk full")
+
+        monkeypatch.setattr(module, "to_json", broken)
+        with pytest.raises(OSError, match="disk full"):
+            store.merge(running, now=T0 + 1)
+        monkeypatch.undo()
+        assert store.get_versioned(CLL_CTAS_RUN, now=T0 + 1) == (merge_events([start]), 1)
+        assert store._connection().in_transaction is False
+        assert store.merge_versioned(running, now=T0 + 2) == (merge_events([start, running]), 2)
+
+
 def test_sqlite_file_uses_the_wal_journal(tmp_path):
     with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=60) as store:
         assert store._connection().execute("PRAGMA journal_mode").fetchone() == ("wal",)
@@ -193,6 +355,36 @@ def table_store(azurite):
     with TableRunStateStore.from_connection_string(azurite.connection_string, f"big{uuid.uuid4().hex[:16]}",
                                                    ttl_seconds=TTL_SECONDS) as store:
         yield store
+
+
+@pytest.mark.azurite
+def test_table_writers_that_collide_retry_and_lose_nothing(azurite, table_store):
+    """Another instance merges between this store's read and its write: the ETag check refuses the stale write (412)
+    and the whole read-merge-write is retried, so both events end up in the state."""
+    from olparser.runs.table_store import TableRunStateStore
+
+    start, running, _, complete = cll_events()
+    table_store.merge(start, now=T0)
+    other = TableRunStateStore(table_store.table, ttl_seconds=TTL_SECONDS)
+    interfered = []
+    original_read = table_store._read
+
+    def read_then_interfere(run_id):
+        entity = original_read(run_id)
+        if not interfered:
+            interfered.append(run_id)
+            other.merge(running, now=T0 + 1)  # lands after our read: our write must not overwrite it
+        return entity
+
+    table_store._read = read_then_interfere
+    snapshot, version = table_store.merge_versioned(complete, now=T0 + 2)
+    assert interfered == [CLL_CTAS_RUN]
+    assert snapshot == merge_events([start, running, complete])
+    assert version == 3
+    table_store._read = original_read
+    # the same for the bookkeeping: a claim that collides with another writer's commit is retried
+    table_store.claim(CLL_CTAS_RUN, [PLACEHOLDER], now=T0 + 3)
+    assert table_store.commit(CLL_CTAS_RUN, [PLACEHOLDER], version=3, fingerprint="f", now=T0 + 3) == CommitResult()
 
 
 @pytest.mark.azurite

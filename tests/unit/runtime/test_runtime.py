@@ -4,7 +4,6 @@ upload, and one event of a run at a time."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -13,7 +12,6 @@ import pytest
 from azure.core.credentials import AccessToken
 
 from olparser.catalog import CatalogUnavailable
-from olparser.pipeline import LineageOutcome
 from olparser.runtime import ConfigurationError, Runtime, TypedefsFirstUploader
 from olparser.settings import Settings
 from tests.conftest import SHARED, free_port
@@ -94,33 +92,6 @@ def test_typedefs_are_registered_once_before_the_first_upload_and_retried_after_
     uploader.upload("plan-2")  # type: ignore[arg-type]
     uploader.upload("plan-3")  # type: ignore[arg-type]
     assert (inner.registrations, inner.uploads) == (2, 2)
-
-
-class OverlapDetector:
-    def __init__(self) -> None:
-        self.active: dict[str, int] = {}
-        self.overlaps = 0
-        self.lock = threading.Lock()
-
-    def process(self, event):
-        run_id = event["run"]["runId"]
-        with self.lock:
-            self.active[run_id] = self.active.get(run_id, 0) + 1
-            self.overlaps += self.active[run_id] > 1
-        time.sleep(0.005)
-        with self.lock:
-            self.active[run_id] -= 1
-        return LineageOutcome(run_id, event["eventType"], "waiting")
-
-
-def test_events_of_one_run_are_processed_one_at_a_time(runtime, monkeypatch):
-    detector = OverlapDetector()
-    monkeypatch.setattr(runtime, "pipeline", lambda: detector)
-    events = [{"eventType": "RUNNING", "run": {"runId": f"run-{n % 3}"}} for n in range(60)]
-    with ThreadPoolExecutor(12) as pool:
-        outcomes = list(pool.map(runtime.process, events))
-    assert detector.overlaps == 0
-    assert [o.run_id for o in outcomes] == [e["run"]["runId"] for e in events]
 
 
 def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_two_calls_then_one(tmp_path):
