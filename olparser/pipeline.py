@@ -37,8 +37,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol
 
-from olparser.lineage import (LineageOptions, LineagePlan, awaits_environment, build_lineage, plan_fingerprint,
-                              should_write_lineage)
+from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
+                              plan_fingerprint, should_write_lineage)
 from olparser.naming import MappingEngine
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, run_instant, snapshot_from_static
 from olparser.runs.store import TOMBSTONE_SECONDS, Key
@@ -242,8 +242,8 @@ class LineagePipeline:
             run_time = None if run.is_static else run_instant(run)
             processes = plan.process_names()
             with self._locked_processes(processes):
-                superseded = {name for name, time in self._store.process_run_times(processes).items()
-                              if run_time is not None and time > run_time} if processes and run_time else set()
+                superseded = {name for name, writer in self._store.process_writers(processes).items()
+                              if writer > (run_time, key)} if processes and run_time is not None else set()
                 if superseded:
                     log.info("run %s: %d process(es) were written by a newer run and are left alone", key,
                              len(superseded))
@@ -251,10 +251,13 @@ class LineagePipeline:
                 if to_upload.entities or to_upload.external_datasets:
                     calls += getattr(self._uploader.upload(to_upload), "calls", 0)
                 uploaded |= set(keys)
-                written = tuple(name for name in processes if name not in superseded)
                 result = self._store.commit(key, keys, version=version, fingerprint=fingerprint,
-                                            process_names=written, run_time=run_time,
-                                            dangling=uploaded - set(keys), now=now)
+                                            process_names=processes, run_time=run_time,
+                                            dangling=uploaded - set(keys), process_types=PROCESS_TYPES, now=now)
+                late = superseded & result.newest  # their newer writer dropped them meanwhile: this run is newest now
+                if late and not result.stale:
+                    calls += getattr(self._uploader.upload(
+                        plan.without_processes(set(processes) - late)), "calls", 0)
             if result.stale:
                 fresh, version = self._store.get_versioned(key, now=now)
                 if fresh is None:
@@ -264,6 +267,8 @@ class LineagePipeline:
                 continue
             deleted, delete_calls = self._delete(result.orphans)
             calls += delete_calls
+            for name, writer in result.restores:
+                calls += self._restore(name, writer, now)
             for dataset in plan.unmatched:
                 log.info("no mapping rule for a dataset of run %s (%s); written as a placeholder", key,
                          dataset.reason)
@@ -273,6 +278,23 @@ class LineagePipeline:
             return self._outcome(run, event_type, status_word, plan, calls=calls, superseded=len(superseded),
                                  deleted=deleted)
         raise RuntimeError(f"run {key} kept changing while it was being written")
+
+    def _restore(self, process: str, writer: str, now: float) -> int:
+        """Write `process` again as run `writer` (the newest run that still has it) wrote it: the run that wrote it
+        last no longer has it. Returns the catalog calls it cost."""
+        run, _ = self._store.get_versioned(writer, now=now)
+        if run is None:
+            log.info("process %s: run %s, which still has it, is no longer known; left as it is", process, writer)
+            return 0
+        plan = build_lineage(run, self._engine, self._options,
+                             status=run.event_type if run.is_terminal else INCOMPLETE)
+        others = set(plan.process_names()) - {process}
+        if len(others) == len(plan.process_names()):
+            return 0
+        with self._locked_processes([process]):
+            report = self._uploader.upload(plan.without_processes(others))
+        log.info("process %s: written again from run %s, the newest run that still has it", process, writer)
+        return getattr(report, "calls", 0)
 
     def _delete(self, orphans: tuple[Key, ...]) -> tuple[int, int]:
         """Delete entities no run uses; on failure the timer tries again (their tombstones stay)."""

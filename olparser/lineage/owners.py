@@ -30,6 +30,7 @@ TASK_TYPES = {
 GENERIC_TASK_TYPE = "databricks_job_task"
 DATABRICKS_PROCESS = "databricks_process"
 SPARK_PROCESS = "spark_process"
+PROCESS_TYPES = frozenset({DATABRICKS_PROCESS, SPARK_PROCESS})
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from typing import Iterable, Iterator, Sequence
 from olparser.runs.codec import from_json, to_json
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key, StoreStats, event_run_id, sorted_keys
+from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, Key, StoreStats, Writer, add_writer, drop_writer,
+                                 event_run_id, sorted_keys)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run_state (
@@ -30,7 +31,9 @@ CREATE TABLE IF NOT EXISTS run_state (
 CREATE INDEX IF NOT EXISTS run_state_updated_at ON run_state (updated_at);
 CREATE TABLE IF NOT EXISTS process_runs (
     qualified_name TEXT PRIMARY KEY,
-    run_time REAL NOT NULL
+    run_time REAL NOT NULL,
+    run_key TEXT NOT NULL DEFAULT '',
+    writers TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS entity_refs (
     type_name TEXT NOT NULL,
@@ -80,6 +83,11 @@ class SqliteRunStateStore:
             if column not in present:
                 db.execute(f"ALTER TABLE run_state ADD COLUMN {column} {declaration}")
         db.execute("CREATE INDEX IF NOT EXISTS run_state_due_at ON run_state (due_at) WHERE due_at IS NOT NULL")
+        process_columns = {row[1] for row in db.execute("PRAGMA table_info(process_runs)")}
+        if "run_key" not in process_columns:
+            db.execute("ALTER TABLE process_runs ADD COLUMN run_key TEXT NOT NULL DEFAULT ''")
+        if "writers" not in process_columns:
+            db.execute("ALTER TABLE process_runs ADD COLUMN writers TEXT")
 
     # --- merged events -----------------------------------------------------------------------------------------
     def merge(self, event: JSON, *, now: float | None = None) -> RunSnapshot:
@@ -145,9 +153,10 @@ class SqliteRunStateStore:
 
     def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
                process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
-               now: float | None = None) -> CommitResult:
+               process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
         now = time.time() if now is None else now
         keys = set(sorted_keys(keys))
+        restores: list[tuple[str, str]] = []
         with self._immediate() as db:
             row = db.execute("SELECT claimed, version FROM run_state WHERE run_id = ?", (run_key,)).fetchone()
             if version is not None and (row is None or row[1] != version):
@@ -168,9 +177,15 @@ class SqliteRunStateStore:
                 "fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, due_at = NULL, "
                 "due_attempts = 0",
                 (run_key, now, _keys_json(keys), _keys_json(keys), fingerprint))
+            newest: set[str] = set()
             if process_names and run_time is not None:
-                self._record_process_runs(db, process_names, run_time)
-        return CommitResult(orphans=tuple(orphans))
+                newest = self._record_process_runs(db, process_names, run_time, run_key)
+            for _, name in sorted(key for key in removed if key[0] in process_types):
+                writers, was_newest = drop_writer(self._writers(db, name), run_key)
+                self._save_writers(db, name, writers)
+                if was_newest and writers:
+                    restores.append((name, writers[0][1]))
+        return CommitResult(orphans=tuple(orphans), restores=tuple(restores), newest=frozenset(newest))
 
     def finish_deletes(self, keys: Iterable[Key]) -> None:
         keys = sorted_keys(keys)
@@ -216,15 +231,15 @@ class SqliteRunStateStore:
             return db.execute("DELETE FROM run_state WHERE updated_at <= ? AND due_at IS NULL",
                               (now - self.ttl_seconds,)).rowcount
 
-    def process_run_times(self, qualified_names: Sequence[str]) -> dict[str, float]:
+    def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
         rows = self._connection().execute(
-            "SELECT qualified_name, run_time FROM process_runs WHERE qualified_name IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(qualified_names)),))
-        return dict(rows.fetchall())
+            "SELECT qualified_name, run_time, run_key FROM process_runs "
+            "WHERE qualified_name IN (SELECT value FROM json_each(?))", (json.dumps(list(qualified_names)),))
+        return {name: (time_, key) for name, time_, key in rows}
 
-    def record_process_runs(self, qualified_names: Sequence[str], run_time: float) -> None:
+    def record_process_runs(self, qualified_names: Sequence[str], run_time: float, run_key: str = "") -> None:
         with self._immediate() as db:
-            self._record_process_runs(db, qualified_names, run_time)
+            self._record_process_runs(db, qualified_names, run_time, run_key)
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         with self._immediate() as db:
@@ -253,12 +268,35 @@ class SqliteRunStateStore:
         self.close()
 
     # --- internals ---------------------------------------------------------------------------------------------
+    @classmethod
+    def _record_process_runs(cls, db: sqlite3.Connection, qualified_names: Sequence[str], run_time: float,
+                             run_key: str) -> set[str]:
+        """Add the run as a writer of these processes; those it is now the newest writer of."""
+        newest = set()
+        for name in dict.fromkeys(qualified_names):
+            writers = add_writer(cls._writers(db, name), (run_time, run_key))
+            cls._save_writers(db, name, writers)
+            if writers[0][1] == run_key:
+                newest.add(name)
+        return newest
+
     @staticmethod
-    def _record_process_runs(db: sqlite3.Connection, qualified_names: Sequence[str], run_time: float) -> None:
-        db.executemany(
-            "INSERT INTO process_runs (qualified_name, run_time) VALUES (?, ?) ON CONFLICT (qualified_name) "
-            "DO UPDATE SET run_time = max(process_runs.run_time, excluded.run_time)",
-            [(name, run_time) for name in dict.fromkeys(qualified_names)])
+    def _writers(db: sqlite3.Connection, name: str) -> list[Writer]:
+        row = db.execute("SELECT run_time, run_key, writers FROM process_runs WHERE qualified_name = ?",
+                         (name,)).fetchone()
+        if row is None:
+            return []
+        return [(float(t), str(k)) for t, k in json.loads(row[2])] if row[2] else [(float(row[0]), row[1])]
+
+    @staticmethod
+    def _save_writers(db: sqlite3.Connection, name: str, writers: list[Writer]) -> None:
+        if not writers:
+            db.execute("DELETE FROM process_runs WHERE qualified_name = ?", (name,))
+            return
+        db.execute(
+            "INSERT INTO process_runs (qualified_name, run_time, run_key, writers) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (qualified_name) DO UPDATE SET run_time = excluded.run_time, run_key = excluded.run_key, "
+            "writers = excluded.writers", (name, writers[0][0], writers[0][1], json.dumps(writers)))
 
     @staticmethod
     def _users(db: sqlite3.Connection, key: Key) -> int:

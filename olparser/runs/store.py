@@ -33,16 +33,21 @@ STORE_KINDS = ("sqlite", "table")
 TOMBSTONE_SECONDS = 180.0
 
 Key = tuple[str, str]  # (typeName, qualifiedName) of a connector-owned entity
+Writer = tuple[float, str]  # (run time, run key) of a run whose plan contains a process
+MAX_WRITERS = 8  # the newest runs remembered per process, to restore it when the newest one drops it
 
 
 @dataclass(frozen=True)
 class CommitResult:
     """What `commit` did. `stale`: the run was merged again since the plan was built (nothing was recorded; build
     the plan again from the newer state). `orphans`: entities no run uses any more, tombstoned: delete them from the
-    catalog, then call `finish_deletes`."""
+    catalog, then call `finish_deletes`. `restores`: processes this run wrote last and no longer has, that older runs
+    still have — (process qualifiedName, key of the newest of those runs): write them again from that run."""
 
     stale: bool = False
     orphans: tuple[Key, ...] = ()
+    restores: tuple[tuple[str, str], ...] = ()
+    newest: frozenset[str] = frozenset()  # of `process_names`, those whose newest writer is now this run
 
 
 @dataclass(frozen=True)
@@ -86,11 +91,12 @@ class RunStateStore(Protocol):
 
     def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
                process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
-               now: float | None = None) -> CommitResult:
+               process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
         """After uploading a plan built from the run's state at `version` (None: static lineage, not versioned):
         record `keys` as what the run has written, stop counting it as a user of what it claimed before and no
-        longer has, record the process run times, and tombstone the entities that now have no user — including
-        `dangling` keys this writer uploaded in an earlier attempt that nobody uses."""
+        longer has, and tombstone the entities that now have no user — including `dangling` keys this writer
+        uploaded in an earlier attempt that nobody uses. The run becomes a writer of `process_names` (every process
+        of its plan, superseded or not); of the processes it drops (keys of `process_types`) it stops being one."""
 
     def finish_deletes(self, keys: Iterable[Key]) -> None:
         """The tombstoned `keys` were deleted from the catalog: forget them (a key claimed again meanwhile stays)."""
@@ -111,11 +117,12 @@ class RunStateStore(Protocol):
     def purge_expired(self, now: float | None = None) -> int:
         """Delete runs not updated for ttl_seconds; returns how many were deleted."""
 
-    def process_run_times(self, qualified_names: Sequence[str]) -> dict[str, float]:
-        """For each process qualifiedName known here, the time (Unix seconds) of the newest run that wrote it."""
+    def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
+        """For each process qualifiedName known here, the newest run that wrote it: (its time in Unix seconds, its
+        key). Runs are ordered by time, then by key, so that two runs of the same instant are ordered too."""
 
-    def record_process_runs(self, qualified_names: Sequence[str], run_time: float) -> None:
-        """Remember that a run of `run_time` wrote these processes (a newer time recorded before is kept).
+    def record_process_runs(self, qualified_names: Sequence[str], run_time: float, run_key: str = "") -> None:
+        """Remember that run `run_key` of `run_time` wrote these processes (a newer run recorded before is kept).
 
         These records do not expire with the runs: they are what stops a late event of an old run (a requeued
         poison message, say) from putting back inputs that a newer run of the same code no longer reads."""
@@ -138,6 +145,19 @@ def event_run_id(event: JSON) -> str:
 
 def sorted_keys(keys: Iterable[Key]) -> list[Key]:
     return sorted({(str(t), str(q)) for t, q in keys})
+
+
+def add_writer(writers: Sequence[Writer], writer: Writer) -> list[Writer]:
+    """The newest MAX_WRITERS of `writers` and `writer`, newest first (one entry per run key)."""
+    kept = {key: (time_, key) for time_, key in writers}
+    kept[writer[1]] = (float(writer[0]), writer[1])
+    return sorted(kept.values(), reverse=True)[:MAX_WRITERS]
+
+
+def drop_writer(writers: Sequence[Writer], run_key: str) -> tuple[list[Writer], bool]:
+    """`writers` without `run_key`, and whether it was the newest."""
+    rest = [(float(time_), key) for time_, key in writers if key != run_key]
+    return rest, bool(writers) and writers[0][1] == run_key
 
 
 def open_run_state_store(settings: "Settings") -> RunStateStore:

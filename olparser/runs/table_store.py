@@ -35,7 +35,8 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, Key, StoreStats, event_run_id, sorted_keys)
+from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, Key, StoreStats, Writer, add_writer, drop_writer,
+                                 event_run_id, sorted_keys)
 
 PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
 # An entity holds at most 1 MiB, and binary properties travel base64-encoded (4/3 larger; Azurite counts that size):
@@ -146,7 +147,7 @@ class TableRunStateStore:
 
     def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
                process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
-               now: float | None = None) -> CommitResult:
+               process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
         now = time.time() if now is None else now
         keys = set(sorted_keys(keys))
         dangling = set(sorted_keys(dangling))
@@ -172,9 +173,18 @@ class TableRunStateStore:
         orphans = [key for key in sorted(removed) if self._remove_user(key, now)]
         orphans += [key for key in sorted(others) if self._tombstone_if_unused(key, now)]
         self._delete_due(run_key)
+        newest = set()
         if process_names and run_time is not None:
-            self.record_process_runs(process_names, run_time)
-        return CommitResult(orphans=tuple(sorted(orphans)))
+            for name in dict.fromkeys(process_names):
+                head = self._update_writers(name, lambda writers: (add_writer(writers, (run_time, run_key)), True))
+                if head == run_key:
+                    newest.add(name)
+        restores = []
+        for _, name in sorted(key for key in removed if key[0] in process_types):
+            newest = self._update_writers(name, lambda writers: drop_writer(writers, run_key))
+            if newest is not None:
+                restores.append((name, newest))
+        return CommitResult(orphans=tuple(sorted(orphans)), restores=tuple(restores), newest=frozenset(newest))
 
     def finish_deletes(self, keys: Iterable[Key]) -> None:
         for key in sorted_keys(keys):
@@ -278,24 +288,43 @@ class TableRunStateStore:
             deleted += 1
         return deleted
 
-    def process_run_times(self, qualified_names: Sequence[str]) -> dict[str, float]:
-        found: dict[str, float] = {}
+    def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
+        found: dict[str, tuple[float, str]] = {}
         for name in dict.fromkeys(qualified_names):
             entity = self._read_keys(self._process_keys(name))
             if entity is not None:
-                found[name] = float(entity["run_time"])
+                found[name] = (float(entity["run_time"]), str(entity.get("run_key", "")))
         return found
 
-    def record_process_runs(self, qualified_names: Sequence[str], run_time: float) -> None:
+    def record_process_runs(self, qualified_names: Sequence[str], run_time: float, run_key: str = "") -> None:
         for name in dict.fromkeys(qualified_names):
-            keys = self._process_keys(name)
+            self._update_writers(name, lambda writers: (add_writer(writers, (run_time, run_key)), False))
 
-            def attempt() -> None:
-                entity = self._read_keys(keys)
-                if entity is None or float(entity["run_time"]) < run_time:
-                    self._write(TableEntity(keys, run_time=float(run_time)), entity)
+    def _update_writers(self, name: str,
+                        change: Callable[[list[Writer]], tuple[list[Writer], bool]]) -> str | None:
+        """Apply `change` to the process's writers; the key of the newest writer afterwards when `change` says so
+        (it returns the new list and whether the newest matters), else None."""
+        keys = self._process_keys(name)
+        newest: list[str | None] = [None]
 
-            self._with_retries(attempt)
+        def attempt() -> None:
+            entity = self._read_keys(keys)
+            writers: list[Writer] = []
+            if entity is not None:
+                listed = entity.get("writers")
+                writers = ([(float(t), str(k)) for t, k in json.loads(listed)] if listed
+                           else [(float(entity["run_time"]), str(entity.get("run_key", "")))])
+            changed, dropped_newest = change(writers)
+            newest[0] = changed[0][1] if dropped_newest and changed else None
+            if not changed:
+                if entity is not None:
+                    self._delete(entity)
+                return
+            self._write(TableEntity(keys, run_time=changed[0][0], run_key=changed[0][1],
+                                    writers=json.dumps(changed)), entity)
+
+        self._with_retries(attempt)
+        return newest[0]
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         reset = 0

@@ -238,7 +238,8 @@ def _lake_path(namespace: str, name: str) -> str:
 
 def process_key(index: int) -> tuple[str, str]:
     notebook = f"databricks://{WORKSPACE}/notebooks{notebook_path(index)}"
-    return "databricks_process", f"{notebook}/processes/{_lake_path(CURATED, output_name(index))}"
+    job = f"append_data.out_{index:04d}"  # the job name without its `databricks_shell.` application prefix
+    return "databricks_process", f"{notebook}/processes/{job}/{_lake_path(CURATED, output_name(index))}"
 
 
 def process_mismatches(dump: dict[tuple[str, str], JSON], indexes: Iterable[int]) -> list[str]:

@@ -28,11 +28,13 @@ ORGANIZATION = "https://aaiarchdesignpurviewadls.dfs.core.windows.net/raw/DimOrg
 CURRENCY = "https://aaiarchdesignpurviewadls.dfs.core.windows.net/raw/DimCurrency.parquet"
 
 
-@pytest.fixture(scope="module")
-def serve(tmp_path_factory) -> ServeHandle:
+@pytest.fixture
+def serve(tmp_path) -> ServeHandle:
+    """A serve of its own for every test (its catalog, its existence cache, its counters): no test depends on
+    another's datasets or calls."""
     require_azurite()
-    handle = start_serve(tmp_path_factory.mktemp("lineage-azurite"), key=secrets.token_urlsafe(16),
-                         storage="azurite", env=WORKSPACE_HOSTS_ENV)
+    handle = start_serve(tmp_path / "serve", key=secrets.token_urlsafe(16), storage="azurite",
+                         env=WORKSPACE_HOSTS_ENV)
     assert "storage: Azurite (pid " in handle.output()
     yield handle
     assert handle.stop() == 0, handle.output()
@@ -72,7 +74,7 @@ def test_a_run_over_new_datasets_costs_two_catalog_calls_and_over_cached_ones_on
 
 def test_a_rerun_of_the_notebook_without_one_input_leaves_the_process_without_it(serve, tmp_path):
     atlas = Atlas(serve.atlas_url)
-    process_qn = f"{NOTEBOOK}/processes/N2/outputTable"
+    process_qn = f"{NOTEBOOK}/processes/overwrite_by_expression_exec_v1/N2/outputTable"
     with_currency = notebook_run("2024-06-01T10:00:00.000Z", inputs=("DimOrganization.parquet", "DimCurrency.parquet"))
     process_and_count_calls(serve, tmp_path / "before", with_currency)
     process = atlas.entity("databricks_process", process_qn)
@@ -104,7 +106,7 @@ def test_a_job_run_is_attached_to_its_job_and_notebook_task(serve, tmp_path):
     assert (task["attributes"]["taskKey"], task["attributes"]["taskType"]) == (NOTEBOOK_PATH.strip("/"), "notebook")
     assert refs(task, "job") == [job_qn]
     assert refs(task, "notebook") == [NOTEBOOK]
-    process = atlas.entity("databricks_process", f"{task_qn}/processes/N2/outputTable")
+    process = atlas.entity("databricks_process", f"{task_qn}/processes/overwrite_by_expression_exec_v1/N2/outputTable")
     assert refs(process, "task") == [task_qn]
     assert refs(process, "inputs") == ["N1/inputTable", ORGANIZATION]
     assert json.loads(process["attributes"]["columnMapping"]) == [

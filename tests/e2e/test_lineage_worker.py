@@ -14,7 +14,7 @@ pytestmark = pytest.mark.e2e
 
 CLL = next(f for f in sequence_folders() if f.name == "compat-tests__CLL")
 CLL_PROCESS = ("spark_process", "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
-                                "file:/tmp/cll_test/default.tbl1")
+                                "execute_create_hive_table_as_select_command.default_tbl1/file:/tmp/cll_test/default.tbl1")
 
 
 @pytest.mark.parametrize("storage", ["embedded", pytest.param("azurite", marks=pytest.mark.azurite)])

@@ -54,9 +54,10 @@ def get_json(url: str) -> dict:
         return json.load(response)
 
 
-@pytest.fixture(scope="module")
-def catalog(tmp_path_factory):
-    server = CatalogServer(tmp_path_factory.mktemp("catalog") / "catalog.db", port=0).start()
+@pytest.fixture
+def catalog(tmp_path):
+    """A fresh catalog with the connector's types for every test, so that no test depends on what another wrote."""
+    server = CatalogServer(tmp_path / "catalog.db", port=0).start()
     client = make_atlas_client(resolve_target(Settings()).with_endpoint(server.atlas_url), timeout=10)
     register_typedefs(client, load_typedefs(TYPEDEFS_DIR))
     yield server

@@ -5,6 +5,7 @@ The end-to-end tests run the same runner against the embedded catalog over HTTP.
 from __future__ import annotations
 
 import copy
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
@@ -36,13 +37,18 @@ class FakeCatalog:
         self.uploads: list[Any] = []
         self.fail_deletes = 0  # the next N deletes raise
         self.during_upload: Callable[[], None] | None = None  # runs inside the next upload (a concurrent writer)
+        self._lock = threading.RLock()  # one request at a time, as a server would apply them
 
     def upload(self, plan) -> Report:
-        self.calls += 1
-        self.uploads.append(plan)
         hook, self.during_upload = self.during_upload, None
         if hook is not None:
             hook()
+        with self._lock:
+            return self._upload(plan)
+
+    def _upload(self, plan) -> Report:
+        self.calls += 1
+        self.uploads.append(plan)
         for entity in plan.external_datasets:
             self.entities.setdefault(_key(entity), {"typeName": entity["typeName"],
                                                     "attributes": _refs(copy.deepcopy(entity["attributes"]))})
@@ -54,6 +60,10 @@ class FakeCatalog:
         return Report(calls=1)
 
     def delete(self, keys: Iterable[Key]) -> Report:
+        with self._lock:
+            return self._delete(keys)
+
+    def _delete(self, keys: Iterable[Key]) -> Report:
         self.calls += 1
         if self.fail_deletes:
             self.fail_deletes -= 1

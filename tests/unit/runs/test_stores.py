@@ -216,7 +216,7 @@ def test_a_due_run_is_not_purged_before_the_timer_has_written_it(store):
 def test_reset_forgets_a_process_run_time(store):
     store.record_process_runs(["p1", "p2"], 253402300799.0)  # a run dated 9999-12-31
     assert store.reset_process_runs(["p1", "p3"]) == 1
-    assert store.process_run_times(["p1", "p2"]) == {"p2": 253402300799.0}
+    assert store.process_writers(["p1", "p2"]) == {"p2": (253402300799.0, "")}
     assert store.stats().processes == 1
 
 
@@ -231,15 +231,18 @@ def test_purge_deletes_exactly_the_expired_runs(store):
     assert store.purge_expired(now=T0 + 50 + TTL_SECONDS) == 1
 
 
-def test_process_run_times_keep_the_newest_run_and_outlive_purges(store):
+def test_process_writers_keep_the_newest_run_and_outlive_purges(store):
     a, b = "notebooks/etl/processes/x", "notebooks/etl/processes/y"
-    assert store.process_run_times([a, b]) == {}
-    store.record_process_runs([a, b], 1_700_000_100.5)
-    store.record_process_runs([a], 1_700_000_050.0)  # an older run: the newer time stays
-    store.record_process_runs([b], 1_700_000_200.0)
-    assert store.process_run_times([b, a, b, "unknown"]) == {a: 1_700_000_100.5, b: 1_700_000_200.0}
+    assert store.process_writers([a, b]) == {}
+    store.record_process_runs([a, b], 1_700_000_100.5, "run-2")
+    store.record_process_runs([a], 1_700_000_050.0, "run-1")  # an older run: the newer one stays
+    store.record_process_runs([b], 1_700_000_200.0, "run-3")
+    store.record_process_runs([a], 1_700_000_100.5, "run-0")  # the same instant: the greater key wins
+    assert store.process_writers([b, a, b, "unknown"]) == {a: (1_700_000_100.5, "run-2"),
+                                                          b: (1_700_000_200.0, "run-3")}
+    store.record_process_runs([a], 1_700_000_100.5, "run-9")
     assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 0  # not run state: never purged
-    assert store.process_run_times([a]) == {a: 1_700_000_100.5}
+    assert store.process_writers([a]) == {a: (1_700_000_100.5, "run-9")}
 
 
 def test_threads_merging_events_of_one_run_lose_nothing(store):

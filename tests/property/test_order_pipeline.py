@@ -1,0 +1,69 @@
+"""Whatever the order (fast, many examples): the runner over a boundary fake of the catalog ends with exactly the
+catalog that in-order processing gives, for events delivered in any order with duplicates, one at a time or by
+concurrent workers. The same property through the real queue worker and the embedded catalog over HTTP is
+tests/property/test_order_worker.py."""
+from __future__ import annotations
+
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from olparser.lineage import LineageOptions
+from olparser.naming import MappingEngine
+from olparser.pipeline import LineagePipeline, WritePolicy
+from olparser.runs.sqlite_store import SqliteRunStateStore
+from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.property.scenarios import WORKSPACE_HOSTS, deliveries, scenarios
+from tests.unit.pipeline.fake_catalog import FakeCatalog
+
+ENGINE = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+FAR_FUTURE = time.time() + 2 * 3600  # every held (60 s) or incomplete (3,600 s) run is due, none expired (7 days)
+
+
+def catalog_after(events, *, hold: int, workers: int) -> dict:
+    """The catalog after processing `events` (in this order, by `workers` threads) and then one timer tick."""
+    with tempfile.TemporaryDirectory() as folder:
+        store = SqliteRunStateStore(Path(folder) / "runs.sqlite3", ttl_seconds=7 * 86400)
+        catalog = FakeCatalog()
+        pipeline = LineagePipeline(store, ENGINE, LineageOptions(workspace_hosts=WORKSPACE_HOSTS), catalog,
+                                   WritePolicy(environment_wait_seconds=hold, incomplete_run_seconds=3600))
+        if workers == 1:
+            for event in events:
+                pipeline.process(event)
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                list(pool.map(pipeline.process, events))
+        pipeline.write_due(now=FAR_FUTURE)
+        store.close()
+        return catalog.state()
+
+
+def describe(events) -> list[str]:
+    return [f"{e.get('eventType')} {e['run']['runId'][-4:] if 'run' in e else 'static'} {e.get('eventTime')}"
+            for e in events]
+
+
+def difference(got: dict, expected: dict) -> dict:
+    """What differs between two catalogs, small enough to read in a failure."""
+    return {"missing": sorted(set(expected) - set(got)), "extra": sorted(set(got) - set(expected)),
+            "changed": {k: {a: (got[k]["attributes"].get(a), v) for a, v in expected[k]["attributes"].items()
+                            if got[k]["attributes"].get(a) != v}
+                        for k in set(got) & set(expected) if got[k] != expected[k]}}
+
+
+@st.composite
+def cases(draw):
+    events = draw(scenarios())
+    return events, draw(deliveries(events)), draw(st.sampled_from([0, 60])), draw(st.sampled_from([1, 8]))
+
+
+@settings(max_examples=150, print_blob=False, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(cases())
+def test_any_order_with_duplicates_and_workers_gives_the_in_order_catalog(case):
+    in_order, delivered, hold, workers = case
+    got, expected = catalog_after(delivered, hold=hold, workers=workers), catalog_after(in_order, hold=hold, workers=1)
+    assert got == expected, (describe(in_order), describe(delivered), hold, workers, difference(got, expected))
