@@ -4,9 +4,9 @@ Spark reports a mounted path as namespace `dbfs` and name `/mnt/<mount>/<rest>`.
 `environment-properties` run facet (`mountPoints: [{mountPoint, source}]`). The longest mount point that is the name
 itself or a parent folder of it wins (the first one listed when a mount point is listed twice); trailing slashes in
 mount definitions are ignored. Mounts are indexed by path segment once per list (a MountIndex, a trie), so a lookup
-costs the length of the name, not the number of mounts: 15,000 names against 15,000 mounts stay linear. The result is the mount's
-storage: namespace `scheme://authority` of its source and name `/<source path>/<rest>`, exactly as Spark names a
-dataset it reads from that storage directly; so one set of rules covers both.
+costs the length of the name, not the number of mounts: 15,000 names against 15,000 mounts stay linear. The result
+is the mount's storage: namespace `scheme://authority` of its source and name `/<source path>/<rest>`, exactly as
+Spark names a dataset it reads from that storage directly; so one set of rules covers both.
 
 Canonical DBFS form (before resolution): namespace `dbfs` or `file`, with names `dbfs:/x`, `mnt/x` (no leading slash,
 OpenLineage 1.17+) and `file` names `/dbfs/x` (the FUSE mount) all become namespace `dbfs`, name `/x`.
