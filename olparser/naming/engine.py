@@ -205,26 +205,15 @@ class MappingEngine:
 
     def map(
         self, namespace: str, name: str, *, mounts: Sequence[MountPoint] | MountIndex = (),
-        workspace_url: str | None = None
+        workspace_url: str | None = None, _retry_jdbc: bool = True
     ) -> MappingResult:
-        """The first matching rule's qualifiedName and type; unmatched results carry `error`."""
+        """The first matching rule's qualifiedName and type; unmatched results carry `error`. A `jdbc:` namespace that
+        no rule matches is mapped once more as its plain form (`_retry_jdbc` is that attempt's guard)."""
         if namespace.__class__ is not str or name.__class__ is not str:
             namespace, name = ("" if v is None else str(v) for v in (namespace, name))
         if namespace in DBFS_NAMESPACES:
             namespace, name, _ = self._prepare(namespace, name, mounts)
         ws = _clean_workspace_url(workspace_url) if workspace_url else None
-        result = self._map_resolved(namespace, name, ws)
-        if result.error is not None and namespace[:5].lower() == JDBC_PREFIX:
-            plain = plain_jdbc_form(namespace)
-            if plain is not None:
-                retried = self._map_resolved(plain, name, ws)
-                if retried.matched:
-                    return retried
-                return replace(result, error=f"{result.error}; nor as its plain form without 'jdbc:': {retried.error}")
-        return result
-
-    def _map_resolved(self, namespace: str, name: str, ws: str | None) -> MappingResult:
-        """One attempt, the namespace used as given (mounts already resolved)."""
         ns, planned = self._plan(namespace)
         nm = tokenize_name(name)
         near_miss = None
@@ -248,7 +237,15 @@ class MappingEngine:
                     for step in steps:
                         text = step(text)
                     return MappingResult(text.rstrip("/"), rule.purview_type, rule.name)
-        return MappingResult(None, None, None, self._unmatched_reason(ns, nm, ws, near_miss))
+        reason = self._unmatched_reason(ns, nm, ws, near_miss)
+        if _retry_jdbc and namespace[:5].lower() == JDBC_PREFIX:
+            plain = plain_jdbc_form(namespace)
+            if plain is not None:
+                retried = self.map(plain, name, workspace_url=ws, _retry_jdbc=False)
+                if retried.matched:
+                    return retried
+                reason += f"; nor as its plain form without 'jdbc:': {retried.error}"
+        return MappingResult(None, None, None, reason)
 
     def _unmatched_reason(self, ns: NamespaceTokens, nm: NameTokens, ws: str | None, near_miss: Rule | None) -> str:
         reason = f"no mapping rule matched (namespace prefix {ns.prefix[:80]!r}, {len(self.rules)} rules tried)"
