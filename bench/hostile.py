@@ -6,7 +6,6 @@ time per KiB, and the answer intake gives at default limits.
 from __future__ import annotations
 
 import statistics
-import time
 from typing import Any, Callable
 
 from olparser.contract import IngestError, IntakeLimits, read_event
@@ -14,6 +13,7 @@ from olparser.naming import MappingEngine, mounts_from_facet
 from olparser.naming.tokens import tokenize_name
 from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests.hostile import payloads
+from tests.hostile.measure import cpu_times
 
 ROUNDS = 5
 RAISED = IntakeLimits(max_datasets_per_event=100_000, max_facets_per_event=1_000_000, max_mount_points=100_000,
@@ -21,15 +21,7 @@ RAISED = IntakeLimits(max_datasets_per_event=100_000, max_facets_per_event=1_000
 
 
 def _median_seconds(fn: Callable[[], Any], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        start = time.process_time()
-        try:
-            fn()
-        except IngestError:
-            pass
-        times.append(time.process_time() - start)
-    return statistics.median(times)
+    return statistics.median(cpu_times(fn, rounds))
 
 
 def _answer(data: bytes, limits: IntakeLimits) -> str:

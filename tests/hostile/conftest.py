@@ -2,12 +2,12 @@
 the least of a few runs, compared with an honest event per KiB."""
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import pytest
 
 from olparser.contract import IngestError, IntakeLimits, read_event
+from tests.hostile.measure import cpu_times
 from tests.hostile.payloads import body, honest_event
 
 BOUND = 10  # a hostile payload may cost this many times an honest event of the same size
@@ -16,15 +16,7 @@ SLACK_SECONDS = 0.02  # timer and cache noise on small payloads
 
 def cpu_seconds(fn: Callable[[], Any], repeat: int = 3) -> float:
     """The least CPU time of `repeat` runs of `fn` (an IngestError counts as an answer, not a failure)."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        try:
-            fn()
-        except IngestError:
-            pass
-        best = min(best, time.process_time() - start)
-    return best
+    return min(cpu_times(fn, repeat))
 
 
 def answer(data: bytes, limits: IntakeLimits | None = None) -> tuple[int, str]:
