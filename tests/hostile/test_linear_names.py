@@ -73,13 +73,13 @@ def _grows_linearly(cost: Callable[[str], object], unit: str) -> bool:
     return long_s <= MAX_RATIO * short_s + SLACK_SECONDS
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(unit=UNITS)
 def test_tokenising_is_linear_in_the_name_length(unit: str) -> None:
     assert _grows_linearly(tokenize_name, unit)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(unit=UNITS, config=rules())
 def test_mapping_is_linear_in_the_name_length(unit: str, config: list[dict]) -> None:
     engine = MappingEngine.from_rules(config)
