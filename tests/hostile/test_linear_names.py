@@ -1,8 +1,8 @@
 """Property: tokenising and mapping a name costs time linear in its length, for generated names and rule configs.
 
-A name made of a generated unit repeated to 2,000 and to 8,000 characters is tokenised and mapped (name cache
-emptied each time); the longer must cost at most 10x the shorter (linear work gives 4x, quadratic 16x), plus a
-small slack for timer noise. The last test shows that this check catches the old quadratic name-group regex.
+A name made of a generated unit repeated to 2,000 and to 16,000 characters is tokenised and mapped (name cache
+emptied each time); the longer must cost at most 20x the shorter (linear work gives 8x, quadratic 64x: a wide margin
+either way on a busy machine), plus a small slack for timer noise. The last test shows that this check catches the old quadratic name-group regex.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from olparser.naming import MappingEngine
 from olparser.naming.tokens import tokenize_name
 
-SHORT, LONG = 2_000, 8_000
-MAX_RATIO = 10  # LONG / SHORT is 4: linear cost grows 4x, quadratic 16x
+SHORT, LONG = 2_000, 16_000
+MAX_RATIO = 20  # LONG / SHORT is 8: linear cost grows 8x, quadratic 64x
 SLACK_SECONDS = 0.002
 NAMESPACE = "abfss://c@acct.dfs.core.windows.net"
 
@@ -65,11 +65,11 @@ def _least_seconds(fn: Callable[[], object], repeat: int = 3) -> float:
     return best
 
 
-def _grows_linearly(cost: Callable[[str], object], unit: str) -> bool:
+def _grows_linearly(cost: Callable[[str], object], unit: str, long_repeat: int = 3) -> bool:
     short = (unit * (SHORT // len(unit) + 1))[:SHORT]
     long = (unit * (LONG // len(unit) + 1))[:LONG]
     short_s = _least_seconds(lambda: cost(short))
-    long_s = _least_seconds(lambda: cost(long))
+    long_s = _least_seconds(lambda: cost(long), long_repeat)
     return long_s <= MAX_RATIO * short_s + SLACK_SECONDS
 
 
@@ -88,4 +88,4 @@ def test_mapping_is_linear_in_the_name_length(unit: str, config: list[dict]) -> 
 
 def test_the_check_catches_a_quadratic_tokeniser() -> None:
     old_groups = re.compile(r"\[([^\]]*)\]")  # the name-group regex before #15
-    assert not _grows_linearly(old_groups.findall, "[")
+    assert not _grows_linearly(old_groups.findall, "[", long_repeat=1)  # noise only ever adds time: one run is enough
