@@ -40,6 +40,20 @@ def _float(value: str | None, default: float) -> float:
     return float(value)
 
 
+def _limit(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    """An integer limit read from setting `name`; a clear error naming the setting when it is not one."""
+    value = env.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {value.strip()[:40]!r}") from None
+    if number < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {number}")
+    return number
+
+
 def _list(value: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
     if value is None:
         return default
@@ -64,6 +78,16 @@ class Settings:
     # --- ingest ------------------------------------------------------------------------------------------------
     max_body_bytes: int = 32 * 1024 * 1024  # MAX_EVENT_BYTES, after decompression
     stripped_facets: tuple[str, ...] = DEFAULT_STRIPPED_FACETS  # STRIP_FACETS (comma-separated)
+    # --- intake limits on what multiplies (README "Limits"; olparser.contract.IntakeLimits) ---------------------
+    max_name_chars: int = 4096  # MAX_NAME_CHARS: a namespace or name
+    max_datasets_per_event: int = 1000  # MAX_DATASETS_PER_EVENT: inputs + outputs
+    max_facets_per_event: int = 10_000  # MAX_FACETS_PER_EVENT: facets in all facet maps
+    max_schema_columns: int = 10_000  # MAX_SCHEMA_COLUMNS: fields of one schema facet, nested ones included
+    max_column_lineage_fields: int = 10_000  # MAX_COLUMN_LINEAGE_FIELDS: output fields of columnLineage, per event
+    max_column_lineage_input_fields: int = 100_000  # MAX_COLUMN_LINEAGE_INPUT_FIELDS: input fields, per event
+    max_mount_points: int = 2000  # MAX_MOUNT_POINTS: entries of environment-properties mountPoints
+    max_gzip_members: int = 64  # MAX_GZIP_MEMBERS: gzip members in one body
+    max_event_time_skew_seconds: int = 300  # MAX_EVENT_TIME_SKEW_SECONDS: later eventTimes are clamped to now + this
     # --- run merging -------------------------------------------------------------------------------------------
     run_state_store: str = "sqlite"  # RUN_STATE_STORE: sqlite | table (the default in Azure, see from_env)
     run_state_ttl_seconds: int = 7 * 24 * 3600  # RUN_STATE_TTL_SECONDS
@@ -103,6 +127,16 @@ class Settings:
             mappings_path=Path(env.get("OL_TO_PURVIEW_MAPPINGS_PATH") or d.mappings_path),
             max_body_bytes=_int(env.get("MAX_EVENT_BYTES"), d.max_body_bytes),
             stripped_facets=_list(env.get("STRIP_FACETS"), d.stripped_facets),
+            max_name_chars=_limit(env, "MAX_NAME_CHARS", d.max_name_chars),
+            max_datasets_per_event=_limit(env, "MAX_DATASETS_PER_EVENT", d.max_datasets_per_event),
+            max_facets_per_event=_limit(env, "MAX_FACETS_PER_EVENT", d.max_facets_per_event),
+            max_schema_columns=_limit(env, "MAX_SCHEMA_COLUMNS", d.max_schema_columns),
+            max_column_lineage_fields=_limit(env, "MAX_COLUMN_LINEAGE_FIELDS", d.max_column_lineage_fields),
+            max_column_lineage_input_fields=_limit(env, "MAX_COLUMN_LINEAGE_INPUT_FIELDS",
+                                                   d.max_column_lineage_input_fields),
+            max_mount_points=_limit(env, "MAX_MOUNT_POINTS", d.max_mount_points),
+            max_gzip_members=_limit(env, "MAX_GZIP_MEMBERS", d.max_gzip_members),
+            max_event_time_skew_seconds=_limit(env, "MAX_EVENT_TIME_SKEW_SECONDS", d.max_event_time_skew_seconds, 0),
             run_state_store=(env.get("RUN_STATE_STORE") or _default_run_state_store(env)).lower(),
             run_state_ttl_seconds=_int(env.get("RUN_STATE_TTL_SECONDS"), d.run_state_ttl_seconds),
             lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from olparser.contract.errors import IngestError
-from olparser.contract.limits import IntakeLimits
+from olparser.contract.limits import IntakeLimits, over_limit
 
 GZIP_MAGIC = b"\x1f\x8b"
+BODY_SETTING = "setting MAX_EVENT_BYTES"
+GZIP_INPUT_CHUNK = 64 * 1024  # compressed bytes fed per call: what a member boundary can cost to copy
 UTF8_BOM = "\ufeff"
 MAX_DUPLICATE_KEYS_REPORTED = 5
 
@@ -40,7 +42,7 @@ def header(headers: Mapping[str, str], name: str) -> str:
 def decode_body(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) -> DecodedBody:
     """Check the media type, decompress (bounded), decode UTF-8 and parse JSON; raise IngestError naming the problem."""
     check_content_type(header(headers, "Content-Type"))
-    body = decompress(body, header(headers, "Content-Encoding"), limits.max_body_bytes)
+    body = decompress(body, header(headers, "Content-Encoding"), limits.max_body_bytes, limits.max_gzip_members)
     return parse_json(decode_utf8(body), limits.max_depth)
 
 
@@ -56,47 +58,58 @@ def _is_json_media_type(media_type: str) -> bool:
     return media_type.endswith("/json") or media_type.endswith("+json")
 
 
-def decompress(body: bytes, content_encoding: str, max_body_bytes: int) -> bytes:
-    """The body, gunzipped when it starts with the gzip magic bytes or is declared gzip; 413 past `max_body_bytes`."""
+def decompress(
+    body: bytes, content_encoding: str, max_body_bytes: int, max_members: int = IntakeLimits.max_gzip_members
+) -> bytes:
+    """The body, gunzipped when it starts with the gzip magic bytes or is declared gzip; 413 past `max_body_bytes`,
+    400 past `max_members` gzip members."""
     encoding = content_encoding.lower()
     if encoding not in _IDENTITY_ENCODINGS and encoding not in _GZIP_ENCODINGS:
         raise IngestError(415, f"unsupported Content-Encoding {encoding[:40]!r}: send gzip or no encoding", "")
     if len(body) > max_body_bytes:
-        raise IngestError(413, f"body of {len(body)} bytes is larger than the limit of {max_body_bytes} bytes", "body")
+        message = f"body of {len(body)} bytes is larger than the limit of {max_body_bytes} bytes ({BODY_SETTING})"
+        raise IngestError(413, message, "body")
     if body.startswith(GZIP_MAGIC):
-        return gunzip_bounded(body, max_body_bytes)
+        return gunzip_bounded(body, max_body_bytes, max_members)
     if encoding in _GZIP_ENCODINGS and body:
         raise IngestError(400, "Content-Encoding is gzip but the body is not gzip data", "body")
     return body
 
 
-def gunzip_bounded(data: bytes, max_bytes: int) -> bytes:
-    """Decompress every gzip member of `data`, never producing more than `max_bytes` + 1 bytes of output."""
+def gunzip_bounded(data: bytes, max_bytes: int, max_members: int = IntakeLimits.max_gzip_members) -> bytes:
+    """Decompress every gzip member of `data`, never producing more than `max_bytes` + 1 bytes of output and never
+    reading more than `max_members` members. Linear in the input: compressed bytes are fed in chunks from an offset,
+    so a member boundary costs at most one chunk's copy (never the whole rest of the body), and trailing NUL padding
+    after the last member is tolerated."""
+    view = memoryview(data)
+    size, pos = len(data), 0
     chunks: list[bytes] = []
-    total = 0
-    while data:
-        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        pending = data
-        try:
-            while not inflater.eof:
-                chunk = inflater.decompress(pending, max_bytes + 1 - total)
-                total += len(chunk)
-                if total > max_bytes:
-                    message = f"body is larger than the limit of {max_bytes} bytes once decompressed"
-                    raise IngestError(413, message, "body")
-                chunks.append(chunk)
-                pending = inflater.unconsumed_tail
-                if not chunk and not pending:
-                    break
-        except zlib.error as exc:
-            raise IngestError(400, f"body is not valid gzip data ({exc})", "body") from None
-        if not inflater.eof:
-            raise IngestError(400, "gzip body is truncated: the compressed stream ends early", "body")
-        data = inflater.unused_data
-        if data and not data.startswith(GZIP_MAGIC):
-            if data.strip(b"\x00"):
+    total = members = 0
+    while pos < size:
+        if not data.startswith(GZIP_MAGIC, pos):
+            if data.count(0, pos) != size - pos:
                 raise IngestError(400, "unexpected bytes after the end of the gzip stream", "body")
             break
+        members += 1
+        if members > max_members:
+            message = f"body has more than {max_members:,} gzip members, {over_limit('max_gzip_members', max_members)}"
+            raise IngestError(400, message, "body")
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            while not inflater.eof:
+                if pos >= size:
+                    raise IngestError(400, "gzip body is truncated: the compressed stream ends early", "body")
+                piece = view[pos : pos + GZIP_INPUT_CHUNK]
+                pos += len(piece)
+                chunk = inflater.decompress(piece, max_bytes + 1 - total)
+                total += len(chunk)
+                if total > max_bytes:
+                    message = f"body is larger than the limit of {max_bytes} bytes once decompressed ({BODY_SETTING})"
+                    raise IngestError(413, message, "body")
+                chunks.append(chunk)
+        except zlib.error as exc:
+            raise IngestError(400, f"body is not valid gzip data ({exc})", "body") from None
+        pos -= len(inflater.unused_data)
     return b"".join(chunks)
 
 

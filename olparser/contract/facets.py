@@ -8,6 +8,8 @@ from olparser.contract.errors import json_path
 from olparser.contract.schema import ContractValidators
 from olparser.contract.strip import facet_maps
 
+MAX_FACET_WARNINGS = 20  # one warning per dropped facet up to this many, then one line counting the rest
+
 
 def facet_group(path: tuple[str | int, ...]) -> str:
     """The kind of facet map at `path`: run, job, dataset, inputFacets or outputFacets (see schema.FACET_GROUPS)."""
@@ -21,9 +23,11 @@ def drop_malformed_facets(event: dict[str, Any], validators: ContractValidators,
 
     Returns one warning per facet dropped, e.g.
     "dropped malformed facet $.outputs[0].facets.schema: $.outputs[0].facets.schema.fields must be an array, got a
-    number".
+    number", up to MAX_FACET_WARNINGS, then one warning that counts the others. Each facet costs one fast validation
+    that stops at its first error.
     """
     warnings: list[str] = []
+    dropped = 0
     for path, facets in facet_maps(event):
         read = validators.facets[facet_group(path)]
         for name in list(facets):
@@ -37,5 +41,9 @@ def drop_malformed_facets(event: dict[str, Any], validators: ContractValidators,
                     continue
                 problem = found[0]
             del facets[name]
-            warnings.append(f"dropped malformed facet {json_path((*path, name), prefix)}: {problem}")
+            dropped += 1
+            if dropped <= MAX_FACET_WARNINGS:
+                warnings.append(f"dropped malformed facet {json_path((*path, name), prefix)}: {problem}")
+    if dropped > MAX_FACET_WARNINGS:
+        warnings.append(f"dropped {dropped - MAX_FACET_WARNINGS:,} more malformed facets")
     return warnings

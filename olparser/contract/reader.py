@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from olparser.contract.body import decode_body
+from olparser.contract.counts import check_counts
 from olparser.contract.errors import IngestError, json_path
 from olparser.contract.facets import drop_malformed_facets
 from olparser.contract.limits import IntakeLimits
 from olparser.contract.schema import contract_validators
 from olparser.contract.strip import strip_facets
+from olparser.contract.times import clamp_event_time
 
 
 @dataclass(frozen=True)
@@ -36,16 +39,24 @@ class AcceptedEvent:
         return self._json  # type: ignore[return-value]
 
 
-def read_event(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) -> AcceptedEvent:
-    """Read the body of a single-event request (POST /lineage). Raises IngestError (400/413/415)."""
+def read_event(
+    body: bytes, headers: Mapping[str, str], limits: IntakeLimits, *, received_at: datetime | None = None
+) -> AcceptedEvent:
+    """Read the body of a single-event request (POST /lineage). Raises IngestError (400/413/415).
+
+    `received_at` (default: now) is the moment the request arrived; later eventTimes are clamped to it plus
+    `limits.max_event_time_skew_seconds`.
+    """
     decoded = decode_body(body, headers, limits)
     if isinstance(decoded.value, list):
         message = "expected one event as a JSON object, got an array: send arrays to the batch endpoint"
         raise IngestError(400, message, "$")
-    return accept_event(decoded.value, limits, decoded.warnings)
+    return accept_event(decoded.value, limits, decoded.warnings, received_at=received_at)
 
 
-def read_batch(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) -> list[AcceptedEvent | IngestError]:
+def read_batch(
+    body: bytes, headers: Mapping[str, str], limits: IntakeLimits, *, received_at: datetime | None = None
+) -> list[AcceptedEvent | IngestError]:
     """Read the body of a batch request: a JSON array of events or {"events": [...]}.
 
     Problems with the body as a whole raise IngestError; each event gets its own result, in order: an AcceptedEvent,
@@ -64,27 +75,40 @@ def read_batch(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) ->
     if not items:
         raise IngestError(400, "batch is empty: send at least one event", prefix)
     results: list[AcceptedEvent | IngestError] = []
+    received_at = received_at or datetime.now(timezone.utc)
     for index, item in enumerate(items):
         try:
-            results.append(accept_event(item, limits, decoded.warnings, f"{prefix}[{index}]"))
+            results.append(accept_event(item, limits, decoded.warnings, f"{prefix}[{index}]", received_at=received_at))
         except IngestError as exc:
             results.append(exc)
     return results
 
 
-def accept_event(value: Any, limits: IntakeLimits, warnings: tuple[str, ...] = (), prefix: str = "$") -> AcceptedEvent:
-    """Strip, check depth, validate and clean one parsed event; `prefix` is its JSON path in the body."""
+def accept_event(
+    value: Any, limits: IntakeLimits, warnings: tuple[str, ...] = (), prefix: str = "$", *,
+    received_at: datetime | None = None,
+) -> AcceptedEvent:
+    """Strip, check depth and counts, validate, clean and date one parsed event; `prefix` is its JSON path in the
+    body. Each step is linear in the event's size; counts over a limit are refused before validation reads them."""
     if type(value) is not dict:
         raise IngestError(400, f"{prefix} must be an OpenLineage event object", prefix)
     strip_facets(value, limits.stripped_facets)
     check_depth(value, limits.max_depth, prefix)
     kind = event_kind(value, prefix)
-    validators = contract_validators(limits.max_string_chars)
+    check_counts(value, limits, prefix)
+    validators = contract_validators(
+        limits.max_string_chars, datasets=limits.max_datasets_per_event, columns=limits.max_schema_columns,
+        mounts=limits.max_mount_points, input_fields=limits.max_column_lineage_input_fields,
+    )
     problem = validators.events[kind].problem(value, (), prefix)
     if problem is not None:
         raise IngestError(400, *problem)
     notes = list(warnings)
     notes += drop_malformed_facets(value, validators, prefix)
+    clamped = clamp_event_time(value, received_at or datetime.now(timezone.utc), limits.max_event_time_skew_seconds,
+                               prefix)
+    if clamped is not None:
+        notes.append(clamped)
     is_run = kind == "RunEvent"
     if not is_run and "eventType" in value:
         notes.append(f"{prefix} has eventType but no run: read as a static {kind}, eventType ignored")

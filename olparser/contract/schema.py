@@ -1,8 +1,11 @@
 """The project's own event contract (event-contract.schema.json): compiled validators and readable error messages.
 
-Each definition is compiled twice from the same file: fastjsonschema (generated Python, fast) answers "valid?" on
-every event; jsonschema, the reference implementation, explains a failure and is the authority when they disagree.
-Both use the same format functions (is_uuid, is_date_time).
+Each definition is compiled twice from the same file: fastjsonschema (generated Python, fast) validates every event
+and facet and stops at the first error, which is what the message describes (its path resolved against the
+instance); jsonschema, the reference implementation, is asked (for its first error only) just when that path cannot
+be resolved. So a malformed part costs one fast pass that stops where it breaks, never a collection of every error.
+Both use the same format functions (is_uuid, is_date_time). Array bounds (`maxItems`) that have a setting are set
+from IntakeLimits when the contract is compiled, like Name.maxLength.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from typing import Any, Callable
 
 import fastjsonschema
 from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -43,6 +46,7 @@ _DATE_TIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):?(\d{2}))?\Z", re.ASCII
 )
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII)
+NAME_SETTING = "setting MAX_NAME_CHARS"  # Name.maxLength is the only maxLength of the contract
 _CONTROL_CHAR = re.compile(r"[\x00-\x1f\x7f]")
 _JSON_TYPE_NAMES = {
     "string": "a string",
@@ -104,10 +108,51 @@ class CompiledDef:
         try:
             self.fast(instance)
             return None
+        except fastjsonschema.JsonSchemaValueException as exc:
+            parts = locate(instance, exc.name or "", exc.value)
+            if parts is not None and exc.rule is not None:
+                return message_for(exc.rule, exc.rule_definition, exc.value, (*root, *parts), prefix)
         except fastjsonschema.JsonSchemaException:
             pass
-        error = best_match(self.full.iter_errors(instance))
+        error = next(iter(self.full.iter_errors(instance)), None)  # the first error only, never all of them
         return None if error is None else describe(error, root, prefix)
+
+
+_LOCATE_STEPS = 10_000
+
+
+def locate(instance: Any, name: str, value: Any) -> tuple[str | int, ...] | None:
+    """The path inside `instance` of fastjsonschema's error location `name` (`data.fields[0].name`), or None.
+
+    The name joins keys with `.` and indexes with `[i]` without quoting, so keys that contain `.` or `[` (column
+    names, Spark property names) are matched against the keys actually present; among readings of the name, the one
+    that lands on the failing `value` wins. Bounded: at most _LOCATE_STEPS nodes are visited.
+    """
+    if not name.startswith("data"):
+        return None
+    target, end = name[4:], len(name) - 4
+    stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(instance, 0, ())]
+    steps = 0
+    while stack and steps < _LOCATE_STEPS:
+        steps += 1
+        node, pos, path = stack.pop()
+        if pos == end:
+            if node is value or (type(node) is type(value) and node == value):
+                return path
+            continue
+        if type(node) is list and target.startswith("[", pos):
+            close = target.find("]", pos)
+            digits = target[pos + 1 : close] if close > 0 else ""
+            if digits.isdigit() and int(digits) < len(node):
+                stack.append((node[int(digits)], close + 1, (*path, int(digits))))
+        elif type(node) is dict and target.startswith(".", pos):
+            start = pos + 1
+            for key in node:
+                if type(key) is str and target.startswith(key, start):
+                    after = start + len(key)
+                    if after == end or target[after] in ".[":
+                        stack.append((node[key], after, (*path, key)))
+    return None
 
 
 @dataclass(frozen=True)
@@ -118,11 +163,45 @@ class ContractValidators:
     facets: dict[str, dict[str, CompiledDef]]
 
 
+# Where the contract's arrays take their `maxItems` from a limit (see IntakeLimits): (path in $defs, limit name).
+ARRAY_BOUNDS = (
+    (("RunEvent", "properties", "inputs"), "datasets"),
+    (("RunEvent", "properties", "outputs"), "datasets"),
+    (("JobEvent", "properties", "inputs"), "datasets"),
+    (("JobEvent", "properties", "outputs"), "datasets"),
+    (("SchemaDatasetFacet", "properties", "fields"), "columns"),
+    (("SchemaField", "properties", "fields"), "columns"),
+    (("EnvironmentPropertiesRunFacet", "properties", "environment-properties", "properties", "mountPoints"), "mounts"),
+    (("ColumnLineageDatasetFacet", "properties", "fields", "additionalProperties", "properties", "inputFields"),
+     "input_fields"),
+    (("ColumnLineageDatasetFacet", "properties", "dataset"), "input_fields"),
+)
+
+
+def _bounded_array(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    node = schema["$defs"]
+    for key in path:
+        node = node[key]
+    return node
+
+
 @lru_cache(maxsize=8)
-def contract_validators(max_string_chars: int = DEFAULT_MAX_STRING_CHARS) -> ContractValidators:
-    """Compile the contract once per name-length limit (the limit is the only run-time parameter of the schema)."""
+def contract_validators(
+    max_string_chars: int = DEFAULT_MAX_STRING_CHARS,
+    *,
+    datasets: int | None = None,
+    columns: int | None = None,
+    mounts: int | None = None,
+    input_fields: int | None = None,
+) -> ContractValidators:
+    """Compile the contract once per set of limits (name length and array bounds are its only run-time parameters;
+    an array bound left as None keeps the file's value)."""
     schema = copy.deepcopy(CONTRACT)
     schema["$defs"]["Name"]["maxLength"] = max_string_chars
+    bounds = {"datasets": datasets, "columns": columns, "mounts": mounts, "input_fields": input_fields}
+    for path, limit in ARRAY_BOUNDS:
+        if bounds[limit] is not None:
+            _bounded_array(schema, path)["maxItems"] = bounds[limit]
     registry = Registry().with_resource(CONTRACT_ID, Resource.from_contents(schema, default_specification=DRAFT202012))
 
     def compile_def(name: str) -> CompiledDef:
@@ -142,16 +221,19 @@ def contract_validators(max_string_chars: int = DEFAULT_MAX_STRING_CHARS) -> Con
 
 
 def describe(error: ValidationError, root: tuple[str | int, ...], prefix: str) -> tuple[str, str]:
-    """A short message that names the field and the problem, without echoing large values."""
-    parts = (*root, *error.absolute_path)
-    keyword, expected, value = error.validator, error.validator_value, error.instance
-    if keyword == "required":
+    """The message for a jsonschema error (the fallback when fastjsonschema's location cannot be resolved)."""
+    return message_for(error.validator, error.validator_value, error.instance, (*root, *error.absolute_path), prefix)
+
+
+def message_for(keyword: str, expected: Any, value: Any, parts: tuple[Any, ...], prefix: str) -> tuple[str, str]:
+    """A short message that names the field and the problem, without echoing large values: (message, JSON path)."""
+    if keyword == "required" and isinstance(value, dict) and expected:
         missing = next((name for name in expected if name not in value), expected[0])
         path = json_path((*parts, missing), prefix)
         return f"{path} is required but missing", path
     path = json_path(parts, prefix)
     if keyword == "type":
-        types = [expected] if isinstance(expected, str) else expected
+        types = [expected] if isinstance(expected, str) else list(expected or ())
         wanted = " or ".join(_JSON_TYPE_NAMES.get(t, t) for t in types)
         return f"{path} must be {wanted}, got {_json_type_of(value)}", path
     if keyword == "enum":
@@ -161,8 +243,10 @@ def describe(error: ValidationError, root: tuple[str | int, ...], prefix: str) -
         return f"{path} must be a UUID; got {preview(value)}", path
     if keyword == "format" and expected == "date-time":
         return f"{path} must be an ISO 8601 date-time such as 2024-05-01T12:00:00.000Z; got {preview(value)}", path
-    if keyword == "maxLength":
-        return f"{path} is {len(value)} characters long, more than the limit of {expected}", path
+    if keyword == "maxLength" and isinstance(value, str):
+        return f"{path} is {len(value)} characters long, more than the limit of {expected} ({NAME_SETTING})", path
+    if keyword == "maxItems" and isinstance(value, list):
+        return f"{path} has {len(value):,} items, more than the limit of {expected:,}", path
     if keyword == "pattern" and isinstance(value, str) and (control := _CONTROL_CHAR.search(value)):
         return f"{path} contains control character U+{ord(control.group()):04X} at index {control.start()}", path
     return f"{path} breaks the contract's {keyword!r} rule", path  # never echo the value

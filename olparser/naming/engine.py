@@ -6,6 +6,10 @@ rules that cannot match that namespace drop out. Per call: DBFS paths are made c
 against the mount points, the name is tokenised (cached), and the namespace's plan is tried in config order. A rule
 matches when all its conditions hold and its template can be filled. `map` never raises on data: no match is a
 MappingResult with `error` set. `explain` walks the unspecialised rules and must agree with `map`.
+
+JDBC URLs: a namespace such as `jdbc:postgresql://host:5432/db` is first mapped as sent (so a rule written for the
+`jdbc:` form wins), and only when no rule matches it, again as its plain form without `jdbc:`
+(`postgresql://host:5432/db`), which the rules for the plain form then map; `explain` shows both attempts.
 """
 from __future__ import annotations
 
@@ -15,12 +19,20 @@ from typing import Any, Callable, Sequence, Union
 
 from olparser.settings import Settings
 
-from .mounts import DBFS_NAMESPACES, MountPoint, canonical_dbfs, resolve_mount
+from .mounts import DBFS_NAMESPACES, MountIndex, MountPoint, canonical_dbfs, resolve_mount
 from .rules import ConfigError, Rule, compile_rules, parse_json, read_path, unwrap
 from .templates import NORMALIZERS
 from .tokens import NamespaceTokens, NameTokens, TokenRef, Value, token_table, tokenize_name, tokenize_namespace
 
 _NO_NAME = NameTokens((), ())
+JDBC_PREFIX = "jdbc:"
+
+
+def plain_jdbc_form(namespace: str) -> str | None:
+    """`jdbc:sqlserver://h:1433;databaseName=db` -> `sqlserver://h:1433;databaseName=db`; None for other namespaces."""
+    if namespace[:5].lower() == JDBC_PREFIX and len(namespace) > 5:
+        return namespace[5:]
+    return None
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,8 @@ class Explanation:
     tokens: dict[str, object]
     rules: tuple[RuleTrace, ...]
     result: MappingResult
+    # A `jdbc:` namespace that no rule matched as sent is tried again without `jdbc:`: that attempt, explained.
+    plain_form: "Explanation | None" = None
 
     def to_text(self) -> str:
         lines = [f"namespace: {self.namespace!r}", f"name: {self.name!r}"]
@@ -80,6 +94,10 @@ class Explanation:
             for c in rule.conditions:
                 mark = {True: "held", False: "FAILED", None: "not evaluated"}[c.held]
                 lines.append(f"      {c.op1} {c.compare} {c.op2!r}: {mark}" + (f" ({c.reason})" if c.reason else ""))
+        if self.plain_form is not None:
+            lines.append(f"no rule matched the jdbc: namespace as sent; tried again as its plain form "
+                         f"{self.plain_form.namespace!r}:")
+            lines.extend("  " + line for line in self.plain_form.to_text().splitlines()[:-1])
         r = self.result
         if r.matched:
             lines.append(f"winner: {r.rule_name} -> {r.qualified_name} ({r.purview_type})")
@@ -175,7 +193,9 @@ class MappingEngine:
         return plan
 
     @staticmethod
-    def _prepare(namespace: str, name: str, mounts: Sequence[MountPoint]) -> tuple[str, str, MountPoint | None]:
+    def _prepare(
+        namespace: str, name: str, mounts: Sequence[MountPoint] | MountIndex
+    ) -> tuple[str, str, MountPoint | None]:
         if namespace in DBFS_NAMESPACES:
             namespace, name = canonical_dbfs(namespace, name)
             resolved = resolve_mount(name, mounts)
@@ -184,9 +204,11 @@ class MappingEngine:
         return namespace, name, None
 
     def map(
-        self, namespace: str, name: str, *, mounts: Sequence[MountPoint] = (), workspace_url: str | None = None
+        self, namespace: str, name: str, *, mounts: Sequence[MountPoint] | MountIndex = (),
+        workspace_url: str | None = None, _retry_jdbc: bool = True
     ) -> MappingResult:
-        """The first matching rule's qualifiedName and type; unmatched results carry `error`."""
+        """The first matching rule's qualifiedName and type; unmatched results carry `error`. A `jdbc:` namespace that
+        no rule matches is mapped once more as its plain form (`_retry_jdbc` is that attempt's guard)."""
         if namespace.__class__ is not str or name.__class__ is not str:
             namespace, name = ("" if v is None else str(v) for v in (namespace, name))
         if namespace in DBFS_NAMESPACES:
@@ -215,19 +237,29 @@ class MappingEngine:
                     for step in steps:
                         text = step(text)
                     return MappingResult(text.rstrip("/"), rule.purview_type, rule.name)
-        return MappingResult(None, None, None, self._unmatched_reason(ns, nm, ws, near_miss))
+        reason = self._unmatched_reason(ns, nm, ws, near_miss)
+        if _retry_jdbc and namespace[:5].lower() == JDBC_PREFIX:
+            plain = plain_jdbc_form(namespace)
+            if plain is not None:
+                retried = self.map(plain, name, workspace_url=ws, _retry_jdbc=False)
+                if retried.matched:
+                    return retried
+                reason += f"; nor as its plain form without 'jdbc:': {retried.error}"
+        return MappingResult(None, None, None, reason)
 
     def _unmatched_reason(self, ns: NamespaceTokens, nm: NameTokens, ws: str | None, near_miss: Rule | None) -> str:
-        reason = f"no mapping rule matched (namespace prefix {ns.prefix!r}, {len(self.rules)} rules tried)"
+        reason = f"no mapping rule matched (namespace prefix {ns.prefix[:80]!r}, {len(self.rules)} rules tried)"
         if near_miss is not None:
             missing = near_miss.template.missing_token(ns, nm, ws)
             reason += f"; the conditions of rule '{near_miss.name}' held but its template reads {missing}, which is missing"
         return reason
 
     def explain(
-        self, namespace: str, name: str, *, mounts: Sequence[MountPoint] = (), workspace_url: str | None = None
+        self, namespace: str, name: str, *, mounts: Sequence[MountPoint] | MountIndex = (),
+        workspace_url: str | None = None, _retry_jdbc: bool = True
     ) -> Explanation:
-        """Tokens, and for each rule in order (up to the winner) which condition held or failed and why."""
+        """Tokens, and for each rule in order (up to the winner) which condition held or failed and why; for a `jdbc:`
+        namespace that no rule matched, the same for its plain form (`plain_form`)."""
         original = ("" if namespace is None else str(namespace), "" if name is None else str(name))
         resolved_ns, resolved_name, mount = self._prepare(*original, mounts)
         ws = _clean_workspace_url(workspace_url)
@@ -240,10 +272,14 @@ class MappingEngine:
             if trace.matched:
                 result = MappingResult(rule.template.render(ns, nm, ws), rule.purview_type, rule.name)
                 break
+        plain_form = None
         if result is None:
+            plain = plain_jdbc_form(resolved_ns) if _retry_jdbc else None
+            if plain is not None:
+                plain_form = self.explain(plain, resolved_name, workspace_url=ws, _retry_jdbc=False)
             result = self.map(resolved_ns, resolved_name, workspace_url=ws)
         return Explanation(
-            *original, resolved_ns, resolved_name, mount, token_table(ns, nm, ws), tuple(traces), result
+            *original, resolved_ns, resolved_name, mount, token_table(ns, nm, ws), tuple(traces), result, plain_form
         )
 
     @staticmethod

@@ -5,8 +5,10 @@ Tokenising is compatible with the reference connector:
              the rest splits on `@ : / ; , ?` (empty pieces dropped); a piece `k=v` goes to `nameSpcNameVals`
              (`databaseName` / `database` in any case is also stored as `database`), every other piece to
              `nameSpcBodyParts`; `nameSpcConParts` flattens the dotted body pieces split on `.`.
-  name       each `[...]` group is one `nameGroups` entry (the whole name when there are none), `/` trimmed from both
-             ends; `nameGroups[i].parts` splits a group on `.` and `/`.
+  name       a SQL-style name made of `[...]` parts gives one `nameGroups` entry per part (see sql_name_groups);
+             any other name, storage paths with brackets such as `raw/sales[2024]/part` included, is one group, the
+             whole name; `/` is trimmed from both ends of each group; `nameGroups[i].parts` splits a group on `.`
+             and `/`. Tokenising is one left-to-right scan: linear in the length of the name.
 A reference reads one value, or None when the index or key does not exist: the rule engine never raises on data.
 """
 from __future__ import annotations
@@ -21,7 +23,6 @@ Reader = Callable[["NamespaceTokens", "NameTokens", "str | None"], Value]
 
 _BODY_SPLIT = re.compile(r"[@:/;,?]+")
 _PARTS_SPLIT = re.compile(r"[./]+")
-_GROUP = re.compile(r"\[([^\]]*)\]")
 _DATABASE_KEYS = frozenset(("database", "databasename"))
 
 
@@ -65,13 +66,52 @@ def tokenize_namespace(namespace: str) -> NamespaceTokens:
 
 @lru_cache(maxsize=8192)
 def tokenize_name(name: str) -> NameTokens:
-    """Split a dataset name into bracket groups and their dot/slash parts."""
-    if "[" not in name:
-        group = name.strip("/")
-        return NameTokens((group,), (tuple(p for p in _PARTS_SPLIT.split(group) if p),))
-    found = _GROUP.findall(name)
-    groups = tuple(g.strip("/") for g in found) if found else (name.strip("/"),)
+    """Split a dataset name into its groups (SQL-style `[...]` parts, else the whole name) and their dot/slash parts."""
+    trimmed = name.strip("/")
+    groups = sql_name_groups(trimmed) if "[" in trimmed else None
+    if groups is None:
+        groups = (trimmed,)
     return NameTokens(groups, tuple(tuple(p for p in _PARTS_SPLIT.split(g) if p) for g in groups))
+
+
+def sql_name_groups(name: str) -> tuple[str, ...] | None:
+    """The parts of a SQL-style multipart name with at least one bracketed part, else None.
+
+    Such a name is a sequence of parts separated by `.`, or written next to each other when both are bracketed
+    (`[a][b]`, the reference's documented form); each part is either a whole `[...]` group (its content taken as is,
+    dots included) or a plain identifier without `[`, `]` or `/`: `[dbo].[orders]`, `[sales].orders`,
+    `db.[my.schema].[t]`, `[myname.test][for.you]`. Anything else is not SQL and stays one group (None): storage paths
+    such as `raw/sales[2024]/part`, `data[1].csv`, an unclosed `[`, an empty part. One scan, linear in the length.
+    """
+    groups: list[str] = []
+    bracketed = False
+    i, end = 0, len(name)
+    while True:
+        if name.startswith("[", i):
+            close = name.find("]", i + 1)
+            if close < 0:
+                return None
+            groups.append(name[i + 1 : close].strip("/"))
+            bracketed = True
+            i = close + 1
+            if i == end:
+                break
+            if name[i] == "[":
+                continue
+            if name[i] != ".":
+                return None
+            i += 1
+            continue
+        dot = name.find(".", i)
+        stop = end if dot < 0 else dot
+        part = name[i:stop]
+        if not part or "[" in part or "]" in part or "/" in part:
+            return None
+        groups.append(part)
+        if dot < 0:
+            break
+        i = dot + 1
+    return tuple(groups) if bracketed else None
 
 
 # --- token references ---------------------------------------------------------------------------------------------

@@ -162,7 +162,7 @@ def test_template_text_paths_and_long_names_up_to_the_limit_are_data(name: str) 
 
 def test_a_ten_thousand_char_name_is_400_without_echoing_it() -> None:
     error = refused(minimal_event(job={"namespace": "default", "name": "x" * 10_000}))
-    assert error == {"error": "$.job.name is 10000 characters long, more than the limit of 4096", "path": "$.job.name"}
+    assert error == {"error": "$.job.name is 10000 characters long, more than the limit of 4096 (setting MAX_NAME_CHARS)", "path": "$.job.name"}
 
 
 def test_the_name_limit_follows_intake_limits() -> None:
@@ -170,7 +170,7 @@ def test_the_name_limit_follows_intake_limits() -> None:
     event = minimal_event(job={"namespace": "default", "name": "etl"}, inputs=[{"namespace": "dbfs", "name": "/mnt/raw/orders"}],
                           outputs=[])
     error = refused(event, limits)
-    assert error == {"error": "$.inputs[0].name is 15 characters long, more than the limit of 10", "path": "$.inputs[0].name"}
+    assert error == {"error": "$.inputs[0].name is 15 characters long, more than the limit of 10 (setting MAX_NAME_CHARS)", "path": "$.inputs[0].name"}
 
 
 @pytest.mark.parametrize("char", ["\x00", "\n", "\r", "\x1b", "\x7f"])
