@@ -1,9 +1,10 @@
 """Timer triggers for the local host: each `@app.timer_trigger` function runs on its NCRONTAB schedule.
 
 As the Functions host does: the schedule may name an app setting (`%NAME%`); `runOnStartup` runs it once at start;
-the function receives a `func.TimerRequest` whose `past_due` is true when the run starts later than it was due
-(the previous run overran, or the machine was busy); one run of a function at a time, and occurrences missed while
-a run was going are folded into one late run; an exception is logged and the next occurrence runs as usual.
+the function receives a `func.TimerRequest` whose `past_due` is true when the run is later than it was due: one run
+of a function at a time, so occurrences that passed while a run went on are folded into one run, started at once
+with `past_due` (as is a run that starts over a second late because the machine was busy); an exception is logged
+and the next occurrence runs as usual.
 Times are UTC. Each function has its own thread, stopped by `stop()` (a run in progress is waited for).
 """
 from __future__ import annotations
@@ -106,18 +107,20 @@ class TimerTrigger:
     def _loop(self) -> None:
         due = self._clock() if self.run_on_startup else self.schedule.next_after(self._clock())
         previous: datetime | None = None
+        missed = False
         while True:
             with self._lock:
                 self.state.next_run = due
             wait = (due - self._clock()).total_seconds()
             if self._stop.wait(max(0.0, wait)):
                 return
-            started = self._clock()
-            self._run(due, previous, past_due=started - due > PAST_DUE_AFTER)
+            late = self._clock() - due > PAST_DUE_AFTER
+            self._run(due, previous, past_due=missed or late)
             previous = due
             following = self.schedule.next_after(due)
-            # Occurrences that passed while this run went on are folded into one (late) run, as the host does.
-            due = following if following > self._clock() else max(following, self._latest_missed(following))
+            # Occurrences that passed while this run went on are folded into one past-due run, started at once.
+            missed = following <= self._clock()
+            due = self._latest_missed(following) if missed else following
 
     def _latest_missed(self, first_missed: datetime) -> datetime:
         now, latest = self._clock(), first_missed
