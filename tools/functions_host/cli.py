@@ -355,7 +355,7 @@ def banner(options: ServeOptions, routes: list[HttpRoute], services: list[str]) 
     keys = options.keys
     kept = f"kept in {keys.path}" if keys.path else ""
     key_note = (f" ({'generated, ' if keys.created else ''}{kept}; reused by the next serve)"
-                if keys.function_key_kept else " (from --key)")
+                if keys.function_key_kept else "")
     master_note = f" ({kept})" if keys.path else ""
     lines = [
         f"ol2purview serve: {options.app_path.name} on {url}",
