@@ -112,6 +112,11 @@ def test_explain_of_no_match_exits_3():
     assert done.stdout.endswith("winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)\n")
 
 
+def explained_rules(done: subprocess.CompletedProcess) -> list[str]:
+    """The lines of an --explain summary from its "rules:" line on."""
+    return done.stdout.split("rules:", 1)[1].splitlines()
+
+
 def test_explain_summarises_the_rules_the_namespace_did_not_rule_out(tmp_path: Path):
     config = tmp_path / "m.json"
     config.write_text(json.dumps([
@@ -121,7 +126,7 @@ def test_explain_summarises_the_rules_the_namespace_did_not_rule_out(tmp_path: P
     ]))
     done = qn_tester("--config", str(config), "--namespace", "sqlserver://h:1433", "--name", "sales", "--explain")
     assert done.returncode == 0
-    assert done.stdout.split("rules:", 1)[1].splitlines() == [
+    assert explained_rules(done) == [
         " 3 tried",
         "  1 ruled out by a namespace condition",
         "  [1] sqlSchema: condition failed: nameGroups > 1 (nameGroups is 1)",
@@ -133,7 +138,7 @@ def test_explain_summarises_the_rules_the_namespace_did_not_rule_out(tmp_path: P
 def test_explain_of_no_match_is_a_page_not_every_rule():
     done = qn_tester("--namespace", "kafka://b:9092", "--name", "t", "--explain")
     assert done.returncode == 3
-    assert done.stdout.split("rules:", 1)[1].splitlines() == [
+    assert explained_rules(done) == [
         " 52 tried",
         "  52 ruled out by a namespace condition",
         "winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)",
