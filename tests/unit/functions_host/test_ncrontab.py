@@ -64,22 +64,27 @@ def test_the_time_zone_of_the_moment_is_kept():
     assert CronSchedule.parse("0 0 * * * *").next_after(at(2026, 1, 1, 0, 0, 1)).tzinfo is local
 
 
-@pytest.mark.parametrize("expression, message", [
-    ("0 */5 * * *", "schedule '0 */5 * * *' has 5 fields; NCRONTAB needs 6"),
-    ("60 * * * * *", "second: 60 is outside 0-59"),
-    ("0 0 24 * * *", "hour: 24 is outside 0-23"),
-    ("0 0 0 0 * *", "day: 0 is outside 1-31"),
-    ("0 0 0 * 13 *", "month: 13 is outside 1-12"),
-    ("0 0 0 * * 8", "day-of-week: 8 is outside 0-7"),
-    ("*/0 * * * * *", "second: step '0' must be a positive number"),
-    ("0 10-5 * * * *", "minute: range '10-5' runs backwards"),
-    ("0 0 0 * * Funday", "day-of-week: 'Funday' is not a number or a name"),
-    ("0 0 0 1,,2 * *", "day: empty list item in '1,,2'"),
-])
-def test_invalid_schedules_name_the_field_and_the_problem(expression, message):
+def refusal(expression: str) -> str:
     with pytest.raises(ScheduleError) as raised:
         CronSchedule.parse(expression)
-    assert message in str(raised.value)
+    return str(raised.value)
+
+
+def test_invalid_schedules_name_the_field_and_the_problem():
+    bad = ["0 */5 * * *", "60 * * * * *", "0 0 24 * * *", "0 0 0 0 * *", "0 0 0 * 13 *", "0 0 0 * * 8",
+           "*/0 * * * * *", "0 10-5 * * * *", "0 0 0 * * Funday", "0 0 0 1,,2 * *"]
+    assert [refusal(expression) for expression in bad] == [
+        "schedule '0 */5 * * *' has 5 fields; NCRONTAB needs 6: {second} {minute} {hour} {day} {month} {day-of-week}",
+        "schedule '60 * * * * *': second: 60 is outside 0-59",
+        "schedule '0 0 24 * * *': hour: 24 is outside 0-23",
+        "schedule '0 0 0 0 * *': day: 0 is outside 1-31",
+        "schedule '0 0 0 * 13 *': month: 13 is outside 1-12",
+        "schedule '0 0 0 * * 8': day-of-week: 8 is outside 0-7",
+        "schedule '*/0 * * * * *': second: step '0' must be a positive number",
+        "schedule '0 10-5 * * * *': minute: range '10-5' runs backwards",
+        "schedule '0 0 0 * * Funday': day-of-week: 'Funday' is not a number or a name",
+        "schedule '0 0 0 1,,2 * *': day: empty list item in '1,,2'",
+    ]
 
 
 def test_a_schedule_that_never_fires_says_so():
