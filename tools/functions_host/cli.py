@@ -247,8 +247,7 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost, sock: so
     try:
         http = FunctionsHttpApp(app.functions, app.config, KeyRing(options.master_key, host_keys=(options.key,),
                                                                    function_keys=options.function_keys),
-                                host.deliveries, admin_endpoints={STATUS_PATH: host.status},
-                                key_hint=_key_hint(options))
+                                host.deliveries, admin_endpoints={STATUS_PATH: host.status})
     except (FunctionAppError, RouteTemplateError, ValueError) as exc:
         print(f"ol2purview serve: {exc}", file=sys.stderr)
         return 2
@@ -272,11 +271,6 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost, sock: so
               file=sys.stderr)
         return 1
     return 0
-
-
-def _key_hint(options: ServeOptions) -> str:
-    where = f" (kept in {options.keys.path})" if options.keys.path else ""
-    return f"the master key printed by `ol2purview serve`{where}"
 
 
 def _use_running_serve(options: ServeOptions) -> tuple[ServeOptions, str | None]:

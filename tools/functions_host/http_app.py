@@ -34,6 +34,9 @@ from tools.functions_host.routes import RouteTemplate, full_template
 
 HTTP_TRIGGER = "httpTrigger"
 UNAUTHORIZED = {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}
+ADMIN_UNAUTHORIZED = {"error": "missing or wrong function key: this endpoint needs the master key, not a function key "
+                               "(printed by `ol2purview serve`, kept in host-keys.json in its data folder); send it in "
+                               "the x-functions-key header or as ?code="}
 BODY_DEADLINE_SECONDS = 30.0  # the whole body, from the end of the headers
 AdminEndpoint = Callable[[], Mapping[str, Any]]  # GET /admin/<path> -> JSON body, master key only
 log = logging.getLogger("ol2purview.host")
@@ -91,11 +94,9 @@ class FunctionsHttpApp:
         max_request_bytes: int = MAX_REQUEST_BYTES,
         admin_endpoints: Mapping[str, AdminEndpoint] | None = None,
         body_deadline: float = BODY_DEADLINE_SECONDS,
-        key_hint: str = "the master key",
     ) -> None:
         """`admin_endpoints`: host endpoints by path (e.g. "/admin/ol2purview/status"), answered to GET with the
-        master key; they run in a worker thread and must not block for long. `key_hint` says where the master key
-        is, in the 401 of an admin endpoint."""
+        master key; they run in a worker thread and must not block for long."""
         http_functions = [f for f in functions if f.trigger.type == HTTP_TRIGGER]
         self.deliveries = dict(deliveries or {})
         check_supported(http_functions, {HTTP_TRIGGER}, self.deliveries)
@@ -104,7 +105,6 @@ class FunctionsHttpApp:
         self.keys = keys
         self.max_request_bytes = max_request_bytes
         self.body_deadline = body_deadline
-        self.key_hint = key_hint
         self.admin_endpoints = {path.rstrip("/").lower(): endpoint
                                 for path, endpoint in (admin_endpoints or {}).items()}
         self._limiter: anyio.CapacityLimiter | None = None  # created inside the event loop
@@ -206,8 +206,7 @@ class FunctionsHttpApp:
 
     async def _admin(self, request: Request, endpoint: AdminEndpoint) -> Response:
         if not self.keys.allows("admin", "", presented_key(request.headers, dict(request.query_params))):
-            return json_response(401, {"error": f"this endpoint needs the master key, not a function key: send "
-                                                f"{self.key_hint} in the x-functions-key header or as ?code="})
+            return json_response(401, ADMIN_UNAUTHORIZED)  # no file path in an answer: it names only the file
         return json_response(200, await anyio.to_thread.run_sync(endpoint))
 
     def _capacity(self) -> anyio.CapacityLimiter:

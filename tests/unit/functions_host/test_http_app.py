@@ -200,13 +200,13 @@ def test_an_output_that_cannot_be_delivered_is_a_503_without_details():
 
 
 def test_admin_endpoints_need_the_master_key_and_say_so():
-    client = TestClient(make_app(admin_endpoints={"/admin/ol2purview/status": lambda: {"state": "Running"}},
-                                 key_hint="the master key (kept in /data/host-keys.json)"))
+    client = TestClient(make_app(admin_endpoints={"/admin/ol2purview/status": lambda: {"state": "Running"}}))
     url = "/admin/ol2purview/status"
     assert client.get(url, params={"code": "master-key"}).json() == {"state": "Running"}
     assert client.get(url, headers={"x-functions-key": "master-key"}).status_code == 200
     for key in ("host-key", "wrong", None):
         response = client.get(url, params={"code": key} if key else {})
         assert (response.status_code, response.json()) == (401, {
-            "error": "this endpoint needs the master key, not a function key: send the master key (kept in "
-                     "/data/host-keys.json) in the x-functions-key header or as ?code="})
+            "error": "missing or wrong function key: this endpoint needs the master key, not a function key (printed "
+                     "by `ol2purview serve`, kept in host-keys.json in its data folder); send it in the "
+                     "x-functions-key header or as ?code="})
