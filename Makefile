@@ -3,12 +3,21 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-fast bench lint-config venv node browser clean help
+.PHONY: run test test-fast bench lint-config venv node browser clean reset package help
 
 help:
-	@echo "make run    - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
-	@echo "make test   - run the whole test suite (installs what it needs)"
-	@echo "make bench  - run the benchmarks in bench/ and print medians"
+	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
+	@echo "make test         - run the whole test suite (installs what it needs)"
+	@echo "make test-fast    - run the unit tests only"
+	@echo "make bench        - run the benchmarks in bench/ and print medians"
+	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json"
+	@echo "make venv         - create .venv/ with the pinned Python dependencies (then: . .venv/bin/activate)"
+	@echo "make node         - install Azurite into node_modules/"
+	@echo "make browser      - install Debian's chromium for the lineage page test, when missing"
+	@echo "make package      - build the Azure deployment zip in dist/ (what .funcignore leaves in)"
+	@echo "make reset        - delete the local state in .data/ (queues, run state, catalog) but keep the keys"
+	@echo "make clean        - delete .venv/, node_modules/ and .data/"
+	@echo "make help         - this list"
 
 $(BIN)/.installed: pyproject.toml requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +50,15 @@ bench: venv node
 
 lint-config: venv
 	$(BIN)/qn-tester lint
+
+package: venv
+	$(BIN)/python deploy/package.py --out dist/ol2purview-function.zip
+
+reset: venv
+	@$(BIN)/python -c "import sys; from tools.functions_host.state import RunningHost; \
+	  sys.exit('stop ol2purview serve first: it runs on .data' if RunningHost.find('.data') else 0)"
+	@if [ -d .data ]; then find .data -mindepth 1 -maxdepth 1 ! -name host-keys.json -exec rm -rf {} +; fi
+	@echo "local state in .data/ deleted (keys kept in .data/host-keys.json)"
 
 clean:
 	rm -rf $(VENV) node_modules .data .pytest_cache

@@ -6,7 +6,8 @@
   Bad input gets a 4xx naming the problem (`{"error", "path"}`), never a stack trace.
 - `process_lineage_event` (queue trigger): opens the envelope and runs the pipeline (merge, map, build, upload).
   A catalog failure propagates: the host retries the message, and after `maxDequeueCount` attempts moves it to
-  `lineage-events-poison`, from which `ol2purview requeue` brings it back.
+  `lineage-events-poison`, from which `ol2purview requeue` brings it back. A rejection no retry can fix (an entity
+  type the catalog does not know) is written to the poison queue at once (`olparser.delivery.poison`).
 - `health` (HTTP, anonymous).
 
 Everything is built by `olparser.runtime` from the app settings, once per process.
@@ -20,6 +21,7 @@ from typing import Any
 import azure.functions as func
 
 from olparser.contract import AcceptedEvent, IngestError, batch_response, read_batch, read_event
+from olparser.delivery.poison import poison_at_once
 from olparser.runtime import process_runtime
 
 LINEAGE_QUEUE = "lineage-events"  # LINEAGE_QUEUE must match: bindings are declared before settings are read
@@ -97,11 +99,17 @@ def ingest_batch(req: func.HttpRequest, msg: func.Out[list[str]]) -> func.HttpRe
 def process_lineage_event(msg: func.QueueMessage) -> None:
     """Merge, map and upload one queued event. Raises to have the host retry it (then poison it)."""
     runtime = process_runtime()
-    event = runtime.courier().open_event(msg.get_body().decode("utf-8"))
-    outcome = runtime.process(event)
+    text = msg.get_body().decode("utf-8")
+    event = runtime.courier().open_event(text)
+    try:
+        outcome = runtime.process(event)
+    except Exception as exc:
+        if poison_at_once(runtime, LINEAGE_QUEUE, text, exc, (event.get("run") or {}).get("runId")):
+            return
+        raise
     log.info("Processed runId=%s eventType=%s status=%s entities=%d unmatched=%d calls=%d attempt=%d",
-             outcome.run_id, outcome.event_type, outcome.status, outcome.entities, outcome.unmatched,
-             outcome.catalog_calls, msg.dequeue_count or 1)
+             outcome.run_id, event.get("eventType") or outcome.event_type, outcome.status, outcome.entities,
+             outcome.unmatched, outcome.catalog_calls, msg.dequeue_count or 1)
 
 
 @app.route(route="health", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)

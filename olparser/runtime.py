@@ -25,6 +25,7 @@ from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueu
 from olparser.delivery.sender import EventCourier, courier_from_settings
 from olparser.lineage import LineageOptions, LineagePlan
 from olparser.naming import MappingEngine
+from olparser.naming.reloading import ReloadingEngine
 from olparser.pipeline import DueReport, LineageOutcome, LineagePipeline, WritePolicy
 from olparser.runs import RunStateStore, open_run_state_store
 from olparser.settings import TYPEDEFS_DIR, Settings
@@ -104,8 +105,9 @@ class Runtime:
         return self._once("queue_service", build)
 
     # --- processing --------------------------------------------------------------------------------------------
-    def engine(self) -> MappingEngine:
-        return self._once("engine", lambda: MappingEngine.from_settings(self.settings))
+    def engine(self) -> MappingEngine | ReloadingEngine:
+        """The mapping rules; a rule file is followed (a changed file is used within seconds, no restart)."""
+        return self._once("engine", lambda: ReloadingEngine.from_settings(self.settings))
 
     def run_state_store(self) -> RunStateStore:
         return self._once("run_state_store", lambda: open_run_state_store(self.settings))

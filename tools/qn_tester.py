@@ -2,10 +2,10 @@
 
   qn-tester                                   prompt for nameSpace and name until end of input
   qn-tester --namespace NS --name NAME        one mapping as a JSON line
-  qn-tester --namespace NS --name NAME --explain
+  qn-tester --namespace NS --name NAME --explain [--full]
   qn-tester --batch FILE|-                    JSON lines {"namespace", "name"} or a JSON file with a "cases" list
   qn-tester --event FILE                      every input and output of an OpenLineage event
-  qn-tester lint [--config PATH]              problems in a mapping config
+  qn-tester lint [--config PATH] [--catalog [URL]]   problems in a mapping config (and types the catalog lacks)
 
 Exit codes: 0 every input matched a rule; 3 some input matched none; 2 usage or config error; lint: 1 problems found.
 The config is --config PATH, else the app setting OlToPurviewMappings (inline JSON), else
@@ -21,11 +21,15 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, TextIO
 
 from olparser.naming import ConfigError, MappingEngine, MappingResult, MountPoint, mounts_from_facet
+from olparser.naming.engine import Explanation
 from olparser.naming.lint import lint_config
-from olparser.naming.rules import parse_json, read_path
+from olparser.naming.mounts import DBFS_NAMESPACES
+from olparser.naming.rules import parse_json, read_path, unwrap
 from olparser.settings import Settings
 
 EXIT_OK, EXIT_LINT_FINDINGS, EXIT_USAGE, EXIT_UNMATCHED = 0, 1, 2, 3
+CLOSEST_SHOWN = 5  # rules listed by the --explain summary
+EMPTY_NAMESPACE = "the namespace is empty: type one (e.g. abfss://raw@lake.dfs.core.windows.net), or Ctrl-D to quit"
 
 
 class UsageError(Exception):
@@ -42,12 +46,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--name", metavar="NAME", help="OpenLineage dataset name")
     parser.add_argument("--mounts", metavar="FILE", help="Databricks mount points: a JSON list of {mountPoint, source}")
     parser.add_argument("--workspace-url", metavar="HOST", help="Databricks workspace host, for Hive tables")
-    parser.add_argument("--explain", action="store_true", help="show tokens and each rule's conditions")
+    parser.add_argument("--explain", action="store_true",
+                        help="show the tokens, the winner and the closest rules (with --full: every rule)")
+    parser.add_argument("--full", action="store_true", help="with --explain: every rule and every condition")
     parser.add_argument("--batch", metavar="FILE", help="JSON lines of {namespace, name}, or a JSON file with 'cases' (- for stdin)")
     parser.add_argument("--event", metavar="FILE", help="an OpenLineage event: map all its inputs and outputs")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     lint = sub.add_parser("lint", help="check a mapping config", description="Check a mapping config for problems.")
     lint.add_argument("--config", dest="lint_config", metavar="PATH", help="mapping config to check")
+    lint.add_argument("--catalog", nargs="?", const="", metavar="URL",
+                      help="also check every rule's purviewDataType against the entity types of this catalog (an "
+                           "Atlas v2 URL such as http://127.0.0.1:21000/api/atlas/v2); without URL: "
+                           "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s catalog")
     return parser
 
 
@@ -143,26 +153,91 @@ def _emit(obj: dict[str, Any], out: TextIO) -> None:
     out.flush()
 
 
-def _prompted_pairs(stdin: TextIO, out: TextIO) -> Iterator[tuple[str, str]]:
+def _prompted_pairs(stdin: TextIO, out: TextIO, err: TextIO) -> Iterator[tuple[str, str]]:
+    """(namespace, name) pairs typed at the prompts; end of input (Ctrl-D) at either prompt ends them at once, and an
+    empty namespace is refused (it would run every rule) and asked again."""
     interactive = stdin.isatty()
     while True:
-        if interactive:
-            out.write("nameSpace: ")
-            out.flush()
-        namespace = stdin.readline()
-        if interactive and namespace:
-            out.write("name: ")
-            out.flush()
-        name = stdin.readline()
-        if not namespace or not name:
+        namespace = _prompt(stdin, out, "nameSpace: ", interactive)
+        if namespace is None:
             return
-        yield namespace.rstrip("\r\n"), name.rstrip("\r\n")
+        if not namespace.strip():
+            err.write(f"qn-tester: {EMPTY_NAMESPACE}\n")
+            err.flush()
+            continue
+        name = _prompt(stdin, out, "name: ", interactive)
+        if name is None:
+            return
+        yield namespace, name
+
+
+def _prompt(stdin: TextIO, out: TextIO, label: str, interactive: bool) -> str | None:
+    if interactive:
+        out.write(label)
+        out.flush()
+    line = stdin.readline()
+    if not line:  # end of input
+        if interactive:
+            out.write("\n")
+            out.flush()
+        return None
+    return line.rstrip("\r\n")
+
+
+def hints(namespace: str, name: str, mounts: tuple[MountPoint, ...]) -> list[str]:
+    """Advice for inputs that usually mean a mistake in how they were typed, not in the rules."""
+    found = []
+    if not mounts and (name.startswith(("/mnt/", "dbfs:/mnt/", "/dbfs/mnt/")) or namespace.startswith("dbfs:/mnt")) \
+            and (namespace in DBFS_NAMESPACES or namespace.startswith("dbfs")):
+        found.append("hint: /mnt/... is a Databricks mount point: pass --mounts FILE (a JSON list of {\"mountPoint\", "
+                     "\"source\"}, as in the run's environment-properties facet) or --event FILE, so that it maps like "
+                     "the storage path it mounts")
+    if namespace.lower().startswith("jdbc:"):
+        found.append(f"hint: OpenLineage namespaces have no 'jdbc:' prefix (Spark sends {namespace[5:]!r}, not "
+                     f"{namespace!r}): try --namespace {namespace[5:]!r}")
+    return found
+
+
+def _print_hints(namespace: str, name: str, mounts: tuple[MountPoint, ...], err: TextIO) -> None:
+    for line in hints(namespace, name, mounts):
+        err.write(line + "\n")
+    err.flush()
+
+
+def explain_summary(explanation: Explanation, engine: MappingEngine) -> str:
+    """The input, its tokens, the winner and the closest rules (those the namespace did not rule out), with a count
+    of the rest: a page instead of the ~200 lines `--full` prints for an input no rule matches."""
+    full = explanation.to_text().splitlines()
+    head = full[:full.index("rules:")]
+    rules = {rule.index: rule for rule in engine.rules}
+    closest, by_namespace = [], 0
+    for trace in explanation.rules:
+        if trace.matched:
+            continue
+        failed = next((i for i, c in enumerate(trace.conditions) if c.held is False), None)
+        rule = rules.get(trace.index)
+        if failed is not None and rule is not None and rule.conditions[failed].token.scope == "namespace":
+            by_namespace += 1
+        else:
+            closest.append(trace)
+    lines = [*head, f"rules: {len(explanation.rules)} tried"]
+    if by_namespace:
+        lines.append(f"  {by_namespace} ruled out by a namespace condition")
+    for trace in closest[:CLOSEST_SHOWN]:
+        lines.append(f"  [{trace.index}] {trace.name}: {trace.reason}")
+    if len(closest) > CLOSEST_SHOWN:
+        lines.append(f"  ... and {len(closest) - CLOSEST_SHOWN} more whose namespace conditions held")
+    result = explanation.result
+    lines.append(f"winner: {result.rule_name} -> {result.qualified_name} ({result.purview_type})" if result.matched
+                 else f"winner: none - {result.error}")
+    lines.append("(--explain --full lists every rule and condition)")
+    return "\n".join(lines)
 
 
 # --- commands -------------------------------------------------------------------------------------------------------
 
 
-def run_lint(config: str | None, out: TextIO) -> int:
+def run_lint(config: str | None, out: TextIO, catalog: str | None = None) -> int:
     if config:
         raw = read_path(config)
         source = config
@@ -172,7 +247,13 @@ def run_lint(config: str | None, out: TextIO) -> int:
             raw, source = parse_json(settings.mappings_inline, "app setting OlToPurviewMappings"), "OlToPurviewMappings"
         else:
             raw, source = read_path(settings.mappings_path), str(settings.mappings_path)
-    findings = lint_config(raw)
+    findings: list[Any] = list(lint_config(raw))
+    if catalog is not None:
+        from tools.qn_lint_catalog import CatalogLintError, lint_against_catalog
+        try:
+            findings += lint_against_catalog(unwrap(raw), catalog or None, os.environ)
+        except CatalogLintError as exc:
+            raise UsageError(str(exc)) from None
     for finding in findings:
         out.write(f"{finding}\n")
     out.write(f"{source}: {len(findings)} problem(s)\n" if findings else f"{source}: no problems found\n")
@@ -184,9 +265,10 @@ def run_map(args: argparse.Namespace, out: TextIO) -> int:
     mounts = load_mounts(args.mounts)
     workspace = args.workspace_url
     if args.namespace is not None:
+        _print_hints(args.namespace, args.name, mounts, sys.stderr)
         if args.explain:
             explanation = engine.explain(args.namespace, args.name, mounts=mounts, workspace_url=workspace)
-            out.write(explanation.to_text() + "\n")
+            out.write((explanation.to_text() if args.full else explain_summary(explanation, engine)) + "\n")
             return EXIT_OK if explanation.result.matched else EXIT_UNMATCHED
         result = engine.map(args.namespace, args.name, mounts=mounts, workspace_url=workspace)
         _emit(result_json(result), out)
@@ -201,10 +283,12 @@ def run_map(args: argparse.Namespace, out: TextIO) -> int:
         mounts = mounts or event_mounts
         rows = [({"direction": d, "namespace": ns, "name": n}, ns, n) for d, ns, n in datasets]
     else:
-        rows = (({"namespace": ns, "name": n}, ns, n) for ns, n in _prompted_pairs(sys.stdin, out))
+        rows = (({"namespace": ns, "name": n}, ns, n) for ns, n in _prompted_pairs(sys.stdin, out, sys.stderr))
     detailed = bool(args.batch or args.event)
     all_matched = True
     for head, ns, n in rows:
+        if not detailed:
+            _print_hints(ns, n, mounts, sys.stderr)
         result = engine.map(ns, n, mounts=mounts, workspace_url=workspace)
         all_matched &= result.matched
         line = {**head, **result_json(result), "Rule": result.rule_name} if detailed else result_json(result)
@@ -220,6 +304,10 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError(f"choose one of {', '.join(modes)}")
     if args.explain and args.namespace is None:
         raise UsageError("--explain needs --namespace and --name")
+    if args.full and not args.explain:
+        raise UsageError("--full goes with --explain")
+    if args.namespace is not None and not args.namespace.strip():
+        raise UsageError("--namespace is empty (an OpenLineage namespace such as abfss://raw@lake.dfs.core.windows.net)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "lint":
-            return run_lint(args.lint_config or args.config, sys.stdout)
+            return run_lint(args.lint_config or args.config, sys.stdout, args.catalog)
         _check_usage(args)
         return run_map(args, sys.stdout)
     except UsageError as exc:

@@ -5,23 +5,34 @@ file holding one object per line) and folders (their `.json`/`.jsonl`/`.ndjson` 
 `2.json` comes before `10.json`; names starting with `_` or `.` are skipped). Events go out in that order, one request
 each, exactly as `HttpTransport.emit` sends them (keys sorted, nulls dropped, optional gzip). Exit status 0 when every
 event was accepted, 1 otherwise.
+
+Without `--url`, events go to the `ol2purview serve` running on the data folder (found in `<data>/serve.json`), with
+the function key it keeps in `<data>/host-keys.json`. A `--url` that carries a path (`http://host/api/v1/lineage`) is
+split into the base URL and the endpoint.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 from openlineage.client.transport.http import HttpCompression, HttpConfig, HttpTransport
 from tqdm import tqdm
 
+from olparser.settings import Settings
+from tools.functions_host.state import RunningHost, read_keys
+
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 KEY_HEADER = "x-functions-key"
+KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
+DEFAULT_ENDPOINT = "/api/v1/lineage"
 MAX_LISTED_REFUSALS = 50
 
 
@@ -156,27 +167,70 @@ def summary(outcomes: list[Outcome], target: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", type=Path, help="event files, JSON-lines files or folders")
-    parser.add_argument("--url", required=True, help="the endpoint's base URL, e.g. http://127.0.0.1:7071")
-    parser.add_argument("--key", help="function key, sent in the x-functions-key header")
+    parser.add_argument("--url", help="the endpoint's base URL, e.g. http://127.0.0.1:7071 (default: the "
+                                      "`ol2purview serve` running on the data folder)")
+    parser.add_argument("--key", help=f"function key, sent in the x-functions-key header (default: ${KEY_ENV}, else "
+                                      "the key that serve keeps in <data>/host-keys.json)")
     parser.add_argument("--gzip", action="store_true", help="gzip each request body, as compression=gzip does")
-    parser.add_argument("--endpoint", default="/api/v1/lineage", help="path of the endpoint (default /api/v1/lineage)")
+    parser.add_argument("--endpoint", help=f"path of the endpoint (default: the --url's path, else {DEFAULT_ENDPOINT})")
+    parser.add_argument("--data", metavar="DIR", help="the local host's data folder (default: OL2PURVIEW_DATA_DIR "
+                                                      "or .data)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per request (default 5, as Spark)")
     parser.add_argument("--retries", type=int, default=5,
                         help="retries on connection errors and 500/502/503/504 (default 5, the client's default)")
 
 
+@dataclass(frozen=True)
+class Target:
+    """Where events go: base URL, endpoint path and key."""
+
+    url: str
+    endpoint: str
+    key: str | None
+
+    @property
+    def address(self) -> str:
+        return self.url.rstrip("/") + "/" + self.endpoint.lstrip("/")
+
+
+def split_url(url: str, endpoint: str | None) -> tuple[str, str]:
+    """(base URL, endpoint): a path in `url` is the endpoint unless `--endpoint` names one (the transport joins them
+    as an absolute path, so the base is scheme and host)."""
+    parts = urlsplit(url)
+    path = parts.path.rstrip("/")
+    if not path:
+        return url.rstrip("/"), endpoint or DEFAULT_ENDPOINT
+    return urlunsplit((parts.scheme, parts.netloc, "", "", "")), endpoint or path
+
+
+def resolve_target(args: argparse.Namespace, env: Mapping[str, str]) -> Target:
+    """--url/--key, else the running local host's URL and kept key. Raises ValueError saying what to pass."""
+    data_dir = Path(args.data).resolve() if args.data else Settings.from_env(env).data_dir
+    running = RunningHost.find(data_dir)
+    url = args.url or (running.url if running else None)
+    if not url:
+        raise ValueError(f"no --url given and no `ol2purview serve` is running on {data_dir}: start it, or pass "
+                         "--url URL --key KEY (or --data DIR of the running serve)")
+    base, endpoint = split_url(url, args.endpoint)
+    key = args.key or env.get(KEY_ENV)
+    if not key and running is not None and base == running.url.rstrip("/"):
+        key = read_keys(data_dir).get("functionKey")  # the local host's own key, never sent elsewhere
+    return Target(base, endpoint, key)
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         files = event_files(args.paths)
-    except FileNotFoundError as error:
+        target = resolve_target(args, os.environ)
+    except (FileNotFoundError, ValueError) as error:
         print(f"ol2purview replay: {error}", file=sys.stderr)
         return 2
     events = [event for path in files for event in read_events(path)]
-    transport = make_transport(args.url, args.endpoint, args.key, args.gzip, args.timeout, args.retries)
+    transport = make_transport(target.url, target.endpoint, target.key, args.gzip, args.timeout, args.retries)
     try:
         with tqdm(total=len(events), unit="event", file=sys.stderr, mininterval=0.2) as progress:
             outcomes = send(events, transport, progress)
     finally:
         transport.close()
-    print(summary(outcomes, args.url.rstrip("/") + "/" + args.endpoint.lstrip("/")), flush=True)
+    print(summary(outcomes, target.address), flush=True)
     return 0 if outcomes and all(o.accepted for o in outcomes) else 1

@@ -4,11 +4,16 @@ again once their cause (a mapping rule, the catalog) is fixed.
     ol2purview requeue --all
     ol2purview requeue --run-id 0190a1b2-... --dry-run
     ol2purview requeue --id <message or envelope id> --connection "UseDevelopmentStorage=true"
+
+Which storage: --connection or --embedded when given; else AzureWebJobsStorage; else the storage of the
+`ol2purview serve` running on the data folder (it records it in `<data>/serve.json`); else Azurite on its default
+ports (UseDevelopmentStorage=true).
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from azure.storage.queue import ExponentialRetry
 
@@ -16,6 +21,7 @@ from olparser.delivery.queues import (AzureQueueService, QueueService, SqliteQue
                                       embedded_queue_path, poison_queue_name)
 from olparser.delivery.requeue import Selection, requeue
 from olparser.settings import Settings
+from tools.functions_host.state import RunningHost
 
 DEVELOPMENT_STORAGE = "UseDevelopmentStorage=true"
 
@@ -38,14 +44,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f"{DEVELOPMENT_STORAGE}, i.e. Azurite on its default ports)")
     where.add_argument("--embedded", action="store_true",
                        help="use the embedded SQLite queues in OL2PURVIEW_DATA_DIR instead of Azure Storage")
+    parser.add_argument("--data", metavar="DIR",
+                        help="the local host's data folder, to find the running `ol2purview serve` "
+                             "(default: OL2PURVIEW_DATA_DIR or .data)")
+
+
+def storage_choice(args: argparse.Namespace, settings: Settings) -> tuple[str, str]:
+    """("embedded", data folder) or ("connection", connection string), and nothing is opened yet."""
+    data_dir = Path(args.data).resolve() if args.data else settings.data_dir
+    if args.embedded:
+        return "embedded", str(data_dir)
+    if args.connection or settings.storage_connection:
+        return "connection", args.connection or settings.storage_connection or ""
+    running = RunningHost.find(data_dir)
+    if running is not None and running.storage_mode == "embedded":
+        return "embedded", str(data_dir)
+    if running is not None and running.storage_connection:
+        return "connection", running.storage_connection
+    return "connection", DEVELOPMENT_STORAGE
 
 
 def queue_service(args: argparse.Namespace, settings: Settings) -> QueueService:
-    if args.embedded:
-        return SqliteQueueService(embedded_queue_path(settings.data_dir))
+    kind, where = storage_choice(args, settings)
+    if kind == "embedded":
+        return SqliteQueueService(embedded_queue_path(Path(where)))
     # An operator waiting at a prompt: a few quick retries, then a clear error (the command is safe to run again).
     retry = ExponentialRetry(initial_backoff=0.5, increment_base=1.5, retry_total=2, random_jitter_range=0.5)
-    return AzureQueueService(args.connection or settings.storage_connection or DEVELOPMENT_STORAGE, retry_policy=retry)
+    return AzureQueueService(where, retry_policy=retry)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,8 +88,12 @@ def run(args: argparse.Namespace) -> int:
         target = service.queue(args.queue)
         moved = requeue(poison, target, selection, dry_run=args.dry_run)
     except Exception as exc:  # unreachable storage, bad connection string: say so without a stack trace
-        print(f"error: could not requeue from {poison_queue_name(args.queue)}: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
+        print(f"error: could not requeue from {poison_queue_name(args.queue)}: {type(exc).__name__}: "
+              f"{str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        if storage_choice(args, settings) == ("connection", DEVELOPMENT_STORAGE):
+            print("no `ol2purview serve` is running on the data folder and AzureWebJobsStorage is not set, so this "
+                  "tried Azurite on its default ports: start `ol2purview serve` (or pass --data DIR, --connection, "
+                  "--embedded)", file=sys.stderr)
         return 1
     verb = "would move" if args.dry_run else "moved"
     for item in moved:

@@ -25,6 +25,9 @@ WRONG_KEYS = ("wrong-" + secrets.token_urlsafe(16), "guess-" + secrets.token_url
 EVENT = "/api/v1/lineage"
 BATCH = "/api/v1/lineage/batch"
 KEY_ERROR = {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}
+ADMIN_KEY_ERROR = {"error": "missing or wrong function key: this endpoint needs the master key, not a function key "
+                            "(printed by `ol2purview serve`, kept in host-keys.json in its data folder); send it in "
+                            "the x-functions-key header or as ?code="}
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +69,7 @@ def test_the_status_endpoint_needs_the_master_key(host):
     url = f"{host.url}/admin/ol2purview/status"
     for params in ({}, {"code": KEY}, {"code": BATCH_ONLY_KEY}, {"code": WRONG_KEYS[0]}):
         response = requests.get(url, params=params, timeout=10)
-        assert (response.status_code, response.json()) == (401, KEY_ERROR), params
+        assert (response.status_code, response.json()) == (401, ADMIN_KEY_ERROR), params
     assert requests.get(url, params={"code": host.master_key}, timeout=10).status_code == 200
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import requests
@@ -13,7 +15,7 @@ from openlineage.client import OpenLineageClient
 
 from tests.azurite_fixture import require_azurite
 from tests.conftest import PROJECT_ROOT
-from tests.e2e.conftest import drain_queue, real_event_files
+from tests.e2e.conftest import drain_queue, real_event_files, start_serve
 
 pytestmark = pytest.mark.e2e
 
@@ -24,11 +26,12 @@ def test_start_prints_the_exact_spark_and_python_client_settings(serve_factory):
     url = handle.url
     for expected in [
         "function key: k3y-for-spark",
-        "  spark.openlineage.transport.type=http",
-        f"  spark.openlineage.transport.url={url}",
-        "  spark.openlineage.transport.endpoint=/api/v1/lineage",
-        "  spark.openlineage.transport.urlParams.code=k3y-for-spark",
-        "  spark.openlineage.transport.compression=gzip",
+        "  spark.extraListeners io.openlineage.spark.agent.OpenLineageSparkListener",
+        "  spark.openlineage.transport.type http",
+        f"  spark.openlineage.transport.url {url}",
+        "  spark.openlineage.transport.endpoint /api/v1/lineage",
+        "  spark.openlineage.transport.urlParams.code k3y-for-spark",
+        "  spark.openlineage.transport.compression gzip",
         f"  OPENLINEAGE_URL={url}",
         "  OPENLINEAGE_ENDPOINT=api/v1/lineage?code=k3y-for-spark",
         "      x-functions-key: k3y-for-spark",
@@ -37,6 +40,7 @@ def test_start_prints_the_exact_spark_and_python_client_settings(serve_factory):
         "  health: GET /api/health [anonymous]",
         "storage: embedded (SQLite queues and claim-check folder in the data folder)",
         "queue triggers: process_lineage_event <- lineage-events (not running)",
+        "timer triggers: none (not running)",
         f"status: {url}/admin/ol2purview/status (master key)",
         f"ready: {url}",
     ]:
@@ -58,24 +62,106 @@ def test_printed_python_client_settings_work(serve_factory, monkeypatch):
     assert [item.run_id for item in drain_queue(handle)] == [event["run"]["runId"]]
 
 
-def test_without_key_a_random_one_is_generated_printed_and_enforced(serve_factory):
-    handle = serve_factory(key=None)
-    assert len(handle.key) >= 40
-    assert "(generated; pass --key to keep one)" in handle.output()
-    event = json.loads(real_event_files()[0].read_text())
-    url = f"{handle.url}/api/v1/lineage"
-    assert requests.post(url, params={"code": handle.key}, json=event, timeout=5).status_code == 200
-    assert requests.post(url, params={"code": handle.key[:-1]}, json=event, timeout=5).status_code == 401
+def test_without_key_one_is_generated_kept_in_the_data_folder_and_reused_by_the_next_serve(tmp_path):
+    data = tmp_path / "data"
+    first = start_serve(data, key=None, worker=False)
+    try:
+        keys = data / "host-keys.json"
+        assert len(first.key) >= 40
+        assert f"function key: {first.key} (generated, kept in {keys}; reused by the next serve)" in first.output()
+        assert stat.S_IMODE(os.stat(keys).st_mode) == 0o600
+        event = json.loads(real_event_files()[0].read_text())
+        url = f"{first.url}/api/v1/lineage"
+        assert requests.post(url, params={"code": first.key}, json=event, timeout=5).status_code == 200
+        assert requests.post(url, params={"code": first.key[:-1]}, json=event, timeout=5).status_code == 401
+    finally:
+        assert first.stop() == 0
+    second = start_serve(data, key=None, worker=False)
+    try:
+        assert second.key == first.key
+        assert f"function key: {first.key} (kept in {keys}; reused by the next serve)" in second.output()
+        assert requests.post(f"{second.url}/api/v1/lineage", params={"code": first.key}, json=event,
+                             timeout=5).status_code == 200
+    finally:
+        assert second.stop() == 0
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_sigterm_and_ctrl_c_stop_it_cleanly(serve_factory, sig):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_sigterm_ctrl_c_and_a_closed_terminal_stop_it_cleanly(serve_factory, sig):
     handle = serve_factory(key="k")
     assert requests.get(f"{handle.url}/api/health", timeout=5).status_code == 200
+    assert (handle.data_dir / "serve.json").exists()
     assert handle.stop(sig) == 0
     assert "Traceback" not in handle.output()
+    assert not (handle.data_dir / "serve.json").exists()
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{handle.url}/api/health", timeout=2)
+
+
+def azurite_pid(handle) -> int:
+    return int(handle.output().split("storage: Azurite (pid ", 1)[1].split(",", 1)[0])
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+
+
+@pytest.mark.azurite
+def test_closing_the_terminal_stops_azurite_too(serve_factory):
+    require_azurite()
+    handle = serve_factory(key="k", storage="azurite", worker=False)
+    pid = azurite_pid(handle)
+    assert alive(pid)
+    assert handle.stop(signal.SIGHUP) == 0
+    assert not alive(pid)
+
+
+@pytest.mark.azurite
+def test_the_azurite_of_a_killed_serve_is_stopped_by_the_next_serve_on_the_same_data(tmp_path):
+    require_azurite()
+    data = tmp_path / "data"
+    killed = start_serve(data, key="k", storage="azurite", worker=False)
+    pid = azurite_pid(killed)
+    killed.stop(signal.SIGKILL)
+    assert alive(pid)  # nothing could stop it: the serve that started it was killed
+    try:
+        again = start_serve(data, key="k", storage="azurite", worker=False)
+    finally:
+        if alive(pid):
+            os.kill(pid, signal.SIGTERM)  # only if the product failed to: the test must not leave it running
+    try:
+        assert f"ol2purview serve: stopped Azurite (pid {pid}) left running by an earlier serve" in again.output()
+        assert not alive(pid)
+        assert azurite_pid(again) != pid
+    finally:
+        assert again.stop() == 0
+
+
+def test_a_second_serve_on_the_same_data_folder_is_refused_naming_the_first(serve):
+    with pytest.raises(RuntimeError) as raised:
+        start_serve(serve.data_dir, key="k", worker=False)
+    assert "exited with 1" in str(raised.value)
+    assert (f"ol2purview serve: another ol2purview serve (pid {serve.process.pid}, {serve.url}) is using the data "
+            f"folder {serve.data_dir}: stop it, or pass --data DIR to run a second one") in str(raised.value)
+
+
+def test_data_files_are_owner_only(serve_factory, tmp_path):
+    handle = serve_factory(key="k")
+    big = json.loads(real_event_files()[0].read_text())
+    big.setdefault("run", {}).setdefault("facets", {})["padding"] = {
+        "_producer": "https://example.com", "_schemaURL": "https://example.com/padding.json", "text": "x" * 200_000}
+    assert requests.post(f"{handle.url}/api/v1/lineage", params={"code": "k"}, json=big, timeout=10).status_code == 200
+    handle.wait_until_processed()
+    written = [p for p in handle.data_dir.rglob("*") if not p.name.startswith("serve-")]  # the test's own log
+    assert any(p.suffix == ".gz" for p in written), sorted(p.name for p in written)  # the claim check is there
+    wide = {str(p.relative_to(handle.data_dir)): oct(stat.S_IMODE(os.stat(p).st_mode)) for p in written
+            if stat.S_IMODE(os.stat(p).st_mode) & 0o077}
+    assert wide == {}
+    assert stat.S_IMODE(os.stat(handle.data_dir).st_mode) == 0o700
 
 
 def test_concurrent_keep_alive_senders_are_all_stored(serve):
@@ -93,10 +179,22 @@ def test_concurrent_keep_alive_senders_are_all_stored(serve):
     assert len(drain_queue(serve)) == 80
 
 
-def test_a_port_in_use_fails_to_start_with_a_nonzero_status(serve, serve_factory):
+def test_a_port_in_use_fails_to_start_naming_the_port_and_the_flag(serve, serve_factory):
     with pytest.raises(RuntimeError) as raised:
         serve_factory(key="k", extra_args=("--port", str(serve.port)))
     assert "exited with 1" in str(raised.value)
+    assert (f"ol2purview serve: port {serve.port} on 127.0.0.1 is already in use (another `ol2purview serve`?): "
+            "pass --port N to listen on another one") in str(raised.value)
+    assert "Traceback" not in str(raised.value)
+
+
+def test_a_catalog_port_in_use_names_the_catalog_flag(serve, serve_factory):
+    catalog_port = int(serve.catalog_url.rsplit(":", 1)[1])
+    with pytest.raises(RuntimeError) as raised:
+        serve_factory(key="k", extra_args=("--catalog-port", str(catalog_port)))
+    assert (f"ol2purview serve: could not start: port {catalog_port} of the embedded catalog is already in use "
+            "(another `ol2purview serve` or `ol2purview catalog`?): pass --catalog-port N (0 = any free port), or "
+            "set ATLAS_ENDPOINT to use that catalog") in str(raised.value)
 
 
 def test_an_app_with_a_trigger_the_host_cannot_run_is_refused_at_start(serve_factory):
@@ -104,8 +202,28 @@ def test_an_app_with_a_trigger_the_host_cannot_run_is_refused_at_start(serve_fac
     with pytest.raises(RuntimeError) as raised:
         serve_factory(key="k", extra_args=("--app", str(sample)))
     assert "exited with 2" in str(raised.value)
-    assert ("ol2purview serve: function 'every_five_minutes': this host does not run 'timerTrigger' triggers "
-            "(supported: httpTrigger, queueTrigger)" in str(raised.value))
+    assert ("ol2purview serve: function 'on_upload': this host does not run 'blobTrigger' triggers "
+            "(supported: httpTrigger, queueTrigger, timerTrigger)" in str(raised.value))
+
+
+SAMPLE_APP = PROJECT_ROOT / "tests" / "unit" / "functions_host" / "sample_app" / "function_app.py"
+
+
+def test_serve_runs_the_timer_triggers_and_reports_them_on_the_status_endpoint(serve_factory):
+    handle = serve_factory(key="k", extra_args=("--app", str(SAMPLE_APP)))
+    assert "timer triggers: every_second (* * * * * *) (running)" in handle.output().splitlines()
+    deadline = time.monotonic() + 30
+    while (timer := handle.status()["timers"]["every_second"])["runs"] < 2:
+        assert time.monotonic() < deadline, timer
+        time.sleep(0.1)
+    assert (timer["schedule"], timer["failures"], timer["lastResult"]) == ("* * * * * *", 0, "succeeded")
+    assert timer["nextRun"] > timer["lastRun"]
+
+
+def test_serve_without_worker_leaves_the_timers_to_the_worker(serve_factory):
+    handle = serve_factory(key="k", extra_args=("--app", str(SAMPLE_APP)), worker=False)
+    assert "timer triggers: every_second (* * * * * *) (not running)" in handle.output().splitlines()
+    assert handle.status()["timers"]["every_second"]["runs"] == 0
 
 
 @pytest.mark.azurite

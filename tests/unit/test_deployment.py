@@ -1,40 +1,34 @@
-"""The package Azure receives (everything `.funcignore` does not leave out) works on its own: it imports without
-the local tools, the tests or `../shared`, and it carries the mapping rules and typedefs it loads."""
+"""The package Azure receives (the zip `deploy/package.py` builds from everything `.funcignore` does not leave out)
+works on its own: it imports without the local tools, the tests or `../shared`, and it carries the mapping rules and
+typedefs it loads."""
 from __future__ import annotations
 
-import fnmatch
-import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
+
+from deploy.package import build_zip
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
-def _ignored(name: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
-
-
-def _deployed_files(target: Path) -> list[str]:
-    patterns = [line.strip() for line in (PROJECT_ROOT / ".funcignore").read_text().splitlines()
-                if line.strip() and not line.startswith("#")]
-    for entry in sorted(PROJECT_ROOT.iterdir()):
-        if _ignored(entry.name, patterns):
-            continue
-        if entry.is_dir():
-            shutil.copytree(entry, target / entry.name,
-                            ignore=lambda _d, names: [n for n in names if _ignored(n, patterns)])
-        else:
-            shutil.copy2(entry, target / entry.name)
-    return sorted(p.name for p in target.iterdir())
+def _deployed_files(folder: Path) -> Path:
+    """Build the deployment zip in `folder` and unpack it into `folder/site`, which is returned."""
+    build_zip(folder / "package.zip")
+    with zipfile.ZipFile(folder / "package.zip") as package:
+        package.extractall(folder / "site")
+    return folder / "site"
 
 
 def test_the_deployed_package_is_exactly_the_function_and_its_core(tmp_path):
-    assert _deployed_files(tmp_path) == ["config", "function_app.py", "host.json", "olparser", "requirements.txt"]
+    site = _deployed_files(tmp_path)
+    assert sorted(p.name for p in site.iterdir()) == ["config", "function_app.py", "host.json", "olparser",
+                                                      "requirements.txt"]
 
 
 def test_the_deployed_package_imports_and_builds_its_parts_without_tools_tests_or_shared(tmp_path):
-    _deployed_files(tmp_path)
+    site = _deployed_files(tmp_path)
     script = (
         "import sys\n"
         "sys.path[:] = [p for p in sys.path if p not in ('', %r)]\n"
@@ -47,11 +41,21 @@ def test_the_deployed_package_imports_and_builds_its_parts_without_tools_tests_o
         "assert olparser.__file__.startswith(%r), olparser.__file__\n"
         "print(len(function_app.app.get_functions()), rt.settings.run_state_store, rt.catalog_target().kind,\n"
         "      rt.engine().map('abfss://raw@lake.dfs.core.windows.net', '/sales/orders').qualified_name)\n"
-    ) % (str(PROJECT_ROOT), str(tmp_path), str(tmp_path))
+    ) % (str(PROJECT_ROOT), str(site), str(site))
     env = {"PATH": "/usr/bin:/bin", "WEBSITE_INSTANCE_ID": "instance-1", "PURVIEW_ACCOUNT_NAME": "contoso",
            "AzureWebJobsStorage": "UseDevelopmentStorage=true"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", script], cwd=site, env=env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["4", "table", "purview",
                                    "https://lake.dfs.core.windows.net/raw/sales/orders"]
+
+
+def test_the_zip_is_the_same_for_the_same_tree(tmp_path):
+    first, second = tmp_path / "a.zip", tmp_path / "b.zip"
+    files = build_zip(first)
+    build_zip(second)
+    assert first.read_bytes() == second.read_bytes()
+    assert all(not part.startswith(".") and part != "__pycache__" for path in files for part in path.parts)
+    assert {path.parts[0] for path in files} == {"config", "function_app.py", "host.json", "olparser",
+                                                 "requirements.txt"}

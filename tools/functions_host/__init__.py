@@ -2,7 +2,9 @@
 
 Modules: `config` (host.json), `routes` (route templates), `keys` (auth levels and function keys), `functions`
 (loading the app and describing its functions), `invocation` (binding arguments, output delivery), `http_app` (the
-ASGI app for HTTP triggers and admin endpoints), `queue_host` (queue output bindings and queue triggers), `storage`
+ASGI app for HTTP triggers and admin endpoints), `protocol` (uvicorn's HTTP protocol with a header deadline),
+`queue_host` (queue output bindings and queue triggers), `ncrontab` and `timer_host` (timer triggers), `storage`
 (Azurite, a connection string, or embedded SQLite), `local_catalog` (the embedded catalog unless one is configured),
-`local_host` (starting and stopping all of it), `cli` (`ol2purview serve` / `ol2purview worker`).
+`state` (kept keys and the running-host record in the data folder), `local_host` (starting and stopping all of it),
+`cli` (`ol2purview serve` / `ol2purview worker`).
 """

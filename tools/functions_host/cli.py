@@ -3,20 +3,25 @@
 `serve` starts the storage (Azurite, or the embedded SQLite queues), the embedded catalog unless one is configured,
 the queue triggers (unless `--no-worker`) and the HTTP functions. It prints the function and master keys, the Spark
 and Python client settings that point at this endpoint, the catalog page, the storage, then a line starting with
-`ready` once it accepts connections. `worker` runs only the queue triggers, so that a worker can be stopped or killed
-while HTTP keeps accepting. SIGTERM and Ctrl-C stop either gracefully (in-flight messages finish) with status 0.
+`ready` once it accepts connections. Generated keys are kept in the data folder and reused (state.py), and what
+`serve` started is recorded there (`serve.json`) so that `worker`, `requeue`, `replay` and `qn-tester lint --catalog`
+find it. `worker` runs only the queue and timer triggers, so that a worker can be stopped or killed while HTTP keeps
+accepting; without `--storage` it uses the storage and catalog of the `serve` running on its data folder.
+SIGTERM, SIGHUP (the terminal closed) and Ctrl-C stop either gracefully (in-flight messages finish) with status 0.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import logging
 import os
 import signal
 import socket
 import sys
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -26,11 +31,14 @@ from olparser.settings import PROJECT_ROOT, Settings
 from tools.azurite import AzuriteNotInstalled, AzuriteStartError
 from tools.functions_host.functions import FunctionAppError
 from tools.functions_host.http_app import FunctionsHttpApp, HttpRoute
-from tools.functions_host.keys import KEY_HEADER, KeyRing, generate_key
+from tools.functions_host.keys import KEY_HEADER, KeyRing
 from tools.functions_host.local_catalog import add_catalog_arguments
 from tools.functions_host.local_host import LoadedApp, LocalHost
+from tools.functions_host.protocol import HEADER_TIMEOUT_SECONDS, protocol_with_header_timeout
 from tools.functions_host.routes import RouteTemplateError
-from tools.functions_host.storage import add_storage_arguments
+from tools.functions_host.state import (HostKeys, RunningHost, forget_running, owner_only_dir,
+                                        stop_leftover_azurite)
+from tools.functions_host.storage import STORAGE_SETTING, add_storage_arguments
 
 DEFAULT_APP = PROJECT_ROOT / "function_app.py"
 INGEST_FUNCTION = "ingest_event"
@@ -40,6 +48,8 @@ MASTER_KEY_ENV = "OL2PURVIEW_MASTER_KEY"
 STATUS_PATH = "/admin/ol2purview/status"
 STARTUP_ERRORS = (FunctionAppError, RouteTemplateError, ValueError, AzuriteNotInstalled, AzuriteStartError,
                   RuntimeError, OSError)
+MAX_CONNECTIONS = 1000  # open connections and requests together; beyond that uvicorn answers 503
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # SIGHUP: the terminal was closed
 
 
 @dataclass(frozen=True)
@@ -49,9 +59,7 @@ class ServeOptions:
     app_path: Path
     host: str
     port: int
-    key: str
-    key_generated: bool
-    master_key: str
+    keys: HostKeys
     function_keys: dict[str, tuple[str, ...]]  # per-function keys: valid for that function only
     data_dir: Path
     storage: str | None
@@ -61,17 +69,27 @@ class ServeOptions:
     run_worker: bool
     log_level: str
 
+    @property
+    def key(self) -> str:
+        return self.keys.function_key
+
+    @property
+    def master_key(self) -> str:
+        return self.keys.master_key
+
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> "ServeOptions":
+    def from_args(cls, args: argparse.Namespace, *, with_keys: bool = True) -> "ServeOptions":
+        data_dir = Path(args.data).resolve() if args.data else Settings.from_env().data_dir.resolve()
+        keys = (HostKeys.load_or_create(data_dir, getattr(args, "key", None) or None,
+                                        getattr(args, "master_key", None) or None)
+                if with_keys else HostKeys("", "", None, False, False))
         return cls(
             app_path=Path(args.app),
             host=getattr(args, "host", "127.0.0.1"),
             port=getattr(args, "port", 0),
-            key=getattr(args, "key", None) or generate_key(),
-            key_generated=not getattr(args, "key", None),
-            master_key=getattr(args, "master_key", None) or generate_key(),
+            keys=keys,
             function_keys=_function_keys(getattr(args, "function_key", None) or []),
-            data_dir=Path(args.data).resolve() if args.data else Settings.from_env().data_dir.resolve(),
+            data_dir=data_dir,
             storage=args.storage,
             azurite_ports=args.azurite_ports,
             catalog_port=args.catalog_port,
@@ -106,13 +124,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=7071, help="port to listen on (default 7071, as func start)")
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (0.0.0.0 for every interface)")
     parser.add_argument("--key", default=os.environ.get(KEY_ENV),
-                        help=f"the function key callers must send (default: ${KEY_ENV}, else a new random key, printed)")
+                        help=f"the function key callers must send (default: ${KEY_ENV}, else the key kept in "
+                             "<data>/host-keys.json, generated on the first start)")
     parser.add_argument("--master-key", default=os.environ.get(MASTER_KEY_ENV),
-                        help=f"the master key, for admin endpoints (default: ${MASTER_KEY_ENV}, else a random key)")
+                        help=f"the master key, for admin endpoints (default: ${MASTER_KEY_ENV}, else the key kept in "
+                             "<data>/host-keys.json)")
     parser.add_argument("--function-key", action="append", metavar="FUNCTION=KEY",
                         help="an extra key valid for one function only (repeatable), as Azure's function keys")
     parser.add_argument("--no-worker", action="store_true",
-                        help="serve HTTP only; run the queue triggers with `ol2purview worker`")
+                        help="serve HTTP only; run the queue and timer triggers with `ol2purview worker`")
     _add_common_arguments(parser)
 
 
@@ -120,9 +140,14 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     _add_common_arguments(parser)
 
 
-def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] | int:
-    logging.basicConfig(level=options.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def _configure_logging(level: str) -> None:
+    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("azure").setLevel(logging.WARNING)  # the SDK logs every request with its headers at INFO
+
+
+def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] | int:
+    os.umask(0o077)  # every file this host writes (keys, queues, claim checks, run state, Azurite data) owner-only
+    owner_only_dir(options.data_dir)
     try:
         app = LoadedApp.load(options.app_path)
     except (FunctionAppError, RouteTemplateError, ValueError) as exc:
@@ -133,31 +158,92 @@ def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] |
                                azurite_ports=options.azurite_ports, catalog_port=options.catalog_port,
                                catalog_faults=options.catalog_faults, run_worker=options.run_worker)
     except STARTUP_ERRORS as exc:
-        print(f"ol2purview {command}: could not start: {exc}", file=sys.stderr)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        print(f"ol2purview {command}: could not start: {reason}", file=sys.stderr)
         return 1
     return app, host
 
 
+def bind_http(host: str, port: int) -> socket.socket:
+    """The listening socket for `serve`, bound before anything else starts; a port in use is an error that names
+    the port and the flag that changes it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(exc.errno, f"port {port} on {host} is already in use (another `ol2purview serve`?): "
+                                     f"pass --port N to listen on another one") from None
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    return sock
+
+
+def _other_serve(data_dir: Path) -> str | None:
+    """Why this data folder cannot be served now (another serve runs on it), after stopping an Azurite that a
+    killed serve left behind; None when it is free."""
+    recorded = RunningHost.recorded(data_dir)
+    if recorded is None:
+        return None
+    if recorded.is_running() and recorded.pid != os.getpid():
+        return (f"another ol2purview serve (pid {recorded.pid}, {recorded.url}) is using the data folder {data_dir}: "
+                "stop it, or pass --data DIR to run a second one")
+    stopped = stop_leftover_azurite(recorded)
+    if stopped is not None:
+        print(f"ol2purview serve: stopped Azurite (pid {stopped}) left running by an earlier serve", flush=True)
+    return None
+
+
+def _record(options: ServeOptions, host: LocalHost) -> RunningHost:
+    azurite = host.storage.azurite
+    running = RunningHost(
+        pid=os.getpid(), url=f"http://{_public_host(options.host)}:{options.port}", data_dir=str(options.data_dir),
+        storage_mode=host.storage.mode, storage_connection=os.environ.get(STORAGE_SETTING),
+        atlas_url=os.environ.get("ATLAS_ENDPOINT"), catalog_page=f"{host.catalog.url}/" if host.catalog else None,
+        azurite_pid=azurite.pid if azurite else None, azurite_location=str(azurite.location) if azurite else None,
+        started_at=time.time())
+    running.write()
+    return running
+
+
 def run(args: argparse.Namespace) -> int:
-    options = ServeOptions.from_args(args)
-    signal.signal(signal.SIGTERM, _interrupt)  # while starting: unwind, so that Azurite and the catalog are stopped
+    for sig in STOP_SIGNALS:  # while starting: unwind, so that Azurite and the catalog are stopped
+        signal.signal(sig, _interrupt)
+    _configure_logging(args.log_level)
+    data_dir = Path(args.data).resolve() if args.data else Settings.from_env().data_dir.resolve()
+    busy = _other_serve(data_dir)
+    if busy:
+        print(f"ol2purview serve: {busy}", file=sys.stderr)
+        return 1
+    try:
+        sock = bind_http(args.host, args.port)
+    except OSError as exc:
+        print(f"ol2purview serve: {exc.strerror}", file=sys.stderr)
+        return 1
+    options = replace(ServeOptions.from_args(args), port=sock.getsockname()[1])
     try:
         started = _start(options, "serve")
     except KeyboardInterrupt:
+        sock.close()
         print("ol2purview serve: stopped while starting", file=sys.stderr)
         return 0
     if isinstance(started, int):
+        sock.close()
         return started
     app, host = started
     try:
-        return _serve_http(options, app, host)
+        _record(options, host)
+        return _serve_http(options, app, host, sock)
     except KeyboardInterrupt:
         return 0
     finally:
+        forget_running(options.data_dir, os.getpid())
         host.stop()
 
 
-def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost) -> int:
+def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost, sock: socket.socket) -> int:
     try:
         http = FunctionsHttpApp(app.functions, app.config, KeyRing(options.master_key, host_keys=(options.key,),
                                                                    function_keys=options.function_keys),
@@ -169,13 +255,17 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost) -> int:
     server = uvicorn.Server(
         uvicorn.Config(
             http, host=options.host, port=options.port, lifespan="off", access_log=False,  # URLs carry ?code=
-            http="httptools", log_level=options.log_level, timeout_graceful_shutdown=10,
+            http=protocol_with_header_timeout(HEADER_TIMEOUT_SECONDS), log_level=options.log_level,
+            timeout_graceful_shutdown=10, limit_concurrency=MAX_CONNECTIONS,
         )
     )
     # uvicorn re-raises the signal that stopped it once it has shut down; these handlers make that a clean exit.
-    signal.signal(signal.SIGTERM, _ignore_signal)
-    signal.signal(signal.SIGINT, _ignore_signal)
-    asyncio.run(_serve(server, lambda: print(f"{READY_LINE}: http://{options.host}:{options.port}", flush=True)))
+    for sig in (*STOP_SIGNALS, signal.SIGINT):
+        signal.signal(sig, _ignore_signal)
+    # uvicorn handles SIGINT and SIGTERM while it serves; SIGHUP (the terminal closed) must stop it the same way.
+    signal.signal(signal.SIGHUP, lambda _sig, frame: server.handle_exit(signal.SIGTERM, frame))
+    asyncio.run(_serve(server, sock, lambda: print(f"{READY_LINE}: http://{options.host}:{options.port}",
+                                                   flush=True)))
     if not server.started:
         print(f"ol2purview serve: could not listen on {options.host}:{options.port} (see the error above)",
               file=sys.stderr)
@@ -183,19 +273,35 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost) -> int:
     return 0
 
 
+def _use_running_serve(options: ServeOptions) -> tuple[ServeOptions, str | None]:
+    """A worker without --storage (and no AzureWebJobsStorage) joins the `serve` running on its data folder: the
+    same storage and the same catalog. Returns the options to use and a line saying so."""
+    running = RunningHost.find(options.data_dir)
+    if running is None or options.storage is not None or os.environ.get(STORAGE_SETTING):
+        return options, None
+    if running.storage_mode == "embedded":
+        options = replace(options, storage="embedded")
+    elif running.storage_connection:
+        os.environ[STORAGE_SETTING] = running.storage_connection
+    if running.atlas_url and not (os.environ.get("ATLAS_ENDPOINT") or os.environ.get("PURVIEW_ACCOUNT_NAME")):
+        os.environ["ATLAS_ENDPOINT"] = running.atlas_url
+    return options, f"using the storage and catalog of ol2purview serve (pid {running.pid}, {running.url})"
+
+
 def run_worker(args: argparse.Namespace) -> int:
-    """`ol2purview worker`: the queue triggers only, until SIGTERM or Ctrl-C."""
+    """`ol2purview worker`: the queue and timer triggers only, until SIGTERM, SIGHUP or Ctrl-C."""
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    options = ServeOptions.from_args(args)
+    for sig in (*STOP_SIGNALS, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    _configure_logging(args.log_level)
+    options, joined = _use_running_serve(ServeOptions.from_args(args, with_keys=False))
     started = _start(options, "worker")
     if isinstance(started, int):
         return started
     _app, host = started
     try:
-        print("\n".join(["ol2purview worker: queue triggers of " + options.app_path.name, *host.describe()]),
-              flush=True)
+        print("\n".join(["ol2purview worker: queue and timer triggers of " + options.app_path.name,
+                         *([joined] if joined else []), *host.describe()]), flush=True)
         print(f"{READY_LINE}: worker", flush=True)
         while not stop.wait(0.5):
             pass
@@ -215,8 +321,8 @@ def _ignore_signal(signum: int, frame: object) -> None:
     """Signals after shutdown need no action: the server has already stopped."""
 
 
-async def _serve(server: uvicorn.Server, on_ready: Callable[[], None]) -> None:
-    serving = asyncio.create_task(_serve_until_stopped(server))
+async def _serve(server: uvicorn.Server, sock: socket.socket, on_ready: Callable[[], None]) -> None:
+    serving = asyncio.create_task(_serve_until_stopped(server, sock))
     while not server.started and not serving.done():
         await asyncio.sleep(0.01)
     if server.started:
@@ -224,9 +330,9 @@ async def _serve(server: uvicorn.Server, on_ready: Callable[[], None]) -> None:
     await serving
 
 
-async def _serve_until_stopped(server: uvicorn.Server) -> None:
+async def _serve_until_stopped(server: uvicorn.Server, sock: socket.socket) -> None:
     try:
-        await server.serve()
+        await server.serve(sockets=[sock])
     except SystemExit:  # uvicorn exits this way when it cannot bind; it has logged why
         pass
 
@@ -240,22 +346,21 @@ def banner(options: ServeOptions, routes: list[HttpRoute], services: list[str]) 
     url = f"http://{_public_host(options.host)}:{options.port}"
     ingest = next((r for r in routes if r.function.name == INGEST_FUNCTION), None)
     endpoint = "/" + ingest.template.template if ingest else "/api/v1/lineage"
-    key_note = " (generated; pass --key to keep one)" if options.key_generated else ""
+    keys = options.keys
+    kept = f"kept in {keys.path}" if keys.path else ""
+    key_note = (f" ({'generated, ' if keys.created else ''}{kept}; reused by the next serve)"
+                if keys.function_key_kept else "")
+    master_note = f" ({kept})" if keys.path else ""
     lines = [
         f"ol2purview serve: {options.app_path.name} on {url}",
         *(f"  {route.describe()}" for route in routes),
         f"function key: {options.key}{key_note}",
-        f"master key: {options.master_key}",
+        f"master key: {options.master_key}{master_note}",
         f"status: {url}{STATUS_PATH} (master key)",
         *services,
         "",
         "Spark / Databricks (cluster Spark config):",
-        "  spark.extraListeners=io.openlineage.spark.agent.OpenLineageSparkListener",
-        "  spark.openlineage.transport.type=http",
-        f"  spark.openlineage.transport.url={url}",
-        f"  spark.openlineage.transport.endpoint={endpoint}",
-        f"  spark.openlineage.transport.urlParams.code={options.key}",
-        "  spark.openlineage.transport.compression=gzip",
+        *(f"  {name} {value}" for name, value in spark_settings(url, endpoint, options.key)),
         "",
         "Python client (openlineage-python), environment:",
         f"  OPENLINEAGE_URL={url}",
@@ -271,3 +376,16 @@ def banner(options: ServeOptions, routes: list[HttpRoute], services: list[str]) 
         "",
     ]
     return "\n".join(lines)
+
+
+def spark_settings(url: str, endpoint: str, key: str) -> list[tuple[str, str]]:
+    """The cluster Spark config that points the OpenLineage listener at this endpoint (Databricks' Spark config box
+    takes one `key value` per line)."""
+    return [
+        ("spark.extraListeners", "io.openlineage.spark.agent.OpenLineageSparkListener"),
+        ("spark.openlineage.transport.type", "http"),
+        ("spark.openlineage.transport.url", url),
+        ("spark.openlineage.transport.endpoint", endpoint),
+        ("spark.openlineage.transport.urlParams.code", key),
+        ("spark.openlineage.transport.compression", "gzip"),
+    ]

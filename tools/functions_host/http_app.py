@@ -1,10 +1,15 @@
 """The ASGI app that serves a function app's HTTP triggers the way the Azure Functions host does.
 
 Routing: `{routePrefix}/{route}` templates, case-insensitive, most specific first; a path that matches with the wrong
-method is a 404, as in Azure. Auth levels and keys per `keys.KeyRing`. Host errors (404, 401, 413, 429, 500, 503) are
-small JSON bodies; an unhandled exception in a function is logged with its stack trace and answered with a generic 500;
-an output binding that could not be delivered (the queue is unreachable) is a 503, so the caller sends again.
-Host endpoints under `/admin/` (e.g. the status) need the master key, as in Azure.
+method is a 404, as in Azure (its body lists the routes that exist). Auth levels and keys per `keys.KeyRing`. Host
+errors (404, 401, 408, 413, 429, 500, 503) are small JSON bodies; an unhandled exception in a function is logged with
+its stack trace and answered with a generic 500; an output binding that could not be delivered (the queue is
+unreachable) is a 503, so the caller sends again. Host endpoints under `/admin/` (e.g. the status) need the master
+key, as in Azure.
+
+Slow or vanished clients: the body must arrive within `body_deadline` seconds (else 408 and the connection is
+closed), and only requests whose body has arrived count against `maxOutstandingRequests`, so slow senders cannot
+take every slot; a client that disconnects is logged in one line.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from typing import Any, Callable, Collection, Mapping
 
 import anyio
 import azure.functions as func
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -29,6 +34,10 @@ from tools.functions_host.routes import RouteTemplate, full_template
 
 HTTP_TRIGGER = "httpTrigger"
 UNAUTHORIZED = {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}
+ADMIN_UNAUTHORIZED = {"error": "missing or wrong function key: this endpoint needs the master key, not a function key "
+                               "(printed by `ol2purview serve`, kept in host-keys.json in its data folder); send it in "
+                               "the x-functions-key header or as ?code="}
+BODY_DEADLINE_SECONDS = 30.0  # the whole body, from the end of the headers
 AdminEndpoint = Callable[[], Mapping[str, Any]]  # GET /admin/<path> -> JSON body, master key only
 log = logging.getLogger("ol2purview.host")
 
@@ -84,6 +93,7 @@ class FunctionsHttpApp:
         deliveries: Mapping[str, BindingDelivery] | None = None,
         max_request_bytes: int = MAX_REQUEST_BYTES,
         admin_endpoints: Mapping[str, AdminEndpoint] | None = None,
+        body_deadline: float = BODY_DEADLINE_SECONDS,
     ) -> None:
         """`admin_endpoints`: host endpoints by path (e.g. "/admin/ol2purview/status"), answered to GET with the
         master key; they run in a worker thread and must not block for long."""
@@ -94,6 +104,7 @@ class FunctionsHttpApp:
         self.config = config
         self.keys = keys
         self.max_request_bytes = max_request_bytes
+        self.body_deadline = body_deadline
         self.admin_endpoints = {path.rstrip("/").lower(): endpoint
                                 for path, endpoint in (admin_endpoints or {}).items()}
         self._limiter: anyio.CapacityLimiter | None = None  # created inside the event loop
@@ -115,14 +126,14 @@ class FunctionsHttpApp:
             return
         if scope["type"] != "http":
             return
-        if self._in_flight >= self.config.max_outstanding_requests:
-            await json_response(429, {"error": "too many requests in flight; retry later"})(scope, receive, send)
-            return
-        self._in_flight += 1
+        request = Request(scope, receive)
         try:
-            response = await self._handle(Request(scope, receive))
-        finally:
-            self._in_flight -= 1
+            response = await self._handle(request)
+        except ClientDisconnect:
+            client = request.client
+            log.info("client %s disconnected before sending the whole body of %s %s",
+                     f"{client.host}:{client.port}" if client else "?", request.method, scope["path"])
+            return
         await response(scope, receive, send)
 
     async def _handle(self, request: Request) -> Response:
@@ -132,15 +143,41 @@ class FunctionsHttpApp:
             return await self._admin(request, admin)
         found = self.find(request.method, path)
         if found is None:
-            return json_response(404, {"error": f"no function answers {request.method} {path}"})
+            return self._not_found(request.method, path)
         route, route_params = found
         params = dict(request.query_params)
         if not self.keys.allows(route.auth_level, route.function.name, presented_key(request.headers, params)):
             return json_response(401, UNAUTHORIZED)
         try:
-            body = await _read_body(request, self.max_request_bytes)
+            with anyio.fail_after(self.body_deadline):
+                body = await _read_body(request, self.max_request_bytes)
         except BodyTooLarge:
             return json_response(413, {"error": f"request body over the host limit of {self.max_request_bytes} bytes"})
+        except TimeoutError:
+            log.info("%s %s: the body did not arrive within %.0f s; answered 408", request.method, path,
+                     self.body_deadline)
+            return Response(json.dumps({"error": f"the request body did not arrive within {self.body_deadline:.0f} s"}),
+                            status_code=408, media_type="application/json", headers={"Connection": "close"})
+        if self._in_flight >= self.config.max_outstanding_requests:
+            return json_response(429, {"error": "too many requests in flight; retry later"})
+        self._in_flight += 1
+        try:
+            return await self._invoke(request, route, route_params, params, body)
+        finally:
+            self._in_flight -= 1
+
+    def _not_found(self, method: str, path: str) -> Response:
+        """404, as Azure answers a wrong path or method, with the routes that do exist (and their methods)."""
+        routes = [f"{','.join(sorted(r.methods)) if r.methods else 'ANY'} /{r.template.template}" for r in self.routes]
+        same_path = [r for r in self.routes if r.template.match(path) is not None]
+        error = f"no function answers {method} {path}"
+        if same_path:
+            allowed = sorted({m for r in same_path for m in (r.methods or {"ANY"})})
+            error += f" ({path} answers {', '.join(allowed)})"
+        return json_response(404, {"error": error, "routes": routes})
+
+    async def _invoke(self, request: Request, route: HttpRoute, route_params: dict[str, str],
+                      params: dict[str, str], body: bytes) -> Response:
         http_request = func.HttpRequest(
             method=request.method,
             url=str(request.url),
@@ -169,7 +206,7 @@ class FunctionsHttpApp:
 
     async def _admin(self, request: Request, endpoint: AdminEndpoint) -> Response:
         if not self.keys.allows("admin", "", presented_key(request.headers, dict(request.query_params))):
-            return json_response(401, UNAUTHORIZED)  # the same answer: it does not tell admin endpoints apart
+            return json_response(401, ADMIN_UNAUTHORIZED)  # no file path in an answer: it names only the file
         return json_response(200, await anyio.to_thread.run_sync(endpoint))
 
     def _capacity(self) -> anyio.CapacityLimiter:

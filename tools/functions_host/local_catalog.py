@@ -6,6 +6,7 @@ ATLAS_ENDPOINT is set for the app so that `olparser.runtime` finds it.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 from pathlib import Path
 from typing import MutableMapping
@@ -33,7 +34,14 @@ def start_catalog_unless_configured(data_dir: Path, port: int, faults: str,
     """The started embedded catalog (ATLAS_ENDPOINT now points at it), or None when a catalog is configured."""
     if catalog_configured(env):
         return None
-    server = CatalogServer(data_dir / CATALOG_DB, port=port, faults=faults or None).start()
+    try:
+        server = CatalogServer(data_dir / CATALOG_DB, port=port, faults=faults or None).start()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise OSError(exc.errno, f"port {port} of the embedded catalog is already in use (another `ol2purview "
+                                     "serve` or `ol2purview catalog`?): pass --catalog-port N (0 = any free port), "
+                                     "or set ATLAS_ENDPOINT to use that catalog") from None
+        raise
     env["ATLAS_ENDPOINT"] = server.atlas_url
     return server
 

@@ -22,11 +22,12 @@ from tools.functions_host.invocation import BindingDelivery, check_supported
 from tools.functions_host.local_catalog import describe_catalog, start_catalog_unless_configured
 from tools.functions_host.queue_host import QUEUE_OUTPUT, QUEUE_TRIGGER, QueueDelivery, QueueTriggers
 from tools.functions_host.storage import LocalStorage, open_storage
+from tools.functions_host.timer_host import TIMER_TRIGGER, TimerTriggers, resolve_schedule
 
 log = logging.getLogger("ol2purview.host")
 
 # Extension points: trigger types this host runs, and how to build the delivery of each output binding type.
-TRIGGER_TYPES = frozenset({HTTP_TRIGGER, QUEUE_TRIGGER})
+TRIGGER_TYPES = frozenset({HTTP_TRIGGER, QUEUE_TRIGGER, TIMER_TRIGGER})
 DELIVERIES: dict[str, Callable[[QueueService], BindingDelivery]] = {QUEUE_OUTPUT: QueueDelivery}
 WORKER_STOP_TIMEOUT = 60.0
 HOST_OVERRIDE_PREFIX = "AzureFunctionsJobHost__"  # app settings that override host.json, as in Azure
@@ -63,6 +64,9 @@ class LoadedApp:
         queue_settings = queue_trigger_settings(host_json_with_overrides(path.parent / "host.json", os.environ))
         functions = describe_functions(load_app(path))
         check_supported(functions, TRIGGER_TYPES, DELIVERIES)
+        for function in functions:
+            if function.trigger.type == TIMER_TRIGGER:
+                resolve_schedule(function)  # a bad schedule is an app error, reported before anything starts
         return cls(path, functions, config, queue_settings)
 
 
@@ -77,6 +81,7 @@ class LocalHost:
     catalog_faults: str
     deliveries: dict[str, BindingDelivery]
     triggers: QueueTriggers
+    timers: TimerTriggers
     typedefs_note: str
     stopped: bool = field(default=False)
 
@@ -95,18 +100,21 @@ class LocalHost:
             deliveries = {kind: build(service) for kind, build in DELIVERIES.items()}
             triggers = QueueTriggers(app.functions, service, app.queue_settings, deliveries)
             triggers.status()  # creates the queues now, so that senders, status and requeue find them
-            if run_worker:
+            timers = TimerTriggers(app.functions, deliveries)
+            if run_worker:  # background triggers run where the queue triggers run (serve, or worker)
                 triggers.start()
+                timers.start()
         except BaseException:
             if catalog is not None:
                 catalog.stop()
             storage.stop()
             raise
-        return cls(app, data_dir, storage, catalog, catalog_faults, deliveries, triggers, typedefs_note)
+        return cls(app, data_dir, storage, catalog, catalog_faults, deliveries, triggers, timers, typedefs_note)
 
     def status(self) -> dict[str, Any]:
         """The body of GET /admin/ol2purview/status."""
         return {"state": "Running", "storage": self.storage.mode, **self.triggers.status(),
+                "timers": self.timers.status(),
                 "catalog": {"url": f"{self.catalog.url}/" if self.catalog else None,
                             "atlasUrl": self.catalog.atlas_url if self.catalog else os.environ.get("ATLAS_ENDPOINT")}}
 
@@ -119,6 +127,7 @@ class LocalHost:
             describe_catalog(self.catalog, self.catalog_faults),
             f"typedefs: {self.typedefs_note}",
             f"queue triggers: {queues or 'none'} ({'running' if self.triggers.workers else 'not running'})",
+            self.timers.describe(),
         ]
 
     def stop(self) -> None:
@@ -126,6 +135,7 @@ class LocalHost:
         if self.stopped:
             return
         self.stopped = True
+        self.timers.stop(WORKER_STOP_TIMEOUT)
         self.triggers.stop(WORKER_STOP_TIMEOUT)
         if self.catalog is not None:
             self.catalog.stop()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import MutableMapping
 
-from tools.azurite import AZURITE_BIN, Azurite, resolve_connection_string, start_azurite
+from tools.azurite import AZURITE_BIN, Azurite, AzuriteStartError, resolve_connection_string, start_azurite
 
 STORAGE_SETTING = "AzureWebJobsStorage"
 STORAGE_MODES = ("azurite", "embedded")
@@ -76,6 +76,12 @@ def open_storage(mode: str | None, data_dir: Path, azurite_ports: str | None,
         env.pop(STORAGE_SETTING, None)
         return LocalStorage("embedded")
     blob, queue, table = parse_ports(azurite_ports)
-    azurite = start_azurite(data_dir / "azurite", blob_port=blob, queue_port=queue, table_port=table)
+    try:
+        azurite = start_azurite(data_dir / "azurite", blob_port=blob, queue_port=queue, table_port=table)
+    except AzuriteStartError as exc:
+        if "EADDRINUSE" in str(exc):
+            raise AzuriteStartError(f"an Azurite port of --azurite-ports {azurite_ports} is already in use: pass "
+                                    "other ports, or leave --azurite-ports out to use free ones") from None
+        raise
     env[STORAGE_SETTING] = azurite.connection_string
     return LocalStorage("azurite", azurite)

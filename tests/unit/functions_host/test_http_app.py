@@ -59,10 +59,26 @@ def test_literal_route_wins_and_paths_are_case_insensitive(client):
     assert (by_name["function"], by_name["route"]) == ("item_by_name", {"name": "AbC"})
 
 
-def test_wrong_method_is_404_as_in_azure(client):
+SAMPLE_ROUTES = ["GET /svc/admin/ping", "GET /svc/items/special", "GET /svc/items/{id:int}",
+                 "GET /svc/async/{word:alpha}", "GET /svc/items/{name}", "GET /svc/pages/{page?}",
+                 "ANY /svc/files/{*rest}", "POST,PUT /svc/echo", "GET /svc/default_route", "GET /svc/boom",
+                 "POST /svc/enqueue"]
+
+
+def test_wrong_method_is_404_as_in_azure_saying_which_methods_the_path_answers(client):
     response = client.post("/svc/items/42", headers={"x-functions-key": "host-key"})
     assert response.status_code == 404
-    assert response.json() == {"error": "no function answers POST /svc/items/42"}
+    body = response.json()
+    assert body["error"] == "no function answers POST /svc/items/42 (/svc/items/42 answers GET)"
+    assert sorted(body["routes"]) == sorted(SAMPLE_ROUTES)
+
+
+def test_a_wrong_path_is_404_listing_the_routes_that_exist(client):
+    response = client.get("/svc/itemz/42")
+    assert response.status_code == 404
+    body = response.json()
+    assert body["error"] == "no function answers GET /svc/itemz/42"
+    assert sorted(body["routes"]) == sorted(SAMPLE_ROUTES)
 
 
 def test_paths_outside_the_route_prefix_are_404(client):
@@ -153,7 +169,7 @@ def test_body_over_the_host_limit_is_413(client):
     assert small.post("/svc/echo", headers={"x-functions-key": "host-key"}, content=b"x" * 10).status_code == 200
 
 
-def test_requests_beyond_max_outstanding_are_429():
+def test_requests_beyond_max_outstanding_are_429_once_their_body_has_arrived():
     client = TestClient(make_app(HostConfig(route_prefix="svc", max_outstanding_requests=0)))
     response = client.get("/svc/files/x")
     assert response.status_code == 429
@@ -183,7 +199,7 @@ def test_an_output_that_cannot_be_delivered_is_a_503_without_details():
     assert "10.0.0.5" not in response.text
 
 
-def test_admin_endpoints_need_the_master_key():
+def test_admin_endpoints_need_the_master_key_and_say_so():
     client = TestClient(make_app(admin_endpoints={"/admin/ol2purview/status": lambda: {"state": "Running"}}))
     url = "/admin/ol2purview/status"
     assert client.get(url, params={"code": "master-key"}).json() == {"state": "Running"}
@@ -191,4 +207,6 @@ def test_admin_endpoints_need_the_master_key():
     for key in ("host-key", "wrong", None):
         response = client.get(url, params={"code": key} if key else {})
         assert (response.status_code, response.json()) == (401, {
-            "error": "missing or wrong function key: send it in the x-functions-key header or as ?code="})
+            "error": "missing or wrong function key: this endpoint needs the master key, not a function key (printed "
+                     "by `ol2purview serve`, kept in host-keys.json in its data folder); send it in the "
+                     "x-functions-key header or as ?code="})

@@ -93,8 +93,8 @@ def test_inline_app_setting_is_used_without_config(tmp_path: Path):
     assert json_lines(done.stdout) == [{"QualifiedName": "inline://kafka", "PurviewType": "custom"}]
 
 
-def test_explain_lists_tokens_rules_and_the_winner():
-    done = qn_tester("--namespace", SQL_NS, "--name", "exampleinputA", "--explain")
+def test_explain_full_lists_tokens_every_rule_and_the_winner():
+    done = qn_tester("--namespace", SQL_NS, "--name", "exampleinputA", "--explain", "--full")
     assert done.returncode == 0
     out = done.stdout
     assert "  nameSpcNameVals = {'database': 'SQLPool1'}\n" in out
@@ -107,9 +107,133 @@ def test_explain_lists_tokens_rules_and_the_winner():
 
 
 def test_explain_of_no_match_exits_3():
-    done = qn_tester("--namespace", "kafka://b:9092", "--name", "t", "--explain")
+    done = qn_tester("--namespace", "kafka://b:9092", "--name", "t", "--explain", "--full")
     assert done.returncode == 3
     assert done.stdout.endswith("winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)\n")
+
+
+def explained_rules(done: subprocess.CompletedProcess) -> list[str]:
+    """The lines of an --explain summary from its "rules:" line on."""
+    return done.stdout.split("rules:", 1)[1].splitlines()
+
+
+def test_explain_summarises_the_rules_the_namespace_did_not_rule_out(tmp_path: Path):
+    config = tmp_path / "m.json"
+    config.write_text(json.dumps([
+        rule("blob", [("prefix", "=", "wasbs")], "https://{nameSpcBodyParts[0]}/{nameGroups[0]}", "azure_blob_path"),
+        rule("sqlSchema", [("prefix", "=", "sqlserver"), ("nameGroups", ">", 1)], "mssql://{nameGroups[1]}", "t1"),
+        rule("sqlDbo", [("prefix", "=", "sqlserver")], "mssql://{nameSpcBodyParts[0]}/dbo/{nameGroups[0]}", "t2"),
+    ]))
+    done = qn_tester("--config", str(config), "--namespace", "sqlserver://h:1433", "--name", "sales", "--explain")
+    assert done.returncode == 0
+    assert explained_rules(done) == [
+        " 3 tried",
+        "  1 ruled out by a namespace condition",
+        "  [1] sqlSchema: condition failed: nameGroups > 1 (nameGroups is 1)",
+        "winner: sqlDbo -> mssql://h/dbo/sales (t2)",
+        "(--explain --full lists every rule and condition)",
+    ]
+
+
+def test_explain_of_no_match_is_a_page_not_every_rule():
+    done = qn_tester("--namespace", "kafka://b:9092", "--name", "t", "--explain")
+    assert done.returncode == 3
+    assert explained_rules(done) == [
+        " 52 tried",
+        "  52 ruled out by a namespace condition",
+        "winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)",
+        "(--explain --full lists every rule and condition)",
+    ]
+    assert len(done.stdout.splitlines()) < 25
+
+
+def test_a_mount_path_without_mount_points_and_a_jdbc_namespace_get_a_hint():
+    done = qn_tester("--namespace", "dbfs", "--name", "/mnt/raw/sales")
+    assert done.stderr.splitlines() == [
+        'hint: /mnt/... is a Databricks mount point: pass --mounts FILE (a JSON list of {"mountPoint", "source"}, '
+        "as in the run's environment-properties facet) or --event FILE, so that it maps like the storage path it "
+        "mounts"]
+    done = qn_tester("--namespace", "jdbc:sqlserver://h:1433;database=db", "--name", "dbo.t")
+    assert done.stderr.splitlines() == [
+        "hint: OpenLineage namespaces have no 'jdbc:' prefix (Spark sends 'sqlserver://h:1433;database=db', not "
+        "'jdbc:sqlserver://h:1433;database=db'): try --namespace 'sqlserver://h:1433;database=db'"]
+    assert qn_tester("--namespace", "abfss://c@a.dfs.core.windows.net", "--name", "/x").stderr == ""
+
+
+def test_an_empty_namespace_is_refused_instead_of_running_every_rule():
+    done = qn_tester("--namespace", "", "--name", "x")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "qn-tester: error: --namespace is empty (an OpenLineage namespace such as abfss://raw@lake.dfs.core.windows.net)")
+    done = qn_tester(stdin="\nabfss://c@a.dfs.core.windows.net\n/x\n")
+    assert done.returncode == 0
+    assert done.stderr == ("qn-tester: the namespace is empty: type one (e.g. abfss://raw@lake.dfs.core.windows.net), "
+                           "or Ctrl-D to quit\n")
+    assert json_lines(done.stdout) == [
+        {"QualifiedName": "https://a.dfs.core.windows.net/c/x", "PurviewType": "azure_datalake_gen2_path"}]
+
+
+def test_ctrl_d_at_the_first_prompt_of_a_terminal_quits():
+    import pty
+    import select
+
+    main, terminal = pty.openpty()
+    environment = {k: v for k, v in os.environ.items() if k not in ("OlToPurviewMappings", "OL_TO_PURVIEW_MAPPINGS_PATH")}
+    process = subprocess.Popen(COMMAND, stdin=terminal, stdout=terminal, stderr=terminal, cwd=PROJECT_ROOT,
+                               env=environment, close_fds=True)
+    os.close(terminal)
+    try:
+        seen = b""
+        while b"nameSpace: " not in seen:
+            ready, _, _ = select.select([main], [], [], 30)
+            assert ready, f"no prompt within 30 s: {seen!r}"
+            seen += os.read(main, 1024)
+        os.write(main, b"\x04")  # Ctrl-D: end of input on a terminal
+        assert process.wait(timeout=10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(main)
+
+
+@pytest.fixture
+def embedded_catalog(tmp_path: Path):
+    from tools.catalog import CatalogServer
+
+    server = CatalogServer(tmp_path / "catalog.sqlite").start()
+    yield server
+    server.stop()
+
+
+def test_lint_against_a_catalog_reports_the_rules_whose_type_it_does_not_know(tmp_path: Path, embedded_catalog):
+    config = tmp_path / "m.json"
+    config.write_text(json.dumps([
+        rule("lake", [("prefix", "=", "abfss")], "https://{nameSpcBodyParts[0]}/{nameGroups[0]}", "azure_datalake_gen2_path"),
+        rule("kafka", [("prefix", "=", "kafka")], "kafka://{nameSpcBodyParts[0]}/{nameGroups[0]}", "kafka_topic_made_up"),
+        rule("placeholder", [("prefix", "=", "x")], "x://{nameGroups[0]}", "openlineage_dataset"),
+    ]))
+    done = qn_tester("lint", "--config", str(config), "--catalog", embedded_catalog.url)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        f"[type] rule 1 'kafka': purviewDataType 'kafka_topic_made_up' is not an entity type of the catalog at "
+        f"{embedded_catalog.atlas_url} (nor one the connector registers): every run it maps would be rejected "
+        "(ATLAS-400-00-014)",
+        f"{config}: 1 problem(s)",
+    ]
+    known = tmp_path / "known.json"
+    known.write_text(json.dumps([json.loads(config.read_text())[i] for i in (0, 2)]))
+    done = qn_tester("lint", "--config", str(known), "--catalog", embedded_catalog.atlas_url)
+    assert (done.returncode, done.stdout) == (0, f"{known}: no problems found\n")
+
+
+def test_lint_against_a_catalog_that_cannot_be_reached_exits_2(tmp_path: Path):
+    from tests.conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/api/atlas/v2"
+    done = qn_tester("lint", "--catalog", url)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1].startswith(f"qn-tester: error: cannot read the type names from {url}: ")
+    assert "Traceback" not in done.stderr
 
 
 def test_batch_over_the_reference_vectors(tmp_path: Path, vectors_dir):

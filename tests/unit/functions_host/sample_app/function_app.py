@@ -77,3 +77,21 @@ def enqueue(req: func.HttpRequest, msg: func.Out[str]) -> func.HttpResponse:
     if req.params.get("skip") != "1":
         msg.set(req.get_body().decode("utf-8"))
     return func.HttpResponse("queued", status_code=202)
+
+
+# --- a timer, for the local host's timer triggers -------------------------------------------------------------------
+# Tests change TICK_BEHAVIOUR and read TICKS through the loaded module (`spec.user_function.__globals__`).
+TICK_BEHAVIOUR = {"seconds": 0.0, "fail": False}
+TICKS: list[dict] = []
+
+
+@app.timer_trigger(schedule="* * * * * *", arg_name="timer", run_on_startup=True)
+def every_second(timer: func.TimerRequest) -> None:
+    import time
+
+    started = time.monotonic()
+    time.sleep(TICK_BEHAVIOUR["seconds"])
+    TICKS.append({"pastDue": timer.past_due, "started": started, "ended": time.monotonic(),
+                  "next": timer.schedule_status.get("Next")})
+    if TICK_BEHAVIOUR["fail"]:
+        raise RuntimeError("the tick failed on purpose")

@@ -1,0 +1,72 @@
+"""An unknown-type rejection goes to the poison queue at once, naming the rules that produce the type."""
+import json
+import logging
+
+from olparser.catalog import CatalogRejected, CatalogUnavailable
+from olparser.delivery.poison import UnknownType, classify, poison_at_once, unknown_type_name
+from olparser.delivery.queues import SqliteQueueService
+from olparser.naming import MappingEngine
+
+RULES = MappingEngine.from_rules([
+    {"name": "kafkaTopic", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafka"}],
+     "qualifiedName": "kafka://{nameGroups[0]}", "purviewDataType": "kafka_topic_made_up"},
+    {"name": "kafkaCompacted", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafkac"}],
+     "qualifiedName": "kafkac://{nameGroups[0]}", "purviewDataType": "kafka_topic_made_up"},
+    {"name": "lake", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "abfss"}],
+     "qualifiedName": "https://{nameGroups[0]}", "purviewDataType": "azure_datalake_gen2_path"},
+])
+UNKNOWN = CatalogRejected(400, "ATLAS-400-00-014", "Type ENTITY with name kafka_topic_made_up does not exist")
+
+
+class Runtime:
+    """The two parts poison_at_once uses, real ones: the mapping engine and SQLite queues."""
+
+    def __init__(self, service: SqliteQueueService) -> None:
+        self.service = service
+
+    def engine(self) -> MappingEngine:
+        return RULES
+
+    def queue_service(self) -> SqliteQueueService:
+        return self.service
+
+
+def test_the_type_name_is_read_from_the_rejection():
+    assert unknown_type_name(UNKNOWN) == "kafka_topic_made_up"
+    assert unknown_type_name(CatalogRejected(400, "ATLAS-400-00-014", "something else")) == "?"
+    assert unknown_type_name(CatalogRejected(404, "ATLAS-404-00-00A", "Referenced entity is not found")) is None
+    assert unknown_type_name(CatalogUnavailable("throttled", status=429)) is None
+    assert unknown_type_name(ValueError("Type ENTITY with name x does not exist")) is None
+
+
+def test_the_rules_that_produce_the_type_are_named():
+    assert classify(UNKNOWN, RULES.rules) == UnknownType("kafka_topic_made_up", ("kafkaTopic", "kafkaCompacted"))
+    assert UnknownType("kafka_topic_made_up", ("kafkaTopic",)).describe() == (
+        "the catalog has no entity type 'kafka_topic_made_up' (produced by mapping rule(s) 'kafkaTopic')")
+    assert UnknownType("databricks_job", ()).describe() == (
+        "the catalog has no entity type 'databricks_job' (no mapping rule produces it (one of the connector's own "
+        "types from config/typedefs?))")
+
+
+def test_an_unknown_type_is_written_unchanged_to_the_poison_queue_with_one_error_line(tmp_path, caplog):
+    service = SqliteQueueService(tmp_path / "queues.sqlite3")
+    text = json.dumps({"v": 1, "id": "envelope-1", "runId": "run-1"})
+    with caplog.at_level(logging.ERROR, logger="olparser.delivery.poison"):
+        assert poison_at_once(Runtime(service), "lineage-events", text, UNKNOWN, "run-1") is True
+    [message] = service.queue("lineage-events-poison").receive(32, 30)
+    assert message.text == text
+    assert service.queue("lineage-events").approximate_count() == 0
+    assert [r.getMessage() for r in caplog.records] == [
+        "runId=run-1 moved to lineage-events-poison at once, as no retry can fix it: the catalog has no entity type "
+        "'kafka_topic_made_up' (produced by mapping rule(s) 'kafkaTopic', 'kafkaCompacted'). Add the type to the "
+        "catalog or change the rule (check with `qn-tester lint --catalog`), then `ol2purview requeue`"]
+    service.close()
+
+
+def test_other_failures_are_left_to_the_queue_retries(tmp_path):
+    service = SqliteQueueService(tmp_path / "queues.sqlite3")
+    for failure in (CatalogUnavailable("down", status=503), CatalogRejected(404, "ATLAS-404-00-00A", "gone"),
+                    RuntimeError("bug")):
+        assert poison_at_once(Runtime(service), "lineage-events", "text", failure) is False
+    assert service.queue("lineage-events-poison").approximate_count() == 0
+    service.close()
