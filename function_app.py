@@ -8,6 +8,11 @@
   A catalog failure propagates: the host retries the message, and after `maxDequeueCount` attempts moves it to
   `lineage-events-poison`, from which `ol2purview requeue` brings it back. A rejection no retry can fix (an entity
   type the catalog does not know) is written to the poison queue at once (`olparser.delivery.poison`).
+- `write_due_runs` (timer, `LINEAGE_TIMER_SCHEDULE`, default every minute): writes the lineage of runs that never
+  completed (`INCOMPLETE_RUN_SECONDS`) and of Databricks runs whose environment facet never came, retries deletions
+  that failed, and purges expired run state.
+- `reset_process_runs` (HTTP, admin): forgets the newest run time remembered for some processes (a repair after a
+  cluster with a wrong clock wrote runs dated in the future).
 - `health` (HTTP, anonymous).
 
 Everything is built by `olparser.runtime` from the app settings, once per process.
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any
 
 import azure.functions as func
@@ -26,6 +32,9 @@ from olparser.runtime import process_runtime
 
 LINEAGE_QUEUE = "lineage-events"  # LINEAGE_QUEUE must match: bindings are declared before settings are read
 STORAGE = "AzureWebJobsStorage"
+# NCRONTAB with seconds, read when the app is indexed (app settings are environment variables then too)
+LINEAGE_TIMER_SCHEDULE = os.environ.get("LINEAGE_TIMER_SCHEDULE") or "0 */1 * * * *"
+MAX_RESET_PROCESSES = 1000
 
 app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION)
 log = logging.getLogger("ol2purview")
@@ -110,6 +119,34 @@ def process_lineage_event(msg: func.QueueMessage) -> None:
     log.info("Processed runId=%s eventType=%s status=%s entities=%d unmatched=%d calls=%d attempt=%d",
              outcome.run_id, event.get("eventType") or outcome.event_type, outcome.status, outcome.entities,
              outcome.unmatched, outcome.catalog_calls, msg.dequeue_count or 1)
+
+
+@app.timer_trigger(schedule=LINEAGE_TIMER_SCHEDULE, arg_name="timer", run_on_startup=False)
+def write_due_runs(timer: func.TimerRequest) -> None:
+    """Runs whose time has come (incomplete, or held for their Databricks environment), failed deletions, and
+    expired run state. A failing run is retried on later ticks; the timer itself never fails on one."""
+    report = process_runtime().write_due_runs()
+    log.info("Timer: written=%d failed=%d deletesRetried=%d purged=%d pastDue=%s", report.written, report.failed,
+             report.deletes_retried, report.purged, bool(getattr(timer, "past_due", False)))
+
+
+@app.route(route="ol2purview/processes/reset", methods=["POST"], auth_level=func.AuthLevel.ADMIN)
+def reset_process_runs(req: func.HttpRequest) -> func.HttpResponse:
+    """`{"processes": [qualifiedName, ...]}` (master key): the next run of each process's code writes it, whatever
+    time a run dated in the future left behind."""
+    try:
+        body = json.loads(req.get_body() or b"null")
+    except ValueError:
+        return _json(400, {"error": "the body is not JSON", "path": "$"})
+    names = body.get("processes") if isinstance(body, dict) else None
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
+        return _json(400, {"error": "expected {\"processes\": [qualifiedName, ...]} with at least one name",
+                           "path": "$.processes"})
+    if len(names) > MAX_RESET_PROCESSES:
+        return _json(413, {"error": f"at most {MAX_RESET_PROCESSES} processes per request", "path": "$.processes"})
+    reset = process_runtime().reset_process_runs(names)
+    log.info("Reset the newest run time of %d of %d processes", reset, len(names))
+    return _json(200, {"requested": len(names), "reset": reset})
 
 
 @app.route(route="health", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)

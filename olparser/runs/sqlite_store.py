@@ -77,17 +77,20 @@ class SqliteRunStateStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = self._connection()
         db.execute("PRAGMA journal_mode=WAL")
-        db.executescript(_SCHEMA)
-        present = {row[1] for row in db.execute("PRAGMA table_info(run_state)")}
-        for column, declaration in _RUN_STATE_COLUMNS.items():
-            if column not in present:
-                db.execute(f"ALTER TABLE run_state ADD COLUMN {column} {declaration}")
-        db.execute("CREATE INDEX IF NOT EXISTS run_state_due_at ON run_state (due_at) WHERE due_at IS NOT NULL")
-        process_columns = {row[1] for row in db.execute("PRAGMA table_info(process_runs)")}
-        if "run_key" not in process_columns:
-            db.execute("ALTER TABLE process_runs ADD COLUMN run_key TEXT NOT NULL DEFAULT ''")
-        if "writers" not in process_columns:
-            db.execute("ALTER TABLE process_runs ADD COLUMN writers TEXT")
+        with self._immediate() as db:  # one process creates or upgrades the schema, the others then see it done
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            present = {row[1] for row in db.execute("PRAGMA table_info(run_state)")}
+            for column, declaration in _RUN_STATE_COLUMNS.items():
+                if column not in present:
+                    db.execute(f"ALTER TABLE run_state ADD COLUMN {column} {declaration}")
+            db.execute("CREATE INDEX IF NOT EXISTS run_state_due_at ON run_state (due_at) WHERE due_at IS NOT NULL")
+            process_columns = {row[1] for row in db.execute("PRAGMA table_info(process_runs)")}
+            if "run_key" not in process_columns:
+                db.execute("ALTER TABLE process_runs ADD COLUMN run_key TEXT NOT NULL DEFAULT ''")
+            if "writers" not in process_columns:
+                db.execute("ALTER TABLE process_runs ADD COLUMN writers TEXT")
 
     # --- merged events -----------------------------------------------------------------------------------------
     def merge(self, event: JSON, *, now: float | None = None) -> RunSnapshot:
