@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import requests
 from azure.identity import DefaultAzureCredential
@@ -58,9 +58,10 @@ class AtlasCatalogClient(AtlasClient):
     """An AtlasClient with timeouts, a pooled session, typed HTTP errors and an optional api-version."""
 
     def __init__(self, endpoint_url: str, authentication: AtlasAuthBase | None = None, *, timeout: float,
-                 api_version: str | None = None) -> None:
+                 api_version: str | None = None, purview: bool = False) -> None:
         super().__init__(endpoint_url.rstrip("/"), authentication, requests_timeout=timeout)
         self._api_params = {"api-version": api_version} if api_version else {}
+        self._purview = purview
         self._session = requests.Session()
         self._session.hooks["response"].append(raise_for_catalog_status)
 
@@ -102,6 +103,36 @@ class AtlasCatalogClient(AtlasClient):
         """DELETE /entity/bulk?guid=...: these entities, in one request."""
         return self._delete_http(self.endpoint_url + "/entity/bulk", params={"guid": list(guids)}).body or {}
 
+    def guids_of_type(self, type_name: str, page_size: int = 1000) -> Iterator[str]:
+        """The guids of every active entity of this type (subtypes included): Purview's discovery query on Purview,
+        Atlas basic search elsewhere, page by page."""
+        if self._purview:
+            search = self.endpoint_url.rsplit("/atlas/v2", 1)[0] + "/search/query"
+            token: str | None = None
+            while True:
+                body: dict[str, Any] = {"keywords": None, "limit": page_size, "filter": {"entityType": type_name}}
+                if token:
+                    body["continuationToken"] = token
+                page = self._post_http(search, json=body).body or {}
+                yield from (item["id"] for item in page.get("value") or [] if isinstance(item.get("id"), str))
+                token = page.get("continuationToken")
+                if not token:
+                    return
+        offset = 0
+        while True:
+            body = {"typeName": type_name, "excludeDeletedEntities": True, "limit": page_size, "offset": offset}
+            entities = (self._post_http(self.endpoint_url + "/search/basic", json=body).body or {}).get("entities")
+            yield from (e["guid"] for e in entities or [] if isinstance(e.get("guid"), str))
+            if not entities or len(entities) < page_size:
+                return
+            offset += len(entities)
+
+    def entities_by_guid(self, guids: list[str]) -> list[dict]:
+        """GET /entity/bulk?guid=...: these entities with their relationship attributes, in one request."""
+        body = self._get_http(self.endpoint_url + "/entity/bulk",
+                              params={"guid": list(guids), "minExtInfo": "true"}).body or {}
+        return list(body.get("entities") or [])
+
     def upload_bulk(self, entities: list[dict]) -> dict:
         """POST /entity/bulk with these entities in one request."""
         return self.upload_entities({"entities": entities}) or {}
@@ -134,4 +165,5 @@ def make_atlas_client(target: CatalogTarget, *, timeout: float, credential: Any 
         auth = BasicAuthentication(target.username, target.password or "")
     else:
         auth = None
-    return AtlasCatalogClient(target.endpoint, auth, timeout=timeout, api_version=target.api_version)
+    return AtlasCatalogClient(target.endpoint, auth, timeout=timeout, api_version=target.api_version,
+                              purview=target.kind == "purview")

@@ -38,9 +38,10 @@ def test_start_prints_the_exact_spark_and_python_client_settings(serve_factory):
         "  ingest_event: POST /api/v1/lineage [function]",
         "  ingest_batch: POST /api/v1/lineage/batch [function]",
         "  health: GET /api/health [anonymous]",
+        "  reset_process_runs: POST /api/ol2purview/processes/reset [admin]",
         "storage: embedded (SQLite queues and claim-check folder in the data folder)",
         "queue triggers: process_lineage_event <- lineage-events (not running)",
-        "timer triggers: none (not running)",
+        "timer triggers: write_due_runs (0 */1 * * * *) (not running)",
         f"status: {url}/admin/ol2purview/status (master key)",
         f"ready: {url}",
     ]:

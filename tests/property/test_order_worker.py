@@ -68,11 +68,12 @@ def catalog_content(atlas_url: str) -> dict[str, Any]:
     body = requests.get(f"{atlas_url}/entity/bulk", params=[("guid", g) for g in guids], timeout=30).json()
     active = [e for e in body["entities"] if e.get("status", "ACTIVE") == "ACTIVE"]
     names = {e["guid"]: (e["typeName"], e["attributes"]["qualifiedName"]) for e in active}
-    entities = {names[e["guid"]]: {"attributes": _by_key(e["attributes"], names),
-                                   "relationships": {k: _by_key(v, names)
-                                                     for k, v in (e.get("relationshipAttributes") or {}).items()
-                                                     if v not in (None, [])}}
-                for e in active}
+    entities = {}
+    for entity in active:
+        relationships = {k: _by_key(v, names) for k, v in (entity.get("relationshipAttributes") or {}).items()}
+        entities[names[entity["guid"]]] = {"attributes": _by_key(entity["attributes"], names),
+                                           "relationships": {k: v for k, v in relationships.items()
+                                                             if v not in (None, [])}}
     lineage = set()
     for entity in active:
         if entity["typeName"].endswith("_process"):
