@@ -18,7 +18,7 @@ from tools.catalog.relationships import (create_relationship, delete_relationshi
 from tools.catalog.search import autocomplete, basic_search, basic_search_parameters, purview_query, suggest
 from tools.catalog.store import CatalogStore, Session
 from tools.catalog.typedefs import TypeCatalog
-from tools.catalog.typeregistry import typedefs_from_payload
+from tools.catalog.typeregistry import KEY_BY_CATEGORY, typedefs_from_payload
 from tools.catalog.views import full_header, render_entity
 
 JSON = dict[str, Any]
@@ -48,6 +48,17 @@ def _int_param(request: Request, name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise errors.invalid_lineage_params(name, raw) from None
+
+
+def _category_filter(request: Request) -> str | None:
+    """Atlas's `?type=entity|relationship|enum|struct|classification|business_metadata` typedef filter."""
+    wanted = request.query_params.get("type")
+    if not wanted:
+        return None
+    category = wanted.upper()
+    if category not in KEY_BY_CATEGORY:
+        raise errors.invalid_parameters(f"type must be one of {', '.join(k.lower() for k in KEY_BY_CATEGORY)}")
+    return category
 
 
 class AtlasApi:
@@ -93,7 +104,7 @@ class AtlasApi:
     # --- types -----------------------------------------------------------------------------------------------
     async def typedefs(self, request: Request) -> Response:
         if request.method == "GET":
-            return JSONResponse(self.types.all())
+            return JSONResponse(self.types.all(_category_filter(request)))
         payload = await read_json(request)
         if request.method == "POST":
             return JSONResponse(await run_in_threadpool(self.types.create, payload, self.user))
@@ -104,7 +115,7 @@ class AtlasApi:
         return Response(status_code=204)
 
     async def typedef_headers(self, request: Request) -> Response:
-        return JSONResponse(self.types.headers())
+        return JSONResponse(self.types.headers(_category_filter(request)))
 
     async def typedef_by_name(self, request: Request) -> Response:
         category, name = request.path_params["category"], request.path_params["name"]
