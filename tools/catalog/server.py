@@ -60,6 +60,7 @@ class CatalogServer:
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # IPPROTO_TCP: asyncio then sets TCP_NODELAY
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
+        sock.listen(2048)  # connections made as soon as the port is announced wait in the backlog, not refused
         self.port = sock.getsockname()[1]
         self._socket = sock
         config = uvicorn.Config(app, http=ResettableHttpToolsProtocol, lifespan="off", ws="none",
