@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("tools.replay", "send OpenLineage events through the openlineage-python HTTP client"),
     "typedefs": ("tools.typedefs", "register the connector's custom Atlas types (create or update)"),
     "requeue": ("tools.requeue", "move poison (dead-letter) messages back onto the lineage queue"),
+    "columns": ("tools.columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
 }
 
 

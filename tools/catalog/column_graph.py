@@ -92,7 +92,9 @@ class ColumnEdge:
 
     @property
     def label(self) -> str:
-        return ", ".join(t.label for t in self.transformations)
+        """The transformations, direct ones first: `AGGREGATION`, `IDENTITY, INDIRECT JOIN`."""
+        ordered = sorted(self.transformations, key=lambda t: t.type != "DIRECT")
+        return ", ".join(t.label for t in ordered)
 
     def to_json(self) -> JSON:
         return {"from": {"dataset": self.source[0], "column": self.source[1]},
@@ -335,9 +337,11 @@ class ColumnGraph:
             "processes": [{"guid": g, "qualifiedName": self.processes[g].qualified_name,
                            "name": self.processes[g].name, "typeName": self.processes[g].type_name}
                           for g in process_guids if g in self.processes],
-            "edges": [e.to_json() for e in sorted(trace.edges, key=_edge_order)],
+            "edges": [e.to_json() for e in sorted(trace.edges, key=lambda e: _edge_order(trace, e))],
         }
 
 
-def _edge_order(edge: ColumnEdge) -> tuple:
-    return (edge.target, edge.source, edge.process, edge.label)
+def _edge_order(trace: ColumnTrace, edge: ColumnEdge) -> tuple:
+    """Nearest hops first, then by target and source."""
+    hops = max(abs(trace.distances.get(edge.source, 0)), abs(trace.distances.get(edge.target, 0)))
+    return (hops, edge.target, edge.source, edge.process, edge.label)
