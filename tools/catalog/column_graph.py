@@ -260,28 +260,23 @@ class ColumnGraph:
         names.discard(ALL_COLUMNS)
         return sorted(names)
 
-    def _upstream(self, node: tuple[str, str]) -> Iterable[tuple[ColumnEdge, tuple[str, str]]]:
+    def _step(self, node: tuple[str, str], upstream: bool) -> Iterable[tuple[ColumnEdge, tuple[str, str]]]:
+        """The edges one hop from `node` (into it when `upstream`, out of it otherwise) and the node each reaches."""
         dataset, column = node
-        if column == ALL_COLUMNS:
-            for edge in self._into_dataset.get(dataset, ()):
-                yield edge, edge.source
-            return
-        for edge in self._into.get(node, ()):
-            yield edge, edge.source
-        for edge in self._into.get((dataset, ALL_COLUMNS), ()):
-            passes_through = edge.source[1] == ALL_COLUMNS and not edge.dataset_level
-            yield edge, (edge.source[0], column) if passes_through else edge.source
+        by_node, by_dataset = (self._into, self._into_dataset) if upstream else (self._from, self._from_dataset)
 
-    def _downstream(self, node: tuple[str, str]) -> Iterable[tuple[ColumnEdge, tuple[str, str]]]:
-        dataset, column = node
-        if column == ALL_COLUMNS:
-            for edge in self._from_dataset.get(dataset, ()):
-                yield edge, edge.target
+        def far(edge: ColumnEdge) -> tuple[str, str]:
+            return edge.source if upstream else edge.target
+        if column == ALL_COLUMNS:  # every column of the dataset
+            for edge in by_dataset.get(dataset, ()):
+                yield edge, far(edge)
             return
-        for edge in self._from.get(node, ()):
-            yield edge, edge.target
-        for edge in self._from.get((dataset, ALL_COLUMNS), ()):
-            yield edge, (edge.target[0], column) if edge.target[1] == ALL_COLUMNS else edge.target
+        for edge in by_node.get(node, ()):
+            yield edge, far(edge)
+        for edge in by_node.get((dataset, ALL_COLUMNS), ()):  # edges of the whole dataset reach this column too
+            end = far(edge)
+            passes_through = end[1] == ALL_COLUMNS and not edge.dataset_level  # `*` -> `*`: the same column name
+            yield edge, (end[0], column) if passes_through else end
 
     def trace(self, dataset: str, column: str, direction: str = "both", depth: int = 0) -> ColumnTrace:
         """Columns upstream and/or downstream of (dataset, column), at most `depth` process hops (0: no limit)."""
@@ -292,7 +287,7 @@ class ColumnGraph:
         root = (dataset, column)
         trace = ColumnTrace(root, direction, depth, {root: 0})
         seen_edges: set[tuple[int, tuple[str, str], tuple[str, str]]] = set()
-        for sign, step in ((-1, self._upstream), (1, self._downstream)):
+        for sign in (-1, 1):
             if (sign < 0 and direction == "down") or (sign > 0 and direction == "up"):
                 continue
             visited = {root}
@@ -301,7 +296,7 @@ class ColumnGraph:
                 node, hops = queue.popleft()
                 if depth and hops >= depth:
                     continue
-                for edge, reached in step(node):
+                for edge, reached in self._step(node, upstream=sign < 0):
                     source, target = (reached, node) if sign < 0 else (node, reached)
                     key = (id(edge), source, target)
                     if key not in seen_edges:
