@@ -67,6 +67,7 @@ def test_typedefs_create_read_filter_update_delete(atlas: AtlasClient, catalog: 
                                                                                  "typeName": "string"}]}]}))
     assert [(d.name, d.superTypes, d.version) for d in created.entityDefs] == [("suite_dataset", ["DataSet"], 1)]
     assert atlas.typedef.get_entitydef_by_name("suite_dataset").attributeDefs[0]["name"] == "format"
+    assert atlas.typedef.get_entitydef_by_guid(created.entityDefs[0].guid).name == "suite_dataset"
     assert present(atlas.typedef.get_relationshipdef_by_name("dataset_process_inputs").endDef1) == {
         "type": "Process", "name": "inputs", "isContainer": True, "cardinality": "SET", "isLegacyAttribute": True}
     relationships_only = SearchFilter()
@@ -84,7 +85,8 @@ def test_typedefs_create_read_filter_update_delete(atlas: AtlasClient, catalog: 
     atlas.typedef.delete_type_by_name("suite_dataset")
     assert atlas.typedef.type_with_name_exists("suite_dataset") is False
     assert Calls(catalog).routes() == {
-        "POST /types/typedefs": 1, "GET /types/{category}/name/{name}": 3, "GET /types/typedefs/headers": 1,
+        "POST /types/typedefs": 1, "GET /types/{category}/name/{name}": 3, "GET /types/{category}/guid/{guid}": 1,
+        "GET /types/typedefs/headers": 1,
         "GET /types/typedefs": 1, "PUT /types/typedefs": 1, "DELETE /types/{category}/name/{name}": 1}
 
 

@@ -56,11 +56,14 @@ def test_typedefs(datamap: DataMapClient, open_catalog: CatalogServer) -> None:
     dataset = datamap.type_definition.get_entity_by_name("DataSet")
     assert (dataset.super_types, "sdk_dataset" in dataset.sub_types) == (["Asset"], True)
     assert datamap.type_definition.get_by_name("sdk_dataset").category == "ENTITY"
+    assert datamap.type_definition.get_entity_by_id(created.entity_defs[0].guid).name == "sdk_dataset"
     relationship = datamap.type_definition.get_relationship_by_name("process_dataset_outputs")
     assert (relationship.end_def1.name, relationship.end_def2.name) == ("outputs", "outputFromProcesses")
     headers = datamap.type_definition.get_headers(type="relationship")
     assert [h.name for h in headers] == ["dataset_process_inputs", "process_dataset_outputs", "hive_table_columns",
                                          "azure_sql_table_columns"]
+    relationship_defs = datamap.type_definition.get(type="relationship")
+    assert (relationship_defs.entity_defs, len(relationship_defs.relationship_defs)) == ([], 4)
     updated = datamap.type_definition.batch_update({"entityDefs": [{
         "name": "sdk_dataset", "superTypes": ["DataSet"], "attributeDefs": [{"name": "rows", "typeName": "long"}]}]})
     assert [(d.version, [a.name for a in d.attribute_defs]) for d in updated.entity_defs] == [(2, ["rows"])]
@@ -71,7 +74,7 @@ def test_typedefs(datamap: DataMapClient, open_catalog: CatalogServer) -> None:
                                           "errorMessage": "Given typename sdk_dataset was invalid"}
     assert Calls(open_catalog).routes() == {
         "POST /types/typedefs": 1, "GET /types/{category}/name/{name}": 4, "GET /types/typedefs/headers": 1,
-        "PUT /types/typedefs": 1, "DELETE /types/{category}/name/{name}": 1}
+        "GET /types/{category}/guid/{guid}": 1, "GET /types/typedefs": 1, "PUT /types/typedefs": 1, "DELETE /types/{category}/name/{name}": 1}
 
 
 def test_entity_reads(datamap: DataMapClient, open_catalog: CatalogServer) -> None:
