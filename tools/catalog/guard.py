@@ -3,7 +3,8 @@
 - `Host` must name this machine (loopback names and addresses) or a host allowed with `--allow-host`, so a web page
   that rebinds its own DNS name to 127.0.0.1 cannot talk to the catalog (DNS rebinding).
 - A write (POST, PUT, PATCH, DELETE) that comes from a browser must come from the catalog's own origin: an `Origin`
-  (or `Sec-Fetch-Site: cross-site`) naming another site is refused, so a page the user visits cannot write.
+  other than the catalog's own (scheme-less `host:port` equal to `Host`, or a host allowed with `--allow-host`), or
+  `Sec-Fetch-Site: cross-site`, is refused, so a page the user visits — another local port included — cannot write.
 - A write with a body must be JSON (`Content-Type: application/json` or `*/*+json`): the only bodies a cross-site
   form or a "simple" fetch can send are text and form data. `/_ol2purview/faults` also takes a bare text body sent
   without any Content-Type (`requests.put(url, data="down")`), which no browser sends cross-site.
@@ -58,6 +59,15 @@ class RequestGuard:
     def host_allowed(self, name: str) -> bool:
         return is_loopback(name) or name in self.allowed_hosts or "*" in self.allowed_hosts
 
+    def same_origin(self, origin: str, host: str | None) -> bool:
+        parts = urlsplit(origin) if origin != "null" else None
+        if parts is None or not parts.netloc:
+            return False
+        if host is not None and parts.netloc.lower() == host.strip().lower():
+            return True
+        name = host_name(parts.netloc)
+        return name in self.allowed_hosts and not is_loopback(name)  # an allowed name on any port; loopback: same port
+
     def refusal(self, scope: Scope) -> errors.AtlasError | None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or ()}
         host = headers.get("host")
@@ -68,10 +78,8 @@ class RequestGuard:
         if method not in WRITE_METHODS:
             return None
         origin = headers.get("origin")
-        if origin is not None:
-            origin_host = urlsplit(origin).hostname if origin != "null" else None
-            if origin_host is None or not self.host_allowed(host_name(origin_host)):
-                return errors.forbidden(f"cross-origin {method} refused: Origin '{origin}' is not this catalog")
+        if origin is not None and not self.same_origin(origin, host):
+            return errors.forbidden(f"cross-origin {method} refused: Origin '{origin}' is not this catalog")
         elif headers.get("sec-fetch-site") == "cross-site":
             return errors.forbidden(f"cross-site {method} refused")
         has_body = headers.get("content-length", "0") not in ("", "0") or "transfer-encoding" in headers
