@@ -20,15 +20,13 @@ function text(value) {
   return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
-async function request(path, body) {
-  const init = {headers: {...CLIENT_HEADER}};
-  if (body !== undefined) Object.assign(init, {method: "POST", body: JSON.stringify(body)}, {headers: {...CLIENT_HEADER, "Content-Type": "application/json"}});
-  const response = await fetch(path, init);
+async function request(path) {  // the page only reads
+  const response = await fetch(path, {headers: CLIENT_HEADER});
   const data = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(text(data.errorMessage) || `HTTP ${response.status}`);
   return data;
 }
-const api = (path, body) => request(`${API}${path}`, body);
+const api = (path) => request(`${API}${path}`);
 const page = (path) => request(`${PAGE}${path}`);
 
 function el(tag, attrs = {}, content) {
