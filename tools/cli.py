@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "typedefs": ("tools.typedefs", "register the connector's custom Atlas types (create or update)"),
     "requeue": ("tools.requeue", "move poison (dead-letter) messages back onto the lineage queue"),
     "prune": ("tools.prune", "remove processes whose last run is older than N days, and placeholders only they used"),
+    "columns": ("tools.columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
 }
 
 

@@ -217,8 +217,12 @@ def test_delete_by_guid_is_soft(client: AtlasClient) -> None:
 
 def test_http_errors_name_the_problem(catalog: CatalogServer) -> None:
     auth = (USER, PASSWORD)
-    not_json = requests.post(f"{catalog.atlas_url}/entity/bulk", auth=auth, data=b"{nope", timeout=10)
-    assert not_json.status_code == 400 and not_json.json()["errorCode"] == "ATLAS-400-00-01A"
+    not_json = requests.post(f"{catalog.atlas_url}/entity/bulk", auth=auth, data=b"{nope", timeout=10,
+                             headers={"Content-Type": "application/json"})
+    assert (not_json.status_code, not_json.json()) == (400, {
+        "errorCode": "ATLAS-400-00-01A",
+        "errorMessage": "invalid parameters: the request body is not valid JSON (Expecting property name enclosed in "
+                        "double quotes at char 1)"})
     unknown = requests.get(f"{catalog.atlas_url}/entity/uniqueAttribute/type/hive_table",
                            params={"attr:qualifiedName": "db.none@x"}, auth=auth, timeout=10)
     assert (unknown.status_code, unknown.json()) == (404, {

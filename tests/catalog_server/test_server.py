@@ -94,7 +94,10 @@ def test_outage_on_and_off_at_runtime_and_connection_resets(db_path: Path) -> No
         requests.put(f"{server.url}/_ol2purview/faults", data="none", timeout=10)
         assert requests.get(url, timeout=10).status_code == 200
         bad = requests.put(f"{server.url}/_ol2purview/faults", data="429:2", timeout=10)
-        assert bad.status_code == 400 and "bad fault spec item '429:2'" in bad.json()["error"]
+        assert (bad.status_code, bad.json()) == (400, {
+            "errorCode": "ATLAS-400-00-01A",
+            "errorMessage": "invalid parameters: bad fault spec item '429:2': expected <status 400-599>:<p>, "
+                            "reset:<p>, latency:<ms>, retry-after:<s>, seed:<n> or down"})
 
 
 def test_latency_delays_atlas_calls(db_path: Path) -> None:

@@ -1,24 +1,29 @@
-"""The lineage page in a real headless Chromium: search, open the graph, see the nodes, open a column mapping."""
+"""The lineage page in a real headless Chromium, on catalog data the real pipeline wrote from events: the shared
+compat-tests CLL sequence and a bronze -> silver -> gold chain of our own. Search (columns grouped under their
+dataset), the graph (full names, placeholders), a process's last run and column lineage detail, expanding a dataset
+to its columns and tracing a gold column upstream through both hops, zoom and fit, odd attribute types, and the call
+counter left untouched by the page. `UPDATE_SCREENSHOT=1` rewrites the screenshots in docs/."""
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
-from pyapacheatlas.auth import BasicAuthentication
-from pyapacheatlas.core import AtlasClient, AtlasEntity, AtlasProcess
+import requests
 
+from tests.catalog_server.pipeline_data import (BRONZE, CLL_SEQUENCE, CUSTOMERS, GOLD, SILVER, medallion_events,
+                                                sequence_events, write_through_pipeline)
 from tools.catalog import CatalogServer
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
-LAKE = "https://contosolake.dfs.core.windows.net/landing"
-WORKSPACE = "adb-1234567890123456.7.azuredatabricks.net"
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "lineage-page.png"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+USER, PASSWORD = "viewer", "page-pw"
+CLL_OUTPUT = "file:/tmp/cll_test/default.tbl1"
+CLL_SOURCES = ("file:/tmp/cll_test/default.cll_source1", "file:/tmp/cll_test/default.cll_source2")
 
 pytestmark = pytest.mark.browser
 
@@ -26,87 +31,178 @@ if not (os.path.exists(CHROMIUM) or shutil.which("chromium")) and not os.environ
     pytest.skip("chromium is not installed (required in CI)", allow_module_level=True)
 
 
-def load_known_lineage(client: AtlasClient) -> None:
-    """orders.csv + customers.csv -> join_orders -> sales -> aggregate_sales -> sales_summary."""
-    client.upload_typedefs({"entityDefs": [{"name": "spark_page_process", "superTypes": ["Process"],
-                                            "attributeDefs": [{"name": "columnMapping", "typeName": "string"}]}]})
-    orders = AtlasEntity("orders.csv", "azure_datalake_gen2_path", f"{LAKE}/raw/orders.csv", guid="-1")
-    customers = AtlasEntity("customers.csv", "azure_datalake_gen2_path", f"{LAKE}/raw/customers.csv", guid="-2")
-    sales = AtlasEntity("sales", "hive_table", f"default.sales@{WORKSPACE}", guid="-3")
-    summary = AtlasEntity("sales_summary", "hive_table", f"default.sales_summary@{WORKSPACE}", guid="-4")
-    join_mapping = [
-        {"DatasetMapping": {"Source": orders.qualifiedName, "Sink": sales.qualifiedName},
-         "ColumnMapping": [{"Source": "order_id", "Sink": "order_id"}, {"Source": "amount", "Sink": "amount"}]},
-        {"DatasetMapping": {"Source": customers.qualifiedName, "Sink": sales.qualifiedName},
-         "ColumnMapping": [{"Source": "country", "Sink": "customer_country"}]}]
-    join = AtlasProcess("join_orders", "spark_page_process", f"{WORKSPACE}/jobs/1/processes/join_orders",
-                        inputs=[orders, customers], outputs=[sales], guid="-5",
-                        attributes={"columnMapping": json.dumps(join_mapping)})
-    aggregate = AtlasProcess("aggregate_sales", "spark_page_process", f"{WORKSPACE}/jobs/2/processes/aggregate",
-                             inputs=[sales], outputs=[summary], guid="-6",
-                             attributes={"columnMapping": json.dumps([{
-                                 "DatasetMapping": {"Source": sales.qualifiedName, "Sink": summary.qualifiedName},
-                                 "ColumnMapping": [{"Source": "amount", "Sink": "total_amount"}]}])})
-    client.upload_entities([orders, customers, sales, summary, join, aggregate])
-
-
-@pytest.fixture
-def catalog(tmp_path: Path) -> Iterator[CatalogServer]:
-    server = CatalogServer(tmp_path / "page.sqlite", user="viewer", password="page-pw").start()
-    load_known_lineage(AtlasClient(server.atlas_url, BasicAuthentication("viewer", "page-pw"), requests_timeout=10))
+@pytest.fixture(scope="module")
+def catalog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CatalogServer]:
+    folder = tmp_path_factory.mktemp("page")
+    server = CatalogServer(folder / "page.sqlite", user=USER, password=PASSWORD).start()
+    atlas_url = server.atlas_url.replace("://", f"://{USER}:{PASSWORD}@")
+    write_through_pipeline(atlas_url, folder, sequence_events(CLL_SEQUENCE))
+    write_through_pipeline(atlas_url, folder, medallion_events())
     yield server
     server.stop()
 
 
-def test_lineage_page_search_graph_and_column_mapping(catalog: CatalogServer) -> None:
+@pytest.fixture
+def browser_page(catalog: CatalogServer) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": 1500, "height": 820},
-                                          http_credentials={"username": "viewer", "password": "page-pw"})
+            context = browser.new_context(viewport={"width": 1500, "height": 860},
+                                          http_credentials={"username": USER, "password": PASSWORD})
             page = context.new_page()
+            page.errors = []  # type: ignore[attr-defined]
+            page.on("pageerror", lambda error: page.errors.append(str(error)))  # type: ignore[attr-defined]
             page.goto(catalog.url + "/")
-            page.fill("#search-input", "sales")
-            page.click("#search-button")
-            result = page.locator(f'.result[data-qualified-name="default.sales@{WORKSPACE}"]')
-            result.wait_for()
-            assert page.locator(".result .name").all_inner_texts() == ["aggregate_sales", "sales", "sales_summary"]
-            result.click()
-            page.locator('.node[data-qualified-name="default.sales_summary@' + WORKSPACE + '"]').wait_for()
-
-            def rendered() -> dict[str, str]:
-                nodes = page.locator("#graph .node")
-                return {nodes.nth(i).get_attribute("data-qualified-name"): nodes.nth(i).get_attribute("class")
-                        for i in range(nodes.count())}
-
-            assert rendered() == {
-                f"{LAKE}/raw/orders.csv": "node dataset", f"{LAKE}/raw/customers.csv": "node dataset",
-                f"{WORKSPACE}/jobs/1/processes/join_orders": "node process",
-                f"default.sales@{WORKSPACE}": "node dataset base selected",  # the base opens selected
-                f"{WORKSPACE}/jobs/2/processes/aggregate": "node process",
-                f"default.sales_summary@{WORKSPACE}": "node dataset"}
-            assert sorted(page.locator("#graph .node .label").all_text_contents()) == [
-                "aggregate_sales", "customers.csv", "join_orders", "orders.csv", "sales", "sales_summary"]
-            assert page.locator("#graph .edge").count() == 5
-
-            page.click(f'.node.process[data-qualified-name="{WORKSPACE}/jobs/1/processes/join_orders"]')
-            page.locator(".column-mapping-row").first.wait_for()
-            rows = [[cell.strip() for cell in row.split("\t")]
-                    for row in page.locator(".column-mapping-row").all_inner_texts()]
-            assert rows == [[f"{LAKE}/raw/orders.csv", f"default.sales@{WORKSPACE}", "order_id", "order_id"],
-                            [f"{LAKE}/raw/orders.csv", f"default.sales@{WORKSPACE}", "amount", "amount"],
-                            [f"{LAKE}/raw/customers.csv", f"default.sales@{WORKSPACE}", "country",
-                             "customer_country"]]
-            if os.environ.get("UPDATE_SCREENSHOT") == "1":
-                page.screenshot(path=str(SCREENSHOT), full_page=True)
-
-            page.select_option("#direction", "INPUT")  # upstream only: the downstream half disappears
-            page.locator('.node[data-qualified-name="default.sales_summary@' + WORKSPACE + '"]').wait_for(
-                state="detached")
-            assert sorted(rendered()) == sorted([f"{LAKE}/raw/orders.csv", f"{LAKE}/raw/customers.csv",
-                                                 f"{WORKSPACE}/jobs/1/processes/join_orders",
-                                                 f"default.sales@{WORKSPACE}"])
+            yield page
+            assert page.errors == []  # type: ignore[attr-defined]
         finally:
             browser.close()
+
+
+def search(page: Any, text: str) -> None:
+    page.fill("#search-input", text)
+    page.click("#search-button")
+    page.locator("#status", has_text="match(es)").wait_for()
+
+
+def open_dataset(page: Any, qualified_name: str) -> None:
+    page.locator(f'.result[data-qualified-name="{qualified_name}"] > .name').click()
+    page.locator(f'.node.base[data-qualified-name="{qualified_name}"]').wait_for()
+
+
+def nodes(page: Any) -> dict[str, str]:
+    found = page.locator("#graph .node")
+    return {found.nth(i).get_attribute("data-qualified-name"): found.nth(i).get_attribute("class")
+            for i in range(found.count())}
+
+
+def rows(page: Any, selector: str) -> list[list[str]]:
+    return [[cell.strip() for cell in row.split("\t")] for row in page.locator(selector).all_inner_texts()]
+
+
+def shoot(page: Any, name: str) -> None:
+    if os.environ.get("UPDATE_SCREENSHOT") == "1":
+        page.screenshot(path=str(DOCS / name))
+
+
+def test_cll_sample_search_graph_placeholders_and_process_details(browser_page: Any) -> None:
+    page = browser_page
+    search(page, "tbl1")
+    group = page.locator(f'.result[data-qualified-name="{CLL_OUTPUT}"]')
+    assert group.locator(".type").inner_text() == "openlineage_dataset · placeholder"
+    assert group.locator(".result-column").all_inner_texts() == ["⋮ agg", "⋮ ident", "⋮ trans"]  # grouped under it
+    open_dataset(page, CLL_OUTPUT)
+    classes = nodes(page)
+    datasets = {qn: c for qn, c in classes.items() if "dataset" in c}
+    assert datasets == {CLL_OUTPUT: "node dataset base placeholder selected",
+                        CLL_SOURCES[0]: "node dataset placeholder", CLL_SOURCES[1]: "node dataset placeholder"}
+    assert sorted(c for qn, c in classes.items() if qn not in datasets) == ["node process"] * 3
+    labels = [" ".join(t.split()) for t in page.locator("#graph .node .label").all_text_contents()]
+    assert len(set(labels)) == len(labels) == 6  # full names, wrapped, none alike
+    assert "execute_create_hive_table_as_select_command.default_tbl1" in [label.replace(" ", "") for label in labels]
+    assert page.locator("#placeholder-notice").inner_text() == (
+        'Placeholder: no name-mapping rule matched OpenLineage namespace "file:/tmp/cll_test", name "default.tbl1", '
+        "so ol2purview wrote this dataset itself instead of linking a scanned asset. Add a rule to "
+        "config/OlToPurviewMappings.json (try it with qn-tester --explain).")
+
+    page.locator(".node.process", has_text="default_tbl1").click()
+    page.locator(".column-lineage-detail-row").first.wait_for()
+    assert page.locator("#placeholder-notice").inner_text() == ""
+    assert [page.locator(f'.last-run dd[data-field="{f}"]').inner_text() for f in ("Status", "User", "Duration")] == [
+        "COMPLETE", "(unknown)", "unknown"]
+    assert page.locator('.last-run dd[data-field="Last run"]').inner_text().startswith("2024-08-06T13:26:")
+    source1, source2 = CLL_SOURCES
+    assert rows(page, ".column-lineage-detail-row") == [
+        ["agg", source1, "a", "INDIRECT FILTER, INDIRECT GROUP_BY, INDIRECT JOIN"],
+        ["agg", source1, "b", "INDIRECT GROUP_BY"],
+        ["agg", source2, "a", "INDIRECT FILTER, INDIRECT JOIN"],
+        ["agg", source2, "c", "AGGREGATION"],
+        ["ident", source1, "a", "IDENTITY, INDIRECT FILTER, INDIRECT GROUP_BY, INDIRECT JOIN"],  # direct first
+        ["ident", source1, "b", "INDIRECT GROUP_BY"],
+        ["ident", source2, "a", "INDIRECT FILTER, INDIRECT JOIN"],
+        ["trans", source1, "a", "INDIRECT FILTER, INDIRECT GROUP_BY, INDIRECT JOIN"],
+        ["trans", source1, "b", "TRANSFORMATION, INDIRECT GROUP_BY"],
+        ["trans", source2, "a", "INDIRECT FILTER, INDIRECT JOIN"]]
+    assert rows(page, ".column-mapping-row") == [[source1, CLL_OUTPUT, "a", "ident"],
+                                                 [source1, CLL_OUTPUT, "b", "trans"],
+                                                 [source2, CLL_OUTPUT, "c", "agg"]]
+    shoot(page, "lineage-page.png")
+
+
+def test_trace_a_gold_column_upstream_through_both_hops(browser_page: Any) -> None:
+    page = browser_page
+    search(page, "sales_by_country")
+    open_dataset(page, GOLD)
+    page.locator(f'.node.base[data-qualified-name="{GOLD}"] .column-toggle').click()
+    base_rows = page.locator(".node.base .column-row")
+    base_rows.first.wait_for()
+    assert [base_rows.nth(i).get_attribute("data-column") for i in range(base_rows.count())] == [
+        "country", "total_amount"]
+    assert base_rows.first.get_attribute("class") == "column-row lineage-only"  # no schema: known from column lineage
+    page.locator('.node.base .column-row[data-column="total_amount"]').click()
+    page.locator(".column-edge").first.wait_for(state="attached")
+    assert page.locator("#graph-title").inner_text() == "Column lineage of total_amount in sales_by_country"
+    boxes = page.locator(".col-dataset")
+    shown = {boxes.nth(i).get_attribute("data-qualified-name"): (
+        boxes.nth(i).get_attribute("class"), boxes.nth(i).locator(".column-row").all_text_contents())
+        for i in range(boxes.count())}
+    assert shown == {BRONZE: ("col-dataset", ["amount", "customer_id", "status"]),
+                     SILVER: ("col-dataset", ["amount", "customer_id"]),
+                     CUSTOMERS: ("col-dataset indirect-only", ["country", "customer_id"]),
+                     GOLD: ("col-dataset root", ["total_amount"])}
+    edges = page.locator("path.column-edge")
+    drawn = sorted((edges.nth(i).get_attribute("data-from"), edges.nth(i).get_attribute("data-to"),
+                    edges.nth(i).get_attribute("data-label"), edges.nth(i).get_attribute("class"))
+                   for i in range(edges.count()))
+    assert drawn == sorted([
+        (f"{SILVER}.amount", f"{GOLD}.total_amount", "AGGREGATION", "column-edge"),
+        (f"{SILVER}.customer_id", f"{GOLD}.total_amount", "INDIRECT JOIN", "column-edge indirect"),
+        (f"{CUSTOMERS}.customer_id", f"{GOLD}.total_amount", "INDIRECT JOIN", "column-edge indirect"),
+        (f"{CUSTOMERS}.country", f"{GOLD}.total_amount", "INDIRECT GROUP_BY", "column-edge indirect"),
+        (f"{BRONZE}.amount", f"{SILVER}.amount", "IDENTITY", "column-edge"),
+        (f"{BRONZE}.customer_id", f"{SILVER}.customer_id", "IDENTITY", "column-edge"),
+        (f"{BRONZE}.status", f"{SILVER}.amount", "INDIRECT FILTER (whole dataset)",
+         "column-edge indirect dataset-level"),
+        (f"{BRONZE}.status", f"{SILVER}.customer_id", "INDIRECT FILTER (whole dataset)",
+         "column-edge indirect dataset-level")])
+    assert page.locator("#status").inner_text() == (
+        "7 related column(s), 8 edge(s) across 2 process(es); 1 dataset(s) influence it only indirectly.")
+    shoot(page, "column-lineage.png")
+
+    before = page.locator("#graph svg").get_attribute("viewBox")
+    page.click("#zoom-in")
+    zoomed = page.locator("#graph svg").get_attribute("viewBox")
+    assert float(zoomed.split()[2]) == pytest.approx(float(before.split()[2]) / 1.25)
+    page.click("#zoom-fit")
+    assert page.locator("#graph svg").get_attribute("viewBox") == before
+
+    page.locator(f'.column-row[data-dataset="{SILVER}"][data-column="amount"]').click()  # re-trace from silver
+    page.locator("#graph-title", has_text="Column lineage of amount in orders").wait_for()
+    page.select_option("#direction", "OUTPUT")  # the same column, downstream only: gold's sum is the only reader
+    page.locator("#status", has_text="1 related column(s), 1 edge(s) across 1 process(es).").wait_for()
+    assert sorted(page.locator(".col-dataset").evaluate_all("boxes => boxes.map(b => b.dataset.qualifiedName)")) == [
+        GOLD, SILVER]
+    page.click("#back-to-lineage")
+    page.locator(f'.node.base[data-qualified-name="{GOLD}"]').wait_for()
+
+
+def test_odd_attribute_types_and_the_call_counter(browser_page: Any, catalog: CatalogServer) -> None:
+    page = browser_page
+    auth = (USER, PASSWORD)
+    requests.post(f"{catalog.atlas_url}/entity/bulk", auth=auth, timeout=10, json={"entities": [{
+        "typeName": "hive_table", "guid": "-1", "attributes": {
+            "qualifiedName": "default.odd@h", "name": 12345, "description": {"not": ["a", "string"]},
+            "comment": None, "temporary": True}}]}).raise_for_status()
+    requests.post(f"{catalog.url}/_ol2purview/calls/reset", auth=auth, timeout=10).raise_for_status()
+    search(page, "odd")
+    result = page.locator('.result[data-qualified-name="default.odd@h"]')
+    assert result.locator(".name").inner_text() == "12345"  # a name that is not text is shown as its JSON
+    result.locator(".name").click()
+    page.locator('.node.base[data-qualified-name="default.odd@h"]').wait_for()
+    page.locator("#details-attributes").locator("text=temporary").wait_for()
+    attributes = dict(tuple(r) for r in rows(page, "#details-attributes tr"))
+    assert attributes == {"name": "12345", "description": '{"not":["a","string"]}', "comment": "", "temporary": "true"}
+    calls = requests.get(f"{catalog.url}/_ol2purview/calls", auth=auth, timeout=10).json()
+    assert calls == {"total": 0, "byRoute": {}}  # the page's own calls are not catalog calls

@@ -12,16 +12,18 @@ from starlette.routing import Route, Router
 
 from tools.catalog import errors
 from tools.catalog.lineage import entity_lineage
-from tools.catalog.mutations import delete_entities, upsert_entities
-from tools.catalog.search import basic_search, purview_query
+from tools.catalog.mutations import delete_entities, partial_update, upsert_entities
+from tools.catalog.relationships import (create_relationship, delete_relationship, get_relationship,
+                                         update_relationship)
+from tools.catalog.search import autocomplete, basic_search, basic_search_parameters, purview_query, suggest
 from tools.catalog.store import CatalogStore, Session
 from tools.catalog.typedefs import TypeCatalog
-from tools.catalog.typeregistry import typedefs_from_payload
-from tools.catalog.views import render_entity
+from tools.catalog.typeregistry import KEY_BY_CATEGORY, typedefs_from_payload
+from tools.catalog.views import full_header, render_entity
 
 JSON = dict[str, Any]
 T = TypeVar("T")
-_INDEXED_ATTR = re.compile(r"^attr_(\d+):(.+)$")
+_INDEXED_ATTR = re.compile(r"^attr_([^:]*):(.+)$")  # Atlas accepts any text as the index: attr_0:, attr_N:, attr_x:
 
 
 async def read_json(request: Request) -> Any:
@@ -46,6 +48,17 @@ def _int_param(request: Request, name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise errors.invalid_lineage_params(name, raw) from None
+
+
+def _category_filter(request: Request) -> str | None:
+    """Atlas's `?type=entity|relationship|enum|struct|classification|business_metadata` typedef filter."""
+    wanted = request.query_params.get("type")
+    if not wanted:
+        return None
+    category = wanted.upper()
+    if category not in KEY_BY_CATEGORY:
+        raise errors.invalid_parameters(f"type must be one of {', '.join(k.lower() for k in KEY_BY_CATEGORY)}")
+    return category
 
 
 class AtlasApi:
@@ -91,7 +104,7 @@ class AtlasApi:
     # --- types -----------------------------------------------------------------------------------------------
     async def typedefs(self, request: Request) -> Response:
         if request.method == "GET":
-            return JSONResponse(self.types.all())
+            return JSONResponse(self.types.all(_category_filter(request)))
         payload = await read_json(request)
         if request.method == "POST":
             return JSONResponse(await run_in_threadpool(self.types.create, payload, self.user))
@@ -102,7 +115,7 @@ class AtlasApi:
         return Response(status_code=204)
 
     async def typedef_headers(self, request: Request) -> Response:
-        return JSONResponse(self.types.headers())
+        return JSONResponse(self.types.headers(_category_filter(request)))
 
     async def typedef_by_name(self, request: Request) -> Response:
         category, name = request.path_params["category"], request.path_params["name"]
@@ -141,24 +154,64 @@ class AtlasApi:
         guid = request.path_params["guid"]
         if request.method == "DELETE":
             return JSONResponse(await self._write(lambda s: delete_entities(s, [guid], self.user)))
+        if request.method == "PUT":  # partial update of one attribute: ?name=<attribute>, the body is its value
+            name = request.query_params.get("name")
+            if not name:
+                raise errors.invalid_parameters("give the attribute to update as ?name=<attribute>")
+            body = await request.body()
+            value = await read_json(request) if body else None
+            registry = self.types.registry
+
+            def update(session: Session) -> JSON:
+                row = session.entity(guid)
+                if row is None:
+                    raise errors.instance_guid_not_found(guid)
+                entity_type = registry.entity_type(row.type_name)
+                if entity_type is None or (name not in entity_type.attributes and name not in entity_type.references):
+                    raise errors.unknown_attribute(name, row.type_name)
+                entity = {"typeName": row.type_name, "guid": guid, "attributes": {name: value}}
+                return partial_update(session, registry, guid, {"entity": entity}, self.user)
+            return JSONResponse(await self._write(update))
         ignore = _flag(request, "ignoreRelationships")
         return JSONResponse(await self._read(
             lambda s: {"entity": self._entity_json(s, guid, ignore), "referredEntities": {}}))
 
+    def _found_guid(self, session: Session, type_name: str, qualified_name: str) -> str:
+        guid = self._unique_guid(session, type_name, qualified_name)
+        if guid is None:
+            raise errors.instance_by_unique_attribute_not_found(type_name, qualified_name)
+        return guid
+
     async def entity_by_unique_attribute(self, request: Request) -> Response:
         type_name, qualified_name = self._unique_attribute(request)
         ignore = _flag(request, "ignoreRelationships")
-
-        def found(session: Session) -> str:
-            guid = self._unique_guid(session, type_name, qualified_name)
-            if guid is None:
-                raise errors.instance_by_unique_attribute_not_found(type_name, qualified_name)
-            return guid
-
+        found = self._found_guid
         if request.method == "DELETE":
-            return JSONResponse(await self._write(lambda s: delete_entities(s, [found(s)], self.user)))
+            return JSONResponse(await self._write(
+                lambda s: delete_entities(s, [found(s, type_name, qualified_name)], self.user)))
+        if request.method == "PUT":
+            body = await read_json(request)
+            registry = self.types.registry
+            return JSONResponse(await self._write(lambda s: partial_update(
+                s, registry, found(s, type_name, qualified_name), body, self.user)))
         return JSONResponse(await self._read(
-            lambda s: {"entity": self._entity_json(s, found(s), ignore), "referredEntities": {}}))
+            lambda s: {"entity": self._entity_json(s, found(s, type_name, qualified_name), ignore),
+                       "referredEntities": {}}))
+
+    async def entity_header_by_unique_attribute(self, request: Request) -> Response:
+        type_name, qualified_name = self._unique_attribute(request)
+        return JSONResponse(await self._read(
+            lambda s: self._header_json(s, self._found_guid(s, type_name, qualified_name))))
+
+    def _header_json(self, session: Session, guid: str) -> JSON:
+        row = session.entity(guid)
+        if row is None:
+            raise errors.instance_guid_not_found(guid)
+        return full_header(row)
+
+    async def entity_header(self, request: Request) -> Response:
+        guid = request.path_params["guid"]
+        return JSONResponse(await self._read(lambda s: self._header_json(s, guid)))
 
     async def entities_by_unique_attributes(self, request: Request) -> Response:
         type_name = request.path_params["type_name"]
@@ -170,13 +223,13 @@ class AtlasApi:
             if match:
                 if match.group(2) != "qualifiedName":
                     raise errors.unique_attribute_invalid(type_name, match.group(2))
-                indexed.append((int(match.group(1)), value))
+                indexed.append(value)
         if not indexed:
             raise errors.invalid_parameters("give unique attributes as attr_0:qualifiedName=...&attr_1:...")
         ignore = _flag(request, "ignoreRelationships")
 
         def lookup(session: Session) -> JSON:
-            guids = [self._unique_guid(session, type_name, qn) for _, qn in sorted(indexed)]
+            guids = [self._unique_guid(session, type_name, qn) for qn in indexed]
             found = [self._entity_json(session, g, ignore) for g in dict.fromkeys(g for g in guids if g)]
             return {"entities": found} if found else {}
         return JSONResponse(await self._read(lookup))
@@ -190,10 +243,46 @@ class AtlasApi:
         registry = self.types.registry
         return JSONResponse(await self._read(lambda s: entity_lineage(s, registry, guid, direction, depth, width)))
 
+    async def lineage_by_unique_attribute(self, request: Request) -> Response:
+        type_name, qualified_name = self._unique_attribute(request)
+        direction = request.query_params.get("direction", "BOTH")
+        depth = _int_param(request, "depth", 3)
+        width = _int_param(request, "width", -1)
+        registry = self.types.registry
+        return JSONResponse(await self._read(lambda s: entity_lineage(
+            s, registry, self._found_guid(s, type_name, qualified_name), direction, depth, width)))
+
     async def search_basic(self, request: Request) -> Response:
-        body = await read_json(request)
+        body = await read_json(request) if request.method == "POST" else basic_search_parameters(
+            request.query_params.multi_items())
         registry = self.types.registry
         return JSONResponse(await self._read(lambda s: basic_search(s, registry, body)))
+
+    async def search_suggest(self, request: Request) -> Response:
+        body = await read_json(request)
+        registry = self.types.registry
+        return JSONResponse(await self._read(lambda s: suggest(s, registry, body)))
+
+    async def search_autocomplete(self, request: Request) -> Response:
+        body = await read_json(request)
+        registry = self.types.registry
+        return JSONResponse(await self._read(lambda s: autocomplete(s, registry, body)))
+
+    # --- relationships -----------------------------------------------------------------------------------------
+    async def relationship(self, request: Request) -> Response:
+        body = await read_json(request)
+        registry = self.types.registry
+        work = create_relationship if request.method == "POST" else update_relationship
+        return JSONResponse(await self._write(lambda s: work(s, registry, body, self.user)))
+
+    async def relationship_by_guid(self, request: Request) -> Response:
+        guid = request.path_params["guid"]
+        if request.method == "DELETE":
+            await self._write(lambda s: delete_relationship(s, guid, self.user))
+            return Response(status_code=204)
+        extended = _flag(request, "extendedInfo")
+        registry = self.types.registry
+        return JSONResponse(await self._read(lambda s: get_relationship(s, registry, guid, extended)))
 
     async def search_query(self, request: Request) -> Response:
         body = await read_json(request)
@@ -208,13 +297,21 @@ class AtlasApi:
             Route("/types/{category}/guid/{guid}", self.typedef_by_guid, methods=["GET"]),
             Route("/entity/bulk", self.entity_bulk, methods=["GET", "POST", "DELETE"]),
             Route("/entity", self.entity_single, methods=["POST"]),
-            Route("/entity/guid/{guid}", self.entity_by_guid, methods=["GET", "DELETE"]),
+            Route("/entity/guid/{guid}", self.entity_by_guid, methods=["GET", "PUT", "DELETE"]),
+            Route("/entity/guid/{guid}/header", self.entity_header, methods=["GET"]),
             Route("/entity/uniqueAttribute/type/{type_name}", self.entity_by_unique_attribute,
-                  methods=["GET", "DELETE"]),
+                  methods=["GET", "PUT", "DELETE"]),
+            Route("/entity/uniqueAttribute/type/{type_name}/header", self.entity_header_by_unique_attribute,
+                  methods=["GET"]),
             Route("/entity/bulk/uniqueAttribute/type/{type_name}", self.entities_by_unique_attributes,
                   methods=["GET"]),
+            Route("/lineage/uniqueAttribute/type/{type_name}", self.lineage_by_unique_attribute, methods=["GET"]),
             Route("/lineage/{guid}", self.lineage, methods=["GET"]),
-            Route("/search/basic", self.search_basic, methods=["POST"]),
+            Route("/relationship", self.relationship, methods=["POST", "PUT"]),
+            Route("/relationship/guid/{guid}", self.relationship_by_guid, methods=["GET", "DELETE"]),
+            Route("/search/basic", self.search_basic, methods=["GET", "POST"]),
             Route("/search/query", self.search_query, methods=["POST"]),
             Route("/search/advanced", self.search_query, methods=["POST"]),
-        ])
+            Route("/search/suggest", self.search_suggest, methods=["POST"]),
+            Route("/search/autocomplete", self.search_autocomplete, methods=["POST"]),
+        ], redirect_slashes=False)

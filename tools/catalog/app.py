@@ -1,5 +1,6 @@
-"""The catalog's ASGI app: the Atlas API behind a gate (call counting, fault injection), the lineage page, and the
-`/_ol2purview` control endpoints; optional HTTP basic auth in front of everything."""
+"""The catalog's ASGI app: the Atlas API behind a gate (call counting, fault injection), the lineage page and its own
+routes, and the `/_ol2purview` control endpoints; the request guard (Host, Origin, Content-Type) and optional HTTP
+basic auth in front of everything. Every error is an Atlas JSON error body, 404 and 405 included."""
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +10,10 @@ import hmac
 import json
 from pathlib import Path
 
+from typing import Iterable
+
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
@@ -19,14 +23,18 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tools.catalog.api import AtlasApi
 from tools.catalog.calls import CallCounter
+from tools.catalog import errors
 from tools.catalog.errors import AtlasError
 from tools.catalog.faults import Fault, FaultInjector, parse_fault_spec
+from tools.catalog.guard import RequestGuard
+from tools.catalog.page import page_routes
 from tools.catalog.protocol import RESET_EXTENSION
 from tools.catalog.store import CatalogStore
 from tools.catalog.typedefs import TypeCatalog
 
 STATIC_DIR = Path(__file__).parent / "static"
 ATLAS_PREFIXES = ("/api/atlas/v2", "/datamap/api/atlas/v2", "/catalog/api/atlas/v2", "/datamap/api", "/catalog/api")
+PAGE_CLIENT_HEADER = b"x-ol2purview-client"  # the lineage page marks its own calls, which the counter leaves out
 _STATUS_CODES = {429: "TooManyRequests", 500: "InternalServerError", 502: "BadGateway", 503: "ServiceUnavailable",
                  504: "GatewayTimeout"}
 
@@ -53,7 +61,11 @@ class AtlasGate:
         if scope["type"] != "http":
             await self.router(scope, receive, send)
             return
-        self.counter.record(self.route_key(scope))
+        path = scope["path"]
+        if len(path) > 1 and path.endswith("/"):  # serve `/entity/bulk/` as `/entity/bulk` (Atlas does; no 307)
+            scope = {**scope, "path": path.rstrip("/") or "/", "raw_path": (scope.get("raw_path") or b"").rstrip(b"/")}
+        if not any(name == PAGE_CLIENT_HEADER for name, _ in scope.get("headers") or ()):
+            self.counter.record(self.route_key(scope))
         fault = self.faults.draw()
         if fault.latency_seconds:
             await asyncio.sleep(fault.latency_seconds)
@@ -104,9 +116,9 @@ class BasicAuth:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self.allows(scope):
-            response = JSONResponse({"error": "unauthorized",
-                                     "message": "this catalog requires HTTP basic authentication"},
-                                    status_code=401, headers={"WWW-Authenticate": 'Basic realm="ol2purview catalog"'})
+            error = errors.unauthenticated()
+            response = JSONResponse(error.body(), status_code=error.status,
+                                    headers={"WWW-Authenticate": 'Basic realm="ol2purview catalog"'})
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -127,11 +139,11 @@ def _control_routes(counter: CallCounter, faults: FaultInjector) -> list[Route]:
                 try:
                     raw = json.loads(raw).get("spec") or ""
                 except (ValueError, AttributeError):
-                    return JSONResponse({"error": 'send the spec as text or as JSON {"spec": "..."}'}, 400)
+                    raise errors.invalid_parameters('send the spec as JSON {"spec": "..."} or as bare text') from None
             try:
                 faults.configure(parse_fault_spec(raw))
             except ValueError as exc:
-                return JSONResponse({"error": str(exc)}, 400)
+                raise errors.invalid_parameters(str(exc)) from None
         return JSONResponse({"spec": str(faults.spec)})
 
     async def health(request: Request) -> Response:
@@ -150,14 +162,30 @@ async def _atlas_error(request: Request, exc: Exception) -> Response:
     return JSONResponse(exc.body(), status_code=exc.status)
 
 
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404 (no route) and 405 (wrong method) as Atlas JSON errors."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        error = errors.method_not_allowed(request.method, request.url.path)
+    elif exc.status_code == 404:
+        error = errors.no_such_resource(request.method, request.url.path)
+    else:
+        error = AtlasError(exc.status_code, "ATLAS-400-00-029", str(exc.detail))
+    return JSONResponse(error.body(), status_code=error.status, headers=exc.headers)
+
+
 def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, faults: FaultInjector,
-              user: str | None = None, password: str | None = None) -> Starlette:
+              user: str | None = None, password: str | None = None, allowed_hosts: Iterable[str] = ()) -> Starlette:
     gate = AtlasGate(AtlasApi(store, types, user or "admin").router(), counter, faults)
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html")
 
     routes = [Route("/", index, methods=["GET"]), Mount("/static", StaticFiles(directory=STATIC_DIR)),
-              *_control_routes(counter, faults), *[Mount(prefix, app=gate) for prefix in ATLAS_PREFIXES]]
-    middleware = [Middleware(BasicAuth, user=user, password=password or "")] if user else []
-    return Starlette(routes=routes, middleware=middleware, exception_handlers={AtlasError: _atlas_error})
+              *_control_routes(counter, faults), *page_routes(store, types),
+              *[Mount(prefix, app=gate) for prefix in ATLAS_PREFIXES]]
+    middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts)]
+    if user:
+        middleware.append(Middleware(BasicAuth, user=user, password=password or ""))
+    return Starlette(routes=routes, middleware=middleware,
+                     exception_handlers={AtlasError: _atlas_error, HTTPException: _http_error})

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 
 from olparser.settings import Settings
 from tools.catalog.faults import parse_fault_spec
 from tools.catalog.server import CatalogServer
 
 DEFAULT_PORT = 21000  # Apache Atlas's usual port
+PASSWORD_ENV = "OL2PURVIEW_CATALOG_PASSWORD"  # the basic-auth password, kept out of `ps` (wins over nothing else)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,23 +18,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free)")
     parser.add_argument("--db", help="SQLite database file (default: <OL2PURVIEW_DATA_DIR>/catalog.sqlite)")
     parser.add_argument("--user", help="require HTTP basic auth with this user name")
-    parser.add_argument("--password", help="the basic auth password (with --user)")
+    parser.add_argument("--password", help=f"the basic auth password (with --user); better: ${PASSWORD_ENV}, "
+                                           "which `ps` does not show")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="also answer requests for this Host name (default: loopback names only, against DNS "
+                             "rebinding); repeatable; '*' allows any")
     parser.add_argument("--faults", default="",
                         help="fault injection for the Atlas API, e.g. 429:0.2,503:0.1,reset:0.05,latency:50ms,seed:1")
     parser.add_argument("--access-log", action="store_true", help="log every request (method, path, status)")
 
 
 def run(args: argparse.Namespace) -> int:
-    if bool(args.user) != bool(args.password):
-        raise SystemExit("ol2purview catalog: give --user and --password together")
+    password = args.password or os.environ.get(PASSWORD_ENV) or None
+    if bool(args.user) != bool(password):
+        raise SystemExit(f"ol2purview catalog: give --user together with ${PASSWORD_ENV} (or --password)")
     try:
         faults = parse_fault_spec(args.faults)
     except ValueError as exc:
         raise SystemExit(f"ol2purview catalog: {exc}") from None
     db = args.db or str(Settings.from_env().data_dir / "catalog.sqlite")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    server = CatalogServer(db, host=args.host, port=args.port, user=args.user, password=args.password, faults=faults,
-                           log_level="info", access_log=args.access_log)
+    server = CatalogServer(db, host=args.host, port=args.port, user=args.user, password=password, faults=faults,
+                           log_level="info", access_log=args.access_log, allowed_hosts=args.allow_host)
 
     def announce(listening: CatalogServer) -> None:
         print(f"catalog page:  {listening.url}/  (database {db})", flush=True)

@@ -127,3 +127,76 @@ def invalid_search_params() -> AtlasError:
         "No search parameter was found. One of the following MUST be specified in the request; "
         "typeName, classification, termName or queryText",
     )
+
+
+def unknown_relationship_type(type_name: object) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-014", f"Type RELATIONSHIP with name {type_name} does not exist")
+
+
+def unknown_attribute(attribute: str, type_name: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-023", f"Attribute {attribute} not found for type {type_name}")
+
+
+def instance_guid_deleted(guid: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-012", f"Given instance guid {guid} has been deleted")
+
+
+def relationship_guid_not_found(guid: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-00C", f"Given relationship guid {guid} is invalid/not found")
+
+
+def relationship_already_deleted(guid: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-00F", f"Attempting to delete a relationship which is already deleted : {guid}")
+
+
+def relationship_already_exists(type_name: str, end1: str, end2: str) -> AtlasError:
+    return AtlasError(409, "ATLAS-409-00-004",
+                      f"relationship {type_name} already exists between entities {end1} and {end2}")
+
+
+def relationship_end_is_null(which: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-07D", f"Relationship end is invalid. Expected {which} but is NULL")
+
+
+def invalid_relationship_end_types(name: str, end1: str, end2: str, expected1: str, expected2: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-036",
+                      f"invalid relationshipDef: {name}: actual: [end type 1: {end1}, end type 2: {end2}]. "
+                      f"expected: [end type 1: {expected1}, end type 2: {expected2}]")
+
+
+def relationship_type_change(guid: str, current: str, new: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-400-00-06A", f"change of relationship type is not permitted. relationship-guid={guid}, "
+                                               f"current-type={current}, new-type={new}")
+
+
+def relationship_end_change(type_name: str, guid: str, end: str, new_end: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-400-00-069",
+                      f"change of relationship end is not permitted. relationship-type={type_name}, "
+                      f"relationship-guid={guid}, end-guid={end}, updated-end-guid={new_end}")
+
+
+def method_not_allowed(method: str, path: str) -> AtlasError:
+    return AtlasError(405, "ATLAS-405-00-001",
+                      f"Error 405 - The request method {method} is inappropriate for the URL: {path}")
+
+
+def no_such_resource(method: str, path: str) -> AtlasError:
+    """Atlas has no error code for an unknown URL (its web server answers an HTML page); the nearest is EMPTY_RESULTS."""
+    return AtlasError(404, "ATLAS-404-00-004", f"No result found for {method} {path}")
+
+
+def unsupported_media_type(content_type: str) -> AtlasError:
+    """415 with Atlas's BAD_REQUEST code: writes must be JSON (a cross-site form can only send text or form data)."""
+    shown = content_type or "no Content-Type"
+    return AtlasError(415, "ATLAS-400-00-029",
+                      f"the request body must be JSON (Content-Type: application/json), got {shown}")
+
+
+def forbidden(detail: str) -> AtlasError:
+    return AtlasError(403, "ATLAS-403-00-001", detail)
+
+
+def unauthenticated() -> AtlasError:
+    """401 with Atlas's UNAUTHORIZED_ACCESS code (Atlas's own 401 comes from its servlet filter, without a body)."""
+    return AtlasError(401, "ATLAS-403-00-001", "anonymous is not authorized to perform this request: this catalog "
+                                               "requires HTTP basic authentication")

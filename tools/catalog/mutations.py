@@ -54,6 +54,30 @@ def upsert_entities(session: Session, registry: TypeRegistry, body: object, user
     return _Upsert(session, registry, user).run(entities_of(body))
 
 
+def partial_update(session: Session, registry: TypeRegistry, guid: str, body: object, user: str) -> JSON:
+    """PUT /entity/guid/{guid}?name= and PUT /entity/uniqueAttribute/type/{t}: update the entity `guid` with only the
+    attributes sent (an AtlasEntityWithExtInfo); Atlas reports the entity as PARTIAL_UPDATE."""
+    if not isinstance(body, dict) or not isinstance(body.get("entity"), dict):
+        raise errors.invalid_parameters("the body must be an AtlasEntityWithExtInfo: {\"entity\": {...}}")
+    existing = session.entity(guid)
+    if existing is None:
+        raise errors.instance_guid_not_found(guid)
+    entity = {**body["entity"], "guid": guid}
+    entity.setdefault("typeName", existing.type_name)
+    response = upsert_entities(session, registry, {**body, "entity": entity}, user)
+    mutated = response.get("mutatedEntities") or {}
+    updated = mutated.get("UPDATE") or []
+    partial = [header for header in updated if header["guid"] == guid]
+    if partial:
+        mutated["PARTIAL_UPDATE"] = partial
+        rest = [header for header in updated if header["guid"] != guid]
+        if rest:
+            mutated["UPDATE"] = rest
+        else:
+            del mutated["UPDATE"]
+    return response
+
+
 def delete_entities(session: Session, guids: list[str], user: str) -> JSON:
     """Soft delete (status DELETED); unknown or already deleted entities are skipped, as Atlas does."""
     when = now_ms()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from tools.catalog import errors
 from tools.catalog.store import EntityRow, Session
@@ -156,3 +156,99 @@ def purview_query(session: Session, registry: TypeRegistry, body: object) -> JSO
          "term": [], "contact": []}
         for row in page]
     return response
+
+
+_BASIC_INT_PARAMETERS = ("limit", "offset")
+_BASIC_FLAG_PARAMETERS = ("excludeDeletedEntities", "includeSubTypes", "includeClassificationAttributes")
+
+
+def basic_search_parameters(query: Iterable[tuple[str, str]]) -> JSON:
+    """`GET /search/basic?typeName=&query=&limit=...` as the SearchParameters body of the POST form."""
+    body: JSON = {}
+    for key, value in query:
+        if key in _BASIC_INT_PARAMETERS:
+            try:
+                body[key] = int(value)
+            except ValueError:
+                raise errors.invalid_parameters(f"'{key}' must be an integer, got '{value}'") from None
+        elif key in _BASIC_FLAG_PARAMETERS:
+            body[key] = value.lower() == "true"
+        elif key in ("typeName", "query", "classification", "termName", "sortBy", "sortOrder"):
+            body[key] = value
+    return body
+
+
+def _keywords(body: object, what: str) -> tuple[JSON, str]:
+    if not isinstance(body, dict):
+        raise errors.invalid_parameters("the body must be a JSON object")
+    keywords = body.get("keywords")
+    if not isinstance(keywords, str) or not keywords.strip():
+        raise errors.invalid_parameters(f"{what} needs 'keywords' with at least one character")
+    return body, keywords.strip()
+
+
+def _prefix_at(text: str, prefix: str) -> int:
+    """Where a word of `text` starts with `prefix` (case-insensitive), or -1."""
+    lowered, wanted = text.lower(), prefix.lower()
+    start = lowered.find(wanted)
+    while start != -1:
+        if start == 0 or not lowered[start - 1].isalnum():
+            return start
+        start = lowered.find(wanted, start + 1)
+    return -1
+
+
+def _prefixed(session: Session, registry: TypeRegistry, body: JSON, keywords: str) -> list[tuple[EntityRow, str, int]]:
+    """Active entities with a word of their name (else qualifiedName) starting with `keywords`: (row, text, where)."""
+    predicate = _compile(body["filter"], registry) if body.get("filter") is not None else (lambda e: True)
+    found = []
+    for row in session.search(None, keywords):
+        for text in (row.name or "", row.qualified_name):
+            where = _prefix_at(text, keywords)
+            if where != -1:
+                if predicate(row):
+                    found.append((row, text, where))
+                break
+    return found
+
+
+def suggest(session: Session, registry: TypeRegistry, body: object) -> JSON:
+    """Purview `POST /search/suggest`: records with a word starting with `keywords`, the prefix wrapped in <em>."""
+    body, keywords = _keywords(body, "suggest")
+    limit = _int(body, "limit", 5, 1, 100)
+    value = []
+    for row, text, where in _prefixed(session, registry, body, keywords)[:limit]:
+        end = where + len(keywords)
+        value.append({
+            "@search.score": 1.0, "@search.text": f"{text[:where]}<em>{text[where:end]}</em>{text[end:]}",
+            "objectType": _object_type(registry, row.type_name), "createTime": row.create_time,
+            "updateTime": row.update_time, "id": row.guid, "name": row.name, "qualifiedName": row.qualified_name,
+            "entityType": row.type_name, "description": row.attributes.get("description"), "endorsement": [],
+            "owner": row.attributes.get("owner"), "classification": [], "label": [], "term": [], "contact": [],
+            "assetType": _asset_type(row.type_name)})
+    return {"value": value}
+
+
+def autocomplete(session: Session, registry: TypeRegistry, body: object) -> JSON:
+    """Purview `POST /search/autocomplete`: distinct completions of `keywords` from names and qualifiedNames."""
+    body, keywords = _keywords(body, "autocomplete")
+    limit = _int(body, "limit", 50, 1, 100)
+    completions: dict[str, None] = {}
+    for _row, text, where in _prefixed(session, registry, body, keywords):
+        completions.setdefault(text[where:], None)
+        if len(completions) == limit:
+            break
+    return {"value": [{"text": text, "queryPlusText": text} for text in completions]}
+
+
+def _object_type(registry: TypeRegistry, type_name: str) -> str:
+    """Purview's top-level objectType facet, approximated from the type."""
+    if registry.is_a(type_name, "Process"):
+        return "Processes"
+    if "column" in type_name:
+        return "Columns"
+    if "table" in type_name or "collection" in type_name:
+        return "Tables"
+    if registry.is_a(type_name, "DataSet"):
+        return "Files"
+    return "Other"

@@ -5,7 +5,7 @@ import socket
 import threading
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import uvicorn
 
@@ -18,17 +18,22 @@ from tools.catalog.typedefs import TypeCatalog
 
 
 class CatalogServer:
-    """An Atlas-compatible catalog over SQLite at `db_path`. Port 0 picks a free port (see `url` after `start`)."""
+    """An Atlas-compatible catalog over SQLite at `db_path`. Port 0 picks a free port (see `url` after `start`).
+
+    It answers requests whose `Host` is a loopback name or address, the bind host, or one of `allowed_hosts`
+    (`"*"`: any), and refuses cross-origin writes and non-JSON write bodies (tools.catalog.guard)."""
 
     def __init__(self, db_path: str | Path, host: str = "127.0.0.1", port: int = 0, user: str | None = None,
                  password: str | None = None, faults: str | FaultSpec | None = None, log_level: str = "warning",
-                 access_log: bool = False) -> None:
+                 access_log: bool = False, allowed_hosts: Iterable[str] = ()) -> None:
         self.db_path = Path(db_path)
         self.host = host
         self.port = port
         self.counter = CallCounter()
         self.faults = FaultInjector(parse_fault_spec(faults) if isinstance(faults, str) or faults is None else faults)
         self._user, self._password = user, password
+        # Host names the catalog answers besides loopback ones (DNS-rebinding guard); a non-wildcard bind host too.
+        self.allowed_hosts = (*allowed_hosts, *(() if host in ("0.0.0.0", "::", "") else (host,)))
         self._log_level, self._access_log = log_level, access_log
         self._store: CatalogStore | None = None
         self._server: uvicorn.Server | None = None
@@ -49,11 +54,13 @@ class CatalogServer:
 
     def _prepare(self) -> uvicorn.Server:
         self._store = CatalogStore(self.db_path)
-        app = build_app(self._store, TypeCatalog(self._store), self.counter, self.faults, self._user, self._password)
+        app = build_app(self._store, TypeCatalog(self._store), self.counter, self.faults, self._user, self._password,
+                        self.allowed_hosts)
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # IPPROTO_TCP: asyncio then sets TCP_NODELAY
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
+        sock.listen(2048)  # connections made as soon as the port is announced wait in the backlog, not refused
         self.port = sock.getsockname()[1]
         self._socket = sock
         config = uvicorn.Config(app, http=ResettableHttpToolsProtocol, lifespan="off", ws="none",

@@ -7,6 +7,7 @@ entities is the last line of defence.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -49,9 +50,26 @@ CREATE TABLE IF NOT EXISTS relationships (
     position INTEGER NOT NULL DEFAULT 0,
     create_time INTEGER NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS relationships_end1 ON relationships (end1_guid, type_name, end2_guid);
 CREATE INDEX IF NOT EXISTS relationships_end2 ON relationships (end2_guid, type_name);
 """
+# Columns added after the first release, as (table, column, declaration): added to older databases on open.
+_ADDED_COLUMNS = (
+    ("relationships", "status", "TEXT NOT NULL DEFAULT 'ACTIVE'"),
+    ("relationships", "attributes", "TEXT NOT NULL DEFAULT '{}'"),
+    ("relationships", "created_by", "TEXT NOT NULL DEFAULT ''"),
+    ("relationships", "updated_by", "TEXT NOT NULL DEFAULT ''"),
+    ("relationships", "update_time", "INTEGER NOT NULL DEFAULT 0"),
+    ("relationships", "version", "INTEGER NOT NULL DEFAULT 0"),
+)
+# A relationship deleted through the REST API stays, DELETED, as in Atlas; only active ones must be unique.
+_AFTER_COLUMNS = """
+DROP INDEX IF EXISTS relationships_end1;
+CREATE UNIQUE INDEX IF NOT EXISTS relationships_active_end1 ON relationships (end1_guid, type_name, end2_guid)
+    WHERE status = 'ACTIVE';
+"""
+_RELATIONSHIP_COLUMNS = "guid, type_name, end1_guid, end2_guid, position"
+_RELATIONSHIP_DETAIL_COLUMNS = (f"{_RELATIONSHIP_COLUMNS}, status, attributes, create_time, update_time, created_by, "
+                                "updated_by, version")
 
 _ENTITY_COLUMNS = ("guid, type_name, qualified_name, name, status, attributes, extra, create_time, update_time, "
                    "created_by, updated_by, modifications")
@@ -92,6 +110,25 @@ class RelationshipRow:
     end1_guid: str
     end2_guid: str
     position: int
+
+
+@dataclass(frozen=True)
+class RelationshipDetail:
+    """A relationship as the relationship REST API answers it (status, attributes, system fields)."""
+
+    row: RelationshipRow
+    status: str
+    attributes: JSON
+    create_time: int
+    update_time: int
+    created_by: str
+    updated_by: str
+    version: int
+
+
+def _relationship_detail(row: tuple) -> RelationshipDetail:
+    return RelationshipDetail(RelationshipRow(*row[:5]), row[5], json.loads(row[6]), row[7], row[8], row[9], row[10],
+                              row[11])
 
 
 def _entity(row: tuple) -> EntityRow:
@@ -181,9 +218,10 @@ class Session:
 
     # --- relationships ---------------------------------------------------------------------------------------
     def relationships_of(self, guid: str) -> list[RelationshipRow]:
+        """The active relationships with `guid` at either end."""
         rows = self.conn.execute(
-            "SELECT guid, type_name, end1_guid, end2_guid, position FROM relationships WHERE end1_guid = ? "
-            "UNION ALL SELECT guid, type_name, end1_guid, end2_guid, position FROM relationships WHERE end2_guid = ? "
+            f"SELECT {_RELATIONSHIP_COLUMNS} FROM relationships WHERE end1_guid = ? AND status = 'ACTIVE' "
+            f"UNION ALL SELECT {_RELATIONSHIP_COLUMNS} FROM relationships WHERE end2_guid = ? AND status = 'ACTIVE' "
             "ORDER BY position", (guid, guid))
         return [RelationshipRow(*row) for row in rows]
 
@@ -194,13 +232,34 @@ class Session:
         for chunk in _chunks(list(guids)):
             marks = ",".join("?" * len(chunk))
             found += [RelationshipRow(*row) for row in self.conn.execute(
-                f"SELECT guid, type_name, end1_guid, end2_guid, position FROM relationships "
-                f"WHERE {column} IN ({marks}) AND type_name = ? ORDER BY position", (*chunk, type_name))]
+                f"SELECT {_RELATIONSHIP_COLUMNS} FROM relationships "
+                f"WHERE {column} IN ({marks}) AND type_name = ? AND status = 'ACTIVE' ORDER BY position",
+                (*chunk, type_name))]
         return found
 
-    def insert_relationship(self, r: RelationshipRow, when: int) -> None:
-        self.conn.execute("INSERT INTO relationships (guid, type_name, end1_guid, end2_guid, position, create_time) "
-                          "VALUES (?, ?, ?, ?, ?, ?)", (r.guid, r.type_name, r.end1_guid, r.end2_guid, r.position, when))
+    def relationships_between(self, type_name: str, end1_guid: str, end2_guid: str) -> list[RelationshipRow]:
+        rows = self.conn.execute(
+            f"SELECT {_RELATIONSHIP_COLUMNS} FROM relationships WHERE end1_guid = ? AND type_name = ? "
+            "AND end2_guid = ? AND status = 'ACTIVE'", (end1_guid, type_name, end2_guid))
+        return [RelationshipRow(*row) for row in rows]
+
+    def relationship(self, guid: str) -> RelationshipDetail | None:
+        """One relationship by guid, active or deleted."""
+        row = self.conn.execute(f"SELECT {_RELATIONSHIP_DETAIL_COLUMNS} FROM relationships WHERE guid = ?",
+                                (guid,)).fetchone()
+        return _relationship_detail(row) if row else None
+
+    def insert_relationship(self, r: RelationshipRow, when: int, user: str = "", attributes: JSON | None = None
+                            ) -> None:
+        self.conn.execute(
+            "INSERT INTO relationships (guid, type_name, end1_guid, end2_guid, position, create_time, update_time, "
+            "created_by, updated_by, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (r.guid, r.type_name, r.end1_guid, r.end2_guid, r.position, when, when, user, user,
+             json.dumps(attributes or {})))
+
+    def update_relationship(self, guid: str, status: str, attributes: JSON, user: str, when: int) -> None:
+        self.conn.execute("UPDATE relationships SET status = ?, attributes = ?, updated_by = ?, update_time = ?, "
+                          "version = version + 1 WHERE guid = ?", (status, json.dumps(attributes), user, when, guid))
 
     def set_relationship_position(self, guid: str, position: int) -> None:
         self.conn.execute("UPDATE relationships SET position = ? WHERE guid = ?", (position, guid))
@@ -209,17 +268,32 @@ class Session:
         self.conn.executemany("DELETE FROM relationships WHERE guid = ?", [(g,) for g in guids])
 
 
+def _create_owner_only(path: Path) -> None:
+    """Create the database file (and a missing folder) readable by its owner only; SQLite gives its -wal and -shm
+    files the database file's permissions."""
+    if not path.parent.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not path.exists():
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+
+
 class CatalogStore:
     """The catalog's SQLite database file."""
 
     def __init__(self, path: str | Path, busy_timeout_seconds: float = 30.0) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _create_owner_only(self.path)
         self._busy_timeout = busy_timeout_seconds
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._connection().executescript(_SCHEMA)
+        conn = self._connection()
+        conn.executescript(_SCHEMA)
+        for table, column, declaration in _ADDED_COLUMNS:
+            present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        conn.executescript(_AFTER_COLUMNS)
 
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)

@@ -110,12 +110,12 @@ class TypeCatalog:
             raise errors.type_name_not_found(name) if name is not None else errors.type_guid_not_found(guid or "")
         return self.render(d)
 
-    def all(self) -> JSON:
-        return self._grouped([self.render(d) for d in self.registry.all()])
+    def all(self, category: str | None = None) -> JSON:
+        return self._grouped([self.render(d) for d in self.registry.all() if category in (None, d["category"])])
 
-    def headers(self) -> list[JSON]:
+    def headers(self, category: str | None = None) -> list[JSON]:
         return [{k: d[k] for k in ("guid", "name", "category", "serviceType") if d.get(k) is not None}
-                for d in self.registry.all()]
+                for d in self.registry.all() if category in (None, d["category"])]
 
     @staticmethod
     def _grouped(defs: list[JSON]) -> JSON:

@@ -42,6 +42,15 @@ def entity_header(row: EntityRow, attribute_names: Iterable[str] | None = None) 
             "meaningNames": [], "meanings": [], "isIncomplete": False, "labels": []}
 
 
+HEADER_ATTRIBUTES = ("name", "description", "owner", "createTime")  # with qualifiedName: what an entity header carries
+
+
+def full_header(row: EntityRow) -> JSON:
+    """The AtlasEntityHeader of `GET /entity/guid/{guid}/header`: the header attributes and the system fields."""
+    return {**entity_header(row, HEADER_ATTRIBUTES), "createdBy": row.created_by, "updatedBy": row.updated_by,
+            "createTime": row.create_time, "updateTime": row.update_time, "classifications": []}
+
+
 def render_entity(session: Session, registry: TypeRegistry, row: EntityRow, ignore_relationships: bool = False
                   ) -> JSON:
     """The full Atlas entity: attributes (references as object ids), relationshipAttributes, system fields."""

@@ -1,70 +1,237 @@
-// The lineage page: search assets, draw a layered lineage graph in SVG, show a process's column mappings.
-// No dependencies; every value from the catalog is inserted as text, never as HTML.
+// The lineage page: search assets (columns grouped under their dataset), draw a layered lineage graph in SVG that
+// fits its panel and zooms and pans, expand a dataset to its columns, trace a column up and down across processes,
+// and show an entity's details (placeholders, last run, column mappings, column lineage detail).
+// No dependencies; every value from the catalog is inserted as text, never as HTML, and may be of any JSON type.
 "use strict";
 
 const API = "api/atlas/v2";
+const PAGE = "_ol2purview/page";
+const CLIENT_HEADER = {"X-Ol2purview-Client": "lineage-page"};  // the catalog's call counter leaves these out
 const SVG_NS = "http://www.w3.org/2000/svg";
-const NODE_W = 160, NODE_H = 48, GAP_X = 44, GAP_Y = 22, MARGIN = 12;
+const NODE_W = 220, LINE_H = 15, GAP_X = 60, GAP_Y = 22, MARGIN = 16, ROW_H = 18, WRAP = 25;
+const BOX_W = 240, BOX_GAP = 200, EDGE_LABEL_MAX = 34;
 const $ = (id) => document.getElementById(id);
-let currentGraph = null;
+const state = {mode: "none", lineage: null, expanded: new Map(), trace: null, view: null};
 
-async function api(path, body) {
-  const init = body === undefined ? {} : {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)};
-  const response = await fetch(`${API}${path}`, init);
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(data.errorMessage || (data.error && data.error.message) || `HTTP ${response.status}`);
-  return data;
+// --- helpers -------------------------------------------------------------------------------------------------
+function text(value) {
+  if (typeof value === "string") return value;
+  if (value === null || value === undefined) return "";
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
-function el(tag, attrs = {}, text) {
+async function request(path) {  // the page only reads
+  const response = await fetch(path, {headers: CLIENT_HEADER});
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(text(data.errorMessage) || `HTTP ${response.status}`);
+  return data;
+}
+const api = (path) => request(`${API}${path}`);
+const page = (path) => request(`${PAGE}${path}`);
+
+function el(tag, attrs = {}, content) {
   const node = tag.startsWith("svg:") ? document.createElementNS(SVG_NS, tag.slice(4)) : document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-  if (text !== undefined) node.textContent = text;
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, text(value));
+  if (content !== undefined) node.textContent = text(content);
   return node;
 }
 
-function status(text) { $("status").textContent = text; }
+function status(message) { $("status").textContent = message; }
+
+function displayName(entity) {
+  const attributes = entity.attributes || {};
+  return text(attributes.name) || text(entity.displayText) || text(attributes.qualifiedName);
+}
+
+function isPlaceholder(entity) {
+  const attributes = entity.attributes || {};
+  return entity.typeName === "openlineage_dataset" || "openlineageNamespace" in attributes;
+}
+
+function placeholderReason(entity) {
+  const attributes = entity.attributes || {};
+  return `Placeholder: no name-mapping rule matched OpenLineage namespace "${text(attributes.openlineageNamespace)}", ` +
+    `name "${text(attributes.openlineageName)}", so ol2purview wrote this dataset itself instead of linking a ` +
+    "scanned asset. Add a rule to config/OlToPurviewMappings.json (try it with qn-tester --explain).";
+}
+
+// Break a long name into lines at / . _ - boundaries (or hard), at most `max` lines, the last one ellipsized.
+function wrap(name, width = WRAP, max = 3) {
+  const lines = [];
+  let rest = name;
+  while (rest.length > width && lines.length < max - 1) {
+    let cut = -1;
+    for (const sep of ["/", ".", "_", "-", " ", ":", "#", "@"]) cut = Math.max(cut, rest.lastIndexOf(sep, width - 1));
+    cut = cut > width / 3 ? cut + 1 : width;
+    lines.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  lines.push(rest.length > width ? `${rest.slice(0, width - 1)}…` : rest);
+  return lines;
+}
+
+// Node titles that never read alike: a name shared by several nodes gets enough of its qualifiedName to differ.
+function distinctTitles(entities) {
+  const byName = new Map();
+  for (const [guid, entity] of entities) {
+    const name = displayName(entity);
+    if (!byName.has(name)) byName.set(name, []);
+    byName.get(name).push(guid);
+  }
+  const titles = new Map();
+  for (const [name, guids] of byName) {
+    if (guids.length === 1) { titles.set(guids[0], name); continue; }
+    const parts = guids.map((g) => text(entities.get(g).attributes.qualifiedName).split("/"));
+    let take = 1;
+    while (take < Math.max(...parts.map((p) => p.length)) && new Set(parts.map((p) => p.slice(-take).join("/"))).size < guids.length) take++;
+    guids.forEach((g, i) => titles.set(g, `${name} (…/${parts[i].slice(-take).join("/")})`));
+  }
+  return titles;
+}
+
+// --- zoom and pan ----------------------------------------------------------------------------------------------
+function mountSvg(svg, width, height) {
+  const holder = $("graph");
+  holder.replaceChildren(svg);
+  state.view = {svg, width, height, x: 0, y: 0, w: width, h: height};
+  fit();
+}
+
+function applyView() {
+  const v = state.view;
+  if (v) v.svg.setAttribute("viewBox", `${v.x} ${v.y} ${v.w} ${v.h}`);
+}
+
+function fit() {
+  const v = state.view;
+  if (!v) return;
+  const box = $("graph").getBoundingClientRect();
+  const aspect = (box.width || v.width) / (box.height || v.height);
+  v.w = Math.max(v.width, v.height * aspect);
+  v.h = v.w / aspect;
+  v.x = (v.width - v.w) / 2;
+  v.y = (v.height - v.h) / 2;
+  applyView();
+}
+
+function zoom(factor, cx, cy) {
+  const v = state.view;
+  if (!v) return;
+  const px = cx === undefined ? v.x + v.w / 2 : cx, py = cy === undefined ? v.y + v.h / 2 : cy;
+  v.x = px - (px - v.x) * factor;
+  v.y = py - (py - v.y) * factor;
+  v.w *= factor;
+  v.h *= factor;
+  applyView();
+}
+
+function setupZoomAndPan() {
+  const holder = $("graph");
+  const toGraph = (event) => {
+    const v = state.view, box = holder.getBoundingClientRect();
+    return [v.x + (event.clientX - box.left) / box.width * v.w, v.y + (event.clientY - box.top) / box.height * v.h];
+  };
+  holder.addEventListener("wheel", (event) => {
+    if (!state.view) return;
+    event.preventDefault();
+    const [x, y] = toGraph(event);
+    zoom(event.deltaY > 0 ? 1.15 : 1 / 1.15, x, y);
+  }, {passive: false});
+  let drag = null;
+  holder.addEventListener("pointerdown", (event) => {
+    if (!state.view || event.target.closest(".node, .column-row, .col-dataset")) return;
+    drag = {x: event.clientX, y: event.clientY, vx: state.view.x, vy: state.view.y};
+    holder.classList.add("panning");
+  });
+  window.addEventListener("pointermove", (event) => {
+    if (!drag) return;
+    const v = state.view, box = holder.getBoundingClientRect();
+    v.x = drag.vx - (event.clientX - drag.x) / box.width * v.w;
+    v.y = drag.vy - (event.clientY - drag.y) / box.height * v.h;
+    applyView();
+  });
+  window.addEventListener("pointerup", () => { drag = null; holder.classList.remove("panning"); });
+  $("zoom-fit").addEventListener("click", fit);
+  $("zoom-in").addEventListener("click", () => zoom(1 / 1.25));
+  $("zoom-out").addEventListener("click", () => zoom(1.25));
+  window.addEventListener("resize", fit);
+}
+
+function arrowDefs() {
+  const defs = el("svg:defs");
+  for (const [id, color] of [["arrow", "#8794a3"], ["arrow-indirect", "#b08a3e"]]) {
+    const marker = el("svg:marker", {id, viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "8", markerHeight: "8", orient: "auto-start-reverse"});
+    marker.append(el("svg:path", {d: "M 0 0 L 10 5 L 0 10 z", fill: color}));
+    defs.append(marker);
+  }
+  return defs;
+}
+
+function curve(x1, y1, x2, y2) {
+  const mid = (x1 + x2) / 2;
+  return `M ${x1} ${y1} C ${mid} ${y1}, ${mid} ${y2}, ${x2} ${y2}`;
+}
+
+// --- search ------------------------------------------------------------------------------------------------------
+function resultItem(entity, onOpen) {
+  const placeholder = isPlaceholder(entity);
+  const item = el("li", {class: `result${placeholder ? " placeholder" : ""}`, tabindex: "0", "data-guid": entity.guid,
+    "data-qualified-name": entity.attributes.qualifiedName, "data-type-name": entity.typeName});
+  item.append(el("div", {class: "name"}, displayName(entity)),
+    el("div", {class: "type"}, `${entity.typeName}${placeholder ? " · placeholder" : ""}`),
+    el("div", {class: "qn"}, entity.attributes.qualifiedName));
+  item.addEventListener("click", (event) => { event.stopPropagation(); onOpen(); });
+  item.addEventListener("keydown", (event) => { if (event.key === "Enter") { event.stopPropagation(); onOpen(); } });
+  return item;
+}
 
 async function search(keywords) {
   status("Searching…");
   try {
-    const data = await api("/search/query", {keywords: keywords || "*", limit: 100});
+    const data = await page(`/search?q=${encodeURIComponent(keywords || "*")}`);
     const list = $("results");
     list.replaceChildren();
-    for (const hit of data.value) {
-      const item = el("li", {class: "result", tabindex: "0", "data-guid": hit.id, "data-qualified-name": hit.qualifiedName});
-      item.append(el("div", {class: "name"}, hit.name || hit.qualifiedName), el("div", {class: "type"}, hit.entityType),
-                  el("div", {class: "qn"}, hit.qualifiedName));
-      item.addEventListener("click", () => openLineage(hit.id));
-      item.addEventListener("keydown", (e) => { if (e.key === "Enter") openLineage(hit.id); });
+    for (const group of data.groups) {
+      const item = resultItem(group.entity, () => openLineage(group.entity.guid));
+      if (group.columns.length) {
+        const columns = el("ul", {class: "result-columns"});
+        for (const column of group.columns) {
+          const row = el("li", {class: "result-column", tabindex: "0", "data-guid": column.guid,
+            "data-column": displayName(column)}, `⋮ ${displayName(column)}`);
+          const trace = async (event) => {
+            event.stopPropagation();
+            await openLineage(group.entity.guid);
+            await traceColumn(group.entity.guid, displayName(column));
+          };
+          row.addEventListener("click", trace);
+          row.addEventListener("keydown", (event) => { if (event.key === "Enter") trace(event); });
+          columns.append(row);
+        }
+        item.append(columns);
+      }
       list.append(item);
     }
-    status(`${data["@search.count"]} asset(s) found${data.value.length < data["@search.count"] ? `, first ${data.value.length} shown` : ""}.`);
+    status(`${data.count} match(es)${data.shown < data.count ? `, first ${data.shown} shown` : ""}.`);
   } catch (err) { status(`Search failed: ${err.message}`); }
 }
 
+// --- dataset lineage ---------------------------------------------------------------------------------------------
 function classify(data) {
-  // Relations always connect a dataset and a process; the base tells which side is which.
-  const processes = new Set(), datasets = new Set();
-  const base = data.baseEntityGuid;
-  const adjacency = new Map();
+  // Relations connect a dataset and a process; from the base (whose kind we know) the kinds alternate.
+  const processes = new Set(), adjacency = new Map();
   for (const r of data.relations) {
     for (const [a, b] of [[r.fromEntityId, r.toEntityId], [r.toEntityId, r.fromEntityId]]) {
       if (!adjacency.has(a)) adjacency.set(a, []);
       adjacency.get(a).push(b);
     }
   }
-  const baseIsProcess = data.baseIsProcess;
-  const queue = [[base, baseIsProcess]];
-  const seen = new Set([base]);
+  const queue = [[data.baseEntityGuid, data.baseIsProcess]], seen = new Set([data.baseEntityGuid]);
   while (queue.length) {
     const [guid, proc] = queue.shift();
-    (proc ? processes : datasets).add(guid);
-    for (const next of adjacency.get(guid) || []) {
-      if (!seen.has(next)) { seen.add(next); queue.push([next, !proc]); }
-    }
+    if (proc) processes.add(guid);
+    for (const next of adjacency.get(guid) || []) if (!seen.has(next)) { seen.add(next); queue.push([next, !proc]); }
   }
-  return {processes, datasets};
+  return processes;
 }
 
 function layers(data) {
@@ -76,8 +243,7 @@ function layers(data) {
     out.get(r.fromEntityId).push(r.toEntityId);
     inc.get(r.toEntityId).push(r.fromEntityId);
   }
-  const layer = new Map([[data.baseEntityGuid, 0]]);
-  const queue = [data.baseEntityGuid];
+  const layer = new Map([[data.baseEntityGuid, 0]]), queue = [data.baseEntityGuid];
   while (queue.length) {
     const guid = queue.shift();
     for (const next of out.get(guid) || []) if (!layer.has(next)) { layer.set(next, layer.get(guid) + 1); queue.push(next); }
@@ -87,15 +253,23 @@ function layers(data) {
   return {layer, inc};
 }
 
-function draw(data) {
-  const {processes} = classify(data);
+const TOGGLE_H = 16;  // the "columns" line of a dataset node
+
+function nodeHeight(lines, guid, dataset) {
+  const columns = state.expanded.get(guid);
+  return 14 + lines * LINE_H + 18 + (dataset ? TOGGLE_H : 0) + (columns ? 4 + Math.max(columns.length, 1) * ROW_H : 0);
+}
+
+function drawLineage() {
+  const data = state.lineage;
+  const processes = classify(data);
   const {layer, inc} = layers(data);
+  const entities = new Map(Object.entries(data.guidEntityMap));
+  const titles = distinctTitles(entities);
   const byLayer = new Map();
   for (const [guid, l] of layer) { if (!byLayer.has(l)) byLayer.set(l, []); byLayer.get(l).push(guid); }
   const order = [...byLayer.keys()].sort((a, b) => a - b);
-  const minLayer = order[0];
   const pos = new Map();
-  const name = (g) => (data.guidEntityMap[g].attributes.name || data.guidEntityMap[g].displayText || "").toLowerCase();
   let height = 0;
   for (const l of order) {
     const guids = byLayer.get(l);
@@ -103,39 +277,81 @@ function draw(data) {
       const ys = (inc.get(g) || []).filter((p) => pos.has(p)).map((p) => pos.get(p).y);
       return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Infinity;
     };
-    guids.sort((a, b) => (center(a) - center(b)) || name(a).localeCompare(name(b)));
-    guids.forEach((g, i) => pos.set(g, {x: MARGIN + (l - minLayer) * (NODE_W + GAP_X), y: MARGIN + i * (NODE_H + GAP_Y)}));
-    height = Math.max(height, MARGIN * 2 + guids.length * (NODE_H + GAP_Y));
+    guids.sort((a, b) => (center(a) - center(b)) || titles.get(a).toLowerCase().localeCompare(titles.get(b).toLowerCase()));
+    let y = MARGIN;
+    for (const g of guids) {
+      const lines = wrap(titles.get(g));
+      const h = nodeHeight(lines.length, g, !processes.has(g));
+      pos.set(g, {x: MARGIN + (l - order[0]) * (NODE_W + GAP_X), y, h, lines});
+      y += h + GAP_Y;
+    }
+    height = Math.max(height, y + MARGIN);
   }
   const width = MARGIN * 2 + order.length * (NODE_W + GAP_X) - GAP_X;
-  const svg = el("svg:svg", {width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "lineage graph"});
-  const defs = el("svg:defs");
-  const marker = el("svg:marker", {id: "arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "8", markerHeight: "8", orient: "auto-start-reverse"});
-  marker.append(el("svg:path", {d: "M 0 0 L 10 5 L 0 10 z", fill: "#8794a3"}));
-  defs.append(marker);
-  svg.append(defs);
+  const svg = el("svg:svg", {role: "img", "aria-label": "lineage graph", preserveAspectRatio: "xMidYMid meet"});
+  svg.append(arrowDefs());
   for (const r of data.relations) {
     const a = pos.get(r.fromEntityId), b = pos.get(r.toEntityId);
     if (!a || !b) continue;
-    const x1 = a.x + NODE_W, y1 = a.y + NODE_H / 2, x2 = b.x, y2 = b.y + NODE_H / 2, mid = (x1 + x2) / 2;
-    svg.append(el("svg:path", {class: "edge", d: `M ${x1} ${y1} C ${mid} ${y1}, ${mid} ${y2}, ${x2} ${y2}`,
-      "marker-end": "url(#arrow)", "data-from": r.fromEntityId, "data-to": r.toEntityId}));
+    svg.append(el("svg:path", {class: "edge", d: curve(a.x + NODE_W, a.y + 22, b.x, b.y + 22), "marker-end": "url(#arrow)",
+      "data-from": r.fromEntityId, "data-to": r.toEntityId}));
   }
   for (const [guid, p] of pos) {
-    const entity = data.guidEntityMap[guid];
+    const entity = entities.get(guid);
     const kind = processes.has(guid) ? "process" : "dataset";
-    const label = entity.attributes.name || entity.displayText || entity.attributes.qualifiedName;
-    const g = el("svg:g", {class: `node ${kind}${guid === data.baseEntityGuid ? " base" : ""}`, transform: `translate(${p.x},${p.y})`,
-      tabindex: "0", "data-guid": guid, "data-qualified-name": entity.attributes.qualifiedName, "data-type-name": entity.typeName});
-    g.append(el("svg:title", {}, entity.attributes.qualifiedName));
-    g.append(el("svg:rect", {width: NODE_W, height: NODE_H, rx: kind === "process" ? 18 : 3}));
-    g.append(el("svg:text", {class: "label", x: 9, y: 20}, label.length > 22 ? `${label.slice(0, 21)}…` : label));
-    g.append(el("svg:text", {class: "kind", x: 9, y: 38}, entity.typeName.length > 27 ? `${entity.typeName.slice(0, 26)}…` : entity.typeName));
+    const classes = ["node", kind];
+    if (guid === data.baseEntityGuid) classes.push("base");
+    if (kind === "dataset" && isPlaceholder(entity)) classes.push("placeholder");
+    const g = el("svg:g", {class: classes.join(" "), transform: `translate(${p.x},${p.y})`, tabindex: "0",
+      "data-guid": guid, "data-qualified-name": entity.attributes.qualifiedName, "data-type-name": entity.typeName});
+    g.append(el("svg:title", {}, `${text(entity.attributes.qualifiedName)}\n${entity.typeName}`));
+    g.append(el("svg:rect", {width: NODE_W, height: p.h, rx: kind === "process" ? 16 : 3}));
+    const label = el("svg:text", {class: "label", x: 10, y: 20});
+    p.lines.forEach((line, i) => label.append(el("svg:tspan", {x: 10, dy: i ? LINE_H : 0}, line)));
+    g.append(label);
+    const typeLine = `${entity.typeName}${classes.includes("placeholder") ? " · placeholder" : ""}`;
+    g.append(el("svg:text", {class: "kind", x: 10, y: 20 + p.lines.length * LINE_H + 4}, typeLine.length > 32 ? `${typeLine.slice(0, 31)}…` : typeLine));
     g.addEventListener("click", () => showDetails(guid));
     g.addEventListener("keydown", (e) => { if (e.key === "Enter") showDetails(guid); });
+    if (kind === "dataset") drawColumnToggle(g, guid, p);
     svg.append(g);
   }
-  $("graph").replaceChildren(svg);
+  mountSvg(svg, width, height);
+}
+
+function drawColumnToggle(g, guid, p) {
+  const columns = state.expanded.get(guid);
+  const toggleY = 20 + p.lines.length * LINE_H + 4 + TOGGLE_H;
+  const top = toggleY + 4;
+  const toggle = el("svg:text", {class: "column-toggle", x: 10, y: toggleY, tabindex: "0", "data-guid": guid},
+    columns ? `▾ hide ${columns.length} column(s)` : "▸ show columns");
+  const flip = (event) => { event.stopPropagation(); toggleColumns(guid); };
+  toggle.addEventListener("click", flip);
+  toggle.addEventListener("keydown", (e) => { if (e.key === "Enter") flip(e); });
+  g.append(toggle);
+  if (!columns) return;
+  if (!columns.length) g.append(el("svg:text", {class: "column-row empty", x: 12, y: top + ROW_H - 4}, "no known columns"));
+  columns.forEach((column, i) => {
+    const row = el("svg:text", {class: `column-row${column.inSchema ? "" : " lineage-only"}`, x: 12, y: top + (i + 1) * ROW_H - 4,
+      tabindex: "0", "data-dataset": guid, "data-column": column.name}, column.name.length > 30 ? `${column.name.slice(0, 29)}…` : column.name);
+    row.append(el("svg:title", {}, `${column.name}${column.inSchema ? "" : " (known from column lineage only)"} — click to trace`));
+    const trace = (event) => { event.stopPropagation(); traceColumn(guid, column.name); };
+    row.addEventListener("click", trace);
+    row.addEventListener("keydown", (e) => { if (e.key === "Enter") trace(e); });
+    g.append(row);
+  });
+}
+
+async function datasetColumns(guid) {
+  return (await page(`/columns?guid=${encodeURIComponent(guid)}`)).columns;
+}
+
+async function toggleColumns(guid) {
+  if (state.expanded.has(guid)) state.expanded.delete(guid);
+  else {
+    try { state.expanded.set(guid, await datasetColumns(guid)); } catch (err) { status(`Columns failed: ${err.message}`); return; }
+  }
+  drawLineage();
 }
 
 async function openLineage(guid) {
@@ -148,33 +364,195 @@ async function openLineage(guid) {
       api(`/entity/guid/${encodeURIComponent(guid)}?ignoreRelationships=true`)]);
     // Process types carry inputs/outputs (Process's attributes); datasets never do.
     data.baseIsProcess = "inputs" in base.entity.attributes || "outputs" in base.entity.attributes;
-    currentGraph = data;
-    const entity = data.guidEntityMap[guid];
-    $("graph-title").textContent = `Lineage of ${entity.attributes.name || entity.attributes.qualifiedName}`;
-    draw(data);
+    if (!state.lineage || state.lineage.baseEntityGuid !== guid) state.expanded = new Map();
+    state.lineage = data;
+    state.mode = "lineage";
+    $("graph-title").textContent = `Lineage of ${displayName(data.guidEntityMap[guid] || base.entity)}`;
+    $("back-to-lineage").hidden = true;
+    drawLineage();
     status(`${Object.keys(data.guidEntityMap).length} node(s), ${data.relations.length} edge(s).`);
     await showDetails(guid);
   } catch (err) { status(`Lineage failed: ${err.message}`); }
 }
 
-function columnMappingTable(raw) {
-  let mappings;
-  try { mappings = JSON.parse(raw); } catch { return el("p", {}, "columnMapping is not valid JSON."); }
-  const box = el("div");
-  box.append(el("h3", {}, "Column mappings"));
-  const table = el("table", {class: "column-mapping"});
+// --- column lineage ----------------------------------------------------------------------------------------------
+const TRACE_DIRECTION = {BOTH: "both", INPUT: "up", OUTPUT: "down"};
+
+async function traceColumn(guid, column) {
+  const direction = TRACE_DIRECTION[$("direction").value], depth = $("depth").value;
+  status(`Tracing ${column}…`);
+  try {
+    const trace = await page(`/column-lineage?guid=${encodeURIComponent(guid)}&column=${encodeURIComponent(column)}` +
+      `&direction=${direction}&depth=${depth}`);
+    state.trace = trace;
+    state.mode = "columns";
+    $("graph-title").textContent = `Column lineage of ${trace.root.column} in ${shortName(trace.root.dataset)}`;
+    $("back-to-lineage").hidden = !state.lineage;
+    drawColumnGraph(trace);
+    const indirect = trace.datasets.filter((d) => d.indirectOnly).length;
+    status(`${trace.columns.length - 1} related column(s), ${trace.edges.length} edge(s) across ${trace.processes.length} process(es)` +
+      `${indirect ? `; ${indirect} dataset(s) influence it only indirectly` : ""}.`);
+  } catch (err) { status(`Column lineage failed: ${err.message}`); }
+}
+
+function shortName(qualifiedName) {
+  const parts = text(qualifiedName).split("/").filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : text(qualifiedName);
+}
+
+function drawColumnGraph(trace) {
+  const byDistance = new Map();
+  for (const dataset of trace.datasets) {
+    if (!byDistance.has(dataset.distance)) byDistance.set(dataset.distance, []);
+    byDistance.get(dataset.distance).push(dataset);
+  }
+  const order = [...byDistance.keys()].sort((a, b) => a - b);
+  const rows = new Map(), boxes = [];
+  let height = 0;
+  const processNames = new Map(trace.processes.map((p) => [p.guid, text(p.name) || text(p.qualifiedName)]));
+  const titles = distinctTitles(new Map(trace.datasets.map((d) => [d.qualifiedName,
+    {attributes: {name: text(d.name) || shortName(d.qualifiedName), qualifiedName: d.qualifiedName}}])));
+  order.forEach((distance, column) => {
+    let y = MARGIN;
+    for (const dataset of byDistance.get(distance)) {
+      const title = wrap(titles.get(dataset.qualifiedName), 30, 2);
+      const head = 12 + title.length * LINE_H + 18;
+      const columns = dataset.columns.filter((c) => c !== "*");
+      const h = head + Math.max(columns.length, 0) * ROW_H + 8;
+      const x = MARGIN + column * (BOX_W + BOX_GAP);
+      boxes.push({dataset, x, y, h, head, title, columns});
+      rows.set(`${dataset.qualifiedName}\u0000*`, {x, y: y + head / 2, w: BOX_W});
+      columns.forEach((c, i) => rows.set(`${dataset.qualifiedName}\u0000${c}`, {x, y: y + head + i * ROW_H + ROW_H / 2, w: BOX_W}));
+      y += h + GAP_Y;
+    }
+    height = Math.max(height, y + MARGIN);
+  });
+  const width = MARGIN * 2 + order.length * (BOX_W + BOX_GAP) - BOX_GAP;
+  const svg = el("svg:svg", {role: "img", "aria-label": "column lineage graph", preserveAspectRatio: "xMidYMid meet"});
+  svg.append(arrowDefs());
+  for (const box of boxes) {
+    const d = box.dataset;
+    const classes = ["col-dataset"];
+    if (d.distance === 0) classes.push("root");
+    if (d.indirectOnly) classes.push("indirect-only");
+    const g = el("svg:g", {class: classes.join(" "), transform: `translate(${box.x},${box.y})`, "data-qualified-name": d.qualifiedName,
+      "data-guid": d.guid});
+    g.append(el("svg:title", {}, `${d.qualifiedName}\n${d.typeName}${d.indirectOnly ? "\ninfluences the column only indirectly" : ""}`));
+    g.append(el("svg:rect", {width: BOX_W, height: box.h, rx: 4}));
+    const label = el("svg:text", {class: "label", x: 10, y: 18});
+    box.title.forEach((line, i) => label.append(el("svg:tspan", {x: 10, dy: i ? LINE_H : 0}, line)));
+    g.append(label);
+    g.append(el("svg:text", {class: "kind", x: 10, y: 18 + box.title.length * LINE_H + 2},
+      d.indirectOnly ? "indirect influence only" : text(d.typeName)));
+    box.columns.forEach((c, i) => {
+      const isRoot = d.distance === 0 && c === state.trace.root.column;
+      const row = el("svg:text", {class: `column-row${isRoot ? " traced" : ""}`, x: 12, y: box.head + i * ROW_H + ROW_H - 5,
+        tabindex: "0", "data-dataset": d.qualifiedName, "data-column": c}, c.length > 34 ? `${c.slice(0, 33)}…` : c);
+      if (d.guid) {
+        const retrace = (event) => { event.stopPropagation(); traceColumn(d.guid, c); };
+        row.addEventListener("click", retrace);
+        row.addEventListener("keydown", (e) => { if (e.key === "Enter") retrace(e); });
+      }
+      g.append(row);
+    });
+    if (d.guid) g.addEventListener("click", () => showDetails(d.guid));
+    svg.append(g);
+  }
+  const leaving = new Map();  // labels of edges leaving one row are stacked, not drawn over each other
+  for (const edge of trace.edges) {
+    const a = rows.get(`${edge.from.dataset}\u0000${edge.from.column}`), b = rows.get(`${edge.to.dataset}\u0000${edge.to.column}`);
+    if (!a || !b) continue;
+    const x1 = a.x + a.w, x2 = b.x, classes = ["column-edge"];
+    if (edge.indirect) classes.push("indirect");
+    if (edge.datasetLevel) classes.push("dataset-level");
+    const label = `${edge.label}${edge.datasetLevel ? " (whole dataset)" : ""}`;
+    const path = el("svg:path", {class: classes.join(" "), d: curve(x1, a.y, x2, b.y), "marker-end": edge.indirect ? "url(#arrow-indirect)" : "url(#arrow)",
+      "data-from": `${edge.from.dataset}.${edge.from.column}`, "data-to": `${edge.to.dataset}.${edge.to.column}`, "data-label": label});
+    path.append(el("svg:title", {}, `${edge.from.column} → ${edge.to.column}: ${label}\nvia ${processNames.get(edge.process) || edge.process}`));
+    svg.append(path);
+    const shown = label.length > EDGE_LABEL_MAX ? `${label.slice(0, EDGE_LABEL_MAX - 1)}…` : label;
+    const key = `${edge.from.dataset}\u0000${edge.from.column}`;
+    const stacked = leaving.get(key) || 0;
+    leaving.set(key, stacked + 1);
+    svg.append(el("svg:text", {class: `edge-label${edge.indirect ? " indirect" : ""}`, x: x1 + 6, y: a.y - 3 + stacked * 11,
+      "data-from": `${edge.from.dataset}.${edge.from.column}`, "data-to": `${edge.to.dataset}.${edge.to.column}`}, shown));
+  }
+  mountSvg(svg, width, height);
+}
+
+// --- details -----------------------------------------------------------------------------------------------------
+function table(className, headings, rows) {
+  const box = el("table", {class: className});
   const head = el("tr");
-  for (const title of ["Source dataset", "Sink dataset", "Source column", "Sink column"]) head.append(el("th", {}, title));
-  table.append(head);
-  for (const mapping of Array.isArray(mappings) ? mappings : []) {
-    const datasets = mapping.DatasetMapping || {};
-    for (const column of mapping.ColumnMapping || []) {
-      const row = el("tr", {class: "column-mapping-row"});
-      for (const value of [datasets.Source, datasets.Sink, column.Source, column.Sink]) row.append(el("td", {}, String(value ?? "")));
-      table.append(row);
+  for (const title of headings) head.append(el("th", {}, title));
+  box.append(head);
+  for (const values of rows) {
+    const row = el("tr", {class: `${className}-row`});
+    for (const value of values) row.append(el("td", {}, value));
+    box.append(row);
+  }
+  return box;
+}
+
+function parsed(raw) {
+  try { return JSON.parse(text(raw)); } catch { return undefined; }
+}
+
+function columnMappingTable(raw) {
+  const mappings = parsed(raw);
+  if (!Array.isArray(mappings)) return el("p", {class: "warning"}, "columnMapping is not a JSON list.");
+  const rows = [];
+  for (const mapping of mappings) {
+    const datasets = (mapping && mapping.DatasetMapping) || {};
+    for (const column of (mapping && mapping.ColumnMapping) || []) rows.push([datasets.Source, datasets.Sink, column && column.Source, column && column.Sink]);
+  }
+  const box = el("div");
+  box.append(el("h3", {}, "Column mappings (DIRECT)"), table("column-mapping", ["Source dataset", "Sink dataset", "Source column", "Sink column"], rows));
+  return box;
+}
+
+function transformationsText(list) {
+  if (!Array.isArray(list) || !list.length) return "DIRECT";
+  const direct = (t) => (t && t.type === "DIRECT" ? 0 : 1);
+  return [...list].sort((a, b) => direct(a) - direct(b)).map((t) => {
+    const kind = text(t && t.type);
+    const subtype = text(t && t.subtype);
+    const base = kind === "DIRECT" ? (subtype || "DIRECT") : `${kind} ${subtype}`.trim();
+    return `${base}${t && t.masking ? " (masked)" : ""}${t && t.description ? ` — ${text(t.description)}` : ""}`;
+  }).join(", ");
+}
+
+function columnLineageDetailTable(raw) {
+  const detail = parsed(raw);
+  if (!detail || typeof detail !== "object") return el("p", {class: "warning"}, "columnLineageDetail is not JSON.");
+  const rows = [];
+  for (const field of Array.isArray(detail.fields) ? detail.fields : []) {
+    for (const input of Array.isArray(field && field.inputFields) ? field.inputFields : []) {
+      rows.push([field.field, input && input.qualifiedName, input && input.field, transformationsText(input && input.transformations)]);
     }
   }
-  box.append(table);
+  for (const input of Array.isArray(detail.dataset) ? detail.dataset : []) {
+    rows.push(["(every column)", input && input.qualifiedName, input && input.field, transformationsText(input && input.transformations)]);
+  }
+  const box = el("div");
+  box.append(el("h3", {}, "Column lineage detail (DIRECT and INDIRECT)"),
+    table("column-lineage-detail", ["Sink column", "Source dataset", "Source column", "Transformations"], rows));
+  return box;
+}
+
+function lastRun(attributes) {
+  if (!("lastRunTime" in attributes) && !("lastRunStatus" in attributes)) return null;
+  const items = [["Last run", text(attributes.lastRunTime)], ["Status", text(attributes.lastRunStatus)],
+    ["User", text(attributes.lastRunUser) || "(unknown)"], ["Run id", text(attributes.lastRunId)]];
+  let duration = null;
+  if (typeof attributes.lastRunDurationMs === "number") duration = attributes.lastRunDurationMs / 1000;
+  else if (attributes.lastRunStartTime && attributes.lastRunTime) {
+    const seconds = (Date.parse(text(attributes.lastRunTime)) - Date.parse(text(attributes.lastRunStartTime))) / 1000;
+    if (Number.isFinite(seconds) && seconds >= 0) duration = seconds;
+  }
+  items.push(["Duration", duration === null ? "unknown" : `${duration.toFixed(1)} s`]);
+  const box = el("dl", {class: "last-run"});
+  for (const [key, value] of items) box.append(el("dt", {}, key), el("dd", {"data-field": key}, value));
   return box;
 }
 
@@ -184,23 +562,33 @@ async function showDetails(guid) {
   if (node) node.classList.add("selected");
   try {
     const {entity} = await api(`/entity/guid/${encodeURIComponent(guid)}?ignoreRelationships=true`);
+    const attributes = entity.attributes || {};
     const panel = $("details-panel");
     panel.hidden = false;
     panel.dataset.guid = guid;
-    $("details-title").textContent = entity.attributes.name || entity.attributes.qualifiedName;
+    $("details-title").textContent = displayName(entity);
     const summary = $("details-summary");
     summary.replaceChildren();
-    for (const [key, value] of [["Type", entity.typeName], ["qualifiedName", entity.attributes.qualifiedName], ["guid", entity.guid], ["Status", entity.status]]) {
+    for (const [key, value] of [["Type", entity.typeName], ["qualifiedName", attributes.qualifiedName], ["guid", entity.guid], ["Status", entity.status]]) {
       summary.append(el("dt", {}, key), el("dd", {}, value));
     }
-    $("column-mapping").replaceChildren(entity.attributes.columnMapping ? columnMappingTable(entity.attributes.columnMapping) : "");
+    $("placeholder-notice").replaceChildren(...(isPlaceholder(entity) ? [el("p", {class: "placeholder-reason"}, placeholderReason(entity))] : []));
+    const run = lastRun(attributes);
+    $("last-run").replaceChildren(...(run ? [el("h3", {}, "Last run"), run] : []));
+    const lineage = [];
+    if (attributes.columnMapping) lineage.push(columnMappingTable(attributes.columnMapping));
+    if (attributes.columnLineageDetail) lineage.push(columnLineageDetailTable(attributes.columnLineageDetail));
+    $("column-mapping").replaceChildren(...lineage);
+    $("dataset-columns").replaceChildren();
+    if (!("inputs" in attributes) && !("outputs" in attributes)) showColumnList(guid);
     const body = $("details-attributes").tBodies[0];
     body.replaceChildren();
-    for (const [key, value] of Object.entries(entity.attributes)) {
-      if (key === "columnMapping" || key === "qualifiedName") continue;
+    const shownElsewhere = new Set(["columnMapping", "columnLineageDetail", "qualifiedName"]);
+    for (const [key, value] of Object.entries(attributes)) {
+      if (shownElsewhere.has(key)) continue;
       const shown = typeof value === "object" && value !== null
-        ? (Array.isArray(value) ? value : [value]).map((v) => (v && v.uniqueAttributes ? v.uniqueAttributes.qualifiedName : JSON.stringify(v))).join("\n")
-        : String(value);
+        ? (Array.isArray(value) ? value : [value]).map((v) => (v && v.uniqueAttributes ? text(v.uniqueAttributes.qualifiedName) : text(v))).join("\n")
+        : text(value);
       const row = el("tr");
       row.append(el("th", {}, key), el("td", {}, shown));
       body.append(row);
@@ -208,10 +596,38 @@ async function showDetails(guid) {
   } catch (err) { status(`Could not load the entity: ${err.message}`); }
 }
 
+async function showColumnList(guid) {
+  try {
+    const columns = await datasetColumns(guid);
+    if ($("details-panel").dataset.guid !== guid) return;
+    const box = $("dataset-columns");
+    box.replaceChildren(el("h3", {}, `Columns (${columns.length})`));
+    const list = el("ul", {class: "column-list"});
+    for (const column of columns) {
+      const button = el("button", {type: "button", class: "trace-column", "data-column": column.name},
+        `${column.name}${column.inSchema ? "" : " · lineage only"}`);
+      button.addEventListener("click", () => traceColumn(guid, column.name));
+      const item = el("li");
+      item.append(button);
+      list.append(item);
+    }
+    box.append(columns.length ? list : el("p", {}, "No columns known (no schema and no column lineage)."));
+  } catch (err) { status(`Columns failed: ${err.message}`); }
+}
+
 function start() {
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); search($("search-input").value.trim()); });
   $("details-open").addEventListener("click", () => openLineage($("details-panel").dataset.guid));
-  for (const id of ["depth", "direction"]) $(id).addEventListener("change", () => { if (currentGraph) openLineage(currentGraph.baseEntityGuid); });
+  $("back-to-lineage").addEventListener("click", () => { if (state.lineage) openLineage(state.lineage.baseEntityGuid); });
+  for (const id of ["depth", "direction"]) {
+    $(id).addEventListener("change", () => {
+      if (state.mode === "columns" && state.trace && state.trace.datasets.find((d) => d.distance === 0)) {
+        const root = state.trace.datasets.find((d) => d.distance === 0);
+        if (root.guid) traceColumn(root.guid, state.trace.root.column);
+      } else if (state.lineage) openLineage(state.lineage.baseEntityGuid);
+    });
+  }
+  setupZoomAndPan();
   const params = new URLSearchParams(location.hash.slice(1));
   if (params.get("depth")) $("depth").value = params.get("depth");
   if (params.get("direction")) $("direction").value = params.get("direction");

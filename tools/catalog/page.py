@@ -1,0 +1,176 @@
+"""The lineage page's own read-only routes (not part of the Atlas API, so not counted as catalog calls):
+
+- `GET /_ol2purview/page/search?q=TEXT` — assets by name or qualifiedName, columns grouped under their dataset;
+- `GET /_ol2purview/page/columns?guid=G` — a dataset's columns, from its schema (column entities) and from the
+  column lineage of the processes next to it;
+- `GET /_ol2purview/page/column-lineage?guid=G&column=C[&direction=up|down|both][&depth=N]` — the column graph
+  (tools.catalog.column_graph) over the processes that the dataset lineage reaches.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tools.catalog import errors
+from tools.catalog.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
+from tools.catalog.lineage import INPUTS, OUTPUTS, entity_lineage
+from tools.catalog.store import CatalogStore, EntityRow, Session
+from tools.catalog.typedefs import TypeCatalog
+from tools.catalog.typeregistry import TypeRegistry
+from tools.catalog.views import entity_header
+
+JSON = dict[str, Any]
+T = TypeVar("T")
+MAX_SEARCH_HITS = 200
+_LINEAGE_DIRECTION = {"up": "INPUT", "down": "OUTPUT", "both": "BOTH"}
+
+
+def _ref(row: EntityRow) -> DatasetRef:
+    return DatasetRef(row.qualified_name, row.type_name, row.guid, row.name or "")
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def processes_near(session: Session, registry: TypeRegistry, guid: str, direction: str, depth: int
+                   ) -> list[ProcessColumns]:
+    """The processes that the dataset lineage of `guid` reaches, with their inputs, outputs and column lineage."""
+    lineage = entity_lineage(session, registry, guid, _LINEAGE_DIRECTION[direction], depth)
+    rows = session.entities(list(lineage["guidEntityMap"]))
+    guids = [g for g, row in rows.items() if registry.is_a(row.type_name, "Process")]
+    ends: dict[str, dict[str, list[str]]] = {g: {INPUTS: [], OUTPUTS: []} for g in guids}
+    for relationship_type in (INPUTS, OUTPUTS):
+        for r in session.relationships_at(1, relationship_type, guids):
+            ends[r.end1_guid][relationship_type].append(r.end2_guid)
+    others = session.entities({g for e in ends.values() for side in e.values() for g in side} - set(rows))
+    rows.update(others)
+    processes = []
+    for g in guids:
+        row = rows[g]
+        active = {side: tuple(_ref(rows[d]) for d in ends[g][side] if d in rows and rows[d].status == "ACTIVE")
+                  for side in (INPUTS, OUTPUTS)}
+        processes.append(ProcessColumns(g, row.qualified_name, row.type_name, row.name or "", active[INPUTS],
+                                        active[OUTPUTS], _text(row.attributes.get("columnMapping")),
+                                        _text(row.attributes.get("columnLineageDetail"))))
+    return processes
+
+
+def _dataset(session: Session, registry: TypeRegistry, guid: str) -> EntityRow:
+    row = session.entity(guid)
+    if row is None:
+        raise errors.instance_guid_not_found(guid)
+    if not registry.is_a(row.type_name, "DataSet"):
+        raise errors.invalid_parameters(f"{guid} is a {row.type_name}, not a dataset: columns belong to datasets")
+    return row
+
+
+def schema_columns(session: Session, registry: TypeRegistry, row: EntityRow) -> list[str]:
+    """Names of the column entities the dataset contains (its `columns` relationship attribute)."""
+    entity_type = registry.entity_type(row.type_name)
+    if entity_type is None or "columns" not in entity_type.references:
+        return []
+    reference = entity_type.references["columns"][0]
+    linked = session.relationships_at(reference.end, reference.relationship_type, [row.guid])
+    others = session.entities([r.end2_guid if reference.end == 1 else r.end1_guid for r in linked])
+    return sorted({o.name or o.qualified_name for o in others.values() if o.status == "ACTIVE"})
+
+
+def dataset_columns(session: Session, registry: TypeRegistry, guid: str) -> JSON:
+    row = _dataset(session, registry, guid)
+    from_schema = schema_columns(session, registry, row)
+    graph = ColumnGraph(processes_near(session, registry, guid, "both", 1))
+    from_lineage = graph.columns_of(row.qualified_name)
+    columns = [{"name": name, "inSchema": name in from_schema, "inLineage": name in from_lineage}
+               for name in sorted(set(from_schema) | set(from_lineage))]
+    return {"dataset": entity_header(row), "columns": columns}
+
+
+def column_lineage(session: Session, registry: TypeRegistry, guid: str, column: str, direction: str, depth: int
+                   ) -> JSON:
+    if direction not in DIRECTIONS:
+        raise errors.invalid_parameters(f"direction must be one of {', '.join(DIRECTIONS)}, got '{direction}'")
+    if depth < 0:
+        raise errors.invalid_parameters(f"depth must be 0 (no limit) or more, got {depth}")
+    row = _dataset(session, registry, guid)
+    graph = ColumnGraph(processes_near(session, registry, guid, direction, depth))
+    return graph.trace_json(graph.trace(row.qualified_name, column, direction, depth))
+
+
+def _parent(session: Session, registry: TypeRegistry, row: EntityRow) -> EntityRow | None:
+    """The dataset a column entity belongs to: the container end of one of its relationships."""
+    for r in session.relationships_of(row.guid):
+        definition = registry.get(r.type_name) or {}
+        for mine, other, other_guid in ((2, 1, r.end1_guid), (1, 2, r.end2_guid)):
+            if (r.end2_guid if mine == 2 else r.end1_guid) != row.guid:
+                continue
+            if (definition.get(f"endDef{other}") or {}).get("isContainer"):
+                parent = session.entity(other_guid)
+                if parent is not None and parent.status == "ACTIVE":
+                    return parent
+    return None
+
+
+def grouped_search(session: Session, registry: TypeRegistry, text: str) -> JSON:
+    """Assets matching `text`; a matching column is listed under its dataset (the dataset listed even when only its
+    columns match)."""
+    rows = session.search(None, text.strip().strip("*") or None)
+    groups: dict[str, JSON] = {}
+    for row in rows[:MAX_SEARCH_HITS]:
+        parent = _parent(session, registry, row) if "column" in row.type_name.lower() else None
+        if parent is None:
+            groups.setdefault(row.guid, {"entity": entity_header(row), "columns": []})
+            continue
+        group = groups.setdefault(parent.guid, {"entity": entity_header(parent), "columns": [],
+                                                "matchedBy": "column"})
+        group["columns"].append(entity_header(row))
+    return {"count": len(rows), "shown": min(len(rows), MAX_SEARCH_HITS), "groups": list(groups.values())}
+
+
+def _int(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name) or ""
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise errors.invalid_parameters(f"'{name}' must be an integer, got '{raw}'") from None
+
+
+def _required(request: Request, name: str) -> str:
+    value = request.query_params.get(name)
+    if not value:
+        raise errors.invalid_parameters(f"give ?{name}=...")
+    return value
+
+
+def page_routes(store: CatalogStore, types: TypeCatalog) -> list[Route]:
+    async def read(work: Callable[[Session, TypeRegistry], T]) -> T:
+        registry = types.registry
+
+        def run() -> T:
+            with store.read() as session:
+                return work(session, registry)
+        return await run_in_threadpool(run)
+
+    async def search(request: Request) -> Response:
+        text = request.query_params.get("q", "")
+        return JSONResponse(await read(lambda s, r: grouped_search(s, r, text)))
+
+    async def columns(request: Request) -> Response:
+        guid = _required(request, "guid")
+        return JSONResponse(await read(lambda s, r: dataset_columns(s, r, guid)))
+
+    async def lineage(request: Request) -> Response:
+        guid, column = _required(request, "guid"), _required(request, "column")
+        direction = request.query_params.get("direction", "both")
+        depth = _int(request, "depth", 0)
+        return JSONResponse(await read(lambda s, r: column_lineage(s, r, guid, column, direction, depth)))
+
+    return [Route("/_ol2purview/page/search", search, methods=["GET"]),
+            Route("/_ol2purview/page/columns", columns, methods=["GET"]),
+            Route("/_ol2purview/page/column-lineage", lineage, methods=["GET"])]
