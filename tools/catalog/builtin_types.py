@@ -41,6 +41,7 @@ _PATH_ATTRIBUTES = [_attr("path"), _attr("isFile", "boolean"), _attr("size", "lo
 # (type name, service type, extra attributes) for the DataSet subtypes Purview's scanners create.
 _DATASET_TYPES: list[tuple[str, str, list[JSON]]] = [
     ("azure_blob_path", "Azure Blob Storage", _PATH_ATTRIBUTES),
+    ("azure_blob_container", "Azure Blob Storage", [_attr("modifiedTime", "long")]),
     ("azure_datalake_gen2_path", "Azure Data Lake Storage Gen2", _PATH_ATTRIBUTES),
     ("azure_datalake_gen2_filesystem", "Azure Data Lake Storage Gen2", [_attr("modifiedTime", "long")]),
     ("azure_datalake_gen2_resource_set", "Azure Data Lake Storage Gen2",
@@ -53,6 +54,7 @@ _DATASET_TYPES: list[tuple[str, str, list[JSON]]] = [
     ("azure_postgresql_table", "Azure Database for PostgreSQL", []),
     ("postgresql_table", "PostgreSQL", []),
     ("azure_mysql_table", "Azure Database for MySQL", []),
+    ("mysql_table", "MySQL", []),
     ("azure_cosmosdb_sqlapi_collection", "Azure Cosmos DB", []),
     ("azure_data_explorer_table", "Azure Data Explorer", [_attr("folder")]),
     ("hive_table", "Hive", [_attr("tableType"), _attr("temporary", "boolean"), _attr("comment"),
