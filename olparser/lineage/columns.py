@@ -60,23 +60,32 @@ def _input_fields(items: Any, resolve: ResolveName,
     (qualifiedName, typeName), keys sorted so that the detail serialises without sort_keys; the datasets are
     collected in `sources`."""
     details = []
+    datasets: dict[tuple[str, str], ResolvedDataset] = {}
     for item in items if isinstance(items, list) else ():
         if not isinstance(item, dict):
             continue
         namespace, name, field = item.get("namespace"), item.get("name"), item.get("field")
         if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
             continue
-        transformations = item.get("transformations")
-        transformations = [dict(sorted(t.items())) for t in transformations
-                           if isinstance(t, dict)] if isinstance(transformations, list) else []
-        if len(transformations) > 1:
-            transformations.sort(key=repr)
-        dataset = resolve(namespace, name)
-        sources.setdefault((dataset.type_name, dataset.qualified_name), dataset)
+        transformations = _normalised(item.get("transformations"))
+        dataset = datasets.get((namespace, name))
+        if dataset is None:
+            dataset = datasets[(namespace, name)] = resolve(namespace, name)
+            sources.setdefault(dataset.key, dataset)
         details.append({"field": field, "name": name, "namespace": namespace,
                         "qualifiedName": dataset.qualified_name, "transformations": transformations,
                         "typeName": dataset.type_name})
     return details
+
+
+def _normalised(transformations: Any) -> list[dict[str, Any]]:
+    """The transformations with sorted keys (so that they serialise without sort_keys), in a stable order."""
+    if not isinstance(transformations, list):
+        return []
+    normalised = [t if len(t) < 2 else dict(sorted(t.items())) for t in transformations if isinstance(t, dict)]
+    if len(normalised) > 1:
+        normalised.sort(key=repr)
+    return normalised
 
 
 def _is_direct(transformations: list[dict[str, Any]]) -> bool:
