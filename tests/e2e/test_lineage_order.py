@@ -152,7 +152,9 @@ def test_a_run_that_never_completes_is_written_by_the_timer_and_updated_when_it_
     assert atlas.keys() == FINAL_KEYS
     send(serve, tmp_path / "completed", complete)
     assert atlas.entity("databricks_process", PROCESS)["attributes"]["lastRunStatus"] == "COMPLETE"
-    assert serve.status()["timers"]["write_due_runs"]["failures"] == 0
+    status = serve.status()
+    assert status["timers"]["write_due_runs"]["failures"] == 0
+    assert (status["runState"]["runs"], status["runState"]["dueRuns"]) == (1, 0)
 
 
 def _prune(serve: ServeHandle, *args: str) -> str:

@@ -114,7 +114,7 @@ class LocalHost:
     def status(self) -> dict[str, Any]:
         """The body of GET /admin/ol2purview/status."""
         return {"state": "Running", "storage": self.storage.mode, **self.triggers.status(),
-                "timers": self.timers.status(),
+                "timers": self.timers.status(), "runState": _run_state_size(),
                 "catalog": {"url": f"{self.catalog.url}/" if self.catalog else None,
                             "atlasUrl": self.catalog.atlas_url if self.catalog else os.environ.get("ATLAS_ENDPOINT")}}
 
@@ -140,6 +140,15 @@ class LocalHost:
         if self.catalog is not None:
             self.catalog.stop()
         self.storage.stop()
+
+
+def _run_state_size() -> dict[str, Any] | None:
+    """How much the run-state store holds (runs, of which due for the timer; entities and processes tracked)."""
+    try:
+        return process_runtime().run_state_store().stats().to_json()
+    except Exception as exc:  # a store that cannot be opened is reported, not fatal to the status page
+        log.warning("run state size unavailable: %s", type(exc).__name__)
+        return None
 
 
 def _register_typedefs() -> str:
