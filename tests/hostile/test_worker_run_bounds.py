@@ -1,0 +1,100 @@
+"""What a run can make the worker do when it grows past the limits through many events, each of which intake accepts:
+before, 600 outputs × 600 inputs cost 36 s of CPU, 769 MB and +258 MB in the catalog (a process per output, each
+listing every input), and 1,500 outputs × 2,000 inputs cost 1,503 catalog calls. Now the run keeps the first
+MAX_DATASETS_PER_RUN inputs and outputs, writes at most MAX_PROCESS_EDGES_PER_RUN inputs × outputs, and says so on
+the processes. Measured through the real runner, intake contract and embedded catalog over HTTP."""
+from __future__ import annotations
+
+import json
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from olparser.catalog import CatalogTarget, CatalogUploader, load_typedefs, make_atlas_client
+from olparser.contract import IntakeLimits, read_event
+from olparser.lineage import LineageOptions
+from olparser.naming import MappingEngine
+from olparser.pipeline import LineagePipeline, WritePolicy
+from olparser.runs.sqlite_store import SqliteRunStateStore
+from olparser.settings import DEFAULT_MAPPINGS_PATH, TYPEDEFS_DIR, Settings
+from tests.hostile.payloads import LAKE, base_event, body
+from tools.catalog import CatalogServer
+
+pytestmark = pytest.mark.slow
+
+# The shipped limits (500 datasets per run, 10,000 edges per run); these Databricks-style runs carry no environment
+# facet, so they are written at once instead of waiting for it.
+SETTINGS = Settings(databricks_environment_wait_seconds=0)
+
+
+def spread(inputs: int, outputs: int, per_event: int = 400) -> list[dict]:
+    """A run naming `inputs` inputs and `outputs` outputs over RUNNING events of at most `per_event` datasets each,
+    then a COMPLETE: every event is one intake accepts."""
+    names = [("inputs", f"raw/i{i:05d}") for i in range(inputs)] + [("outputs", f"curated/o{i:05d}")
+                                                                      for i in range(outputs)]
+    events = []
+    for start in range(0, len(names), per_event):
+        event = base_event(61, inputs=[], outputs=[])
+        event["eventType"] = "RUNNING"
+        event["eventTime"] = f"2025-03-01T11:{start // per_event:02d}:00.000Z"
+        for side, name in names[start:start + per_event]:
+            event[side].append({"namespace": LAKE, "name": name})
+        events.append(event)
+    events.append(base_event(61, inputs=[], outputs=[]))
+    for event in events:
+        read_event(body(event), {}, IntakeLimits.from_settings(SETTINGS))  # raises if intake would refuse it
+    return events
+
+
+def process_run(events: list[dict], tmp_path: Path) -> tuple[float, int, int, dict]:
+    """(CPU seconds, peak bytes, catalog calls, processes written) for processing the run's events."""
+    with CatalogServer(tmp_path / "catalog.db") as catalog:
+        client = make_atlas_client(CatalogTarget("atlas", catalog.atlas_url), timeout=60)
+        uploader = CatalogUploader(client, settings=SETTINGS)
+        uploader.register_typedefs(load_typedefs(TYPEDEFS_DIR))
+        store = SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=3600,
+                                    max_datasets=SETTINGS.max_datasets_per_run)
+        pipeline = LineagePipeline(store, MappingEngine.from_path(DEFAULT_MAPPINGS_PATH),
+                                   LineageOptions.from_settings(SETTINGS), uploader, WritePolicy.from_settings(SETTINGS))
+        calls_before = catalog.counter.snapshot()["total"]
+        tracemalloc.start()
+        started = time.process_time()
+        try:
+            for event in events:
+                pipeline.process(event)
+            cpu = time.process_time() - started
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        calls = catalog.counter.snapshot()["total"] - calls_before
+        processes = {}
+        for guid in client.guids_of_type("spark_process"):
+            (entity,) = client.entities_by_guid([guid])
+            processes[entity["attributes"]["qualifiedName"]] = entity
+        store.close()
+        client.close()
+    return cpu, peak, calls, processes
+
+
+def test_six_hundred_outputs_by_six_hundred_inputs_write_what_fits_in_seconds_and_megabytes(tmp_path):
+    cpu, peak, calls, processes = process_run(spread(600, 600), tmp_path)
+    print(f"600 x 600: {cpu:.2f} s CPU, peak {peak / 2**20:.1f} MiB, {calls} catalog calls")
+    assert len(processes) == 20  # 500 inputs kept, 10,000 // 500 = 20 outputs
+    first = processes[min(processes)]
+    assert len(first["relationshipAttributes"]["inputs"]) == 500
+    assert first["attributes"]["lineageTruncated"] == (
+        "more than 500 inputs or outputs were sent; the first 500 of each (in name order) are kept "
+        "(MAX_DATASETS_PER_RUN); 20 of 500 outputs and 500 of 500 inputs are written: inputs × outputs is limited to "
+        "10000 per run (MAX_PROCESS_EDGES_PER_RUN)")
+    assert cpu < 10.0, cpu  # was 36 s
+    assert peak < 150 * 2**20, peak  # was 769 MB
+    assert calls <= 30, calls  # ~26 existence lookups (about 20 names fit a 2,000-character URL), then the writes
+
+
+def test_fifteen_hundred_outputs_by_two_thousand_inputs_cost_a_few_catalog_calls(tmp_path):
+    cpu, peak, calls, processes = process_run(spread(2000, 1500), tmp_path)
+    assert len(processes) == 20
+    assert calls <= 30, calls  # was 1,503
+    assert json.loads(processes[min(processes)]["attributes"]["columnMapping"]) == []
