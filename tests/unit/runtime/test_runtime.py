@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import requests
 from azure.core.credentials import AccessToken
 
 from olparser.catalog import CatalogUnavailable
@@ -110,3 +111,27 @@ def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_two_calls_then_one(tmp
     assert after_first["total"] == 2 + 2  # typedef headers + create, then lookup + bulk
     assert (second.status, second.catalog_calls) == ("written", 1)  # datasets cached: only the bulk write
     assert after_second["total"] - after_first["total"] == 1
+
+
+def test_static_job_and_dataset_events_go_through_the_runtime_into_the_catalog(tmp_path):
+    job = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
+           "job": {"namespace": "adf", "name": "copy_orders"},
+           "inputs": [{"namespace": "kafka://b:9092", "name": "orders"}],
+           "outputs": [{"namespace": "abfss://raw@lake.dfs.core.windows.net", "name": "orders"}]}
+    dataset = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
+               "dataset": {"namespace": "kafka://b:9092", "name": "refunds"}}
+    with CatalogServer(tmp_path / "catalog.db") as catalog:
+        rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url))
+        outcomes = [rt.process(job), rt.process(dataset), rt.process(job)]
+        process = catalog.atlas_url + "/entity/uniqueAttribute/type/spark_process"
+        found = requests.get(process, params={"attr:qualifiedName": "spark://adf/copy_orders/processes/copy_orders/"
+                                                                    "https://lake.dfs.core.windows.net/raw/orders"},
+                             timeout=10).json()["entity"]
+        refunds = requests.get(catalog.atlas_url + "/entity/uniqueAttribute/type/openlineage_dataset",
+                               params={"attr:qualifiedName": "kafka://b:9092/refunds"}, timeout=10)
+        rt.close()
+    assert [(o.run_id, o.status) for o in outcomes] == [(None, "written"), (None, "written"), (None, "unchanged")]
+    assert [r["uniqueAttributes"]["qualifiedName"] for r in found["relationshipAttributes"]["inputs"]] == [
+        "kafka://b:9092/orders"]
+    assert (found["attributes"]["lastRunId"], found["attributes"]["lastRunStatus"]) == ("", "COMPLETE")
+    assert refunds.status_code == 200
