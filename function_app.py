@@ -4,7 +4,8 @@
   a queue envelope (inline, or a blob claim check for a big event) set on the `msg` output binding. The host puts it
   on the lineage queue after the function returns and before the answer leaves, so a 200 means the event is stored.
   Bad input gets a 4xx naming the problem (`{"error", "path"}`), never a stack trace.
-- `process_lineage_event` (queue trigger): opens the envelope and runs the pipeline (merge, map, build, upload).
+- `process_lineage_event` (queue trigger): opens the envelope, archives the event (ARCHIVE_EVENTS) and runs the
+  pipeline (merge, map, build, upload).
   A catalog failure propagates: the host retries the message, and after `maxDequeueCount` attempts moves it to
   `lineage-events-poison`, from which `ol2purview requeue` brings it back.
 - `health` (HTTP, anonymous).
@@ -98,6 +99,8 @@ def process_lineage_event(msg: func.QueueMessage) -> None:
     """Merge, map and upload one queued event. Raises to have the host retry it (then poison it)."""
     runtime = process_runtime()
     event = runtime.courier().open_event(msg.get_body().decode("utf-8"))
+    if (archive := runtime.event_archive()) is not None:
+        archive.keep(event)  # before processing: an event that fails is archived too; a retry finds it there
     outcome = runtime.process(event)
     log.info("Processed runId=%s eventType=%s status=%s entities=%d unmatched=%d calls=%d attempt=%d",
              outcome.run_id, outcome.event_type, outcome.status, outcome.entities, outcome.unmatched,
