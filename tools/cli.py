@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("tools.replay", "send OpenLineage events through the openlineage-python HTTP client"),
     "typedefs": ("tools.typedefs", "register the connector's custom Atlas types (create or update)"),
     "requeue": ("tools.requeue", "move poison (dead-letter) messages back onto the lineage queue"),
+    "spark": ("tools.spark.cli", "backfill or re-map archived OpenLineage history on Spark (or in one process)"),
 }
 
 
