@@ -13,6 +13,8 @@ accumulators, so a retried task cannot count twice.
 """
 from __future__ import annotations
 
+import os
+import sys
 import time
 from functools import partial
 from operator import add
@@ -39,6 +41,9 @@ def spark_session(master: str | None, app_name: str = "ol2purview-backfill", pro
     if active is not None and master is None:
         return active
     builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers run this interpreter (its packages)
+    if (master or "local").startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # a local run listens on loopback only
     builder = builder.config("spark.ui.showConsoleProgress", str(progress).lower()).config("spark.ui.enabled",
                                                                                               "false")
     return builder.getOrCreate()
