@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-fast bench lint-config venv node browser clean help
+.PHONY: run test test-fast bench lint-config venv node browser java clean help
 
 help:
 	@echo "make run    - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
@@ -13,7 +13,7 @@ help:
 $(BIN)/.installed: pyproject.toml requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[local,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[local,dev,spark]'
 	touch $@
 
 venv: $(BIN)/.installed
@@ -27,16 +27,19 @@ node: node_modules/.installed
 browser:
 	@scripts/ensure-chromium.sh
 
+java:
+	@scripts/ensure-java.sh
+
 run: venv node
 	$(BIN)/ol2purview serve
 
-test: venv node browser
+test: venv node browser java
 	$(BIN)/python -m pytest
 
 test-fast: venv
-	$(BIN)/python -m pytest -m "not e2e and not browser and not azurite"
+	$(BIN)/python -m pytest -m "not e2e and not browser and not azurite and not spark"
 
-bench: venv node
+bench: venv node java
 	$(BIN)/python -m bench
 
 lint-config: venv
