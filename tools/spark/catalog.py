@@ -188,6 +188,8 @@ class PlanWriter:
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
         stats = WriteStats()
+        selected = list(selected)
+        stats.superseded = sum(s.superseded for s in selected)
         runs = [s for s in selected if s.plan is not None]
         processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
         calls = [0]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -22,9 +21,9 @@ from olparser.lineage.entities import JSON, Key, key_of
 from olparser.naming import MappingEngine
 from olparser.settings import TYPEDEFS_DIR, Settings
 
-from .catalog import RateLimiter, ThrottledClient, delete_entities, read_entities
+from .catalog import RateLimiter, ThrottledClient, WriteStats, delete_entities, read_entities
 from .records import AcceptedRecord, in_time_range, read_record
-from .report import Tally
+from .report import BackfillReport, Tally
 from .runs import PLANNED, RunResult, Selected
 
 # Purview: one capacity unit serves about 25 operations per second; leave room for the live path.
@@ -94,16 +93,8 @@ def keyed_records(job: BackfillJob, bodies: Iterable[bytes | Exception]) -> Iter
     yield TALLY_KEY, tally
 
 
-def run_tally(result: RunResult) -> Tally:
-    return Tally(runs=Counter({result.status: 1}))
-
-
 def is_planned(result: RunResult) -> bool:
     return result.status == PLANNED
-
-
-def unmatched_pairs(result: RunResult) -> tuple[tuple[str, str], ...]:
-    return result.unmatched
 
 
 def planned_entities(selected: Selected) -> list[tuple[Key, JSON]]:
@@ -129,6 +120,15 @@ def register_typedefs(client: ThrottledClient, job: BackfillJob) -> int:
     from olparser.catalog import register_typedefs as register
 
     return register(client, load_typedefs(TYPEDEFS_DIR), job.retry()).calls
+
+
+def finish_writes(report: BackfillReport, client: ThrottledClient, job: BackfillJob, stats: WriteStats,
+                  calls: int) -> None:
+    """Count what the writers did; a remap then removes the placeholders that processes stopped referencing."""
+    report.count_writes(stats, calls)
+    if report.command == "remap":
+        report.placeholders_removed, more_calls = remove_unused_placeholders(client, job, stats.placeholders)
+        report.catalog_calls += more_calls
 
 
 def remove_unused_placeholders(client: ThrottledClient, job: BackfillJob, names: Iterable[str]) -> tuple[int, int]:

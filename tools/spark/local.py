@@ -3,18 +3,18 @@ baseline). Same functions, same order, same report as the Spark job (`tools/spar
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 from typing import Iterator
 
 from tqdm import tqdm
 
-from .catalog import PlanWriter, WriteStats
-from .job import (TALLY_KEY, BackfillJob, is_planned, keyed_records, planned_entities, register_typedefs,
-                  remove_unused_placeholders, run_tally, write_dry_run)
+from .catalog import PlanWriter
+from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
+                  register_typedefs, write_dry_run)
 from .records import bodies_in_file
 from .report import BackfillReport, Tally, ranked_namespaces
-from .runs import RunResult, entity_claims, newer_version, newest_claim, plan_run, process_claims, selected_plan
+from .runs import plan_run, reduce_facts, selected_plan
 from .sources import local_files
 
 
@@ -37,38 +37,17 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
             events[key].append(value)  # type: ignore[arg-type]
     engine, options = job.engine(), job.options()
     results = [plan_run(key, values, engine, options) for key, values in events.items()]
-    for result in results:
-        tally = tally.add(run_tally(result))
-
-    winners: dict[str, tuple[float, str]] = {}
-    for name, order in (claim for result in results for claim in process_claims(result)):
-        winners[name] = newest_claim(winners[name], order) if name in winners else order
-    versions = _shared_versions(results)
-    winner_keys = {name: order[1] for name, order in winners.items()}
-    selected = [selected_plan(r, winner_keys, versions) for r in results if is_planned(r)]
-
-    unmatched = Counter(namespace for namespace, _ in {p for r in results for p in r.unmatched})
-    report = BackfillReport(command, tally, processes_planned=len(winners),
-                            unmatched_namespaces=ranked_namespaces(unmatched))
-    report.processes_superseded = sum(s.superseded for s in selected)
+    summary = reduce_facts(results)
+    selected = [selected_plan(r, summary.winners, summary.versions) for r in results if is_planned(r)]
+    report = BackfillReport(command, tally.add(summary.tally), processes_planned=len(summary.winners),
+                            unmatched_namespaces=ranked_namespaces(summary.unmatched))
     if dry_run is not None:
+        report.processes_superseded = sum(s.superseded for s in selected)
         entities = dict(pair for s in selected for pair in planned_entities(s))
         report.dry_run_entities = write_dry_run(dry_run, (entities[key] for key in sorted(entities)))
     else:
         client = job.client()
         calls = register_typedefs(client, job)
-        stats: WriteStats = PlanWriter(client, job.settings).write(selected)
-        report.count_writes(stats, calls)
-        if command == "remap":
-            report.placeholders_removed, remap_calls = remove_unused_placeholders(client, job, stats.placeholders)
-            report.catalog_calls += remap_calls
+        finish_writes(report, client, job, PlanWriter(client, job.settings).write(selected), calls)
     report.seconds = time.monotonic() - started
     return report
-
-
-def _shared_versions(results: list[RunResult]) -> dict:
-    newest: dict = {}
-    for key, version in (claim for result in results for claim in entity_claims(result)):
-        newest[key] = newer_version(newest[key], version) if key in newest else version
-    return {key: version.entity for key, version in newest.items() if version.differs}
-

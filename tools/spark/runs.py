@@ -3,17 +3,19 @@ over plain data, shared by the Spark job and the single-process runner.
 
 - `plan_run`: the live path's merger (`merge_event`, order-independent) and builder (`build_lineage`) on every event
   of a run, whatever order they were read in.
-- `process_claims` / `newest_claim`: per process, only the newest run's version is written (`run_instant`, the
-  run's newest eventTime; ties broken by run key), as the live path's runner does.
-- `entity_claims` / `newer_version`: an owner or dataset that several runs write gets the newest run's content in
-  every request, so the order in which requests reach the catalog does not matter.
+- `run_facts` / `merge_facts` / `Summary`: what the whole backfill must know, reduced by key: per process only the
+  newest run's version is written (`run_instant`, the run's newest eventTime; ties broken by run key), as the live
+  path's runner does; an owner or dataset that several runs write gets the newest run's content in every request,
+  so the order in which requests reach the catalog does not matter; counts; unmatched namespaces.
 - `selected_plan`: a run's plan minus the processes newer runs own, with the chosen versions of shared entities.
 """
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
-from typing import Iterable, Mapping
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
 
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage, should_write_lineage
 from olparser.lineage.combine import entity_content, with_versions
@@ -22,6 +24,7 @@ from olparser.naming import MappingEngine
 from olparser.runs import merge_event, run_instant, snapshot_from_static
 
 from .records import STATIC_KEY_PREFIX
+from .report import Tally
 
 Order = tuple[float, str]  # (run time, run key): the newest run has the largest
 OLDEST = float("-inf")
@@ -59,31 +62,50 @@ def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: 
     return RunResult(key, PLANNED, order, plan, unmatched)
 
 
-def process_claims(result: RunResult) -> list[tuple[str, Order]]:
-    """(process qualifiedName, the run's order) for every process the run's plan writes."""
-    return [(name, result.order) for name in result.plan.process_names()] if result.plan else []
-
-
-def newest_claim(a: Order, b: Order) -> Order:
-    return max(a, b)
-
-
 @dataclass(frozen=True)
 class Version:
-    """One run's content of a shared entity; `differs` when runs disagree about it."""
+    """One run's content of a shared entity (`digest` of its canonical JSON); `differs` when runs disagree."""
 
     order: Order
     entity: JSON
-    content: str
+    digest: str
     differs: bool = False
 
 
-def entity_claims(result: RunResult) -> list[tuple[Key, Version]]:
-    """The owners, datasets and columns of a run's plan with their content (processes are chosen per process)."""
+def newer_version(a: Version, b: Version) -> Version:
+    """The newer run's version, remembering whether any two versions differed."""
+    newest = a if a.order >= b.order else b
+    differs = a.differs or b.differs or a.digest != b.digest
+    return newest if newest.differs == differs else Version(newest.order, newest.entity, newest.digest, differs)
+
+
+def run_facts(result: RunResult) -> list[tuple[tuple, Any]]:
+    """What the whole backfill must know about a run, as (key, value) pairs that `merge_facts` reduces by key:
+    ("p", process) -> the run's order (the newest run wins the process); ("e", type, name) -> its Version of each
+    owner, dataset and column; ("u", namespace, name) -> True for each dataset no rule matched; ("r",) -> a Tally
+    counting the run by status."""
+    facts: list[tuple[tuple, Any]] = [(("r",), Tally(runs=Counter({result.status: 1})))]
     if result.plan is None:
-        return []
-    return [(key_of(e), Version(result.order, e, entity_content(e)))
-            for e in (*result.plan.external_datasets, *result.plan.entities) if not is_process(e)]
+        return facts
+    for entity in (*result.plan.external_datasets, *result.plan.entities):
+        if is_process(entity):
+            facts.append((("p", entity["attributes"]["qualifiedName"]), result.order))
+        else:
+            digest = hashlib.sha1(entity_content(entity).encode("utf-8")).hexdigest()
+            facts.append((("e", *key_of(entity)), Version(result.order, entity, digest)))
+    facts += [(("u", namespace, name), True) for namespace, name in result.unmatched]
+    return facts
+
+
+def merge_facts(a: Any, b: Any) -> Any:
+    """Reduce two values of one fact key (see run_facts)."""
+    if isinstance(a, Version):
+        return newer_version(a, b)
+    if isinstance(a, Tally):
+        return a.add(b)
+    if isinstance(a, tuple):
+        return max(a, b)
+    return a
 
 
 def is_process(entity: JSON) -> bool:
@@ -91,11 +113,38 @@ def is_process(entity: JSON) -> bool:
     return "lastRunId" in entity.get("attributes", {})
 
 
-def newer_version(a: Version, b: Version) -> Version:
-    """The newer run's version, remembering whether any two versions differed."""
-    newest = a if a.order >= b.order else b
-    differs = a.differs or b.differs or a.content != b.content
-    return newest if newest.differs == differs else Version(newest.order, newest.entity, newest.content, differs)
+@dataclass
+class Summary:
+    """The facts of every run, reduced: counts, the winning run of each process, the versions of shared entities
+    that runs disagree about (the newest), and the unmatched datasets' namespaces with their dataset counts."""
+
+    tally: Tally = field(default_factory=Tally)
+    winners: dict[str, str] = field(default_factory=dict)  # process -> run key
+    versions: dict[Key, JSON] = field(default_factory=dict)
+    unmatched: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, reduced: Iterable[tuple[tuple, Any]]) -> "Summary":
+        summary = cls()
+        for key, value in reduced:
+            if key[0] == "r":
+                summary.tally = summary.tally.add(value)
+            elif key[0] == "p":
+                summary.winners[key[1]] = value[1]
+            elif key[0] == "e" and value.differs:
+                summary.versions[(key[1], key[2])] = value.entity
+            elif key[0] == "u":
+                summary.unmatched[key[1]] += 1
+        return summary
+
+
+def reduce_facts(results: Iterable[RunResult]) -> Summary:
+    """`run_facts` of every run reduced by key in this process (the single-process runner's reduceByKey)."""
+    reduced: dict[tuple, Any] = {}
+    for result in results:
+        for key, value in run_facts(result):
+            reduced[key] = merge_facts(reduced[key], value) if key in reduced else value
+    return Summary.of(reduced.items())
 
 
 @dataclass(frozen=True)

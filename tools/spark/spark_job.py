@@ -16,21 +16,20 @@ from __future__ import annotations
 import os
 import sys
 import time
-from functools import partial
-from operator import add
+from functools import partial, reduce
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .catalog import PlanWriter, WriteStats
-from .job import (TALLY_KEY, BackfillJob, is_planned, keyed_records, planned_entities, register_typedefs,
-                  remove_unused_placeholders, run_tally, unmatched_pairs, write_dry_run)
+from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
+                  register_typedefs, write_dry_run)
 from .records import bodies_in_file, bodies_in_lines
 from .report import BackfillReport, Tally, ranked_namespaces
-from .runs import (RunResult, Selected, Version, entity_claims, newer_version, newest_claim, plan_run,
-                   process_claims, selected_plan)
+from .runs import RunResult, Selected, Summary, merge_facts, plan_run, run_facts, selected_plan
 from .sources import spark_paths
 
 LARGE_FILE_BYTES = 128 << 20  # larger files are read as lines by Spark, not whole
+SUPERSEDED = ("\x00", "superseded")  # sorts before every (typeName, qualifiedName) key of the dry run
 
 
 def spark_session(master: str | None, app_name: str = "ol2purview-backfill", progress: bool = True) -> Any:
@@ -62,39 +61,48 @@ def _records(job: Any, bodies: Iterable[bytes | Exception]) -> Iterator[tuple[st
     return keyed_records(job.value, bodies)
 
 
-def _plan_runs(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterator[tuple[str, Any]]:
+def _plan_runs(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterator[RunResult | Tally]:
     value = job.value
     engine, options = value.engine(), value.options()
-    tally = Tally()
     for key, values in groups:
         if key == TALLY_KEY:
-            for part in values:
-                tally = tally.add(part)
+            yield reduce(Tally.add, values, Tally())
         else:
-            yield "run", plan_run(key, values, engine, options)
-    yield "tally", tally
+            yield plan_run(key, values, engine, options)
 
 
-def _tally_of(item: tuple[str, Any]) -> Tally:
-    kind, value = item
-    return value if kind == "tally" else run_tally(value)
+def _facts(item: RunResult | Tally) -> list[tuple[tuple, Any]]:
+    return [(("r",), item)] if isinstance(item, Tally) else run_facts(item)
 
 
-def _runs(item: tuple[str, Any]) -> list[RunResult]:
-    return [item[1]] if item[0] == "run" else []
+def _is_planned(item: RunResult | Tally) -> bool:
+    return isinstance(item, RunResult) and is_planned(item)
 
 
-def _selected(winners: Any, versions: Any, result: RunResult) -> Selected:
-    return selected_plan(result, winners.value, versions.value)
+def _is_kept_fact(pair: tuple[tuple, Any]) -> bool:
+    """What the driver needs: every fact but the versions of entities all runs agree on."""
+    return pair[0][0] != "e" or pair[1].differs
+
+
+def _selected(summary: Any, result: RunResult) -> Selected:
+    return selected_plan(result, summary.value.winners, summary.value.versions)
+
+
+def _dry_run_pairs(selected: Selected) -> list[tuple[Any, Any]]:
+    return [*planned_entities(selected), (SUPERSEDED, selected.superseded)]
+
+
+def _first_or_sum(a: Any, b: Any) -> Any:
+    return a + b if isinstance(a, int) else a
+
+
+def _sorted_partition(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    return sorted(pairs, key=lambda pair: pair[0])
 
 
 def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterator[WriteStats]:
     value = job.value
     yield PlanWriter(value.client(share), value.settings).write(items)
-
-
-def _differing(pair: tuple[Any, Version]) -> bool:
-    return pair[1].differs
 
 
 def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str = "backfill",
@@ -120,32 +128,27 @@ def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str 
     records = bodies.mapPartitions(partial(_records, job_b))
     results = records.groupByKey().mapPartitions(partial(_plan_runs, job_b)).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        tally = results.map(_tally_of).fold(Tally(), Tally.add)
-        runs = results.flatMap(_runs)
-        unmatched = runs.flatMap(unmatched_pairs).distinct().map(lambda pair: (pair[0], 1)).reduceByKey(add)
-        winners = runs.flatMap(process_claims).reduceByKey(newest_claim).collectAsMap()
-        versions = runs.flatMap(entity_claims).reduceByKey(newer_version).filter(_differing).collectAsMap()
-        winners_b = sc.broadcast({name: order[1] for name, order in winners.items()})
-        versions_b = sc.broadcast({key: version.entity for key, version in versions.items()})
-        selected = runs.filter(is_planned).map(partial(_selected, winners_b, versions_b))
-
-        report = BackfillReport(command, tally, processes_planned=len(winners),
-                                unmatched_namespaces=ranked_namespaces(dict(unmatched.collect())))
-        report.processes_superseded = selected.map(lambda s: s.superseded).fold(0, add)
+        summary = Summary.of(results.flatMap(_facts).reduceByKey(merge_facts).filter(_is_kept_fact).collect())
+        summary_b = sc.broadcast(summary)
+        selected = results.filter(_is_planned).map(partial(_selected, summary_b))
+        report = BackfillReport(command, summary.tally, processes_planned=len(summary.winners),
+                                unmatched_namespaces=ranked_namespaces(summary.unmatched))
         if dry_run is not None:
-            entities = selected.flatMap(planned_entities).reduceByKey(lambda a, _: a).sortByKey()
-            report.dry_run_entities = write_dry_run(dry_run, (entity for _, entity in entities.toLocalIterator()))
+            pairs = selected.flatMap(_dry_run_pairs).reduceByKey(_first_or_sum, numPartitions=1)
+            entities = []
+            for key, value in pairs.mapPartitions(_sorted_partition).toLocalIterator():
+                if key == SUPERSEDED:
+                    report.processes_superseded = value
+                else:
+                    entities.append(value)
+            report.dry_run_entities = write_dry_run(dry_run, entities)
         else:
             client = job.client()
             calls = register_typedefs(client, job)
             tasks = max(1, sc.defaultParallelism)
-            stats = (selected.filter(lambda s: s.plan is not None).repartition(tasks)
-                     .mapPartitions(partial(_write_partition, job_b, tasks)).fold(WriteStats(), WriteStats.add))
-            report.count_writes(stats, calls)
-            if command == "remap":
-                report.placeholders_removed, remap_calls = remove_unused_placeholders(client, job,
-                                                                                      stats.placeholders)
-                report.catalog_calls += remap_calls
+            stats = selected.repartition(tasks).mapPartitions(partial(_write_partition, job_b, tasks)).fold(
+                WriteStats(), WriteStats.add)
+            finish_writes(report, client, job, stats, calls)
     finally:
         results.unpersist()
     report.seconds = time.monotonic() - started
