@@ -22,7 +22,8 @@ from olparser.contract import IngestError, IntakeLimits, read_event
 GZIP_MAGIC = b"\x1f\x8b"
 READ_CHUNK = 1 << 20
 STATIC_KEY_PREFIX = "static:"
-_NUMBERS = re.compile(r"\d+")
+_HEX = re.compile(r"0x[0-9A-Fa-f]+")
+_NUMBERS = re.compile(r"(?<!UTF-)\d+(?!x)")  # counts, sizes, offsets (the 8 of UTF-8 and the 0x kept)
 _QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
 REASON_CHARS = 120
 
@@ -46,7 +47,7 @@ Record = AcceptedRecord | RefusedRecord
 
 def refusal_reason(error: IngestError) -> str:
     """A refusal grouped by kind: status and message with numbers and quoted text masked (no payload, short)."""
-    message = _NUMBERS.sub("N", _QUOTED.sub("'…'", error.error))
+    message = _NUMBERS.sub("N", _HEX.sub("0xN", _QUOTED.sub("'…'", error.error)))
     return f"{error.status} {message}"[:REASON_CHARS]
 
 
