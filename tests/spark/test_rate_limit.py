@@ -13,8 +13,8 @@ from tools.spark.spark_job import run_spark
 
 pytestmark = pytest.mark.spark
 
-RATE = 25.0
-RUNS = 40
+RATE = 12.0
+RUNS = 24
 
 
 def test_the_catalog_sees_the_configured_call_rate(spark, catalog_factory, tmp_path):
@@ -39,7 +39,7 @@ def test_the_catalog_sees_the_configured_call_rate(spark, catalog_factory, tmp_p
         sampler.join()
 
     total = catalog_calls(catalog)
-    assert report.catalog_calls == total and total >= 100
+    assert report.catalog_calls == total and total >= 70
     # the steady part: from the 10% to the 90% call (the driver's typedef calls and the tasks' start are before it)
     first = next(s for s in samples if s[1] >= total * 0.1)
     last = next(s for s in samples if s[1] >= total * 0.9)

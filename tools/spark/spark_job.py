@@ -100,6 +100,16 @@ def _sorted_partition(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]
     return sorted(pairs, key=lambda pair: pair[0])
 
 
+def _dealt(tasks: int, pair: tuple[Selected, int]) -> tuple[int, Selected]:
+    """Runs dealt to the upload tasks like cards (index modulo tasks): every task gets as many, so all of them keep
+    their share of the call rate busy until about the same time."""
+    return pair[1] % tasks, pair[0]
+
+
+def _identity(key: int) -> int:
+    return key
+
+
 def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterator[WriteStats]:
     value = job.value
     yield PlanWriter(value.client(share), value.settings).write(items)
@@ -146,8 +156,8 @@ def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str 
             client = job.client()
             calls = register_typedefs(client, job)
             tasks = max(1, sc.defaultParallelism)
-            stats = selected.repartition(tasks).mapPartitions(partial(_write_partition, job_b, tasks)).fold(
-                WriteStats(), WriteStats.add)
+            dealt = selected.zipWithIndex().map(partial(_dealt, tasks)).partitionBy(tasks, _identity).values()
+            stats = dealt.mapPartitions(partial(_write_partition, job_b, tasks)).fold(WriteStats(), WriteStats.add)
             finish_writes(report, client, job, stats, calls)
     finally:
         results.unpersist()
