@@ -25,7 +25,7 @@ STATIC_KEY_PREFIX = "static:"
 _HEX = re.compile(r"0x[0-9A-Fa-f]+")
 _NUMBERS = re.compile(r"(?<!UTF-)\d+(?!x)")  # counts, sizes, offsets (the 8 of UTF-8 and the 0x kept)
 _QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
-REASON_CHARS = 120
+REASON_CHARS = 160
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 TOP_NAMESPACES = 20
+LABEL_WIDTH = 60
 
 
 @dataclass
@@ -85,7 +86,7 @@ class BackfillReport:
 
     def table(self) -> str:
         rows = self.rows()
-        width = max(len(f"{section}: {item}") for section, item, _ in rows)
+        width = min(LABEL_WIDTH, max(len(f"{section}: {item}") for section, item, _ in rows))
         lines = [f"ol2purview spark {self.command}"]
         for section, item, value in rows:
             label = f"{section}: {item}"
@@ -117,7 +118,7 @@ class BackfillReport:
         with open(csv_path, "w", newline="", encoding="utf-8") as out:
             writer = csv.writer(out)
             writer.writerow(("section", "item", "value"))
-            writer.writerows(self.rows())
+            writer.writerows(tuple(map(_cell, row)) for row in self.rows())
         json_path.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         return csv_path, json_path
 
@@ -125,6 +126,11 @@ class BackfillReport:
 def ranked_namespaces(counts: dict[str, int], top: int = TOP_NAMESPACES) -> list[tuple[str, int]]:
     """Namespaces by dataset count, most first (ties by name)."""
     return sorted(counts.items(), key=_ranked)[:top]
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell that a spreadsheet will not run as a formula (namespaces come from events)."""
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@") else value
 
 
 def _ranked(item: tuple[str, int]) -> tuple[int, str]:

@@ -42,11 +42,11 @@ def archive_days(since: float | None, until: float | None, now: datetime | None 
     (no lower bound, or a range too long to list)."""
     if since is None:
         return None
+    if until is not None and until <= since:
+        return []
     first = datetime.fromtimestamp(since, timezone.utc).date()
     end = datetime.fromtimestamp(until, timezone.utc) if until is not None else (now or datetime.now(timezone.utc))
     last = (end - timedelta(microseconds=1)).date() if until is not None else end.date() + timedelta(days=1)
-    if last < first:
-        return []
     if (last - first).days > MAX_PRUNED_DAYS:
         return None
     return [(first + timedelta(days=n)).strftime("%Y/%m/%d") for n in range((last - first).days + 1)]
