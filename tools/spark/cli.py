@@ -93,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     job = BackfillJob.create(settings, since=args.since, until=args.until, calls_per_second=args.max_calls_per_second)
     progress = sys.stderr.isatty()
     try:
+        if args.dry_run is None:
+            job.client()  # no catalog configured: say so before reading anything
         if args.single_process:
             from .local import run_local
 

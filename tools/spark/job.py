@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -78,7 +79,9 @@ TALLY_KEY = "\x00tally"
 
 
 def keyed_records(job: BackfillJob, bodies: Iterable[bytes | Exception]) -> Iterator[tuple[str, object]]:
-    """(run key, event JSON) for every accepted event in range, then (TALLY_KEY, Tally) counting what was read."""
+    """(run key, zlib-compressed event JSON) for every accepted event in range, then (TALLY_KEY, Tally) counting what
+    was read. Compressed, because every event crosses the shuffle (or waits in memory) until its run is merged:
+    Spark events repeat their producers, schemas and column names, so this is 10-20 times less to move."""
     limits = job.limits()
     tally = Tally()
     for body in bodies:
@@ -89,7 +92,7 @@ def keyed_records(job: BackfillJob, bodies: Iterable[bytes | Exception]) -> Iter
         elif not in_time_range(record, job.since, job.until):
             tally.outside_range += 1
         else:
-            yield record.key, record.event_json
+            yield record.key, zlib.compress(record.event_json, 1)
     yield TALLY_KEY, tally
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -44,13 +45,14 @@ class RunResult:
 
 
 def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions) -> RunResult:
-    """Merge a run's events (static lineage: its one event) and build its plan as the live path does."""
+    """Merge a run's events (zlib-compressed JSON; static lineage: its one event) and build its plan as the live path
+    does."""
     if key.startswith(STATIC_KEY_PREFIX):
-        run = snapshot_from_static(json.loads(next(iter(events))))
+        run = snapshot_from_static(json.loads(zlib.decompress(next(iter(events)))))
     else:
         run = None
         for data in events:
-            run = merge_event(run, json.loads(data))
+            run = merge_event(run, json.loads(zlib.decompress(data)))
     assert run is not None
     order = (run_instant(run) or OLDEST, key)
     if not should_write_lineage(run, options):
