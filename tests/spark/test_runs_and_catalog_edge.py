@@ -50,7 +50,7 @@ def test_the_newest_run_wins_each_process_and_older_runs_are_left_out():
 
 def test_entities_runs_disagree_about_get_the_newest_runs_version_everywhere():
     old_events = spark_run(0, minute=0)
-    for event in old_events:
+    for event in old_events:  # both inputs share one schema: the old run had `id` as a string in both
         event["inputs"][0]["facets"]["schema"]["fields"] = [{"name": "id", "type": "string"}]
     rules = json.loads(DEFAULT_MAPPINGS_PATH.read_text())
     no_adls = MappingEngine.from_rules([r for r in rules if not r["name"].startswith("adlsGen2")])
@@ -58,9 +58,10 @@ def test_entities_runs_disagree_about_get_the_newest_runs_version_everywhere():
     new = plan_run("new", run_events(0, minute=5), no_adls, OPTIONS)
     summary = reduce_facts([old, new])
 
-    column = ("openlineage_column", "abfss://raw@contosolake.dfs.core.windows.net/sales/part_0_0#id")
-    assert list(summary.versions) == [column]
-    assert summary.versions[column]["attributes"]["dataType"] == "long"
+    columns = [("openlineage_column", f"abfss://raw@contosolake.dfs.core.windows.net/sales/part_0_{i}#id")
+               for i in range(2)]
+    assert sorted(summary.versions) == columns
+    assert [summary.versions[c]["attributes"]["dataType"] for c in columns] == ["long", "long"]
     assert summary.unmatched == Counter({"abfss://raw@contosolake.dfs.core.windows.net": 2})
 
 
