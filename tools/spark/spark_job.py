@@ -32,8 +32,9 @@ LARGE_FILE_BYTES = 128 << 20  # larger files are read as lines by Spark, not who
 SUPERSEDED = ("\x00", "superseded")  # sorts before every (typeName, qualifiedName) key of the dry run
 
 
-def spark_session(master: str | None, app_name: str = "ol2purview-backfill", progress: bool = True) -> Any:
-    """The active SparkSession (Databricks, spark-submit) or a new one on `master` (default local[*])."""
+def spark_session(master: str | None, app_name: str = "ol2purview-backfill", progress: bool = True,
+                  config: dict[str, str] | None = None) -> Any:
+    """The active SparkSession (Databricks, spark-submit) or a new one on `master` (default local[*]) with `config`."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -45,6 +46,8 @@ def spark_session(master: str | None, app_name: str = "ol2purview-backfill", pro
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # a local run listens on loopback only
     builder = builder.config("spark.ui.showConsoleProgress", str(progress).lower()).config("spark.ui.enabled",
                                                                                               "false")
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
     return builder.getOrCreate()
 
 
