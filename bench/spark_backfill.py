@@ -138,7 +138,8 @@ def calls_per_run(spark, folder: Path, data: Path) -> tuple[int, int, int, int]:
     from tools.spark.spark_job import run_spark
 
     with CatalogServer(data / "catalog.sqlite") as catalog:
-        settings = Settings.from_env({"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS, "ATLAS_ENDPOINT": catalog.atlas_url})
+        settings = Settings.from_env({"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
+                                      "ATLAS_ENDPOINT": catalog.atlas_url})
         report = run_spark(spark, [str(folder)], BackfillJob.create(settings, calls_per_second=None))
     return report.catalog_calls, report.tally.runs["planned"], report.processes_written, report.bulk_requests
 

@@ -8,19 +8,17 @@ in the blob container `lineage-archive` (ARCHIVE_STORE=blob, the default in Azur
 
 The queue trigger archives an event before it processes it, so the HTTP acknowledgement pays nothing, and an event
 that later fails (and goes to the poison queue) is archived all the same. The name is the SHA-256 of the event's
-JSON, so a retried message, a requeued one, or an event that Spark sent twice is stored once: a name that exists
-is not written again.
+JSON, so a retried message, a requeued one, or an event that Spark sent twice is stored once (a blob is written again
+under the same name; a file that exists is left as it is).
 """
 from __future__ import annotations
 
-import gzip
 import json
-import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from olparser.delivery.claim_check import BlobClaimCheckStore, FolderClaimCheckStore
 from olparser.delivery.envelope import sha256_hex
 
 if TYPE_CHECKING:
@@ -29,7 +27,6 @@ if TYPE_CHECKING:
 ARCHIVE_SUFFIX = ".json.gz"
 ARCHIVE_FOLDER = "archive"  # under the data folder
 ARCHIVE_STORES = ("folder", "blob")
-GZIP_LEVEL = 6
 
 
 def event_hour(event_time: Any, now: datetime | None = None) -> datetime:
@@ -63,61 +60,34 @@ def event_json(event: dict[str, Any]) -> bytes:
 
 
 class ArchiveStore(Protocol):
-    def keep(self, name: str, data: bytes) -> bool:
-        """Store gzip-compressed `data` as `name` unless that name exists; True when it was written now."""
+    def keep(self, name: str, data: bytes) -> None:
+        """Store `data` gzip-compressed as `name` (writing a name again stores the same event again)."""
 
 
 class FolderArchiveStore:
-    """Archive files under `root`, each written to a temporary file, flushed to disk, then renamed into place."""
+    """Archive files under `root`, written as the folder claim checks are (a temporary file flushed to disk, then
+    renamed into place); a name that exists is not written again."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
-    def keep(self, name: str, data: bytes) -> bool:
-        target = self.root / name
-        if target.exists():
-            return False
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(gzip.compress(data, GZIP_LEVEL, mtime=0))
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return True
+    def keep(self, name: str, data: bytes) -> None:
+        if (self.root / name).exists():
+            return
+        folder, _, file_name = name.rpartition("/")
+        parent, _, hour = folder.rpartition("/")
+        FolderClaimCheckStore(self.root / parent, hour).put(file_name, data)
 
 
 class BlobArchiveStore:
-    """Archive blobs in a container of an Azure Storage account (created on first use)."""
+    """Archive blobs in a container of an Azure Storage account: the claim-check store's blob writer (gzip, created
+    container, overwrite) under other names."""
 
     def __init__(self, connection_string: str, container: str) -> None:
-        from azure.storage.blob import BlobServiceClient
+        self.blobs = BlobClaimCheckStore(connection_string, container)
 
-        self.container = container
-        self._container_client = BlobServiceClient.from_connection_string(connection_string).get_container_client(
-            container)
-        self._container_ready = False
-
-    def keep(self, name: str, data: bytes) -> bool:
-        from azure.core.exceptions import ResourceExistsError
-        from azure.storage.blob import ContentSettings
-
-        if not self._container_ready:
-            try:
-                self._container_client.create_container()
-            except ResourceExistsError:
-                pass
-            self._container_ready = True
-        try:
-            self._container_client.upload_blob(name, gzip.compress(data, GZIP_LEVEL, mtime=0), overwrite=False,
-                                               content_settings=ContentSettings(content_type="application/gzip"))
-        except ResourceExistsError:
-            return False
-        return True
+    def keep(self, name: str, data: bytes) -> None:
+        self.blobs.put(name, data)
 
 
 class EventArchive:
@@ -132,13 +102,6 @@ class EventArchive:
         name = archive_name(data, event.get("eventTime"))
         self.store.keep(name, data)
         return name
-
-
-def archive_location(settings: "Settings") -> str:
-    """Where the archive is, as `ol2purview spark` takes it: a folder, or `blob:<container>` in AzureWebJobsStorage."""
-    if settings.archive_store == "blob":
-        return f"blob:{settings.archive_container}"
-    return str(settings.data_dir / ARCHIVE_FOLDER)
 
 
 def archive_from_settings(settings: "Settings") -> EventArchive | None:

@@ -59,7 +59,7 @@ def test_settings_choose_the_archive(tmp_path: Path):
 def test_the_blob_archive_keeps_each_event_once(azurite):  # noqa: F811
     archive = EventArchive(BlobArchiveStore(azurite.connection_string, "lineage-archive-test"))
     name = archive.keep(EVENT)
-    assert archive.store.keep(name, event_json(EVENT)) is False
+    assert archive.keep(json.loads(json.dumps(EVENT))) == name  # a retried message: the same blob again
     container = BlobServiceClient.from_connection_string(azurite.connection_string).get_container_client(
         "lineage-archive-test")
     assert [b.name for b in container.list_blobs()] == [name]

@@ -15,6 +15,8 @@ from tools.spark.spark_job import run_spark
 pytestmark = pytest.mark.spark
 
 LIMIT = 16_384  # MAX_EVENT_BYTES for these tests
+NOT_OPENLINEAGE = ("400 $ is not an OpenLineage event: expected run and job (RunEvent), job (JobEvent) or dataset "
+                   "(DatasetEvent)")
 
 
 def hostile_events() -> list[str]:
@@ -59,13 +61,14 @@ def test_bad_lines_and_files_are_counted_and_nothing_else_is_lost(spark, tmp_pat
 
     assert dict(mixed_report.tally.refused) == {
         "400 body is not valid JSON: Expecting value at line N column N (char N)": 1,
-        "400 $ is not an OpenLineage event: expected run and job (RunEvent), job (JobEvent) or dataset (DatasetEvent)": 1,
+        NOT_OPENLINEAGE: 1,
         "400 $.eventTime is required but missing": 1,
         "400 $.job.name contains control character U+N at index N": 1,
         "400 $.inputs[N].name is N characters long, more than the limit of N": 1,
         "400 $.eventTime must be an ISO N date-time such as N-N-NTN:N:N.NZ; got '…'": 1,
         "413 event of N bytes is larger than the limit of N bytes": 1,
-        "400 body is not valid JSON: it ends early (truncated?) at line N column N (char N): Expecting '…' delimiter": 1,
+        "400 body is not valid JSON: it ends early (truncated?) at line N column N (char N): "
+        "Expecting '…' delimiter": 1,
         "400 file is not valid gzip data (EOFError)": 1,
         "400 body is not valid UTF-8: byte 0xN at offset N": 1,
     }

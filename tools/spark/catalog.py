@@ -91,7 +91,8 @@ class ThrottledClient:
         return self._call("update_typedefs", typedefs)
 
 
-def read_entities(client: ThrottledClient, retry: RetryPolicy, keys: Iterable[Key], calls: list[int]) -> dict[Key, JSON]:
+def read_entities(client: ThrottledClient, retry: RetryPolicy, keys: Iterable[Key],
+                  calls: list[int]) -> dict[Key, JSON]:
     """The ACTIVE entities among `keys`, with relationships: one GET per type and URL-sized chunk."""
     by_type: dict[str, list[str]] = defaultdict(list)
     for type_name, qualified_name in sorted(set(keys)):

@@ -66,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                           "files, globs, JSON, JSON lines, gzip, the archive layout, local or abfss://")
     backfill.add_argument("sources", nargs="+", metavar="SOURCE")
     _common(backfill)
-    remap = sub.add_parser("remap", help="re-derive archived lineage with the current rules; drop resolved placeholders",
+    remap = sub.add_parser("remap",
+                           help="re-derive archived lineage with the current rules; drop resolved placeholders",
                            description="Rebuild the lineage of the archive with the current mapping rules, write "
                                        "what changed, and remove placeholders that are resolved and no longer used")
     remap.add_argument("--archive", metavar="PATH", help="the event archive (default: where ARCHIVE_STORE keeps it)")
