@@ -3,6 +3,7 @@ free ports, and a comparable view of a catalog (entities without guids and times
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -25,7 +26,10 @@ def spark() -> Iterator[Any]:
     """The test session's one SparkSession on local[2]."""
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:
-        pytest.skip("Java is not installed (make test installs openjdk-17-jre-headless)")
+        message = "Java is not installed (make test installs openjdk-17-jre-headless)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true and {message}", pytrace=False)
+        pytest.skip(message)
     from tools.spark.spark_job import spark_session
 
     session = spark_session("local[2]", "ol2purview-tests", progress=False)

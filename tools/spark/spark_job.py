@@ -40,9 +40,11 @@ def spark_session(master: str | None, app_name: str = "ol2purview-backfill", pro
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
-    builder = SparkSession.builder.appName(app_name).master(master or "local[*]")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers run this interpreter (its packages)
-    if (master or "local").startswith("local"):
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:  # else the cluster's (Databricks, spark-submit), or PySpark's own default local[*]
+        builder = builder.master(master)
+    if master is None or master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers run this interpreter (its packages)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # a local run listens on loopback only
     builder = builder.config("spark.ui.showConsoleProgress", str(progress).lower()).config("spark.ui.enabled",
                                                                                               "false")
