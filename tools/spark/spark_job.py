@@ -34,16 +34,19 @@ SUPERSEDED = ("\x00", "superseded")  # sorts before every (typeName, qualifiedNa
 
 def spark_session(master: str | None, app_name: str = "ol2purview-backfill", progress: bool = True,
                   config: dict[str, str] | None = None) -> Any:
-    """The active SparkSession (Databricks, spark-submit) or a new one on `master` (default local[*]) with `config`."""
+    """The active SparkSession (Databricks, spark-submit), else a new one on `master` with `config`: by default the
+    cluster's master under Databricks or spark-submit, `local[*]` anywhere else."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
+    on_cluster = any(name in os.environ for name in ("DATABRICKS_RUNTIME_VERSION", "SPARK_ENV_LOADED"))
+    master = master or (None if on_cluster else "local[*]")  # None: the cluster's (Databricks, spark-submit)
     builder = SparkSession.builder.appName(app_name)
-    if master is not None:  # else the cluster's (Databricks, spark-submit), or PySpark's own default local[*]
+    if master is not None:
         builder = builder.master(master)
-    if master is None or master.startswith("local"):
+    if master is not None and master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers run this interpreter (its packages)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # a local run listens on loopback only
     builder = builder.config("spark.ui.showConsoleProgress", str(progress).lower()).config("spark.ui.enabled",
