@@ -153,13 +153,17 @@ def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str 
                                 unmatched_namespaces=ranked_namespaces(summary.unmatched))
         if dry_run is not None:
             pairs = selected.flatMap(_dry_run_pairs).reduceByKey(_first_or_sum, numPartitions=1)
-            entities = []
-            for key, value in pairs.mapPartitions(_sorted_partition).toLocalIterator():
-                if key == SUPERSEDED:
-                    report.processes_superseded = value
-                else:
-                    entities.append(value)
-            report.dry_run_entities = write_dry_run(dry_run, entities)
+            superseded = [0]
+
+            def entities() -> Iterator[Any]:  # streamed to the file; the count of superseded sorts first
+                for key, value in pairs.mapPartitions(_sorted_partition).toLocalIterator():
+                    if key == SUPERSEDED:
+                        superseded[0] = value
+                    else:
+                        yield value
+
+            report.dry_run_entities = write_dry_run(dry_run, entities())
+            report.processes_superseded = superseded[0]
         else:
             client = job.client()
             calls = register_typedefs(client, job)
