@@ -3,7 +3,8 @@
     files (binaryFile; files over LARGE_FILE_BYTES as text lines)
       -> event bodies -> contract (refusals counted by reason) -> (runId, event JSON)        [executors]
       -> groupByKey(runId) -> merge_event ... -> build_lineage -> RunResult (persisted)       [executors]
-      -> newest run per process, newest version of shared entities (small maps, broadcast)   [driver]
+      -> one reduce of per-run facts: newest run per process, newest version of the shared
+         entities runs disagree about, counts, unmatched namespaces (broadcast back)         [driver]
       -> selected plans -> --dry-run: distinct entities as JSON lines on the driver
                         -> else: spread over the upload tasks, each packing many runs per bulk call at
                            rate/tasks calls per second                                       [executors]
@@ -49,8 +50,8 @@ def spark_session(master: str | None, app_name: str = "ol2purview-backfill", pro
     if master is not None and master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers run this interpreter (its packages)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # a local run listens on loopback only
-    builder = builder.config("spark.ui.showConsoleProgress", str(progress).lower()).config("spark.ui.enabled",
-                                                                                              "false")
+        builder = builder.config("spark.ui.enabled", "false")  # no web UI port for a local run
+    builder = builder.config("spark.ui.showConsoleProgress", str(progress).lower())
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
