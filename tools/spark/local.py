@@ -2,7 +2,9 @@
 baseline). Same functions, same order, same report as the Spark job (`tools/spark/spark_job.py`)."""
 from __future__ import annotations
 
+import pickle
 import time
+import zlib
 from collections import defaultdict
 from pathlib import Path
 from typing import Iterator
@@ -14,7 +16,7 @@ from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_recor
                   register_typedefs, write_dry_run)
 from .records import bodies_in_file
 from .report import BackfillReport, Tally, ranked_namespaces
-from .runs import plan_run, reduce_facts, selected_plan
+from .runs import FactReducer, plan_run, selected_plan
 from .sources import local_files
 
 
@@ -36,14 +38,23 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
         else:
             events[key].append(value)  # type: ignore[arg-type]
     engine, options = job.engine(), job.options()
-    results = [plan_run(key, values, engine, options) for key, values in events.items()]
-    summary = reduce_facts(results)
-    selected = [selected_plan(r, summary.winners, summary.versions) for r in results if is_planned(r)]
+    reducer = FactReducer()
+    planned: list[bytes] = []  # each planned run pickled and compressed until its plan is selected
+    for key in list(events):
+        result = plan_run(key, events.pop(key), engine, options)
+        reducer.add(result)
+        if is_planned(result):
+            planned.append(zlib.compress(pickle.dumps(result, pickle.HIGHEST_PROTOCOL), 1))
+    summary = reducer.summary()
+    selected = (selected_plan(pickle.loads(zlib.decompress(data)), summary.winners, summary.versions)
+                for data in planned)
     report = BackfillReport(command, tally.add(summary.tally), processes_planned=len(summary.winners),
                             unmatched_namespaces=ranked_namespaces(summary.unmatched))
     if dry_run is not None:
-        report.processes_superseded = sum(s.superseded for s in selected)
-        entities = dict(pair for s in selected for pair in planned_entities(s))
+        entities: dict = {}
+        for choice in selected:
+            report.processes_superseded += choice.superseded
+            entities.update(planned_entities(choice))
         report.dry_run_entities = write_dry_run(dry_run, (entities[key] for key in sorted(entities)))
     else:
         client = job.client()

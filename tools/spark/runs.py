@@ -140,13 +140,25 @@ class Summary:
         return summary
 
 
-def reduce_facts(results: Iterable[RunResult]) -> Summary:
-    """`run_facts` of every run reduced by key in this process (the single-process runner's reduceByKey)."""
-    reduced: dict[tuple, Any] = {}
-    for result in results:
+class FactReducer:
+    """`run_facts` reduced by key in this process, run by run (the single-process runner's reduceByKey)."""
+
+    def __init__(self) -> None:
+        self._reduced: dict[tuple, Any] = {}
+
+    def add(self, result: RunResult) -> None:
         for key, value in run_facts(result):
-            reduced[key] = merge_facts(reduced[key], value) if key in reduced else value
-    return Summary.of(reduced.items())
+            self._reduced[key] = merge_facts(self._reduced[key], value) if key in self._reduced else value
+
+    def summary(self) -> Summary:
+        return Summary.of(self._reduced.items())
+
+
+def reduce_facts(results: Iterable[RunResult]) -> Summary:
+    reducer = FactReducer()
+    for result in results:
+        reducer.add(result)
+    return reducer.summary()
 
 
 @dataclass(frozen=True)
