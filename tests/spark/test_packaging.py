@@ -3,6 +3,7 @@ the backfill through the wheel's `ol2purview` entry point with arguments the com
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -16,8 +17,11 @@ JOB = PROJECT_ROOT / "deploy" / "databricks" / "backfill-job.json"
 
 
 def test_the_wheel_carries_the_code_the_rules_and_the_typedefs(tmp_path: Path):
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q",
-                           "-w", str(tmp_path)], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
+    source = tmp_path / "source"  # a copy, so that the build leaves no build/ folder in the project
+    shutil.copytree(PROJECT_ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "node_modules", ".data", "build", "*.egg-info", "__pycache__", ".pytest_cache"))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q", "-w", str(tmp_path)],
+                          cwd=source, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     wheel = next(tmp_path.glob("ol2purview-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
