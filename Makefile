@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-fast bench lint-config venv node browser clean reset package help
+.PHONY: run test test-fast bench lint-config venv node browser java clean reset package help
 
 help:
 	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
@@ -14,6 +14,7 @@ help:
 	@echo "make venv         - create .venv/ with the pinned Python dependencies (then: . .venv/bin/activate)"
 	@echo "make node         - install Azurite into node_modules/"
 	@echo "make browser      - install Debian's chromium for the lineage page test, when missing"
+	@echo "make java         - install Debian's openjdk-17-jre-headless for the Spark tests, when missing"
 	@echo "make package      - build the Azure deployment zip in dist/ (what .funcignore leaves in)"
 	@echo "make reset        - delete the local state in .data/ (queues, run state, catalog) but keep the keys"
 	@echo "make clean        - delete .venv/, node_modules/ and .data/"
@@ -22,7 +23,7 @@ help:
 $(BIN)/.installed: pyproject.toml requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[local,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[local,dev,spark]'
 	touch $@
 
 venv: $(BIN)/.installed
@@ -36,16 +37,19 @@ node: node_modules/.installed
 browser:
 	@scripts/ensure-chromium.sh
 
+java:
+	@scripts/ensure-java.sh
+
 run: venv node
 	$(BIN)/ol2purview serve
 
-test: venv node browser
+test: venv node browser java
 	$(BIN)/python -m pytest
 
 test-fast: venv
-	$(BIN)/python -m pytest -m "not e2e and not browser and not azurite"
+	$(BIN)/python -m pytest -m "not e2e and not browser and not azurite and not spark"
 
-bench: venv node
+bench: venv node java
 	$(BIN)/python -m bench
 
 lint-config: venv

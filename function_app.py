@@ -4,7 +4,8 @@
   a queue envelope (inline, or a blob claim check for a big event) set on the `msg` output binding. The host puts it
   on the lineage queue after the function returns and before the answer leaves, so a 200 means the event is stored.
   Bad input gets a 4xx naming the problem (`{"error", "path"}`), never a stack trace.
-- `process_lineage_event` (queue trigger): opens the envelope and runs the pipeline (merge, map, build, upload).
+- `process_lineage_event` (queue trigger): opens the envelope, archives the event (ARCHIVE_EVENTS) and runs the
+  pipeline (merge, map, build, upload).
   A catalog failure propagates: the host retries the message, and after `maxDequeueCount` attempts moves it to
   `lineage-events-poison`, from which `ol2purview requeue` brings it back. A rejection no retry can fix (an entity
   type the catalog does not know) is written to the poison queue at once (`olparser.delivery.poison`).
@@ -110,6 +111,8 @@ def process_lineage_event(msg: func.QueueMessage) -> None:
     runtime = process_runtime()
     text = msg.get_body().decode("utf-8")
     event = runtime.courier().open_event(text)
+    if (archive := runtime.event_archive()) is not None:
+        archive.keep(event)  # before processing: an event that fails is archived too; a retry finds it there
     try:
         outcome = runtime.process(event)
     except Exception as exc:

@@ -21,6 +21,7 @@ from azure.storage.queue import ExponentialRetry
 from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, TypedefReport,
                               UploadReport, load_typedefs, make_atlas_client, resolve_target)
 from olparser.contract import IntakeLimits
+from olparser.delivery.archive import EventArchive, archive_from_settings
 from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
 from olparser.delivery.sender import EventCourier, courier_from_settings
 from olparser.lineage import LineageOptions, LineagePlan
@@ -103,6 +104,10 @@ class Runtime:
                                          connection_timeout=5, read_timeout=20)
             return SqliteQueueService(embedded_queue_path(self.settings.data_dir))
         return self._once("queue_service", build)
+
+    def event_archive(self) -> EventArchive | None:
+        """Where the queue trigger keeps every accepted event (ARCHIVE_EVENTS), or None when that is off."""
+        return self._once("event_archive", lambda: archive_from_settings(self.settings))
 
     # --- processing --------------------------------------------------------------------------------------------
     def engine(self) -> MappingEngine | ReloadingEngine:

@@ -28,6 +28,12 @@ def _default_run_state_store(env: Mapping[str, str]) -> str:
     return "table" if env.get("WEBSITE_INSTANCE_ID") else Settings.run_state_store
 
 
+def _default_archive_store(env: Mapping[str, str]) -> str:
+    """`blob` in Azure (a container in AzureWebJobsStorage that Spark reads over abfss://), `folder` elsewhere: the
+    local queue may be Azurite, which Spark cannot read, so local archives are files under the data folder."""
+    return "blob" if env.get("WEBSITE_INSTANCE_ID") else Settings.archive_store
+
+
 def _int(value: str | None, default: int) -> int:
     if value is None or value.strip() == "":
         return default
@@ -117,6 +123,10 @@ class Settings:
     lineage_queue: str = "lineage-events"  # LINEAGE_QUEUE
     claim_check_container: str = "lineage-events"  # CLAIM_CHECK_CONTAINER
     data_dir: Path = PROJECT_ROOT / ".data"  # OL2PURVIEW_DATA_DIR: local state (SQLite files)
+    # --- event archive -----------------------------------------------------------------------------------------
+    archive_events: bool = True  # ARCHIVE_EVENTS: keep every accepted event (for `ol2purview spark backfill/remap`)
+    archive_store: str = "folder"  # ARCHIVE_STORE: folder ($OL2PURVIEW_DATA_DIR/archive) | blob (Azure default)
+    archive_container: str = "lineage-archive"  # ARCHIVE_CONTAINER: the blob container of ARCHIVE_STORE=blob
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
@@ -160,4 +170,7 @@ class Settings:
             lineage_queue=env.get("LINEAGE_QUEUE") or d.lineage_queue,
             claim_check_container=env.get("CLAIM_CHECK_CONTAINER") or d.claim_check_container,
             data_dir=Path(env.get("OL2PURVIEW_DATA_DIR") or d.data_dir),
+            archive_events=_flag(env.get("ARCHIVE_EVENTS"), d.archive_events),
+            archive_store=(env.get("ARCHIVE_STORE") or _default_archive_store(env)).lower(),
+            archive_container=env.get("ARCHIVE_CONTAINER") or d.archive_container,
         )

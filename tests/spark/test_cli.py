@@ -1,0 +1,72 @@
+"""`ol2purview spark` from the command line: the single-process runner, the Spark entry point that spark-submit runs
+(remap over the archive of the data folder), the report files, and clear errors for bad arguments."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from olparser.delivery.archive import EventArchive, FolderArchiveStore
+from tests.conftest import PROJECT_ROOT
+from tests.spark.events import spark_run, write_json_lines
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k not in ("ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME")}
+    return subprocess.run([sys.executable, *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300,
+                          env={**environment, **(env or {})})
+
+
+def test_single_process_backfill_prints_the_table_and_writes_the_report(tmp_path: Path):
+    source = write_json_lines(tmp_path / "in" / "events.jsonl", [e for n in range(3) for e in spark_run(n)] + [{}])
+    done = run("-m", "tools.cli", "spark", "backfill", str(tmp_path / "in"), "--single-process",
+               "--dry-run", str(tmp_path / "planned.jsonl"), "--report", str(tmp_path / "report"),
+               "--since", "2025-03-01", "--until", "2025-03-02T00:00:00+00:00")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "ol2purview spark backfill"
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert (report["events"], report["runs"], report["processes"]["planned"], report["dryRunEntities"]) == (
+        {"read": 7, "refused": 1, "outsideTimeRange": 0}, {"total": 3, "withLineage": 3, "waiting": 0, "skipped": 0},
+        3, 13)
+    planned = [json.loads(line) for line in (tmp_path / "planned.jsonl").read_text().splitlines()]
+    assert sorted({e["typeName"] for e in planned}) == ["azure_blob_path", "azure_datalake_gen2_path",
+                                                        "spark_application", "spark_process"]
+    assert source.exists()
+
+
+@pytest.mark.spark
+def test_remap_on_spark_reads_the_archive_of_the_data_folder(tmp_path: Path):
+    archive = EventArchive(FolderArchiveStore(tmp_path / "archive"))
+    for event in spark_run(0) + spark_run(1):
+        archive.keep(event)
+    done = run("tools/spark/main.py", "remap", "--master", "local[1]", "--dry-run", str(tmp_path / "planned.jsonl"),
+               "--report", str(tmp_path / "report"), env={"OL2PURVIEW_DATA_DIR": str(tmp_path)})
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert (report["command"], report["events"]["read"], report["runs"]["withLineage"], report["dryRunEntities"]) == (
+        "remap", 4, 2, 9)
+
+
+@pytest.mark.parametrize("args, message", [
+    (("backfill", "/no/such/folder", "--single-process", "--dry-run", os.devnull),
+     "ol2purview spark backfill: no such file or folder: "
+                                                          "/no/such/folder"),
+    (("backfill", ".", "--since", "2025-03-02", "--until", "2025-03-01"), "ol2purview spark: --until must be after "
+                                                                           "--since"),
+    (("backfill", ".", "--since", "last week"), "not an ISO 8601 date or date-time: 'last week'"),
+    (("backfill", ".", "--max-calls-per-second", "0"), "must be greater than 0"),
+    (("backfill", "/tmp", "--single-process"), "ol2purview spark backfill: no catalog configured: set "
+                                               "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT (or use --dry-run)"),
+])
+def test_bad_arguments_get_a_clear_message(args, message, tmp_path: Path):
+    if args[1] == "/tmp":
+        args = ("backfill", str(write_json_lines(tmp_path / "e.jsonl", spark_run(0))), "--single-process")
+    done = run("-m", "tools.cli", "spark", *args)
+    assert done.returncode == 2
+    assert message in done.stderr

@@ -1,0 +1,61 @@
+"""`spark remap`: lineage written while a source had no rule links to the scanned asset once the rule is back, and
+the placeholders it leaves unused are removed, with their columns."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from olparser.delivery.archive import EventArchive, FolderArchiveStore
+from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.e2e.lineage_helpers import Atlas, refs
+from tests.spark.conftest import job_for
+from tests.spark.events import spark_run
+from tools.spark.spark_job import run_spark
+
+pytestmark = pytest.mark.spark
+
+RUNS = 12
+
+
+def test_remap_turns_placeholder_inputs_into_the_scanned_type_and_removes_the_placeholders(spark, catalog_factory,
+                                                                                            tmp_path):
+    archive = EventArchive(FolderArchiveStore(tmp_path / "archive"))
+    for number in range(RUNS):
+        for event in spark_run(number):
+            archive.keep(event)
+    rules = json.loads(DEFAULT_MAPPINGS_PATH.read_text(encoding="utf-8"))
+    without_adls = json.dumps([rule for rule in rules if not rule["name"].startswith("adlsGen2")])
+    catalog = catalog_factory()
+    atlas = Atlas(catalog.atlas_url)
+
+    run_spark(spark, [str(tmp_path / "archive")], job_for(catalog, mappings_inline=without_adls))
+    placeholders = {f"abfss://raw@contosolake.dfs.core.windows.net/sales/part_{n}_{i}"
+                    for n in range(RUNS) for i in range(2)}
+    assert {qn for type_name, qn in atlas.keys() if type_name == "openlineage_dataset"} == placeholders
+    assert len([1 for type_name, _ in atlas.keys() if type_name == "openlineage_column"]) == RUNS * 2 * 2
+
+    report = run_spark(spark, [str(tmp_path / "archive")], job_for(catalog), command="remap")
+
+    keys = atlas.keys()
+    assert {type_name for type_name, _ in keys} == {"azure_blob_path", "azure_datalake_gen2_path",
+                                                    "spark_application", "spark_process"}
+    processes = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"]
+    assert sorted((refs(p, "outputs"), refs(p, "inputs")) for p in processes) == sorted(
+        ([f"https://contosoblob.blob.core.windows.net/out/reports/out_{number}"],
+         [f"https://contosolake.dfs.core.windows.net/raw/sales/part_{number}_{i}" for i in range(2)])
+        for number in range(RUNS))
+    assert (report.processes_written, report.processes_unchanged, report.placeholders_removed) == (RUNS, 0, RUNS * 2)
+
+
+def test_remap_with_nothing_to_change_writes_nothing(spark, catalog_factory, tmp_path):
+    archive = EventArchive(FolderArchiveStore(tmp_path / "archive"))
+    for event in spark_run(0):
+        archive.keep(event)
+    catalog = catalog_factory()
+    run_spark(spark, [str(tmp_path / "archive")], job_for(catalog))
+
+    report = run_spark(spark, [str(tmp_path / "archive")], job_for(catalog), command="remap")
+
+    assert (report.processes_written, report.processes_unchanged, report.placeholders_removed,
+            report.bulk_requests) == (0, 1, 0, 0)

@@ -1,0 +1,232 @@
+"""The catalog edge of a backfill: a call rate shared by every task, what the catalog already holds, bulk writes of
+many runs per call, and removing placeholders. Every call goes through the live path's retry policy and uploader.
+
+- `RateLimiter`: calls spaced 1/rate apart (a task gets the global rate divided by the number of upload tasks).
+- `ThrottledClient`: a catalog client whose every HTTP call waits for the limiter (retries included).
+- `process_verdict`: write, unchanged (the catalog holds the same process) or superseded (the catalog holds it
+  from a newer run, by `lastRunTime`).
+- `PlanWriter`: one task's share of the plans: reads the processes they write (one GET per type and URL-sized
+  chunk), drops the unchanged and superseded ones, packs the rest (`olparser.lineage.combine`) and uploads each pack
+  with `CatalogUploader` in one bulk call.
+- `delete_entities`: one bulk read of guids per type, then one `DELETE /entity/bulk?guid=...` (a private stand-in
+  until the shared `CatalogUploader.delete` exists).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from olparser.catalog import CatalogUploader, RetryPolicy
+from olparser.catalog.existence import lookup_batches
+from olparser.lineage import LineagePlan
+from olparser.lineage.combine import combine_plans, pack_plans
+from olparser.lineage.datasets import PLACEHOLDER_TYPE
+from olparser.lineage.entities import JSON, Key, key_of
+from olparser.settings import Settings
+
+from .records import event_instant
+from .runs import Selected, is_process
+
+WRITE, UNCHANGED, SUPERSEDED = "write", "unchanged", "superseded"
+DELETE_CHUNK = 50  # guids per DELETE request (URL length)
+
+
+class RateLimiter:
+    """At most `rate` calls per second: each call waits for its slot, slots 1/rate apart (no bursts)."""
+
+    def __init__(self, rate: float | None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.interval = 1.0 / rate if rate else 0.0
+        self._clock, self._sleep = clock, sleep
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        if not self.interval:
+            return
+        with self._lock:
+            now = self._clock()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            self._sleep(slot - now)
+
+
+class ThrottledClient:
+    """The calls of a catalog client, each one after the rate limiter let it go."""
+
+    def __init__(self, client: Any, limiter: RateLimiter) -> None:
+        self._client = client
+        self._limiter = limiter
+        self.endpoint_url = client.endpoint_url
+
+    def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        self._limiter.acquire()
+        return getattr(self._client, name)(*args, **kwargs)
+
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+        return self._call("find_entities", type_name, qualified_names)
+
+    def entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+        """GET /entity/bulk/uniqueAttribute/type/{t}: the entities that exist, with their relationships."""
+        body = self._call("get_entity", qualifiedName=list(qualified_names), typeName=type_name, minExtInfo=True)
+        return list((body or {}).get("entities") or [])
+
+    def upload_bulk(self, entities: list[dict]) -> dict:
+        return self._call("upload_bulk", entities)
+
+    def delete_guids(self, guids: list[str]) -> dict:
+        return self._call("delete_entity", guid=list(guids)) or {}
+
+    def typedef_headers(self) -> list[dict]:
+        return self._call("typedef_headers")
+
+    def create_typedefs(self, typedefs: dict) -> dict:
+        return self._call("create_typedefs", typedefs)
+
+    def update_typedefs(self, typedefs: dict) -> dict:
+        return self._call("update_typedefs", typedefs)
+
+
+def read_entities(client: ThrottledClient, retry: RetryPolicy, keys: Iterable[Key],
+                  calls: list[int]) -> dict[Key, JSON]:
+    """The ACTIVE entities among `keys`, with relationships: one GET per type and URL-sized chunk."""
+    by_type: dict[str, list[str]] = defaultdict(list)
+    for type_name, qualified_name in sorted(set(keys)):
+        by_type[type_name].append(qualified_name)
+    found: dict[Key, JSON] = {}
+    for type_name, names in by_type.items():
+        for chunk in lookup_batches(client.endpoint_url, type_name, names):
+            for entity in retry.run("lookup", lambda t=type_name, c=chunk: client.entities_with_relationships(t, c),
+                                    calls):
+                if entity.get("status", "ACTIVE") == "ACTIVE":
+                    found[(entity.get("typeName", type_name), entity["attributes"]["qualifiedName"])] = entity
+    return found
+
+
+def _reference_keys(value: Any) -> list[Key] | None:
+    """(typeName, qualifiedName) of an object id or a list of them, sorted; None when one has no unique name."""
+    items = value if isinstance(value, list) else [value]
+    keys = []
+    for item in items:
+        if not isinstance(item, dict):
+            return None
+        qualified_name = (item.get("uniqueAttributes") or {}).get("qualifiedName")
+        if not isinstance(qualified_name, str):
+            return None
+        keys.append((item.get("typeName"), qualified_name))
+    return sorted(keys)
+
+
+def _is_reference(value: Any) -> bool:
+    items = value if isinstance(value, list) else [value]
+    return bool(items) and all(isinstance(i, dict) and "uniqueAttributes" in i for i in items)
+
+
+def process_verdict(ours: JSON, theirs: JSON | None) -> str:
+    """`superseded` when the catalog's version comes from a newer run, `unchanged` when it holds what we would
+    write (every attribute and reference we send), else `write`."""
+    if theirs is None:
+        return WRITE
+    their_attributes = theirs.get("attributes") or {}
+    our_time = event_instant(ours["attributes"].get("lastRunTime"))
+    their_time = event_instant(their_attributes.get("lastRunTime"))
+    if our_time is not None and their_time is not None and their_time > our_time:
+        return SUPERSEDED
+    their_relations = {**their_attributes, **(theirs.get("relationshipAttributes") or {})}
+    for name, value in ours["attributes"].items():
+        if _is_reference(value):
+            if _reference_keys(value) != _reference_keys(their_relations.get(name, [])):
+                return WRITE
+        elif their_attributes.get(name) != value:
+            return WRITE
+    for name, value in (ours.get("relationshipAttributes") or {}).items():
+        if _reference_keys(value) != _reference_keys(their_relations.get(name)):
+            return WRITE
+    return UNCHANGED
+
+
+def replaced_placeholders(ours: JSON, theirs: JSON | None) -> set[str]:
+    """Placeholders (`openlineage_dataset`) the catalog's version of a process references and ours no longer does."""
+    if theirs is None:
+        return set()
+    names: set[str] = set()
+    for attribute in ("inputs", "outputs"):
+        before = _reference_keys((theirs.get("attributes") or {}).get(attribute) or []) or []
+        after = set(_reference_keys(ours["attributes"].get(attribute) or []) or [])
+        names |= {qn for type_name, qn in before if type_name == PLACEHOLDER_TYPE and (type_name, qn) not in after}
+    return names
+
+
+@dataclass
+class WriteStats:
+    """What one task's writes did."""
+
+    written: int = 0
+    unchanged: int = 0
+    superseded: int = 0
+    requests: int = 0
+    calls: int = 0
+    placeholders: set[str] = field(default_factory=set)  # placeholders that processes stopped referencing
+
+    def add(self, other: "WriteStats") -> "WriteStats":
+        return WriteStats(self.written + other.written, self.unchanged + other.unchanged,
+                          self.superseded + other.superseded, self.requests + other.requests,
+                          self.calls + other.calls, self.placeholders | other.placeholders)
+
+
+class PlanWriter:
+    """Writes plans of many runs through one CatalogUploader (its existence cache shared by all of them)."""
+
+    def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None) -> None:
+        self.client = client
+        self.uploader = CatalogUploader(client, settings=settings)  # type: ignore[arg-type]
+        self.retry = RetryPolicy(max_attempts=settings.catalog_max_attempts)
+        self.bulk_size = bulk_size or settings.catalog_bulk_size
+
+    def write(self, selected: Iterable[Selected]) -> WriteStats:
+        stats = WriteStats()
+        selected = list(selected)
+        stats.superseded = sum(s.superseded for s in selected)
+        runs = [s for s in selected if s.plan is not None]
+        processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
+        calls = [0]
+        held = read_entities(self.client, self.retry, processes, calls) if processes else {}
+        skip: set[str] = set()
+        for key, ours in processes.items():
+            verdict = process_verdict(ours, held.get(key))
+            if verdict == WRITE:
+                stats.written += 1
+                stats.placeholders |= replaced_placeholders(ours, held.get(key))
+            else:
+                skip.add(key[1])
+                stats.unchanged += verdict == UNCHANGED
+                stats.superseded += verdict == SUPERSEDED
+        plans = [plan for plan in (_without(s.plan, skip) for s in runs) if plan is not None]  # type: ignore[arg-type]
+        for group in pack_plans(plans, self.bulk_size, lambda plan: plan):
+            report = self.uploader.upload(combine_plans(group))
+            stats.requests += 1
+            calls[0] += report.calls
+        stats.calls = calls[0]
+        return stats
+
+
+def _without(plan: LineagePlan, skipped: set[str]) -> LineagePlan | None:
+    """The plan minus skipped processes; None when it had processes and none is left to write."""
+    names = plan.process_names()
+    lost = skipped.intersection(names)
+    if not lost:
+        return plan
+    return None if len(lost) == len(names) else plan.without_processes(lost)
+
+
+def delete_entities(client: ThrottledClient, retry: RetryPolicy, entities: Iterable[JSON], calls: list[int]) -> int:
+    """Delete entities read from the catalog (they carry their guids): `DELETE /entity/bulk?guid=...` in chunks."""
+    guids = sorted({e["guid"] for e in entities if isinstance(e.get("guid"), str)})
+    for start in range(0, len(guids), DELETE_CHUNK):
+        chunk = guids[start:start + DELETE_CHUNK]
+        retry.run("delete", lambda c=chunk: client.delete_guids(c), calls)
+    return len(guids)

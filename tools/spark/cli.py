@@ -1,0 +1,125 @@
+"""`ol2purview spark backfill|remap`: OpenLineage history into the catalog on Spark (or in one process).
+
+    ol2purview spark backfill SOURCE... [--since T] [--until T] [--master URL] [--dry-run OUT] [--report DIR]
+                                        [--max-calls-per-second N] [--single-process]
+    ol2purview spark remap [--archive PATH] [--since T] [same options]
+
+The same arguments work under `spark-submit tools/spark/main.py backfill ...` and as the parameters of a Databricks
+Python wheel task (entry point `ol2purview`, parameters `["spark", "backfill", ...]`). The catalog and the mapping
+rules come from the usual settings (PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, OL_TO_PURVIEW_MAPPINGS_PATH...).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from olparser.delivery.archive import ARCHIVE_FOLDER
+from olparser.settings import Settings
+
+from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob
+from .report import BackfillReport
+
+log = logging.getLogger("ol2purview.spark")
+
+
+def parse_time(text: str) -> float:
+    """An ISO 8601 date or date-time (UTC when it has no offset) as Unix seconds."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date or date-time: {text!r}") from None
+    return (moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment).timestamp()
+
+
+def positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be greater than 0")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--since", type=parse_time, help="only events with eventTime at or after T (ISO 8601)")
+    parser.add_argument("--until", type=parse_time, help="only events with eventTime before T (ISO 8601)")
+    parser.add_argument("--master", help="Spark master URL (default: the active session, else local[*])")
+    parser.add_argument("--dry-run", type=Path, metavar="OUT",
+                        help="write the planned entities as JSON lines to OUT instead of uploading")
+    parser.add_argument("--report", type=Path, metavar="DIR", help="also write report.csv and report.json to DIR")
+    parser.add_argument("--max-calls-per-second", type=positive, default=DEFAULT_CALLS_PER_SECOND, metavar="N",
+                        help=f"catalog calls per second, all tasks together (default {DEFAULT_CALLS_PER_SECOND:g}, "
+                             "room for the live path on one Purview capacity unit)")
+    parser.add_argument("--single-process", action="store_true",
+                        help="run the same steps in this Python process, without Spark (small histories)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="spark_command", metavar="COMMAND", required=True)
+    backfill = sub.add_parser("backfill", help="write the lineage of archived or exported OpenLineage events",
+                              description="Write the lineage of OpenLineage events read from files: folders, "
+                                          "files, globs, JSON, JSON lines, gzip, the archive layout, local or abfss://")
+    backfill.add_argument("sources", nargs="+", metavar="SOURCE")
+    _common(backfill)
+    remap = sub.add_parser("remap",
+                           help="re-derive archived lineage with the current rules; drop resolved placeholders",
+                           description="Rebuild the lineage of the archive with the current mapping rules, write "
+                                       "what changed, and remove placeholders that are resolved and no longer used")
+    remap.add_argument("--archive", metavar="PATH", help="the event archive (default: where ARCHIVE_STORE keeps it)")
+    _common(remap)
+
+
+def default_archive(settings: Settings) -> str:
+    """The archive the settings write: the data folder's, or the blob container as an abfss:// URL."""
+    if settings.archive_store == "blob" and settings.storage_connection:
+        account = re.search(r"AccountName=([^;]+)", settings.storage_connection)
+        if account:
+            return f"abfss://{settings.archive_container}@{account.group(1)}.dfs.core.windows.net/"
+    return str(settings.data_dir / ARCHIVE_FOLDER)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    settings = Settings.from_env()
+    command = args.spark_command
+    sources = args.sources if command == "backfill" else [args.archive or default_archive(settings)]
+    if args.until is not None and args.since is not None and args.until <= args.since:
+        print("ol2purview spark: --until must be after --since", file=sys.stderr)
+        return 2
+    job = BackfillJob.create(settings, since=args.since, until=args.until, calls_per_second=args.max_calls_per_second)
+    progress = sys.stderr.isatty()
+    try:
+        if args.dry_run is None:
+            job.client()  # no catalog configured: say so before reading anything
+        if args.single_process:
+            from .local import run_local
+
+            report = run_local(sources, job, command=command, dry_run=args.dry_run, progress=progress)
+        else:
+            from .spark_job import run_spark, spark_session
+
+            spark = spark_session(args.master, f"ol2purview-{command}", progress)
+            report = run_spark(spark, sources, job, command=command, dry_run=args.dry_run)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"ol2purview spark {command}: {exc}", file=sys.stderr)
+        return 2
+    return _print(report, args.report)
+
+
+def _print(report: BackfillReport, folder: Path | None) -> int:
+    print(report.table())
+    if folder is not None:
+        csv_path, json_path = report.write(folder)
+        print(f"report: {csv_path} {json_path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ol2purview spark", description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,155 @@
+"""What a backfill or remap runs with (one picklable value the Spark driver broadcasts to its executors), and the
+steps both runners (Spark and single-process) share around the per-run work.
+
+The mapping rules travel as text inside the job, so that an executor maps with exactly the driver's rules (its own
+copy of config/ is never read); each Python worker compiles them once.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import zlib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from olparser.catalog import RetryPolicy, load_typedefs, make_atlas_client, resolve_target
+from olparser.contract import IntakeLimits
+from olparser.lineage import LineageOptions
+from olparser.lineage.combine import without_placeholders
+from olparser.lineage.datasets import PLACEHOLDER_TYPE
+from olparser.lineage.entities import JSON, Key, key_of
+from olparser.naming import MappingEngine
+from olparser.settings import TYPEDEFS_DIR, Settings
+
+from .catalog import RateLimiter, ThrottledClient, WriteStats, delete_entities, read_entities
+from .records import AcceptedRecord, in_time_range, read_record
+from .report import BackfillReport, Tally
+from .runs import PLANNED, RunResult, Selected
+
+# Purview: one capacity unit serves about 25 operations per second; leave room for the live path.
+DEFAULT_CALLS_PER_SECOND = 20.0
+_engines: dict[str, MappingEngine] = {}
+_engines_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class BackfillJob:
+    """Settings (rules inline), the eventTime range [since, until) in Unix seconds, and the global call rate."""
+
+    settings: Settings
+    since: float | None = None
+    until: float | None = None
+    calls_per_second: float | None = DEFAULT_CALLS_PER_SECOND
+
+    @classmethod
+    def create(cls, settings: Settings, **kwargs: object) -> "BackfillJob":
+        """A job whose settings carry the rules as text (read once here, from the file or the inline setting)."""
+        rules = settings.mappings_inline or Path(settings.mappings_path).read_text(encoding="utf-8")
+        return cls(replace(settings, mappings_inline=rules), **kwargs)  # type: ignore[arg-type]
+
+    def engine(self) -> MappingEngine:
+        """The mapping engine for the job's rules, compiled once per Python process."""
+        text = self.settings.mappings_inline or ""
+        with _engines_lock:
+            if text not in _engines:
+                _engines[text] = MappingEngine.from_json_text(text)
+            return _engines[text]
+
+    def limits(self) -> IntakeLimits:
+        return IntakeLimits.from_settings(self.settings)
+
+    def options(self) -> LineageOptions:
+        return LineageOptions.from_settings(self.settings)
+
+    def client(self, share: int = 1) -> ThrottledClient:
+        """A catalog client limited to this task's share of the global call rate (`share` tasks at once)."""
+        rate = self.calls_per_second / share if self.calls_per_second else None
+        target = resolve_target(self.settings)
+        if target.endpoint is None:
+            raise ValueError("no catalog configured: set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT (or use --dry-run)")
+        client = make_atlas_client(target, timeout=self.settings.catalog_timeout_seconds)
+        return ThrottledClient(client, RateLimiter(rate))
+
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(max_attempts=self.settings.catalog_max_attempts)
+
+
+TALLY_KEY = "\x00tally"
+
+
+def keyed_records(job: BackfillJob, bodies: Iterable[bytes | Exception]) -> Iterator[tuple[str, object]]:
+    """(run key, zlib-compressed event JSON) for every accepted event in range, then (TALLY_KEY, Tally) counting what
+    was read. Compressed, because every event crosses the shuffle (or waits in memory) until its run is merged:
+    Spark events repeat their producers, schemas and column names, so this is 10-20 times less to move."""
+    limits = job.limits()
+    tally = Tally()
+    for body in bodies:
+        tally.events_read += 1
+        record = read_record(body, limits)  # type: ignore[arg-type]
+        if not isinstance(record, AcceptedRecord):
+            tally.refused[record.reason] += 1
+        elif not in_time_range(record, job.since, job.until):
+            tally.outside_range += 1
+        else:
+            yield record.key, zlib.compress(record.event_json, 1)
+    yield TALLY_KEY, tally
+
+
+def is_planned(result: RunResult) -> bool:
+    return result.status == PLANNED
+
+
+def planned_entities(selected: Selected) -> list[tuple[Key, JSON]]:
+    """The entities a selected plan writes, as the dry run lists them: references by qualifiedName, no guids."""
+    if selected.plan is None:
+        return []
+    return [(key_of(e), without_placeholders(e)) for e in (*selected.plan.external_datasets, *selected.plan.entities)]
+
+
+def write_dry_run(out: Path, entities: Iterable[JSON]) -> int:
+    """One entity per JSON line; returns how many."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with open(out, "w", encoding="utf-8") as stream:
+        for entity in entities:
+            stream.write(json.dumps(entity, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n")
+            count += 1
+    return count
+
+
+def register_typedefs(client: ThrottledClient, job: BackfillJob) -> int:
+    """Create or update the connector's types before the first write (as the live path does); returns the calls."""
+    from olparser.catalog import register_typedefs as register
+
+    return register(client, load_typedefs(TYPEDEFS_DIR), job.retry()).calls
+
+
+def finish_writes(report: BackfillReport, client: ThrottledClient, job: BackfillJob, stats: WriteStats,
+                  calls: int) -> None:
+    """Count what the writers did; a remap then removes the placeholders that processes stopped referencing."""
+    report.count_writes(stats, calls)
+    if report.command == "remap":
+        report.placeholders_removed, more_calls = remove_unused_placeholders(client, job, stats.placeholders)
+        report.catalog_calls += more_calls
+
+
+def remove_unused_placeholders(client: ThrottledClient, job: BackfillJob, names: Iterable[str]) -> tuple[int, int]:
+    """Delete the placeholders among `names` that no ACTIVE process references any more (with their columns);
+    returns (placeholders removed, calls)."""
+    calls = [0]
+    retry = job.retry()
+    held = read_entities(client, retry, ((PLACEHOLDER_TYPE, name) for name in names), calls)
+    unused = [entity for entity in held.values() if not _used(entity)]
+    columns = [column for entity in unused for column in (entity.get("relationshipAttributes") or {}).get("columns")
+               or [] if isinstance(column, dict) and column.get("entityStatus", "ACTIVE") == "ACTIVE"]
+    if unused:
+        delete_entities(client, retry, [*columns, *unused], calls)
+    return len(unused), calls[0]
+
+
+def _used(entity: JSON) -> bool:
+    relations = entity.get("relationshipAttributes") or {}
+    return any(isinstance(item, dict) and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+               and item.get("entityStatus", "ACTIVE") == "ACTIVE"
+               for name in ("inputToProcesses", "outputFromProcesses") for item in relations.get(name) or [])

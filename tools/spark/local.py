@@ -1,0 +1,64 @@
+"""The single-process runner: the backfill's steps in one Python process, no Spark (small histories, the bench's
+baseline). Same functions, same order, same report as the Spark job (`tools/spark/spark_job.py`)."""
+from __future__ import annotations
+
+import pickle
+import time
+import zlib
+from collections import defaultdict
+from pathlib import Path
+from typing import Iterator
+
+from tqdm import tqdm
+
+from .catalog import PlanWriter
+from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
+                  register_typedefs, write_dry_run)
+from .records import bodies_in_file
+from .report import BackfillReport, Tally, ranked_namespaces
+from .runs import FactReducer, plan_run, selected_plan
+from .sources import local_files
+
+
+def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill", dry_run: Path | None = None,
+              progress: bool = False) -> BackfillReport:
+    started = time.monotonic()
+    files = local_files(sources, job.since, job.until)
+    limit = job.limits().max_body_bytes
+
+    def bodies() -> Iterator[bytes | Exception]:
+        for path in tqdm(files, unit="file", disable=not progress, desc="reading"):
+            yield from bodies_in_file(path.read_bytes(), limit)
+
+    events: dict[str, list[bytes]] = defaultdict(list)
+    tally = Tally()
+    for key, value in keyed_records(job, bodies()):
+        if key == TALLY_KEY:
+            tally = tally.add(value)  # type: ignore[arg-type]
+        else:
+            events[key].append(value)  # type: ignore[arg-type]
+    engine, options = job.engine(), job.options()
+    reducer = FactReducer()
+    planned: list[bytes] = []  # each planned run pickled and compressed until its plan is selected
+    for key in list(events):
+        result = plan_run(key, events.pop(key), engine, options)
+        reducer.add(result)
+        if is_planned(result):
+            planned.append(zlib.compress(pickle.dumps(result, pickle.HIGHEST_PROTOCOL), 1))
+    summary = reducer.summary()
+    selected = (selected_plan(pickle.loads(zlib.decompress(data)), summary.winners, summary.versions)
+                for data in planned)
+    report = BackfillReport(command, tally.add(summary.tally), processes_planned=len(summary.winners),
+                            unmatched_namespaces=ranked_namespaces(summary.unmatched))
+    if dry_run is not None:
+        entities: dict = {}
+        for choice in selected:
+            report.processes_superseded += choice.superseded
+            entities.update(planned_entities(choice))
+        report.dry_run_entities = write_dry_run(dry_run, (entities[key] for key in sorted(entities)))
+    else:
+        client = job.client()
+        calls = register_typedefs(client, job)
+        finish_writes(report, client, job, PlanWriter(client, job.settings).write(selected), calls)
+    report.seconds = time.monotonic() - started
+    return report

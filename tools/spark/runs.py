@@ -1,0 +1,184 @@
+"""From the events of one run to its plan, and which run's version of each process and entity is kept: pure functions
+over plain data, shared by the Spark job and the single-process runner.
+
+- `plan_run`: the live path's merger (`merge_event`, order-independent) and builder (`build_lineage`) on every event
+  of a run, whatever order they were read in.
+- `run_facts` / `merge_facts` / `Summary`: what the whole backfill must know, reduced by key: per process only the
+  newest run's version is written (`run_instant`, the run's newest eventTime; ties broken by run key), as the live
+  path's runner does; an owner or dataset that several runs write gets the newest run's content in every request,
+  so the order in which requests reach the catalog does not matter; counts; unmatched namespaces.
+- `selected_plan`: a run's plan minus the processes newer runs own, with the chosen versions of shared entities.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from olparser.lineage import LineageOptions, LineagePlan, build_lineage, should_write_lineage
+from olparser.lineage.combine import entity_content, with_versions
+from olparser.lineage.entities import JSON, Key, key_of
+from olparser.naming import MappingEngine
+from olparser.runs import merge_event, run_instant, snapshot_from_static
+
+from .records import STATIC_KEY_PREFIX
+from .report import Tally
+
+Order = tuple[float, str]  # (run time, run key): the newest run has the largest
+OLDEST = float("-inf")
+PLANNED, WAITING, SKIPPED = "planned", "waiting", "skipped"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One run after merging: `status` planned (a plan to write), waiting (not finished) or skipped (failed, or a
+    run the builder writes nothing for); `unmatched` are the (namespace, name) pairs no rule matched."""
+
+    key: str
+    status: str
+    order: Order
+    plan: LineagePlan | None = None
+    unmatched: tuple[tuple[str, str], ...] = ()
+
+
+def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions) -> RunResult:
+    """Merge a run's events (zlib-compressed JSON; static lineage: its one event) and build its plan as the live path
+    does."""
+    if key.startswith(STATIC_KEY_PREFIX):
+        run = snapshot_from_static(json.loads(zlib.decompress(next(iter(events)))))
+    else:
+        run = None
+        for data in events:
+            run = merge_event(run, json.loads(zlib.decompress(data)))
+    assert run is not None
+    order = (run_instant(run) or OLDEST, key)
+    if not should_write_lineage(run, options):
+        return RunResult(key, SKIPPED if run.is_terminal else WAITING, order)
+    plan = build_lineage(run, engine, options)
+    if not plan.entities and not plan.external_datasets:
+        return RunResult(key, SKIPPED, order)
+    unmatched = tuple(sorted({(u.namespace, u.name) for u in plan.unmatched}))
+    return RunResult(key, PLANNED, order, plan, unmatched)
+
+
+@dataclass(frozen=True)
+class Version:
+    """One run's content of a shared entity (`digest` of its canonical JSON); `differs` when runs disagree."""
+
+    order: Order
+    entity: JSON
+    digest: str
+    differs: bool = False
+
+
+def newer_version(a: Version, b: Version) -> Version:
+    """The newer run's version, remembering whether any two versions differed."""
+    newest = a if a.order >= b.order else b
+    differs = a.differs or b.differs or a.digest != b.digest
+    return newest if newest.differs == differs else Version(newest.order, newest.entity, newest.digest, differs)
+
+
+def run_facts(result: RunResult) -> list[tuple[tuple, Any]]:
+    """What the whole backfill must know about a run, as (key, value) pairs that `merge_facts` reduces by key:
+    ("p", process) -> the run's order (the newest run wins the process); ("e", type, name) -> its Version of each
+    owner, dataset and column; ("u", namespace, name) -> True for each dataset no rule matched; ("r",) -> a Tally
+    counting the run by status."""
+    facts: list[tuple[tuple, Any]] = [(("r",), Tally(runs=Counter({result.status: 1})))]
+    if result.plan is None:
+        return facts
+    for entity in (*result.plan.external_datasets, *result.plan.entities):
+        if is_process(entity):
+            facts.append((("p", entity["attributes"]["qualifiedName"]), result.order))
+        else:
+            digest = hashlib.sha1(entity_content(entity).encode("utf-8")).hexdigest()
+            facts.append((("e", *key_of(entity)), Version(result.order, entity, digest)))
+    facts += [(("u", namespace, name), True) for namespace, name in result.unmatched]
+    return facts
+
+
+def merge_facts(a: Any, b: Any) -> Any:
+    """Reduce two values of one fact key (see run_facts)."""
+    if isinstance(a, Version):
+        return newer_version(a, b)
+    if isinstance(a, Tally):
+        return a.add(b)
+    if isinstance(a, tuple):
+        return max(a, b)
+    return a
+
+
+def is_process(entity: JSON) -> bool:
+    """Processes are the entities that carry a run (`lastRunId`), as LineagePlan.process_names reads them."""
+    return "lastRunId" in entity.get("attributes", {})
+
+
+@dataclass
+class Summary:
+    """The facts of every run, reduced: counts, the winning run of each process, the versions of shared entities
+    that runs disagree about (the newest), and the unmatched datasets' namespaces with their dataset counts."""
+
+    tally: Tally = field(default_factory=Tally)
+    winners: dict[str, str] = field(default_factory=dict)  # process -> run key
+    versions: dict[Key, JSON] = field(default_factory=dict)
+    unmatched: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, reduced: Iterable[tuple[tuple, Any]]) -> "Summary":
+        summary = cls()
+        for key, value in reduced:
+            if key[0] == "r":
+                summary.tally = summary.tally.add(value)
+            elif key[0] == "p":
+                summary.winners[key[1]] = value[1]
+            elif key[0] == "e" and value.differs:
+                summary.versions[(key[1], key[2])] = value.entity
+            elif key[0] == "u":
+                summary.unmatched[key[1]] += 1
+        return summary
+
+
+class FactReducer:
+    """`run_facts` reduced by key in this process, run by run (the single-process runner's reduceByKey)."""
+
+    def __init__(self) -> None:
+        self._reduced: dict[tuple, Any] = {}
+
+    def add(self, result: RunResult) -> None:
+        for key, value in run_facts(result):
+            self._reduced[key] = merge_facts(self._reduced[key], value) if key in self._reduced else value
+
+    def summary(self) -> Summary:
+        return Summary.of(self._reduced.items())
+
+
+def reduce_facts(results: Iterable[RunResult]) -> Summary:
+    reducer = FactReducer()
+    for result in results:
+        reducer.add(result)
+    return reducer.summary()
+
+
+@dataclass(frozen=True)
+class Selected:
+    """A run's plan as it will be written (None: nothing left) and how many of its processes newer runs own."""
+
+    key: str
+    order: Order
+    plan: LineagePlan | None
+    superseded: int
+
+
+def selected_plan(result: RunResult, winners: Mapping[str, str], versions: Mapping[Key, JSON]) -> Selected:
+    """Drop the processes another run owns (`winners`: process -> run key); a run that loses every process writes
+    nothing (as the live path skips a run all of whose processes a newer run wrote)."""
+    if result.plan is None:
+        return Selected(result.key, result.order, None, 0)
+    processes = result.plan.process_names()
+    lost = {name for name in processes if winners.get(name, result.key) != result.key}
+    if lost and len(lost) == len(processes):
+        return Selected(result.key, result.order, None, len(lost))
+    plan = result.plan.without_processes(lost) if lost else result.plan
+    return Selected(result.key, result.order, with_versions(plan, versions), len(lost))

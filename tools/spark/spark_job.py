@@ -1,0 +1,178 @@
+"""The backfill and remap as a Spark job (PySpark RDDs): the same steps as the single-process runner, distributed.
+
+    files (binaryFile; files over LARGE_FILE_BYTES as text lines)
+      -> event bodies -> contract (refusals counted by reason) -> (runId, event JSON)        [executors]
+      -> groupByKey(runId) -> merge_event ... -> build_lineage -> RunResult (persisted)       [executors]
+      -> one reduce of per-run facts: newest run per process, newest version of the shared
+         entities runs disagree about, counts, unmatched namespaces (broadcast back)         [driver]
+      -> selected plans -> --dry-run: distinct entities as JSON lines on the driver
+                        -> else: spread over the upload tasks, each packing many runs per bulk call at
+                           rate/tasks calls per second                                       [executors]
+
+Counts travel with the data (one Tally per input partition through the same shuffle), never through
+accumulators, so a retried task cannot count twice.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from functools import partial, reduce
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .catalog import PlanWriter, WriteStats
+from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
+                  register_typedefs, write_dry_run)
+from .records import bodies_in_file, bodies_in_lines
+from .report import BackfillReport, Tally, ranked_namespaces
+from .runs import RunResult, Selected, Summary, merge_facts, plan_run, run_facts, selected_plan
+from .sources import spark_paths
+
+LARGE_FILE_BYTES = 128 << 20  # larger files are read as lines by Spark, not whole
+SUPERSEDED = ("\x00", "superseded")  # sorts before every (typeName, qualifiedName) key of the dry run
+
+
+def spark_session(master: str | None, app_name: str = "ol2purview-backfill", progress: bool = True,
+                  config: dict[str, str] | None = None) -> Any:
+    """The active SparkSession (Databricks, spark-submit), else a new one on `master` with `config`: by default the
+    cluster's master under Databricks or spark-submit, `local[*]` anywhere else."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active
+    on_cluster = any(name in os.environ for name in ("DATABRICKS_RUNTIME_VERSION", "SPARK_ENV_LOADED"))
+    master = master or (None if on_cluster else "local[*]")  # None: the cluster's (Databricks, spark-submit)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    if master is not None and master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # local workers run this interpreter (its packages)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # a local run listens on loopback only
+        builder = builder.config("spark.ui.enabled", "false")  # no web UI port for a local run
+    builder = builder.config("spark.ui.showConsoleProgress", str(progress).lower())
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def _bodies_of_files(limit: int, rows: Iterable[Any]) -> Iterator[bytes | Exception]:
+    for row in rows:
+        yield from bodies_in_file(bytes(row.content), limit)
+
+
+def _bodies_of_lines(limit: int, rows: Iterable[Any]) -> Iterator[bytes | Exception]:
+    return bodies_in_lines((row.value.encode("utf-8") for row in rows), limit)
+
+
+def _records(job: Any, bodies: Iterable[bytes | Exception]) -> Iterator[tuple[str, object]]:
+    return keyed_records(job.value, bodies)
+
+
+def _plan_runs(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterator[RunResult | Tally]:
+    value = job.value
+    engine, options = value.engine(), value.options()
+    for key, values in groups:
+        if key == TALLY_KEY:
+            yield reduce(Tally.add, values, Tally())
+        else:
+            yield plan_run(key, values, engine, options)
+
+
+def _facts(item: RunResult | Tally) -> list[tuple[tuple, Any]]:
+    return [(("r",), item)] if isinstance(item, Tally) else run_facts(item)
+
+
+def _is_planned(item: RunResult | Tally) -> bool:
+    return isinstance(item, RunResult) and is_planned(item)
+
+
+def _is_kept_fact(pair: tuple[tuple, Any]) -> bool:
+    """What the driver needs: every fact but the versions of entities all runs agree on."""
+    return pair[0][0] != "e" or pair[1].differs
+
+
+def _selected(summary: Any, result: RunResult) -> Selected:
+    return selected_plan(result, summary.value.winners, summary.value.versions)
+
+
+def _dry_run_pairs(selected: Selected) -> list[tuple[Any, Any]]:
+    return [*planned_entities(selected), (SUPERSEDED, selected.superseded)]
+
+
+def _first_or_sum(a: Any, b: Any) -> Any:
+    return a + b if isinstance(a, int) else a
+
+
+def _sorted_partition(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    return sorted(pairs, key=lambda pair: pair[0])
+
+
+def _dealt(tasks: int, pair: tuple[Selected, int]) -> tuple[int, Selected]:
+    """Runs dealt to the upload tasks like cards (index modulo tasks): every task gets as many, so all of them keep
+    their share of the call rate busy until about the same time."""
+    return pair[1] % tasks, pair[0]
+
+
+def _identity(key: int) -> int:
+    return key
+
+
+def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterator[WriteStats]:
+    value = job.value
+    yield PlanWriter(value.client(share), value.settings).write(items)
+
+
+def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str = "backfill",
+              dry_run: Path | None = None) -> BackfillReport:
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    started = time.monotonic()
+    sc = spark.sparkContext
+    job_b = sc.broadcast(job)
+    limit = job.limits().max_body_bytes
+    paths = spark_paths(sources, job.since, job.until, job.settings.archive_container)
+    tally = Tally()
+    if not paths:
+        return BackfillReport(command, tally, seconds=time.monotonic() - started)
+    files = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(paths)
+    bodies = files.filter(F.col("length") <= LARGE_FILE_BYTES).select("content").rdd.mapPartitions(
+        partial(_bodies_of_files, limit))
+    large = [row.path for row in files.filter(F.col("length") > LARGE_FILE_BYTES).select("path").collect()]
+    if large:
+        bodies = bodies.union(spark.read.text(large).rdd.mapPartitions(partial(_bodies_of_lines, limit)))
+
+    records = bodies.mapPartitions(partial(_records, job_b))
+    results = records.groupByKey().mapPartitions(partial(_plan_runs, job_b)).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        summary = Summary.of(results.flatMap(_facts).reduceByKey(merge_facts).filter(_is_kept_fact).collect())
+        summary_b = sc.broadcast(summary)
+        selected = results.filter(_is_planned).map(partial(_selected, summary_b))
+        report = BackfillReport(command, summary.tally, processes_planned=len(summary.winners),
+                                unmatched_namespaces=ranked_namespaces(summary.unmatched))
+        if dry_run is not None:
+            pairs = selected.flatMap(_dry_run_pairs).reduceByKey(_first_or_sum, numPartitions=1)
+            superseded = [0]
+
+            def entities() -> Iterator[Any]:  # streamed to the file; the count of superseded sorts first
+                for key, value in pairs.mapPartitions(_sorted_partition).toLocalIterator():
+                    if key == SUPERSEDED:
+                        superseded[0] = value
+                    else:
+                        yield value
+
+            report.dry_run_entities = write_dry_run(dry_run, entities())
+            report.processes_superseded = superseded[0]
+        else:
+            client = job.client()
+            calls = register_typedefs(client, job)
+            tasks = max(1, sc.defaultParallelism)
+            dealt = selected.zipWithIndex().map(partial(_dealt, tasks)).partitionBy(tasks, _identity).values()
+            stats = dealt.mapPartitions(partial(_write_partition, job_b, tasks)).fold(WriteStats(), WriteStats.add)
+            finish_writes(report, client, job, stats, calls)
+    finally:
+        results.unpersist()
+    report.seconds = time.monotonic() - started
+    return report
