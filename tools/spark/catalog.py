@@ -8,8 +8,9 @@ many runs per call, and removing placeholders. Every call goes through the live 
 - `PlanWriter`: one task's share of the plans: reads the processes they write (one GET per type and URL-sized
   chunk), drops the unchanged and superseded ones, packs the rest (`olparser.lineage.combine`) and uploads each pack
   with `CatalogUploader` in one bulk call.
-- `delete_entities`: one bulk read of guids per type, then one `DELETE /entity/bulk?guid=...` (a private stand-in
-  until the shared `CatalogUploader.delete` exists).
+- `delete_entities`: `DELETE /entity/bulk?guid=...` of entities already read (the remap reads the placeholders with
+  their relationships to see which are unused, so their guids are known: `CatalogUploader.delete`, which looks them
+  up by key, would read them a second time).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from olparser.catalog import CatalogUploader, RetryPolicy
-from olparser.catalog.existence import lookup_batches
+from olparser.catalog.existence import guid_batches, lookup_batches
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
@@ -31,7 +32,6 @@ from .records import event_instant
 from .runs import Selected, is_process
 
 WRITE, UNCHANGED, SUPERSEDED = "write", "unchanged", "superseded"
-DELETE_CHUNK = 50  # guids per DELETE request (URL length)
 
 
 class RateLimiter:
@@ -226,7 +226,6 @@ def _without(plan: LineagePlan, skipped: set[str]) -> LineagePlan | None:
 def delete_entities(client: ThrottledClient, retry: RetryPolicy, entities: Iterable[JSON], calls: list[int]) -> int:
     """Delete entities read from the catalog (they carry their guids): `DELETE /entity/bulk?guid=...` in chunks."""
     guids = sorted({e["guid"] for e in entities if isinstance(e.get("guid"), str)})
-    for start in range(0, len(guids), DELETE_CHUNK):
-        chunk = guids[start:start + DELETE_CHUNK]
+    for chunk in guid_batches(client.endpoint_url, guids):
         retry.run("delete", lambda c=chunk: client.delete_guids(c), calls)
     return len(guids)
