@@ -16,7 +16,7 @@ import signal
 import socket
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -103,7 +103,8 @@ def _add_common_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=7071, help="port to listen on (default 7071, as func start)")
+    parser.add_argument("--port", type=int, default=7071,
+                        help="port to listen on (default 7071, as func start; 0: any free port, see the ready line)")
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (0.0.0.0 for every interface)")
     parser.add_argument("--key", default=os.environ.get(KEY_ENV),
                         help=f"the function key callers must send (default: ${KEY_ENV}, else a new random key, printed)")
@@ -165,6 +166,9 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost) -> int:
     except (FunctionAppError, RouteTemplateError, ValueError) as exc:
         print(f"ol2purview serve: {exc}", file=sys.stderr)
         return 2
+    listener = _listen_on_any_port(options.host) if options.port == 0 else None  # tests: no race for a free port
+    if listener is not None:
+        options = replace(options, port=listener.getsockname()[1])
     print(banner(options, http.routes, host.describe()), flush=True)
     server = uvicorn.Server(
         uvicorn.Config(
@@ -175,7 +179,8 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost) -> int:
     # uvicorn re-raises the signal that stopped it once it has shut down; these handlers make that a clean exit.
     signal.signal(signal.SIGTERM, _ignore_signal)
     signal.signal(signal.SIGINT, _ignore_signal)
-    asyncio.run(_serve(server, lambda: print(f"{READY_LINE}: http://{options.host}:{options.port}", flush=True)))
+    asyncio.run(_serve(server, lambda: print(f"{READY_LINE}: http://{options.host}:{options.port}", flush=True),
+                       [listener] if listener is not None else None))
     if not server.started:
         print(f"ol2purview serve: could not listen on {options.host}:{options.port} (see the error above)",
               file=sys.stderr)
@@ -215,8 +220,17 @@ def _ignore_signal(signum: int, frame: object) -> None:
     """Signals after shutdown need no action: the server has already stopped."""
 
 
-async def _serve(server: uvicorn.Server, on_ready: Callable[[], None]) -> None:
-    serving = asyncio.create_task(_serve_until_stopped(server))
+def _listen_on_any_port(host: str) -> socket.socket:
+    """A socket bound to a port the system picks, for uvicorn to serve on."""
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((host, 0))
+    return listener
+
+
+async def _serve(server: uvicorn.Server, on_ready: Callable[[], None],
+                 sockets: list[socket.socket] | None = None) -> None:
+    serving = asyncio.create_task(_serve_until_stopped(server, sockets))
     while not server.started and not serving.done():
         await asyncio.sleep(0.01)
     if server.started:
@@ -224,9 +238,9 @@ async def _serve(server: uvicorn.Server, on_ready: Callable[[], None]) -> None:
     await serving
 
 
-async def _serve_until_stopped(server: uvicorn.Server) -> None:
+async def _serve_until_stopped(server: uvicorn.Server, sockets: list[socket.socket] | None) -> None:
     try:
-        await server.serve()
+        await server.serve(sockets)
     except SystemExit:  # uvicorn exits this way when it cannot bind; it has logged why
         pass
 
