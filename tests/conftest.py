@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping, TypeVar
 
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
+T = TypeVar("T")
 
 
 def skips_are_failures(env: Mapping[str, str] = os.environ) -> bool:
@@ -54,6 +56,18 @@ def closed_port() -> Iterator[int]:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         yield s.getsockname()[1]
+
+
+def wait_until(condition: Callable[[], T], timeout: float = 15.0, interval: float = 0.05, what: str = "condition") -> T:
+    """Poll `condition` every `interval` seconds until it returns something truthy, and return that; AssertionError
+    naming `what` (and the last value) after `timeout` seconds. Tests wait on conditions this way, never for a fixed
+    time."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached after {timeout:.0f} s (last: {value!r})")
+        time.sleep(interval)
+    return value
 
 
 # --- strict mode: skips fail the run ---------------------------------------------------------------------------------

@@ -7,13 +7,14 @@ identical catalogs, whatever faults, crashes or orderings happened in between.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import requests
+
+from tests.conftest import wait_until  # noqa: F401  (the delivery proofs wait on conditions with it)
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
 WORKSPACE = "adb-5551234567890123.7.azuredatabricks.net"
@@ -125,20 +126,6 @@ def post_events(url: str, key: str, events: list[JSON], senders: int = 4, timeou
     with ThreadPoolExecutor(senders) as pool:
         list(pool.map(send, chunks))
     return statuses
-
-
-# --- waiting ---------------------------------------------------------------------------------------------------------
-
-def wait_until(condition: Callable[[], Any], timeout: float, interval: float = 0.25, what: str = "condition") -> Any:
-    """Poll `condition` until it returns something truthy; AssertionError naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached after {timeout:.0f} s (last: {value!r})")
-        time.sleep(interval)
 
 
 # --- the catalog -----------------------------------------------------------------------------------------------------

@@ -10,31 +10,20 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable, TypeVar
+from typing import Callable
 
 import pytest
 
 from olparser.delivery.queues import QueueService, SqliteQueueService, poison_queue_name
 from olparser.delivery.trigger_settings import QueueTriggerSettings
 from olparser.delivery.worker import QueueWorker, WorkerCounts
+from tests.conftest import wait_until
 from tests.unit.delivery.conftest import unique_name
-
-T = TypeVar("T")
 
 FAST = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_dequeue_count=3, visibility_timeout=0.0,
                             max_polling_interval=0.2)
 ONE_AT_A_TIME = QueueTriggerSettings(batch_size=1, new_batch_threshold=0, max_dequeue_count=3, visibility_timeout=0.0,
                                      max_polling_interval=0.2)
-
-
-def wait_until(condition: Callable[[], T], timeout: float = 15.0) -> T:
-    """Poll `condition` until it returns something truthy, and return that."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.02)
-    return value
 
 
 class Recorder:
