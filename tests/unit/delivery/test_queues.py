@@ -131,3 +131,25 @@ def test_settings_choose_the_queue_service(tmp_path) -> None:
     embedded.close()
     azure = queue_service_from_settings(Settings(storage_connection="UseDevelopmentStorage=true"))
     assert isinstance(azure, AzureQueueService)
+
+
+@pytest.mark.azurite
+def test_azure_errors_other_than_a_gone_message_are_raised_as_they_are(azurite) -> None:
+    from azure.core.exceptions import HttpResponseError
+
+    from olparser.delivery.queues import AzureQueueService
+
+    queue = AzureQueueService(azurite.connection_string).queue(unique_name())
+    queue.send("held")
+    (held,) = queue.receive(1, 30)
+    with pytest.raises(HttpResponseError) as refused:
+        queue.update_visibility(held, 8 * 24 * 3600)  # more than the 7 days Azure allows
+    assert (refused.value.status_code, refused.value.error_code) == (400, "OutOfRangeQueryParameterValue")
+    queue.delete(held)  # the receipt is still current: the refused update changed nothing
+
+
+def test_asking_for_a_queue_again_gives_the_same_queue(queue_service: QueueService) -> None:
+    name = unique_name()
+    queue_service.queue(name).send("one")
+    again = queue_service.queue(name)  # on Azure: the client made the first time, the queue not created again
+    assert (again.name, again.approximate_count(), [m.text for m in again.receive(32, 30)]) == (name, 1, ["one"])
