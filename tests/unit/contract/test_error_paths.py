@@ -110,8 +110,8 @@ def test_facets_that_are_not_objects_are_dropped_with_bracketed_names() -> None:
                                           "plain": "text"}})
     accepted = read_event(body_of(event), JSON_HEADERS, IntakeLimits())
     assert sorted(accepted.warnings) == [
-        'dropped malformed facet $.run.facets["my facet"]: a facet must be a JSON object',
         "dropped malformed facet $.run.facets.plain: a facet must be a JSON object",
+        'dropped malformed facet $.run.facets["my facet"]: a facet must be a JSON object',
         'dropped malformed facet $.run.facets["vendor.custom"]: a facet must be a JSON object',
     ]  # spark.logicalPlan is a heavy facet: stripped before any check, without a warning
     assert accepted.event["run"]["facets"] == {}
