@@ -237,10 +237,10 @@ def run_output(index: int, outputs: Mapping[int, str] | None = None) -> str:
 
 def expected_entity_keys(indexes: Iterable[int], outputs: Mapping[int, str] | None = None) -> set[tuple[str, str]]:
     """Every entity but the processes that generated runs `indexes` leave in an empty catalog: the workspace, the
-    four shared inputs, and per run its notebook and its output."""
+    shared inputs they read, and per run its notebook and its output."""
     indexes = list(indexes)
     return {("databricks_workspace", f"databricks://{WORKSPACE}"),
-            *(("azure_datalake_gen2_path", lake_path(RAW, name)) for name in SHARED_INPUTS),
+            *(("azure_datalake_gen2_path", lake_path(RAW, name)) for index in indexes for name in run_inputs(index)),
             *(("databricks_notebook", notebook_name(index)) for index in indexes),
             *(("azure_datalake_gen2_path", run_output(index, outputs)) for index in indexes)}
 
