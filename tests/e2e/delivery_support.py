@@ -211,13 +211,6 @@ def landed_run_ids(dump: dict[tuple[str, str], JSON]) -> set[str]:
             if type_name == "databricks_process"}
 
 
-def expected_counts(runs: int) -> dict[str, int]:
-    """Entities by type after `runs` generated runs: per run a notebook, a process and an output; shared: the four
-    inputs and the workspace."""
-    return {"azure_datalake_gen2_path": runs + len(SHARED_INPUTS), "databricks_notebook": runs,
-            "databricks_process": runs, "databricks_workspace": 1}
-
-
 def lake_path(namespace: str, name: str) -> str:
     """The qualifiedName of an ADLS Gen2 path: abfss://<container>@contosolake.dfs.core.windows.net + name."""
     container, _, rest = namespace.split("://", 1)[1].partition("@")

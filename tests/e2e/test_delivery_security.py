@@ -67,14 +67,18 @@ def test_the_status_endpoint_needs_the_master_key(host):
     for params in ({}, {"code": KEY}, {"code": BATCH_ONLY_KEY}, {"code": WRONG_KEYS[0]}):
         response = requests.get(url, params=params, timeout=10)
         assert (response.status_code, response.json()) == (401, KEY_ERROR), params
-    assert requests.get(url, params={"code": host.master_key}, timeout=10).status_code == 200
+    allowed = requests.get(url, params={"code": host.master_key}, timeout=10)
+    queue = allowed.json()["queues"]["lineage-events"]
+    assert (allowed.status_code, queue["function"], queue["poisonQueue"]) == (200, "process_lineage_event",
+                                                                              "lineage-events-poison")
 
 
 def test_a_malformed_http_request_is_400_and_the_host_stays_up(host):
     with socket.create_connection(("127.0.0.1", host.port), timeout=5) as sock:
         sock.sendall(b"NOT-HTTP \x00\x01 garbage\r\n\r\n")
         answer = sock.recv(4096)
-    assert answer.startswith(b"HTTP/1.1 400")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert (head.split(b"\r\n")[0], body) == (b"HTTP/1.1 400 Bad Request", b"Invalid HTTP request received.")
     assert not leaks(answer.decode("utf-8", "replace"))
     assert requests.get(f"{host.url}/api/health", timeout=5).status_code == 200
 
