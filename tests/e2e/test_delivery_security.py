@@ -67,7 +67,11 @@ def test_the_status_endpoint_needs_the_master_key(host):
     for params in ({}, {"code": KEY}, {"code": BATCH_ONLY_KEY}, {"code": WRONG_KEYS[0]}):
         response = requests.get(url, params=params, timeout=10)
         assert (response.status_code, response.json()) == (401, KEY_ERROR), params
-    allowed = requests.get(url, params={"code": host.master_key}, timeout=10)
+    assert requests.get(url, params={"code": host.master_key}, timeout=10).status_code == 200
+
+
+def test_the_master_key_gets_the_queue_status(host):
+    allowed = requests.get(f"{host.url}/admin/ol2purview/status", params={"code": host.master_key}, timeout=10)
     queue = allowed.json()["queues"]["lineage-events"]
     assert (allowed.status_code, queue["function"], queue["poisonQueue"]) == (200, "process_lineage_event",
                                                                               "lineage-events-poison")
