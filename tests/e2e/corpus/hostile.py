@@ -25,6 +25,9 @@ EVENT_ROUTE = "/api/v1/lineage"
 BATCH_ROUTE = "/api/v1/lineage/batch"
 STATUS_ROUTE = "/admin/ol2purview/status"
 KEY_ERROR = {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}
+ADMIN_KEY_ERROR = {"error": "missing or wrong function key: this endpoint needs the master key, not a function key "
+                            "(printed by `ol2purview serve`, kept in host-keys.json in its data folder); send it in "
+                            "the x-functions-key header or as ?code="}
 FIRST_HOSTILE_RUN = 9000  # generated run indexes used by the cases (the valid stream uses others)
 
 
@@ -132,7 +135,7 @@ EVENT_TYPE = "$.eventType must be one of START, RUNNING, COMPLETE, ABORT, FAIL, 
 NOT_AN_EVENT = error("$ must be an OpenLineage event object", "$")
 EMPTY = error("body is empty: expected an OpenLineage event as JSON", "body")
 TOO_DEEP = error("body is nested too deeply: the limit is 64 levels", "body")
-BOMB = error("body is larger than the limit of 33554432 bytes once decompressed", "body")
+BOMB = error("body is larger than the limit of 33554432 bytes once decompressed (setting MAX_EVENT_BYTES)", "body")
 NOT_A_BATCH = error('expected a JSON array of events or an object {"events": [...]}', "$")
 DEEP_PATH = "$.run.facets.deep.value" + "[0]" * 60  # 64 levels: $, run, facets, deep, value and 59 arrays in
 
@@ -143,11 +146,14 @@ def extra_data_at(char: int) -> JSON:
 
 
 def too_long(path: str, length: int) -> JSON:
-    return error(f"{path} is {length} characters long, more than the limit of 4096", path)
+    return error(f"{path} is {length} characters long, more than the limit of 4096 (setting MAX_NAME_CHARS)", path)
 
 
-def no_function(method: str, route: str) -> JSON:
-    return {"error": f"no function answers {method} {route}"}
+def no_function(method: str, route: str, allowed: str = "") -> JSON:
+    """The 404 answer: what was asked, which methods the path answers (if any), and every route there is."""
+    return {"error": f"no function answers {method} {route}{f' ({route} answers {allowed})' if allowed else ''}",
+            "routes": ["GET /api/health", "POST /api/v1/lineage", "POST /api/v1/lineage/batch",
+                       "POST /api/ol2purview/processes/reset"]}
 
 
 REFUSED: list[Case] = [
@@ -183,7 +189,8 @@ REFUSED: list[Case] = [
          _valid, headers={"Content-Encoding": "br", **JSON_TYPE}),
     Case("gzip bomb", 413, BOMB, _gzip_bomb, headers={"Content-Encoding": "gzip", **JSON_TYPE}),
     Case("over the size limit (33 MB)", 413,
-         lambda body: error(f"body of {len(body)} bytes is larger than the limit of 33554432 bytes", "body"),
+         lambda body: error(f"body of {len(body)} bytes is larger than the limit of 33554432 bytes (setting "
+                            f"MAX_EVENT_BYTES)", "body"),
          _over_limit),
     Case("10,000-deep arrays", 400, TOO_DEEP, raw(b"[" * 10_000 + b"]" * 10_000)),
     Case("10,000-deep objects", 400, TOO_DEEP, raw(b'{"a":' * 10_000 + b"1" + b"}" * 10_000)),
@@ -295,10 +302,10 @@ REFUSED: list[Case] = [
     Case("key of another function", 401, KEY_ERROR, _valid, key="other-function"),
     Case("no key on the batch route", 401, KEY_ERROR, lambda: b"[" + _valid() + b"]", route=BATCH_ROUTE,
          key="none"),
-    Case("function key on the admin status", 401, KEY_ERROR, raw(b""), route=STATUS_ROUTE, method="GET"),
+    Case("function key on the admin status", 401, ADMIN_KEY_ERROR, raw(b""), route=STATUS_ROUTE, method="GET"),
     # --- routes --------------------------------------------------------------------------------------------------
-    Case("GET on the ingest route", 404, no_function("GET", EVENT_ROUTE), raw(b""), method="GET"),
-    Case("PUT on the ingest route", 404, no_function("PUT", EVENT_ROUTE), _valid, method="PUT"),
+    Case("GET on the ingest route", 404, no_function("GET", EVENT_ROUTE, "POST"), raw(b""), method="GET"),
+    Case("PUT on the ingest route", 404, no_function("PUT", EVENT_ROUTE, "POST"), _valid, method="PUT"),
     Case("unknown path", 404, no_function("POST", "/api/v1/lineage/extra"), _valid, route="/api/v1/lineage/extra"),
 ]
 
