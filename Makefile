@@ -3,11 +3,12 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-fast bench lint-config venv node browser clean help
+.PHONY: run test test-fast coverage bench lint-config venv node browser clean help
 
 help:
 	@echo "make run    - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
 	@echo "make test   - run the whole test suite (installs what it needs)"
+	@echo "make coverage - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
 	@echo "make bench  - run the benchmarks in bench/ and print medians"
 
 $(BIN)/.installed: pyproject.toml requirements.txt
@@ -38,7 +39,6 @@ test: venv node browser
 	$(STRICT) $(BIN)/python -m pytest
 
 # The whole suite under coverage.py: branch coverage of olparser/ and tools/, subprocesses included.
-.PHONY: coverage
 coverage: venv node browser
 	rm -f .coverage .coverage.*
 	$(STRICT) $(BIN)/python -m coverage run -m pytest; status=$$?; \
