@@ -3,7 +3,8 @@
 Use it from a conftest.py (`from tests.azurite_fixture import azurite`) and mark the tests `@pytest.mark.azurite`.
 It yields a `tools.azurite.Azurite`; `azurite.connection_string` is what AzureWebJobsStorage would hold. Tests that
 share it should use their own queue, container or table names. Without node_modules/.bin/azurite the tests skip
-locally (run `npm ci`) and fail in CI (CI=true), where a missing emulator must not pass silently.
+when run by hand (run `npm ci`) and fail under `make test` (OL2PURVIEW_TESTS_STRICT=1) and in CI (CI=true), where a
+missing emulator must not pass silently.
 """
 from __future__ import annotations
 
@@ -13,16 +14,18 @@ from typing import Iterator, Mapping
 
 import pytest
 
+from tests.conftest import STRICT_ENV, skips_are_failures
 from tools.azurite import AZURITE_BIN, Azurite, AzuriteNotInstalled, azurite_command, start_azurite
 
 
 def require_azurite(binary: Path = AZURITE_BIN, env: Mapping[str, str] = os.environ) -> None:
-    """Skip the test (locally) or fail it (CI=true) when Azurite is not installed."""
+    """Skip the test (by hand) or fail it (`make test`, CI=true) when Azurite is not installed."""
     try:
         azurite_command(binary)
     except AzuriteNotInstalled as error:
-        if env.get("CI", "").strip().lower() == "true":
-            pytest.fail(f"CI=true and {error}", pytrace=False)
+        if skips_are_failures(env):
+            why = "CI=true" if env.get("CI", "").strip().lower() == "true" else f"{STRICT_ENV}=1 (make test)"
+            pytest.fail(f"{why} and {error}", pytrace=False)
         pytest.skip(f"{error} (the Azure Storage emulator, needed by this test)")
 
 

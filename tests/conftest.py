@@ -1,13 +1,27 @@
-"""Fixtures shared by every test: where the project and the shared reference material live, free ports."""
+"""Fixtures shared by every test: where the project and the shared reference material live, ports, strict mode.
+
+Strict mode (`make test` sets OL2PURVIEW_TESTS_STRICT=1; CI=true means the same): a test that cannot run here
+(no Azurite, no Chromium) must not pass silently, so every skip makes the run fail, with the list of what skipped.
+"""
 from __future__ import annotations
 
+import os
 import socket
+import time
 from pathlib import Path
+from typing import Callable, Iterator, Mapping, TypeVar
 
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
+STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
+T = TypeVar("T")
+
+
+def skips_are_failures(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether a test that cannot run here must fail rather than skip (`make test`, CI)."""
+    return env.get("CI", "").strip().lower() == "true" or env.get(STRICT_ENV, "").strip() == "1"
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +37,8 @@ def shared_dir() -> Path:
 
 
 def free_port() -> int:
+    """A port that was free a moment ago. Another process may take it before the caller binds it: prefer a server
+    that binds port 0 itself and reports its port (`ol2purview serve --port 0`, `CatalogServer(port=0)`)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -31,3 +47,55 @@ def free_port() -> int:
 @pytest.fixture
 def port() -> int:
     return free_port()
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port where nothing listens, for as long as the test runs: it is bound (so no other process can
+    take it) but never listening, so every connection to it is refused at once."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        yield s.getsockname()[1]
+
+
+def wait_until(condition: Callable[[], T], timeout: float = 15.0, interval: float = 0.05, what: str = "condition") -> T:
+    """Poll `condition` every `interval` seconds until it returns something truthy, and return that; AssertionError
+    naming `what` (and the last value) after `timeout` seconds. Tests wait on conditions this way, never for a fixed
+    time."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached after {timeout:.0f} s (last: {value!r})")
+        time.sleep(interval)
+    return value
+
+
+# --- strict mode: skips fail the run ---------------------------------------------------------------------------------
+_SKIPPED: list[str] = []
+
+
+def _record_skip(report: pytest.CollectReport | pytest.TestReport) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _SKIPPED.append(f"{report.nodeid or report.fspath}: {reason}")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _record_skip(report)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    _record_skip(report)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if _SKIPPED and skips_are_failures() and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if _SKIPPED and skips_are_failures():
+        terminalreporter.section(f"{len(_SKIPPED)} skipped, which fails the run ({STRICT_ENV}=1 or CI=true)",
+                                 sep="!", red=True)
+        for line in _SKIPPED:
+            terminalreporter.line(line)

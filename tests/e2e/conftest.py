@@ -1,4 +1,5 @@
-"""End-to-end fixtures: `ol2purview serve` (and `ol2purview worker`) as real subprocesses on free ports.
+"""End-to-end fixtures: `ol2purview serve` (and `ol2purview worker`) as real subprocesses, each on the port the
+system gives it (`--port 0`, read back from its `ready:` line), so two servers never race for one port.
 
 `start_serve(data_dir, storage=..., worker=...)` returns a `ServeHandle`: url, keys, its embedded catalog, the status
 endpoint, `wait_until_processed()`, `stop()`. The `serve` fixture gives one per test module in intake-only mode
@@ -21,7 +22,7 @@ from typing import Any, Callable, Iterator
 import pytest
 import requests
 
-from tests.conftest import PROJECT_ROOT, free_port
+from tests.conftest import PROJECT_ROOT
 
 READY_PREFIX = "ready:"
 START_TIMEOUT = 30.0
@@ -119,14 +120,13 @@ def _wait_ready(process: subprocess.Popen, log_path: Path, what: str) -> str:
 
 def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, ...] = (),
                 env: dict[str, str] | None = None, *, storage: str = "embedded", worker: bool = True) -> ServeHandle:
-    """Start `ol2purview serve` on a free port, its embedded catalog on another, and wait for its `ready` line.
+    """Start `ol2purview serve` on port 0 (its catalog too), wait for its `ready` line and read the ports back.
 
     `key=None` lets it generate one. `storage`: "embedded" or "azurite" (started by serve, on free ports).
     """
     data_dir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log_path = data_dir / f"serve-{port}.log"
-    command = [sys.executable, "-m", "tools.cli", "serve", "--port", str(port), "--data", str(data_dir),
+    log_path = data_dir / f"serve-{secrets.token_hex(4)}.log"
+    command = [sys.executable, "-m", "tools.cli", "serve", "--port", "0", "--data", str(data_dir),
                f"--master-key={secrets.token_urlsafe(24)}", "--catalog-port", "0", "--storage", storage,
                *([f"--key={key}"] if key else []), *([] if worker else ["--no-worker"]), *extra_args]
     base_env = {name: value for name, value in os.environ.items()
@@ -136,8 +136,9 @@ def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, .
                                    env={**base_env, "PYTHONUNBUFFERED": "1", **(env or {})})
     output = _wait_ready(process, log_path, "ol2purview serve")
     catalog = _printed(output, "catalog page: ")
+    url = _printed(output, READY_PREFIX + " ") or ""
     return ServeHandle(
-        f"http://127.0.0.1:{port}", key or _printed(output, "function key: ") or "", data_dir, process, log_path,
+        url, key or _printed(output, "function key: ") or "", data_dir, process, log_path,
         master_key=_printed(output, "master key: ") or "",
         catalog_url=catalog.rstrip("/") if catalog and catalog.startswith("http") else None,
         storage_connection=(output.split("AzureWebJobsStorage=", 1)[1].split()[0]

@@ -7,13 +7,14 @@ identical catalogs, whatever faults, crashes or orderings happened in between.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable, Mapping
 
 import requests
+
+from tests.conftest import wait_until  # noqa: F401  (the delivery proofs wait on conditions with it)
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
 WORKSPACE = "adb-5551234567890123.7.azuredatabricks.net"
@@ -127,20 +128,6 @@ def post_events(url: str, key: str, events: list[JSON], senders: int = 4, timeou
     return statuses
 
 
-# --- waiting ---------------------------------------------------------------------------------------------------------
-
-def wait_until(condition: Callable[[], Any], timeout: float, interval: float = 0.25, what: str = "condition") -> Any:
-    """Poll `condition` until it returns something truthy; AssertionError naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached after {timeout:.0f} s (last: {value!r})")
-        time.sleep(interval)
-
-
 # --- the catalog -----------------------------------------------------------------------------------------------------
 
 _VOLATILE_ENTITY_KEYS = frozenset({"guid", "createTime", "updateTime", "version", "createdBy", "updatedBy",
@@ -224,42 +211,73 @@ def landed_run_ids(dump: dict[tuple[str, str], JSON]) -> set[str]:
             if type_name == "databricks_process"}
 
 
-def expected_counts(runs: int) -> dict[str, int]:
-    """Entities by type after `runs` generated runs: per run a notebook, a process and an output; shared: the four
-    inputs and the workspace."""
-    return {"azure_datalake_gen2_path": runs + len(SHARED_INPUTS), "databricks_notebook": runs,
-            "databricks_process": runs, "databricks_workspace": 1}
+def lake_path(namespace: str, name: str) -> str:
+    """The qualifiedName of an ADLS Gen2 path: abfss://<container>@contosolake.dfs.core.windows.net + name."""
+    container, _, rest = namespace.split("://", 1)[1].partition("@")
+    folder = rest.partition("/")[2]
+    return f"https://contosolake.dfs.core.windows.net/{container}/{folder + '/' if folder else ''}{name}"
 
 
-def _lake_path(namespace: str, name: str) -> str:
-    container = namespace.split("://", 1)[1].split("@", 1)[0]
-    return f"https://contosolake.dfs.core.windows.net/{container}/{name}"
+def notebook_name(index: int) -> str:
+    """The qualifiedName of generated run `index`'s notebook."""
+    return f"databricks://{WORKSPACE}/notebooks{notebook_path(index)}"
 
 
-def process_key(index: int) -> tuple[str, str]:
-    notebook = f"databricks://{WORKSPACE}/notebooks{notebook_path(index)}"
-    job = f"append_data.out_{index:04d}"  # the job name without its `databricks_shell.` application prefix
-    return "databricks_process", f"{notebook}/processes/{job}/{_lake_path(CURATED, output_name(index))}"
+def run_output(index: int, outputs: Mapping[int, str] | None = None) -> str:
+    """The qualifiedName of the output run `index` writes: the generated one unless `outputs` says otherwise."""
+    return (outputs or {}).get(index) or lake_path(CURATED, output_name(index))
 
 
-def process_mismatches(dump: dict[tuple[str, str], JSON], indexes: Iterable[int]) -> list[str]:
+def expected_entity_keys(indexes: Iterable[int], outputs: Mapping[int, str] | None = None) -> set[tuple[str, str]]:
+    """Every entity but the processes that generated runs `indexes` leave in an empty catalog: the workspace, the
+    shared inputs they read, and per run its notebook and its output."""
+    indexes = list(indexes)
+    return {("databricks_workspace", f"databricks://{WORKSPACE}"),
+            *(("azure_datalake_gen2_path", lake_path(RAW, name)) for index in indexes for name in run_inputs(index)),
+            *(("databricks_notebook", notebook_name(index)) for index in indexes),
+            *(("azure_datalake_gen2_path", run_output(index, outputs)) for index in indexes)}
+
+
+def catalog_mismatches(dump: dict[tuple[str, str], JSON], indexes: Iterable[int],
+                       outputs: Mapping[int, str] | None = None) -> list[str]:
+    """What is wrong with a catalog that should hold exactly generated runs `indexes`: missing or extra entities,
+    and processes that are missing, extra, or not as sent (see `process_mismatches`). Empty when it is exact."""
+    indexes = list(indexes)
+    keys = {key for key in dump if key[0] != "databricks_process"}
+    expected = expected_entity_keys(indexes, outputs)
+    problems = [f"missing {key}" for key in sorted(expected - keys)]
+    problems += [f"extra {key}" for key in sorted(keys - expected)]
+    processes = sum(1 for type_name, _ in dump if type_name == "databricks_process")
+    if processes != len(indexes):
+        problems.append(f"{processes} processes for {len(indexes)} runs")
+    return problems + process_mismatches(dump, indexes, outputs)
+
+
+def process_mismatches(dump: dict[tuple[str, str], JSON], indexes: Iterable[int],
+                       outputs: Mapping[int, str] | None = None) -> list[str]:
     """What is wrong with the processes of generated runs `indexes`: missing, another run's id, other inputs or
-    outputs. Empty when every one landed as sent."""
+    outputs. Empty when every one landed as sent. A run's process is found by its output, so that these checks do
+    not depend on how processes are named."""
+    by_output: dict[str, list[JSON]] = {}
+    for (type_name, _), entity in dump.items():
+        if type_name == "databricks_process":
+            for ref in entity["attributes"].get("outputs") or []:
+                by_output.setdefault(ref["ref"][1], []).append(entity["attributes"])
     problems = []
     for index in indexes:
-        key = process_key(index)
-        process = dump.get(key)
-        if process is None:
-            problems.append(f"run {index}: no process {key[1]}")
+        output = run_output(index, outputs)
+        found = by_output.get(output, [])
+        if len(found) != 1:
+            problems.append(f"run {index}: {len(found)} processes write {output}")
             continue
-        attributes = process["attributes"]
+        attributes = found[0]
         inputs = sorted(ref["ref"][1] for ref in attributes.get("inputs") or [])
-        outputs = sorted(ref["ref"][1] for ref in attributes.get("outputs") or [])
-        expected_inputs = sorted(_lake_path(RAW, name) for name in run_inputs(index))
+        written = sorted(ref["ref"][1] for ref in attributes.get("outputs") or [])
+        expected_inputs = sorted(lake_path(RAW, name) for name in run_inputs(index))
         if attributes.get("lastRunId") != run_id_for(index):
             problems.append(f"run {index}: lastRunId {attributes.get('lastRunId')}")
-        if inputs != expected_inputs or outputs != [_lake_path(CURATED, output_name(index))]:
-            problems.append(f"run {index}: inputs {inputs}, outputs {outputs}")
+        if inputs != expected_inputs or written != [output]:
+            problems.append(f"run {index}: inputs {inputs}, outputs {written}")
     return problems
 
 

@@ -1,5 +1,8 @@
 """Outage: the catalog is down for a minute in the middle of a replay. Events keep being accepted, wait in the queue
 (Azurite) while every catalog call is refused, and land once the catalog is back; none goes to poison.
+
+The outage lasts at least OUTAGE_SECONDS and until every COMPLETE sent during it has been tried and refused at least
+twice (the worker's failure count says so), so the proof does not depend on how fast this machine is.
 """
 from __future__ import annotations
 
@@ -8,8 +11,8 @@ import time
 import pytest
 
 from tests.e2e.conftest import start_serve
-from tests.e2e.delivery_support import (catalog_dump, counts_by_type, expected_counts, generated_events,
-                                        post_events, process_mismatches, set_catalog_faults)
+from tests.e2e.delivery_support import (catalog_dump, catalog_mismatches, generated_events, post_events,
+                                        set_catalog_faults, wait_until)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, pytest.mark.slow]
 
@@ -28,9 +31,13 @@ def test_events_wait_in_the_queue_while_the_catalog_is_down_and_land_after(tmp_p
         during = generated_events(DURING, start=BEFORE)
         samples = [serve.status()]
         assert post_events(serve.url, serve.key, during) == [200] * (2 * DURING)  # intake does not need the catalog
-        while time.monotonic() - down_at < OUTAGE_SECONDS:
+
+        def outage_over() -> bool:
             samples.append(serve.status())
-            time.sleep(2)
+            tried_twice = samples[-1]["worker"]["failed"] - samples[0]["worker"]["failed"] >= 2 * DURING
+            return tried_twice and time.monotonic() - down_at >= OUTAGE_SECONDS
+
+        wait_until(outage_over, timeout=OUTAGE_SECONDS + 120, interval=1.0, what="every COMPLETE refused twice")
         set_catalog_faults(serve.catalog_url, "none")
         back_at = time.monotonic()
         status = serve.wait_until_processed(timeout=180)
@@ -44,8 +51,7 @@ def test_events_wait_in_the_queue_while_the_catalog_is_down_and_land_after(tmp_p
           f"{failed[-1]} failed attempts, all landed {landed_after:.1f} s after the catalog came back")
     # Every COMPLETE sent during the outage needs the catalog: they all wait in the queue until it is back.
     assert waiting[0] == 0
-    assert min(waiting[len(waiting) // 2:]) >= DURING
-    assert failed[-1] > failed[0] >= 0
+    assert waiting[-1] >= DURING
+    assert failed[-1] - failed[0] >= 2 * DURING
     assert all(s["queues"]["lineage-events"]["poisonCount"] == 0 for s in [*samples, status])
-    assert counts_by_type(dump) == expected_counts(BEFORE + DURING)
-    assert process_mismatches(dump, range(BEFORE + DURING)) == []
+    assert catalog_mismatches(dump, range(BEFORE + DURING)) == []

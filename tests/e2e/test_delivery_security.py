@@ -73,11 +73,19 @@ def test_the_status_endpoint_needs_the_master_key(host):
     assert requests.get(url, params={"code": host.master_key}, timeout=10).status_code == 200
 
 
+def test_the_master_key_gets_the_queue_status(host):
+    allowed = requests.get(f"{host.url}/admin/ol2purview/status", params={"code": host.master_key}, timeout=10)
+    queue = allowed.json()["queues"]["lineage-events"]
+    assert (allowed.status_code, queue["function"], queue["poisonQueue"]) == (200, "process_lineage_event",
+                                                                              "lineage-events-poison")
+
+
 def test_a_malformed_http_request_is_400_and_the_host_stays_up(host):
     with socket.create_connection(("127.0.0.1", host.port), timeout=5) as sock:
         sock.sendall(b"NOT-HTTP \x00\x01 garbage\r\n\r\n")
         answer = sock.recv(4096)
-    assert answer.startswith(b"HTTP/1.1 400")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert (head.split(b"\r\n")[0], body) == (b"HTTP/1.1 400 Bad Request", b"Invalid HTTP request received.")
     assert not leaks(answer.decode("utf-8", "replace"))
     assert requests.get(f"{host.url}/api/health", timeout=5).status_code == 200
 

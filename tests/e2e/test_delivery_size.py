@@ -16,7 +16,7 @@ import requests
 from azure.storage.blob import BlobServiceClient
 
 from tests.e2e.conftest import start_serve, start_worker
-from tests.e2e.delivery_support import PRODUCER, catalog_dump, databricks_run, process_mismatches, run_id_for
+from tests.e2e.delivery_support import PRODUCER, catalog_dump, catalog_mismatches, databricks_run, run_id_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, pytest.mark.slow]
 
@@ -57,10 +57,12 @@ def test_25_mb_events_are_accepted_stored_processed_and_land(tmp_path):
                                    headers={"x-functions-key": serve.key, "Content-Type": "application/json",
                                             "Content-Encoding": "gzip"})
         acknowledged = time.monotonic() - started
-        assert (plan_answer.status_code, plan_answer.json()["runId"]) == (200, run_id_for(PLAN_RUN))
-        assert (sql_answer.status_code, sql_answer.json()["runId"]) == (200, run_id_for(SQL_RUN))
+        for answer, index in ((plan_answer, PLAN_RUN), (sql_answer, SQL_RUN)):
+            assert (answer.status_code, answer.json()) == (200, {"runId": run_id_for(index), "eventType": "COMPLETE",
+                                                                 "status": "accepted", "handoff": "queued"})
         # Stored before the answer: one claim-check blob (the SQL event); the stripped plan event travels inline.
-        assert len(blob_names(serve.storage_connection)) == 1
+        (blob,) = blob_names(serve.storage_connection)
+        assert blob.endswith(".json.gz")
         assert serve.status()["queues"]["lineage-events"]["approximateCount"] == 2
         worker = start_worker(serve, "azurite")
         started = time.monotonic()
@@ -74,4 +76,4 @@ def test_25_mb_events_are_accepted_stored_processed_and_land(tmp_path):
         assert serve.stop() == 0
     print(f"\n25 MB events: both acknowledged in {acknowledged:.1f} s, processed in {processed:.1f} s")
     assert status["queues"]["lineage-events"]["poisonCount"] == 0
-    assert process_mismatches(dump, [PLAN_RUN, SQL_RUN]) == []
+    assert catalog_mismatches(dump, [PLAN_RUN, SQL_RUN]) == []

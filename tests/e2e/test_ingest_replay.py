@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import requests
 
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ServeHandle, drain_queue, real_event_files, sequence_folders
@@ -22,7 +21,8 @@ def replay(serve: ServeHandle, *paths: Path, extra: tuple[str, ...] = ()) -> sub
 
 def test_a_spark_run_folder_is_replayed_in_emission_order_with_gzip(serve):
     drain_queue(serve)
-    folder = next(f for f in sequence_folders() if f.name == "compat-tests__spark_dataproc_simple_producer_test_complete")
+    name = "compat-tests__spark_dataproc_simple_producer_test_complete"
+    folder = next(f for f in sequence_folders() if f.name == name)
     done = replay(serve, folder, extra=(f"--key={serve.key}", "--gzip"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == f"16 events to {serve.url}/api/v1/lineage: 16 accepted, 0 refused"
@@ -38,29 +38,39 @@ def test_refusals_are_counted_and_explained_with_the_servers_message(serve, tmp_
     (tmp_path / "1.json").write_text(json.dumps(good))
     (tmp_path / "2.jsonl").write_text(json.dumps(bad) + "\n" + json.dumps(good) + "\n")
     (tmp_path / "_config.json").write_text("{}")  # skipped: not an event
-    server_says = requests.post(f"{serve.url}/api/v1/lineage", params={"code": serve.key}, json=bad,
-                                timeout=5).json()
     done = replay(serve, tmp_path, extra=(f"--key={serve.key}",))
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
         f"3 events to {serve.url}/api/v1/lineage: 2 accepted, 1 refused",
-        f"  400 {tmp_path / '2.jsonl'}:1: {server_says['error']} (at {server_says['path']})",
+        f'  400 {tmp_path / "2.jsonl"}:1: $.run.runId must be a UUID; got "not-a-uuid" (at $.run.runId)',
     ]
-    assert len(drain_queue(serve)) == 2
+    queued = [(item.run_id, item.event_type, item.event["eventTime"]) for item in drain_queue(serve)]
+    assert queued == [(good["run"]["runId"], good["eventType"], good["eventTime"])] * 2
 
 
 def test_a_wrong_key_refuses_everything_with_401(serve):
+    drain_queue(serve)
     files = real_event_files()[:2]
     done = replay(serve, *files, extra=("--key", "wrong"))
     assert done.returncode == 1
-    lines = done.stdout.splitlines()
-    assert lines[0] == f"2 events to {serve.url}/api/v1/lineage: 0 accepted, 2 refused"
-    assert lines[1] == f"  401 {files[0]}: missing or wrong function key: send it in the x-functions-key header or as ?code="
+    refusal = "missing or wrong function key: send it in the x-functions-key header or as ?code="
+    assert done.stdout.splitlines() == [
+        f"2 events to {serve.url}/api/v1/lineage: 0 accepted, 2 refused",
+        f"  401 {files[0]}: {refusal}",
+        f"  401 {files[1]}: {refusal}",
+    ]
+    assert drain_queue(serve) == []
 
 
-def test_an_unreachable_endpoint_is_reported_not_raised(tmp_path):
-    closed = ServeHandle("http://127.0.0.1:9", "", tmp_path, None, tmp_path / "none")  # type: ignore[arg-type]
-    done = replay(closed, real_event_files()[0], extra=("--timeout", "2", "--retries", "0"))
+def test_an_unreachable_endpoint_is_reported_not_raised(closed_port, tmp_path):
+    url = f"http://127.0.0.1:{closed_port}"  # bound by the fixture but not listening: refused at once
+    closed = ServeHandle(url, "", tmp_path, None, tmp_path / "none")  # type: ignore[arg-type]
+    first, second = real_event_files()[:2]
+    done = replay(closed, first, second, extra=("--timeout", "2", "--retries", "0"))
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert done.stdout.splitlines()[1].startswith(f"  --- {real_event_files()[0]}: not sent: cannot reach the endpoint")
+    assert done.stdout.splitlines() == [
+        f"2 events to http://127.0.0.1:{closed_port}/api/v1/lineage: 0 accepted, 2 refused",
+        f"  --- {first}: not sent: cannot reach the endpoint (ConnectionError)",
+        f"  --- {second}: not sent: cannot reach the endpoint (ConnectionError)",
+    ]

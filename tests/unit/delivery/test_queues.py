@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import base64
-import time
 
 import pytest
 from azure.storage.queue import QueueClient
 
 from olparser.delivery.queues import (MessageGone, MessageTooLarge, QueueService, check_queue_name,
                                       poison_queue_name)
+from tests.conftest import wait_until
 from tests.unit.delivery.conftest import unique_name
 
 
@@ -34,8 +34,8 @@ def test_message_reappears_after_visibility_timeout_with_higher_dequeue_count(qu
     queue = queue_service.queue(unique_name())
     message_id = queue.send("retry me")
     (first,) = queue.receive(1, visibility_timeout=1)
-    time.sleep(1.3)
-    (second,) = queue.receive(1, visibility_timeout=30)
+    assert queue.receive(1, visibility_timeout=30) == []  # hidden for its visibility timeout
+    (second,) = wait_until(lambda: queue.receive(1, visibility_timeout=30), timeout=10, what="the message back")
     assert (second.id, second.dequeue_count) == (message_id, 2)
     with pytest.raises(MessageGone):
         queue.delete(first)  # the first receiver's pop receipt is stale
@@ -131,3 +131,25 @@ def test_settings_choose_the_queue_service(tmp_path) -> None:
     embedded.close()
     azure = queue_service_from_settings(Settings(storage_connection="UseDevelopmentStorage=true"))
     assert isinstance(azure, AzureQueueService)
+
+
+@pytest.mark.azurite
+def test_azure_errors_other_than_a_gone_message_are_raised_as_they_are(azurite) -> None:
+    from azure.core.exceptions import HttpResponseError
+
+    from olparser.delivery.queues import AzureQueueService
+
+    queue = AzureQueueService(azurite.connection_string).queue(unique_name())
+    queue.send("held")
+    (held,) = queue.receive(1, 30)
+    with pytest.raises(HttpResponseError) as refused:
+        queue.update_visibility(held, 8 * 24 * 3600)  # more than the 7 days Azure allows
+    assert (refused.value.status_code, refused.value.error_code) == (400, "OutOfRangeQueryParameterValue")
+    queue.delete(held)  # the receipt is still current: the refused update changed nothing
+
+
+def test_asking_for_a_queue_again_gives_the_same_queue(queue_service: QueueService) -> None:
+    name = unique_name()
+    queue_service.queue(name).send("one")
+    again = queue_service.queue(name)  # on Azure: the client made the first time, the queue not created again
+    assert (again.name, again.approximate_count(), [m.text for m in again.receive(32, 30)]) == (name, 1, ["one"])

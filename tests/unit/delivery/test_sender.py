@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from azure.storage.blob import BlobServiceClient
@@ -29,12 +32,39 @@ def big_event(target_bytes: int = 2 * 1024 * 1024) -> bytes:
     return json.dumps(event, ensure_ascii=False).encode("utf-8")
 
 
+@dataclass
+class Backend:
+    """A claim-check store, and a way to put raw bytes where it keeps an event (to plant a corrupt one)."""
+
+    store: ClaimCheckStore
+    put_raw: Callable[[str, bytes], None]
+
+
 @pytest.fixture(params=["folder", pytest.param("blob", marks=pytest.mark.azurite)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> ClaimCheckStore:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
     container = unique_name("c")
     if request.param == "folder":
-        return FolderClaimCheckStore(tmp_path / "claim-checks", container)
-    return BlobClaimCheckStore(request.getfixturevalue("azurite").connection_string, container)
+        folder = tmp_path / "claim-checks" / container
+
+        def put_file(name: str, data: bytes) -> None:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_bytes(data)
+
+        return Backend(FolderClaimCheckStore(tmp_path / "claim-checks", container), put_file)
+    connection = request.getfixturevalue("azurite").connection_string
+
+    def put_blob(name: str, data: bytes) -> None:
+        client = BlobServiceClient.from_connection_string(connection).get_container_client(container)
+        if not client.exists():
+            client.create_container()
+        client.upload_blob(name, data, overwrite=True)
+
+    return Backend(BlobClaimCheckStore(connection, container), put_blob)
+
+
+@pytest.fixture
+def store(backend: Backend) -> ClaimCheckStore:
+    return backend.store
 
 
 def test_small_event_goes_inline_and_stores_nothing(store: ClaimCheckStore) -> None:
@@ -102,3 +132,75 @@ def test_courier_from_settings_uses_a_folder_without_storage_connection(tmp_path
     text = courier.deliver(big_event(100_000), "r", "COMPLETE", envelope_id="e-local")
     assert env.parse(text).blob == "events/e-local.json.gz"
     assert (tmp_path / "claim-checks" / "events" / "e-local.json.gz").is_file()
+
+
+# --- corrupt claim checks --------------------------------------------------------------------------------------------
+
+def claim_check_text(store: ClaimCheckStore, envelope_id: str, event_json: bytes) -> str:
+    """The envelope of an event stored (or planted) under `envelope_id`."""
+    reference = f"{store.container}/{env.claim_check_name(envelope_id)}"
+    return env.to_text(env.claim_check_for(event_json, envelope_id, "r", "COMPLETE", reference))
+
+
+@pytest.mark.parametrize("stored, problem", [
+    (b"plain text, never compressed", "is not valid gzip: Not a gzipped file (b'pl')"),
+    (gzip.compress(b'{"eventType":"START"}')[:-12],
+     "is not valid gzip: Compressed file ended before the end-of-stream marker was reached"),
+    (b"", "does not match its envelope (size or SHA-256)"),  # gzip of nothing is no event
+])
+def test_a_stored_event_that_is_not_gzip_is_a_clear_error(backend: Backend, stored: bytes, problem: str) -> None:
+    backend.put_raw("e-corrupt.json.gz", stored)
+    text = claim_check_text(backend.store, "e-corrupt", b'{"eventType":"START"}')
+    with pytest.raises(ClaimCheckError) as refused:
+        EventCourier(backend.store).open_event(text)
+    assert str(refused.value) == f"stored event '{backend.store.container}/e-corrupt.json.gz' {problem}"
+
+
+@pytest.mark.parametrize("event_json, problem", [
+    (b"{not json", "is not JSON"),
+    (b"\xff\xfe{}", "is not JSON"),
+    (b'["an", "array"]', "is not a JSON object"),
+    (b'"a string"', "is not a JSON object"),
+])
+def test_a_stored_event_that_is_not_a_json_object_is_a_clear_error(store: ClaimCheckStore, event_json: bytes,
+                                                                   problem: str) -> None:
+    store.put(env.claim_check_name("e-odd"), event_json)  # stored as sent: size and SHA-256 match the envelope
+    with pytest.raises(ClaimCheckError) as refused:
+        EventCourier(store).open_event(claim_check_text(store, "e-odd", event_json))
+    assert str(refused.value) == f"stored event '{store.container}/e-odd.json.gz' {problem}"
+
+
+def test_a_folder_write_leaves_only_the_finished_file(tmp_path: Path) -> None:
+    store = FolderClaimCheckStore(tmp_path, "events")
+    assert store.put("e-1.json.gz", b'{"a":1}') == "events/e-1.json.gz"
+    assert sorted(os.listdir(tmp_path / "events")) == ["e-1.json.gz"]
+
+
+def test_a_failed_folder_write_removes_its_temporary_file(tmp_path: Path) -> None:
+    store = FolderClaimCheckStore(tmp_path, "events")
+    (tmp_path / "events" / "e-2.json.gz").mkdir(parents=True)  # the final rename cannot replace a folder
+    with pytest.raises(IsADirectoryError):
+        store.put("e-2.json.gz", b'{"a":2}')
+    assert sorted(os.listdir(tmp_path / "events")) == ["e-2.json.gz"]  # the folder only: no .tmp- file left
+    assert os.listdir(tmp_path / "events" / "e-2.json.gz") == []
+
+
+@pytest.mark.azurite
+def test_two_blob_stores_share_a_container(azurite) -> None:
+    container = unique_name("c")
+    first = BlobClaimCheckStore(azurite.connection_string, container)
+    second = BlobClaimCheckStore(azurite.connection_string, container)  # its create finds the container there
+    assert first.put("a.json.gz", b'{"a":1}') == f"{container}/a.json.gz"
+    assert second.put("b.json.gz", b'{"b":2}') == f"{container}/b.json.gz"
+    assert (first.get(f"{container}/b.json.gz"), second.get(f"{container}/a.json.gz")) == (b'{"b":2}', b'{"a":1}')
+
+
+@pytest.mark.azurite
+def test_courier_from_settings_uses_blobs_with_a_storage_connection(azurite) -> None:
+    container = unique_name("c")
+    courier = courier_from_settings(Settings(storage_connection=azurite.connection_string,
+                                             claim_check_container=container))
+    event_json = big_event(100_000)
+    text = courier.deliver(event_json, "r", "COMPLETE", envelope_id="e-blob")
+    assert env.parse(text).blob == f"{container}/e-blob.json.gz"
+    assert courier.open_event(text) == json.loads(event_json)
