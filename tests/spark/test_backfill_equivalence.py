@@ -32,24 +32,13 @@ REFUSED = {
 }
 
 
-# The live path leaves behind attributes that a newer run of the same process no longer sets (Atlas keeps what an
-# update leaves out; issue #10 item 2: the CTAS run's column lineage stays on the process the INSERT run rewrote).
-# A backfill writes the newest run only, so these are the only attributes serve may have in addition.
-DATAPROC_T2 = ("spark_process", "spark://default/cl_i_test_application/processes/default.t2@dataproc-producer-test-m")
-LEFT_BEHIND_BY_THE_LIVE_PATH = {(*DATAPROC_T2, "columnMapping"), (*DATAPROC_T2, "columnLineageDetail")}
-
-
 def assert_same_catalog(backfilled: tuple[list[dict], set], served: tuple[list[dict], set]) -> None:
-    """Equal entities (every attribute and relationship) and lineage relations, but for LEFT_BEHIND_BY_THE_LIVE_PATH."""
+    """Equal entities (every attribute and relationship) and lineage relations."""
     ours = {(e["typeName"], e["attributes"]["qualifiedName"]): e for e in backfilled[0]}
     theirs = {(e["typeName"], e["attributes"]["qualifiedName"]): e for e in served[0]}
     assert sorted(ours) == sorted(theirs)
-    left_behind = {(*key, name) for key, entity in theirs.items() for name in entity["attributes"]
-                   if name not in ours[key]["attributes"]}
-    assert left_behind <= LEFT_BEHIND_BY_THE_LIVE_PATH
     for key, entity in theirs.items():
-        attributes = {k: v for k, v in entity["attributes"].items() if (*key, k) not in left_behind}
-        assert ours[key] == {**entity, "attributes": attributes}, key
+        assert ours[key] == entity, key
     assert backfilled[1] == served[1]
 
 
@@ -65,7 +54,7 @@ def replay_all(serve: ServeHandle, *paths: Path) -> str:
 def served(tmp_path_factory: pytest.TempPathFactory) -> ServeHandle:
     """serve on its default storage (Azurite) with every shared event replayed and processed, then stopped."""
     serve = start_serve(tmp_path_factory.mktemp("serve"), key=secrets.token_urlsafe(16), storage="azurite",
-                        env={**WORKSPACE_HOSTS_ENV, **SEQUENTIAL_ENV})
+                        env={**WORKSPACE_HOSTS_ENV, **SEQUENTIAL_ENV, "DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
     try:
         replay_all(serve, *SOURCES)
         serve.wait_until_processed(timeout=300)
@@ -81,7 +70,7 @@ def test_backfill_of_the_shared_files_equals_the_live_path(served, spark, catalo
 
     assert_same_catalog(catalog_view(catalog.atlas_url), served.view)
     assert (report.tally.events_read, dict(report.tally.refused)) == (EVENTS_READ, REFUSED)
-    assert (report.processes_planned, report.processes_written, report.processes_unchanged) == (10, 10, 0)
+    assert (report.processes_planned, report.processes_written, report.processes_unchanged) == (12, 12, 0)
 
 
 def test_backfill_of_the_archive_that_serve_wrote_equals_the_live_path(served, spark, catalog_factory):

@@ -64,7 +64,7 @@ def test_bad_lines_and_files_are_counted_and_nothing_else_is_lost(spark, tmp_pat
         NOT_OPENLINEAGE: 1,
         "400 $.eventTime is required but missing": 1,
         "400 $.job.name contains control character U+N at index N": 1,
-        "400 $.inputs[N].name is N characters long, more than the limit of N": 1,
+        "400 $.inputs[N].name is N characters long, more than the limit of N (setting MAX_NAME_CHARS)": 1,
         "400 $.eventTime must be an ISO N date-time such as N-N-NTN:N:N.NZ; got '…'": 1,
         "413 event of N bytes is larger than the limit of N bytes": 1,
         "400 body is not valid JSON: it ends early (truncated?) at line N column N (char N): "
