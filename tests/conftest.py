@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Iterator, Mapping, TypeVar
@@ -99,3 +100,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                                  sep="!", red=True)
         for line in _SKIPPED:
             terminalreporter.line(line)
+
+
+@pytest.fixture(autouse=True)
+def _function_app_module_restored() -> Iterator[None]:
+    """Loading an app as the host does (`tools.functions_host.functions.load_app`) registers it as module
+    `function_app` and puts its folder first on sys.path, as the Functions worker does; a test that loads a sample app
+    must not leave it there for the next test, which may import the project's own function_app.py."""
+    path, module = list(sys.path), sys.modules.get("function_app")
+    yield
+    sys.path[:] = path
+    if module is None:
+        sys.modules.pop("function_app", None)
+    else:
+        sys.modules["function_app"] = module

@@ -26,7 +26,8 @@ SET_BY_AZURE = {"WEBSITE_INSTANCE_ID": "set on every instance; tells Settings it
 FOR_THE_PLATFORM = {"APPLICATIONINSIGHTS_CONNECTION_STRING"}
 # Settings whose template value deliberately differs from the code's local default, and why.
 AZURE_VALUES = {"run_state_store": "table: shared by scaled-out instances",
-                "data_dir": "/tmp: the app folder is read-only in Azure"}
+                "data_dir": "/tmp: the app folder is read-only in Azure",
+                "archive_store": "blob: the archive lives in the storage account's lineage-archive container"}
 _EXPRESSION = re.compile(r"^\[(parameters|variables)\('([^']+)'\)\]$")
 
 

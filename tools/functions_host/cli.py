@@ -251,7 +251,7 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost, sock: so
     except (FunctionAppError, RouteTemplateError, ValueError) as exc:
         print(f"ol2purview serve: {exc}", file=sys.stderr)
         return 2
-    print(banner(options, http.routes, host.describe()), flush=True)
+    _say(banner(options, http.routes, host.describe()))
     server = uvicorn.Server(
         uvicorn.Config(
             http, host=options.host, port=options.port, lifespan="off", access_log=False,  # URLs carry ?code=
@@ -264,8 +264,7 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost, sock: so
         signal.signal(sig, _ignore_signal)
     # uvicorn handles SIGINT and SIGTERM while it serves; SIGHUP (the terminal closed) must stop it the same way.
     signal.signal(signal.SIGHUP, lambda _sig, frame: server.handle_exit(signal.SIGTERM, frame))
-    asyncio.run(_serve(server, sock, lambda: print(f"{READY_LINE}: http://{options.host}:{options.port}",
-                                                   flush=True)))
+    asyncio.run(_serve(server, sock, lambda: _say(f"{READY_LINE}: http://{options.host}:{options.port}")))
     if not server.started:
         print(f"ol2purview serve: could not listen on {options.host}:{options.port} (see the error above)",
               file=sys.stderr)
@@ -300,9 +299,8 @@ def run_worker(args: argparse.Namespace) -> int:
         return started
     _app, host = started
     try:
-        print("\n".join(["ol2purview worker: queue and timer triggers of " + options.app_path.name,
-                         *([joined] if joined else []), *host.describe()]), flush=True)
-        print(f"{READY_LINE}: worker", flush=True)
+        _say("\n".join(["ol2purview worker: queue and timer triggers of " + options.app_path.name,
+                        *([joined] if joined else []), *host.describe(), f"{READY_LINE}: worker"]))
         while not stop.wait(0.5):
             pass
     finally:
@@ -311,6 +309,12 @@ def run_worker(args: argparse.Namespace) -> int:
     print(f"ol2purview worker: stopped ({counts.get('succeeded', 0)} succeeded, {counts.get('failed', 0)} failed, "
           f"{counts.get('poisoned', 0)} poisoned)", flush=True)
     return 0
+
+
+def _say(text: str) -> None:
+    """Print lines in one write, so that a log record from a trigger thread cannot land in the middle of them."""
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
 
 
 def _interrupt(signum: int, frame: object) -> None:
