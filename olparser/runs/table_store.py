@@ -151,23 +151,23 @@ class TableRunStateStore:
         now = time.time() if now is None else now
         keys = set(sorted_keys(keys))
         dangling = set(sorted_keys(dangling))
-        released: list[set[Key]] = []
 
-        def attempt() -> bool:
+        def attempt() -> tuple[set[Key], set[Key]] | None:
+            """What the run no longer claims and what it left dangling; None when the run's version moved on."""
             entity = self._read(run_key)
             if version is not None and (entity is None or int(entity.get("version", 0)) != version):
-                return False
+                return None
             claimed = self._get_keys(entity, "claimed")
-            released[:] = [claimed - keys, dangling - keys - claimed]
             new = self._carry_over(run_key, entity)
             self._put_keys(new, "written", keys)
             self._put_keys(new, "claimed", keys)
             new.update(fingerprint=fingerprint, updated_at=float(now), due_attempts=0)
             new.pop("due_at", None)
             self._write(new, entity)
-            return True
+            return claimed - keys, dangling - keys - claimed
 
-        if not self._with_retries(attempt):
+        released = self._with_retries(attempt)
+        if released is None:
             return CommitResult(stale=True)
         removed, others = released
         orphans = [key for key in sorted(removed) if self._remove_user(key, now)]
@@ -197,8 +197,7 @@ class TableRunStateStore:
                 if int(ref.get("users", 0)) <= 0:
                     self._delete(ref)
                 else:
-                    self._write(TableEntity(ref_keys, users=int(ref["users"]), type_name=key[0],
-                                            qualified_name=key[1]), ref)
+                    self._write(_ref_row(ref_keys, key, users=int(ref["users"])), ref)
 
             self._with_retries(attempt)
 
@@ -250,21 +249,19 @@ class TableRunStateStore:
         return [run_key for _, run_key in found[:limit]]
 
     def postpone(self, run_key: str, due_at: float) -> int:
-        attempts = [0]
-
-        def attempt() -> None:
+        def attempt() -> int:
             entity = self._read(run_key)
             if entity is None:
                 self._delete_due(run_key)
-                return
+                return 0
+            attempts = int(entity.get("due_attempts", 0)) + 1
             new = TableEntity(entity)
-            attempts[0] = int(entity.get("due_attempts", 0)) + 1
-            new.update(due_at=float(due_at), due_attempts=attempts[0])
+            new.update(due_at=float(due_at), due_attempts=attempts)
             self._write(new, entity)
             self._put_due(run_key, float(due_at))
+            return attempts
 
-        self._with_retries(attempt)
-        return attempts[0]
+        return self._with_retries(attempt)
 
     # --- housekeeping ------------------------------------------------------------------------------------------
     def purge_expired(self, now: float | None = None) -> int:
@@ -305,9 +302,8 @@ class TableRunStateStore:
         """Apply `change` to the process's writers; the key of the newest writer afterwards when `change` says so
         (it returns the new list and whether the newest matters), else None."""
         keys = self._process_keys(name)
-        newest: list[str | None] = [None]
 
-        def attempt() -> None:
+        def attempt() -> str | None:
             entity = self._read_keys(keys)
             writers: list[Writer] = []
             if entity is not None:
@@ -315,16 +311,15 @@ class TableRunStateStore:
                 writers = ([(float(t), str(k)) for t, k in json.loads(listed)] if listed
                            else [(float(entity["run_time"]), str(entity.get("run_key", "")))])
             changed, dropped_newest = change(writers)
-            newest[0] = changed[0][1] if dropped_newest and changed else None
             if not changed:
                 if entity is not None:
                     self._delete(entity)
-                return
+                return None
             self._write(TableEntity(keys, run_time=changed[0][0], run_key=changed[0][1],
                                     writers=json.dumps(changed)), entity)
+            return changed[0][1] if dropped_newest else None
 
-        self._with_retries(attempt)
-        return newest[0]
+        return self._with_retries(attempt)
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         reset = 0
@@ -357,52 +352,43 @@ class TableRunStateStore:
     def _add_user(self, key: Key, now: float) -> bool:
         """Count one more user of `key`; True if the entity is being deleted right now (the writer must wait)."""
         ref_keys = self._ref_keys(key)
-        tombstoned = [False]
 
-        def attempt() -> None:
+        def attempt() -> bool:
             ref = self._read_keys(ref_keys)
-            users = int(ref.get("users", 0)) if ref is not None else 0
-            new = TableEntity(ref) if ref is not None else TableEntity(ref_keys, type_name=key[0],
-                                                                       qualified_name=key[1])
-            new["users"] = users + 1
-            tombstoned[0] = ref is not None and _tombstoned(ref, now)
+            new = _ref_row(ref_keys, key, ref)
+            new["users"] = int(new.get("users", 0)) + 1
             self._write(new, ref)
+            return ref is not None and _tombstoned(ref, now)
 
-        self._with_retries(attempt)
-        return tombstoned[0]
+        return self._with_retries(attempt)
 
     def _remove_user(self, key: Key, now: float) -> bool:
         """Count one user less; True if none is left (the entity is then tombstoned: delete it)."""
         ref_keys = self._ref_keys(key)
-        orphaned = [False]
 
-        def attempt() -> None:
+        def attempt() -> bool:
             ref = self._read_keys(ref_keys)
-            users = int(ref.get("users", 0)) - 1 if ref is not None else 0
-            new = TableEntity(ref) if ref is not None else TableEntity(ref_keys, type_name=key[0],
-                                                                       qualified_name=key[1])
+            new = _ref_row(ref_keys, key, ref)
+            users = int(new.get("users", 0)) - 1
             new["users"] = max(users, 0)
-            orphaned[0] = users <= 0
-            if orphaned[0]:
+            if users <= 0:
                 new["deleting_since"] = float(now)
             self._write(new, ref)
+            return users <= 0
 
-        self._with_retries(attempt)
-        return orphaned[0]
+        return self._with_retries(attempt)
 
     def _tombstone_if_unused(self, key: Key, now: float) -> bool:
         ref_keys = self._ref_keys(key)
-        orphaned = [False]
 
-        def attempt() -> None:
+        def attempt() -> bool:
             ref = self._read_keys(ref_keys)
-            orphaned[0] = ref is None or int(ref.get("users", 0)) <= 0
-            if orphaned[0]:
-                self._write(TableEntity(ref_keys, users=0, deleting_since=float(now), type_name=key[0],
-                                        qualified_name=key[1]), ref)
+            unused = ref is None or int(ref.get("users", 0)) <= 0
+            if unused:
+                self._write(_ref_row(ref_keys, key, users=0, deleting_since=float(now)), ref)
+            return unused
 
-        self._with_retries(attempt)
-        return orphaned[0]
+        return self._with_retries(attempt)
 
     # --- entity helpers ----------------------------------------------------------------------------------------
     def _carry_over(self, run_key: str, entity: TableEntity | None) -> TableEntity:
@@ -511,6 +497,13 @@ def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:
             f"run {run_id}: merged state is {len(data)} bytes compressed, over the {limit}-byte limit of one Table "
             "storage entity; use RUN_STATE_STORE=sqlite or strip large facets (STRIP_FACETS)")
     return data
+
+
+def _ref_row(ref_keys: dict[str, str], key: Key, ref: TableEntity | None = None, **values: Any) -> TableEntity:
+    """The reference-count row of `key`: a copy of `ref` when there is one, else a new row; `values` set on top."""
+    row = TableEntity(ref) if ref is not None else TableEntity(ref_keys, type_name=key[0], qualified_name=key[1])
+    row.update(values)
+    return row
 
 
 def _tombstoned(ref: TableEntity, now: float) -> bool:
