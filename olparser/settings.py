@@ -101,6 +101,9 @@ class Settings:
     dataset_identity: str = "table"  # DATASET_IDENTITY: table (symlink identifier) | storage (the location)
     # DATABRICKS_WORKSPACE_HOSTS: "<workspace id>=<host>,..." for clusters whose events carry only the workspace id
     databricks_workspace_hosts: tuple[tuple[str, str], ...] = ()
+    # DATABRICKS_METASTORE_IDS: "<workspace id or host>=<Unity Catalog metastore id>,..." so that a Unity Catalog table
+    # is named as Purview's Unity Catalog scan names it (databricks://{metastore id}/catalogs/...)
+    databricks_metastore_ids: tuple[tuple[str, str], ...] = ()
     # --- what a run may write, and when ------------------------------------------------------------------------
     max_datasets_per_run: int = 500  # MAX_DATASETS_PER_RUN: inputs (and outputs) kept per run, in name order
     max_process_edges_per_run: int = 10_000  # MAX_PROCESS_EDGES_PER_RUN: inputs x outputs written per run
@@ -152,6 +155,7 @@ class Settings:
             lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),
             dataset_identity=(env.get("DATASET_IDENTITY") or d.dataset_identity).lower(),
             databricks_workspace_hosts=_pairs(env.get("DATABRICKS_WORKSPACE_HOSTS")),
+            databricks_metastore_ids=_pairs(env.get("DATABRICKS_METASTORE_IDS")),
             max_datasets_per_run=_limit(env, "MAX_DATASETS_PER_RUN", d.max_datasets_per_run),
             max_process_edges_per_run=_limit(env, "MAX_PROCESS_EDGES_PER_RUN", d.max_process_edges_per_run),
             incomplete_run_seconds=_limit(env, "INCOMPLETE_RUN_SECONDS", d.incomplete_run_seconds, 0),

@@ -17,12 +17,15 @@ class LineageOptions:
     workspace_hosts: Databricks workspace id (`clusterOwnerOrgId`) -> workspace host, for events that carry the id
         but no host (the id alone does not tell the region shard of `adb-<id>.<shard>.azuredatabricks.net`).
     max_process_edges: at most this many inputs × outputs per run (MAX_PROCESS_EDGES_PER_RUN).
+    workspace_metastores: Databricks workspace id or host -> Unity Catalog metastore id (DATABRICKS_METASTORE_IDS), to
+        name a Unity Catalog table as Purview's Unity Catalog scan does.
     """
 
     dataset_identity: str = "table"
     lineage_on_failure: bool = False
     workspace_hosts: tuple[tuple[str, str], ...] = ()
     max_process_edges: int = 10_000
+    workspace_metastores: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.dataset_identity not in DATASET_IDENTITIES:
@@ -38,7 +41,18 @@ class LineageOptions:
         return cls(dataset_identity=settings.dataset_identity,
                    lineage_on_failure=settings.lineage_on_failure,
                    workspace_hosts=tuple(sorted((str(k), str(v)) for k, v in pairs)),
-                   max_process_edges=settings.max_process_edges_per_run)
+                   max_process_edges=settings.max_process_edges_per_run,
+                   workspace_metastores=tuple(sorted(
+                       (str(k).strip().lower(), str(v).strip().lower())
+                       for k, v in (getattr(settings, "databricks_metastore_ids", None) or ()))))
 
     def workspace_host_for(self, workspace_id: str) -> str | None:
         return dict(self.workspace_hosts).get(workspace_id)
+
+    def metastore_for(self, *workspace: str | None) -> str | None:
+        """The Unity Catalog metastore id of a workspace, looked up by any of its names (id, host), or None."""
+        known = dict(self.workspace_metastores)
+        for name in workspace:
+            if name and (found := known.get(name.strip().lower())):
+                return found
+        return None
