@@ -51,7 +51,8 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     if not run.outputs:
         return LineagePlan(notes=(NO_OUTPUTS,))
     ctx = run_context(run, options)
-    resolver = DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options)
+    resolver = DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options,
+                               metastore_id=options.metastore_for(ctx.workspace_id, ctx.workspace_host))
     run_inputs, run_outputs, truncation = _within_edge_limit(run, options.max_process_edges)
     inputs = [resolver.resolve(facts) for facts in run_inputs]
     outputs = [resolver.resolve(facts) for facts in run_outputs]

@@ -41,6 +41,7 @@ class RunContext:
     app_display_name: str
     display_job_name: str  # the job name without the application / databricks_shell / host prefix
     user: str | None
+    workspace_id: str | None = None  # clusterOwnerOrgId (or orgId) of the environment facet
 
     @property
     def mount_points(self) -> Any:
@@ -65,10 +66,12 @@ def run_context(run: RunSnapshot, options: LineageOptions) -> RunContext:
     user = environment.get("user") or _facet(run.run_facets, "spark_applicationDetails").get("userName")
     app_display = (properties.get("spark.app.name") or _facet(run.run_facets, "spark_applicationDetails").get("appName")
                    or app_key)
+    workspace_id = next((str(environment[key]).strip() for key in WORKSPACE_ID_KEYS
+                         if isinstance(environment.get(key), (str, int)) and str(environment[key]).strip()), None)
     return RunContext(environment=environment, workspace_host=host, workspace_source=source,
                       is_databricks=is_databricks, app_key=app_key, app_display_name=str(app_display),
                       display_job_name=display_job_name(run.job_name, app_key),
-                      user=str(user) if user else None)
+                      user=str(user) if user else None, workspace_id=workspace_id)
 
 
 def display_job_name(job_name: str, app_key: str) -> str:

@@ -7,7 +7,10 @@
   `dataset_identity` decides ("table", the default: Purview scans metastore tables as hive_table and people think in
   tables; "storage": the location). The other identity is kept on the process (`datasetLocations` for a table's
   location, `datasetTables` for a location's table).
-- Unity Catalog (`unity-catalog` / `catalog.schema.table`) has no Purview built-in type: unless a rule maps it or its
+- Unity Catalog (`unity-catalog` / `catalog.schema.table`): when the workspace's metastore is known
+  (`DATABRICKS_METASTORE_IDS`), the table is the `databricks_table` that Purview's Unity Catalog scan registers,
+  `databricks://{metastore id}/catalogs/{catalog}/schemas/{schema}/tables/{table}` (a scanner type: referenced when it
+  exists, created otherwise, and the scan later updates that same entity). Otherwise, unless a rule maps it or its
   location maps, it becomes a `databricks_unity_catalog_table` with qualifiedName
   `unity-catalog://{catalog}.{schema}.{table}` (lower case, as Unity Catalog stores names). The metastore is not in
   the events and a table is shared by every workspace attached to its metastore, so the workspace host is not part of
@@ -23,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from olparser.naming import MappingEngine, MountPoint
+from olparser.resolution import unity_catalog
 from olparser.runs.model import DatasetFacts
 
 from .options import LineageOptions
@@ -31,6 +35,7 @@ from .plan import COLUMN_TYPE  # noqa: F401  (re-exported: columns belong to the
 PLACEHOLDER_TYPE = "openlineage_dataset"
 UNITY_CATALOG_TYPE = "databricks_unity_catalog_table"
 UNITY_CATALOG_NAMESPACE = "unity-catalog"
+UNITY_CATALOG_SCAN_RULE = "Unity Catalog scan (metastore from DATABRICKS_METASTORE_IDS)"
 NO_RULE = "no mapping rule matched"
 
 
@@ -69,12 +74,13 @@ class ResolvedDataset:
 
 @dataclass(frozen=True)
 class DatasetResolver:
-    """Maps datasets of one run (its mount points and workspace host) through the rules."""
+    """Maps datasets of one run (its mount points, workspace host and Unity Catalog metastore) through the rules."""
 
     engine: MappingEngine
     mounts: tuple[MountPoint, ...]
     workspace_url: str | None
     options: LineageOptions
+    metastore_id: str | None = None  # the Unity Catalog metastore of the run's workspace, when known
 
     def resolve(self, facts: DatasetFacts) -> ResolvedDataset:
         """The dataset of an input/output; with its columns (from the `schema` facet) when the connector owns it."""
@@ -99,6 +105,12 @@ class DatasetResolver:
             return ResolvedDataset(type_name=result.purview_type, qualified_name=result.qualified_name,
                                    display_name=display_name(namespace, name), owned=False,
                                    namespace=namespace, name=name, rule=result.rule_name or "")
+        three_parts = unity_catalog.split_three_part_name(name) if namespace == UNITY_CATALOG_NAMESPACE else None
+        if three_parts is not None and self.metastore_id:
+            return ResolvedDataset(type_name=unity_catalog.DATABRICKS_TABLE,
+                                   qualified_name=unity_catalog.table_qualified_name(self.metastore_id, *three_parts),
+                                   display_name=three_parts[2].lower(), owned=False, namespace=namespace, name=name,
+                                   rule=UNITY_CATALOG_SCAN_RULE)
         columns = schema_columns(facets) if facets else ()
         if namespace == UNITY_CATALOG_NAMESPACE and len(name.split(".")) == 3:
             return ResolvedDataset(type_name=UNITY_CATALOG_TYPE,

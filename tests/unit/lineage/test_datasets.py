@@ -161,3 +161,36 @@ def test_placeholder_qualified_names_are_normalised(namespace, name, expected):
 def test_unknown_dataset_identity_is_refused():
     with pytest.raises(ValueError, match="dataset_identity must be one of table, storage: got 'path'"):
         LineageOptions(dataset_identity="path")
+
+
+UNITY_ENVIRONMENT = {"environment-properties": {"_producer": "test", "environment-properties": {
+    "spark.databricks.clusterUsageTags.clusterOwnerOrgId": "5550001112223334"}}}
+
+
+@pytest.mark.parametrize("workspace", ["5550001112223334", "adb-5550001112223334.4.azuredatabricks.net"])
+def test_unity_catalog_table_of_a_known_metastore_is_the_table_the_unity_catalog_scan_registers(engine, workspace):
+    run = RunSnapshot(run_id="r1", job_namespace="etl", job_name="app.insert", event_type="COMPLETE",
+                      event_time="2024-05-01T10:00:00Z", producer="test", run_facets=UNITY_ENVIRONMENT,
+                      outputs=(UNITY_OUTPUT,))
+    options = LineageOptions(workspace_metastores=((workspace, "0a1b2c3d-0000-4000-8000-00000000abcd"),),
+                             workspace_hosts=(("5550001112223334", "adb-5550001112223334.4.azuredatabricks.net"),))
+    plan = build_lineage(run, engine, options)
+
+    table = "databricks://0a1b2c3d-0000-4000-8000-00000000abcd/catalogs/main/schemas/sales/tables/orders"
+    assert plan.external_datasets == ({"typeName": "databricks_table", "guid": "-1",
+                                       "attributes": {"qualifiedName": table, "name": "orders"}},)
+    process = plan.entities[-1]["attributes"]
+    assert process["outputs"] == [{"guid": "-1", "typeName": "databricks_table",
+                                   "uniqueAttributes": {"qualifiedName": table}}]
+    assert process["datasetLocations"] == (
+        '{"%s":"https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234"}' % table)
+    assert plan.unmatched == ()
+
+
+def test_unity_catalog_table_of_another_workspace_keeps_todays_identity(engine):
+    run = RunSnapshot(run_id="r1", job_namespace="etl", job_name="app.insert", event_type="COMPLETE",
+                      event_time="2024-05-01T10:00:00Z", producer="test", run_facets=UNITY_ENVIRONMENT,
+                      outputs=(UNITY_OUTPUT,))
+    plan = build_lineage(run, engine, LineageOptions(workspace_metastores=(("999", "other"),)))
+
+    assert [d["typeName"] for d in plan.external_datasets] == ["azure_datalake_gen2_path"]
