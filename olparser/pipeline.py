@@ -42,6 +42,7 @@ from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits
 from olparser.naming import MappingEngine
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, run_instant, snapshot_from_static
 from olparser.runs.store import TOMBSTONE_SECONDS, Key
+from olparser.sql import ParseSql
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,8 @@ def static_key(event: dict[str, Any]) -> str:
 class LineagePipeline:
     def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
                  uploader: Uploader, policy: WritePolicy = WritePolicy(), *,
-                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+                 parse_sql: ParseSql | None = None) -> None:
         self._store = store
         self._engine = engine
         self._options = options
@@ -132,6 +134,7 @@ class LineagePipeline:
         self._policy = policy
         self._clock = clock
         self._sleep = sleep
+        self._parse_sql = parse_sql  # column lineage from a run's `sql` facet (None: not derived)
         self._run_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
         self._process_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
 
@@ -232,7 +235,7 @@ class LineagePipeline:
         uploaded: set[Key] = set()
         calls = 0
         for _ in range(MAX_REBUILDS):
-            plan = LineagePlan() if empty else build_lineage(run, self._engine, self._options, status=status)
+            plan = LineagePlan() if empty else self._build(run, status)
             fingerprint = plan_fingerprint(plan)
             if not uploaded and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
@@ -279,6 +282,9 @@ class LineagePipeline:
                                  deleted=deleted)
         raise RuntimeError(f"run {key} kept changing while it was being written")
 
+    def _build(self, run: RunSnapshot, status: str) -> LineagePlan:
+        return build_lineage(run, self._engine, self._options, status=status, parse_sql=self._parse_sql)
+
     def _restore(self, process: str, writer: str, now: float) -> int:
         """Write `process` again as run `writer` (the newest run that still has it) wrote it: the run that wrote it
         last no longer has it. Returns the catalog calls it cost."""
@@ -286,8 +292,7 @@ class LineagePipeline:
         if run is None:
             log.info("process %s: run %s, which still has it, is no longer known; left as it is", process, writer)
             return 0
-        plan = build_lineage(run, self._engine, self._options,
-                             status=run.event_type if run.is_terminal else INCOMPLETE)
+        plan = self._build(run, run.event_type if run.is_terminal else INCOMPLETE)
         others = set(plan.process_names()) - {process}
         if len(others) == len(plan.process_names()):
             return 0

@@ -30,6 +30,7 @@ from olparser.naming.reloading import ReloadingEngine
 from olparser.pipeline import DueReport, LineageOutcome, LineagePipeline, WritePolicy
 from olparser.runs import RunStateStore, open_run_state_store
 from olparser.settings import TYPEDEFS_DIR, Settings
+from olparser.sql.process_parser import SqlParser
 
 T = TypeVar("T")
 
@@ -120,6 +121,12 @@ class Runtime:
     def lineage_options(self) -> LineageOptions:
         return self._once("lineage_options", lambda: LineageOptions.from_settings(self.settings))
 
+    def sql_parser(self) -> SqlParser | None:
+        """Column lineage from a run's SQL (SQL_COLUMN_LINEAGE): the parser's worker processes start on the first
+        statement that needs them, not here."""
+        return self._once("sql_parser", lambda: SqlParser.from_settings(self.settings)
+                          if self.settings.sql_column_lineage else None)
+
     def catalog_target(self) -> CatalogTarget:
         """Purview or an Atlas endpoint. `embedded` needs the endpoint of a running local catalog (the local host
         starts one and sets ATLAS_ENDPOINT), so without one it is a configuration error."""
@@ -150,7 +157,7 @@ class Runtime:
     def pipeline(self) -> LineagePipeline:
         return self._once("pipeline", lambda: LineagePipeline(
             self.run_state_store(), self.engine(), self.lineage_options(), self.uploader(),
-            WritePolicy.from_settings(self.settings)))
+            WritePolicy.from_settings(self.settings), parse_sql=self.sql_parser()))
 
     def process(self, event: dict[str, Any]) -> LineageOutcome:
         """Run the pipeline for one event (the pipeline handles one event of a run at a time in this process)."""
@@ -169,7 +176,7 @@ class Runtime:
         """Release what holds files or connections (tests; a host shutting down)."""
         with self._lock:
             built, self._built = self._built, {}
-        for name in ("catalog_client", "run_state_store", "queue_service"):
+        for name in ("catalog_client", "run_state_store", "queue_service", "sql_parser"):
             close = getattr(built.get(name), "close", None)
             if close is not None:
                 close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MAPPINGS_PATH = PROJECT_ROOT / "config" / "OlToPurviewMappings.json"
@@ -46,15 +46,17 @@ def _float(value: str | None, default: float) -> float:
     return float(value)
 
 
-def _limit(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
-    """An integer limit read from setting `name`; a clear error naming the setting when it is not one."""
+def _limit(env: Mapping[str, str], name: str, default: int, minimum: float = 1, kind: type = int) -> Any:
+    """An integer limit (or a `kind=float` number) read from setting `name`; a clear error naming the setting when it
+    is not one."""
     value = env.get(name)
     if value is None or value.strip() == "":
         return default
     try:
-        number = int(value)
+        number = kind(value)
     except ValueError:
-        raise ValueError(f"{name} must be an integer, got {value.strip()[:40]!r}") from None
+        what = "an integer" if kind is int else "a number"
+        raise ValueError(f"{name} must be {what}, got {value.strip()[:40]!r}") from None
     if number < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {number}")
     return number
@@ -111,6 +113,10 @@ class Settings:
     # DATABRICKS_ENVIRONMENT_WAIT_SECONDS: hold a finished Databricks run whose environment facet (notebook, mounts)
     # has not arrived yet, at most this long; 0 writes at once (and corrects when the facet comes)
     databricks_environment_wait_seconds: int = 60
+    # --- column lineage from SQL (a `sql` job facet and no columnLineage facet) ----------------------------------
+    sql_column_lineage: bool = True  # SQL_COLUMN_LINEAGE: derive column lineage from the run's SQL
+    max_sql_chars: int = 65_536  # MAX_SQL_CHARS: longer queries are not parsed (table lineage only)
+    sql_parse_timeout_seconds: float = 2.0  # SQL_PARSE_TIMEOUT_SECONDS: a parse that takes longer is abandoned
     # --- catalog target ----------------------------------------------------------------------------------------
     purview_account_name: str | None = None  # PURVIEW_ACCOUNT_NAME
     purview_api: str = "datamap"  # PURVIEW_API: datamap (GA, /datamap/api) | catalog (legacy, /catalog/api)
@@ -161,6 +167,10 @@ class Settings:
             incomplete_run_seconds=_limit(env, "INCOMPLETE_RUN_SECONDS", d.incomplete_run_seconds, 0),
             databricks_environment_wait_seconds=_limit(env, "DATABRICKS_ENVIRONMENT_WAIT_SECONDS",
                                                        d.databricks_environment_wait_seconds, 0),
+            sql_column_lineage=_flag(env.get("SQL_COLUMN_LINEAGE"), d.sql_column_lineage),
+            max_sql_chars=_limit(env, "MAX_SQL_CHARS", d.max_sql_chars),
+            sql_parse_timeout_seconds=_limit(env, "SQL_PARSE_TIMEOUT_SECONDS",
+                                             d.sql_parse_timeout_seconds, 0.01, float),
             purview_account_name=env.get("PURVIEW_ACCOUNT_NAME") or None,
             purview_api=(env.get("PURVIEW_API") or d.purview_api).lower(),
             atlas_endpoint=env.get("ATLAS_ENDPOINT") or None,

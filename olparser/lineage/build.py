@@ -11,7 +11,8 @@ and the truncation is recorded on every process of the run (`lineageTruncated`) 
 from __future__ import annotations
 
 from olparser.naming import MappingEngine, mounts_from_facet
-from olparser.runs.model import RunSnapshot
+from olparser.runs.model import DatasetFacts, RunSnapshot
+from olparser.sql import ParseSql
 
 from .columns import column_lineage
 from .context import RunContext, run_context
@@ -21,8 +22,10 @@ from .options import LineageOptions
 from .owners import build_owner
 from .plan import LineagePlan, UnmatchedDataset
 from .processes import build_process
+from .sql_columns import SQL_SOURCE, DerivedColumns, derive_column_lineage, has_column_lineage
 
 NO_OUTPUTS = "the run has no outputs: nothing to write"
+COLUMN_LINEAGE_FACET = "facet"
 
 
 def should_write_lineage(run: RunSnapshot, options: LineageOptions) -> bool:
@@ -43,13 +46,15 @@ def awaits_environment(run: RunSnapshot, options: LineageOptions) -> bool:
 
 
 def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, *,
-                  status: str | None = None) -> LineagePlan:
+                  status: str | None = None, parse_sql: ParseSql | None = None) -> LineagePlan:
     """The Atlas entities for one run: datasets, owner, one process per (job, output), column lineage.
 
     `status` is the processes' `lastRunStatus` (default: the run's state; the incomplete-runs timer passes
-    INCOMPLETE)."""
+    INCOMPLETE). `parse_sql`, when given, derives the column lineage of outputs that have none from the run's `sql`
+    job facet (`sql_columns`)."""
     if not run.outputs:
         return LineagePlan(notes=(NO_OUTPUTS,))
+    derived = derive_column_lineage(run, parse_sql) if parse_sql is not None else None
     ctx = run_context(run, options)
     resolver = DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options,
                                metastore_id=options.metastore_for(ctx.workspace_id, ctx.workspace_host))
@@ -69,12 +74,14 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         owner = build_owner(run.job_namespace, ctx)
         owner_entities = owner.entities
         for facts, output in zip(run_outputs, outputs):
-            lineage = column_lineage(facts.facets.get("columnLineage"), output, resolve_field_dataset)
+            facet, source = _column_lineage_facet(facts, derived)
+            lineage = column_lineage(facet, output, resolve_field_dataset)
             if lineage is not None:
                 datasets.extend(lineage.sources)
             processes.append(build_process(run, ctx, owner, output, inputs, lineage,
                                            status=status or run.event_type, truncation=truncation,
-                                           max_inputs=max(len(inputs), 1) if truncation else None))
+                                           max_inputs=max(len(inputs), 1) if truncation else None,
+                                           lineage_source=source))
     unique = _unique_datasets(datasets)
     owned = [unique[key] for key in sorted(unique) if unique[key].owned]
     external = [unique[key] for key in sorted(unique) if not unique[key].owned]
@@ -92,8 +99,19 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         unmatched=tuple(sorted({UnmatchedDataset(d.namespace, d.name, d.unmatched_reason)
                                 for d in unique.values() if d.unmatched_reason},
                                key=lambda u: (u.namespace, u.name, u.reason))),
-        notes=_notes(ctx) + ((truncation,) if truncation else ()),
+        notes=_notes(ctx) + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
+                                                                       else ()),
     )
+
+
+def _column_lineage_facet(facts: DatasetFacts, derived: DerivedColumns | None) -> tuple[object, str]:
+    """The output's `columnLineage` facet and where it came from: `facet` (the producer's), `sql` (derived from the
+    run's SQL because the producer sent none), or "" (none)."""
+    facet = facts.facets.get("columnLineage")
+    if has_column_lineage(facet):
+        return facet, COLUMN_LINEAGE_FACET
+    found = derived.facets.get((facts.namespace, facts.name)) if derived else None
+    return (found, SQL_SOURCE) if found else (facet, "")
 
 
 def _within_edge_limit(run: RunSnapshot, max_edges: int) -> tuple[tuple, tuple, str]:

@@ -38,7 +38,7 @@ def process_qualified_name(owner: Owner, job_name: str, output: ResolvedDataset)
 
 def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: ResolvedDataset,
                   inputs: Iterable[ResolvedDataset], lineage: ColumnLineage | None, *, status: str,
-                  truncation: str = "", max_inputs: int | None = None) -> JSON:
+                  truncation: str = "", max_inputs: int | None = None, lineage_source: str = "") -> JSON:
     unique_inputs = {d.key: d for d in inputs}
     if lineage is not None:
         for source in lineage.sources:
@@ -62,6 +62,7 @@ def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: Resol
         "lastRunStatus": status,
         "lastRunUser": ctx.user or "",
         "lineageTruncated": truncation,
+        "columnLineageSource": lineage_source,
     }
     return entity(owner.process_type, process_qualified_name(owner, job, output), attributes,
                   {owner.process_relationship: owner.reference()})

@@ -21,6 +21,7 @@ from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.naming import MappingEngine
 from olparser.settings import TYPEDEFS_DIR, Settings
+from olparser.sql.process_parser import SqlParser
 
 from .catalog import RateLimiter, ThrottledClient, WriteStats, delete_entities, read_entities
 from .records import AcceptedRecord, in_time_range, read_record
@@ -31,6 +32,7 @@ from .runs import PLANNED, RunResult, Selected
 DEFAULT_CALLS_PER_SECOND = 20.0
 _engines: dict[str, MappingEngine] = {}
 _engines_lock = threading.Lock()
+_sql_parsers: dict[tuple[int, float], SqlParser] = {}
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,17 @@ class BackfillJob:
             if text not in _engines:
                 _engines[text] = MappingEngine.from_json_text(text)
             return _engines[text]
+
+    def sql_parser(self) -> SqlParser | None:
+        """The SQL parser for column lineage from a run's SQL (SQL_COLUMN_LINEAGE), one per Python process; its
+        worker processes start on the first statement that needs them."""
+        if not self.settings.sql_column_lineage:
+            return None
+        key = (self.settings.max_sql_chars, self.settings.sql_parse_timeout_seconds)
+        with _engines_lock:
+            if key not in _sql_parsers:
+                _sql_parsers[key] = SqlParser.from_settings(self.settings)
+            return _sql_parsers[key]
 
     def limits(self) -> IntakeLimits:
         return IntakeLimits.from_settings(self.settings)

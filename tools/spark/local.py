@@ -37,11 +37,11 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
             tally = tally.add(value)  # type: ignore[arg-type]
         else:
             events[key].append(value)  # type: ignore[arg-type]
-    engine, options = job.engine(), job.options()
+    engine, options, parse_sql = job.engine(), job.options(), job.sql_parser()
     reducer = FactReducer()
     planned: list[bytes] = []  # each planned run pickled and compressed until its plan is selected
     for key in list(events):
-        result = plan_run(key, events.pop(key), engine, options)
+        result = plan_run(key, events.pop(key), engine, options, parse_sql)
         reducer.add(result)
         if is_planned(result):
             planned.append(zlib.compress(pickle.dumps(result, pickle.HIGHEST_PROTOCOL), 1))

@@ -23,6 +23,7 @@ from olparser.lineage.combine import entity_content, with_versions
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.naming import MappingEngine
 from olparser.runs import merge_event, run_instant, snapshot_from_static
+from olparser.sql import ParseSql
 
 from .records import STATIC_KEY_PREFIX
 from .report import Tally
@@ -44,9 +45,10 @@ class RunResult:
     unmatched: tuple[tuple[str, str], ...] = ()
 
 
-def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions) -> RunResult:
+def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
+             parse_sql: ParseSql | None = None) -> RunResult:
     """Merge a run's events (zlib-compressed JSON; static lineage: its one event) and build its plan as the live path
-    does."""
+    does (column lineage from the run's SQL when `parse_sql` is given)."""
     if key.startswith(STATIC_KEY_PREFIX):
         run = snapshot_from_static(json.loads(zlib.decompress(next(iter(events)))))
     else:
@@ -57,7 +59,7 @@ def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: 
     order = (run_instant(run) or OLDEST, key)
     if not should_write_lineage(run, options):
         return RunResult(key, SKIPPED if run.is_terminal else WAITING, order)
-    plan = build_lineage(run, engine, options)
+    plan = build_lineage(run, engine, options, parse_sql=parse_sql)
     if not plan.entities and not plan.external_datasets:
         return RunResult(key, SKIPPED, order)
     unmatched = tuple(sorted({(u.namespace, u.name) for u in plan.unmatched}))

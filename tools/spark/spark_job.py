@@ -72,12 +72,12 @@ def _records(job: Any, bodies: Iterable[bytes | Exception]) -> Iterator[tuple[st
 
 def _plan_runs(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterator[RunResult | Tally]:
     value = job.value
-    engine, options = value.engine(), value.options()
+    engine, options, parse_sql = value.engine(), value.options(), value.sql_parser()
     for key, values in groups:
         if key == TALLY_KEY:
             yield reduce(Tally.add, values, Tally())
         else:
-            yield plan_run(key, values, engine, options)
+            yield plan_run(key, values, engine, options, parse_sql)
 
 
 def _facts(item: RunResult | Tally) -> list[tuple[tuple, Any]]:

@@ -82,7 +82,8 @@ def test_accelerator_event_gives_notebook_owner_adls_input_and_placeholders(engi
              "lastRunTime": "2022-01-25T19:36:00.668Z",
              "lastRunStatus": "COMPLETE",
              "lastRunUser": "marktayl@cmiaaval.cummins.com",
-             "lineageTruncated": ""},
+             "lineageTruncated": "",
+             "columnLineageSource": "facet"},
          "relationshipAttributes": {"notebook": _ref("-3", "databricks_notebook", NOTEBOOK)}},
     )
     assert plan.unmatched == (UnmatchedDataset("N1", "inputTable", "no rule for N1"),
@@ -207,7 +208,8 @@ def test_dataproc_run_is_a_spark_application_over_hive_tables(engine):
             "lastRunTime": "2024-10-17T09:18:29.267Z",
             "lastRunStatus": "COMPLETE",
             "lastRunUser": "",
-            "lineageTruncated": ""},
+            "lineageTruncated": "",
+            "columnLineageSource": "facet"},
          "relationshipAttributes": {"application": _ref("-3", "spark_application", app)}},
     )
     assert plan.external_datasets == (
