@@ -7,6 +7,12 @@ Databricks (a workspace host is known): `databricks_workspace` `databricks://{ho
 events carry no task key: it is the notebook path for notebook tasks, else the job type. Processes are
 `databricks_process` under the task (relationship `task`) or else the notebook (relationship `notebook`).
 
+Where only ids are known (Unity Catalog's lineage system tables, `ol2purview spark system-lineage`): a notebook by its
+id (`spark.databricks.notebook.id`, as Databricks sets it) is `{workspace qn}/notebook-ids/{id}` (a path always starts
+with a folder name such as Users or Shared, so the two forms never meet) and a notebook task's key is
+`notebook-{id}`; a Delta Live Tables pipeline (`pipelines.id`, as DLT sets it) is `databricks_pipeline`
+`{workspace qn}/pipelines/{id}`, owning its processes (relationship `pipeline`).
+
 Anything else (Synapse, HDInsight, Dataproc, plain PySpark, and Databricks runs whose workspace host is unknown):
 `spark_application` `spark://{job namespace}/{application job name}` (Databricks: `{workspace qn}/applications/...`)
 with `spark_process` processes (relationship `application`). The application job name is the parent run's job
@@ -28,6 +34,8 @@ TASK_TYPES = {
     "spark_jar": "databricks_spark_jar_task",
 }
 GENERIC_TASK_TYPE = "databricks_job_task"
+NOTEBOOK_ID_KEY = "spark.databricks.notebook.id"
+PIPELINE_ID_KEY = "pipelines.id"
 DATABRICKS_PROCESS = "databricks_process"
 SPARK_PROCESS = "spark_process"
 PROCESS_TYPES = frozenset({DATABRICKS_PROCESS, SPARK_PROCESS})
@@ -67,6 +75,13 @@ def _databricks_owner(ctx: RunContext) -> Owner:
                             {"name": notebook_path.rstrip("/").rsplit("/", 1)[-1], "path": notebook_path},
                             {"workspace": workspace_ref}))
         notebook_ref = object_id("databricks_notebook", notebook_qn)
+    notebook_id = ctx.env_text(NOTEBOOK_ID_KEY)
+    if notebook_id and not notebook_path:
+        notebook_qn = f"{workspace_qn}/notebook-ids/{notebook_id}"
+        chain.append(entity("databricks_notebook", notebook_qn, {"name": f"notebook {notebook_id}",
+                                                                 "notebookId": notebook_id},
+                            {"workspace": workspace_ref}))
+        notebook_ref = object_id("databricks_notebook", notebook_qn)
     job_id = ctx.env_text("spark.databricks.job.id")
     if job_id:
         job_qn = f"{workspace_qn}/jobs/{job_id}"
@@ -74,7 +89,8 @@ def _databricks_owner(ctx: RunContext) -> Owner:
                             {"workspace": workspace_ref}))
         job_type = (ctx.env_text("spark.databricks.job.type") or "").lower()
         task_type = TASK_TYPES.get(job_type, GENERIC_TASK_TYPE)
-        task_key = notebook_path.strip("/") if notebook_path else (job_type or "task")
+        task_key = notebook_path.strip("/") if notebook_path else (
+            f"notebook-{notebook_id}" if notebook_id else job_type or "task")
         task_qn = f"{job_qn}/tasks/{task_key}"
         relationships: JSON = {"job": object_id("databricks_job", job_qn)}
         if notebook_ref and task_type == TASK_TYPES["notebook"]:
@@ -82,6 +98,13 @@ def _databricks_owner(ctx: RunContext) -> Owner:
         chain.append(entity(task_type, task_qn, {"name": task_key.rsplit("/", 1)[-1], "taskKey": task_key,
                                                  "taskType": job_type}, relationships))
         return Owner(tuple(chain), task_type, task_qn, DATABRICKS_PROCESS, "task")
+    pipeline_id = ctx.env_text(PIPELINE_ID_KEY)
+    if pipeline_id:
+        pipeline_qn = f"{workspace_qn}/pipelines/{pipeline_id}"
+        chain.append(entity("databricks_pipeline", pipeline_qn, {"name": f"pipeline {pipeline_id}",
+                                                                 "pipelineId": pipeline_id},
+                            {"workspace": workspace_ref}))
+        return Owner(tuple(chain), "databricks_pipeline", pipeline_qn, DATABRICKS_PROCESS, "pipeline")
     if notebook_ref:
         return Owner(tuple(chain), "databricks_notebook", notebook_ref["uniqueAttributes"]["qualifiedName"],
                      DATABRICKS_PROCESS, "notebook")

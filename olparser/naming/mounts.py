@@ -116,7 +116,7 @@ def _as_mount_points(mounts: Sequence[Any]) -> Sequence[MountPoint]:
     return mounts_from_facet(list(mounts))
 
 
-def _split_source(source: str) -> tuple[str, str]:
+def split_source(source: str) -> tuple[str, str]:
     """`abfss://c@a.dfs.core.windows.net/sub/` → (`abfss://c@a.dfs.core.windows.net`, `sub`)."""
     scheme = source.find("://")
     if scheme < 0:
@@ -125,6 +125,23 @@ def _split_source(source: str) -> tuple[str, str]:
     if slash < 0:
         return source, ""
     return source[:slash], source[slash:].strip("/")
+
+
+_SPARK_SCHEMES = {"abfs": "abfss", "wasb": "wasbs"}  # openlineage-spark 1.51+ names these by their TLS form
+
+
+def location_dataset(location: str) -> tuple[str, str]:
+    """The (namespace, name) openlineage-spark 1.51+ gives a dataset at a storage location: `scheme://authority` and
+    the path without its leading slash (`abfs` and `wasb` as `abfss` and `wasbs`); DBFS, `/Volumes`, `file:` and bare
+    paths in the canonical DBFS form (`dbfs`, `/path`)."""
+    location = location.strip()
+    if location[:5].lower() == "file:":
+        return canonical_dbfs("file", "/" + location[5:].lstrip("/"))
+    scheme, separator, _ = location.partition("://")
+    if separator and scheme and "/" not in scheme:
+        scheme = scheme.lower()
+        return split_source(_SPARK_SCHEMES.get(scheme, scheme) + location[len(scheme):])
+    return canonical_dbfs("dbfs", location)
 
 
 def canonical_dbfs(namespace: str, name: str) -> tuple[str, str]:
@@ -152,6 +169,6 @@ def resolve_mount(
     if found is None:
         return None
     point, mount = found
-    namespace, base = _split_source(mount.source.strip())
+    namespace, base = split_source(mount.source.strip())
     rest = path[len(point) :].strip("/")
     return namespace, "/" + "/".join(p for p in (base, rest) if p), mount

@@ -1,8 +1,12 @@
-"""`ol2purview spark backfill|remap`: OpenLineage history into the catalog on Spark (or in one process).
+"""`ol2purview spark backfill|remap|system-lineage`: OpenLineage history, and Unity Catalog's lineage system tables,
+into the catalog on Spark (backfill and remap also in one process).
 
     ol2purview spark backfill SOURCE... [--since T] [--until T] [--master URL] [--dry-run OUT] [--report DIR]
                                         [--max-calls-per-second N] [--single-process]
     ol2purview spark remap [--archive PATH] [--since T] [same options]
+    ol2purview spark system-lineage [--table-lineage SRC] [--column-lineage SRC] [--workspace ID=HOST]...
+                                    [--since T] [--until T] [--lag HOURS] [--lookback HOURS] [--watermark FILE]
+                                    [--master URL] [--dry-run OUT] [--report DIR] [--max-calls-per-second N]
 
 The same arguments work under `spark-submit tools/spark/main.py backfill ...` and as the parameters of a Databricks
 Python wheel task (entry point `ol2purview`, parameters `["spark", "backfill", ...]`). The catalog and the mapping
@@ -22,6 +26,7 @@ from olparser.settings import Settings
 
 from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob
 from .report import BackfillReport
+from .system_cli import add_system_arguments, run_system
 
 log = logging.getLogger("ol2purview.spark")
 
@@ -45,9 +50,10 @@ def positive(text: str) -> float:
     return value
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--since", type=parse_time, help="only events with eventTime at or after T (ISO 8601)")
-    parser.add_argument("--until", type=parse_time, help="only events with eventTime before T (ISO 8601)")
+def _common(parser: argparse.ArgumentParser, single_process: bool = True,
+            subject: str = "only events with eventTime") -> None:
+    parser.add_argument("--since", type=parse_time, help=f"{subject} at or after T (ISO 8601)")
+    parser.add_argument("--until", type=parse_time, help=f"{subject} before T (ISO 8601)")
     parser.add_argument("--master", help="Spark master URL (default: the active session, else local[*])")
     parser.add_argument("--dry-run", type=Path, metavar="OUT",
                         help="write the planned entities as JSON lines to OUT instead of uploading")
@@ -55,8 +61,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-calls-per-second", type=positive, default=DEFAULT_CALLS_PER_SECOND, metavar="N",
                         help=f"catalog calls per second, all tasks together (default {DEFAULT_CALLS_PER_SECOND:g}, "
                              "room for the live path on one Purview capacity unit)")
-    parser.add_argument("--single-process", action="store_true",
-                        help="run the same steps in this Python process, without Spark (small histories)")
+    if single_process:
+        parser.add_argument("--single-process", action="store_true",
+                            help="run the same steps in this Python process, without Spark (small histories)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -72,6 +79,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                        "what changed, and remove placeholders that are resolved and no longer used")
     remap.add_argument("--archive", metavar="PATH", help="the event archive (default: where ARCHIVE_STORE keeps it)")
     _common(remap)
+    system = sub.add_parser("system-lineage", help="write the lineage of Unity Catalog's lineage system tables",
+                            description="Write the lineage that Unity Catalog records in system.access.table_lineage "
+                                        "and column_lineage (or copies of them), incrementally")
+    add_system_arguments(system)
+    _common(system, single_process=False, subject="only runs whose newest row has event_time")
 
 
 def default_archive(settings: Settings) -> str:
@@ -87,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     settings = Settings.from_env()
     command = args.spark_command
+    if command == "system-lineage":
+        return run_system(args, settings, _print)
     sources = args.sources if command == "backfill" else [args.archive or default_archive(settings)]
     if args.until is not None and args.since is not None and args.until <= args.since:
         print("ol2purview spark: --until must be after --since", file=sys.stderr)

@@ -23,10 +23,11 @@ class Tally:
     outside_range: int = 0
     refused: Counter[str] = field(default_factory=Counter)
     runs: Counter[str] = field(default_factory=Counter)  # by status: planned, waiting, skipped
+    rows: Counter[str] = field(default_factory=Counter)  # system-lineage: rows read, and rows that made no run
 
     def add(self, other: "Tally") -> "Tally":
         return Tally(self.events_read + other.events_read, self.outside_range + other.outside_range,
-                     self.refused + other.refused, self.runs + other.runs)
+                     self.refused + other.refused, self.runs + other.runs, self.rows + other.rows)
 
 
 @dataclass
@@ -45,6 +46,7 @@ class BackfillReport:
     dry_run_entities: int | None = None  # entities written to --dry-run OUT
     placeholders_removed: int = 0
     seconds: float = 0.0
+    window: tuple[str | None, str | None] | None = None  # system-lineage: [since, until) of event_time, ISO 8601
 
     def count_writes(self, stats: Any, calls: int) -> None:
         """Add what the writers did (a catalog.WriteStats) and `calls` made outside them."""
@@ -57,7 +59,12 @@ class BackfillReport:
     def rows(self) -> list[tuple[str, str, Any]]:
         """(section, item, value) rows: the report as a table, CSV and the basis of the JSON."""
         t = self.tally
-        rows: list[tuple[str, str, Any]] = [
+        rows: list[tuple[str, str, Any]] = []
+        if self.window is not None:
+            rows += [("time range", "since", self.window[0] or "(the beginning)"),
+                     ("time range", "until", self.window[1] or "(now)")]
+        rows += [("rows", item, count) for item, count in sorted(t.rows.items(), key=_ranked)]
+        rows += [
             ("events", "read", t.events_read),
             ("events", "accepted", t.events_read - sum(t.refused.values())),
             ("events", "refused", sum(t.refused.values())),
@@ -98,6 +105,8 @@ class BackfillReport:
         t = self.tally
         return {
             "command": self.command,
+            **({"timeRange": {"since": self.window[0], "until": self.window[1]}} if self.window is not None else {}),
+            **({"rows": dict(sorted(t.rows.items(), key=_ranked))} if t.rows else {}),
             "events": {"read": t.events_read, "refused": sum(t.refused.values()), "outsideTimeRange": t.outside_range},
             "refusedByReason": dict(sorted(t.refused.items(), key=_ranked)),
             "runs": {"total": sum(t.runs.values()), "withLineage": t.runs["planned"], "waiting": t.runs["waiting"],

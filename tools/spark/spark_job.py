@@ -126,7 +126,6 @@ def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterato
 
 def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str = "backfill",
               dry_run: Path | None = None) -> BackfillReport:
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     started = time.monotonic()
@@ -145,7 +144,19 @@ def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str 
         bodies = bodies.union(spark.read.text(large).rdd.mapPartitions(partial(_bodies_of_lines, limit)))
 
     records = bodies.mapPartitions(partial(_records, job_b))
-    results = records.groupByKey().mapPartitions(partial(_plan_runs, job_b)).persist(StorageLevel.MEMORY_AND_DISK)
+    results = records.groupByKey().mapPartitions(partial(_plan_runs, job_b))
+    return write_results(spark, job, results, command=command, dry_run=dry_run, started=started)
+
+
+def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, dry_run: Path | None,
+                  started: float) -> BackfillReport:
+    """The steps after planning, shared by every command: reduce the facts of the runs (`results`, an RDD of
+    RunResult and Tally), select what to write, then the dry run or the writes."""
+    from pyspark import StorageLevel
+
+    sc = spark.sparkContext
+    job_b = sc.broadcast(job)
+    results = results.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         summary = Summary.of(results.flatMap(_facts).reduceByKey(merge_facts).filter(_is_kept_fact).collect())
         summary_b = sc.broadcast(summary)

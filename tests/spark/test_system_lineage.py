@@ -1,0 +1,226 @@
+"""`ol2purview spark system-lineage` on the test session's local[2] Spark, into the embedded catalog: rows of
+system.access.table_lineage and column_lineage with the documented schema, written as Parquet (Delta needs jars
+Maven would bring), land as the exact processes, owners, inputs, outputs and column mappings; the watermark makes the
+next run incremental (nothing is written twice; a run that crosses the watermark is written whole, once).
+
+Every run goes through the command line entry point (`tools.spark.cli.main`) in this process, on the session's Spark,
+with the catalog and a copy of the shipped mapping rules in the environment."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.e2e.lineage_helpers import Atlas, refs
+from tests.spark.conftest import catalog_view
+from tests.spark.system_tables import HOST, LAKE, WORKSPACE, row, write_parquet
+from tools.spark.cli import main
+
+pytestmark = [pytest.mark.spark, pytest.mark.e2e]
+
+UC = "databricks://5a31ba44-bbf4-4174-bf33-e1fa078e6765/catalogs/main/schemas"
+ADLS = "https://contosolake.dfs.core.windows.net/lake"
+WS = f"databricks://{HOST}"
+NOTEBOOK = ("NOTEBOOK", "4051112223334445", "run-n1")
+JOB = ("JOB", "801", "9001")
+PIPELINE = ("PIPELINE", "e9cd8a31-de2f-4206-adfa-4f6605d68d88", "update-1")
+
+
+def uc(name: str) -> dict[str, str]:
+    """A Unity Catalog table at its managed location, as a row names it."""
+    schema, table = name.split(".")[1:]
+    return {"table": name, "path": f"{LAKE}/uc/{schema}/{table}"}
+
+
+def source(name: str) -> dict[str, str]:
+    table = uc(name)
+    return {"source": table["table"], "source_path": table["path"]}
+
+
+def target(name: str) -> dict[str, str]:
+    table = uc(name)
+    return {"target": table["table"], "target_path": table["path"]}
+
+
+FIRST_TABLE_ROWS = [
+    # an interactive notebook run (no statement ids): daily <- orders, customers; and a display() of orders
+    row("2025-03-01T10:00:00", entity=NOTEBOOK, **source("main.sales.orders"), **target("main.sales.daily"),
+        record="t1"),
+    row("2025-03-01T10:00:05", entity=NOTEBOOK, **source("main.sales.customers"), **target("main.sales.daily"),
+        record="t2"),
+    row("2025-03-01T10:01:00", entity=NOTEBOOK, **source("main.sales.orders"), record="t3"),
+    # a job run with two tasks: a notebook task exports daily to a path on ADLS; another task cleans customers
+    row("2025-03-01T11:00:00", entity=JOB, notebook="4051112220000001", **source("main.sales.daily"),
+        target_path=f"{LAKE}/exports/daily", user="svc-etl", record="t4"),
+    row("2025-03-01T11:05:00", entity=JOB, **source("main.sales.customers"), **target("main.sales.customers_clean"),
+        user="svc-etl", record="t5"),
+    # a Delta Live Tables pipeline ingests a landing path into a streaming table
+    row("2025-03-01T12:00:00", entity=PIPELINE, pipeline_update="update-1", source_path=f"{LAKE}/landing/events",
+        **target("main.bronze.events"), target_type="STREAMING_TABLE", user="System-User", record="t6"),
+    # a dashboard only reads; a SQL warehouse query writes (with a statement id)
+    row("2025-03-01T12:30:00", entity=("DASHBOARD_V3", "01ef070d110715f2b6d3061b8bda89ea", None),
+        **source("main.sales.daily"), record="t7"),
+    row("2025-03-01T13:00:00", entity=("DBSQL_QUERY", "e9cd8a31-0000-4206-adfa-4f6605d68d88", None),
+        statement="01f0-statement-1", **source("main.sales.daily"), **target("main.sales.top_customers"),
+        record="t8"),
+    # a workspace whose host nobody gave: skipped and reported
+    row("2025-03-01T14:00:00", entity=("NOTEBOOK", "77", "r77"), workspace="999", **source("main.sales.orders"),
+        **target("main.sales.elsewhere"), record="t9"),
+]
+FIRST_COLUMN_ROWS = [
+    row("2025-03-01T10:00:00", entity=NOTEBOOK, **source("main.sales.orders"), **target("main.sales.daily"),
+        columns=("amount", "total"), record="c1"),
+    row("2025-03-01T10:00:00", entity=NOTEBOOK, **source("main.sales.orders"), **target("main.sales.daily"),
+        columns=("order_date", "order_date"), record="c2"),
+    row("2025-03-01T10:00:05", entity=NOTEBOOK, **source("main.sales.customers"), **target("main.sales.daily"),
+        columns=("region", "region"), record="c3"),
+    row("2025-03-01T11:00:00", entity=JOB, notebook="4051112220000001", **source("main.sales.daily"),
+        target_path=f"{LAKE}/exports/daily", columns=("total", "total"), user="svc-etl", record="c4"),
+]
+
+NOTEBOOK_QN = f"{WS}/notebook-ids/4051112223334445"
+TASK_QN = f"{WS}/jobs/801/tasks/notebook-4051112220000001"
+OTHER_TASK_QN = f"{WS}/jobs/801/tasks/task"
+PIPELINE_QN = f"{WS}/pipelines/e9cd8a31-de2f-4206-adfa-4f6605d68d88"
+QUERY_APP = f"{WS}/applications/dbsql_query_e9cd8a31-0000-4206-adfa-4f6605d68d88"
+
+
+def mapping(*pairs: tuple[str, str, list[tuple[str, str]]]) -> list[dict]:
+    return [{"DatasetMapping": {"Source": s, "Sink": t}, "ColumnMapping": [{"Source": a, "Sink": b} for a, b in cols]}
+            for s, t, cols in pairs]
+
+
+# process -> (type, owner relationship, owner, inputs, outputs, columnMapping, lastRunTime, lastRunUser)
+FIRST_PROCESSES = {
+    f"{NOTEBOOK_QN}/processes/main.sales.daily/{UC}/sales/tables/daily": (
+        "databricks_process", "notebook", NOTEBOOK_QN,
+        [f"{UC}/sales/tables/customers", f"{UC}/sales/tables/orders"], [f"{UC}/sales/tables/daily"],
+        mapping((f"{UC}/sales/tables/customers", f"{UC}/sales/tables/daily", [("region", "region")]),
+                (f"{UC}/sales/tables/orders", f"{UC}/sales/tables/daily",
+                 [("amount", "total"), ("order_date", "order_date")])),
+        "2025-03-01T10:00:05.000Z", "ana@contoso.com"),
+    f"{TASK_QN}/processes/abfss:%2F%2Flake@contosolake.dfs.core.windows.net%2Fexports%2Fdaily/{ADLS}/exports/daily": (
+        "databricks_process", "task", TASK_QN, [f"{UC}/sales/tables/daily"], [f"{ADLS}/exports/daily"],
+        mapping((f"{UC}/sales/tables/daily", f"{ADLS}/exports/daily", [("total", "total")])),
+        "2025-03-01T11:00:00.000Z", "svc-etl"),
+    f"{OTHER_TASK_QN}/processes/main.sales.customers_clean/{UC}/sales/tables/customers_clean": (
+        "databricks_process", "task", OTHER_TASK_QN, [f"{UC}/sales/tables/customers"],
+        [f"{UC}/sales/tables/customers_clean"], [], "2025-03-01T11:05:00.000Z", "svc-etl"),
+    f"{PIPELINE_QN}/processes/main.bronze.events/{UC}/bronze/tables/events": (
+        "databricks_process", "pipeline", PIPELINE_QN, [f"{ADLS}/landing/events"], [f"{UC}/bronze/tables/events"],
+        [], "2025-03-01T12:00:00.000Z", "System-User"),
+    f"{QUERY_APP}/processes/main.sales.top_customers/{UC}/sales/tables/top_customers": (
+        "spark_process", "application", QUERY_APP, [f"{UC}/sales/tables/daily"],
+        [f"{UC}/sales/tables/top_customers"], [], "2025-03-01T13:00:00.000Z", "ana@contoso.com"),
+}
+
+
+def ensure_unity_catalog_scan_type(atlas_url: str) -> None:
+    """`databricks_table`, the type Purview's Unity Catalog scan registers, as a Purview account has it (the embedded
+    catalog of this branch does not know it yet: created here when it is missing)."""
+    if requests.get(f"{atlas_url}/types/typedef/name/databricks_table", timeout=10).status_code == 200:
+        return
+    created = requests.post(f"{atlas_url}/types/typedefs", timeout=10, json={"entityDefs": [{
+        "category": "ENTITY", "name": "databricks_table", "superTypes": ["DataSet"], "typeVersion": "1.0",
+        "attributeDefs": []}]})
+    assert created.status_code == 200, created.text
+
+
+@pytest.fixture
+def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, catalog_factory) -> Any:
+    """The embedded catalog and a copy of the shipped rules, as the command reads them (the environment)."""
+    catalog = catalog_factory()
+    ensure_unity_catalog_scan_type(catalog.atlas_url)
+    rules = tmp_path / "rules.json"
+    shutil.copyfile(DEFAULT_MAPPINGS_PATH, rules)
+    for name in ("PURVIEW_ACCOUNT_NAME", "OlToPurviewMappings", "DATABRICKS_WORKSPACE_HOSTS",
+                 "DATABRICKS_METASTORE_IDS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ATLAS_ENDPOINT", catalog.atlas_url)
+    monkeypatch.setenv("OL_TO_PURVIEW_MAPPINGS_PATH", str(rules))
+    return catalog
+
+
+def system_lineage(folder: Path, *args: str) -> dict[str, Any]:
+    """One run of the command over the Parquet folders; returns report.json."""
+    status = main(["system-lineage", "--table-lineage", str(folder / "table_lineage"), "--column-lineage",
+                   str(folder / "column_lineage"), "--workspace", f"{WORKSPACE}={HOST}",
+                   "--report", str(folder / "report"), *args])
+    assert status == 0
+    return json.loads((folder / "report" / "report.json").read_text())
+
+
+def processes(atlas_url: str) -> dict[str, tuple]:
+    found = {}
+    for entity in Atlas(atlas_url).all_entities():
+        attributes = entity["attributes"]
+        if "lastRunId" not in attributes:
+            continue
+        relationship = next(r for r in ("notebook", "task", "pipeline", "application")
+                            if refs(entity, r))
+        found[attributes["qualifiedName"]] = (
+            entity["typeName"], relationship, refs(entity, relationship)[0], refs(entity, "inputs"),
+            refs(entity, "outputs"), json.loads(attributes["columnMapping"]), attributes["lastRunTime"],
+            attributes["lastRunUser"])
+    return found
+
+
+def test_system_tables_land_as_processes_and_the_watermark_makes_runs_incremental(spark, environment, tmp_path):
+    write_parquet(spark, FIRST_TABLE_ROWS, tmp_path / "table_lineage")
+    write_parquet(spark, FIRST_COLUMN_ROWS, tmp_path / "column_lineage", columns=True)
+
+    first = system_lineage(tmp_path, "--until", "2025-03-02")
+    assert processes(environment.atlas_url) == FIRST_PROCESSES
+    assert first["rows"] == {"table lineage rows read": 9, "column lineage rows read": 4,
+                             "rows of workspace 999 skipped: its host is unknown (--workspace 999=HOST)": 1,
+                             "rows without a target (reads, dashboards): nothing to write": 2}
+    assert (first["runs"], first["processes"]) == (
+        {"total": 5, "withLineage": 5, "waiting": 0, "skipped": 0},
+        {"planned": 5, "written": 5, "unchanged": 0, "superseded": 0})
+    owners = {(e["typeName"], e["attributes"]["qualifiedName"], e["attributes"]["name"])
+              for e in Atlas(environment.atlas_url).all_entities()
+              if e["typeName"].startswith(("databricks_notebook", "databricks_job", "databricks_pipeline"))}
+    assert owners == {
+        ("databricks_notebook", NOTEBOOK_QN, "notebook 4051112223334445"),
+        ("databricks_notebook", f"{WS}/notebook-ids/4051112220000001", "notebook 4051112220000001"),
+        ("databricks_job", f"{WS}/jobs/801", "job 801"),
+        ("databricks_notebook_task", TASK_QN, "notebook-4051112220000001"),
+        ("databricks_job_task", OTHER_TASK_QN, "task"),
+        ("databricks_pipeline", PIPELINE_QN, "pipeline e9cd8a31-de2f-4206-adfa-4f6605d68d88")}
+    assert json.loads((tmp_path / "report" / "watermark.json").read_text())["until"] == "2025-03-02T00:00:00.000Z"
+    before = catalog_view(environment.atlas_url)
+
+    # the next window [2025-03-02, 2025-03-03) reads the day before too (lookback) but owns none of those runs
+    second = system_lineage(tmp_path, "--until", "2025-03-03")
+    assert second["rows"]["runs outside the time range (written by another window)"] == 5
+    assert (second["runs"]["total"], second["processes"]["written"]) == (0, 0)
+    assert catalog_view(environment.atlas_url) == before
+
+    # new rows: the notebook runs again without customers; a job run crosses the next watermark (2025-03-04)
+    write_parquet(spark, [
+        row("2025-03-03T09:00:00", entity=("NOTEBOOK", "4051112223334445", "run-n2"), **source("main.sales.orders"),
+            **target("main.sales.daily"), record="t10"),
+        row("2025-03-03T23:59:30", entity=("JOB", "801", "9002"), **source("main.sales.customers"),
+            **target("main.sales.customers_clean"), user="svc-etl", record="t11"),
+        row("2025-03-04T00:00:30", entity=("JOB", "801", "9002"), **source("main.sales.orders"),
+            **target("main.sales.customers_clean"), user="svc-etl", record="t12"),
+    ], tmp_path / "table_lineage")
+    third = system_lineage(tmp_path, "--until", "2025-03-04")  # reads from 2025-03-02: the three new rows
+    assert (third["rows"], third["processes"]["written"]) == (
+        {"table lineage rows read": 3, "runs outside the time range (written by another window)": 1}, 1)
+    daily = f"{NOTEBOOK_QN}/processes/main.sales.daily/{UC}/sales/tables/daily"
+    assert processes(environment.atlas_url)[daily] == (
+        "databricks_process", "notebook", NOTEBOOK_QN, [f"{UC}/sales/tables/orders"], [f"{UC}/sales/tables/daily"],
+        [], "2025-03-03T09:00:00.000Z", "ana@contoso.com")
+
+    fourth = system_lineage(tmp_path, "--until", "2025-03-05")
+    clean = f"{OTHER_TASK_QN}/processes/main.sales.customers_clean/{UC}/sales/tables/customers_clean"
+    assert fourth["processes"]["written"] == 1
+    assert processes(environment.atlas_url)[clean] == (
+        "databricks_process", "task", OTHER_TASK_QN, [f"{UC}/sales/tables/customers", f"{UC}/sales/tables/orders"],
+        [f"{UC}/sales/tables/customers_clean"], [], "2025-03-04T00:00:30.000Z", "svc-etl")
