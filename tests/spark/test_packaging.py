@@ -14,6 +14,7 @@ from tools.cli import build_parser
 from tools.spark.cli import add_arguments
 
 JOB = PROJECT_ROOT / "deploy" / "databricks" / "backfill-job.json"
+SYSTEM_LINEAGE_JOB = PROJECT_ROOT / "deploy" / "databricks" / "system-lineage-job.json"
 
 
 def test_the_wheel_carries_the_code_the_rules_and_the_typedefs(tmp_path: Path):
@@ -28,7 +29,8 @@ def test_the_wheel_carries_the_code_the_rules_and_the_typedefs(tmp_path: Path):
     assert {"config/OlToPurviewMappings.json", "config/typedefs/databricks.json", "config/typedefs/spark.json",
             "config/typedefs/openlineage_datasets.json", "olparser/contract/event-contract.schema.json",
             "olparser/naming/mappings.schema.json", "tools/spark/spark_job.py", "tools/spark/main.py",
-            "olparser/lineage/combine.py", "olparser/delivery/archive.py"} <= names
+            "olparser/lineage/combine.py", "olparser/delivery/archive.py", "tools/spark/system_job.py",
+            "olparser/sql/worker.py"} <= names
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "ol2purview = tools.cli:main" in entry_points
     assert not any(name.startswith(("tests/", "bench/")) for name in names)
@@ -42,3 +44,17 @@ def test_the_databricks_job_runs_the_backfill_through_the_wheel_entry_point():
     args = parser.parse_args(task["parameters"])
     assert (args.command, args.spark_command, args.sources, args.max_calls_per_second) == (
         "spark", "backfill", ["abfss://lineage-archive@<storage account>.dfs.core.windows.net/"], 20.0)
+
+
+def test_the_databricks_job_runs_system_lineage_daily_through_the_wheel_entry_point():
+    job = json.loads(SYSTEM_LINEAGE_JOB.read_text(encoding="utf-8"))
+    task = job["tasks"][0]["python_wheel_task"]
+    assert (task["package_name"], task["entry_point"], job["schedule"]["quartz_cron_expression"]) == (
+        "ol2purview", "ol2purview", "0 0 7 * * ?")
+    parser, subparsers = build_parser()
+    add_arguments(subparsers["spark"])
+    args = parser.parse_args(task["parameters"])
+    assert (args.command, args.spark_command, args.table_lineage, args.workspace, args.report, args.watermark,
+            args.lag, args.lookback) == (
+        "spark", "system-lineage", None, [("<workspace id>", "adb-<workspace id>.<n>.azuredatabricks.net")],
+        Path("/Volumes/<catalog>/<schema>/<volume>/ol2purview/system-lineage"), None, 6.0, 24.0)

@@ -224,3 +224,73 @@ def test_system_tables_land_as_processes_and_the_watermark_makes_runs_incrementa
     assert processes(environment.atlas_url)[clean] == (
         "databricks_process", "task", OTHER_TASK_QN, [f"{UC}/sales/tables/customers", f"{UC}/sales/tables/orders"],
         [f"{UC}/sales/tables/customers_clean"], [], "2025-03-04T00:00:30.000Z", "svc-etl")
+
+
+def test_a_dry_run_lists_what_would_be_written_and_leaves_the_watermark(spark, environment, tmp_path):
+    write_parquet(spark, FIRST_TABLE_ROWS, tmp_path / "table_lineage")
+    write_parquet(spark, FIRST_COLUMN_ROWS, tmp_path / "column_lineage", columns=True)
+    report = system_lineage(tmp_path, "--until", "2025-03-02", "--dry-run", str(tmp_path / "planned.jsonl"))
+
+    planned = [json.loads(line) for line in (tmp_path / "planned.jsonl").read_text().splitlines()]
+    assert sorted(e["attributes"]["qualifiedName"] for e in planned if "lastRunId" in e["attributes"]) == sorted(
+        FIRST_PROCESSES)
+    assert (report["dryRunEntities"], report["catalog"]["calls"]) == (len(planned), 0)
+    assert not (tmp_path / "report" / "watermark.json").exists()
+    assert Atlas(environment.atlas_url).all_entities() == []
+
+
+def test_the_tables_are_read_by_name(spark, environment, tmp_path):
+    """On Databricks the sources are table names (system.access.table_lineage by default); here a global view."""
+    write_parquet(spark, FIRST_TABLE_ROWS, tmp_path / "rows")
+    spark.read.parquet(str(tmp_path / "rows")).createOrReplaceGlobalTempView("uc_table_lineage")
+    try:
+        status = main(["system-lineage", "--table-lineage", "global_temp.uc_table_lineage", "--workspace",
+                       f"{WORKSPACE}={HOST}", "--until", "2025-03-02", "--report", str(tmp_path / "report")])
+    finally:
+        spark.catalog.dropGlobalTempView("uc_table_lineage")
+    assert status == 0
+    found = processes(environment.atlas_url)
+    assert sorted(found) == sorted(FIRST_PROCESSES)
+    assert all(process[5] == [] for process in found.values())  # no column_lineage source: no column mappings
+
+
+def test_a_delta_folder_is_read_as_delta_which_needs_the_delta_jars_here(spark, environment, tmp_path, capsys):
+    write_parquet(spark, FIRST_TABLE_ROWS, tmp_path / "delta")
+    (tmp_path / "delta" / "_delta_log").mkdir()
+    status = main(["system-lineage", "--table-lineage", str(tmp_path / "delta"), "--until", "2025-03-02"])
+    assert status == 2
+    assert capsys.readouterr().err == (
+        f"ol2purview spark system-lineage: {tmp_path / 'delta'} is a Delta table: reading it needs the delta-spark "
+        "package (built into Databricks; elsewhere start Spark with io.delta:delta-spark)\n")
+
+
+@pytest.mark.parametrize("args, message", [
+    ((), "ol2purview spark system-lineage: --table-lineage is required outside Databricks (a table name or a "
+         "Delta/Parquet folder)\n"),
+    (("--table-lineage", "/no/such/folder", "--dry-run", "out.jsonl"),
+     "ol2purview spark system-lineage: no such table or folder: /no/such/folder\n"),
+    (("--table-lineage", "t.x", "--watermark", "{folder}/bad.json"),
+     "ol2purview spark system-lineage: {folder}/bad.json is not a watermark: expected a JSON object with \"until\" "
+     "(ISO 8601)\n"),
+])
+def test_bad_arguments_get_a_clear_message(args, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("DATABRICKS_RUNTIME_VERSION", raising=False)
+    (tmp_path / "bad.json").write_text('{"since": "yesterday"}')
+    status = main(["system-lineage", *(a.format(folder=tmp_path) for a in args)])
+    assert (status, capsys.readouterr().err) == (2, message.format(folder=tmp_path))
+
+
+def test_a_workspace_must_be_id_equals_host(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["system-lineage", "--workspace", "1234"])
+    assert exit_.value.code == 2
+    assert "expected WORKSPACE_ID=HOST, got '1234'" in capsys.readouterr().err
+
+
+def test_an_empty_window_does_nothing(tmp_path, capsys):
+    (tmp_path / "watermark.json").write_text('{"until": "2025-03-02T00:00:00Z"}')
+    status = main(["system-lineage", "--table-lineage", "t.x", "--watermark", str(tmp_path / "watermark.json"),
+                   "--until", "2025-03-01"])
+    assert (status, capsys.readouterr().out) == (0, (
+        "ol2purview spark system-lineage: nothing to do: the time range from 2025-03-02T00:00:00.000Z to "
+        "2025-03-01T00:00:00.000Z is empty\n"))

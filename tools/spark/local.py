@@ -41,7 +41,7 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     reducer = FactReducer()
     planned: list[bytes] = []  # each planned run pickled and compressed until its plan is selected
     for key in list(events):
-        result = plan_run(key, events.pop(key), engine, options, parse_sql)
+        result = plan_run(key, events.pop(key), engine, options, parse_sql, job.settings.max_datasets_per_run)
         reducer.add(result)
         if is_planned(result):
             planned.append(zlib.compress(pickle.dumps(result, pickle.HIGHEST_PROTOCOL), 1))

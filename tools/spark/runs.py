@@ -46,15 +46,16 @@ class RunResult:
 
 
 def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
-             parse_sql: ParseSql | None = None) -> RunResult:
+             parse_sql: ParseSql | None = None, max_datasets: int | None = None) -> RunResult:
     """Merge a run's events (zlib-compressed JSON; static lineage: its one event) and build its plan as the live path
-    does (column lineage from the run's SQL when `parse_sql` is given)."""
+    does: at most `max_datasets` inputs and outputs each (MAX_DATASETS_PER_RUN), column lineage from the run's SQL
+    when `parse_sql` is given."""
     if key.startswith(STATIC_KEY_PREFIX):
-        run = snapshot_from_static(json.loads(zlib.decompress(next(iter(events)))))
+        run = snapshot_from_static(json.loads(zlib.decompress(next(iter(events)))), max_datasets=max_datasets)
     else:
         run = None
         for data in events:
-            run = merge_event(run, json.loads(zlib.decompress(data)))
+            run = merge_event(run, json.loads(zlib.decompress(data)), max_datasets=max_datasets)
     assert run is not None
     order = (run_instant(run) or OLDEST, key)
     if not should_write_lineage(run, options):

@@ -86,7 +86,7 @@ def run_system(args: argparse.Namespace, settings: Settings, show: Callable[[Bac
     since = args.since if args.since is not None else (stored.until if stored else None)
     until = args.until if args.until is not None else time.time() - args.lag * 3600
     if since is not None and until <= since:
-        print(f"{name}: nothing to do: the time range ends ({_iso(until)}) where it starts ({_iso(since)})")
+        print(f"{name}: nothing to do: the time range from {_iso(since)} to {_iso(until)} is empty")
         return 0
     window = Window(since, until, args.lookback * 3600)
     job = BackfillJob.create(settings, calls_per_second=args.max_calls_per_second)

@@ -7,6 +7,8 @@ from olparser.lineage import LineageOptions, build_lineage
 from olparser.lineage.context import display_job_name, run_context
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
+from .conftest import FakeEngine
+
 OUTPUT = DatasetFacts(namespace="abfss://out@acct.dfs.core.windows.net", name="gold/orders")
 OUTPUT_QN = "https://acct.dfs.core.windows.net/out/gold/orders"
 
@@ -116,3 +118,42 @@ def test_databricks_code_outside_notebooks_and_jobs_is_an_application_in_its_wor
         ("spark_application", "databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell"),
         ("spark_process", f"databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell/processes/append_data/{OUTPUT_QN}"),
     ]
+
+
+HOST = "adb-42.4.azuredatabricks.net"
+WORKSPACE = f"databricks://{HOST}"
+
+
+def _owner_entities(env: dict) -> tuple[list[tuple[str, str, str]], dict]:
+    plan = build_lineage(_run({"spark.databricks.workspaceUrl": HOST, **env}), FakeEngine(), LineageOptions())
+    owners = [(e["typeName"], e["attributes"]["qualifiedName"], e["attributes"]["name"]) for e in plan.entities
+              if not e["typeName"].endswith("process")]
+    return owners, plan.entities[-1]["relationshipAttributes"]
+
+
+def test_a_notebook_known_by_its_id_only_is_named_apart_from_notebook_paths():
+    owners, relationships = _owner_entities({"spark.databricks.notebook.id": "4051112223334445"})
+    notebook = f"{WORKSPACE}/notebook-ids/4051112223334445"
+    assert owners == [("databricks_workspace", WORKSPACE, HOST),
+                      ("databricks_notebook", notebook, "notebook 4051112223334445")]
+    assert relationships["notebook"]["uniqueAttributes"]["qualifiedName"] == notebook
+
+
+def test_a_job_notebook_task_known_by_the_notebook_id():
+    owners, relationships = _owner_entities({"spark.databricks.notebook.id": "11", "spark.databricks.job.id": "801",
+                                             "spark.databricks.job.type": "notebook"})
+    task = f"{WORKSPACE}/jobs/801/tasks/notebook-11"
+    assert owners == [("databricks_workspace", WORKSPACE, HOST),
+                      ("databricks_notebook", f"{WORKSPACE}/notebook-ids/11", "notebook 11"),
+                      ("databricks_job", f"{WORKSPACE}/jobs/801", "job 801"),
+                      ("databricks_notebook_task", task, "notebook-11")]
+    assert relationships["task"]["uniqueAttributes"]["qualifiedName"] == task
+
+
+def test_a_delta_live_tables_pipeline_owns_its_processes():
+    owners, relationships = _owner_entities({"pipelines.id": "e9cd8a31-de2f-4206-adfa-4f6605d68d88"})
+    pipeline = f"{WORKSPACE}/pipelines/e9cd8a31-de2f-4206-adfa-4f6605d68d88"
+    assert owners == [("databricks_workspace", WORKSPACE, HOST),
+                      ("databricks_pipeline", pipeline, "pipeline e9cd8a31-de2f-4206-adfa-4f6605d68d88")]
+    assert relationships == {"pipeline": {"guid": "-3", "typeName": "databricks_pipeline",
+                                          "uniqueAttributes": {"qualifiedName": pipeline}}}

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from olparser.naming import MountPoint, mounts_from_facet
-from olparser.naming.mounts import canonical_dbfs, resolve_mount
+from olparser.naming.mounts import canonical_dbfs, location_dataset, resolve_mount
 
 MOUNTS = (
     MountPoint("/mnt/x/", "abfss://x@xsa.dfs.core.windows.net/"),
@@ -90,3 +90,19 @@ def test_mounts_from_a_real_databricks_event(shared_dir):
     mounts = mounts_from_facet(event["run"]["facets"]["environment-properties"])
     assert MountPoint("/mnt/raw", "abfss://raw@aaiarchdesignpurviewadls.dfs.core.windows.net/") in mounts
     assert len(mounts) == 8
+
+
+@pytest.mark.parametrize("location, expected", [
+    ("abfss://raw@acct.dfs.core.windows.net/landing/orders/", ("abfss://raw@acct.dfs.core.windows.net",
+                                                               "landing/orders")),
+    ("abfs://raw@acct.dfs.core.windows.net/x", ("abfss://raw@acct.dfs.core.windows.net", "x")),
+    ("wasb://c@acct.blob.core.windows.net/p", ("wasbs://c@acct.blob.core.windows.net", "p")),
+    ("ABFSS://raw@acct.dfs.core.windows.net", ("abfss://raw@acct.dfs.core.windows.net", "")),
+    ("s3://bucket/key/part", ("s3://bucket", "key/part")),
+    ("dbfs:/mnt/raw/x", ("dbfs", "/mnt/raw/x")),
+    ("/Volumes/main/sales/files/a.csv", ("dbfs", "/Volumes/main/sales/files/a.csv")),
+    ("file:/tmp/out", ("file", "/tmp/out")),
+    ("file:///dbfs/mnt/y", ("dbfs", "/mnt/y")),
+])
+def test_a_location_is_named_as_openlineage_spark_names_it(location, expected):
+    assert location_dataset(location) == expected
