@@ -149,7 +149,7 @@ def select_rows(frame: Any, kind: str, window: Window) -> Any:
 def _keyed(rows: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
     counts: Counter[str] = Counter()
     for key, row in keyed_rows(rows):
-        counts[ROWS_READ[row.kind]] += 1
+        counts[ROWS_READ[row[0]]] += 1  # kind
         yield key, row
     yield TALLY_KEY, Tally(rows=counts)
 

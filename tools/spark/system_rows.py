@@ -89,9 +89,13 @@ class LineageRow:
     @classmethod
     def of(cls, values: Iterable[Any]) -> "LineageRow":
         """From the Spark row (ROW_FIELDS order): ids as text, empty text as None."""
-        cleaned = [_text(v) if name != "event_time" else (float(v) if v is not None else None)
-                   for name, v in zip(ROW_FIELDS, values)]
-        return cls(*cleaned)
+        return cls(*cleaned(values))
+
+
+def cleaned(values: Iterable[Any]) -> tuple[Any, ...]:
+    """A Spark row's values (ROW_FIELDS order) as LineageRow takes them: ids as text, empty text as None."""
+    return tuple(_text(v) if name != "event_time" else (float(v) if v is not None else None)
+                 for name, v in zip(ROW_FIELDS, values))
 
 
 def _text(value: Any) -> str | None:
@@ -186,11 +190,12 @@ NO_HOST = "rows of workspace {} skipped: its host is unknown (--workspace {}=HOS
 OUTSIDE_WINDOW = "runs outside the time range (written by another window)"
 
 
-def group_runs(key: GroupKey, rows: Iterable[LineageRow], hosts: Mapping[str, str], since: float | None,
+def group_runs(key: GroupKey, rows: Iterable[LineageRow | tuple], hosts: Mapping[str, str], since: float | None,
                until: float | None) -> GroupOutcome:
     """The runs of one group that the window [since, until) owns, as OpenLineage RunEvents (one COMPLETE per run, or
-    several when it has more than DATASETS_PER_EVENT inputs)."""
-    rows = sorted(rows, key=_row_order)  # groupByKey gives a group's rows in any order
+    several when it has more than DATASETS_PER_EVENT inputs). Rows are LineageRows or their `cleaned` values."""
+    rows = sorted((r if isinstance(r, LineageRow) else LineageRow(*r) for r in rows),
+                  key=_row_order)  # groupByKey gives a group's rows in any order
     counts: dict[str, int] = defaultdict(int)
     workspace = key[0]
     host = hosts.get(workspace or "")
@@ -287,8 +292,8 @@ def _application(key: GroupKey) -> str | None:
     return f"{entity_type.lower()}_{entity_id}" if entity_type and entity_id else "unattributed"
 
 
-def keyed_rows(values: Iterable[Iterable[Any]]) -> Iterator[tuple[GroupKey, LineageRow]]:
-    """(group key, row) for every row (ROW_FIELDS order)."""
+def keyed_rows(values: Iterable[Iterable[Any]]) -> Iterator[tuple[GroupKey, tuple]]:
+    """(group key, the row's `cleaned` values: plain tuples cross a shuffle fastest) for every row."""
     for value in values:
-        row = LineageRow.of(value)
-        yield group_key(row), row
+        row = cleaned(value)
+        yield group_key(LineageRow(*row)), row
