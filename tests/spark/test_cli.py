@@ -70,3 +70,24 @@ def test_bad_arguments_get_a_clear_message(args, message, tmp_path: Path):
     done = run("-m", "tools.cli", "spark", *args)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+@pytest.mark.spark
+def test_system_lineage_through_the_spark_submit_entry_point(spark, tmp_path: Path):
+    from tests.spark.system_tables import HOST, WORKSPACE, row, write_parquet
+
+    write_parquet(spark, [
+        row("2025-03-01T10:00:00", entity=("NOTEBOOK", "11", "r1"), source="main.s.a", target="main.s.b",
+            record="1"),
+        row("2025-03-01T10:00:01", entity=("NOTEBOOK", "11", "r1"), source="main.s.b", record="2"),
+    ], tmp_path / "table_lineage")
+    done = run("tools/spark/main.py", "system-lineage", "--master", "local[1]", "--table-lineage",
+               str(tmp_path / "table_lineage"), "--workspace", f"{WORKSPACE}={HOST}", "--until", "2025-03-02",
+               "--dry-run", str(tmp_path / "planned.jsonl"), "--report", str(tmp_path / "report"))
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert (report["command"], report["rows"], report["runs"]["withLineage"], report["dryRunEntities"]) == (
+        "system-lineage", {"table lineage rows read": 2,
+                           "rows without a target (reads, dashboards): nothing to write": 1}, 1, 5)
+    assert not (tmp_path / "report" / "watermark.json").exists()  # a dry run moves no watermark

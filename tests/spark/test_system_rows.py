@@ -154,3 +154,16 @@ def test_consecutive_windows_own_every_run_exactly_once(run_times, cuts):
     for time in run_times:
         owners = [i for i in range(len(bounds) - 1) if in_window(time, bounds[i], bounds[i + 1])]
         assert len(owners) == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.permutations(list(range(8))))
+def test_a_groups_runs_do_not_depend_on_the_order_its_rows_arrive_in(order):
+    rows = [lineage_row(source_table_full_name=f"main.s.in{n % 3}", target_table_full_name=f"main.s.out{n % 2}",
+                        created_by=f"user{n % 2}", event_time=MARCH_1 + n % 4, record_id=str(n)) for n in range(8)]
+    rows += [lineage_row(kind="column", source_table_full_name="main.s.in0", target_table_full_name="main.s.out0",
+                         source_column_name=f"c{n}", target_column_name="total", record_id=f"c{n}")
+             for n in range(2)]
+    expected = group_runs(group_key(rows[0]), rows, {"42": HOST}, None, None)
+    shuffled = [rows[i] for i in order] + rows[8:]
+    assert group_runs(group_key(rows[0]), list(reversed(shuffled)), {"42": HOST}, None, None) == expected

@@ -1,5 +1,5 @@
-"""Entry point for `spark-submit tools/spark/main.py backfill|remap ...` (the package itself comes from the wheel,
-given with `--py-files` or installed on the cluster)."""
+"""Entry point for `spark-submit tools/spark/main.py backfill|remap|system-lineage ...` (the package itself comes
+from the wheel, given with `--py-files` or installed on the cluster)."""
 import sys
 
 from tools.spark.cli import main

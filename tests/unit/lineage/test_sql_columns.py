@@ -59,7 +59,8 @@ def mapping(*pairs: tuple[str, str, list[tuple[str, str]]]) -> list[dict]:
 def test_ctas_with_a_join_and_an_aggregate(parser):
     run = run_of("CREATE TABLE sales.daily AS SELECT o.order_date, sum(o.amount) AS total, c.region "
                  "FROM sales.orders o JOIN sales.customers c ON o.customer_id = c.id GROUP BY o.order_date, c.region",
-                 [table("sales.orders", "order_date", "amount", "customer_id"), table("sales.customers", "id", "region")],
+                 [table("sales.orders", "order_date", "amount", "customer_id"),
+                  table("sales.customers", "id", "region")],
                  [table("sales.daily", "order_date", "total", "region")])
     attributes = process(run, parser)
     assert json.loads(attributes["columnMapping"]) == mapping(
