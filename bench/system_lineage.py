@@ -1,9 +1,9 @@
-"""`ol2purview spark system-lineage` at scale: 1,000,000 generated rows of Unity Catalog's lineage system tables
-(800,000 table_lineage and 200,000 column_lineage rows, the documented schema, Parquet) through `--dry-run` on Spark
+"""`ol2purview spark system-lineage` at scale: over a million generated rows of Unity Catalog's lineage system tables
+(833,340 table_lineage and 166,668 column_lineage rows, the documented schema, Parquet) through `--dry-run` on Spark
 `local[2]`: rows/s, runs/s and peak memory.
 
-Workload: one workspace (1% of the rows from a second one whose host is not given), 100,000 entity runs of 10 table
-rows and 2 column rows each: 2 targets fed by 4 sources each, and 2 reads without a target (display(),
+Workload: one workspace (1% of the rows from a second one whose host is not given), 83,334 entity runs of 10 table
+rows and 2 column rows each (1,000,008 rows): 2 targets fed by 4 sources each, and 2 reads without a target (display(),
 dashboards). Entities: 60% notebook runs (2,000 notebooks), 30% job runs with notebook tasks (500 jobs), 10% Delta
 Live Tables updates (100 pipelines); each entity writes the same two tables every run, so there are about 5,200
 processes and most runs are superseded by a newer run of their entity. Sources come from 5,000 tables, one in ten
@@ -27,11 +27,11 @@ START = 1740787200  # 2025-03-01T00:00:00Z
 SPAN_SECONDS = 30 * 24 * 3600
 
 
-def generate(spark, folder: Path, rows: int) -> None:
+def generate(spark, folder: Path, rows: int) -> int:
     """Table rows (8 of every 10 rows of a run have a target) and column rows, from spark.range."""
     from pyspark.sql import functions as F
 
-    runs = rows // 12
+    runs = -(-rows // 12)  # at least `rows` rows
     table_rows = runs * 10
     column_rows = runs * 2
 
@@ -39,7 +39,8 @@ def generate(spark, folder: Path, rows: int) -> None:
         run = F.col("run")
         kind = run % 10  # 0-5 notebook, 6-8 job, 9 pipeline
         entity_type = F.when(kind < 6, "NOTEBOOK").when(kind < 9, "JOB").otherwise("PIPELINE")
-        entity = F.when(kind < 6, run % 2000).when(kind < 9, 10_000 + run % 500).otherwise(20_000 + run % 100)
+        serial = F.floor(run / 10).cast("long")  # the entity does not follow from the kind
+        entity = F.when(kind < 6, serial % 2000).when(kind < 9, 10_000 + serial % 500).otherwise(20_000 + serial % 100)
         target_number = F.floor(position / 4).cast("long")
         target = F.concat(F.lit("main.s"), (entity % 50).cast("string"), F.lit(".t"), entity.cast("string"),
                           F.lit("_"), target_number.cast("string"))
@@ -78,9 +79,11 @@ def generate(spark, folder: Path, rows: int) -> None:
     position = (F.col("id") % 2) * 4  # one column row into each target, from its first source
     common(columns, position).withColumn("source_column_name", F.lit("amount")).withColumn(
         "target_column_name", F.lit("total")).write.parquet(str(folder / "column_lineage"))
+    return table_rows + column_rows
 
 
 def main() -> None:
+    from bench.spark_backfill import PeakMemory
     from olparser.settings import Settings
     from tools.spark.job import BackfillJob
     from tools.spark.spark_job import spark_session
@@ -92,9 +95,10 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         try:
             started = time.perf_counter()
-            generate(spark, root, ROWS)
-            print(f"generated {ROWS:,} rows in {time.perf_counter() - started:.0f} s")
+            generated = generate(spark, root, ROWS)
+            print(f"generated {generated:,} rows in {time.perf_counter() - started:.0f} s")
             job = BackfillJob.create(Settings())
+            jvm = PeakMemory(spark.sparkContext._gateway.proc.pid)
             started = time.perf_counter()
             report = run_system_lineage(spark, str(root / "table_lineage"), str(root / "column_lineage"), job,
                                         Window(None, None, 86_400), {WORKSPACE: HOST},
@@ -106,7 +110,8 @@ def main() -> None:
             print(f"Spark local[2], --dry-run: {rows:,} rows in {seconds:.0f} s = {rows / seconds:,.0f} rows/s "
                   f"({runs:,} runs, {runs / seconds:,.0f} runs/s; {report.processes_planned:,} processes, "
                   f"{report.processes_superseded:,} superseded versions, {report.dry_run_entities:,} entities "
-                  f"planned); peak memory of the driver's Python {python_peak:,.0f} MB")
+                  f"planned); peak memory: JVM (driver and executors) {jvm.peak_mb():,.0f} MB, driver Python "
+                  f"{python_peak:,.0f} MB")
         finally:
             spark.stop()
 

@@ -109,7 +109,7 @@ class _Derivation:
     def __init__(self, run: RunSnapshot, parsed: ParsedSql, targets: dict[DatasetKey, DatasetFacts]) -> None:
         self.parsed = parsed
         self.targets = targets
-        self.run_inputs = run.inputs
+        self.run_inputs, self.run_outputs = run.inputs, run.outputs
         self.inputs: dict[SqlTable, DatasetFacts] = {}
         for table in parsed.in_tables:
             found = match_table(table, run.inputs)
@@ -126,7 +126,8 @@ class _Derivation:
         for item in self.parsed.columns:
             target_table = item.target.table or (self.parsed.out_tables[0] if len(self.parsed.out_tables) == 1
                                                  else None)
-            output = self.outputs.get(target_table) if target_table else None
+            output = (self.outputs.get(target_table) or match_table(target_table, self.run_outputs)
+                      if target_table else None)
             if output is None or _key(output) not in self.targets:
                 continue
             column = self._column(_key(output), item.target.name)
