@@ -102,7 +102,7 @@ def read_source(spark: Any, source: str) -> Any:
     try:
         return spark.read.format(kind).load(path)
     except Exception as exc:
-        if kind == "delta" and "delta" in str(exc).lower():
+        if kind == "delta" and "data source: delta" in str(exc).lower():  # DATA_SOURCE_NOT_FOUND
             raise ValueError(f"{source} is a Delta table: reading it needs the delta-spark package (built into "
                              "Databricks; elsewhere start Spark with io.delta:delta-spark)") from None
         raise

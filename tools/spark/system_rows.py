@@ -261,7 +261,7 @@ def _run_facets(key: GroupKey, host: str, rows: list[LineageRow], first: Lineage
     environment: dict[str, Any] = {"spark.databricks.workspaceUrl": host,
                                    "spark.databricks.clusterUsageTags.clusterOwnerOrgId": workspace}
     if users:
-        environment["user"] = users[-1] if len(users) == 1 else ", ".join(users)
+        environment["user"] = ", ".join(users)
     notebook = key[4] or first.notebook_id
     if entity_type == "NOTEBOOK":
         environment[NOTEBOOK_ID_KEY] = entity_id or notebook
