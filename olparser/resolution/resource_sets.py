@@ -708,11 +708,10 @@ def group_files(paths: Iterable[str], rules: ResourceSetRules) -> list[ScannedAs
         if folder is not None:
             data_tables.setdefault(f"{folder}/{SPARK_PARTITIONS}", set()).add(placement.qualified_name)
     for table, files in bookkeeping.items():
-        owners = sorted(data_tables.get(table, ())) or [table]
-        for owner in owners:
-            members.setdefault(owner, []).extend(files)
-            counts.setdefault(owner, 0)
-            is_set[owner] = True
+        owner = min(data_tables.get(table, ()), default=table)  # one owner: every file is placed once
+        members.setdefault(owner, []).extend(files)
+        counts.setdefault(owner, 0)
+        is_set[owner] = True
     return [ScannedAsset(qualified_name=qn, type_name=types[qn], name=display_name(qn), is_resource_set=is_set[qn],
                          partition_count=counts[qn], files=tuple(sorted(set(members[qn]))))
             for qn in sorted(members)]
