@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 
 from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests.e2e.lineage_helpers import Atlas, refs
@@ -120,22 +119,10 @@ FIRST_PROCESSES = {
 }
 
 
-def ensure_unity_catalog_scan_type(atlas_url: str) -> None:
-    """`databricks_table`, the type Purview's Unity Catalog scan registers, as a Purview account has it (the embedded
-    catalog of this branch does not know it yet: created here when it is missing)."""
-    if requests.get(f"{atlas_url}/types/typedef/name/databricks_table", timeout=10).status_code == 200:
-        return
-    created = requests.post(f"{atlas_url}/types/typedefs", timeout=10, json={"entityDefs": [{
-        "category": "ENTITY", "name": "databricks_table", "superTypes": ["DataSet"], "typeVersion": "1.0",
-        "attributeDefs": []}]})
-    assert created.status_code == 200, created.text
-
-
 @pytest.fixture
 def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, catalog_factory) -> Any:
     """The embedded catalog and a copy of the shipped rules, as the command reads them (the environment)."""
     catalog = catalog_factory()
-    ensure_unity_catalog_scan_type(catalog.atlas_url)
     rules = tmp_path / "rules.json"
     shutil.copyfile(DEFAULT_MAPPINGS_PATH, rules)
     for name in ("PURVIEW_ACCOUNT_NAME", "OlToPurviewMappings", "DATABRICKS_WORKSPACE_HOSTS",

@@ -258,3 +258,16 @@ def test_the_real_insert_event_with_its_facet_removed(parser):
     attributes = process(merge_events([event]), parser)
     assert json.loads(attributes["columnMapping"])[0]["ColumnMapping"] == [{"Source": "a", "Sink": "a"},
                                                                           {"Source": "b", "Sink": "b"}]
+
+
+@pytest.mark.parametrize("name, expected", [
+    # INSERT INTO t1 VALUES (1,2),(3,4): no table is read, so no column has a source
+    ("compat-tests_dataproc-simple-1.23.0__8_insert_RUNNING_outputStatistics.json", ("[]", "")),
+    # SELECT * FROM test (a template of the serde tests): it writes no table, so no output is named by it
+    ("serde__openlineage-event.json", ("[]", "")),
+])
+def test_the_other_real_events_with_a_sql_facet_derive_nothing(parser, name, expected):
+    event = load_event(name)
+    event["eventType"] = "COMPLETE"
+    attributes = process(merge_events([event]), parser)
+    assert (attributes["columnMapping"], attributes["columnLineageSource"]) == expected
