@@ -1,4 +1,5 @@
-"""The runner that orders the steps: merge → decide → build → claim → upload → commit → delete what no run uses.
+"""The runner that orders the steps: merge → decide → build → resolve → link → claim → upload → commit → delete what
+no run uses.
 
 The catalog must end up the same whatever the order in which a run's events are processed, with duplicates and with
 concurrent workers: exactly what processing every event in order gives. Three rules get it there.
@@ -22,8 +23,15 @@ has datasets but no terminal event is written as INCOMPLETE after `incomplete_ru
 (`write_due`), which also retries deletions that failed. FAIL and ABORT write nothing unless `lineage_on_failure`
 (and remove what an INCOMPLETE write of the run had put there).
 
-It owns no I/O of its own: the run-state store and the catalog uploader are passed in, so the same runner serves the
-queue trigger in Azure, the local host, the tests and the benchmarks.
+Resolve and link (when a resolver is given): the plan's datasets are looked up against the assets Purview's scanners
+registered (`olparser/catalog/resolver.py`) and the plan is rewritten to reference them (`olparser/lineage/link.py`)
+before it is fingerprinted, so the ledger and the fingerprint see what is actually written. A dataset left on its
+rule identity although it has candidates (an interim dataset) is connector-owned: registered in the run-state store
+when the upload creates it, re-resolved later by the re-link timer (`olparser/relink.py`). A scanned asset that
+vanished between resolution and upload (404 on its reference) is forgotten and the plan resolved again.
+
+It owns no I/O of its own: the run-state store, the resolver and the catalog uploader are passed in, so the same runner
+serves the queue trigger in Azure, the local host, the tests and the benchmarks.
 """
 from __future__ import annotations
 
@@ -39,7 +47,9 @@ from typing import Any, Callable, Iterable, Protocol
 
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
+from olparser.lineage.link import link_plan
 from olparser.naming import MappingEngine
+from olparser.resolution.model import candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, run_instant, snapshot_from_static
 from olparser.runs.store import TOMBSTONE_SECONDS, Key
 
@@ -52,9 +62,32 @@ DUE_RETRY_SECONDS = 60.0
 MAX_DUE_ATTEMPTS = 5
 
 
+REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
+
+
 class Uploader(Protocol):
     def upload(self, plan: LineagePlan) -> Any: ...
     def delete(self, keys: Iterable[Key]) -> Any: ...
+
+
+class Resolver(Protocol):
+    """olparser.catalog.resolver.ScannedAssetResolver: which scanned asset each dataset is."""
+
+    def resolve(self, datasets: Iterable[Any], *, fresh: bool = False) -> Any: ...
+    def note_interim(self, keys: Iterable[Key]) -> None: ...
+    def forget(self, keys: Iterable[Key]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A plan after resolution and linking, with what resolution found (None: no resolver)."""
+
+    plan: LineagePlan
+    resolution: Any = None
+
+    @property
+    def calls(self) -> int:
+        return getattr(self.resolution, "calls", 0)
 
 
 @dataclass(frozen=True)
@@ -124,11 +157,13 @@ def static_key(event: dict[str, Any]) -> str:
 class LineagePipeline:
     def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
                  uploader: Uploader, policy: WritePolicy = WritePolicy(), *,
-                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+                 resolver: Resolver | None = None) -> None:
         self._store = store
         self._engine = engine
         self._options = options
         self._uploader = uploader
+        self._resolver = resolver
         self._policy = policy
         self._clock = clock
         self._sleep = sleep
@@ -232,11 +267,13 @@ class LineagePipeline:
         uploaded: set[Key] = set()
         calls = 0
         for _ in range(MAX_REBUILDS):
-            plan = LineagePlan() if empty else build_lineage(run, self._engine, self._options, status=status)
+            linked = Linked(LineagePlan()) if empty else self.plan(run, status)
+            plan = linked.plan
+            calls += linked.calls
             fingerprint = plan_fingerprint(plan)
             if not uploaded and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
-                return self._outcome(run, event_type, "unchanged", plan)
+                return self._outcome(run, event_type, "unchanged", plan, calls=calls)
             keys = plan.owned_keys()
             self._wait_for_deletions(self._store.claim(key, keys, now=now))
             run_time = None if run.is_static else run_instant(run)
@@ -249,7 +286,10 @@ class LineagePipeline:
                              len(superseded))
                 to_upload = plan.without_processes(superseded)
                 if to_upload.entities or to_upload.external_datasets:
-                    calls += getattr(self._uploader.upload(to_upload), "calls", 0)
+                    report = self._upload_linked(Linked(to_upload, linked.resolution))
+                    if report is None:  # a linked scanned asset vanished: resolve the plan again
+                        continue
+                    calls += getattr(report, "calls", 0)
                 uploaded |= set(keys)
                 result = self._store.commit(key, keys, version=version, fingerprint=fingerprint,
                                             process_names=processes, run_time=run_time,
@@ -279,6 +319,36 @@ class LineagePipeline:
                                  deleted=deleted)
         raise RuntimeError(f"run {key} kept changing while it was being written")
 
+    def plan(self, run: RunSnapshot, status: str) -> Linked:
+        """build → resolve → link: the plan of a run as it will be written."""
+        plan = build_lineage(run, self._engine, self._options, status=status)
+        if self._resolver is None or not plan.datasets:
+            return Linked(plan)
+        resolution = self._resolver.resolve(plan.datasets)
+        if resolution.taken_over:
+            self._store.forget_interim(resolution.taken_over)
+        return Linked(link_plan(plan, resolution.links, resolution.interim), resolution)
+
+    def _upload_linked(self, linked: Linked) -> Any:
+        """Upload; register the interim datasets the upload created. None when a scanned asset the plan links to
+        has vanished (its answers are forgotten: the caller resolves again)."""
+        try:
+            report = self._uploader.upload(linked.plan)
+        except Exception as exc:  # CatalogRejected: the catalog's error code tells a vanished reference apart
+            targets = set((linked.resolution.links if linked.resolution is not None else {}).values())
+            if getattr(exc, "error_code", None) != REFERENCE_NOT_FOUND or self._resolver is None or not targets:
+                raise
+            log.warning("an asset the plan links to is gone from the catalog: resolving the plan again")
+            self._resolver.forget(targets)
+            return None
+        resolution = linked.resolution
+        created = set(getattr(report, "created", ())) & set(getattr(resolution, "interim", None) or ())
+        if created:
+            self._store.register_interim({k: json.dumps(candidates_to_json(resolution.interim[k]),
+                                                        separators=(",", ":")) for k in created})
+            self._resolver.note_interim(created)  # type: ignore[union-attr]
+        return report
+
     def _restore(self, process: str, writer: str, now: float) -> int:
         """Write `process` again as run `writer` (the newest run that still has it) wrote it: the run that wrote it
         last no longer has it. Returns the catalog calls it cost."""
@@ -286,8 +356,7 @@ class LineagePipeline:
         if run is None:
             log.info("process %s: run %s, which still has it, is no longer known; left as it is", process, writer)
             return 0
-        plan = build_lineage(run, self._engine, self._options,
-                             status=run.event_type if run.is_terminal else INCOMPLETE)
+        plan = self.plan(run, run.event_type if run.is_terminal else INCOMPLETE).plan
         others = set(plan.process_names()) - {process}
         if len(others) == len(plan.process_names()):
             return 0

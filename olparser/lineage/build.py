@@ -51,8 +51,9 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     if not run.outputs:
         return LineagePlan(notes=(NO_OUTPUTS,))
     ctx = run_context(run, options)
+    metastore = options.metastore_for(ctx.workspace_id, ctx.workspace_host)
     resolver = DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options,
-                               metastore_id=options.metastore_for(ctx.workspace_id, ctx.workspace_host))
+                               metastore_id=metastore)
     run_inputs, run_outputs, truncation = _within_edge_limit(run, options.max_process_edges)
     inputs = [resolver.resolve(facts) for facts in run_inputs]
     outputs = [resolver.resolve(facts) for facts in run_outputs]
@@ -93,6 +94,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
                                 for d in unique.values() if d.unmatched_reason},
                                key=lambda u: (u.namespace, u.name, u.reason))),
         notes=_notes(ctx) + ((truncation,) if truncation else ()),
+        datasets=tuple(unique[key].named(metastore) for key in sorted(unique)),
     )
 
 

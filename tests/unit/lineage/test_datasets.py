@@ -48,15 +48,21 @@ def test_storage_identity_represents_the_same_dataset_by_its_location(engine):
         "", '{"https://acct.dfs.core.windows.net/lake/warehouse/sales.db/orders":"sales.orders@metastore"}')
 
 
-def test_unity_catalog_table_whose_location_maps_is_represented_by_the_scanned_location(engine):
-    plan = build_lineage(_run(UNITY_OUTPUT), engine, LineageOptions(dataset_identity="table"))
+@pytest.mark.parametrize("identity", ["table", "storage"])
+def test_a_unity_catalog_managed_table_is_its_table_not_its_opaque_unitystorage_location(engine, identity):
+    # Decision (README "What gets written"): `.../__unitystorage/tables/1234` maps to a path, but nobody can read it;
+    # the table's own name represents the dataset whatever DATASET_IDENTITY says, and the location stays on the
+    # process.
+    plan = build_lineage(_run(UNITY_OUTPUT), engine, LineageOptions(dataset_identity=identity))
 
     location = "https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234"
-    assert plan.external_datasets == ({"typeName": "azure_datalake_gen2_path", "guid": "-1", "attributes": {
-        "qualifiedName": location, "name": "1234"}},)
-    assert plan.entities[-1]["attributes"]["datasetTables"] == (
-        '{"https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234":"unity-catalog://main.sales.orders"}')
-    assert [e["typeName"] for e in plan.entities] == ["spark_application", "spark_process"]
+    table = "unity-catalog://main.sales.orders"
+    assert plan.external_datasets == ()
+    assert plan.entities[1] == {"typeName": "databricks_unity_catalog_table", "guid": "-2", "attributes": {
+        "qualifiedName": table, "name": "orders", "openlineageNamespace": "unity-catalog",
+        "openlineageName": "Main.Sales.Orders", "storageLocation": location}}
+    process = plan.entities[-1]["attributes"]
+    assert (process["datasetLocations"], process["datasetTables"]) == ('{"%s":"%s"}' % (table, location), "")
     assert plan.unmatched == ()
 
 
@@ -187,10 +193,12 @@ def test_unity_catalog_table_of_a_known_metastore_is_the_table_the_unity_catalog
     assert plan.unmatched == ()
 
 
-def test_unity_catalog_table_of_another_workspace_keeps_todays_identity(engine):
+def test_unity_catalog_table_of_another_workspace_is_the_connectors_unity_catalog_table(engine):
     run = RunSnapshot(run_id="r1", job_namespace="etl", job_name="app.insert", event_type="COMPLETE",
                       event_time="2024-05-01T10:00:00Z", producer="test", run_facets=UNITY_ENVIRONMENT,
                       outputs=(UNITY_OUTPUT,))
     plan = build_lineage(run, engine, LineageOptions(workspace_metastores=(("999", "other"),)))
 
-    assert [d["typeName"] for d in plan.external_datasets] == ["azure_datalake_gen2_path"]
+    assert plan.external_datasets == ()
+    assert [e["attributes"]["qualifiedName"] for e in plan.entities if e["typeName"] ==
+            "databricks_unity_catalog_table"] == ["unity-catalog://main.sales.orders"]
