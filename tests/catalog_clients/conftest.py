@@ -22,6 +22,11 @@ from tools.catalog import CatalogServer
 USER, PASSWORD = "steward", "client-suite-pw"
 LAKE = "https://contosolake.dfs.core.windows.net/raw"
 HOST = "adb-1234567890123456.7.azuredatabricks.net"
+# the built-in relationship defs of the scanner types, in the order the catalog lists them
+SCANNER_RELATIONSHIPS = ["hive_table_columns", "azure_sql_table_columns", "databricks_metastore_catalogs",
+                         "databricks_catalog_schemas", "databricks_schema_tables", "databricks_schema_views",
+                         "databricks_table_columns", "databricks_view_columns", "fabric_lake_warehouse_tables",
+                         "fabric_lakehouse_table_columns"]
 TIME_FIELDS = frozenset({"createTime", "updateTime", "create_time", "update_time"})
 
 

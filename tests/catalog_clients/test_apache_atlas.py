@@ -22,7 +22,7 @@ from apache_atlas.model.relationship import AtlasRelationship
 from apache_atlas.model.typedef import AtlasTypesDef
 from apache_atlas.utils import API, HTTPMethod, HTTPStatus, attributes_to_params
 
-from tests.catalog_clients.conftest import HOST, LAKE, Calls, without_times
+from tests.catalog_clients.conftest import HOST, LAKE, SCANNER_RELATIONSHIPS, Calls, without_times
 from tools.catalog import CatalogServer
 
 ORDERS, SALES = f"{LAKE}/orders.csv", f"default.sales@{HOST}"
@@ -74,9 +74,9 @@ def test_typedefs_create_read_filter_update_delete(atlas: AtlasClient, catalog: 
     relationships_only.params = {"type": "relationship"}  # SearchFilter's constructor drops `params`
     headers = atlas.typedef.get_all_typedef_headers(relationships_only)
     assert [h["name"] for h in headers] == ["dataset_process_inputs", "process_dataset_outputs",
-                                            "hive_table_columns", "azure_sql_table_columns"]
+                                            *SCANNER_RELATIONSHIPS]
     relationship_defs = atlas.typedef.get_all_typedefs(relationships_only)
-    assert (relationship_defs.entityDefs, len(relationship_defs.relationshipDefs)) == ([], 4)
+    assert (relationship_defs.entityDefs, len(relationship_defs.relationshipDefs)) == ([], 12)
     updated = atlas.typedef.update_atlas_typedefs(AtlasTypesDef({"entityDefs": [
         {"name": "suite_dataset", "superTypes": ["DataSet"], "attributeDefs": [
             {"name": "format", "typeName": "string"}, {"name": "rows", "typeName": "long"}]}]}))

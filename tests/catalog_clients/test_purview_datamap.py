@@ -13,7 +13,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.purview.datamap import DataMapClient
 
-from tests.catalog_clients.conftest import HOST, LAKE, Calls, without_times
+from tests.catalog_clients.conftest import HOST, LAKE, SCANNER_RELATIONSHIPS, Calls, without_times
 from tools.catalog import CatalogServer
 
 ORDERS, RETURNS, SALES = f"{LAKE}/orders.csv", f"{LAKE}/returns.csv", f"default.sales@{HOST}"
@@ -60,10 +60,9 @@ def test_typedefs(datamap: DataMapClient, open_catalog: CatalogServer) -> None:
     relationship = datamap.type_definition.get_relationship_by_name("process_dataset_outputs")
     assert (relationship.end_def1.name, relationship.end_def2.name) == ("outputs", "outputFromProcesses")
     headers = datamap.type_definition.get_headers(type="relationship")
-    assert [h.name for h in headers] == ["dataset_process_inputs", "process_dataset_outputs", "hive_table_columns",
-                                         "azure_sql_table_columns"]
+    assert [h.name for h in headers] == ["dataset_process_inputs", "process_dataset_outputs", *SCANNER_RELATIONSHIPS]
     relationship_defs = datamap.type_definition.get(type="relationship")
-    assert (relationship_defs.entity_defs, len(relationship_defs.relationship_defs)) == ([], 4)
+    assert (relationship_defs.entity_defs, len(relationship_defs.relationship_defs)) == ([], 12)
     updated = datamap.type_definition.batch_update({"entityDefs": [{
         "name": "sdk_dataset", "superTypes": ["DataSet"], "attributeDefs": [{"name": "rows", "typeName": "long"}]}]})
     assert [(d.version, [a.name for a in d.attribute_defs]) for d in updated.entity_defs] == [(2, ["rows"])]

@@ -21,6 +21,7 @@ from starlette.routing import Match, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from tools.catalog.account import CONFIG_PATH, LIST_PATH, PREFIXES as ACCOUNT_PREFIXES, AccountApi
 from tools.catalog.api import AtlasApi
 from tools.catalog.calls import CallCounter
 from tools.catalog import errors
@@ -177,12 +178,14 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, faults: FaultInjector,
               user: str | None = None, password: str | None = None, allowed_hosts: Iterable[str] = ()) -> Starlette:
     gate = AtlasGate(AtlasApi(store, types, user or "admin").router(), counter, faults)
+    account = AtlasGate(AccountApi(store).router(), counter, faults)  # Purview's account API, at the root as in Purview
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html")
 
     routes = [Route("/", index, methods=["GET"]), Mount("/static", StaticFiles(directory=STATIC_DIR)),
               *_control_routes(counter, faults), *page_routes(store, types),
+              *[Route(prefix + path, endpoint=account) for prefix in ACCOUNT_PREFIXES for path in (CONFIG_PATH, LIST_PATH)],
               *[Mount(prefix, app=gate) for prefix in ATLAS_PREFIXES]]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts)]
     if user:

@@ -37,6 +37,17 @@ _CORE = "atlas_core"
 
 _PATH_ATTRIBUTES = [_attr("path"), _attr("isFile", "boolean"), _attr("size", "long"), _attr("modifiedTime", "long"),
                     _attr("contentType")]
+# what Purview's storage scanners keep on a resource set (Learn, "Understanding resource sets": partition count,
+# schema count, total size; `ol2purview catalog scan` writes partitionCount)
+_RESOURCE_SET_ATTRIBUTES = [_attr("partitionCount", "int"), _attr("schemaCount", "int"), _attr("totalSizeBytes", "long"),
+                            _attr("modifiedTime", "long")]
+_UNITY_CATALOG = "Azure Databricks"
+_FABRIC = "Microsoft Fabric"
+_COLUMN_ATTRIBUTES = [_attr("dataType"), _attr("isNullable", "boolean"), _attr("ordinalPosition", "int"),
+                      _attr("comment")]
+_UC_TABLE_ATTRIBUTES = [_attr("catalogName"), _attr("schemaName"), _attr("tableType"), _attr("dataSourceFormat"),
+                        _attr("storageLocation"), _attr("comment"), _attr("createTime", "long"),
+                        _attr("modifiedTime", "long")]
 
 # (type name, service type, extra attributes) for the DataSet subtypes Purview's scanners create.
 _DATASET_TYPES: list[tuple[str, str, list[JSON]]] = [
@@ -44,10 +55,16 @@ _DATASET_TYPES: list[tuple[str, str, list[JSON]]] = [
     ("azure_blob_container", "Azure Blob Storage", [_attr("modifiedTime", "long")]),
     ("azure_datalake_gen2_path", "Azure Data Lake Storage Gen2", _PATH_ATTRIBUTES),
     ("azure_datalake_gen2_filesystem", "Azure Data Lake Storage Gen2", [_attr("modifiedTime", "long")]),
-    ("azure_datalake_gen2_resource_set", "Azure Data Lake Storage Gen2",
-     [_attr("partitionCount", "int"), _attr("schemaCount", "int"), _attr("totalSizeBytes", "long"),
-      _attr("modifiedTime", "long")]),
+    ("azure_datalake_gen2_resource_set", "Azure Data Lake Storage Gen2", _RESOURCE_SET_ATTRIBUTES),
+    ("azure_blob_resource_set", "Azure Blob Storage", _RESOURCE_SET_ATTRIBUTES),
     ("azure_datalake_gen1_path", "Azure Data Lake Storage Gen1", _PATH_ATTRIBUTES),
+    ("azure_datalake_gen1_resource_set", "Azure Data Lake Storage Gen1", _RESOURCE_SET_ATTRIBUTES),
+    ("azure_file", "Azure Files", _PATH_ATTRIBUTES),
+    ("azure_file_share", "Azure Files", [_attr("modifiedTime", "long")]),
+    ("azure_file_resource_set", "Azure Files", _RESOURCE_SET_ATTRIBUTES),
+    ("aws_s3_v2_object", "Amazon S3", _PATH_ATTRIBUTES),
+    ("aws_s3_v2_bucket", "Amazon S3", [_attr("modifiedTime", "long")]),
+    ("aws_s3_v2_resource_set", "Amazon S3", _RESOURCE_SET_ATTRIBUTES),
     ("azure_sql_table", "Azure SQL Database", [_attr("principalId", "int"), _attr("objectType")]),
     ("azure_synapse_dedicated_sql_table", "Azure Synapse Analytics", [_attr("objectType")]),
     ("mssql_table", "SQL Server", [_attr("objectType")]),
@@ -62,6 +79,38 @@ _DATASET_TYPES: list[tuple[str, str, list[JSON]]] = [
     ("snowflake_table", "Snowflake", []),
     ("hive_column", "Hive", [_attr("type"), _attr("comment"), _attr("position", "int")]),
     ("azure_sql_column", "Azure SQL Database", [_attr("data_type")]),
+    # Purview's Azure Databricks Unity Catalog scan: databricks://{metastore}/catalogs/{c}/schemas/{s}/tables/{t}
+    ("databricks_table", _UNITY_CATALOG, _UC_TABLE_ATTRIBUTES),
+    ("databricks_view", _UNITY_CATALOG, [*_UC_TABLE_ATTRIBUTES, _attr("viewDefinition")]),
+    ("databricks_table_column", _UNITY_CATALOG, _COLUMN_ATTRIBUTES),
+    ("databricks_view_column", _UNITY_CATALOG, _COLUMN_ATTRIBUTES),
+    # Purview's Microsoft Fabric scan: https://app.fabric.microsoft.com/groups/{ws}/lakehouses/{lh}/tables/{t}
+    ("fabric_lakehouse_table", _FABRIC, [_attr("format"), _attr("tableType"), _attr("location")]),
+    ("fabric_lakehouse_table_column", _FABRIC, _COLUMN_ATTRIBUTES),
+    ("fabric_lakehouse_path", _FABRIC, _PATH_ATTRIBUTES),
+]
+# containers above the tables (Asset subtypes): (type name, service type, extra attributes)
+_CONTAINER_TYPES: list[tuple[str, str, list[JSON]]] = [
+    ("databricks_metastore", _UNITY_CATALOG, [_attr("region"), _attr("cloud")]),
+    ("databricks_catalog", _UNITY_CATALOG, [_attr("comment"), _attr("catalogType")]),
+    ("databricks_schema", _UNITY_CATALOG, [_attr("catalogName"), _attr("comment")]),
+    ("fabric_lake_warehouse", _FABRIC, [_attr("workspaceId"), _attr("lakehouseId")]),
+]
+# (relationship, container type, its end, member type, its end, service type): parent -> children compositions
+_COMPOSITIONS: list[tuple[str, str, str, str, str, str]] = [
+    ("hive_table_columns", "hive_table", "columns", "hive_column", "table", "Hive"),
+    ("azure_sql_table_columns", "azure_sql_table", "columns", "azure_sql_column", "table", "Azure SQL Database"),
+    ("databricks_metastore_catalogs", "databricks_metastore", "catalogs", "databricks_catalog", "metastore",
+     _UNITY_CATALOG),
+    ("databricks_catalog_schemas", "databricks_catalog", "schemas", "databricks_schema", "catalog", _UNITY_CATALOG),
+    ("databricks_schema_tables", "databricks_schema", "tables", "databricks_table", "schema", _UNITY_CATALOG),
+    ("databricks_schema_views", "databricks_schema", "views", "databricks_view", "schema", _UNITY_CATALOG),
+    ("databricks_table_columns", "databricks_table", "columns", "databricks_table_column", "table", _UNITY_CATALOG),
+    ("databricks_view_columns", "databricks_view", "columns", "databricks_view_column", "view", _UNITY_CATALOG),
+    ("fabric_lake_warehouse_tables", "fabric_lake_warehouse", "tables", "fabric_lakehouse_table", "lakehouse",
+     _FABRIC),
+    ("fabric_lakehouse_table_columns", "fabric_lakehouse_table", "columns", "fabric_lakehouse_table_column", "table",
+     _FABRIC),
 ]
 
 
@@ -90,11 +139,8 @@ def builtin_typedefs() -> list[JSON]:
                 "Azure Storage", "An Azure storage account"),
     ]
     defs += [_entity(name, ["DataSet"], list(attrs), service, name) for name, service, attrs in _DATASET_TYPES]
-    defs += [
-        _relationship("hive_table_columns", "COMPOSITION", _end("hive_table", "columns", "SET", container=True),
-                      _end("hive_column", "table", "SINGLE"), "Hive"),
-        _relationship("azure_sql_table_columns", "COMPOSITION",
-                      _end("azure_sql_table", "columns", "SET", container=True),
-                      _end("azure_sql_column", "table", "SINGLE"), "Azure SQL Database"),
-    ]
+    defs += [_entity(name, ["Asset"], list(attrs), service, name) for name, service, attrs in _CONTAINER_TYPES]
+    defs += [_relationship(name, "COMPOSITION", _end(parent, children, "SET", container=True),
+                           _end(member, member_end, "SINGLE"), service)
+             for name, parent, children, member, member_end, service in _COMPOSITIONS]
     return defs

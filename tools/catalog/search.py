@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
+import time
 from typing import Any, Callable, Iterable
 
 from tools.catalog import errors
@@ -24,7 +26,7 @@ _ASSET_TYPES = {  # type name prefix -> Purview's assetType facet value
     "azure_synapse": "Azure Synapse Analytics", "mssql": "SQL Server", "azure_postgresql": "Azure Database for PostgreSQL",
     "postgresql": "PostgreSQL", "azure_mysql": "Azure Database for MySQL", "azure_cosmosdb": "Azure Cosmos DB",
     "azure_data_explorer": "Azure Data Explorer", "hive": "Hive", "snowflake": "Snowflake", "databricks": "Databricks",
-    "azure_storage": "Azure Storage",
+    "azure_storage": "Azure Storage", "azure_file": "Azure Files", "aws_s3": "Amazon S3", "fabric": "Microsoft Fabric",
 }
 
 
@@ -68,19 +70,31 @@ def basic_search(session: Session, registry: TypeRegistry, body: object) -> JSON
             "entities": [entity_header(row, attributes) for row in rows[offset:offset + limit]]}
 
 
-def _compile(clause: object, registry: TypeRegistry) -> Predicate:
-    """A Purview search filter clause as a predicate over entities."""
+_TIME_RANGES_MS = {"LAST_24H": 86_400_000, "LAST_7D": 7 * 86_400_000, "LAST_30D": 30 * 86_400_000,
+                   "LAST_365D": 365 * 86_400_000}
+_MORE_THAN_365D = "MORE_THAN_365D"
+_SYSTEM_TIMES = ("createTime", "updateTime")
+# facets of Purview's index this catalog keeps no data for: a filter on them matches nothing (so `not` matches all)
+_UNMODELLED = frozenset({"term", "termGuid", "contactId", "contactType", "glossaryType", "termStatus", "termTemplate",
+                         "domainId", "glossary"})
+
+
+def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
+    """A Purview discovery filter clause (Data Map 2023-09-01, Discovery - Query) as a predicate over entities:
+    `and`/`or` lists, `not`, `entityType` (+ `includeSubTypes`), `objectType`, `assetType`, `id`, `fileExtension`,
+    `classification`, `label`, `collectionId`, `createTime`/`updateTime` (`{operator, timeThreshold}` or a time
+    range), and `{attributeName, operator, attributeValue}`."""
     if not isinstance(clause, dict) or len(clause) == 0:
         raise errors.invalid_parameters(f"a filter clause must be a non-empty JSON object, got {json.dumps(clause)}")
     if "and" in clause or "or" in clause:
         key = "and" if "and" in clause else "or"
         parts = clause[key]
-        if not isinstance(parts, list):
-            raise errors.invalid_parameters(f"filter '{key}' must be a list of clauses")
-        predicates = [_compile(p, registry) for p in parts]
+        if not isinstance(parts, list) or not parts:
+            raise errors.invalid_parameters(f"filter '{key}' must be a non-empty list of clauses")
+        predicates = [_compile(p, registry, now_ms) for p in parts]
         return (lambda e: all(p(e) for p in predicates)) if key == "and" else (lambda e: any(p(e) for p in predicates))
     if "not" in clause:
-        inner = _compile(clause["not"], registry)
+        inner = _compile(clause["not"], registry, now_ms)
         return lambda e: not inner(e)
     if "entityType" in clause or "typeName" in clause:
         value = clause.get("entityType", clause.get("typeName"))
@@ -92,36 +106,101 @@ def _compile(clause: object, registry: TypeRegistry) -> Predicate:
             raise errors.invalid_parameters("filter 'entityType' must name a type")
         allowed = set(_types(registry, type_name, subtypes))
         return lambda e: e.type_name in allowed
-    if "qualifiedName" in clause:
-        return _attribute_test("qualifiedName", "eq", clause["qualifiedName"])
     if "attributeName" in clause:
-        return _attribute_test(clause["attributeName"], str(clause.get("operator", "eq")).lower(),
-                               clause.get("attributeValue"))
-    if set(clause) <= {"objectType", "assetType", "collectionId", "classification", "term", "label"}:
-        return lambda e: True  # facets this catalog does not model: every entity matches
+        return _attribute_test(clause["attributeName"], clause.get("operator", "eq"), clause.get("attributeValue"),
+                               now_ms)
+    if len(clause) != 1:
+        raise errors.invalid_parameters(f"a filter clause names one field, got {json.dumps(clause)}")
+    (key, value), = clause.items()
+    if key in _SYSTEM_TIMES:
+        if isinstance(value, dict):
+            return _attribute_test(key, value.get("operator"), value.get("timeThreshold"), now_ms)
+        return _attribute_test(key, "timerange", value, now_ms)
+    if key == "qualifiedName":
+        return _attribute_test("qualifiedName", "eq", value, now_ms)
+    if not isinstance(value, str):
+        raise errors.invalid_parameters(f"filter '{key}' must be a string, got {json.dumps(value)}")
+    if key == "objectType":
+        return lambda e: _object_type(registry, e.type_name) == value
+    if key == "assetType":
+        return lambda e: value in _asset_type(e.type_name)
+    if key == "id":
+        return lambda e: e.guid == value
+    if key == "fileExtension":
+        suffix = "." + value.lower().lstrip(".")
+        return lambda e: (e.name or "").lower().endswith(suffix)
+    if key == "classification":
+        return lambda e: value in _classification_names(e)
+    if key == "label":
+        return lambda e: value in (e.extra.get("labels") or [])
+    if key == "collectionId":
+        return lambda e: True  # one collection: every entity is in the root collection
+    if key in _UNMODELLED:
+        return lambda e: False
     raise errors.invalid_parameters(f"unsupported filter clause {json.dumps(clause)}")
 
 
-_OPERATORS: dict[str, Callable[[str, str], bool]] = {
-    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "contains": lambda a, b: b.lower() in a.lower(),
-    "startswith": lambda a, b: a.lower().startswith(b.lower()), "prefix": lambda a, b: a.lower().startswith(b.lower()),
-    "endswith": lambda a, b: a.lower().endswith(b.lower()),
+def _classification_names(row: EntityRow) -> list[str]:
+    return [c.get("typeName") for c in row.extra.get("classifications") or () if isinstance(c, dict)]
+
+
+def _lower(test: Callable[[str, str], bool]) -> Callable[[object, object], bool]:
+    return lambda a, b: isinstance(a, str) and isinstance(b, str) and test(a.lower(), b.lower())
+
+
+def _ordered(test: Callable[[float, float], bool]) -> Callable[[object, object], bool]:
+    def compare(a: object, b: object) -> bool:
+        numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+        return numbers and test(a, b)  # type: ignore[arg-type]
+    return compare
+
+
+_OPERATORS: dict[str, Callable[[object, object], bool]] = {
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
+    "contains": _lower(lambda a, b: b in a), "startswith": _lower(str.startswith), "prefix": _lower(str.startswith),
+    "endswith": _lower(str.endswith),
+    "lt": _ordered(lambda a, b: a < b), "le": _ordered(lambda a, b: a <= b), "gt": _ordered(lambda a, b: a > b),
+    "ge": _ordered(lambda a, b: a >= b),
 }
 
 
-def _attribute_test(attribute: object, operator: str, value: object) -> Predicate:
+def _attribute_value(row: EntityRow, attribute: str) -> object:
+    if attribute == "qualifiedName":
+        return row.qualified_name
+    if attribute == "createTime":
+        return row.create_time
+    if attribute == "updateTime":
+        return row.update_time
+    return row.attributes.get(attribute)
+
+
+def _attribute_test(attribute: object, operator: object, value: object, now_ms: int) -> Predicate:
     if isinstance(value, dict):  # {"qualifiedName": {"operator": "contains", "value": "..."}}
-        operator, value = str(value.get("operator", "eq")).lower(), value.get("value")
-    if not isinstance(attribute, str) or not isinstance(value, str):
-        raise errors.invalid_parameters("an attribute filter needs 'attributeName' and a string 'attributeValue'")
+        operator, value = value.get("operator", "eq"), value.get("value")
+    if not isinstance(attribute, str) or not attribute:
+        raise errors.invalid_parameters("an attribute filter needs 'attributeName'")
+    if not isinstance(operator, str):
+        raise errors.invalid_parameters(f"filter on '{attribute}' needs an 'operator'")
+    operator = operator.lower()
+    if operator == "timerange":
+        if value != _MORE_THAN_365D and value not in _TIME_RANGES_MS:
+            raise errors.invalid_parameters(
+                f"time range on '{attribute}' must be one of {[*_TIME_RANGES_MS, _MORE_THAN_365D]}, got {json.dumps(value)}")
+
+        def in_range(e: EntityRow) -> bool:
+            actual = _attribute_value(e, attribute)
+            if not isinstance(actual, (int, float)) or isinstance(actual, bool):
+                return False
+            age = now_ms - actual
+            return age > _TIME_RANGES_MS["LAST_365D"] if value == _MORE_THAN_365D else age <= _TIME_RANGES_MS[value]
+        return in_range
     test = _OPERATORS.get(operator)
     if test is None:
-        raise errors.invalid_parameters(f"unsupported filter operator '{operator}' (use one of {sorted(_OPERATORS)})")
-
-    def predicate(e: EntityRow) -> bool:
-        actual = e.qualified_name if attribute == "qualifiedName" else e.attributes.get(attribute)
-        return isinstance(actual, str) and test(actual, value)
-    return predicate
+        raise errors.invalid_parameters(
+            f"unsupported filter operator '{operator}' (use one of {sorted([*_OPERATORS, 'timerange'])})")
+    if value is None or isinstance(value, (dict, list)):
+        raise errors.invalid_parameters(f"filter on '{attribute}' needs a string, number or boolean 'attributeValue'")
+    return lambda e: test(_attribute_value(e, attribute), value)
 
 
 def _asset_type(type_name: str) -> list[str]:
@@ -131,29 +210,68 @@ def _asset_type(type_name: str) -> list[str]:
     return []
 
 
-def purview_query(session: Session, registry: TypeRegistry, body: object) -> JSON:
-    """Purview discovery query: `keywords`, `filter`, `limit`, `continuationToken` (or `offset`)."""
+_ORDER_FIELDS: dict[str, Callable[[EntityRow], Any]] = {
+    "name": lambda e: (e.name or "").lower(), "qualifiedName": lambda e: e.qualified_name,
+    "entityType": lambda e: e.type_name, "createTime": lambda e: e.create_time, "updateTime": lambda e: e.update_time,
+    "id": lambda e: e.guid,
+}
+
+
+def _sorted(rows: list[EntityRow], orderby: object) -> list[EntityRow]:
+    """`orderby: [{"name": "ASC"}, {"updateTime": "DESC"}]`: the first field first; ties keep the catalog's order."""
+    if orderby is None:
+        return rows
+    if not isinstance(orderby, list) or not all(isinstance(o, dict) and len(o) == 1 for o in orderby):
+        raise errors.invalid_parameters('orderby must be a list of {"field": "ASC"|"DESC"} objects')
+    for item in reversed(orderby):
+        (field, direction), = item.items()
+        key = _ORDER_FIELDS.get(field)
+        if key is None or not isinstance(direction, str) or direction.upper() not in ("ASC", "DESC"):
+            raise errors.invalid_parameters(
+                f"orderby {json.dumps(item)}: sort by one of {sorted(_ORDER_FIELDS)}, ASC or DESC")
+        rows = sorted(rows, key=key, reverse=direction.upper() == "DESC")
+    return rows
+
+
+def _request_hash(keywords: str | None, body: JSON) -> str:
+    """What a continuation token belongs to: the same keywords, filter and order (Purview's tokens carry one too)."""
+    canonical = json.dumps([keywords, body.get("filter"), body.get("orderby")], sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+def purview_query(session: Session, registry: TypeRegistry, body: object, now_ms: int | None = None) -> JSON:
+    """Purview discovery query: `keywords`, `filter`, `orderby`, `limit` (1..1000, default 50) and
+    `continuationToken` (or `offset`); the answer `{"@search.count", "@search.count.approximate", "value",
+    "continuationToken" while more remain}`."""
     if not isinstance(body, dict):
         raise errors.invalid_parameters("the body must be a JSON object")
-    predicate = _compile(body["filter"], registry) if body.get("filter") is not None else (lambda e: True)
+    now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    predicate = _compile(body["filter"], registry, now_ms) if body.get("filter") is not None else (lambda e: True)
     limit = _int(body, "limit", 50, 1, MAX_LIMIT)
     offset = _int(body, "offset", 0, 0, 2**31)
+    keywords = _text(body.get("keywords"))
+    request_hash = _request_hash(keywords, body)
     token = body.get("continuationToken")
     if token:
         try:
-            offset = int(json.loads(base64.b64decode(token))["offset"])
+            state = json.loads(base64.b64decode(token, validate=True))
+            offset, issued_for = int(state["offset"]), state["requestHash"]
         except (binascii.Error, ValueError, KeyError, TypeError) as exc:
             raise errors.invalid_parameters("continuationToken is not one this catalog issued") from exc
-    rows = [row for row in session.search(None, _text(body.get("keywords"))) if predicate(row)]
+        if issued_for != request_hash or offset < 0:
+            raise errors.invalid_parameters("continuationToken belongs to another query (keywords, filter, orderby)")
+    rows = _sorted([row for row in session.search(None, keywords) if predicate(row)], body.get("orderby"))
     page = rows[offset:offset + limit]
     response: JSON = {"@search.count": len(rows), "@search.count.approximate": False}
     if offset + limit < len(rows):
-        response["continuationToken"] = base64.b64encode(json.dumps({"offset": offset + limit}).encode()).decode()
+        response["continuationToken"] = base64.b64encode(json.dumps(
+            {"offset": offset + limit, "requestHash": request_hash}).encode()).decode()
     response["value"] = [
         {"@search.score": 1.0, "id": row.guid, "qualifiedName": row.qualified_name, "name": row.name,
          "description": row.attributes.get("description"), "owner": row.attributes.get("owner"),
-         "entityType": row.type_name, "classification": [], "label": [], "assetType": _asset_type(row.type_name),
-         "term": [], "contact": []}
+         "entityType": row.type_name, "classification": _classification_names(row),
+         "label": list(row.extra.get("labels") or []), "assetType": _asset_type(row.type_name), "term": [],
+         "contact": []}
         for row in page]
     return response
 
@@ -200,7 +318,8 @@ def _prefix_at(text: str, prefix: str) -> int:
 
 def _prefixed(session: Session, registry: TypeRegistry, body: JSON, keywords: str) -> list[tuple[EntityRow, str, int]]:
     """Active entities with a word of their name (else qualifiedName) starting with `keywords`: (row, text, where)."""
-    predicate = _compile(body["filter"], registry) if body.get("filter") is not None else (lambda e: True)
+    predicate = _compile(body["filter"], registry, int(time.time() * 1000)) if body.get("filter") is not None \
+        else (lambda e: True)
     found = []
     for row in session.search(None, keywords):
         for text in (row.name or "", row.qualified_name):
@@ -247,6 +366,8 @@ def _object_type(registry: TypeRegistry, type_name: str) -> str:
         return "Processes"
     if "column" in type_name:
         return "Columns"
+    if type_name.endswith(("_filesystem", "_container", "_share", "_bucket", "_directory")):
+        return "Folders"
     if "table" in type_name or "collection" in type_name:
         return "Tables"
     if registry.is_a(type_name, "DataSet"):

@@ -1,4 +1,5 @@
-"""SQLite persistence for the catalog: typedefs, entities and relationships. Plain Python over sqlite3, no HTTP.
+"""SQLite persistence for the catalog: typedefs, entities, relationships and account settings. Plain Python over
+sqlite3, no HTTP.
 
 One connection per thread (WAL, so readers never block the writer). Writes run in `BEGIN IMMEDIATE` transactions
 so that concurrent upserts of the same (typeName, qualifiedName) serialize; a partial UNIQUE index on active
@@ -51,6 +52,10 @@ CREATE TABLE IF NOT EXISTS relationships (
     create_time INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS relationships_end2 ON relationships (end2_guid, type_name);
+CREATE TABLE IF NOT EXISTS account_settings (
+    name TEXT PRIMARY KEY,
+    body TEXT NOT NULL
+);
 """
 # Columns added after the first release, as (table, column, declaration): added to older databases on open.
 _ADDED_COLUMNS = (
@@ -158,6 +163,18 @@ class Session:
 
     def delete_typedef(self, name: str) -> None:
         self.conn.execute("DELETE FROM typedefs WHERE name = ?", (name,))
+
+    # --- account settings (Purview's account API: the resource-set rule configuration) -----------------------------
+    def account_setting(self, name: str) -> JSON | None:
+        row = self.conn.execute("SELECT body FROM account_settings WHERE name = ?", (name,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def save_account_setting(self, name: str, body: JSON) -> None:
+        self.conn.execute("INSERT INTO account_settings (name, body) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "
+                          "body = excluded.body", (name, json.dumps(body)))
+
+    def delete_account_setting(self, name: str) -> None:
+        self.conn.execute("DELETE FROM account_settings WHERE name = ?", (name,))
 
     def count_entities_of_type(self, type_name: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM entities WHERE type_name = ?", (type_name,)).fetchone()[0]

@@ -1,0 +1,703 @@
+"""Purview's resource sets: which asset the storage scanners register for a file, and for a folder Spark wrote.
+
+One implementation for both sides of issue 19: the connector predicts the resource-set qualifiedNames of a folder a
+Spark job wrote (`resource_set_names`), and `ol2purview catalog scan` groups the files of a local folder as the
+scanner would (`group_files`). Both go through `scanned_name`, so they cannot disagree. Pure: no I/O beyond reading
+the shipped default configuration once.
+
+What Purview documents, and what this module does with it:
+
+- Microsoft Learn, "Understanding resource sets" (data-map-resource-sets): every file is compared with patterns
+  applied to each path segment (directory names and the file name); a file whose path a pattern generalises belongs
+  to the resource set named by the generalised path (`machinesets/23/foo.parquet` -> `machinesets/{N}/foo.parquet`,
+  `weblogs/en_au/23.json` -> `weblogs/{LOC}/{N}.json`, `data1.csv` -> `data{N}.csv`). Word, Excel and PDF files are
+  never grouped. Complex patterns: `SparkPath` (`{SparkPartitions}`, Spark's part files) and
+  `Date(yyyy/mm/dd)InPath` (`{Year}/{Month}/{Day}` across three folders).
+- The account API `resourceSetRuleConfigs/defaultResourceSetRuleConfig` (api-version 2019-11-01-preview) holds the
+  regexes (`regexReplacers`: .NET regexes with `options`, `replaceWith` with `$n` group references, `condition`,
+  `doNotReplaceRegex`, `disableRecursiveReplacerApplication`), `complexReplacers`, `rejectedPatterns`,
+  `acceptedPatterns`, `scopedRules` (pattern rules: `{name:type}` groups generalise, `{{name:type}}` keep the value,
+  `isResourceSet: false` keeps single files) and `enableDefaultPatterns`. `ResourceSetRules.default()` is the
+  configuration a current account answers (config version 5: dates as `{Year}`/`{Month}`/`{Day}`, `=` a delimiter),
+  kept in `default_resource_set_rule_config.json` beside this module, with Learn's OfficeDocuments rejection.
+- Spark output folders: `{folder}/{SparkPartitions}`; Hive-style partition folders
+  `{folder}/Year={Year}/Month={Month}/Day={Day}/{SparkPartitions}`. Directory segments above the Spark folder are
+  generalised like any other (`.../events/2024/part-0.parquet` -> `.../events/{N}/{SparkPartitions}`).
+
+Choices where Purview documents nothing (kept here, in one place, so that the connector and the scanner agree):
+
+- A partition folder `k=v` becomes `k={k}`, whatever the value (`region=eu` -> `region={region}`), which is exactly
+  the documented `Year={Year}` for date keys (`_partition_placeholder`).
+- Spark and Delta bookkeeping (`_delta_log/`, `_change_data/`, `_spark_metadata/`, `_SUCCESS`, `_committed_*`,
+  `_started_*`, `.crc` files, Parquet `_metadata`) belongs to the resource set of its table folder and is not counted
+  in `partitionCount`; a table folder with bookkeeping and no data file yet is `{folder}/{SparkPartitions}` with
+  `partitionCount` 0 (`_SPARK_BOOKKEEPING`).
+- `partitionCount` counts the data files of a resource set.
+- A part file is `part-` (optionally `r-`/`m-`) and five or more digits (`part-00000-<uuid>-c000.snappy.parquet`).
+- `enableDefaultPatterns: false` turns off every replacer (built-in or not): only scoped pattern rules group.
+- Normalisation rules and unknown complex replacers are read and ignored; a pattern rule's `string` matches within
+  one folder (`[^/]+`).
+- Container, filesystem, share and bucket names are never generalised; only the path inside them.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import regex
+
+JSON = dict[str, Any]
+
+SPARK_PARTITIONS = "{SparkPartitions}"
+DEFAULT_CONFIG_PATH = Path(__file__).with_name("default_resource_set_rule_config.json")
+
+# path type -> the type of the resource sets the same scanner registers
+RESOURCE_SET_TYPES: dict[str, str] = {
+    "azure_datalake_gen2_path": "azure_datalake_gen2_resource_set",
+    "azure_blob_path": "azure_blob_resource_set",
+    "azure_datalake_gen1_path": "azure_datalake_gen1_resource_set",
+    "azure_file": "azure_file_resource_set",
+    "aws_s3_v2_object": "aws_s3_v2_resource_set",
+}
+# the container-level asset of each path type (what `catalog scan` registers above the files)
+CONTAINER_TYPES: dict[str, str] = {
+    "azure_datalake_gen2_path": "azure_datalake_gen2_filesystem",
+    "azure_blob_path": "azure_blob_container",
+    "azure_file": "azure_file_share",
+    "aws_s3_v2_object": "aws_s3_v2_bucket",
+}
+
+SPARK_PATH_REPLACER = "Microsoft.DataMap.PathPattern.SparkPathReplacer"
+DATE_IN_PATH_REPLACER = "Microsoft.DataMap.PathPattern.DatePatternPathReplacer"
+APPLY_TO_FILE_NAME = "ApplyToFileName"
+APPLY_TO_NON_FILE_NAME = "ApplyToNonFileName"
+APPLY_TO_FILE_NAME_OR_NON_VERSION = "ApplyToFileNameOrNonVersionString"
+_CONDITIONS = (APPLY_TO_FILE_NAME, APPLY_TO_NON_FILE_NAME, APPLY_TO_FILE_NAME_OR_NON_VERSION)
+
+MATCH_TIMEOUT_SECONDS = 0.05  # per regex call: an account's own regexes cannot stall a worker (a timeout = no match)
+_NET_IGNORE_CASE, _NET_MULTILINE, _NET_COMPILED, _NET_SINGLELINE, _NET_IGNORE_WHITESPACE, _NET_CULTURE_INVARIANT = (
+    1, 2, 8, 16, 32, 512)
+_NET_SUPPORTED_OPTIONS = (_NET_IGNORE_CASE | _NET_MULTILINE | _NET_COMPILED | _NET_SINGLELINE | _NET_IGNORE_WHITESPACE
+                          | _NET_CULTURE_INVARIANT)
+
+# Spark's files (the one place that says what Spark and Delta write; see the module docstring)
+_PART_FILE = regex.compile(r"part-(?:[rm]-)?\d{5,}.*", regex.V1)
+_BOOKKEEPING_FOLDERS = frozenset({"_delta_log", "_change_data", "_spark_metadata"})
+_BOOKKEEPING_FILES = regex.compile(
+    r"_SUCCESS|_committed_.*|_started_.*|_metadata|_common_metadata|\..*\.crc|deletion_vector_.*\.bin", regex.V1)
+_PARTITION_SEGMENT = regex.compile(r"([^=/]+)=([^/]*)", regex.V1)
+_PLACEHOLDER = regex.compile(r"\{[^{}/]*\}", regex.V1)
+# the file the connector imagines in a folder a Spark job wrote (a real Spark 3 part file name)
+SPARK_PROBE_FILE = "part-00000-00000000-0000-0000-0000-000000000000-c000.snappy.parquet"
+
+_YEAR = regex.compile(r"(?:19|20)\d\d", regex.V1)
+_MONTH = regex.compile(r"0?[1-9]|1[0-2]", regex.V1)
+_DAY = regex.compile(r"0?[1-9]|[12]\d|3[01]", regex.V1)
+
+
+# --- configuration -------------------------------------------------------------------------------------------------
+def _field(path: str, problem: str) -> ValueError:
+    return ValueError(f"resource set rule config: {path}: {problem}")
+
+
+def _get(obj: JSON, key: str, path: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+    value = obj.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise _field(f"{path}.{key}", f"must be {names}, got {type(value).__name__}")
+    return value
+
+
+def _required(obj: JSON, key: str, path: str) -> str:
+    value = _get(obj, key, path, str)
+    if not value:
+        raise _field(f"{path}.{key}", "is required")
+    return value
+
+
+def _list(obj: JSON, key: str, path: str) -> list[JSON]:
+    items = _get(obj, key, path, list, [])
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _field(f"{path}.{key}[{index}]", f"must be an object, got {type(item).__name__}")
+    return items
+
+
+def _compile_net(pattern: str, options: int, path: str) -> regex.Pattern:
+    """A .NET regex (as Purview stores them) as a `regex` pattern: variable-width lookbehind and scoped inline flags
+    (`(?i)…(?-i)`) work as in .NET; `options` are .NET RegexOptions bits."""
+    if options & ~_NET_SUPPORTED_OPTIONS:
+        raise _field(f"{path}.options", f"RegexOptions {options} are not supported (ExplicitCapture, RightToLeft, "
+                                         f"ECMAScript)")
+    flags = regex.V1
+    flags |= regex.IGNORECASE if options & _NET_IGNORE_CASE else 0
+    flags |= regex.MULTILINE if options & _NET_MULTILINE else 0
+    flags |= regex.DOTALL if options & _NET_SINGLELINE else 0
+    flags |= regex.VERBOSE if options & _NET_IGNORE_WHITESPACE else 0
+    try:
+        return regex.compile(pattern, flags)
+    except (regex.error, ValueError, TypeError) as exc:
+        raise _field(f"{path}.regexStr", f"not a valid regex ({exc})") from None
+
+
+def _regex(obj: JSON, key: str, path: str, *, required: bool) -> tuple[str, int] | None:
+    spec = _get(obj, key, path, dict)
+    if spec is None:
+        if required:
+            raise _field(f"{path}.{key}", "is required")
+        return None
+    source = _required(spec, "regexStr", f"{path}.{key}")
+    options = _get(spec, "options", f"{path}.{key}", int, 0)
+    _compile_net(source, options, f"{path}.{key}")
+    return source, options
+
+
+def _template(replace_with: str, groups: int, group_index: dict[str, int]) -> tuple[str | int, ...]:
+    """.NET substitution syntax as literal text and group numbers: `$n` (the longest number that is a group),
+    `${n}` and `${name}`, `$&` (the whole match), `$$`; anything else is literal. Never Python formatting."""
+    parts: list[str | int] = []
+    text: list[str] = []
+    i = 0
+    while i < len(replace_with):
+        group, width = _group_reference(replace_with, i, groups, group_index)
+        if group is None:
+            text.append("$" if replace_with.startswith("$$", i) else replace_with[i])
+            i += width
+            continue
+        parts += ["".join(text), group]
+        text, i = [], i + width
+    parts.append("".join(text))
+    return tuple(p for p in parts if p != "")
+
+
+def _group_reference(text: str, i: int, groups: int, group_index: dict[str, int]) -> tuple[int | None, int]:
+    """The group a `$` reference at `i` names and its width; (None, width) for literal text."""
+    if text[i] != "$" or i + 1 == len(text):
+        return None, 1
+    following = text[i + 1]
+    if following == "$":
+        return None, 2
+    if following == "&":
+        return 0, 2
+    if following == "{":
+        end = text.find("}", i + 2)
+        name = text[i + 2:end] if end != -1 else ""
+        if name.isdigit() and int(name) <= groups:
+            return int(name), end - i + 1
+        if name in group_index:
+            return group_index[name], end - i + 1
+        return None, 1
+    digits = regex.match(r"\d+", text[i + 1:])
+    number = digits.group(0) if digits else ""
+    while number and int(number) > groups:
+        number = number[:-1]
+    return (int(number), len(number) + 1) if number else (None, 1)
+
+
+@dataclass(frozen=True)
+class RegexReplacer:
+    """One `regexReplacers` entry. Compared by its configuration; the compiled forms are derived."""
+    name: str
+    pattern: str
+    options: int
+    replace_with: str
+    condition: str | None = None
+    keep: tuple[str, int] | None = None  # doNotReplaceRegex: spans it matches are never replaced
+    final: bool = False  # disableRecursiveReplacerApplication: no later replacer touches a segment this one changed
+    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
+    keep_compiled: regex.Pattern | None = field(init=False, compare=False, repr=False)
+    substitution: tuple[str | int, ...] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        compiled = _compile_net(self.pattern, self.options, self.name)
+        object.__setattr__(self, "compiled", compiled)
+        object.__setattr__(self, "keep_compiled",
+                           _compile_net(self.keep[0], self.keep[1], self.name) if self.keep else None)
+        object.__setattr__(self, "substitution",
+                           _template(self.replace_with, compiled.groups, dict(compiled.groupindex)))
+
+
+@dataclass(frozen=True)
+class PathFilter:
+    """A `rejectedPatterns`/`acceptedPatterns` entry: a regex, or a wildcard pattern (`*`, `?`) over the whole
+    qualifiedName."""
+    name: str
+    path: str
+    is_regex: bool
+    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.is_regex:
+            compiled = _compile_net(self.path, 0, self.name)
+        else:
+            translated = "".join(".*" if c == "*" else "." if c == "?" else regex.escape(c) for c in self.path)
+            compiled = regex.compile(translated, regex.V1 | regex.IGNORECASE)
+        object.__setattr__(self, "compiled", compiled)
+
+    def matches(self, qualified_name: str) -> bool:
+        matcher = self.compiled.search if self.is_regex else self.compiled.fullmatch
+        return _safely(lambda: matcher(qualified_name, timeout=MATCH_TIMEOUT_SECONDS)) is not None
+
+
+# pattern rule replacer types (Learn, "Create resource set pattern rules": available replacement types)
+_RULE_TYPES: dict[str, str] = {
+    "string": r"[^/]+",
+    "int": r"[0-9]+",
+    "guid": r"[0-9A-Fa-f]{32}|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}",
+    "date": r"[0-9]{2,4}[-./]?[0-9]{2}[-./]?[0-9]{2,4}",
+    "time": r"[0-9]{2}:?[0-9]{2}(?::?[0-9]{2})?",
+    "timestamp": r"[0-9]{4}-?[0-9]{2}-?[0-9]{2}T?[0-9]{2}:?[0-9]{2}(?::?[0-9]{2})?",
+    "boolean": r"(?i:true|false)",
+    "number": r"[0-9]+(?:\.[0-9]+)?|\.[0-9]+",
+    "hex": r"[0-9A-Fa-f]+",
+    "locale": r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*",
+}
+_RULE_TOKEN = regex.compile(r"\{\{([^{}:]*):([A-Za-z]+)\}\}|\{([^{}:]*):([A-Za-z]+)\}", regex.V1)
+
+
+@dataclass(frozen=True)
+class PatternRule:
+    """One rule of a scoped rule set: `qualifiedName` relative to the scope, with `{name:type}` (generalised to
+    `{name}`) and `{{name:type}}` (the matched value kept) groups."""
+    name: str
+    qualified_name: str
+    is_resource_set: bool = True
+    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
+    output: tuple[tuple[str, str], ...] = field(init=False, compare=False, repr=False)  # (kind, text or group)
+
+    def __post_init__(self) -> None:
+        pattern, output, position, index = [], [], 0, 0
+        for token in _RULE_TOKEN.finditer(self.qualified_name):
+            literal = self.qualified_name[position:token.start()]
+            pattern.append(regex.escape(literal))
+            output.append(("text", literal))
+            static = token.group(1) is not None
+            label, kind = (token.group(1), token.group(2)) if static else (token.group(3), token.group(4))
+            if kind.lower() not in _RULE_TYPES:
+                raise _field(f"rule {self.name}", f"unknown replacer type '{kind}' (one of {sorted(_RULE_TYPES)})")
+            index += 1
+            pattern.append(f"(?P<g{index}>{_RULE_TYPES[kind.lower()]})")
+            output.append(("value", f"g{index}") if static else ("text", f"{{{label}}}"))
+            position = token.end()
+        pattern.append(regex.escape(self.qualified_name[position:]))
+        output.append(("text", self.qualified_name[position:]))
+        object.__setattr__(self, "compiled", regex.compile("".join(pattern), regex.V1))
+        object.__setattr__(self, "output", tuple(output))
+
+    def apply(self, relative: str) -> str | None:
+        match = _safely(lambda: self.compiled.fullmatch(relative, timeout=MATCH_TIMEOUT_SECONDS))
+        if match is None:
+            return None
+        return "".join(text if kind == "text" else match.group(text) for kind, text in self.output)
+
+
+@dataclass(frozen=True)
+class ScopedRules:
+    binding_url: str  # without a trailing slash
+    rules: tuple[PatternRule, ...]
+
+
+@dataclass(frozen=True)
+class ResourceSetRules:
+    """An account's resource-set rules, ready to apply. Build with `default()` or `from_account_config(body)`."""
+    replacers: tuple[RegexReplacer, ...]
+    spark_paths: bool = True
+    dates_in_path: bool = True
+    rejected: tuple[PathFilter, ...] = ()
+    accepted: tuple[PathFilter, ...] = ()
+    scoped: tuple[ScopedRules, ...] = ()  # most specific scope first
+    default_patterns: bool = True
+
+    @classmethod
+    def default(cls) -> "ResourceSetRules":
+        """Purview's default rule set (the configuration an account answers before anyone changes it)."""
+        return _default_rules()
+
+    @classmethod
+    def from_account_config(cls, body: object) -> "ResourceSetRules":
+        """The body of `GET https://{account}.purview.azure.com/resourceSetRuleConfigs/defaultResourceSetRuleConfig
+        ?api-version=2019-11-01-preview`. Raises ValueError naming the field for an invalid or unreadable body (the
+        caller falls back to `default()`)."""
+        if not isinstance(body, dict):
+            raise _field("body", f"must be a JSON object, got {type(body).__name__}")
+        config = _get(body, "pathPatternConfig", "body", dict)
+        if config is None:
+            raise _field("pathPatternConfig", "is required")
+        path = "pathPatternConfig"
+        replacers = []
+        for index, item in enumerate(_list(config, "regexReplacers", path)):
+            where = f"{path}.regexReplacers[{index}]"
+            name = _get(item, "name", where, str) or where
+            if _get(item, "disabled", where, bool, False):
+                continue
+            source, options = _regex(item, "regex", where, required=True)  # type: ignore[misc]
+            condition = _get(item, "condition", where, str)
+            if condition is not None and condition not in _CONDITIONS:
+                raise _field(f"{where}.condition", f"unknown condition '{condition}' (one of {list(_CONDITIONS)})")
+            replacers.append(RegexReplacer(
+                name=name, pattern=source, options=options, replace_with=_get(item, "replaceWith", where, str, ""),
+                condition=condition, keep=_regex(item, "doNotReplaceRegex", where, required=False),
+                final=_get(item, "disableRecursiveReplacerApplication", where, bool, False)))
+        complex_types = set()
+        for index, item in enumerate(_list(config, "complexReplacers", path)):
+            where = f"{path}.complexReplacers[{index}]"
+            if not _get(item, "disabled", where, bool, False):
+                complex_types.add(_get(item, "typeName", where, str))
+        return cls(
+            replacers=tuple(replacers),
+            spark_paths=SPARK_PATH_REPLACER in complex_types,
+            dates_in_path=DATE_IN_PATH_REPLACER in complex_types,
+            rejected=_filters(config, "rejectedPatterns", path),
+            accepted=_filters(config, "acceptedPatterns", path),
+            scoped=_scoped_rules(config, path),
+            default_patterns=_get(config, "enableDefaultPatterns", path, bool, True))
+
+
+def _filters(config: JSON, key: str, path: str) -> tuple[PathFilter, ...]:
+    filters = []
+    for index, item in enumerate(_list(config, key, path)):
+        where = f"{path}.{key}[{index}]"
+        pattern = _required(item, "path", where)
+        kind = _get(item, "filterType", where, str) or _get(item, "type", where, str, "Pattern")
+        if kind not in ("Pattern", "Regex"):
+            raise _field(f"{where}.filterType", f"must be Pattern or Regex, got '{kind}'")
+        if kind == "Regex":
+            _compile_net(pattern, 0, where)
+        filters.append(PathFilter(name=_get(item, "name", where, str, where), path=pattern, is_regex=kind == "Regex"))
+    return tuple(filters)
+
+
+def _scoped_rules(config: JSON, path: str) -> tuple[ScopedRules, ...]:
+    scopes = []
+    for index, item in enumerate(_list(config, "scopedRules", path)):
+        where = f"{path}.scopedRules[{index}]"
+        binding = _required(item, "bindingUrl", where)
+        rules = []
+        for rule_index, rule in enumerate(_list(item, "rules", where)):
+            rule_where = f"{where}.rules[{rule_index}]"
+            qualified_name = _required(rule, "qualifiedName", rule_where)
+            try:
+                rules.append(PatternRule(name=_get(rule, "name", rule_where, str, rule_where),
+                                         qualified_name=qualified_name.lstrip("/"),
+                                         is_resource_set=_get(rule, "isResourceSet", rule_where, bool, True)))
+            except ValueError as exc:
+                raise _field(f"{rule_where}.qualifiedName", str(exc)) from None
+        scopes.append(ScopedRules(binding_url=binding.rstrip("/"), rules=tuple(rules)))
+    return tuple(sorted(scopes, key=lambda s: -len(s.binding_url)))
+
+
+def default_account_config() -> JSON:
+    """A fresh copy of the default configuration body (what the embedded catalog answers until a PUT replaces it)."""
+    return json.loads(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _default_rules() -> ResourceSetRules:
+    return ResourceSetRules.from_account_config(default_account_config())
+
+
+# --- where a qualifiedName's path starts -----------------------------------------------------------------------------
+_STORAGE_HOST = regex.compile(r"https://[^/]+\.(dfs|blob|file)\.core\.[^/]+", regex.V1 | regex.IGNORECASE)
+_HOST_PATH_TYPES = {"dfs": "azure_datalake_gen2_path", "blob": "azure_blob_path", "file": "azure_file"}
+
+
+@dataclass(frozen=True)
+class StoragePath:
+    """A storage qualifiedName split where Purview's patterns start: `root` (scheme, host and container) and the
+    path's segments below it."""
+    root: str
+    segments: tuple[str, ...]
+    path_type: str
+
+    @property
+    def qualified_name(self) -> str:
+        return "/".join((self.root, *self.segments))
+
+    @property
+    def resource_set_type(self) -> str:
+        return RESOURCE_SET_TYPES[self.path_type]
+
+
+def split_storage_path(qualified_name: str) -> StoragePath | None:
+    """`https://{account}.dfs|blob|file.core.{cloud}/{container}/{path}`, `adl://{account}.azuredatalakestore.net/
+    {path}`, `s3://{bucket}/{path}`; None for anything else or a path with no segment below the container. Empty
+    segments (`//`) and trailing slashes are dropped, as Purview's normalisation removes double slashes."""
+    if not isinstance(qualified_name, str):
+        return None
+    host = _STORAGE_HOST.match(qualified_name)
+    if host:
+        parts = [p for p in qualified_name[host.end():].split("/") if p]
+        if len(parts) < 2:
+            return None
+        return StoragePath(f"{host.group(0)}/{parts[0]}", tuple(parts[1:]), _HOST_PATH_TYPES[host.group(1).lower()])
+    for scheme, path_type in (("adl://", "azure_datalake_gen1_path"), ("s3://", "aws_s3_v2_object")):
+        if qualified_name.lower().startswith(scheme):
+            parts = [p for p in qualified_name[len(scheme):].split("/") if p]
+            if len(parts) < 2:
+                return None
+            return StoragePath(f"{qualified_name[:len(scheme)]}{parts[0]}", tuple(parts[1:]), path_type)
+    return None
+
+
+# --- applying the rules to one file ------------------------------------------------------------------------------
+def _safely(call: Any) -> Any:
+    try:
+        return call()
+    except TimeoutError:
+        return None
+
+
+def _overlaps(start: int, end: int, spans: Iterable[tuple[int, int]]) -> bool:
+    return any(start < s_end and s_start < end for s_start, s_end in spans)
+
+
+def _substitute(segment: str, replacer: RegexReplacer, protected: list[tuple[int, int]]) -> str:
+    out, position = [], 0
+    matches = _safely(lambda: list(replacer.compiled.finditer(segment, timeout=MATCH_TIMEOUT_SECONDS))) or []
+    for match in matches:
+        start, end = match.span()
+        if start == end or _overlaps(start, end, protected):
+            continue
+        out.append(segment[position:start])
+        out.extend(part if isinstance(part, str) else (match.group(part) or "") for part in replacer.substitution)
+        position = end
+    out.append(segment[position:])
+    return "".join(out)
+
+
+def _generalize_segment(segment: str, is_file: bool, rules: ResourceSetRules) -> str:
+    for replacer in rules.replacers:
+        if (replacer.condition == APPLY_TO_FILE_NAME and not is_file) or (
+                replacer.condition == APPLY_TO_NON_FILE_NAME and is_file):
+            continue
+        keep = []
+        if replacer.keep_compiled is not None:
+            found = _safely(lambda: list(replacer.keep_compiled.finditer(segment, timeout=MATCH_TIMEOUT_SECONDS)))
+            keep = [m.span() for m in found or ()]
+            if replacer.condition == APPLY_TO_FILE_NAME_OR_NON_VERSION and keep and not is_file:
+                continue  # a folder named like a version string keeps its name
+        protected = keep + [m.span() for m in _PLACEHOLDER.finditer(segment)]
+        changed = _substitute(segment, replacer, protected)
+        if changed != segment:
+            segment = changed
+            if replacer.final:
+                break
+    return segment
+
+
+def _generalize_folders(folders: Sequence[str], rules: ResourceSetRules) -> list[str]:
+    """Directory segments as the scanner names them: `yyyy/mm/dd` runs first (when on), then the regex replacers."""
+    out = list(folders)
+    done = [False] * len(out)
+    if rules.dates_in_path:
+        i = 0
+        while i + 2 < len(out):
+            if _YEAR.fullmatch(out[i]) and _MONTH.fullmatch(out[i + 1]) and _DAY.fullmatch(out[i + 2]):
+                out[i:i + 3], done[i:i + 3] = ["{Year}", "{Month}", "{Day}"], [True] * 3
+                i += 3
+            else:
+                i += 1
+    return [segment if done[i] else _generalize_segment(segment, False, rules) for i, segment in enumerate(out)]
+
+
+def _partition_placeholder(key: str) -> str:
+    """The one choice for Hive-style partition folders: `k=v` -> `k={k}` (documented for Year/Month/Day)."""
+    return f"{key}={{{key}}}"
+
+
+@dataclass(frozen=True)
+class _SparkFile:
+    table: tuple[str, ...]  # the segments of the table folder below the root
+    partitions: tuple[str, ...]  # partition keys, outermost first
+    is_data: bool
+
+
+def _spark_file(segments: Sequence[str]) -> _SparkFile | None:
+    """Whether a path is something Spark or Delta wrote, and the table folder and partition keys it belongs to."""
+    name, folders = segments[-1], list(segments[:-1])
+    for index, folder in enumerate(folders):
+        if folder in _BOOKKEEPING_FOLDERS:
+            return _SparkFile(_strip_partitions(folders[:index])[0], (), False)
+    is_data = _PART_FILE.fullmatch(name) is not None
+    if not is_data and _BOOKKEEPING_FILES.fullmatch(name) is None:
+        return None
+    table, keys = _strip_partitions(folders)
+    return _SparkFile(table, keys if is_data else (), is_data)
+
+
+def _strip_partitions(folders: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    end = len(folders)
+    while end > 0 and _PARTITION_SEGMENT.fullmatch(folders[end - 1]):
+        end -= 1
+    keys = tuple(_PARTITION_SEGMENT.fullmatch(f).group(1) for f in folders[end:])  # type: ignore[union-attr]
+    return tuple(folders[:end]), keys
+
+
+def _spark_resource_set(root: str, spark: _SparkFile, rules: ResourceSetRules) -> str:
+    segments = _generalize_folders(spark.table, rules)
+    segments += [_partition_placeholder(key) for key in spark.partitions]
+    return "/".join((root, *segments, SPARK_PARTITIONS))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the scanner puts one file: the asset's qualifiedName and whether it is a resource set; for Spark and
+    Delta bookkeeping (not a partition), `table` is the table's unpartitioned resource set."""
+    qualified_name: str
+    is_resource_set: bool
+    table: str | None = None
+
+
+def scanned_name(file_qualified_name: str, rules: ResourceSetRules) -> Placement:
+    """What the scanner registers for one file: its resource set, or the file itself. Scoped pattern rules first
+    (most specific scope first, rules in order), then Spark's files, then the path and regex patterns."""
+    path = split_storage_path(file_qualified_name)
+    if path is None:
+        return Placement(file_qualified_name, False)
+    qualified_name = path.qualified_name
+    if any(f.matches(qualified_name) for f in rules.rejected) or (
+            rules.accepted and not any(f.matches(qualified_name) for f in rules.accepted)):
+        return Placement(qualified_name, False)
+    for scope in rules.scoped:
+        if qualified_name.startswith(scope.binding_url + "/"):
+            relative = qualified_name[len(scope.binding_url) + 1:]
+            for rule in scope.rules:
+                named = rule.apply(relative)
+                if named is not None:
+                    return Placement(f"{scope.binding_url}/{named}" if rule.is_resource_set else qualified_name,
+                                     rule.is_resource_set)
+    if not rules.default_patterns:
+        return Placement(qualified_name, False)
+    spark = _spark_file(path.segments) if rules.spark_paths else None
+    if spark is not None:
+        named = _spark_resource_set(path.root, spark, rules)
+        if spark.is_data:
+            return Placement(named, True)
+        table = _spark_resource_set(path.root, _SparkFile(spark.table, (), False), rules)
+        return Placement(table, True, table=table)
+    segments = _generalize_folders(path.segments[:-1], rules)
+    segments.append(_generalize_segment(path.segments[-1], True, rules))
+    named = "/".join((path.root, *segments))
+    return Placement(named, named != qualified_name)
+
+
+# --- what the connector asks --------------------------------------------------------------------------------------
+def resource_set_names(path_qualified_name: str, rules: ResourceSetRules, *, folder: bool = True) -> tuple[str, ...]:
+    """The resource-set qualifiedNames the scanner may have registered for the data at this path, most specific
+    first, no duplicates. A folder (a Spark or Delta output) is named as the scanner names the part files in it:
+    `{folder}/{SparkPartitions}`, partition segments `k=v` -> `k={k}`, other segments generalised by the rules
+    (`{N}`, `{GUID}`, `{Year}`, ...); the same folder with only its partition segments generalised comes first when
+    it differs (an account whose replacers do not touch it). A file: the resource set its name falls into, if any.
+    Never raises on odd input (returns ())."""
+    try:
+        path = split_storage_path(path_qualified_name)
+        if path is None:
+            return ()
+        names: list[str] = []
+        if folder:
+            table, keys = _strip_partitions(path.segments)
+            literal = [*table, *(_partition_placeholder(k) for k in keys)]
+            names.append("/".join((path.root, *literal, SPARK_PARTITIONS)))
+            placement = scanned_name(f"{path.qualified_name}/{SPARK_PROBE_FILE}", rules)
+        else:
+            placement = scanned_name(path.qualified_name, rules)
+        if placement.is_resource_set:
+            names.append(placement.qualified_name)
+        elif folder:
+            names.clear()  # the account's rules keep Spark's files apart (a pattern rule, rejection, no defaults)
+        return tuple(dict.fromkeys(names))
+    except Exception:  # noqa: BLE001 - the contract: odd input gives no candidates, never an error
+        return ()
+
+
+_SPARK_SET = regex.compile(r"(?P<folder>.+?)(?:/[^/=]+=\{[^{}/]+\})*/\{SparkPartitions\}", regex.V1)
+
+
+def spark_folder_of(resource_set_qualified_name: str) -> str | None:
+    """The folder of a Spark resource set: `{folder}/k1={k1}/…/{SparkPartitions}` -> `{folder}`; None otherwise."""
+    if not isinstance(resource_set_qualified_name, str):
+        return None
+    match = _SPARK_SET.fullmatch(resource_set_qualified_name)
+    return match.group("folder") if match else None
+
+
+def matches_folder(resource_set_qualified_name: str, path_qualified_name: str, rules: ResourceSetRules) -> bool:
+    """Whether a resource set found by a search (e.g. `startswith` the folder) is the scanned form of this folder,
+    partitioned by keys the connector could not know (`.../sales` vs `.../sales/Year={Year}/{SparkPartitions}`)."""
+    folder = spark_folder_of(resource_set_qualified_name)
+    forms = {spark_folder_of(name) for name in resource_set_names(path_qualified_name, rules)}
+    return folder is not None and folder in forms
+
+
+# --- what the scanner registers ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ScannedAsset:
+    """A resource set, or a single file no rule groups, as the scanner registers it."""
+    qualified_name: str
+    type_name: str
+    name: str
+    is_resource_set: bool
+    partition_count: int
+    files: tuple[str, ...]  # the files it stands for, sorted (data and bookkeeping)
+
+
+def display_name(qualified_name: str) -> str:
+    """The name Purview shows: a single file's name; for a resource set the last segment with text other than
+    placeholders, partition folders and delimiters, its extension dropped and `-`/`_` as spaces
+    (Learn: `name-of-spark-output/{SparkPartitions}` -> "name of spark output", `data{N}.csv` -> "data")."""
+    segments = [s for s in qualified_name.split("/") if s]
+    if "{" not in qualified_name:
+        return segments[-1] if segments else qualified_name
+    for index in range(len(segments) - 1, -1, -1):
+        segment = segments[index]
+        if _PARTITION_SEGMENT.fullmatch(segment) and _PLACEHOLDER.search(segment):
+            continue
+        text = _PLACEHOLDER.sub("", segment)
+        if index == len(segments) - 1 and "." in text:
+            text = text[:text.rindex(".")]
+        words = regex.sub(r"[-_.@= ]+", " ", text).strip()
+        if words:
+            return words
+    return segments[-1] if segments else qualified_name
+
+
+def group_files(paths: Iterable[str], rules: ResourceSetRules) -> list[ScannedAsset]:
+    """What the scanner registers for these file qualifiedNames: resource sets (with their partition count) and the
+    single files no rule groups, sorted by qualifiedName. Spark/Delta output folders become one
+    `{folder}/{SparkPartitions}` resource set, partitioned ones `{folder}/k={k}/.../{SparkPartitions}`; their
+    bookkeeping joins the table's resource sets. Paths that are not storage qualifiedNames are left out."""
+    members: dict[str, list[str]] = {}
+    counts: dict[str, int] = {}
+    is_set: dict[str, bool] = {}
+    bookkeeping: dict[str, list[str]] = {}  # the table's unpartitioned resource set -> its bookkeeping files
+    data_tables: dict[str, set[str]] = {}  # the table's unpartitioned resource set -> data resource sets under it
+    types: dict[str, str] = {}
+    for file in sorted(set(paths)):
+        path = split_storage_path(file)
+        if path is None:
+            continue
+        placement = scanned_name(file, rules)
+        types[placement.qualified_name] = path.resource_set_type if placement.is_resource_set else path.path_type
+        if placement.table is not None:
+            bookkeeping.setdefault(placement.table, []).append(path.qualified_name)
+            continue
+        members.setdefault(placement.qualified_name, []).append(path.qualified_name)
+        counts[placement.qualified_name] = counts.get(placement.qualified_name, 0) + 1
+        is_set[placement.qualified_name] = placement.is_resource_set
+        folder = spark_folder_of(placement.qualified_name) if placement.is_resource_set else None
+        if folder is not None:
+            data_tables.setdefault(f"{folder}/{SPARK_PARTITIONS}", set()).add(placement.qualified_name)
+    for table, files in bookkeeping.items():
+        owners = sorted(data_tables.get(table, ())) or [table]
+        for owner in owners:
+            members.setdefault(owner, []).extend(files)
+            counts.setdefault(owner, 0)
+            is_set[owner] = True
+    return [ScannedAsset(qualified_name=qn, type_name=types[qn], name=display_name(qn), is_resource_set=is_set[qn],
+                         partition_count=counts[qn], files=tuple(sorted(set(members[qn]))))
+            for qn in sorted(members)]
