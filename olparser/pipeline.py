@@ -397,6 +397,10 @@ class LineagePipeline:
     def _locked(self, key: str) -> threading.Lock:
         return self._run_locks[zlib.crc32(key.encode("utf-8")) % LOCK_STRIPES]
 
+    def locked_processes(self, names: Iterable[str]) -> ExitStack:
+        """The locks that serialise writes of these processes in this process (the re-link timer takes them too)."""
+        return self._locked_processes(names)
+
     def _locked_processes(self, names: Iterable[str]) -> ExitStack:
         stack = ExitStack()
         for stripe in sorted({zlib.crc32(name.encode("utf-8")) % LOCK_STRIPES for name in names}):

@@ -4,9 +4,10 @@
     rt.courier().deliver(...)              # HTTP intake: envelope text for the lineage queue
     rt.process(event)                      # queue trigger: merge -> map -> build -> upload (typedefs first, once)
     rt.write_due_runs()                    # timer: incomplete and held runs, failed deletions, expired run state
+    rt.relink_scanned_assets()             # timer: interim datasets re-linked to what a scan registered since
 
 Every part is built lazily on first use and then kept for the life of the process (one catalog uploader, so one
-existence cache), behind one lock so concurrent first uses build each part once. Building reads no network: the first
+existence cache, shared with the resolver), behind one lock so concurrent first uses build each part once. Building reads no network: the first
 catalog call happens on the first upload, preceded once per process by the typedef registration (at most 3 calls,
 create-or-update), so a fresh deployment needs no manual step.
 """
@@ -18,8 +19,9 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from azure.storage.queue import ExponentialRetry
 
-from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, TypedefReport,
-                              UploadReport, load_typedefs, make_atlas_client, resolve_target)
+from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, RetryPolicy,
+                              TypedefReport, UploadReport, load_typedefs, make_atlas_client, resolve_target)
+from olparser.catalog.existence import ExistenceCache
 from olparser.contract import IntakeLimits
 from olparser.delivery.archive import EventArchive, archive_from_settings
 from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
@@ -28,6 +30,7 @@ from olparser.lineage import LineageOptions, LineagePlan
 from olparser.naming import MappingEngine
 from olparser.naming.reloading import ReloadingEngine
 from olparser.pipeline import DueReport, LineageOutcome, LineagePipeline, WritePolicy
+from olparser.relink import Relinker, RelinkReport
 from olparser.runs import RunStateStore, open_run_state_store
 from olparser.settings import TYPEDEFS_DIR, Settings
 
@@ -137,11 +140,37 @@ class Runtime:
         return self._once("catalog_client", lambda: make_atlas_client(
             self.catalog_target(), timeout=self.settings.catalog_timeout_seconds, credential=self._credential))
 
+    def existence_cache(self) -> ExistenceCache:
+        """What the catalog holds, as far as this process knows: shared by the resolver and the uploader."""
+        return self._once("existence_cache", lambda: ExistenceCache(
+            self.settings.catalog_cache_seconds, max_entries=self.settings.catalog_cache_entries,
+            absent_ttl_seconds=self.settings.resolution_negative_cache_seconds))
+
     def uploader(self) -> TypedefsFirstUploader:
-        """The process's one uploader (one existence cache), registering typedefs before its first upload."""
-        return self._once("uploader", lambda: TypedefsFirstUploader(
-            CatalogUploader(self.catalog_client(), settings=self.settings),
-            lambda: load_typedefs(self._typedefs_dir)))
+        """The process's one uploader (one existence cache), registering typedefs before its first upload. Entities
+        of types that are not the connector's own are deleted only when nothing else uses them."""
+        def build() -> TypedefsFirstUploader:
+            typedefs = load_typedefs(self._typedefs_dir)
+            own_types = frozenset(t["name"] for t in typedefs.get("entityDefs", []))
+            return TypedefsFirstUploader(
+                CatalogUploader(self.catalog_client(), settings=self.settings, cache=self.existence_cache(),
+                                connector_types=own_types),
+                lambda: typedefs)
+        return self._once("uploader", build)
+
+    def resolver(self) -> Any:
+        """The process's one ScannedAssetResolver (None when RESOLVE_SCANNED_ASSETS is off). The resource-set rules are
+        read from the catalog on first use."""
+        def build() -> Any:
+            if not self.settings.resolve_scanned_assets:
+                return None
+            from olparser.catalog.resolver import ScannedAssetResolver  # loads the resource-set rules engine
+
+            store = self.run_state_store()
+            return ScannedAssetResolver(self.catalog_client(), cache=self.existence_cache(),
+                                        retry=RetryPolicy(max_attempts=self.settings.catalog_max_attempts),
+                                        owned=store.interim_keys, max_entries=self.settings.catalog_cache_entries)
+        return self._once("resolver", build)
 
     def ensure_typedefs(self) -> TypedefReport:
         """Register the custom types now (the local host does this at start); a no-op after the first success."""
@@ -150,7 +179,17 @@ class Runtime:
     def pipeline(self) -> LineagePipeline:
         return self._once("pipeline", lambda: LineagePipeline(
             self.run_state_store(), self.engine(), self.lineage_options(), self.uploader(),
-            WritePolicy.from_settings(self.settings)))
+            WritePolicy.from_settings(self.settings), resolver=self.resolver()))
+
+    def relinker(self) -> Relinker | None:
+        """The re-link timer's worker (None when RESOLVE_SCANNED_ASSETS is off)."""
+        def build() -> Relinker | None:
+            if self.resolver() is None:
+                return None
+            return Relinker(self.run_state_store(), self.resolver(), self.uploader().uploader,
+                            batch_size=self.settings.relink_batch_size,
+                            locked_processes=self.pipeline().locked_processes)
+        return self._once("relinker", build)
 
     def process(self, event: dict[str, Any]) -> LineageOutcome:
         """Run the pipeline for one event (the pipeline handles one event of a run at a time in this process)."""
@@ -160,6 +199,11 @@ class Runtime:
         """The timer's work: runs that never completed (INCOMPLETE) or waited long enough for their Databricks
         environment, deletions that failed, and expired run state."""
         return self.pipeline().write_due(now=now)
+
+    def relink_scanned_assets(self, now: float | None = None) -> RelinkReport:
+        """The re-link timer's work: interim datasets whose scanned asset a scan has registered since."""
+        relinker = self.relinker()
+        return relinker.run(now=now) if relinker is not None else RelinkReport()
 
     def reset_process_runs(self, qualified_names: list[str]) -> int:
         """Forget the newest run time of these processes, so that the next run of their code writes them."""

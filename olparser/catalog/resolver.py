@@ -4,7 +4,8 @@
 For the datasets of one plan (or of many plans, in a backfill) the resolver
 
 1. derives each dataset's candidates (memoised: a steady stream of runs names the same datasets);
-2. checks every exact candidate the cache knows nothing about with bulk lookups, one
+2. checks every exact candidate the cache knows nothing about (or whose owner it no longer knows) with bulk
+   lookups, one
    `GET entity/bulk/uniqueAttribute/type/{type}?attr_N:qualifiedName=...` per type (more only for URL length);
 3. walks each dataset's candidates in order and links it to the first that exists and is not an entity the connector
    created itself (the run-state registry of interim datasets says which; one it created but a scan has since
@@ -140,9 +141,17 @@ class ScannedAssetResolver:
         """Link what can be linked (see the module docstring). Raises CatalogUnavailable / CatalogRejected as the
         uploader does."""
         calls = [0]
-        planned = {d.default: self.candidates(d, calls) for d in datasets}
+        return self.resolve_candidates({d.default: self.candidates(d, calls) for d in datasets}, fresh=fresh,
+                                       calls=calls)
+
+    def resolve_candidates(self, planned: dict[Key, tuple[Candidate, ...]], *, fresh: bool = False,
+                           calls: list[int] | None = None) -> Resolution:
+        """`resolve` for datasets whose candidates are known already (the re-link registry keeps them)."""
+        calls = calls if calls is not None else [0]
         exact = {c.key for candidates in planned.values() for c in candidates if c.exact}
-        present = self._cache.known(exact)
+        # known to exist, and known whose it is (a registered entity is looked at again when that answer expires,
+        # to see whether a scan has filled it in; fresh: the datasets being re-linked are always looked at again)
+        present = set(self._ownership.get_many(self._cache.known(exact))) - (set(planned) if fresh else set())
         absent = set() if fresh else self._cache.absent(exact)
         looked_up = self._lookup(exact - present - absent, calls)
         present |= set(looked_up)
@@ -189,19 +198,18 @@ class ScannedAssetResolver:
         return found
 
     def _ours(self, present: set[Key], entities: dict[Key, dict[str, Any]], taken: set[Key]) -> set[Key]:
-        """Which of `present` the connector created (and no scan has taken over since); fills `taken`."""
+        """Which of `present` the connector created (and no scan has taken over since: checked on every entity just
+        looked up); fills `taken`."""
         known = self._ownership.get_many(present)
         unknown = sorted(present - set(known))
-        if unknown:
-            registered = self._owned(unknown)
-            answers = []
-            for key in unknown:
-                mine = key in registered
-                if mine and key in entities and taken_over(entities[key]):
-                    taken.add(key)
-                    mine = False
-                answers.append((key, mine))
-            self._ownership.put_many(answers, self._cache.ttl_seconds)
+        registered = self._owned(unknown) if unknown else set()
+        answers = {key: key in registered for key in unknown}
+        for key, entity in entities.items():
+            if answers.get(key, known.get(key)) and taken_over(entity):
+                taken.add(key)
+                answers[key] = False
+        if answers:
+            self._ownership.put_many(answers.items(), self._cache.ttl_seconds)
             known.update(answers)
         return {key for key, mine in known.items() if mine}
 

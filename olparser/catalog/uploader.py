@@ -86,7 +86,7 @@ class CatalogUploader:
         self._client = client
         self._bulk_size = bulk_size if bulk_size is not None else settings.catalog_bulk_size
         self._max_url_length = max_url_length
-        self._cache = cache or ExistenceCache(
+        self._cache = cache if cache is not None else ExistenceCache(
             cache_seconds if cache_seconds is not None else settings.catalog_cache_seconds, clock=clock)
         self._connector_types = connector_types
         self._retry = retry_policy or RetryPolicy(

@@ -80,8 +80,9 @@ def _ref_key(ref: Any) -> Key | None:
 
 def _relinked_refs(refs: list[Any], links: Mapping[Key, Key]) -> list[Any]:
     """References with the linked ones replaced (by type and qualifiedName), each key once, sorted as the builder
-    sorts them."""
+    sorts them; references by guid alone (another tool's) kept after them."""
     by_key: dict[Key, Any] = {}
+    others = []
     for ref in refs:
         key = _ref_key(ref)
         if key in links:
@@ -89,7 +90,9 @@ def _relinked_refs(refs: list[Any], links: Mapping[Key, Key]) -> list[Any]:
             by_key.setdefault(target, object_id(*target))
         elif key is not None:
             by_key.setdefault(key, ref)
-    return [by_key[key] for key in sorted(by_key)]
+        else:
+            others.append(ref)
+    return [by_key[key] for key in sorted(by_key)] + others
 
 
 def _names(links: Mapping[Key, Key]) -> dict[str, str]:

@@ -99,8 +99,8 @@ class Candidate:
 
 
 def shape_text(shape: Shape) -> str:
-    """A shape as people read it: `{*}` one segment, `/{k}={...}…` partition segments."""
-    return "".join(value if kind == TEXT else "{*}" if kind == SEGMENT else "/{k}={...}…" for kind, value in shape)
+    """A shape as people read it: `{*}` one segment, `[/k={k}]+` one or more partition segments."""
+    return "".join(value if kind == TEXT else "{*}" if kind == SEGMENT else "[/k={k}]+" for kind, value in shape)
 
 
 @lru_cache(maxsize=4096)
