@@ -128,13 +128,13 @@ class ScannedAssetResolver:
         return self._cache
 
     def candidates(self, dataset: NamedDataset, calls: list[int] | None = None) -> tuple[Candidate, ...]:
-        """The dataset's candidates in order (memoised per rule set)."""
+        """The dataset's candidates in order (memoised per rule set, as long as a positive answer)."""
         rules = self._rule_source.rules(calls if calls is not None else [0])
         memo_key = (dataset, self._rule_source.generation)
         found = self._candidates.get_many((memo_key,)).get(memo_key)
         if found is None:
-            found = dataset_candidates(dataset, rules)
-            self._candidates.put_many([(memo_key, found)], float("inf"))
+            found = dataset_candidates(dataset, rules)  # kept as long as positive answers: a resource-set regex that
+            self._candidates.put_many([(memo_key, found)], self._cache.ttl_seconds)  # timed out is not kept for good
         return found
 
     def resolve(self, datasets: Iterable[NamedDataset], *, fresh: bool = False) -> Resolution:
