@@ -63,10 +63,11 @@ def engine() -> MappingEngine:
     return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
 
 
-def make_pipeline(store, engine, catalog, clock=None, **policy) -> LineagePipeline:
+def make_pipeline(store, engine, catalog, clock=None, resolver=None, **policy) -> LineagePipeline:
     clock = clock or Clock()
     return LineagePipeline(store, engine, LineageOptions(), catalog,
-                           WritePolicy(**{"environment_wait_seconds": 0, **policy}), clock=clock, sleep=clock.sleep)
+                           WritePolicy(**{"environment_wait_seconds": 0, **policy}), clock=clock, sleep=clock.sleep,
+                           resolver=resolver)
 
 
 def _cll(shared_dir: Path, *numbers: int) -> list[dict]:
