@@ -312,6 +312,8 @@ class ResourceSetRules:
     accepted: tuple[PathFilter, ...] = ()
     scoped: tuple[ScopedRules, ...] = ()  # most specific scope first
     default_patterns: bool = True
+    # generalised segments already computed with these rules (folder names repeat across a lake), bounded
+    memo: dict[tuple[str, bool], str] = field(default_factory=dict, init=False, compare=False, repr=False)
 
     @classmethod
     def default(cls) -> "ResourceSetRules":
@@ -470,7 +472,20 @@ def _substitute(segment: str, replacer: RegexReplacer, protected: list[tuple[int
     return "".join(out)
 
 
+MEMO_SIZE = 50_000
+
+
 def _generalize_segment(segment: str, is_file: bool, rules: ResourceSetRules) -> str:
+    key = (segment, is_file)
+    known = rules.memo.get(key)
+    if known is None:
+        if len(rules.memo) >= MEMO_SIZE:
+            rules.memo.clear()
+        known = rules.memo[key] = _apply_replacers(segment, is_file, rules)
+    return known
+
+
+def _apply_replacers(segment: str, is_file: bool, rules: ResourceSetRules) -> str:
     for replacer in rules.replacers:
         if (replacer.condition == APPLY_TO_FILE_NAME and not is_file) or (
                 replacer.condition == APPLY_TO_NON_FILE_NAME and is_file):
@@ -693,11 +708,10 @@ def group_files(paths: Iterable[str], rules: ResourceSetRules) -> list[ScannedAs
         if folder is not None:
             data_tables.setdefault(f"{folder}/{SPARK_PARTITIONS}", set()).add(placement.qualified_name)
     for table, files in bookkeeping.items():
-        owners = sorted(data_tables.get(table, ())) or [table]
-        for owner in owners:
-            members.setdefault(owner, []).extend(files)
-            counts.setdefault(owner, 0)
-            is_set[owner] = True
+        owner = min(data_tables.get(table, ()), default=table)  # one owner: every file is placed once
+        members.setdefault(owner, []).extend(files)
+        counts.setdefault(owner, 0)
+        is_set[owner] = True
     return [ScannedAsset(qualified_name=qn, type_name=types[qn], name=display_name(qn), is_resource_set=is_set[qn],
                          partition_count=counts[qn], files=tuple(sorted(set(members[qn]))))
             for qn in sorted(members)]

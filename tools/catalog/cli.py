@@ -1,4 +1,5 @@
-"""`ol2purview catalog`: run the embedded Atlas-compatible catalog and its lineage page in the foreground."""
+"""`ol2purview catalog`: run the embedded Atlas-compatible catalog and its lineage page in the foreground;
+`ol2purview catalog scan PATH ...` registers a local folder as Purview's storage scanners would (tools.catalog.scan)."""
 from __future__ import annotations
 
 import argparse
@@ -26,9 +27,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", default="",
                         help="fault injection for the Atlas API, e.g. 429:0.2,503:0.1,reset:0.05,latency:50ms,seed:1")
     parser.add_argument("--access-log", action="store_true", help="log every request (method, path, status)")
+    sub = parser.add_subparsers(dest="catalog_command", metavar="{scan}")
+    scan = sub.add_parser("scan", help="register a local folder as Purview's ADLS (or Blob) scanner would",
+                          description="register a local folder as Purview's ADLS (or Blob) scanner would: the "
+                                      "container, the resource sets and the single files")
+    from tools.catalog import scan as scan_command
+
+    scan_command.add_arguments(scan)
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "catalog_command", None) == "scan":
+        from tools.catalog import scan as scan_command
+
+        return scan_command.run(args)
     password = args.password or os.environ.get(PASSWORD_ENV) or None
     if bool(args.user) != bool(password):
         raise SystemExit(f"ol2purview catalog: give --user together with ${PASSWORD_ENV} (or --password)")

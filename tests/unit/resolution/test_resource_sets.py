@@ -3,9 +3,10 @@ examples Purview documents (each cited where it is used) and on what Spark and D
 from __future__ import annotations
 
 import copy
+import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from olparser.resolution.resource_sets import (
     RESOURCE_SET_TYPES, ResourceSetRules, ScannedAsset, default_account_config, display_name, group_files,
@@ -326,3 +327,24 @@ def test_not_a_storage_path_has_no_resource_set():
     assert resource_set_names("mssql://server.database.windows.net/db/dbo/t", DEFAULT) == ()
     assert resource_set_names(None, DEFAULT) == ()  # type: ignore[arg-type]
     assert resource_set_names(f"{LAKE}/orders", "not rules") == ()  # type: ignore[arg-type]
+
+
+_SEGMENTS = st.sampled_from(["orders", "2024", "01", "15", "en_us", "Year=2023", "region=eu", "_delta_log",
+                             "v1.2.3", "6f1c0a2e-1b3d-4c5e-9f70-8a9b0c1d2e3f", "data_7"])
+_NAMES = st.sampled_from([PART, PART_1, "_SUCCESS", f".{PART}.crc", "00000000000000000000.json", "23.json",
+                          "data1.csv", "report_2.docx", "readme.md"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.builds(lambda folders, name: "/".join([LAKE, *folders, name]), st.lists(_SEGMENTS, max_size=4),
+                          _NAMES), max_size=25), st.randoms(use_true_random=False))
+@example([f"{LAKE}/Year=2023/{PART}", f"{LAKE}/region=eu/{PART}", f"{LAKE}/_delta_log/00000000000000000000.json"],
+         random.Random(1))
+def test_grouping_is_the_same_whatever_the_order_and_places_every_file_once(files, rnd):
+    shuffled = list(files)
+    rnd.shuffle(shuffled)
+    grouped = group_files(files, DEFAULT)
+    assert group_files(shuffled + files[:3], DEFAULT) == grouped
+    placed = [f for asset in grouped for f in asset.files]
+    assert sorted(placed) == sorted(set(files))
+    assert all(a.partition_count <= len(a.files) and (a.is_resource_set or a.partition_count == 1) for a in grouped)
