@@ -19,9 +19,9 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from azure.storage.queue import ExponentialRetry
 
-from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, RetryPolicy,
-                              TypedefReport, UploadReport, load_typedefs, make_atlas_client, resolve_target)
-from olparser.catalog.existence import ExistenceCache
+from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, TypedefReport,
+                              UploadReport, load_typedefs, make_atlas_client, resolve_target)
+from olparser.catalog.existence import ExistenceCache, existence_cache_for
 from olparser.contract import IntakeLimits
 from olparser.delivery.archive import EventArchive, archive_from_settings
 from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
@@ -142,9 +142,7 @@ class Runtime:
 
     def existence_cache(self) -> ExistenceCache:
         """What the catalog holds, as far as this process knows: shared by the resolver and the uploader."""
-        return self._once("existence_cache", lambda: ExistenceCache(
-            self.settings.catalog_cache_seconds, max_entries=self.settings.catalog_cache_entries,
-            absent_ttl_seconds=self.settings.resolution_negative_cache_seconds))
+        return self._once("existence_cache", lambda: existence_cache_for(self.settings))
 
     def uploader(self) -> TypedefsFirstUploader:
         """The process's one uploader (one existence cache), registering typedefs before its first upload. Entities
@@ -164,12 +162,10 @@ class Runtime:
         def build() -> Any:
             if not self.settings.resolve_scanned_assets:
                 return None
-            from olparser.catalog.resolver import ScannedAssetResolver  # loads the resource-set rules engine
+            from olparser.catalog.resolver import resolver_for  # loads the resource-set rules engine
 
-            store = self.run_state_store()
-            return ScannedAssetResolver(self.catalog_client(), cache=self.existence_cache(),
-                                        retry=RetryPolicy(max_attempts=self.settings.catalog_max_attempts),
-                                        owned=store.interim_keys, max_entries=self.settings.catalog_cache_entries)
+            return resolver_for(self.catalog_client(), self.settings, self.existence_cache(),
+                                owned=self.run_state_store().interim_keys)
         return self._once("resolver", build)
 
     def ensure_typedefs(self) -> TypedefReport:

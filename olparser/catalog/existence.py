@@ -31,6 +31,13 @@ def taken_over(entity: dict[str, Any]) -> bool:
     return False
 
 
+def existence_cache_for(settings: Any) -> "ExistenceCache":
+    """The process's existence cache as the settings size it (CATALOG_CACHE_SECONDS, RESOLUTION_NEGATIVE_CACHE_SECONDS,
+    CATALOG_CACHE_ENTRIES): one rule for the live path and the backfill."""
+    return ExistenceCache(settings.catalog_cache_seconds, max_entries=settings.catalog_cache_entries,
+                          absent_ttl_seconds=settings.resolution_negative_cache_seconds)
+
+
 class TtlMap(Generic[K, V]):
     """Answers that expire: each value for its own number of seconds after it was stored. Thread-safe; bounded in
     size (the least recently stored entries go first)."""

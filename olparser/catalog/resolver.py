@@ -105,6 +105,13 @@ class ResourceSetRuleSource:
             return self._rules
 
 
+def resolver_for(client: ResolverClient, settings: Any, cache: ExistenceCache, *,
+                 owned: Ownership | None = None) -> "ScannedAssetResolver":
+    """The resolver as the settings configure it (one rule for the live path and the backfill)."""
+    return ScannedAssetResolver(client, cache=cache, retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
+                                owned=owned, max_entries=settings.catalog_cache_entries)
+
+
 class ScannedAssetResolver:
     """Resolves datasets against the catalog, with caches shared by every run of the process (thread-safe)."""
 

@@ -59,7 +59,7 @@ def dataset_candidates(dataset: NamedDataset, rules: ResourceSetRules) -> tuple[
     found: list[Candidate] = []
     for identity in dataset.identities:
         if identity.scanned_type and not _opaque(identity):
-            found.append(Candidate(identity.type_name, identity.qualified_name, "mapping rule"))
+            found.append(Candidate(identity.type_name, identity.qualified_name, "rule identity"))
     for identity in dataset.identities:
         found += _scanned_forms(identity, dataset.metastore, rules)
     return _unique(found)
