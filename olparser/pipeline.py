@@ -66,7 +66,7 @@ REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
 
 
 class Uploader(Protocol):
-    def upload(self, plan: LineagePlan) -> Any: ...
+    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> Any: ...
     def delete(self, keys: Iterable[Key]) -> Any: ...
 
 
@@ -76,6 +76,7 @@ class Resolver(Protocol):
     def resolve(self, datasets: Iterable[Any], *, fresh: bool = False) -> Any: ...
     def note_interim(self, keys: Iterable[Key]) -> None: ...
     def forget(self, keys: Iterable[Key]) -> None: ...
+    def forget_datasets(self, datasets: Iterable[Any]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -330,16 +331,20 @@ class LineagePipeline:
         return Linked(link_plan(plan, resolution.links, resolution.interim), resolution)
 
     def _upload_linked(self, linked: Linked) -> Any:
-        """Upload; register the interim datasets the upload created. None when a scanned asset the plan links to
-        has vanished (its answers are forgotten: the caller resolves again)."""
+        """Upload; register the interim datasets the upload created. None when an entity the plan references has
+        vanished — a scanned asset deleted, or an interim entity the re-link timer replaced while this worker still
+        believed nothing was scanned: every answer about the plan's datasets is forgotten and the caller resolves
+        the plan again."""
+        if self._resolver is None or linked.resolution is None:
+            return self._uploader.upload(linked.plan)
         try:
-            report = self._uploader.upload(linked.plan)
+            report = self._uploader.upload(linked.plan, refresh=False)
         except Exception as exc:  # CatalogRejected: the catalog's error code tells a vanished reference apart
-            targets = set((linked.resolution.links if linked.resolution is not None else {}).values())
-            if getattr(exc, "error_code", None) != REFERENCE_NOT_FOUND or self._resolver is None or not targets:
+            if getattr(exc, "error_code", None) != REFERENCE_NOT_FOUND:
                 raise
-            log.warning("an asset the plan links to is gone from the catalog: resolving the plan again")
-            self._resolver.forget(targets)
+            log.warning("an entity the plan references is gone from the catalog (deleted, or re-linked): "
+                        "resolving the plan again")
+            self._resolver.forget_datasets(linked.plan.datasets)
             return None
         resolution = linked.resolution
         created = set(getattr(report, "created", ())) & set(getattr(resolution, "interim", None) or ())

@@ -60,9 +60,9 @@ class TypedefsFirstUploader:
                 self._registered = self.uploader.register_typedefs(self._typedefs())
             return self._registered
 
-    def upload(self, plan: LineagePlan) -> UploadReport:
+    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport:
         self.ensure_typedefs()
-        return self.uploader.upload(plan)
+        return self.uploader.upload(plan, refresh=refresh)
 
     def delete(self, keys: Iterable[tuple[str, str]]) -> DeleteReport:
         return self.uploader.delete(keys)

@@ -124,7 +124,7 @@ class Settings:
     # --- linking to the assets Purview's scanners registered (README "What gets written") ----------------------
     resolve_scanned_assets: bool = True  # RESOLVE_SCANNED_ASSETS: link datasets to resource sets, UC and Fabric tables
     # RESOLUTION_NEGATIVE_CACHE_SECONDS: how long "not in the catalog" (and a search that found nothing) is believed
-    resolution_negative_cache_seconds: int = 300
+    resolution_negative_cache_seconds: int = 3600
     catalog_cache_entries: int = 100_000  # CATALOG_CACHE_ENTRIES: answers kept per cache (existence, searches)
     relink_batch_size: int = 200  # RELINK_BATCH_SIZE: interim datasets the re-link timer looks at per tick
     # --- delivery ----------------------------------------------------------------------------------------------

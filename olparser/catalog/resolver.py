@@ -184,6 +184,12 @@ class ScannedAssetResolver:
         self._cache.forget(keys)
         self._ownership.forget(keys)
 
+    def forget_datasets(self, datasets: Iterable[NamedDataset]) -> None:
+        """Forget every answer about these datasets: their defaults and every candidate, searches included."""
+        candidates = [c for d in datasets for c in (*self.candidates(d), Candidate(*d.default, "default"))]
+        self.forget(c.key for c in candidates if c.exact)
+        self._searches.forget(c.search for c in candidates if c.search is not None)
+
     # --- internals ---------------------------------------------------------------------------------------------
     def _lookup(self, keys: set[Key], calls: list[int]) -> dict[Key, dict[str, Any]]:
         """The ACTIVE entities among `keys`, by key: one lookup per type (and URL-sized chunk); the answers cached."""

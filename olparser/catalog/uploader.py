@@ -101,18 +101,19 @@ class CatalogUploader:
     def retry(self) -> RetryPolicy:
         return self._retry
 
-    def upload(self, plan: LineagePlan) -> UploadReport:
+    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport:
         """Write the plan. Raises CatalogUnavailable (retry later) or CatalogRejected (never succeeds).
 
         If a dataset the cache vouched for has vanished (the bulk answers 404 ATLAS-404-00-00A), the cached
-        entries are dropped and the run is written once more from fresh lookups.
+        entries are dropped and the run is written once more from fresh lookups (`refresh=False`: the 404 is raised,
+        for a caller that resolves the plan again itself).
         """
         calls = [0]
         external, duplicates = _unique_by_key(plan.external_datasets)
         try:
             report = self._upload(plan, external, duplicates, calls, use_cache=True)
         except CatalogRejected as exc:
-            if exc.error_code != _REFERENCE_NOT_FOUND or not self._cache.known(external):
+            if exc.error_code != _REFERENCE_NOT_FOUND or not self._cache.known(external) or not refresh:
                 raise
             log.warning("a cached dataset is gone from the catalog; writing the run again from fresh lookups")
             self._cache.forget(external)

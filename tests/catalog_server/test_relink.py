@@ -149,3 +149,19 @@ def test_an_interim_path_a_scan_has_filled_in_is_the_scanners_and_stays(catalog,
     assert entity(catalog, PATH, CURATED) is not None
     assert refs(entity(catalog, "databricks_process", PROCESS), "outputs") == [(PATH, CURATED)]
     assert runtime.run_state_store().interim_keys([(PATH, CURATED)]) == set()
+
+
+def test_a_worker_that_still_believes_nothing_was_scanned_links_the_next_run_to_the_scanned_asset(catalog, runtime,
+                                                                                                    tmp_path):
+    write_run(runtime, 1)  # this worker's caches: no resource set for curated/orders, for an hour
+    scan(catalog, SET, CURATED_SET)
+    timer_instance = Runtime(Settings(data_dir=tmp_path / "data", atlas_endpoint=catalog.atlas_url))
+    try:
+        assert timer_instance.relink_scanned_assets().deleted == 1  # on another instance: the interim path goes
+    finally:
+        timer_instance.close()
+
+    write_run(runtime, 2)  # its bulk write names the deleted path: 404, so it resolves the run again
+    assert refs(entity(catalog, "databricks_process", PROCESS), "outputs") == [(SET, CURATED_SET)]
+    assert entity(catalog, PATH, CURATED) is None  # not written again
+    assert (PATH, CURATED) not in runtime.run_state_store().interim_keys([(PATH, CURATED)])

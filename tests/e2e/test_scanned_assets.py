@@ -13,6 +13,7 @@ import copy
 import json
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -79,10 +80,11 @@ def dataset(namespace: str, name: str, **facets: Any) -> dict[str, Any]:
         "fields": [{"name": "id", "type": "long"}, {"name": "amount", "type": "decimal(10,2)"}]}, **facets}}
 
 
-def notebook_run(number: int, statement: str, inputs: list[dict[str, Any]], output: dict[str, Any]) -> list[dict]:
+def notebook_run(number: int, statement: str, inputs: list[dict[str, Any]], output: dict[str, Any], *,
+                 started: datetime | None = None) -> list[dict]:
     """A Databricks notebook run (START, RUNNING with the environment, COMPLETE) with these datasets; the output's
     `id` and `amount` come from the first input."""
-    events = dr.events(dr.orders_run(number, dr.T0.replace(hour=number % 24), statement=statement))
+    events = dr.events(dr.orders_run(number, started or dr.T0.replace(hour=number % 24), statement=statement))
     lineage = {"_producer": dr.PRODUCER,
                "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
                "fields": {column: {"inputFields": [{"namespace": inputs[0]["namespace"], "name": inputs[0]["name"],
@@ -201,4 +203,24 @@ def test_a_job_run_before_the_scan_is_relinked_by_the_timer_and_its_interim_path
     assert "Re-link: checked=" in serve.output()
     assert serve.status()["runState"]["interimDatasets"] == interim - 1
     assert stable(Atlas(serve.atlas_url).entity(*resource_set)) == after_scan
+    assert_scanned_unchanged(serve)
+
+
+def test_prune_removes_a_linked_process_of_code_that_no_longer_runs_and_never_a_scanned_asset(serve, tmp_path):
+    long_ago = datetime.now(timezone.utc) - timedelta(days=400)
+    send(serve, tmp_path, notebook_run(106, "legacy_export.orders", [dataset("kafka://broker:9092", "legacy")],
+                                       dataset(SILVER, "orders"), started=long_ago))
+    legacy = process(serve, "legacy_export.orders")
+    assert refs(legacy, "outputs") == [f"{LAKE}/silver/orders/{{SparkPartitions}}"]
+    placeholder = ("openlineage_dataset", "kafka://broker:9092/legacy")
+    assert placeholder in Atlas(serve.atlas_url).keys()
+
+    done = subprocess.run([sys.executable, "-m", "tools.cli", "prune", "--older-than", "365", "--atlas-url",
+                           serve.atlas_url], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:3] == [f"  databricks_process  {legacy['attributes']['qualifiedName']}",
+                                             f"  {placeholder[0]}  {placeholder[1]}"]
+    keys = Atlas(serve.atlas_url).keys()
+    assert ("databricks_process", legacy["attributes"]["qualifiedName"]) not in keys and placeholder not in keys
+    assert {(t, q) for t, q, _ in SCANNED} <= keys
     assert_scanned_unchanged(serve)

@@ -67,7 +67,7 @@ class FakeCatalog:
         self.missing: set[Key] = set()  # referenced entities that are not there (an upload naming one fails)
         self._lock = threading.RLock()  # one request at a time, as a server would apply them
 
-    def upload(self, plan) -> Report:
+    def upload(self, plan, *, refresh: bool = True) -> Report:
         hook, self.during_upload = self.during_upload, None
         if hook is not None:
             hook()

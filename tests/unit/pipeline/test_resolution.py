@@ -50,6 +50,9 @@ class FakeResolver:
     def forget(self, keys) -> None:
         self.forgotten += sorted(keys)
 
+    def forget_datasets(self, datasets) -> None:
+        self.forgotten += sorted(d.default for d in datasets)
+
 
 @pytest.fixture
 def store(tmp_path: Path):
@@ -106,7 +109,7 @@ def test_a_linked_asset_that_vanished_is_forgotten_and_the_plan_resolved_again(s
     resolver.resolve = vanish_for_good  # type: ignore[method-assign]
     outcome = write(make_pipeline(store, engine, catalog, resolver=resolver))
     assert outcome.status == "written"
-    assert resolver.forgotten == [OUTPUT_SET]
+    assert resolver.forgotten == [OUTPUT, (PATH, f"{LAKE}/raw/customers"), RAW]  # every answer about the plan
     assert catalog.entities[PROCESS]["attributes"]["outputs"] == [OUTPUT]  # the interim path instead
 
 

@@ -80,7 +80,7 @@ class CountingUploader:
             raise CatalogUnavailable("catalog down")
         return "report"
 
-    def upload(self, plan):
+    def upload(self, plan, *, refresh=True):
         self.uploads += 1
 
 
