@@ -381,6 +381,11 @@ class LineagePipeline:
                         len(orphans), type(exc).__name__)
             return 0, 0
         self._store.finish_deletes(orphans)
+        if self._resolver is not None:  # what is gone (or a scan's now) is no longer an interim dataset to re-link
+            kept = set(getattr(report, "kept", ()))
+            gone = [key for key in orphans if key not in kept]
+            self._store.forget_interim(gone)
+            self._resolver.forget(gone)
         return len(orphans), getattr(report, "calls", 0)
 
     def _wait_for_deletions(self, contested: frozenset[Key]) -> None:

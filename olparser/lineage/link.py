@@ -6,7 +6,8 @@ Resolution (`olparser/catalog/resolver.py`) says, for some datasets of a plan, w
 - rewrites every process so that it references the scanned asset: `inputs`, `outputs`, the `Source`/`Sink` of
   `columnMapping`, the datasets of `columnLineageDetail`, and the keys of `datasetLocations`/`datasetTables`;
 - drops the linked datasets' own entities (the external dataset JSON, or the connector's placeholder and its
-  columns): a scanned asset is referenced by type and qualifiedName only, never written;
+  columns, which is then no longer reported as unmatched): a scanned asset is referenced by type and qualifiedName
+  only, never written;
 - records `interim`: the datasets the connector creates itself because nothing scanned was found.
 
 Process qualifiedNames are not touched: they were built from the rule identity of the output, so a process keeps its
@@ -18,6 +19,7 @@ import json
 from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
+from .datasets import PLACEHOLDER_TYPE, placeholder_qualified_name
 from .entities import JSON, Key, key_of, object_id
 from .plan import COLUMN_TYPE, LineagePlan
 
@@ -40,9 +42,11 @@ def link_plan(plan: LineagePlan, links: Mapping[Key, Key], interim: Iterable[Key
         if "lastRunId" in entity.get("attributes", {}):
             entity = {**entity, "attributes": relink_attributes(entity["attributes"], moved)}
         entities.append(entity)
+    unmatched = tuple(u for u in plan.unmatched
+                      if (PLACEHOLDER_TYPE, placeholder_qualified_name(u.namespace, u.name)) not in gone)
     return replace(plan, entities=tuple(entities),
                    external_datasets=tuple(e for e in plan.external_datasets if key_of(e) not in gone),
-                   interim=interim_keys)
+                   interim=interim_keys, unmatched=unmatched)
 
 
 def relink_attributes(attributes: JSON, links: Mapping[Key, Key]) -> JSON:

@@ -165,3 +165,11 @@ def test_a_worker_that_still_believes_nothing_was_scanned_links_the_next_run_to_
     assert refs(entity(catalog, "databricks_process", PROCESS), "outputs") == [(SET, CURATED_SET)]
     assert entity(catalog, PATH, CURATED) is None  # not written again
     assert (PATH, CURATED) not in runtime.run_state_store().interim_keys([(PATH, CURATED)])
+
+
+def test_a_registry_entry_whose_candidates_cannot_be_read_is_forgotten_not_fatal(catalog, runtime):
+    store = runtime.run_state_store()
+    store.register_interim({(PATH, f"{LAKE}/broken"): "not json", (PATH, f"{LAKE}/odd"): '[{"typeName": 1}]'})
+    assert runtime.relink_scanned_assets().to_json() == {"checked": 0, "relinked": 0, "processes": 0, "deleted": 0,
+                                                         "kept": 0, "calls": 0}
+    assert store.due_interim(10) == []

@@ -73,6 +73,7 @@ def test_a_linked_placeholder_goes_with_its_columns(engine):
     linked = link_plan(plan, {placeholder: ("azure_event_hub", "sb://ns/events")})
 
     assert not any(e["attributes"]["qualifiedName"].startswith(placeholder[1]) for e in linked.entities)
+    assert [u.name for u in plan.unmatched] == ["events"] and linked.unmatched == ()
     assert ("azure_event_hub", "sb://ns/events") in [
         (r["typeName"], r["uniqueAttributes"]["qualifiedName"]) for r in _process(linked)["attributes"]["inputs"]]
 

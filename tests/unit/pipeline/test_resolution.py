@@ -92,6 +92,7 @@ def test_a_run_linked_to_the_scanned_asset_writes_no_path_and_releases_the_inter
 
     assert (again.status, again.deleted) == ("written", 1)  # the interim path: no run uses it any more
     assert OUTPUT not in catalog.entities
+    assert store.interim_keys([OUTPUT, RAW]) == {RAW}  # deleted: no longer an interim dataset to re-link
     assert catalog.entities[PROCESS]["attributes"]["outputs"] == [OUTPUT_SET]
     assert not any(OUTPUT in (e.get("attributes") or {}).values() for e in catalog.uploads[-1].external_datasets)
 
