@@ -4,8 +4,7 @@
 For the datasets of one plan (or of many plans, in a backfill) the resolver
 
 1. derives each dataset's candidates (memoised: a steady stream of runs names the same datasets);
-2. checks every exact candidate the cache knows nothing about (or whose owner it no longer knows) with bulk
-   lookups, one
+2. checks every exact candidate the cache knows nothing about with bulk lookups, one
    `GET entity/bulk/uniqueAttribute/type/{type}?attr_N:qualifiedName=...` per type (more only for URL length);
 3. walks each dataset's candidates in order and links it to the first that exists and is not an entity the connector
    created itself (the run-state registry of interim datasets says which; one it created but a scan has since
@@ -156,9 +155,9 @@ class ScannedAssetResolver:
         """`resolve` for datasets whose candidates are known already (the re-link registry keeps them)."""
         calls = calls if calls is not None else [0]
         exact = {c.key for candidates in planned.values() for c in candidates if c.exact}
-        # known to exist, and known whose it is (a registered entity is looked at again when that answer expires,
-        # to see whether a scan has filled it in; fresh: the datasets being re-linked are always looked at again)
-        present = set(self._ownership.get_many(self._cache.known(exact))) - (set(planned) if fresh else set())
+        # known to exist (fresh: the datasets being re-linked are looked at again, to see whether a scan has filled
+        # them in since)
+        present = self._cache.known(exact) - (set(planned) if fresh else set())
         absent = set() if fresh else self._cache.absent(exact)
         looked_up = self._lookup(exact - present - absent, calls)
         present |= set(looked_up)
