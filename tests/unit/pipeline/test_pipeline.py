@@ -10,14 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from olparser.lineage import LineageOptions
-from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy, static_key
 from olparser.runs.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import TOMBSTONE_SECONDS
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
@@ -50,17 +46,6 @@ class Clock:
 
     def sleep(self, seconds: float) -> None:
         self.now += seconds
-
-
-@pytest.fixture
-def store(tmp_path: Path):
-    with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=7 * 86400) as opened:
-        yield opened
-
-
-@pytest.fixture
-def engine() -> MappingEngine:
-    return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
 
 
 def make_pipeline(store, engine, catalog, clock=None, resolver=None, **policy) -> LineagePipeline:

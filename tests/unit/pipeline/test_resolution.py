@@ -5,15 +5,8 @@ resolver and the catalog are boundary fakes here; tests/catalog_server/test_reli
 the real ones."""
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from olparser.catalog.resolver import Resolution
-from olparser.naming import MappingEngine
 from olparser.resolution.model import Candidate
-from olparser.runs.sqlite_store import SqliteRunStateStore
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 from tests.unit.pipeline.test_pipeline import NOTEBOOK, STATEMENT, make_pipeline
@@ -52,17 +45,6 @@ class FakeResolver:
 
     def forget_datasets(self, datasets) -> None:
         self.forgotten += sorted(d.default for d in datasets)
-
-
-@pytest.fixture
-def store(tmp_path: Path):
-    with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=7 * 86400) as opened:
-        yield opened
-
-
-@pytest.fixture
-def engine() -> MappingEngine:
-    return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
 
 
 def write(pipeline, number: int = 1):
