@@ -126,6 +126,7 @@ class Settings:
     # RESOLUTION_NEGATIVE_CACHE_SECONDS: how long "not in the catalog" (and a search that found nothing) is believed
     resolution_negative_cache_seconds: int = 3600
     catalog_cache_entries: int = 100_000  # CATALOG_CACHE_ENTRIES: answers kept per cache (existence, searches)
+    resolution_max_searches_per_run: int = 20  # RESOLUTION_MAX_SEARCHES_PER_RUN: discovery queries one run may make
     relink_batch_size: int = 200  # RELINK_BATCH_SIZE: interim datasets the re-link timer looks at per tick
     # --- delivery ----------------------------------------------------------------------------------------------
     storage_connection: str | None = None  # AzureWebJobsStorage
@@ -180,6 +181,8 @@ class Settings:
             resolution_negative_cache_seconds=_limit(env, "RESOLUTION_NEGATIVE_CACHE_SECONDS",
                                                      d.resolution_negative_cache_seconds, 0),
             catalog_cache_entries=_limit(env, "CATALOG_CACHE_ENTRIES", d.catalog_cache_entries),
+            resolution_max_searches_per_run=_limit(env, "RESOLUTION_MAX_SEARCHES_PER_RUN",
+                                                   d.resolution_max_searches_per_run, 0),
             relink_batch_size=_limit(env, "RELINK_BATCH_SIZE", d.relink_batch_size),
             storage_connection=env.get("AzureWebJobsStorage") or None,
             lineage_queue=env.get("LINEAGE_QUEUE") or d.lineage_queue,

@@ -13,6 +13,10 @@ For the datasets of one plan (or of many plans, in a backfill) the resolver
 4. otherwise leaves the dataset on the identity the builder gave it; `interim` lists those that have candidates to
    be re-linked to later.
 
+What one run can cost is bounded: lookups by the number of candidate types (and URL length), discovery queries by
+`RESOLUTION_MAX_SEARCHES_PER_RUN` (a run over 500 new folders would otherwise ask 500 times; the rest are asked by
+later runs and the re-link timer). A backfill resolves without that bound (it is rate-limited as a whole).
+
 Every answer is cached: existence (positive and negative, shared with the uploader), ownership, searches, each for
 a bounded time and in bounded number. So a run over datasets seen recently costs no call here. `fresh=True` (the
 re-link timer) ignores negative answers, to see what a scan registered since.
@@ -108,7 +112,8 @@ def resolver_for(client: ResolverClient, settings: Any, cache: ExistenceCache, *
                  owned: Ownership | None = None) -> "ScannedAssetResolver":
     """The resolver as the settings configure it (one rule for the live path and the backfill)."""
     return ScannedAssetResolver(client, cache=cache, retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
-                                owned=owned, max_entries=settings.catalog_cache_entries)
+                                owned=owned, max_entries=settings.catalog_cache_entries,
+                                max_searches=settings.resolution_max_searches_per_run)
 
 
 class ScannedAssetResolver:
@@ -116,7 +121,7 @@ class ScannedAssetResolver:
 
     def __init__(self, client: ResolverClient, *, cache: ExistenceCache, retry: RetryPolicy,
                  owned: Ownership | None = None, rules: ResourceSetRuleSource | None = None,
-                 max_url_length: int = SAFE_URL_LENGTH, max_entries: int = 100_000,
+                 max_url_length: int = SAFE_URL_LENGTH, max_entries: int = 100_000, max_searches: int | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._client = client
         self._cache = cache
@@ -124,6 +129,7 @@ class ScannedAssetResolver:
         self._owned = owned or (lambda keys: set())
         self._rule_source = rules or ResourceSetRuleSource(client, retry, clock=clock)
         self._max_url_length = max_url_length
+        self._max_searches = max_searches
         self._ownership: TtlMap[Key, bool] = TtlMap(clock=clock, max_entries=max_entries)
         self._searches: TtlMap[Search, Key | None] = TtlMap(clock=clock, max_entries=max_entries)
         self._candidates: TtlMap[tuple[NamedDataset, int], tuple[Candidate, ...]] = TtlMap(
@@ -143,17 +149,19 @@ class ScannedAssetResolver:
             self._candidates.put_many([(memo_key, found)], self._cache.ttl_seconds)  # timed out is not kept for good
         return found
 
-    def resolve(self, datasets: Iterable[NamedDataset], *, fresh: bool = False) -> Resolution:
-        """Link what can be linked (see the module docstring). Raises CatalogUnavailable / CatalogRejected as the
-        uploader does."""
+    def resolve(self, datasets: Iterable[NamedDataset], *, fresh: bool = False, bounded: bool = True) -> Resolution:
+        """Link what can be linked (see the module docstring). `bounded`: at most `max_searches` discovery queries
+        that are not answered from the cache; the datasets whose search is deferred stay interim for now (the next run
+        or the re-link timer asks). Raises CatalogUnavailable / CatalogRejected as the uploader does."""
         calls = [0]
         return self.resolve_candidates({d.default: self.candidates(d, calls) for d in datasets}, fresh=fresh,
-                                       calls=calls)
+                                       calls=calls, max_searches=self._max_searches if bounded else None)
 
     def resolve_candidates(self, planned: dict[Key, tuple[Candidate, ...]], *, fresh: bool = False,
-                           calls: list[int] | None = None) -> Resolution:
+                           calls: list[int] | None = None, max_searches: int | None = None) -> Resolution:
         """`resolve` for datasets whose candidates are known already (the re-link registry keeps them)."""
         calls = calls if calls is not None else [0]
+        budget = [max_searches if max_searches is not None else -1]  # -1: no bound
         exact = {c.key for candidates in planned.values() for c in candidates if c.exact}
         # known to exist (fresh: the datasets being re-linked are looked at again, to see whether a scan has filled
         # them in since)
@@ -166,7 +174,7 @@ class ScannedAssetResolver:
         links: dict[Key, Key] = {}
         interim: dict[Key, tuple[Candidate, ...]] = {}
         for default, candidates in planned.items():
-            target = self._first(candidates, present, ours, taken, calls, fresh)
+            target = self._first(candidates, present, ours, taken, calls, fresh, budget)
             if target is not None:
                 links[default] = target
             elif any(c.key != default for c in candidates):
@@ -226,21 +234,24 @@ class ScannedAssetResolver:
         return {key for key, mine in known.items() if mine}
 
     def _first(self, candidates: tuple[Candidate, ...], present: set[Key], ours: set[Key], taken: set[Key],
-               calls: list[int], fresh: bool) -> Key | None:
+               calls: list[int], fresh: bool, budget: list[int]) -> Key | None:
         for candidate in candidates:
             if candidate.exact:
                 if candidate.key in present and candidate.key not in ours:
                     return candidate.key
                 continue
-            hit = self._search(candidate.search, calls, fresh)  # type: ignore[arg-type]
+            hit = self._search(candidate.search, calls, fresh, budget)  # type: ignore[arg-type]
             if hit is not None and hit not in self._ours({hit}, {}, taken):
                 return hit
         return None
 
-    def _search(self, search: Search, calls: list[int], fresh: bool) -> Key | None:
+    def _search(self, search: Search, calls: list[int], fresh: bool, budget: list[int]) -> Key | None:
         answers = self._searches.get_many((search,))
         if search in answers and (answers[search] is not None or not fresh):
             return answers[search]
+        if budget[0] == 0:
+            return None  # deferred: not asked, nothing cached
+        budget[0] -= 1
         hits = self._retry.run("discovery query", lambda: self._client.search_assets(search.query()), calls)
         match = search_match(search, hits)
         if match is None and len({h for h in hits if search.matches(*h)}) > 1:

@@ -225,3 +225,17 @@ def test_rules_fall_back_to_the_defaults_for_good_on_403_and_for_a_while_on_an_o
     clock.now += 1
     source.rules([0])
     assert down.asked == 2
+
+
+def test_a_run_makes_at_most_its_share_of_searches_and_later_runs_ask_the_rest(catalog):
+    register(catalog, *((SET, f"{LAKE}/t{i:02d}/{{SparkPartitions}}", {}) for i in range(25)))
+    resolver = make_resolver(catalog, Clock(), max_url_length=100_000, max_searches=10)
+    folders = [folder(f"t{i:02d}") for i in range(50)]
+    calls_since_reset(catalog)
+    first = resolver.resolve(folders)
+    assert (len(first.links), len(first.interim)) == (25, 25)  # 10 searched, 15 deferred: interim for now
+    assert calls_since_reset(catalog) == {RULES: 1, LOOKUP: 2, SEARCH: 10}
+    assert [resolver.resolve(folders).calls for _ in range(3)] == [10, 5, 0]
+    assert resolver.resolve(folders, bounded=False).calls == 0
+    fresh = make_resolver(catalog, Clock(), max_url_length=100_000, max_searches=10)
+    assert fresh.resolve(folders, bounded=False).calls == 1 + 2 + 25  # a backfill: every search at once

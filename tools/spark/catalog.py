@@ -244,7 +244,7 @@ class PlanWriter:
         datasets = list(dict.fromkeys(d for s in selected if s.plan is not None for d in s.plan.datasets))
         if not datasets:
             return selected, {}
-        resolution = self.resolver.resolve(datasets)
+        resolution = self.resolver.resolve(datasets, bounded=False)  # the backfill's call rate bounds it
         calls[0] += resolution.calls
         if resolution.taken_over and self.registry is not None:
             self.registry.forget_interim(resolution.taken_over)
