@@ -8,8 +8,8 @@ one that now has a scanned asset:
 
 1. the interim entity is read with its relationships: the processes that read or write it (the catalog knows them
    all, including those of runs whose run state has expired);
-2. each of those processes that is the connector's (`spark_process`, `databricks_process`) is rewritten in one bulk
-   call: only `inputs`, `outputs`, `columnMapping`, `columnLineageDetail`, `datasetLocations` and `datasetTables`
+2. each of those processes that is the connector's (`spark_process`, `databricks_process` carrying its
+   `openlineageJob`) is rewritten in one bulk call: only `inputs`, `outputs`, `columnMapping`, `columnLineageDetail`, `datasetLocations` and `datasetTables`
    are sent (Atlas keeps the rest), with the interim entity replaced by the scanned one (`relink_attributes`, the
    link step's own rewrite). The process keeps its qualifiedName. In this process, writes of one process are
    serialised with the pipeline's (the same striped locks);
@@ -111,8 +111,8 @@ class Relinker:
         by_guid = {entity["guid"]: key for key, entity in interim.items()}
         users = {key: _users(entity) for key, entity in interim.items()}
         processes = self._catalog.read_guids(sorted({g for guids in users.values() for g in guids}), calls)
-        ours = [p for p in processes if p.get("typeName") in PROCESS_TYPES]
-        foreign = {g for p in processes if p.get("typeName") not in PROCESS_TYPES for g in [p.get("guid")]}
+        ours = [p for p in processes if _ours(p)]
+        foreign = {p.get("guid") for p in processes if not _ours(p)}
         rewritten = [entity for entity in (_rewritten(p, by_guid, moved) for p in ours) if entity is not None]
         if rewritten:
             names = [e["attributes"]["qualifiedName"] for e in rewritten]
@@ -130,6 +130,13 @@ class Relinker:
         kept = [key for key in interim if key not in set(deleted)]
         self._store.checked_interim(kept, now=now)
         return len(rewritten), len(deleted), len(kept)
+
+
+def _ours(process: dict) -> bool:
+    """A process the connector wrote: one of its process types, carrying the OpenLineage job it came from (another
+    tool may use a type of the same name, such as the reference connector's `databricks_process`)."""
+    job = (process.get("attributes") or {}).get("openlineageJob")
+    return process.get("typeName") in PROCESS_TYPES and isinstance(job, str) and bool(job)
 
 
 def _users(entity: dict) -> set[str]:

@@ -173,3 +173,18 @@ def test_a_registry_entry_whose_candidates_cannot_be_read_is_forgotten_not_fatal
     assert runtime.relink_scanned_assets().to_json() == {"checked": 0, "relinked": 0, "processes": 0, "deleted": 0,
                                                          "kept": 0, "calls": 0}
     assert store.due_interim(10) == []
+
+
+def test_a_process_of_the_same_type_written_by_another_tool_is_not_rewritten(catalog, runtime):
+    write_run(runtime, 1)
+    other = f"{NOTEBOOK}/processes/reference-connector/abc->def"  # the reference connector's databricks_process
+    atlas(catalog, "POST", "/entity/bulk", json={"entities": [{"typeName": "databricks_process", "guid": "-1",
+                                                               "attributes": {"qualifiedName": other, "name": "x",
+                                                                              "inputs": [{"typeName": PATH,
+                                                                              "uniqueAttributes": {
+                                                                                  "qualifiedName": CURATED}}],
+                                                                              "outputs": []}}]})
+    scan(catalog, SET, CURATED_SET)
+    assert runtime.relink_scanned_assets().to_json()["kept"] == 1
+    assert refs(entity(catalog, "databricks_process", other), "inputs") == [(PATH, CURATED)]
+    assert refs(entity(catalog, "databricks_process", PROCESS), "outputs") == [(SET, CURATED_SET)]
