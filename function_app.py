@@ -12,6 +12,9 @@
 - `write_due_runs` (timer, `LINEAGE_TIMER_SCHEDULE`, default every minute): writes the lineage of runs that never
   completed (`INCOMPLETE_RUN_SECONDS`) and of Databricks runs whose environment facet never came, retries deletions
   that failed, and purges expired run state.
+- `relink_scanned_assets` (timer, `RELINK_TIMER_SCHEDULE`, default every 10 minutes): datasets the connector created
+  for want of a scanned asset are resolved again, a bounded number per tick; when a scan has registered theirs since,
+  the processes that use them are rewritten to reference it and the interim entity is deleted (olparser/relink.py).
 - `reset_process_runs` (HTTP, admin): forgets the newest run time remembered for some processes (a repair after a
   cluster with a wrong clock wrote runs dated in the future).
 - `health` (HTTP, anonymous).
@@ -35,6 +38,7 @@ LINEAGE_QUEUE = "lineage-events"  # LINEAGE_QUEUE must match: bindings are decla
 STORAGE = "AzureWebJobsStorage"
 # NCRONTAB with seconds, read when the app is indexed (app settings are environment variables then too)
 LINEAGE_TIMER_SCHEDULE = os.environ.get("LINEAGE_TIMER_SCHEDULE") or "0 */1 * * * *"
+RELINK_TIMER_SCHEDULE = os.environ.get("RELINK_TIMER_SCHEDULE") or "0 */10 * * * *"
 MAX_RESET_PROCESSES = 1000
 
 app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION)
@@ -131,6 +135,14 @@ def write_due_runs(timer: func.TimerRequest) -> None:
     report = process_runtime().write_due_runs()
     log.info("Timer: written=%d failed=%d deletesRetried=%d purged=%d pastDue=%s", report.written, report.failed,
              report.deletes_retried, report.purged, bool(getattr(timer, "past_due", False)))
+
+
+@app.timer_trigger(schedule=RELINK_TIMER_SCHEDULE, arg_name="timer", run_on_startup=False)
+def relink_scanned_assets(timer: func.TimerRequest) -> None:
+    """Interim datasets re-linked to the assets a scan registered since they were written."""
+    report = process_runtime().relink_scanned_assets()
+    log.info("Re-link: checked=%d relinked=%d processes=%d deleted=%d kept=%d calls=%d", report.checked,
+             report.relinked, report.processes, report.deleted, report.kept, report.calls)
 
 
 @app.route(route="ol2purview/processes/reset", methods=["POST"], auth_level=func.AuthLevel.ADMIN)

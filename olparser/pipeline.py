@@ -1,4 +1,5 @@
-"""The runner that orders the steps: merge → decide → build → claim → upload → commit → delete what no run uses.
+"""The runner that orders the steps: merge → decide → build → resolve → link → claim → upload → commit → delete what
+no run uses.
 
 The catalog must end up the same whatever the order in which a run's events are processed, with duplicates and with
 concurrent workers: exactly what processing every event in order gives. Three rules get it there.
@@ -22,8 +23,15 @@ has datasets but no terminal event is written as INCOMPLETE after `incomplete_ru
 (`write_due`), which also retries deletions that failed. FAIL and ABORT write nothing unless `lineage_on_failure`
 (and remove what an INCOMPLETE write of the run had put there).
 
-It owns no I/O of its own: the run-state store and the catalog uploader are passed in, so the same runner serves the
-queue trigger in Azure, the local host, the tests and the benchmarks.
+Resolve and link (when a resolver is given): the plan's datasets are looked up against the assets Purview's scanners
+registered (`olparser/catalog/resolver.py`) and the plan is rewritten to reference them (`olparser/lineage/link.py`)
+before it is fingerprinted, so the ledger and the fingerprint see what is actually written. A dataset left on its
+rule identity although it has candidates (an interim dataset) is connector-owned: registered in the run-state store
+when the upload creates it, re-resolved later by the re-link timer (`olparser/relink.py`). A scanned asset that
+vanished between resolution and upload (404 on its reference) is forgotten and the plan resolved again.
+
+It owns no I/O of its own: the run-state store, the resolver and the catalog uploader are passed in, so the same runner
+serves the queue trigger in Azure, the local host, the tests and the benchmarks.
 """
 from __future__ import annotations
 
@@ -39,7 +47,9 @@ from typing import Any, Callable, Iterable, Protocol
 
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
+from olparser.lineage.link import link_plan
 from olparser.naming import MappingEngine
+from olparser.resolution.model import candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, run_instant, snapshot_from_static
 from olparser.runs.store import TOMBSTONE_SECONDS, Key
 from olparser.sql import ParseSql
@@ -53,9 +63,33 @@ DUE_RETRY_SECONDS = 60.0
 MAX_DUE_ATTEMPTS = 5
 
 
+REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
+
+
 class Uploader(Protocol):
-    def upload(self, plan: LineagePlan) -> Any: ...
+    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> Any: ...
     def delete(self, keys: Iterable[Key]) -> Any: ...
+
+
+class Resolver(Protocol):
+    """olparser.catalog.resolver.ScannedAssetResolver: which scanned asset each dataset is."""
+
+    def resolve(self, datasets: Iterable[Any], *, fresh: bool = False) -> Any: ...
+    def note_interim(self, keys: Iterable[Key]) -> None: ...
+    def forget(self, keys: Iterable[Key]) -> None: ...
+    def forget_datasets(self, datasets: Iterable[Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A plan after resolution and linking, with what resolution found (None: no resolver)."""
+
+    plan: LineagePlan
+    resolution: Any = None
+
+    @property
+    def calls(self) -> int:
+        return getattr(self.resolution, "calls", 0)
 
 
 @dataclass(frozen=True)
@@ -126,11 +160,12 @@ class LineagePipeline:
     def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
                  uploader: Uploader, policy: WritePolicy = WritePolicy(), *,
                  clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
-                 parse_sql: ParseSql | None = None) -> None:
+                 resolver: Resolver | None = None, parse_sql: ParseSql | None = None) -> None:
         self._store = store
         self._engine = engine
         self._options = options
         self._uploader = uploader
+        self._resolver = resolver
         self._policy = policy
         self._clock = clock
         self._sleep = sleep
@@ -235,11 +270,13 @@ class LineagePipeline:
         uploaded: set[Key] = set()
         calls = 0
         for _ in range(MAX_REBUILDS):
-            plan = LineagePlan() if empty else self._build(run, status)
+            linked = Linked(LineagePlan()) if empty else self.plan(run, status)
+            plan = linked.plan
+            calls += linked.calls
             fingerprint = plan_fingerprint(plan)
             if not uploaded and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
-                return self._outcome(run, event_type, "unchanged", plan)
+                return self._outcome(run, event_type, "unchanged", plan, calls=calls)
             keys = plan.owned_keys()
             self._wait_for_deletions(self._store.claim(key, keys, now=now))
             run_time = None if run.is_static else run_instant(run)
@@ -252,7 +289,10 @@ class LineagePipeline:
                              len(superseded))
                 to_upload = plan.without_processes(superseded)
                 if to_upload.entities or to_upload.external_datasets:
-                    calls += getattr(self._uploader.upload(to_upload), "calls", 0)
+                    report = self._upload_linked(Linked(to_upload, linked.resolution))
+                    if report is None:  # a linked scanned asset vanished: resolve the plan again
+                        continue
+                    calls += getattr(report, "calls", 0)
                 uploaded |= set(keys)
                 result = self._store.commit(key, keys, version=version, fingerprint=fingerprint,
                                             process_names=processes, run_time=run_time,
@@ -282,8 +322,39 @@ class LineagePipeline:
                                  deleted=deleted)
         raise RuntimeError(f"run {key} kept changing while it was being written")
 
-    def _build(self, run: RunSnapshot, status: str) -> LineagePlan:
-        return build_lineage(run, self._engine, self._options, status=status, parse_sql=self._parse_sql)
+    def plan(self, run: RunSnapshot, status: str) -> Linked:
+        """build → resolve → link: the plan of a run as it will be written."""
+        plan = build_lineage(run, self._engine, self._options, status=status, parse_sql=self._parse_sql)
+        if self._resolver is None or not plan.datasets:
+            return Linked(plan)
+        resolution = self._resolver.resolve(plan.datasets)
+        if resolution.taken_over:
+            self._store.forget_interim(resolution.taken_over)
+        return Linked(link_plan(plan, resolution.links, resolution.interim), resolution)
+
+    def _upload_linked(self, linked: Linked) -> Any:
+        """Upload; register the interim datasets the upload created. None when an entity the plan references has
+        vanished — a scanned asset deleted, or an interim entity the re-link timer replaced while this worker still
+        believed nothing was scanned: every answer about the plan's datasets is forgotten and the caller resolves
+        the plan again."""
+        if self._resolver is None or linked.resolution is None:
+            return self._uploader.upload(linked.plan)
+        try:
+            report = self._uploader.upload(linked.plan, refresh=False)
+        except Exception as exc:  # CatalogRejected: the catalog's error code tells a vanished reference apart
+            if getattr(exc, "error_code", None) != REFERENCE_NOT_FOUND:
+                raise
+            log.warning("an entity the plan references is gone from the catalog (deleted, or re-linked): "
+                        "resolving the plan again")
+            self._resolver.forget_datasets(linked.plan.datasets)
+            return None
+        resolution = linked.resolution
+        created = set(getattr(report, "created", ())) & set(getattr(resolution, "interim", None) or ())
+        if created:
+            self._store.register_interim({k: json.dumps(candidates_to_json(resolution.interim[k]),
+                                                        separators=(",", ":")) for k in created})
+            self._resolver.note_interim(created)  # type: ignore[union-attr]
+        return report
 
     def _restore(self, process: str, writer: str, now: float) -> int:
         """Write `process` again as run `writer` (the newest run that still has it) wrote it: the run that wrote it
@@ -292,7 +363,7 @@ class LineagePipeline:
         if run is None:
             log.info("process %s: run %s, which still has it, is no longer known; left as it is", process, writer)
             return 0
-        plan = self._build(run, run.event_type if run.is_terminal else INCOMPLETE)
+        plan = self.plan(run, run.event_type if run.is_terminal else INCOMPLETE).plan
         others = set(plan.process_names()) - {process}
         if len(others) == len(plan.process_names()):
             return 0
@@ -312,6 +383,11 @@ class LineagePipeline:
                         len(orphans), type(exc).__name__)
             return 0, 0
         self._store.finish_deletes(orphans)
+        if self._resolver is not None:  # what is gone (or a scan's now) is no longer an interim dataset to re-link
+            kept = set(getattr(report, "kept", ()))
+            gone = [key for key in orphans if key not in kept]
+            self._store.forget_interim(gone)
+            self._resolver.forget(gone)
         return len(orphans), getattr(report, "calls", 0)
 
     def _wait_for_deletions(self, contested: frozenset[Key]) -> None:
@@ -332,6 +408,10 @@ class LineagePipeline:
 
     def _locked(self, key: str) -> threading.Lock:
         return self._run_locks[zlib.crc32(key.encode("utf-8")) % LOCK_STRIPES]
+
+    def locked_processes(self, names: Iterable[str]) -> ExitStack:
+        """The locks that serialise writes of these processes in this process (the re-link timer takes them too)."""
+        return self._locked_processes(names)
 
     def _locked_processes(self, names: Iterable[str]) -> ExitStack:
         stack = ExitStack()

@@ -4,9 +4,10 @@
     rt.courier().deliver(...)              # HTTP intake: envelope text for the lineage queue
     rt.process(event)                      # queue trigger: merge -> map -> build -> upload (typedefs first, once)
     rt.write_due_runs()                    # timer: incomplete and held runs, failed deletions, expired run state
+    rt.relink_scanned_assets()             # timer: interim datasets re-linked to what a scan registered since
 
 Every part is built lazily on first use and then kept for the life of the process (one catalog uploader, so one
-existence cache), behind one lock so concurrent first uses build each part once. Building reads no network: the first
+existence cache, shared with the resolver), behind one lock so concurrent first uses build each part once. Building reads no network: the first
 catalog call happens on the first upload, preceded once per process by the typedef registration (at most 3 calls,
 create-or-update), so a fresh deployment needs no manual step.
 """
@@ -20,6 +21,7 @@ from azure.storage.queue import ExponentialRetry
 
 from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, TypedefReport,
                               UploadReport, load_typedefs, make_atlas_client, resolve_target)
+from olparser.catalog.existence import ExistenceCache, existence_cache_for
 from olparser.contract import IntakeLimits
 from olparser.delivery.archive import EventArchive, archive_from_settings
 from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
@@ -28,6 +30,7 @@ from olparser.lineage import LineageOptions, LineagePlan
 from olparser.naming import MappingEngine
 from olparser.naming.reloading import ReloadingEngine
 from olparser.pipeline import DueReport, LineageOutcome, LineagePipeline, WritePolicy
+from olparser.relink import Relinker, RelinkReport
 from olparser.runs import RunStateStore, open_run_state_store
 from olparser.settings import TYPEDEFS_DIR, Settings
 from olparser.sql.process_parser import SqlParser
@@ -58,9 +61,9 @@ class TypedefsFirstUploader:
                 self._registered = self.uploader.register_typedefs(self._typedefs())
             return self._registered
 
-    def upload(self, plan: LineagePlan) -> UploadReport:
+    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport:
         self.ensure_typedefs()
-        return self.uploader.upload(plan)
+        return self.uploader.upload(plan, refresh=refresh)
 
     def delete(self, keys: Iterable[tuple[str, str]]) -> DeleteReport:
         return self.uploader.delete(keys)
@@ -144,11 +147,33 @@ class Runtime:
         return self._once("catalog_client", lambda: make_atlas_client(
             self.catalog_target(), timeout=self.settings.catalog_timeout_seconds, credential=self._credential))
 
+    def existence_cache(self) -> ExistenceCache:
+        """What the catalog holds, as far as this process knows: shared by the resolver and the uploader."""
+        return self._once("existence_cache", lambda: existence_cache_for(self.settings))
+
     def uploader(self) -> TypedefsFirstUploader:
-        """The process's one uploader (one existence cache), registering typedefs before its first upload."""
-        return self._once("uploader", lambda: TypedefsFirstUploader(
-            CatalogUploader(self.catalog_client(), settings=self.settings),
-            lambda: load_typedefs(self._typedefs_dir)))
+        """The process's one uploader (one existence cache), registering typedefs before its first upload. Entities
+        of types that are not the connector's own are deleted only when nothing else uses them."""
+        def build() -> TypedefsFirstUploader:
+            typedefs = load_typedefs(self._typedefs_dir)
+            own_types = frozenset(t["name"] for t in typedefs.get("entityDefs", []))
+            return TypedefsFirstUploader(
+                CatalogUploader(self.catalog_client(), settings=self.settings, cache=self.existence_cache(),
+                                connector_types=own_types),
+                lambda: typedefs)
+        return self._once("uploader", build)
+
+    def resolver(self) -> Any:
+        """The process's one ScannedAssetResolver (None when RESOLVE_SCANNED_ASSETS is off). The resource-set rules are
+        read from the catalog on first use."""
+        def build() -> Any:
+            if not self.settings.resolve_scanned_assets:
+                return None
+            from olparser.catalog.resolver import resolver_for  # loads the resource-set rules engine
+
+            return resolver_for(self.catalog_client(), self.settings, self.existence_cache(),
+                                owned=self.run_state_store().interim_keys)
+        return self._once("resolver", build)
 
     def ensure_typedefs(self) -> TypedefReport:
         """Register the custom types now (the local host does this at start); a no-op after the first success."""
@@ -157,7 +182,18 @@ class Runtime:
     def pipeline(self) -> LineagePipeline:
         return self._once("pipeline", lambda: LineagePipeline(
             self.run_state_store(), self.engine(), self.lineage_options(), self.uploader(),
-            WritePolicy.from_settings(self.settings), parse_sql=self.sql_parser()))
+            WritePolicy.from_settings(self.settings), resolver=self.resolver(),
+            parse_sql=self.sql_parser()))
+
+    def relinker(self) -> Relinker | None:
+        """The re-link timer's worker (None when RESOLVE_SCANNED_ASSETS is off)."""
+        def build() -> Relinker | None:
+            if self.resolver() is None:
+                return None
+            return Relinker(self.run_state_store(), self.resolver(), self.uploader().uploader,
+                            batch_size=self.settings.relink_batch_size,
+                            locked_processes=self.pipeline().locked_processes)
+        return self._once("relinker", build)
 
     def process(self, event: dict[str, Any]) -> LineageOutcome:
         """Run the pipeline for one event (the pipeline handles one event of a run at a time in this process)."""
@@ -167,6 +203,11 @@ class Runtime:
         """The timer's work: runs that never completed (INCOMPLETE) or waited long enough for their Databricks
         environment, deletions that failed, and expired run state."""
         return self.pipeline().write_due(now=now)
+
+    def relink_scanned_assets(self, now: float | None = None) -> RelinkReport:
+        """The re-link timer's work: interim datasets whose scanned asset a scan has registered since."""
+        relinker = self.relinker()
+        return relinker.run(now=now) if relinker is not None else RelinkReport()
 
     def reset_process_runs(self, qualified_names: list[str]) -> int:
         """Forget the newest run time of these processes, so that the next run of their code writes them."""

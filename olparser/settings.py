@@ -127,6 +127,13 @@ class Settings:
     catalog_max_attempts: int = 6  # CATALOG_MAX_ATTEMPTS
     catalog_bulk_size: int = 1000  # CATALOG_BULK_SIZE, entities per bulk call
     catalog_cache_seconds: int = 600  # CATALOG_CACHE_SECONDS, existence-check cache lifetime
+    # --- linking to the assets Purview's scanners registered (README "What gets written") ----------------------
+    resolve_scanned_assets: bool = True  # RESOLVE_SCANNED_ASSETS: link datasets to resource sets, UC and Fabric tables
+    # RESOLUTION_NEGATIVE_CACHE_SECONDS: how long "not in the catalog" (and a search that found nothing) is believed
+    resolution_negative_cache_seconds: int = 3600
+    catalog_cache_entries: int = 100_000  # CATALOG_CACHE_ENTRIES: answers kept per cache (existence, searches)
+    resolution_max_searches_per_run: int = 20  # RESOLUTION_MAX_SEARCHES_PER_RUN: discovery queries one run may make
+    relink_batch_size: int = 200  # RELINK_BATCH_SIZE: interim datasets the re-link timer looks at per tick
     # --- delivery ----------------------------------------------------------------------------------------------
     storage_connection: str | None = None  # AzureWebJobsStorage
     lineage_queue: str = "lineage-events"  # LINEAGE_QUEUE
@@ -180,6 +187,13 @@ class Settings:
             catalog_max_attempts=_int(env.get("CATALOG_MAX_ATTEMPTS"), d.catalog_max_attempts),
             catalog_bulk_size=_int(env.get("CATALOG_BULK_SIZE"), d.catalog_bulk_size),
             catalog_cache_seconds=_int(env.get("CATALOG_CACHE_SECONDS"), d.catalog_cache_seconds),
+            resolve_scanned_assets=_flag(env.get("RESOLVE_SCANNED_ASSETS"), d.resolve_scanned_assets),
+            resolution_negative_cache_seconds=_limit(env, "RESOLUTION_NEGATIVE_CACHE_SECONDS",
+                                                     d.resolution_negative_cache_seconds, 0),
+            catalog_cache_entries=_limit(env, "CATALOG_CACHE_ENTRIES", d.catalog_cache_entries),
+            resolution_max_searches_per_run=_limit(env, "RESOLUTION_MAX_SEARCHES_PER_RUN",
+                                                   d.resolution_max_searches_per_run, 0),
+            relink_batch_size=_limit(env, "RELINK_BATCH_SIZE", d.relink_batch_size),
             storage_connection=env.get("AzureWebJobsStorage") or None,
             lineage_queue=env.get("LINEAGE_QUEUE") or d.lineage_queue,
             claim_check_container=env.get("CLAIM_CHECK_CONTAINER") or d.claim_check_container,

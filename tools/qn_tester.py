@@ -2,7 +2,7 @@
 
   qn-tester                                   prompt for nameSpace and name until end of input
   qn-tester --namespace NS --name NAME        one mapping as a JSON line
-  qn-tester --namespace NS --name NAME --explain [--full]
+  qn-tester --namespace NS --name NAME --explain [--full] [--catalog [URL]] [--metastore ID]
   qn-tester --batch FILE|-                    JSON lines {"namespace", "name"} or a JSON file with a "cases" list
   qn-tester --event FILE                      every input and output of an OpenLineage event
   qn-tester lint [--config PATH] [--catalog [URL]]   problems in a mapping config (and types the catalog lacks)
@@ -49,6 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--explain", action="store_true",
                         help="show the tokens, the winner and the closest rules (with --full: every rule)")
     parser.add_argument("--full", action="store_true", help="with --explain: every rule and every condition")
+    parser.add_argument("--catalog", dest="explain_catalog", nargs="?", const="", metavar="URL",
+                        help="with --explain: check the candidates in this catalog (an Atlas v2 URL; without URL: "
+                             "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s)")
+    parser.add_argument("--metastore", metavar="ID", help="the Unity Catalog metastore id of the workspace (as "
+                                                          "DATABRICKS_METASTORE_IDS gives it), for unity-catalog names")
     parser.add_argument("--batch", metavar="FILE", help="JSON lines of {namespace, name}, or a JSON file with 'cases' (- for stdin)")
     parser.add_argument("--event", metavar="FILE", help="an OpenLineage event: map all its inputs and outputs")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -269,6 +274,7 @@ def run_map(args: argparse.Namespace, out: TextIO) -> int:
         if args.explain:
             explanation = engine.explain(args.namespace, args.name, mounts=mounts, workspace_url=workspace)
             out.write((explanation.to_text() if args.full else explain_summary(explanation, engine)) + "\n")
+            out.write(_candidates_text(engine, args, mounts, workspace) + "\n")
             return EXIT_OK if explanation.result.matched else EXIT_UNMATCHED
         result = engine.map(args.namespace, args.name, mounts=mounts, workspace_url=workspace)
         _emit(result_json(result), out)
@@ -296,6 +302,19 @@ def run_map(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if all_matched else EXIT_UNMATCHED
 
 
+def _candidates_text(engine: MappingEngine, args: argparse.Namespace, mounts: tuple[MountPoint, ...],
+                     workspace: str | None) -> str:
+    from tools.qn_candidates import explain_candidates, named_dataset
+    from tools.qn_lint_catalog import CatalogLintError
+
+    dataset = named_dataset(engine, args.namespace, args.name, mounts=mounts, workspace_url=workspace,
+                            metastore=args.metastore)
+    try:
+        return explain_candidates(dataset, args.explain_catalog, os.environ)
+    except CatalogLintError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def _check_usage(args: argparse.Namespace) -> None:
     if (args.namespace is None) != (args.name is None):
         raise UsageError("--namespace and --name go together")
@@ -306,6 +325,8 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError("--explain needs --namespace and --name")
     if args.full and not args.explain:
         raise UsageError("--full goes with --explain")
+    if args.explain_catalog is not None and not args.explain:
+        raise UsageError("--catalog goes with --explain (or with lint)")
     if args.namespace is not None and not args.namespace.strip():
         raise UsageError("--namespace is empty (an OpenLineage namespace such as abfss://raw@lake.dfs.core.windows.net)")
 

@@ -29,6 +29,19 @@ from .retry import retry_after_seconds
 from .target import PURVIEW_SCOPE, CatalogTarget
 
 _TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
+RESOURCE_SET_RULES_PATH = "/resourceSetRuleConfigs/defaultResourceSetRuleConfig"
+RESOURCE_SET_RULES_API_VERSION = "2019-11-01-preview"
+_ATLAS_SUFFIXES = ("/datamap/api/atlas/v2", "/catalog/api/atlas/v2", "/api/atlas/v2")
+
+
+def account_root(endpoint_url: str) -> str:
+    """The account (or catalog server) root of an Atlas v2 endpoint: `https://{account}.purview.azure.com` of
+    `.../datamap/api/atlas/v2`, `http://127.0.0.1:21000` of `.../api/atlas/v2`."""
+    base = endpoint_url.rstrip("/")
+    for suffix in _ATLAS_SUFFIXES:
+        if base.endswith(suffix):
+            return base[:-len(suffix)]
+    return base
 
 
 class PurviewTokenAuth(AzCredentialWrapper):
@@ -62,6 +75,7 @@ class AtlasCatalogClient(AtlasClient):
         super().__init__(endpoint_url.rstrip("/"), authentication, requests_timeout=timeout)
         self._api_params = {"api-version": api_version} if api_version else {}
         self._purview = purview
+        self._discovery: bool | None = None  # whether this Atlas serves Purview's discovery query (None: not asked)
         self._session = requests.Session()
         self._session.hooks["response"].append(raise_for_catalog_status)
 
@@ -126,6 +140,50 @@ class AtlasCatalogClient(AtlasClient):
             if not entities or len(entities) < page_size:
                 return
             offset += len(entities)
+
+    def search_assets(self, query: dict[str, Any]) -> list[tuple[str, str]]:
+        """(typeName, qualifiedName) of the active entities a discovery query finds, one request: Purview's
+        `POST .../search/query` (Data Map API) on Purview and on catalogs that serve it (the embedded one), Atlas
+        basic search (the entity type, the keywords and attribute equalities as `entityFilters`) on an Apache Atlas,
+        which answers 404 to the discovery route (then remembered)."""
+        if self._purview or self._discovery is not False:
+            url = (self.endpoint_url.rsplit("/atlas/v2", 1)[0] + "/search/query" if self._purview
+                   else self.endpoint_url + "/search/query")
+            try:
+                page = self._post_http(url, json=query).body or {}
+            except CatalogHttpError as error:
+                if self._purview or error.status not in (404, 405):
+                    raise
+                self._discovery = False
+            else:
+                self._discovery = True
+                return [(item["entityType"], item["qualifiedName"]) for item in page.get("value") or []
+                        if isinstance(item.get("entityType"), str) and isinstance(item.get("qualifiedName"), str)]
+        return self._basic_search(query)
+
+    def _basic_search(self, query: dict[str, Any]) -> list[tuple[str, str]]:
+        clauses = query.get("filter") or {}
+        clauses = clauses.get("and") or [clauses]
+        type_name = next((c["entityType"] for c in clauses if isinstance(c.get("entityType"), str)), None)
+        criteria = [{"attributeName": c["attributeName"], "operator": "eq", "attributeValue": c["attributeValue"]}
+                    for c in clauses if "attributeName" in c]
+        body: dict[str, Any] = {"typeName": type_name, "query": query.get("keywords"), "excludeDeletedEntities": True,
+                                "limit": query.get("limit", 100)}
+        if criteria:
+            body["entityFilters"] = ({"condition": "AND", "criterion": criteria} if len(criteria) > 1
+                                     else criteria[0])
+        entities = (self._post_http(self.endpoint_url + "/search/basic", json=body).body or {}).get("entities")
+        return [(e["typeName"], e["attributes"]["qualifiedName"]) for e in entities or []
+                if isinstance(e.get("typeName"), str)
+                and isinstance((e.get("attributes") or {}).get("qualifiedName"), str)]
+
+    def resource_set_rule_config(self) -> dict[str, Any]:
+        """`GET {account}/resourceSetRuleConfigs/defaultResourceSetRuleConfig` (api-version 2019-11-01-preview): the
+        account's resource-set rules, on Purview and on the embedded catalog (which serves the same route at its
+        root). Raises CatalogHttpError (403 without the permission, 404 where there is no such route)."""
+        url = account_root(self.endpoint_url) + RESOURCE_SET_RULES_PATH
+        body = self._get_http(url, params={"api-version": RESOURCE_SET_RULES_API_VERSION}).body
+        return body if isinstance(body, dict) else {}
 
     def entities_by_guid(self, guids: list[str]) -> list[dict]:
         """GET /entity/bulk?guid=...: these entities with their relationship attributes, in one request."""

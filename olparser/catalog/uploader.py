@@ -6,7 +6,10 @@
 A run over new datasets costs 2 calls, over cached ones 1. Every call is retried by the RetryPolicy.
 
 `delete(keys)` removes connector-owned entities by (typeName, qualifiedName): one GET per type for their guids (and
-the columns of a placeholder dataset), then one `DELETE /entity/bulk` (split only to keep URLs short).
+the columns of a placeholder dataset), then one `DELETE /entity/bulk` (split only to keep URLs short). An entity of a
+type that is not the connector's own (an interim dataset it created for want of a scanned asset) is kept when an
+active process still reads or writes it (another tool's lineage) or when a scan has filled it in since (it is the
+scanner's now, `resolver.taken_over`).
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 from olparser.settings import Settings
 
 from .batching import bulk_batches, entity_key, placeholder_keys
-from .existence import SAFE_URL_LENGTH, DatasetKey, ExistenceCache, guid_batches, lookup_batches
+from .existence import SAFE_URL_LENGTH, DatasetKey, ExistenceCache, guid_batches, lookup_batches, taken_over
 from .errors import CatalogRejected
 from .retry import RetryPolicy
 from .typedefs import TypedefReport, register_typedefs
@@ -38,6 +41,7 @@ class CatalogClient(Protocol):
 
     def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
     def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
+    def entities_by_guid(self, guids: list[str]) -> list[dict]: ...
     def delete_guids(self, guids: list[str]) -> dict: ...
     def upload_bulk(self, entities: list[dict]) -> dict: ...
     def typedef_headers(self) -> list[dict]: ...
@@ -60,11 +64,13 @@ class UploadReport:
 @dataclass(frozen=True)
 class DeleteReport:
     """What one delete did: `deleted` the keys found and deleted (columns of deleted datasets not listed, but
-    counted in `entities`), `calls` HTTP requests (retries included)."""
+    counted in `entities`), `kept` those found and kept (see `CatalogUploader.delete`), `calls` HTTP requests
+    (retries included)."""
 
     calls: int = 0
     deleted: tuple[DatasetKey, ...] = ()
     entities: int = 0
+    kept: tuple[DatasetKey, ...] = ()  # found but kept: still used by another process, or a scan's now
 
 
 class CatalogUploader:
@@ -74,13 +80,15 @@ class CatalogUploader:
                  cache_seconds: float | None = None, max_attempts: int | None = None,
                  max_total_seconds: float = 120.0, max_url_length: int = SAFE_URL_LENGTH,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
-                 retry_policy: RetryPolicy | None = None) -> None:
+                 retry_policy: RetryPolicy | None = None, cache: ExistenceCache | None = None,
+                 connector_types: frozenset[str] | None = None) -> None:
         settings = settings or Settings()
         self._client = client
         self._bulk_size = bulk_size if bulk_size is not None else settings.catalog_bulk_size
         self._max_url_length = max_url_length
-        self._cache = ExistenceCache(cache_seconds if cache_seconds is not None else settings.catalog_cache_seconds,
-                                     clock=clock)
+        self._cache = cache if cache is not None else ExistenceCache(
+            cache_seconds if cache_seconds is not None else settings.catalog_cache_seconds, clock=clock)
+        self._connector_types = connector_types
         self._retry = retry_policy or RetryPolicy(
             max_attempts=max_attempts if max_attempts is not None else settings.catalog_max_attempts,
             max_total_seconds=max_total_seconds, sleep=sleep, clock=clock)
@@ -89,18 +97,23 @@ class CatalogUploader:
     def cache(self) -> ExistenceCache:
         return self._cache
 
-    def upload(self, plan: LineagePlan) -> UploadReport:
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._retry
+
+    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport:
         """Write the plan. Raises CatalogUnavailable (retry later) or CatalogRejected (never succeeds).
 
         If a dataset the cache vouched for has vanished (the bulk answers 404 ATLAS-404-00-00A), the cached
-        entries are dropped and the run is written once more from fresh lookups.
+        entries are dropped and the run is written once more from fresh lookups (`refresh=False`: the 404 is raised,
+        for a caller that resolves the plan again itself).
         """
         calls = [0]
         external, duplicates = _unique_by_key(plan.external_datasets)
         try:
             report = self._upload(plan, external, duplicates, calls, use_cache=True)
         except CatalogRejected as exc:
-            if exc.error_code != _REFERENCE_NOT_FOUND or not self._cache.known(external):
+            if exc.error_code != _REFERENCE_NOT_FOUND or not self._cache.known(external) or not refresh:
                 raise
             log.warning("a cached dataset is gone from the catalog; writing the run again from fresh lookups")
             self._cache.forget(external)
@@ -114,24 +127,17 @@ class CatalogUploader:
         """Delete these entities (and the columns of those that have `columns`), if they exist and are active.
         Raises CatalogUnavailable or CatalogRejected as `upload` does; deleting what is already gone is not an error."""
         calls = [0]
-        by_type: dict[str, list[str]] = defaultdict(list)
-        for type_name, qualified_name in dict.fromkeys(keys):
-            by_type[type_name].append(qualified_name)
+        found = self._read_active(keys, calls, relationships=True)
         guids: list[str] = []
         deleted: list[DatasetKey] = []
-        for type_name, names in sorted(by_type.items()):
-            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                found = self._retry.run("lookup before delete", lambda t=type_name, c=chunk:
-                                        self._client.find_entities_with_relationships(t, c), calls)
-                for entity in found:
-                    qualified_name = entity.get("attributes", {}).get("qualifiedName")
-                    if entity.get("status", "ACTIVE") != "ACTIVE" or qualified_name not in chunk:
-                        continue
-                    deleted.append((type_name, qualified_name))
-                    guids.append(entity["guid"])
-                    columns = (entity.get("relationshipAttributes") or {}).get("columns") or []
-                    guids += [c["guid"] for c in columns if isinstance(c, dict) and isinstance(c.get("guid"), str)
-                              and c.get("entityStatus", "ACTIVE") == "ACTIVE"]
+        for key, entity in found.items():
+            if self._keep(key, entity):
+                continue
+            deleted.append(key)
+            guids.append(entity["guid"])
+            columns = (entity.get("relationshipAttributes") or {}).get("columns") or []
+            guids += [c["guid"] for c in columns if isinstance(c, dict) and isinstance(c.get("guid"), str)
+                      and c.get("entityStatus", "ACTIVE") == "ACTIVE"]
         unique = list(dict.fromkeys(guids))
         for chunk in guid_batches(self._client.endpoint_url, unique, self._max_url_length):
             self._retry.run("bulk delete", lambda c=chunk: self._client.delete_guids(c), calls)
@@ -139,7 +145,50 @@ class CatalogUploader:
         if deleted:
             log.info("deleted %d entities no run uses any more (%d with columns), %d calls", len(deleted),
                      len(unique), calls[0])
-        return DeleteReport(calls=calls[0], deleted=tuple(deleted), entities=len(unique))
+        return DeleteReport(calls=calls[0], deleted=tuple(deleted), entities=len(unique),
+                            kept=tuple(key for key in found if key not in set(deleted)))
+
+    def read(self, keys: Iterable[DatasetKey], calls: list[int]) -> dict[DatasetKey, dict]:
+        """The ACTIVE entities among `keys`, with their relationship attributes: one GET per type (and URL-sized
+        chunk)."""
+        return self._read_active(keys, calls, relationships=True)
+
+    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict]:
+        """The ACTIVE entities with these guids, with their relationship attributes (URL-sized chunks)."""
+        found: list[dict] = []
+        for chunk in guid_batches(self._client.endpoint_url, list(dict.fromkeys(guids)), self._max_url_length):
+            found += [e for e in self._retry.run("read by guid", lambda c=chunk: self._client.entities_by_guid(c),
+                                                 calls) if e.get("status", "ACTIVE") == "ACTIVE"]
+        return found
+
+    def _read_active(self, keys: Iterable[DatasetKey], calls: list[int], *,
+                     relationships: bool) -> dict[DatasetKey, dict]:
+        by_type: dict[str, list[str]] = defaultdict(list)
+        for type_name, qualified_name in dict.fromkeys(keys):
+            by_type[type_name].append(qualified_name)
+        found: dict[DatasetKey, dict] = {}
+        read = self._client.find_entities_with_relationships if relationships else self._client.find_entities
+        for type_name, names in sorted(by_type.items()):
+            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
+                for entity in self._retry.run("lookup", lambda t=type_name, c=chunk: read(t, c), calls):
+                    qualified_name = entity.get("attributes", {}).get("qualifiedName")
+                    if entity.get("status", "ACTIVE") == "ACTIVE" and qualified_name in chunk:
+                        found[(type_name, qualified_name)] = entity
+        return found
+
+    def _keep(self, key: DatasetKey, entity: dict) -> bool:
+        """An entity of a type that is not the connector's own stays when another process still uses it or a scan
+        has filled it in (see the module docstring)."""
+        if self._connector_types is None or key[0] in self._connector_types:
+            return False
+        relations = entity.get("relationshipAttributes") or {}
+        used = any(isinstance(item, dict) and item.get("entityStatus", "ACTIVE") == "ACTIVE"
+                   and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+                   for name in ("inputToProcesses", "outputFromProcesses") for item in relations.get(name) or [])
+        if used or taken_over(entity):
+            log.info("kept %s: %s", key[0], "another process still uses it" if used else "a scan has registered it")
+            return True
+        return False
 
     def register_typedefs(self, typedef_json: dict) -> TypedefReport:
         """Create the missing types and update the existing ones (at most 3 calls); safe to repeat."""
@@ -173,12 +222,14 @@ class CatalogUploader:
                             guid_assignments=assignments)
 
     def _existing(self, keys: list[DatasetKey], calls: list[int], use_cache: bool) -> set[DatasetKey]:
-        """Which of `keys` exist: from the cache, else one lookup per type (more only for very long URLs)."""
+        """Which of `keys` exist: from the cache (positive and negative answers), else one lookup per type (more
+        only for very long URLs)."""
         wanted = set(keys)
         existing = self._cache.known(keys) if use_cache else set()
+        absent = self._cache.absent(keys) if use_cache else set()  # just looked up by the resolver: created below
         by_type: dict[str, list[str]] = defaultdict(list)
         for type_name, qualified_name in keys:
-            if (type_name, qualified_name) not in existing:
+            if (type_name, qualified_name) not in existing | absent:
                 by_type[type_name].append(qualified_name)
         for type_name, names in by_type.items():
             for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):

@@ -56,8 +56,9 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         return LineagePlan(notes=(NO_OUTPUTS,))
     derived = derive_column_lineage(run, parse_sql) if parse_sql is not None else None
     ctx = run_context(run, options)
+    metastore = options.metastore_for(ctx.workspace_id, ctx.workspace_host)
     resolver = DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options,
-                               metastore_id=options.metastore_for(ctx.workspace_id, ctx.workspace_host))
+                               metastore_id=metastore)
     run_inputs, run_outputs, truncation = _within_edge_limit(run, options.max_process_edges)
     inputs = [resolver.resolve(facts) for facts in run_inputs]
     outputs = [resolver.resolve(facts) for facts in run_outputs]
@@ -101,6 +102,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
                                key=lambda u: (u.namespace, u.name, u.reason))),
         notes=_notes(ctx) + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
                                                                        else ()),
+        datasets=tuple(unique[key].named(metastore) for key in sorted(unique)),
     )
 
 

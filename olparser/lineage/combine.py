@@ -90,4 +90,6 @@ def _assembled(plans: Sequence[LineagePlan], version: Callable[[JSON], JSON]) ->
         unmatched=tuple(sorted({u for plan in plans for u in plan.unmatched},
                                key=lambda u: (u.namespace, u.name, u.reason))),
         notes=tuple(dict.fromkeys(note for plan in plans for note in plan.notes)),
+        datasets=tuple(dict.fromkeys(d for plan in plans for d in plan.datasets)),
+        interim=tuple(sorted({k for plan in plans for k in plan.interim})),
     )

@@ -10,11 +10,15 @@
 - Unity Catalog (`unity-catalog` / `catalog.schema.table`): when the workspace's metastore is known
   (`DATABRICKS_METASTORE_IDS`), the table is the `databricks_table` that Purview's Unity Catalog scan registers,
   `databricks://{metastore id}/catalogs/{catalog}/schemas/{schema}/tables/{table}` (a scanner type: referenced when it
-  exists, created otherwise, and the scan later updates that same entity). Otherwise, unless a rule maps it or its
-  location maps, it becomes a `databricks_unity_catalog_table` with qualifiedName
-  `unity-catalog://{catalog}.{schema}.{table}` (lower case, as Unity Catalog stores names). The metastore is not in
-  the events and a table is shared by every workspace attached to its metastore, so the workspace host is not part of
-  the name.
+  exists, created otherwise, and the scan later updates that same entity). Otherwise, unless a rule maps it, it
+  becomes a `databricks_unity_catalog_table` with qualifiedName `unity-catalog://{catalog}.{schema}.{table}` (lower
+  case, as Unity Catalog stores names). The metastore is not in the events and a table is shared by every workspace
+  attached to its metastore, so the workspace host is not part of the name. Older openlineage-spark (before 1.51)
+  named the symlink `schema.table` with the table's parent folder as namespace: with Unity Catalog evidence (a
+  `catalog` facet of type `unity`, a `storage` facet with layer `unity`, or a `__unitystorage` location) that symlink
+  is read as the same Unity Catalog table (its catalog from the `catalog` facet) instead of a path under the parent
+  folder. A managed table's location (`.../__unitystorage/...`, opaque ids) never represents it: the table does,
+  whatever `dataset_identity` says.
 - A dataset no rule matches (neither identity) is kept as a placeholder `openlineage_dataset` named
   `{namespace}/{name}` (normalised) of the identity `dataset_identity` prefers, with its schema columns, and reported
   as unmatched.
@@ -27,6 +31,7 @@ from typing import Any, Mapping
 
 from olparser.naming import MappingEngine, MountPoint
 from olparser.resolution import unity_catalog
+from olparser.resolution.model import UNITY_STORAGE_SEGMENT, Identity, NamedDataset, UnityTable
 from olparser.runs.model import DatasetFacts
 
 from .options import LineageOptions
@@ -61,6 +66,8 @@ class ResolvedDataset:
     columns: tuple[Column, ...] = ()
     unmatched_reason: str | None = None
     rule: str | None = None  # the mapping rule that produced the type (None for placeholders)
+    alternate: "ResolvedDataset | None" = None  # the identity not chosen (the location of a table, or its table)
+    unity: UnityTable | None = None  # set when this identity is a Unity Catalog table
 
     @property
     def key(self) -> tuple[str, str]:
@@ -70,6 +77,14 @@ class ResolvedDataset:
     def matched(self) -> bool:
         """True when a mapping rule gave the type and qualifiedName (an asset a scanner may own)."""
         return self.rule is not None
+
+    def identity(self) -> Identity:
+        return Identity(self.type_name, self.qualified_name, self.namespace, self.name, self.matched, self.unity)
+
+    def named(self, metastore: str | None) -> NamedDataset:
+        """This dataset for resolution: its identities, the chosen one first."""
+        identities = (self.identity(),) if self.alternate is None else (self.identity(), self.alternate.identity())
+        return NamedDataset(self.key, identities, metastore)
 
 
 @dataclass(frozen=True)
@@ -88,38 +103,84 @@ class DatasetResolver:
         symlink = _table_symlink(facts.facets)
         if symlink is None:
             return location
-        table = self.resolve_name(symlink[0], symlink[1], facts.facets)
-        if table.matched != location.matched:
+        older_unity = _older_unity_table(symlink, facts)
+        if older_unity is not None:
+            table = self._unity_dataset(symlink[0], symlink[1], older_unity, facts.facets)
+        else:
+            table = self.resolve_name(symlink[0], symlink[1], facts.facets)
+        if table.unity is not None and _opaque(location):
+            use_table = True
+        elif table.matched != location.matched:
             use_table = table.matched
         else:
             use_table = self.options.dataset_identity == "table"
         if use_table:
-            return replace(table, location=location.qualified_name)
-        return replace(location, table=table.qualified_name)
+            return replace(table, location=location.qualified_name, alternate=location)
+        return replace(location, table=table.qualified_name, alternate=table)
 
     def resolve_name(self, namespace: str, name: str, facets: Mapping[str, Any] | None = None) -> ResolvedDataset:
         """A bare (namespace, name), e.g. an input field of column lineage or a symlink. Columns are read from
         `facets` only for datasets the connector owns (a scanner owns the columns of the others)."""
         result = self.engine.map(namespace, name, mounts=self.mounts, workspace_url=self.workspace_url)
+        three_parts = unity_catalog.split_three_part_name(name) if namespace == UNITY_CATALOG_NAMESPACE else None
+        unity = UnityTable(*three_parts) if three_parts is not None else None
         if result.matched:
             return ResolvedDataset(type_name=result.purview_type, qualified_name=result.qualified_name,
                                    display_name=display_name(namespace, name), owned=False,
-                                   namespace=namespace, name=name, rule=result.rule_name or "")
-        three_parts = unity_catalog.split_three_part_name(name) if namespace == UNITY_CATALOG_NAMESPACE else None
-        if three_parts is not None and self.metastore_id:
-            return ResolvedDataset(type_name=unity_catalog.DATABRICKS_TABLE,
-                                   qualified_name=unity_catalog.table_qualified_name(self.metastore_id, *three_parts),
-                                   display_name=three_parts[2].lower(), owned=False, namespace=namespace, name=name,
-                                   rule=UNITY_CATALOG_SCAN_RULE)
+                                   namespace=namespace, name=name, rule=result.rule_name or "", unity=unity)
+        if unity is not None:
+            return self._unity_dataset(namespace, name, unity, facets)
         columns = schema_columns(facets) if facets else ()
-        if namespace == UNITY_CATALOG_NAMESPACE and len(name.split(".")) == 3:
-            return ResolvedDataset(type_name=UNITY_CATALOG_TYPE,
-                                   qualified_name=f"{UNITY_CATALOG_NAMESPACE}://{name.lower()}",
-                                   display_name=name.split(".")[-1].lower(), owned=True,
-                                   namespace=namespace, name=name, columns=columns)
         return ResolvedDataset(type_name=PLACEHOLDER_TYPE, qualified_name=placeholder_qualified_name(namespace, name),
                                display_name=display_name(namespace, name), owned=True, namespace=namespace,
                                name=name, columns=columns, unmatched_reason=result.error or NO_RULE)
+
+    def _unity_dataset(self, namespace: str, name: str, unity: UnityTable,
+                       facets: Mapping[str, Any] | None) -> ResolvedDataset:
+        """A Unity Catalog table: the scan's `databricks_table` when the metastore (and the catalog) are known,
+        else the connector's `databricks_unity_catalog_table` (with its columns)."""
+        table = unity.table.strip("`").lower()
+        if self.metastore_id and unity.catalog:
+            qualified_name = unity_catalog.table_qualified_name(self.metastore_id, unity.catalog, unity.schema,
+                                                                unity.table)
+            return ResolvedDataset(type_name=unity_catalog.DATABRICKS_TABLE, qualified_name=qualified_name,
+                                   display_name=table, owned=False, namespace=namespace, name=name,
+                                   rule=UNITY_CATALOG_SCAN_RULE, unity=unity)
+        parts = [p.strip("`").lower() for p in (unity.catalog, unity.schema, unity.table) if p]
+        return ResolvedDataset(type_name=UNITY_CATALOG_TYPE, qualified_name=f"{UNITY_CATALOG_NAMESPACE}://"
+                                                                           f"{'.'.join(parts)}",
+                               display_name=table, owned=True, namespace=namespace, name=name,
+                               columns=schema_columns(facets) if facets else (), unity=unity)
+
+
+def _opaque(dataset: ResolvedDataset) -> bool:
+    """A Unity Catalog managed table's storage folder: `.../__unitystorage/catalogs/<uuid>/tables/<uuid>`."""
+    return f"/{UNITY_STORAGE_SEGMENT}/" in f"/{dataset.name.strip('/')}/"
+
+
+def _older_unity_table(symlink: tuple[str, str], facts: DatasetFacts) -> UnityTable | None:
+    """The Unity Catalog table of an older openlineage-spark symlink (`schema.table` or `catalog.schema.table`, the
+    table's parent folder as namespace), when the dataset shows Unity Catalog evidence; else None."""
+    namespace, name = symlink
+    if namespace == UNITY_CATALOG_NAMESPACE:
+        return None
+    catalog_facet = facts.facets.get("catalog")
+    catalog_facet = catalog_facet if isinstance(catalog_facet, dict) else {}
+    storage = facts.facets.get("storage")
+    storage_layer = storage.get("storageLayer") if isinstance(storage, dict) else None
+    unity_catalog_facet = str(catalog_facet.get("type", "")).lower() == "unity"
+    if not (unity_catalog_facet or str(storage_layer or "").lower() == "unity"
+            or f"/{UNITY_STORAGE_SEGMENT}/" in f"/{facts.name.strip('/')}/"):
+        return None
+    parts = [p.strip().strip("`") for p in name.split(".")]
+    if not all(parts):
+        return None
+    if len(parts) == 3:
+        return UnityTable(*parts)
+    if len(parts) == 2:
+        catalog = catalog_facet.get("name") if unity_catalog_facet else None
+        return UnityTable(catalog.strip() if isinstance(catalog, str) and catalog.strip() else None, *parts)
+    return None
 
 
 def _table_symlink(facets: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from olparser.resolution.model import NamedDataset
 
 JSON = dict[str, Any]
 COLUMN_TYPE = "openlineage_column"
@@ -23,12 +26,19 @@ class LineagePlan:
     "attributes": {...}, "relationshipAttributes": {...}}. Datasets that Purview's scanners may already own are
     listed in `external_datasets` (typeName, qualifiedName) so that the uploader can check their existence and either
     reference them or create them; everything in `entities` belongs to the connector and is always upserted.
+
+    `datasets` are the plan's datasets as resolution needs them (their identities, to derive candidates); once the
+    plan is linked (`olparser/lineage/link.py`), `interim` lists the external datasets the connector creates itself
+    because no scanned asset was found: they count as connector-owned (`owned_keys`), so the run-state ledger can
+    remove them when a re-link or a newer plan leaves them unused.
     """
 
     entities: tuple[JSON, ...] = ()
     external_datasets: tuple[JSON, ...] = ()  # full entity JSON for datasets that may already exist in the catalog
     unmatched: tuple[UnmatchedDataset, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    datasets: tuple["NamedDataset", ...] = ()
+    interim: tuple[tuple[str, str], ...] = ()
 
     def process_names(self) -> tuple[str, ...]:
         """qualifiedNames of the processes in the plan (the entities that carry a run's `lastRunId`)."""
@@ -36,9 +46,10 @@ class LineagePlan:
 
     def owned_keys(self) -> tuple[tuple[str, str], ...]:
         """(typeName, qualifiedName) of the connector-owned entities a run answers for: everything in `entities`
-        but the columns, which belong to their dataset (deleting a dataset deletes its columns)."""
+        but the columns, which belong to their dataset (deleting a dataset deletes its columns), and the interim
+        external datasets it creates."""
         return tuple(sorted({(e["typeName"], e["attributes"]["qualifiedName"]) for e in self.entities
-                             if e["typeName"] != COLUMN_TYPE}))
+                             if e["typeName"] != COLUMN_TYPE} | set(self.interim)))
 
     def without_processes(self, qualified_names: set[str]) -> "LineagePlan":
         """The same plan minus the named processes (owners and datasets stay)."""

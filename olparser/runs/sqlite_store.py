@@ -3,7 +3,9 @@
 Safe with several threads (a connection per thread) and several processes (SQLite's file locks; writers wait up to
 `busy_timeout_seconds`). Tables: `run_state` (per run or static declaration: merged state as codec JSON, version,
 fingerprint, written and claimed keys, due time), `entity_refs` (per connector-owned entity: how many runs use it,
-and a tombstone while it is being deleted), `process_runs` (per process: the newest run time that wrote it).
+and a tombstone while it is being deleted), `process_runs` (per process: the newest run time that wrote it),
+`interim_datasets` (per dataset the connector created for want of a scanned asset: its candidates, when it was
+registered and last re-resolved).
 """
 from __future__ import annotations
 
@@ -13,13 +15,13 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from olparser.runs.codec import from_json, to_json
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, Key, StoreStats, Writer, add_writer, drop_writer,
-                                 event_run_id, sorted_keys)
+from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, InterimDataset, Key, StoreStats, Writer, add_writer,
+                                 drop_writer, event_run_id, sorted_keys)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run_state (
@@ -35,6 +37,15 @@ CREATE TABLE IF NOT EXISTS process_runs (
     run_key TEXT NOT NULL DEFAULT '',
     writers TEXT
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS interim_datasets (
+    type_name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    candidates TEXT NOT NULL,
+    registered_at REAL NOT NULL,
+    checked_at REAL NOT NULL,
+    PRIMARY KEY (type_name, qualified_name)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS interim_datasets_checked_at ON interim_datasets (checked_at);
 CREATE TABLE IF NOT EXISTS entity_refs (
     type_name TEXT NOT NULL,
     qualified_name TEXT NOT NULL,
@@ -254,7 +265,47 @@ class SqliteRunStateStore:
         runs, due = db.execute("SELECT count(*), count(due_at) FROM run_state").fetchone()
         entities = db.execute("SELECT count(*) FROM entity_refs").fetchone()[0]
         processes = db.execute("SELECT count(*) FROM process_runs").fetchone()[0]
-        return StoreStats(runs=runs, due=due, entities=entities, processes=processes)
+        interim = db.execute("SELECT count(*) FROM interim_datasets").fetchone()[0]
+        return StoreStats(runs=runs, due=due, entities=entities, processes=processes, interim=interim)
+
+    # --- interim datasets (the re-link timer) ------------------------------------------------------------------
+    def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        rows = [(t, q, candidates, now, now) for (t, q), candidates in sorted(entries.items())]
+        if not rows:
+            return
+        with self._immediate() as db:
+            db.executemany(
+                "INSERT INTO interim_datasets (type_name, qualified_name, candidates, registered_at, checked_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (type_name, qualified_name) DO UPDATE SET "
+                "candidates = excluded.candidates", rows)
+
+    def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
+        wanted = sorted_keys(keys)
+        if not wanted:
+            return set()
+        rows = self._connection().execute(
+            f"SELECT type_name, qualified_name FROM interim_datasets WHERE (type_name, qualified_name) IN "
+            f"({_KEYS_IN})", (_keys_json(wanted),))
+        return {(t, q) for t, q in rows}
+
+    def due_interim(self, limit: int) -> list[InterimDataset]:
+        rows = self._connection().execute(
+            "SELECT type_name, qualified_name, candidates, registered_at, checked_at FROM interim_datasets "
+            "ORDER BY checked_at, type_name, qualified_name LIMIT ?", (limit,))
+        return [InterimDataset((t, q), candidates, registered, checked) for t, q, candidates, registered, checked
+                in rows]
+
+    def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self._immediate() as db:
+            db.executemany("UPDATE interim_datasets SET checked_at = ? WHERE type_name = ? AND qualified_name = ?",
+                           [(now, t, q) for t, q in sorted_keys(keys)])
+
+    def forget_interim(self, keys: Iterable[Key]) -> None:
+        with self._immediate() as db:
+            db.executemany("DELETE FROM interim_datasets WHERE type_name = ? AND qualified_name = ?",
+                           sorted_keys(keys))
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""

@@ -14,12 +14,16 @@ events are processed (see olparser/pipeline.py for the protocol):
 - per connector-owned entity: how many runs' plans contain it (a reference count), and a tombstone while the entity
   is being deleted from the catalog because no run uses it any more;
 - per process: the time of the newest run that wrote it, so that a late event of an older run cannot put back what
-  a newer run replaced.
+  a newer run replaced;
+- per interim dataset (one the connector created because no scanned asset was found, see olparser/catalog/
+  resolver.py): its candidates, when it was registered and when it was last re-resolved, so that the re-link timer
+  can look again, oldest first, and the resolver can tell the connector's own entities from scanned ones. These do
+  not expire with the runs either.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Protocol, Sequence
 
 from olparser.runs.model import JSON, RunSnapshot
 
@@ -51,17 +55,30 @@ class CommitResult:
 
 
 @dataclass(frozen=True)
+class InterimDataset:
+    """A dataset the connector created itself: its key, its candidates (JSON text, as the resolver wrote them), when
+    it was registered and when the re-link timer last looked for its scanned asset."""
+
+    key: Key
+    candidates: str
+    registered_at: float
+    checked_at: float
+
+
+@dataclass(frozen=True)
 class StoreStats:
-    """Sizes for the status endpoint: runs held, of which due for the timer; entities and processes tracked."""
+    """Sizes for the status endpoint: runs held, of which due for the timer; entities and processes tracked; interim
+    datasets registered."""
 
     runs: int
     due: int
     entities: int
     processes: int
+    interim: int = 0  # datasets the connector created for want of a scanned asset, waiting for a re-link
 
     def to_json(self) -> JSON:
         return {"runs": self.runs, "dueRuns": self.due, "trackedEntities": self.entities,
-                "trackedProcesses": self.processes}
+                "trackedProcesses": self.processes, "interimDatasets": self.interim}
 
 
 class RunStateStore(Protocol):
@@ -132,6 +149,22 @@ class RunStateStore(Protocol):
 
     def stats(self) -> StoreStats:
         """How much the store holds."""
+
+    def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
+        """Record these datasets (key -> candidates JSON) as created by the connector; a key registered before keeps
+        its times (its candidates are replaced)."""
+
+    def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
+        """The keys among `keys` registered as interim datasets."""
+
+    def due_interim(self, limit: int) -> list[InterimDataset]:
+        """At most `limit` interim datasets, the longest unchecked first."""
+
+    def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
+        """The re-link timer looked at these now (they move to the back of the line)."""
+
+    def forget_interim(self, keys: Iterable[Key]) -> None:
+        """These are no longer interim datasets of the connector (re-linked, deleted, or taken over by a scan)."""
 
 
 def event_run_id(event: JSON) -> str:

@@ -13,7 +13,10 @@ create only if absent — 409 otherwise —, and retry the whole read-modify-wri
 - one per connector-owned entity that some run wrote (PartitionKey `ref-` + 2 hex digits, RowKey = sha256 of type and
   qualifiedName): `users`, `deleting_since`;
 - one per process qualifiedName (PartitionKey `process-` + 2 hex digits, RowKey = sha256 of the name): `run_time`,
-  the time of the newest run that wrote it. These and the references have no `updated_at`: purging runs keeps them.
+  the time of the newest run that wrote it. These and the references have no `updated_at`: purging runs keeps them;
+- one per interim dataset, a dataset the connector created for want of a scanned asset (PartitionKey `interim`,
+  RowKey = sha256 of type and qualifiedName): `type_name`, `qualified_name`, `candidates` (JSON), `registered_at`,
+  `checked_at`. The re-link timer reads this one partition, oldest `checked_at` first; purging keeps them too.
 
 Operations that touch several entities are ordered so that a crash between two writes can only leave a reference
 counted too often (an entity kept), never too rarely (an entity deleted while in use).
@@ -25,7 +28,7 @@ import json
 import re
 import time
 import zlib
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -35,8 +38,8 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, Key, StoreStats, Writer, add_writer, drop_writer,
-                                 event_run_id, sorted_keys)
+from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, InterimDataset, Key, StoreStats, Writer, add_writer,
+                                 drop_writer, event_run_id, sorted_keys)
 
 PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
 # An entity holds at most 1 MiB, and binary properties travel base64-encoded (4/3 larger; Azurite counts that size):
@@ -44,6 +47,7 @@ PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
 MAX_STATE_BYTES = 720_000
 MAX_ATTEMPTS = 40
 DUE_PARTITION = "due"
+INTERIM_PARTITION = "interim"
 _SAFE_ROW_KEY = re.compile(r"^[A-Za-z0-9._:@=+-]{1,512}$")
 _BLOBS = ("state", "written", "claimed")
 
@@ -331,13 +335,52 @@ class TableRunStateStore:
         return reset
 
     def stats(self) -> StoreStats:
-        counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0}
+        counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0, "interim": 0}
         for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey"]):
             partition = row["PartitionKey"]
-            kind = ("due" if partition == DUE_PARTITION else "entities" if partition.startswith("ref-")
+            kind = ("due" if partition == DUE_PARTITION else "interim" if partition == INTERIM_PARTITION
+                    else "entities" if partition.startswith("ref-")
                     else "processes" if partition.startswith("process-") else "runs")
             counts[kind] += 1
         return StoreStats(**counts)
+
+    # --- interim datasets (the re-link timer) ------------------------------------------------------------------
+    def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        for key, candidates in sorted(entries.items()):
+            row = TableEntity(self._interim_keys(key), type_name=key[0], qualified_name=key[1], candidates=candidates,
+                              registered_at=float(now), checked_at=float(now))
+            try:
+                self.table.create_entity(row)
+            except ResourceExistsError:  # registered before: keep its times, take the new candidates
+                self.table.update_entity(TableEntity(self._interim_keys(key), candidates=candidates),
+                                         mode=UpdateMode.MERGE)
+
+    def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
+        return {key for key in sorted_keys(keys) if self._read_keys(self._interim_keys(key)) is not None}
+
+    def due_interim(self, limit: int) -> list[InterimDataset]:
+        rows = self.table.query_entities("PartitionKey eq @p", parameters={"p": INTERIM_PARTITION},
+                                         select=["type_name", "qualified_name", "candidates", "registered_at",
+                                                 "checked_at"])
+        found = sorted((float(r["checked_at"]), r["type_name"], r["qualified_name"], r["candidates"],
+                        float(r["registered_at"])) for r in rows)
+        return [InterimDataset((t, q), candidates, registered, checked)
+                for checked, t, q, candidates, registered in found[:limit]]
+
+    def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        for key in sorted_keys(keys):
+            try:
+                self.table.update_entity(TableEntity(self._interim_keys(key), checked_at=float(now)),
+                                         mode=UpdateMode.MERGE)
+            except ResourceNotFoundError:  # forgotten meanwhile
+                continue
+
+    def forget_interim(self, keys: Iterable[Key]) -> None:
+        for key in sorted_keys(keys):
+            ref = self._interim_keys(key)
+            self.table.delete_entity(ref["PartitionKey"], ref["RowKey"])  # no error when absent
 
     def close(self) -> None:
         self.table.close()
@@ -445,6 +488,11 @@ class TableRunStateStore:
     def _process_keys(qualified_name: str) -> dict[str, str]:
         digest = hashlib.sha256(qualified_name.encode("utf-8")).hexdigest()
         return {"PartitionKey": "process-" + digest[:2], "RowKey": digest}
+
+    @staticmethod
+    def _interim_keys(key: Key) -> dict[str, str]:
+        digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
+        return {"PartitionKey": INTERIM_PARTITION, "RowKey": digest}
 
     @staticmethod
     def _ref_keys(key: Key) -> dict[str, str]:

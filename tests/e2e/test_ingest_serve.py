@@ -41,7 +41,7 @@ def test_start_prints_the_exact_spark_and_python_client_settings(serve_factory):
         "  reset_process_runs: POST /api/ol2purview/processes/reset [admin]",
         "storage: embedded (SQLite queues and claim-check folder in the data folder)",
         "queue triggers: process_lineage_event <- lineage-events (not running)",
-        "timer triggers: write_due_runs (0 */1 * * * *) (not running)",
+        "timer triggers: write_due_runs (0 */1 * * * *), relink_scanned_assets (0 */10 * * * *) (not running)",
         f"status: {url}/admin/ol2purview/status (master key)",
         f"ready: {url}",
     ]:

@@ -61,11 +61,14 @@ def process_and_count_calls(serve: ServeHandle, folder: Path, *events: dict[str,
     return serve.catalog_calls()["total"]
 
 
-def test_a_run_over_new_datasets_costs_two_catalog_calls_and_over_cached_ones_one(serve, tmp_path):
+def test_a_run_over_new_datasets_costs_six_catalog_calls_and_over_cached_ones_one(serve, tmp_path):
     first = notebook_run("2024-05-01T10:00:00.000Z", inputs=("DimOrganization.parquet", "DimGeography.parquet"))
-    assert process_and_count_calls(serve, tmp_path / "first", first) == 2  # one existence lookup, one bulk write
-    assert serve.catalog_calls() == {"total": 2, "byRoute": {
-        "GET /entity/bulk/uniqueAttribute/type/{type_name}": 1, "POST /entity/bulk": 1}}
+    assert process_and_count_calls(serve, tmp_path / "first", first) == 6
+    assert serve.catalog_calls() == {"total": 6, "byRoute": {
+        "GET /resourceSetRuleConfigs/defaultResourceSetRuleConfig": 1,  # the account's resource-set rules, once
+        "GET /entity/bulk/uniqueAttribute/type/{type_name}": 2,  # the inputs' paths, their resource sets
+        "POST /search/query": 2,  # a partitioned resource set under each input folder
+        "POST /entity/bulk": 1}}
     again = notebook_run("2024-05-01T11:00:00.000Z", inputs=("DimOrganization.parquet", "DimGeography.parquet"))
     assert process_and_count_calls(serve, tmp_path / "again", again) == 1  # datasets cached: the bulk write only
     duplicate = copy.deepcopy(again)

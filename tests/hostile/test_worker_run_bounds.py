@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from olparser.catalog import CatalogTarget, CatalogUploader, load_typedefs, make_atlas_client
+from olparser.catalog.existence import existence_cache_for
+from olparser.catalog.resolver import resolver_for
 from olparser.contract import IntakeLimits, read_event
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
@@ -48,16 +50,20 @@ def spread(inputs: int, outputs: int, per_event: int = 400) -> list[dict]:
     return events
 
 
-def process_run(events: list[dict], tmp_path: Path) -> tuple[float, int, int, dict]:
-    """(CPU seconds, peak bytes, catalog calls, processes written) for processing the run's events."""
+def process_run(events: list[dict], tmp_path: Path, *, resolve: bool = False) -> tuple[float, int, int, dict]:
+    """(CPU seconds, peak bytes, catalog calls, processes written) for processing the run's events (with
+    `resolve`, resolving its datasets against the scanned assets as the runtime configures it)."""
     with CatalogServer(tmp_path / "catalog.db") as catalog:
         client = make_atlas_client(CatalogTarget("atlas", catalog.atlas_url), timeout=60)
-        uploader = CatalogUploader(client, settings=SETTINGS)
+        cache = existence_cache_for(SETTINGS)
+        uploader = CatalogUploader(client, settings=SETTINGS, cache=cache)
         uploader.register_typedefs(load_typedefs(TYPEDEFS_DIR))
         store = SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=3600,
                                     max_datasets=SETTINGS.max_datasets_per_run)
+        resolver = resolver_for(client, SETTINGS, cache, owned=store.interim_keys) if resolve else None
         pipeline = LineagePipeline(store, MappingEngine.from_path(DEFAULT_MAPPINGS_PATH),
-                                   LineageOptions.from_settings(SETTINGS), uploader, WritePolicy.from_settings(SETTINGS))
+                                   LineageOptions.from_settings(SETTINGS), uploader, WritePolicy.from_settings(SETTINGS),
+                                   resolver=resolver)
         calls_before = catalog.counter.snapshot()["total"]
         tracemalloc.start()
         started = time.process_time()
@@ -98,3 +104,13 @@ def test_fifteen_hundred_outputs_by_two_thousand_inputs_cost_a_few_catalog_calls
     assert len(processes) == 20
     assert calls <= 30, calls  # was 1,503
     assert json.loads(processes[min(processes)]["attributes"]["columnMapping"]) == []
+
+
+def test_resolving_the_largest_run_costs_a_bounded_number_of_lookups_and_searches(tmp_path):
+    cpu, peak, calls, processes = process_run(spread(2000, 1500), tmp_path, resolve=True)
+    print(f"2,000 x 1,500 with resolution: {cpu:.2f} s CPU, peak {peak / 2**20:.1f} MiB, {calls} catalog calls")
+    assert len(processes) == 20
+    # the 520 datasets written: the resource-set rules once, about 60 lookups of 20-odd names (their paths and their
+    # resource sets), 20 discovery queries (RESOLUTION_MAX_SEARCHES_PER_RUN; the others wait), then the writes
+    assert calls <= 90, calls
+    assert cpu < 15.0, cpu

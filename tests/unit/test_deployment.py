@@ -39,16 +39,18 @@ def test_the_deployed_package_imports_and_builds_its_parts_without_tools_tests_o
         "rt = process_runtime()\n"
         "import olparser\n"
         "assert olparser.__file__.startswith(%r), olparser.__file__\n"
+        "from olparser.resolution.resource_sets import ResourceSetRules, resource_set_names\n"
         "print(len(function_app.app.get_functions()), rt.settings.run_state_store, rt.catalog_target().kind,\n"
-        "      rt.engine().map('abfss://raw@lake.dfs.core.windows.net', '/sales/orders').qualified_name)\n"
+        "      rt.engine().map('abfss://raw@lake.dfs.core.windows.net', '/sales/orders').qualified_name,\n"
+        "      *resource_set_names('https://lake.dfs.core.windows.net/raw/sales', ResourceSetRules.default()))\n"
     ) % (str(PROJECT_ROOT), str(site), str(site))
     env = {"PATH": "/usr/bin:/bin", "WEBSITE_INSTANCE_ID": "instance-1", "PURVIEW_ACCOUNT_NAME": "contoso",
            "AzureWebJobsStorage": "UseDevelopmentStorage=true"}
     done = subprocess.run([sys.executable, "-c", script], cwd=site, env=env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == ["6", "table", "purview",
-                                   "https://lake.dfs.core.windows.net/raw/sales/orders"]
+    assert done.stdout.split() == ["7", "table", "purview", "https://lake.dfs.core.windows.net/raw/sales/orders",
+                                   "https://lake.dfs.core.windows.net/raw/sales/{SparkPartitions}"]
 
 
 def test_the_zip_is_the_same_for_the_same_tree(tmp_path):

@@ -5,25 +5,32 @@ many runs per call, and removing placeholders. Every call goes through the live 
 - `ThrottledClient`: a catalog client whose every HTTP call waits for the limiter (retries included).
 - `process_verdict`: write, unchanged (the catalog holds the same process) or superseded (the catalog holds it
   from a newer run, by `lastRunTime`).
-- `PlanWriter`: one task's share of the plans: reads the processes they write (one GET per type and URL-sized
-  chunk), drops the unchanged and superseded ones, packs the rest (`olparser.lineage.combine`) and uploads each pack
-  with `CatalogUploader` in one bulk call.
+- `PlanWriter`: one task's share of the plans: resolves their datasets against the scanned assets with the live
+  path's `ScannedAssetResolver` (all runs of the task together: one lookup per type, the answers cached for the
+  task) and links each plan (`link_plan`), reads the processes they write (one GET per type and URL-sized chunk),
+  drops the unchanged and superseded ones, packs the rest (`olparser.lineage.combine`) and uploads each pack with
+  `CatalogUploader` in one bulk call. With the live path's run-state registry (`registry`), the interim datasets it
+  created count as the connector's and those the backfill creates are registered for the re-link timer.
 - `delete_entities`: `DELETE /entity/bulk?guid=...` of entities already read (the remap reads the placeholders with
   their relationships to see which are unused, so their guids are known: `CatalogUploader.delete`, which looks them
   up by key, would read them a second time).
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from olparser.catalog import CatalogUploader, RetryPolicy
-from olparser.catalog.existence import guid_batches, lookup_batches
+from olparser.catalog.existence import existence_cache_for, guid_batches, lookup_batches
+from olparser.catalog.resolver import resolver_for
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
+from olparser.lineage.link import link_plan
+from olparser.resolution.model import candidates_to_json
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.settings import Settings
@@ -77,6 +84,12 @@ class ThrottledClient:
 
     def upload_bulk(self, entities: list[dict]) -> dict:
         return self._call("upload_bulk", entities)
+
+    def search_assets(self, query: dict) -> list[tuple[str, str]]:
+        return self._call("search_assets", query)
+
+    def resource_set_rule_config(self) -> dict:
+        return self._call("resource_set_rule_config")
 
     def delete_guids(self, guids: list[str]) -> dict:
         return self._call("delete_entity", guid=list(guids)) or {}
@@ -179,21 +192,27 @@ class WriteStats:
 
 
 class PlanWriter:
-    """Writes plans of many runs through one CatalogUploader (its existence cache shared by all of them)."""
+    """Writes plans of many runs through one CatalogUploader and one resolver (their caches shared by all of them)."""
 
-    def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None) -> None:
+    def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None,
+                 registry: Any = None) -> None:
         self.client = client
-        self.uploader = CatalogUploader(client, settings=settings)  # type: ignore[arg-type]
+        cache = existence_cache_for(settings)
+        self.uploader = CatalogUploader(client, settings=settings, cache=cache)  # type: ignore[arg-type]
         self.retry = RetryPolicy(max_attempts=settings.catalog_max_attempts)
         self.bulk_size = bulk_size or settings.catalog_bulk_size
+        self.registry = registry
+        self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \
+            if settings.resolve_scanned_assets else None  # type: ignore[arg-type]
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
         stats = WriteStats()
         selected = list(selected)
         stats.superseded = sum(s.superseded for s in selected)
+        calls = [0]
+        selected, interim = self._linked(selected, calls)
         runs = [s for s in selected if s.plan is not None]
         processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
-        calls = [0]
         held = read_entities(self.client, self.retry, processes, calls) if processes else {}
         skip: set[str] = set()
         for key, ours in processes.items():
@@ -210,8 +229,28 @@ class PlanWriter:
             report = self.uploader.upload(combine_plans(group))
             stats.requests += 1
             calls[0] += report.calls
+            created = set(report.created) & set(interim)
+            if created and self.registry is not None:
+                self.registry.register_interim({k: json.dumps(candidates_to_json(interim[k]), separators=(",", ":"))
+                                                for k in created})
         stats.calls = calls[0]
         return stats
+
+    def _linked(self, selected: list[Selected], calls: list[int]) -> tuple[list[Selected], dict]:
+        """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them), and
+        the interim datasets with their candidates."""
+        if self.resolver is None:
+            return selected, {}
+        datasets = list(dict.fromkeys(d for s in selected if s.plan is not None for d in s.plan.datasets))
+        if not datasets:
+            return selected, {}
+        resolution = self.resolver.resolve(datasets, bounded=False)  # the backfill's call rate bounds it
+        calls[0] += resolution.calls
+        if resolution.taken_over and self.registry is not None:
+            self.registry.forget_interim(resolution.taken_over)
+        linked = [replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None
+                  else s for s in selected]
+        return linked, resolution.interim
 
 
 def _without(plan: LineagePlan, skipped: set[str]) -> LineagePlan | None:

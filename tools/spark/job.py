@@ -11,7 +11,7 @@ import threading
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from olparser.catalog import RetryPolicy, load_typedefs, make_atlas_client, resolve_target
 from olparser.contract import IntakeLimits
@@ -86,6 +86,16 @@ class BackfillJob:
 
     def retry(self) -> RetryPolicy:
         return RetryPolicy(max_attempts=self.settings.catalog_max_attempts)
+
+    def interim_registry(self) -> Any:
+        """The live path's registry of interim datasets, when the job shares its run state (RUN_STATE_STORE=table
+        with AzureWebJobsStorage, as in Azure), else None: the datasets a local backfill creates are then not
+        re-linked by the timer, and what the live path created counts as found."""
+        if self.settings.run_state_store != "table" or not self.settings.storage_connection:
+            return None
+        from olparser.runs import open_run_state_store
+
+        return open_run_state_store(self.settings)
 
 
 TALLY_KEY = "\x00tally"

@@ -59,6 +59,7 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     else:
         client = job.client()
         calls = register_typedefs(client, job)
-        finish_writes(report, client, job, PlanWriter(client, job.settings).write(selected), calls)
+        writer = PlanWriter(client, job.settings, registry=job.interim_registry())
+        finish_writes(report, client, job, writer.write(selected), calls)
     report.seconds = time.monotonic() - started
     return report

@@ -121,7 +121,7 @@ def _identity(key: int) -> int:
 
 def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterator[WriteStats]:
     value = job.value
-    yield PlanWriter(value.client(share), value.settings).write(items)
+    yield PlanWriter(value.client(share), value.settings, registry=value.interim_registry()).write(items)
 
 
 def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str = "backfill",

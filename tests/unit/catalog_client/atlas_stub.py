@@ -1,7 +1,8 @@
 """A small Atlas v2 server on loopback for the uploader's tests: real HTTP, an in-memory store, scripted faults.
 
 It implements only what the uploader uses (bulk lookup by unique attribute, bulk upsert with placeholder and
-unique-attribute references, typedef headers / create / update) and records every request it receives.
+unique-attribute references, typedef headers / create / update, basic search by type and text) and records every
+request it receives; anything else is a 404, as on an Apache Atlas (which has no Purview discovery query).
 A unique-attribute reference must name an entity that existed before the request (the strictest reading of Atlas).
 """
 from __future__ import annotations
@@ -175,6 +176,12 @@ class AtlasStub:
                 return 200, self._headers()
             if method in ("POST", "PUT") and route == "/types/typedefs":
                 return self._typedefs(method, body)
+            if method == "POST" and route == "/search/basic":  # an Apache Atlas has no Purview discovery query
+                return 200, {"entities": [
+                    {"guid": e["guid"], "typeName": e["typeName"],
+                     "attributes": {"qualifiedName": e["attributes"]["qualifiedName"]}}
+                    for e in self.entities.values() if e["typeName"] == body.get("typeName")
+                    and str(body.get("query") or "") in e["attributes"]["qualifiedName"]]}
         return 404, {"errorCode": "ATLAS-404-00-004", "errorMessage": f"No result found for {route}"}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

@@ -43,3 +43,27 @@ def test_zero_lifetime_disables_the_cache(fake_time):
     cache = ExistenceCache(0, clock=fake_time.clock)
     cache.remember([A])
     assert cache.known([A]) == set()
+
+
+def test_negative_answers_last_their_own_time_and_a_positive_one_replaces_them(fake_time):
+    cache = ExistenceCache(60, clock=fake_time.clock, absent_ttl_seconds=10)
+    cache.remember_absent([A, B])
+    assert (cache.absent([A, B, C]), cache.known([A, B])) == ({A, B}, set())
+    cache.remember([B])  # created since
+    assert (cache.absent([A, B]), cache.known([A, B])) == ({A}, {B})
+    fake_time.now += 10
+    assert (cache.absent([A]), cache.known([B])) == (set(), {B})
+
+
+def test_without_negative_answers_a_miss_forgets_what_was_known(fake_time):
+    cache = ExistenceCache(60, clock=fake_time.clock)
+    cache.remember([A])
+    cache.remember_absent([A])  # looked up again and gone
+    assert (cache.known([A]), cache.absent([A]), len(cache)) == (set(), set(), 0)
+
+
+def test_negative_answers_count_towards_the_size_bound(fake_time):
+    cache = ExistenceCache(60, clock=fake_time.clock, absent_ttl_seconds=60, max_entries=2)
+    cache.remember([A])
+    cache.remember_absent([B, C])
+    assert (len(cache), cache.known([A]), cache.absent([B, C])) == (2, set(), {B, C})

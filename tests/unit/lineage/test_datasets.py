@@ -5,6 +5,7 @@ import pytest
 
 from olparser.lineage import LineageOptions, UnmatchedDataset, build_lineage
 from olparser.lineage.datasets import placeholder_qualified_name
+from olparser.resolution.model import Identity, NamedDataset, UnityTable
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
 HIVE_OUTPUT = DatasetFacts(
@@ -48,15 +49,21 @@ def test_storage_identity_represents_the_same_dataset_by_its_location(engine):
         "", '{"https://acct.dfs.core.windows.net/lake/warehouse/sales.db/orders":"sales.orders@metastore"}')
 
 
-def test_unity_catalog_table_whose_location_maps_is_represented_by_the_scanned_location(engine):
-    plan = build_lineage(_run(UNITY_OUTPUT), engine, LineageOptions(dataset_identity="table"))
+@pytest.mark.parametrize("identity", ["table", "storage"])
+def test_a_unity_catalog_managed_table_is_its_table_not_its_opaque_unitystorage_location(engine, identity):
+    # Decision (README "What gets written"): `.../__unitystorage/tables/1234` maps to a path, but nobody can read it;
+    # the table's own name represents the dataset whatever DATASET_IDENTITY says, and the location stays on the
+    # process.
+    plan = build_lineage(_run(UNITY_OUTPUT), engine, LineageOptions(dataset_identity=identity))
 
     location = "https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234"
-    assert plan.external_datasets == ({"typeName": "azure_datalake_gen2_path", "guid": "-1", "attributes": {
-        "qualifiedName": location, "name": "1234"}},)
-    assert plan.entities[-1]["attributes"]["datasetTables"] == (
-        '{"https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234":"unity-catalog://main.sales.orders"}')
-    assert [e["typeName"] for e in plan.entities] == ["spark_application", "spark_process"]
+    table = "unity-catalog://main.sales.orders"
+    assert plan.external_datasets == ()
+    assert plan.entities[1] == {"typeName": "databricks_unity_catalog_table", "guid": "-2", "attributes": {
+        "qualifiedName": table, "name": "orders", "openlineageNamespace": "unity-catalog",
+        "openlineageName": "Main.Sales.Orders", "storageLocation": location}}
+    process = plan.entities[-1]["attributes"]
+    assert (process["datasetLocations"], process["datasetTables"]) == ('{"%s":"%s"}' % (table, location), "")
     assert plan.unmatched == ()
 
 
@@ -187,10 +194,69 @@ def test_unity_catalog_table_of_a_known_metastore_is_the_table_the_unity_catalog
     assert plan.unmatched == ()
 
 
-def test_unity_catalog_table_of_another_workspace_keeps_todays_identity(engine):
+def test_unity_catalog_table_of_another_workspace_is_the_connectors_unity_catalog_table(engine):
     run = RunSnapshot(run_id="r1", job_namespace="etl", job_name="app.insert", event_type="COMPLETE",
                       event_time="2024-05-01T10:00:00Z", producer="test", run_facets=UNITY_ENVIRONMENT,
                       outputs=(UNITY_OUTPUT,))
     plan = build_lineage(run, engine, LineageOptions(workspace_metastores=(("999", "other"),)))
 
-    assert [d["typeName"] for d in plan.external_datasets] == ["azure_datalake_gen2_path"]
+    assert plan.external_datasets == ()
+    assert [e["attributes"]["qualifiedName"] for e in plan.entities if e["typeName"] ==
+            "databricks_unity_catalog_table"] == ["unity-catalog://main.sales.orders"]
+
+
+def _older_unity(location: str, symlink_name: str, **facets) -> DatasetFacts:
+    """openlineage-spark before 1.51: the symlink is `schema.table` (or `catalog.schema.table`) with the table's
+    parent folder as namespace."""
+    parent = location.rsplit("/", 1)[0]
+    return DatasetFacts(namespace="abfss://uc@acct.dfs.core.windows.net", name=location, facets={
+        "symlinks": {"identifiers": [{"namespace": f"abfss://uc@acct.dfs.core.windows.net/{parent}",
+                                      "name": symlink_name, "type": "TABLE"}]}, **facets})
+
+
+def test_an_older_unity_catalog_symlink_is_read_as_the_table_not_as_a_path_under_the_parent_folder(engine):
+    output = _older_unity("__unitystorage/catalogs/c1/tables/t1", "sales.orders",
+                          catalog={"framework": "delta", "type": "unity", "name": "Main"})
+    plan = build_lineage(_run(output), engine, LineageOptions())
+
+    assert [e["attributes"]["qualifiedName"] for e in plan.entities if e["typeName"] ==
+            "databricks_unity_catalog_table"] == ["unity-catalog://main.sales.orders"]
+    assert plan.external_datasets == ()  # not https://acct.dfs.core.windows.net/uc/__unitystorage/.../sales.orders
+
+
+def test_an_older_unity_catalog_symlink_of_an_external_table_leaves_the_scanned_location_in_front(engine):
+    output = _older_unity("ext/orders", "main.sales.orders", storage={"storageLayer": "unity", "fileFormat": "delta"})
+    plan = build_lineage(_run(output), engine, LineageOptions())
+
+    location = "https://acct.dfs.core.windows.net/uc/ext/orders"
+    assert [d["attributes"]["qualifiedName"] for d in plan.external_datasets] == [location]
+    assert plan.entities[-1]["attributes"]["datasetTables"] == '{"%s":"unity-catalog://main.sales.orders"}' % location
+
+
+def test_an_older_symlink_without_unity_catalog_evidence_still_goes_through_the_rules(engine):
+    output = DatasetFacts(namespace="abfss://lake@acct.dfs.core.windows.net", name="warehouse/sales.db/orders",
+                          facets={"symlinks": {"identifiers": [{"namespace": "hive://metastore:9083",
+                                                                "name": "sales.orders", "type": "TABLE"}]}})
+    plan = build_lineage(_run(output), engine, LineageOptions())
+    assert [d["typeName"] for d in plan.external_datasets] == ["hive_table"]
+
+
+def test_the_plan_names_each_dataset_for_resolution_with_both_identities_and_the_metastore(engine):
+    run = RunSnapshot(run_id="r1", job_namespace="etl", job_name="app.insert", event_type="COMPLETE",
+                      event_time="2024-05-01T10:00:00Z", producer="test", run_facets=UNITY_ENVIRONMENT,
+                      outputs=(UNITY_OUTPUT, HIVE_OUTPUT))
+    plan = build_lineage(run, engine, LineageOptions(workspace_metastores=(("5550001112223334", "m-1"),)))
+
+    table = "databricks://m-1/catalogs/main/schemas/sales/tables/orders"
+    location = "https://acct.dfs.core.windows.net/uc/__unitystorage/tables/1234"
+    hive_location = "https://acct.dfs.core.windows.net/lake/warehouse/sales.db/orders"
+    assert plan.datasets == (
+        NamedDataset(("databricks_table", table), (
+            Identity("databricks_table", table, "unity-catalog", "Main.Sales.Orders", True,
+                     UnityTable("Main", "Sales", "Orders")),
+            Identity("azure_datalake_gen2_path", location, UNITY_OUTPUT.namespace, UNITY_OUTPUT.name, True)), "m-1"),
+        NamedDataset(("hive_table", "sales.orders@metastore"), (
+            Identity("hive_table", "sales.orders@metastore", "hive://metastore:9083", "sales.orders", True),
+            Identity("azure_datalake_gen2_path", hive_location, HIVE_OUTPUT.namespace, HIVE_OUTPUT.name, True)),
+            "m-1"),
+    )

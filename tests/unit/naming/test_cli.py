@@ -103,13 +103,18 @@ def test_explain_full_lists_tokens_every_rule_and_the_winner():
     assert out.endswith(
         "winner: synapseSqlDbo -> mssql://purviewadbsynapsews.sql.azuresynapse.net/SQLPool1/dbo/exampleinputA "
         "(azure_synapse_dedicated_sql_table)\n"
+        "candidates (the first the catalog holds is the asset the lineage links to):\n"
+        "  1. exact  azure_synapse_dedicated_sql_table mssql://purviewadbsynapsews.sql.azuresynapse.net/SQLPool1/dbo/"
+        "exampleinputA  (rule identity)\n"
     )
 
 
 def test_explain_of_no_match_exits_3():
     done = qn_tester("--namespace", "kafka://b:9092", "--name", "t", "--explain", "--full")
     assert done.returncode == 3
-    assert done.stdout.endswith("winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)\n")
+    assert done.stdout.endswith("winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)\n"
+                                "candidates (the first the catalog holds is the asset the lineage links to):\n"
+                                "  none: no scanner registers this dataset under another name\n")
 
 
 def explained_rules(done: subprocess.CompletedProcess) -> list[str]:
@@ -132,6 +137,8 @@ def test_explain_summarises_the_rules_the_namespace_did_not_rule_out(tmp_path: P
         "  [1] sqlSchema: condition failed: nameGroups > 1 (nameGroups is 1)",
         "winner: sqlDbo -> mssql://h/dbo/sales (t2)",
         "(--explain --full lists every rule and condition)",
+        "candidates (the first the catalog holds is the asset the lineage links to):",
+        "  1. exact  t2 mssql://h/dbo/sales  (rule identity)",
     ]
 
 
@@ -143,6 +150,8 @@ def test_explain_of_no_match_is_a_page_not_every_rule():
         "  52 ruled out by a namespace condition",
         "winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)",
         "(--explain --full lists every rule and condition)",
+        "candidates (the first the catalog holds is the asset the lineage links to):",
+        "  none: no scanner registers this dataset under another name",
     ]
     assert len(done.stdout.splitlines()) < 25
 
@@ -224,6 +233,52 @@ def test_lint_against_a_catalog_reports_the_rules_whose_type_it_does_not_know(tm
     known.write_text(json.dumps([json.loads(config.read_text())[i] for i in (0, 2)]))
     done = qn_tester("lint", "--config", str(known), "--catalog", embedded_catalog.atlas_url)
     assert (done.returncode, done.stdout) == (0, f"{known}: no problems found\n")
+
+
+LAKE = "https://acct.dfs.core.windows.net/silver"
+CANDIDATE_LINES = [
+    "candidates (the first the catalog holds is the asset the lineage links to):",
+    f"  1. exact  azure_datalake_gen2_path {LAKE}/sales  (rule identity)",
+    f"  2. exact  azure_datalake_gen2_resource_set {LAKE}/sales/{{SparkPartitions}}  (resource set)",
+    f"  3. search azure_datalake_gen2_resource_set {LAKE}/sales[/k={{k}}]+/{{SparkPartitions}}  "
+    "(partitioned resource set (search))"]
+
+
+def test_explain_lists_the_candidates_in_the_order_they_are_tried():
+    done = qn_tester("--namespace", "abfss://silver@acct.dfs.core.windows.net", "--name", "sales", "--explain")
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[-4:] == CANDIDATE_LINES
+
+
+def test_explain_with_a_catalog_says_which_candidate_exists_and_which_one_is_linked(embedded_catalog):
+    import requests
+
+    partitioned = f"{LAKE}/sales/Year={{Year}}/{{SparkPartitions}}"
+    requests.post(f"{embedded_catalog.atlas_url}/entity/bulk", timeout=10, json={"entities": [{
+        "typeName": "azure_datalake_gen2_resource_set", "guid": "-1",
+        "attributes": {"qualifiedName": partitioned, "name": "sales"}}]}).raise_for_status()
+    done = qn_tester("--namespace", "abfss://silver@acct.dfs.core.windows.net", "--name", "sales", "--explain",
+                     "--catalog", embedded_catalog.url)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-5:] == [
+        CANDIDATE_LINES[0], CANDIDATE_LINES[1] + "  [missing]", CANDIDATE_LINES[2] + "  [missing]",
+        CANDIDATE_LINES[3] + f"  [found {partitioned}]",
+        f"linked in {embedded_catalog.atlas_url}: azure_datalake_gen2_resource_set {partitioned}"]
+
+
+def test_explain_of_a_unity_catalog_table_with_its_metastore_is_one_exact_name():
+    done = qn_tester("--namespace", "unity-catalog", "--name", "Main.Sales.Orders", "--explain", "--metastore",
+                     "0a1b2c3d-0000-4000-8000-00000000abcd")
+    assert done.stdout.splitlines()[-2:] == [
+        "candidates (the first the catalog holds is the asset the lineage links to):",
+        "  1. exact  databricks_table databricks://0a1b2c3d-0000-4000-8000-00000000abcd/catalogs/main/schemas/sales/"
+        "tables/orders  (rule identity)"]
+
+
+def test_catalog_without_explain_is_a_usage_error():
+    done = qn_tester("--namespace", "abfss://silver@acct.dfs.core.windows.net", "--name", "sales", "--catalog")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == "qn-tester: error: --catalog goes with --explain (or with lint)"
 
 
 def test_lint_against_a_catalog_that_cannot_be_reached_exits_2(tmp_path: Path):

@@ -15,6 +15,7 @@ Key = tuple[str, str]
 @dataclass(frozen=True)
 class Report:
     calls: int
+    created: tuple[Key, ...] = ()
 
 
 def _key(entity: dict[str, Any]) -> Key:
@@ -30,6 +31,32 @@ def _refs(value: Any) -> Any:
     return value
 
 
+class Rejected(Exception):
+    """What the uploader raises for a 4xx (CatalogRejected), with Atlas's error code."""
+
+    def __init__(self, error_code: str) -> None:
+        super().__init__(error_code)
+        self.error_code = error_code
+
+
+def _references(plan) -> set[Key]:
+    found: set[Key] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            if "uniqueAttributes" in value and "typeName" in value:
+                found.add((value["typeName"], value["uniqueAttributes"]["qualifiedName"]))
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for entity in plan.entities:
+        walk(entity.get("attributes"))
+    return found
+
+
 class FakeCatalog:
     def __init__(self) -> None:
         self.entities: dict[Key, dict[str, Any]] = {}
@@ -37,9 +64,10 @@ class FakeCatalog:
         self.uploads: list[Any] = []
         self.fail_deletes = 0  # the next N deletes raise
         self.during_upload: Callable[[], None] | None = None  # runs inside the next upload (a concurrent writer)
+        self.missing: set[Key] = set()  # referenced entities that are not there (an upload naming one fails)
         self._lock = threading.RLock()  # one request at a time, as a server would apply them
 
-    def upload(self, plan) -> Report:
+    def upload(self, plan, *, refresh: bool = True) -> Report:
         hook, self.during_upload = self.during_upload, None
         if hook is not None:
             hook()
@@ -49,6 +77,9 @@ class FakeCatalog:
     def _upload(self, plan) -> Report:
         self.calls += 1
         self.uploads.append(plan)
+        if self.missing & _references(plan):  # a reference to an entity that is not there: Atlas's 404
+            raise Rejected("ATLAS-404-00-00A")
+        created = tuple(_key(e) for e in (*plan.external_datasets, *plan.entities) if _key(e) not in self.entities)
         for entity in plan.external_datasets:
             self.entities.setdefault(_key(entity), {"typeName": entity["typeName"],
                                                     "attributes": _refs(copy.deepcopy(entity["attributes"]))})
@@ -57,7 +88,7 @@ class FakeCatalog:
             stored["attributes"].update({k: _refs(v) for k, v in entity["attributes"].items()})
             if entity.get("relationshipAttributes"):
                 stored["relationshipAttributes"] = {k: _refs(v) for k, v in entity["relationshipAttributes"].items()}
-        return Report(calls=1)
+        return Report(calls=1, created=created)
 
     def delete(self, keys: Iterable[Key]) -> Report:
         with self._lock:

@@ -10,14 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 from olparser.lineage import LineageOptions
-from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy, static_key
 from olparser.runs.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import TOMBSTONE_SECONDS
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
@@ -52,21 +48,11 @@ class Clock:
         self.now += seconds
 
 
-@pytest.fixture
-def store(tmp_path: Path):
-    with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=7 * 86400) as opened:
-        yield opened
-
-
-@pytest.fixture
-def engine() -> MappingEngine:
-    return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
-
-
-def make_pipeline(store, engine, catalog, clock=None, **policy) -> LineagePipeline:
+def make_pipeline(store, engine, catalog, clock=None, resolver=None, **policy) -> LineagePipeline:
     clock = clock or Clock()
     return LineagePipeline(store, engine, LineageOptions(), catalog,
-                           WritePolicy(**{"environment_wait_seconds": 0, **policy}), clock=clock, sleep=clock.sleep)
+                           WritePolicy(**{"environment_wait_seconds": 0, **policy}), clock=clock, sleep=clock.sleep,
+                           resolver=resolver)
 
 
 def _cll(shared_dir: Path, *numbers: int) -> list[dict]:

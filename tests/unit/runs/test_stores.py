@@ -12,7 +12,7 @@ import pytest
 
 from olparser.runs.merge import merge_events
 from olparser.runs.sqlite_store import SqliteRunStateStore
-from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, StoreStats, open_run_state_store
+from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, InterimDataset, StoreStats, open_run_state_store
 from olparser.settings import Settings
 from tests.unit.runs.conftest import TTL_SECONDS, events_of_run, load_sequence
 
@@ -243,6 +243,46 @@ def test_process_writers_keep_the_newest_run_and_outlive_purges(store):
     store.record_process_runs([a], 1_700_000_100.5, "run-9")
     assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 0  # not run state: never purged
     assert store.process_writers([a]) == {a: (1_700_000_100.5, "run-9")}
+
+
+# --- interim datasets: the re-link timer's registry ---------------------------------------------------------------
+INTERIM_PATH = ("azure_datalake_gen2_path", "https://lake.dfs.core.windows.net/silver/orders")
+INTERIM_UC = ("databricks_unity_catalog_table", "unity-catalog://main.sales.orders")
+INTERIM_ONELAKE = ("openlineage_dataset", "abfss://ws@onelake.dfs.fabric.microsoft.com/lh.Lakehouse/Tables/t")
+PATH_CANDIDATES = '[{"typeName":"azure_datalake_gen2_resource_set","qualifiedName":"x/{SparkPartitions}"}]'
+
+
+def test_interim_datasets_come_back_longest_unchecked_first_and_keep_their_registration_time(store):
+    store.register_interim({INTERIM_PATH: PATH_CANDIDATES}, now=T0)
+    store.register_interim({INTERIM_UC: "[1]", INTERIM_ONELAKE: "[2]"}, now=T0 + 5)
+    store.register_interim({INTERIM_PATH: "[3]"}, now=T0 + 9)  # registered again: new candidates, same times
+
+    assert store.due_interim(limit=10) == [InterimDataset(INTERIM_PATH, "[3]", T0, T0),
+                                           InterimDataset(INTERIM_UC, "[1]", T0 + 5, T0 + 5),
+                                           InterimDataset(INTERIM_ONELAKE, "[2]", T0 + 5, T0 + 5)]
+    assert store.due_interim(limit=1) == [InterimDataset(INTERIM_PATH, "[3]", T0, T0)]
+    store.checked_interim([INTERIM_PATH, INTERIM_UC], now=T0 + 20)
+    assert [entry.key for entry in store.due_interim(limit=10)] == [INTERIM_ONELAKE, INTERIM_PATH, INTERIM_UC]
+    assert store.due_interim(limit=10)[1] == InterimDataset(INTERIM_PATH, "[3]", T0, T0 + 20)
+
+
+def test_interim_keys_are_the_registered_ones_until_forgotten(store):
+    store.register_interim({INTERIM_PATH: PATH_CANDIDATES, INTERIM_UC: "[]"}, now=T0)
+    assert store.interim_keys([INTERIM_PATH, INTERIM_ONELAKE, INTERIM_UC]) == {INTERIM_PATH, INTERIM_UC}
+    assert store.interim_keys([]) == set()
+    store.forget_interim([INTERIM_PATH, INTERIM_ONELAKE])  # forgetting an unknown key is no error
+    store.checked_interim([INTERIM_PATH], now=T0 + 1)  # nor is checking a forgotten one
+    assert store.interim_keys([INTERIM_PATH, INTERIM_UC]) == {INTERIM_UC}
+    assert [entry.key for entry in store.due_interim(limit=10)] == [INTERIM_UC]
+
+
+def test_interim_datasets_outlive_run_purges_and_are_counted(store):
+    store.merge(cll_events()[0], now=T0)
+    store.register_interim({INTERIM_PATH: PATH_CANDIDATES}, now=T0)
+    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 1
+    assert store.interim_keys([INTERIM_PATH]) == {INTERIM_PATH}
+    assert store.stats() == StoreStats(runs=0, due=0, entities=0, processes=0, interim=1)
+    assert store.stats().to_json()["interimDatasets"] == 1
 
 
 def test_threads_merging_events_of_one_run_lose_nothing(store):

@@ -80,7 +80,7 @@ class CountingUploader:
             raise CatalogUnavailable("catalog down")
         return "report"
 
-    def upload(self, plan):
+    def upload(self, plan, *, refresh=True):
         self.uploads += 1
 
 
@@ -95,7 +95,7 @@ def test_typedefs_are_registered_once_before_the_first_upload_and_retried_after_
     assert (inner.registrations, inner.uploads) == (2, 2)
 
 
-def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_two_calls_then_one(tmp_path):
+def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_five_calls_then_one(tmp_path):
     with CatalogServer(tmp_path / "catalog.db", port=free_port()) as catalog:
         rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url))
         complete = json.loads((EVENTS / "accelerator__UnitTestColData_CompleteOlColMessage.json").read_text())
@@ -107,8 +107,13 @@ def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_two_calls_then_one(tmp
         after_second = catalog.counter.snapshot()
         rt.close()
     assert after_first["byRoute"]["GET /types/typedefs/headers"] == 1
-    assert (first.status, first.catalog_calls) == ("written", 2)
-    assert after_first["total"] == 2 + 2  # typedef headers + create, then lookup + bulk
+    assert (first.status, first.catalog_calls) == ("written", 5)
+    assert after_first == {"total": 2 + 5, "byRoute": {  # typedef headers + create, then the run:
+        "GET /types/typedefs/headers": 1, "POST /types/typedefs": 1,
+        "GET /resourceSetRuleConfigs/defaultResourceSetRuleConfig": 1,  # the account's resource-set rules, once
+        "GET /entity/bulk/uniqueAttribute/type/{type_name}": 2,  # the input's path and resource-set names
+        "POST /search/query": 1,  # a partitioned resource set under the input folder
+        "POST /entity/bulk": 1}}  # the write (the interim path created: the resolver knew it was missing)
     assert (second.status, second.catalog_calls) == ("written", 1)  # datasets cached: only the bulk write
     assert after_second["total"] - after_first["total"] == 1
 

@@ -1,0 +1,176 @@
+"""Linking a plan to the assets Purview's scanners registered: pure rewrites of entity JSON, no I/O.
+
+Resolution (`olparser/catalog/resolver.py`) says, for some datasets of a plan, which scanned asset each one is
+(`links`: the key the builder wrote it as -> the scanned asset's key). `link_plan` then
+
+- rewrites every process so that it references the scanned asset: `inputs`, `outputs`, the `Source`/`Sink` of
+  `columnMapping`, the datasets of `columnLineageDetail`, and the keys of `datasetLocations`/`datasetTables`;
+- drops the linked datasets' own entities (the external dataset JSON, or the connector's placeholder and its
+  columns, which is then no longer reported as unmatched): a scanned asset is referenced by type and qualifiedName
+  only, never written;
+- records `interim`: the datasets the connector creates itself because nothing scanned was found.
+
+Process qualifiedNames are not touched: they were built from the rule identity of the output, so a process keeps its
+name when its datasets are linked later (the re-link timer rewrites the same process, with `relink_attributes`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any, Iterable, Mapping
+
+from .datasets import PLACEHOLDER_TYPE, placeholder_qualified_name
+from .entities import JSON, Key, key_of, object_id
+from .plan import COLUMN_TYPE, LineagePlan
+
+LINKED_ATTRIBUTES = ("inputs", "outputs", "columnMapping", "columnLineageDetail", "datasetLocations", "datasetTables")
+
+
+def link_plan(plan: LineagePlan, links: Mapping[Key, Key], interim: Iterable[Key] = ()) -> LineagePlan:
+    """The plan with each dataset of `links` replaced by the asset it links to (see the module docstring); `interim`
+    lists the plan's external datasets the connector creates (kept as they are, counted as connector-owned)."""
+    moved = {source: target for source, target in links.items() if source != target}
+    external_keys = {key_of(e) for e in plan.external_datasets}
+    interim_keys = tuple(sorted(set(interim) & external_keys - set(moved)))
+    if not moved:
+        return replace(plan, interim=interim_keys) if interim_keys != plan.interim else plan
+    gone = set(moved)
+    entities = []
+    for entity in plan.entities:
+        if key_of(entity) in gone or _column_of(entity, gone):
+            continue
+        if "lastRunId" in entity.get("attributes", {}):
+            entity = {**entity, "attributes": relink_attributes(entity["attributes"], moved)}
+        entities.append(entity)
+    unmatched = tuple(u for u in plan.unmatched
+                      if (PLACEHOLDER_TYPE, placeholder_qualified_name(u.namespace, u.name)) not in gone)
+    return replace(plan, entities=tuple(entities),
+                   external_datasets=tuple(e for e in plan.external_datasets if key_of(e) not in gone),
+                   interim=interim_keys, unmatched=unmatched)
+
+
+def relink_attributes(attributes: JSON, links: Mapping[Key, Key]) -> JSON:
+    """A process's attributes with its references to the datasets of `links` pointing at their targets (a copy;
+    only the attributes that change are replaced)."""
+    names = _names(links)
+    changed: JSON = {}
+    for attribute in ("inputs", "outputs"):
+        value = attributes.get(attribute)
+        if isinstance(value, list) and any(_ref_key(ref) in links for ref in value):
+            changed[attribute] = _relinked_refs(value, links)
+    for attribute, rewrite in (("columnMapping", _column_mapping), ("columnLineageDetail", _lineage_detail),
+                               ("datasetLocations", _keyed_map), ("datasetTables", _keyed_map)):
+        value = attributes.get(attribute)
+        if isinstance(value, str) and value and any(name in value for name in names):
+            text = rewrite(value, links, names)
+            if text != value:
+                changed[attribute] = text
+    return {**attributes, **changed} if changed else attributes
+
+
+def _column_of(entity: JSON, datasets: set[Key]) -> bool:
+    if entity.get("typeName") != COLUMN_TYPE:
+        return False
+    return _ref_key((entity.get("relationshipAttributes") or {}).get("dataset")) in datasets
+
+
+def _ref_key(ref: Any) -> Key | None:
+    if not isinstance(ref, dict):
+        return None
+    qualified_name = (ref.get("uniqueAttributes") or {}).get("qualifiedName")
+    type_name = ref.get("typeName")
+    return (type_name, qualified_name) if isinstance(type_name, str) and isinstance(qualified_name, str) else None
+
+
+def _relinked_refs(refs: list[Any], links: Mapping[Key, Key]) -> list[Any]:
+    """References with the linked ones replaced (by type and qualifiedName), each key once, sorted as the builder
+    sorts them; references by guid alone (another tool's) kept after them."""
+    by_key: dict[Key, Any] = {}
+    others = []
+    for ref in refs:
+        key = _ref_key(ref)
+        if key in links:
+            target = links[key]  # type: ignore[index]
+            by_key.setdefault(target, object_id(*target))
+        elif key is not None:
+            by_key.setdefault(key, ref)
+        else:
+            others.append(ref)
+    return [by_key[key] for key in sorted(by_key)] + others
+
+
+def _names(links: Mapping[Key, Key]) -> dict[str, str]:
+    """qualifiedName -> target qualifiedName (what columnMapping and the location maps know datasets by)."""
+    names: dict[str, str] = {}
+    for (_, source), (_, target) in sorted(links.items()):
+        names.setdefault(source, target)
+    return names
+
+
+def _column_mapping(text: str, links: Mapping[Key, Key], names: Mapping[str, str]) -> str:
+    """Purview's columnMapping with Source and Sink renamed; entries that now share a pair are merged."""
+    entries = _parsed(text, list)
+    if entries is None:
+        return text
+    merged: dict[tuple[str, str], dict[tuple[str, str], Any]] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("DatasetMapping"), dict):
+            return text
+        mapping = entry["DatasetMapping"]
+        pair = (names.get(mapping.get("Source"), mapping.get("Source")), names.get(mapping.get("Sink"),
+                                                                                   mapping.get("Sink")))
+        columns = merged.setdefault(pair, {})  # type: ignore[arg-type]
+        for column in entry.get("ColumnMapping") or []:
+            if isinstance(column, dict):
+                columns.setdefault((str(column.get("Source")), str(column.get("Sink"))), column)
+    rewritten = [{"DatasetMapping": {"Source": source, "Sink": sink},
+                  "ColumnMapping": [columns[key] for key in sorted(columns)]}
+                 for (source, sink), columns in sorted(merged.items(), key=lambda item: (str(item[0][0]),
+                                                                                         str(item[0][1])))]
+    return _compact(rewritten)
+
+
+def _lineage_detail(text: str, links: Mapping[Key, Key], names: Mapping[str, str]) -> str:
+    """columnLineageDetail with every input field's dataset (qualifiedName, typeName) linked."""
+    detail = _parsed(text, dict)
+    if detail is None:
+        return text
+
+    def relinked(items: Any) -> Any:
+        if not isinstance(items, list):
+            return items
+        out = []
+        for item in items:
+            key = (item.get("typeName"), item.get("qualifiedName")) if isinstance(item, dict) else None
+            if key in links:
+                target = links[key]  # type: ignore[index]
+                item = {**item, "typeName": target[0], "qualifiedName": target[1]}
+            out.append(item)
+        return out
+
+    detail = {**detail, "dataset": relinked(detail.get("dataset"))}
+    if isinstance(detail.get("fields"), list):
+        detail["fields"] = [{**field, "inputFields": relinked(field.get("inputFields"))} if isinstance(field, dict)
+                            else field for field in detail["fields"]]
+    return _compact(detail)
+
+
+def _keyed_map(text: str, links: Mapping[Key, Key], names: Mapping[str, str]) -> str:
+    """datasetLocations / datasetTables (`{dataset qualifiedName: other identity}`) with the keys linked."""
+    mapping = _parsed(text, dict)
+    if mapping is None:
+        return text
+    return json.dumps({names.get(k, k): v for k, v in mapping.items()}, sort_keys=True, separators=(",", ":"))
+
+
+def _parsed(text: str, kind: type) -> Any:
+    """The JSON value of `text` when it is a `kind`, else None (an attribute someone else wrote is left alone)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, kind) else None
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,150 @@
+"""Resolution's plain data: a dataset as the builder names it (`NamedDataset`, its `Identity`s), and its candidates
+(`Candidate`, exact or a `Search` whose hits must have a qualifiedName `Shape`), with their JSON form (the re-link
+registry keeps candidates as JSON). No I/O, no rules: `candidates.py` derives candidates, the catalog resolver checks
+them."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Sequence
+
+Key = tuple[str, str]  # (typeName, qualifiedName)
+
+UNITY_STORAGE_SEGMENT = "__unitystorage"  # a Unity Catalog managed table's storage folder: opaque ids
+SEARCH_LIMIT = 100  # hits read per search: more than enough for one name of one type
+
+# Shape parts: literal text, one path segment, or one or more Hive partition segments (`/k={...}`).
+TEXT, SEGMENT, PARTITIONS = "text", "segment", "partitions"
+Shape = tuple[tuple[str, str], ...]
+_PATTERNS = {SEGMENT: r"[^/]+", PARTITIONS: r"(?:/[^/=]+=\{[^/{}]+\})+"}
+
+
+@dataclass(frozen=True)
+class Identity:
+    """One way our rules name a dataset: the OpenLineage (namespace, name) and the (type, qualifiedName) it maps to.
+    `scanned_type`: a rule (or the Unity Catalog scan's naming) gave a type the scanners register; False for the
+    connector's own types (placeholders)."""
+
+    type_name: str
+    qualified_name: str
+    namespace: str
+    name: str
+    scanned_type: bool
+    unity: "UnityTable | None" = None  # set when this identity is a Unity Catalog table
+
+    @property
+    def key(self) -> Key:
+        return self.type_name, self.qualified_name
+
+
+@dataclass(frozen=True)
+class UnityTable:
+    """A Unity Catalog table name; `catalog` is None when the producer did not say (older openlineage-spark)."""
+
+    catalog: str | None
+    schema: str
+    table: str
+
+
+@dataclass(frozen=True)
+class NamedDataset:
+    """What the builder knows of one dataset, for resolution: the identity it was written as, the identities our
+    rules give it (preferred first), and the Unity Catalog metastore of the run's workspace when known."""
+
+    default: Key
+    identities: tuple[Identity, ...]
+    metastore: str | None = None
+
+
+@dataclass(frozen=True)
+class Search:
+    """A discovery query (`keywords`, one entity type, attribute equalities) and the qualifiedName shape a hit must
+    have to count."""
+
+    type_name: str
+    keywords: str
+    shape: Shape
+    attributes: tuple[tuple[str, str], ...] = ()
+
+    def matches(self, type_name: str, qualified_name: str) -> bool:
+        return type_name == self.type_name and _compiled(self.shape).fullmatch(qualified_name) is not None
+
+    def query(self, limit: int = SEARCH_LIMIT) -> dict[str, Any]:
+        """The body of Purview's `POST search/query` (Data Map API 2023-09-01)."""
+        clauses: list[dict[str, Any]] = [{"entityType": self.type_name}]
+        clauses += [{"attributeName": name, "operator": "eq", "attributeValue": value}
+                    for name, value in self.attributes]
+        return {"keywords": self.keywords, "limit": limit,
+                "filter": clauses[0] if len(clauses) == 1 else {"and": clauses}}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An asset that may be the dataset: exact (`type_name`, `qualified_name`), or a search (`search`, with
+    `qualified_name` showing its shape). `origin` says where it comes from (for `qn-tester --explain` and logs)."""
+
+    type_name: str
+    qualified_name: str
+    origin: str
+    search: Search | None = None
+
+    @property
+    def key(self) -> Key:
+        return self.type_name, self.qualified_name
+
+    @property
+    def exact(self) -> bool:
+        return self.search is None
+
+
+def shape_text(shape: Shape) -> str:
+    """A shape as people read it: `{*}` one segment, `[/k={k}]+` one or more partition segments."""
+    return "".join(value if kind == TEXT else "{*}" if kind == SEGMENT else "[/k={k}]+" for kind, value in shape)
+
+
+@lru_cache(maxsize=4096)
+def _compiled(shape: Shape) -> re.Pattern[str]:
+    return re.compile("".join(re.escape(value) if kind == TEXT else _PATTERNS[kind] for kind, value in shape))
+
+
+def search_match(search: Search, hits: Sequence[Key]) -> Key | None:
+    """The one hit of the search's type whose qualifiedName has its shape, or None (none, or ambiguous)."""
+    matching = {hit for hit in hits if search.matches(*hit)}
+    return next(iter(matching)) if len(matching) == 1 else None
+
+
+# --- plain JSON, for the re-link registry ---------------------------------------------------------------------------
+
+def candidates_to_json(candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
+    out = []
+    for candidate in candidates:
+        item: dict[str, Any] = {"typeName": candidate.type_name, "qualifiedName": candidate.qualified_name,
+                                "origin": candidate.origin}
+        if candidate.search is not None:
+            item["search"] = {"keywords": candidate.search.keywords,
+                              "shape": [list(part) for part in candidate.search.shape],
+                              "attributes": [list(pair) for pair in candidate.search.attributes]}
+        out.append(item)
+    return out
+
+
+def candidates_from_json(items: Any) -> tuple[Candidate, ...]:
+    """The candidates `candidates_to_json` wrote; ValueError naming the problem for anything else."""
+    if not isinstance(items, list):
+        raise ValueError("candidates must be a list")
+    found = []
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("typeName"), str) \
+                or not isinstance(item.get("qualifiedName"), str):
+            raise ValueError("a candidate needs typeName and qualifiedName")
+        search = None
+        if isinstance(item.get("search"), dict):
+            spec = item["search"]
+            shape = tuple((str(kind), str(value)) for kind, value in spec.get("shape") or ())
+            if not shape or any(kind not in (TEXT, SEGMENT, PARTITIONS) for kind, _ in shape):
+                raise ValueError("a search candidate needs a shape of text, segment and partitions parts")
+            search = Search(item["typeName"], str(spec.get("keywords") or ""), shape,
+                            tuple((str(a), str(b)) for a, b in spec.get("attributes") or ()))
+        found.append(Candidate(item["typeName"], item["qualifiedName"], str(item.get("origin") or ""), search))
+    return tuple(found)

@@ -1,0 +1,47 @@
+"""`spark backfill` links datasets to the assets Purview's scanners registered, with the live path's resolver: a
+folder with a resource set is referenced as that resource set (no path written beside it), the others are written as
+before; the scanned entities are never written."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+
+from tests.e2e.lineage_helpers import Atlas, refs
+from tests.spark.conftest import job_for
+from tests.spark.events import spark_run, write_json_lines
+from tools.spark.spark_job import run_spark
+
+pytestmark = pytest.mark.spark
+
+LAKE = "https://contosolake.dfs.core.windows.net/raw/sales"
+BLOB = "https://contosoblob.blob.core.windows.net/out/reports"
+SCANNED = [("azure_datalake_gen2_resource_set", f"{LAKE}/part_0_0/{{SparkPartitions}}"),
+           ("azure_blob_resource_set", f"{BLOB}/out_0/{{SparkPartitions}}")]
+STABLE = ("typeName", "guid", "status", "attributes", "createdBy", "createTime")
+
+
+def test_a_backfill_links_to_the_scanned_resource_sets_and_writes_the_rest_as_before(spark, catalog_factory,
+                                                                                     tmp_path):
+    catalog = catalog_factory()
+    requests.post(f"{catalog.atlas_url}/entity/bulk", timeout=10, json={"entities": [
+        {"typeName": t, "guid": f"-{i}", "attributes": {"qualifiedName": q, "name": "scanned", "partitionCount": 2}}
+        for i, (t, q) in enumerate(SCANNED, 1)]}).raise_for_status()
+    atlas = Atlas(catalog.atlas_url)
+    before = {key: json.dumps({k: atlas.entity(*key).get(k) for k in STABLE}, sort_keys=True) for key in SCANNED}
+    source = write_json_lines(tmp_path / "events.jsonl", [e for n in range(3) for e in spark_run(n)])
+
+    run_spark(spark, [str(source)], job_for(catalog))
+
+    processes = {p["attributes"]["qualifiedName"].split("/processes/")[1].split("/")[0]: p
+                 for p in atlas.all_entities() if p["typeName"] == "spark_process"}
+    assert (refs(processes["job_0"], "inputs"), refs(processes["job_0"], "outputs")) == (
+        [f"{LAKE}/part_0_0/{{SparkPartitions}}", f"{LAKE}/part_0_1"], [f"{BLOB}/out_0/{{SparkPartitions}}"])
+    assert (refs(processes["job_1"], "inputs"), refs(processes["job_1"], "outputs")) == (
+        [f"{LAKE}/part_1_0", f"{LAKE}/part_1_1"], [f"{BLOB}/out_1"])
+    keys = atlas.keys()
+    assert ("azure_datalake_gen2_path", f"{LAKE}/part_0_0") not in keys
+    assert ("azure_blob_path", f"{BLOB}/out_0") not in keys
+    assert {key: json.dumps({k: atlas.entity(*key).get(k) for k in STABLE}, sort_keys=True) for key in SCANNED} \
+        == before

@@ -1,0 +1,79 @@
+"""`qn-tester --explain`: the candidates of a dataset, in the order the connector tries them, and with `--catalog
+[URL]` which of them the catalog holds and which one the dataset would be linked to.
+
+The dataset is named as the builder names it (`DatasetResolver`: the rules, the mount points, the workspace host,
+`--metastore` for a `unity-catalog` table); its candidates come from `olparser.resolution.candidates`, checked by the
+connector's own `ScannedAssetResolver` (one lookup per type, a discovery query per search). The catalog is chosen as
+`qn-tester lint --catalog` chooses it (tools/qn_lint_catalog.py); its resource-set rules are the account's, else
+Purview's defaults. Entities the connector created itself count as found here (the run-state registry is not read).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from olparser.catalog import CatalogTarget, RetryPolicy, make_atlas_client
+from olparser.catalog.existence import ExistenceCache
+from olparser.catalog.resolver import ResourceSetRuleSource, ScannedAssetResolver
+from olparser.lineage import LineageOptions
+from olparser.lineage.datasets import DatasetResolver
+from olparser.naming import MappingEngine, MountPoint
+from olparser.resolution.candidates import dataset_candidates
+from olparser.resolution.model import Candidate, NamedDataset
+from olparser.resolution.resource_sets import ResourceSetRules
+from tools.qn_lint_catalog import CatalogLintError, choose_target
+
+
+def named_dataset(engine: MappingEngine, namespace: str, name: str, *, mounts: tuple[MountPoint, ...] = (),
+                  workspace_url: str | None = None, metastore: str | None = None) -> NamedDataset:
+    resolver = DatasetResolver(engine, mounts, workspace_url, LineageOptions(), metastore_id=metastore)
+    return resolver.resolve_name(namespace, name).named(metastore)
+
+
+def explain_candidates(dataset: NamedDataset, catalog: str | None, env: Mapping[str, str]) -> str:
+    """The candidates section of `--explain`; `catalog`: None (offline), "" (the configured catalog) or a URL."""
+    if catalog is None:
+        candidates = dataset_candidates(dataset, ResourceSetRules.default())
+        return _lines(dataset, candidates, {}, None)
+    target = choose_target(catalog or None, env)
+    client = make_atlas_client(target, timeout=30.0)
+    retry = RetryPolicy(max_attempts=2)
+    resolver = ScannedAssetResolver(client, cache=ExistenceCache(60.0, absent_ttl_seconds=60.0), retry=retry,
+                                    rules=ResourceSetRuleSource(client, retry))
+    try:
+        candidates = resolver.candidates(dataset)
+        resolution = resolver.resolve([dataset])
+        found = {c.key: _answer(c, resolver) for c in candidates}
+    except Exception as exc:  # unreachable, refused: one line, exit code 2
+        reason = str(exc).splitlines()[0][:300] if str(exc) else ""
+        raise CatalogLintError(f"cannot check the candidates in {target.endpoint}: {type(exc).__name__}"
+                               f"{': ' + reason if reason else ''}") from None
+    finally:
+        client.close()
+    return _lines(dataset, candidates, found, resolution.links.get(dataset.default), target)
+
+
+def _answer(candidate: Candidate, resolver: ScannedAssetResolver) -> str:
+    if candidate.exact:
+        return "exists" if resolver.cache.known([candidate.key]) else "missing"
+    match = resolver.resolve_candidates({candidate.key: (candidate,)}).links.get(candidate.key)
+    return f"found {match[1]}" if match else "no single asset of that shape"
+
+
+def _lines(dataset: NamedDataset, candidates: tuple[Candidate, ...], found: dict, linked: tuple[str, str] | None,
+           target: CatalogTarget | None = None) -> str:
+    lines = ["candidates (the first the catalog holds is the asset the lineage links to):"]
+    if not candidates:
+        lines.append("  none: no scanner registers this dataset under another name")
+    for number, candidate in enumerate(candidates, 1):
+        kind = "exact " if candidate.exact else "search"
+        answer = f"  [{found[candidate.key]}]" if candidate.key in found else ""
+        lines.append(f"  {number}. {kind} {candidate.type_name} {candidate.qualified_name}  ({candidate.origin})"
+                     f"{answer}")
+    if target is not None:
+        where = target.endpoint or target.kind
+        if linked is not None:
+            lines.append(f"linked in {where}: {linked[0]} {linked[1]}")
+        else:
+            lines.append(f"nothing found in {where}: written as {dataset.default[0]} {dataset.default[1]}"
+                         + ("; the re-link timer looks again later" if candidates else ""))
+    return "\n".join(lines)
