@@ -16,6 +16,12 @@ concurrent workers: exactly what processing every event in order gives. Three ru
 3. **A plan is built from the newest state.** If the run was merged again (by another worker) while its plan was
    being written, the plan is built again from the newer state and written again.
 
+The run history (olparser.history, optional) records every run that ends or is written as INCOMPLETE, from the
+run's plan — FAIL and ABORT runs too, whose plan is built but not uploaded — before the plan's processes get their
+`runCount` and `firstRunTime` from it. A run that joins, leaves or moves in a process's history without writing
+that process (a failed run, an older run arriving late, a run whose plan dropped it) has the process rewritten from
+its newest writer, so that the catalog ends up as in-order processing leaves it. The timer purges old history.
+
 When: a COMPLETE run is written at once; a Databricks run whose environment facet has not arrived yet is held for
 `environment_wait_seconds` (the RUNNING that carries it is usually processed within the same queue batch); a run that
 has datasets but no terminal event is written as INCOMPLETE after `incomplete_run_seconds` by the timer
@@ -37,6 +43,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol
 
+from olparser.history import RunHistoryStore, history_record, with_run_history
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
 from olparser.naming import MappingEngine
@@ -100,17 +107,18 @@ class LineageOutcome:
 @dataclass(frozen=True)
 class DueReport:
     """What one timer tick did: runs written (INCOMPLETE or after the environment wait), failed, deletions retried,
-    run states purged."""
+    run states purged, runs purged from the history (RUN_HISTORY_DAYS)."""
 
     written: int = 0
     failed: int = 0
     deletes_retried: int = 0
     purged: int = 0
     outcomes: tuple[LineageOutcome, ...] = field(default_factory=tuple)
+    history_purged: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"written": self.written, "failed": self.failed, "deletesRetried": self.deletes_retried,
-                "purged": self.purged}
+                "purged": self.purged, "historyPurged": self.history_purged}
 
 
 def static_key(event: dict[str, Any]) -> str:
@@ -124,8 +132,10 @@ def static_key(event: dict[str, Any]) -> str:
 class LineagePipeline:
     def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
                  uploader: Uploader, policy: WritePolicy = WritePolicy(), *,
-                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep) -> None:
+                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
+                 history: RunHistoryStore | None = None) -> None:
         self._store = store
+        self._history = history
         self._engine = engine
         self._options = options
         self._uploader = uploader
@@ -178,9 +188,10 @@ class LineagePipeline:
                 outcomes.append(outcome)
         retried = self._retry_deletes(now)
         purged = self._store.purge_expired(now)
+        history_purged = self._history.purge(now) if self._history is not None else 0
         written = sum(1 for o in outcomes if o.status == "written")
         return DueReport(written=written, failed=failed, deletes_retried=retried, purged=purged,
-                         outcomes=tuple(outcomes))
+                         outcomes=tuple(outcomes), history_purged=history_purged)
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
         run, version = self._store.get_versioned(key, now=now)
@@ -190,6 +201,7 @@ class LineagePipeline:
         if run.is_terminal:
             if not should_write_lineage(run, self._options):
                 self._store.schedule(key, None)
+                self._record_unwritten(key, run, now)
                 return None
             return self._write(key, run, version, run.event_type, now, None)
         if not (run.inputs or run.outputs):
@@ -221,7 +233,8 @@ class LineagePipeline:
             if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
                 return self._write(run_id, run, version, run.event_type, now, event_type, empty=True)
             self._store.schedule(run_id, None)
-            return self._outcome(run, event_type, "skipped")
+            calls = self._record_unwritten(run_id, run, now)
+            return self._outcome(run, event_type, "skipped", calls=calls)
         if policy.environment_wait_seconds > 0 and run.outputs and awaits_environment(run, self._options):
             self._store.schedule(run_id, now + policy.environment_wait_seconds, keep_earlier=True)
             return self._outcome(run, event_type, "held")
@@ -230,13 +243,17 @@ class LineagePipeline:
     def _write(self, key: str, run: RunSnapshot, version: int | None, status: str, now: float,
                event_type: str | None, *, empty: bool = False) -> LineageOutcome:
         uploaded: set[Key] = set()
+        changed: set[str] = set()
         calls = 0
         for _ in range(MAX_REBUILDS):
-            plan = LineagePlan() if empty else build_lineage(run, self._engine, self._options, status=status)
+            built = build_lineage(run, self._engine, self._options, status=status)
+            changed |= self._record(run, built, status, now)
+            plan = LineagePlan() if empty else self._counted(built)
             fingerprint = plan_fingerprint(plan)
             if not uploaded and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
-                return self._outcome(run, event_type, "unchanged", plan)
+                calls += self._refresh(changed, key, now)
+                return self._outcome(run, event_type, "unchanged", plan, calls=calls)
             keys = plan.owned_keys()
             self._wait_for_deletions(self._store.claim(key, keys, now=now))
             run_time = None if run.is_static else run_instant(run)
@@ -247,6 +264,8 @@ class LineagePipeline:
                 if superseded:
                     log.info("run %s: %d process(es) were written by a newer run and are left alone", key,
                              len(superseded))
+                plan = plan if empty else self._counted(built)  # the counts as they are now that writes are serial
+                fingerprint = plan_fingerprint(plan)
                 to_upload = plan.without_processes(superseded)
                 if to_upload.entities or to_upload.external_datasets:
                     calls += getattr(self._uploader.upload(to_upload), "calls", 0)
@@ -269,6 +288,8 @@ class LineagePipeline:
             calls += delete_calls
             for name, writer in result.restores:
                 calls += self._restore(name, writer, now)
+            calls += self._refresh(changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key,
+                                   now)
             for dataset in plan.unmatched:
                 log.info("no mapping rule for a dataset of run %s (%s); written as a placeholder", key,
                          dataset.reason)
@@ -292,9 +313,41 @@ class LineagePipeline:
         if len(others) == len(plan.process_names()):
             return 0
         with self._locked_processes([process]):
-            report = self._uploader.upload(plan.without_processes(others))
+            report = self._uploader.upload(self._counted(plan).without_processes(others))
         log.info("process %s: written again from run %s, the newest run that still has it", process, writer)
         return getattr(report, "calls", 0)
+
+    # --- the run history ---------------------------------------------------------------------------------------
+    def _record(self, run: RunSnapshot, plan: LineagePlan, status: str, now: float) -> frozenset[str]:
+        """Record the run in the history (idempotent); the processes whose history it changed."""
+        if self._history is None or run.is_static:
+            return frozenset()
+        record = history_record(run, plan, self._options, status=status)
+        return self._history.record(record, now=now) if record is not None else frozenset()
+
+    def _counted(self, plan: LineagePlan) -> LineagePlan:
+        """The plan with its processes' runCount and firstRunTime from the history."""
+        names = plan.process_names()
+        if self._history is None or not names:
+            return plan
+        return with_run_history(plan, self._history.process_summaries(names))
+
+    def _record_unwritten(self, key: str, run: RunSnapshot, now: float) -> int:
+        """A run that writes nothing (FAIL, ABORT): its plan is built for the history only."""
+        if self._history is None:
+            return 0
+        plan = build_lineage(run, self._engine, self._options, status=run.event_type)
+        return self._refresh(self._record(run, plan, run.event_type, now), key, now)
+
+    def _refresh(self, processes: Iterable[str], key: str, now: float) -> int:
+        """Processes whose history this run changed without writing them: written again from their newest writer,
+        so that their runCount and firstRunTime are the history's. Returns the catalog calls it cost."""
+        calls = 0
+        names = sorted(processes)
+        for name, (_, writer) in sorted(self._store.process_writers(names).items() if names else ()):
+            if writer != key:
+                calls += self._restore(name, writer, now)
+        return calls
 
     def _delete(self, orphans: tuple[Key, ...]) -> tuple[int, int]:
         """Delete entities no run uses; on failure the timer tries again (their tombstones stay)."""

@@ -4,7 +4,7 @@
 - `GET /_ol2purview/page/columns?guid=G` — a dataset's columns, from its schema (column entities) and from the
   column lineage of the processes next to it;
 - `GET /_ol2purview/page/column-lineage?guid=G&column=C[&direction=up|down|both][&depth=N]` — the column graph
-  (tools.catalog.column_graph) over the processes that the dataset lineage reaches.
+  (olparser.lineage.column_graph) over the processes that the dataset lineage reaches.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tools.catalog import errors
-from tools.catalog.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
+from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
 from tools.catalog.lineage import INPUTS, OUTPUTS, entity_lineage
 from tools.catalog.store import CatalogStore, EntityRow, Session
 from tools.catalog.typedefs import TypeCatalog
