@@ -4,6 +4,7 @@
     rt.courier().deliver(...)              # HTTP intake: envelope text for the lineage queue
     rt.process(event)                      # queue trigger: merge -> map -> build -> upload (typedefs first, once)
     rt.write_due_runs()                    # timer: incomplete and held runs, failed deletions, expired run state
+    rt.history_lineage(params)             # GET /api/ol2purview/lineage: lineage in a time window, from the history
 
 Every part is built lazily on first use and then kept for the life of the process (one catalog uploader, so one
 existence cache), behind one lock so concurrent first uses build each part once. Building reads no network: the first
@@ -13,6 +14,7 @@ create-or-update), so a fresh deployment needs no manual step.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
@@ -24,6 +26,8 @@ from olparser.contract import IntakeLimits
 from olparser.delivery.archive import EventArchive, archive_from_settings
 from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
 from olparser.delivery.sender import EventCourier, courier_from_settings
+from olparser.history import RunHistoryStore, open_history_store
+from olparser.history.api import lineage_answer, run_answer
 from olparser.lineage import LineageOptions, LineagePlan
 from olparser.naming import MappingEngine
 from olparser.naming.reloading import ReloadingEngine
@@ -150,7 +154,7 @@ class Runtime:
     def pipeline(self) -> LineagePipeline:
         return self._once("pipeline", lambda: LineagePipeline(
             self.run_state_store(), self.engine(), self.lineage_options(), self.uploader(),
-            WritePolicy.from_settings(self.settings)))
+            WritePolicy.from_settings(self.settings), history=self.history_store()))
 
     def process(self, event: dict[str, Any]) -> LineageOutcome:
         """Run the pipeline for one event (the pipeline handles one event of a run at a time in this process)."""
@@ -161,6 +165,19 @@ class Runtime:
         environment, deletions that failed, and expired run state."""
         return self.pipeline().write_due(now=now)
 
+    # --- the run history ----------------------------------------------------------------------------------------
+    def history_store(self) -> RunHistoryStore:
+        """Where every run's dataset accesses are kept (RUN_HISTORY_DAYS), next to the run state."""
+        return self._once("history_store", lambda: open_history_store(self.settings))
+
+    def history_lineage(self, params: dict[str, str], now: float | None = None) -> tuple[int, dict[str, Any]]:
+        """GET /api/ol2purview/lineage: the lineage of a dataset (or column) in a time window."""
+        return lineage_answer(self.history_store(), params, time.time() if now is None else now)
+
+    def history_run(self, run_id: str) -> tuple[int, dict[str, Any]]:
+        """GET /api/ol2purview/runs/{runId}: one run with its accesses and metadata."""
+        return run_answer(self.history_store(), run_id)
+
     def reset_process_runs(self, qualified_names: list[str]) -> int:
         """Forget the newest run time of these processes, so that the next run of their code writes them."""
         return self.run_state_store().reset_process_runs(qualified_names)
@@ -169,7 +186,7 @@ class Runtime:
         """Release what holds files or connections (tests; a host shutting down)."""
         with self._lock:
             built, self._built = self._built, {}
-        for name in ("catalog_client", "run_state_store", "queue_service"):
+        for name in ("catalog_client", "run_state_store", "history_store", "queue_service"):
             close = getattr(built.get(name), "close", None)
             if close is not None:
                 close()
