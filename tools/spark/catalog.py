@@ -17,11 +17,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
 from olparser.catalog import CatalogUploader, RetryPolicy
 from olparser.catalog.existence import guid_batches, lookup_batches
+from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
@@ -181,17 +182,22 @@ class WriteStats:
 class PlanWriter:
     """Writes plans of many runs through one CatalogUploader (its existence cache shared by all of them)."""
 
-    def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None) -> None:
+    def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None,
+                 history: RunHistoryStore | None = None) -> None:
         self.client = client
         self.uploader = CatalogUploader(client, settings=settings)  # type: ignore[arg-type]
         self.retry = RetryPolicy(max_attempts=settings.catalog_max_attempts)
         self.bulk_size = bulk_size or settings.catalog_bulk_size
+        self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
         stats = WriteStats()
         selected = list(selected)
         stats.superseded = sum(s.superseded for s in selected)
         runs = [s for s in selected if s.plan is not None]
+        if self.history is not None:
+            summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
+            runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
         processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
         calls = [0]
         held = read_entities(self.client, self.retry, processes, calls) if processes else {}
