@@ -107,10 +107,11 @@ def _total(run: RunSnapshot, field: str) -> int | None:
 
 
 def _data_quality(run: RunSnapshot) -> list[JSON]:
-    """The `dataQualityMetrics` input facets, bounded: dataset totals and the first columns' metrics."""
+    """The inputs' `dataQualityMetrics` (the input facet, else the dataset facet), bounded: dataset totals and the
+    first columns' metrics."""
     found = []
     for dataset in run.inputs:
-        metrics = _facet(dataset.io_facets, "dataQualityMetrics")
+        metrics = _facet(dataset.io_facets, "dataQualityMetrics") or _facet(dataset.facets, "dataQualityMetrics")
         if not metrics:
             continue
         entry: JSON = {"namespace": dataset.namespace, "name": dataset.name}

@@ -37,9 +37,11 @@ KEPT_RUN_FACETS = frozenset({
 KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership"})
 KEPT_DATASET_FACETS = frozenset({
     "schema", "symlinks", "columnLineage", "dataSource", "storage", "catalog", "version", "lifecycleStateChange",
-    "documentation",
+    "documentation", "dataQualityMetrics",
 })
-KEPT_IO_FACETS = frozenset({"inputStatistics", "outputStatistics"})  # inputFacets / outputFacets
+KEPT_INPUT_FACETS = frozenset({"inputStatistics", "dataQualityMetrics"})  # inputs[].inputFacets
+KEPT_OUTPUT_FACETS = frozenset({"outputStatistics"})  # outputs[].outputFacets
+KEPT_IO_FACETS = KEPT_INPUT_FACETS | KEPT_OUTPUT_FACETS
 
 LIFECYCLE_EVENT_TYPES = ("START", "RUNNING")
 STATIC_EVENT_TYPE = "COMPLETE"  # static lineage (JobEvent / DatasetEvent) is a finished declaration
@@ -170,7 +172,8 @@ def _merge_datasets(current: tuple[DatasetFacts, ...], incoming: Any, io_key: st
         facets, facet_times = _merge_facets(known.facets, known.merge_times.get("facets", {}),
                                             dataset.get("facets"), KEPT_DATASET_FACETS, time)
         io_facets, io_times = _merge_facets(known.io_facets, known.merge_times.get("io_facets", {}),
-                                            dataset.get(io_key), KEPT_IO_FACETS, time)
+                                            dataset.get(io_key),
+                                            KEPT_INPUT_FACETS if io_key == "inputFacets" else KEPT_OUTPUT_FACETS, time)
         by_key[(namespace, name)] = DatasetFacts(namespace=namespace, name=name, facets=facets, io_facets=io_facets,
                                                  merge_times={"facets": facet_times, "io_facets": io_times})
     keys = sorted(by_key)
