@@ -24,8 +24,9 @@ class MemoryHistory:
             for process in record.processes:
                 self._processes.setdefault(process.qualified_name, []).append((facts, process))
 
-    def dataset_accesses(self, dataset: str, window: Window, limit: int) -> list[Access]:
-        return [a for a in self._accesses.get(dataset, ()) if window.overlaps(a.run.start, a.run.end)][:max(limit, 0)]
+    def dataset_accesses(self, dataset: str, window: Window, limit: int, access: str | None = None) -> list[Access]:
+        return [a for a in self._accesses.get(dataset, ()) if window.overlaps(a.run.start, a.run.end)
+                and access in (None, a.access)][:max(limit, 0)]
 
     def process_runs(self, process: str, window: Window, limit: int) -> list[tuple[RunFacts, ProcessRun]]:
         return [(f, p) for f, p in self._processes.get(process, ()) if window.overlaps(f.start, f.end)][:max(limit, 0)]

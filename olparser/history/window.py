@@ -53,9 +53,11 @@ class WalkLimits:
 
 class HistoryReader(Protocol):
     """What the walk reads. A store may answer more rows than overlap the window (its key ranges are coarse): the
-    walk keeps those that do. Rows come newest start first, at most `limit` of them."""
+    walk keeps those that do. Rows come newest start first, at most `limit` of them; `access` (read or write)
+    keeps one kind only, so that walking up from a dataset that many processes read does not read their reads."""
 
-    def dataset_accesses(self, dataset: str, window: Window, limit: int) -> list[Access]: ...
+    def dataset_accesses(self, dataset: str, window: Window, limit: int,
+                         access: str | None = None) -> list[Access]: ...
 
     def process_runs(self, process: str, window: Window, limit: int) -> list[tuple[RunFacts, ProcessRun]]: ...
 
@@ -107,7 +109,7 @@ class _Walk:
         self.processes: dict[str, _Process] = {}
         self.edges: dict[tuple[str, str], tuple[str, dict[str, RunFacts]]] = {}
         self.used: dict[tuple[str, str], ProcessRun] = {}  # (process, run) -> what that run of it did
-        self._accesses: dict[str, list[Access]] = {}
+        self._accesses: dict[tuple[str, str], list[Access]] = {}
         self._process_runs: dict[str, dict[str, tuple[RunFacts, ProcessRun]]] = {}
 
     # --- reading, within the budget ---------------------------------------------------------------------------
@@ -128,11 +130,14 @@ class _Walk:
         self.rows += len(rows)
         return rows
 
-    def accesses(self, dataset: str) -> list[Access]:
-        if dataset not in self._accesses:
-            rows = self._read(self.reader.dataset_accesses(dataset, self.window, self._budget()))
-            self._accesses[dataset] = [a for a in rows if self.window.overlaps(a.run.start, a.run.end)]
-        return self._accesses[dataset]
+    def accesses(self, dataset: str, access: str) -> list[Access]:
+        """The `access` rows of `dataset` whose runs overlap the window (and the dataset's type from them)."""
+        if (dataset, access) not in self._accesses:
+            rows = self._read(self.reader.dataset_accesses(dataset, self.window, self._budget(), access))
+            self._accesses[(dataset, access)] = [a for a in rows if self.window.overlaps(a.run.start, a.run.end)]
+            for row in rows[:1]:
+                self.add_dataset(row.dataset, 0)
+        return self._accesses[(dataset, access)]
 
     def process_runs(self, process: str) -> dict[str, tuple[RunFacts, ProcessRun]]:
         if process not in self._process_runs:
@@ -160,9 +165,8 @@ class _Walk:
             if hops >= depth:
                 continue
             by_process: dict[str, list[Access]] = {}
-            for access in self.accesses(dataset):
-                if access.access == (WRITE if upstream else READ):
-                    by_process.setdefault(access.process, []).append(access)
+            for access in self.accesses(dataset, WRITE if upstream else READ):
+                by_process.setdefault(access.process, []).append(access)
             for process_name in sorted(by_process):
                 if self._stop():
                     break
@@ -237,9 +241,10 @@ def lineage_in_window(reader: HistoryReader, qualified_name: str, window: Window
     for upstream in (True, False):
         if direction == "both" or (direction == "upstream") == upstream:
             walk.walk(qualified_name, upstream, depth)
-    for access in walk.accesses(qualified_name):  # the root's type, from any of its accesses
-        walk.add_dataset(access.dataset, 0)
-        break
+    if not walk.datasets[qualified_name]["typeName"]:  # the root's type, from its newest access of any kind
+        newest = reader.newest_access(qualified_name)
+        if newest is not None:
+            walk.add_dataset(newest.dataset, 0)
     answer: JSON = {"qualifiedName": qualified_name, "column": column, "since": iso_time(window.since),
                     "until": iso_time(window.until), "direction": direction, "depth": depth}
     if column is None:

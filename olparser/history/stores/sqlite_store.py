@@ -15,8 +15,8 @@ from typing import Sequence
 
 from olparser.sqlite_file import SqliteFile
 
-from ..model import (Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord, facts_from_json,
-                     facts_to_json, process_from_json, process_to_json)
+from ..model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
+                     facts_from_json, facts_to_json, process_from_json, process_to_json)
 from ..store import (PURGE_BATCH, access_keys, changed_processes, inverted_ms, is_open, process_runs_of, slim)
 from ..window import Window
 
@@ -25,9 +25,9 @@ CREATE TABLE IF NOT EXISTS history_runs (
     run_id TEXT PRIMARY KEY, start REAL NOT NULL, digest TEXT NOT NULL, record TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS history_runs_start ON history_runs (start);
 CREATE TABLE IF NOT EXISTS history_accesses (
-    dataset TEXT NOT NULL, open INTEGER NOT NULL, inv INTEGER NOT NULL, run_id TEXT NOT NULL, access TEXT NOT NULL,
+    dataset TEXT NOT NULL, access TEXT NOT NULL, open INTEGER NOT NULL, inv INTEGER NOT NULL, run_id TEXT NOT NULL,
     process TEXT NOT NULL, dataset_type TEXT NOT NULL, process_type TEXT NOT NULL, facts TEXT NOT NULL,
-    PRIMARY KEY (dataset, open, inv, run_id, access, process)) WITHOUT ROWID;
+    PRIMARY KEY (dataset, access, open, inv, run_id, process)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS history_process_runs (
     process TEXT NOT NULL, open INTEGER NOT NULL, inv INTEGER NOT NULL, run_id TEXT NOT NULL, start REAL NOT NULL,
     facts TEXT NOT NULL, run TEXT NOT NULL, PRIMARY KEY (process, open, inv, run_id)) WITHOUT ROWID;
@@ -68,7 +68,7 @@ class SqliteHistoryStore(SqliteFile):
             facts_text, opened, inv = _json(facts_to_json(facts)), int(is_open(facts)), inverted_ms(facts.start)
             db.executemany(
                 "INSERT OR REPLACE INTO history_accesses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(a.dataset.qualified_name, opened, inv, record.run_id, a.access, a.process, a.dataset.type_name,
+                [(a.dataset.qualified_name, a.access, opened, inv, record.run_id, a.process, a.dataset.type_name,
                   a.process_type, facts_text) for a in access_keys(record).values()])
             db.executemany(
                 "INSERT OR REPLACE INTO history_process_runs VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -96,9 +96,9 @@ class SqliteHistoryStore(SqliteFile):
         if record is None:
             return
         opened, inv = int(is_open(record.facts)), inverted_ms(record.facts.start)
-        db.executemany("DELETE FROM history_accesses WHERE dataset = ? AND open = ? AND inv = ? AND run_id = ? AND "
-                       "access = ? AND process = ?",
-                       [(dataset, opened, inv, record.run_id, access, process)
+        db.executemany("DELETE FROM history_accesses WHERE dataset = ? AND access = ? AND open = ? AND inv = ? AND "
+                       "run_id = ? AND process = ?",
+                       [(dataset, access, opened, inv, record.run_id, process)
                         for dataset, access, process in access_keys(record)])
         db.executemany("DELETE FROM history_process_runs WHERE process = ? AND open = ? AND inv = ? AND run_id = ?",
                        [(name, opened, inv, record.run_id) for name in process_runs_of(record)])
@@ -117,16 +117,20 @@ class SqliteHistoryStore(SqliteFile):
         lowest = window.since - (row[0] if row else 0.0)
         return inverted_ms(window.until), inverted_ms(lowest)
 
-    def dataset_accesses(self, dataset: str, window: Window, limit: int) -> list[Access]:
+    def dataset_accesses(self, dataset: str, window: Window, limit: int, access: str | None = None) -> list[Access]:
         newest, oldest = self._bounds(window)
-        rows = self._connection().execute(
-            "SELECT * FROM (SELECT inv, dataset_type, access, process, process_type, facts FROM history_accesses "
-            "WHERE dataset = ? AND open = 0 AND inv > ? AND inv <= ? UNION ALL SELECT inv, dataset_type, access, "
-            "process, process_type, facts FROM history_accesses WHERE dataset = ? AND open = 1 AND inv > ?) "
-            "ORDER BY inv LIMIT ?", (dataset, newest, oldest, dataset, newest, max(limit, 0)))
-        return [Access(DatasetRef(dataset, dataset_type), access, process, process_type,
+        ranges, parameters = [], []
+        for kind in (access,) if access else (READ, WRITE):
+            ranges += ["SELECT inv, access, dataset_type, process, process_type, facts FROM history_accesses WHERE "
+                       "dataset = ? AND access = ? AND open = 0 AND inv > ? AND inv <= ?",
+                       "SELECT inv, access, dataset_type, process, process_type, facts FROM history_accesses WHERE "
+                       "dataset = ? AND access = ? AND open = 1 AND inv > ?"]
+            parameters += [dataset, kind, newest, oldest, dataset, kind, newest]
+        rows = self._connection().execute(f"SELECT * FROM ({' UNION ALL '.join(ranges)}) ORDER BY inv LIMIT ?",
+                                          (*parameters, max(limit, 0)))
+        return [Access(DatasetRef(dataset, dataset_type), kind, process, process_type,
                        facts_from_json(json.loads(facts)))
-                for _, dataset_type, access, process, process_type, facts in rows]
+                for _, kind, dataset_type, process, process_type, facts in rows]
 
     def process_runs(self, process: str, window: Window, limit: int) -> list[tuple[RunFacts, ProcessRun]]:
         newest, oldest = self._bounds(window)
@@ -137,12 +141,18 @@ class SqliteHistoryStore(SqliteFile):
         return [(facts_from_json(json.loads(facts)), process_from_json(json.loads(run))) for _, facts, run in rows]
 
     def newest_access(self, dataset: str) -> Access | None:
-        row = self._connection().execute(
-            "SELECT dataset_type, access, process, process_type, facts FROM history_accesses WHERE dataset = ? "
-            "ORDER BY inv LIMIT 1", (dataset,)).fetchone()
-        if row is None:
+        found = []
+        for kind in (READ, WRITE):
+            for opened in (0, 1):  # the lowest inverted start of each key range
+                row = self._connection().execute(
+                    "SELECT inv, dataset_type, process, process_type, facts FROM history_accesses WHERE dataset = ? "
+                    "AND access = ? AND open = ? ORDER BY inv LIMIT 1", (dataset, kind, opened)).fetchone()
+                if row is not None:
+                    found.append((row[0], kind, *row[1:]))
+        if not found:
             return None
-        return Access(DatasetRef(dataset, row[0]), row[1], row[2], row[3], facts_from_json(json.loads(row[4])))
+        _, kind, dataset_type, process, process_type, facts = min(found)
+        return Access(DatasetRef(dataset, dataset_type), kind, process, process_type, facts_from_json(json.loads(facts)))
 
     def run(self, run_id: str) -> RunRecord | None:
         row = self._connection().execute("SELECT record FROM history_runs WHERE run_id = ?", (run_id,)).fetchone()

@@ -6,8 +6,8 @@ closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` 
 - `run-{2 hex}` / `run`: the run's record (zlib-compressed, split over binary properties), its digest, `complete`,
   and, while a replacement is under way, `previous` (the record it replaces) and `pending` (access rows to delete);
 - `purge-{yyyymmdd}` / `run`: one per run, under the day it started: the timer's purge reads old days only;
-- `d-{sha256 of dataset}` / `{c|o}-{inv}-{run}-{access}-{sha256 of process, 20 hex}`: one per dataset access
-  (partition per dataset), with the run's slim facts;
+- `d-{sha256 of dataset}` / `{read|write}-{c|o}-{inv}-{run}-{sha256 of process, 20 hex}`: one per dataset access
+  (partition per dataset; a walk reads one access kind), with the run's slim facts;
 - `p-{sha256 of process}`: `{c|o}-{inv}-{run}` per run of the process (slim facts and what that run did),
   `m-{run}` (marker: the run's start and its row's key) and `summary` (runs held, earliest starts). Markers and the
   summary change in one entity-group transaction, conditional on what was read, so a process's count is exact
@@ -35,8 +35,8 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from olparser.runs.table_store import get_blob, put_blob, safe_row_key
 
-from ..model import (Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord, facts_from_json,
-                     facts_to_json, process_from_json, process_to_json)
+from ..model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
+                     facts_from_json, facts_to_json, process_from_json, process_to_json)
 from ..store import PURGE_BATCH, access_keys, changed_processes, inverted_ms, is_open, process_runs_of, slim
 from ..window import Window
 
@@ -66,6 +66,12 @@ def _day(seconds: float) -> str:
 
 def _prefix(facts: RunFacts) -> str:
     return f"{'o' if is_open(facts) else 'c'}-{inverted_ms(facts.start):013d}"
+
+
+def _start_order(entity: TableEntity) -> str:
+    """Orders rows of either kind (access rows `read-c-...`, process rows `c-...`) by inverted start, then run."""
+    key = entity["RowKey"]
+    return key.split("-", 1)[1][2:] if key.startswith(("read-", "write-")) else key[2:]
 
 
 def _json(value: object) -> str:
@@ -278,29 +284,33 @@ class TableHistoryStore:
                 found[name] = ProcessSummary(int(summary["count"]), float(earliest[0][0]) if earliest else None)
         return found
 
-    def _ranges(self, partition: str, window: Window) -> list[tuple[str, dict[str, Any]]]:
+    def _ranges(self, partition: str, window: Window, prefixes: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
         """Key ranges that hold every row that may overlap: closed runs that started in [since - longest, until),
-        open runs that started before until."""
+        open runs that started before until (each under every prefix)."""
         newest = max(math.floor(inverted_ms(window.until)), 0)
         oldest = math.ceil(inverted_ms(window.since - self._longest())) + 1
-        closed = ("PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi",
-                  {"p": partition, "lo": f"c-{newest:013d}", "hi": f"c-{oldest:013d}"})
-        opened = ("PartitionKey eq @p and RowKey ge @lo and RowKey lt 'o.'", {"p": partition, "lo": f"o-{newest:013d}"})
-        return [closed, opened]
+        query = "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi"
+        ranges = []
+        for prefix in prefixes:
+            ranges += [(query, {"p": partition, "lo": f"{prefix}c-{newest:013d}", "hi": f"{prefix}c-{oldest:013d}"}),
+                       (query, {"p": partition, "lo": f"{prefix}o-{newest:013d}", "hi": f"{prefix}o."})]
+        return ranges
 
-    def _rows(self, partition: str, window: Window, limit: int, select: list[str] | None) -> list[TableEntity]:
+    def _rows(self, partition: str, window: Window, limit: int, select: list[str] | None,
+              prefixes: Iterable[str] = ("",)) -> list[TableEntity]:
         rows: list[TableEntity] = []
-        for query, parameters in self._ranges(partition, window):  # each range is newest first: its first `limit`
+        for query, parameters in self._ranges(partition, window, prefixes):  # each newest first: its first `limit`
             for number, entity in enumerate(self.table.query_entities(
                     query, parameters=parameters, select=select, results_per_page=max(1, min(limit, 1000)))):
                 if number >= limit:
                     break
                 rows.append(entity)
-        return sorted(rows, key=lambda e: e["RowKey"][2:])[:max(limit, 0)]
+        return sorted(rows, key=_start_order)[:max(limit, 0)]
 
-    def dataset_accesses(self, dataset: str, window: Window, limit: int) -> list[Access]:
+    def dataset_accesses(self, dataset: str, window: Window, limit: int, access: str | None = None) -> list[Access]:
+        prefixes = [f"{kind}-" for kind in ((access,) if access else (READ, WRITE))]
         return [self._access(dataset, e) for e in self._rows(self._dataset_partition(dataset), window, limit,
-                                                             _ACCESS_SELECT + ["RowKey"])]
+                                                             _ACCESS_SELECT + ["RowKey"], prefixes)]
 
     def process_runs(self, process: str, window: Window, limit: int) -> list[tuple[RunFacts, ProcessRun]]:
         return [(facts_from_json(json.loads(e["facts"])),
@@ -310,12 +320,12 @@ class TableHistoryStore:
     def newest_access(self, dataset: str) -> Access | None:
         partition = self._dataset_partition(dataset)
         newest = None
-        for prefix in ("c", "o"):
+        for prefix in (f"{kind}-{state}" for kind in (READ, WRITE) for state in "co"):  # the first row of each range
             for entity in self.table.query_entities(
                     "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi", results_per_page=1,
                     parameters={"p": partition, "lo": f"{prefix}-", "hi": f"{prefix}."},
                     select=_ACCESS_SELECT + ["RowKey"]):
-                if newest is None or entity["RowKey"][2:] < newest["RowKey"][2:]:
+                if newest is None or _start_order(entity) < _start_order(newest):
                     newest = entity
                 break
         return None if newest is None else self._access(dataset, newest)
@@ -345,7 +355,7 @@ class TableHistoryStore:
     def _access_keys(self, access: Access) -> tuple[str, str]:
         run_key = safe_row_key(access.run.run_id)
         return (self._dataset_partition(access.dataset.qualified_name),
-                f"{_prefix(access.run)}-{run_key}-{access.access}-{_sha(access.process)[:20]}")
+                f"{access.access}-{_prefix(access.run)}-{run_key}-{_sha(access.process)[:20]}")
 
     def _record_access_keys(self, record: RunRecord | None) -> list[tuple[str, str]]:
         return [self._access_keys(a) for a in access_keys(record).values()]

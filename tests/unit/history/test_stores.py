@@ -145,3 +145,18 @@ def test_facts_of_an_open_run_have_no_end():
     facts = RunFacts("r", "j", "o", "t", T0, None, "INCOMPLETE", {"user": "u", "errorMessage": "x"})
     assert slim(facts) == RunFacts("r", "j", "o", "t", T0, None, "INCOMPLETE", {"user": "u"})
     assert facts.duration_ms is None
+
+
+def test_one_access_kind_is_read_alone(history):
+    for number in range(3):  # three jobs read the calendar; one writes it
+        history.record(record(f"read-{number}", T0 + number, T0 + number + 1, inputs=("ref/calendar",),
+                              output=f"out/{number}", process=f"p{number}"), now=NOW)
+    history.record(record("load", T0 + 10, T0 + 11, inputs=("raw/calendar",), output="ref/calendar",
+                          process="load"), now=NOW)
+    calendar = f"{LAKE}/ref/calendar"
+    assert [a.run.run_id for a in history.dataset_accesses(calendar, WHOLE, 100, "write")] == ["load"]
+    assert [a.run.run_id for a in history.dataset_accesses(calendar, WHOLE, 100, "read")] == [
+        "read-2", "read-1", "read-0"]
+    assert [a.run.run_id for a in history.dataset_accesses(calendar, WHOLE, 100)] == [
+        "load", "read-2", "read-1", "read-0"]
+    assert history.newest_access(calendar).run.run_id == "load"
