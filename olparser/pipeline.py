@@ -300,21 +300,27 @@ class LineagePipeline:
                                  deleted=deleted)
         raise RuntimeError(f"run {key} kept changing while it was being written")
 
-    def _restore(self, process: str, writer: str, now: float) -> int:
-        """Write `process` again as run `writer` (the newest run that still has it) wrote it: the run that wrote it
-        last no longer has it. Returns the catalog calls it cost."""
-        run, _ = self._store.get_versioned(writer, now=now)
-        if run is None:
-            log.info("process %s: run %s, which still has it, is no longer known; left as it is", process, writer)
-            return 0
-        plan = build_lineage(run, self._engine, self._options,
-                             status=run.event_type if run.is_terminal else INCOMPLETE)
-        others = set(plan.process_names()) - {process}
-        if len(others) == len(plan.process_names()):
-            return 0
-        with self._locked_processes([process]):
+    def _restore(self, process: str, writer: str | None, now: float, *, unless: str | None = None) -> int:
+        """Write `process` again as its newest writer wrote it (`writer`, unless a newer one committed meanwhile;
+        nothing when it has none, or when it is run `unless`): the run that wrote it last no longer has it, or its
+        run history changed. Returns the catalog calls it cost."""
+        with self._locked_processes([process]):  # the newest writer and the counts, as they are under the lock
+            newest = self._store.process_writers([process]).get(process)
+            writer = newest[1] if newest is not None else writer
+            if writer is None or writer == unless:
+                return 0
+            run, _ = self._store.get_versioned(writer, now=now)
+            if run is None:
+                log.info("process %s: run %s, which still has it, is no longer known; left as it is", process,
+                         writer)
+                return 0
+            plan = build_lineage(run, self._engine, self._options,
+                                 status=run.event_type if run.is_terminal else INCOMPLETE)
+            others = set(plan.process_names()) - {process}
+            if len(others) == len(plan.process_names()):
+                return 0
             report = self._uploader.upload(self._counted(plan).without_processes(others))
-        log.info("process %s: written again from run %s, the newest run that still has it", process, writer)
+        log.info("process %s: written again from run %s, its newest writer", process, writer)
         return getattr(report, "calls", 0)
 
     # --- the run history ---------------------------------------------------------------------------------------
@@ -342,12 +348,7 @@ class LineagePipeline:
     def _refresh(self, processes: Iterable[str], key: str, now: float) -> int:
         """Processes whose history this run changed without writing them: written again from their newest writer,
         so that their runCount and firstRunTime are the history's. Returns the catalog calls it cost."""
-        calls = 0
-        names = sorted(processes)
-        for name, (_, writer) in sorted(self._store.process_writers(names).items() if names else ()):
-            if writer != key:
-                calls += self._restore(name, writer, now)
-        return calls
+        return sum(self._restore(name, None, now, unless=key) for name in sorted(processes))
 
     def _delete(self, orphans: tuple[Key, ...]) -> tuple[int, int]:
         """Delete entities no run uses; on failure the timer tries again (their tombstones stay)."""

@@ -140,3 +140,23 @@ def test_the_command_line_writes_json_lines_and_parquet(spark, archive, tmp_path
         (*head, "read", week.CUSTOMERS, None, week.ORDERS_JOB, None, week.ORDERS_JOB, *run),
         (*head, "read", week.ORDERS, None, week.ORDERS_JOB, None, week.ORDERS_JOB, *run),
         (*head, "write", week.ORDERS_JOB, None, week.CURATED, None, week.ORDERS_JOB, *run)])
+
+
+def test_the_single_process_backfill_records_the_same_history(archive, catalog_factory):
+    from tools.spark.local import run_local
+
+    catalog = catalog_factory()
+    job = job_for(catalog, run_history_days=36500)
+    report = run_local([str(archive)], job)
+    assert (report.runs_recorded, report.processes_written) == (6, 2)
+    history = job.history()
+    try:
+        assert week.view(lineage_answer(history, {"qualifiedName": week.CURATED, "since": week.WEEK[0],
+                                                  "until": week.WEEK[1], "direction": "upstream"},
+                                        instant_seconds(week.iso(5)))[1])["processes"] == {
+            "ORDERS_JOB": [("r4", "COMPLETE"), ("r3", "FAIL"), ("r2", "COMPLETE"), ("r1", "COMPLETE")]}
+    finally:
+        history.close()
+    process = Atlas(catalog.atlas_url).entity("databricks_process", week.REVENUE_JOB)["attributes"]
+    assert (process["lastRunId"], process["runCount"], process["firstRunTime"]) == (
+        week.RUNS["r7"], 2, "2026-03-03T09:00:00.000Z")
