@@ -18,7 +18,7 @@ every open (INCOMPLETE) run that started before `until`; the walk keeps those th
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from .model import Access, ProcessRun, ProcessSummary, RunFacts, RunRecord
 from .window import HistoryReader
@@ -77,11 +77,6 @@ def changed_processes(old: RunRecord | None, new: RunRecord | None) -> frozenset
     before = {name: old.facts.start for name in process_runs_of(old)} if old else {}
     after = {name: new.facts.start for name in process_runs_of(new)} if new else {}
     return frozenset(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
-
-
-def earliest(starts: Iterable[float]) -> float | None:
-    found = list(starts)
-    return min(found) if found else None
 
 
 def open_history_store(settings: "Settings") -> RunHistoryStore:
