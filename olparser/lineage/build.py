@@ -17,6 +17,7 @@ from .columns import column_lineage
 from .context import RunContext, run_context
 from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
+from .metadata import system_metadata
 from .options import LineageOptions
 from .owners import build_owner
 from .plan import LineagePlan, UnmatchedDataset
@@ -69,13 +70,15 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     if run.job_name:
         owner = build_owner(run.job_namespace, ctx)
         owner_entities = owner.entities
+        summary = system_metadata(run, ctx)
         for facts, output in zip(run_outputs, outputs):
             lineage = column_lineage(facts.facets.get("columnLineage"), output, resolve_field_dataset)
             if lineage is not None:
                 datasets.extend(lineage.sources)
             processes.append(build_process(run, ctx, owner, output, inputs, lineage,
                                            status=status or run.event_type, truncation=truncation,
-                                           max_inputs=max(len(inputs), 1) if truncation else None))
+                                           max_inputs=max(len(inputs), 1) if truncation else None,
+                                           summary=summary))
     unique = _unique_datasets(datasets)
     owned = [unique[key] for key in sorted(unique) if unique[key].owned]
     external = [unique[key] for key in sorted(unique) if not unique[key].owned]

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 from olparser.catalog import CatalogUploader, RetryPolicy
 from olparser.catalog.existence import existence_cache_for, guid_batches, lookup_batches
 from olparser.catalog.resolver import resolver_for
+from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.link import link_plan
@@ -195,7 +196,7 @@ class PlanWriter:
     """Writes plans of many runs through one CatalogUploader and one resolver (their caches shared by all of them)."""
 
     def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None,
-                 registry: Any = None) -> None:
+                 registry: Any = None, history: RunHistoryStore | None = None) -> None:
         self.client = client
         cache = existence_cache_for(settings)
         self.uploader = CatalogUploader(client, settings=settings, cache=cache)  # type: ignore[arg-type]
@@ -204,6 +205,7 @@ class PlanWriter:
         self.registry = registry
         self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \
             if settings.resolve_scanned_assets else None  # type: ignore[arg-type]
+        self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
         stats = WriteStats()
@@ -212,6 +214,9 @@ class PlanWriter:
         calls = [0]
         selected, interim = self._linked(selected, calls)
         runs = [s for s in selected if s.plan is not None]
+        if self.history is not None:
+            summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
+            runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
         processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
         held = read_entities(self.client, self.retry, processes, calls) if processes else {}
         skip: set[str] = set()

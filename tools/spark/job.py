@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator
 
 from olparser.catalog import RetryPolicy, load_typedefs, make_atlas_client, resolve_target
 from olparser.contract import IntakeLimits
+from olparser.history import RunHistoryStore, RunRecord, open_history_store
 from olparser.lineage import LineageOptions
 from olparser.lineage.combine import without_placeholders
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
@@ -83,6 +84,23 @@ class BackfillJob:
         from olparser.runs import open_run_state_store
 
         return open_run_state_store(self.settings)
+    def history(self) -> RunHistoryStore:
+        """The run history the live path keeps (next to its run state: SQLite in the data folder, or Table storage),
+        opened anew by each task; close it after use."""
+        return open_history_store(self.settings)
+
+
+def record_history(job: BackfillJob, records: Iterable[RunRecord]) -> int:
+    """Write runs' history records into the job's run history, as the live path does; how many were given."""
+    history = job.history()
+    try:
+        count = 0
+        for record in records:
+            history.record(record)
+            count += 1
+        return count
+    finally:
+        history.close()
 
 
 TALLY_KEY = "\x00tally"
