@@ -8,10 +8,10 @@
   stores/        SqliteHistoryStore (local file), TableHistoryStore (Azure Table storage)
 """
 from olparser.history.model import Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord
-from olparser.history.records import history_record, with_run_history
+from olparser.history.records import history_record, relink_record, with_run_history
 from olparser.history.store import RunHistoryStore, open_history_store
 from olparser.history.window import HistoryReader, Window, WalkLimits, lineage_in_window
 
 __all__ = ["Access", "DatasetRef", "HistoryReader", "ProcessRun", "ProcessSummary", "RunFacts", "RunHistoryStore",
            "RunRecord", "WalkLimits", "Window", "history_record", "lineage_in_window", "open_history_store",
-           "with_run_history"]
+           "relink_record", "with_run_history"]

@@ -8,7 +8,8 @@ no process (no outputs, no job name, static lineage) has no record: it accessed 
 For a run that writes nothing (FAIL, ABORT), the caller builds the plan anyway (build_lineage is pure) and uploads
 nothing.
 
-`with_run_history` puts the history's `runCount` and `firstRunTime` on the plan's processes.
+`with_run_history` puts the history's `runCount` and `firstRunTime` on the plan's processes. `relink_record` links a
+record's datasets to scanned assets as `olparser.lineage.link` links a plan (the backfill records before it writes).
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from typing import Any, Mapping
 
 from olparser.lineage import LineageOptions, LineagePlan
 from olparser.lineage.context import run_context
+from olparser.lineage.entities import Key, object_id
+from olparser.lineage.link import relink_attributes
 from olparser.lineage.metadata import iso_time, system_metadata
 from olparser.runs.merge import run_end_instant, run_start_instant
 from olparser.runs.model import TERMINAL_EVENT_TYPES, RunSnapshot
@@ -54,6 +57,24 @@ def with_run_history(plan: LineagePlan, summaries: Mapping[str, ProcessSummary])
                 "firstRunTime": iso_time(summary.first_start) if summary else ""}}
         entities.append(entity)
     return replace(plan, entities=tuple(entities))
+
+
+def relink_record(record: RunRecord, links: Mapping[Key, Key]) -> RunRecord:
+    """The record with each dataset of `links` (the key the builder wrote it as -> the scanned asset it is) replaced
+    in its processes' inputs, outputs and column lineage, by the same rewrite that links a plan's processes."""
+    moved = {source: target for source, target in links.items() if source != target}
+    if not moved:
+        return record
+    processes = []
+    for process in record.processes:
+        attributes = {"inputs": [object_id(d.type_name, d.qualified_name) for d in process.inputs],
+                      "outputs": [object_id(d.type_name, d.qualified_name) for d in process.outputs],
+                      "columnMapping": process.column_mapping, "columnLineageDetail": process.column_lineage_detail}
+        linked = relink_attributes(attributes, moved)
+        processes.append(process if linked is attributes else replace(
+            process, inputs=_refs(linked["inputs"]), outputs=_refs(linked["outputs"]),
+            column_mapping=linked["columnMapping"], column_lineage_detail=linked["columnLineageDetail"]))
+    return replace(record, processes=tuple(processes))
 
 
 def _is_process(entity: JSON) -> bool:

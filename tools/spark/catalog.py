@@ -185,11 +185,13 @@ class WriteStats:
     requests: int = 0
     calls: int = 0
     placeholders: set[str] = field(default_factory=set)  # placeholders that processes stopped referencing
+    links: dict[Key, Key] = field(default_factory=dict)  # datasets linked to another asset: key -> the asset's key
 
     def add(self, other: "WriteStats") -> "WriteStats":
         return WriteStats(self.written + other.written, self.unchanged + other.unchanged,
                           self.superseded + other.superseded, self.requests + other.requests,
-                          self.calls + other.calls, self.placeholders | other.placeholders)
+                          self.calls + other.calls, self.placeholders | other.placeholders,
+                          {**self.links, **other.links})
 
 
 class PlanWriter:
@@ -212,7 +214,7 @@ class PlanWriter:
         selected = list(selected)
         stats.superseded = sum(s.superseded for s in selected)
         calls = [0]
-        selected, interim = self._linked(selected, calls)
+        selected, interim = self._linked(selected, calls, stats.links)
         runs = [s for s in selected if s.plan is not None]
         if self.history is not None:
             summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
@@ -241,9 +243,10 @@ class PlanWriter:
         stats.calls = calls[0]
         return stats
 
-    def _linked(self, selected: list[Selected], calls: list[int]) -> tuple[list[Selected], dict]:
+    def _linked(self, selected: list[Selected], calls: list[int],
+                links: dict[Key, Key]) -> tuple[list[Selected], dict]:
         """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them), and
-        the interim datasets with their candidates."""
+        the interim datasets with their candidates; `links` gets the datasets linked to another asset."""
         if self.resolver is None:
             return selected, {}
         datasets = list(dict.fromkeys(d for s in selected if s.plan is not None for d in s.plan.datasets))
@@ -251,6 +254,7 @@ class PlanWriter:
             return selected, {}
         resolution = self.resolver.resolve(datasets, bounded=False)  # the backfill's call rate bounds it
         calls[0] += resolution.calls
+        links.update((source, target) for source, target in resolution.links.items() if source != target)
         if resolution.taken_over and self.registry is not None:
             self.registry.forget_interim(resolution.taken_over)
         linked = [replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None

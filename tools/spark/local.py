@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from .catalog import PlanWriter
 from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
-                  record_history, register_typedefs, write_dry_run)
+                  record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file
 from .report import BackfillReport, Tally, ranked_namespaces
 from .runs import FactReducer, plan_run, selected_plan
@@ -66,7 +66,9 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
         history = job.history()
         try:
             writer = PlanWriter(client, job.settings, registry=job.interim_registry(), history=history)
-            finish_writes(report, client, job, writer.write(selected), calls)
+            stats = writer.write(selected)
+            finish_writes(report, client, job, stats, calls)
+            relink_history(job, records, stats.links)
         finally:
             history.close()
     report.seconds = time.monotonic() - started

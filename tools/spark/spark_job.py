@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator
 
 from .catalog import PlanWriter, WriteStats
 from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
-                  record_history, register_typedefs, write_dry_run)
+                  record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file, bodies_in_lines
 from .report import BackfillReport, Tally, ranked_namespaces
 from .runs import RunResult, Selected, Summary, merge_facts, plan_run, run_facts, selected_plan
@@ -138,6 +138,10 @@ def _record_partition(job: Any, items: Iterable[RunResult]) -> Iterator[int]:
     yield record_history(job.value, (item.record for item in items))  # type: ignore[misc]
 
 
+def _relink_partition(job: Any, links: Any, items: Iterable[RunResult]) -> None:
+    relink_history(job.value, (item.record for item in items), links.value)  # type: ignore[misc]
+
+
 def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str = "backfill",
               dry_run: Path | None = None) -> BackfillReport:
     from pyspark import StorageLevel
@@ -188,6 +192,9 @@ def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str 
             dealt = selected.zipWithIndex().map(partial(_dealt, tasks)).partitionBy(tasks, _identity).values()
             stats = dealt.mapPartitions(partial(_write_partition, job_b, tasks)).fold(WriteStats(), WriteStats.add)
             finish_writes(report, client, job, stats, calls)
+            if stats.links:  # the history names what the writes linked (as the live path records it)
+                links_b = sc.broadcast(stats.links)
+                results.filter(_has_record).foreachPartition(partial(_relink_partition, job_b, links_b))
     finally:
         results.unpersist()
     report.seconds = time.monotonic() - started

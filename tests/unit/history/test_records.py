@@ -55,3 +55,21 @@ def test_the_history_counts_go_on_every_process_and_nothing_else():
     unknown = [e for e in with_run_history(plan, {}).entities if "lastRunId" in e["attributes"]][0]["attributes"]
     assert (unknown["runCount"], unknown["firstRunTime"]) == (None, "")
     assert with_run_history(LineagePlan(), {}) == LineagePlan()
+
+
+def test_a_record_is_linked_to_scanned_assets_as_its_plan_is():
+    from olparser.history import relink_record
+    from olparser.lineage.link import link_plan
+
+    run = merge_events(dr.events(dr.orders_run(2)))
+    plan = build_lineage(run, ENGINE, OPTIONS)
+    resource_set = ("azure_datalake_gen2_resource_set", f"{week.CURATED}/{{SparkPartitions}}")
+    links = {(ADLS, week.CURATED): resource_set, (ADLS, week.ORDERS): (ADLS, week.ORDERS)}
+    record = history_record(run, plan, OPTIONS, status="COMPLETE")
+
+    linked = relink_record(record, links)
+
+    assert linked == history_record(run, link_plan(plan, links), OPTIONS, status="COMPLETE")
+    assert [(a.dataset, a.access) for a in linked.accesses()][-1] == (DatasetRef(resource_set[1], resource_set[0]),
+                                                                      WRITE)
+    assert relink_record(record, {(ADLS, week.ORDERS): (ADLS, week.ORDERS)}) is record
