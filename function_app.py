@@ -15,6 +15,8 @@
 - `relink_scanned_assets` (timer, `RELINK_TIMER_SCHEDULE`, default every 10 minutes): datasets the connector created
   for want of a scanned asset are resolved again, a bounded number per tick; when a scan has registered theirs since,
   the processes that use them are rewritten to reference it and the interim entity is deleted (olparser/relink.py).
+- `lineage_in_window` / `run_history` (HTTP, function key): the lineage of a dataset or column in a time window, and
+  one run with its accesses and metadata, from the run history (olparser.history).
 - `reset_process_runs` (HTTP, admin): forgets the newest run time remembered for some processes (a repair after a
   cluster with a wrong clock wrote runs dated in the future).
 - `health` (HTTP, anonymous).
@@ -133,8 +135,9 @@ def write_due_runs(timer: func.TimerRequest) -> None:
     """Runs whose time has come (incomplete, or held for their Databricks environment), failed deletions, and
     expired run state. A failing run is retried on later ticks; the timer itself never fails on one."""
     report = process_runtime().write_due_runs()
-    log.info("Timer: written=%d failed=%d deletesRetried=%d purged=%d pastDue=%s", report.written, report.failed,
-             report.deletes_retried, report.purged, bool(getattr(timer, "past_due", False)))
+    log.info("Timer: written=%d failed=%d deletesRetried=%d purged=%d historyPurged=%d pastDue=%s", report.written,
+             report.failed, report.deletes_retried, report.purged, report.history_purged,
+             bool(getattr(timer, "past_due", False)))
 
 
 @app.timer_trigger(schedule=RELINK_TIMER_SCHEDULE, arg_name="timer", run_on_startup=False)
@@ -162,6 +165,19 @@ def reset_process_runs(req: func.HttpRequest) -> func.HttpResponse:
     reset = process_runtime().reset_process_runs(names)
     log.info("Reset the newest run time of %d of %d processes", reset, len(names))
     return _json(200, {"requested": len(names), "reset": reset})
+
+
+@app.route(route="ol2purview/lineage", methods=["GET"])
+def lineage_in_window(req: func.HttpRequest) -> func.HttpResponse:
+    """`?qualifiedName=&since=&until=&direction=&depth=[&column=]`: datasets and processes whose runs overlapped the
+    window, each process with its runs, each edge with the runs that made it (400 names a bad parameter)."""
+    return _json(*process_runtime().history_lineage(dict(req.params)))
+
+
+@app.route(route="ol2purview/runs/{runId}", methods=["GET"])
+def run_history(req: func.HttpRequest) -> func.HttpResponse:
+    """One run from the history: its accesses, its processes and its system metadata (404 when not held)."""
+    return _json(*process_runtime().history_run(req.route_params.get("runId", "")))
 
 
 @app.route(route="health", methods=["GET"], auth_level=func.AuthLevel.ANONYMOUS)

@@ -139,7 +139,8 @@ def calls_per_run(spark, folder: Path, data: Path) -> tuple[int, int, int, int]:
 
     with CatalogServer(data / "catalog.sqlite") as catalog:
         settings = Settings.from_env({"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
-                                      "ATLAS_ENDPOINT": catalog.atlas_url})
+                                      "ATLAS_ENDPOINT": catalog.atlas_url,
+                                      "OL2PURVIEW_DATA_DIR": str(data)})  # its run history too, not the project's
         report = run_spark(spark, [str(folder)], BackfillJob.create(settings, calls_per_second=None))
     return report.catalog_calls, report.tally.runs["planned"], report.processes_written, report.bulk_requests
 

@@ -17,6 +17,12 @@ concurrent workers: exactly what processing every event in order gives. Three ru
 3. **A plan is built from the newest state.** If the run was merged again (by another worker) while its plan was
    being written, the plan is built again from the newer state and written again.
 
+The run history (olparser.history, optional) records every run that ends or is written as INCOMPLETE, from the
+run's plan — FAIL and ABORT runs too, whose plan is built but not uploaded — before the plan's processes get their
+`runCount` and `firstRunTime` from it. A run that joins, leaves or moves in a process's history without writing
+that process (a failed run, an older run arriving late, a run whose plan dropped it) has the process rewritten from
+its newest writer, so that the catalog ends up as in-order processing leaves it. The timer purges old history.
+
 When: a COMPLETE run is written at once; a Databricks run whose environment facet has not arrived yet is held for
 `environment_wait_seconds` (the RUNNING that carries it is usually processed within the same queue batch); a run that
 has datasets but no terminal event is written as INCOMPLETE after `incomplete_run_seconds` by the timer
@@ -45,6 +51,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol
 
+from olparser.history import RunHistoryStore, history_record, with_run_history
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
 from olparser.lineage.link import link_plan
@@ -135,17 +142,18 @@ class LineageOutcome:
 @dataclass(frozen=True)
 class DueReport:
     """What one timer tick did: runs written (INCOMPLETE or after the environment wait), failed, deletions retried,
-    run states purged."""
+    run states purged, runs purged from the history (RUN_HISTORY_DAYS)."""
 
     written: int = 0
     failed: int = 0
     deletes_retried: int = 0
     purged: int = 0
     outcomes: tuple[LineageOutcome, ...] = field(default_factory=tuple)
+    history_purged: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"written": self.written, "failed": self.failed, "deletesRetried": self.deletes_retried,
-                "purged": self.purged}
+                "purged": self.purged, "historyPurged": self.history_purged}
 
 
 def static_key(event: dict[str, Any]) -> str:
@@ -160,8 +168,10 @@ class LineagePipeline:
     def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
                  uploader: Uploader, policy: WritePolicy = WritePolicy(), *,
                  clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
-                 resolver: Resolver | None = None, parse_sql: ParseSql | None = None) -> None:
+                 resolver: Resolver | None = None, history: RunHistoryStore | None = None,
+                 parse_sql: ParseSql | None = None) -> None:
         self._store = store
+        self._history = history
         self._engine = engine
         self._options = options
         self._uploader = uploader
@@ -216,9 +226,10 @@ class LineagePipeline:
                 outcomes.append(outcome)
         retried = self._retry_deletes(now)
         purged = self._store.purge_expired(now)
+        history_purged = self._history.purge(now) if self._history is not None else 0
         written = sum(1 for o in outcomes if o.status == "written")
         return DueReport(written=written, failed=failed, deletes_retried=retried, purged=purged,
-                         outcomes=tuple(outcomes))
+                         outcomes=tuple(outcomes), history_purged=history_purged)
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
         run, version = self._store.get_versioned(key, now=now)
@@ -228,6 +239,7 @@ class LineagePipeline:
         if run.is_terminal:
             if not should_write_lineage(run, self._options):
                 self._store.schedule(key, None)
+                self._record_unwritten(key, run, now)
                 return None
             return self._write(key, run, version, run.event_type, now, None)
         if not (run.inputs or run.outputs):
@@ -259,7 +271,8 @@ class LineagePipeline:
             if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
                 return self._write(run_id, run, version, run.event_type, now, event_type, empty=True)
             self._store.schedule(run_id, None)
-            return self._outcome(run, event_type, "skipped")
+            calls = self._record_unwritten(run_id, run, now)
+            return self._outcome(run, event_type, "skipped", calls=calls)
         if policy.environment_wait_seconds > 0 and run.outputs and awaits_environment(run, self._options):
             self._store.schedule(run_id, now + policy.environment_wait_seconds, keep_earlier=True)
             return self._outcome(run, event_type, "held")
@@ -268,14 +281,17 @@ class LineagePipeline:
     def _write(self, key: str, run: RunSnapshot, version: int | None, status: str, now: float,
                event_type: str | None, *, empty: bool = False) -> LineageOutcome:
         uploaded: set[Key] = set()
+        changed: set[str] = set()
         calls = 0
         for _ in range(MAX_REBUILDS):
-            linked = Linked(LineagePlan()) if empty else self.plan(run, status)
-            plan = linked.plan
+            linked = self.plan(run, status)  # resolved even when empty: the history records the names written
             calls += linked.calls
+            changed |= self._record(run, linked.plan, status, now)
+            plan = LineagePlan() if empty else self._counted(linked.plan)
             fingerprint = plan_fingerprint(plan)
             if not uploaded and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
+                calls += self._refresh(changed, key, now)
                 return self._outcome(run, event_type, "unchanged", plan, calls=calls)
             keys = plan.owned_keys()
             self._wait_for_deletions(self._store.claim(key, keys, now=now))
@@ -287,6 +303,8 @@ class LineagePipeline:
                 if superseded:
                     log.info("run %s: %d process(es) were written by a newer run and are left alone", key,
                              len(superseded))
+                plan = plan if empty else self._counted(linked.plan)  # the counts as they are now that writes are serial
+                fingerprint = plan_fingerprint(plan)
                 to_upload = plan.without_processes(superseded)
                 if to_upload.entities or to_upload.external_datasets:
                     report = self._upload_linked(Linked(to_upload, linked.resolution))
@@ -312,6 +330,8 @@ class LineagePipeline:
             calls += delete_calls
             for name, writer in result.restores:
                 calls += self._restore(name, writer, now)
+            calls += self._refresh(changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key,
+                                   now)
             for dataset in plan.unmatched:
                 log.info("no mapping rule for a dataset of run %s (%s); written as a placeholder", key,
                          dataset.reason)
@@ -356,21 +376,65 @@ class LineagePipeline:
             self._resolver.note_interim(created)  # type: ignore[union-attr]
         return report
 
-    def _restore(self, process: str, writer: str, now: float) -> int:
-        """Write `process` again as run `writer` (the newest run that still has it) wrote it: the run that wrote it
-        last no longer has it. Returns the catalog calls it cost."""
-        run, _ = self._store.get_versioned(writer, now=now)
-        if run is None:
-            log.info("process %s: run %s, which still has it, is no longer known; left as it is", process, writer)
-            return 0
-        plan = self.plan(run, run.event_type if run.is_terminal else INCOMPLETE).plan
-        others = set(plan.process_names()) - {process}
-        if len(others) == len(plan.process_names()):
-            return 0
-        with self._locked_processes([process]):
-            report = self._uploader.upload(plan.without_processes(others))
-        log.info("process %s: written again from run %s, the newest run that still has it", process, writer)
+    def _restore(self, process: str, writer: str | None, now: float, *, unless: str | None = None) -> int:
+        """Write `process` again as its newest writer wrote it (`writer`, unless a newer one committed meanwhile;
+        nothing when it has none, or when it is run `unless`): the run that wrote it last no longer has it, or its
+        run history changed. Returns the catalog calls it cost."""
+        with self._locked_processes([process]):  # the newest writer and the counts, as they are under the lock
+            newest = self._store.process_writers([process]).get(process)
+            writer = newest[1] if newest is not None else writer
+            if writer is None or writer == unless:
+                return 0
+            run, _ = self._store.get_versioned(writer, now=now)
+            if run is None:
+                log.info("process %s: run %s, which still has it, is no longer known; left as it is", process,
+                         writer)
+                return 0
+            calls = 0
+            for _ in range(2):  # once more if a linked asset vanished meanwhile (resolved again)
+                linked = self.plan(run, run.event_type if run.is_terminal else INCOMPLETE)
+                calls += linked.calls
+                others = set(linked.plan.process_names()) - {process}
+                if len(others) == len(linked.plan.process_names()):
+                    return calls
+                report = self._upload_linked(Linked(self._counted(linked.plan).without_processes(others),
+                                                    linked.resolution))
+                if report is not None:
+                    break
+            else:
+                log.warning("process %s: its datasets kept vanishing while it was written again; left as it is",
+                            process)
+                return calls
+        log.info("process %s: written again from run %s, its newest writer", process, writer)
+        return calls + getattr(report, "calls", 0)
         return getattr(report, "calls", 0)
+
+    # --- the run history ---------------------------------------------------------------------------------------
+    def _record(self, run: RunSnapshot, plan: LineagePlan, status: str, now: float) -> frozenset[str]:
+        """Record the run in the history (idempotent); the processes whose history it changed."""
+        if self._history is None or run.is_static:
+            return frozenset()
+        record = history_record(run, plan, self._options, status=status)
+        return self._history.record(record, now=now) if record is not None else frozenset()
+
+    def _counted(self, plan: LineagePlan) -> LineagePlan:
+        """The plan with its processes' runCount and firstRunTime from the history."""
+        names = plan.process_names()
+        if self._history is None or not names:
+            return plan
+        return with_run_history(plan, self._history.process_summaries(names))
+
+    def _record_unwritten(self, key: str, run: RunSnapshot, now: float) -> int:
+        """A run that writes nothing (FAIL, ABORT): its plan is built for the history only."""
+        if self._history is None:
+            return 0
+        linked = self.plan(run, run.event_type)  # resolved, so that the history records the names written
+        return linked.calls + self._refresh(self._record(run, linked.plan, run.event_type, now), key, now)
+
+    def _refresh(self, processes: Iterable[str], key: str, now: float) -> int:
+        """Processes whose history this run changed without writing them: written again from their newest writer,
+        so that their runCount and firstRunTime are the history's. Returns the catalog calls it cost."""
+        return sum(self._restore(name, None, now, unless=key) for name in sorted(processes))
 
     def _delete(self, orphans: tuple[Key, ...]) -> tuple[int, int]:
         """Delete entities no run uses; on failure the timer tries again (their tombstones stay)."""

@@ -5,15 +5,17 @@
     rt.process(event)                      # queue trigger: merge -> map -> build -> upload (typedefs first, once)
     rt.write_due_runs()                    # timer: incomplete and held runs, failed deletions, expired run state
     rt.relink_scanned_assets()             # timer: interim datasets re-linked to what a scan registered since
+    rt.history_lineage(params)             # GET /api/ol2purview/lineage: lineage in a time window, from the history
 
 Every part is built lazily on first use and then kept for the life of the process (one catalog uploader, so one
-existence cache, shared with the resolver), behind one lock so concurrent first uses build each part once. Building reads no network: the first
-catalog call happens on the first upload, preceded once per process by the typedef registration (at most 3 calls,
-create-or-update), so a fresh deployment needs no manual step.
+existence cache, shared with the resolver), behind one lock so concurrent first uses build each part once. Building
+reads no network: the first catalog call happens on the first upload, preceded once per process by the typedef
+registration (at most 3 calls, create-or-update), so a fresh deployment needs no manual step.
 """
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
@@ -26,6 +28,8 @@ from olparser.contract import IntakeLimits
 from olparser.delivery.archive import EventArchive, archive_from_settings
 from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
 from olparser.delivery.sender import EventCourier, courier_from_settings
+from olparser.history import RunHistoryStore, open_history_store
+from olparser.history.api import lineage_answer, run_answer
 from olparser.lineage import LineageOptions, LineagePlan
 from olparser.naming import MappingEngine
 from olparser.naming.reloading import ReloadingEngine
@@ -182,7 +186,7 @@ class Runtime:
     def pipeline(self) -> LineagePipeline:
         return self._once("pipeline", lambda: LineagePipeline(
             self.run_state_store(), self.engine(), self.lineage_options(), self.uploader(),
-            WritePolicy.from_settings(self.settings), resolver=self.resolver(),
+            WritePolicy.from_settings(self.settings), resolver=self.resolver(), history=self.history_store(),
             parse_sql=self.sql_parser()))
 
     def relinker(self) -> Relinker | None:
@@ -208,6 +212,18 @@ class Runtime:
         """The re-link timer's work: interim datasets whose scanned asset a scan has registered since."""
         relinker = self.relinker()
         return relinker.run(now=now) if relinker is not None else RelinkReport()
+    # --- the run history ----------------------------------------------------------------------------------------
+    def history_store(self) -> RunHistoryStore:
+        """Where every run's dataset accesses are kept (RUN_HISTORY_DAYS), next to the run state."""
+        return self._once("history_store", lambda: open_history_store(self.settings))
+
+    def history_lineage(self, params: dict[str, str], now: float | None = None) -> tuple[int, dict[str, Any]]:
+        """GET /api/ol2purview/lineage: the lineage of a dataset (or column) in a time window."""
+        return lineage_answer(self.history_store(), params, time.time() if now is None else now)
+
+    def history_run(self, run_id: str) -> tuple[int, dict[str, Any]]:
+        """GET /api/ol2purview/runs/{runId}: one run with its accesses and metadata."""
+        return run_answer(self.history_store(), run_id)
 
     def reset_process_runs(self, qualified_names: list[str]) -> int:
         """Forget the newest run time of these processes, so that the next run of their code writes them."""
@@ -217,7 +233,7 @@ class Runtime:
         """Release what holds files or connections (tests; a host shutting down)."""
         with self._lock:
             built, self._built = self._built, {}
-        for name in ("catalog_client", "run_state_store", "queue_service", "sql_parser"):
+        for name in ("catalog_client", "run_state_store", "history_store", "queue_service", "sql_parser"):
             close = getattr(built.get(name), "close", None)
             if close is not None:
                 close()

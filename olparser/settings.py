@@ -99,6 +99,7 @@ class Settings:
     # --- run merging -------------------------------------------------------------------------------------------
     run_state_store: str = "sqlite"  # RUN_STATE_STORE: sqlite | table (the default in Azure, see from_env)
     run_state_ttl_seconds: int = 7 * 24 * 3600  # RUN_STATE_TTL_SECONDS
+    run_history_days: int = 400  # RUN_HISTORY_DAYS: how long the run history keeps a run (from its start)
     lineage_on_failure: bool = False  # LINEAGE_ON_FAILURE: also write lineage for FAIL / ABORT runs
     dataset_identity: str = "table"  # DATASET_IDENTITY: table (symlink identifier) | storage (the location)
     # DATABRICKS_WORKSPACE_HOSTS: "<workspace id>=<host>,..." for clusters whose events carry only the workspace id
@@ -165,6 +166,7 @@ class Settings:
             max_event_time_skew_seconds=_limit(env, "MAX_EVENT_TIME_SKEW_SECONDS", d.max_event_time_skew_seconds, 0),
             run_state_store=(env.get("RUN_STATE_STORE") or _default_run_state_store(env)).lower(),
             run_state_ttl_seconds=_int(env.get("RUN_STATE_TTL_SECONDS"), d.run_state_ttl_seconds),
+            run_history_days=_limit(env, "RUN_HISTORY_DAYS", d.run_history_days),
             lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),
             dataset_identity=(env.get("DATASET_IDENTITY") or d.dataset_identity).lower(),
             databricks_workspace_hosts=_pairs(env.get("DATABRICKS_WORKSPACE_HOSTS")),

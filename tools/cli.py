@@ -19,6 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "requeue": ("tools.requeue", "move poison (dead-letter) messages back onto the lineage queue"),
     "prune": ("tools.prune", "remove processes whose last run is older than N days, and placeholders only they used"),
     "columns": ("tools.columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
+    "history": ("tools.history", "lineage of a dataset or column in a time window, with its runs, from the run history"),
     "spark": ("tools.spark.cli", "backfill or re-map archived OpenLineage history on Spark (or in one process)"),
 }
 

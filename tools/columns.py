@@ -2,7 +2,7 @@
 
 Works against any Atlas v2 endpoint or Purview through their public API only: it finds the dataset (by type and
 qualifiedName, or by search), reads its dataset lineage (`GET /lineage/{guid}`), reads the processes in it
-(`GET /entity/bulk?guid=`), and walks their column lineage with tools.catalog.column_graph (columnLineageDetail
+(`GET /entity/bulk?guid=`), and walks their column lineage with olparser.lineage.column_graph (columnLineageDetail
 when present, else Purview's columnMapping). Exit codes: 0 answered, 1 catalog error, 2 usage or dataset not found.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from olparser.catalog import (AtlasCatalogClient, CatalogRejected, CatalogTarget
                               make_atlas_client, resolve_target)
 from olparser.catalog.errors import CatalogHttpError
 from olparser.settings import Settings
-from tools.catalog.column_graph import DIRECTIONS, ColumnGraph, ColumnTrace, process_from_entity
+from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, ColumnTrace, process_from_entity
 
 JSON = dict[str, Any]
 LINEAGE_DIRECTION = {"up": "INPUT", "down": "OUTPUT", "both": "BOTH"}

@@ -27,7 +27,7 @@ from openlineage.client.transport.http import HttpCompression, HttpConfig, HttpT
 from tqdm import tqdm
 
 from olparser.settings import Settings
-from tools.functions_host.state import RunningHost, read_keys
+from tools.functions_host.state import RunningHost, kept_function_key
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 KEY_HEADER = "x-functions-key"
@@ -212,10 +212,7 @@ def resolve_target(args: argparse.Namespace, env: Mapping[str, str]) -> Target:
         raise ValueError(f"no --url given and no `ol2purview serve` is running on {data_dir}: start it, or pass "
                          "--url URL --key KEY (or --data DIR of the running serve)")
     base, endpoint = split_url(url, args.endpoint)
-    key = args.key or env.get(KEY_ENV)
-    if not key and running is not None and base == running.url.rstrip("/"):
-        key = read_keys(data_dir).get("functionKey")  # the local host's own key, never sent elsewhere
-    return Target(base, endpoint, key)
+    return Target(base, endpoint, args.key or env.get(KEY_ENV) or kept_function_key(base, data_dir))
 
 
 def run(args: argparse.Namespace) -> int:

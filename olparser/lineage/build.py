@@ -18,6 +18,7 @@ from .columns import column_lineage
 from .context import RunContext, run_context
 from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
+from .metadata import system_metadata
 from .options import LineageOptions
 from .owners import build_owner
 from .plan import LineagePlan, UnmatchedDataset
@@ -74,6 +75,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     if run.job_name:
         owner = build_owner(run.job_namespace, ctx)
         owner_entities = owner.entities
+        summary = system_metadata(run, ctx)
         for facts, output in zip(run_outputs, outputs):
             facet, source = _column_lineage_facet(facts, derived)
             lineage = column_lineage(facet, output, resolve_field_dataset)
@@ -82,7 +84,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
             processes.append(build_process(run, ctx, owner, output, inputs, lineage,
                                            status=status or run.event_type, truncation=truncation,
                                            max_inputs=max(len(inputs), 1) if truncation else None,
-                                           lineage_source=source))
+                                           lineage_source=source, summary=summary))
     unique = _unique_datasets(datasets)
     owned = [unique[key] for key in sorted(unique) if unique[key].owned]
     external = [unique[key] for key in sorted(unique) if not unique[key].owned]

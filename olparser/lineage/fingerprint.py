@@ -1,5 +1,5 @@
-"""A stable hash of what a plan would write, to skip writing what the catalog already has (a duplicate event, or a
-late START after its COMPLETE). Placeholder guids are ignored; everything else counts, the run's status included
+"""A stable hash of what a plan would write, to skip writing what the catalog already has (a duplicate event; a
+late START only when it does not change when the run started). Placeholder guids are ignored; everything else counts, the run's status included
 (a run written as INCOMPLETE is written again when it completes)."""
 from __future__ import annotations
 

@@ -8,7 +8,9 @@ statements that write the same output (a CTAS that creates a table, a later INSE
 
 Inputs are the run's inputs plus every dataset the output's column lineage names. Every attribute the builder owns
 is sent on every write, empty when there is nothing (Atlas keeps an attribute that an update leaves out, so a value
-from an older run would otherwise survive). Run attributes (`lastRun*`) describe the newest run.
+from an older run would otherwise survive). Run attributes (`lastRun*`) describe the newest run, with its system
+metadata (`olparser.lineage.metadata`); `runCount` and `firstRunTime` come from the run history
+(`olparser.history.with_run_history`), null and "" until it fills them.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from .columns import ColumnLineage
 from .context import RunContext
 from .datasets import ResolvedDataset
 from .entities import JSON, entity, object_id
+from .metadata import process_run_attributes
 from .owners import Owner
 
 RUN_ATTRIBUTES = ("lastRunId", "lastRunTime", "lastRunStatus", "lastRunUser")
@@ -38,7 +41,8 @@ def process_qualified_name(owner: Owner, job_name: str, output: ResolvedDataset)
 
 def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: ResolvedDataset,
                   inputs: Iterable[ResolvedDataset], lineage: ColumnLineage | None, *, status: str,
-                  truncation: str = "", max_inputs: int | None = None, lineage_source: str = "") -> JSON:
+                  truncation: str = "", max_inputs: int | None = None, lineage_source: str = "",
+                  summary: JSON | None = None) -> JSON:
     unique_inputs = {d.key: d for d in inputs}
     if lineage is not None:
         for source in lineage.sources:
@@ -64,8 +68,10 @@ def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: Resol
         "lineageTruncated": truncation,
         "columnLineageSource": lineage_source,
     }
-    return entity(owner.process_type, process_qualified_name(owner, job, output), attributes,
+    body = entity(owner.process_type, process_qualified_name(owner, job, output), attributes,
                   {owner.process_relationship: owner.reference()})
+    body["attributes"].update(process_run_attributes(summary or {}))  # null numbers kept: sent to clear old values
+    return body
 
 
 def _json_or_empty(mapping: dict[str, str]) -> str:

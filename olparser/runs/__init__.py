@@ -7,9 +7,10 @@
   sqlite_store  SqliteRunStateStore: one local SQLite file (default)
   table_store   TableRunStateStore: Azure Table storage, shared by scaled-out instances
 """
-from olparser.runs.merge import is_static_event, merge_event, run_instant, snapshot_from_static
+from olparser.runs.merge import (is_static_event, merge_event, run_end_instant, run_instant, run_start_instant,
+                                 snapshot_from_static)
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.runs.store import RunStateStore, open_run_state_store
 
 __all__ = ["DatasetFacts", "RunSnapshot", "RunStateStore", "is_static_event", "merge_event", "open_run_state_store",
-           "run_instant", "snapshot_from_static"]
+           "run_end_instant", "run_instant", "run_start_instant", "snapshot_from_static"]

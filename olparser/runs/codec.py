@@ -34,6 +34,7 @@ def to_json(snapshot: RunSnapshot) -> str:
     _put(document, "out", [_dataset_to_json(d) for d in snapshot.outputs])
     _put(document, "mt", snapshot.merge_times)
     _put(document, "tr", snapshot.truncated)
+    _put(document, "st", snapshot.start_time)
     return json.dumps(document, separators=(",", ":"), sort_keys=True)
 
 
@@ -56,6 +57,7 @@ def from_json(text: str | bytes) -> RunSnapshot:
             outputs=tuple(_dataset_from_json(d) for d in document.get("out", [])),
             merge_times=document.get("mt", {}),
             truncated=int(document.get("tr", 0)),
+            start_time=document.get("st", ""),
         )
     except (ValueError, KeyError, TypeError, AttributeError) as error:
         if isinstance(error, RunStateDecodeError):

@@ -8,7 +8,8 @@ RUNNING only. The merger folds them into one snapshot whose value depends only o
 - each facet (run, job, dataset, input/output) is taken from the newest event that carries it, an empty facet never
   replaces a non-empty one, and a facet missing from a later event is kept;
 - the lifecycle state is the newest terminal one (COMPLETE, FAIL, ABORT) if any, else the newest of START/RUNNING,
-  else OTHER; `event_time` is the newest eventTime; the job name is the newest non-empty one.
+  else OTHER; `event_time` is the newest eventTime; `start_time` the eventTime of the earliest START (of the earliest
+  event when no START came); the job name is the newest non-empty one.
 
 "Newest" compares eventTime as instants (any ISO 8601 offset or precision); equal instants fall back to the text and
 then to the content, so that every tie is broken the same way whatever the arrival order. Only the facets the rest
@@ -36,9 +37,11 @@ KEPT_RUN_FACETS = frozenset({
 KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership"})
 KEPT_DATASET_FACETS = frozenset({
     "schema", "symlinks", "columnLineage", "dataSource", "storage", "catalog", "version", "lifecycleStateChange",
-    "documentation",
+    "documentation", "dataQualityMetrics",
 })
-KEPT_IO_FACETS = frozenset({"inputStatistics", "outputStatistics"})  # inputFacets / outputFacets
+KEPT_INPUT_FACETS = frozenset({"inputStatistics", "dataQualityMetrics"})  # inputs[].inputFacets
+KEPT_OUTPUT_FACETS = frozenset({"outputStatistics"})  # outputs[].outputFacets
+KEPT_IO_FACETS = KEPT_INPUT_FACETS | KEPT_OUTPUT_FACETS
 
 LIFECYCLE_EVENT_TYPES = ("START", "RUNNING")
 STATIC_EVENT_TYPE = "COMPLETE"  # static lineage (JobEvent / DatasetEvent) is a finished declaration
@@ -95,6 +98,10 @@ def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any,
                                                                    base.producer):
         event_time, newest_producer = time, producer
 
+    start_time, start_from = base.start_time, times.get("start_from")
+    if time and (not start_time or _start_key(event_type, time) < _start_key(start_from, start_time)):
+        start_time, start_from = time, event_type if event_type == "START" else "event"
+
     state, state_time = base.event_type, times.get("state")
     if state_time is None or _state_key(event_type, time) > _state_key(state, state_time):
         state, state_time = event_type, time
@@ -113,6 +120,8 @@ def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any,
     merge_times: JSON = {"state": state_time, "run_facets": run_times, "job_facets": job_times}
     if job_time is not None:
         merge_times["job"] = job_time
+    if start_from is not None:
+        merge_times["start_from"] = start_from
     inputs, inputs_cut = _merge_datasets(base.inputs, event.get("inputs"), "inputFacets", time, max_datasets)
     outputs, outputs_cut = _merge_datasets(base.outputs, event.get("outputs"), "outputFacets", time, max_datasets)
     return RunSnapshot(
@@ -128,6 +137,7 @@ def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any,
         outputs=outputs,
         merge_times=merge_times,
         truncated=max_datasets if (inputs_cut or outputs_cut) and max_datasets else base.truncated,
+        start_time=start_time,
     )
 
 
@@ -139,6 +149,11 @@ def _event_type(event: JSON) -> str:
 def _state_key(event_type: str, time: str) -> tuple[int, datetime, str, str]:
     rank = 2 if event_type in TERMINAL_EVENT_TYPES else 1 if event_type in LIFECYCLE_EVENT_TYPES else 0
     return rank, _instant(time), time, event_type
+
+
+def _start_key(event_type: str | None, time: str) -> tuple[int, datetime, str]:
+    """Orders the candidates for a run's start: a START before any other event, then the earliest instant."""
+    return (0 if event_type == "START" else 1), _instant(time), time
 
 
 def _merge_datasets(current: tuple[DatasetFacts, ...], incoming: Any, io_key: str, time: str,
@@ -157,7 +172,8 @@ def _merge_datasets(current: tuple[DatasetFacts, ...], incoming: Any, io_key: st
         facets, facet_times = _merge_facets(known.facets, known.merge_times.get("facets", {}),
                                             dataset.get("facets"), KEPT_DATASET_FACETS, time)
         io_facets, io_times = _merge_facets(known.io_facets, known.merge_times.get("io_facets", {}),
-                                            dataset.get(io_key), KEPT_IO_FACETS, time)
+                                            dataset.get(io_key),
+                                            KEPT_INPUT_FACETS if io_key == "inputFacets" else KEPT_OUTPUT_FACETS, time)
         by_key[(namespace, name)] = DatasetFacts(namespace=namespace, name=name, facets=facets, io_facets=io_facets,
                                                  merge_times={"facets": facet_times, "io_facets": io_times})
     keys = sorted(by_key)
@@ -216,9 +232,25 @@ def _instant(text: str) -> datetime:
 
 def run_instant(snapshot: RunSnapshot) -> float | None:
     """The run's newest eventTime as Unix seconds, or None when it has none that can be read."""
-    if not snapshot.event_time:
+    return instant_seconds(snapshot.event_time)
+
+
+def run_start_instant(snapshot: RunSnapshot) -> float | None:
+    """When the run started (`start_time`) as Unix seconds, or None when unknown."""
+    return instant_seconds(snapshot.start_time)
+
+
+def run_end_instant(snapshot: RunSnapshot) -> float | None:
+    """When the run ended: the eventTime of the terminal event that set its state, as Unix seconds; None while it
+    has no terminal event (it may still be running)."""
+    return instant_seconds(snapshot.merge_times.get("state") or "") if snapshot.is_terminal else None
+
+
+def instant_seconds(text: str) -> float | None:
+    """An ISO 8601 time (UTC when it has no offset) as Unix seconds; None for empty or unreadable text."""
+    if not text:
         return None
-    moment = _instant(snapshot.event_time)
+    moment = _instant(text)
     return None if moment == _OLDEST else moment.timestamp()
 
 

@@ -43,6 +43,9 @@ class RunSnapshot:
     # 0, or the per-run limit on inputs (and on outputs) when the run named more: only the first that many (in
     # (namespace, name) order) are kept, whatever the order in which events arrived.
     truncated: int = 0
+    # When the run started (ISO 8601 text, as sent): the eventTime of its earliest START event, or of its earliest
+    # event when no START was seen ("" for static lineage without eventTime). Order-independent like the rest.
+    start_time: str = ""
 
     @property
     def is_static(self) -> bool:

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from olparser.runs.codec import from_json, to_json
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
 from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, InterimDataset, Key, StoreStats, Writer, add_writer,
                                  drop_writer, event_run_id, sorted_keys)
+from olparser.sqlite_file import SqliteFile
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run_state (
@@ -73,21 +72,14 @@ def _keys_from(text: str | None) -> set[Key]:
     return {(t, q) for t, q in json.loads(text)} if text else set()
 
 
-class SqliteRunStateStore:
+class SqliteRunStateStore(SqliteFile):
     """RunStateStore over a local SQLite file (see the module docstring and olparser/runs/store.py)."""
 
     def __init__(self, path: Path, *, ttl_seconds: int, busy_timeout_seconds: float = 30.0,
                  max_datasets: int | None = None) -> None:
-        self.path = Path(path)
+        super().__init__(path, busy_timeout_seconds)
         self.ttl_seconds = ttl_seconds
         self.max_datasets = max_datasets
-        self._busy_timeout = busy_timeout_seconds
-        self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
-        self._connections_lock = threading.Lock()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = self._connection()
-        db.execute("PRAGMA journal_mode=WAL")
         with self._immediate() as db:  # one process creates or upgrades the schema, the others then see it done
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -307,20 +299,6 @@ class SqliteRunStateStore:
             db.executemany("DELETE FROM interim_datasets WHERE type_name = ? AND qualified_name = ?",
                            sorted_keys(keys))
 
-    def close(self) -> None:
-        """Close every connection this store opened (in any thread)."""
-        with self._connections_lock:
-            for db in self._connections:
-                db.close()
-            self._connections.clear()
-        self._local = threading.local()
-
-    def __enter__(self) -> "SqliteRunStateStore":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     # --- internals ---------------------------------------------------------------------------------------------
     @classmethod
     def _record_process_runs(cls, db: sqlite3.Connection, qualified_names: Sequence[str], run_time: float,
@@ -368,26 +346,3 @@ class SqliteRunStateStore:
 
     def _expired(self, updated_at: float, now: float) -> bool:
         return updated_at <= now - self.ttl_seconds
-
-    @contextmanager
-    def _immediate(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction that takes the write lock up front, so that read-merge-write cannot interleave."""
-        db = self._connection()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
-
-    def _connection(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None,
-                                 check_same_thread=False)
-            db.execute("PRAGMA synchronous=NORMAL")
-            with self._connections_lock:
-                self._connections.append(db)
-            self._local.db = db
-        return db

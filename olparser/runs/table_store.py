@@ -442,18 +442,11 @@ class TableRunStateStore:
         return new
 
     def _put_blob(self, entity: TableEntity, name: str, data: bytes) -> None:
-        for i in range(int(entity.get(f"{name}_parts", 0))):
-            entity.pop(f"{name}_{i}", None)
-        parts = [data[i:i + PROPERTY_BYTES] for i in range(0, len(data), PROPERTY_BYTES)]
-        entity[f"{name}_parts"] = len(parts)
-        entity.update({f"{name}_{i}": part for i, part in enumerate(parts)})
+        put_blob(entity, name, data)
 
     @staticmethod
     def _get_blob(entity: TableEntity | None, name: str) -> bytes | None:
-        parts = int(entity.get(f"{name}_parts", 0)) if entity is not None else 0
-        if parts == 0:
-            return None
-        return b"".join(bytes(entity[f"{name}_{i}"]) for i in range(parts))
+        return get_blob(entity, name)
 
     def _put_keys(self, entity: TableEntity, name: str, keys: Iterable[Key]) -> None:
         text = json.dumps(sorted_keys(keys), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
@@ -481,8 +474,7 @@ class TableRunStateStore:
         return retrying(attempt)
 
     def _keys(self, run_id: str) -> dict[str, str]:
-        row_key = run_id if _SAFE_ROW_KEY.match(run_id) else "sha256-" + hashlib.sha256(run_id.encode()).hexdigest()
-        return {"PartitionKey": hashlib.sha256(run_id.encode()).hexdigest()[:2], "RowKey": row_key}
+        return {"PartitionKey": hashlib.sha256(run_id.encode()).hexdigest()[:2], "RowKey": safe_row_key(run_id)}
 
     @staticmethod
     def _process_keys(qualified_name: str) -> dict[str, str]:
@@ -536,6 +528,29 @@ class TableRunStateStore:
             if error.status_code == 412:
                 raise RunStateConflict() from error
             raise
+
+
+def put_blob(entity: TableEntity, name: str, data: bytes) -> None:
+    """Store `data` in binary properties `{name}_0`, `{name}_1`... (a property holds at most 64 KiB) and
+    `{name}_parts`, replacing what `entity` held under that name."""
+    for i in range(int(entity.get(f"{name}_parts", 0))):
+        entity.pop(f"{name}_{i}", None)
+    parts = [data[i:i + PROPERTY_BYTES] for i in range(0, len(data), PROPERTY_BYTES)]
+    entity[f"{name}_parts"] = len(parts)
+    entity.update({f"{name}_{i}": part for i, part in enumerate(parts)})
+
+
+def get_blob(entity: TableEntity | Mapping[str, Any] | None, name: str) -> bytes | None:
+    """What `put_blob` stored under `name`, or None."""
+    parts = int(entity.get(f"{name}_parts", 0)) if entity is not None else 0
+    if parts == 0:
+        return None
+    return b"".join(bytes(entity[f"{name}_{i}"]) for i in range(parts))
+
+
+def safe_row_key(key: str) -> str:
+    """`key` itself when Table storage allows it as a RowKey, else `sha256-<hex digest>`."""
+    return key if _SAFE_ROW_KEY.match(key) else "sha256-" + hashlib.sha256(key.encode()).hexdigest()
 
 
 def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:

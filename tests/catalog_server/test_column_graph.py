@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tools.catalog.column_graph import (ColumnGraph, DatasetRef, ProcessColumns, Transformation, column_edges,
+from olparser.lineage.column_graph import (ColumnGraph, DatasetRef, ProcessColumns, Transformation, column_edges,
                                         process_from_entity)
 
 BRONZE, SILVER, GOLD, CUSTOMERS = "lake://bronze/orders", "lake://silver/orders", "lake://gold/sales", "lake://customers"

@@ -17,7 +17,8 @@ KNOWN = {typedef["name"] for typedef in builtin_typedefs()}
 # families of Purview type names; a README identifier in one of them that is not a type is listed below
 TYPE_PREFIXES = ("azure_", "aws_s3_", "databricks_", "fabric_", "hive_", "mssql_", "mysql_", "postgresql_",
                  "snowflake_", "openlineage_", "spark_")
-README_NAMES_THAT_ARE_NOT_TYPES = {"databricks_shell"}  # the generic Spark application name on Databricks
+README_NAMES_THAT_ARE_NOT_TYPES = {"databricks_shell",  # the generic Spark application name on Databricks
+                                  "spark_version"}  # a run facet of older openlineage-spark
 
 
 def _connector_types(project_root) -> set[str]:

@@ -1,6 +1,6 @@
 """Whatever the order (fast, many examples): the runner over a boundary fake of the catalog ends with exactly the
 catalog that in-order processing gives, for events delivered in any order with duplicates, one at a time or by
-concurrent workers. The same property through the real queue worker and the embedded catalog over HTTP is
+concurrent workers — run history included, so every process's runCount and firstRunTime too. The same property through the real queue worker and the embedded catalog over HTTP is
 tests/property/test_order_worker.py."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from olparser.history.stores.sqlite_store import SqliteHistoryStore
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
@@ -28,9 +29,11 @@ def catalog_after(events, *, hold: int, workers: int) -> dict:
     """The catalog after processing `events` (in this order, by `workers` threads) and then one timer tick."""
     with tempfile.TemporaryDirectory() as folder:
         store = SqliteRunStateStore(Path(folder) / "runs.sqlite3", ttl_seconds=7 * 86400)
+        history = SqliteHistoryStore(Path(folder) / "history.sqlite3", retention_days=36500)
         catalog = FakeCatalog()
         pipeline = LineagePipeline(store, ENGINE, LineageOptions(workspace_hosts=WORKSPACE_HOSTS), catalog,
-                                   WritePolicy(environment_wait_seconds=hold, incomplete_run_seconds=3600))
+                                   WritePolicy(environment_wait_seconds=hold, incomplete_run_seconds=3600),
+                                   history=history)
         if workers == 1:
             for event in events:
                 pipeline.process(event)
@@ -39,6 +42,7 @@ def catalog_after(events, *, hold: int, workers: int) -> dict:
                 list(pool.map(pipeline.process, events))
         pipeline.write_due(now=FAR_FUTURE)
         store.close()
+        history.close()
         return catalog.state()
 
 

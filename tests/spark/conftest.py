@@ -54,8 +54,11 @@ def catalog_factory(tmp_path: Path) -> Iterator[Callable[[], CatalogServer]]:
 
 
 def job_for(catalog: CatalogServer | None, **settings: Any) -> BackfillJob:
-    """A job writing to `catalog` (None: no catalog, dry runs) with the accelerator's workspace host."""
+    """A job writing to `catalog` (None: no catalog, dry runs) with the accelerator's workspace host; its run history
+    in the catalog's folder."""
     rate = settings.pop("calls_per_second", None)
+    if catalog is not None:
+        settings.setdefault("data_dir", catalog.db_path.parent / f"{catalog.db_path.stem}-data")
     base = Settings(atlas_endpoint=catalog.atlas_url if catalog else None, databricks_workspace_hosts=WORKSPACE_HOSTS,
                     **settings)
     return BackfillJob.create(base, calls_per_second=rate)

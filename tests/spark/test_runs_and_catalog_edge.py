@@ -154,6 +154,7 @@ def test_the_report_table_csv_and_json(tmp_path: Path):
         "runs": {"total": 4, "withLineage": 3, "waiting": 1, "skipped": 0},
         "processes": {"planned": 3, "written": 2, "unchanged": 1, "superseded": 4},
         "catalog": {"calls": 5, "bulkRequests": 1, "placeholdersRemoved": 0},
+        "history": {"runsRecorded": 0},
         "unmatchedNamespaces": [{"namespace": "=cmd|'/c calc'!A1", "datasets": 7},
                                 {"namespace": "dbfs", "datasets": 2}],
         "dryRunEntities": None, "seconds": 1.25}

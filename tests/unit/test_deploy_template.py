@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from olparser.delivery.queues import poison_queue_name
+from olparser.history.store import HISTORY_TABLE
 from olparser.runs.store import RUN_STATE_TABLE
 from olparser.settings import Settings
 from tools.functions_host.functions import describe_functions, load_app
@@ -152,7 +153,7 @@ def test_storage_names_match_the_bindings_and_the_code():
     settings = {name: resolve(value) for name, value in app_settings().items()}
     assert settings["LINEAGE_QUEUE"] in bound
     assert {settings["CLAIM_CHECK_CONTAINER"], "lineage-archive"} <= containers
-    assert tables == {RUN_STATE_TABLE}
+    assert tables == {RUN_STATE_TABLE, HISTORY_TABLE}
     assert {b.settings["connection"] for b in QUEUE_BINDINGS} <= set(app_settings())
 
 

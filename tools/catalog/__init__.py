@@ -1,6 +1,6 @@
 """The embedded, Atlas-compatible local catalog: Atlas v2 API over SQLite, a lineage page, fault injection.
 
-`CatalogServer` is imported on first use, so that the pure parts (column_graph) load without the web stack."""
+`CatalogServer` is imported on first use, so that the pure parts load without the web stack."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any

@@ -28,7 +28,8 @@ from tools.catalog import errors
 from tools.catalog.errors import AtlasError
 from tools.catalog.faults import Fault, FaultInjector, parse_fault_spec
 from tools.catalog.guard import RequestGuard
-from tools.catalog.page import page_routes
+from tools.catalog.history_link import HistoryLink
+from tools.catalog.page import history_routes, page_routes
 from tools.catalog.protocol import RESET_EXTENSION
 from tools.catalog.store import CatalogStore
 from tools.catalog.typedefs import TypeCatalog
@@ -176,7 +177,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 
 def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, faults: FaultInjector,
-              user: str | None = None, password: str | None = None, allowed_hosts: Iterable[str] = ()) -> Starlette:
+              user: str | None = None, password: str | None = None, allowed_hosts: Iterable[str] = (),
+              history: HistoryLink | None = None) -> Starlette:
     gate = AtlasGate(AtlasApi(store, types, user or "admin").router(), counter, faults)
     account = AtlasGate(AccountApi(store).router(), counter, faults)  # Purview's account API, at the root as in Purview
 
@@ -184,7 +186,7 @@ def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, fau
         return FileResponse(STATIC_DIR / "index.html")
 
     routes = [Route("/", index, methods=["GET"]), Mount("/static", StaticFiles(directory=STATIC_DIR)),
-              *_control_routes(counter, faults), *page_routes(store, types),
+              *_control_routes(counter, faults), *page_routes(store, types), *history_routes(history),
               *[Route(prefix + path, endpoint=account) for prefix in ACCOUNT_PREFIXES for path in (CONFIG_PATH, LIST_PATH)],
               *[Mount(prefix, app=gate) for prefix in ATLAS_PREFIXES]]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts)]

@@ -8,6 +8,7 @@ import os
 
 from olparser.settings import Settings
 from tools.catalog.faults import parse_fault_spec
+from tools.catalog.history_link import HistoryLink
 from tools.catalog.server import CatalogServer
 
 DEFAULT_PORT = 21000  # Apache Atlas's usual port
@@ -48,10 +49,12 @@ def run(args: argparse.Namespace) -> int:
         faults = parse_fault_spec(args.faults)
     except ValueError as exc:
         raise SystemExit(f"ol2purview catalog: {exc}") from None
-    db = args.db or str(Settings.from_env().data_dir / "catalog.sqlite")
+    data_dir = Settings.from_env().data_dir
+    db = args.db or str(data_dir / "catalog.sqlite")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     server = CatalogServer(db, host=args.host, port=args.port, user=args.user, password=password, faults=faults,
-                           log_level="info", access_log=args.access_log, allowed_hosts=args.allow_host)
+                           log_level="info", access_log=args.access_log, allowed_hosts=args.allow_host,
+                           history=HistoryLink(data_dir))  # the page's time window: the serve on the data folder
 
     def announce(listening: CatalogServer) -> None:
         print(f"catalog page:  {listening.url}/  (database {db})", flush=True)

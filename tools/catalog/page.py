@@ -4,7 +4,10 @@
 - `GET /_ol2purview/page/columns?guid=G` — a dataset's columns, from its schema (column entities) and from the
   column lineage of the processes next to it;
 - `GET /_ol2purview/page/column-lineage?guid=G&column=C[&direction=up|down|both][&depth=N]` — the column graph
-  (tools.catalog.column_graph) over the processes that the dataset lineage reaches.
+  (olparser.lineage.column_graph) over the processes that the dataset lineage reaches;
+- `GET /_ol2purview/page/history/status`, `.../history/lineage?qualifiedName=&since=&until=&direction=&depth=`,
+  `.../history/runs/{runId}` — the run history of the running `ol2purview serve`, asked by this server with the
+  function key (tools/catalog/history_link.py), so that the page can draw lineage in a time window.
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tools.catalog import errors
-from tools.catalog.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
+from tools.catalog.history_link import HistoryLink
+from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
 from tools.catalog.lineage import INPUTS, OUTPUTS, entity_lineage
 from tools.catalog.store import CatalogStore, EntityRow, Session
 from tools.catalog.typedefs import TypeCatalog
@@ -146,6 +150,28 @@ def _required(request: Request, name: str) -> str:
     if not value:
         raise errors.invalid_parameters(f"give ?{name}=...")
     return value
+
+
+def history_routes(link: HistoryLink | None) -> list[Route]:
+    """The run history's routes (503 saying why when there is no link or no running serve)."""
+    async def status(request: Request) -> Response:
+        if link is None:
+            return JSONResponse({"available": False, "reason": "this catalog was started without a data folder"})
+        return JSONResponse(await run_in_threadpool(link.status))
+
+    async def lineage(request: Request) -> Response:
+        params = dict(request.query_params)
+        found = await run_in_threadpool(link.lineage, params) if link else (503, {"errorMessage": "no run history"})
+        return JSONResponse(found[1], status_code=found[0])
+
+    async def run(request: Request) -> Response:
+        run_id = request.path_params["run_id"]
+        found = await run_in_threadpool(link.run, run_id) if link else (503, {"errorMessage": "no run history"})
+        return JSONResponse(found[1], status_code=found[0])
+
+    return [Route("/_ol2purview/page/history/status", status, methods=["GET"]),
+            Route("/_ol2purview/page/history/lineage", lineage, methods=["GET"]),
+            Route("/_ol2purview/page/history/runs/{run_id}", run, methods=["GET"])]
 
 
 def page_routes(store: CatalogStore, types: TypeCatalog) -> list[Route]:

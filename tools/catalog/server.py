@@ -12,6 +12,7 @@ import uvicorn
 from tools.catalog.app import build_app
 from tools.catalog.calls import CallCounter
 from tools.catalog.faults import FaultInjector, FaultSpec, parse_fault_spec
+from tools.catalog.history_link import HistoryLink
 from tools.catalog.protocol import ResettableHttpToolsProtocol
 from tools.catalog.store import CatalogStore
 from tools.catalog.typedefs import TypeCatalog
@@ -25,7 +26,7 @@ class CatalogServer:
 
     def __init__(self, db_path: str | Path, host: str = "127.0.0.1", port: int = 0, user: str | None = None,
                  password: str | None = None, faults: str | FaultSpec | None = None, log_level: str = "warning",
-                 access_log: bool = False, allowed_hosts: Iterable[str] = ()) -> None:
+                 access_log: bool = False, allowed_hosts: Iterable[str] = (), history: HistoryLink | None = None) -> None:
         self.db_path = Path(db_path)
         self.host = host
         self.port = port
@@ -35,6 +36,7 @@ class CatalogServer:
         # Host names the catalog answers besides loopback ones (DNS-rebinding guard); a non-wildcard bind host too.
         self.allowed_hosts = (*allowed_hosts, *(() if host in ("0.0.0.0", "::", "") else (host,)))
         self._log_level, self._access_log = log_level, access_log
+        self.history = history  # where the page's time window asks the run history (a running serve)
         self._store: CatalogStore | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -55,7 +57,7 @@ class CatalogServer:
     def _prepare(self) -> uvicorn.Server:
         self._store = CatalogStore(self.db_path)
         app = build_app(self._store, TypeCatalog(self._store), self.counter, self.faults, self._user, self._password,
-                        self.allowed_hosts)
+                        self.allowed_hosts, self.history)
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # IPPROTO_TCP: asyncio then sets TCP_NODELAY
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -156,7 +156,8 @@ def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] |
     try:
         host = LocalHost.start(app, options.data_dir, storage_mode=options.storage,
                                azurite_ports=options.azurite_ports, catalog_port=options.catalog_port,
-                               catalog_faults=options.catalog_faults, run_worker=options.run_worker)
+                               catalog_faults=options.catalog_faults, run_worker=options.run_worker,
+                               function_key=options.key or None)
     except STARTUP_ERRORS as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         print(f"ol2purview {command}: could not start: {reason}", file=sys.stderr)

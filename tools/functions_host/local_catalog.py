@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import MutableMapping
 
 from tools.catalog import CatalogServer
+from tools.catalog.history_link import HistoryLink
 
 DEFAULT_CATALOG_PORT = 21000
 CATALOG_DB = "catalog.sqlite"
@@ -30,12 +31,15 @@ def catalog_configured(env: MutableMapping[str, str]) -> bool:
 
 
 def start_catalog_unless_configured(data_dir: Path, port: int, faults: str,
-                                    env: MutableMapping[str, str] = os.environ) -> CatalogServer | None:
-    """The started embedded catalog (ATLAS_ENDPOINT now points at it), or None when a catalog is configured."""
+                                    env: MutableMapping[str, str] = os.environ,
+                                    function_key: str | None = None) -> CatalogServer | None:
+    """The started embedded catalog (ATLAS_ENDPOINT now points at it), or None when a catalog is configured. Its page
+    asks the run history of the serve on `data_dir` (with `function_key`) for the time window."""
     if catalog_configured(env):
         return None
     try:
-        server = CatalogServer(data_dir / CATALOG_DB, port=port, faults=faults or None).start()
+        server = CatalogServer(data_dir / CATALOG_DB, port=port, faults=faults or None,
+                               history=HistoryLink(data_dir, function_key)).start()
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise OSError(exc.errno, f"port {port} of the embedded catalog is already in use (another `ol2purview "

@@ -87,13 +87,16 @@ class LocalHost:
 
     @classmethod
     def start(cls, app: LoadedApp, data_dir: Path, *, storage_mode: str | None, azurite_ports: str | None,
-              catalog_port: int, catalog_faults: str, run_worker: bool) -> "LocalHost":
-        """Start storage, then the catalog, then the workers; on failure stop what was started and re-raise."""
+              catalog_port: int, catalog_faults: str, run_worker: bool,
+              function_key: str | None = None) -> "LocalHost":
+        """Start storage, then the catalog, then the workers; on failure stop what was started and re-raise.
+        `function_key`: serve's key, with which the catalog's page asks serve's run history."""
         os.environ["OL2PURVIEW_DATA_DIR"] = str(data_dir)  # read by Settings.from_env in the app
         storage = open_storage(storage_mode, data_dir, azurite_ports)
         catalog = None
         try:
-            catalog = start_catalog_unless_configured(data_dir, catalog_port, catalog_faults)
+            catalog = start_catalog_unless_configured(data_dir, catalog_port, catalog_faults,
+                                                      function_key=function_key)
             runtime = process_runtime()
             typedefs_note = _register_typedefs()
             service = runtime.queue_service(app.queue_settings.message_encoding)

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 from olparser.catalog import CatalogUploader, RetryPolicy
 from olparser.catalog.existence import existence_cache_for, guid_batches, lookup_batches
 from olparser.catalog.resolver import resolver_for
+from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.link import link_plan
@@ -184,18 +185,20 @@ class WriteStats:
     requests: int = 0
     calls: int = 0
     placeholders: set[str] = field(default_factory=set)  # placeholders that processes stopped referencing
+    links: dict[Key, Key] = field(default_factory=dict)  # datasets linked to another asset: key -> the asset's key
 
     def add(self, other: "WriteStats") -> "WriteStats":
         return WriteStats(self.written + other.written, self.unchanged + other.unchanged,
                           self.superseded + other.superseded, self.requests + other.requests,
-                          self.calls + other.calls, self.placeholders | other.placeholders)
+                          self.calls + other.calls, self.placeholders | other.placeholders,
+                          {**self.links, **other.links})
 
 
 class PlanWriter:
     """Writes plans of many runs through one CatalogUploader and one resolver (their caches shared by all of them)."""
 
     def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None,
-                 registry: Any = None) -> None:
+                 registry: Any = None, history: RunHistoryStore | None = None) -> None:
         self.client = client
         cache = existence_cache_for(settings)
         self.uploader = CatalogUploader(client, settings=settings, cache=cache)  # type: ignore[arg-type]
@@ -204,14 +207,18 @@ class PlanWriter:
         self.registry = registry
         self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \
             if settings.resolve_scanned_assets else None  # type: ignore[arg-type]
+        self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
         stats = WriteStats()
         selected = list(selected)
         stats.superseded = sum(s.superseded for s in selected)
         calls = [0]
-        selected, interim = self._linked(selected, calls)
+        selected, interim = self._linked(selected, calls, stats.links)
         runs = [s for s in selected if s.plan is not None]
+        if self.history is not None:
+            summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
+            runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
         processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
         held = read_entities(self.client, self.retry, processes, calls) if processes else {}
         skip: set[str] = set()
@@ -236,9 +243,10 @@ class PlanWriter:
         stats.calls = calls[0]
         return stats
 
-    def _linked(self, selected: list[Selected], calls: list[int]) -> tuple[list[Selected], dict]:
+    def _linked(self, selected: list[Selected], calls: list[int],
+                links: dict[Key, Key]) -> tuple[list[Selected], dict]:
         """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them), and
-        the interim datasets with their candidates."""
+        the interim datasets with their candidates; `links` gets the datasets linked to another asset."""
         if self.resolver is None:
             return selected, {}
         datasets = list(dict.fromkeys(d for s in selected if s.plan is not None for d in s.plan.datasets))
@@ -246,6 +254,7 @@ class PlanWriter:
             return selected, {}
         resolution = self.resolver.resolve(datasets, bounded=False)  # the backfill's call rate bounds it
         calls[0] += resolution.calls
+        links.update((source, target) for source, target in resolution.links.items() if source != target)
         if resolution.taken_over and self.registry is not None:
             self.registry.forget_interim(resolution.taken_over)
         linked = [replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None

@@ -1,9 +1,11 @@
-"""`ol2purview spark backfill|remap|system-lineage`: OpenLineage history, and Unity Catalog's lineage system tables,
-into the catalog on Spark (backfill and remap also in one process).
+"""`ol2purview spark backfill|remap|history|system-lineage`: OpenLineage history into the catalog on Spark (or in
+one process), lineage in a time window from the event archive, and Unity Catalog's lineage system tables on Spark.
 
     ol2purview spark backfill SOURCE... [--since T] [--until T] [--master URL] [--dry-run OUT] [--report DIR]
                                         [--max-calls-per-second N] [--single-process]
     ol2purview spark remap [--archive PATH] [--since T] [same options]
+    ol2purview spark history QUALIFIED_NAME... --since T --until T [--archive PATH] [--direction D] [--depth N]
+                                        [--column C] [--lookback HOURS] [--format jsonl|parquet] [--out PATH]
     ol2purview spark system-lineage [--table-lineage SRC] [--column-lineage SRC] [--workspace ID=HOST]...
                                     [--since T] [--until T] [--lag HOURS] [--lookback HOURS] [--watermark FILE]
                                     [--master URL] [--dry-run OUT] [--report DIR] [--max-calls-per-second N]
@@ -84,6 +86,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                         "and column_lineage (or copies of them), incrementally")
     add_system_arguments(system)
     _common(system, single_process=False, subject="only runs whose newest row has event_time")
+    _history_arguments(sub.add_parser(
+        "history", help="lineage of datasets in a time window, computed from the event archive",
+        description="The lineage of each dataset (or column) in a time window, computed from the event archive "
+                    "exactly as GET /api/ol2purview/lineage answers it from the run history"))
+
+
+def _history_arguments(parser: argparse.ArgumentParser) -> None:
+    from olparser.history.window import DIRECTIONS
+
+    from .history import DEFAULT_LOOKBACK_HOURS, FORMATS
+
+    parser.add_argument("roots", nargs="+", metavar="QUALIFIED_NAME", help="datasets to start from")
+    parser.add_argument("--archive", metavar="PATH", help="the event archive (default: where ARCHIVE_STORE keeps it)")
+    parser.add_argument("--since", type=parse_time, required=True, help="start of the window (ISO 8601)")
+    parser.add_argument("--until", type=parse_time, required=True, help="end of the window, excluded (ISO 8601)")
+    parser.add_argument("--direction", choices=DIRECTIONS, default="both", help="default: both")
+    parser.add_argument("--depth", type=int, default=3, help="process hops, 1 to 10 (default 3)")
+    parser.add_argument("--column", help="trace this column through the column lineage each run recorded")
+    parser.add_argument("--lookback", type=positive, default=DEFAULT_LOOKBACK_HOURS, metavar="HOURS",
+                        help=f"read events this long before and after the window, for runs that overlap it "
+                             f"(default {DEFAULT_LOOKBACK_HOURS:g})")
+    parser.add_argument("--format", choices=FORMATS, default="jsonl",
+                        help="jsonl: one answer per dataset, as the endpoint gives it (default); parquet: one row "
+                             "per dataset, edge and run (needs --out)")
+    parser.add_argument("--out", type=Path, help="file (jsonl) or folder (parquet) to write; default: stdout (jsonl)")
+    parser.add_argument("--master", help="Spark master URL (default: the active session, else local[*])")
+
+
+def run_history_command(args: argparse.Namespace, settings: Settings) -> int:
+    from olparser.history import Window
+    from olparser.history.window import WalkLimits
+
+    from .history import HistoryQuery, run_history, write_answers
+    from .spark_job import spark_session
+
+    if args.until <= args.since:
+        print("ol2purview spark history: --until must be after --since", file=sys.stderr)
+        return 2
+    if not 1 <= args.depth <= WalkLimits().max_depth:
+        print(f"ol2purview spark history: --depth must be from 1 to {WalkLimits().max_depth}", file=sys.stderr)
+        return 2
+    if args.format == "parquet" and args.out is None:
+        print("ol2purview spark history: --format parquet needs --out FOLDER", file=sys.stderr)
+        return 2
+    query = HistoryQuery(tuple(args.roots), Window(args.since, args.until), args.direction, args.depth, args.column,
+                         args.lookback * 3600)
+    spark = spark_session(args.master, "ol2purview-history", sys.stderr.isatty())
+    try:
+        answers = run_history(spark, [args.archive or default_archive(settings)], BackfillJob.create(settings), query)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"ol2purview spark history: {exc}", file=sys.stderr)
+        return 2
+    write_answers(spark, answers, args.out, args.format)
+    return 0
 
 
 def default_archive(settings: Settings) -> str:
@@ -101,6 +157,8 @@ def run(args: argparse.Namespace) -> int:
     command = args.spark_command
     if command == "system-lineage":
         return run_system(args, settings, _print)
+    if command == "history":
+        return run_history_command(args, settings)
     sources = args.sources if command == "backfill" else [args.archive or default_archive(settings)]
     if args.until is not None and args.since is not None and args.until <= args.since:
         print("ol2purview spark: --until must be after --since", file=sys.stderr)

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Iterator
 
 from olparser.catalog import RetryPolicy, load_typedefs, make_atlas_client, resolve_target
 from olparser.contract import IntakeLimits
+from olparser.history import RunHistoryStore, RunRecord, open_history_store, relink_record
 from olparser.lineage import LineageOptions
 from olparser.lineage.combine import without_placeholders
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
@@ -96,6 +97,42 @@ class BackfillJob:
         from olparser.runs import open_run_state_store
 
         return open_run_state_store(self.settings)
+    def history(self) -> RunHistoryStore:
+        """The run history the live path keeps (next to its run state: SQLite in the data folder, or Table storage),
+        opened anew by each task; close it after use."""
+        return open_history_store(self.settings)
+
+
+def record_history(job: BackfillJob, records: Iterable[RunRecord]) -> int:
+    """Write runs' history records into the job's run history, as the live path does; how many were given."""
+    history = job.history()
+    try:
+        count = 0
+        for record in records:
+            history.record(record)
+            count += 1
+        return count
+    finally:
+        history.close()
+
+
+def relink_history(job: BackfillJob, records: Iterable[RunRecord], links: dict[Key, Key]) -> int:
+    """After the writes: the runs' records again, with their datasets linked as the writes linked them (`links`,
+    from every writer), so that the history names what the catalog holds, as the live path's does; written again
+    only where a name changed (replacing the record). Returns how many were."""
+    if not links:
+        return 0
+    history = job.history()
+    try:
+        count = 0
+        for record in records:
+            linked = relink_record(record, links)
+            if linked is not record:
+                history.record(linked)
+                count += 1
+        return count
+    finally:
+        history.close()
 
 
 TALLY_KEY = "\x00tally"

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from .catalog import PlanWriter
 from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
-                  register_typedefs, write_dry_run)
+                  record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file
 from .report import BackfillReport, Tally, ranked_namespaces
 from .runs import FactReducer, plan_run, selected_plan
@@ -40,9 +40,12 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     engine, options, parse_sql = job.engine(), job.options(), job.sql_parser()
     reducer = FactReducer()
     planned: list[bytes] = []  # each planned run pickled and compressed until its plan is selected
+    records = []
     for key in list(events):
         result = plan_run(key, events.pop(key), engine, options, parse_sql, job.settings.max_datasets_per_run)
         reducer.add(result)
+        if result.record is not None:
+            records.append(result.record)
         if is_planned(result):
             planned.append(zlib.compress(pickle.dumps(result, pickle.HIGHEST_PROTOCOL), 1))
     summary = reducer.summary()
@@ -57,9 +60,16 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
             entities.update(planned_entities(choice))
         report.dry_run_entities = write_dry_run(dry_run, (entities[key] for key in sorted(entities)))
     else:
+        report.runs_recorded = record_history(job, records)  # before the writes read the run counts
         client = job.client()
         calls = register_typedefs(client, job)
-        writer = PlanWriter(client, job.settings, registry=job.interim_registry())
-        finish_writes(report, client, job, writer.write(selected), calls)
+        history = job.history()
+        try:
+            writer = PlanWriter(client, job.settings, registry=job.interim_registry(), history=history)
+            stats = writer.write(selected)
+            finish_writes(report, client, job, stats, calls)
+            relink_history(job, records, stats.links)
+        finally:
+            history.close()
     report.seconds = time.monotonic() - started
     return report

@@ -45,6 +45,7 @@ class BackfillReport:
     unmatched_namespaces: list[tuple[str, int]] = field(default_factory=list)  # (namespace, datasets), ranked
     dry_run_entities: int | None = None  # entities written to --dry-run OUT
     placeholders_removed: int = 0
+    runs_recorded: int = 0  # run-history records written (finished runs that name a process)
     seconds: float = 0.0
     window: tuple[str | None, str | None] | None = None  # system-lineage: [since, until) of event_time, ISO 8601
 
@@ -82,6 +83,7 @@ class BackfillReport:
             ("processes", "superseded", self.processes_superseded),
             ("catalog", "calls", self.catalog_calls),
             ("catalog", "bulk requests", self.bulk_requests),
+            ("history", "runs recorded", self.runs_recorded),
         ]
         if self.command == "remap":
             rows.append(("catalog", "placeholders removed", self.placeholders_removed))
@@ -115,6 +117,7 @@ class BackfillReport:
                           "unchanged": self.processes_unchanged, "superseded": self.processes_superseded},
             "catalog": {"calls": self.catalog_calls, "bulkRequests": self.bulk_requests,
                         "placeholdersRemoved": self.placeholders_removed},
+            "history": {"runsRecorded": self.runs_recorded},
             "unmatchedNamespaces": [{"namespace": ns, "datasets": n} for ns, n in self.unmatched_namespaces],
             "dryRunEntities": self.dry_run_entities,
             "seconds": round(self.seconds, 3),

@@ -2,7 +2,9 @@
 over plain data, shared by the Spark job and the single-process runner.
 
 - `plan_run`: the live path's merger (`merge_event`, order-independent) and builder (`build_lineage`) on every event
-  of a run, whatever order they were read in.
+  of a run, whatever order they were read in; with the run's history record (olparser.history), failed runs too.
+- `history_of_run`: a run's history record as the live path ends up recording it (a run without terminal event as
+  INCOMPLETE), for `spark history`.
 - `run_facts` / `merge_facts` / `Summary`: what the whole backfill must know, reduced by key: per process only the
   newest run's version is written (`run_instant`, the run's newest eventTime; ties broken by run key), as the live
   path's runner does; an owner or dataset that several runs write gets the newest run's content in every request,
@@ -18,11 +20,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from olparser.history import RunRecord, history_record
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage, should_write_lineage
 from olparser.lineage.combine import entity_content, with_versions
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.naming import MappingEngine
-from olparser.runs import merge_event, run_instant, snapshot_from_static
+from olparser.runs import RunSnapshot, merge_event, run_instant, snapshot_from_static
 from olparser.sql import ParseSql
 
 from .records import STATIC_KEY_PREFIX
@@ -31,40 +34,62 @@ from .report import Tally
 Order = tuple[float, str]  # (run time, run key): the newest run has the largest
 OLDEST = float("-inf")
 PLANNED, WAITING, SKIPPED = "planned", "waiting", "skipped"
+INCOMPLETE = "INCOMPLETE"
 
 
 @dataclass(frozen=True)
 class RunResult:
     """One run after merging: `status` planned (a plan to write), waiting (not finished) or skipped (failed, or a
-    run the builder writes nothing for); `unmatched` are the (namespace, name) pairs no rule matched."""
+    run the builder writes nothing for); `unmatched` are the (namespace, name) pairs no rule matched; `record` its
+    run-history record (a finished run that names a process)."""
 
     key: str
     status: str
     order: Order
     plan: LineagePlan | None = None
     unmatched: tuple[tuple[str, str], ...] = ()
+    record: RunRecord | None = None
+
+
+def merged_run(key: str, events: Iterable[bytes], max_datasets: int | None = None) -> RunSnapshot:
+    """A run's events (zlib-compressed JSON; static lineage: its one event) merged by the live path's merger, keeping
+    at most `max_datasets` inputs and outputs each."""
+    if key.startswith(STATIC_KEY_PREFIX):
+        return snapshot_from_static(json.loads(zlib.decompress(next(iter(events)))), max_datasets=max_datasets)
+    run = None
+    for data in events:
+        run = merge_event(run, json.loads(zlib.decompress(data)), max_datasets=max_datasets)
+    assert run is not None
+    return run
 
 
 def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
              parse_sql: ParseSql | None = None, max_datasets: int | None = None) -> RunResult:
-    """Merge a run's events (zlib-compressed JSON; static lineage: its one event) and build its plan as the live path
-    does: at most `max_datasets` inputs and outputs each (MAX_DATASETS_PER_RUN), column lineage from the run's SQL
-    when `parse_sql` is given."""
-    if key.startswith(STATIC_KEY_PREFIX):
-        run = snapshot_from_static(json.loads(zlib.decompress(next(iter(events)))), max_datasets=max_datasets)
-    else:
-        run = None
-        for data in events:
-            run = merge_event(run, json.loads(zlib.decompress(data)), max_datasets=max_datasets)
-    assert run is not None
+    """Merge a run's events and build its plan as the live path does: at most `max_datasets` inputs and outputs each
+    (MAX_DATASETS_PER_RUN), column lineage from the run's SQL when `parse_sql` is given."""
+    run = merged_run(key, events, max_datasets)
     order = (run_instant(run) or OLDEST, key)
     if not should_write_lineage(run, options):
-        return RunResult(key, SKIPPED if run.is_terminal else WAITING, order)
+        if not run.is_terminal:
+            return RunResult(key, WAITING, order)
+        unwritten = build_lineage(run, engine, options, parse_sql=parse_sql)  # for the history only, as live
+        return RunResult(key, SKIPPED, order, record=history_record(run, unwritten, options, status=run.event_type))
     plan = build_lineage(run, engine, options, parse_sql=parse_sql)
     if not plan.entities and not plan.external_datasets:
         return RunResult(key, SKIPPED, order)
     unmatched = tuple(sorted({(u.namespace, u.name) for u in plan.unmatched}))
-    return RunResult(key, PLANNED, order, plan, unmatched)
+    return RunResult(key, PLANNED, order, plan, unmatched,
+                     history_record(run, plan, options, status=run.event_type))
+
+
+def history_of_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
+                   parse_sql: ParseSql | None = None, max_datasets: int | None = None) -> RunRecord | None:
+    """The record the live path keeps for this run once the timer has done its work: a finished run with its final
+    status, a run without terminal event as INCOMPLETE."""
+    run = merged_run(key, events, max_datasets)
+    status = run.event_type if run.is_terminal else INCOMPLETE
+    plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql)
+    return history_record(run, plan, options, status=status)
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,9 @@
       -> one reduce of per-run facts: newest run per process, newest version of the shared
          entities runs disagree about, counts, unmatched namespaces (broadcast back)         [driver]
       -> selected plans -> --dry-run: distinct entities as JSON lines on the driver
-                        -> else: spread over the upload tasks, each packing many runs per bulk call at
-                           rate/tasks calls per second                                       [executors]
+                        -> else: the runs' history records into the run history, then the plans spread over
+                           the upload tasks, each packing many runs per bulk call at rate/tasks calls per
+                           second, with run counts from the history                          [executors]
 
 Counts travel with the data (one Tally per input partition through the same shuffle), never through
 accumulators, so a retried task cannot count twice.
@@ -23,7 +24,7 @@ from typing import Any, Iterable, Iterator
 
 from .catalog import PlanWriter, WriteStats
 from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
-                  register_typedefs, write_dry_run)
+                  record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file, bodies_in_lines
 from .report import BackfillReport, Tally, ranked_namespaces
 from .runs import RunResult, Selected, Summary, merge_facts, plan_run, run_facts, selected_plan
@@ -121,7 +122,24 @@ def _identity(key: int) -> int:
 
 def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterator[WriteStats]:
     value = job.value
-    yield PlanWriter(value.client(share), value.settings, registry=value.interim_registry()).write(items)
+    history = value.history()
+    try:
+        yield PlanWriter(value.client(share), value.settings, registry=value.interim_registry(),
+                         history=history).write(items)
+    finally:
+        history.close()
+
+
+def _has_record(item: RunResult | Tally) -> bool:
+    return isinstance(item, RunResult) and item.record is not None
+
+
+def _record_partition(job: Any, items: Iterable[RunResult]) -> Iterator[int]:
+    yield record_history(job.value, (item.record for item in items))  # type: ignore[misc]
+
+
+def _relink_partition(job: Any, links: Any, items: Iterable[RunResult]) -> None:
+    relink_history(job.value, (item.record for item in items), links.value)  # type: ignore[misc]
 
 
 def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str = "backfill",
@@ -177,12 +195,17 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
             report.dry_run_entities = write_dry_run(dry_run, entities())
             report.processes_superseded = superseded[0]
         else:
+            # the run history first: the writers read the processes' run counts from it
+            report.runs_recorded = results.filter(_has_record).mapPartitions(partial(_record_partition, job_b)).sum()
             client = job.client()
             calls = register_typedefs(client, job)
             tasks = max(1, sc.defaultParallelism)
             dealt = selected.zipWithIndex().map(partial(_dealt, tasks)).partitionBy(tasks, _identity).values()
             stats = dealt.mapPartitions(partial(_write_partition, job_b, tasks)).fold(WriteStats(), WriteStats.add)
             finish_writes(report, client, job, stats, calls)
+            if stats.links:  # the history names what the writes linked (as the live path records it)
+                links_b = sc.broadcast(stats.links)
+                results.filter(_has_record).foreachPartition(partial(_relink_partition, job_b, links_b))
     finally:
         results.unpersist()
     report.seconds = time.monotonic() - started

@@ -152,8 +152,9 @@ def too_long(path: str, length: int) -> JSON:
 def no_function(method: str, route: str, allowed: str = "") -> JSON:
     """The 404 answer: what was asked, which methods the path answers (if any), and every route there is."""
     return {"error": f"no function answers {method} {route}{f' ({route} answers {allowed})' if allowed else ''}",
-            "routes": ["GET /api/health", "POST /api/v1/lineage", "POST /api/v1/lineage/batch",
-                       "POST /api/ol2purview/processes/reset"]}
+            "routes": ["GET /api/health", "POST /api/v1/lineage", "GET /api/ol2purview/lineage",
+                       "POST /api/v1/lineage/batch", "POST /api/ol2purview/processes/reset",
+                       "GET /api/ol2purview/runs/{runId}"]}
 
 
 REFUSED: list[Case] = [

@@ -75,11 +75,12 @@ def test_fast_and_full_validators_agree_on_every_sample_facet() -> None:
 def test_every_read_facet_has_a_definition_and_every_reference_resolves() -> None:
     validators = contract_validators()
     assert set(validators.facets["dataset"]) == {"schema", "symlinks", "columnLineage", "dataSource", "storage", "catalog",
-                                                 "lifecycleStateChange", "version", "documentation"}
+                                                 "lifecycleStateChange", "version", "documentation",
+                                                 "dataQualityMetrics"}
     assert set(validators.facets["run"]) == {"parent", "environment-properties", "processing_engine", "spark_version",
                                              "spark_applicationDetails", "spark_properties", "nominalTime", "errorMessage"}
     assert set(validators.facets["job"]) == {"jobType", "sourceCodeLocation", "sql", "documentation", "ownership"}
-    assert set(validators.facets["inputFacets"]) == {"inputStatistics"}
+    assert set(validators.facets["inputFacets"]) == {"inputStatistics", "dataQualityMetrics"}
     assert set(validators.facets["outputFacets"]) == {"outputStatistics"}
     refs = {ref for ref in _refs(CONTRACT)}
     assert {ref.rsplit("/", 1)[1] for ref in refs} <= set(CONTRACT["$defs"])

@@ -83,7 +83,13 @@ def test_accelerator_event_gives_notebook_owner_adls_input_and_placeholders(engi
              "lastRunStatus": "COMPLETE",
              "lastRunUser": "marktayl@cmiaaval.cummins.com",
              "lineageTruncated": "",
-             "columnLineageSource": "facet"},
+             "columnLineageSource": "facet",
+             # system metadata: one COMPLETE (no START) is both the start and the end; Spark 3.1.2 and
+             # openlineage-spark 0.6.0-SNAPSHOT from the spark_version facet; no cluster id, job or statistics
+             "lastRunStartTime": "2022-01-25T19:36:00.668Z", "lastRunEndTime": "2022-01-25T19:36:00.668Z",
+             "lastRunDurationMs": 0, "lastRunClusterId": "", "lastRunJobId": "", "lastRunJobRunId": "",
+             "lastRunApplicationId": "", "lastRunSparkVersion": "3.1.2", "lastRunOpenLineageVersion": "0.6.0-SNAPSHOT",
+             "lastRunRowsWritten": None, "lastRunBytesWritten": None, "runCount": None, "firstRunTime": ""},
          "relationshipAttributes": {"notebook": _ref("-3", "databricks_notebook", NOTEBOOK)}},
     )
     assert plan.unmatched == (UnmatchedDataset("N1", "inputTable", "no rule for N1"),
@@ -209,7 +215,12 @@ def test_dataproc_run_is_a_spark_application_over_hive_tables(engine):
             "lastRunStatus": "COMPLETE",
             "lastRunUser": "",
             "lineageTruncated": "",
-            "columnLineageSource": "facet"},
+            "columnLineageSource": "facet",
+            # START 09:18:26.825 .. COMPLETE 09:18:29.267; 2 rows and 8 bytes from the RUNNING's outputStatistics
+            "lastRunStartTime": "2024-10-17T09:18:26.825Z", "lastRunEndTime": "2024-10-17T09:18:29.267Z",
+            "lastRunDurationMs": 2442, "lastRunClusterId": "", "lastRunJobId": "", "lastRunJobRunId": "",
+            "lastRunApplicationId": "", "lastRunSparkVersion": "3.5.1", "lastRunOpenLineageVersion": "1.23.0",
+            "lastRunRowsWritten": 2, "lastRunBytesWritten": 8, "runCount": None, "firstRunTime": ""},
          "relationshipAttributes": {"application": _ref("-3", "spark_application", app)}},
     )
     assert plan.external_datasets == (

@@ -118,7 +118,7 @@ def test_complete_before_running_is_corrected_when_the_environment_arrives(store
     assert (final.status, final.deleted, final.catalog_calls) == ("written", 5, 2)
     assert catalog.keys() == IN_ORDER_KEYS
     assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"]
-    assert pipeline.process(start).status == "unchanged"
+    assert pipeline.process(start).status == "written"  # the START tells when the run started: lastRunStartTime
 
     in_order = FakeCatalog()
     in_order_pipeline = make_pipeline(SqliteRunStateStore(store.path.with_name("other.sqlite3"), ttl_seconds=600),

@@ -13,6 +13,8 @@ from olparser.runs.merge import (
     KEPT_RUN_FACETS,
     merge_event,
     merge_events,
+    run_end_instant,
+    run_start_instant,
     snapshot_from_static,
 )
 from olparser.runs.model import RunSnapshot
@@ -309,3 +311,30 @@ def test_a_run_past_the_dataset_limit_keeps_the_first_datasets_by_name_whatever_
         assert snapshot.truncated == 5
     assert merge_events(events, max_datasets=12).truncated == 0
     assert len(merge_events(events, max_datasets=12).outputs) == 12
+
+
+# --- when a run started and ended ------------------------------------------------------------------------------------
+
+def test_start_is_the_earliest_start_event_and_end_the_terminal_event():
+    events = events_of_run(load_sequence(CLL), CLL_CTAS_RUN)  # START 13:26:53.776, RUNNING x2, COMPLETE 13:26:54.34
+    snapshot = merge_events(events)
+    assert (snapshot.start_time, snapshot.merge_times["start_from"]) == ("2024-08-06T13:26:53.776Z", "START")
+    assert (run_start_instant(snapshot), run_end_instant(snapshot)) == (1722950813.776, 1722950814.34)
+    for order in itertools.permutations(events):
+        assert merge_events(order) == snapshot
+
+
+def test_without_a_start_event_the_run_starts_at_its_earliest_event_until_the_start_arrives():
+    start, running, _, complete = events_of_run(load_sequence(CLL), CLL_CTAS_RUN)
+    late = merge_events([complete, running])
+    assert (late.start_time, late.merge_times["start_from"]) == ("2024-08-06T13:26:54.118Z", "event")
+    assert merge_event(late, start).start_time == "2024-08-06T13:26:53.776Z"
+    # a START sent later than another event (a clock running behind) still says when the run started
+    skewed = merge_events([running, dict(copy.deepcopy(start), eventTime="2024-08-06T13:26:59Z")])
+    assert skewed.start_time == "2024-08-06T13:26:59Z"
+
+
+def test_a_run_without_terminal_event_has_no_end():
+    start, running, _, _ = events_of_run(load_sequence(CLL), CLL_CTAS_RUN)
+    assert run_end_instant(merge_events([start, running])) is None
+    assert run_start_instant(merge_events([start, running])) == 1722950813.776

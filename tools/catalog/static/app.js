@@ -1,6 +1,8 @@
 // The lineage page: search assets (columns grouped under their dataset), draw a layered lineage graph in SVG that
 // fits its panel and zooms and pans, expand a dataset to its columns, trace a column up and down across processes,
-// and show an entity's details (placeholders, last run, column mappings, column lineage detail).
+// and show an entity's details (placeholders, last run, column mappings, column lineage detail); with a running
+// `ol2purview serve`, redraw a dataset's lineage for a time window from the run history (runs per process, a run's
+// metadata, failed runs marked).
 // No dependencies; every value from the catalog is inserted as text, never as HTML, and may be of any JSON type.
 "use strict";
 
@@ -11,7 +13,7 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const NODE_W = 220, LINE_H = 15, GAP_X = 60, GAP_Y = 22, MARGIN = 16, ROW_H = 18, WRAP = 25;
 const BOX_W = 240, BOX_GAP = 200, EDGE_LABEL_MAX = 34;
 const $ = (id) => document.getElementById(id);
-const state = {mode: "none", lineage: null, expanded: new Map(), trace: null, view: null};
+const state = {mode: "none", lineage: null, expanded: new Map(), trace: null, view: null, window: null, history: null, base: null};
 
 // --- helpers -------------------------------------------------------------------------------------------------
 function text(value) {
@@ -302,6 +304,8 @@ function drawLineage() {
     const classes = ["node", kind];
     if (guid === data.baseEntityGuid) classes.push("base");
     if (kind === "dataset" && isPlaceholder(entity)) classes.push("placeholder");
+    const runs = entity.history ? entity.history.runs : null;  // lineage in a time window: the process's runs
+    if (runs && runs.some((r) => FAILED.has(r.status))) classes.push("failed");
     const g = el("svg:g", {class: classes.join(" "), transform: `translate(${p.x},${p.y})`, tabindex: "0",
       "data-guid": guid, "data-qualified-name": entity.attributes.qualifiedName, "data-type-name": entity.typeName});
     g.append(el("svg:title", {}, `${text(entity.attributes.qualifiedName)}\n${entity.typeName}`));
@@ -309,11 +313,11 @@ function drawLineage() {
     const label = el("svg:text", {class: "label", x: 10, y: 20});
     p.lines.forEach((line, i) => label.append(el("svg:tspan", {x: 10, dy: i ? LINE_H : 0}, line)));
     g.append(label);
-    const typeLine = `${entity.typeName}${classes.includes("placeholder") ? " · placeholder" : ""}`;
+    const typeLine = runs ? runsLine(entity.history) : `${entity.typeName}${classes.includes("placeholder") ? " · placeholder" : ""}`;
     g.append(el("svg:text", {class: "kind", x: 10, y: 20 + p.lines.length * LINE_H + 4}, typeLine.length > 32 ? `${typeLine.slice(0, 31)}…` : typeLine));
     g.addEventListener("click", () => showDetails(guid));
     g.addEventListener("keydown", (e) => { if (e.key === "Enter") showDetails(guid); });
-    if (kind === "dataset") drawColumnToggle(g, guid, p);
+    if (kind === "dataset" && state.mode !== "history") drawColumnToggle(g, guid, p);
     svg.append(g);
   }
   mountSvg(svg, width, height);
@@ -365,6 +369,8 @@ async function openLineage(guid) {
     // Process types carry inputs/outputs (Process's attributes); datasets never do.
     data.baseIsProcess = "inputs" in base.entity.attributes || "outputs" in base.entity.attributes;
     if (!state.lineage || state.lineage.baseEntityGuid !== guid) state.expanded = new Map();
+    state.base = {guid, qualifiedName: text(base.entity.attributes.qualifiedName), isProcess: data.baseIsProcess};
+    if (state.window && !data.baseIsProcess) { await drawHistory(); return; }
     state.lineage = data;
     state.mode = "lineage";
     $("graph-title").textContent = `Lineage of ${displayName(data.guidEntityMap[guid] || base.entity)}`;
@@ -560,6 +566,11 @@ async function showDetails(guid) {
   document.querySelectorAll(".node.selected").forEach((n) => n.classList.remove("selected"));
   const node = document.querySelector(`.node[data-guid="${CSS.escape(guid)}"]`);
   if (node) node.classList.add("selected");
+  if (state.mode === "history") { showHistoryDetails(guid); return; }
+  $("runs-in-window").replaceChildren();
+  $("run-details").replaceChildren();
+  $("details-open").hidden = false;
+  $("attributes-title").hidden = false;
   try {
     const {entity} = await api(`/entity/guid/${encodeURIComponent(guid)}?ignoreRelationships=true`);
     const attributes = entity.attributes || {};
@@ -615,19 +626,167 @@ async function showColumnList(guid) {
   } catch (err) { status(`Columns failed: ${err.message}`); }
 }
 
+// --- lineage in a time window (the run history of a running ol2purview serve) -------------------------------
+// The catalog server asks serve's history endpoints itself (with the function key), so no key reaches the page.
+const HISTORY = "_ol2purview/page/history";
+const HISTORY_DIRECTION = {BOTH: "both", INPUT: "upstream", OUTPUT: "downstream"};
+const FAILED = new Set(["FAIL", "ABORT"]);
+
+function runsLine(process) {
+  const failed = process.runs.filter((r) => FAILED.has(r.status)).length;
+  return `${process.runCount} run(s)${failed ? `, ${failed} failed` : ""}`;
+}
+
+function utc(value) {  // a datetime-local value, read as UTC
+  if (!value) return "";
+  return `${value.length === 16 ? `${value}:00` : value}Z`;
+}
+
+async function setupTimeWindow() {
+  const bar = $("time-window");
+  let answer = {available: false, reason: "the catalog could not tell"};
+  try { answer = await request(`${HISTORY}/status`); } catch (err) { answer.reason = err.message; }
+  bar.hidden = false;
+  bar.dataset.available = String(Boolean(answer.available));
+  for (const control of bar.querySelectorAll("input, button")) control.disabled = !answer.available;
+  $("window-note").textContent = answer.available ? "" : "needs a running ol2purview serve";
+  $("window-note").title = answer.reason || "";
+  const choose = (window, button) => {
+    bar.querySelectorAll("button.active").forEach((b) => b.classList.remove("active"));
+    if (button) button.classList.add("active");
+    applyWindow(window);
+  };
+  $("window-apply").addEventListener("click", (e) => choose({since: utc($("window-since").value), until: utc($("window-until").value)}, e.target));
+  for (const button of bar.querySelectorAll("button[data-window]")) {
+    const name = button.dataset.window;
+    button.addEventListener("click", () => choose(name === "last-run" ? {since: "last-run", until: ""} : {since: `-${name}`, until: "now"}, button));
+  }
+  $("window-clear").addEventListener("click", () => {
+    bar.querySelectorAll("button.active").forEach((b) => b.classList.remove("active"));
+    state.window = null;
+    state.history = null;
+    if (state.base) openLineage(state.base.guid);
+  });
+}
+
+async function applyWindow(window) {
+  state.window = window;
+  if (state.base && !state.base.isProcess) await drawHistory();
+  else status("Open a dataset's lineage first: the time window redraws it.");
+}
+
+function historyGraph(answer) {
+  // The history answer in the shape drawLineage reads (the catalog's lineage): node ids are "h:" + qualifiedName.
+  const id = (qualifiedName) => `h:${qualifiedName}`;
+  const guidEntityMap = {};
+  for (const d of answer.datasets) {
+    guidEntityMap[id(d.qualifiedName)] = {guid: id(d.qualifiedName), typeName: d.typeName || "DataSet",
+      attributes: {qualifiedName: d.qualifiedName, name: shortName(d.qualifiedName)}};
+  }
+  for (const p of answer.processes) {
+    guidEntityMap[id(p.qualifiedName)] = {guid: id(p.qualifiedName), typeName: p.typeName,
+      attributes: {qualifiedName: p.qualifiedName, name: p.name || shortName(p.qualifiedName)}, history: p};
+  }
+  const relations = answer.edges.map((e) => ({fromEntityId: id(e.from), toEntityId: id(e.to), history: e}));
+  return {baseEntityGuid: id(answer.qualifiedName), baseIsProcess: false, guidEntityMap, relations};
+}
+
+async function drawHistory() {
+  const params = new URLSearchParams({qualifiedName: state.base.qualifiedName,
+    direction: HISTORY_DIRECTION[$("direction").value], depth: $("depth").value === "0" ? "10" : $("depth").value});
+  if (state.window.since) params.set("since", state.window.since);
+  if (state.window.until) params.set("until", state.window.until);
+  status("Loading the lineage of the time window…");
+  try {
+    const answer = await request(`${HISTORY}/lineage?${params}`);
+    state.history = answer;
+    state.lineage = historyGraph(answer);
+    state.mode = "history";
+    $("graph-title").textContent = `Lineage of ${shortName(answer.qualifiedName)} from ${answer.since} to ${answer.until}`;
+    $("back-to-lineage").hidden = true;
+    drawLineage();
+    const runs = new Set(answer.processes.flatMap((p) => p.runs.map((r) => r.runId)));
+    const failed = new Set(answer.processes.flatMap((p) => p.runs.filter((r) => FAILED.has(r.status)).map((r) => r.runId)));
+    status(`${answer.datasets.length} dataset(s), ${answer.processes.length} process(es), ${runs.size} run(s)` +
+      `${failed.size ? ` (${failed.size} failed)` : ""} from ${answer.since} to ${answer.until}` +
+      `${answer.truncated ? `; cut short: ${answer.truncated}` : ""}.`);
+    showDetails(state.lineage.baseEntityGuid);
+  } catch (err) { status(`Lineage over time failed: ${err.message}`); }
+}
+
+function historyRuns(process) {
+  const box = el("div");
+  box.append(el("h3", {}, `Runs in the window (${process.runCount})`));
+  const runs = el("table", {class: "runs-table"});
+  const head = el("tr");
+  for (const title of ["Run", "Status", "Start", "End", "Duration", "User"]) head.append(el("th", {}, title));
+  runs.append(head);
+  for (const run of process.runs) {
+    const kind = FAILED.has(run.status) ? " run-failed" : run.end === null ? " run-open" : "";
+    const row = el("tr", {class: `run-row${kind}`, "data-run-id": run.runId, "data-status": run.status});
+    const cell = el("td");
+    const button = el("button", {type: "button", class: "run-link", title: run.runId}, run.runId.slice(-12));
+    button.addEventListener("click", () => showRun(run.runId));
+    cell.append(button);
+    row.append(cell, el("td", {}, run.status), el("td", {}, run.start), el("td", {}, run.end || "(no end: may still run)"),
+      el("td", {}, run.durationMs === null ? "" : `${(run.durationMs / 1000).toFixed(1)} s`), el("td", {}, run.user || ""));
+    runs.append(row);
+  }
+  box.append(runs);
+  return box;
+}
+
+function showHistoryDetails(guid) {
+  const entity = state.lineage.guidEntityMap[guid];
+  if (!entity) return;
+  const panel = $("details-panel");
+  panel.hidden = false;
+  panel.dataset.guid = guid;
+  $("details-title").textContent = displayName(entity);
+  const summary = $("details-summary");
+  summary.replaceChildren();
+  const touching = state.history.edges.filter((e) => e.from === entity.attributes.qualifiedName || e.to === entity.attributes.qualifiedName);
+  for (const [key, value] of [["Type", entity.typeName], ["qualifiedName", entity.attributes.qualifiedName],
+    ["Window", `${state.history.since} to ${state.history.until}`], ["Edges in the window", String(touching.length)]]) {
+    summary.append(el("dt", {}, key), el("dd", {}, value));
+  }
+  for (const id of ["placeholder-notice", "last-run", "dataset-columns", "column-mapping", "run-details"]) $(id).replaceChildren();
+  $("details-attributes").tBodies[0].replaceChildren();
+  $("attributes-title").hidden = true;
+  $("details-open").hidden = true;
+  $("runs-in-window").replaceChildren(...(entity.history ? [historyRuns(entity.history)] : []));
+}
+
+async function showRun(runId) {
+  try {
+    const run = await request(`${HISTORY}/runs/${encodeURIComponent(runId)}`);
+    const box = $("run-details");
+    const fields = [["Run id", run.runId], ["Status", run.status], ["Start", run.start], ["End", run.end || "(no end: may still run)"],
+      ["Duration", run.durationMs === null ? "unknown" : `${(run.durationMs / 1000).toFixed(1)} s`], ["User", run.user || "(unknown)"],
+      ["Job", run.job], ["Owner", run.owner]];
+    const shown = new Set(["startTime", "endTime", "durationMs", "user"]);
+    for (const [key, value] of Object.entries(run.metadata || {})) if (!shown.has(key)) fields.push([key, text(value)]);
+    const list = el("dl", {class: "run-metadata", "data-run-id": run.runId});
+    for (const [key, value] of fields) list.append(el("dt", {}, key), el("dd", {"data-field": key}, value));
+    box.replaceChildren(el("h3", {}, `Run ${run.runId}`), list,
+      table("run-accesses", ["Dataset", "Access", "Process"], run.accesses.map((a) => [a.dataset, a.access, a.process])));
+  } catch (err) { status(`Run failed to load: ${err.message}`); }
+}
+
 function start() {
   $("search-form").addEventListener("submit", (e) => { e.preventDefault(); search($("search-input").value.trim()); });
   $("details-open").addEventListener("click", () => openLineage($("details-panel").dataset.guid));
-  $("back-to-lineage").addEventListener("click", () => { if (state.lineage) openLineage(state.lineage.baseEntityGuid); });
+  $("back-to-lineage").addEventListener("click", () => { if (state.base) openLineage(state.base.guid); });
   for (const id of ["depth", "direction"]) {
     $(id).addEventListener("change", () => {
       if (state.mode === "columns" && state.trace && state.trace.datasets.find((d) => d.distance === 0)) {
         const root = state.trace.datasets.find((d) => d.distance === 0);
         if (root.guid) traceColumn(root.guid, state.trace.root.column);
-      } else if (state.lineage) openLineage(state.lineage.baseEntityGuid);
+      } else if (state.base) openLineage(state.base.guid);
     });
   }
   setupZoomAndPan();
+  setupTimeWindow();
   const params = new URLSearchParams(location.hash.slice(1));
   if (params.get("depth")) $("depth").value = params.get("depth");
   if (params.get("direction")) $("direction").value = params.get("direction");

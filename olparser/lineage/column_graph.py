@@ -1,8 +1,9 @@
 """Column-level lineage across processes: which columns feed a column, and which it feeds, transitively.
 
-Pure: plain data in, plain data out, no I/O. The lineage page's server route (which reads the embedded catalog)
-and `ol2purview columns` (which reads any Atlas or Purview through its public API) both turn processes into
-`ProcessColumns` and ask a `ColumnGraph`.
+Pure: plain data in, plain data out, no I/O. The lineage page's server route (which reads the embedded catalog),
+`ol2purview columns` (which reads any Atlas or Purview through its public API) and the run history's lineage in a
+time window (olparser.history, one `ProcessColumns` per run of a process) all turn processes into `ProcessColumns`
+and ask a `ColumnGraph`.
 
 Where the edges come from, per process:
 - `columnLineageDetail` (written by ol2purview, a JSON string

@@ -1,0 +1,93 @@
+"""The run-history store interface, what both stores share (pure), and `open_history_store(settings)`.
+
+Two stores, chosen with the run state (RUN_STATE_STORE): SQLite (`run-history.sqlite3` in the data folder) and Azure
+Table storage (table `olrunhistory` in AzureWebJobsStorage). Both hold, CDAP's way:
+
+- per run: its record (`RunRecord`, the reverse lookup for GET /runs/{runId} and for replacing it);
+- per dataset access: a row keyed by dataset, then closed/open, inverted start time, run, access, process (newest
+  first in a key scan), carrying the run's slim facts;
+- per process run: a row keyed by process, then closed/open, inverted start, run, with what that run of the process
+  read and wrote and its column lineage; and per process a summary (runs held, earliest start) for `runCount` and
+  `firstRunTime`.
+
+`record` is idempotent: the same record again changes nothing, a new record of a run replaces everything its old one
+wrote. It answers the processes whose summary changed (the run joined or left them, or its start moved), so that
+the runner can rewrite them in the catalog. Runs older than `RUN_HISTORY_DAYS` are not recorded and are purged by
+the timer. A query reads closed runs that started at most the longest run duration recorded before `since`, and
+every open (INCOMPLETE) run that started before `until`; the walk keeps those that overlap.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, Sequence
+
+from .model import Access, ProcessRun, ProcessSummary, RunFacts, RunRecord
+from .window import HistoryReader
+
+if TYPE_CHECKING:
+    from olparser.settings import Settings
+
+SQLITE_FILE_NAME = "run-history.sqlite3"
+HISTORY_TABLE = "olrunhistory"
+SLIM_METADATA = ("user",)  # what the index rows keep of a run's metadata (the run's own row keeps all of it)
+INVERT_MS = 10 ** 13  # inverted start = INVERT_MS - start in ms: 13 digits until the year 2286
+PURGE_BATCH = 500
+
+
+class RunHistoryStore(HistoryReader, Protocol):
+    def record(self, record: RunRecord, *, now: float | None = None) -> frozenset[str]:
+        """Write the run's record in place of its previous one (idempotent); the processes whose summary changed."""
+
+    def process_summaries(self, names: Sequence[str]) -> dict[str, ProcessSummary]:
+        """Runs held and earliest start of each named process the history knows."""
+
+    def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
+        """Delete runs that started more than the retention ago (at most `limit`); how many were deleted."""
+
+    def close(self) -> None: ...
+
+
+def slim(facts: RunFacts) -> RunFacts:
+    """The facts an index row carries: the run's metadata cut to SLIM_METADATA."""
+    return RunFacts(facts.run_id, facts.job, facts.owner, facts.owner_type, facts.start, facts.end, facts.status,
+                    {k: v for k, v in facts.metadata.items() if k in SLIM_METADATA})
+
+
+def inverted_ms(seconds: float) -> int:
+    return INVERT_MS - round(seconds * 1000)
+
+
+def is_open(facts: RunFacts) -> bool:
+    """A run without end (INCOMPLETE): it overlaps every window that ends after it started."""
+    return facts.end is None
+
+
+def access_keys(record: RunRecord | None) -> dict[tuple[str, str, str], Access]:
+    """(dataset, access, process) -> the access, for every access of the record."""
+    if record is None:
+        return {}
+    return {(a.dataset.qualified_name, a.access, a.process): a for a in record.accesses()}
+
+
+def process_runs_of(record: RunRecord | None) -> dict[str, ProcessRun]:
+    return {} if record is None else {p.qualified_name: p for p in record.processes}
+
+
+def changed_processes(old: RunRecord | None, new: RunRecord | None) -> frozenset[str]:
+    """The processes whose summary the replacement of `old` by `new` changes: joined, left, or start moved."""
+    before = {name: old.facts.start for name in process_runs_of(old)} if old else {}
+    after = {name: new.facts.start for name in process_runs_of(new)} if new else {}
+    return frozenset(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+
+
+def open_history_store(settings: "Settings") -> RunHistoryStore:
+    """The store next to the run state: SQLite in the data folder, or Table storage (RUN_STATE_STORE=table)."""
+    days = settings.run_history_days
+    if settings.run_state_store == "table":
+        if not settings.storage_connection:
+            raise ValueError("RUN_STATE_STORE=table needs the AzureWebJobsStorage connection string")
+        from .stores.table_store import TableHistoryStore
+
+        return TableHistoryStore.from_connection_string(settings.storage_connection, HISTORY_TABLE, retention_days=days)
+    from .stores.sqlite_store import SqliteHistoryStore
+
+    return SqliteHistoryStore(settings.data_dir / SQLITE_FILE_NAME, retention_days=days)
