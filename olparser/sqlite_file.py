@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -19,7 +20,21 @@ class SqliteFile:
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._connection().execute("PRAGMA journal_mode=WAL")
+        self._use_wal()
+
+    def _use_wal(self) -> None:
+        """Switch the file to WAL. Several processes opening a new file at once (the tasks of a Spark job) can get
+        "database is locked" at once from this switch, which SQLite does not retry through the busy timeout: try
+        again for as long as that timeout."""
+        deadline = time.monotonic() + self._busy_timeout
+        while True:
+            try:
+                self._connection().execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)  # back off before the next try
 
     def close(self) -> None:
         """Close every connection this store opened (in any thread)."""
