@@ -297,7 +297,11 @@ class LineagePipeline:
             self._wait_for_deletions(self._store.claim(key, keys, now=now))
             run_time = None if run.is_static else run_instant(run)
             processes = plan.process_names()
-            with self._locked_processes(processes):
+            # the processes an earlier plan of this run had and this one drops are locked too: a restore of one of
+            # them (from this run's older state) must not upload it after this commit has released and deleted it
+            dropped = {name for type_name, name in self._store.claimed(key)
+                       if type_name in PROCESS_TYPES} - set(processes)
+            with self._locked_processes([*processes, *sorted(dropped)]):
                 superseded = {name for name, writer in self._store.process_writers(processes).items()
                               if writer > (run_time, key)} if processes and run_time is not None else set()
                 if superseded:

@@ -154,6 +154,10 @@ class SqliteRunStateStore(SqliteFile):
                 (run_key, now, _keys_json(claimed | keys)))
             return self._contested(db, keys, now)
 
+    def claimed(self, run_key: str) -> frozenset[Key]:
+        row = self._connection().execute("SELECT claimed FROM run_state WHERE run_id = ?", (run_key,)).fetchone()
+        return frozenset(_keys_from(row[0]) if row is not None else ())
+
     def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         return self._contested(self._connection(), set(keys), time.time() if now is None else now)
 

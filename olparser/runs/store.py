@@ -106,6 +106,9 @@ class RunStateStore(Protocol):
     def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         """The keys among `keys` whose deletion from the catalog is still in progress."""
 
+    def claimed(self, run_key: str) -> frozenset[Key]:
+        """The keys the run has claimed (what its plans may have uploaded and its next commit may release)."""
+
     def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
                process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
                process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:

@@ -140,6 +140,9 @@ class TableRunStateStore:
         self._with_retries(attempt)
         return frozenset(contested)
 
+    def claimed(self, run_key: str) -> frozenset[Key]:
+        return frozenset(self._get_keys(self._read(run_key), "claimed"))
+
     def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         now = time.time() if now is None else now
         found = set()

@@ -144,6 +144,38 @@ def test_an_interim_entity_another_run_still_uses_is_kept(store, engine):
     assert ("openlineage_dataset", "dbfs:/mnt/raw/customers") not in catalog.entities
 
 
+def test_a_restore_from_a_runs_older_state_cannot_bring_back_what_its_newer_plan_deleted(store, engine):
+    """A process is written again from its newest writer (a restore, or a history refresh) while that writer's next
+    event, which drops the process, is being written: the drop waits for the restore, then deletes, so the stale
+    upload does not outlive it (the drop's commit locks the processes it drops)."""
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    _, running, complete = dr.events(dr.orders_run(1))
+    pipeline.process(complete)  # the interim version, under the generic application
+    assert INTERIM_PROCESS in catalog.entities
+    uploading, dropped = threading.Event(), threading.Event()
+    original_delete = catalog.delete
+
+    def delete(keys):
+        report = original_delete(keys)
+        dropped.set()
+        return report
+
+    def stale_upload() -> None:  # the restore has built its plan from the run's older state
+        uploading.set()
+        dropped.wait(1.0)  # without the lock the drop would commit and delete meanwhile
+
+    catalog.delete = delete  # type: ignore[method-assign]
+    catalog.during_upload = stale_upload
+    restore = threading.Thread(target=pipeline._restore, args=(INTERIM_PROCESS[1], None, NOW))
+    restore.start()
+    assert uploading.wait(5)
+    assert pipeline.process(running).status == "written"  # drops the interim process
+    restore.join(5)
+    assert INTERIM_PROCESS not in catalog.entities
+    assert catalog.keys() == IN_ORDER_KEYS
+
+
 def test_a_rerun_that_drops_an_input_replaces_the_process_inputs(store, engine):
     catalog = FakeCatalog()
     pipeline = make_pipeline(store, engine, catalog)

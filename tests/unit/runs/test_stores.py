@@ -147,6 +147,15 @@ def test_a_claim_that_was_never_committed_is_released_by_the_next_commit(store):
         PLACEHOLDER, INTERIM_PROCESS)
 
 
+def test_claimed_keys_are_what_the_run_may_have_uploaded_until_its_commit_releases_them(store):
+    assert store.claimed("run-a") == frozenset()
+    store.claim("run-a", [INTERIM_PROCESS, PLACEHOLDER], now=T0)
+    store.claim("run-a", [PROCESS], now=T0 + 1)
+    assert store.claimed("run-a") == {INTERIM_PROCESS, PLACEHOLDER, PROCESS}
+    store.commit("run-a", [PROCESS], version=None, fingerprint="a", now=T0 + 1)
+    assert store.claimed("run-a") == {PROCESS}
+
+
 def test_dangling_uploads_that_nobody_claims_are_orphaned(store):
     # a writer uploaded INTERIM_PROCESS in an attempt whose commit was stale; another writer released it since
     store.claim("run-a", [PROCESS], now=T0)
