@@ -2,7 +2,7 @@
 
 Each limit bounds something that multiplies the work done on an event after it is accepted (by the worker, per
 dataset, column or mount), so that intake and worker work stay linear in the event's size with a small constant
-(docs/design.md, "Cost model"). Each has a setting (olparser.settings, README "Limits"); a refusal names it.
+(docs/decisions.md, "Cost model"). Each has a setting (olparser.settings, README "Limits"); a refusal names it.
 """
 from __future__ import annotations
 
