@@ -22,8 +22,8 @@ WORKSPACE_HOSTS = (tuple(WORKSPACE_HOSTS_ENV["DATABRICKS_WORKSPACE_HOSTS"].split
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    """The test session's one SparkSession on local[2]."""
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The test session's one SparkSession on local[2] (tables in a temporary warehouse, not the project folder)."""
     pytest.importorskip("pyspark")
     if shutil.which("java") is None:
         message = "Java is not installed (make test installs openjdk-17-jre-headless)"
@@ -32,7 +32,9 @@ def spark() -> Iterator[Any]:
         pytest.skip(message)
     from tools.spark.spark_job import spark_session
 
-    session = spark_session("local[2]", "ol2purview-tests", progress=False)
+    warehouse = tmp_path_factory.mktemp("spark-warehouse")
+    session = spark_session("local[2]", "ol2purview-tests", progress=False,
+                            config={"spark.sql.warehouse.dir": str(warehouse)})
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -281,3 +281,24 @@ def test_an_empty_window_does_nothing(tmp_path, capsys):
     assert (status, capsys.readouterr().out) == (0, (
         "ol2purview spark system-lineage: nothing to do: the time range from 2025-03-02T00:00:00.000Z to "
         "2025-03-01T00:00:00.000Z is empty\n"))
+
+
+def test_the_watermark_can_be_kept_in_a_table(spark, environment, tmp_path):
+    """`--watermark-table`: a row per successful run (here a table of the session's warehouse; Delta on Databricks);
+    the next run starts where the newest row says."""
+    write_parquet(spark, FIRST_TABLE_ROWS, tmp_path / "table_lineage")
+    write_parquet(spark, FIRST_COLUMN_ROWS, tmp_path / "column_lineage", columns=True)
+    name = f"watermark_{tmp_path.name.replace('-', '_')}"
+    try:
+        first = system_lineage(tmp_path, "--until", "2025-03-02", "--watermark-table", name)
+        assert first["processes"]["written"] == 5
+        second = system_lineage(tmp_path, "--until", "2025-03-03", "--watermark-table", name)
+        assert (second["runs"]["total"], second["processes"]["written"]) == (0, 0)
+        rows = sorted(((r["since"], r["until"], r["untilSeconds"], r["tableLineage"])
+                       for r in spark.table(name).collect()), key=lambda r: r[2])
+        assert rows == [(None, "2025-03-02T00:00:00.000Z", 1740873600.0, str(tmp_path / "table_lineage")),
+                        ("2025-03-02T00:00:00.000Z", "2025-03-03T00:00:00.000Z", 1740960000.0,
+                         str(tmp_path / "table_lineage"))]
+        assert not (tmp_path / "report" / "watermark.json").exists()
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")

@@ -18,7 +18,7 @@ from olparser.settings import Settings
 
 from .job import BackfillJob
 from .report import BackfillReport
-from .watermark import WATERMARK_FILE, load_watermark, save_watermark
+from .watermark import WATERMARK_FILE, WatermarkTable, load_watermark, save_watermark
 
 DEFAULT_LAG_HOURS = 6.0
 DEFAULT_LOOKBACK_HOURS = 24.0
@@ -62,13 +62,17 @@ def add_system_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lookback", type=hours, default=DEFAULT_LOOKBACK_HOURS, metavar="HOURS",
                         help=f"also read rows this long before --since, so that a run that began earlier is written "
                              f"whole (default {DEFAULT_LOOKBACK_HOURS:g})")
-    parser.add_argument("--watermark", type=Path, metavar="FILE",
-                        help=f"where the last successful run stopped (default: {WATERMARK_FILE} in the --report "
-                             "folder; without either, every run starts at --since or the beginning)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--watermark", type=Path, metavar="FILE",
+                       help=f"where the last successful run stopped (default: {WATERMARK_FILE} in the --report "
+                            "folder; without either, every run starts at --since or the beginning)")
+    where.add_argument("--watermark-table", metavar="NAME",
+                       help="keep the watermark in this table instead (Delta on Databricks, e.g. "
+                            "main.ops.system_lineage_watermark): a row per successful run, the newest counts")
 
 
 def run_system(args: argparse.Namespace, settings: Settings, show: Callable[[BackfillReport, Path | None], int]) -> int:
-    from .system_job import SYSTEM_COLUMN_LINEAGE, SYSTEM_TABLE_LINEAGE, Window
+    from .system_job import SYSTEM_COLUMN_LINEAGE, SYSTEM_TABLE_LINEAGE
 
     name = "ol2purview spark system-lineage"
     table_source = args.table_lineage or (SYSTEM_TABLE_LINEAGE if on_databricks() else None)
@@ -77,18 +81,16 @@ def run_system(args: argparse.Namespace, settings: Settings, show: Callable[[Bac
         print(f"{name}: --table-lineage is required outside Databricks (a table name or a Delta/Parquet folder)",
               file=sys.stderr)
         return 2
-    watermark_path = args.watermark or (args.report / WATERMARK_FILE if args.report else None)
+    watermark_path = None if args.watermark_table else (
+        args.watermark or (args.report / WATERMARK_FILE if args.report else None))
     try:
         stored = load_watermark(watermark_path) if watermark_path else None
     except ValueError as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
-    since = args.since if args.since is not None else (stored.until if stored else None)
-    until = args.until if args.until is not None else time.time() - args.lag * 3600
-    if since is not None and until <= since:
-        print(f"{name}: nothing to do: the time range from {_iso(since)} to {_iso(until)} is empty")
-        return 0
-    window = Window(since, until, args.lookback * 3600)
+    table = None
+    if not args.watermark_table and (window := _window(args, stored, name)) is None:
+        return 0  # nothing to do
     job = BackfillJob.create(settings, calls_per_second=args.max_calls_per_second)
     try:
         if args.dry_run is None:
@@ -97,16 +99,37 @@ def run_system(args: argparse.Namespace, settings: Settings, show: Callable[[Bac
         from .system_job import run_system_lineage
 
         spark = spark_session(args.master, "ol2purview-system-lineage", sys.stderr.isatty())
+        if args.watermark_table:
+            table = WatermarkTable(spark, args.watermark_table)
+            if (window := _window(args, table.load(), name)) is None:
+                return 0
         report = run_system_lineage(spark, table_source, column_source, job, window, dict(args.workspace),
                                     dry_run=args.dry_run)
     except (FileNotFoundError, ValueError) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2
     status = show(report, args.report)
-    if status == 0 and args.dry_run is None and watermark_path is not None:
-        save_watermark(watermark_path, since, until, table_source, column_source)
-        print(f"watermark: {watermark_path} (until {_iso(until)})")
+    if status == 0 and args.dry_run is None:
+        if table is not None:
+            table.save(window.since, window.until, table_source, column_source)
+            print(f"watermark: table {args.watermark_table} (until {_iso(window.until)})")
+        elif watermark_path is not None:
+            save_watermark(watermark_path, window.since, window.until, table_source, column_source)
+            print(f"watermark: {watermark_path} (until {_iso(window.until)})")
     return status
+
+
+def _window(args: argparse.Namespace, stored: Any, name: str) -> Any:
+    """The window to read: from --since, else the watermark's `until`, else the beginning; to --until, else now minus
+    --lag. None (and a line saying so) when it is empty."""
+    from .system_job import Window
+
+    since = args.since if args.since is not None else (stored.until if stored else None)
+    until = args.until if args.until is not None else time.time() - args.lag * 3600
+    if since is not None and until <= since:
+        print(f"{name}: nothing to do: the time range from {_iso(since)} to {_iso(until)} is empty")
+        return None
+    return Window(since, until, args.lookback * 3600)
 
 
 def _iso(instant: Any) -> str:
