@@ -72,7 +72,7 @@ def test_replay_defaults_to_the_running_serve_and_its_kept_key(serve_factory):
 
 
 def test_replay_with_a_path_in_the_url_does_not_double_it(serve):
-    done = tool("replay", str(real_event_files()[0]), "--url", f"{serve.url}/api/v1/lineage", "--key", serve.key)
+    done = tool("replay", str(real_event_files()[0]), "--url", f"{serve.url}/api/v1/lineage", f"--key={serve.key}")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == f"1 events to {serve.url}/api/v1/lineage: 1 accepted, 0 refused"
 
