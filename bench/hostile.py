@@ -11,9 +11,9 @@ from typing import Any, Callable
 from olparser.contract import IngestError, IntakeLimits, read_event
 from olparser.naming import MappingEngine, mounts_from_facet
 from olparser.naming.tokens import tokenize_name
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests.hostile import payloads
 from tests.hostile.measure import cpu_times
+from tests.rules import MAPPINGS_PATH
 
 ROUNDS = 5
 RAISED = IntakeLimits(max_datasets_per_event=100_000, max_facets_per_event=1_000_000, max_mount_points=100_000,
@@ -62,7 +62,7 @@ SHAPES: list[tuple[str, Callable[[], Any]]] = [
 
 
 def main() -> None:
-    engine = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    engine = MappingEngine.from_path(MAPPINGS_PATH)
     print(f"CPU per KiB of body, medians of {ROUNDS} rounds (µs/KiB); intake at default limits and with limits raised")
     print(f"{'shape':52} {'KiB':>8} {'answer':>28} {'intake':>9} {'raised':>9} {'mapping':>9}")
     for label, make in SHAPES:

@@ -11,7 +11,7 @@ from bench.merge import databricks_run
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.rules import MAPPINGS_PATH
 
 REPEATS = 7
 RUNS_PER_SAMPLE = 300
@@ -28,7 +28,7 @@ def _median_per_second(work) -> float:
 
 
 def main() -> None:
-    engine = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    engine = MappingEngine.from_path(MAPPINGS_PATH)
     options = LineageOptions()
     events = databricks_run(str(uuid.uuid4()))
     snapshot = merge_events(events)

@@ -13,7 +13,8 @@ import statistics
 import time
 
 from olparser.naming import MappingEngine, MountPoint, mounts_from_facet
-from olparser.settings import DEFAULT_MAPPINGS_PATH, PROJECT_ROOT
+from olparser.settings import PROJECT_ROOT
+from tests.rules import MAPPINGS_PATH
 
 VECTORS = PROJECT_ROOT.parent / "shared" / "vectors"
 WORKSPACE = "adb-1234567890123456.7.azuredatabricks.net"
@@ -72,9 +73,9 @@ def rate(engine: MappingEngine, cases: list[Case]) -> float:
 
 def main() -> None:
     cases = reference_cases() + generated_cases(GENERATED)
-    engine = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    engine = MappingEngine.from_path(MAPPINGS_PATH)
     matched = sum(engine.map(ns, n, mounts=m, workspace_url=WORKSPACE).matched for ns, n, m in cases)
-    cold = [rate(MappingEngine.from_path(DEFAULT_MAPPINGS_PATH), cases) for _ in range(ROUNDS)]
+    cold = [rate(MappingEngine.from_path(MAPPINGS_PATH), cases) for _ in range(ROUNDS)]
     warm = [rate(engine, cases) for _ in range(ROUNDS)]
     print(f"default config, {len(engine.rules)} rules, {len(cases)} datasets ({matched} matched), {ROUNDS} rounds")
     print(f"  warm: median {statistics.median(warm):,.0f} mappings/s")

@@ -19,7 +19,7 @@ from bench.merge import databricks_run
 from olparser.lineage import LineageOptions, build_lineage, plan_fingerprint
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_event
-from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.rules import MAPPINGS_PATH
 
 REPEATS = 7
 RUNS = 300
@@ -40,7 +40,7 @@ def _median_rate(count: int, work) -> tuple[float, float]:
 
 def core_throughput() -> None:
     """COMPLETE events/s through merge (onto START+RUNNING) -> map every dataset -> build entities -> fingerprint."""
-    engine = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    engine = MappingEngine.from_path(MAPPINGS_PATH)
     options = LineageOptions(workspace_hosts=(("1234567890123456", "adb-1234567890123456.5.azuredatabricks.net"),))
     prepared = []
     for _ in range(RUNS):

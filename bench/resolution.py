@@ -37,7 +37,8 @@ from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.relink import Relinker
 from olparser.runs.sqlite_store import SqliteRunStateStore
-from olparser.settings import DEFAULT_MAPPINGS_PATH, PROJECT_ROOT, TYPEDEFS_DIR, Settings
+from olparser.settings import PROJECT_ROOT, TYPEDEFS_DIR, Settings
+from tests.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 RUNS, DATASETS, SECONDS_APART = 1000, 50, 7.2
@@ -94,7 +95,7 @@ def stream_calls(resolve: bool) -> tuple[list[int], list[int]]:
         store = SqliteRunStateStore(Path(folder) / "runs.sqlite3", ttl_seconds=7 * 86400)
         resolver = ScannedAssetResolver(client, cache=cache, retry=RetryPolicy(), owned=store.interim_keys,
                                         clock=clock) if resolve else None
-        pipeline = LineagePipeline(store, MappingEngine.from_path(DEFAULT_MAPPINGS_PATH), LineageOptions(), uploader,
+        pipeline = LineagePipeline(store, MappingEngine.from_path(MAPPINGS_PATH), LineageOptions(), uploader,
                                    WritePolicy(environment_wait_seconds=0), clock=clock, sleep=clock.sleep,
                                    resolver=resolver)
         relinker = Relinker(store, resolver, uploader, batch_size=Settings().relink_batch_size, clock=clock) \
@@ -130,8 +131,7 @@ from bench.merge import databricks_run
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_event
-from olparser.settings import DEFAULT_MAPPINGS_PATH
-engine = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+engine = MappingEngine.from_path(sys.argv[2])
 options = LineageOptions(workspace_hosts=(("1234567890123456", "adb-1234567890123456.5.azuredatabricks.net"),))
 prepared = []
 for _ in range(300):
@@ -168,8 +168,9 @@ print(1 / statistics.median(samples))
 """
 
 
-def _rate(tree: Path, mode: str) -> float:
-    done = subprocess.run([sys.executable, "-c", _CORE, mode], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+def _rate(tree: Path, mode: str, rules: Path) -> float:
+    done = subprocess.run([sys.executable, "-c", _CORE, mode, str(rules)], cwd=tree,
+                          env={**os.environ, "PYTHONPATH": str(tree)},
                           capture_output=True, text=True, timeout=600, check=True)
     return float(done.stdout.strip().splitlines()[-1])
 
@@ -182,9 +183,10 @@ def report_ab() -> None:
             tar.extractall(before, filter="data")
         rates: dict[str, list[float]] = {"before": [], "after": [], "after+link": []}
         for _ in range(AB_ROUNDS):  # interleaved, so that the machine's load falls on both alike
-            rates["before"].append(_rate(before, "build"))
-            rates["after"].append(_rate(PROJECT_ROOT, "build"))
-            rates["after+link"].append(_rate(PROJECT_ROOT, "link"))
+            # each tree with its own shipped rules: BASE's from git, this tree's the tests' copy (not the user's)
+            rates["before"].append(_rate(before, "build", before / "config" / "OlToPurviewMappings.json"))
+            rates["after"].append(_rate(PROJECT_ROOT, "build", MAPPINGS_PATH))
+            rates["after+link"].append(_rate(PROJECT_ROOT, "link", MAPPINGS_PATH))
     medians = {k: statistics.median(v) for k, v in rates.items()}
     print(f"merge + map + build, bench.merge's Databricks run ({AB_ROUNDS} interleaved rounds, medians of 7): "
           f"before ({BASE}) {medians['before']:,.0f} events/s, after {medians['after']:,.0f} events/s "

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from bench.merge import databricks_run
+from tests.rules import MAPPINGS_PATH
 
 EVENTS = int(os.environ.get("BENCH_SPARK_EVENTS", "1000000"))
 SUBSET = int(os.environ.get("BENCH_SPARK_SUBSET", "50000"))
@@ -122,7 +123,8 @@ def spark_dry_run(spark, folder: Path, out: Path) -> tuple[float, float, float]:
     from tools.spark.spark_job import run_spark
 
     jvm = PeakMemory(spark.sparkContext._gateway.proc.pid)
-    job = BackfillJob.create(Settings.from_env({"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS}))
+    job = BackfillJob.create(Settings.from_env({"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
+                                                "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH)}))
     started = time.perf_counter()
     report = run_spark(spark, [str(folder)], job, dry_run=out)
     seconds = time.perf_counter() - started
@@ -139,6 +141,7 @@ def calls_per_run(spark, folder: Path, data: Path) -> tuple[int, int, int, int]:
 
     with CatalogServer(data / "catalog.sqlite") as catalog:
         settings = Settings.from_env({"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
+                                      "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH),
                                       "ATLAS_ENDPOINT": catalog.atlas_url,
                                       "OL2PURVIEW_DATA_DIR": str(data)})  # its run history too, not the project's
         report = run_spark(spark, [str(folder)], BackfillJob.create(settings, calls_per_second=None))

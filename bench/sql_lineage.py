@@ -21,8 +21,8 @@ from typing import Callable
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from olparser.sql.process_parser import SqlParser
+from tests.rules import MAPPINGS_PATH
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "openlineage"
 REPEAT = 200
@@ -86,7 +86,7 @@ def main() -> None:
             for output in event.get("outputs") or ():
                 (output.get("facets") or {}).pop("columnLineage", None)
         run = merge_events(events)
-        engine, options = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH), LineageOptions()
+        engine, options = MappingEngine.from_path(MAPPINGS_PATH), LineageOptions()
         plain = timed(lambda: build_lineage(run, engine, options), REPEAT * 5)
         derived = timed(lambda: build_lineage(run, engine, options, parse_sql=cached), REPEAT * 5)
         print(f"build_lineage of the real CTAS run without its columnLineage: {percentiles(plain)} without "

@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.rules import MAPPINGS_PATH
+
 ROWS = int(os.environ.get("BENCH_SYSTEM_ROWS", "1000000"))
 WORKSPACE, HOST = "1234567890123456", "adb-1234567890123456.5.azuredatabricks.net"
 LAKE = "abfss://lake@contosolake.dfs.core.windows.net"
@@ -97,7 +99,7 @@ def main() -> None:
             started = time.perf_counter()
             generated = generate(spark, root, ROWS)
             print(f"generated {generated:,} rows in {time.perf_counter() - started:.0f} s")
-            job = BackfillJob.create(Settings())
+            job = BackfillJob.create(Settings(mappings_path=MAPPINGS_PATH))
             jvm = PeakMemory(spark.sparkContext._gateway.proc.pid)
             started = time.perf_counter()
             report = run_system_lineage(spark, str(root / "table_lineage"), str(root / "column_lineage"), job,

@@ -1,4 +1,5 @@
-"""Fixtures shared by every test: where the project and the shared reference material live, ports, strict mode.
+"""Fixtures shared by every test: where the project and the shared reference material live, ports, strict mode, and
+the tests' own copy of the mapping rules.
 
 Strict mode (`make test` sets OL2PURVIEW_TESTS_STRICT=1; CI=true means the same): a test that cannot run here
 (no Azurite, no Chromium) must not pass silently, so every skip makes the run fail, with the list of what skipped.
@@ -14,10 +15,17 @@ from typing import Callable, Iterator, Mapping, TypeVar
 
 import pytest
 
+from tests import rules
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
 T = TypeVar("T")
+
+# The tests' own rules (tests/rules/__init__.py): every process a test starts inherits them through the environment;
+# the test process itself refuses to open the user's config/OlToPurviewMappings.json from now on (collection included).
+rules.use_the_copy_in_child_processes()
+rules.install_guard()
 
 
 def skips_are_failures(env: Mapping[str, str] = os.environ) -> bool:
@@ -114,3 +122,15 @@ def _function_app_module_restored() -> Iterator[None]:
         sys.modules.pop("function_app", None)
     else:
         sys.modules["function_app"] = module
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """A test (setup, call or teardown) that opened the user's rule file fails, even when the code under test caught
+    the guard's error (tests/rules/__init__.py)."""
+    report = yield
+    opened = rules.take_reads()
+    if opened and report.passed:
+        report.outcome = "failed"
+        report.longrepr = f"{rules.refusal(opened[0])} ({len(opened)} open(s); the refusal was caught)"
+    return report

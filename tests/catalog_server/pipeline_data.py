@@ -11,6 +11,7 @@ from typing import Any, Iterable
 from olparser.contract import read_event
 from olparser.runtime import Runtime
 from olparser.settings import Settings
+from tests.rules import MAPPINGS_PATH
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "openlineage"
 CLL_SEQUENCE = SHARED / "sequences" / "compat-tests__CLL"
@@ -32,7 +33,8 @@ def write_through_pipeline(atlas_url: str, data_dir: Path, events: Iterable[dict
     """Each event through the intake contract and the lineage pipeline into the catalog at `atlas_url`; returns the
     outcomes' statuses."""
     runtime = Runtime(Settings.from_env({"ATLAS_ENDPOINT": atlas_url, "OL2PURVIEW_DATA_DIR": str(data_dir),
-                                         "RUN_STATE_STORE": "sqlite"}))
+                                         "RUN_STATE_STORE": "sqlite",
+                                         "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH)}))
     try:
         statuses = []
         for event in events:

@@ -10,7 +10,7 @@ import re
 
 from olparser.resolution.resource_sets import CONTAINER_TYPES, RESOURCE_SET_TYPES
 from olparser.resolution.unity_catalog import DATABRICKS_TABLE, DATABRICKS_TABLE_COLUMN, DATABRICKS_VIEW
-from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.rules import MAPPINGS_PATH
 from tools.catalog.builtin_types import builtin_typedefs
 
 KNOWN = {typedef["name"] for typedef in builtin_typedefs()}
@@ -30,7 +30,7 @@ def _connector_types(project_root) -> set[str]:
 
 
 def test_the_embedded_catalog_knows_every_type_the_default_rules_write():
-    rules = json.loads(DEFAULT_MAPPINGS_PATH.read_text(encoding="utf-8"))
+    rules = json.loads(MAPPINGS_PATH.read_text(encoding="utf-8"))
     rules = rules["olToPurviewMappings"] if isinstance(rules, dict) else rules
     written = {rule["purviewDataType"] for rule in rules}
     assert sorted(written - KNOWN) == []

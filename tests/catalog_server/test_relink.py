@@ -15,6 +15,7 @@ from olparser.runtime import Runtime
 from olparser.settings import Settings
 from tests import databricks_runs as dr
 from tests.catalog_server.conftest import calls_since_reset
+from tests.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 LAKE = "https://contosolake.dfs.core.windows.net"
@@ -34,7 +35,7 @@ def catalog(open_catalog: CatalogServer) -> CatalogServer:
 
 @pytest.fixture
 def runtime(catalog: CatalogServer, tmp_path: Path) -> Iterator[Runtime]:
-    rt = Runtime(Settings(data_dir=tmp_path / "data", atlas_endpoint=catalog.atlas_url,
+    rt = Runtime(Settings(data_dir=tmp_path / "data", atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH,
                           databricks_environment_wait_seconds=0))
     yield rt
     rt.close()
@@ -155,7 +156,8 @@ def test_a_worker_that_still_believes_nothing_was_scanned_links_the_next_run_to_
                                                                                                     tmp_path):
     write_run(runtime, 1)  # this worker's caches: no resource set for curated/orders, for an hour
     scan(catalog, SET, CURATED_SET)
-    timer_instance = Runtime(Settings(data_dir=tmp_path / "data", atlas_endpoint=catalog.atlas_url))
+    timer_instance = Runtime(Settings(data_dir=tmp_path / "data", atlas_endpoint=catalog.atlas_url,
+                                      mappings_path=MAPPINGS_PATH))
     try:
         assert timer_instance.relink_scanned_assets().deleted == 1  # on another instance: the interim path goes
     finally:

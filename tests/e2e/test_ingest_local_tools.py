@@ -15,11 +15,11 @@ import pytest
 import requests
 
 from olparser.delivery.queues import AzureQueueService
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests.azurite_fixture import require_azurite
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ServeHandle, real_event_files
 from tests.e2e.lineage_helpers import Atlas
+from tests.rules import MAPPINGS_PATH
 
 pytestmark = pytest.mark.e2e
 SAMPLE_APP = PROJECT_ROOT / "tests" / "unit" / "functions_host" / "sample_app" / "function_app.py"
@@ -52,7 +52,7 @@ def kafka_rule(type_name: str, name: str = "kafkaTopic") -> dict:
 
 def config_with(tmp_path: Path, *extra: dict) -> Path:
     path = tmp_path / "rules.json"
-    path.write_text(json.dumps([*extra, *json.loads(DEFAULT_MAPPINGS_PATH.read_text())]))
+    path.write_text(json.dumps([*extra, *json.loads(MAPPINGS_PATH.read_text())]))
     return path
 
 
@@ -72,7 +72,7 @@ def test_replay_defaults_to_the_running_serve_and_its_kept_key(serve_factory):
 
 
 def test_replay_with_a_path_in_the_url_does_not_double_it(serve):
-    done = tool("replay", str(real_event_files()[0]), "--url", f"{serve.url}/api/v1/lineage", "--key", serve.key)
+    done = tool("replay", str(real_event_files()[0]), "--url", f"{serve.url}/api/v1/lineage", f"--key={serve.key}")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.strip() == f"1 events to {serve.url}/api/v1/lineage: 1 accepted, 0 refused"
 

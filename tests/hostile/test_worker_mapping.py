@@ -12,16 +12,16 @@ from olparser.lineage.options import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.naming.tokens import tokenize_name
 from olparser.runs.merge import merge_event
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests.hostile import payloads
 from tests.hostile.conftest import BOUND, SLACK_SECONDS, cpu_seconds
+from tests.rules import MAPPINGS_PATH
 
 OPTIONS = LineageOptions()
 
 
 @pytest.fixture(scope="module")
 def engine() -> MappingEngine:
-    return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    return MappingEngine.from_path(MAPPINGS_PATH)
 
 
 def _map_inputs(engine: MappingEngine, event: dict[str, Any], mounts: tuple = ()) -> list:

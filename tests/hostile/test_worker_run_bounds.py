@@ -20,8 +20,9 @@ from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.sqlite_store import SqliteRunStateStore
-from olparser.settings import DEFAULT_MAPPINGS_PATH, TYPEDEFS_DIR, Settings
+from olparser.settings import TYPEDEFS_DIR, Settings
 from tests.hostile.payloads import LAKE, base_event, body
+from tests.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 pytestmark = pytest.mark.slow
@@ -61,7 +62,7 @@ def process_run(events: list[dict], tmp_path: Path, *, resolve: bool = False) ->
         store = SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=3600,
                                     max_datasets=SETTINGS.max_datasets_per_run)
         resolver = resolver_for(client, SETTINGS, cache, owned=store.interim_keys) if resolve else None
-        pipeline = LineagePipeline(store, MappingEngine.from_path(DEFAULT_MAPPINGS_PATH),
+        pipeline = LineagePipeline(store, MappingEngine.from_path(MAPPINGS_PATH),
                                    LineageOptions.from_settings(SETTINGS), uploader, WritePolicy.from_settings(SETTINGS),
                                    resolver=resolver)
         calls_before = catalog.counter.snapshot()["total"]

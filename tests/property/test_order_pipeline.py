@@ -17,11 +17,11 @@ from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.sqlite_store import SqliteRunStateStore
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests.property.scenarios import WORKSPACE_HOSTS, deliveries, scenarios
+from tests.rules import MAPPINGS_PATH
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
-ENGINE = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 FAR_FUTURE = time.time() + 2 * 3600  # every held (60 s) or incomplete (3,600 s) run is due, none expired (7 days)
 
 

@@ -24,6 +24,7 @@ from olparser.runtime import Runtime
 from olparser.settings import Settings
 from tests.conftest import PROJECT_ROOT
 from tests.property.scenarios import WORKSPACE_HOSTS, deliveries, scenarios
+from tests.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -38,7 +39,7 @@ EXAMPLES = 40
 
 def _settings(folder: Path, atlas_url: str, hold: int) -> Settings:
     return Settings(data_dir=folder, atlas_endpoint=atlas_url, databricks_workspace_hosts=WORKSPACE_HOSTS,
-                    databricks_environment_wait_seconds=hold, incomplete_run_seconds=3600)
+                    databricks_environment_wait_seconds=hold, incomplete_run_seconds=3600, mappings_path=MAPPINGS_PATH)
 
 
 def _by_key(value: Any, names: dict[str, tuple[str, str]]) -> Any:

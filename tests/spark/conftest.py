@@ -13,6 +13,7 @@ import requests
 
 from olparser.settings import Settings
 from tests.e2e.lineage_helpers import WORKSPACE_HOSTS_ENV, Atlas
+from tests.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 from tools.spark.job import BackfillJob
 
@@ -56,9 +57,10 @@ def catalog_factory(tmp_path: Path) -> Iterator[Callable[[], CatalogServer]]:
 
 
 def job_for(catalog: CatalogServer | None, **settings: Any) -> BackfillJob:
-    """A job writing to `catalog` (None: no catalog, dry runs) with the accelerator's workspace host; its run history
-    in the catalog's folder."""
+    """A job writing to `catalog` (None: no catalog, dry runs) with the accelerator's workspace host and the tests'
+    rules (unless `mappings_inline` gives others); its run history in the catalog's folder."""
     rate = settings.pop("calls_per_second", None)
+    settings.setdefault("mappings_path", MAPPINGS_PATH)
     if catalog is not None:
         settings.setdefault("data_dir", catalog.db_path.parent / f"{catalog.db_path.stem}-data")
     base = Settings(atlas_endpoint=catalog.atlas_url if catalog else None, databricks_workspace_hosts=WORKSPACE_HOSTS,

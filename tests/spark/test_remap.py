@@ -7,8 +7,8 @@ import json
 import pytest
 
 from olparser.delivery.archive import EventArchive, FolderArchiveStore
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests.e2e.lineage_helpers import Atlas, refs
+from tests.rules import MAPPINGS_PATH
 from tests.spark.conftest import job_for
 from tests.spark.events import spark_run
 from tools.spark.spark_job import run_spark
@@ -24,7 +24,7 @@ def test_remap_turns_placeholder_inputs_into_the_scanned_type_and_removes_the_pl
     for number in range(RUNS):
         for event in spark_run(number):
             archive.keep(event)
-    rules = json.loads(DEFAULT_MAPPINGS_PATH.read_text(encoding="utf-8"))
+    rules = json.loads(MAPPINGS_PATH.read_text(encoding="utf-8"))
     without_adls = json.dumps([rule for rule in rules if not rule["name"].startswith("adlsGen2")])
     catalog = catalog_factory()
     atlas = Atlas(catalog.atlas_url)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
-from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.rules import MAPPINGS_PATH
 from tests.spark.events import spark_run
 from tools.spark.catalog import (SUPERSEDED, UNCHANGED, WRITE, RateLimiter, process_verdict,
                                  replaced_placeholders)
@@ -18,7 +18,7 @@ from tools.spark.report import BackfillReport, Tally
 from tools.spark.runs import PLANNED, WAITING, plan_run, reduce_facts, selected_plan
 from tools.spark.sources import archive_days, local_files, spark_paths
 
-ENGINE = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 OPTIONS = LineageOptions()
 
 
@@ -52,7 +52,7 @@ def test_entities_runs_disagree_about_get_the_newest_runs_version_everywhere():
     old_events = spark_run(0, minute=0)
     for event in old_events:  # both inputs share one schema: the old run had `id` as a string in both
         event["inputs"][0]["facets"]["schema"]["fields"] = [{"name": "id", "type": "string"}]
-    rules = json.loads(DEFAULT_MAPPINGS_PATH.read_text())
+    rules = json.loads(MAPPINGS_PATH.read_text())
     no_adls = MappingEngine.from_rules([r for r in rules if not r["name"].startswith("adlsGen2")])
     old = plan_run("old", [zlib.compress(json.dumps(e).encode()) for e in old_events], no_adls, OPTIONS)
     new = plan_run("new", run_events(0, minute=5), no_adls, OPTIONS)

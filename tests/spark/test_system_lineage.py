@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests.e2e.lineage_helpers import Atlas, refs
+from tests.rules import MAPPINGS_PATH
 from tests.spark.conftest import catalog_view
 from tests.spark.system_tables import HOST, LAKE, WORKSPACE, row, write_parquet
 from tools.spark.cli import main
@@ -124,7 +124,7 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, catalog_factory
     """The embedded catalog and a copy of the shipped rules, as the command reads them (the environment)."""
     catalog = catalog_factory()
     rules = tmp_path / "rules.json"
-    shutil.copyfile(DEFAULT_MAPPINGS_PATH, rules)
+    shutil.copyfile(MAPPINGS_PATH, rules)
     for name in ("PURVIEW_ACCOUNT_NAME", "OlToPurviewMappings", "DATABRICKS_WORKSPACE_HOSTS",
                  "DATABRICKS_METASTORE_IDS"):
         monkeypatch.delenv(name, raising=False)

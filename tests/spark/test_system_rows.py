@@ -13,7 +13,7 @@ from olparser.contract import IntakeLimits
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.rules import MAPPINGS_PATH
 from tools.spark.records import AcceptedRecord, read_record
 from tools.spark.runs import plan_run
 from tools.spark.system_job import _json_bytes
@@ -136,7 +136,7 @@ def test_a_run_with_many_inputs_is_sent_as_several_events_the_contract_takes_and
     records = [read_record(_json_bytes(e), IntakeLimits()) for e in events]
     assert all(isinstance(r, AcceptedRecord) and r.key == run_id for r in records)
     assert len(merge_events(events).inputs) == 1_200
-    engine = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    engine = MappingEngine.from_path(MAPPINGS_PATH)
     result = plan_run(run_id, [zlib.compress(r.event_json) for r in records], engine, LineageOptions(
         workspace_metastores=(("42", "m-1"),)), max_datasets=500)
     process = result.plan.entities[-1]["attributes"]

@@ -1,6 +1,9 @@
 """The package Azure receives (the zip `deploy/package.py` builds from everything `.funcignore` does not leave out)
 works on its own: it imports without the local tools, the tests or `../shared`, and it carries the mapping rules and
-typedefs it loads."""
+typedefs it loads.
+
+Building the zip copies config/OlToPurviewMappings.json into it (packaging, not reading rules), so that build may open
+the user's rule file; the unpacked package then runs with the tests' copy of the rules in its place."""
 from __future__ import annotations
 
 import subprocess
@@ -9,13 +12,19 @@ import zipfile
 from pathlib import Path
 
 from deploy.package import build_zip
+from tests.rules import MAPPINGS_PATH, user_rules_file_allowed
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
+def _build_zip(out: Path) -> list[Path]:
+    with user_rules_file_allowed("the package carries config/OlToPurviewMappings.json"):
+        return build_zip(out)
+
+
 def _deployed_files(folder: Path) -> Path:
     """Build the deployment zip in `folder` and unpack it into `folder/site`, which is returned."""
-    build_zip(folder / "package.zip")
+    _build_zip(folder / "package.zip")
     with zipfile.ZipFile(folder / "package.zip") as package:
         package.extractall(folder / "site")
     return folder / "site"
@@ -29,6 +38,9 @@ def test_the_deployed_package_is_exactly_the_function_and_its_core(tmp_path):
 
 def test_the_deployed_package_imports_and_builds_its_parts_without_tools_tests_or_shared(tmp_path):
     site = _deployed_files(tmp_path)
+    rules = site / "config" / "OlToPurviewMappings.json"  # where the deployed app looks for its rules by itself
+    assert rules.is_file()
+    rules.write_bytes(MAPPINGS_PATH.read_bytes())  # the tests' copy of the shipped rules, not the user's edits
     script = (
         "import sys\n"
         "sys.path[:] = [p for p in sys.path if p not in ('', %r)]\n"
@@ -56,8 +68,8 @@ def test_the_deployed_package_imports_and_builds_its_parts_without_tools_tests_o
 
 def test_the_zip_is_the_same_for_the_same_tree(tmp_path):
     first, second = tmp_path / "a.zip", tmp_path / "b.zip"
-    files = build_zip(first)
-    build_zip(second)
+    files = _build_zip(first)
+    _build_zip(second)
     assert first.read_bytes() == second.read_bytes()
     assert all(not part.startswith(".") and part != "__pycache__" for path in files for part in path.parts)
     assert {path.parts[0] for path in files} == {"config", "function_app.py", "host.json", "olparser",

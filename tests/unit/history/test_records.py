@@ -7,11 +7,11 @@ from olparser.history.model import READ, WRITE, DatasetRef, RunRecord
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events, snapshot_from_static
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests import databricks_runs as dr
 from tests import history_scenario as week
+from tests.rules import MAPPINGS_PATH
 
-ENGINE = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 OPTIONS = LineageOptions()
 ADLS = "azure_datalake_gen2_path"
 

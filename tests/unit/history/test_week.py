@@ -15,11 +15,11 @@ from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.merge import instant_seconds
 from olparser.runs.sqlite_store import SqliteRunStateStore
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests import history_scenario as week
+from tests.rules import MAPPINGS_PATH
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
-ENGINE = MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 SATURDAY_NOON = instant_seconds(week.iso(5, 12))
 
 

@@ -1,4 +1,5 @@
-"""Real events through the real mapping engine with the default rules (config/OlToPurviewMappings.json)."""
+"""Real events through the real mapping engine with the default rules (the tests' copy of
+config/OlToPurviewMappings.json, tests/rules)."""
 from __future__ import annotations
 
 import copy
@@ -8,7 +9,7 @@ import pytest
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.rules import MAPPINGS_PATH
 
 from .conftest import load_event, load_sequence
 
@@ -17,7 +18,7 @@ HOST = "adb-3464153745686717.17.azuredatabricks.net"
 
 @pytest.fixture(scope="module")
 def rules() -> MappingEngine:
-    return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    return MappingEngine.from_path(MAPPINGS_PATH)
 
 
 def _keys(datasets) -> list[tuple[str, str]]:

@@ -1,4 +1,5 @@
-"""Shared fixtures for the naming tests: the shipped default config and the reference vectors."""
+"""Shared fixtures for the naming tests: the shipped default config (the tests' copy, tests/rules) and the reference
+vectors."""
 from __future__ import annotations
 
 import json
@@ -7,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from olparser.naming import MappingEngine, MountPoint, mounts_from_facet
-from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.rules import MAPPINGS_PATH
 
 
 @pytest.fixture(scope="session")
 def default_engine() -> MappingEngine:
-    return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    return MappingEngine.from_path(MAPPINGS_PATH)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,8 @@ import pytest
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
 
-from olparser.settings import DEFAULT_MAPPINGS_PATH, PROJECT_ROOT
+from olparser.settings import PROJECT_ROOT
+from tests.rules import MAPPINGS_PATH
 
 from .conftest import rule
 
@@ -22,8 +23,9 @@ SQL_NS = "sqlserver://purviewadbsynapsews.sql.azuresynapse.net:1433;database=SQL
 
 
 def qn_tester(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in ("OlToPurviewMappings", "OL_TO_PURVIEW_MAPPINGS_PATH")}
-    environment.update(env or {})
+    """qn-tester with the test process's environment (its rules: OL_TO_PURVIEW_MAPPINGS_PATH is the tests' copy, see
+    tests/rules) and `env`."""
+    environment = {**os.environ, **(env or {})}
     return subprocess.run(
         [*COMMAND, *args], input=stdin, capture_output=True, text=True, cwd=PROJECT_ROOT, env=environment, timeout=60
     )
@@ -187,9 +189,8 @@ def test_ctrl_d_at_the_first_prompt_of_a_terminal_quits():
     import select
 
     main, terminal = pty.openpty()
-    environment = {k: v for k, v in os.environ.items() if k not in ("OlToPurviewMappings", "OL_TO_PURVIEW_MAPPINGS_PATH")}
     process = subprocess.Popen(COMMAND, stdin=terminal, stdout=terminal, stderr=terminal, cwd=PROJECT_ROOT,
-                               env=environment, close_fds=True)
+                               close_fds=True)
     os.close(terminal)
     try:
         seen = b""
@@ -294,7 +295,7 @@ def test_lint_against_a_catalog_that_cannot_be_reached_exits_2(tmp_path: Path):
 def test_batch_over_the_reference_vectors(tmp_path: Path, vectors_dir):
     doc_rule = json.loads((vectors_dir / "doc_rule_test.json").read_text())["rule"]
     config = tmp_path / "with_doc_rule.json"
-    config.write_text(json.dumps([doc_rule, *json.loads(DEFAULT_MAPPINGS_PATH.read_text())]))
+    config.write_text(json.dumps([doc_rule, *json.loads(MAPPINGS_PATH.read_text())]))
     cases = json.loads((vectors_dir / "qn_cases.json").read_text())["cases"]
     done = qn_tester("--config", str(config), "--batch", str(vectors_dir / "qn_cases.json"), "--mounts", str(vectors_dir / "mount_points.json"))
     assert done.returncode == 0, done.stderr
@@ -353,9 +354,9 @@ def test_prompt_mode_reads_namespace_and_name_pairs_until_end_of_input():
     ]
 
 
-def test_lint_of_the_default_config_is_clean():
-    done = qn_tester("lint")
-    assert (done.returncode, done.stdout) == (0, f"{DEFAULT_MAPPINGS_PATH}: no problems found\n")
+def test_lint_without_config_lints_the_rule_file_of_the_settings_which_is_clean():
+    done = qn_tester("lint")  # OL_TO_PURVIEW_MAPPINGS_PATH: the tests' copy of the shipped rules
+    assert (done.returncode, done.stdout) == (0, f"{MAPPINGS_PATH}: no problems found\n")
 
 
 def test_lint_reports_findings_and_exits_1(tmp_path: Path):

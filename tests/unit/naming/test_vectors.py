@@ -6,8 +6,8 @@ import json
 import pytest
 
 from olparser.naming import MappingEngine
-from olparser.settings import DEFAULT_MAPPINGS_PATH
 from tests.conftest import SHARED
+from tests.rules import MAPPINGS_PATH
 
 VECTORS = json.loads((SHARED / "vectors" / "qn_cases.json").read_text())
 
@@ -15,7 +15,7 @@ VECTORS = json.loads((SHARED / "vectors" / "qn_cases.json").read_text())
 @pytest.fixture(scope="module")
 def engine_with_doc_rule(vectors_dir) -> MappingEngine:
     doc_rule = json.loads((vectors_dir / "doc_rule_test.json").read_text())["rule"]
-    return MappingEngine.from_rules([doc_rule, *json.loads(DEFAULT_MAPPINGS_PATH.read_text())])
+    return MappingEngine.from_rules([doc_rule, *json.loads(MAPPINGS_PATH.read_text())])
 
 
 def test_there_are_thirty_vectors():

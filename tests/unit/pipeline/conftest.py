@@ -1,5 +1,5 @@
 """Fixtures of the runner's tests: a fresh SQLite run-state store, and the mapping engine with the shipped rules
-(read, never edited)."""
+(the tests' copy, tests/rules; read, never edited)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +8,7 @@ import pytest
 
 from olparser.naming import MappingEngine
 from olparser.runs.sqlite_store import SqliteRunStateStore
-from olparser.settings import DEFAULT_MAPPINGS_PATH
+from tests.rules import MAPPINGS_PATH
 
 
 @pytest.fixture
@@ -19,4 +19,4 @@ def store(tmp_path: Path):
 
 @pytest.fixture
 def engine() -> MappingEngine:
-    return MappingEngine.from_path(DEFAULT_MAPPINGS_PATH)
+    return MappingEngine.from_path(MAPPINGS_PATH)

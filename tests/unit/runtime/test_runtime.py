@@ -16,6 +16,7 @@ from olparser.catalog import CatalogUnavailable
 from olparser.runtime import ConfigurationError, Runtime, TypedefsFirstUploader
 from olparser.settings import Settings
 from tests.conftest import SHARED, free_port
+from tests.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 EVENTS = SHARED / "openlineage" / "events"
@@ -33,7 +34,7 @@ class FakeCredential:
 
 @pytest.fixture
 def runtime(tmp_path: Path):
-    rt = Runtime(Settings(data_dir=tmp_path))
+    rt = Runtime(Settings(data_dir=tmp_path, mappings_path=MAPPINGS_PATH))
     yield rt
     rt.close()
 
@@ -97,7 +98,7 @@ def test_typedefs_are_registered_once_before_the_first_upload_and_retried_after_
 
 def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_five_calls_then_one(tmp_path):
     with CatalogServer(tmp_path / "catalog.db", port=free_port()) as catalog:
-        rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url))
+        rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH))
         complete = json.loads((EVENTS / "accelerator__UnitTestColData_CompleteOlColMessage.json").read_text())
         first = rt.process(complete)
         after_first = catalog.counter.snapshot()
@@ -126,7 +127,7 @@ def test_static_job_and_dataset_events_go_through_the_runtime_into_the_catalog(t
     dataset = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
                "dataset": {"namespace": "kafka://b:9092", "name": "refunds"}}
     with CatalogServer(tmp_path / "catalog.db") as catalog:
-        rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url))
+        rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH))
         outcomes = [rt.process(job), rt.process(dataset), rt.process(job)]
         process = catalog.atlas_url + "/entity/uniqueAttribute/type/spark_process"
         found = requests.get(process, params={"attr:qualifiedName": "spark://adf/copy_orders/processes/copy_orders/"
