@@ -7,7 +7,7 @@
   qn-tester --event FILE                      every input and output of an OpenLineage event
   qn-tester lint [--config PATH] [--catalog [URL]]   problems in a mapping config (and types the catalog lacks)
 
-Exit codes: 0 every input matched a rule; 3 some input matched none; 2 usage or config error; lint: 1 problems found.
+Exit codes: 0 every input matched a rule (and at the end of prompts on a terminal); 3 some input matched none; 2 usage or config error; lint: 1 problems found.
 The config is --config PATH, else the app setting OlToPurviewMappings (inline JSON), else
 OL_TO_PURVIEW_MAPPINGS_PATH, else config/OlToPurviewMappings.json.
 """
@@ -299,7 +299,9 @@ def run_map(args: argparse.Namespace, out: TextIO) -> int:
         all_matched &= result.matched
         line = {**head, **result_json(result), "Rule": result.rule_name} if detailed else result_json(result)
         _emit(line, out)
-    return EXIT_OK if all_matched else EXIT_UNMATCHED
+    # someone typing at the prompts of a terminal saw each miss; Ctrl-D ends that session, not a failed check
+    at_terminal = not (args.batch or args.event) and sys.stdin.isatty()
+    return EXIT_OK if all_matched or at_terminal else EXIT_UNMATCHED
 
 
 def _candidates_text(engine: MappingEngine, args: argparse.Namespace, mounts: tuple[MountPoint, ...],

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .conditions import Condition
-from .rules import ConfigError, ConfigProblem, Rule, compile_rule, schema_problems, unwrap
+from .rules import ConfigError, ConfigProblem, Rule, compile_schema_valid, schema_problems, unwrap
 
 
 @dataclass(frozen=True)
@@ -87,13 +87,8 @@ def lint_rules(raw_rules: list[Any]) -> list[LintFinding]:
     """Every finding for a rule list (already unwrapped)."""
     schema = schema_problems(raw_rules)
     findings = [LintFinding("schema", p.message, p.rule_index, p.rule_name, p.field) for p in schema]
-    compiled: list[Rule] = []
-    if not schema:
-        for index, raw in enumerate(raw_rules):
-            rule, problems = compile_rule(index, raw)
-            findings.extend(LintFinding(_kind(p), p.message, p.rule_index, p.rule_name, p.field) for p in problems)
-            if rule is not None:
-                compiled.append(rule)
+    compiled, problems = compile_schema_valid(raw_rules, schema)
+    findings.extend(LintFinding(_kind(p), p.message, p.rule_index, p.rule_name, p.field) for p in problems)
     seen: dict[str, int] = {}
     for index, raw in enumerate(raw_rules):
         name = raw.get("name") if isinstance(raw, dict) else None

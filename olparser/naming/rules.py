@@ -111,15 +111,17 @@ def schema_problems(rules: list[Any]) -> list[ConfigProblem]:
     problems = []
     for error in sorted(_validator().iter_errors(rules), key=lambda e: list(map(str, e.absolute_path))):
         path = list(error.absolute_path)
-        message = error.message
+        located = [(path, error.message)]
         if error.validator == "additionalProperties" and isinstance(error.instance, dict):
             allowed = error.schema.get("properties", {})
             unknown = sorted(k for k in error.instance if k not in allowed and not k.startswith("_"))
-            path.append(unknown[0])
             message = f"unknown field (allowed: {', '.join(allowed)}; fields starting with '_' are comments)"
-        index = path[0] if path and isinstance(path[0], int) else None
-        field = _field_path(path[1:]) if index is not None else _field_path(path)
-        problems.append(ConfigProblem(message, index, _rule_name(rules, index) if index is not None else None, field))
+            located = [([*path, name], message) for name in unknown]  # every unknown field, not the first
+        for where, message in located:
+            index = where[0] if where and isinstance(where[0], int) else None
+            field = _field_path(where[1:]) if index is not None else _field_path(where)
+            problems.append(ConfigProblem(message, index, _rule_name(rules, index) if index is not None else None,
+                                          field))
     return problems
 
 
@@ -143,18 +145,30 @@ def compile_rule(index: int, raw: dict[str, Any]) -> tuple[Rule | None, list[Con
     return Rule(index, name, tuple(conditions), template, raw["purviewDataType"]), []
 
 
-def check_rules(rules: list[Any]) -> tuple[tuple[Rule, ...], list[ConfigProblem]]:
-    """Validate and compile; returns the rules that compiled and every problem (schema problems stop compilation)."""
-    problems = schema_problems(rules)
-    if problems:
-        return (), problems
-    compiled = []
+def compile_schema_valid(rules: list[Any], schema: list[ConfigProblem]) -> tuple[tuple[Rule, ...],
+                                                                                list[ConfigProblem]]:
+    """Compile every rule that has no schema problem of its own (none when the list itself is invalid): the rules
+    that compiled and the compilation problems, so that one rule's schema error hides nothing about the others."""
+    if any(problem.rule_index is None for problem in schema):
+        return (), []
+    invalid = {problem.rule_index for problem in schema}
+    compiled, problems = [], []
     for index, raw in enumerate(rules):
+        if index in invalid:
+            continue
         rule, found = compile_rule(index, raw)
         problems.extend(found)
         if rule is not None:
             compiled.append(rule)
     return tuple(compiled), problems
+
+
+def check_rules(rules: list[Any]) -> tuple[tuple[Rule, ...], list[ConfigProblem]]:
+    """Validate and compile; returns the rules that compiled and every problem (schema and compilation, of every
+    rule)."""
+    schema = schema_problems(rules)
+    compiled, problems = compile_schema_valid(rules, schema)
+    return compiled, sorted([*schema, *problems], key=lambda p: (p.rule_index is not None, p.rule_index or 0))
 
 
 def compile_rules(rules: list[Any]) -> tuple[Rule, ...]:

@@ -17,8 +17,12 @@ AUTH_LEVELS = ("anonymous", "function", "admin")
 
 
 def generate_key() -> str:
-    """A new random key, URL-safe (it travels as a query parameter)."""
-    return secrets.token_urlsafe(32)
+    """A new random key, URL-safe (it travels as a query parameter), starting with a letter or digit: a key starting
+    with '-' would be read as an option in `--key $KEY`. Keys generated before keep working (they are only read)."""
+    while True:
+        key = secrets.token_urlsafe(32)
+        if key[0].isalnum():
+            return key
 
 
 def presented_key(headers: Mapping[str, str], params: Mapping[str, str]) -> str | None:

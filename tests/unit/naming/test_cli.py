@@ -184,7 +184,9 @@ def test_an_empty_namespace_is_refused_instead_of_running_every_rule():
         {"QualifiedName": "https://a.dfs.core.windows.net/c/x", "PurviewType": "azure_datalake_gen2_path"}]
 
 
-def test_ctrl_d_at_the_first_prompt_of_a_terminal_quits():
+def _at_a_terminal(typed: list[bytes]) -> tuple[int, bytes]:
+    """qn-tester on a pseudo-terminal: each of `typed` is written after the next `nameSpace: ` / `name: ` prompt,
+    then Ctrl-D; its exit code and everything it showed."""
     import pty
     import select
 
@@ -192,18 +194,30 @@ def test_ctrl_d_at_the_first_prompt_of_a_terminal_quits():
     process = subprocess.Popen(COMMAND, stdin=terminal, stdout=terminal, stderr=terminal, cwd=PROJECT_ROOT,
                                close_fds=True)
     os.close(terminal)
+    seen = b""
     try:
-        seen = b""
-        while b"nameSpace: " not in seen:
-            ready, _, _ = select.select([main], [], [], 30)
-            assert ready, f"no prompt within 30 s: {seen!r}"
-            seen += os.read(main, 1024)
-        os.write(main, b"\x04")  # Ctrl-D: end of input on a terminal
-        assert process.wait(timeout=10) == 0
+        for answer in [*typed, b"\x04"]:  # Ctrl-D: end of input on a terminal
+            while not seen.endswith((b"nameSpace: ", b"name: ")):
+                ready, _, _ = select.select([main], [], [], 30)
+                assert ready, f"no prompt within 30 s: {seen!r}"
+                seen += os.read(main, 1024)
+            os.write(main, answer)
+            seen += b"|"  # the next prompt is a new one
+        return process.wait(timeout=10), seen
     finally:
         if process.poll() is None:
             process.kill()
         os.close(main)
+
+
+def test_ctrl_d_at_the_first_prompt_of_a_terminal_quits():
+    assert _at_a_terminal([])[0] == 0
+
+
+def test_ctrl_d_after_a_miss_at_a_terminal_exits_0_having_shown_the_miss():
+    code, seen = _at_a_terminal([b"kafka://broker:9092\n", b"topic\n"])
+    assert code == 0
+    assert b'"error": "no mapping rule matched (namespace prefix \'kafka\', 52 rules tried)"' in seen
 
 
 @pytest.fixture
@@ -383,3 +397,28 @@ def test_lint_of_invalid_json_exits_2(tmp_path: Path):
     done = qn_tester("lint", "--config", str(config))
     assert done.returncode == 2
     assert "is not valid JSON" in done.stderr
+
+
+def test_lint_reports_every_schema_error_and_still_checks_the_other_rules(tmp_path: Path):
+    config = tmp_path / "m.json"
+    good = rule("ok", [("prefix", "=", "abfss")], "https://{nameSpcBodyParts[0]}/{nameGroups[0]}")
+    config.write_text(json.dumps([
+        {**good, "name": "extra", "bogus": 1, "other": 2},
+        {"name": "partial", "parserConditions": [{"op1": "prefix", "compare": "==", "op2": "x"}], "qualifiedName": "q"},
+        {**good, "name": "typo", "parserConditions": [{"op1": "nameSpcBodyPart[0]", "compare": "=", "op2": "x"}]},
+    ]))
+    done = qn_tester("lint", "--config", str(config))
+    assert done.returncode == 1
+    allowed = ("unknown field (allowed: name, description, parserConditions, qualifiedName, purviewDataType, "
+               "purviewPrefix, normalize; fields starting with '_' are comments)")
+    assert done.stdout.splitlines() == [
+        f"[schema] rule 0 'extra', field bogus: {allowed}",
+        f"[schema] rule 0 'extra', field other: {allowed}",
+        "[schema] rule 1 'partial': 'purviewDataType' is a required property",
+        "[schema] rule 1 'partial', field parserConditions[0].compare: '==' is not one of ['=', '!=', 'contains', "
+        "'notcontains', 'icontains', 'startswith', 'endswith', 'contains-in', '>', '<']",
+        "[token] rule 2 'typo', field parserConditions[0].op1: unknown token 'nameSpcBodyPart' (known: prefix, "
+        "nameSpcBodyParts, nameSpcConParts, nameSpcNameVals, nameGroups, nameSpaceBodyJoinedBySlashFrom, "
+        "AdbWorkspaceUrl)",
+        f"{config}: 5 problem(s)",
+    ]
