@@ -1,43 +1,115 @@
-"""The catalog a command-line tool talks to, chosen the same way by every tool:
+"""The catalog and the function endpoint a command-line tool talks to, chosen the same way by every tool
+(`replay`, `history`, `requeue`, `prune`, `columns`, `typedefs`, `catalog scan`, `spark backfill|remap|system-lineage`,
+`qn-tester lint --catalog`), with the same flags, added by `add_target_arguments`:
 
-1. `--atlas-url URL` (any Atlas v2 base, e.g. http://127.0.0.1:21000/api/atlas/v2), with `--user` and the password
-   from `ATLAS_PASSWORD` (a password on the command line is visible to every user of the machine);
-2. else the settings: `PURVIEW_ACCOUNT_NAME` (Entra ID, `az login` locally) or `ATLAS_ENDPOINT`;
-3. else the embedded catalog of the `ol2purview serve` running on the data folder.
+- the data folder: `--data DIR`, else `OL2PURVIEW_DATA_DIR`, else `.data`; the `ol2purview serve` running on it (its
+  `serve.json`) is what every tool falls back to;
+- the catalog: `--atlas-url URL` (an Atlas v2 base such as http://127.0.0.1:21000/api/atlas/v2, or the catalog page's
+  URL), with `--user` and the password from `ATLAS_PASSWORD` (a password on the command line is visible to every user
+  of the machine); else the settings (`PURVIEW_ACCOUNT_NAME` with Entra ID, or `ATLAS_ENDPOINT`); else the catalog of
+  the running `serve`;
+- the function endpoint: `--url URL`, else the running `serve`'s; the key: `--key KEY` (or `--key=KEY`), else
+  `$OL2PURVIEW_FUNCTION_KEY`, else the key that `serve` keeps in the data folder, sent only to that serve.
 """
 from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
+from urllib.parse import urlsplit
 
-from olparser.catalog import CatalogTarget, resolve_target
 from olparser.settings import Settings
+from tools.functions_host.state import RunningHost, kept_function_key
+
+if TYPE_CHECKING:  # the catalog client's imports take most of a second: loaded only by what talks to a catalog
+    from olparser.catalog import CatalogTarget
+
+KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
+ATLAS_PATH = "/api/atlas/v2"
 
 
 class NoCatalog(ValueError):
     """No catalog could be chosen; the message says how to name one."""
 
 
-def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("catalog (default: PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running "
-                                      "`ol2purview serve`'s embedded catalog)")
-    group.add_argument("--atlas-url", help="an Atlas v2 base URL, e.g. http://127.0.0.1:21000/api/atlas/v2")
-    group.add_argument("--user", help="basic-auth user for --atlas-url (default: ATLAS_USERNAME); the password is "
-                                      "read from ATLAS_PASSWORD")
+class NoEndpoint(ValueError):
+    """No function endpoint could be chosen; the message says how to name one."""
+
+
+def add_target_arguments(parser: argparse.ArgumentParser, *, catalog: bool = False, endpoint: bool = False) -> None:
+    """`--data`, and the catalog flags (`--atlas-url`, `--user`) and/or the endpoint flags (`--url`, `--key`) of the
+    tools that need them."""
+    group = parser.add_argument_group("where (default: the `ol2purview serve` running on the data folder)")
+    group.add_argument("--data", metavar="DIR", help="the local host's data folder (default: OL2PURVIEW_DATA_DIR or "
+                                                     ".data)")
+    if catalog:
+        group.add_argument("--atlas-url", metavar="URL",
+                           help="an Atlas v2 base URL, e.g. http://127.0.0.1:21000/api/atlas/v2 (default: "
+                                "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running serve's catalog)")
+        group.add_argument("--user", help="basic-auth user for --atlas-url (default: ATLAS_USERNAME); the password is "
+                                          "read from ATLAS_PASSWORD")
+    if endpoint:
+        group.add_argument("--url", help="the function's base URL, e.g. https://<app>.azurewebsites.net (default: "
+                                         "the running serve's)")
+        group.add_argument("--key", help=f"function key (default: ${KEY_ENV}, else the key the running serve keeps "
+                                         "in <data>/host-keys.json)")
+
+
+def data_dir(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Path:
+    """The data folder named by `--data`, else by the settings."""
+    given = getattr(args, "data", None)
+    return Path(given).resolve() if given else Settings.from_env(env).data_dir
+
+
+def running_serve(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> RunningHost | None:
+    """The `ol2purview serve` running on the data folder, or None."""
+    return RunningHost.find(data_dir(args, env))
+
+
+def atlas_base(url: str) -> str:
+    """An Atlas v2 base from a URL that may be the catalog's page (`http://host:21000/`)."""
+    url = url.strip().rstrip("/")
+    return url + ATLAS_PATH if urlsplit(url).path in ("", "/") else url
 
 
 def catalog_target(args: argparse.Namespace, settings: Settings) -> CatalogTarget:
-    """The target named by the arguments, the settings or the running local host (in that order)."""
+    """The catalog named by the arguments, the settings or the running local host (in that order). Raises NoCatalog
+    (or ValueError for a malformed setting) saying what to pass."""
+    from olparser.catalog import CatalogTarget, resolve_target
+
     password = getattr(args, "password", None) or os.environ.get("ATLAS_PASSWORD") or settings.atlas_password
     if getattr(args, "atlas_url", None):
-        return CatalogTarget("atlas", args.atlas_url.rstrip("/"), username=args.user or settings.atlas_username,
-                             password=password)
+        return CatalogTarget("atlas", atlas_base(args.atlas_url), username=getattr(args, "user", None)
+                             or settings.atlas_username, password=password)
     if settings.purview_account_name or settings.atlas_endpoint:
         return resolve_target(settings)
-    from tools.functions_host.state import RunningHost
-
-    running = RunningHost.find(settings.data_dir)
+    folder = data_dir(args)
+    running = RunningHost.find(folder)
     if running is not None and running.atlas_url:
         return CatalogTarget("atlas", running.atlas_url)
-    raise NoCatalog("no catalog: pass --atlas-url, set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or start "
-                    f"`ol2purview serve` (none runs on {settings.data_dir})")
+    raise NoCatalog("no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or start "
+                    f"`ol2purview serve` (none runs on {folder}; --data DIR names another data folder)")
+
+
+def with_catalog(settings: Settings, target: CatalogTarget) -> Settings:
+    """`settings` that name `target` as their catalog (for the jobs that read the catalog from the settings)."""
+    if target.kind != "atlas" or not target.endpoint:
+        return settings
+    return replace(settings, purview_account_name=None, atlas_endpoint=target.endpoint,
+                   atlas_username=target.username, atlas_password=target.password)
+
+
+def function_endpoint(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, str | None]:
+    """(base URL as given, key): `--url`, else the running serve's; `--key`, else `$OL2PURVIEW_FUNCTION_KEY`, else
+    the running serve's kept key when the URL is that serve. Raises NoEndpoint saying what to pass."""
+    folder = data_dir(args, env)
+    running = RunningHost.find(folder)
+    url = getattr(args, "url", None) or (running.url if running else None)
+    if not url:
+        raise NoEndpoint(f"no --url given and no `ol2purview serve` is running on {folder}: start it, or pass "
+                         "--url URL --key KEY (or --data DIR of the running serve)")
+    parts = urlsplit(url)
+    base = f"{parts.scheme}://{parts.netloc}"
+    return url, getattr(args, "key", None) or env.get(KEY_ENV) or kept_function_key(base, folder)

@@ -15,10 +15,11 @@ from typing import Any, Protocol
 
 import requests
 
-from olparser.catalog import (AtlasCatalogClient, CatalogRejected, CatalogTarget, CatalogUnavailable,
-                              make_atlas_client, resolve_target)
+from olparser.catalog import (AtlasCatalogClient, CatalogRejected, CatalogUnavailable,
+                              make_atlas_client)
 from olparser.catalog.errors import CatalogHttpError
 from olparser.settings import Settings
+from tools.catalog_options import add_target_arguments, catalog_target
 from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, ColumnTrace, process_from_entity
 
 JSON = dict[str, Any]
@@ -135,20 +136,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--depth", type=int, default=DEFAULT_DEPTH,
                         help=f"process hops to follow (default {DEFAULT_DEPTH})")
     parser.add_argument("--json", action="store_true", help="print the graph as JSON (datasets, columns, edges)")
-    parser.add_argument("--atlas-url", help="Atlas v2 base URL, e.g. http://127.0.0.1:21000/api/atlas/v2 "
-                                            "(default: PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT from the settings)")
-    parser.add_argument("--user", help="basic-auth user for --atlas-url (default: ATLAS_USERNAME)")
     parser.add_argument("--password", help="basic-auth password (default: ATLAS_PASSWORD, which `ps` does not show)")
-
-
-def target_of(args: argparse.Namespace, settings: Settings) -> CatalogTarget:
-    if not args.atlas_url:
-        target = resolve_target(settings)
-        if target.endpoint:
-            return target
-        raise ValueError("no catalog given: pass --atlas-url, or set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT")
-    return CatalogTarget("atlas", args.atlas_url.rstrip("/"), username=args.user or settings.atlas_username,
-                         password=args.password or settings.atlas_password)
+    add_target_arguments(parser, catalog=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -157,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         print("ol2purview columns: --depth must be 0 (no limit) or more", file=sys.stderr)
         return 2
     try:
-        target = target_of(args, settings)
+        target = catalog_target(args, settings)
     except ValueError as exc:
         print(f"ol2purview columns: {exc}", file=sys.stderr)
         return 2

@@ -13,17 +13,14 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any, Mapping
 
 import requests
 
 from olparser.history.window import DIRECTIONS
-from olparser.settings import Settings
-from tools.functions_host.state import RunningHost, kept_function_key
+from tools.catalog_options import add_target_arguments, function_endpoint
 
 JSON = dict[str, Any]
-KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
 LINEAGE_PATH = "/api/ol2purview/lineage"
 FAILED = ("FAIL", "ABORT")
 
@@ -37,23 +34,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--direction", choices=DIRECTIONS, default="both", help="default: both")
     parser.add_argument("--depth", type=int, default=3, help="process hops to follow, 1 to 10 (default 3)")
     parser.add_argument("--json", action="store_true", help="print the endpoint's answer as JSON")
-    parser.add_argument("--url", help="the function's base URL, e.g. https://<app>.azurewebsites.net (default: the "
-                                      "`ol2purview serve` running on the data folder)")
-    parser.add_argument("--key", help=f"function key (default: ${KEY_ENV}, else the key the local serve keeps)")
-    parser.add_argument("--data", metavar="DIR", help="the local host's data folder (default: OL2PURVIEW_DATA_DIR "
-                                                      "or .data)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the answer (default 60)")
+    add_target_arguments(parser, endpoint=True)
 
 
 def endpoint(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, str | None]:
     """The lineage endpoint's URL and the key to send; ValueError saying what to pass when there is none."""
-    data_dir = Path(args.data).resolve() if args.data else Settings.from_env(env).data_dir
-    running = RunningHost.find(data_dir)
-    base = (args.url or (running.url if running else "")).rstrip("/")
-    if not base:
-        raise ValueError(f"no --url given and no `ol2purview serve` is running on {data_dir}: start it, or pass "
-                         "--url URL --key KEY (or --data DIR of the running serve)")
-    return base + LINEAGE_PATH, args.key or env.get(KEY_ENV) or kept_function_key(base, data_dir)
+    url, key = function_endpoint(args, env)
+    return url.rstrip("/") + LINEAGE_PATH, key
 
 
 def query(args: argparse.Namespace) -> JSON:

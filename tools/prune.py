@@ -24,7 +24,7 @@ from olparser.catalog.existence import guid_batches
 from olparser.lineage import PROCESS_TYPES
 from olparser.lineage.datasets import PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE
 from olparser.settings import Settings
-from tools.catalog_options import NoCatalog, add_catalog_arguments, catalog_target
+from tools.catalog_options import NoCatalog, add_target_arguments, catalog_target
 
 PLACEHOLDER_TYPES = frozenset({PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE})
 Key = tuple[str, str]
@@ -86,7 +86,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--older-than", type=float, required=True, metavar="DAYS",
                         help="remove processes whose last run is more than DAYS days old")
     parser.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
-    add_catalog_arguments(parser)
+    add_target_arguments(parser, catalog=True)
 
 
 def run(args: argparse.Namespace) -> int:

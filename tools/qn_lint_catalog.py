@@ -10,16 +10,14 @@ else the catalog of the `ol2purview serve` running on the data folder.
 """
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
-from urllib.parse import urlsplit
 
-from olparser.catalog import CatalogTarget, load_typedefs, make_atlas_client, resolve_target
+from olparser.catalog import CatalogTarget, load_typedefs, make_atlas_client
 from olparser.settings import TYPEDEFS_DIR, Settings
-from tools.functions_host.state import RunningHost
-
-ATLAS_PATH = "/api/atlas/v2"
+from tools.catalog_options import catalog_target
 
 
 class CatalogLintError(Exception):
@@ -56,27 +54,12 @@ def connector_types(directory: Path = TYPEDEFS_DIR) -> set[str]:
     return {typedef["name"] for typedef in load_typedefs(directory).get("entityDefs", [])}
 
 
-def _atlas_url(url: str) -> str:
-    """An Atlas v2 base from a URL that may be the catalog's page (`http://host:21000/`)."""
-    url = url.strip().rstrip("/")
-    return url + ATLAS_PATH if urlsplit(url).path in ("", "/") else url
-
-
-def choose_target(url: str | None, env: Mapping[str, str]) -> CatalogTarget:
-    settings = Settings.from_env(env)
-    if url:
-        return CatalogTarget("atlas", _atlas_url(url), username=settings.atlas_username,
-                             password=settings.atlas_password)
-    if settings.purview_account_name or settings.atlas_endpoint:
-        try:
-            return resolve_target(settings)
-        except ValueError as exc:
-            raise CatalogLintError(str(exc)) from None
-    running = RunningHost.find(settings.data_dir)
-    if running is not None and running.atlas_url:
-        return CatalogTarget("atlas", running.atlas_url)
-    raise CatalogLintError("no catalog to check against: pass --catalog URL, set PURVIEW_ACCOUNT_NAME or "
-                           f"ATLAS_ENDPOINT, or start `ol2purview serve` (none runs on {settings.data_dir})")
+def choose_target(url: str | None, env: Mapping[str, str], data: str | None = None) -> CatalogTarget:
+    """The catalog as every tool chooses it (tools/catalog_options.py), `url` standing for `--atlas-url`."""
+    try:
+        return catalog_target(argparse.Namespace(atlas_url=url, data=data), Settings.from_env(env))
+    except ValueError as exc:  # NoCatalog, or a malformed setting
+        raise CatalogLintError(str(exc)) from None
 
 
 def catalog_entity_types(target: CatalogTarget, timeout: float = 30.0) -> set[str]:
@@ -92,7 +75,8 @@ def catalog_entity_types(target: CatalogTarget, timeout: float = 30.0) -> set[st
             if isinstance(h, dict) and isinstance(h.get("name"), str) and h.get("category", "ENTITY") == "ENTITY"}
 
 
-def lint_against_catalog(rules: list[Any], url: str | None, env: Mapping[str, str]) -> list[UnknownTypeFinding]:
-    target = choose_target(url, env)
+def lint_against_catalog(rules: list[Any], url: str | None, env: Mapping[str, str],
+                         data: str | None = None) -> list[UnknownTypeFinding]:
+    target = choose_target(url, env, data)
     known = catalog_entity_types(target) | connector_types()
     return unknown_types(rules, known, target.endpoint or target.kind)

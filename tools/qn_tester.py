@@ -26,6 +26,7 @@ from olparser.naming.lint import lint_config
 from olparser.naming.mounts import DBFS_NAMESPACES
 from olparser.naming.rules import parse_json, read_path, unwrap
 from olparser.settings import Settings
+from tools.catalog_options import add_target_arguments
 
 EXIT_OK, EXIT_LINT_FINDINGS, EXIT_USAGE, EXIT_UNMATCHED = 0, 1, 2, 3
 CLOSEST_SHOWN = 5  # rules listed by the --explain summary
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also check every rule's purviewDataType against the entity types of this catalog (an "
                            "Atlas v2 URL such as http://127.0.0.1:21000/api/atlas/v2); without URL: "
                            "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s catalog")
+    add_target_arguments(lint)  # --data: the data folder of that serve
     return parser
 
 
@@ -242,7 +244,7 @@ def explain_summary(explanation: Explanation, engine: MappingEngine) -> str:
 # --- commands -------------------------------------------------------------------------------------------------------
 
 
-def run_lint(config: str | None, out: TextIO, catalog: str | None = None) -> int:
+def run_lint(config: str | None, out: TextIO, catalog: str | None = None, data: str | None = None) -> int:
     if config:
         raw = read_path(config)
         source = config
@@ -256,7 +258,7 @@ def run_lint(config: str | None, out: TextIO, catalog: str | None = None) -> int
     if catalog is not None:
         from tools.qn_lint_catalog import CatalogLintError, lint_against_catalog
         try:
-            findings += lint_against_catalog(unwrap(raw), catalog or None, os.environ)
+            findings += lint_against_catalog(unwrap(raw), catalog or None, os.environ, data)
         except CatalogLintError as exc:
             raise UsageError(str(exc)) from None
     for finding in findings:
@@ -338,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "lint":
-            return run_lint(args.lint_config or args.config, sys.stdout, args.catalog)
+            return run_lint(args.lint_config or args.config, sys.stdout, args.catalog, args.data)
         _check_usage(args)
         return run_map(args, sys.stdout)
     except UsageError as exc:

@@ -26,12 +26,10 @@ import requests
 from openlineage.client.transport.http import HttpCompression, HttpConfig, HttpTransport
 from tqdm import tqdm
 
-from olparser.settings import Settings
-from tools.functions_host.state import RunningHost, kept_function_key
+from tools.catalog_options import add_target_arguments, function_endpoint
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 KEY_HEADER = "x-functions-key"
-KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
 DEFAULT_ENDPOINT = "/api/v1/lineage"
 MAX_LISTED_REFUSALS = 50
 
@@ -167,17 +165,12 @@ def summary(outcomes: list[Outcome], target: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", type=Path, help="event files, JSON-lines files or folders")
-    parser.add_argument("--url", help="the endpoint's base URL, e.g. http://127.0.0.1:7071 (default: the "
-                                      "`ol2purview serve` running on the data folder)")
-    parser.add_argument("--key", help=f"function key, sent in the x-functions-key header (default: ${KEY_ENV}, else "
-                                      "the key that serve keeps in <data>/host-keys.json)")
     parser.add_argument("--gzip", action="store_true", help="gzip each request body, as compression=gzip does")
     parser.add_argument("--endpoint", help=f"path of the endpoint (default: the --url's path, else {DEFAULT_ENDPOINT})")
-    parser.add_argument("--data", metavar="DIR", help="the local host's data folder (default: OL2PURVIEW_DATA_DIR "
-                                                      "or .data)")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per request (default 5, as Spark)")
     parser.add_argument("--retries", type=int, default=5,
                         help="retries on connection errors and 500/502/503/504 (default 5, the client's default)")
+    add_target_arguments(parser, endpoint=True)  # --url (may be the whole endpoint), --key (sent in x-functions-key)
 
 
 @dataclass(frozen=True)
@@ -205,14 +198,9 @@ def split_url(url: str, endpoint: str | None) -> tuple[str, str]:
 
 def resolve_target(args: argparse.Namespace, env: Mapping[str, str]) -> Target:
     """--url/--key, else the running local host's URL and kept key. Raises ValueError saying what to pass."""
-    data_dir = Path(args.data).resolve() if args.data else Settings.from_env(env).data_dir
-    running = RunningHost.find(data_dir)
-    url = args.url or (running.url if running else None)
-    if not url:
-        raise ValueError(f"no --url given and no `ol2purview serve` is running on {data_dir}: start it, or pass "
-                         "--url URL --key KEY (or --data DIR of the running serve)")
+    url, key = function_endpoint(args, env)
     base, endpoint = split_url(url, args.endpoint)
-    return Target(base, endpoint, args.key or env.get(KEY_ENV) or kept_function_key(base, data_dir))
+    return Target(base, endpoint, key)
 
 
 def run(args: argparse.Namespace) -> int:

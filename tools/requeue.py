@@ -21,6 +21,7 @@ from olparser.delivery.queues import (AzureQueueService, QueueService, SqliteQue
                                       embedded_queue_path, poison_queue_name)
 from olparser.delivery.requeue import Selection, requeue
 from olparser.settings import Settings
+from tools.catalog_options import add_target_arguments, data_dir
 from tools.functions_host.state import RunningHost
 
 DEVELOPMENT_STORAGE = "UseDevelopmentStorage=true"
@@ -44,21 +45,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             f"{DEVELOPMENT_STORAGE}, i.e. Azurite on its default ports)")
     where.add_argument("--embedded", action="store_true",
                        help="use the embedded SQLite queues in OL2PURVIEW_DATA_DIR instead of Azure Storage")
-    parser.add_argument("--data", metavar="DIR",
-                        help="the local host's data folder, to find the running `ol2purview serve` "
-                             "(default: OL2PURVIEW_DATA_DIR or .data)")
+    add_target_arguments(parser)  # --data: the data folder of the running `ol2purview serve`
 
 
 def storage_choice(args: argparse.Namespace, settings: Settings) -> tuple[str, str]:
     """("embedded", data folder) or ("connection", connection string), and nothing is opened yet."""
-    data_dir = Path(args.data).resolve() if args.data else settings.data_dir
+    folder = data_dir(args) if args.data else settings.data_dir
     if args.embedded:
-        return "embedded", str(data_dir)
+        return "embedded", str(folder)
     if args.connection or settings.storage_connection:
         return "connection", args.connection or settings.storage_connection or ""
-    running = RunningHost.find(data_dir)
+    running = RunningHost.find(folder)
     if running is not None and running.storage_mode == "embedded":
-        return "embedded", str(data_dir)
+        return "embedded", str(folder)
     if running is not None and running.storage_connection:
         return "connection", running.storage_connection
     return "connection", DEVELOPMENT_STORAGE

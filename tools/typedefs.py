@@ -5,35 +5,24 @@ import argparse
 import sys
 from pathlib import Path
 
-from olparser.catalog import (CatalogRejected, CatalogTarget, CatalogUnavailable, RetryPolicy, load_typedefs,
-                              make_atlas_client, register_typedefs, resolve_target)
+from olparser.catalog import (CatalogRejected, CatalogUnavailable, RetryPolicy, load_typedefs,
+                              make_atlas_client, register_typedefs)
 from olparser.settings import TYPEDEFS_DIR, Settings
+from tools.catalog_options import add_target_arguments, catalog_target
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", type=Path, default=TYPEDEFS_DIR,
                         help="folder of TypesDef JSON files (default: %(default)s)")
-    parser.add_argument("--atlas-url", help="Atlas v2 base URL, e.g. http://127.0.0.1:21000/api/atlas/v2 "
-                                            "(default: PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT from the settings)")
-    parser.add_argument("--user", help="basic-auth user for --atlas-url (default: ATLAS_USERNAME)")
     parser.add_argument("--password", help="basic-auth password for --atlas-url (default: ATLAS_PASSWORD)")
-
-
-def _target(args: argparse.Namespace, settings: Settings) -> CatalogTarget:
-    if args.atlas_url:
-        return CatalogTarget("atlas", args.atlas_url.rstrip("/"), username=args.user or settings.atlas_username,
-                             password=args.password or settings.atlas_password)
-    target = resolve_target(settings)
-    if target.endpoint is None:
-        raise ValueError("no catalog configured: set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or pass --atlas-url")
-    return target
+    add_target_arguments(parser, catalog=True)
 
 
 def run(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     try:
         typedefs = load_typedefs(args.dir)
-        target = _target(args, settings)
+        target = catalog_target(args, settings)
     except ValueError as exc:
         print(f"ol2purview typedefs: {exc}", file=sys.stderr)
         return 2

@@ -29,7 +29,7 @@ from olparser.resolution.resource_sets import (CONTAINER_TYPES, ResourceSetRules
                                                split_storage_path)
 from olparser.settings import Settings
 from tools.catalog.account import CONFIG_PATH
-from tools.catalog_options import NoCatalog, add_catalog_arguments, catalog_target
+from tools.catalog_options import NoCatalog, add_target_arguments, catalog_target
 
 JSON = dict[str, Any]
 _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
@@ -106,7 +106,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", type=Path, metavar="FILE",
                         help="an account's resource-set rule config (JSON, as GET defaultResourceSetRuleConfig "
                              "answers); default: the catalog's own, else Purview's defaults")
-    add_catalog_arguments(parser)
+    add_target_arguments(parser, catalog=True)
 
 
 def _fail(message: str, code: int) -> int:

@@ -11,8 +11,10 @@ one process), lineage in a time window from the event archive, and Unity Catalog
                                     [--master URL] [--dry-run OUT] [--report DIR] [--max-calls-per-second N]
 
 The same arguments work under `spark-submit tools/spark/main.py backfill ...` and as the parameters of a Databricks
-Python wheel task (entry point `ol2purview`, parameters `["spark", "backfill", ...]`). The catalog and the mapping
-rules come from the usual settings (PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, OL_TO_PURVIEW_MAPPINGS_PATH...).
+Python wheel task (entry point `ol2purview`, parameters `["spark", "backfill", ...]`). The catalog is chosen as every
+tool chooses it (tools/catalog_options.py: `--atlas-url`, else PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the
+catalog of the `ol2purview serve` running on `--data DIR`); the mapping rules come from the usual settings
+(OL_TO_PURVIEW_MAPPINGS_PATH...).
 """
 from __future__ import annotations
 
@@ -20,11 +22,13 @@ import argparse
 import logging
 import re
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from olparser.delivery.archive import ARCHIVE_FOLDER
 from olparser.settings import Settings
+from tools.catalog_options import add_target_arguments, catalog_target, data_dir, with_catalog
 
 from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob
 from .report import BackfillReport
@@ -66,6 +70,7 @@ def _common(parser: argparse.ArgumentParser, single_process: bool = True,
     if single_process:
         parser.add_argument("--single-process", action="store_true",
                             help="run the same steps in this Python process, without Spark (small histories)")
+    add_target_arguments(parser, catalog=True)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -112,6 +117,17 @@ def _history_arguments(parser: argparse.ArgumentParser) -> None:
                              "per dataset, edge and run (needs --out)")
     parser.add_argument("--out", type=Path, help="file (jsonl) or folder (parquet) to write; default: stdout (jsonl)")
     parser.add_argument("--master", help="Spark master URL (default: the active session, else local[*])")
+    add_target_arguments(parser)
+
+
+def job_settings(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The settings a command runs with: `--data`'s folder (its archive and run history), and unless `--dry-run` the
+    catalog chosen as every tool chooses it. Raises ValueError (NoCatalog) saying how to name one."""
+    if getattr(args, "data", None):
+        settings = replace(settings, data_dir=data_dir(args))
+    if hasattr(args, "atlas_url") and getattr(args, "dry_run", None) is None:
+        settings = with_catalog(settings, catalog_target(args, settings))
+    return settings
 
 
 def run_history_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -153,16 +169,21 @@ def default_archive(settings: Settings) -> str:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    settings = Settings.from_env()
     command = args.spark_command
+    if command in ("backfill", "remap") and args.until is not None and args.since is not None \
+            and args.until <= args.since:
+        print("ol2purview spark: --until must be after --since", file=sys.stderr)
+        return 2
+    try:
+        settings = job_settings(args, Settings.from_env())
+    except ValueError as exc:
+        print(f"ol2purview spark {command}: {exc}", file=sys.stderr)
+        return 2
     if command == "system-lineage":
         return run_system(args, settings, _print)
     if command == "history":
         return run_history_command(args, settings)
     sources = args.sources if command == "backfill" else [args.archive or default_archive(settings)]
-    if args.until is not None and args.since is not None and args.until <= args.since:
-        print("ol2purview spark: --until must be after --since", file=sys.stderr)
-        return 2
     job = BackfillJob.create(settings, since=args.since, until=args.until, calls_per_second=args.max_calls_per_second)
     progress = sys.stderr.isatty()
     try:

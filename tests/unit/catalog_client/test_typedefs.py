@@ -93,12 +93,14 @@ def test_cli_registers_and_prints_what_it_did(atlas, typedef_dir, capsys, monkey
     assert atlas.requests[0].headers["Authorization"] == "Basic dTpw"
 
 
-def test_cli_without_a_catalog_says_what_to_set(typedef_dir, capsys, monkeypatch):
+def test_cli_without_a_catalog_says_what_to_set(typedef_dir, capsys, monkeypatch, tmp_path):
     for name in ("PURVIEW_ACCOUNT_NAME", "ATLAS_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OL2PURVIEW_DATA_DIR", str(tmp_path))  # no serve runs there
     assert cli_main(["typedefs", "--dir", str(typedef_dir)]) == 2
-    assert capsys.readouterr().err == ("ol2purview typedefs: no catalog configured: set PURVIEW_ACCOUNT_NAME or "
-                                       "ATLAS_ENDPOINT, or pass --atlas-url\n")
+    assert capsys.readouterr().err == (
+        "ol2purview typedefs: no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or start "
+        f"`ol2purview serve` (none runs on {tmp_path}; --data DIR names another data folder)\n")
 
 
 def test_cli_reports_a_rejection(atlas, typedef_dir, capsys):
