@@ -119,15 +119,18 @@ def _wait_ready(process: subprocess.Popen, log_path: Path, what: str) -> str:
 
 
 def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, ...] = (),
-                env: dict[str, str] | None = None, *, storage: str = "embedded", worker: bool = True) -> ServeHandle:
+                env: dict[str, str] | None = None, *, storage: str = "embedded", worker: bool = True,
+                default_ports: bool = False) -> ServeHandle:
     """Start `ol2purview serve` on port 0 (its catalog too), wait for its `ready` line and read the ports back.
 
     `key=None` lets it generate one. `storage`: "embedded" or "azurite" (started by serve, on free ports).
+    `default_ports`: no port flags, as a user starts it (the defaults, else free ports it prints).
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / f"serve-{secrets.token_hex(4)}.log"
-    command = [sys.executable, "-m", "tools.cli", "serve", "--port", "0", "--data", str(data_dir),
-               f"--master-key={secrets.token_urlsafe(24)}", "--catalog-port", "0", "--storage", storage,
+    ports = () if default_ports else ("--port", "0", "--catalog-port", "0")
+    command = [sys.executable, "-m", "tools.cli", "serve", *ports, "--data", str(data_dir),
+               f"--master-key={secrets.token_urlsafe(24)}", "--storage", storage,
                *([f"--key={key}"] if key else []), *([] if worker else ["--no-worker"]), *extra_args]
     base_env = {name: value for name, value in os.environ.items()
                 if name not in ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME")}
@@ -197,9 +200,9 @@ def serve_factory(tmp_path: Path) -> Iterator[Callable[..., ServeHandle]]:
     started: list[ServeHandle] = []
 
     def factory(key: str | None = None, extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
-                storage: str = "embedded", worker: bool = True) -> ServeHandle:
+                storage: str = "embedded", worker: bool = True, default_ports: bool = False) -> ServeHandle:
         handle = start_serve(tmp_path / f"serve{len(started)}", key=key, extra_args=extra_args, env=env,
-                             storage=storage, worker=worker)
+                             storage=storage, worker=worker, default_ports=default_ports)
         started.append(handle)
         return handle
 

@@ -43,6 +43,7 @@ from tools.functions_host.storage import STORAGE_SETTING, add_storage_arguments
 DEFAULT_APP = PROJECT_ROOT / "function_app.py"
 INGEST_FUNCTION = "ingest_event"
 READY_LINE = "ready"
+DEFAULT_PORT = 7071
 KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
 MASTER_KEY_ENV = "OL2PURVIEW_MASTER_KEY"
 STATUS_PATH = "/admin/ol2purview/status"
@@ -64,7 +65,7 @@ class ServeOptions:
     data_dir: Path
     storage: str | None
     azurite_ports: str | None
-    catalog_port: int
+    catalog_port: int | None  # None: the default, or a free port when that is in use
     catalog_faults: str
     run_worker: bool
     log_level: str
@@ -86,7 +87,7 @@ class ServeOptions:
         return cls(
             app_path=Path(args.app),
             host=getattr(args, "host", "127.0.0.1"),
-            port=getattr(args, "port", 0),
+            port=getattr(args, "port", None) or 0,
             keys=keys,
             function_keys=_function_keys(getattr(args, "function_key", None) or []),
             data_dir=data_dir,
@@ -121,7 +122,8 @@ def _add_common_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=7071, help="port to listen on (default 7071, as func start)")
+    parser.add_argument("--port", type=int, help=f"port to listen on (default {DEFAULT_PORT}, as func start, or a free "
+                                                 "one when that is in use; 0 = a free port)")
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (0.0.0.0 for every interface)")
     parser.add_argument("--key", default=os.environ.get(KEY_ENV),
                         help=f"the function key callers must send (default: ${KEY_ENV}, else the key kept in "
@@ -165,9 +167,20 @@ def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] |
     return app, host
 
 
-def bind_http(host: str, port: int) -> socket.socket:
-    """The listening socket for `serve`, bound before anything else starts; a port in use is an error that names
-    the port and the flag that changes it."""
+def bind_http(host: str, port: int | None) -> socket.socket:
+    """The listening socket for `serve`, bound before anything else starts. `port` None: the default port, or a free
+    one (said on stdout) when another serve holds it; a port given that is in use is an error that names the port
+    and the flag that changes it."""
+    if port is None:
+        try:
+            return bind_http(host, DEFAULT_PORT)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+        sock = bind_http(host, 0)
+        _say(f"port {DEFAULT_PORT} on {host} is in use (another `ol2purview serve`?): listening on "
+             f"{sock.getsockname()[1]}")
+        return sock
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

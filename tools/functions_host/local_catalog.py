@@ -19,9 +19,10 @@ CATALOG_DB = "catalog.sqlite"
 
 
 def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--catalog-port", type=int, default=DEFAULT_CATALOG_PORT,
-                        help=f"port of the embedded catalog (default {DEFAULT_CATALOG_PORT}; 0 = a free port); "
-                             "it starts unless PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT is set")
+    parser.add_argument("--catalog-port", type=int,
+                        help=f"port of the embedded catalog (default {DEFAULT_CATALOG_PORT}, or a free one when that "
+                             "is in use; 0 = a free port); it starts unless PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT is "
+                             "set")
     parser.add_argument("--catalog-faults", default="", metavar="SPEC",
                         help="fault injection for the embedded catalog, e.g. 429:0.2,503:0.1,reset:0.05,seed:1")
 
@@ -30,16 +31,33 @@ def catalog_configured(env: MutableMapping[str, str]) -> bool:
     return bool(env.get("PURVIEW_ACCOUNT_NAME") or env.get("ATLAS_ENDPOINT"))
 
 
-def start_catalog_unless_configured(data_dir: Path, port: int, faults: str,
+def start_catalog_unless_configured(data_dir: Path, port: int | None, faults: str,
                                     env: MutableMapping[str, str] = os.environ,
                                     function_key: str | None = None) -> CatalogServer | None:
     """The started embedded catalog (ATLAS_ENDPOINT now points at it), or None when a catalog is configured. Its page
-    asks the run history of the serve on `data_dir` (with `function_key`) for the time window."""
+    asks the run history of the serve on `data_dir` (with `function_key`) for the time window. `port` None: the
+    default port, or a free one when another serve (or anything) holds it."""
     if catalog_configured(env):
         return None
+
+    def start(number: int) -> CatalogServer:
+        server = CatalogServer(data_dir / CATALOG_DB, port=number, faults=faults or None,
+                               history=HistoryLink(data_dir, function_key))
+        try:
+            return server.start()
+        except BaseException:
+            server.stop()  # closes its database
+            raise
+
     try:
-        server = CatalogServer(data_dir / CATALOG_DB, port=port, faults=faults or None,
-                               history=HistoryLink(data_dir, function_key)).start()
+        try:
+            server = start(DEFAULT_CATALOG_PORT if port is None else port)
+        except OSError as exc:
+            if port is not None or exc.errno != errno.EADDRINUSE:
+                raise
+            server = start(0)
+            print(f"port {DEFAULT_CATALOG_PORT} is in use (another `ol2purview serve`?): the embedded catalog "
+                  f"listens on {server.port}", flush=True)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise OSError(exc.errno, f"port {port} of the embedded catalog is already in use (another `ol2purview "
