@@ -55,6 +55,7 @@ from olparser.history import RunHistoryStore, history_record, with_run_history
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
 from olparser.lineage.link import link_plan
+from olparser.lineage.plan import unmatched_text
 from olparser.naming import MappingEngine
 from olparser.resolution.model import candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, run_instant, snapshot_from_static
@@ -182,6 +183,7 @@ class LineagePipeline:
         self._parse_sql = parse_sql  # column lineage from a run's `sql` facet (None: not derived)
         self._run_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
         self._process_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
+        self._unmatched_reported = ReportedOnce()  # the "no mapping rule" line: once per run (and set of datasets)
 
     # --- the queue trigger -------------------------------------------------------------------------------------
     def process(self, event: dict[str, Any], *, now: float | None = None) -> LineageOutcome:
@@ -336,9 +338,9 @@ class LineagePipeline:
                 calls += self._restore(name, writer, now)
             calls += self._refresh(changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key,
                                    now)
-            for dataset in plan.unmatched:
-                log.info("no mapping rule for a dataset of run %s (%s); written as a placeholder", key,
-                         dataset.reason)
+            if plan.unmatched and self._unmatched_reported.first_time(key, plan.unmatched):
+                log.info("run %s: no mapping rule for %d dataset(s), written as placeholders (qn-tester --explain "
+                         "says why): %s", key, len(plan.unmatched), unmatched_text(plan.unmatched))
             if plan.notes and any("MAX_" in note for note in plan.notes):
                 log.warning("run %s: %s", key, "; ".join(n for n in plan.notes if "MAX_" in n))
             status_word = "superseded" if processes and len(superseded) == len(processes) else "written"
@@ -495,3 +497,23 @@ class LineagePipeline:
                               unmatched=len(plan.unmatched), catalog_calls=calls, superseded=superseded,
                               deleted=deleted, run_state=run.event_type)
 
+
+class ReportedOnce:
+    """Which runs' unmatched datasets this process has logged, so that a run written again (a later event, the
+    timer) does not repeat the line unless its set of unmatched datasets changed. Bounded: the oldest are forgotten."""
+
+    def __init__(self, capacity: int = 4096) -> None:
+        self._seen: dict[str, object] = {}
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def first_time(self, key: str, value: object) -> bool:
+        """True (and remembered) unless `key` was last reported with this same `value`."""
+        with self._lock:
+            if self._seen.get(key) == value:
+                return False
+            self._seen.pop(key, None)
+            self._seen[key] = value  # dicts keep insertion order: the first key is the oldest
+            if len(self._seen) > self._capacity:
+                del self._seen[next(iter(self._seen))]
+            return True

@@ -130,19 +130,43 @@ def _case(item: Any, where: str) -> tuple[str, str]:
     return item["namespace"], item["name"]
 
 
-def event_datasets(path: str) -> tuple[list[tuple[str, str, str]], tuple[MountPoint, ...]]:
-    """(direction, namespace, name) for each input and output, and the mount points from the run facets."""
+def event_datasets(path: str, engine: MappingEngine, mounts: tuple[MountPoint, ...] = (),
+                   workspace_url: str | None = None, metastore: str | None = None) -> list[dict[str, Any]]:
+    """One line per input and output of the event, named as the connector names it (`dataset_resolver`: the rules,
+    the run's mount points, workspace host and metastore; a table's `symlinks` identifier when that is what the
+    catalog gets): the identity written, and the other one as `also`. `--mounts`, `--workspace-url` and `--metastore`
+    override what the event says."""
+    from dataclasses import replace
+
+    from olparser.lineage import LineageOptions
+    from olparser.lineage.build import dataset_resolver
+    from olparser.runs.merge import is_static_event, merge_event, snapshot_from_static
+
     event = _read_json_file(path, "event file")
     if not isinstance(event, dict):
         raise UsageError(f"event file {path}: expected a JSON object (one OpenLineage event)")
-    datasets = []
-    for key, direction in (("inputs", "input"), ("outputs", "output")):
-        for item in event.get(key) or []:
-            if isinstance(item, dict) and isinstance(item.get("namespace"), str) and isinstance(item.get("name"), str):
-                datasets.append((direction, item["namespace"], item["name"]))
-    run = event.get("run") if isinstance(event.get("run"), dict) else {}
-    facets = run.get("facets") if isinstance(run.get("facets"), dict) else {}
-    return datasets, mounts_from_facet(facets.get("environment-properties"))
+    try:
+        run = snapshot_from_static(event) if is_static_event(event) else merge_event(None, event)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise UsageError(f"event file {path}: not an OpenLineage event the connector reads ({exc})") from None
+    resolver = dataset_resolver(run, engine, LineageOptions.from_settings(Settings.from_env()))
+    overrides = {"mounts": mounts, "workspace_url": workspace_url, "metastore_id": metastore}
+    resolver = replace(resolver, **{name: value for name, value in overrides.items() if value})
+    return [{"direction": direction, **identity_json(resolver.resolve(facts))}
+            for direction, datasets in (("input", run.inputs), ("output", run.outputs)) for facts in datasets]
+
+
+def identity_json(dataset: Any) -> dict[str, Any]:
+    """A dataset as the catalog gets it (a placeholder `openlineage_dataset` with `error` when no rule matched),
+    with the identity not chosen under `also`."""
+    out: dict[str, Any] = {"namespace": dataset.namespace, "name": dataset.name,
+                           "QualifiedName": dataset.qualified_name, "PurviewType": dataset.type_name,
+                           "Rule": dataset.rule}
+    if dataset.unmatched_reason:
+        out["error"] = dataset.unmatched_reason
+    if dataset.alternate is not None:
+        out["also"] = identity_json(dataset.alternate)
+    return out
 
 
 # --- outputs --------------------------------------------------------------------------------------------------------
@@ -287,9 +311,10 @@ def run_map(args: argparse.Namespace, out: TextIO) -> int:
         rows = [({"namespace": ns, "name": n}, ns, n) for ns, n in cases]
         workspace = workspace or file_workspace
     elif args.event:
-        datasets, event_mounts = event_datasets(args.event)
-        mounts = mounts or event_mounts
-        rows = [({"direction": d, "namespace": ns, "name": n}, ns, n) for d, ns, n in datasets]
+        lines = event_datasets(args.event, engine, mounts, workspace, args.metastore)
+        for line in lines:
+            _emit(line, out)
+        return EXIT_UNMATCHED if any("error" in line for line in lines) else EXIT_OK
     else:
         rows = (({"namespace": ns, "name": n}, ns, n) for ns, n in _prompted_pairs(sys.stdin, out, sys.stderr))
     detailed = bool(args.batch or args.event)

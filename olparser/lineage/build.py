@@ -46,6 +46,16 @@ def awaits_environment(run: RunSnapshot, options: LineageOptions) -> bool:
     return ctx.is_databricks and not ctx.environment
 
 
+def dataset_resolver(run: RunSnapshot, engine: MappingEngine, options: LineageOptions,
+                     ctx: RunContext | None = None) -> DatasetResolver:
+    """How the datasets of `run` are named: the rules with the run's mount points, workspace host and Unity Catalog
+    metastore (`qn-tester --event` names an event's datasets with it, as the builder does)."""
+    ctx = ctx or run_context(run, options)
+    metastore = options.metastore_for(ctx.workspace_id, ctx.workspace_host)
+    return DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options,
+                           metastore_id=metastore)
+
+
 def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, *,
                   status: str | None = None, parse_sql: ParseSql | None = None) -> LineagePlan:
     """The Atlas entities for one run: datasets, owner, one process per (job, output), column lineage.
@@ -57,9 +67,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         return LineagePlan(notes=(NO_OUTPUTS,))
     derived = derive_column_lineage(run, parse_sql) if parse_sql is not None else None
     ctx = run_context(run, options)
-    metastore = options.metastore_for(ctx.workspace_id, ctx.workspace_host)
-    resolver = DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options,
-                               metastore_id=metastore)
+    resolver = dataset_resolver(run, engine, options, ctx)
     run_inputs, run_outputs, truncation = _within_edge_limit(run, options.max_process_edges)
     inputs = [resolver.resolve(facts) for facts in run_inputs]
     outputs = [resolver.resolve(facts) for facts in run_outputs]
@@ -104,7 +112,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
                                key=lambda u: (u.namespace, u.name, u.reason))),
         notes=_notes(ctx) + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
                                                                        else ()),
-        datasets=tuple(unique[key].named(metastore) for key in sorted(unique)),
+        datasets=tuple(unique[key].named(resolver.metastore_id) for key in sorted(unique)),
     )
 
 

@@ -18,6 +18,17 @@ class UnmatchedDataset:
     reason: str
 
 
+def unmatched_text(unmatched: tuple[UnmatchedDataset, ...], shown: int = 10, longest: int = 200) -> str:
+    """The datasets no rule matched, for a log line: each by namespace and name (cut to `longest` characters), the
+    first `shown` of them and how many more."""
+    def cut(text: str) -> str:
+        return text if len(text) <= longest else text[:longest] + "..."
+
+    names = [f"namespace={cut(u.namespace)!r} name={cut(u.name)!r}" for u in unmatched[:shown]]
+    more = f"; and {len(unmatched) - shown} more" if len(unmatched) > shown else ""
+    return "; ".join(names) + more
+
+
 @dataclass(frozen=True)
 class LineagePlan:
     """Entities to upsert for one run, dependencies first.

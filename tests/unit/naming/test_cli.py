@@ -422,3 +422,45 @@ def test_lint_reports_every_schema_error_and_still_checks_the_other_rules(tmp_pa
         "AdbWorkspaceUrl)",
         f"{config}: 5 problem(s)",
     ]
+
+
+def test_event_names_each_dataset_as_the_catalog_gets_it_and_the_other_identity_as_also():
+    """The compat-tests CLL run: Hive tables with a `symlinks` TABLE identifier; no rule maps either identity, so the
+    table (DATASET_IDENTITY=table) is the placeholder written, and the location is shown as `also`."""
+    event = PROJECT_ROOT.parent / "shared" / "openlineage" / "sequences" / "compat-tests__CLL" / "8.json"
+    done = qn_tester("--event", str(event))
+    assert done.returncode == 3
+    lines = json_lines(done.stdout)
+    assert [(x["direction"], x["namespace"], x["name"]) for x in lines] == [
+        ("input", "file:/tmp/cll_test", "default.cll_source1"), ("input", "file:/tmp/cll_test", "default.cll_source2"),
+        ("output", "file:/tmp/cll_test", "default.tbl1")]
+    assert lines[2] == {
+        "direction": "output", "namespace": "file:/tmp/cll_test", "name": "default.tbl1",
+        "QualifiedName": "file:/tmp/cll_test/default.tbl1", "PurviewType": "openlineage_dataset", "Rule": None,
+        "error": "no mapping rule matched (namespace prefix 'file:/tmp/cll_test', 52 rules tried)",
+        "also": {"namespace": "file", "name": "/tmp/cll_test/tbl1", "QualifiedName": "file:/tmp/cll_test/tbl1",
+                 "PurviewType": "openlineage_dataset", "Rule": None,
+                 "error": "no mapping rule matched (namespace prefix 'file', 52 rules tried)"}}
+
+
+def test_event_shows_the_metastore_table_the_catalog_gets_and_its_location_as_also(tmp_path: Path):
+    """Both identities map: DATASET_IDENTITY=table (the default) writes the hive_table."""
+    event = {"eventType": "COMPLETE", "eventTime": "2026-01-01T00:00:00Z", "producer": "p",
+             "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+             "run": {"runId": str(uuid.uuid4())}, "job": {"namespace": "spark", "name": "write"},
+             "outputs": [{"namespace": "abfss://gold@lake.dfs.core.windows.net", "name": "/sales",
+                          "facets": {"symlinks": {"identifiers": [
+                              {"namespace": "hive://metastore", "name": "gold.sales", "type": "TABLE"}]}}}]}
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event))
+    done = qn_tester("--event", str(path))
+    assert done.returncode == 0, done.stderr
+    assert json_lines(done.stdout) == [{
+        "direction": "output", "namespace": "hive://metastore", "name": "gold.sales",
+        "QualifiedName": "gold.sales@metastore", "PurviewType": "hive_table", "Rule": "hiveMetastoreTable",
+        "also": {"namespace": "abfss://gold@lake.dfs.core.windows.net", "name": "/sales",
+                 "QualifiedName": "https://lake.dfs.core.windows.net/gold/sales",
+                 "PurviewType": "azure_datalake_gen2_path", "Rule": "adlsGen2"}}]
+    storage = qn_tester("--event", str(path), env={"DATASET_IDENTITY": "storage"})
+    assert [(x["QualifiedName"], x["also"]["QualifiedName"]) for x in json_lines(storage.stdout)] == [
+        ("https://lake.dfs.core.windows.net/gold/sales", "gold.sales@metastore")]

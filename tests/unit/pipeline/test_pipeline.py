@@ -450,3 +450,22 @@ def test_events_of_one_run_are_processed_one_at_a_time_by_concurrent_workers(tmp
     assert store.overlaps == 0
     assert [o.run_id for o in outcomes] == [e["run"]["runId"] for e in events]
     store.close()
+
+
+def test_the_no_mapping_rule_line_names_each_dataset_once_per_run(shared_dir, store, engine, caplog):
+    import logging
+
+    catalog = FakeCatalog()
+    pipeline = make_pipeline(store, engine, catalog)
+    (complete,) = _cll(shared_dir, 8)
+    later = json.loads(json.dumps(complete))
+    later["eventTime"] = "2099-01-01T00:00:00Z"
+    later["run"]["facets"]["spark_properties"] = {"_producer": "p", "_schemaURL": "s",
+                                                  "properties": {"spark.app.name": "renamed"}}
+    with caplog.at_level(logging.INFO, logger="olparser.pipeline"):
+        assert [pipeline.process(e).status for e in (complete, later)] == ["written", "written"]
+    lines = [r.getMessage() for r in caplog.records if "no mapping rule" in r.getMessage()]
+    assert lines == [
+        f"run {CLL_RUN}: no mapping rule for 3 dataset(s), written as placeholders (qn-tester --explain says why): "
+        "namespace='file:/tmp/cll_test' name='default.cll_source1'; namespace='file:/tmp/cll_test' "
+        "name='default.cll_source2'; namespace='file:/tmp/cll_test' name='default.tbl1'"]
