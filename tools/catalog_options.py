@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # the catalog client's imports take most of a second: loaded 
     from olparser.catalog import CatalogTarget
 
 KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
+MASTER_KEY_ENV = "OL2PURVIEW_MASTER_KEY"
 ATLAS_PATH = "/api/atlas/v2"
 
 
@@ -38,9 +39,10 @@ class NoEndpoint(ValueError):
     """No function endpoint could be chosen; the message says how to name one."""
 
 
-def add_target_arguments(parser: argparse.ArgumentParser, *, catalog: bool = False, endpoint: bool = False) -> None:
+def add_target_arguments(parser: argparse.ArgumentParser, *, catalog: bool = False, endpoint: bool = False,
+                         master_key: bool = False) -> None:
     """`--data`, and the catalog flags (`--atlas-url`, `--user`) and/or the endpoint flags (`--url`, `--key`) of the
-    tools that need them."""
+    tools that need them; `master_key`: `--key` is the master key (admin endpoints)."""
     group = parser.add_argument_group("where (default: the `ol2purview serve` running on the data folder)")
     group.add_argument("--data", metavar="DIR", help="the local host's data folder (default: OL2PURVIEW_DATA_DIR or "
                                                      ".data)")
@@ -53,8 +55,9 @@ def add_target_arguments(parser: argparse.ArgumentParser, *, catalog: bool = Fal
     if endpoint:
         group.add_argument("--url", help="the function's base URL, e.g. https://<app>.azurewebsites.net (default: "
                                          "the running serve's)")
-        group.add_argument("--key", help=f"function key (default: ${KEY_ENV}, else the key the running serve keeps "
-                                         "in <data>/host-keys.json)")
+        which, env = ("master key", MASTER_KEY_ENV) if master_key else ("function key", KEY_ENV)
+        group.add_argument("--key", help=f"{which} (default: ${env}, else the {which} the running serve keeps in "
+                                         "<data>/host-keys.json)")
 
 
 def data_dir(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Path:
@@ -101,9 +104,11 @@ def with_catalog(settings: Settings, target: CatalogTarget) -> Settings:
                    atlas_username=target.username, atlas_password=target.password)
 
 
-def function_endpoint(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, str | None]:
-    """(base URL as given, key): `--url`, else the running serve's; `--key`, else `$OL2PURVIEW_FUNCTION_KEY`, else
-    the running serve's kept key when the URL is that serve. Raises NoEndpoint saying what to pass."""
+def function_endpoint(args: argparse.Namespace, env: Mapping[str, str],
+                      master_key: bool = False) -> tuple[str, str | None]:
+    """(base URL as given, key): `--url`, else the running serve's; `--key`, else `$OL2PURVIEW_FUNCTION_KEY` (with
+    `master_key`: `$OL2PURVIEW_MASTER_KEY`), else the running serve's kept key when the URL is that serve. Raises
+    NoEndpoint saying what to pass."""
     folder = data_dir(args, env)
     running = RunningHost.find(folder)
     url = getattr(args, "url", None) or (running.url if running else None)
@@ -112,4 +117,5 @@ def function_endpoint(args: argparse.Namespace, env: Mapping[str, str]) -> tuple
                          "--url URL --key KEY (or --data DIR of the running serve)")
     parts = urlsplit(url)
     base = f"{parts.scheme}://{parts.netloc}"
-    return url, getattr(args, "key", None) or env.get(KEY_ENV) or kept_function_key(base, folder)
+    which, key_env = ("masterKey", MASTER_KEY_ENV) if master_key else ("functionKey", KEY_ENV)
+    return url, getattr(args, "key", None) or env.get(key_env) or kept_function_key(base, folder, which)

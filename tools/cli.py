@@ -20,6 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "prune": ("tools.prune", "remove processes whose last run is older than N days, and placeholders only they used"),
     "columns": ("tools.columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
     "history": ("tools.history", "lineage of a dataset or column in a time window, with its runs, from the run history"),
+    "status": ("tools.status", "what the running local host reports: queue depths, triggers, timers, catalog"),
     "spark": ("tools.spark.cli", "backfill or re-map archived OpenLineage history on Spark (or in one process)"),
 }
 

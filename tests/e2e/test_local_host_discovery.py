@@ -19,7 +19,7 @@ pytestmark = pytest.mark.e2e
 CLL = SHARED_OPENLINEAGE / "sequences" / "compat-tests__CLL"
 TABLE = "file:/tmp/cll_test/default.tbl1"
 SERVE_SETTINGS = ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME", "OL2PURVIEW_FUNCTION_KEY",
-                  "OL2PURVIEW_DATA_DIR")
+                  "OL2PURVIEW_MASTER_KEY", "OL2PURVIEW_DATA_DIR")
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +36,15 @@ def two_serves(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve
         assert first.stop() == 0, first.output()
 
 
-def command(program: str, *args: str, data_dir: Path) -> subprocess.CompletedProcess:
+def command(program: str, *args: str, data_dir: Path,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`ol2purview ...` or `qn-tester ...` with no flag naming a catalog, host, key or storage: only the data folder
     in OL2PURVIEW_DATA_DIR (and the tests' copy of the rules)."""
     clean = {k: v for k, v in os.environ.items() if k not in SERVE_SETTINGS}
     module = {"ol2purview": "tools.cli", "qn-tester": "tools.qn_tester"}[program]
     return subprocess.run([sys.executable, "-m", module, *args], cwd=PROJECT_ROOT, capture_output=True, text=True,
                           timeout=300, env={**clean, "OL2PURVIEW_DATA_DIR": str(data_dir),
-                                            "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH)})
+                                            "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH), **(env or {})})
 
 
 def test_a_second_serve_needs_only_its_data_folder_and_says_which_ports_it_took(two_serves):
@@ -124,3 +125,22 @@ def test_catalog_scan_registers_in_the_catalog_of_the_serve(replayed, tmp_path: 
                    data_dir=replayed.data_dir)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0].startswith(f"registered in {replayed.atlas_url} ")
+
+
+def test_status_finds_the_serve(replayed):
+    """The fixture's serve was given its master key (start_serve passes one): the user's shell has it as
+    OL2PURVIEW_MASTER_KEY; the key kept in the data folder is used by the README test (tests/e2e/test_readme.py)."""
+    import json
+
+    done = command("ol2purview", "status", data_dir=replayed.data_dir,
+                   env={"OL2PURVIEW_MASTER_KEY": replayed.master_key})
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout)
+    assert (status["state"], status["storage"], status["queues"]["lineage-events"]["approximateCount"],
+            status["catalog"]["atlasUrl"]) == ("Running", "embedded", 0, replayed.atlas_url)
+
+
+def test_status_with_a_function_key_is_refused_saying_so(replayed):
+    done = command("ol2purview", "status", f"--key={replayed.key}", data_dir=replayed.data_dir)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"ol2purview status: {replayed.url}/admin/ol2purview/status answered 401: ")

@@ -144,13 +144,13 @@ class RunningHost:
         return pid_alive(self.pid)
 
 
-def kept_function_key(url: str, data_dir: Path) -> str | None:
-    """The function key kept in `data_dir` when `url` (scheme, host and port) is the `serve` running on it: a tool
-    sends the local host's own key to that host, never elsewhere."""
+def kept_function_key(url: str, data_dir: Path, which: str = "functionKey") -> str | None:
+    """The function key (or with `which="masterKey"` the master key) kept in `data_dir` when `url` (scheme, host and
+    port) is the `serve` running on it: a tool sends the local host's own key to that host, never elsewhere."""
     running = RunningHost.find(data_dir)
     if running is None or url.rstrip("/") != running.url.rstrip("/"):
         return None
-    return read_keys(data_dir).get("functionKey")
+    return read_keys(data_dir).get(which)
 
 
 def forget_running(data_dir: Path, pid: int) -> None:
