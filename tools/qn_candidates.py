@@ -9,6 +9,7 @@ Purview's defaults. Entities the connector created itself count as found here (t
 """
 from __future__ import annotations
 
+import argparse
 from typing import Mapping
 
 from olparser.catalog import CatalogTarget, RetryPolicy, make_atlas_client
@@ -29,12 +30,13 @@ def named_dataset(engine: MappingEngine, namespace: str, name: str, *, mounts: t
     return resolver.resolve_name(namespace, name).named(metastore)
 
 
-def explain_candidates(dataset: NamedDataset, catalog: str | None, env: Mapping[str, str]) -> str:
+def explain_candidates(dataset: NamedDataset, catalog: str | None, env: Mapping[str, str],
+                       where: argparse.Namespace | None = None) -> str:
     """The candidates section of `--explain`; `catalog`: None (offline), "" (the configured catalog) or a URL."""
     if catalog is None:
         candidates = dataset_candidates(dataset, ResourceSetRules.default())
         return _lines(dataset, candidates, {}, None)
-    target = choose_target(catalog or None, env)
+    target = choose_target(catalog or None, env, where)
     client = make_atlas_client(target, timeout=30.0)
     retry = RetryPolicy(max_attempts=2)
     resolver = ScannedAssetResolver(client, cache=ExistenceCache(60.0, absent_ttl_seconds=60.0), retry=retry,

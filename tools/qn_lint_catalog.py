@@ -54,10 +54,12 @@ def connector_types(directory: Path = TYPEDEFS_DIR) -> set[str]:
     return {typedef["name"] for typedef in load_typedefs(directory).get("entityDefs", [])}
 
 
-def choose_target(url: str | None, env: Mapping[str, str], data: str | None = None) -> CatalogTarget:
-    """The catalog as every tool chooses it (tools/catalog_options.py), `url` standing for `--atlas-url`."""
+def choose_target(url: str | None, env: Mapping[str, str], where: argparse.Namespace | None = None) -> CatalogTarget:
+    """The catalog as every tool chooses it (tools/catalog_options.py), `url` standing for `--atlas-url`; `where`:
+    the command's `--data` and `--user`."""
+    chosen = argparse.Namespace(atlas_url=url, data=getattr(where, "data", None), user=getattr(where, "user", None))
     try:
-        return catalog_target(argparse.Namespace(atlas_url=url, data=data), Settings.from_env(env))
+        return catalog_target(chosen, Settings.from_env(env))
     except ValueError as exc:  # NoCatalog, or a malformed setting
         raise CatalogLintError(str(exc)) from None
 
@@ -76,7 +78,7 @@ def catalog_entity_types(target: CatalogTarget, timeout: float = 30.0) -> set[st
 
 
 def lint_against_catalog(rules: list[Any], url: str | None, env: Mapping[str, str],
-                         data: str | None = None) -> list[UnknownTypeFinding]:
-    target = choose_target(url, env, data)
+                         where: argparse.Namespace | None = None) -> list[UnknownTypeFinding]:
+    target = choose_target(url, env, where)
     known = catalog_entity_types(target) | connector_types()
     return unknown_types(rules, known, target.endpoint or target.kind)

@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                           "DATABRICKS_METASTORE_IDS gives it), for unity-catalog names")
     parser.add_argument("--batch", metavar="FILE", help="JSON lines of {namespace, name}, or a JSON file with 'cases' (- for stdin)")
     parser.add_argument("--event", metavar="FILE", help="an OpenLineage event: map all its inputs and outputs")
+    add_target_arguments(parser, catalog=True)  # --atlas-url URL is --catalog URL; --data: whose serve's catalog
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     lint = sub.add_parser("lint", help="check a mapping config", description="Check a mapping config for problems.")
     lint.add_argument("--config", dest="lint_config", metavar="PATH", help="mapping config to check")
@@ -64,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also check every rule's purviewDataType against the entity types of this catalog (an "
                            "Atlas v2 URL such as http://127.0.0.1:21000/api/atlas/v2); without URL: "
                            "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s catalog")
-    add_target_arguments(lint)  # --data: the data folder of that serve
+    add_target_arguments(lint, catalog=True)  # --atlas-url URL is --catalog URL; --data: whose serve's catalog
     return parser
 
 
@@ -268,7 +269,8 @@ def explain_summary(explanation: Explanation, engine: MappingEngine) -> str:
 # --- commands -------------------------------------------------------------------------------------------------------
 
 
-def run_lint(config: str | None, out: TextIO, catalog: str | None = None, data: str | None = None) -> int:
+def run_lint(config: str | None, out: TextIO, catalog: str | None = None,
+             where: argparse.Namespace | None = None) -> int:
     if config:
         raw = read_path(config)
         source = config
@@ -282,7 +284,7 @@ def run_lint(config: str | None, out: TextIO, catalog: str | None = None, data: 
     if catalog is not None:
         from tools.qn_lint_catalog import CatalogLintError, lint_against_catalog
         try:
-            findings += lint_against_catalog(unwrap(raw), catalog or None, os.environ, data)
+            findings += lint_against_catalog(unwrap(raw), catalog or None, os.environ, where)
         except CatalogLintError as exc:
             raise UsageError(str(exc)) from None
     for finding in findings:
@@ -339,7 +341,7 @@ def _candidates_text(engine: MappingEngine, args: argparse.Namespace, mounts: tu
     dataset = named_dataset(engine, args.namespace, args.name, mounts=mounts, workspace_url=workspace,
                             metastore=args.metastore)
     try:
-        return explain_candidates(dataset, args.explain_catalog, os.environ)
+        return explain_candidates(dataset, args.explain_catalog, os.environ, args)
     except CatalogLintError as exc:
         raise UsageError(str(exc)) from None
 
@@ -363,9 +365,14 @@ def _check_usage(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.atlas_url:  # the flag every command takes: the same as --catalog URL
+        if args.command == "lint":
+            args.catalog = args.catalog or args.atlas_url
+        else:
+            args.explain_catalog = args.explain_catalog or args.atlas_url
     try:
         if args.command == "lint":
-            return run_lint(args.lint_config or args.config, sys.stdout, args.catalog, args.data)
+            return run_lint(args.lint_config or args.config, sys.stdout, args.catalog, args)
         _check_usage(args)
         return run_map(args, sys.stdout)
     except UsageError as exc:

@@ -248,6 +248,8 @@ def test_lint_against_a_catalog_reports_the_rules_whose_type_it_does_not_know(tm
     known.write_text(json.dumps([json.loads(config.read_text())[i] for i in (0, 2)]))
     done = qn_tester("lint", "--config", str(known), "--catalog", embedded_catalog.atlas_url)
     assert (done.returncode, done.stdout) == (0, f"{known}: no problems found\n")
+    done = qn_tester("lint", "--config", str(config), "--atlas-url", embedded_catalog.url)  # every tool's flag
+    assert (done.returncode, done.stdout.splitlines()[-1]) == (1, f"{config}: 1 problem(s)")
 
 
 LAKE = "https://acct.dfs.core.windows.net/silver"
