@@ -19,7 +19,7 @@ from tools.catalog import CatalogServer
 
 DATASETS, COLUMNS, QUERIES = 50, 100, 20
 LAKE = "https://benchlake.dfs.core.windows.net/columns"
-TYPEDEFS = Path(__file__).resolve().parents[1] / "config" / "typedefs" / "spark.json"
+TYPEDEFS = Path(__file__).resolve().parents[1] / "olparser" / "lineage" / "typedefs" / "spark.json"
 
 
 def _qn(index: int) -> str:

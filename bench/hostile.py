@@ -13,7 +13,7 @@ from olparser.naming import MappingEngine, mounts_from_facet
 from olparser.naming.tokens import tokenize_name
 from tests.hostile import payloads
 from tests.hostile.measure import cpu_times
-from tests.rules import MAPPINGS_PATH
+from bench import MAPPINGS_PATH
 
 ROUNDS = 5
 RAISED = IntakeLimits(max_datasets_per_event=100_000, max_facets_per_event=1_000_000, max_mount_points=100_000,

@@ -11,7 +11,7 @@ from bench.merge import databricks_run
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from tests.rules import MAPPINGS_PATH
+from bench import MAPPINGS_PATH
 
 REPEATS = 7
 RUNS_PER_SAMPLE = 300

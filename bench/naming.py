@@ -14,7 +14,7 @@ import time
 
 from olparser.naming import MappingEngine, MountPoint, mounts_from_facet
 from olparser.settings import PROJECT_ROOT
-from tests.rules import MAPPINGS_PATH
+from bench import MAPPINGS_PATH
 
 VECTORS = PROJECT_ROOT.parent / "shared" / "vectors"
 WORKSPACE = "adb-1234567890123456.7.azuredatabricks.net"

@@ -19,7 +19,7 @@ from bench.merge import databricks_run
 from olparser.lineage import LineageOptions, build_lineage, plan_fingerprint
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_event
-from tests.rules import MAPPINGS_PATH
+from bench import MAPPINGS_PATH
 
 REPEATS = 7
 RUNS = 300

@@ -38,7 +38,7 @@ from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.relink import Relinker
 from olparser.runs.sqlite_store import SqliteRunStateStore
 from olparser.settings import PROJECT_ROOT, TYPEDEFS_DIR, Settings
-from tests.rules import MAPPINGS_PATH
+from bench import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 RUNS, DATASETS, SECONDS_APART = 1000, 50, 7.2

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from bench.merge import databricks_run
-from tests.rules import MAPPINGS_PATH
+from bench import MAPPINGS_PATH
 
 EVENTS = int(os.environ.get("BENCH_SPARK_EVENTS", "1000000"))
 SUBSET = int(os.environ.get("BENCH_SPARK_SUBSET", "50000"))

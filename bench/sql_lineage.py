@@ -22,7 +22,7 @@ from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
 from olparser.sql.process_parser import SqlParser
-from tests.rules import MAPPINGS_PATH
+from bench import MAPPINGS_PATH
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "openlineage"
 REPEAT = 200

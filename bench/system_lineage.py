@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.rules import MAPPINGS_PATH
+from bench import MAPPINGS_PATH
 
 ROWS = int(os.environ.get("BENCH_SYSTEM_ROWS", "1000000"))
 WORKSPACE, HOST = "1234567890123456", "adb-1234567890123456.5.azuredatabricks.net"

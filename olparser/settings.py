@@ -5,13 +5,20 @@ One frozen dataclass so that the core receives plain values and never reads the 
 from __future__ import annotations
 
 import os
+from importlib import resources
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MAPPINGS_PATH = PROJECT_ROOT / "config" / "OlToPurviewMappings.json"
-TYPEDEFS_DIR = PROJECT_ROOT / "config" / "typedefs"
+_PACKAGE = resources.files("olparser")
+# The rules as shipped (package data): what a fresh clone's config/ holds, what tests load, and the fallback when
+# the package is installed without config/.
+SHIPPED_MAPPINGS_PATH = Path(str(_PACKAGE.joinpath("naming", "shipped", "OlToPurviewMappings.json")))
+# The rule file users edit (README "Add a mapping rule"); it travels with the app zip and the wheel.
+USER_MAPPINGS_PATH = PROJECT_ROOT / "config" / "OlToPurviewMappings.json"
+DEFAULT_MAPPINGS_PATH = USER_MAPPINGS_PATH if USER_MAPPINGS_PATH.is_file() else SHIPPED_MAPPINGS_PATH
+TYPEDEFS_DIR = Path(str(_PACKAGE.joinpath("lineage", "typedefs")))  # the connector's own Atlas types
 
 DEFAULT_STRIPPED_FACETS = ("spark.logicalPlan", "spark_unknown", "debug", "spark_properties_unused")
 

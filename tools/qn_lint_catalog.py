@@ -2,7 +2,7 @@
 
 A rule whose type the catalog lacks passes the offline lint, and then every run it maps is rejected by the catalog
 (`ATLAS-400-00-014`). The type names come from `GET {atlas}/types/typedefs/headers`; the connector's own types
-(`config/typedefs`) count as known, because the worker registers them before its first upload.
+(`olparser/lineage/typedefs`) count as known, because the worker registers them before its first upload.
 
 Which catalog: URL (an Atlas v2 base such as http://127.0.0.1:21000/api/atlas/v2, or the embedded catalog's page
 URL), else the configured target (PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, with ATLAS_USERNAME / ATLAS_PASSWORD),

@@ -1,4 +1,4 @@
-"""Registering the connector's custom Atlas types: load them from config/typedefs/*.json, create or update.
+"""Registering the connector's custom Atlas types: load them from olparser/lineage/typedefs/*.json, create or update.
 
 At most three calls: GET the type headers, POST the new types, PUT the existing ones. Repeating it changes nothing.
 """

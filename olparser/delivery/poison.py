@@ -41,7 +41,7 @@ class UnknownType:
         if self.rules:
             origin = f"produced by mapping rule(s) {', '.join(repr(r) for r in self.rules)}"
         else:
-            origin = "no mapping rule produces it (one of the connector's own types from config/typedefs?)"
+            origin = "no mapping rule produces it (one of the connector's own types from olparser/lineage/typedefs?)"
         return f"the catalog has no entity type {self.type_name!r} ({origin})"
 
 

@@ -2,7 +2,7 @@
 run mapped by such a rule would be rejected (ATLAS-400-00-014) when the page or the tests use the embedded catalog.
 The same for the types Purview's scanners create that the README and issue 19 name (resource sets, Unity Catalog,
 Fabric), which `ol2purview catalog scan` and the resolution tests register; none of them is one of the connector's
-own types (config/typedefs), which the worker registers itself."""
+own types (olparser/lineage/typedefs), which the worker registers itself."""
 from __future__ import annotations
 
 import json
@@ -23,7 +23,7 @@ README_NAMES_THAT_ARE_NOT_TYPES = {"databricks_shell",  # the generic Spark appl
 
 def _connector_types(project_root) -> set[str]:
     names = set()
-    for path in (project_root / "config" / "typedefs").glob("*.json"):
+    for path in (project_root / "olparser" / "lineage" / "typedefs").glob("*.json"):
         body = json.loads(path.read_text(encoding="utf-8"))
         names |= {d["name"] for key in ("entityDefs", "relationshipDefs") for d in body.get(key, [])}
     return names

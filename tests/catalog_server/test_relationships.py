@@ -1,4 +1,4 @@
-"""The relationship REST API typed by the connector's own relationship defs (config/typedefs), with attributes, and
+"""The relationship REST API typed by the connector's own relationship defs (olparser/lineage/typedefs), with attributes, and
 its errors."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tests.catalog_server.conftest import PASSWORD, USER
 from tools.catalog import CatalogServer
 
 AUTH = (USER, PASSWORD)
-TYPEDEFS = Path(__file__).resolve().parents[2] / "config" / "typedefs"
+TYPEDEFS = Path(__file__).resolve().parents[2] / "olparser" / "lineage" / "typedefs"
 WORKSPACE = "databricks://adb-1.azuredatabricks.net"
 
 

@@ -2,8 +2,8 @@
 
 Team rule: tests use their own copy of the shipped rules, never the file users edit. `config/OlToPurviewMappings.json`
 is the rule file the README tells users to edit; a test that loaded it would fail as soon as a user added or changed a
-rule there. So every test loads `MAPPINGS_PATH` (this folder's OlToPurviewMappings.json, a copy of the shipped file
-taken when this rule was enforced; it changes only with the tests that rely on it):
+rule there. So every test loads `MAPPINGS_PATH`: the shipped rules, package data of `olparser` (olparser/naming/shipped,
+read with importlib.resources), which change only with the tests that rely on them:
 
 - in the test process: `MappingEngine.from_path(MAPPINGS_PATH)`, and `Settings(mappings_path=MAPPINGS_PATH, ...)`
   wherever a test builds settings that load rules (`Settings()` never reads the environment; its default is the
@@ -28,9 +28,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, MutableMapping
 
-from olparser.settings import DEFAULT_MAPPINGS_PATH
+from olparser.settings import DEFAULT_MAPPINGS_PATH, SHIPPED_MAPPINGS_PATH
 
-MAPPINGS_PATH = Path(__file__).resolve().with_name("OlToPurviewMappings.json")
+MAPPINGS_PATH = SHIPPED_MAPPINGS_PATH
 
 _USER_FILE = os.path.realpath(DEFAULT_MAPPINGS_PATH)
 _NAME = DEFAULT_MAPPINGS_PATH.name

@@ -28,8 +28,9 @@ def test_the_wheel_carries_the_code_the_rules_and_the_typedefs(tmp_path: Path):
     assert done.returncode == 0, done.stderr[-2000:]
     wheel = next(tmp_path.glob("ol2purview-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"config/OlToPurviewMappings.json", "config/typedefs/databricks.json", "config/typedefs/spark.json",
-            "config/typedefs/openlineage_datasets.json", "olparser/contract/event-contract.schema.json",
+    assert {"config/OlToPurviewMappings.json", "olparser/naming/shipped/OlToPurviewMappings.json",
+            "olparser/lineage/typedefs/databricks.json", "olparser/lineage/typedefs/spark.json",
+            "olparser/lineage/typedefs/openlineage_datasets.json", "olparser/contract/event-contract.schema.json",
             "olparser/naming/mappings.schema.json", "tools/spark/spark_job.py", "tools/spark/main.py",
             "olparser/lineage/combine.py", "olparser/delivery/archive.py", "tools/spark/system_job.py",
             "olparser/sql/worker.py"} <= names

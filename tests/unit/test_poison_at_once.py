@@ -45,7 +45,7 @@ def test_the_rules_that_produce_the_type_are_named():
         "the catalog has no entity type 'kafka_topic_made_up' (produced by mapping rule(s) 'kafkaTopic')")
     assert UnknownType("databricks_job", ()).describe() == (
         "the catalog has no entity type 'databricks_job' (no mapping rule produces it (one of the connector's own "
-        "types from config/typedefs?))")
+        "types from olparser/lineage/typedefs?))")
 
 
 def test_an_unknown_type_is_written_unchanged_to_the_poison_queue_with_one_error_line(tmp_path, caplog):

@@ -25,12 +25,13 @@ from tools.spark.job import BackfillJob
 USER_FILE = str(DEFAULT_MAPPINGS_PATH)
 
 
-def test_the_copy_is_the_shipped_rule_list_and_lives_with_the_tests():
+def test_the_tests_rules_are_the_shipped_rules_package_data_not_the_users_file():
     engine = MappingEngine.from_path(MAPPINGS_PATH)
     names = [rule.name for rule in engine.rules]
     assert (len(names), names[:3], names[-1]) == (
         52, ["adlsGen2BlobHostSubfolder", "adlsGen2BlobHostRoot", "adlsGen2BlobHost"], "snowflake")
-    assert MAPPINGS_PATH == PROJECT_ROOT / "tests" / "rules" / "OlToPurviewMappings.json"
+    assert MAPPINGS_PATH == PROJECT_ROOT / "olparser" / "naming" / "shipped" / "OlToPurviewMappings.json"
+    assert MAPPINGS_PATH != DEFAULT_MAPPINGS_PATH
     result = engine.map("abfss://raw@lake.dfs.core.windows.net", "/sales/orders")
     assert (result.qualified_name, result.purview_type) == (
         "https://lake.dfs.core.windows.net/raw/sales/orders", "azure_datalake_gen2_path")

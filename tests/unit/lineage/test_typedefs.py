@@ -1,4 +1,4 @@
-"""The custom Atlas types in config/typedefs: well-formed, loadable by pyapacheatlas, and covering every type,
+"""The custom Atlas types in olparser/lineage/typedefs: well-formed, loadable by pyapacheatlas, and covering every type,
 attribute and relationship attribute the builder writes."""
 from __future__ import annotations
 
