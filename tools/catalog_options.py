@@ -1,6 +1,7 @@
 """The catalog and the function endpoint a command-line tool talks to, chosen the same way by every tool
-(`replay`, `history`, `requeue`, `prune`, `columns`, `typedefs`, `catalog scan`, `spark backfill|remap|system-lineage`,
-`qn-tester lint --catalog`), with the same flags, added by `add_target_arguments`:
+(`replay`, `history`, `status`, `requeue`, `prune`, `columns`, `typedefs`, `catalog scan`,
+`spark backfill|remap|system-lineage|history`, `qn-tester lint --catalog` and `--explain --catalog`), with the same
+flags, added by `add_target_arguments`:
 
 - the data folder: `--data DIR`, else `OL2PURVIEW_DATA_DIR`, else `.data`; the `ol2purview serve` running on it (its
   `serve.json`) is what every tool falls back to;

@@ -4,9 +4,11 @@
 the queue triggers (unless `--no-worker`) and the HTTP functions. It prints the function and master keys, the Spark
 and Python client settings that point at this endpoint, the catalog page, the storage, then a line starting with
 `ready` once it accepts connections. Generated keys are kept in the data folder and reused (state.py), and what
-`serve` started is recorded there (`serve.json`) so that `worker`, `requeue`, `replay` and `qn-tester lint --catalog`
-find it. `worker` runs only the queue and timer triggers, so that a worker can be stopped or killed while HTTP keeps
-accepting; without `--storage` it uses the storage and catalog of the `serve` running on its data folder.
+`serve` started is recorded there (`serve.json`) so that `worker` and every command that needs the host or the
+catalog find it (tools/catalog_options.py). Without `--port` / `--catalog-port`, a port taken by another serve is
+replaced by a free one, said on stdout: `--data DIR` is all a second serve needs. `worker` runs only the queue and
+timer triggers, so that a worker can be stopped or killed while HTTP keeps accepting; without `--storage` it uses the
+storage and catalog of the `serve` running on its data folder.
 SIGTERM, SIGHUP (the terminal closed) and Ctrl-C stop either gracefully (in-flight messages finish) with status 0.
 """
 from __future__ import annotations

@@ -3,8 +3,8 @@
 - `host-keys.json`: the generated function key and master key, reused by every later `serve` on the same folder (so
   Spark configs and shell variables survive a restart). A key given with `--key` / `--master-key` (or their
   environment variables) wins for that run and is not written.
-- `serve.json`: what a running `serve` started (its pid, URL, storage connection, catalog, Azurite pid). `worker`,
-  `requeue`, `replay` and `qn-tester lint --catalog` read it to find the running local host by themselves; `serve`
+- `serve.json`: what a running `serve` started (its pid, URL, storage connection, catalog, Azurite pid). `worker` and
+  every command that needs the host or the catalog (tools/catalog_options.py) read it to find it by themselves; `serve`
   removes it on exit, and a later `serve` uses it to stop an Azurite that a killed `serve` left behind.
 
 The data folder is created 0700 and these files 0600: they hold keys and a storage connection string.
