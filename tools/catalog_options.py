@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Mapping
 from urllib.parse import urlsplit
 
 from olparser.settings import Settings
-from tools.functions_host.state import RunningHost, kept_function_key
 
-if TYPE_CHECKING:  # the catalog client's imports take most of a second: loaded only by what talks to a catalog
+if TYPE_CHECKING:  # imports loaded only by what talks to a catalog or a host (qn-tester starts fast)
     from olparser.catalog import CatalogTarget
 
 KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
@@ -67,11 +66,6 @@ def data_dir(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> 
     return Path(given).resolve() if given else Settings.from_env(env).data_dir
 
 
-def running_serve(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> RunningHost | None:
-    """The `ol2purview serve` running on the data folder, or None."""
-    return RunningHost.find(data_dir(args, env))
-
-
 def atlas_base(url: str) -> str:
     """An Atlas v2 base from a URL that may be the catalog's page (`http://host:21000/`)."""
     url = url.strip().rstrip("/")
@@ -82,6 +76,8 @@ def catalog_target(args: argparse.Namespace, settings: Settings) -> CatalogTarge
     """The catalog named by the arguments, the settings or the running local host (in that order). Raises NoCatalog
     (or ValueError for a malformed setting) saying what to pass."""
     from olparser.catalog import CatalogTarget, resolve_target
+
+    from tools.functions_host.state import RunningHost
 
     password = getattr(args, "password", None) or os.environ.get("ATLAS_PASSWORD") or settings.atlas_password
     if getattr(args, "atlas_url", None):
@@ -110,6 +106,8 @@ def function_endpoint(args: argparse.Namespace, env: Mapping[str, str],
     """(base URL as given, key): `--url`, else the running serve's; `--key`, else `$OL2PURVIEW_FUNCTION_KEY` (with
     `master_key`: `$OL2PURVIEW_MASTER_KEY`), else the running serve's kept key when the URL is that serve. Raises
     NoEndpoint saying what to pass."""
+    from tools.functions_host.state import RunningHost, kept_function_key
+
     folder = data_dir(args, env)
     running = RunningHost.find(folder)
     url = getattr(args, "url", None) or (running.url if running else None)
