@@ -37,6 +37,7 @@ from olparser.pipeline import DueReport, LineageOutcome, LineagePipeline, WriteP
 from olparser.relink import Relinker, RelinkReport
 from olparser.runs import RunStateStore, open_run_state_store
 from olparser.settings import TYPEDEFS_DIR, Settings
+from olparser.storage_account import StorageAccount
 from olparser.sql.process_parser import SqlParser
 
 T = TypeVar("T")
@@ -105,10 +106,10 @@ class Runtime:
         answers 503 and the sender sends again.
         """
         def build() -> QueueService:
-            if self.settings.storage_connection:
+            if (account := StorageAccount.from_settings(self.settings)) is not None:
                 quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2,
                                          random_jitter_range=0.2)
-                return AzureQueueService(self.settings.storage_connection, message_encoding, retry_policy=quick,
+                return AzureQueueService(account, message_encoding, retry_policy=quick,
                                          connection_timeout=5, read_timeout=20)
             return SqliteQueueService(embedded_queue_path(self.settings.data_dir))
         return self._once("queue_service", build)

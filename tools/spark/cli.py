@@ -148,6 +148,11 @@ def default_archive(settings: Settings) -> str:
         account = re.search(r"AccountName=([^;]+)", settings.storage_connection)
         if account:
             return f"abfss://{settings.archive_container}@{account.group(1)}.dfs.core.windows.net/"
+    if settings.archive_store == "blob" and settings.storage_endpoints is not None:
+        host = settings.storage_endpoints.blob.split("://", 1)[1].split("/", 1)[0]
+        account_name, _, suffix = host.partition(".blob.")
+        if suffix:
+            return f"abfss://{settings.archive_container}@{account_name}.dfs.{suffix}/"
     return str(settings.data_dir / ARCHIVE_FOLDER)
 
 
