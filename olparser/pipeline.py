@@ -151,6 +151,11 @@ class DueReport:
     outcomes: tuple[LineageOutcome, ...] = field(default_factory=tuple)
     history_purged: int = 0
 
+    @property
+    def did_something(self) -> bool:
+        """Whether the tick wrote, failed, retried or purged anything (the timer logs at INFO only then)."""
+        return any((self.written, self.failed, self.deletes_retried, self.purged, self.history_purged))
+
     def to_json(self) -> dict[str, Any]:
         return {"written": self.written, "failed": self.failed, "deletesRetried": self.deletes_retried,
                 "purged": self.purged, "historyPurged": self.history_purged}

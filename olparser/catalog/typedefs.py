@@ -35,9 +35,18 @@ class TypedefReport:
         """One line: `up to date` when nothing changed, else what was created and updated, by name."""
         if not self.created and not self.updated:
             return f"up to date ({len(self.unchanged)} types, {self.calls} call{'s' if self.calls != 1 else ''})"
-        parts = [f"{verb} {len(names)} ({', '.join(names)})" for verb, names in
+        parts = [f"{verb} {len(names)} ({_some(names)})" for verb, names in
                  (("created", self.created), ("updated", self.updated)) if names]
         return f"{', '.join(parts)}; {len(self.unchanged)} up to date ({self.calls} calls)"
+
+
+NAMES_SHOWN = 5
+
+
+def _some(names: tuple[str, ...]) -> str:
+    """The first NAMES_SHOWN names, and how many more."""
+    more = len(names) - NAMES_SHOWN
+    return ", ".join(names[:NAMES_SHOWN]) + (f", +{more} more" if more > 0 else "")
 
 
 def load_typedefs(directory: Path) -> dict[str, list[dict[str, Any]]]:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from olparser.delivery.archive import ARCHIVE_FOLDER
 from olparser.settings import Settings
+from tools.log_setup import configure_logging
 
 from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob
 from .report import BackfillReport
@@ -157,7 +158,7 @@ def default_archive(settings: Settings) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging("warning")
     settings = Settings.from_env()
     command = args.spark_command
     if command == "system-lineage":

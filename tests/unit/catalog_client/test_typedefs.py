@@ -142,3 +142,9 @@ def test_cli_reports_a_rejection(atlas, typedef_dir, capsys):
                                                           "errorMessage": "Invalid type definition ol_dataset"})]
     assert cli_main(["typedefs", "--dir", str(typedef_dir), "--atlas-url", atlas.atlas_url]) == 1
     assert "400 ATLAS-400-00-011: Invalid type definition ol_dataset" in capsys.readouterr().err
+
+
+def test_a_long_list_of_names_is_cut_to_five_and_a_count():
+    names = tuple(f"type_{n}" for n in range(25))
+    assert TypedefReport(created=names, calls=2).describe() == (
+        "created 25 (type_0, type_1, type_2, type_3, type_4, +20 more); 0 up to date (2 calls)")
