@@ -258,7 +258,6 @@ def test_vnet_integration_private_endpoints_and_public_access_are_parameters():
     app = site()["properties"]
     assert app["virtualNetworkSubnetId"] == \
         "[if(empty(parameters('vnetSubnetId')), json('null'), parameters('vnetSubnetId'))]"
-    assert app["siteConfig"]["vnetRouteAllEnabled"] == "[not(empty(parameters('vnetSubnetId')))]"
     assert storage_account()["properties"]["publicNetworkAccess"] == "[parameters('storagePublicNetworkAccess')]"
     endpoints = resources("Microsoft.Network/privateEndpoints")
     [storage_pe] = [e for e in endpoints if e.get("copy")]
@@ -307,7 +306,8 @@ def test_alerts_on_the_poison_queue_and_on_repeated_failures_notify_the_action_g
     for rule in (poison, failures):
         assert rule["scopes"] == ["[variables('insightsId')]"]
         assert rule["actions"] == {"actionGroups": "[variables('alertActions')]"}
-    assert "parameters('alertActionGroupId')" in TEMPLATE["variables"]["alertActions"]
+    assert TEMPLATE["variables"]["alertActions"] == (  # scheduledQueryRules take action group ids, as strings
+        "[if(empty(parameters('alertActionGroupId')), createArray(), createArray(parameters('alertActionGroupId')))]")
     assert TEMPLATE["parameters"]["alertActionGroupId"]["defaultValue"] == ""
 
 
@@ -326,3 +326,36 @@ def test_the_outputs_give_the_function_url_and_the_lineage_endpoint():
     outputs = TEMPLATE["outputs"]
     assert outputs["functionAppUrl"]["value"].startswith("[concat('https://', reference(resourceId('Microsoft.Web/sites'")
     assert outputs["lineageEndpointUrl"]["value"].endswith(".defaultHostName, '/api/v1/lineage')]")
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def test_every_template_expression_is_well_formed():
+    """Parentheses balance outside quotes, quotes close, and every function, parameter and variable named exists."""
+    known = {"parameters", "variables", "concat", "resourceId", "subscriptionResourceId", "reference",
+             "resourceGroup", "uniqueString", "environment", "if", "empty", "not", "and", "equals", "json", "length",
+             "items", "copyIndex", "add", "guid", "createArray", "createObject", "union"}
+    expressions = [s for s in _strings(TEMPLATE) if s.startswith("[") and s.endswith("]") and not s.startswith("[[")]
+    assert len(expressions) > 80
+    for expression in expressions:
+        body, depth, quoted = expression[1:-1], 0, False
+        for char in body:
+            if char == "'":
+                quoted = not quoted
+            elif not quoted:
+                depth += {"(": 1, ")": -1}.get(char, 0)
+                assert depth >= 0, expression
+        assert (depth, quoted) == (0, False), expression
+        unquoted = re.sub(r"'[^']*'", "''", body)
+        assert set(re.findall(r"([A-Za-z]\w*)\(", unquoted)) <= known, expression
+        for kind, name in re.findall(r"(parameters|variables)\('([^']+)'\)", body):
+            assert name in TEMPLATE[kind], (name, expression)
