@@ -34,6 +34,7 @@ import azure.functions as func
 
 from olparser.contract import AcceptedEvent, IngestError, batch_response, read_batch, read_event
 from olparser.delivery.poison import poison_at_once
+from olparser.delivery.queues import poison_queue_name
 from olparser.runtime import process_runtime
 
 LINEAGE_QUEUE = "lineage-events"  # LINEAGE_QUEUE must match: bindings are declared before settings are read
@@ -139,6 +140,9 @@ def write_due_runs(timer: func.TimerRequest) -> None:
             "Timer: written=%d failed=%d deletesRetried=%d purged=%d historyPurged=%d pastDue=%s", report.written,
             report.failed, report.deletes_retried, report.purged, report.history_purged,
             bool(getattr(timer, "past_due", False)))
+    if report.poison_waiting:  # every tick while it lasts: the template's poison alert reads this line
+        log.warning("%s holds %d message(s): fix the cause, then `ol2purview requeue --all` (README, Operations)",
+                    poison_queue_name(LINEAGE_QUEUE), report.poison_waiting)
 
 
 @app.timer_trigger(schedule=RELINK_TIMER_SCHEDULE, arg_name="timer", run_on_startup=False)

@@ -304,6 +304,7 @@ def test_alerts_on_the_poison_queue_and_on_repeated_failures_notify_the_action_g
     assert (failure_criterion["operator"], failure_criterion["threshold"]) == (
         "GreaterThanOrEqual", "[parameters('failureAlertThreshold')]")
     for rule in (poison, failures):
+        assert rule["autoMitigate"] is True  # resolved when the poison queue is empty again / failures stop
         assert rule["scopes"] == ["[variables('insightsId')]"]
         assert rule["actions"] == {"actionGroups": "[variables('alertActions')]"}
     assert TEMPLATE["variables"]["alertActions"] == (  # scheduledQueryRules take action group ids, as strings
@@ -311,15 +312,24 @@ def test_alerts_on_the_poison_queue_and_on_repeated_failures_notify_the_action_g
     assert TEMPLATE["parameters"]["alertActionGroupId"]["defaultValue"] == ""
 
 
-def test_the_poison_alert_finds_the_line_the_worker_logs_when_it_poisons_at_once(tmp_path, caplog):
-    """The alert's query finds our own log line (as well as the host's "Moving message to queue '...'" line)."""
+def test_the_poison_alert_finds_the_lines_our_code_logs_about_the_poison_queue(tmp_path, caplog, monkeypatch):
+    """The alert's query finds the worker's line when it poisons at once and the timer's warning while the poison
+    queue is not empty (as well as the host's "Moving message to queue '...'" line)."""
+    import function_app
+    from olparser.pipeline import DueReport
+
     service = SqliteQueueService(tmp_path / "queues.sqlite3")
-    with caplog.at_level(logging.ERROR, logger="olparser.delivery.poison"):
+    monkeypatch.setattr(function_app, "process_runtime",
+                        lambda: type("Ticked", (), {"write_due_runs": lambda self: DueReport(poison_waiting=1)})())
+    with caplog.at_level(logging.WARNING):
         assert poison_at_once(PoisonRuntime(service), "lineage-events", "{}", UNKNOWN, "run-1") is True
-    [line] = [r.getMessage() for r in caplog.records]
+        function_app.write_due_runs(None)
+    lines = [r.getMessage() for r in caplog.records]
     [rule] = [r for r in resources("Microsoft.Insights/scheduledQueryRules") if "poison" in r["name"]]
     term = re.fullmatch(r"traces \| where message has '([^']+)'", rule["properties"]["criteria"]["allOf"][0]["query"])
-    assert re.search(rf"(?<![\w-]){re.escape(term.group(1))}(?![\w-])", line), line  # KQL `has`: a whole term
+    assert len(lines) == 2
+    for line in lines:
+        assert re.search(rf"(?<![\w-]){re.escape(term.group(1))}(?![\w-])", line), line  # KQL `has`: a whole term
 
 
 def test_the_outputs_give_the_function_url_and_the_lineage_endpoint():

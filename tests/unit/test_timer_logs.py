@@ -52,3 +52,13 @@ def test_the_relink_timer(monkeypatch, caplog, report, level):
     assert (logged.levelno, logged.getMessage()) == (level, (
         f"Re-link: checked={report.checked} relinked={report.relinked} processes={report.processes} "
         f"deleted={report.deleted} kept={report.kept} calls={report.calls}"))
+
+
+def test_the_timer_warns_while_the_poison_queue_holds_messages(monkeypatch, caplog):
+    monkeypatch.setattr(function_app, "process_runtime", lambda: Runtime(due=DueReport(poison_waiting=2)))
+    with caplog.at_level(logging.DEBUG, logger="ol2purview"):
+        function_app.write_due_runs(SimpleNamespace(past_due=False))
+    assert [(r.levelno, r.getMessage()) for r in caplog.records][1:] == [(logging.WARNING, (
+        "lineage-events-poison holds 2 message(s): fix the cause, then `ol2purview requeue --all` "
+        "(README, Operations)"))]
+    assert caplog.records[0].levelno == logging.DEBUG  # nothing else happened: the Timer line stays at DEBUG
