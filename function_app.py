@@ -34,6 +34,7 @@ import azure.functions as func
 
 from olparser.contract import AcceptedEvent, IngestError, batch_response, read_batch, read_event
 from olparser.delivery.poison import poison_at_once
+from olparser.delivery.queues import poison_queue_name
 from olparser.runtime import process_runtime
 
 LINEAGE_QUEUE = "lineage-events"  # LINEAGE_QUEUE must match: bindings are declared before settings are read
@@ -135,17 +136,22 @@ def write_due_runs(timer: func.TimerRequest) -> None:
     """Runs whose time has come (incomplete, or held for their Databricks environment), failed deletions, and
     expired run state. A failing run is retried on later ticks; the timer itself never fails on one."""
     report = process_runtime().write_due_runs()
-    log.info("Timer: written=%d failed=%d deletesRetried=%d purged=%d historyPurged=%d pastDue=%s", report.written,
-             report.failed, report.deletes_retried, report.purged, report.history_purged,
-             bool(getattr(timer, "past_due", False)))
+    log.log(logging.INFO if report.did_something else logging.DEBUG,
+            "Timer: written=%d failed=%d deletesRetried=%d purged=%d historyPurged=%d pastDue=%s", report.written,
+            report.failed, report.deletes_retried, report.purged, report.history_purged,
+            bool(getattr(timer, "past_due", False)))
+    if report.poison_waiting:  # every tick while it lasts: the template's poison alert reads this line
+        log.warning("%s holds %d message(s): fix the cause, then `ol2purview requeue --all` (README, Operations)",
+                    poison_queue_name(LINEAGE_QUEUE), report.poison_waiting)
 
 
 @app.timer_trigger(schedule=RELINK_TIMER_SCHEDULE, arg_name="timer", run_on_startup=False)
 def relink_scanned_assets(timer: func.TimerRequest) -> None:
     """Interim datasets re-linked to the assets a scan registered since they were written."""
     report = process_runtime().relink_scanned_assets()
-    log.info("Re-link: checked=%d relinked=%d processes=%d deleted=%d kept=%d calls=%d", report.checked,
-             report.relinked, report.processes, report.deleted, report.kept, report.calls)
+    log.log(logging.INFO if report.did_something else logging.DEBUG,
+            "Re-link: checked=%d relinked=%d processes=%d deleted=%d kept=%d calls=%d", report.checked,
+            report.relinked, report.processes, report.deleted, report.kept, report.calls)
 
 
 @app.route(route="ol2purview/processes/reset", methods=["POST"], auth_level=func.AuthLevel.ADMIN)

@@ -143,7 +143,8 @@ class LineageOutcome:
 @dataclass(frozen=True)
 class DueReport:
     """What one timer tick did: runs written (INCOMPLETE or after the environment wait), failed, deletions retried,
-    run states purged, runs purged from the history (RUN_HISTORY_DAYS)."""
+    run states purged, runs purged from the history (RUN_HISTORY_DAYS); and the messages waiting in the poison
+    queue (the timer warns while there are any)."""
 
     written: int = 0
     failed: int = 0
@@ -151,6 +152,12 @@ class DueReport:
     purged: int = 0
     outcomes: tuple[LineageOutcome, ...] = field(default_factory=tuple)
     history_purged: int = 0
+    poison_waiting: int = 0
+
+    @property
+    def did_something(self) -> bool:
+        """Whether the tick wrote, failed, retried or purged anything (the timer logs at INFO only then)."""
+        return any((self.written, self.failed, self.deletes_retried, self.purged, self.history_purged))
 
     def to_json(self) -> dict[str, Any]:
         return {"written": self.written, "failed": self.failed, "deletesRetried": self.deletes_retried,

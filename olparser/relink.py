@@ -61,6 +61,12 @@ class RelinkReport:
     kept: int = 0
     calls: int = 0
 
+    @property
+    def did_something(self) -> bool:
+        """Whether the tick changed the catalog (the timer logs at INFO only then; a check that found nothing
+        new is logged at DEBUG)."""
+        return any((self.relinked, self.processes, self.deleted, self.kept))
+
     def to_json(self) -> dict[str, int]:
         return {"checked": self.checked, "relinked": self.relinked, "processes": self.processes,
                 "deleted": self.deleted, "kept": self.kept, "calls": self.calls}

@@ -14,6 +14,8 @@ registration (at most 3 calls, create-or-update), so a fresh deployment needs no
 """
 from __future__ import annotations
 
+import dataclasses
+import logging
 import threading
 import time
 from pathlib import Path
@@ -26,7 +28,8 @@ from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader
 from olparser.catalog.existence import ExistenceCache, existence_cache_for
 from olparser.contract import IntakeLimits
 from olparser.delivery.archive import EventArchive, archive_from_settings
-from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
+from olparser.delivery.queues import (AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path,
+                                      poison_queue_name)
 from olparser.delivery.sender import EventCourier, courier_from_settings
 from olparser.history import RunHistoryStore, open_history_store
 from olparser.history.api import lineage_answer, run_answer
@@ -37,9 +40,11 @@ from olparser.pipeline import DueReport, LineageOutcome, LineagePipeline, WriteP
 from olparser.relink import Relinker, RelinkReport
 from olparser.runs import RunStateStore, open_run_state_store
 from olparser.settings import TYPEDEFS_DIR, Settings
+from olparser.storage_account import StorageAccount
 from olparser.sql.process_parser import SqlParser
 
 T = TypeVar("T")
+log = logging.getLogger("ol2purview.runtime")
 
 
 class ConfigurationError(ValueError):
@@ -105,10 +110,10 @@ class Runtime:
         answers 503 and the sender sends again.
         """
         def build() -> QueueService:
-            if self.settings.storage_connection:
+            if (account := StorageAccount.from_settings(self.settings)) is not None:
                 quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2,
                                          random_jitter_range=0.2)
-                return AzureQueueService(self.settings.storage_connection, message_encoding, retry_policy=quick,
+                return AzureQueueService(account, message_encoding, retry_policy=quick,
                                          connection_timeout=5, read_timeout=20)
             return SqliteQueueService(embedded_queue_path(self.settings.data_dir))
         return self._once("queue_service", build)
@@ -206,7 +211,16 @@ class Runtime:
     def write_due_runs(self, now: float | None = None) -> DueReport:
         """The timer's work: runs that never completed (INCOMPLETE) or waited long enough for their Databricks
         environment, deletions that failed, and expired run state."""
-        return self.pipeline().write_due(now=now)
+        report = self.pipeline().write_due(now=now)
+        return dataclasses.replace(report, poison_waiting=self.poison_waiting())
+
+    def poison_waiting(self) -> int:
+        """Messages in the lineage queue's poison queue (approximate), 0 when it cannot be read (logged)."""
+        try:
+            return self.queue_service().queue(poison_queue_name(self.settings.lineage_queue)).approximate_count()
+        except Exception as exc:  # the tick's own work is done; the next tick looks again
+            log.warning("could not read the poison queue's length: %s", type(exc).__name__)
+            return 0
 
     def relink_scanned_assets(self, now: float | None = None) -> RelinkReport:
         """The re-link timer's work: interim datasets whose scanned asset a scan has registered since."""

@@ -5,6 +5,7 @@ One frozen dataclass so that the core receives plain values and never reads the 
 from __future__ import annotations
 
 import os
+import re
 from importlib import resources
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,6 +86,52 @@ def _pairs(value: str | None) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+ACCOUNT_NAME_SETTING = "AzureWebJobsStorage__accountName"
+SERVICE_URI_SETTINGS = {"blob": "AzureWebJobsStorage__blobServiceUri", "queue": "AzureWebJobsStorage__queueServiceUri",
+                        "table": "AzureWebJobsStorage__tableServiceUri"}
+_ACCOUNT_NAME = re.compile(r"^[a-z0-9]{3,24}$")
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+@dataclass(frozen=True)
+class StorageEndpoints:
+    """The storage account's service URIs, for an identity-based connection (no key): what the Functions host reads
+    from `AzureWebJobsStorage__accountName` or `AzureWebJobsStorage__{blob,queue,table}ServiceUri`."""
+    blob: str
+    queue: str
+    table: str
+
+
+def _service_uri(name: str, value: str) -> str:
+    value = value.strip().rstrip("/")
+    scheme, _, rest = value.partition("://")
+    host = rest.split("/", 1)[0].rsplit(":", 1)[0] if rest else ""
+    if not host or scheme not in ("https", "http") or (scheme == "http" and host not in _LOOPBACK_HOSTS):
+        raise ValueError(f"{name} must be an https:// URI (http:// only on loopback), got {value[:80]!r}")
+    return value
+
+
+def _storage_endpoints(env: Mapping[str, str]) -> StorageEndpoints | None:
+    """Identity-based storage (`AzureWebJobsStorage__*`), or None when none of those settings is set. An account
+    name gives the public cloud's URIs; a service URI setting overrides its service (sovereign clouds, Azurite)."""
+    account = (env.get(ACCOUNT_NAME_SETTING) or "").strip()
+    given = {service: env.get(name) or "" for service, name in SERVICE_URI_SETTINGS.items()}
+    if not account and not any(value.strip() for value in given.values()):
+        return None
+    if account and not _ACCOUNT_NAME.match(account):
+        raise ValueError(f"{ACCOUNT_NAME_SETTING} must be 3 to 24 lowercase letters and digits, got {account[:40]!r}")
+    uris = {}
+    for service, value in given.items():
+        if value.strip():
+            uris[service] = _service_uri(SERVICE_URI_SETTINGS[service], value)
+        elif account:
+            uris[service] = f"https://{account}.{service}.core.windows.net"
+        else:
+            raise ValueError(f"{SERVICE_URI_SETTINGS[service]} is not set: set {ACCOUNT_NAME_SETTING}, or all three "
+                             f"service URIs ({', '.join(SERVICE_URI_SETTINGS.values())})")
+    return StorageEndpoints(**uris)
+
+
 @dataclass(frozen=True)
 class Settings:
     # --- name mapping -------------------------------------------------------------------------------------------
@@ -143,7 +190,10 @@ class Settings:
     resolution_max_searches_per_run: int = 20  # RESOLUTION_MAX_SEARCHES_PER_RUN: discovery queries one run may make
     relink_batch_size: int = 200  # RELINK_BATCH_SIZE: interim datasets the re-link timer looks at per tick
     # --- delivery ----------------------------------------------------------------------------------------------
-    storage_connection: str | None = None  # AzureWebJobsStorage
+    storage_connection: str | None = field(default=None, repr=False)  # AzureWebJobsStorage (a connection string)
+    # AzureWebJobsStorage__accountName (or __blobServiceUri, __queueServiceUri, __tableServiceUri): the same account
+    # reached with the app's managed identity (DefaultAzureCredential) when no connection string is set
+    storage_endpoints: StorageEndpoints | None = None
     lineage_queue: str = "lineage-events"  # LINEAGE_QUEUE
     claim_check_container: str = "lineage-events"  # CLAIM_CHECK_CONTAINER
     data_dir: Path = PROJECT_ROOT / ".data"  # OL2PURVIEW_DATA_DIR: local state (SQLite files)
@@ -204,6 +254,7 @@ class Settings:
                                                    d.resolution_max_searches_per_run, 0),
             relink_batch_size=_limit(env, "RELINK_BATCH_SIZE", d.relink_batch_size),
             storage_connection=env.get("AzureWebJobsStorage") or None,
+            storage_endpoints=_storage_endpoints(env),
             lineage_queue=env.get("LINEAGE_QUEUE") or d.lineage_queue,
             claim_check_container=env.get("CLAIM_CHECK_CONTAINER") or d.claim_check_container,
             data_dir=Path(env.get("OL2PURVIEW_DATA_DIR") or d.data_dir),

@@ -34,9 +34,5 @@ def run(args: argparse.Namespace) -> int:
         return 1
     finally:
         client.close()
-    print(f"{target.endpoint}: {len(report.created)} created, {len(report.updated)} updated ({report.calls} calls)")
-    for name in report.created:
-        print(f"  created {name}")
-    for name in report.updated:
-        print(f"  updated {name}")
+    print(f"{target.endpoint}: {report.describe()}")
     return 0

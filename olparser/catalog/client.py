@@ -199,6 +199,11 @@ class AtlasCatalogClient(AtlasClient):
         """GET /types/typedefs/headers: [{name, category, guid}, ...]."""
         return list(self._get_http(self.endpoint_url + "/types/typedefs/headers").body or [])
 
+    def typedefs(self) -> dict:
+        """GET /types/typedefs: every type's full definition, by category (enumDefs, entityDefs, ...)."""
+        body = self._get_http(self.endpoint_url + "/types/typedefs").body
+        return body if isinstance(body, dict) else {}
+
     def create_typedefs(self, typedefs: dict) -> dict:
         """POST /types/typedefs (new types only; existing ones answer 409)."""
         return self._post_http(self.endpoint_url + "/types/typedefs", json=typedefs).body or {}

@@ -1,6 +1,7 @@
 """Registering the connector's custom Atlas types: load them from olparser/lineage/typedefs/*.json, create or update.
 
-At most three calls: GET the type headers, POST the new types, PUT the existing ones. Repeating it changes nothing.
+At most three calls: GET the catalog's typedefs, POST the new types, PUT the ones whose definition differs from
+the catalog's. When every type is already there as defined, that is one call and nothing is written.
 """
 from __future__ import annotations
 
@@ -28,6 +29,24 @@ class TypedefReport:
     created: tuple[str, ...] = ()
     updated: tuple[str, ...] = ()
     calls: int = 0
+    unchanged: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line: `up to date` when nothing changed, else what was created and updated, by name."""
+        if not self.created and not self.updated:
+            return f"up to date ({len(self.unchanged)} types, {self.calls} call{'s' if self.calls != 1 else ''})"
+        parts = [f"{verb} {len(names)} ({_some(names)})" for verb, names in
+                 (("created", self.created), ("updated", self.updated)) if names]
+        return f"{', '.join(parts)}; {len(self.unchanged)} up to date ({self.calls} calls)"
+
+
+NAMES_SHOWN = 5
+
+
+def _some(names: tuple[str, ...]) -> str:
+    """The first NAMES_SHOWN names, and how many more."""
+    more = len(names) - NAMES_SHOWN
+    return ", ".join(names[:NAMES_SHOWN]) + (f", +{more} more" if more > 0 else "")
 
 
 def load_typedefs(directory: Path) -> dict[str, list[dict[str, Any]]]:
@@ -75,33 +94,72 @@ def split_new_and_existing(typedefs: dict[str, list[dict[str, Any]]],
     return new, existing
 
 
+def same_definition(ours: Any, theirs: Any) -> bool:
+    """Whether the catalog's definition already says everything ours says. The catalog adds fields of its own (guid,
+    version, defaults), and attributes or ends someone else added stay (an update cannot remove them either): only
+    what we define is compared. Named entries (attributeDefs, ...) are matched by name, other lists as sets."""
+    if isinstance(ours, dict):
+        return isinstance(theirs, dict) and all(same_definition(value, theirs.get(key)) for key, value in ours.items())
+    if isinstance(ours, list):
+        if not isinstance(theirs, list):
+            return False
+        if all(isinstance(item, dict) and "name" in item for item in ours):
+            by_name = {item.get("name"): item for item in theirs if isinstance(item, dict)}
+            return all(same_definition(item, by_name.get(item["name"])) for item in ours)
+        return sorted(map(json.dumps, ours)) == sorted(map(json.dumps, theirs))
+    return ours == theirs
+
+
+def split_changed(existing: dict[str, list], current: dict[str, list]) -> tuple[dict[str, list], tuple[str, ...]]:
+    """(the existing types whose catalog definition differs from ours, as a TypesDef; the names of the others)."""
+    theirs = {(category, d.get("name")): d for category, defs in current.items() if isinstance(defs, list)
+              for d in defs if isinstance(d, dict)}
+    changed: dict[str, list] = {}
+    unchanged: list[str] = []
+    for category, defs in existing.items():
+        for typedef in defs:
+            if same_definition(typedef, theirs.get((category, typedef["name"]))):
+                unchanged.append(typedef["name"])
+            else:
+                changed.setdefault(category, []).append(typedef)
+    return changed, tuple(unchanged)
+
+
+def headers_of(current: dict[str, list]) -> list[dict[str, Any]]:
+    """Typedef headers ({name, category}) of a TypesDef as the catalog returns it."""
+    category_of = {key: category for category, key in _HEADER_CATEGORY.items()}
+    return [{"name": d.get("name"), "category": category_of[key]} for key, defs in current.items()
+            if key in category_of and isinstance(defs, list) for d in defs if isinstance(d, dict)]
+
+
 def _names(typesdef: dict[str, list]) -> tuple[str, ...]:
     return tuple(typedef["name"] for category in TYPEDEF_CATEGORIES for typedef in typesdef.get(category, []))
 
 
 def register_typedefs(client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]],
                       retry: RetryPolicy | None = None) -> TypedefReport:
-    """Create the types the catalog lacks (POST), update the ones it has (PUT): at most 3 calls.
+    """Create the types the catalog lacks (POST), update the ones it defines differently (PUT): at most 3 calls,
+    1 when the catalog is up to date.
 
-    A 409 (another process created one of the types in between) starts over once from fresh headers.
+    A 409 (another process created one of the types in between) starts over once from fresh definitions.
     """
     retry = retry or RetryPolicy()
     calls = [0]
     try:
-        created, updated = _register_once(client, typedefs, retry, calls)
+        return _register_once(client, typedefs, retry, calls)
     except CatalogRejected as exc:
         if exc.status != 409:
             raise
-        created, updated = _register_once(client, typedefs, retry, calls)
-    return TypedefReport(created=created, updated=updated, calls=calls[0])
+        return _register_once(client, typedefs, retry, calls)
 
 
 def _register_once(client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]], retry: RetryPolicy,
-                   calls: list[int]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    headers = retry.run("typedef headers", client.typedef_headers, calls)
-    new, existing = split_new_and_existing(typedefs, headers)
+                   calls: list[int]) -> TypedefReport:
+    current = retry.run("typedefs", client.typedefs, calls) or {}
+    new, existing = split_new_and_existing(typedefs, headers_of(current))
+    changed, unchanged = split_changed(existing, current)
     if new:
         retry.run("typedef create", lambda: client.create_typedefs(new), calls)
-    if existing:
-        retry.run("typedef update", lambda: client.update_typedefs(existing), calls)
-    return _names(new), _names(existing)
+    if changed:
+        retry.run("typedef update", lambda: client.update_typedefs(changed), calls)
+    return TypedefReport(created=_names(new), updated=_names(changed), calls=calls[0], unchanged=unchanged)

@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from olparser.storage_account import StorageConnection
+
 from olparser.delivery.claim_check import BlobClaimCheckStore, FolderClaimCheckStore
 from olparser.delivery.envelope import sha256_hex
 
@@ -83,7 +85,7 @@ class BlobArchiveStore:
     """Archive blobs in a container of an Azure Storage account: the claim-check store's blob writer (gzip, created
     container, overwrite) under other names."""
 
-    def __init__(self, connection_string: str, container: str) -> None:
+    def __init__(self, connection_string: StorageConnection, container: str) -> None:
         self.blobs = BlobClaimCheckStore(connection_string, container)
 
     def keep(self, name: str, data: bytes) -> None:
@@ -111,7 +113,8 @@ def archive_from_settings(settings: "Settings") -> EventArchive | None:
     if settings.archive_store == "folder":
         return EventArchive(FolderArchiveStore(settings.data_dir / ARCHIVE_FOLDER))
     if settings.archive_store == "blob":
-        if not settings.storage_connection:
-            raise ValueError("ARCHIVE_STORE=blob needs the AzureWebJobsStorage connection string")
-        return EventArchive(BlobArchiveStore(settings.storage_connection, settings.archive_container))
+        from olparser.storage_account import StorageAccount
+
+        account = StorageAccount.required(settings, "ARCHIVE_STORE=blob")
+        return EventArchive(BlobArchiveStore(account, settings.archive_container))
     raise ValueError(f"ARCHIVE_STORE must be one of {', '.join(ARCHIVE_STORES)}, not {settings.archive_store!r}")

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Protocol
 
 from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
-from azure.storage.blob import BlobServiceClient, ContentSettings
+from azure.storage.blob import ContentSettings
+
+from olparser.storage_account import StorageConnection, storage_account
 
 GZIP_LEVEL = 6
 
@@ -51,9 +53,9 @@ def _decompress(reference: str, stored: bytes) -> bytes:
 class BlobClaimCheckStore:
     """Claim checks in an Azure Storage blob container (created on first use)."""
 
-    def __init__(self, connection_string: str, container: str) -> None:
+    def __init__(self, connection_string: StorageConnection, container: str) -> None:
         self.container = container
-        self._service = BlobServiceClient.from_connection_string(connection_string)
+        self._service = storage_account(connection_string).blob_service()
         self._container_client = self._service.get_container_client(container)
         self._container_ready = False
 

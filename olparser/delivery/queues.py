@@ -20,6 +20,7 @@ from azure.core.exceptions import HttpResponseError, ResourceExistsError, Resour
 from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64EncodePolicy
 
 from olparser.settings import Settings
+from olparser.storage_account import StorageAccount, StorageConnection, storage_account
 
 MAX_MESSAGE_BYTES = 64 * 1024  # as stored: the base64 text
 MAX_RECEIVE = 32  # messages per receive call (the Azure limit)
@@ -145,14 +146,16 @@ def _gone_or_raise(message: QueuedMessage, exc: HttpResponseError) -> Exception:
 
 
 class AzureQueueService:
-    """Azure Storage queues from a connection string (`UseDevelopmentStorage=true` means Azurite's default ports)."""
+    """Azure Storage queues from a connection string (`UseDevelopmentStorage=true` means Azurite's default ports) or
+    a StorageAccount (identity-based)."""
 
-    def __init__(self, connection_string: str, message_encoding: str = "base64", **client_options: Any) -> None:
+    def __init__(self, connection_string: StorageConnection, message_encoding: str = "base64",
+                 **client_options: Any) -> None:
         """`message_encoding` as in host.json ("base64" or "none"); `client_options` go to every `QueueClient`
         (e.g. `retry_policy=ExponentialRetry(...)`)."""
         if message_encoding not in ("base64", "none"):
             raise ValueError(f"message_encoding must be 'base64' or 'none', got {message_encoding!r}")
-        self._connection_string = connection_string
+        self._account = storage_account(connection_string)
         self._client_options = dict(client_options)
         if message_encoding == "base64":
             self._client_options.update(message_encode_policy=TextBase64EncodePolicy(),
@@ -163,8 +166,7 @@ class AzureQueueService:
     def queue(self, name: str) -> AzureLineageQueue:
         with self._lock:
             if name not in self._queues:
-                client = QueueClient.from_connection_string(
-                    self._connection_string, check_queue_name(name), **self._client_options)
+                client = self._account.queue_client(check_queue_name(name), **self._client_options)
                 try:
                     client.create_queue()
                 except ResourceExistsError:
@@ -272,8 +274,8 @@ def embedded_queue_path(data_dir: Path) -> Path:
 
 
 def queue_service_from_settings(settings: Settings, message_encoding: str = "base64") -> QueueService:
-    """Azure Storage queues when a storage connection is set (AzureWebJobsStorage), else the embedded SQLite queues
-    in data_dir."""
-    if settings.storage_connection:
-        return AzureQueueService(settings.storage_connection, message_encoding)
+    """Azure Storage queues when a storage connection is set (AzureWebJobsStorage, or its identity-based settings),
+    else the embedded SQLite queues in data_dir."""
+    if (account := StorageAccount.from_settings(settings)) is not None:
+        return AzureQueueService(account, message_encoding)
     return SqliteQueueService(embedded_queue_path(settings.data_dir))

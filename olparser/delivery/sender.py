@@ -13,6 +13,7 @@ from olparser.delivery import envelope as env
 from olparser.delivery.claim_check import (BlobClaimCheckStore, ClaimCheckError, ClaimCheckStore,
                                            FolderClaimCheckStore)
 from olparser.settings import Settings
+from olparser.storage_account import StorageAccount
 
 
 class EventCourier:
@@ -54,8 +55,8 @@ class EventCourier:
 
 def courier_from_settings(settings: Settings) -> EventCourier:
     """Blob claim checks when a storage connection is set (AzureWebJobsStorage), else a folder under data_dir."""
-    if settings.storage_connection:
-        store: ClaimCheckStore = BlobClaimCheckStore(settings.storage_connection, settings.claim_check_container)
+    if (account := StorageAccount.from_settings(settings)) is not None:
+        store: ClaimCheckStore = BlobClaimCheckStore(account, settings.claim_check_container)
     else:
         store = FolderClaimCheckStore(settings.data_dir / "claim-checks", settings.claim_check_container)
     return EventCourier(store)

@@ -83,11 +83,12 @@ def open_history_store(settings: "Settings") -> RunHistoryStore:
     """The store next to the run state: SQLite in the data folder, or Table storage (RUN_STATE_STORE=table)."""
     days = settings.run_history_days
     if settings.run_state_store == "table":
-        if not settings.storage_connection:
-            raise ValueError("RUN_STATE_STORE=table needs the AzureWebJobsStorage connection string")
+        from olparser.storage_account import StorageAccount
+
         from .stores.table_store import TableHistoryStore
 
-        return TableHistoryStore.from_connection_string(settings.storage_connection, HISTORY_TABLE, retention_days=days)
+        account = StorageAccount.required(settings, "RUN_STATE_STORE=table")
+        return TableHistoryStore.from_connection_string(account, HISTORY_TABLE, retention_days=days)
     from .stores.sqlite_store import SqliteHistoryStore
 
     return SqliteHistoryStore(settings.data_dir / SQLITE_FILE_NAME, retention_days=days)

@@ -206,10 +206,10 @@ def open_run_state_store(settings: "Settings") -> RunStateStore:
 
         return SqliteRunStateStore(settings.data_dir / SQLITE_FILE_NAME, ttl_seconds=ttl, max_datasets=max_datasets)
     if kind == "table":
-        if not settings.storage_connection:
-            raise ValueError("RUN_STATE_STORE=table needs the AzureWebJobsStorage connection string")
         from olparser.runs.table_store import TableRunStateStore
+        from olparser.storage_account import StorageAccount
 
-        return TableRunStateStore.from_connection_string(settings.storage_connection, RUN_STATE_TABLE,
+        account = StorageAccount.required(settings, "RUN_STATE_STORE=table")
+        return TableRunStateStore.from_connection_string(account, RUN_STATE_TABLE,
                                                          ttl_seconds=ttl, max_datasets=max_datasets)
     raise ValueError(f"RUN_STATE_STORE must be one of {', '.join(STORE_KINDS)}, not {kind!r}")

@@ -32,12 +32,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
-from azure.data.tables import TableClient, TableEntity, TableServiceClient, UpdateMode
+from azure.data.tables import TableClient, TableEntity, UpdateMode
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
+from olparser.storage_account import StorageConnection, storage_account
 from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, InterimDataset, Key, StoreStats, Writer, add_writer,
                                  drop_writer, event_run_id, sorted_keys)
 
@@ -72,10 +73,10 @@ class TableRunStateStore:
         self._max_attempts = max_attempts
 
     @classmethod
-    def from_connection_string(cls, connection: str, table_name: str, *, ttl_seconds: int,
+    def from_connection_string(cls, connection: StorageConnection, table_name: str, *, ttl_seconds: int,
                                **options: Any) -> "TableRunStateStore":
-        """Connect and create the table if it does not exist yet."""
-        service = TableServiceClient.from_connection_string(connection)
+        """Connect (a connection string, or an identity-based StorageAccount) and create the table if needed."""
+        service = storage_account(connection).table_service()
         return cls(service.create_table_if_not_exists(table_name), ttl_seconds=ttl_seconds, **options)
 
     # --- merged events -----------------------------------------------------------------------------------------

@@ -90,8 +90,8 @@ def shoot(page: Any, name: str) -> None:
 def test_cll_sample_search_graph_placeholders_and_process_details(browser_page: Any) -> None:
     page = browser_page
     search(page, "tbl1")
-    group = page.locator(f'.result[data-qualified-name="{CLL_OUTPUT}"]')
-    assert group.locator(".type").inner_text() == "openlineage_dataset · placeholder"
+    group = page.locator(f'.result-group[data-qualified-name="{CLL_OUTPUT}"]')
+    assert group.locator(".result .type").inner_text() == "openlineage_dataset · placeholder"
     assert group.locator(".result-column").all_inner_texts() == ["⋮ agg", "⋮ ident", "⋮ trans"]  # grouped under it
     open_dataset(page, CLL_OUTPUT)
     classes = nodes(page)
@@ -112,7 +112,7 @@ def test_cll_sample_search_graph_placeholders_and_process_details(browser_page: 
     assert page.locator("#placeholder-notice").inner_text() == ""
     assert [page.locator(f'.last-run dd[data-field="{f}"]').inner_text() for f in ("Status", "User", "Duration")] == [
         "COMPLETE", "(unknown)", "0.6 s"]  # lastRunDurationMs: START 13:26:53.776, COMPLETE 13:26:54.34
-    assert page.locator('.last-run dd[data-field="Last run"]').inner_text().startswith("2024-08-06T13:26:")
+    assert page.locator('.last-run dd[data-field="Ended"]').inner_text().startswith("2024-08-06T13:26:")
     source1, source2 = CLL_SOURCES
     assert rows(page, ".column-lineage-detail-row") == [
         ["agg", source1, "a", "INDIRECT FILTER, INDIRECT GROUP_BY, INDIRECT JOIN"],
@@ -206,3 +206,135 @@ def test_odd_attribute_types_and_the_call_counter(browser_page: Any, catalog: Ca
     assert attributes == {"name": "12345", "description": '{"not":["a","string"]}', "comment": "", "temporary": "true"}
     calls = requests.get(f"{catalog.url}/_ol2purview/calls", auth=auth, timeout=10).json()
     assert calls == {"total": 0, "byRoute": {}}  # the page's own calls are not catalog calls
+
+
+# --- the page at common screen sizes (#23 item 7) --------------------------------------------------------------------
+SCREENS = [(1400, 900), (1920, 1080)]
+SMALLEST_TEXT_PX = """() => {
+  const svg = document.querySelector('#graph svg'), scale = svg.getScreenCTM().a;
+  return Math.min(...[...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale));
+}"""
+FILLED = """(selector) => {
+  const panel = document.querySelector('#graph').getBoundingClientRect();
+  const boxes = [...document.querySelectorAll(selector)].map((n) => n.getBoundingClientRect());
+  const left = Math.max(panel.left, Math.min(...boxes.map((b) => b.left)));
+  const right = Math.min(panel.right, Math.max(...boxes.map((b) => b.right)));
+  const top = Math.max(panel.top, Math.min(...boxes.map((b) => b.top)));
+  const bottom = Math.min(panel.bottom, Math.max(...boxes.map((b) => b.bottom)));
+  return [(right - left) / panel.width, (bottom - top) / panel.height];
+}"""
+INSIDE_PANEL = """(selector) => {
+  const panel = document.querySelector('#graph').getBoundingClientRect(), box = document.querySelector(selector).getBoundingClientRect();
+  return box.left >= panel.left && box.right <= panel.right && box.top >= panel.top && box.bottom <= panel.bottom;
+}"""
+RECT_STYLE = """(selector) => {
+  const style = getComputedStyle(document.querySelector(selector));
+  return [style.fill, style.stroke, style.strokeDasharray];
+}"""
+GREY_DASHED = ["rgb(244, 244, 244)", "rgb(138, 143, 150)", "6px, 3px"]
+FITTED = """() => {
+  const svg = document.querySelector('#graph svg'), box = document.querySelector('#graph').getBoundingClientRect();
+  return Boolean(svg) && svg.dataset.panel === `${Math.round(box.width)}x${Math.round(box.height)}`;
+}"""
+
+
+def settled(page: Any) -> None:
+    """Wait until the details panel is open and the graph was fitted to the panel's final size."""
+    page.locator("#details-panel:not([hidden])").wait_for()
+    page.wait_for_function(FITTED)
+
+
+@pytest.fixture(params=SCREENS, ids=[f"{w}x{h}" for w, h in SCREENS])
+def sized_page(request: pytest.FixtureRequest, catalog: CatalogServer) -> Iterator[Any]:
+    """The page in a window of each common size; every response it gets is recorded (no 404s, the favicon too)."""
+    from playwright.sync_api import sync_playwright
+
+    width, height = request.param
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": width, "height": height},
+                                          http_credentials={"username": USER, "password": PASSWORD})
+            page = context.new_page()
+            page.errors, page.failed = [], []  # type: ignore[attr-defined]
+            page.on("pageerror", lambda error: page.errors.append(str(error)))  # type: ignore[attr-defined]
+            page.on("response", lambda r: page.failed.append((r.status, r.url)) if r.status >= 400 else None)  # type: ignore[attr-defined]
+            page.size = f"{width}x{height}"  # type: ignore[attr-defined]
+            page.goto(catalog.url + "/")
+            page.wait_for_load_state("networkidle")
+            yield page
+            assert page.errors == []  # type: ignore[attr-defined]
+            assert page.failed == []  # type: ignore[attr-defined]
+        finally:
+            browser.close()
+
+
+def test_the_graph_fills_its_panel_with_readable_text(sized_page: Any) -> None:
+    page = sized_page
+    search(page, "tbl1")
+    open_dataset(page, CLL_OUTPUT)
+    settled(page)
+    assert page.evaluate(SMALLEST_TEXT_PX) >= 12
+    assert max(page.evaluate(FILLED, "#graph .node")) >= 0.85  # the nodes span the panel's width or height
+    assert page.evaluate(INSIDE_PANEL, f'.node.base[data-qualified-name="{CLL_OUTPUT}"]')
+    assert page.evaluate(RECT_STYLE, f'.node.placeholder[data-qualified-name="{CLL_OUTPUT}"] rect') == GREY_DASHED
+    shoot(page, f"lineage-page-{page.size}.png")
+
+    page.click("#zoom-out")  # a zoom the user asks for may go below the readable size; Fit comes back to it
+    page.click("#zoom-fit")
+    assert page.evaluate(SMALLEST_TEXT_PX) >= 12
+
+
+def test_a_process_shows_last_run_once_and_no_empty_mapping_table(sized_page: Any) -> None:
+    page = sized_page
+    search(page, "tbl1")
+    open_dataset(page, CLL_OUTPUT)
+    page.locator(".node.process", has_text="default_tbl1").click()  # the CTAS: inputs, column lineage
+    page.locator(".column-mapping-row").first.wait_for()
+    assert page.locator("#details-panel").get_by_text("Last run", exact=True).count() == 1
+    assert [page.locator(".last-run dt").nth(i).inner_text() for i in range(5)] == [
+        "Ended", "Status", "User", "Run id", "Duration"]
+    without_inputs = page.evaluate("""() => [...document.querySelectorAll('#graph .node.process')]
+        .filter((n) => !document.querySelector(`#graph path.edge[data-to="${n.dataset.guid}"]`))
+        .map((n) => n.dataset.guid)""")
+    assert len(without_inputs) == 2  # the two statements that created the sources from literals
+    for guid in without_inputs:
+        page.locator(f'.node.process[data-guid="{guid}"]').click()
+        page.locator(f'#details-panel[data-guid="{guid}"] .last-run').wait_for()
+        assert page.locator("#column-mapping").evaluate("box => box.children.length") == 0
+        assert page.locator("#details-panel h3", has_text="Column mappings").count() == 0
+        assert page.locator("#details-panel").get_by_text("Last run", exact=True).count() == 1
+
+
+def test_a_click_anywhere_on_a_result_opens_the_dataset_and_a_column_button_traces_the_column(sized_page: Any) -> None:
+    page = sized_page
+    search(page, "tbl1")
+    result = page.locator(f'.result[data-qualified-name="{CLL_OUTPUT}"]')
+    group = page.locator(f'.result-group[data-qualified-name="{CLL_OUTPUT}"]')
+    for target, (fx, fy) in [(group, (0.5, 0.5)), (result, (0.5, 0.5)), (result, (0.03, 0.92)), (result, (0.97, 0.08))]:
+        page.evaluate("() => { document.querySelector('#graph').replaceChildren(); "
+                      "document.querySelector('#graph-title').textContent = ''; }")
+        box = target.bounding_box()
+        page.mouse.click(box["x"] + box["width"] * fx, box["y"] + box["height"] * fy)
+        page.locator(f'.node.base[data-qualified-name="{CLL_OUTPUT}"]').wait_for()
+        assert page.locator("#graph-title").inner_text() == "Lineage of default.tbl1"
+    group.locator('.result-column[data-column="agg"]').click()
+    page.locator("#graph-title", has_text="Column lineage of agg in default.tbl1").wait_for()
+    page.locator(".col-dataset").first.wait_for()
+    settled(page)
+    placeholders = page.locator(".col-dataset.placeholder")
+    assert sorted(placeholders.nth(i).get_attribute("data-qualified-name") for i in range(placeholders.count())) == [
+        *CLL_SOURCES, CLL_OUTPUT]  # every dataset of the CLL sample is a placeholder
+    assert page.evaluate(RECT_STYLE, f'.col-dataset.placeholder[data-qualified-name="{CLL_SOURCES[0]}"] rect') == \
+        GREY_DASHED  # as in the dataset view
+    assert page.evaluate(SMALLEST_TEXT_PX) >= 12
+    assert page.evaluate(INSIDE_PANEL, f'.col-dataset.root[data-qualified-name="{CLL_OUTPUT}"]')
+    shoot(page, f"column-lineage-{page.size}.png")
+
+
+def test_the_favicon_is_served(sized_page: Any, catalog: CatalogServer) -> None:
+    assert sized_page.evaluate("() => document.querySelector('link[rel=icon]').href") == f"{catalog.url}/static/favicon.svg"
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        response = requests.get(catalog.url + path, auth=(USER, PASSWORD), timeout=10)
+        assert (response.status_code, response.headers["content-type"]) == (200, "image/svg+xml"), path
+        assert response.text.startswith('<svg xmlns="http://www.w3.org/2000/svg"')

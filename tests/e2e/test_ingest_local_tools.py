@@ -155,7 +155,7 @@ def test_a_worker_joins_the_storage_and_catalog_of_the_running_serve_and_logs_ea
 
 def test_a_worker_runs_the_timer_triggers(serve_factory, worker_of):
     handle = serve_factory(key="k", worker=False, extra_args=("--app", str(SAMPLE_APP)))
-    _process, log = worker_of(handle, "--app", str(SAMPLE_APP))
+    _process, log = worker_of(handle, "--app", str(SAMPLE_APP), "--log-level", "debug")  # "ran" is a DEBUG line
     assert "timer triggers: every_second (* * * * * *) (running)" in log.read_text().splitlines()
     wait_for(lambda: log.read_text().count("timer 'every_second' ran") >= 2, "two timer runs", 30)
 

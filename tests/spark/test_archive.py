@@ -49,7 +49,7 @@ def test_settings_choose_the_archive(tmp_path: Path):
     assert isinstance(local.store, FolderArchiveStore) and local.store.root == tmp_path / "archive"
     assert Settings.from_env({"WEBSITE_INSTANCE_ID": "i-1"}).archive_store == "blob"
     assert Settings.from_env({}).archive_store == "folder"
-    with pytest.raises(ValueError, match="ARCHIVE_STORE=blob needs the AzureWebJobsStorage"):
+    with pytest.raises(ValueError, match="ARCHIVE_STORE=blob needs AzureWebJobsStorage"):
         archive_from_settings(Settings(archive_store="blob"))
     with pytest.raises(ValueError, match="ARCHIVE_STORE must be one of folder, blob, not 'tape'"):
         archive_from_settings(Settings(archive_store="tape"))

@@ -159,3 +159,18 @@ def test_the_report_table_csv_and_json(tmp_path: Path):
                                 {"namespace": "dbfs", "datasets": 2}],
         "dryRunEntities": None, "seconds": 1.25}
     assert report.table().splitlines()[1].split() == ["events:", "read", "10"]
+
+
+def test_the_report_table_stays_aligned_with_long_reasons_and_namespaces():
+    reason = ("400 $.inputs[3].facets.schema.fields[12]: expected an object with name and type, got a list of "
+              "1,204 strings from a producer that writes\nits schema facet by hand")
+    namespace = "abfss://" + "very-long-container-name@storageaccount" * 3 + ".dfs.core.windows.net"
+    report = BackfillReport("backfill", Tally(events_read=1_234_567, refused=Counter({reason: 3, "400 b": 1})),
+                            processes_written=12, unmatched_namespaces=[(namespace, 7), ("dbfs", 2)])
+    lines = report.table().splitlines()[1:]
+    assert len(lines) == 20 and all(line.rstrip()[-1:].isdigit() for line in lines)
+    assert {len(line) for line in lines} == {2 + 60 + 2 + 10}  # the value column ends at the same place
+    assert "  refused: 400 $.inputs[3].facets.schema.fields[12]: expected…           3" in lines
+    assert "  unmatched namespaces: abfss://very-long-container-name@stor…           7" in lines
+    assert "  events: read" + " " * 53 + "1234567" in lines
+    assert reason in report.to_json()["refusedByReason"]  # the JSON and CSV keep the reason whole

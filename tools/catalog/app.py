@@ -185,7 +185,10 @@ def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, fau
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html")
 
-    routes = [Route("/", index, methods=["GET"]), Mount("/static", StaticFiles(directory=STATIC_DIR)),
+    async def favicon(request: Request) -> Response:  # what a browser asks for when a page names no icon
+        return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
+
+    routes = [Route("/", index, methods=["GET"]), Route("/favicon.ico", favicon, methods=["GET"]), Mount("/static", StaticFiles(directory=STATIC_DIR)),
               *_control_routes(counter, faults), *page_routes(store, types), *history_routes(history),
               *[Route(prefix + path, endpoint=account) for prefix in ACCOUNT_PREFIXES for path in (CONFIG_PATH, LIST_PATH)],
               *[Mount(prefix, app=gate) for prefix in ATLAS_PREFIXES]]

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 
 from olparser.settings import Settings
 from tools.catalog.faults import parse_fault_spec
 from tools.catalog.history_link import HistoryLink
 from tools.catalog.server import CatalogServer
+from tools.log_setup import configure_logging
 
 DEFAULT_PORT = 21000  # Apache Atlas's usual port
 PASSWORD_ENV = "OL2PURVIEW_CATALOG_PASSWORD"  # the basic-auth password, kept out of `ps` (wins over nothing else)
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"ol2purview catalog: {exc}") from None
     data_dir = Settings.from_env().data_dir
     db = args.db or str(data_dir / "catalog.sqlite")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging("info")
     server = CatalogServer(db, host=args.host, port=args.port, user=args.user, password=password, faults=faults,
                            log_level="info", access_log=args.access_log, allowed_hosts=args.allow_host,
                            history=HistoryLink(data_dir))  # the page's time window: the serve on the data folder

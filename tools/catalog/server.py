@@ -16,6 +16,7 @@ from tools.catalog.history_link import HistoryLink
 from tools.catalog.protocol import ResettableHttpToolsProtocol
 from tools.catalog.store import CatalogStore
 from tools.catalog.typedefs import TypeCatalog
+from tools.log_setup import UVICORN_LOG_CONFIG
 
 
 class CatalogServer:
@@ -66,7 +67,8 @@ class CatalogServer:
         self.port = sock.getsockname()[1]
         self._socket = sock
         config = uvicorn.Config(app, http=ResettableHttpToolsProtocol, lifespan="off", ws="none",
-                                log_level=self._log_level, access_log=self._access_log, timeout_graceful_shutdown=2)
+                                log_level=self._log_level, access_log=self._access_log, timeout_graceful_shutdown=2,
+                                log_config=UVICORN_LOG_CONFIG)
         self._server = uvicorn.Server(config)
         return self._server
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import errno
-import logging
 import os
 import signal
 import socket
@@ -41,6 +40,7 @@ from tools.functions_host.routes import RouteTemplateError
 from tools.functions_host.state import (HostKeys, RunningHost, forget_running, owner_only_dir,
                                         stop_leftover_azurite)
 from tools.functions_host.storage import STORAGE_SETTING, add_storage_arguments
+from tools.log_setup import UVICORN_LOG_CONFIG, configure_logging
 
 DEFAULT_APP = PROJECT_ROOT / "function_app.py"
 INGEST_FUNCTION = "ingest_event"
@@ -144,11 +144,6 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     _add_common_arguments(parser)
 
 
-def _configure_logging(level: str) -> None:
-    logging.basicConfig(level=level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("azure").setLevel(logging.WARNING)  # the SDK logs every request with its headers at INFO
-
-
 def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] | int:
     os.umask(0o077)  # every file this host writes (keys, queues, claim checks, run state, Azurite data) owner-only
     owner_only_dir(options.data_dir)
@@ -227,7 +222,7 @@ def _record(options: ServeOptions, host: LocalHost) -> RunningHost:
 def run(args: argparse.Namespace) -> int:
     for sig in STOP_SIGNALS:  # while starting: unwind, so that Azurite and the catalog are stopped
         signal.signal(sig, _interrupt)
-    _configure_logging(args.log_level)
+    configure_logging(args.log_level)
     data_dir = Path(args.data).resolve() if args.data else Settings.from_env().data_dir.resolve()
     busy = _other_serve(data_dir)
     if busy:
@@ -272,7 +267,7 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost, sock: so
         uvicorn.Config(
             http, host=options.host, port=options.port, lifespan="off", access_log=False,  # URLs carry ?code=
             http=protocol_with_header_timeout(HEADER_TIMEOUT_SECONDS), log_level=options.log_level,
-            timeout_graceful_shutdown=10, limit_concurrency=MAX_CONNECTIONS,
+            timeout_graceful_shutdown=10, limit_concurrency=MAX_CONNECTIONS, log_config=UVICORN_LOG_CONFIG,
         )
     )
     # uvicorn re-raises the signal that stopped it once it has shut down; these handlers make that a clean exit.
@@ -308,7 +303,7 @@ def run_worker(args: argparse.Namespace) -> int:
     stop = threading.Event()
     for sig in (*STOP_SIGNALS, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    _configure_logging(args.log_level)
+    configure_logging(args.log_level)
     options, joined = _use_running_serve(ServeOptions.from_args(args, with_keys=False))
     started = _start(options, "worker")
     if isinstance(started, int):

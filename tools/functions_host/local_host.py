@@ -161,4 +161,4 @@ def _register_typedefs() -> str:
         log.warning("could not register the custom types yet (%s); they are registered before the first upload",
                     type(exc).__name__)
         return f"not registered yet ({type(exc).__name__}); retried before the first upload"
-    return f"{len(report.created)} created, {len(report.updated)} updated ({report.calls} calls)"
+    return report.describe()

@@ -142,8 +142,9 @@ class TimerTrigger:
             result = f"failed: {type(exc).__name__}"
             log.warning("timer %r failed: %s: %s", self.function.name, type(exc).__name__, str(exc)[:200])
         else:
-            log.info("timer %r ran (%.1f ms%s)", self.function.name, (time.perf_counter() - started) * 1000,
-                     ", past due" if past_due else "")
+            # the function logs what it did; the host says more only when the run was late
+            log.log(logging.INFO if past_due else logging.DEBUG, "timer %r ran (%.1f ms%s)", self.function.name,
+                    (time.perf_counter() - started) * 1000, ", past due" if past_due else "")
         with self._lock:
             self.state.running = False
             self.state.runs += 1

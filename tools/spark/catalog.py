@@ -98,6 +98,9 @@ class ThrottledClient:
     def typedef_headers(self) -> list[dict]:
         return self._call("typedef_headers")
 
+    def typedefs(self) -> dict:
+        return self._call("typedefs")
+
     def create_typedefs(self, typedefs: dict) -> dict:
         return self._call("create_typedefs", typedefs)
 

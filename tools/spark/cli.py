@@ -29,6 +29,7 @@ from pathlib import Path
 from olparser.delivery.archive import ARCHIVE_FOLDER
 from olparser.settings import Settings
 from tools.catalog_options import add_target_arguments, catalog_target, data_dir, with_catalog
+from tools.log_setup import configure_logging
 
 from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob
 from .report import BackfillReport
@@ -164,11 +165,16 @@ def default_archive(settings: Settings) -> str:
         account = re.search(r"AccountName=([^;]+)", settings.storage_connection)
         if account:
             return f"abfss://{settings.archive_container}@{account.group(1)}.dfs.core.windows.net/"
+    if settings.archive_store == "blob" and settings.storage_endpoints is not None:
+        host = settings.storage_endpoints.blob.split("://", 1)[1].split("/", 1)[0]
+        account_name, _, suffix = host.partition(".blob.")
+        if suffix:
+            return f"abfss://{settings.archive_container}@{account_name}.dfs.{suffix}/"
     return str(settings.data_dir / ARCHIVE_FOLDER)
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    configure_logging("warning")
     command = args.spark_command
     if command in ("backfill", "remap") and args.until is not None and args.since is not None \
             and args.until <= args.since:

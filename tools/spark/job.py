@@ -92,7 +92,8 @@ class BackfillJob:
         """The live path's registry of interim datasets, when the job shares its run state (RUN_STATE_STORE=table
         with AzureWebJobsStorage, as in Azure), else None: the datasets a local backfill creates are then not
         re-linked by the timer, and what the live path created counts as found."""
-        if self.settings.run_state_store != "table" or not self.settings.storage_connection:
+        if self.settings.run_state_store != "table" or not (self.settings.storage_connection or
+                                                            self.settings.storage_endpoints):
             return None
         from olparser.runs import open_run_state_store
 

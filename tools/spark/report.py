@@ -98,7 +98,7 @@ class BackfillReport:
         width = min(LABEL_WIDTH, max(len(f"{section}: {item}") for section, item, _ in rows))
         lines = [f"ol2purview spark {self.command}"]
         for section, item, value in rows:
-            label = f"{section}: {item}"
+            label = fit(f"{section}: {item}", width)
             lines.append(f"  {label:<{width}}  {value:>10}" if isinstance(value, (int, float)) else
                          f"  {label:<{width}}  {value}")
         return "\n".join(lines)
@@ -133,6 +133,13 @@ class BackfillReport:
             writer.writerows(tuple(map(_cell, row)) for row in self.rows())
         json_path.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         return csv_path, json_path
+
+
+def fit(label: str, width: int) -> str:
+    """A label on one line (line breaks and runs of spaces as one space), cut to `width` with "…" when longer; the
+    CSV and the JSON keep it whole."""
+    label = " ".join(label.split())
+    return label if len(label) <= width else label[:width - 1] + "…"
 
 
 def ranked_namespaces(counts: dict[str, int], top: int = TOP_NAMESPACES) -> list[tuple[str, int]]:

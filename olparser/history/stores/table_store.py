@@ -30,10 +30,11 @@ from typing import Any, Callable, Iterable, Sequence
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
-from azure.data.tables import TableClient, TableEntity, TableServiceClient, UpdateMode
+from azure.data.tables import TableClient, TableEntity, UpdateMode
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from olparser.runs.table_store import get_blob, put_blob, safe_row_key
+from olparser.storage_account import StorageConnection, storage_account
 
 from ..model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
                      facts_from_json, facts_to_json, process_from_json, process_to_json)
@@ -108,8 +109,9 @@ class TableHistoryStore:
         self._max_duration: tuple[float, float] | None = None  # (value, read at)
 
     @classmethod
-    def from_connection_string(cls, connection: str, table_name: str, **options: Any) -> "TableHistoryStore":
-        service = TableServiceClient.from_connection_string(connection)
+    def from_connection_string(cls, connection: StorageConnection, table_name: str,
+                               **options: Any) -> "TableHistoryStore":
+        service = storage_account(connection).table_service()
         return cls(service.create_table_if_not_exists(table_name), **options)
 
     # --- writing -----------------------------------------------------------------------------------------------

@@ -174,6 +174,11 @@ class AtlasStub:
                 return self._bulk(body)
             if method == "GET" and route == "/types/typedefs/headers":
                 return 200, self._headers()
+            if method == "GET" and route == "/types/typedefs":
+                by_category: dict[str, list] = {}
+                for (category, _), typedef in self.typedefs.items():
+                    by_category.setdefault(category, []).append({**typedef, "guid": typedef["name"], "version": 1})
+                return 200, by_category
             if method in ("POST", "PUT") and route == "/types/typedefs":
                 return self._typedefs(method, body)
             if method == "POST" and route == "/search/basic":  # an Apache Atlas has no Purview discovery query

@@ -523,7 +523,7 @@ def test_open_table_store_from_settings(azurite):
 
 @pytest.mark.parametrize("settings,message", [
     (Settings(run_state_store="redis"), "RUN_STATE_STORE must be one of sqlite, table, not 'redis'"),
-    (Settings(run_state_store="table"), "RUN_STATE_STORE=table needs the AzureWebJobsStorage connection string"),
+    (Settings(run_state_store="table"), "RUN_STATE_STORE=table needs AzureWebJobsStorage"),
 ])
 def test_bad_store_settings_are_named(settings, message):
     with pytest.raises(ValueError, match=message):

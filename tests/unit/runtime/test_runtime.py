@@ -107,10 +107,10 @@ def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_five_calls_then_one(tm
         second = rt.process(again)
         after_second = catalog.counter.snapshot()
         rt.close()
-    assert after_first["byRoute"]["GET /types/typedefs/headers"] == 1
+    assert after_first["byRoute"]["GET /types/typedefs"] == 1
     assert (first.status, first.catalog_calls) == ("written", 5)
-    assert after_first == {"total": 2 + 5, "byRoute": {  # typedef headers + create, then the run:
-        "GET /types/typedefs/headers": 1, "POST /types/typedefs": 1,
+    assert after_first == {"total": 2 + 5, "byRoute": {  # typedefs read + create, then the run:
+        "GET /types/typedefs": 1, "POST /types/typedefs": 1,
         "GET /resourceSetRuleConfigs/defaultResourceSetRuleConfig": 1,  # the account's resource-set rules, once
         "GET /entity/bulk/uniqueAttribute/type/{type_name}": 2,  # the input's path and resource-set names
         "POST /search/query": 1,  # a partitioned resource set under the input folder
@@ -141,3 +141,22 @@ def test_static_job_and_dataset_events_go_through_the_runtime_into_the_catalog(t
         "kafka://b:9092/orders"]
     assert (found["attributes"]["lastRunId"], found["attributes"]["lastRunStatus"]) == ("", "COMPLETE")
     assert refunds.status_code == 200
+
+
+def test_the_timer_tick_counts_the_messages_waiting_in_the_poison_queue(tmp_path):
+    with CatalogServer(tmp_path / "catalog.db", port=free_port()) as catalog:
+        runtime = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH))
+        try:
+            counts = poison_counts(runtime)
+        finally:
+            runtime.close()
+    assert counts == (0, 2, False)
+
+
+def poison_counts(runtime: Runtime) -> tuple[int, int, bool]:
+    empty = runtime.write_due_runs().poison_waiting
+    poison = runtime.queue_service().queue("lineage-events-poison")
+    poison.send('{"v": 1}')
+    poison.send('{"v": 2}')
+    report = runtime.write_due_runs()
+    return empty, report.poison_waiting, report.did_something  # a warning of its own, not "did something"

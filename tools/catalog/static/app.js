@@ -10,10 +10,15 @@ const API = "api/atlas/v2";
 const PAGE = "_ol2purview/page";
 const CLIENT_HEADER = {"X-Ol2purview-Client": "lineage-page"};  // the catalog's call counter leaves these out
 const SVG_NS = "http://www.w3.org/2000/svg";
-const NODE_W = 220, LINE_H = 15, GAP_X = 60, GAP_Y = 22, MARGIN = 16, ROW_H = 18, WRAP = 25;
-const BOX_W = 240, BOX_GAP = 200, EDGE_LABEL_MAX = 34;
+const NODE_W = 240, LINE_H = 16, GAP_X = 60, GAP_Y = 22, MARGIN = 16, ROW_H = 18, WRAP = 24;
+const GAP_ACROSS = 28, GAP_DOWN = 46;  // the top-to-bottom layout: between nodes of a layer, between layers
+// The view never shrinks the graph below MIN_SCALE (the smallest SVG text is 12 px: it stays readable, and a larger
+// graph is panned) nor enlarges it beyond MAX_SCALE (a small graph fills the panel without giant boxes).
+const MIN_SCALE = 1, MAX_SCALE = 2;
+const BOX_W = 240, BOX_GAP = 200, EDGE_LABEL_MAX = 28;
 const $ = (id) => document.getElementById(id);
-const state = {mode: "none", lineage: null, expanded: new Map(), trace: null, view: null, window: null, history: null, base: null};
+const state = {mode: "none", lineage: null, expanded: new Map(), trace: null, view: null, window: null, history: null, base: null,
+  selected: null};
 
 // --- helpers -------------------------------------------------------------------------------------------------
 function text(value) {
@@ -45,9 +50,11 @@ function displayName(entity) {
   return text(attributes.name) || text(entity.displayText) || text(attributes.qualifiedName);
 }
 
+const PLACEHOLDER_TYPE = "openlineage_dataset";  // what the connector writes when no mapping rule matched
+
 function isPlaceholder(entity) {
   const attributes = entity.attributes || {};
-  return entity.typeName === "openlineage_dataset" || "openlineageNamespace" in attributes;
+  return entity.typeName === PLACEHOLDER_TYPE || "openlineageNamespace" in attributes;
 }
 
 function placeholderReason(entity) {
@@ -92,11 +99,23 @@ function distinctTitles(entities) {
 }
 
 // --- zoom and pan ----------------------------------------------------------------------------------------------
-function mountSvg(svg, width, height) {
+// `focus`: the point (graph units) the view centres on when the graph is larger than the panel at MIN_SCALE.
+function mountSvg(svg, width, height, focus) {
   const holder = $("graph");
   holder.replaceChildren(svg);
-  state.view = {svg, width, height, x: 0, y: 0, w: width, h: height};
+  state.view = {svg, width, height, x: 0, y: 0, w: width, h: height, focus: focus || [width / 2, height / 2]};
   fit();
+}
+
+function panelSize() {
+  const box = $("graph").getBoundingClientRect();
+  return [box.width || 800, box.height || 600];
+}
+
+// The scale at which a width x height graph fits the panel, within [MIN_SCALE, MAX_SCALE].
+function fitScale(width, height) {
+  const [pw, ph] = panelSize();
+  return Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min(pw / width, ph / height)));
 }
 
 function applyView() {
@@ -107,12 +126,15 @@ function applyView() {
 function fit() {
   const v = state.view;
   if (!v) return;
-  const box = $("graph").getBoundingClientRect();
-  const aspect = (box.width || v.width) / (box.height || v.height);
-  v.w = Math.max(v.width, v.height * aspect);
-  v.h = v.w / aspect;
-  v.x = (v.width - v.w) / 2;
-  v.y = (v.height - v.h) / 2;
+  const [pw, ph] = panelSize();
+  const scale = fitScale(v.width, v.height);
+  v.svg.dataset.panel = `${Math.round(pw)}x${Math.round(ph)}`;  // the panel size the view was fitted to
+  v.w = pw / scale;
+  v.h = ph / scale;
+  // centred on the graph where it fits; else on the focus (the base node), kept inside the graph
+  const place = (size, view, focus) => (view >= size ? (size - view) / 2 : Math.min(size - view, Math.max(0, focus - view / 2)));
+  v.x = place(v.width, v.w, v.focus[0]);
+  v.y = place(v.height, v.h, v.focus[1]);
   applyView();
 }
 
@@ -156,7 +178,16 @@ function setupZoomAndPan() {
   $("zoom-fit").addEventListener("click", fit);
   $("zoom-in").addEventListener("click", () => zoom(1 / 1.25));
   $("zoom-out").addEventListener("click", () => zoom(1.25));
-  window.addEventListener("resize", fit);
+  // The panel changes size with the window and when the details panel opens: the view fits it again (a dataset
+  // lineage is laid out again, since the better orientation may change).
+  let panel = "";
+  new ResizeObserver(() => {
+    const [w, h] = panelSize(), size = `${Math.round(w)}x${Math.round(h)}`;
+    if (size === panel) return;
+    panel = size;
+    if ((state.mode === "lineage" || state.mode === "history") && state.lineage) drawLineage();
+    else fit();
+  }).observe(holder);
 }
 
 function arrowDefs() {
@@ -174,10 +205,17 @@ function curve(x1, y1, x2, y2) {
   return `M ${x1} ${y1} C ${mid} ${y1}, ${mid} ${y2}, ${x2} ${y2}`;
 }
 
+function verticalCurve(x1, y1, x2, y2) {
+  const mid = (y1 + y2) / 2;
+  return `M ${x1} ${y1} C ${x1} ${mid}, ${x2} ${mid}, ${x2} ${y2}`;
+}
+
 // --- search ------------------------------------------------------------------------------------------------------
+// One search result: the dataset (a click anywhere on it opens its lineage); its matching columns are listed apart,
+// below it, as buttons that trace a column.
 function resultItem(entity, onOpen) {
   const placeholder = isPlaceholder(entity);
-  const item = el("li", {class: `result${placeholder ? " placeholder" : ""}`, tabindex: "0", "data-guid": entity.guid,
+  const item = el("div", {class: `result${placeholder ? " placeholder" : ""}`, tabindex: "0", role: "button", "data-guid": entity.guid,
     "data-qualified-name": entity.attributes.qualifiedName, "data-type-name": entity.typeName});
   item.append(el("div", {class: "name"}, displayName(entity)),
     el("div", {class: "type"}, `${entity.typeName}${placeholder ? " · placeholder" : ""}`),
@@ -194,12 +232,14 @@ async function search(keywords) {
     const list = $("results");
     list.replaceChildren();
     for (const group of data.groups) {
-      const item = resultItem(group.entity, () => openLineage(group.entity.guid));
+      const item = el("li", {class: "result-group", "data-qualified-name": group.entity.attributes.qualifiedName});
+      item.append(resultItem(group.entity, () => openLineage(group.entity.guid)));
       if (group.columns.length) {
-        const columns = el("ul", {class: "result-columns"});
+        const columns = el("ul", {class: "result-columns", "aria-label": "matching columns"});
+        columns.append(el("li", {class: "result-columns-title"}, "matching columns:"));
         for (const column of group.columns) {
-          const row = el("li", {class: "result-column", tabindex: "0", "data-guid": column.guid,
-            "data-column": displayName(column)}, `⋮ ${displayName(column)}`);
+          const row = el("li", {class: "result-column", tabindex: "0", role: "button", title: "trace this column",
+            "data-guid": column.guid, "data-column": displayName(column)}, `⋮ ${displayName(column)}`);
           const trace = async (event) => {
             event.stopPropagation();
             await openLineage(group.entity.guid);
@@ -271,32 +311,18 @@ function drawLineage() {
   const byLayer = new Map();
   for (const [guid, l] of layer) { if (!byLayer.has(l)) byLayer.set(l, []); byLayer.get(l).push(guid); }
   const order = [...byLayer.keys()].sort((a, b) => a - b);
-  const pos = new Map();
-  let height = 0;
-  for (const l of order) {
-    const guids = byLayer.get(l);
-    const center = (g) => {
-      const ys = (inc.get(g) || []).filter((p) => pos.has(p)).map((p) => pos.get(p).y);
-      return ys.length ? ys.reduce((a, b) => a + b, 0) / ys.length : Infinity;
-    };
-    guids.sort((a, b) => (center(a) - center(b)) || titles.get(a).toLowerCase().localeCompare(titles.get(b).toLowerCase()));
-    let y = MARGIN;
-    for (const g of guids) {
-      const lines = wrap(titles.get(g));
-      const h = nodeHeight(lines.length, g, !processes.has(g));
-      pos.set(g, {x: MARGIN + (l - order[0]) * (NODE_W + GAP_X), y, h, lines});
-      y += h + GAP_Y;
-    }
-    height = Math.max(height, y + MARGIN);
-  }
-  const width = MARGIN * 2 + order.length * (NODE_W + GAP_X) - GAP_X;
-  const svg = el("svg:svg", {role: "img", "aria-label": "lineage graph", preserveAspectRatio: "xMidYMid meet"});
+  const layout = (vertical) => layoutLayers(order, byLayer, inc, titles, processes, vertical);
+  // left to right, unless top to bottom shows the graph larger in this panel (a deep, narrow graph)
+  const across = layout(false), down = layout(true);
+  const {pos, width, height, vertical} = fitScale(down.width, down.height) > fitScale(across.width, across.height) * 1.05 ? down : across;
+  const svg = el("svg:svg", {role: "img", "aria-label": "lineage graph", preserveAspectRatio: "xMidYMid meet",
+    "data-layout": vertical ? "top-to-bottom" : "left-to-right"});
   svg.append(arrowDefs());
   for (const r of data.relations) {
     const a = pos.get(r.fromEntityId), b = pos.get(r.toEntityId);
     if (!a || !b) continue;
-    svg.append(el("svg:path", {class: "edge", d: curve(a.x + NODE_W, a.y + 22, b.x, b.y + 22), "marker-end": "url(#arrow)",
-      "data-from": r.fromEntityId, "data-to": r.toEntityId}));
+    const d = vertical ? verticalCurve(a.x + NODE_W / 2, a.y + a.h, b.x + NODE_W / 2, b.y) : curve(a.x + NODE_W, a.y + 22, b.x, b.y + 22);
+    svg.append(el("svg:path", {class: "edge", d, "marker-end": "url(#arrow)", "data-from": r.fromEntityId, "data-to": r.toEntityId}));
   }
   for (const [guid, p] of pos) {
     const entity = entities.get(guid);
@@ -306,6 +332,7 @@ function drawLineage() {
     if (kind === "dataset" && isPlaceholder(entity)) classes.push("placeholder");
     const runs = entity.history ? entity.history.runs : null;  // lineage in a time window: the process's runs
     if (runs && runs.some((r) => FAILED.has(r.status))) classes.push("failed");
+    if (guid === state.selected) classes.push("selected");  // last, as showDetails adds it
     const g = el("svg:g", {class: classes.join(" "), transform: `translate(${p.x},${p.y})`, tabindex: "0",
       "data-guid": guid, "data-qualified-name": entity.attributes.qualifiedName, "data-type-name": entity.typeName});
     g.append(el("svg:title", {}, `${text(entity.attributes.qualifiedName)}\n${entity.typeName}`));
@@ -314,13 +341,47 @@ function drawLineage() {
     p.lines.forEach((line, i) => label.append(el("svg:tspan", {x: 10, dy: i ? LINE_H : 0}, line)));
     g.append(label);
     const typeLine = runs ? runsLine(entity.history) : `${entity.typeName}${classes.includes("placeholder") ? " · placeholder" : ""}`;
-    g.append(el("svg:text", {class: "kind", x: 10, y: 20 + p.lines.length * LINE_H + 4}, typeLine.length > 32 ? `${typeLine.slice(0, 31)}…` : typeLine));
+    g.append(el("svg:text", {class: "kind", x: 10, y: 20 + p.lines.length * LINE_H + 4}, typeLine.length > 34 ? `${typeLine.slice(0, 33)}…` : typeLine));
     g.addEventListener("click", () => showDetails(guid));
     g.addEventListener("keydown", (e) => { if (e.key === "Enter") showDetails(guid); });
     if (kind === "dataset" && state.mode !== "history") drawColumnToggle(g, guid, p);
     svg.append(g);
   }
-  mountSvg(svg, width, height);
+  const base = pos.get(data.baseEntityGuid);
+  mountSvg(svg, width, height, base ? [base.x + NODE_W / 2, base.y + base.h / 2] : undefined);
+}
+
+// Node positions by layer (the signed distance from the base), nodes of a layer ordered by the mean position of
+// their inputs (fewer crossings), then by title. Left to right: a layer is a column; top to bottom: a row, centred.
+function layoutLayers(order, byLayer, inc, titles, processes, vertical) {
+  const pos = new Map(), middle = new Map(), rows = [];
+  let along = MARGIN, acrossMax = 0;
+  for (const l of order) {
+    const guids = [...byLayer.get(l)];
+    const center = (g) => {
+      const at = (inc.get(g) || []).filter((p) => middle.has(p)).map((p) => middle.get(p));
+      return at.length ? at.reduce((a, b) => a + b, 0) / at.length : Infinity;
+    };
+    guids.sort((a, b) => (center(a) - center(b)) || titles.get(a).toLowerCase().localeCompare(titles.get(b).toLowerCase()));
+    let across = MARGIN, thickness = 0;
+    const row = [];
+    for (const g of guids) {
+      const lines = wrap(titles.get(g));
+      const h = nodeHeight(lines.length, g, !processes.has(g));
+      const p = vertical ? {x: across, y: along, h, lines} : {x: along, y: across, h, lines};
+      pos.set(g, p);
+      row.push(p);
+      middle.set(g, across + (vertical ? NODE_W : h) / 2);
+      across += vertical ? NODE_W + GAP_ACROSS : h + GAP_Y;
+      thickness = Math.max(thickness, vertical ? h : NODE_W);
+    }
+    rows.push([row, across]);
+    acrossMax = Math.max(acrossMax, across);
+    along += thickness + (vertical ? GAP_DOWN : GAP_X);
+  }
+  if (vertical) for (const [row, across] of rows) for (const p of row) p.x += (acrossMax - across) / 2;
+  const alongSize = along - (vertical ? GAP_DOWN : GAP_X) + MARGIN, acrossSize = acrossMax - (vertical ? GAP_ACROSS : GAP_Y) + MARGIN;
+  return vertical ? {pos, width: acrossSize, height: alongSize, vertical} : {pos, width: alongSize, height: acrossSize, vertical};
 }
 
 function drawColumnToggle(g, guid, p) {
@@ -441,6 +502,7 @@ function drawColumnGraph(trace) {
     const classes = ["col-dataset"];
     if (d.distance === 0) classes.push("root");
     if (d.indirectOnly) classes.push("indirect-only");
+    if (d.typeName === PLACEHOLDER_TYPE) classes.push("placeholder");
     const g = el("svg:g", {class: classes.join(" "), transform: `translate(${box.x},${box.y})`, "data-qualified-name": d.qualifiedName,
       "data-guid": d.guid});
     g.append(el("svg:title", {}, `${d.qualifiedName}\n${d.typeName}${d.indirectOnly ? "\ninfluences the column only indirectly" : ""}`));
@@ -449,7 +511,7 @@ function drawColumnGraph(trace) {
     box.title.forEach((line, i) => label.append(el("svg:tspan", {x: 10, dy: i ? LINE_H : 0}, line)));
     g.append(label);
     g.append(el("svg:text", {class: "kind", x: 10, y: 18 + box.title.length * LINE_H + 2},
-      d.indirectOnly ? "indirect influence only" : text(d.typeName)));
+      d.indirectOnly ? "indirect influence only" : `${text(d.typeName)}${d.typeName === PLACEHOLDER_TYPE ? " · placeholder" : ""}`));
     box.columns.forEach((c, i) => {
       const isRoot = d.distance === 0 && c === state.trace.root.column;
       const row = el("svg:text", {class: `column-row${isRoot ? " traced" : ""}`, x: 12, y: box.head + i * ROW_H + ROW_H - 5,
@@ -483,7 +545,8 @@ function drawColumnGraph(trace) {
     svg.append(el("svg:text", {class: `edge-label${edge.indirect ? " indirect" : ""}`, x: x1 + 6, y: a.y - 3 + stacked * 11,
       "data-from": `${edge.from.dataset}.${edge.from.column}`, "data-to": `${edge.to.dataset}.${edge.to.column}`}, shown));
   }
-  mountSvg(svg, width, height);
+  const root = boxes.find((b) => b.dataset.distance === 0);
+  mountSvg(svg, width, height, root ? [root.x + BOX_W / 2, root.y + root.h / 2] : undefined);
 }
 
 // --- details -----------------------------------------------------------------------------------------------------
@@ -512,6 +575,7 @@ function columnMappingTable(raw) {
     const datasets = (mapping && mapping.DatasetMapping) || {};
     for (const column of (mapping && mapping.ColumnMapping) || []) rows.push([datasets.Source, datasets.Sink, column && column.Source, column && column.Sink]);
   }
+  if (!rows.length) return null;  // a process with no inputs maps no columns: no empty table
   const box = el("div");
   box.append(el("h3", {}, "Column mappings (DIRECT)"), table("column-mapping", ["Source dataset", "Sink dataset", "Source column", "Sink column"], rows));
   return box;
@@ -540,6 +604,7 @@ function columnLineageDetailTable(raw) {
   for (const input of Array.isArray(detail.dataset) ? detail.dataset : []) {
     rows.push(["(every column)", input && input.qualifiedName, input && input.field, transformationsText(input && input.transformations)]);
   }
+  if (!rows.length) return null;
   const box = el("div");
   box.append(el("h3", {}, "Column lineage detail (DIRECT and INDIRECT)"),
     table("column-lineage-detail", ["Sink column", "Source dataset", "Source column", "Transformations"], rows));
@@ -548,7 +613,7 @@ function columnLineageDetailTable(raw) {
 
 function lastRun(attributes) {
   if (!("lastRunTime" in attributes) && !("lastRunStatus" in attributes)) return null;
-  const items = [["Last run", text(attributes.lastRunTime)], ["Status", text(attributes.lastRunStatus)],
+  const items = [["Ended", text(attributes.lastRunTime)], ["Status", text(attributes.lastRunStatus)],
     ["User", text(attributes.lastRunUser) || "(unknown)"], ["Run id", text(attributes.lastRunId)]];
   let duration = null;
   if (typeof attributes.lastRunDurationMs === "number") duration = attributes.lastRunDurationMs / 1000;
@@ -564,6 +629,7 @@ function lastRun(attributes) {
 
 async function showDetails(guid) {
   document.querySelectorAll(".node.selected").forEach((n) => n.classList.remove("selected"));
+  state.selected = guid;
   const node = document.querySelector(`.node[data-guid="${CSS.escape(guid)}"]`);
   if (node) node.classList.add("selected");
   if (state.mode === "history") { showHistoryDetails(guid); return; }
@@ -589,7 +655,7 @@ async function showDetails(guid) {
     const lineage = [];
     if (attributes.columnMapping) lineage.push(columnMappingTable(attributes.columnMapping));
     if (attributes.columnLineageDetail) lineage.push(columnLineageDetailTable(attributes.columnLineageDetail));
-    $("column-mapping").replaceChildren(...lineage);
+    $("column-mapping").replaceChildren(...lineage.filter(Boolean));
     $("dataset-columns").replaceChildren();
     if (!("inputs" in attributes) && !("outputs" in attributes)) showColumnList(guid);
     const body = $("details-attributes").tBodies[0];
