@@ -23,6 +23,7 @@ GZIP_INPUT_CHUNK = 64 * 1024  # compressed bytes fed per call: what a member bou
 UTF8_BOM = "\ufeff"
 UTF8_BOM_BYTES = UTF8_BOM.encode("utf-8")
 _ESCAPED_COLONS = (b"\\u003a", b"\\u003A")
+FAST_PATH_MAX_BYTES = 1024 * 1024  # bigger bodies (a logical plan) go the exact way, which holds less in memory
 _DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 19  # a run of digits where an integer may pass 64 bits (orjson would read it as a float)
 MAX_DUPLICATE_KEYS_REPORTED = 5
@@ -74,6 +75,8 @@ def parse_fast(body: bytes) -> Any | None:
     strings, the dropped ones' included. Without escaped colons (\\u003a) in the body, equal counts mean no key was
     dropped.
     """
+    if len(body) > FAST_PATH_MAX_BYTES:
+        return None
     data = body[len(UTF8_BOM_BYTES):] if body.startswith(UTF8_BOM_BYTES) else body
     if any(escaped in data for escaped in _ESCAPED_COLONS) or _LONG_NUMBER in data.translate(_DIGITS_AS_ZEROS):
         return None

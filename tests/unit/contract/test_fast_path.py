@@ -69,7 +69,8 @@ def test_the_tricky_duplicates_are_warned_about(body):
 
 
 @pytest.mark.parametrize("body", [b'{"a":1e400}', b'{"a":"\\ud800"}', b'{"a":123456789012345678901234567890}',
-                                  b"null", b"[1,]", b"", b"\xff", b'{"a":NaN}', b"[" * 300 + b"]" * 300])
+                                  b"null", b"[1,]", b"", b"\xff", b'{"a":NaN}', b"[" * 300 + b"]" * 300,
+                                  b'{"a":"' + b"x" * (1024 * 1024) + b'"}'])
 def test_what_orjson_refuses_or_reads_differently_goes_the_exact_way(body):
     assert parse_fast(body) is None
 
