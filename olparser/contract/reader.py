@@ -14,7 +14,7 @@ from olparser.contract.counts import check_counts
 from olparser.contract.errors import IngestError, json_path
 from olparser.contract.facets import drop_malformed_facets
 from olparser.contract.limits import IntakeLimits
-from olparser.contract.schema import contract_validators
+from olparser.contract.schema import ContractValidators, contract_validators
 from olparser.contract.strip import strip_facets
 from olparser.contract.times import clamp_event_time
 
@@ -104,10 +104,7 @@ def accept_event(
         check_depth(value, limits.max_depth, prefix)
     kind = event_kind(value, prefix)
     check_counts(value, limits, prefix)
-    validators = contract_validators(
-        limits.max_string_chars, datasets=limits.max_datasets_per_event, columns=limits.max_schema_columns,
-        mounts=limits.max_mount_points, input_fields=limits.max_column_lineage_input_fields,
-    )
+    validators = validators_for(limits)
     problem = validators.events[kind].problem(value, (), prefix)
     if problem is not None:
         raise IngestError(400, *problem)
@@ -127,6 +124,14 @@ def accept_event(
         event_type=value.get("eventType") if is_run else None,
         warnings=tuple(notes),
         _json=orjson.dumps(value) if by_orjson else None,
+    )
+
+
+def validators_for(limits: IntakeLimits) -> ContractValidators:
+    """The contract compiled for these limits (once per set of limits: the first call takes about a second)."""
+    return contract_validators(
+        limits.max_string_chars, datasets=limits.max_datasets_per_event, columns=limits.max_schema_columns,
+        mounts=limits.max_mount_points, input_fields=limits.max_column_lineage_input_fields,
     )
 
 
