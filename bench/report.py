@@ -23,8 +23,9 @@ ROW = re.compile(r"^\| (?P<what>[^|]+\(`bench/[a-z_]+\.py`\)) \| (?P<figure>[^|]
 
 @dataclass(frozen=True)
 class Figure:
-    """One measured figure. `ratio` is value / floor: above 1 is faster than the floor for a rate, slower for a
-    cost; `what` names the bench module."""
+    """One measured figure. `ratio` is value / floor (above 1 is faster than the floor for a rate, slower for a
+    cost), or `paired`: the median of the ratios of rounds that measured both, which cancels load that changes
+    between rounds; `what` names the bench module."""
 
     what: str
     value: float
@@ -32,10 +33,11 @@ class Figure:
     floor: float
     floor_what: str
     detail: str = ""
+    paired: float | None = None
 
     @property
     def ratio(self) -> float:
-        return self.value / self.floor
+        return self.value / self.floor if self.paired is None else self.paired
 
     def row(self) -> str:
         detail = f", {self.detail}" if self.detail else ""
@@ -47,10 +49,10 @@ _recorded: list[Figure] = []
 
 
 def record(module: str, what: str, value: float, unit: str, floor: float, floor_what: str,
-           detail: str = "") -> Figure:
+           detail: str = "", paired: float | None = None) -> Figure:
     """Keep a figure for the table (`module`: the bench module's `__name__`) and print it with its ratio."""
     name = module.rsplit(".", 1)[-1]
-    figure = Figure(f"{what} (`bench/{name}.py`)", value, unit, floor, floor_what, detail)
+    figure = Figure(f"{what} (`bench/{name}.py`)", value, unit, floor, floor_what, detail, paired)
     _recorded.append(figure)
     print(f"  -> {what}: {number(value)} {unit}, floor {number(floor)} {unit} ({floor_what}): "
           f"{figure.ratio:.2f}x", flush=True)

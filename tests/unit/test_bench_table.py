@@ -56,3 +56,8 @@ def test_a_run_of_some_benches_replaces_their_rows_and_keeps_the_others():
 def test_writing_into_a_readme_without_the_markers_says_what_to_add():
     with pytest.raises(ValueError, match="no generated bench table"):
         report.with_table("no table here\n", [])
+
+
+def test_a_paired_ratio_is_the_one_stated():
+    figure = report.Figure("x (`bench/ingest_http.py`)", 200.0, "requests/s", 250.0, "floor", paired=0.9)
+    assert figure.row().endswith("| floor: 250 requests/s | 0.90× |")
