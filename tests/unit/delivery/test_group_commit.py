@@ -100,3 +100,16 @@ def test_concurrent_sqlite_sends_share_transactions_and_all_are_on_disk(tmp_path
     stored = dict(db.execute("SELECT id, text FROM queue_messages WHERE queue = 'lineage-events'").fetchall())
     db.close()
     assert stored == dict(zip(ids, texts))
+
+
+def test_concurrent_claim_checks_share_the_folder_flush_and_all_are_readable(tmp_path):
+    from olparser.delivery.claim_check import FolderClaimCheckStore
+
+    store = FolderClaimCheckStore(tmp_path, "events")
+    payloads = {f"event-{i}.json.gz": f'{{"i": {i}}}'.encode() for i in range(64)}
+    with ThreadPoolExecutor(16) as pool:
+        references = list(pool.map(lambda item: store.put(*item), payloads.items()))
+    assert references == [f"events/{name}" for name in payloads]
+    assert {ref: store.get(ref) for ref in references} == {f"events/{n}": data for n, data in payloads.items()}
+    assert store._renames.commits < 64
+    assert sorted(p.name for p in (tmp_path / "events").iterdir()) == sorted(payloads)  # no temporary file left
