@@ -8,6 +8,7 @@ the same.
 from __future__ import annotations
 
 import json
+import re
 import zlib
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -24,6 +25,7 @@ UTF8_BOM = "\ufeff"
 UTF8_BOM_BYTES = UTF8_BOM.encode("utf-8")
 _ESCAPED_COLONS = (b"\\u003a", b"\\u003A")
 FAST_PATH_MAX_BYTES = 1024 * 1024  # bigger bodies (a logical plan) go the exact way, which holds less in memory
+_CONTROL_ESCAPE = re.compile(rb"\\(?:[bfnrt]|u00[01][0-9a-fA-F]|u007[fF])")
 _DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_NUMBER = b"0" * 19  # a run of digits where an integer may pass 64 bits (orjson would read it as a float)
 MAX_DUPLICATE_KEYS_REPORTED = 5
@@ -43,6 +45,7 @@ class DecodedBody:
     value: Any
     warnings: tuple[str, ...]
     by_orjson: bool = False
+    control_free: bool = False  # no string in it holds a control character (the body has none to decode)
 
 
 def header(headers: Mapping[str, str], name: str) -> str:
@@ -60,8 +63,15 @@ def decode_body(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) -
     body = decompress(body, header(headers, "Content-Encoding"), limits.max_body_bytes, limits.max_gzip_members)
     value = parse_fast(body)
     if value is not None:
-        return DecodedBody(value, (), by_orjson=True)
+        return DecodedBody(value, (), by_orjson=True, control_free=control_free(body))
     return parse_json(decode_utf8(body), limits.max_depth)
+
+
+def control_free(body: bytes) -> bool:
+    """True when no string of this JSON can hold a control character (U+0000-U+001F, U+007F): JSON forbids them
+    raw, except DEL, so they come only from an escape (\\n, \\u001f...) or a DEL byte; an escaped backslash
+    before an n (\\\\n) only makes this say False."""
+    return b"\x7f" not in body and _CONTROL_ESCAPE.search(body) is None
 
 
 def parse_fast(body: bytes) -> Any | None:

@@ -55,7 +55,7 @@ def read_event(
         message = "expected one event as a JSON object, got an array: send arrays to the batch endpoint"
         raise IngestError(400, message, "$")
     return accept_event(decoded.value, limits, decoded.warnings, received_at=received_at,
-                        by_orjson=decoded.by_orjson)
+                        by_orjson=decoded.by_orjson, control_free=decoded.control_free)
 
 
 def read_batch(
@@ -83,7 +83,7 @@ def read_batch(
     for index, item in enumerate(items):
         try:
             results.append(accept_event(item, limits, decoded.warnings, f"{prefix}[{index}]", received_at=received_at,
-                                        by_orjson=decoded.by_orjson))
+                                        by_orjson=decoded.by_orjson, control_free=decoded.control_free))
         except IngestError as exc:
             results.append(exc)
     return results
@@ -91,12 +91,12 @@ def read_batch(
 
 def accept_event(
     value: Any, limits: IntakeLimits, warnings: tuple[str, ...] = (), prefix: str = "$", *,
-    received_at: datetime | None = None, by_orjson: bool = False,
+    received_at: datetime | None = None, by_orjson: bool = False, control_free: bool = False,
 ) -> AcceptedEvent:
     """Strip, check depth and counts, validate, clean and date one parsed event; `prefix` is its JSON path in the
     body. Each step is linear in the event's size; counts over a limit are refused before validation reads them.
     `by_orjson`: orjson parsed it, so orjson encodes it (as `encode_event` would, floats written in their shortest
-    form either way: 1e-05 there, 1e-5 here)."""
+    form either way: 1e-05 there, 1e-5 here). `control_free`: no string in it holds a control character."""
     if type(value) is not dict:
         raise IngestError(400, f"{prefix} must be an OpenLineage event object", prefix)
     strip_facets(value, limits.stripped_facets)
@@ -105,11 +105,11 @@ def accept_event(
     kind = event_kind(value, prefix)
     check_counts(value, limits, prefix)
     validators = validators_for(limits)
-    problem = validators.events[kind].problem(value, (), prefix)
+    problem = validators.events[kind].problem(value, (), prefix, control_free)
     if problem is not None:
         raise IngestError(400, *problem)
     notes = list(warnings)
-    notes += drop_malformed_facets(value, validators, prefix)
+    notes += drop_malformed_facets(value, validators, prefix, control_free)
     clamped = clamp_event_time(value, received_at or datetime.now(timezone.utc), limits.max_event_time_skew_seconds,
                                prefix)
     if clamped is not None:

@@ -47,6 +47,7 @@ _DATE_TIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):?(\d{2}))?\Z", re.ASCII
 )
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII)
+NO_CONTROL_CHARACTERS: str = CONTRACT["$defs"]["Name"]["pattern"]  # the pattern that refuses control characters
 NAME_SETTING = "setting MAX_NAME_CHARS"  # Name.maxLength is the only maxLength of the contract
 _CONTROL_CHAR = re.compile(r"[\x00-\x1f\x7f]")
 _JSON_TYPE_NAMES = {
@@ -101,15 +102,20 @@ class CompiledDef:
     fast: Callable[[Any], Any]
     full: Draft202012Validator
     lean: Callable[[Any], Any] | None = None  # the same rules, faster: references inlined, no error details
+    lean_plain: Callable[[Any], Any] | None = None  # `lean` without the control-character patterns
 
-    def problem(self, instance: Any, root: tuple[str | int, ...] = (), prefix: str = "$") -> tuple[str, str] | None:
+    def problem(self, instance: Any, root: tuple[str | int, ...] = (), prefix: str = "$",
+                control_free: bool = False) -> tuple[str, str] | None:
         """(message, JSON path) of the most relevant violation, or None when `instance` is valid.
 
         `root` is where `instance` sits in the event and `prefix` the path of the event itself ("$" or "$[3]").
+        `control_free`: no string of the event holds a control character (the body had none to decode), so the
+        patterns that refuse them cannot fail and are not run.
         """
-        if self.lean is not None:
+        lean = self.lean_plain if control_free else self.lean
+        if lean is not None:
             try:
-                self.lean(instance)
+                lean(instance)
                 return None
             except fastjsonschema.JsonSchemaException:
                 pass  # explained below
@@ -186,9 +192,10 @@ ARRAY_BOUNDS = (
 )
 
 
-def inlined(defs: dict[str, Any], name: str) -> dict[str, Any]:
+def inlined(defs: dict[str, Any], name: str, *, plain: bool = False) -> dict[str, Any]:
     """Definition `name` with every reference to another definition replaced by that definition, except where a
-    definition refers to itself (nested schema fields), which stays a reference. The same rules: only faster code."""
+    definition refers to itself (nested schema fields), which stays a reference. The same rules: only faster code.
+    `plain`: without the patterns that only refuse control characters (for events known to hold none)."""
 
     def expand(node: Any, open_defs: tuple[str, ...]) -> Any:
         if type(node) is dict:
@@ -197,7 +204,8 @@ def inlined(defs: dict[str, Any], name: str) -> dict[str, Any]:
                 target = ref.rsplit("/", 1)[1]
                 return node if target in open_defs else expand(defs[target], (*open_defs, target))
             return {key: value if key in ("enum", "const", "required") else expand(value, open_defs)
-                    for key, value in node.items()}
+                    for key, value in node.items()
+                    if not (plain and key == "pattern" and value == NO_CONTROL_CHARACTERS)}
         if type(node) is list:
             return [expand(item, open_defs) for item in node]
         return node
@@ -238,9 +246,10 @@ def contract_validators(
         full = Draft202012Validator(
             {"$ref": f"{CONTRACT_ID}#/$defs/{name}"}, registry=registry, format_checker=FORMAT_CHECKER
         )
-        lean = fastjsonschema.compile(inlined(schema["$defs"], name), formats=FORMATS, use_default=False,
-                                      detailed_exceptions=False)
-        return CompiledDef(name, fast, full, lean)
+        lean, lean_plain = (fastjsonschema.compile(inlined(schema["$defs"], name, plain=plain), formats=FORMATS,
+                                                   use_default=False, detailed_exceptions=False)
+                            for plain in (False, True))
+        return CompiledDef(name, fast, full, lean, lean_plain)
 
     facets = {}
     for group, def_name in FACET_GROUPS.items():

@@ -3,14 +3,15 @@ exactly what the exact path gives: the same values, warnings, refusals and messa
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from olparser.contract import IngestError, IntakeLimits, read_event
-from olparser.contract.body import decode_body, decode_utf8, parse_fast, parse_json
-from olparser.contract.reader import check_depth, depth_within, encode_event
+from olparser.contract.body import control_free, decode_body, decode_utf8, parse_fast, parse_json
+from olparser.contract.reader import accept_event, check_depth, depth_within, encode_event
 
 HEADERS = {"Content-Type": "application/json"}
 LIMITS = IntakeLimits()
@@ -98,3 +99,40 @@ def test_the_depth_read_off_the_indentation_agrees_with_the_walk(max_depth, inne
         within = False
     if depth_within(event, max_depth):  # may be unsure (False) at exactly the limit; never wrong when sure
         assert within
+
+
+RECEIVED = datetime(2024, 10, 16, 16, 50, tzinfo=timezone.utc)
+names = st.text(alphabet=st.sampled_from("ab\x00\x1f\x7f\n\t\\é\u2028:"), max_size=6)
+
+
+def outcome(read):
+    try:
+        accepted = read()
+    except IngestError as error:
+        return error.status, error.error, error.path
+    return accepted.event, accepted.warnings, accepted.to_json_bytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(names, names, names, st.booleans())
+def test_events_read_the_fast_way_are_accepted_or_refused_exactly_as_before(job_name, dataset_name, field, sql):
+    event = {"eventType": "COMPLETE", "eventTime": "2024-10-16T16:47:11.761Z", "producer": "p", "schemaURL": "s",
+             "run": {"runId": "3b1c2a1e-4c4e-4c4e-8c4e-123456789abc",
+                     "facets": {"sql": {"_producer": "p", "_schemaURL": "s", "query": "SELECT 1\n"}} if sql else {}},
+             "job": {"namespace": "n", "name": job_name},
+             "outputs": [{"namespace": "abfss://c@a.dfs.core.windows.net", "name": dataset_name, "facets": {
+                 "columnLineage": {"_producer": "p", "_schemaURL": "s", "fields": {"c": {"inputFields": [
+                     {"namespace": "n", "name": field, "field": "c"}]}}}}}]}
+    body = json.dumps(event).encode()
+
+    def exact_read():
+        decoded = parse_json(decode_utf8(body), LIMITS.max_depth)
+        return accept_event(decoded.value, LIMITS, decoded.warnings, received_at=RECEIVED)
+
+    assert outcome(lambda: read_event(body, HEADERS, LIMITS, received_at=RECEIVED)) == outcome(exact_read)
+
+
+@pytest.mark.parametrize("body, free", [(b'{"a":"x"}', True), (b'{"a":"\\n"}', False), (b'{"a":"\\u001F"}', False),
+                                        (b'{"a":"\x7f"}', False), (b'{"a":"\\\\n"}', False), (b'{"a":"\\u0020"}', True)])
+def test_control_characters_are_found_in_their_escapes(body, free):
+    assert control_free(body) is free
