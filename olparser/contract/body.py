@@ -71,7 +71,7 @@ def control_free(body: bytes) -> bool:
     """True when no string of this JSON can hold a control character (U+0000-U+001F, U+007F): JSON forbids them
     raw, except DEL, so they come only from an escape (\\n, \\u001f...) or a DEL byte; an escaped backslash
     before an n (\\\\n) only makes this say False."""
-    return b"\x7f" not in body and _CONTROL_ESCAPE.search(body) is None
+    return b"\x7f" not in body and (b"\\" not in body or _CONTROL_ESCAPE.search(body) is None)
 
 
 def parse_fast(body: bytes) -> Any | None:
@@ -88,7 +88,9 @@ def parse_fast(body: bytes) -> Any | None:
     if len(body) > FAST_PATH_MAX_BYTES:
         return None
     data = body[len(UTF8_BOM_BYTES):] if body.startswith(UTF8_BOM_BYTES) else body
-    if any(escaped in data for escaped in _ESCAPED_COLONS) or _LONG_NUMBER in data.translate(_DIGITS_AS_ZEROS):
+    if b"\\" in data and any(escaped in data for escaped in _ESCAPED_COLONS):
+        return None
+    if _LONG_NUMBER in data.translate(_DIGITS_AS_ZEROS):
         return None
     try:
         value = orjson.loads(data)
