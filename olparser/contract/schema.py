@@ -1,7 +1,8 @@
 """The project's own event contract (event-contract.schema.json): compiled validators and readable error messages.
 
-Each definition is compiled three times from the same file. A lean fastjsonschema validator (its references
-inlined, no error details) answers "valid?" for every event and facet; only when it says no, fastjsonschema with
+Each definition is compiled several times from the same file. A lean fastjsonschema validator (its references
+inlined, no error details; a second one without the patterns that refuse control characters, for bodies that hold
+none) answers "valid?" for every event and facet; only when it says no, fastjsonschema with
 details runs and stops at the first error, which is what the message describes (its path resolved against the
 instance); jsonschema, the reference implementation, is asked (for its first error only) just when that path cannot
 be resolved. So a malformed part costs one fast pass that stops where it breaks, never a collection of every error.
