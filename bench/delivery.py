@@ -10,6 +10,9 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
+from concurrent.futures import ThreadPoolExecutor
+
+from bench import report
 from olparser.delivery.claim_check import BlobClaimCheckStore, ClaimCheckStore, FolderClaimCheckStore
 from olparser.delivery.queues import (MAX_RECEIVE, AzureQueueService, LineageQueue, QueueService,
                                       SqliteQueueService, poison_queue_name)
@@ -20,6 +23,7 @@ from tools.azurite import start_azurite
 
 MESSAGES = 500
 ROUNDS = 3
+SENDERS = 16
 SMALL_EVENT = json.dumps({"eventType": "COMPLETE", "run": {"runId": "r"}, "job": {"namespace": "ns", "name": "j"},
                           "outputs": [{"namespace": "abfss://c@acct.dfs.core.windows.net", "name": f"/t/{i}"}
                                       for i in range(10)]}).encode()
@@ -49,6 +53,16 @@ def _send_then_drain(service: QueueService, courier: EventCourier) -> tuple[floa
             queue.delete(message)
             drained += 1
     return sent - started, time.perf_counter() - sent
+
+
+def _concurrent_send(service: QueueService, courier: EventCourier, threads: int) -> float:
+    """Seconds for `threads` threads to send MESSAGES messages between them (as concurrent requests do)."""
+    queue, _ = _fresh(service)
+    text = courier.deliver(SMALL_EVENT, "r", "COMPLETE")
+    with ThreadPoolExecutor(threads) as pool:
+        started = time.perf_counter()
+        list(pool.map(lambda _: queue.send(text), range(MESSAGES)))
+        return time.perf_counter() - started
 
 
 def _worker_drain(service: QueueService) -> float:
@@ -82,6 +96,12 @@ def _report(label: str, service: QueueService, store: ClaimCheckStore) -> None:
     print(f"{label:8s} send {send_rate:8.0f} msg/s | receive+delete {drain_rate:8.0f} msg/s | "
           f"worker (no-op handler) {worker_rate:8.0f} msg/s | "
           f"claim check {len(BIG_EVENT) / 1e6:.1f} MB deliver+open {_claim_check_ms(store):6.0f} ms", flush=True)
+    paired = [(MESSAGES / _concurrent_send(service, courier, SENDERS), MESSAGES / _concurrent_send(service, courier, 1))
+              for _ in range(ROUNDS)]
+    how = "group commit" if label == "sqlite" else "no batch put in Azure queues: concurrent puts"
+    report.record(__name__, f"sends from {SENDERS} threads, {label} queue ({how})",
+                  statistics.median(c for c, _ in paired), "messages/s", statistics.median(s for _, s in paired),
+                  "one thread sending", paired=statistics.median(c / s for c, s in paired))
 
 
 def main() -> None:

@@ -18,13 +18,14 @@ def facet_group(path: tuple[str | int, ...]) -> str:
     return str(path[0]) if path[0] in ("run", "job") else "dataset"
 
 
-def drop_malformed_facets(event: dict[str, Any], validators: ContractValidators, prefix: str = "$") -> list[str]:
+def drop_malformed_facets(event: dict[str, Any], validators: ContractValidators, prefix: str = "$",
+                          control_free: bool = False) -> list[str]:
     """Check every facet the connector reads against its contract; delete the malformed ones in place.
 
     Returns one warning per facet dropped, e.g.
     "dropped malformed facet $.outputs[0].facets.schema: $.outputs[0].facets.schema.fields must be an array, got a
     number", up to MAX_FACET_WARNINGS, then one warning that counts the others. Each facet costs one fast validation
-    that stops at its first error.
+    that stops at its first error (`control_free`: see CompiledDef.problem).
     """
     warnings: list[str] = []
     dropped = 0
@@ -36,7 +37,8 @@ def drop_malformed_facets(event: dict[str, Any], validators: ContractValidators,
                 problem = "a facet must be a JSON object"
             else:
                 validator = read.get(name)
-                found = validator.problem(facet, (*path, name), prefix) if validator is not None else None
+                found = (validator.problem(facet, (*path, name), prefix, control_free) if validator is not None
+                         else None)
                 if found is None:
                     continue
                 problem = found[0]
