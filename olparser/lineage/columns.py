@@ -6,16 +6,23 @@ only DIRECT dependencies (an input field without `transformations`, as older pro
 `columnLineageDetail` keeps everything (DIRECT and INDIRECT, subtypes, descriptions, masking, the deprecated
 `transformationType`/`transformationDescription`, the facet's top-level `dataset[]`) as a JSON string.
 Everything is sorted, so the same facet always gives the same text.
+
+Speed (a facet has thousands of input fields): each input dataset is mapped once per facet, a list of
+transformations is normalised once per distinct list (`_transformations`, a bounded cache keyed by its `repr`), and
+the detail text is assembled from pieces encoded once per dataset — the same bytes `json.dumps` would write for the
+detail object (`{"dataset": [...], "fields": [{"field", "inputFields", ...}]}`, compact, not ASCII-escaped).
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any, Callable
 
 from .datasets import ResolvedDataset
 
 ResolveName = Callable[[str, str], ResolvedDataset]
+_CACHE_SIZE = 4096  # distinct transformation lists kept (a few per producer in practice)
 
 
 @dataclass(frozen=True)
@@ -25,67 +32,110 @@ class ColumnLineage:
     sources: tuple[ResolvedDataset, ...]  # every dataset the facet names, sorted by (type, qualifiedName)
 
 
+@dataclass(frozen=True)
+class _Transformations:
+    """One list of transformations as the detail writes it: its JSON text, its `repr` (the sort key) and whether
+    it makes the dependency direct."""
+
+    text: str
+    sort_key: str
+    direct: bool
+
+
+# One well-formed input field: its sort key (qualifiedName, field, typeName, namespace, name, transformations' repr)
+# and its JSON text.
+_InputField = tuple[tuple[str, str, str, str, str, str], str]
+
+
+class _Datasets:
+    """The facet's input datasets, each mapped once, with the JSON text pieces of its detail entries."""
+
+    def __init__(self, resolve: ResolveName):
+        self._resolve = resolve
+        self._known: dict[tuple[str, str], tuple[ResolvedDataset, str, str]] = {}
+        self.sources: dict[tuple[str, str], ResolvedDataset] = {}  # the first dataset met per (type, qn)
+
+    def get(self, namespace: str, name: str) -> tuple[ResolvedDataset, str, str]:
+        known = self._known.get((namespace, name))
+        if known is None:
+            dataset = self._resolve(namespace, name)
+            self.sources.setdefault(dataset.key, dataset)
+            middle = (f',"name":{encode_basestring(name)},"namespace":{encode_basestring(namespace)},'
+                      f'"qualifiedName":{encode_basestring(dataset.qualified_name)},"transformations":')
+            known = self._known[(namespace, name)] = (
+                dataset, middle, f',"typeName":{encode_basestring(dataset.type_name)}}}')
+        return known
+
+
 def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName) -> ColumnLineage | None:
     """The column lineage of `output` from its `columnLineage` facet, or None when there is no usable facet."""
     if not isinstance(facet, dict) or not isinstance(facet.get("fields"), dict):
         return None
-    sources: dict[tuple[str, str], ResolvedDataset] = {}
+    fields = facet["fields"]
+    datasets = _Datasets(resolve)
     pairs: dict[str, set[tuple[str, str]]] = {}
-    fields_detail = []
-    for sink_column in sorted(facet["fields"]):
-        spec = facet["fields"][sink_column]
+    fields_text = []
+    for sink_column in sorted(fields):
+        spec = fields[sink_column]
         if not isinstance(spec, dict):
             continue
-        inputs_detail = _input_fields(spec.get("inputFields"), resolve, sources)
-        for detail in inputs_detail:
-            if _is_direct(detail["transformations"]):
-                pairs.setdefault(detail["qualifiedName"], set()).add((detail["field"], sink_column))
-        entry: dict[str, Any] = {"field": sink_column, "inputFields": _sorted_details(inputs_detail)}
+        inputs = _input_fields(spec.get("inputFields"), datasets, pairs, sink_column)
+        entry = f'{{"field":{encode_basestring(sink_column)},"inputFields":[{_sorted_texts(inputs)}]'
         for legacy in ("transformationDescription", "transformationType"):
             if isinstance(spec.get(legacy), str):
-                entry[legacy] = spec[legacy]
-        fields_detail.append(entry)
-    dataset_detail = _sorted_details(_input_fields(facet.get("dataset"), resolve, sources))
+                entry += f',"{legacy}":{encode_basestring(spec[legacy])}'
+        fields_text.append(entry + "}")
+    dataset_text = _sorted_texts(_input_fields(facet.get("dataset"), datasets, None, ""))
     mapping = [{"DatasetMapping": {"Source": source, "Sink": output.qualified_name},
                 "ColumnMapping": [{"Source": a, "Sink": b} for a, b in sorted(columns)]}
                for source, columns in sorted(pairs.items())]
-    detail = {"dataset": dataset_detail, "fields": fields_detail}
-    return ColumnLineage(column_mapping=_compact(mapping), detail=_compact(detail),
+    sources = datasets.sources
+    return ColumnLineage(column_mapping=json.dumps(mapping, separators=(",", ":"), ensure_ascii=False),
+                         detail=f'{{"dataset":[{dataset_text}],"fields":[{",".join(fields_text)}]}}',
                          sources=tuple(sources[key] for key in sorted(sources)))
 
 
-def _input_fields(items: Any, resolve: ResolveName,
-                  sources: dict[tuple[str, str], ResolvedDataset]) -> list[dict[str, Any]]:
+def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[str, str]]] | None,
+                  sink_column: str) -> list[_InputField]:
     """Each well-formed input field as sent (field, name, namespace, transformations) with the dataset it maps to
-    (qualifiedName, typeName), keys sorted so that the detail serialises without sort_keys; the datasets are
-    collected in `sources`."""
-    details = []
-    datasets: dict[tuple[str, str], ResolvedDataset] = {}
+    (qualifiedName, typeName), as JSON text with sorted keys; its direct dependencies are added to `pairs`."""
+    found = []
     for item in items if isinstance(items, list) else ():
         if not isinstance(item, dict):
             continue
         namespace, name, field = item.get("namespace"), item.get("name"), item.get("field")
         if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
             continue
-        transformations = _normalised(item.get("transformations"))
-        dataset = datasets.get((namespace, name))
-        if dataset is None:
-            dataset = datasets[(namespace, name)] = resolve(namespace, name)
-            sources.setdefault(dataset.key, dataset)
-        details.append({"field": field, "name": name, "namespace": namespace,
-                        "qualifiedName": dataset.qualified_name, "transformations": transformations,
-                        "typeName": dataset.type_name})
-    return details
+        transformations = _transformations(item.get("transformations"))
+        dataset, middle, end = datasets.get(namespace, name)
+        if pairs is not None and transformations.direct:
+            pairs.setdefault(dataset.qualified_name, set()).add((field, sink_column))
+        found.append(((dataset.qualified_name, field, dataset.type_name, namespace, name, transformations.sort_key),
+                      f'{{"field":{encode_basestring(field)}{middle}{transformations.text}{end}'))
+    return found
 
 
-def _normalised(transformations: Any) -> list[dict[str, Any]]:
-    """The transformations with sorted keys (so that they serialise without sort_keys), in a stable order."""
-    if not isinstance(transformations, list):
-        return []
-    normalised = [t if len(t) < 2 else dict(sorted(t.items())) for t in transformations if isinstance(t, dict)]
-    if len(normalised) > 1:
-        normalised.sort(key=repr)
-    return normalised
+_NONE = _Transformations("[]", "[]", True)
+_known_transformations: dict[str, _Transformations] = {}
+
+
+def _transformations(value: Any) -> _Transformations:
+    """The transformations with sorted keys, in a stable order; cached by the `repr` of the list as sent (which
+    tells True from 1, so equal keys mean equal lists)."""
+    if not isinstance(value, list) or not value:
+        return _NONE
+    sent = repr(value)
+    known = _known_transformations.get(sent)
+    if known is None:
+        normalised = [t if len(t) < 2 else dict(sorted(t.items())) for t in value if isinstance(t, dict)]
+        if len(normalised) > 1:
+            normalised.sort(key=repr)
+        known = _Transformations(json.dumps(normalised, separators=(",", ":"), ensure_ascii=False),
+                                 repr(normalised), _is_direct(normalised))
+        if len(_known_transformations) >= _CACHE_SIZE:
+            _known_transformations.clear()
+        _known_transformations[sent] = known
+    return known
 
 
 def _is_direct(transformations: list[dict[str, Any]]) -> bool:
@@ -97,14 +147,9 @@ def _is_direct(transformations: list[dict[str, Any]]) -> bool:
     return False
 
 
-def _sorted_details(details: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Input fields without duplicates, sorted by dataset, field, then everything else."""
-    if len(details) < 2:
-        return details
-    unique = {(d["qualifiedName"], d["field"], d["typeName"], d["namespace"], d["name"],
-               repr(d["transformations"])): d for d in details}
-    return [unique[key] for key in sorted(unique)]
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+def _sorted_texts(found: list[_InputField]) -> str:
+    """The input fields' JSON texts without duplicates, sorted by dataset, field, then everything else, joined."""
+    if len(found) < 2:
+        return found[0][1] if found else ""
+    unique = dict(found)
+    return ",".join(unique[key] for key in sorted(unique))
