@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from json.encoder import encode_basestring
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from .datasets import ResolvedDataset
 
@@ -32,8 +32,7 @@ class ColumnLineage:
     sources: tuple[ResolvedDataset, ...]  # every dataset the facet names, sorted by (type, qualifiedName)
 
 
-@dataclass(frozen=True)
-class _Transformations:
+class _Transformations(NamedTuple):
     """One list of transformations as the detail writes it: its JSON text, its `repr` (the sort key) and whether
     it makes the dependency direct."""
 
@@ -52,18 +51,17 @@ class _Datasets:
 
     def __init__(self, resolve: ResolveName):
         self._resolve = resolve
-        self._known: dict[tuple[str, str], tuple[ResolvedDataset, str, str]] = {}
+        # (namespace, name) -> (qualifiedName, typeName, the text between `field` and `transformations`, the end)
+        self.known: dict[tuple[str, str], tuple[str, str, str, str]] = {}
         self.sources: dict[tuple[str, str], ResolvedDataset] = {}  # the first dataset met per (type, qn)
 
-    def get(self, namespace: str, name: str) -> tuple[ResolvedDataset, str, str]:
-        known = self._known.get((namespace, name))
-        if known is None:
-            dataset = self._resolve(namespace, name)
-            self.sources.setdefault(dataset.key, dataset)
-            middle = (f',"name":{encode_basestring(name)},"namespace":{encode_basestring(namespace)},'
-                      f'"qualifiedName":{encode_basestring(dataset.qualified_name)},"transformations":')
-            known = self._known[(namespace, name)] = (
-                dataset, middle, f',"typeName":{encode_basestring(dataset.type_name)}}}')
+    def add(self, namespace: str, name: str) -> tuple[str, str, str, str]:
+        dataset = self._resolve(namespace, name)
+        self.sources.setdefault(dataset.key, dataset)
+        middle = (f',"name":{encode_basestring(name)},"namespace":{encode_basestring(namespace)},'
+                  f'"qualifiedName":{encode_basestring(dataset.qualified_name)},"transformations":')
+        known = self.known[(namespace, name)] = (dataset.qualified_name, dataset.type_name, middle,
+                                                  f',"typeName":{encode_basestring(dataset.type_name)}}}')
         return known
 
 
@@ -81,9 +79,10 @@ def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName) ->
             continue
         inputs = _input_fields(spec.get("inputFields"), datasets, pairs, sink_column)
         entry = f'{{"field":{encode_basestring(sink_column)},"inputFields":[{_sorted_texts(inputs)}]'
-        for legacy in ("transformationDescription", "transformationType"):
-            if isinstance(spec.get(legacy), str):
-                entry += f',"{legacy}":{encode_basestring(spec[legacy])}'
+        if "transformationDescription" in spec or "transformationType" in spec:
+            for legacy in ("transformationDescription", "transformationType"):
+                if isinstance(spec.get(legacy), str):
+                    entry += f',"{legacy}":{encode_basestring(spec[legacy])}'
         fields_text.append(entry + "}")
     dataset_text = _sorted_texts(_input_fields(facet.get("dataset"), datasets, None, ""))
     mapping = [{"DatasetMapping": {"Source": source, "Sink": output.qualified_name},
@@ -99,19 +98,30 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
                   sink_column: str) -> list[_InputField]:
     """Each well-formed input field as sent (field, name, namespace, transformations) with the dataset it maps to
     (qualifiedName, typeName), as JSON text with sorted keys; its direct dependencies are added to `pairs`."""
+    if items.__class__ is not list:
+        return []
     found = []
-    for item in items if isinstance(items, list) else ():
-        if not isinstance(item, dict):
+    known, cache, encode = datasets.known, _known_transformations, encode_basestring
+    for item in items:
+        if item.__class__ is not dict:
             continue
         namespace, name, field = item.get("namespace"), item.get("name"), item.get("field")
-        if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
-            continue
-        transformations = _transformations(item.get("transformations"))
-        dataset, middle, end = datasets.get(namespace, name)
-        if pairs is not None and transformations.direct:
-            pairs.setdefault(dataset.qualified_name, set()).add((field, sink_column))
-        found.append(((dataset.qualified_name, field, dataset.type_name, namespace, name, transformations.sort_key),
-                      f'{{"field":{encode_basestring(field)}{middle}{transformations.text}{end}'))
+        if namespace.__class__ is not str or name.__class__ is not str or field.__class__ is not str:
+            if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
+                continue
+        sent = item.get("transformations")
+        transformations = cache.get(repr(sent)) if sent.__class__ is list else None
+        if transformations is None:
+            transformations = _transformations(sent)
+        text, sort_key, direct = transformations
+        qualified_name, type_name, middle, end = known.get((namespace, name)) or datasets.add(namespace, name)
+        if direct and pairs is not None:
+            if qualified_name in pairs:
+                pairs[qualified_name].add((field, sink_column))
+            else:
+                pairs[qualified_name] = {(field, sink_column)}
+        found.append(((qualified_name, field, type_name, namespace, name, sort_key),
+                      f'{{"field":{encode(field)}{middle}{text}{end}'))
     return found
 
 
@@ -151,5 +161,10 @@ def _sorted_texts(found: list[_InputField]) -> str:
     """The input fields' JSON texts without duplicates, sorted by dataset, field, then everything else, joined."""
     if len(found) < 2:
         return found[0][1] if found else ""
+    if len(found) == 2:
+        (first, first_text), (second, second_text) = found
+        if first == second:
+            return first_text
+        return f"{first_text},{second_text}" if first < second else f"{second_text},{first_text}"
     unique = dict(found)
-    return ",".join(unique[key] for key in sorted(unique))
+    return ",".join([unique[key] for key in sorted(unique)])
