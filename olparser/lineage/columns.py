@@ -101,7 +101,7 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
     if items.__class__ is not list:
         return []
     found = []
-    known, cache, encode = datasets.known, _known_transformations, encode_basestring
+    known, encode = datasets.known, encode_basestring
     for item in items:
         if item.__class__ is not dict:
             continue
@@ -109,11 +109,7 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
         if namespace.__class__ is not str or name.__class__ is not str or field.__class__ is not str:
             if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
                 continue
-        sent = item.get("transformations")
-        transformations = cache.get(repr(sent)) if sent.__class__ is list else None
-        if transformations is None:
-            transformations = _transformations(sent)
-        text, sort_key, direct = transformations
+        text, sort_key, direct = _transformations(item.get("transformations"))
         qualified_name, type_name, middle, end = known.get((namespace, name)) or datasets.add(namespace, name)
         if direct and pairs is not None:
             if qualified_name in pairs:
@@ -126,25 +122,36 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
 
 
 _NONE = _Transformations("[]", "[]", True)
-_known_transformations: dict[str, _Transformations] = {}
+_by_items: dict[tuple[tuple[str, Any], ...], _Transformations] = {}  # lists of one flat dict of text and booleans
+_by_repr: dict[str, _Transformations] = {}  # any other list
 
 
 def _transformations(value: Any) -> _Transformations:
-    """The transformations with sorted keys, in a stable order; cached by the `repr` of the list as sent (which
-    tells True from 1, so equal keys mean equal lists)."""
-    if not isinstance(value, list) or not value:
+    """The transformations with sorted keys, in a stable order, cached. The usual list (one transformation whose
+    values are text or booleans) is known by its items, others by their `repr`: either key tells True from 1, so
+    equal keys mean equal lists."""
+    if not value or not isinstance(value, list):
         return _NONE
+    if len(value) == 1 and value[0].__class__ is dict:
+        for item in value[0].values():
+            if item.__class__ is not str and item.__class__ is not bool:
+                break
+        else:
+            items = tuple(value[0].items())
+            return _by_items.get(items) or _normalised(value, items, _by_items)
     sent = repr(value)
-    known = _known_transformations.get(sent)
-    if known is None:
-        normalised = [t if len(t) < 2 else dict(sorted(t.items())) for t in value if isinstance(t, dict)]
-        if len(normalised) > 1:
-            normalised.sort(key=repr)
-        known = _Transformations(json.dumps(normalised, separators=(",", ":"), ensure_ascii=False),
-                                 repr(normalised), _is_direct(normalised))
-        if len(_known_transformations) >= _CACHE_SIZE:
-            _known_transformations.clear()
-        _known_transformations[sent] = known
+    return _by_repr.get(sent) or _normalised(value, sent, _by_repr)
+
+
+def _normalised(value: list[Any], key: Any, cache: dict[Any, _Transformations]) -> _Transformations:
+    normalised = [t if len(t) < 2 else dict(sorted(t.items())) for t in value if isinstance(t, dict)]
+    if len(normalised) > 1:
+        normalised.sort(key=repr)
+    known = _Transformations(json.dumps(normalised, separators=(",", ":"), ensure_ascii=False), repr(normalised),
+                             _is_direct(normalised))
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[key] = known
     return known
 
 

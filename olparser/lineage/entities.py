@@ -44,12 +44,13 @@ def assign_guids(groups: Iterable[Iterable[JSON]]) -> list[JSON]:
 
 
 def _with_guids(value: Any, guids: dict[Key, str]) -> Any:
+    """`value` with its object ids completed; only lists and dicts are copied (and walked), other values shared."""
     if isinstance(value, list):
-        return [_with_guids(item, guids) for item in value]
+        return [_with_guids(item, guids) if isinstance(item, (dict, list)) else item for item in value]
     if not isinstance(value, dict):
         return value
     unique = value.get("uniqueAttributes")
     if isinstance(unique, dict) and "guid" not in value:
         guid = guids.get((value.get("typeName"), unique.get("qualifiedName")))
         return {"guid": guid, **value} if guid else value
-    return {k: _with_guids(v, guids) for k, v in value.items()}
+    return {k: _with_guids(v, guids) if isinstance(v, (dict, list)) else v for k, v in value.items()}

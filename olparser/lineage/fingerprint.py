@@ -23,5 +23,5 @@ _PLACEHOLDER_GUID = re.compile(r'"guid":"-\d+",')
 def plan_fingerprint(plan: LineagePlan) -> str:
     """Hex SHA-256 of the plan's entities and external datasets without placeholder guids."""
     text = json.dumps([sorted(plan.entities, key=key_of), sorted(plan.external_datasets, key=key_of)],
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(_PLACEHOLDER_GUID.sub("", text).encode("utf-8")).hexdigest()
+                      sort_keys=True, separators=(",", ":"))  # ASCII: a lone surrogate in a name cannot fail
+    return hashlib.sha256(_PLACEHOLDER_GUID.sub("", text).encode("ascii")).hexdigest()
