@@ -85,13 +85,22 @@ def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName) ->
                     entry += f',"{legacy}":{encode_basestring(spec[legacy])}'
         fields_text.append(entry + "}")
     dataset_text = _sorted_texts(_input_fields(facet.get("dataset"), datasets, None, ""))
-    mapping = [{"DatasetMapping": {"Source": source, "Sink": output.qualified_name},
-                "ColumnMapping": [{"Source": a, "Sink": b} for a, b in sorted(columns)]}
-               for source, columns in sorted(pairs.items())]
     sources = datasets.sources
-    return ColumnLineage(column_mapping=json.dumps(mapping, separators=(",", ":"), ensure_ascii=False),
+    return ColumnLineage(column_mapping=_column_mapping(pairs, output.qualified_name),
                          detail=f'{{"dataset":[{dataset_text}],"fields":[{",".join(fields_text)}]}}',
                          sources=tuple(sources[key] for key in sorted(sources)))
+
+
+def _column_mapping(pairs: dict[str, set[tuple[str, str]]], sink: str) -> str:
+    """Purview's columnMapping text: what `json.dumps` (compact, not ASCII-escaped) writes for
+    `[{"DatasetMapping": {"Source", "Sink"}, "ColumnMapping": [{"Source", "Sink"}...]}...]`, sources in order."""
+    encode = encode_basestring
+    sink_text = encode(sink)
+    entries = [
+        f'{{"DatasetMapping":{{"Source":{encode(source)},"Sink":{sink_text}}},"ColumnMapping":['
+        + ",".join([f'{{"Source":{encode(a)},"Sink":{encode(b)}}}' for a, b in sorted(columns)]) + "]}"
+        for source, columns in sorted(pairs.items())]
+    return f"[{','.join(entries)}]"
 
 
 def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[str, str]]] | None,
