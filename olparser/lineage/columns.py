@@ -107,12 +107,12 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
                   sink_column: str) -> list[_InputField]:
     """Each well-formed input field as sent (field, name, namespace, transformations) with the dataset it maps to
     (qualifiedName, typeName), as JSON text with sorted keys; its direct dependencies are added to `pairs`."""
-    if items.__class__ is not list:
+    if items.__class__ is not list and not isinstance(items, list):
         return []
     found = []
     known, encode = datasets.known, encode_basestring
     for item in items:
-        if item.__class__ is not dict:
+        if item.__class__ is not dict and not isinstance(item, dict):
             continue
         namespace, name, field = item.get("namespace"), item.get("name"), item.get("field")
         if namespace.__class__ is not str or name.__class__ is not str or field.__class__ is not str:

@@ -47,13 +47,13 @@ def assign_guids(groups: Iterable[Iterable[JSON]]) -> list[JSON]:
 def _with_guids(value: Any, guids: dict[Key, str]) -> Any:
     """`value` with its object ids completed. Copy on write: a dict or list is copied only when something inside
     it changes, everything else is shared with `value` (plans are never changed in place)."""
-    if value.__class__ is dict:
+    if isinstance(value, dict):
         unique = value.get("uniqueAttributes")
-        if unique.__class__ is dict and "guid" not in value:
+        if isinstance(unique, dict) and "guid" not in value:
             guid = guids.get((value.get("typeName"), unique.get("qualifiedName")))
             return {"guid": guid, **value} if guid else value
         return _completed(value, value.items(), dict, guids)
-    if value.__class__ is list:
+    if isinstance(value, list):
         return _completed(value, enumerate(value), list, guids)
     return value
 
@@ -62,7 +62,7 @@ def _completed(value: Any, entries: Iterable[tuple[Any, Any]], copy: Callable[[A
                guids: dict[Key, str]) -> Any:
     changed = None
     for place, item in entries:
-        if item.__class__ is dict or item.__class__ is list:
+        if isinstance(item, (dict, list)):
             new = _with_guids(item, guids)
             if new is not item:
                 if changed is None:
