@@ -25,6 +25,7 @@ from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader
                               UploadReport, load_typedefs, make_atlas_client, resolve_target)
 from olparser.catalog.existence import ExistenceCache, existence_cache_for
 from olparser.contract import IntakeLimits
+from olparser.contract.reader import validators_for
 from olparser.delivery.archive import EventArchive, archive_from_settings
 from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path
 from olparser.delivery.sender import EventCourier, courier_from_settings
@@ -91,7 +92,12 @@ class Runtime:
 
     # --- intake ------------------------------------------------------------------------------------------------
     def limits(self) -> IntakeLimits:
-        return self._once("limits", lambda: IntakeLimits.from_settings(self.settings))
+        """The intake's limits, with the contract compiled for them (so that no request waits for that)."""
+        def build() -> IntakeLimits:
+            limits = IntakeLimits.from_settings(self.settings)
+            validators_for(limits)
+            return limits
+        return self._once("limits", build)
 
     def courier(self) -> EventCourier:
         """Envelopes for the lineage queue; claim checks in blob storage (AzureWebJobsStorage) or the data folder."""

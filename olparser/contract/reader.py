@@ -4,14 +4,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Mapping
+
+import orjson
 
 from olparser.contract.body import decode_body
 from olparser.contract.counts import check_counts
 from olparser.contract.errors import IngestError, json_path
 from olparser.contract.facets import drop_malformed_facets
 from olparser.contract.limits import IntakeLimits
-from olparser.contract.schema import contract_validators
+from olparser.contract.schema import ContractValidators, contract_validators
 from olparser.contract.strip import strip_facets
 from olparser.contract.times import clamp_event_time
 
@@ -51,7 +54,8 @@ def read_event(
     if isinstance(decoded.value, list):
         message = "expected one event as a JSON object, got an array: send arrays to the batch endpoint"
         raise IngestError(400, message, "$")
-    return accept_event(decoded.value, limits, decoded.warnings, received_at=received_at)
+    return accept_event(decoded.value, limits, decoded.warnings, received_at=received_at,
+                        by_orjson=decoded.by_orjson)
 
 
 def read_batch(
@@ -78,7 +82,8 @@ def read_batch(
     received_at = received_at or datetime.now(timezone.utc)
     for index, item in enumerate(items):
         try:
-            results.append(accept_event(item, limits, decoded.warnings, f"{prefix}[{index}]", received_at=received_at))
+            results.append(accept_event(item, limits, decoded.warnings, f"{prefix}[{index}]", received_at=received_at,
+                                        by_orjson=decoded.by_orjson))
         except IngestError as exc:
             results.append(exc)
     return results
@@ -86,20 +91,20 @@ def read_batch(
 
 def accept_event(
     value: Any, limits: IntakeLimits, warnings: tuple[str, ...] = (), prefix: str = "$", *,
-    received_at: datetime | None = None,
+    received_at: datetime | None = None, by_orjson: bool = False,
 ) -> AcceptedEvent:
     """Strip, check depth and counts, validate, clean and date one parsed event; `prefix` is its JSON path in the
-    body. Each step is linear in the event's size; counts over a limit are refused before validation reads them."""
+    body. Each step is linear in the event's size; counts over a limit are refused before validation reads them.
+    `by_orjson`: orjson parsed it, so orjson encodes it (as `encode_event` would, floats written in their shortest
+    form either way: 1e-05 there, 1e-5 here)."""
     if type(value) is not dict:
         raise IngestError(400, f"{prefix} must be an OpenLineage event object", prefix)
     strip_facets(value, limits.stripped_facets)
-    check_depth(value, limits.max_depth, prefix)
+    if not depth_within(value, limits.max_depth):
+        check_depth(value, limits.max_depth, prefix)
     kind = event_kind(value, prefix)
     check_counts(value, limits, prefix)
-    validators = contract_validators(
-        limits.max_string_chars, datasets=limits.max_datasets_per_event, columns=limits.max_schema_columns,
-        mounts=limits.max_mount_points, input_fields=limits.max_column_lineage_input_fields,
-    )
+    validators = validators_for(limits)
     problem = validators.events[kind].problem(value, (), prefix)
     if problem is not None:
         raise IngestError(400, *problem)
@@ -118,6 +123,15 @@ def accept_event(
         run_id=value["run"]["runId"] if is_run else None,
         event_type=value.get("eventType") if is_run else None,
         warnings=tuple(notes),
+        _json=orjson.dumps(value) if by_orjson else None,
+    )
+
+
+def validators_for(limits: IntakeLimits) -> ContractValidators:
+    """The contract compiled for these limits (once per set of limits: the first call takes about a second)."""
+    return contract_validators(
+        limits.max_string_chars, datasets=limits.max_datasets_per_event, columns=limits.max_schema_columns,
+        mounts=limits.max_mount_points, input_fields=limits.max_column_lineage_input_fields,
     )
 
 
@@ -147,6 +161,23 @@ def check_depth(event: dict[str, Any], max_depth: int, prefix: str = "$") -> Non
         for child in node.values() if type(node) is dict else node:
             if type(child) is dict or type(child) is list:
                 stack.append((child, depth + 1))
+
+
+def depth_within(event: dict[str, Any], max_depth: int) -> bool:
+    """True when nothing in `event` nests deeper than `max_depth`, read off orjson's indented encoding: a member of a
+    container at depth d starts a line indented 2*d spaces (strings never hold a raw newline), so a container deeper
+    than the limit starts a line indented 2*max_depth spaces or more. False when unsure: such a line holds a plain
+    value, or orjson cannot write the event; then `check_depth` decides (and names the place)."""
+    try:
+        text = orjson.dumps(event, option=orjson.OPT_INDENT_2)
+    except (orjson.JSONEncodeError, TypeError):  # an integer orjson does not write, or deeper than it writes
+        return False
+    return _indent(max_depth) not in text
+
+
+@lru_cache(maxsize=4)
+def _indent(max_depth: int) -> bytes:
+    return b"\n" + b" " * (2 * max_depth)
 
 
 def _path_to_depth(event: dict[str, Any], depth: int) -> tuple[str | int, ...]:

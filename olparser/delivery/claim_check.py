@@ -14,6 +14,8 @@ from typing import Protocol
 from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
 from azure.storage.blob import BlobServiceClient, ContentSettings
 
+from olparser.delivery.group_commit import GroupCommit
+
 GZIP_LEVEL = 6
 
 
@@ -48,6 +50,22 @@ def _decompress(reference: str, stored: bytes) -> bytes:
         raise ClaimCheckError(f"stored event {reference!r} is not valid gzip: {exc}") from None
 
 
+RENAME_WINDOW_SECONDS = 0.002  # how long a group of renames waits for company (only when puts are concurrent)
+
+
+def _rename_durably(moves: list[tuple[str, Path]]) -> list[None]:
+    """Move each flushed file to its name, then flush each folder once: the names are on disk when this returns."""
+    for tmp, target in moves:
+        os.replace(tmp, target)
+    for folder in {target.parent for _tmp, target in moves}:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return [None] * len(moves)
+
+
 class BlobClaimCheckStore:
     """Claim checks in an Azure Storage blob container (created on first use)."""
 
@@ -80,11 +98,17 @@ class BlobClaimCheckStore:
 
 
 class FolderClaimCheckStore:
-    """Claim checks as files in `root/<container>/`, written atomically and flushed to disk (embedded mode)."""
+    """Claim checks as files in `root/<container>/`, written atomically and flushed to disk (embedded mode).
+
+    Each file is flushed by its writer (concurrent flushes share the file system's journal commits); the renames
+    that give files their names are group-committed (olparser/delivery/group_commit.py): the folder is flushed once
+    for all the files renamed meanwhile, so that `put` returns only when the name, too, is on disk.
+    """
 
     def __init__(self, root: Path, container: str) -> None:
         self.container = container
         self._root = Path(root)
+        self._renames: GroupCommit[tuple[str, Path], None] = GroupCommit(_rename_durably, RENAME_WINDOW_SECONDS)
 
     def put(self, name: str, data: bytes) -> str:
         target = self._path(self.container, name)
@@ -95,7 +119,7 @@ class FolderClaimCheckStore:
                 out.write(gzip.compress(data, GZIP_LEVEL))
                 out.flush()
                 os.fsync(out.fileno())
-            os.replace(tmp, target)
+            self._renames.submit((tmp, target))
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise

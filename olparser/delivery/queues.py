@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64EncodePolicy
 
+from olparser.delivery.group_commit import GroupCommit
 from olparser.settings import Settings
 
 MAX_MESSAGE_BYTES = 64 * 1024  # as stored: the base64 text
@@ -189,10 +190,15 @@ CREATE INDEX IF NOT EXISTS queue_messages_visible ON queue_messages (queue, visi
 """
 
 
+SEND_WINDOW_SECONDS = 0.002  # how long a group commit of sends waits for company (only when sends are concurrent)
+SEND_BATCH_MAX = 256  # messages in one group commit at the most
+
+
 class SqliteQueueService:
     """Queues in one SQLite file (WAL, synchronous=FULL: a sent message is on disk when `send` returns).
 
-    Safe to share between threads, and between processes using the same file.
+    Concurrent sends are group-committed: one transaction and one fsync for all the messages sent meanwhile
+    (olparser/delivery/group_commit.py). Safe to share between threads, and between processes using the same file.
     """
 
     def __init__(self, path: Path) -> None:
@@ -204,9 +210,23 @@ class SqliteQueueService:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
+        self.sends = GroupCommit(self._insert, SEND_WINDOW_SECONDS, SEND_BATCH_MAX)
 
     def queue(self, name: str) -> SqliteLineageQueue:
-        return SqliteLineageQueue(check_queue_name(name), self._db, self._lock)
+        return SqliteLineageQueue(check_queue_name(name), self._db, self._lock, self.sends)
+
+    def _insert(self, rows: list[tuple[str, str, str, float]]) -> list[None]:
+        """One transaction for the rows (queue, id, text, visible_at) of a group commit."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT INTO queue_messages (queue, id, text, visible_at) VALUES (?, ?, ?, ?)",
+                                     rows)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return [None] * len(rows)
 
     def close(self) -> None:
         with self._lock:
@@ -216,17 +236,17 @@ class SqliteQueueService:
 class SqliteLineageQueue:
     """One queue inside a `SqliteQueueService` file, with Azure Storage queue semantics."""
 
-    def __init__(self, name: str, db: sqlite3.Connection, lock: threading.Lock) -> None:
+    def __init__(self, name: str, db: sqlite3.Connection, lock: threading.Lock,
+                 sends: GroupCommit[tuple[str, str, str, float], None]) -> None:
         self.name = name
         self._db = db
         self._lock = lock
+        self._sends = sends
 
     def send(self, text: str) -> str:
         _check_size(text)
         message_id = str(uuid.uuid4())
-        with self._lock:
-            self._db.execute("INSERT INTO queue_messages (queue, id, text, visible_at) VALUES (?, ?, ?, ?)",
-                             (self.name, message_id, text, time.time()))
+        self._sends.submit((self.name, message_id, text, time.time()))
         return message_id
 
     def receive(self, max_messages: int, visibility_timeout: float) -> list[QueuedMessage]:

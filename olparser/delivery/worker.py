@@ -1,6 +1,7 @@
 """Runs a queue-triggered handler the way the Azure Functions host does.
 
 - Polls the queue; an empty poll doubles the wait (from 0.1 s up to `max_polling_interval`), a message resets it.
+  `wake()` (a message was just sent, in the local host) makes it receive at once and resets the wait.
 - Receives `batch_size` messages whenever no more than `new_batch_threshold` are in flight, and runs the handler
   for each on a thread pool.
 - A message in flight stays invisible: it is received with a lease that is renewed while the handler runs, so a
@@ -60,6 +61,7 @@ class QueueWorker:
         self._leases: dict[str, _Lease] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
+        self._sent = threading.Event()
         self._stopping = threading.Event()
         self._pool = ThreadPoolExecutor(settings.max_concurrency, thread_name_prefix=f"queue-{queue.name}")
         self._dispatcher = threading.Thread(target=self._dispatch, name=f"queue-{queue.name}-poll", daemon=True)
@@ -83,6 +85,11 @@ class QueueWorker:
         if not self._dispatcher.is_alive():
             self._pool.shutdown(wait=True)
 
+    def wake(self) -> None:
+        """Receive now: a message was just sent to the queue."""
+        self._sent.set()
+        self._wake.set()
+
     @property
     def in_flight(self) -> int:
         with self._lock:
@@ -95,6 +102,9 @@ class QueueWorker:
         while not (self._stopping.is_set() and self.in_flight == 0):
             self._renew_due_leases()
             if not self._stopping.is_set() and self.in_flight <= self.settings.new_batch_threshold:
+                if self._sent.is_set():
+                    self._sent.clear()
+                    delay = 0.0
                 received = self._receive()
                 delay = 0.0 if received else min(max(delay * 2, MIN_POLLING_INTERVAL),
                                                    self.settings.max_polling_interval)

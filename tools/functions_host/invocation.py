@@ -105,25 +105,31 @@ async def invoke(
     an output could not be delivered.
     """
     call, outputs = _prepare(function, trigger_value)
-    if function.is_async:
-        async with limiter:
-            result = await call()
-    else:
-        result = await anyio.to_thread.run_sync(call, limiter=limiter)
+    if not function.is_async:  # the call and the delivery of its outputs in one trip to a worker thread
+        return await anyio.to_thread.run_sync(_call_and_deliver, function, call, outputs, deliveries, limiter=limiter)
+    async with limiter:
+        result = await call()
     values = _output_values(function, outputs, result)
     if values:
         await anyio.to_thread.run_sync(deliver_outputs, values, deliveries, limiter=limiter)
     return result
 
 
-def invoke_in_thread(function: FunctionSpec, trigger_value: Any, deliveries: Mapping[str, BindingDelivery]) -> Any:
-    """`invoke` for a caller that is a plain thread (the queue trigger's worker threads)."""
-    call, outputs = _prepare(function, trigger_value)
-    result = asyncio.run(call()) if function.is_async else call()
+def _call_and_deliver(function: FunctionSpec, call: Callable[[], Any], outputs: Mapping[str, OutputValue[Any]],
+                      deliveries: Mapping[str, BindingDelivery]) -> Any:
+    result = call()
     values = _output_values(function, outputs, result)
     if values:
         deliver_outputs(values, deliveries)
     return result
+
+
+def invoke_in_thread(function: FunctionSpec, trigger_value: Any, deliveries: Mapping[str, BindingDelivery]) -> Any:
+    """`invoke` for a caller that is a plain thread (the queue trigger's worker threads)."""
+    call, outputs = _prepare(function, trigger_value)
+    if function.is_async:
+        return _call_and_deliver(function, lambda: asyncio.run(call()), outputs, deliveries)
+    return _call_and_deliver(function, call, outputs, deliveries)
 
 
 def deliver_outputs(values: list[tuple[BindingSpec, Any]], deliveries: Mapping[str, BindingDelivery]) -> None:

@@ -98,6 +98,7 @@ class LocalHost:
             catalog = start_catalog_unless_configured(data_dir, catalog_port, catalog_faults,
                                                       function_key=function_key)
             runtime = process_runtime()
+            runtime.limits()  # compiles the contract for the configured limits before the first request
             typedefs_note = _register_typedefs()
             service = runtime.queue_service(app.queue_settings.message_encoding)
             deliveries = {kind: build(service) for kind, build in DELIVERIES.items()}

@@ -36,15 +36,22 @@ def message_texts(value: Any) -> list[str]:
 
 
 class QueueDelivery:
-    """Delivers `queue` output bindings: each message is sent to the binding's `queueName` (created if missing)."""
+    """Delivers `queue` output bindings: each message is sent to the binding's `queueName` (created if missing), then
+    whoever listens (the queue triggers of this host) hears the queue's name: a send wakes its trigger at once."""
 
     def __init__(self, service: QueueService) -> None:
         self.service = service
+        self._listeners: list[Callable[[str], None]] = []
+
+    def listen(self, on_sent: Callable[[str], None]) -> None:
+        self._listeners.append(on_sent)
 
     def deliver(self, binding: Any, value: Any) -> None:
         queue = self.service.queue(binding.settings["queueName"])
         for text in message_texts(value):
             queue.send(text)
+        for on_sent in self._listeners:
+            on_sent(queue.name)
 
 
 def trigger_queue(function: FunctionSpec) -> str:
@@ -63,6 +70,9 @@ class QueueTriggers:
         self._lease_seconds = lease_seconds
         self.workers: list[QueueWorker] = []
         self._lock = threading.Lock()
+        for delivery in deliveries.values():
+            if isinstance(delivery, QueueDelivery):  # wake on send: what this host sends, its workers take at once
+                delivery.listen(self.wake)
 
     def start(self) -> None:
         """Start polling every trigger queue (creating the queues and their poison queues)."""
@@ -79,6 +89,14 @@ class QueueTriggers:
             message = QueueMessage(body=text.encode("utf-8"), dequeue_count=dequeue_count)
             invoke_in_thread(function, message, self._deliveries)
         return handle
+
+    def wake(self, queue_name: str) -> None:
+        """A message was sent to `queue_name`: its worker receives now instead of at its next poll. (A worker in
+        another process, `ol2purview worker`, polls as host.json says, like the Azure host.)"""
+        with self._lock:
+            workers = [worker for worker in self.workers if worker.queue.name == queue_name]
+        for worker in workers:
+            worker.wake()
 
     def stop(self, timeout: float | None = None) -> None:
         """Stop receiving and wait for the messages in flight (the counts stay readable)."""

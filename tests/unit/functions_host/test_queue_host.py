@@ -165,3 +165,50 @@ def test_catalog_faults_pass_through_to_the_embedded_catalog(tmp_path: Path):
         assert response.status_code == 503
     finally:
         server.stop()
+
+
+class CountingQueues:
+    """The real queue service; counts the receive calls (the polls) made on each queue."""
+
+    def __init__(self, service: SqliteQueueService) -> None:
+        self.service = service
+        self.polls: dict[str, int] = {}
+
+    def queue(self, name: str):
+        queue = self.service.queue(name)
+        receive = queue.receive
+
+        def counted(max_messages, visibility_timeout):
+            self.polls[name] = self.polls.get(name, 0) + 1
+            return receive(max_messages, visibility_timeout)
+
+        queue.receive = counted
+        return queue
+
+
+def test_a_message_sent_through_the_host_wakes_its_idle_trigger_at_once(service):
+    """Idle polls back off (0.1, 0.2, ... s); after the sixth the worker would sleep 3.2 s. A message delivered by
+    the host wakes it: the function runs well before that poll."""
+    ran = []
+    queues = CountingQueues(service)
+    delivery = QueueDelivery(service)
+    patient = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_polling_interval=60.0)
+    triggers = QueueTriggers([queue_function(lambda msg: ran.append(msg.get_body()))], queues, patient,
+                             {"queue": delivery})
+    triggers.start()
+    try:
+        wait_for(lambda: queues.polls.get("work-items", 0) >= 6)
+        sent_at = time.monotonic()
+        delivery.deliver(BindingSpec("msg", "queue", "out", {"queueName": "work-items"}), "wake up")
+        wait_for(lambda: ran == [b"wake up"], timeout=1.5)
+        assert time.monotonic() - sent_at < 1.5
+    finally:
+        triggers.stop(10)
+
+
+def test_a_message_sent_to_another_queue_does_not_wake_the_trigger(service):
+    woken = []
+    delivery = QueueDelivery(service)
+    delivery.listen(woken.append)
+    delivery.deliver(BindingSpec("msg", "queue", "out", {"queueName": "other-items"}), ["a", "b"])
+    assert woken == ["other-items"]  # one wake per delivery, naming the queue it went to
