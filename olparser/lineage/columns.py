@@ -131,7 +131,7 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
 
 
 _NONE = _Transformations("[]", "[]", True)
-_by_items: dict[tuple[tuple[str, Any], ...], _Transformations] = {}  # lists of one flat dict of text and booleans
+_by_items: dict[tuple[tuple[str, ...], tuple[Any, ...]], _Transformations] = {}  # one flat dict of text, booleans
 _by_repr: dict[str, _Transformations] = {}  # any other list
 
 
@@ -141,13 +141,15 @@ def _transformations(value: Any) -> _Transformations:
     equal keys mean equal lists."""
     if not value or not isinstance(value, list):
         return _NONE
-    if len(value) == 1 and value[0].__class__ is dict:
-        for item in value[0].values():
+    only = value[0]
+    if len(value) == 1 and only.__class__ is dict:
+        values = tuple(only.values())
+        for item in values:
             if item.__class__ is not str and item.__class__ is not bool:
                 break
         else:
-            items = tuple(value[0].items())
-            return _by_items.get(items) or _normalised(value, items, _by_items)
+            key = (tuple(only), values)  # keys and values, without a tuple per item
+            return _by_items.get(key) or _normalised(value, key, _by_items)
     sent = repr(value)
     return _by_repr.get(sent) or _normalised(value, sent, _by_repr)
 
