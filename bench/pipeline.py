@@ -6,7 +6,7 @@ Workload: bench/merge.py's typical Databricks notebook run (START, RUNNING with 
 
 The floor is `json.loads` of the same COMPLETE event's text, timed in the same run: the figures are CPU time of this
 process (`time.process_time`, so that other processes on a busy machine do not count), each work interleaved with the
-floor within every round, medians over the rounds, and the ratio to the floor is the figure to compare.
+floor within every round; the ratio is the median of the rounds' ratios (`bench/report.py`).
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from typing import Callable
 
 import requests
 
+from bench import report
 from bench.merge import databricks_run
 from olparser.lineage import LineageOptions, build_lineage, plan_fingerprint
 from olparser.naming import MappingEngine
@@ -33,21 +34,21 @@ STACK_RUNS = 20
 WORKSPACE_HOSTS = "1234567890123456=adb-1234567890123456.5.azuredatabricks.net"
 
 
-def _interleaved_medians(count: int, works: dict[str, Callable[[], None]]) -> dict[str, float]:
-    """Median CPU seconds per event of each work (handling `count` events) over REPEATS rounds; within a round the
-    works run one after the other, so that a busy machine slows them alike."""
+def _interleaved_rounds(count: int, works: dict[str, Callable[[], None]]) -> dict[str, list[float]]:
+    """CPU seconds per event of each work (handling `count` events), REPEATS rounds; within a round the works run
+    one after the other, so that a busy machine slows them alike."""
     samples: dict[str, list[float]] = {label: [] for label in works}
     for _ in range(REPEATS):
         for label, work in works.items():
             started = time.process_time()
             work()
             samples[label].append((time.process_time() - started) / count)
-    return {label: statistics.median(values) for label, values in samples.items()}
+    return samples
 
 
 def core_throughput() -> None:
     """COMPLETE events/s through merge (onto START+RUNNING) -> map every dataset -> build entities -> fingerprint,
-    each as a ratio to `json.loads` of the COMPLETE event."""
+    each with `json.loads` of the COMPLETE event as its floor."""
     engine = MappingEngine.from_path(MAPPINGS_PATH)
     options = LineageOptions(workspace_hosts=(("1234567890123456", "adb-1234567890123456.5.azuredatabricks.net"),))
     prepared = []
@@ -69,16 +70,21 @@ def core_throughput() -> None:
         for snapshot, complete in prepared:
             plan_fingerprint(build_lineage(merge_event(snapshot, complete), engine, options))
 
-    floor = "json.loads of the COMPLETE event"
-    medians = _interleaved_medians(RUNS, {floor: parse, "merge + map + build": build,
-                                          "merge + map + build + fingerprint": build_and_fingerprint})
+    floor = f"json.loads of the same {len(texts[0]) // 1000} KB COMPLETE"
+    rounds = _interleaved_rounds(RUNS, {floor: parse, "merge + map + build": build,
+                                        "merge + map + build + fingerprint": build_and_fingerprint})
+    floor_seconds = statistics.median(rounds[floor])
     entities = len(plan.entities) + len(plan.external_datasets)
-    print(f"{floor} (the floor): median {medians[floor] * 1e6:.0f} us CPU per event ({len(texts[0]):,} bytes)")
-    for label, seconds in medians.items():
-        if label != floor:
-            print(f"{label}: {1 / seconds:,.0f} COMPLETE events/s on one core, {seconds / medians[floor]:.2f}x "
-                  f"the floor (median {seconds * 1e6:.0f} us CPU per event; {entities} entities, 30 columns of "
-                  "lineage per run)")
+    for label, samples in rounds.items():
+        if label == floor:
+            continue
+        seconds = statistics.median(samples)
+        print(f"{label}: {1 / seconds:,.0f} COMPLETE events/s on one core (median {seconds * 1e6:.0f} us CPU per "
+              f"event; {entities} entities, 30 columns of lineage per run)")
+        report.record(__name__, f"{label}, Databricks COMPLETE with 30 columns of lineage, per event",
+                      seconds * 1e6, "µs CPU", floor_seconds * 1e6, floor,
+                      f"{1 / seconds:,.0f} events/s on one core",
+                      paired=statistics.median(s / f for s, f in zip(samples, rounds[floor])))
 
 
 def stack_calls_per_run() -> None:
