@@ -23,6 +23,7 @@ from .datasets import ResolvedDataset
 
 ResolveName = Callable[[str, str], ResolvedDataset]
 _CACHE_SIZE = 4096  # distinct transformation lists kept (a few per producer in practice)
+_CACHED_CHARS = 1024  # of JSON text at most, so that the cache holds a few MB whatever is sent
 
 
 @dataclass(frozen=True)
@@ -160,9 +161,10 @@ def _normalised(value: list[Any], key: Any, cache: dict[Any, _Transformations]) 
         normalised.sort(key=repr)
     known = _Transformations(json.dumps(normalised, separators=(",", ":"), ensure_ascii=False), repr(normalised),
                              _is_direct(normalised))
-    if len(cache) >= _CACHE_SIZE:
-        cache.clear()
-    cache[key] = known
+    if len(known.text) <= _CACHED_CHARS:  # a long description is normalised every time: the cache stays small
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        cache[key] = known
     return known
 
 

@@ -107,7 +107,8 @@ class Explanation:
 
 
 _PLAN_CACHE_SIZE = 4096
-RESULT_CACHE_SIZE = 16384  # mapping results kept per engine, by (namespace, name, workspace url)
+RESULT_CACHE_SIZE = 8192  # mapping results kept per engine, by (namespace, name, workspace url)
+CACHED_CHARS = 512  # a longer namespace + name is mapped every time: the cache stays a few MB whatever is sent
 
 # (checks that depend on the name or workspace url, template pieces with namespace tokens filled in, normalisers, rule)
 PlannedRule = tuple[tuple[Callable[..., bool], ...], tuple[Union[str, Callable[..., Value]], ...], tuple, Rule]
@@ -217,8 +218,8 @@ class MappingEngine:
             namespace, name = ("" if v is None else str(v) for v in (namespace, name))
         if namespace in DBFS_NAMESPACES:
             namespace, name, _ = self._prepare(namespace, name, mounts)
-        if not _retry_jdbc:
-            return self._map(namespace, name, workspace_url, False)
+        if not _retry_jdbc or len(namespace) + len(name) > CACHED_CHARS:
+            return self._map(namespace, name, workspace_url, _retry_jdbc)
         key = (namespace, name, workspace_url)
         result = self._results.get(key)
         if result is None:

@@ -6,7 +6,7 @@ from collections import OrderedDict
 
 import pytest
 
-from olparser.lineage import LineageOptions, build_lineage
+from olparser.lineage import LineageOptions, build_lineage, columns
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
 from .conftest import FakeEngine
@@ -160,3 +160,12 @@ def test_input_fields_in_mapping_subclasses_are_read():
     process = _process(facet)
 
     assert json.loads(process["columnMapping"])[0]["ColumnMapping"] == [{"Source": "order_id", "Sink": "id"}]
+
+
+def test_a_long_description_is_written_whole_and_not_kept():
+    long = {"type": "DIRECT", "subtype": "TRANSFORMATION", "description": "x" * 2000, "masking": False}
+
+    process = _process({"fields": {"c": {"inputFields": [_field("orders", "a", long)]}}})
+
+    assert json.loads(process["columnLineageDetail"])["fields"][0]["inputFields"][0]["transformations"] == [long]
+    assert all(len(known.text) <= 1024 for cache in (columns._by_items, columns._by_repr) for known in cache.values())

@@ -74,3 +74,11 @@ def test_new_rules_make_a_new_engine_with_its_own_answers():
 
     assert new.map("s3://bucket", "key").qualified_name == "s3://key"
     assert old.map("s3://bucket", "key").qualified_name is None
+
+
+def test_long_names_are_mapped_every_time_and_not_kept(engine):
+    name = "x" * 600
+
+    assert engine.map("abfss://raw@lake.dfs.core.windows.net", name).qualified_name == \
+        f"https://lake.dfs.core.windows.net/raw/{name}"
+    assert engine._results == {}
