@@ -8,9 +8,9 @@ only DIRECT dependencies (an input field without `transformations`, as older pro
 Everything is sorted, so the same facet always gives the same text.
 
 Speed (a facet has thousands of input fields): each input dataset is mapped once per facet, a list of
-transformations is normalised once per distinct list (`_transformations`, a bounded cache keyed by its `repr`), and
-the detail text is assembled from pieces encoded once per dataset — the same bytes `json.dumps` would write for the
-detail object (`{"dataset": [...], "fields": [{"field", "inputFields", ...}]}`, compact, not ASCII-escaped).
+transformations is normalised once per distinct list (`_transformations`, a cache bounded in entries and size), and
+both texts are assembled from pieces encoded once — the same bytes `json.dumps` (compact, not ASCII-escaped) writes
+for the detail object `{"dataset": [...], "fields": [{"field", "inputFields", ...}]}` and for the mapping list.
 """
 from __future__ import annotations
 
