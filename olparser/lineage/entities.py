@@ -62,7 +62,7 @@ def _completed(value: Any, entries: Iterable[tuple[Any, Any]], copy: Callable[[A
                guids: dict[Key, str]) -> Any:
     changed = None
     for place, item in entries:
-        if isinstance(item, (dict, list)):
+        if item.__class__ is not str and item is not None:  # the usual leaves are passed over without a call
             new = _with_guids(item, guids)
             if new is not item:
                 if changed is None:
