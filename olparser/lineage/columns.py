@@ -6,16 +6,24 @@ only DIRECT dependencies (an input field without `transformations`, as older pro
 `columnLineageDetail` keeps everything (DIRECT and INDIRECT, subtypes, descriptions, masking, the deprecated
 `transformationType`/`transformationDescription`, the facet's top-level `dataset[]`) as a JSON string.
 Everything is sorted, so the same facet always gives the same text.
+
+Speed (a facet has thousands of input fields): each input dataset is mapped once per facet, a list of
+transformations is normalised once per distinct list (`_transformations`, a cache bounded in entries and size), and
+both texts are assembled from pieces encoded once — the same bytes `json.dumps` (compact, not ASCII-escaped) writes
+for the detail object `{"dataset": [...], "fields": [{"field", "inputFields", ...}]}` and for the mapping list.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from json.encoder import encode_basestring
+from typing import Any, Callable, NamedTuple
 
 from .datasets import ResolvedDataset
 
 ResolveName = Callable[[str, str], ResolvedDataset]
+_CACHE_SIZE = 4096  # distinct transformation lists kept (a few per producer in practice)
+_CACHED_CHARS = 1024  # of JSON text at most, so that the cache holds a few MB whatever is sent
 
 
 @dataclass(frozen=True)
@@ -25,67 +33,139 @@ class ColumnLineage:
     sources: tuple[ResolvedDataset, ...]  # every dataset the facet names, sorted by (type, qualifiedName)
 
 
+class _Transformations(NamedTuple):
+    """One list of transformations as the detail writes it: its JSON text, its `repr` (the sort key) and whether
+    it makes the dependency direct."""
+
+    text: str
+    sort_key: str
+    direct: bool
+
+
+# One well-formed input field: its sort key (qualifiedName, field, typeName, namespace, name, transformations' repr)
+# and its JSON text.
+_InputField = tuple[tuple[str, str, str, str, str, str], str]
+
+
+class _Datasets:
+    """The facet's input datasets, each mapped once, with the JSON text pieces of its detail entries."""
+
+    def __init__(self, resolve: ResolveName):
+        self._resolve = resolve
+        # (namespace, name) -> (qualifiedName, typeName, the text between `field` and `transformations`, the end)
+        self.known: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+        self.sources: dict[tuple[str, str], ResolvedDataset] = {}  # the first dataset met per (type, qn)
+
+    def add(self, namespace: str, name: str) -> tuple[str, str, str, str]:
+        dataset = self._resolve(namespace, name)
+        self.sources.setdefault(dataset.key, dataset)
+        middle = (f',"name":{encode_basestring(name)},"namespace":{encode_basestring(namespace)},'
+                  f'"qualifiedName":{encode_basestring(dataset.qualified_name)},"transformations":')
+        known = self.known[(namespace, name)] = (dataset.qualified_name, dataset.type_name, middle,
+                                                  f',"typeName":{encode_basestring(dataset.type_name)}}}')
+        return known
+
+
 def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName) -> ColumnLineage | None:
     """The column lineage of `output` from its `columnLineage` facet, or None when there is no usable facet."""
     if not isinstance(facet, dict) or not isinstance(facet.get("fields"), dict):
         return None
-    sources: dict[tuple[str, str], ResolvedDataset] = {}
+    fields = facet["fields"]
+    datasets = _Datasets(resolve)
     pairs: dict[str, set[tuple[str, str]]] = {}
-    fields_detail = []
-    for sink_column in sorted(facet["fields"]):
-        spec = facet["fields"][sink_column]
+    fields_text = []
+    for sink_column in sorted(fields):
+        spec = fields[sink_column]
         if not isinstance(spec, dict):
             continue
-        inputs_detail = _input_fields(spec.get("inputFields"), resolve, sources)
-        for detail in inputs_detail:
-            if _is_direct(detail["transformations"]):
-                pairs.setdefault(detail["qualifiedName"], set()).add((detail["field"], sink_column))
-        entry: dict[str, Any] = {"field": sink_column, "inputFields": _sorted_details(inputs_detail)}
-        for legacy in ("transformationDescription", "transformationType"):
-            if isinstance(spec.get(legacy), str):
-                entry[legacy] = spec[legacy]
-        fields_detail.append(entry)
-    dataset_detail = _sorted_details(_input_fields(facet.get("dataset"), resolve, sources))
-    mapping = [{"DatasetMapping": {"Source": source, "Sink": output.qualified_name},
-                "ColumnMapping": [{"Source": a, "Sink": b} for a, b in sorted(columns)]}
-               for source, columns in sorted(pairs.items())]
-    detail = {"dataset": dataset_detail, "fields": fields_detail}
-    return ColumnLineage(column_mapping=_compact(mapping), detail=_compact(detail),
+        inputs = _input_fields(spec.get("inputFields"), datasets, pairs, sink_column)
+        entry = f'{{"field":{encode_basestring(sink_column)},"inputFields":[{_sorted_texts(inputs)}]'
+        if "transformationDescription" in spec or "transformationType" in spec:
+            for legacy in ("transformationDescription", "transformationType"):
+                if isinstance(spec.get(legacy), str):
+                    entry += f',"{legacy}":{encode_basestring(spec[legacy])}'
+        fields_text.append(entry + "}")
+    dataset_text = _sorted_texts(_input_fields(facet.get("dataset"), datasets, None, ""))
+    sources = datasets.sources
+    return ColumnLineage(column_mapping=_column_mapping(pairs, output.qualified_name),
+                         detail=f'{{"dataset":[{dataset_text}],"fields":[{",".join(fields_text)}]}}',
                          sources=tuple(sources[key] for key in sorted(sources)))
 
 
-def _input_fields(items: Any, resolve: ResolveName,
-                  sources: dict[tuple[str, str], ResolvedDataset]) -> list[dict[str, Any]]:
+def _column_mapping(pairs: dict[str, set[tuple[str, str]]], sink: str) -> str:
+    """Purview's columnMapping text: what `json.dumps` (compact, not ASCII-escaped) writes for
+    `[{"DatasetMapping": {"Source", "Sink"}, "ColumnMapping": [{"Source", "Sink"}...]}...]`, sources in order."""
+    encode = encode_basestring
+    sink_text = encode(sink)
+    entries = [
+        f'{{"DatasetMapping":{{"Source":{encode(source)},"Sink":{sink_text}}},"ColumnMapping":['
+        + ",".join([f'{{"Source":{encode(a)},"Sink":{encode(b)}}}' for a, b in sorted(columns)]) + "]}"
+        for source, columns in sorted(pairs.items())]
+    return f"[{','.join(entries)}]"
+
+
+def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[str, str]]] | None,
+                  sink_column: str) -> list[_InputField]:
     """Each well-formed input field as sent (field, name, namespace, transformations) with the dataset it maps to
-    (qualifiedName, typeName), keys sorted so that the detail serialises without sort_keys; the datasets are
-    collected in `sources`."""
-    details = []
-    datasets: dict[tuple[str, str], ResolvedDataset] = {}
-    for item in items if isinstance(items, list) else ():
-        if not isinstance(item, dict):
+    (qualifiedName, typeName), as JSON text with sorted keys; its direct dependencies are added to `pairs`."""
+    if items.__class__ is not list and not isinstance(items, list):
+        return []
+    found = []
+    known, encode = datasets.known, encode_basestring
+    for item in items:
+        if item.__class__ is not dict and not isinstance(item, dict):
             continue
         namespace, name, field = item.get("namespace"), item.get("name"), item.get("field")
-        if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
-            continue
-        transformations = _normalised(item.get("transformations"))
-        dataset = datasets.get((namespace, name))
-        if dataset is None:
-            dataset = datasets[(namespace, name)] = resolve(namespace, name)
-            sources.setdefault(dataset.key, dataset)
-        details.append({"field": field, "name": name, "namespace": namespace,
-                        "qualifiedName": dataset.qualified_name, "transformations": transformations,
-                        "typeName": dataset.type_name})
-    return details
+        if namespace.__class__ is not str or name.__class__ is not str or field.__class__ is not str:
+            if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
+                continue
+        text, sort_key, direct = _transformations(item.get("transformations"))
+        qualified_name, type_name, middle, end = known.get((namespace, name)) or datasets.add(namespace, name)
+        if direct and pairs is not None:
+            if qualified_name in pairs:
+                pairs[qualified_name].add((field, sink_column))
+            else:
+                pairs[qualified_name] = {(field, sink_column)}
+        found.append(((qualified_name, field, type_name, namespace, name, sort_key),
+                      f'{{"field":{encode(field)}{middle}{text}{end}'))
+    return found
 
 
-def _normalised(transformations: Any) -> list[dict[str, Any]]:
-    """The transformations with sorted keys (so that they serialise without sort_keys), in a stable order."""
-    if not isinstance(transformations, list):
-        return []
-    normalised = [t if len(t) < 2 else dict(sorted(t.items())) for t in transformations if isinstance(t, dict)]
+_NONE = _Transformations("[]", "[]", True)
+_by_items: dict[tuple[tuple[str, ...], tuple[Any, ...]], _Transformations] = {}  # one flat dict of text, booleans
+_by_repr: dict[str, _Transformations] = {}  # any other list
+
+
+def _transformations(value: Any) -> _Transformations:
+    """The transformations with sorted keys, in a stable order, cached. The usual list (one transformation whose
+    values are text or booleans) is known by its items, others by their `repr`: either key tells True from 1, so
+    equal keys mean equal lists."""
+    if not value or not isinstance(value, list):
+        return _NONE
+    only = value[0]
+    if len(value) == 1 and only.__class__ is dict:
+        values = tuple(only.values())
+        for item in values:
+            if item.__class__ is not str and item.__class__ is not bool:
+                break
+        else:
+            key = (tuple(only), values)  # keys and values, without a tuple per item
+            return _by_items.get(key) or _normalised(value, key, _by_items)
+    sent = repr(value)
+    return _by_repr.get(sent) or _normalised(value, sent, _by_repr)
+
+
+def _normalised(value: list[Any], key: Any, cache: dict[Any, _Transformations]) -> _Transformations:
+    normalised = [t if len(t) < 2 else dict(sorted(t.items())) for t in value if isinstance(t, dict)]
     if len(normalised) > 1:
         normalised.sort(key=repr)
-    return normalised
+    known = _Transformations(json.dumps(normalised, separators=(",", ":"), ensure_ascii=False), repr(normalised),
+                             _is_direct(normalised))
+    if len(known.text) <= _CACHED_CHARS:  # a long description is normalised every time: the cache stays small
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        cache[key] = known
+    return known
 
 
 def _is_direct(transformations: list[dict[str, Any]]) -> bool:
@@ -97,14 +177,14 @@ def _is_direct(transformations: list[dict[str, Any]]) -> bool:
     return False
 
 
-def _sorted_details(details: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Input fields without duplicates, sorted by dataset, field, then everything else."""
-    if len(details) < 2:
-        return details
-    unique = {(d["qualifiedName"], d["field"], d["typeName"], d["namespace"], d["name"],
-               repr(d["transformations"])): d for d in details}
-    return [unique[key] for key in sorted(unique)]
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+def _sorted_texts(found: list[_InputField]) -> str:
+    """The input fields' JSON texts without duplicates, sorted by dataset, field, then everything else, joined."""
+    if len(found) < 2:
+        return found[0][1] if found else ""
+    if len(found) == 2:
+        (first, first_text), (second, second_text) = found
+        if first == second:
+            return first_text
+        return f"{first_text},{second_text}" if first < second else f"{second_text},{first_text}"
+    unique = dict(found)
+    return ",".join([unique[key] for key in sorted(unique)])

@@ -1,7 +1,7 @@
 """Atlas entity JSON: entities, object ids, and placeholder guids in dependency order. Pure helpers."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 JSON = dict[str, Any]
 Key = tuple[str, str]  # (typeName, qualifiedName)
@@ -38,18 +38,34 @@ def assign_guids(groups: Iterable[Iterable[JSON]]) -> list[JSON]:
             if key in guids:
                 continue
             guids[key] = f"-{len(ordered) + 1}"
-            ordered.append({"typeName": body["typeName"], "guid": guids[key], **{
-                k: v for k, v in body.items() if k != "typeName"}})
+            placed = {"typeName": body["typeName"], "guid": guids[key]}
+            placed.update(body)  # typeName keeps its first place
+            ordered.append(placed)
     return [_with_guids(body, guids) for body in ordered]
 
 
 def _with_guids(value: Any, guids: dict[Key, str]) -> Any:
+    """`value` with its object ids completed. Copy on write: a dict or list is copied only when something inside
+    it changes, everything else is shared with `value` (plans are never changed in place)."""
+    if isinstance(value, dict):
+        unique = value.get("uniqueAttributes")
+        if isinstance(unique, dict) and "guid" not in value:
+            guid = guids.get((value.get("typeName"), unique.get("qualifiedName")))
+            return {"guid": guid, **value} if guid else value
+        return _completed(value, value.items(), dict, guids)
     if isinstance(value, list):
-        return [_with_guids(item, guids) for item in value]
-    if not isinstance(value, dict):
-        return value
-    unique = value.get("uniqueAttributes")
-    if isinstance(unique, dict) and "guid" not in value:
-        guid = guids.get((value.get("typeName"), unique.get("qualifiedName")))
-        return {"guid": guid, **value} if guid else value
-    return {k: _with_guids(v, guids) for k, v in value.items()}
+        return _completed(value, enumerate(value), list, guids)
+    return value
+
+
+def _completed(value: Any, entries: Iterable[tuple[Any, Any]], copy: Callable[[Any], Any],
+               guids: dict[Key, str]) -> Any:
+    changed = None
+    for place, item in entries:
+        if item.__class__ is not str and item is not None:  # the usual leaves are passed over without a call
+            new = _with_guids(item, guids)
+            if new is not item:
+                if changed is None:
+                    changed = copy(value)
+                changed[place] = new
+    return value if changed is None else changed

@@ -107,6 +107,8 @@ class Explanation:
 
 
 _PLAN_CACHE_SIZE = 4096
+RESULT_CACHE_SIZE = 8192  # mapping results kept per engine, by (namespace, name, workspace url)
+CACHED_CHARS = 512  # a longer namespace + name is mapped every time: the cache stays a few MB whatever is sent
 
 # (checks that depend on the name or workspace url, template pieces with namespace tokens filled in, normalisers, rule)
 PlannedRule = tuple[tuple[Callable[..., bool], ...], tuple[Union[str, Callable[..., Value]], ...], tuple, Rule]
@@ -155,6 +157,9 @@ class MappingEngine:
     def __init__(self, rules: tuple[Rule, ...]):
         self.rules = rules
         self._plans: dict[str, tuple[NamespaceTokens, tuple[PlannedRule, ...]]] = {}
+        # Results by (namespace, name, workspace url), the namespace and name after mount resolution. Bounded
+        # (emptied when full); a reloaded rule file makes a new engine, so results never outlive their rules.
+        self._results: dict[tuple[str, str, str | None], MappingResult] = {}
 
     # --- construction ---------------------------------------------------------------------------------------------
     @classmethod
@@ -213,6 +218,19 @@ class MappingEngine:
             namespace, name = ("" if v is None else str(v) for v in (namespace, name))
         if namespace in DBFS_NAMESPACES:
             namespace, name, _ = self._prepare(namespace, name, mounts)
+        if not _retry_jdbc or len(namespace) + len(name) > CACHED_CHARS:
+            return self._map(namespace, name, workspace_url, _retry_jdbc)
+        key = (namespace, name, workspace_url)
+        result = self._results.get(key)
+        if result is None:
+            result = self._map(namespace, name, workspace_url, True)
+            if len(self._results) >= RESULT_CACHE_SIZE:
+                self._results.clear()
+            self._results[key] = result
+        return result
+
+    def _map(self, namespace: str, name: str, workspace_url: str | None, retry_jdbc: bool) -> MappingResult:
+        """`map` after mount resolution, without the cache."""
         ws = _clean_workspace_url(workspace_url) if workspace_url else None
         ns, planned = self._plan(namespace)
         nm = tokenize_name(name)
@@ -238,7 +256,7 @@ class MappingEngine:
                         text = step(text)
                     return MappingResult(text.rstrip("/"), rule.purview_type, rule.name)
         reason = self._unmatched_reason(ns, nm, ws, near_miss)
-        if _retry_jdbc and namespace[:5].lower() == JDBC_PREFIX:
+        if retry_jdbc and namespace[:5].lower() == JDBC_PREFIX:
             plain = plain_jdbc_form(namespace)
             if plain is not None:
                 retried = self.map(plain, name, workspace_url=ws, _retry_jdbc=False)

@@ -197,9 +197,13 @@ def _merge_facets(current: JSON, current_times: JSON, incoming: Any, kept: froze
 
 
 def _newer(value: JSON, time: str, other: JSON, other_time: str) -> bool:
-    """Whether facet `value` sent at `time` replaces `other` sent at `other_time` (a total order)."""
-    key, other_key = (_has_content(value), _instant(time), time), (_has_content(other), _instant(other_time),
-                                                                   other_time)
+    """Whether facet `value` sent at `time` replaces `other` sent at `other_time` (a total order: content first,
+    then the instant, the time's text, the canonical JSON)."""
+    has_content = _has_content(value)
+    when, other_when = (_instant(time), time), (_instant(other_time), other_time)
+    if has_content and when > other_when:
+        return True  # whatever `other` holds
+    key, other_key = (has_content, *when), (_has_content(other), *other_when)
     if key != other_key:
         return key > other_key
     return _canonical(value) > _canonical(other)
@@ -207,13 +211,19 @@ def _newer(value: JSON, time: str, other: JSON, other_time: str) -> bool:
 
 def _has_content(facet: JSON) -> bool:
     """False for a facet that says nothing, such as `environment-properties: {}` on non-Databricks clusters."""
-    return any(not name.startswith("_") and _is_filled(value) for name, value in facet.items())
+    for name, value in facet.items():
+        if not name.startswith("_") and _is_filled(value):
+            return True
+    return False
 
 
 def _is_filled(value: Any) -> bool:
     if isinstance(value, dict):
-        return any(_is_filled(v) for v in value.values())
-    return value not in (None, "", [])
+        for item in value.values():
+            if _is_filled(item):
+                return True
+        return False
+    return value is not None and value != "" and value != []
 
 
 def _canonical(value: Any) -> str:

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 
-from olparser.lineage import LineageOptions, build_lineage
+import pytest
+
+from olparser.lineage import LineageOptions, build_lineage, columns
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
 from .conftest import FakeEngine
@@ -106,3 +109,63 @@ def test_output_without_direct_dependencies_has_an_empty_mapping_and_expression_
 
     assert process["columnMapping"] == "[]"
     assert json.loads(process["columnLineageDetail"])["fields"][0]["field"] == "count(1)"
+
+
+def test_detail_text_is_compact_sorted_escaped_json_without_ascii_escapes():
+    facet = {"fields": {
+        "naïve \"q\"": {"inputFields": [
+            _field("orders", "b", {"type": "INDIRECT", "subtype": "FILTER"}),
+            _field("orders", "a\\x", {"masking": True, "type": "DIRECT", "subtype": "TRANSFORMATION",
+                                      "description": "upper(a)\n"}),
+            _field("orders", "a\\x", {"masking": True, "type": "DIRECT", "subtype": "TRANSFORMATION",
+                                      "description": "upper(a)\n"}),
+        ]},
+        "id": {"inputFields": [_field("orders", "id")]},
+    }}
+
+    process = _process(facet)
+
+    orders = f'"name":"orders","namespace":"{LAKE}","qualifiedName":"{ORDERS}"'
+    assert process["columnLineageDetail"] == (
+        '{"dataset":[],"fields":['
+        f'{{"field":"id","inputFields":[{{"field":"id",{orders},"transformations":[],'
+        '"typeName":"azure_datalake_gen2_path"}]},'
+        f'{{"field":"naïve \\"q\\"","inputFields":[{{"field":"a\\\\x",{orders},"transformations":'
+        '[{"description":"upper(a)\\n","masking":true,"subtype":"TRANSFORMATION","type":"DIRECT"}],'
+        '"typeName":"azure_datalake_gen2_path"},'
+        f'{{"field":"b",{orders},"transformations":[{{"subtype":"FILTER","type":"INDIRECT"}}],'
+        '"typeName":"azure_datalake_gen2_path"}]}]}')
+    assert process["columnMapping"] == (
+        f'[{{"DatasetMapping":{{"Source":"{ORDERS}","Sink":"{SUMMARY}"}},"ColumnMapping":'
+        '[{"Source":"a\\\\x","Sink":"naïve \\"q\\""},{"Source":"id","Sink":"id"}]}]')
+
+
+@pytest.mark.parametrize("masking, text", [(False, "false"), (0, "0"), (0.0, "0.0"), (True, "true"), (1, "1")])
+def test_transformations_that_compare_equal_in_python_keep_their_own_json(masking, text):
+    # False == 0 == 0.0 and True == 1 in Python: a cache keyed by equality alone would mix them up
+    for value in (False, 0, 0.0, True, 1):  # every variant seen first, in the same process
+        _process({"fields": {"c": {"inputFields": [_field("orders", "x", {"type": "DIRECT", "masking": value})]}}})
+
+    process = _process({"fields": {"c": {"inputFields": [
+        _field("orders", "x", {"type": "DIRECT", "masking": masking})]}}})
+
+    assert json.loads(process["columnLineageDetail"])["fields"][0]["inputFields"][0]["transformations"] == [
+        {"masking": masking, "type": "DIRECT"}]
+    assert f'"masking":{text},' in process["columnLineageDetail"]
+
+
+def test_input_fields_in_mapping_subclasses_are_read():
+    facet = {"fields": {"id": {"inputFields": [OrderedDict(_field("orders", "order_id"))]}}}
+
+    process = _process(facet)
+
+    assert json.loads(process["columnMapping"])[0]["ColumnMapping"] == [{"Source": "order_id", "Sink": "id"}]
+
+
+def test_a_long_description_is_written_whole_and_not_kept():
+    long = {"type": "DIRECT", "subtype": "TRANSFORMATION", "description": "x" * 2000, "masking": False}
+
+    process = _process({"fields": {"c": {"inputFields": [_field("orders", "a", long)]}}})
+
+    assert json.loads(process["columnLineageDetail"])["fields"][0]["inputFields"][0]["transformations"] == [long]
+    assert all(len(known.text) <= 1024 for cache in (columns._by_items, columns._by_repr) for known in cache.values())

@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 
 from olparser.lineage import LineageOptions, build_lineage, plan_fingerprint, should_write_lineage
+from olparser.lineage.plan import LineagePlan
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.settings import Settings
 
@@ -68,3 +69,41 @@ def test_options_come_from_settings():
 
     assert LineageOptions.from_settings(settings) == LineageOptions(dataset_identity="storage",
                                                                     lineage_on_failure=True)
+
+
+def _entity(qualified_name: str, guid: str, *refs: tuple[str, str]) -> dict:
+    body = {"typeName": "t", "guid": guid, "attributes": {"qualifiedName": qualified_name}}
+    if refs:
+        body["attributes"]["inputs"] = [{"guid": g, "typeName": "t", "uniqueAttributes": {"qualifiedName": q}}
+                                        for q, g in refs]
+    return body
+
+
+def test_fingerprint_ignores_placeholder_guids_and_entity_order():
+    plan = LineagePlan(entities=(_entity("a", "-1"), _entity("b", "-2", ("a", "-1"))))
+    renumbered = LineagePlan(entities=(_entity("b", "-1", ("a", "-2")), _entity("a", "-2")))
+
+    assert plan_fingerprint(renumbered) == plan_fingerprint(plan)
+
+
+def test_fingerprint_sees_a_name_that_looks_like_a_placeholder_guid():
+    plain = LineagePlan(entities=(_entity('ab', "-1"),))
+    lookalike = LineagePlan(entities=(_entity('a"guid":"-1",b', "-1"),))
+
+    assert plan_fingerprint(lookalike) != plan_fingerprint(plain)
+
+
+def test_fingerprint_counts_a_real_guid_and_every_attribute():
+    base = plan_fingerprint(LineagePlan(entities=(_entity("b", "-1", ("a", "-2")),)))
+
+    assert plan_fingerprint(LineagePlan(entities=(_entity("b", "-1", ("a", "6f2c")),))) != base
+    assert plan_fingerprint(LineagePlan(external_datasets=(_entity("b", "-1", ("a", "-2")),))) != base
+
+
+def test_fingerprint_of_text_orjson_refuses_is_stable_and_distinct():
+    surrogate = LineagePlan(entities=(_entity("x\ud800", "-1"),))
+    huge = LineagePlan(entities=({**_entity("x", "-1"), "attributes": {"qualifiedName": "x", "size": 10 ** 30}},))
+
+    assert plan_fingerprint(surrogate) == plan_fingerprint(LineagePlan(entities=(_entity("x\ud800", "-7"),)))
+    assert len({plan_fingerprint(surrogate), plan_fingerprint(huge),
+                plan_fingerprint(LineagePlan(entities=(_entity("x", "-1"),)))}) == 3
