@@ -64,8 +64,10 @@ class TableRunStateStore:
     """RunStateStore over an Azure Table (see the module docstring and olparser/runs/store.py)."""
 
     def __init__(self, table: TableClient, *, ttl_seconds: int, max_state_bytes: int = MAX_STATE_BYTES,
-                 max_attempts: int = MAX_ATTEMPTS, max_datasets: int | None = None) -> None:
+                 max_attempts: int = MAX_ATTEMPTS, max_datasets: int | None = None,
+                 connection_string: str | None = None) -> None:
         self.table = table
+        self.connection_string = connection_string  # what it was opened with (None: given a client)
         self.ttl_seconds = ttl_seconds
         self.max_state_bytes = max_state_bytes
         self.max_datasets = max_datasets
@@ -76,7 +78,8 @@ class TableRunStateStore:
                                **options: Any) -> "TableRunStateStore":
         """Connect and create the table if it does not exist yet."""
         service = TableServiceClient.from_connection_string(connection)
-        return cls(service.create_table_if_not_exists(table_name), ttl_seconds=ttl_seconds, **options)
+        return cls(service.create_table_if_not_exists(table_name), ttl_seconds=ttl_seconds,
+                   connection_string=connection, **options)
 
     # --- merged events -----------------------------------------------------------------------------------------
     def merge(self, event: JSON, *, now: float | None = None) -> RunSnapshot:
@@ -188,9 +191,9 @@ class TableRunStateStore:
                     newest.add(name)
         restores = []
         for _, name in sorted(key for key in removed if key[0] in process_types):
-            newest = self._update_writers(name, lambda writers: drop_writer(writers, run_key))
-            if newest is not None:
-                restores.append((name, newest))
+            restore_from = self._update_writers(name, lambda writers: drop_writer(writers, run_key))
+            if restore_from is not None:
+                restores.append((name, restore_from))
         return CommitResult(orphans=tuple(sorted(orphans)), restores=tuple(restores), newest=frozenset(newest))
 
     def finish_deletes(self, keys: Iterable[Key]) -> None:

@@ -130,6 +130,32 @@ def test_what_a_run_no_longer_writes_and_nobody_else_uses_is_orphaned(store):
         orphans=(PLACEHOLDER, APP))
 
 
+def test_a_newer_plan_that_drops_a_process_releases_it_and_restores_it_from_the_older_writer(store):
+    # Regression (#24 item 1): the Table store crashed here (TypeError) after recording the commit.
+    types = frozenset({PROCESS[0], INTERIM_PROCESS[0]})
+    store.claim("run-old", [INTERIM_PROCESS, PLACEHOLDER], now=T0)
+    store.commit("run-old", [INTERIM_PROCESS, PLACEHOLDER], version=None, fingerprint="o1",
+                 process_names=[INTERIM_PROCESS[1]], run_time=100.0, process_types=types, now=T0)
+    store.claim("run-new", [INTERIM_PROCESS, PLACEHOLDER], now=T0 + 1)
+    result = store.commit("run-new", [INTERIM_PROCESS, PLACEHOLDER], version=None, fingerprint="n1",
+                          process_names=[INTERIM_PROCESS[1]], run_time=200.0, process_types=types, now=T0 + 1)
+    assert result.newest == {INTERIM_PROCESS[1]}
+    # run-new's environment facet arrived: its plan now has the notebook's process instead
+    store.claim("run-new", [PROCESS], now=T0 + 2)
+    result = store.commit("run-new", [PROCESS], version=None, fingerprint="n2", process_names=[PROCESS[1]],
+                          run_time=200.0, process_types=types, now=T0 + 2)
+    assert (result.stale, result.orphans, result.newest) == (False, (), frozenset({PROCESS[1]}))
+    assert result.restores == ((INTERIM_PROCESS[1], "run-old"),)
+    assert store.process_writers([INTERIM_PROCESS[1], PROCESS[1]]) == {INTERIM_PROCESS[1]: (100.0, "run-old"),
+                                                                       PROCESS[1]: (200.0, "run-new")}
+    # the last writer drops it too: nothing to restore, and the entities no run uses are deleted
+    store.claim("run-old", [PROCESS], now=T0 + 3)
+    result = store.commit("run-old", [PROCESS], version=None, fingerprint="o2", process_names=[PROCESS[1]],
+                          run_time=100.0, process_types=types, now=T0 + 3)
+    assert (result.orphans, result.restores, result.newest) == ((PLACEHOLDER, INTERIM_PROCESS), (), frozenset())
+    assert store.process_writers([INTERIM_PROCESS[1], PROCESS[1]]) == {PROCESS[1]: (200.0, "run-new")}
+
+
 def test_claiming_twice_counts_a_run_once(store):
     for _ in range(3):
         store.claim("run-a", [PLACEHOLDER], now=T0)
