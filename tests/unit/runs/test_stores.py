@@ -180,6 +180,23 @@ def test_claiming_twice_counts_a_run_once(store):
     assert store.commit("run-b", [], version=None, fingerprint="b2", now=T0).orphans == (PLACEHOLDER,)
 
 
+def test_a_run_claimed_at_once_by_retries_and_other_instances_is_one_user(store):
+    # #25 item 2: two instances claiming one run (a redelivered message) each counted it; the entity was never deleted
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.conftest import same_store_elsewhere
+
+    other = same_store_elsewhere(store)
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(lambda handle: handle.claim("run-a", [PLACEHOLDER, APP], now=T0), [store, other] * 3))
+    store.commit("run-a", [PLACEHOLDER, APP], version=None, fingerprint="a1", now=T0)
+    other.claim("run-a", [PLACEHOLDER, APP], now=T0 + 1)  # the message again, after the commit
+    store.claim("run-b", [APP], now=T0 + 1)
+    assert other.commit("run-a", [], version=None, fingerprint="a2", now=T0 + 2).orphans == (PLACEHOLDER,)
+    assert store.commit("run-b", [], version=None, fingerprint="b", now=T0 + 3).orphans == (APP,)
+    other.close()
+
+
 def test_a_claim_that_was_never_committed_is_released_by_the_next_commit(store):
     store.claim("run-a", [INTERIM_PROCESS, PLACEHOLDER], now=T0)  # uploaded, then the worker died before commit
     store.claim("run-a", [PROCESS], now=T0 + 1)
