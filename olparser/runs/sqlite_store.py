@@ -198,7 +198,8 @@ class SqliteRunStateStore(SqliteFile):
             record, due = self._record(db, run_key)
             if record.pending is None:
                 return None
-            return self._carry_out(db, run_key, record.pending, now, settle_at=due)
+            return self._carry_out(db, run_key, record.pending, now,
+                                   settle_at=due if due is not None else now + ledger.SETTLE_SECONDS)
 
     def done(self, run_key: str, epoch: int) -> None:
         with self._immediate() as db:

@@ -253,7 +253,8 @@ class TableRunStateStore:
                 new.pop("due_at", None)
             else:
                 new["due_at"] = float(at)
-            self._write(new, entity)
+            if new != entity:  # (a replayed run is not due, and stays so: no write)
+                self._write(new, entity)
             if at is None:
                 self._delete_due(run_key)
             else:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import multiprocessing
 import os
 import sqlite3
@@ -419,6 +420,49 @@ def test_sqlite_opens_a_file_of_the_previous_version_and_adds_the_new_columns(tm
         assert store.merge_versioned(start, now=T0)[1] == 1
         store.schedule(CLL_CTAS_RUN, T0 + 5)
         assert store.due_runs(T0 + 5, limit=5) == [CLL_CTAS_RUN]
+
+
+def test_sqlite_file_that_counted_users_gets_each_runs_claims_as_its_users(tmp_path):
+    path = tmp_path / "counted.sqlite3"
+    old = sqlite3.connect(path)
+    old.executescript(
+        "CREATE TABLE run_state (run_id TEXT PRIMARY KEY, state TEXT, fingerprint TEXT, updated_at REAL NOT NULL, "
+        "version INTEGER NOT NULL DEFAULT 0, written TEXT, claimed TEXT, due_at REAL, due_attempts INTEGER NOT NULL "
+        "DEFAULT 0) WITHOUT ROWID; CREATE TABLE entity_refs (type_name TEXT NOT NULL, qualified_name TEXT NOT NULL, "
+        "users INTEGER NOT NULL, deleting_since REAL, PRIMARY KEY (type_name, qualified_name)) WITHOUT ROWID;")
+    both = json.dumps([list(PLACEHOLDER), list(APP)])
+    old.execute("INSERT INTO run_state (run_id, updated_at, written, claimed) VALUES ('run-a', ?, ?, ?)",
+                (T0, both, both))
+    old.execute("INSERT INTO run_state (run_id, updated_at, written, claimed) VALUES ('run-b', ?, ?, ?)",
+                (T0, json.dumps([list(APP)]), json.dumps([list(APP)])))
+    # run-a was counted twice for APP (the double count of #25 item 2): the migration counts what runs claim
+    old.executemany("INSERT INTO entity_refs VALUES (?, ?, ?, NULL)", [(*PLACEHOLDER, 1), (*APP, 3)])
+    old.commit()
+    old.close()
+    with SqliteRunStateStore(path, ttl_seconds=TTL_SECONDS) as store:
+        assert store.commit("run-a", [], version=None, fingerprint="a", now=T0).orphans == (PLACEHOLDER,)
+        assert store.commit("run-b", [], version=None, fingerprint="b", now=T0).orphans == (APP,)
+
+
+@pytest.mark.azurite
+def test_table_entity_counted_by_the_previous_version_is_kept_while_those_users_may_remain(azurite, table_store):
+    """Rows `ref-xx` of the version that counted users: an entity first touched now keeps that count as users that
+    never release (kept, never deleted while in use); a tombstone it left is handed to the timer once."""
+    from azure.data.tables import TableEntity
+
+    def legacy_row(key, users, deleting_since=None):
+        row = TableEntity(table_store._ref_keys(key), type_name=key[0], qualified_name=key[1], users=users)
+        if deleting_since is not None:
+            row["deleting_since"] = deleting_since
+        table_store.table.create_entity(row)
+
+    legacy_row(PLACEHOLDER, 2)
+    legacy_row(APP, 0, deleting_since=T0)
+    table_store.claim("run-a", [PLACEHOLDER], now=T0)
+    assert table_store.commit("run-a", [], version=None, fingerprint="a", now=T0).orphans == ()
+    assert table_store.abandoned_deletes(T0 + TOMBSTONE_SECONDS + 1, limit=10) == [APP]
+    table_store.finish_deletes([APP])
+    assert table_store.abandoned_deletes(T0 + 10 * TOMBSTONE_SECONDS, limit=10) == []
 
 
 def test_sqlite_rolls_back_a_merge_that_fails_and_keeps_working(tmp_path, monkeypatch):
