@@ -100,7 +100,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         store_runs = [databricks_run(str(uuid.uuid4())) for _ in range(100)]
         with SqliteRunStateStore(Path(folder) / "bench.sqlite3", ttl_seconds=3600) as store:
-            per_event = _median_seconds_per_event(store_runs, lambda events: [store.merge(e) for e in events])
+            per_event = _median_seconds_per_event(store_runs, lambda events: [store.merge_versioned(e) for e in events])
     print(f"SqliteRunStateStore.merge: median {per_event * 1e3:.3f} ms per event "
           f"({1 / per_event:,.0f} events/s, load + merge + save in one transaction)")
 
