@@ -21,6 +21,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
 T = TypeVar("T")
+# Fixtures defined once for the whole session, whichever folder asks for them (see each module's docstring).
+pytest_plugins = ("tests.azurite_fixture",)
 
 # The tests' own rules (tests/rules/__init__.py): every process a test starts inherits them through the environment;
 # the test process itself refuses to open the user's config/OlToPurviewMappings.json from now on (collection included).

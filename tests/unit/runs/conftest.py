@@ -9,7 +9,6 @@ from typing import Iterator
 import pytest
 
 from olparser.runs.sqlite_store import SqliteRunStateStore
-from tests.azurite_fixture import azurite  # noqa: F401  (the session fixture, re-exported)
 from tests.conftest import SHARED
 
 SEQUENCES = SHARED / "openlineage" / "sequences"
