@@ -166,12 +166,14 @@ class WorkerHandle:
             return self.process.wait()
 
 
-def start_worker(serve: ServeHandle, storage: str) -> WorkerHandle:
-    """`ol2purview worker` on the storage and catalog of `serve` (started with `worker=False`)."""
+def start_worker(serve: ServeHandle, storage: str, env: dict[str, str] | None = None,
+                 extra_args: tuple[str, ...] = ()) -> WorkerHandle:
+    """`ol2purview worker` on the storage and catalog of `serve` (started with `worker=False`), with these app
+    settings (`env`) and options (`extra_args`, e.g. `--lease 5`) besides."""
     log_path = serve.data_dir / f"worker-{time.monotonic_ns()}.log"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ATLAS_ENDPOINT": serve.atlas_url}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {}), "ATLAS_ENDPOINT": serve.atlas_url}
     env.pop("AzureWebJobsStorage", None)
-    command = [sys.executable, "-m", "tools.cli", "worker", "--data", str(serve.data_dir)]
+    command = [sys.executable, "-m", "tools.cli", "worker", "--data", str(serve.data_dir), *extra_args]
     if storage == "embedded":
         command += ["--storage", "embedded"]
     else:
