@@ -32,6 +32,7 @@ from typing import Any
 
 import pytest
 
+from olparser.runs.store import TOMBSTONE_SECONDS
 from olparser.runtime import Runtime
 from olparser.settings import Settings
 from tests import databricks_runs as dr
@@ -47,7 +48,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SEED = int(os.environ.get("CHAOS_SEED") or random.SystemRandom().randrange(2 ** 32))
 SCALE = int(os.environ.get("CHAOS_SCALE") or 1)
-RUNS_PER_OUTPUT = 8  # generated runs that write one output table; CHAOS_SCALE adds outputs
+RUNS_PER_OUTPUT = 8  # generated runs that write one output table
+OUTPUTS_PER_SCALE = 2  # output tables per unit of CHAOS_SCALE
 SENDERS = 8
 WORKERS = 3
 KILLED = 2
@@ -82,7 +84,7 @@ def generated_runs(rng: random.Random, outputs: int) -> list[dict[str, Any]]:
 def corpus(rng: random.Random, scale: int) -> list[dict[str, Any]]:
     """Every event, in emission order: the real sources, then the generated runs."""
     real = [copy.deepcopy(event) for name in sorted(REAL_SOURCES) for event in REAL_SOURCES[name]]
-    return real + generated_runs(rng, scale)
+    return real + generated_runs(rng, OUTPUTS_PER_SCALE * scale)
 
 
 def deliveries(rng: random.Random, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -201,7 +203,8 @@ def test_scaled_out_workers_killed_midway_leave_the_in_order_catalog(store, tmp_
         senders.join(120)
         assert senders.errors == []
         assert senders.statuses == [200] * len(delivered)
-        status = serve.wait_until_processed(timeout=180)
+        # a worker killed while deleting leaves tombstones that other writers wait for (at most TOMBSTONE_SECONDS)
+        status = serve.wait_until_processed(timeout=TOMBSTONE_SECONDS + 120 * SCALE)
         sweep(serve, store)
         got = catalog_content(serve.atlas_url)
     finally:
