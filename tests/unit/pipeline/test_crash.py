@@ -1,0 +1,121 @@
+"""A worker may die between any two steps of a write — two store writes, or a store write and a catalog call — and
+the catalog must still end up as in-order processing leaves it once the message is redelivered and the timer has
+run. The test first runs the scenario once to list every step (each catalog call, and each store write: a Table
+storage request on the Table store, a store transaction on SQLite), then runs it again once per step boundary with
+a crash injected right after that step, on each store. A new step in the protocol is a new boundary here."""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import Any, Callable
+
+from olparser.lineage import LineageOptions
+from olparser.pipeline import LineagePipeline, WritePolicy
+from olparser.runs.sqlite_store import SqliteRunStateStore
+from tests import databricks_runs as dr
+from tests.unit.pipeline.fake_catalog import FakeCatalog
+
+NOW = 1_800_000_000.0
+FAR_FUTURE = NOW + 10 * 86400  # every pending intention, held or incomplete run is due; the timer runs once
+RAW_RETURNS = dr.Dataset("dbfs", "/mnt/raw/returns")
+# SQLite: each method that writes is one transaction. Table storage: each request that writes.
+SQLITE_WRITES = ("merge_versioned", "claim", "commit", "settle", "done", "finish_deletes", "schedule", "postpone",
+                 "register_interim", "forget_interim", "abandoned_deletes")
+TABLE_WRITES = ("create_entity", "update_entity", "upsert_entity", "delete_entity", "submit_transaction")
+CATALOG_CALLS = ("upload", "delete")
+
+
+class Crash(Exception):
+    """The worker died here."""
+
+
+class Steps:
+    """Numbers every step as it completes; raises Crash right after step number `crash_after`."""
+
+    def __init__(self, crash_after: int | None = None) -> None:
+        self.crash_after = crash_after
+        self.names: list[str] = []
+
+    def wrap(self, name: str, call: Callable[..., Any]) -> Callable[..., Any]:
+        def step(*args: Any, **kwargs: Any) -> Any:
+            result = call(*args, **kwargs)
+            self.names.append(name)
+            if self.crash_after is not None and len(self.names) - 1 == self.crash_after:
+                self.crash_after = None  # once: the replacement worker does not crash
+                raise Crash(name)
+            return result
+
+        return step
+
+
+class Stepped:
+    """`target` with the methods `names` counted as steps."""
+
+    def __init__(self, target: Any, names: tuple[str, ...], steps: Steps, prefix: str) -> None:
+        self._target = target
+        for name in names:
+            setattr(self, name, steps.wrap(f"{prefix}.{name}", getattr(target, name)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._target, name)
+
+
+def scenario() -> list[dict]:
+    """An older run that never sent its environment (its interim process stays), and a newer run whose COMPLETE
+    comes first — it takes the interim process over — then its RUNNING: the newer run drops the interim process
+    (restored from the older run, with the older run's inputs) and its own `/mnt/raw/returns` placeholder (deleted:
+    no run uses it any more)."""
+    older = dr.orders_run(1)
+    newer = dr.orders_run(2, dr.T0 + timedelta(hours=1), inputs=(dr.RAW_ORDERS, RAW_RETURNS))
+    _, _, older_complete = dr.events(older)
+    start, running, complete = dr.events(newer)
+    return [older_complete, start, complete, running]
+
+
+def catalog_after(store, engine, events: list[dict], steps: Steps | None) -> dict:
+    """Process `events` in order; a crash makes the message come back (processed again, without crashing), as the
+    queue redelivers it; then the timer runs once."""
+    catalog: Any = FakeCatalog()
+    if steps is not None:
+        catalog = Stepped(catalog, CATALOG_CALLS, steps, "catalog")
+        if isinstance(store, SqliteRunStateStore):
+            store = Stepped(store, SQLITE_WRITES, steps, "store")
+        else:
+            store.table = Stepped(store.table, TABLE_WRITES, steps, "table")
+    pipeline = LineagePipeline(store, engine, LineageOptions(), catalog,
+                               WritePolicy(environment_wait_seconds=0), clock=lambda: NOW, sleep=lambda _: None)
+    for event in events:
+        try:
+            pipeline.process(event, now=NOW)
+        except Crash:
+            pipeline.process(event, now=NOW)  # redelivered
+    try:
+        pipeline.write_due(now=FAR_FUTURE)
+    except Crash:
+        pipeline.write_due(now=FAR_FUTURE)  # the next tick
+    return catalog.state() if steps is None else catalog._target.state()
+
+
+def test_a_crash_between_any_two_steps_of_a_write_leaves_the_in_order_catalog(run_state_store, fresh_store, engine):
+    events = scenario()
+    expected = catalog_after(fresh_store(), engine, events, None)
+    restored = ("spark_process", next(k[1] for k in expected if k[0] == "spark_process"))
+    assert sorted(q for _, q in expected[restored]["attributes"]["inputs"]) == ["dbfs:/mnt/raw/customers",
+                                                                                 "dbfs:/mnt/raw/orders"]
+    assert ("openlineage_dataset", "dbfs:/mnt/raw/returns") not in expected
+
+    listed = Steps()
+    assert catalog_after(run_state_store, engine, events, listed) == expected
+    assert {"catalog.upload", "catalog.delete"} <= set(listed.names)
+
+    def crash_after(boundary: int) -> list:
+        got = catalog_after(stores[boundary], engine, events, Steps(crash_after=boundary))
+        if got == expected:
+            return []
+        return [(boundary, listed.names[boundary], sorted(set(got) ^ set(expected))
+                 or [k for k in expected if got[k] != expected[k]])]
+
+    stores = [fresh_store() for _ in listed.names]
+    with ThreadPoolExecutor(4) as pool:  # independent scenarios: each its own store and catalog
+        failures = [failure for found in pool.map(crash_after, range(len(listed.names))) for failure in found]
+    assert failures == [], f"{len(failures)} of {len(listed.names)} crash points differ: {failures}"
