@@ -21,7 +21,7 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 TEST = "tests/e2e/test_chaos.py"
 FINISHED = re.compile(r"^chaos seed (\d+), store (\w+): .*; ([\d.]+) s$")
-FAILED = re.compile(r"^FAILED .*\[(\w+)\]")
+FAILED = re.compile(r"^FAILED \S+\[(\w+)\]")
 
 
 def run_once(scale: int) -> list[tuple[str, int, float, bool]]:
