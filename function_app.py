@@ -121,7 +121,7 @@ def process_lineage_event(msg: func.QueueMessage) -> None:
     if (archive := runtime.event_archive()) is not None:
         archive.keep(event)  # before processing: an event that fails is archived too; a retry finds it there
     try:
-        outcome = runtime.process(event)
+        outcome = runtime.process(event, redelivered=(msg.dequeue_count or 1) > 1)
     except Exception as exc:
         if poison_at_once(runtime, LINEAGE_QUEUE, text, exc, (event.get("run") or {}).get("runId")):
             return

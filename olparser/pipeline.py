@@ -193,8 +193,13 @@ class LineagePipeline:
         self._unmatched_reported = ReportedOnce()  # the "no mapping rule" line: once per run (and set of datasets)
 
     # --- the queue trigger -------------------------------------------------------------------------------------
-    def process(self, event: dict[str, Any], *, now: float | None = None) -> LineageOutcome:
+    def process(self, event: dict[str, Any], *, now: float | None = None, redelivered: bool = False) -> LineageOutcome:
         """Fold the event into its run and write the run's lineage when there is something new to write.
+
+        `redelivered`: the queue delivers this message again (its dequeue count is above 1), so an earlier attempt
+        may have died between its upload and its commit. That upload may have landed after another writer committed
+        the run's current plan, leaving the catalog older than the plan the store records: the run is written again
+        even when its fingerprint says unchanged.
 
         Raises what the uploader raises (CatalogUnavailable, CatalogRejected): the caller's queue retries, and after
         its last attempt the message goes to the poison queue, from which `ol2purview requeue` brings it back.
@@ -205,11 +210,11 @@ class LineagePipeline:
             key = static_key(event)
             with self._locked(key):
                 run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
-                return self._write(key, run, None, run.event_type, now, event_type)
+                return self._write(key, run, None, run.event_type, now, event_type, rewrite=redelivered)
         run_id = self._run_id(event)
         with self._locked(run_id):
             run, version = self._store.merge_versioned(event, now=now, max_datasets=self._policy.max_datasets)
-            return self._decide(run_id, run, version, now, event_type)
+            return self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
 
     # --- the timer ---------------------------------------------------------------------------------------------
     def write_due(self, *, now: float | None = None, limit: int = 200) -> DueReport:
@@ -271,7 +276,7 @@ class LineagePipeline:
 
     # --- deciding and writing ----------------------------------------------------------------------------------
     def _decide(self, run_id: str, run: RunSnapshot, version: int, now: float,
-                event_type: str | None) -> LineageOutcome:
+                event_type: str | None, *, rewrite: bool = False) -> LineageOutcome:
         policy = self._policy
         if not run.is_terminal:
             if (run.inputs or run.outputs) and policy.incomplete_run_seconds > 0:
@@ -279,17 +284,20 @@ class LineagePipeline:
             return self._outcome(run, event_type, "waiting")
         if not should_write_lineage(run, self._options):
             if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
-                return self._write(run_id, run, version, run.event_type, now, event_type, empty=True)
+                return self._write(run_id, run, version, run.event_type, now, event_type, empty=True,
+                                   rewrite=rewrite)
             self._store.schedule(run_id, None)
             calls = self._record_unwritten(run_id, run, now)
             return self._outcome(run, event_type, "skipped", calls=calls)
         if policy.environment_wait_seconds > 0 and run.outputs and awaits_environment(run, self._options):
             self._store.schedule(run_id, now + policy.environment_wait_seconds, keep_earlier=True)
             return self._outcome(run, event_type, "held")
-        return self._write(run_id, run, version, run.event_type, now, event_type)
+        return self._write(run_id, run, version, run.event_type, now, event_type, rewrite=rewrite)
 
     def _write(self, key: str, run: RunSnapshot, version: int | None, status: str, now: float,
-               event_type: str | None, *, empty: bool = False) -> LineageOutcome:
+               event_type: str | None, *, empty: bool = False, rewrite: bool = False) -> LineageOutcome:
+        """Write the run's plan (`empty`: take back what it wrote), unless the store says this very plan is written;
+        `rewrite` writes it even then (a redelivered message: the catalog may be older than the store says)."""
         uploaded: set[Key] = set()
         changed: set[str] = set()
         calls = self._carry_out_pending(key, now)[1]  # what an earlier commit of this run decided and a crash left
@@ -299,7 +307,7 @@ class LineagePipeline:
             changed |= self._record(run, linked.plan, status, now)
             plan = LineagePlan() if empty else self._counted(linked.plan)
             fingerprint = plan_fingerprint(plan)
-            if not uploaded and self._store.written_fingerprint(key, now=now) == fingerprint:
+            if not (uploaded or rewrite) and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
                 calls += self._refresh(changed, key, now)
                 return self._outcome(run, event_type, "unchanged", plan, calls=calls)

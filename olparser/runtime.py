@@ -210,9 +210,11 @@ class Runtime:
                             locked_processes=self.pipeline().locked_processes)
         return self._once("relinker", build)
 
-    def process(self, event: dict[str, Any]) -> LineageOutcome:
-        """Run the pipeline for one event (the pipeline handles one event of a run at a time in this process)."""
-        return self.pipeline().process(event)
+    def process(self, event: dict[str, Any], *, redelivered: bool = False) -> LineageOutcome:
+        """Run the pipeline for one event (the pipeline handles one event of a run at a time in this process);
+        `redelivered`: its queue message comes again (an earlier attempt failed or died), so the run is written again
+        even if the store says it is unchanged."""
+        return self.pipeline().process(event, redelivered=redelivered)
 
     def write_due_runs(self, now: float | None = None) -> DueReport:
         """The timer's work: runs that never completed (INCOMPLETE) or waited long enough for their Databricks

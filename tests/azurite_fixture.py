@@ -1,8 +1,11 @@
 """The `azurite` fixture: one Azurite per test session, on free loopback ports, with its data in a temporary folder.
 
-Use it from a conftest.py (`from tests.azurite_fixture import azurite`) and mark the tests `@pytest.mark.azurite`.
-It yields a `tools.azurite.Azurite`; `azurite.connection_string` is what AzureWebJobsStorage would hold. Tests that
-share it should use their own queue, container or table names. Without node_modules/.bin/azurite the tests skip
+tests/conftest.py registers this module as a plugin (`pytest_plugins`), so the fixture is defined once for the whole
+suite: every test that asks for `azurite` (and marks itself `@pytest.mark.azurite`) gets the same emulator, started
+the first time one asks and stopped at the end of the session. Do not import the fixture into a conftest or a test
+module: each import would be a definition of its own, with an emulator of its own. It yields a
+`tools.azurite.Azurite`; `azurite.connection_string` is what AzureWebJobsStorage would hold. Tests that share it keep
+apart by their own queue, container and table names (a random suffix each). Without node_modules/.bin/azurite the tests skip
 when run by hand (run `npm ci`) and fail under `make test` (OL2PURVIEW_TESTS_STRICT=1) and in CI (CI=true), where a
 missing emulator must not pass silently.
 """

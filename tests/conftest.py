@@ -21,6 +21,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
 T = TypeVar("T")
+# Fixtures defined once for the whole session, whichever folder asks for them (see each module's docstring).
+pytest_plugins = ("tests.azurite_fixture",)
 
 # The tests' own rules (tests/rules/__init__.py): every process a test starts inherits them through the environment;
 # the test process itself refuses to open the user's config/OlToPurviewMappings.json from now on (collection included).
@@ -137,18 +139,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
 
 
 # --- the run-state stores: every test of the runner runs on each store the product ships -----------------------------
-@pytest.fixture(scope="session")
-def azurite(tmp_path_factory: pytest.TempPathFactory):
-    """One Azurite for the whole session (tests/azurite_fixture.py starts it; imported here lazily, since that module
-    imports this one)."""
-    from tests.azurite_fixture import require_azurite
-    from tools.azurite import start_azurite
-
-    require_azurite()
-    with start_azurite(tmp_path_factory.mktemp("azurite")) as running:
-        yield running
-
-
 RUN_STATE_TTL_SECONDS = 7 * 86400
 
 

@@ -169,12 +169,14 @@ class WorkerHandle:
             return self.process.wait()
 
 
-def start_worker(serve: ServeHandle, storage: str) -> WorkerHandle:
-    """`ol2purview worker` on the storage and catalog of `serve` (started with `worker=False`)."""
+def start_worker(serve: ServeHandle, storage: str, env: dict[str, str] | None = None,
+                 extra_args: tuple[str, ...] = ()) -> WorkerHandle:
+    """`ol2purview worker` on the storage and catalog of `serve` (started with `worker=False`), with these app
+    settings (`env`) and options (`extra_args`, e.g. `--lease 5`) besides."""
     log_path = serve.data_dir / f"worker-{time.monotonic_ns()}.log"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "ATLAS_ENDPOINT": serve.atlas_url}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {}), "ATLAS_ENDPOINT": serve.atlas_url}
     env.pop("AzureWebJobsStorage", None)
-    command = [sys.executable, "-m", "tools.cli", "worker", "--data", str(serve.data_dir)]
+    command = [sys.executable, "-m", "tools.cli", "worker", "--data", str(serve.data_dir), *extra_args]
     if storage == "embedded":
         command += ["--storage", "embedded"]
     else:
@@ -209,6 +211,30 @@ def serve_factory(tmp_path: Path) -> Iterator[Callable[..., ServeHandle]]:
     yield factory
     for handle in started:
         handle.stop()
+
+
+STORAGE_OF_RUN_STATE_STORE = {"sqlite": "embedded", "table": "azurite"}  # the queues each store runs with
+
+
+@pytest.fixture
+def serve_on_each_store(serve_factory: Callable[..., ServeHandle],
+                        run_state_store_kind: str) -> Callable[..., ServeHandle]:
+    """`serve_factory` on each run-state store the product ships (the test runs once per store, see
+    `run_state_store_kind` in tests/conftest.py): RUN_STATE_STORE=sqlite with the embedded queues, or
+    RUN_STATE_STORE=table on the Azurite that serve starts (the test's own emulator: run-state and queue names are
+    the product's fixed ones)."""
+    if run_state_store_kind == "table":
+        from tests.azurite_fixture import require_azurite
+
+        require_azurite()
+
+    def factory(key: str | None = None, extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
+                worker: bool = True) -> ServeHandle:
+        return serve_factory(key=key, extra_args=extra_args, worker=worker,
+                             env={**(env or {}), "RUN_STATE_STORE": run_state_store_kind},
+                             storage=STORAGE_OF_RUN_STATE_STORE[run_state_store_kind])
+
+    return factory
 
 
 # --- helpers for ingest tests ---------------------------------------------------------------------------------------

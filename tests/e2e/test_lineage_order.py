@@ -1,4 +1,5 @@
-"""Issue 10 end to end over `ol2purview serve` (embedded storage and catalog, events sent with openlineage-python):
+"""Issue 10 end to end over `ol2purview serve` (embedded catalog, events sent with openlineage-python), once on each
+run-state store (SQLite with the embedded queues; Azure Table storage on Azurite):
 a COMPLETE processed before its RUNNING leaves nothing behind, a held run never shows its interim version, a
 Synapse-style table is linked through its scanned storage location, a quirky producer's event maps as its plain
 form, a run that never completes is written by the timer, `prune` removes processes of code that no longer runs,
@@ -56,8 +57,9 @@ def wait_for(condition, timeout: float = 30.0, what: str = "condition"):
         time.sleep(0.1)
 
 
-def test_a_complete_processed_before_its_running_leaves_no_interim_process_or_placeholder(serve_factory, tmp_path):
-    serve = serve_factory(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
+def test_a_complete_processed_before_its_running_leaves_no_interim_process_or_placeholder(serve_on_each_store,
+                                                                                          tmp_path):
+    serve = serve_on_each_store(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
     atlas = Atlas(serve.atlas_url)
     start, running, complete = dr.events(dr.orders_run(1))
 
@@ -75,8 +77,8 @@ def test_a_complete_processed_before_its_running_leaves_no_interim_process_or_pl
         (f"{LAKE}/raw/customers", PROCESS), (f"{LAKE}/raw/orders", PROCESS), (PROCESS, f"{LAKE}/curated/orders")}
 
 
-def test_a_held_run_never_shows_its_interim_version(serve_factory, tmp_path):
-    serve = serve_factory(key="k")  # DATABRICKS_ENVIRONMENT_WAIT_SECONDS: the default, 60 s
+def test_a_held_run_never_shows_its_interim_version(serve_on_each_store, tmp_path):
+    serve = serve_on_each_store(key="k")  # DATABRICKS_ENVIRONMENT_WAIT_SECONDS: the default, 60 s
     atlas = Atlas(serve.atlas_url)
     start, running, complete = dr.events(dr.orders_run(1))
     serve.reset_catalog_calls()
@@ -88,8 +90,8 @@ def test_a_held_run_never_shows_its_interim_version(serve_factory, tmp_path):
     assert serve.catalog_calls()["byRoute"].get("DELETE /entity/bulk", 0) == 0  # nothing written to take back
 
 
-def test_a_synapse_table_no_rule_maps_is_linked_through_its_scanned_storage_location(serve_factory, tmp_path):
-    serve = serve_factory(key="k")
+def test_a_synapse_table_no_rule_maps_is_linked_through_its_scanned_storage_location(serve_on_each_store, tmp_path):
+    serve = serve_on_each_store(key="k")
     atlas = Atlas(serve.atlas_url)
     location = "abfss://data@synapselake.dfs.core.windows.net"
     event = {"eventType": "COMPLETE", "eventTime": "2026-02-01T10:00:00.000Z", "producer": dr.PRODUCER,
@@ -115,8 +117,8 @@ def test_a_synapse_table_no_rule_maps_is_linked_through_its_scanned_storage_loca
     assert not any(t == "openlineage_dataset" for t, _ in atlas.keys())
 
 
-def test_a_quirky_producers_event_maps_as_its_plain_forms(serve_factory, tmp_path):
-    serve = serve_factory(key="k")
+def test_a_quirky_producers_event_maps_as_its_plain_forms(serve_on_each_store, tmp_path):
+    serve = serve_on_each_store(key="k")
     atlas = Atlas(serve.atlas_url)
     postgres = {"namespace": "jdbc:postgresql://pg.contoso.com:5432/sales", "name": "public.orders"}
     lake = {"namespace": f"abfss://raw@{dr.LAKE_ACCOUNT}", "name": "/payments"}  # a leading slash
@@ -139,8 +141,9 @@ def test_a_quirky_producers_event_maps_as_its_plain_forms(serve_factory, tmp_pat
                                             "spark_process"}
 
 
-def test_a_run_that_never_completes_is_written_by_the_timer_and_updated_when_it_completes(serve_factory, tmp_path):
-    serve = serve_factory(key="k", env={"INCOMPLETE_RUN_SECONDS": "1", "LINEAGE_TIMER_SCHEDULE": "*/1 * * * * *"})
+def test_a_run_that_never_completes_is_written_by_the_timer_and_updated_when_it_completes(serve_on_each_store,
+                                                                                           tmp_path):
+    serve = serve_on_each_store(key="k", env={"INCOMPLETE_RUN_SECONDS": "1", "LINEAGE_TIMER_SCHEDULE": "*/1 * * * * *"})
     atlas = Atlas(serve.atlas_url)
     start, running, complete = dr.events(dr.orders_run(1))
     send(serve, tmp_path / "started", start, running)
@@ -164,9 +167,9 @@ def _prune(serve: ServeHandle, *args: str) -> str:
     return done.stdout
 
 
-def test_prune_removes_processes_of_code_that_no_longer_runs_and_placeholders_only_they_used(serve_factory,
+def test_prune_removes_processes_of_code_that_no_longer_runs_and_placeholders_only_they_used(serve_on_each_store,
                                                                                                tmp_path):
-    serve = serve_factory(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
+    serve = serve_on_each_store(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
     atlas = Atlas(serve.atlas_url)
     long_ago = datetime.now(timezone.utc) - timedelta(days=120)
     recent = datetime.now(timezone.utc) - timedelta(days=2)
@@ -188,8 +191,8 @@ def test_prune_removes_processes_of_code_that_no_longer_runs_and_placeholders_on
                                      ("openlineage_column", f"{kafka[1]}#amount")}
 
 
-def test_the_admin_route_resets_a_process_remembered_newest_run(serve_factory, tmp_path):
-    serve = serve_factory(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
+def test_the_admin_route_resets_a_process_remembered_newest_run(serve_on_each_store, tmp_path):
+    serve = serve_on_each_store(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
     atlas = Atlas(serve.atlas_url)
     # a cluster with a wrong clock ran the notebook "in 2031": a later real run would be superseded
     send(serve, tmp_path / "future", *dr.events(dr.orders_run(1, datetime(2031, 1, 1, tzinfo=timezone.utc),

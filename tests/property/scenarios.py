@@ -49,6 +49,24 @@ STATEMENTS = ("execute_insert_into_hadoop_fs_relation_command.orders", "create_t
 NOTEBOOKS = ("/Repos/etl/orders", "/Repos/etl/orders_backfill")
 
 
+LAST_ENDING = 5  # endings are 0 (COMPLETE lost), 1 (FAIL) or more (COMPLETE)
+
+
+def generated_run(number: int, *, minutes: int, inputs: tuple[dr.Dataset, ...], statement: str, running: bool,
+                  notebook: str, ending: int, may_fail: bool, output: dr.Dataset = dr.CURATED_ORDERS
+                  ) -> list[dict[str, Any]]:
+    """The events of one generated notebook run `minutes` after T0, with how it ends: 0 its COMPLETE was lost (the
+    timer writes it as INCOMPLETE), 1 it failed (if it `may_fail`), more it completed."""
+    run = dr.orders_run(number, dr.T0 + timedelta(minutes=minutes), inputs=inputs, statement=statement,
+                        running=running)
+    emitted = dr.events(replace(run, notebook=notebook, output=output))
+    if ending == 0:
+        emitted = emitted[:-1]
+    elif ending == 1 and may_fail:
+        emitted[-1]["eventType"] = "FAIL"  # written nowhere, but counted in its process's run history
+    return emitted
+
+
 @st.composite
 def generated_runs(draw: st.DrawFn, first_number: int = 100) -> list[dict[str, Any]]:
     """1 to 4 runs of one or two notebooks: re-runs of a statement (later, with any subset of the inputs), two
@@ -56,16 +74,11 @@ def generated_runs(draw: st.DrawFn, first_number: int = 100) -> list[dict[str, A
     events: list[dict[str, Any]] = []
     for number in range(first_number, first_number + draw(st.integers(1, 4))):
         inputs = tuple(draw(st.lists(st.sampled_from(INPUT_CHOICES), max_size=3, unique=True)))
-        run = dr.orders_run(number, dr.T0 + timedelta(minutes=10 * draw(st.integers(0, 5))), inputs=inputs,
-                            statement=draw(st.sampled_from(STATEMENTS)), running=draw(st.booleans()))
-        run = replace(run, notebook=draw(st.sampled_from(NOTEBOOKS)))
-        emitted = dr.events(run)
-        ending = draw(st.integers(0, 5))
-        if ending == 0:
-            emitted = emitted[:-1]  # the COMPLETE was lost: the timer writes it as INCOMPLETE
-        elif ending == 1 and number > first_number:  # the first run writes something, as every scenario must
-            emitted[-1]["eventType"] = "FAIL"  # written nowhere, but counted in its process's run history
-        events += emitted
+        # the first run does not fail: it writes something, as every scenario must
+        events += generated_run(number, minutes=10 * draw(st.integers(0, 5)), inputs=inputs,
+                                statement=draw(st.sampled_from(STATEMENTS)), running=draw(st.booleans()),
+                                notebook=draw(st.sampled_from(NOTEBOOKS)), ending=draw(st.integers(0, LAST_ENDING)),
+                                may_fail=number > first_number)
     return events
 
 

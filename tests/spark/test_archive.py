@@ -14,7 +14,6 @@ from olparser.delivery.archive import (BlobArchiveStore, EventArchive, FolderArc
                                        archive_name, event_hour, event_json)
 from olparser.delivery.envelope import sha256_hex
 from olparser.settings import Settings
-from tests.azurite_fixture import azurite  # noqa: F401  (session fixture)
 from tests.spark.events import spark_run
 
 EVENT = spark_run(0)[0]  # eventTime 2025-03-01T10:00:01.000Z

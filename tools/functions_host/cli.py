@@ -36,6 +36,7 @@ from tools.functions_host.keys import KEY_HEADER, KeyRing
 from tools.functions_host.local_catalog import add_catalog_arguments
 from tools.functions_host.local_host import LoadedApp, LocalHost
 from tools.functions_host.protocol import HEADER_TIMEOUT_SECONDS, protocol_with_header_timeout
+from tools.functions_host.queue_host import DEFAULT_LEASE_SECONDS
 from tools.functions_host.routes import RouteTemplateError
 from tools.functions_host.state import (HostKeys, RunningHost, forget_running, owner_only_dir,
                                         stop_leftover_azurite)
@@ -71,6 +72,7 @@ class ServeOptions:
     catalog_faults: str
     run_worker: bool
     log_level: str
+    lease_seconds: float = DEFAULT_LEASE_SECONDS
 
     @property
     def key(self) -> str:
@@ -99,6 +101,7 @@ class ServeOptions:
             catalog_faults=args.catalog_faults,
             run_worker=not getattr(args, "no_worker", False),
             log_level=args.log_level,
+            lease_seconds=getattr(args, "lease", DEFAULT_LEASE_SECONDS),
         )
 
 
@@ -118,6 +121,10 @@ def _add_common_arguments(parser: argparse.ArgumentParser) -> None:
     add_storage_arguments(parser)
     add_catalog_arguments(parser)
     parser.add_argument("--app", default=str(DEFAULT_APP), help="the function app to serve (default: function_app.py)")
+    parser.add_argument("--lease", type=_lease_seconds, default=DEFAULT_LEASE_SECONDS, metavar="SECONDS",
+                        help="how long a message the queue triggers took stays invisible to other workers, renewed "
+                             "while it runs: a killed worker's messages come back after this "
+                             f"(default {DEFAULT_LEASE_SECONDS:g})")
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"], help="log level (default info)"
     )
@@ -140,6 +147,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_common_arguments(parser)
 
 
+def _lease_seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--lease must be a number of seconds, got {value[:20]!r}") from None
+    if not 1 <= seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"--lease must be between 1 and 3600 seconds, got {seconds:g}")
+    return seconds
+
+
 def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
     _add_common_arguments(parser)
 
@@ -156,7 +173,7 @@ def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] |
         host = LocalHost.start(app, options.data_dir, storage_mode=options.storage,
                                azurite_ports=options.azurite_ports, catalog_port=options.catalog_port,
                                catalog_faults=options.catalog_faults, run_worker=options.run_worker,
-                               function_key=options.key or None)
+                               function_key=options.key or None, lease_seconds=options.lease_seconds)
     except STARTUP_ERRORS as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         print(f"ol2purview {command}: could not start: {reason}", file=sys.stderr)

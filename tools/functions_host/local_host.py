@@ -20,7 +20,8 @@ from tools.functions_host.functions import FunctionSpec, describe_functions, loa
 from tools.functions_host.http_app import HTTP_TRIGGER
 from tools.functions_host.invocation import BindingDelivery, check_supported
 from tools.functions_host.local_catalog import describe_catalog, start_catalog_unless_configured
-from tools.functions_host.queue_host import QUEUE_OUTPUT, QUEUE_TRIGGER, QueueDelivery, QueueTriggers
+from tools.functions_host.queue_host import (DEFAULT_LEASE_SECONDS, QUEUE_OUTPUT, QUEUE_TRIGGER, QueueDelivery,
+                                             QueueTriggers)
 from tools.functions_host.storage import LocalStorage, open_storage
 from tools.functions_host.timer_host import TIMER_TRIGGER, TimerTriggers, resolve_schedule
 
@@ -88,7 +89,7 @@ class LocalHost:
     @classmethod
     def start(cls, app: LoadedApp, data_dir: Path, *, storage_mode: str | None, azurite_ports: str | None,
               catalog_port: int, catalog_faults: str, run_worker: bool,
-              function_key: str | None = None) -> "LocalHost":
+              function_key: str | None = None, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> "LocalHost":
         """Start storage, then the catalog, then the workers; on failure stop what was started and re-raise.
         `function_key`: serve's key, with which the catalog's page asks serve's run history."""
         os.environ["OL2PURVIEW_DATA_DIR"] = str(data_dir)  # read by Settings.from_env in the app
@@ -102,7 +103,7 @@ class LocalHost:
             typedefs_note = _register_typedefs()
             service = runtime.queue_service(app.queue_settings.message_encoding)
             deliveries = {kind: build(service) for kind, build in DELIVERIES.items()}
-            triggers = QueueTriggers(app.functions, service, app.queue_settings, deliveries)
+            triggers = QueueTriggers(app.functions, service, app.queue_settings, deliveries, lease_seconds)
             triggers.status()  # creates the queues now, so that senders, status and requeue find them
             timers = TimerTriggers(app.functions, deliveries)
             if run_worker:  # background triggers run where the queue triggers run (serve, or worker)

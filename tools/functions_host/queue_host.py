@@ -20,6 +20,9 @@ from tools.functions_host.invocation import BindingDelivery, invoke_in_thread
 
 QUEUE_TRIGGER = "queueTrigger"
 QUEUE_OUTPUT = "queue"
+# How long a received message stays invisible to other workers (renewed at half-time while its handler runs): a
+# killed worker's messages come back after this. `ol2purview serve|worker --lease SECONDS` changes it.
+DEFAULT_LEASE_SECONDS = 60.0
 
 
 def message_texts(value: Any) -> list[str]:
@@ -62,7 +65,8 @@ class QueueTriggers:
     """The queue-triggered functions of an app: one QueueWorker per function once started, and their status."""
 
     def __init__(self, functions: Collection[FunctionSpec], service: QueueService, settings: QueueTriggerSettings,
-                 deliveries: Mapping[str, BindingDelivery], lease_seconds: float = 60.0) -> None:
+                 deliveries: Mapping[str, BindingDelivery],
+                 lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
         self.functions = [f for f in functions if f.trigger.type == QUEUE_TRIGGER]
         self.service = service
         self.settings = settings

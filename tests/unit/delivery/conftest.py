@@ -8,7 +8,6 @@ from typing import Iterator
 import pytest
 
 from olparser.delivery.queues import AzureQueueService, QueueService, SqliteQueueService
-from tests.azurite_fixture import azurite  # noqa: F401  (session fixture)
 
 
 def unique_name(prefix: str = "q") -> str:

@@ -2,6 +2,7 @@
 poison, the status they report, and how storage and catalog are chosen."""
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from olparser.delivery.queues import SqliteQueueService
 from olparser.delivery.trigger_settings import QueueTriggerSettings
 from tools.azurite import connection_string
+from tools.functions_host.cli import ServeOptions, add_worker_arguments
 from tools.functions_host.functions import BindingSpec, FunctionSpec
 from tools.functions_host.local_catalog import start_catalog_unless_configured
 from tools.functions_host.queue_host import QueueDelivery, QueueTriggers, message_texts
@@ -212,3 +214,18 @@ def test_a_message_sent_to_another_queue_does_not_wake_the_trigger(service):
     delivery.listen(woken.append)
     delivery.deliver(BindingSpec("msg", "queue", "out", {"queueName": "other-items"}), ["a", "b"])
     assert woken == ["other-items"]  # one wake per delivery, naming the queue it went to
+@pytest.mark.parametrize(("argv", "lease"), [([], 60.0), (["--lease", "5"], 5.0), (["--lease=2.5"], 2.5)])
+def test_the_worker_takes_messages_for_the_lease_it_is_given(argv, lease):
+    parser = argparse.ArgumentParser()
+    add_worker_arguments(parser)
+    assert ServeOptions.from_args(parser.parse_args(argv), with_keys=False).lease_seconds == lease
+
+
+@pytest.mark.parametrize(("value", "message"), [("0", "between 1 and 3600 seconds, got 0"),
+                                                ("soon", "a number of seconds, got 'soon'")])
+def test_a_lease_out_of_range_is_refused_naming_the_option(value, message, capsys):
+    parser = argparse.ArgumentParser()
+    add_worker_arguments(parser)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--lease", value])
+    assert f"argument --lease: --lease must be {message}" in capsys.readouterr().err

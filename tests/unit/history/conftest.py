@@ -10,7 +10,6 @@ import pytest
 
 from olparser.history.model import DatasetRef, ProcessRun, RunFacts, RunRecord
 from olparser.history.stores.sqlite_store import SqliteHistoryStore
-from tests.azurite_fixture import azurite  # noqa: F401  (the session fixture, re-exported)
 
 RETENTION_DAYS = 30
 DAY = 86400.0

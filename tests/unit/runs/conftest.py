@@ -7,7 +7,6 @@ from typing import Iterator
 
 import pytest
 
-from tests.azurite_fixture import azurite  # noqa: F401  (the session fixture, re-exported)
 from tests.conftest import SHARED, open_test_run_state_store
 
 SEQUENCES = SHARED / "openlineage" / "sequences"
