@@ -31,13 +31,14 @@ from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.link import link_plan
+from olparser.lineage.plan import is_process
 from olparser.resolution.model import candidates_to_json
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.settings import Settings
 
 from .records import event_instant
-from .runs import Selected, is_process
+from .runs import Selected
 
 WRITE, UNCHANGED, SUPERSEDED = "write", "unchanged", "superseded"
 

@@ -21,6 +21,7 @@ from olparser.lineage.combine import without_placeholders
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.naming import MappingEngine
+from olparser.pipeline import WritePolicy
 from olparser.settings import TYPEDEFS_DIR, Settings
 from olparser.sql.process_parser import SqlParser
 
@@ -69,6 +70,11 @@ class BackfillJob:
             if key not in _sql_parsers:
                 _sql_parsers[key] = SqlParser.from_settings(self.settings)
             return _sql_parsers[key]
+
+    def policy(self) -> WritePolicy:
+        """The live path's write policy and per-run limits (MAX_DATASETS_PER_RUN), with nothing held: every event
+        of a run is there."""
+        return WritePolicy.from_settings(self.settings).complete()
 
     def limits(self) -> IntakeLimits:
         return IntakeLimits.from_settings(self.settings)

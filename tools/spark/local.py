@@ -42,7 +42,7 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     planned: list[bytes] = []  # each planned run pickled and compressed until its plan is selected
     records = []
     for key in list(events):
-        result = plan_run(key, events.pop(key), engine, options, parse_sql, job.settings.max_datasets_per_run)
+        result = plan_run(key, events.pop(key), engine, options, parse_sql, job.policy())
         reducer.add(result)
         if result.record is not None:
             records.append(result.record)

@@ -21,20 +21,22 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from olparser.history import RunRecord, history_record
-from olparser.lineage import LineageOptions, LineagePlan, build_lineage, should_write_lineage
+from olparser.lineage import LineageOptions, LineagePlan, build_lineage
 from olparser.lineage.combine import entity_content, with_versions
 from olparser.lineage.entities import JSON, Key, key_of
+from olparser.lineage.plan import is_process
 from olparser.naming import MappingEngine
-from olparser.runs import RunSnapshot, merge_event, run_instant, snapshot_from_static
+from olparser.pipeline import Decision, WritePolicy, decide
+from olparser.runs import RunSnapshot, merge_event, snapshot_from_static
+from olparser.runs.rules import INCOMPLETE, RunOrder, RunStatus, is_static_key, newest_static, run_order
 from olparser.sql import ParseSql
 
-from .records import STATIC_KEY_PREFIX
 from .report import Tally
 
-Order = tuple[float, str]  # (run time, run key): the newest run has the largest
-OLDEST = float("-inf")
-PLANNED, WAITING, SKIPPED = "planned", "waiting", "skipped"
-INCOMPLETE = "INCOMPLETE"
+Order = RunOrder
+OLDEST = float("-inf")  # the order of a run without one (static lineage, no readable time): older than any run
+PLANNED, WAITING, SKIPPED = RunStatus.PLANNED, RunStatus.WAITING, RunStatus.SKIPPED
+BATCH_POLICY = WritePolicy().complete()  # the live path's defaults, nothing held: every event is there
 
 
 @dataclass(frozen=True)
@@ -51,11 +53,12 @@ class RunResult:
     record: RunRecord | None = None
 
 
-def merged_run(key: str, events: Iterable[bytes], max_datasets: int | None = None) -> RunSnapshot:
-    """A run's events (zlib-compressed JSON; static lineage: its one event) merged by the live path's merger, keeping
-    at most `max_datasets` inputs and outputs each."""
-    if key.startswith(STATIC_KEY_PREFIX):
-        return snapshot_from_static(json.loads(zlib.decompress(next(iter(events)))), max_datasets=max_datasets)
+def merged_run(key: str, events: Iterable[bytes], max_datasets: int | None) -> RunSnapshot:
+    """A run's events (zlib-compressed JSON) merged by the live path's merger, keeping at most `max_datasets` inputs
+    and outputs each; static lineage: the newest declaration of its job or dataset, as in-order processing leaves."""
+    if is_static_key(key):
+        declared = newest_static(json.loads(zlib.decompress(data)) for data in events)
+        return snapshot_from_static(declared, max_datasets=max_datasets)
     run = None
     for data in events:
         run = merge_event(run, json.loads(zlib.decompress(data)), max_datasets=max_datasets)
@@ -63,14 +66,21 @@ def merged_run(key: str, events: Iterable[bytes], max_datasets: int | None = Non
     return run
 
 
+def batch_order(key: str, run: RunSnapshot) -> Order:
+    """The live path's `run_order`; a run without one is older than every run that has one."""
+    return run_order(key, run) or (OLDEST, key)
+
+
 def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
-             parse_sql: ParseSql | None = None, max_datasets: int | None = None) -> RunResult:
-    """Merge a run's events and build its plan as the live path does: at most `max_datasets` inputs and outputs each
-    (MAX_DATASETS_PER_RUN), column lineage from the run's SQL when `parse_sql` is given."""
-    run = merged_run(key, events, max_datasets)
-    order = (run_instant(run) or OLDEST, key)
-    if not should_write_lineage(run, options):
-        if not run.is_terminal:
+             parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunResult:
+    """Merge a run's events and build its plan as the live path does: its limits (`policy.max_datasets`, from
+    MAX_DATASETS_PER_RUN) and its write/wait/skip decision (`decide`), column lineage from the run's SQL when
+    `parse_sql` is given."""
+    run = merged_run(key, events, policy.max_datasets)
+    order = batch_order(key, run)
+    decision = decide(run, policy.complete(), options)
+    if decision is not Decision.WRITE:
+        if decision is Decision.WAIT:
             return RunResult(key, WAITING, order)
         unwritten = build_lineage(run, engine, options, parse_sql=parse_sql)  # for the history only, as live
         return RunResult(key, SKIPPED, order, record=history_record(run, unwritten, options, status=run.event_type))
@@ -83,10 +93,10 @@ def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: 
 
 
 def history_of_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
-                   parse_sql: ParseSql | None = None, max_datasets: int | None = None) -> RunRecord | None:
+                   parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunRecord | None:
     """The record the live path keeps for this run once the timer has done its work: a finished run with its final
     status, a run without terminal event as INCOMPLETE."""
-    run = merged_run(key, events, max_datasets)
+    run = merged_run(key, events, policy.max_datasets)
     status = run.event_type if run.is_terminal else INCOMPLETE
     plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql)
     return history_record(run, plan, options, status=status)
@@ -136,11 +146,6 @@ def merge_facts(a: Any, b: Any) -> Any:
     if isinstance(a, tuple):
         return max(a, b)
     return a
-
-
-def is_process(entity: JSON) -> bool:
-    """Processes are the entities that carry a run (`lastRunId`), as LineagePlan.process_names reads them."""
-    return "lastRunId" in entity.get("attributes", {})
 
 
 @dataclass

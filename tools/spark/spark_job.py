@@ -78,7 +78,7 @@ def _plan_runs(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterato
         if key == TALLY_KEY:
             yield reduce(Tally.add, values, Tally())
         else:
-            yield plan_run(key, values, engine, options, parse_sql, value.settings.max_datasets_per_run)
+            yield plan_run(key, values, engine, options, parse_sql, value.policy())
 
 
 def _facts(item: RunResult | Tally) -> list[tuple[tuple, Any]]:
