@@ -30,6 +30,11 @@ class TypedefReport:
     calls: int = 0
 
 
+def entity_type_names(typedefs: dict[str, list[dict[str, Any]]]) -> frozenset[str]:
+    """The entity types a TypesDef defines: the connector's own types, which it deletes when no run uses them."""
+    return frozenset(t["name"] for t in typedefs.get("entityDefs", []))
+
+
 def load_typedefs(directory: Path) -> dict[str, list[dict[str, Any]]]:
     """Merge every `*.json` TypesDef in `directory` (sorted by file name) into one. A type defined twice in the
     same category, an unknown top-level key or a file that is not JSON is a ValueError naming the file."""

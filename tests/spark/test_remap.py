@@ -1,5 +1,6 @@
 """`spark remap`: lineage written while a source had no rule links to the scanned asset once the rule is back, and
-the placeholders it leaves unused are removed, with their columns."""
+the placeholders it leaves unused are removed, with their columns: by the run-state ledger when it recorded the
+earlier writes, by the placeholder sweep when it did not (another data folder, lineage written before the ledger)."""
 from __future__ import annotations
 
 import json
@@ -45,7 +46,25 @@ def test_remap_turns_placeholder_inputs_into_the_scanned_type_and_removes_the_pl
         ([f"https://contosoblob.blob.core.windows.net/out/reports/out_{number}"],
          [f"https://contosolake.dfs.core.windows.net/raw/sales/part_{number}_{i}" for i in range(2)])
         for number in range(RUNS))
-    assert (report.processes_written, report.processes_unchanged, report.placeholders_removed) == (RUNS, 0, RUNS * 2)
+    assert (report.processes_written, report.processes_unchanged, report.entities_deleted,
+            report.placeholders_removed) == (RUNS, 0, RUNS * 2, 0)
+
+
+def test_remap_without_the_earlier_ledger_sweeps_the_placeholders_left_unused(spark, catalog_factory, tmp_path):
+    archive = EventArchive(FolderArchiveStore(tmp_path / "archive"))
+    for event in spark_run(0):
+        archive.keep(event)
+    rules = json.loads(MAPPINGS_PATH.read_text(encoding="utf-8"))
+    without_adls = json.dumps([rule for rule in rules if not rule["name"].startswith("adlsGen2")])
+    catalog = catalog_factory()
+    run_spark(spark, [str(tmp_path / "archive")], job_for(catalog, mappings_inline=without_adls,
+                                                            data_dir=tmp_path / "elsewhere"))
+
+    report = run_spark(spark, [str(tmp_path / "archive")], job_for(catalog), command="remap")
+
+    assert {type_name for type_name, _ in Atlas(catalog.atlas_url).keys()} == {
+        "azure_blob_path", "azure_datalake_gen2_path", "spark_application", "spark_process"}
+    assert (report.processes_written, report.entities_deleted, report.placeholders_removed) == (1, 0, 2)
 
 
 def test_remap_with_nothing_to_change_writes_nothing(spark, catalog_factory, tmp_path):

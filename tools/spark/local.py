@@ -63,13 +63,14 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
         report.runs_recorded = record_history(job, records)  # before the writes read the run counts
         client = job.client()
         calls = register_typedefs(client, job)
-        history = job.history()
+        history, run_state = job.history(), job.run_state()
         try:
-            writer = PlanWriter(client, job.settings, registry=job.interim_registry(), history=history)
+            writer = PlanWriter(client, job.settings, registry=run_state, history=history)
             stats = writer.write(selected)
             finish_writes(report, client, job, stats, calls)
             relink_history(job, records, stats.links)
         finally:
             history.close()
+            run_state.close()
     report.seconds = time.monotonic() - started
     return report

@@ -196,22 +196,35 @@ def reduce_facts(results: Iterable[RunResult]) -> Summary:
 
 @dataclass(frozen=True)
 class Selected:
-    """A run's plan as it will be written (None: nothing left) and how many of its processes newer runs own."""
+    """A run's plan as it will be written (None: nothing to write) and how many of its processes newer runs own;
+    for the run-state ledger, what the whole plan has: its processes' names and the keys of those left out."""
 
     key: str
     order: Order
     plan: LineagePlan | None
     superseded: int
+    processes: tuple[str, ...] = ()
+    left_out: tuple[Key, ...] = ()
+
+    @property
+    def run_time(self) -> float | None:
+        """The run's time as the ledger records it (None: static lineage or no readable time, as on the live path)."""
+        return None if self.order[0] == OLDEST else self.order[0]
+
+    def owned_keys(self) -> tuple[Key, ...]:
+        """What the run answers for, as the live path's ledger records it: its whole plan's connector-owned
+        entities, processes newer runs own included."""
+        return tuple(sorted({*(self.plan.owned_keys() if self.plan is not None else ()), *self.left_out}))
 
 
 def selected_plan(result: RunResult, winners: Mapping[str, str], versions: Mapping[Key, JSON]) -> Selected:
-    """Drop the processes another run owns (`winners`: process -> run key); a run that loses every process writes
-    nothing (as the live path skips a run all of whose processes a newer run wrote)."""
+    """Drop the processes another run owns (`winners`: process -> run key); the run still writes its owners and
+    datasets, as the live path writes them for a run all of whose processes a newer run wrote."""
     if result.plan is None:
         return Selected(result.key, result.order, None, 0)
     processes = result.plan.process_names()
     lost = {name for name in processes if winners.get(name, result.key) != result.key}
-    if lost and len(lost) == len(processes):
-        return Selected(result.key, result.order, None, len(lost))
+    left_out = tuple(sorted(key_of(e) for e in result.plan.entities
+                            if is_process(e) and e["attributes"]["qualifiedName"] in lost))
     plan = result.plan.without_processes(lost) if lost else result.plan
-    return Selected(result.key, result.order, with_versions(plan, versions), len(lost))
+    return Selected(result.key, result.order, with_versions(plan, versions), len(lost), processes, left_out)

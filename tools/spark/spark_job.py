@@ -122,12 +122,12 @@ def _identity(key: int) -> int:
 
 def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterator[WriteStats]:
     value = job.value
-    history = value.history()
+    history, run_state = value.history(), value.run_state()
     try:
-        yield PlanWriter(value.client(share), value.settings, registry=value.interim_registry(),
-                         history=history).write(items)
+        yield PlanWriter(value.client(share), value.settings, registry=run_state, history=history).write(items)
     finally:
         history.close()
+        run_state.close()
 
 
 def _has_record(item: RunResult | Tally) -> bool:
