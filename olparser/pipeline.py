@@ -60,7 +60,7 @@ from olparser.naming import MappingEngine
 from olparser.resolution.model import candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
-from olparser.runs.store import TOMBSTONE_SECONDS, Key
+from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key
 from olparser.sql import ParseSql
 
 log = logging.getLogger(__name__)
@@ -283,6 +283,7 @@ class LineagePipeline:
                          outcomes=tuple(outcomes), history_purged=history_purged)
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
+        self._carry_out_pending(key, now)  # a commit's intentions that a crash left (the timer's sweep)
         run, version = self._store.get_versioned(key, now=now)
         if run is None:
             self._store.schedule(key, None)
@@ -335,7 +336,7 @@ class LineagePipeline:
                event_type: str | None, *, empty: bool = False) -> LineageOutcome:
         uploaded: set[Key] = set()
         changed: set[str] = set()
-        calls = 0
+        calls = self._carry_out_pending(key, now)[1]  # what an earlier commit of this run decided and a crash left
         for _ in range(MAX_REBUILDS):
             linked = self.plan(run, status)  # resolved even when empty: the history records the names written
             calls += linked.calls
@@ -384,10 +385,8 @@ class LineagePipeline:
                 run = fresh
                 log.info("run %s changed while it was being written: writing it again", key)
                 continue
-            deleted, delete_calls = self._delete(result.orphans)
-            calls += delete_calls
-            for name, writer in result.restores:
-                calls += self._restore(name, writer, now)
+            deleted, catalog_calls = self._carry_out(key, result, now)
+            calls += catalog_calls
             calls += self._refresh(changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key,
                                    now)
             for dataset in plan.unmatched:
@@ -434,6 +433,26 @@ class LineagePipeline:
                                                         separators=(",", ":")) for k in created})
             self._resolver.note_interim(created)  # type: ignore[union-attr]
         return report
+
+    def _carry_out_pending(self, key: str, now: float) -> tuple[int, int]:
+        """Carry out the intentions an earlier commit of the run recorded and a crash left undone."""
+        result = self._store.settle(key, now=now)
+        if result is None:
+            return 0, 0
+        log.info("run %s: carrying out what its last commit decided (%d deletions, %d restores)", key,
+                 len(result.orphans), len(result.restores))
+        return self._carry_out(key, result, now)
+
+    def _carry_out(self, key: str, result: CommitResult, now: float) -> tuple[int, int]:
+        """The catalog work a commit left: delete the orphans, restore the processes, then tell the store it is
+        done (until then the intentions stay recorded: a crash leaves them to the next writer or the timer).
+        Returns the entities deleted and the catalog calls."""
+        deleted, calls = self._delete(result.orphans)
+        for name, writer in result.restores:
+            calls += self._restore(name, writer, now)
+        if result.epoch is not None:
+            self._store.done(key, result.epoch)
+        return deleted, calls
 
     def _restore(self, process: str, writer: str | None, now: float, *, unless: str | None = None) -> int:
         """Write `process` again as its newest writer wrote it (`writer`, unless a newer one committed meanwhile;

@@ -134,3 +134,68 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Itera
         report.outcome = "failed"
         report.longrepr = f"{rules.refusal(opened[0])} ({len(opened)} open(s); the refusal was caught)"
     return report
+
+
+# --- the run-state stores: every test of the runner runs on each store the product ships -----------------------------
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory: pytest.TempPathFactory):
+    """One Azurite for the whole session (tests/azurite_fixture.py starts it; imported here lazily, since that module
+    imports this one)."""
+    from tests.azurite_fixture import require_azurite
+    from tools.azurite import start_azurite
+
+    require_azurite()
+    with start_azurite(tmp_path_factory.mktemp("azurite")) as running:
+        yield running
+
+
+RUN_STATE_TTL_SECONDS = 7 * 86400
+
+
+def open_test_run_state_store(kind: str, folder: Path, request: pytest.FixtureRequest | None = None, *,
+                              ttl_seconds: int = RUN_STATE_TTL_SECONDS):
+    """A fresh, empty run-state store of `kind` (`sqlite`: a file in `folder`; `table`: a new table on the session's
+    Azurite, which `request` provides)."""
+    if kind == "sqlite":
+        from olparser.runs.sqlite_store import SqliteRunStateStore
+
+        return SqliteRunStateStore(folder / "runs.sqlite3", ttl_seconds=ttl_seconds)
+    import uuid
+
+    from olparser.runs.table_store import TableRunStateStore
+
+    emulator = request.getfixturevalue("azurite")
+    return TableRunStateStore.from_connection_string(emulator.connection_string, f"runs{uuid.uuid4().hex[:16]}",
+                                                     ttl_seconds=ttl_seconds)
+
+
+RUN_STATE_STORE_KINDS = ["sqlite", pytest.param("table", marks=pytest.mark.azurite)]
+
+
+@pytest.fixture(params=RUN_STATE_STORE_KINDS)
+def run_state_store_kind(request: pytest.FixtureRequest) -> str:
+    """`sqlite` or `table`: each test that uses it runs once per store the product ships."""
+    return request.param
+
+
+@pytest.fixture
+def run_state_store(run_state_store_kind: str, tmp_path: Path, request: pytest.FixtureRequest):
+    """A fresh, empty run-state store of each kind the product ships (SQLite file; Azure Table on Azurite)."""
+    store = open_test_run_state_store(run_state_store_kind, tmp_path, request)
+    yield store
+    store.close()
+
+
+def same_store_elsewhere(store):
+    """A second handle on the storage of `store`, as another worker process (or instance) would open it."""
+    from olparser.runs.sqlite_store import SqliteRunStateStore
+
+    if isinstance(store, SqliteRunStateStore):
+        return SqliteRunStateStore(store.path, ttl_seconds=store.ttl_seconds, max_datasets=store.max_datasets)
+    from azure.data.tables import TableClient
+
+    from olparser.runs.table_store import TableRunStateStore
+
+    table = TableClient.from_connection_string(store.connection_string, store.table.table_name)
+    return TableRunStateStore(table, ttl_seconds=store.ttl_seconds, max_datasets=store.max_datasets,
+                              connection_string=store.connection_string)

@@ -3,6 +3,7 @@
   model         RunSnapshot / DatasetFacts: what the entity builder receives
   merge         merge_event, snapshot_from_static: pure folding of events into a snapshot
   codec         RunSnapshot <-> compact JSON (and compressed bytes)
+  ledger        the ownership ledger: claim / commit / intentions / users / writers as pure rules
   store         the RunStateStore interface and open_run_state_store(settings)
   sqlite_store  SqliteRunStateStore: one local SQLite file (default)
   table_store   TableRunStateStore: Azure Table storage, shared by scaled-out instances

@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from olparser.runs.codec import from_json, to_json
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, InterimDataset, Key, StoreStats, Writer, add_writer,
-                                 drop_writer, event_run_id, sorted_keys)
+from olparser.runs import ledger
+from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
+from olparser.runs.store import TOMBSTONE_SECONDS, InterimDataset, StoreStats, event_run_id
 from olparser.sqlite_file import SqliteFile
 
 _SCHEMA = """
@@ -60,7 +62,19 @@ _RUN_STATE_COLUMNS = {
     "claimed": "TEXT",
     "due_at": "REAL",
     "due_attempts": "INTEGER NOT NULL DEFAULT 0",
+    "epoch": "INTEGER NOT NULL DEFAULT 0",
+    "pending": "TEXT",
 }
+# One row per (entity, run using it): claiming again finds its row, so a run is never counted twice.
+_USERS_SCHEMA = """
+CREATE TABLE entity_users (
+    type_name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    run_key TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    PRIMARY KEY (type_name, qualified_name, run_key)
+) WITHOUT ROWID
+"""
 _KEYS_IN = "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)"
 
 
@@ -89,6 +103,10 @@ class SqliteRunStateStore(SqliteFile):
                 if column not in present:
                     db.execute(f"ALTER TABLE run_state ADD COLUMN {column} {declaration}")
             db.execute("CREATE INDEX IF NOT EXISTS run_state_due_at ON run_state (due_at) WHERE due_at IS NOT NULL")
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "entity_users" not in tables:
+                db.execute(_USERS_SCHEMA)
+                self._users_from_counts(db)
             process_columns = {row[1] for row in db.execute("PRAGMA table_info(process_runs)")}
             if "run_key" not in process_columns:
                 db.execute("ALTER TABLE process_runs ADD COLUMN run_key TEXT NOT NULL DEFAULT ''")
@@ -96,9 +114,6 @@ class SqliteRunStateStore(SqliteFile):
                 db.execute("ALTER TABLE process_runs ADD COLUMN writers TEXT")
 
     # --- merged events -----------------------------------------------------------------------------------------
-    def merge(self, event: JSON, *, now: float | None = None) -> RunSnapshot:
-        return self.merge_versioned(event, now=now)[0]
-
     def merge_versioned(self, event: JSON, *, now: float | None = None,
                         max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
         run_id = event_run_id(event)
@@ -119,9 +134,6 @@ class SqliteRunStateStore(SqliteFile):
             )
         return snapshot, version
 
-    def get(self, run_id: str, *, now: float | None = None) -> RunSnapshot | None:
-        return self.get_versioned(run_id, now=now)[0]
-
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         now = time.time() if now is None else now
         row = self._connection().execute("SELECT state, updated_at, version FROM run_state WHERE run_id = ?",
@@ -137,21 +149,22 @@ class SqliteRunStateStore(SqliteFile):
                                          (run_key,)).fetchone()
         return None if row is None or self._expired(row[1], now) else row[0]
 
-    # --- what runs wrote ---------------------------------------------------------------------------------------
+    # --- what runs wrote: the ownership ledger (olparser/runs/ledger.py), one transaction per step ---------------
     def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         now = time.time() if now is None else now
         keys = set(sorted_keys(keys))
         with self._immediate() as db:
-            row = db.execute("SELECT claimed FROM run_state WHERE run_id = ?", (run_key,)).fetchone()
-            claimed = _keys_from(row[0]) if row is not None else set()
-            new = keys - claimed
-            db.executemany(
-                "INSERT INTO entity_refs (type_name, qualified_name, users) VALUES (?, ?, 1) "
-                "ON CONFLICT (type_name, qualified_name) DO UPDATE SET users = users + 1", sorted(new))
+            record, _ = self._record(db, run_key)
             db.execute(
                 "INSERT INTO run_state (run_id, updated_at, claimed) VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE "
                 "SET claimed = excluded.claimed, updated_at = excluded.updated_at",
-                (run_key, now, _keys_json(claimed | keys)))
+                (run_key, now, _keys_json(ledger.claim(record, keys).claimed)))
+            current = self._user_epochs(db, run_key, keys)
+            rows = [(t, q, run_key, epoch) for (t, q) in sorted(keys)
+                    if (epoch := ledger.claimed_epoch(current.get((t, q)), record.epoch)) is not None]
+            db.executemany(
+                "INSERT INTO entity_users (type_name, qualified_name, run_key, epoch) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (type_name, qualified_name, run_key) DO UPDATE SET epoch = excluded.epoch", rows)
             return self._contested(db, keys, now)
 
     def claimed(self, run_key: str) -> frozenset[Key]:
@@ -165,62 +178,61 @@ class SqliteRunStateStore(SqliteFile):
                process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
                process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
         now = time.time() if now is None else now
-        keys = set(sorted_keys(keys))
-        restores: list[tuple[str, str]] = []
         with self._immediate() as db:
-            row = db.execute("SELECT claimed, version FROM run_state WHERE run_id = ?", (run_key,)).fetchone()
-            if version is not None and (row is None or row[1] != version):
+            record, due = self._record(db, run_key)
+            new = ledger.commit(record, keys, version=version, fingerprint=fingerprint, process_names=process_names,
+                                run_time=run_time, dangling=dangling, process_types=process_types)
+            if new is None:
                 return CommitResult(stale=True)
-            claimed = _keys_from(row[0]) if row is not None else set()
-            removed = claimed - keys
-            db.executemany("UPDATE entity_refs SET users = users - 1 WHERE type_name = ? AND qualified_name = ?",
-                           sorted(removed))
-            candidates = removed | (set(sorted_keys(dangling)) - keys - claimed)
-            orphans = [key for key in sorted(candidates) if self._users(db, key) <= 0]
-            db.executemany(
-                "INSERT INTO entity_refs (type_name, qualified_name, users, deleting_since) VALUES (?, ?, 0, ?) "
-                "ON CONFLICT (type_name, qualified_name) DO UPDATE SET deleting_since = excluded.deleting_since",
-                [(t, q, now) for t, q in orphans])
             db.execute(
-                "INSERT INTO run_state (run_id, updated_at, written, claimed, fingerprint) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_id) DO UPDATE SET written = excluded.written, claimed = excluded.claimed, "
-                "fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, due_at = NULL, "
-                "due_attempts = 0",
-                (run_key, now, _keys_json(keys), _keys_json(keys), fingerprint))
-            newest: set[str] = set()
-            if process_names and run_time is not None:
-                newest = self._record_process_runs(db, process_names, run_time, run_key)
-            for _, name in sorted(key for key in removed if key[0] in process_types):
-                writers, was_newest = drop_writer(self._writers(db, name), run_key)
-                self._save_writers(db, name, writers)
-                if was_newest and writers:
-                    restores.append((name, writers[0][1]))
-        return CommitResult(orphans=tuple(orphans), restores=tuple(restores), newest=frozenset(newest))
+                "INSERT INTO run_state (run_id, updated_at, written, claimed, fingerprint, epoch) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET written = excluded.written, "
+                "claimed = excluded.claimed, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, "
+                "epoch = excluded.epoch, due_attempts = 0",
+                (run_key, now, _keys_json(new.claimed), _keys_json(new.claimed), fingerprint, new.epoch))
+            return self._carry_out(db, run_key, new.pending, now, settle_at=now + ledger.SETTLE_SECONDS)
+
+    def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
+        now = time.time() if now is None else now
+        with self._immediate() as db:
+            record, due = self._record(db, run_key)
+            if record.pending is None:
+                return None
+            return self._carry_out(db, run_key, record.pending, now, settle_at=due)
+
+    def done(self, run_key: str, epoch: int) -> None:
+        with self._immediate() as db:
+            record, _ = self._record(db, run_key)
+            if ledger.done(record, epoch) is not record:
+                db.execute("UPDATE run_state SET pending = NULL, due_at = NULL, due_attempts = 0 WHERE run_id = ?",
+                           (run_key,))
 
     def finish_deletes(self, keys: Iterable[Key]) -> None:
         keys = sorted_keys(keys)
         if not keys:
             return
         with self._immediate() as db:
-            db.executemany("DELETE FROM entity_refs WHERE type_name = ? AND qualified_name = ? AND users <= 0", keys)
+            db.executemany(
+                "DELETE FROM entity_refs WHERE type_name = ?1 AND qualified_name = ?2 AND users <= 0 AND NOT EXISTS "
+                "(SELECT 1 FROM entity_users u WHERE u.type_name = ?1 AND u.qualified_name = ?2)", keys)
             db.executemany("UPDATE entity_refs SET deleting_since = NULL WHERE type_name = ? AND qualified_name = ?",
                            keys)
 
     def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
         with self._immediate() as db:
             rows = db.execute(
-                "UPDATE entity_refs SET deleting_since = ? WHERE (type_name, qualified_name) IN (SELECT type_name, "
-                "qualified_name FROM entity_refs WHERE users <= 0 AND deleting_since <= ? LIMIT ?) "
-                "RETURNING type_name, qualified_name", (now, now - TOMBSTONE_SECONDS, limit)).fetchall()
+                "UPDATE entity_refs SET deleting_since = ? WHERE (type_name, qualified_name) IN (SELECT r.type_name, "
+                "r.qualified_name FROM entity_refs r WHERE r.users <= 0 AND r.deleting_since <= ? AND NOT EXISTS "
+                "(SELECT 1 FROM entity_users u WHERE u.type_name = r.type_name AND u.qualified_name = r.qualified_name)"
+                " LIMIT ?) RETURNING type_name, qualified_name", (now, now - TOMBSTONE_SECONDS, limit)).fetchall()
         return sorted((t, q) for t, q in rows)
 
     # --- the incomplete-runs timer -----------------------------------------------------------------------------
     def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
         with self._immediate() as db:
-            db.execute(
-                "UPDATE run_state SET due_attempts = 0, due_at = CASE WHEN ? AND due_at IS NOT NULL AND "
-                "due_at < ? THEN due_at ELSE ? END WHERE run_id = ?",
-                (keep_earlier, due_at, due_at, run_key))
+            record, current = self._record(db, run_key)
+            at = ledger.due_at(record, current, due_at, keep_earlier=keep_earlier, now=time.time())
+            db.execute("UPDATE run_state SET due_attempts = 0, due_at = ? WHERE run_id = ?", (at, run_key))
 
     def due_runs(self, now: float, limit: int) -> list[str]:
         rows = self._connection().execute(
@@ -246,10 +258,6 @@ class SqliteRunStateStore(SqliteFile):
             "SELECT qualified_name, run_time, run_key FROM process_runs "
             "WHERE qualified_name IN (SELECT value FROM json_each(?))", (json.dumps(list(qualified_names)),))
         return {name: (time_, key) for name, time_, key in rows}
-
-    def record_process_runs(self, qualified_names: Sequence[str], run_time: float, run_key: str = "") -> None:
-        with self._immediate() as db:
-            self._record_process_runs(db, qualified_names, run_time, run_key)
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         with self._immediate() as db:
@@ -304,17 +312,57 @@ class SqliteRunStateStore(SqliteFile):
                            sorted_keys(keys))
 
     # --- internals ---------------------------------------------------------------------------------------------
-    @classmethod
-    def _record_process_runs(cls, db: sqlite3.Connection, qualified_names: Sequence[str], run_time: float,
-                             run_key: str) -> set[str]:
-        """Add the run as a writer of these processes; those it is now the newest writer of."""
-        newest = set()
-        for name in dict.fromkeys(qualified_names):
-            writers = add_writer(cls._writers(db, name), (run_time, run_key))
-            cls._save_writers(db, name, writers)
-            if writers[0][1] == run_key:
-                newest.add(name)
-        return newest
+    @staticmethod
+    def _users_from_counts(db: sqlite3.Connection) -> None:
+        """A file of a version that counted users: each run's claimed keys become its users rows (exact, in the
+        schema upgrade's transaction), and the counts are retired."""
+        for run_key, claimed in db.execute("SELECT run_id, claimed FROM run_state WHERE claimed IS NOT NULL"):
+            db.executemany("INSERT OR IGNORE INTO entity_users (type_name, qualified_name, run_key, epoch) "
+                           "VALUES (?, ?, ?, 0)", [(t, q, run_key) for t, q in sorted(_keys_from(claimed))])
+        db.execute("UPDATE entity_refs SET users = 0")
+
+    # --- internals: rows of one transaction ------------------------------------------------------------------
+    def _record(self, db: sqlite3.Connection, run_key: str) -> tuple[ledger.RunRecord, float | None]:
+        """The run's ownership record, and when it is due."""
+        row = db.execute("SELECT version, epoch, claimed, fingerprint, pending, due_at FROM run_state WHERE run_id = ?",
+                         (run_key,)).fetchone()
+        if row is None:
+            return ledger.RunRecord(), None
+        pending = ledger.Intentions.from_json(json.loads(row[4])) if row[4] else None
+        return ledger.RunRecord(version=row[0], epoch=row[1], claimed=frozenset(_keys_from(row[2])),
+                                fingerprint=row[3], pending=pending), row[5]
+
+    def _carry_out(self, db: sqlite3.Connection, run_key: str, intentions: ledger.Intentions, now: float,
+                   settle_at: float | None) -> CommitResult:
+        """Release the users entries and change the writers the intentions name (in the caller's transaction);
+        the intentions stay recorded (due for the timer) while catalog work is left, else they are cleared."""
+        current = self._user_epochs(db, run_key, intentions.release)
+        gone = [(t, q, run_key) for (t, q) in intentions.release
+                if ledger.releases(current.get((t, q)), intentions.epoch)]
+        db.executemany("DELETE FROM entity_users WHERE type_name = ? AND qualified_name = ? AND run_key = ?", gone)
+        orphans = [key for key in intentions.release if ledger.orphaned(*self._users(db, key))]
+        db.executemany(
+            "INSERT INTO entity_refs (type_name, qualified_name, users, deleting_since) VALUES (?, ?, 0, ?) "
+            "ON CONFLICT (type_name, qualified_name) DO UPDATE SET deleting_since = excluded.deleting_since",
+            [(t, q, now) for t, q in orphans])
+        changes = {}
+        for name in dict.fromkeys((*intentions.wrote, *intentions.dropped)):
+            changes[name] = ledger.writers_after(self._writers(db, name), run_key, intentions, name)
+            self._save_writers(db, name, changes[name].writers)
+        result = ledger.settlement(intentions, orphans, changes)
+        if ledger.has_catalog_work(result):
+            db.execute("UPDATE run_state SET pending = ?, due_at = ? WHERE run_id = ?",
+                       (json.dumps(intentions.to_json()), settle_at, run_key))
+            return result
+        db.execute("UPDATE run_state SET pending = NULL, due_at = NULL WHERE run_id = ?", (run_key,))
+        return replace(result, epoch=None)
+
+    @staticmethod
+    def _user_epochs(db: sqlite3.Connection, run_key: str, keys: Iterable[Key]) -> dict[Key, int]:
+        rows = db.execute(
+            f"SELECT type_name, qualified_name, epoch FROM entity_users WHERE run_key = ? AND "
+            f"(type_name, qualified_name) IN ({_KEYS_IN})", (run_key, _keys_json(keys)))
+        return {(t, q): epoch for t, q, epoch in rows}
 
     @staticmethod
     def _writers(db: sqlite3.Connection, name: str) -> list[Writer]:
@@ -335,9 +383,12 @@ class SqliteRunStateStore(SqliteFile):
             "writers = excluded.writers", (name, writers[0][0], writers[0][1], json.dumps(writers)))
 
     @staticmethod
-    def _users(db: sqlite3.Connection, key: Key) -> int:
+    def _users(db: sqlite3.Connection, key: Key) -> tuple[int, int]:
+        """How many runs use the entity, and how many users an older version of this file counted (migrated)."""
+        users = db.execute("SELECT count(*) FROM entity_users WHERE type_name = ? AND qualified_name = ?",
+                           key).fetchone()[0]
         row = db.execute("SELECT users FROM entity_refs WHERE type_name = ? AND qualified_name = ?", key).fetchone()
-        return row[0] if row is not None else 0
+        return users, max(row[0], 0) if row is not None else 0
 
     @staticmethod
     def _contested(db: sqlite3.Connection, keys: set[Key], now: float) -> frozenset[Key]:

@@ -6,15 +6,18 @@ storage (what a scaled-out Function App uses, so that every instance sees the sa
 so concurrent workers handling events of the same run lose nothing.
 
 Besides the merged events, the store keeps the bookkeeping that makes the catalog independent of the order in which
-events are processed (see olparser/pipeline.py for the protocol):
+events are processed (see olparser/pipeline.py for the protocol). What that bookkeeping becomes at each step is
+decided by one set of pure rules, the ownership ledger (olparser/runs/ledger.py); a store only loads the rows the
+ledger needs and saves its result under its own atomic write:
 
 - per run (or static declaration): `version` (bumped by every merge), the keys — (typeName, qualifiedName) — of the
   connector-owned entities its last written plan contains (`written`) and of those it may have uploaded (`claimed`),
-  the fingerprint of what it last wrote, and when the incomplete-runs timer should write it (`due_at`);
-- per connector-owned entity: how many runs' plans contain it (a reference count), and a tombstone while the entity
-  is being deleted from the catalog because no run uses it any more;
-- per process: the time of the newest run that wrote it, so that a late event of an older run cannot put back what
-  a newer run replaced;
+  its commit `epoch`, the fingerprint of what it last wrote, its pending intentions (what its last commit decided
+  and has not yet been carried out), and when the timer should look at it (`due_at`);
+- per connector-owned entity: the runs whose plans contain it (a set of entries, one per run: claiming twice counts
+  once), and a tombstone while the entity is being deleted from the catalog because no run uses it any more;
+- per process: the newest runs that wrote it, so that a late event of an older run cannot put back what a newer run
+  replaced;
 - per interim dataset (one the connector created because no scanned asset was found, see olparser/catalog/
   resolver.py): its candidates, when it was registered and when it was last re-resolved, so that the re-link timer
   can look again, oldest first, and the resolver can tell the connector's own entities from scanned ones. These do
@@ -25,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Mapping, Protocol, Sequence
 
+from olparser.runs.ledger import (MAX_WRITERS, CommitResult, Key, Writer, add_writer,  # noqa: F401  (re-exported)
+                                  drop_writer, sorted_keys)
 from olparser.runs.model import JSON, RunSnapshot
 
 if TYPE_CHECKING:
@@ -35,24 +40,6 @@ RUN_STATE_TABLE = "olrunstate"
 STORE_KINDS = ("sqlite", "table")
 # A deletion that has not finished after this long is taken to have died with its worker: writers stop waiting.
 TOMBSTONE_SECONDS = 180.0
-
-Key = tuple[str, str]  # (typeName, qualifiedName) of a connector-owned entity
-Writer = tuple[float, str]  # (run time, run key) of a run whose plan contains a process
-MAX_WRITERS = 8  # the newest runs remembered per process, to restore it when the newest one drops it
-
-
-@dataclass(frozen=True)
-class CommitResult:
-    """What `commit` did. `stale`: the run was merged again since the plan was built (nothing was recorded; build
-    the plan again from the newer state). `orphans`: entities no run uses any more, tombstoned: delete them from the
-    catalog, then call `finish_deletes`. `restores`: processes this run wrote last and no longer has, that older runs
-    still have — (process qualifiedName, key of the newest of those runs): write them again from that run."""
-
-    stale: bool = False
-    orphans: tuple[Key, ...] = ()
-    restores: tuple[tuple[str, str], ...] = ()
-    newest: frozenset[str] = frozenset()  # of `process_names`, those whose newest writer is now this run
-
 
 @dataclass(frozen=True)
 class InterimDataset:
@@ -82,26 +69,22 @@ class StoreStats:
 
 
 class RunStateStore(Protocol):
-    def merge(self, event: JSON, *, now: float | None = None) -> RunSnapshot:
-        """Load the run's state, merge the event, save: atomically; concurrent writers are safe."""
-
     def merge_versioned(self, event: JSON, *, now: float | None = None,
                         max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
-        """`merge`, and the run's version after it (every merge bumps it). `max_datasets` overrides the store's
-        own limit on inputs (and outputs) per run."""
-
-    def get(self, run_id: str, *, now: float | None = None) -> RunSnapshot | None:
-        """The run's merged state, or None if unknown or expired."""
+        """Load the run's state, merge the event, save: atomically; concurrent writers are safe. Returns the merged
+        state and the run's version after it (every merge bumps it). `max_datasets` overrides the store's own limit
+        on inputs (and outputs) per run."""
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
-        """`get`, and the run's version (0 when unknown)."""
+        """The run's merged state (None if unknown or expired), and its version (0 when unknown)."""
 
     def written_fingerprint(self, run_key: str, *, now: float | None = None) -> str | None:
         """The fingerprint of what the run last wrote (as given to `commit`)."""
 
     def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
-        """Before uploading a plan: count the run as a user of `keys` (once per run), and return the keys that
-        another writer is deleting from the catalog right now (wait for them with `contested` before uploading)."""
+        """Before uploading a plan: record the run as a user of `keys` (an entry per run: claiming again counts
+        nothing), and return the keys that another writer is deleting from the catalog right now (wait for them
+        with `contested` before uploading)."""
 
     def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         """The keys among `keys` whose deletion from the catalog is still in progress."""
@@ -113,10 +96,20 @@ class RunStateStore(Protocol):
                process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
                process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
         """After uploading a plan built from the run's state at `version` (None: static lineage, not versioned):
-        record `keys` as what the run has written, stop counting it as a user of what it claimed before and no
-        longer has, and tombstone the entities that now have no user — including `dangling` keys this writer
-        uploaded in an earlier attempt that nobody uses. The run becomes a writer of `process_names` (every process
-        of its plan, superseded or not); of the processes it drops (keys of `process_types`) it stops being one."""
+        record `keys` as what the run has written and, in the same atomic write, the intentions (ledger.commit):
+        stop being a user of what it claimed before and no longer has, tombstone the entities that then have no
+        user — including `dangling` keys this writer uploaded in an earlier attempt that nobody uses —, become a
+        writer of `process_names` (every process of its plan, superseded or not) and stop being one of the
+        processes it drops (keys of `process_types`). The store carries out its part of them before returning;
+        when the result leaves catalog work (orphans to delete, processes to restore), the intentions stay
+        recorded until `done(run_key, result.epoch)`, and `settle` carries them out again after a crash."""
+
+    def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
+        """Carry out the run's pending intentions again (idempotent): None when none are pending, else what is
+        left for the catalog — delete the orphans, restore the processes, then call `done`."""
+
+    def done(self, run_key: str, epoch: int) -> None:
+        """The catalog work of the intentions of `epoch` is done: forget them (newer intentions stay)."""
 
     def finish_deletes(self, keys: Iterable[Key]) -> None:
         """The tombstoned `keys` were deleted from the catalog: forget them (a key claimed again meanwhile stays)."""
@@ -126,7 +119,8 @@ class RunStateStore(Protocol):
         (so that writers wait again) and returned, for the timer to delete them."""
 
     def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
-        """When the timer should write this run if no event does it first (None: never)."""
+        """When the timer should write this run if no event does it first (None: never). While intentions are
+        pending, the timer still comes within ledger.SETTLE_SECONDS to carry them out."""
 
     def due_runs(self, now: float, limit: int) -> list[str]:
         """Runs whose `due_at` has passed, the most overdue first."""
@@ -139,13 +133,9 @@ class RunStateStore(Protocol):
 
     def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
         """For each process qualifiedName known here, the newest run that wrote it: (its time in Unix seconds, its
-        key). Runs are ordered by time, then by key, so that two runs of the same instant are ordered too."""
-
-    def record_process_runs(self, qualified_names: Sequence[str], run_time: float, run_key: str = "") -> None:
-        """Remember that run `run_key` of `run_time` wrote these processes (a newer run recorded before is kept).
-
-        These records do not expire with the runs: they are what stops a late event of an old run (a requeued
-        poison message, say) from putting back inputs that a newer run of the same code no longer reads."""
+        key). Runs are ordered by time, then by key, so that two runs of the same instant are ordered too. These
+        records do not expire with the runs: they are what stops a late event of an old run (a requeued poison
+        message, say) from putting back inputs that a newer run of the same code no longer reads."""
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         """Forget the newest run time of these processes (an admin repair after a run with a wrong clock)."""
@@ -177,23 +167,6 @@ def event_run_id(event: JSON) -> str:
     if not isinstance(run_id, str) or not run_id:
         raise ValueError("event has no run.runId: only RunEvents have run state")
     return run_id
-
-
-def sorted_keys(keys: Iterable[Key]) -> list[Key]:
-    return sorted({(str(t), str(q)) for t, q in keys})
-
-
-def add_writer(writers: Sequence[Writer], writer: Writer) -> list[Writer]:
-    """The newest MAX_WRITERS of `writers` and `writer`, newest first (one entry per run key)."""
-    kept = {key: (time_, key) for time_, key in writers}
-    kept[writer[1]] = (float(writer[0]), writer[1])
-    return sorted(kept.values(), reverse=True)[:MAX_WRITERS]
-
-
-def drop_writer(writers: Sequence[Writer], run_key: str) -> tuple[list[Writer], bool]:
-    """`writers` without `run_key`, and whether it was the newest."""
-    rest = [(float(time_), key) for time_, key in writers if key != run_key]
-    return rest, bool(writers) and writers[0][1] == run_key
 
 
 def open_run_state_store(settings: "Settings") -> RunStateStore:

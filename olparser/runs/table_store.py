@@ -6,20 +6,27 @@ create only if absent — 409 otherwise —, and retry the whole read-modify-wri
 - one per run or static declaration: PartitionKey = 2 hex digits of sha256(key) (runIds are often UUIDv7, whose first
   digits are a timestamp: hashing spreads the runs over 256 partitions), RowKey = the key. The merged state is the
   codec's zlib-compressed JSON split into binary properties `state_0`, `state_1`, ... (a property holds at most
-  64 KiB, an entity 1 MiB), with `state_parts`; the written and claimed keys likewise (`written_*`, `claimed_*`);
-  `version`, `fingerprint`, `updated_at` (Unix seconds), `due_at`, `due_attempts`;
+  64 KiB, an entity 1 MiB), with `state_parts`; the written and claimed keys and the pending intentions likewise
+  (`written_*`, `claimed_*`, `pending_*`); `version`, `epoch`, `fingerprint`, `updated_at` (Unix seconds),
+  `due_at`, `due_attempts`;
 - one per run that the timer should write (PartitionKey `due`, RowKey = the run's RowKey, `run_key`, `due_at`): the
   timer reads this one partition instead of scanning every run;
-- one per connector-owned entity that some run wrote (PartitionKey `ref-` + 2 hex digits, RowKey = sha256 of type and
-  qualifiedName): `users`, `deleting_since`;
+- per connector-owned entity, a partition of its own (PartitionKey `own-` + sha256 of type and qualifiedName): a head
+  row (RowKey `entity`: `type_name`, `qualified_name`, `users`, `legacy`, `deleting_since`) and one row per run using
+  it (RowKey `run-` + sha256 of the run key: `run_key`, `epoch`). A claim or a release changes the head's count and
+  the run's row in one batch (a transaction within one partition, conditional on the head's ETag): the count is
+  always the number of rows, and a run's row, once there, makes claiming again a no-op. (`legacy`: users counted by
+  the version that kept only a count, in rows `ref-` + 2 hex digits; read once, never released: such entities are
+  kept.);
 - one per process qualifiedName (PartitionKey `process-` + 2 hex digits, RowKey = sha256 of the name): `run_time`,
-  the time of the newest run that wrote it. These and the references have no `updated_at`: purging runs keeps them;
+  its newest writers. These and the users rows have no `updated_at`: purging runs keeps them;
 - one per interim dataset, a dataset the connector created for want of a scanned asset (PartitionKey `interim`,
   RowKey = sha256 of type and qualifiedName): `type_name`, `qualified_name`, `candidates` (JSON), `registered_at`,
   `checked_at`. The re-link timer reads this one partition, oldest `checked_at` first; purging keeps them too.
 
-Operations that touch several entities are ordered so that a crash between two writes can only leave a reference
-counted too often (an entity kept), never too rarely (an entity deleted while in use).
+What the ledger (olparser/runs/ledger.py) decides at a commit is saved with the run's row (its pending intentions)
+before any other row changes; the users and writers rows are then changed one compare-and-swap (or one batch) at a
+time, each step idempotent, so a crash between two writes leaves intentions that `settle` carries out again.
 """
 from __future__ import annotations
 
@@ -28,6 +35,7 @@ import json
 import re
 import time
 import zlib
+from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from azure.core import MatchConditions
@@ -38,8 +46,9 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import (TOMBSTONE_SECONDS, CommitResult, InterimDataset, Key, StoreStats, Writer, add_writer,
-                                 drop_writer, event_run_id, sorted_keys)
+from olparser.runs import ledger
+from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
+from olparser.runs.store import TOMBSTONE_SECONDS, InterimDataset, StoreStats, event_run_id
 
 PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
 # An entity holds at most 1 MiB, and binary properties travel base64-encoded (4/3 larger; Azurite counts that size):
@@ -48,8 +57,10 @@ MAX_STATE_BYTES = 720_000
 MAX_ATTEMPTS = 40
 DUE_PARTITION = "due"
 INTERIM_PARTITION = "interim"
+OWNED_PREFIX = "own-"  # + sha256 of an entity's type and qualifiedName: one partition per connector-owned entity
+HEAD_ROW = "entity"
 _SAFE_ROW_KEY = re.compile(r"^[A-Za-z0-9._:@=+-]{1,512}$")
-_BLOBS = ("state", "written", "claimed")
+_BLOBS = ("state", "written", "claimed", "pending")
 
 
 class RunStateTooLarge(ValueError):
@@ -64,8 +75,10 @@ class TableRunStateStore:
     """RunStateStore over an Azure Table (see the module docstring and olparser/runs/store.py)."""
 
     def __init__(self, table: TableClient, *, ttl_seconds: int, max_state_bytes: int = MAX_STATE_BYTES,
-                 max_attempts: int = MAX_ATTEMPTS, max_datasets: int | None = None) -> None:
+                 max_attempts: int = MAX_ATTEMPTS, max_datasets: int | None = None,
+                 connection_string: str | None = None) -> None:
         self.table = table
+        self.connection_string = connection_string  # what it was opened with (None: given a client)
         self.ttl_seconds = ttl_seconds
         self.max_state_bytes = max_state_bytes
         self.max_datasets = max_datasets
@@ -76,12 +89,10 @@ class TableRunStateStore:
                                **options: Any) -> "TableRunStateStore":
         """Connect and create the table if it does not exist yet."""
         service = TableServiceClient.from_connection_string(connection)
-        return cls(service.create_table_if_not_exists(table_name), ttl_seconds=ttl_seconds, **options)
+        return cls(service.create_table_if_not_exists(table_name), ttl_seconds=ttl_seconds,
+                   connection_string=connection, **options)
 
     # --- merged events -----------------------------------------------------------------------------------------
-    def merge(self, event: JSON, *, now: float | None = None) -> RunSnapshot:
-        return self.merge_versioned(event, now=now)[0]
-
     def merge_versioned(self, event: JSON, *, now: float | None = None,
                         max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
         run_id = event_run_id(event)
@@ -103,9 +114,6 @@ class TableRunStateStore:
 
         return self._with_retries(attempt)
 
-    def get(self, run_id: str, *, now: float | None = None) -> RunSnapshot | None:
-        return self.get_versioned(run_id, now=now)[0]
-
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         entity = self._read(run_id)
         if entity is None:
@@ -118,27 +126,24 @@ class TableRunStateStore:
         now = time.time() if now is None else now
         return None if entity is None or self._expired(entity, now) else entity.get("fingerprint")
 
-    # --- what runs wrote ---------------------------------------------------------------------------------------
+    # --- what runs wrote: the ownership ledger (olparser/runs/ledger.py), an ETag compare-and-swap per row ------
     def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         now = time.time() if now is None else now
         keys = set(sorted_keys(keys))
-        counted: set[Key] = set()
-        contested: set[Key] = set()
 
-        def attempt() -> None:
+        def attempt() -> int:  # the run's record first: a crash before the users rows leaves nothing uploaded
             entity = self._read(run_key)
-            claimed = self._get_keys(entity, "claimed")
-            for key in sorted(keys - claimed - counted):  # references first: a crash here only over-counts
-                if self._add_user(key, now):
-                    contested.add(key)
-                counted.add(key)
-            new = self._carry_over(run_key, entity)
-            self._put_keys(new, "claimed", claimed | keys)
-            new["updated_at"] = float(now)
-            self._write(new, entity)
+            record = self._record(entity)
+            new = ledger.claim(record, keys)
+            if new is not record:
+                row = self._carry_over(run_key, entity)
+                self._put_keys(row, "claimed", new.claimed)
+                row["updated_at"] = float(now)
+                self._write(row, entity)
+            return record.epoch
 
-        self._with_retries(attempt)
-        return frozenset(contested)
+        epoch = self._with_retries(attempt)
+        return frozenset(key for key in sorted(keys) if self._claim_user(key, run_key, epoch, now))
 
     def claimed(self, run_key: str) -> frozenset[Key]:
         return frozenset(self._get_keys(self._read(run_key), "claimed"))
@@ -147,8 +152,8 @@ class TableRunStateStore:
         now = time.time() if now is None else now
         found = set()
         for key in sorted_keys(keys):
-            ref = self._read_keys(self._ref_keys(key))
-            if ref is not None and _tombstoned(ref, now):
+            head = self._read_keys(_head_keys(key))
+            if head is not None and _tombstoned(head, now):
                 found.add(key)
         return frozenset(found)
 
@@ -156,73 +161,82 @@ class TableRunStateStore:
                process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
                process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
         now = time.time() if now is None else now
-        keys = set(sorted_keys(keys))
-        dangling = set(sorted_keys(dangling))
 
-        def attempt() -> tuple[set[Key], set[Key]] | None:
-            """What the run no longer claims and what it left dangling; None when the run's version moved on."""
+        def attempt() -> tuple[ledger.Intentions, TableEntity] | None:
             entity = self._read(run_key)
-            if version is not None and (entity is None or int(entity.get("version", 0)) != version):
+            new = ledger.commit(self._record(entity), keys, version=version, fingerprint=fingerprint,
+                                process_names=process_names, run_time=run_time, dangling=dangling,
+                                process_types=process_types)
+            if new is None:
                 return None
-            claimed = self._get_keys(entity, "claimed")
-            new = self._carry_over(run_key, entity)
-            self._put_keys(new, "written", keys)
-            self._put_keys(new, "claimed", keys)
-            new.update(fingerprint=fingerprint, updated_at=float(now), due_attempts=0)
-            new.pop("due_at", None)
-            self._write(new, entity)
-            return claimed - keys, dangling - keys - claimed
+            settle_at = now + ledger.SETTLE_SECONDS
+            self._put_due(run_key, settle_at)  # first: the timer finds the run even if we crash after the write
+            row = self._carry_over(run_key, entity)
+            self._put_keys(row, "written", new.claimed)
+            self._put_keys(row, "claimed", new.claimed)
+            self._put_pending(row, new.pending)
+            row.update(fingerprint=fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch,
+                       due_at=settle_at)
+            return new.pending, self._write(row, entity)
 
-        released = self._with_retries(attempt)
-        if released is None:
+        written = self._with_retries(attempt)
+        if written is None:
             return CommitResult(stale=True)
-        removed, others = released
-        orphans = [key for key in sorted(removed) if self._remove_user(key, now)]
-        orphans += [key for key in sorted(others) if self._tombstone_if_unused(key, now)]
-        self._delete_due(run_key)
-        newest = set()
-        if process_names and run_time is not None:
-            for name in dict.fromkeys(process_names):
-                head = self._update_writers(name, lambda writers: (add_writer(writers, (run_time, run_key)), True))
-                if head == run_key:
-                    newest.add(name)
-        restores = []
-        for _, name in sorted(key for key in removed if key[0] in process_types):
-            newest = self._update_writers(name, lambda writers: drop_writer(writers, run_key))
-            if newest is not None:
-                restores.append((name, newest))
-        return CommitResult(orphans=tuple(sorted(orphans)), restores=tuple(restores), newest=frozenset(newest))
+        return self._carry_out(run_key, *written, now)
+
+    def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
+        now = time.time() if now is None else now
+        entity = self._read(run_key)
+        pending = self._record(entity).pending
+        return None if pending is None else self._carry_out(run_key, pending, entity, now)
+
+    def done(self, run_key: str, epoch: int) -> None:
+        self._clear_pending(run_key, epoch, None)
 
     def finish_deletes(self, keys: Iterable[Key]) -> None:
         for key in sorted_keys(keys):
-            ref_keys = self._ref_keys(key)
-
-            def attempt() -> None:
-                ref = self._read_keys(ref_keys)
-                if ref is None:
+            def attempt(key: Key = key) -> None:
+                head = self._read_keys(_head_keys(key))
+                if head is None:
                     return
-                if int(ref.get("users", 0)) <= 0:
-                    self._delete(ref)
+                if ledger.orphaned(int(head.get("users", 0)), int(head.get("legacy", 0))):
+                    self._delete(head)
                 else:
-                    self._write(_ref_row(ref_keys, key, users=int(ref["users"])), ref)
+                    row = TableEntity(head)
+                    row.pop("deleting_since", None)
+                    self._write(row, head)
 
             self._with_retries(attempt)
 
     def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
-        rows = self.table.query_entities(
-            "PartitionKey ge 'ref-' and PartitionKey lt 'ref.' and users le 0 and deleting_since le @cutoff",
-            parameters={"cutoff": float(now - TOMBSTONE_SECONDS)})
+        cutoff = {"cutoff": float(now - TOMBSTONE_SECONDS)}
+        heads = self.table.query_entities(
+            f"PartitionKey ge '{OWNED_PREFIX}' and PartitionKey lt 'own.' and RowKey eq '{HEAD_ROW}' and users le 0 "
+            "and legacy le 0 and deleting_since le @cutoff", parameters=cutoff)
         found: list[Key] = []
-        for ref in rows:
+        for head in heads:
             if len(found) >= limit:
                 break
             try:
-                self._write(TableEntity({"PartitionKey": ref["PartitionKey"], "RowKey": ref["RowKey"]},
-                                        users=0, deleting_since=float(now), type_name=ref.get("type_name", ""),
-                                        qualified_name=ref.get("qualified_name", "")), ref)
+                self._write(TableEntity(head, deleting_since=float(now)), head)
             except RunStateConflict:  # claimed or finished meanwhile
                 continue
-            found.append((ref["type_name"], ref["qualified_name"]))
+            found.append((head["type_name"], head["qualified_name"]))
+        # tombstones of the version that counted users (rows `ref-xx`): moved to the rows of this version
+        legacy = self.table.query_entities(
+            "PartitionKey ge 'ref-' and PartitionKey lt 'ref.' and users le 0 and deleting_since le @cutoff",
+            parameters=cutoff)
+        for row in legacy:
+            if len(found) >= limit:
+                break
+            key = (row["type_name"], row["qualified_name"])
+            try:
+                self.table.create_entity(_head_row(key, None, users=0, legacy=0, deleting_since=float(now)))
+            except ResourceExistsError:
+                continue
+            finally:
+                self.table.delete_entity(row["PartitionKey"], row["RowKey"])
+            found.append(key)
         return sorted(found)
 
     # --- the incomplete-runs timer -----------------------------------------------------------------------------
@@ -231,9 +245,8 @@ class TableRunStateStore:
             entity = self._read(run_key)
             if entity is None:
                 return
-            current = entity.get("due_at")
-            at = current if keep_earlier and current is not None and due_at is not None and current < due_at \
-                else due_at
+            at = ledger.due_at(self._record(entity), entity.get("due_at"), due_at, keep_earlier=keep_earlier,
+                               now=time.time())
             new = TableEntity(entity)
             new["due_attempts"] = 0
             if at is None:
@@ -300,31 +313,27 @@ class TableRunStateStore:
                 found[name] = (float(entity["run_time"]), str(entity.get("run_key", "")))
         return found
 
-    def record_process_runs(self, qualified_names: Sequence[str], run_time: float, run_key: str = "") -> None:
-        for name in dict.fromkeys(qualified_names):
-            self._update_writers(name, lambda writers: (add_writer(writers, (run_time, run_key)), False))
-
-    def _update_writers(self, name: str,
-                        change: Callable[[list[Writer]], tuple[list[Writer], bool]]) -> str | None:
-        """Apply `change` to the process's writers; the key of the newest writer afterwards when `change` says so
-        (it returns the new list and whether the newest matters), else None."""
+    def _change_writers(self, name: str, run_key: str, intentions: ledger.Intentions) -> ledger.WriterChange:
+        """Carry out the intentions' part for process `name` (written only if it changes anything)."""
         keys = self._process_keys(name)
 
-        def attempt() -> str | None:
+        def attempt() -> ledger.WriterChange:
             entity = self._read_keys(keys)
             writers: list[Writer] = []
             if entity is not None:
                 listed = entity.get("writers")
                 writers = ([(float(t), str(k)) for t, k in json.loads(listed)] if listed
                            else [(float(entity["run_time"]), str(entity.get("run_key", "")))])
-            changed, dropped_newest = change(writers)
-            if not changed:
+            change = ledger.writers_after(writers, run_key, intentions, name)
+            if change.writers == writers:
+                return change
+            if not change.writers:
                 if entity is not None:
                     self._delete(entity)
-                return None
-            self._write(TableEntity(keys, run_time=changed[0][0], run_key=changed[0][1],
-                                    writers=json.dumps(changed)), entity)
-            return changed[0][1] if dropped_newest else None
+                return change
+            self._write(TableEntity(keys, run_time=change.writers[0][0], run_key=change.writers[0][1],
+                                    writers=json.dumps(change.writers)), entity)
+            return change
 
         return self._with_retries(attempt)
 
@@ -339,10 +348,12 @@ class TableRunStateStore:
 
     def stats(self) -> StoreStats:
         counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0, "interim": 0}
-        for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey"]):
+        for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey", "RowKey"]):
             partition = row["PartitionKey"]
+            if partition.startswith(OWNED_PREFIX) and row["RowKey"] != HEAD_ROW:
+                continue  # a run's entry among an entity's users
             kind = ("due" if partition == DUE_PARTITION else "interim" if partition == INTERIM_PARTITION
-                    else "entities" if partition.startswith("ref-")
+                    else "entities" if partition.startswith((OWNED_PREFIX, "ref-"))
                     else "processes" if partition.startswith("process-") else "runs")
             counts[kind] += 1
         return StoreStats(**counts)
@@ -394,49 +405,119 @@ class TableRunStateStore:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    # --- references --------------------------------------------------------------------------------------------
-    def _add_user(self, key: Key, now: float) -> bool:
-        """Count one more user of `key`; True if the entity is being deleted right now (the writer must wait)."""
-        ref_keys = self._ref_keys(key)
+    # --- users of an entity: a partition per entity, its head row and one row per run using it ---------------
+    def _carry_out(self, run_key: str, intentions: ledger.Intentions, entity: TableEntity | None,
+                   now: float) -> CommitResult:
+        """Release the users rows and change the writers the intentions name; clear them when no catalog work is
+        left (`entity`: the run's row as last read or written, for the first attempt)."""
+        orphans = [key for key in intentions.release
+                   if self._release_user(key, run_key, intentions.epoch, now)]
+        changes = {name: self._change_writers(name, run_key, intentions)
+                   for name in dict.fromkeys((*intentions.wrote, *intentions.dropped))}
+        result = ledger.settlement(intentions, orphans, changes)
+        if ledger.has_catalog_work(result):
+            return result
+        self._clear_pending(run_key, intentions.epoch, entity)
+        return replace(result, epoch=None)
 
+    def _clear_pending(self, run_key: str, epoch: int, known: TableEntity | None) -> None:
+        first = [known]
+
+        def attempt() -> None:
+            entity = first.pop() if first and first[0] is not None else self._read(run_key)
+            first.clear()
+            if entity is None or ledger.done(self._record(entity), epoch) is self._record(entity):
+                return
+            row = TableEntity(entity)
+            self._put_pending(row, None)
+            row.pop("due_at", None)
+            row["due_attempts"] = 0
+            self._write(row, entity)
+            self._delete_due(run_key)
+
+        self._with_retries(attempt)
+
+    def _claim_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
+        """Record the run among the entity's users (the head's count and the run's row change in one batch, in one
+        partition); True if the entity is being deleted right now (the writer must wait)."""
         def attempt() -> bool:
-            ref = self._read_keys(ref_keys)
-            new = _ref_row(ref_keys, key, ref)
-            new["users"] = int(new.get("users", 0)) + 1
-            self._write(new, ref)
-            return ref is not None and _tombstoned(ref, now)
+            head, user = self._owned_rows(key, run_key)
+            tombstoned = head is not None and _tombstoned(head, now)
+            new_epoch = ledger.claimed_epoch(int(user["epoch"]) if user is not None else None, epoch)
+            if new_epoch is None:
+                return tombstoned
+            if user is not None:
+                self._write(TableEntity(user, epoch=new_epoch), user)
+                return tombstoned
+            users, legacy = self._counts(key, head)
+            self._transact([_put_op(_head_row(key, head, users=users + 1, legacy=legacy), head),
+                            ("create", TableEntity(_user_keys(key, run_key), run_key=run_key, epoch=new_epoch))])
+            return tombstoned
 
         return self._with_retries(attempt)
 
-    def _remove_user(self, key: Key, now: float) -> bool:
-        """Count one user less; True if none is left (the entity is then tombstoned: delete it)."""
-        ref_keys = self._ref_keys(key)
-
+    def _release_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
+        """Remove the run from the entity's users (if the intentions of `epoch` still may); True if none is left
+        (the entity is then tombstoned: delete it)."""
         def attempt() -> bool:
-            ref = self._read_keys(ref_keys)
-            new = _ref_row(ref_keys, key, ref)
-            users = int(new.get("users", 0)) - 1
-            new["users"] = max(users, 0)
-            if users <= 0:
-                new["deleting_since"] = float(now)
-            self._write(new, ref)
-            return users <= 0
+            head, user = self._owned_rows(key, run_key)
+            users, legacy = self._counts(key, head)
+            if ledger.releases(int(user["epoch"]) if user is not None else None, epoch):
+                users = max(users - 1, 0)
+                unused = ledger.orphaned(users, legacy)
+                since = {"deleting_since": float(now)} if unused else {}
+                self._transact([_put_op(_head_row(key, head, users=users, legacy=legacy, **since), head),
+                                ("delete", user, _unchanged(user))])
+                return unused
+            if not ledger.orphaned(users, legacy):
+                return False
+            self._write(_head_row(key, head, users=users, legacy=legacy, deleting_since=float(now)), head)
+            return True
 
         return self._with_retries(attempt)
 
-    def _tombstone_if_unused(self, key: Key, now: float) -> bool:
-        ref_keys = self._ref_keys(key)
+    def _owned_rows(self, key: Key, run_key: str) -> tuple[TableEntity | None, TableEntity | None]:
+        """The entity's head row and the run's row among its users (one query)."""
+        head_keys, user_keys = _head_keys(key), _user_keys(key, run_key)
+        rows = list(self.table.query_entities("PartitionKey eq @p and (RowKey eq @h or RowKey eq @u )",
+                                              parameters={"p": head_keys["PartitionKey"], "h": HEAD_ROW,
+                                                          "u": user_keys["RowKey"]}))
+        head = next((r for r in rows if r["RowKey"] == HEAD_ROW), None)
+        return head, next((r for r in rows if r["RowKey"] != HEAD_ROW), None)
 
-        def attempt() -> bool:
-            ref = self._read_keys(ref_keys)
-            unused = ref is None or int(ref.get("users", 0)) <= 0
-            if unused:
-                self._write(_ref_row(ref_keys, key, users=0, deleting_since=float(now)), ref)
-            return unused
+    def _counts(self, key: Key, head: TableEntity | None) -> tuple[int, int]:
+        """The users the head counts, and the users an older version counted (read from its row once, when the
+        entity has no head yet: those never release, so the entity is kept)."""
+        if head is not None:
+            return int(head.get("users", 0)), int(head.get("legacy", 0))
+        old = self._read_keys(self._ref_keys(key))
+        return 0, max(int(old.get("users", 0)), 0) if old is not None else 0
 
-        return self._with_retries(attempt)
+    def _transact(self, operations: list) -> None:
+        """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write)."""
+        try:
+            self.table.submit_transaction(operations)
+        except HttpResponseError as error:
+            if error.status_code in (404, 409, 412):
+                raise RunStateConflict() from error
+            raise
 
     # --- entity helpers ----------------------------------------------------------------------------------------
+    def _record(self, entity: TableEntity | None) -> ledger.RunRecord:
+        """The ownership part of the run's row, for the ledger."""
+        if entity is None:
+            return ledger.RunRecord()
+        pending = self._get_blob(entity, "pending")
+        return ledger.RunRecord(version=int(entity.get("version", 0)), epoch=int(entity.get("epoch", 0)),
+                                claimed=frozenset(self._get_keys(entity, "claimed")),
+                                fingerprint=entity.get("fingerprint"),
+                                pending=ledger.Intentions.from_json(json.loads(zlib.decompress(pending)))
+                                if pending else None)
+
+    def _put_pending(self, entity: TableEntity, intentions: ledger.Intentions | None) -> None:
+        text = b"" if intentions is None else zlib.compress(json.dumps(intentions.to_json()).encode("utf-8"), 6)
+        self._put_blob(entity, "pending", text)
+
     def _carry_over(self, run_key: str, entity: TableEntity | None) -> TableEntity:
         """A new entity for the run with everything `entity` had (the caller changes what it owns)."""
         new = TableEntity(self._keys(run_key))
@@ -506,14 +587,15 @@ class TableRunStateStore:
     def _expired(self, entity: TableEntity, now: float) -> bool:
         return float(entity.get("updated_at", 0.0)) <= now - self.ttl_seconds
 
-    def _write(self, entity: TableEntity, read: TableEntity | None) -> None:
-        """Create `entity` if nothing was read, else replace what was read if nobody changed it since."""
+    def _write(self, entity: TableEntity, read: TableEntity | None) -> TableEntity:
+        """Create `entity` if nothing was read, else replace what was read if nobody changed it since. Returns
+        `entity` as written (with its new ETag, for a next compare-and-swap without reading it again)."""
         try:
             if read is None:
-                self.table.create_entity(entity)
+                response = self.table.create_entity(entity)
             else:
-                self.table.update_entity(entity, mode=UpdateMode.REPLACE, etag=read.metadata["etag"],
-                                         match_condition=MatchConditions.IfNotModified)
+                response = self.table.update_entity(entity, mode=UpdateMode.REPLACE, etag=read.metadata["etag"],
+                                                    match_condition=MatchConditions.IfNotModified)
         except ResourceExistsError as error:  # 409: created by another writer since our read
             raise RunStateConflict() from error
         except ResourceNotFoundError as error:  # deleted since our read
@@ -522,6 +604,9 @@ class TableRunStateStore:
             if error.status_code == 412:  # changed by another writer since our read
                 raise RunStateConflict() from error
             raise
+        written = TableEntity(entity)
+        written._metadata = {"etag": (response or {}).get("etag"), "timestamp": None}
+        return written
 
     def _delete(self, read: TableEntity) -> None:
         try:
@@ -565,11 +650,34 @@ def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:
     return data
 
 
-def _ref_row(ref_keys: dict[str, str], key: Key, ref: TableEntity | None = None, **values: Any) -> TableEntity:
-    """The reference-count row of `key`: a copy of `ref` when there is one, else a new row; `values` set on top."""
-    row = TableEntity(ref) if ref is not None else TableEntity(ref_keys, type_name=key[0], qualified_name=key[1])
+def _head_keys(key: Key) -> dict[str, str]:
+    digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
+    return {"PartitionKey": OWNED_PREFIX + digest, "RowKey": HEAD_ROW}
+
+
+def _user_keys(key: Key, run_key: str) -> dict[str, str]:
+    return {"PartitionKey": _head_keys(key)["PartitionKey"],
+            "RowKey": "run-" + hashlib.sha256(run_key.encode("utf-8")).hexdigest()}
+
+
+def _head_row(key: Key, head: TableEntity | None, **values: Any) -> TableEntity:
+    """The entity's head row (its users count, its tombstone): a copy of `head` when there is one, else a new row;
+    `values` set on top."""
+    row = TableEntity(head) if head is not None else TableEntity(_head_keys(key), type_name=key[0],
+                                                                 qualified_name=key[1])
     row.update(values)
     return row
+
+
+def _unchanged(read: TableEntity) -> dict[str, Any]:
+    return {"etag": read.metadata["etag"], "match_condition": MatchConditions.IfNotModified}
+
+
+def _put_op(row: TableEntity, read: TableEntity | None) -> tuple:
+    """The batch operation that creates `row` (nothing was read) or replaces what was read if unchanged."""
+    if read is None:
+        return ("create", row)
+    return ("update", row, {"mode": UpdateMode.REPLACE, **_unchanged(read)})
 
 
 def _tombstoned(ref: TableEntity, now: float) -> bool:

@@ -1,6 +1,8 @@
 """Whatever the order (fast, many examples): the runner over a boundary fake of the catalog ends with exactly the
 catalog that in-order processing gives, for events delivered in any order with duplicates, one at a time or by
-concurrent workers — run history included, so every process's runCount and firstRunTime too. The same property through the real queue worker and the embedded catalog over HTTP is
+concurrent workers — run history included, so every process's runCount and firstRunTime too — on each run-state
+store the product ships (SQLite; Azure Table storage on Azurite, with fewer examples: each costs real HTTP calls).
+The same property through the real queue worker and the embedded catalog over HTTP is
 tests/property/test_order_worker.py."""
 from __future__ import annotations
 
@@ -16,19 +18,21 @@ from olparser.history.stores.sqlite_store import SqliteHistoryStore
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
-from olparser.runs.sqlite_store import SqliteRunStateStore
+from tests.conftest import open_test_run_state_store
 from tests.property.scenarios import WORKSPACE_HOSTS, deliveries, scenarios
 from tests.rules import MAPPINGS_PATH
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 FAR_FUTURE = time.time() + 2 * 3600  # every held (60 s) or incomplete (3,600 s) run is due, none expired (7 days)
+EXAMPLES = {"sqlite": 150, "table": 25}
 
 
-def catalog_after(events, *, hold: int, workers: int) -> dict:
-    """The catalog after processing `events` (in this order, by `workers` threads) and then one timer tick."""
+def catalog_after(events, *, hold: int, workers: int, kind: str = "sqlite", request=None) -> dict:
+    """The catalog after processing `events` (in this order, by `workers` threads, on a fresh store of `kind`) and
+    then one timer tick."""
     with tempfile.TemporaryDirectory() as folder:
-        store = SqliteRunStateStore(Path(folder) / "runs.sqlite3", ttl_seconds=7 * 86400)
+        store = open_test_run_state_store(kind, Path(folder), request)
         history = SqliteHistoryStore(Path(folder) / "history.sqlite3", retention_days=36500)
         catalog = FakeCatalog()
         pipeline = LineagePipeline(store, ENGINE, LineageOptions(workspace_hosts=WORKSPACE_HOSTS), catalog,
@@ -65,9 +69,16 @@ def cases(draw):
     return events, draw(deliveries(events)), draw(st.sampled_from([0, 60])), draw(st.sampled_from([1, 8]))
 
 
-@settings(max_examples=150, print_blob=False, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(cases())
-def test_any_order_with_duplicates_and_workers_gives_the_in_order_catalog(case):
-    in_order, delivered, hold, workers = case
-    got, expected = catalog_after(delivered, hold=hold, workers=workers), catalog_after(in_order, hold=hold, workers=1)
-    assert got == expected, (describe(in_order), describe(delivered), hold, workers, difference(got, expected))
+def test_any_order_with_duplicates_and_workers_gives_the_in_order_catalog(run_state_store_kind, request):
+    kind = run_state_store_kind
+
+    @settings(max_examples=EXAMPLES[kind], print_blob=False, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(cases())
+    def check(case):
+        in_order, delivered, hold, workers = case
+        got = catalog_after(delivered, hold=hold, workers=workers, kind=kind, request=request)
+        expected = catalog_after(in_order, hold=hold, workers=1)  # in order, on SQLite: the reference
+        assert got == expected, (describe(in_order), describe(delivered), hold, workers, difference(got, expected))
+
+    check()

@@ -258,21 +258,26 @@ class PlanWriter:
 
     def _commit(self, runs: list[Selected], calls: list[int]) -> int:
         """After the upload: record each run's plan as what it has written, then delete what no run uses any more
-        (what earlier plans of these runs had and theirs lack). Returns how many entities were deleted."""
+        (what earlier plans of these runs had and theirs lack) and tell the store it is done. A run that dropped a
+        process whose older writer still has it leaves that restore pending in the store: the live path's timer
+        carries it out (the older run's state is there, not in this batch). Returns how many entities were
+        deleted."""
         if self.registry is None:
             return 0
-        orphans: set[Key] = set()
+        deleted = 0
         for selected in runs:
             result = self.registry.commit(
                 selected.key, selected.owned_keys(), version=None,
                 fingerprint=plan_fingerprint(selected.plan),  # type: ignore[arg-type]
                 process_names=selected.processes, run_time=selected.run_time, process_types=PROCESS_TYPES)
-            orphans.update(result.orphans)
-            for name, writer in result.restores:
-                log.warning("process %s: run %s no longer has it; its older writer %s is not part of this backfill, "
-                            "so it is left as it is", name, selected.key, writer)
-        deleted, delete_calls = delete_orphans(self.registry, self.uploader, tuple(sorted(orphans)), self.resolver)
-        calls[0] += delete_calls
+            count, delete_calls = delete_orphans(self.registry, self.uploader, result.orphans, self.resolver)
+            deleted += count
+            calls[0] += delete_calls
+            if result.restores:
+                log.info("run %s: %d process(es) it no longer has go back to their older writers; the live path's "
+                         "timer writes them", selected.key, len(result.restores))
+            elif result.epoch is not None:
+                self.registry.done(selected.key, result.epoch)
         return deleted
 
     def _linked(self, selected: list[Selected], calls: list[int],

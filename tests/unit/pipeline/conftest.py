@@ -1,20 +1,37 @@
-"""Fixtures of the runner's tests: a fresh SQLite run-state store, and the mapping engine with the shipped rules
-(the tests' copy, tests/rules; read, never edited)."""
+"""Fixtures of the runner's tests: a fresh run-state store of each kind (tests/conftest.py's `run_state_store`), and
+the mapping engine with the shipped rules (the tests' copy, tests/rules; read, never edited)."""
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
 
 from olparser.naming import MappingEngine
-from olparser.runs.sqlite_store import SqliteRunStateStore
+from tests.conftest import open_test_run_state_store
 from tests.rules import MAPPINGS_PATH
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=7 * 86400) as opened:
-        yield opened
+def store(run_state_store):
+    return run_state_store
+
+
+@pytest.fixture
+def fresh_store(run_state_store_kind: str, tmp_path: Path, request: pytest.FixtureRequest):
+    """Opens another empty store of the same kind (closed after the test)."""
+    opened = []
+    numbers = itertools.count(1)
+
+    def open_one():
+        folder = tmp_path / f"store-{next(numbers)}"
+        folder.mkdir()
+        opened.append(open_test_run_state_store(run_state_store_kind, folder, request))
+        return opened[-1]
+
+    yield open_one
+    for store in opened:
+        store.close()
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.rules import static_key
 from olparser.runs.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import TOMBSTONE_SECONDS
+from tests.conftest import same_store_elsewhere
 from tests import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
@@ -104,7 +105,7 @@ def test_failed_run_writes_nothing_by_default(shared_dir, store, engine):
 
 # --- order: what an interim write leaves behind is removed ---------------------------------------------------------
 
-def test_complete_before_running_is_corrected_when_the_environment_arrives(store, engine):
+def test_complete_before_running_is_corrected_when_the_environment_arrives(store, engine, fresh_store):
     catalog = FakeCatalog()
     pipeline = make_pipeline(store, engine, catalog)
     start, running, complete = dr.events(dr.orders_run(1))
@@ -122,8 +123,7 @@ def test_complete_before_running_is_corrected_when_the_environment_arrives(store
     assert pipeline.process(start).status == "written"  # the START tells when the run started: lastRunStartTime
 
     in_order = FakeCatalog()
-    in_order_pipeline = make_pipeline(SqliteRunStateStore(store.path.with_name("other.sqlite3"), ttl_seconds=600),
-                                      engine, in_order)
+    in_order_pipeline = make_pipeline(fresh_store(), engine, in_order)
     for event in (start, running, complete):
         in_order_pipeline.process(event)
     assert catalog.state() == in_order.state()
@@ -367,7 +367,7 @@ def test_a_delete_that_fails_is_retried_by_the_timer(store, engine):
 def test_a_run_merged_again_while_it_was_written_is_written_again_from_the_newer_state(store, engine, tmp_path):
     catalog = FakeCatalog()
     pipeline = make_pipeline(store, engine, catalog)
-    other_worker = make_pipeline(SqliteRunStateStore(store.path, ttl_seconds=7 * 86400), engine, catalog)
+    other_worker = make_pipeline(same_store_elsewhere(store), engine, catalog)
     start, running, complete = dr.events(dr.orders_run(1))
     # another worker process merges the RUNNING while this one uploads the COMPLETE's interim plan; its own upload
     # lands first (inside ours), and its commit is the current one

@@ -2,15 +2,13 @@
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from olparser.runs.sqlite_store import SqliteRunStateStore
 from tests.azurite_fixture import azurite  # noqa: F401  (the session fixture, re-exported)
-from tests.conftest import SHARED
+from tests.conftest import SHARED, open_test_run_state_store
 
 SEQUENCES = SHARED / "openlineage" / "sequences"
 TTL_SECONDS = 60
@@ -27,17 +25,9 @@ def events_of_run(events: list[dict], run_id: str) -> list[dict]:
     return [e for e in events if e["run"]["runId"] == run_id]
 
 
-@pytest.fixture(params=["sqlite", pytest.param("table", marks=pytest.mark.azurite)])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator:
+@pytest.fixture
+def store(run_state_store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator:
     """A fresh, empty run-state store of each kind, with a TTL of 60 s."""
-    if request.param == "sqlite":
-        with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=TTL_SECONDS) as sqlite_store:
-            yield sqlite_store
-        return
-    from olparser.runs.table_store import TableRunStateStore
-
-    emulator = request.getfixturevalue("azurite")
-    table = f"runs{uuid.uuid4().hex[:16]}"
-    with TableRunStateStore.from_connection_string(emulator.connection_string, table,
-                                                   ttl_seconds=TTL_SECONDS) as table_store:
-        yield table_store
+    opened = open_test_run_state_store(run_state_store_kind, tmp_path, request, ttl_seconds=TTL_SECONDS)
+    yield opened
+    opened.close()

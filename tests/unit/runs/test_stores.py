@@ -20,6 +20,20 @@ CLL_CTAS_RUN = "019127df-0850-72bc-b214-b255290588a6"
 T0 = 1_700_000_000.0
 
 
+def merged(store, event: dict, **options):
+    """The run's state after merging `event` (what merge_versioned returns, without the version)."""
+    return store.merge_versioned(event, **options)[0]
+
+
+def got(store, run_id: str, **options):
+    return store.get_versioned(run_id, **options)[0]
+
+
+def record_writers(store, names: list[str], run_time: float, run_key: str = "") -> None:
+    """Run `run_key` of `run_time` wrote these processes (a commit of a plan that owns nothing)."""
+    store.commit(run_key, [], version=None, fingerprint="", process_names=names, run_time=run_time, now=T0)
+
+
 def cll_events() -> list[dict]:
     return events_of_run(load_sequence("compat-tests__CLL"), CLL_CTAS_RUN)
 
@@ -42,14 +56,14 @@ def numbered_events(run_id: str, count: int) -> list[dict]:
 def test_merging_a_sequence_through_the_store_equals_the_pure_merge(store):
     events = cll_events()
     for event in events:
-        returned = store.merge(event, now=T0)
+        returned = merged(store, event, now=T0)
     expected = merge_events(events)
     assert returned == expected
-    assert store.get(CLL_CTAS_RUN, now=T0) == expected
+    assert got(store, CLL_CTAS_RUN, now=T0) == expected
 
 
 def test_unknown_run_has_no_state_and_no_fingerprint(store):
-    assert store.get("0190f000-0000-7000-8000-000000000000", now=T0) is None
+    assert got(store, "0190f000-0000-7000-8000-000000000000", now=T0) is None
     assert store.written_fingerprint("0190f000-0000-7000-8000-000000000000", now=T0) is None
 
 
@@ -70,8 +84,8 @@ def test_fingerprint_is_recorded_by_commit_and_survives_later_merges(store):
 
 def test_a_commit_for_an_older_version_is_refused_as_stale(store):
     start, running, _, complete = cll_events()
-    store.merge(start, now=T0)
-    store.merge(complete, now=T0 + 1)  # version 2: someone merged while version 1's plan was being written
+    merged(store, start, now=T0)
+    merged(store, complete, now=T0 + 1)  # version 2: someone merged while version 1's plan was being written
     assert store.commit(CLL_CTAS_RUN, [PROCESS], version=1, fingerprint="f1", now=T0 + 2) == CommitResult(stale=True)
     assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 2) is None
     assert store.commit(CLL_CTAS_RUN, [PROCESS], version=2, fingerprint="f2", now=T0 + 2) == CommitResult()
@@ -87,16 +101,16 @@ def test_fingerprint_of_static_lineage_without_state(store):
 
 def test_state_expires_ttl_seconds_after_the_last_update(store):
     start, running, _, complete = cll_events()
-    store.merge(start, now=T0)
-    store.merge(running, now=T0 + 30)  # the TTL counts from here
+    merged(store, start, now=T0)
+    merged(store, running, now=T0 + 30)  # the TTL counts from here
     store.commit(CLL_CTAS_RUN, [], version=2, fingerprint="sha256:aa11", now=T0 + 30)
-    assert store.get(CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS - 1) == merge_events([start, running])
-    assert store.get(CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS) is None
+    assert got(store, CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS - 1) == merge_events([start, running])
+    assert got(store, CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS) is None
     assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS) is None
     # an event after expiry starts a new snapshot, without the old fingerprint
-    late = store.merge(complete, now=T0 + 200)
+    late = merged(store, complete, now=T0 + 200)
     assert late == merge_events([complete])
-    assert store.get(CLL_CTAS_RUN, now=T0 + 200) == late
+    assert got(store, CLL_CTAS_RUN, now=T0 + 200) == late
     assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 200) is None
 
 
@@ -130,6 +144,32 @@ def test_what_a_run_no_longer_writes_and_nobody_else_uses_is_orphaned(store):
         orphans=(PLACEHOLDER, APP))
 
 
+def test_a_newer_plan_that_drops_a_process_releases_it_and_restores_it_from_the_older_writer(store):
+    # Regression (#24 item 1): the Table store crashed here (TypeError) after recording the commit.
+    types = frozenset({PROCESS[0], INTERIM_PROCESS[0]})
+    store.claim("run-old", [INTERIM_PROCESS, PLACEHOLDER], now=T0)
+    store.commit("run-old", [INTERIM_PROCESS, PLACEHOLDER], version=None, fingerprint="o1",
+                 process_names=[INTERIM_PROCESS[1]], run_time=100.0, process_types=types, now=T0)
+    store.claim("run-new", [INTERIM_PROCESS, PLACEHOLDER], now=T0 + 1)
+    result = store.commit("run-new", [INTERIM_PROCESS, PLACEHOLDER], version=None, fingerprint="n1",
+                          process_names=[INTERIM_PROCESS[1]], run_time=200.0, process_types=types, now=T0 + 1)
+    assert result.newest == {INTERIM_PROCESS[1]}
+    # run-new's environment facet arrived: its plan now has the notebook's process instead
+    store.claim("run-new", [PROCESS], now=T0 + 2)
+    result = store.commit("run-new", [PROCESS], version=None, fingerprint="n2", process_names=[PROCESS[1]],
+                          run_time=200.0, process_types=types, now=T0 + 2)
+    assert (result.stale, result.orphans, result.newest) == (False, (), frozenset({PROCESS[1]}))
+    assert result.restores == ((INTERIM_PROCESS[1], "run-old"),)
+    assert store.process_writers([INTERIM_PROCESS[1], PROCESS[1]]) == {INTERIM_PROCESS[1]: (100.0, "run-old"),
+                                                                       PROCESS[1]: (200.0, "run-new")}
+    # the last writer drops it too: nothing to restore, and the entities no run uses are deleted
+    store.claim("run-old", [PROCESS], now=T0 + 3)
+    result = store.commit("run-old", [PROCESS], version=None, fingerprint="o2", process_names=[PROCESS[1]],
+                          run_time=100.0, process_types=types, now=T0 + 3)
+    assert (result.orphans, result.restores, result.newest) == ((PLACEHOLDER, INTERIM_PROCESS), (), frozenset())
+    assert store.process_writers([INTERIM_PROCESS[1], PROCESS[1]]) == {PROCESS[1]: (200.0, "run-new")}
+
+
 def test_claiming_twice_counts_a_run_once(store):
     for _ in range(3):
         store.claim("run-a", [PLACEHOLDER], now=T0)
@@ -161,6 +201,8 @@ def test_dangling_uploads_that_nobody_claims_are_orphaned(store):
     store.claim("run-a", [PROCESS], now=T0)
     result = store.commit("run-a", [PROCESS], version=None, fingerprint="a", dangling=[INTERIM_PROCESS], now=T0)
     assert result.orphans == (INTERIM_PROCESS,)
+    store.finish_deletes(result.orphans)
+    store.done("run-a", result.epoch)
     store.claim("run-c", [APP], now=T0)
     store.commit("run-c", [APP], version=None, fingerprint="c", now=T0)
     assert store.commit("run-a", [PROCESS], version=None, fingerprint="a2", dangling=[APP], now=T0).orphans == ()
@@ -195,8 +237,8 @@ def test_a_tombstone_older_than_its_limit_no_longer_blocks_and_is_handed_to_the_
 
 def test_due_runs_come_back_when_their_time_has_passed_most_overdue_first(store):
     first, second = numbered_events("0190f000-0000-7000-8000-0000000000a1", 1)[0], cll_events()[0]
-    store.merge(first, now=T0)
-    store.merge(second, now=T0)
+    merged(store, first, now=T0)
+    merged(store, second, now=T0)
     store.schedule("0190f000-0000-7000-8000-0000000000a1", T0 + 20)
     store.schedule(CLL_CTAS_RUN, T0 + 10)
     assert store.due_runs(T0 + 9, limit=10) == []
@@ -215,7 +257,7 @@ def test_due_runs_come_back_when_their_time_has_passed_most_overdue_first(store)
 
 
 def test_a_due_run_is_not_purged_before_the_timer_has_written_it(store):
-    store.merge(cll_events()[0], now=T0)
+    merged(store, cll_events()[0], now=T0)
     store.schedule(CLL_CTAS_RUN, T0 + 10)
     assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 0
     store.schedule(CLL_CTAS_RUN, None)
@@ -223,7 +265,7 @@ def test_a_due_run_is_not_purged_before_the_timer_has_written_it(store):
 
 
 def test_reset_forgets_a_process_run_time(store):
-    store.record_process_runs(["p1", "p2"], 253402300799.0)  # a run dated 9999-12-31
+    record_writers(store, ["p1", "p2"], 253402300799.0)  # a run dated 9999-12-31
     assert store.reset_process_runs(["p1", "p3"]) == 1
     assert store.process_writers(["p1", "p2"]) == {"p2": (253402300799.0, "")}
     assert store.stats().processes == 1
@@ -231,11 +273,11 @@ def test_reset_forgets_a_process_run_time(store):
 
 def test_purge_deletes_exactly_the_expired_runs(store):
     old, fresh = numbered_events("0190f000-0000-7000-8000-00000000000a", 1)[0], cll_events()[0]
-    store.merge(old, now=T0)
-    store.merge(fresh, now=T0 + 50)
+    merged(store, old, now=T0)
+    merged(store, fresh, now=T0 + 50)
     assert store.purge_expired(now=T0 + TTL_SECONDS + 10) == 1
-    assert store.get("0190f000-0000-7000-8000-00000000000a", now=T0) is None  # deleted, not only ignored
-    assert store.get(CLL_CTAS_RUN, now=T0 + TTL_SECONDS + 10) == merge_events([fresh])
+    assert got(store, "0190f000-0000-7000-8000-00000000000a", now=T0) is None  # deleted, not only ignored
+    assert got(store, CLL_CTAS_RUN, now=T0 + TTL_SECONDS + 10) == merge_events([fresh])
     assert store.purge_expired(now=T0 + TTL_SECONDS + 10) == 0
     assert store.purge_expired(now=T0 + 50 + TTL_SECONDS) == 1
 
@@ -243,14 +285,14 @@ def test_purge_deletes_exactly_the_expired_runs(store):
 def test_process_writers_keep_the_newest_run_and_outlive_purges(store):
     a, b = "notebooks/etl/processes/x", "notebooks/etl/processes/y"
     assert store.process_writers([a, b]) == {}
-    store.record_process_runs([a, b], 1_700_000_100.5, "run-2")
-    store.record_process_runs([a], 1_700_000_050.0, "run-1")  # an older run: the newer one stays
-    store.record_process_runs([b], 1_700_000_200.0, "run-3")
-    store.record_process_runs([a], 1_700_000_100.5, "run-0")  # the same instant: the greater key wins
+    record_writers(store, [a, b], 1_700_000_100.5, "run-2")
+    record_writers(store, [a], 1_700_000_050.0, "run-1")  # an older run: the newer one stays
+    record_writers(store, [b], 1_700_000_200.0, "run-3")
+    record_writers(store, [a], 1_700_000_100.5, "run-0")  # the same instant: the greater key wins
     assert store.process_writers([b, a, b, "unknown"]) == {a: (1_700_000_100.5, "run-2"),
                                                           b: (1_700_000_200.0, "run-3")}
-    store.record_process_runs([a], 1_700_000_100.5, "run-9")
-    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 0  # not run state: never purged
+    record_writers(store, [a], 1_700_000_100.5, "run-9")
+    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 5  # the five runs' records; their writers stay
     assert store.process_writers([a]) == {a: (1_700_000_100.5, "run-9")}
 
 
@@ -286,7 +328,7 @@ def test_interim_keys_are_the_registered_ones_until_forgotten(store):
 
 
 def test_interim_datasets_outlive_run_purges_and_are_counted(store):
-    store.merge(cll_events()[0], now=T0)
+    merged(store, cll_events()[0], now=T0)
     store.register_interim({INTERIM_PATH: PATH_CANDIDATES}, now=T0)
     assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 1
     assert store.interim_keys([INTERIM_PATH]) == {INTERIM_PATH}
@@ -302,7 +344,7 @@ def test_threads_merging_events_of_one_run_lose_nothing(store):
     def worker(mine: list[dict]) -> None:
         try:
             for event in mine:
-                store.merge(event, now=T0)
+                merged(store, event, now=T0)
         except BaseException as error:  # reported below
             errors.append(error)
 
@@ -312,14 +354,14 @@ def test_threads_merging_events_of_one_run_lose_nothing(store):
     for thread in threads:
         thread.join()
     assert errors == []
-    snapshot = store.get(run_id, now=T0)
+    snapshot = got(store, run_id, now=T0)
     assert [d.name for d in snapshot.outputs] == [f"/tmp/out/part_{i:03d}" for i in range(32)]
     assert snapshot == merge_events(events)
 
 
 def test_an_event_without_run_id_is_refused(store):
     with pytest.raises(ValueError, match="no run.runId"):
-        store.merge({"eventTime": "2024-01-01T00:00:00Z", "job": {"namespace": "n", "name": "j"}}, now=T0)
+        merged(store, {"eventTime": "2024-01-01T00:00:00Z", "job": {"namespace": "n", "name": "j"}}, now=T0)
 
 
 # --- SQLite ------------------------------------------------------------------------------------------------------
@@ -327,7 +369,7 @@ def test_an_event_without_run_id_is_refused(store):
 def _merge_in_process(path: str, events: list[dict]) -> None:
     with SqliteRunStateStore(Path(path), ttl_seconds=3600) as store:
         for event in events:
-            store.merge(event, now=T0)
+            merged(store, event, now=T0)
 
 
 def test_sqlite_processes_merging_one_run_lose_nothing(tmp_path):
@@ -342,7 +384,7 @@ def test_sqlite_processes_merging_one_run_lose_nothing(tmp_path):
         process.join(60)
     assert [p.exitcode for p in processes] == [0, 0, 0]
     with SqliteRunStateStore(path, ttl_seconds=3600) as store:
-        assert len(store.get(run_id, now=T0).outputs) == 24
+        assert len(got(store, run_id, now=T0).outputs) == 24
 
 
 def test_sqlite_opens_a_file_of_the_previous_version_and_adds_the_new_columns(tmp_path):
@@ -367,14 +409,14 @@ def test_sqlite_rolls_back_a_merge_that_fails_and_keeps_working(tmp_path, monkey
 
     start, running, _, _ = cll_events()
     with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=TTL_SECONDS) as store:
-        store.merge(start, now=T0)
+        merged(store, start, now=T0)
 
         def broken(snapshot):
             raise OSError("disk full")
 
         monkeypatch.setattr(module, "to_json", broken)
         with pytest.raises(OSError, match="disk full"):
-            store.merge(running, now=T0 + 1)
+            merged(store, running, now=T0 + 1)
         monkeypatch.undo()
         assert store.get_versioned(CLL_CTAS_RUN, now=T0 + 1) == (merge_events([start]), 1)
         assert store._connection().in_transaction is False
@@ -416,7 +458,7 @@ def test_table_writers_that_collide_retry_and_lose_nothing(azurite, table_store)
     from olparser.runs.table_store import TableRunStateStore
 
     start, running, _, complete = cll_events()
-    table_store.merge(start, now=T0)
+    table_store.merge_versioned(start, now=T0)
     other = TableRunStateStore(table_store.table, ttl_seconds=TTL_SECONDS)
     interfered = []
     original_read = table_store._read
@@ -425,7 +467,7 @@ def test_table_writers_that_collide_retry_and_lose_nothing(azurite, table_store)
         entity = original_read(run_id)
         if not interfered:
             interfered.append(run_id)
-            other.merge(running, now=T0 + 1)  # lands after our read: our write must not overwrite it
+            other.merge_versioned(running, now=T0 + 1)  # lands after our read: our write must not overwrite it
         return entity
 
     table_store._read = read_then_interfere
@@ -443,19 +485,19 @@ def test_table_writers_that_collide_retry_and_lose_nothing(azurite, table_store)
 def test_table_splits_large_state_across_numbered_properties(table_store):
     run_id = "0190f000-0000-7000-8000-0000000000ee"
     event = _incompressible_event(run_id, 3000)  # ~200 KB of random hex, ~110 KB compressed
-    snapshot = table_store.merge(event, now=T0)
+    snapshot = table_store.merge_versioned(event, now=T0)[0]
     keys = table_store._keys(run_id)
     entity = table_store.table.get_entity(keys["PartitionKey"], keys["RowKey"])
     assert entity["state_parts"] == 2
     assert len(entity["state_0"]) == 64_000 and 0 < len(entity["state_1"]) <= 64_000
     assert "state_2" not in entity
-    assert table_store.get(run_id, now=T0) == snapshot
+    assert got(table_store, run_id, now=T0) == snapshot
     # after expiry a small state replaces the entity: no stale part is left behind
     small = {**cll_events()[0], "run": {**cll_events()[0]["run"], "runId": run_id}}
-    table_store.merge(small, now=T0 + TTL_SECONDS + 10)
+    table_store.merge_versioned(small, now=T0 + TTL_SECONDS + 10)
     entity = table_store.table.get_entity(keys["PartitionKey"], keys["RowKey"])
     assert entity["state_parts"] == 1 and "state_1" not in entity
-    assert table_store.get(run_id, now=T0 + TTL_SECONDS + 10) == merge_events([small])
+    assert got(table_store, run_id, now=T0 + TTL_SECONDS + 10) == merge_events([small])
 
 
 @pytest.mark.azurite
@@ -465,10 +507,10 @@ def test_table_refuses_a_run_too_large_for_one_entity_and_keeps_the_previous_sta
     run_id = "0190f000-0000-7000-8000-0000000000ff"
     first = cll_events()[0]
     first = {**first, "run": {**first["run"], "runId": run_id}}
-    before = table_store.merge(first, now=T0)
+    before = table_store.merge_versioned(first, now=T0)[0]
     with pytest.raises(RunStateTooLarge, match=f"run {run_id}: merged state is .* over the 720000-byte limit"):
-        table_store.merge(_incompressible_event(run_id, 30_000), now=T0 + 1)
-    assert table_store.get(run_id, now=T0 + 1) == before
+        table_store.merge_versioned(_incompressible_event(run_id, 30_000), now=T0 + 1)
+    assert got(table_store, run_id, now=T0 + 1) == before
 
 
 @pytest.mark.azurite
@@ -476,9 +518,9 @@ def test_table_stores_a_state_just_under_the_limit(table_store):
     from olparser.runs.codec import to_compressed
 
     run_id = "0190f000-0000-7000-8000-0000000000fe"
-    snapshot = table_store.merge(_incompressible_event(run_id, 18_000), now=T0)  # ~708 KB compressed
+    snapshot = table_store.merge_versioned(_incompressible_event(run_id, 18_000), now=T0)[0]  # ~708 KB compressed
     assert 690_000 < len(to_compressed(snapshot)) <= 720_000
-    assert table_store.get(run_id, now=T0) == snapshot
+    assert got(table_store, run_id, now=T0) == snapshot
 
 
 @pytest.mark.azurite
@@ -505,8 +547,8 @@ def test_open_sqlite_store_from_settings(tmp_path):
         assert isinstance(store, SqliteRunStateStore)
         assert store.path == tmp_path / "data" / "run-state.sqlite3"
         assert store.ttl_seconds == 120
-        store.merge(cll_events()[0])
-        assert store.get(CLL_CTAS_RUN).event_type == "START"  # real clock: fresh
+        merged(store, cll_events()[0])
+        assert got(store, CLL_CTAS_RUN).event_type == "START"  # real clock: fresh
     finally:
         store.close()
 
@@ -516,7 +558,7 @@ def test_open_table_store_from_settings(azurite):
     store = open_run_state_store(Settings(run_state_store="table", storage_connection=azurite.connection_string))
     try:
         assert store.table.table_name == "olrunstate"
-        assert store.merge(cll_events()[0]).event_type == "START"
+        assert merged(store, cll_events()[0]).event_type == "START"
     finally:
         store.close()
 
