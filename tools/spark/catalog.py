@@ -264,20 +264,20 @@ class PlanWriter:
         deleted."""
         if self.registry is None:
             return 0
-        deleted = 0
-        for selected in runs:
-            result = self.registry.commit(
-                selected.key, selected.owned_keys(), version=None,
-                fingerprint=plan_fingerprint(selected.plan),  # type: ignore[arg-type]
-                process_names=selected.processes, run_time=selected.run_time, process_types=PROCESS_TYPES)
-            count, delete_calls = delete_orphans(self.registry, self.uploader, result.orphans, self.resolver)
-            deleted += count
-            calls[0] += delete_calls
+        results = [(selected.key, self.registry.commit(
+            selected.key, selected.owned_keys(), version=None,
+            fingerprint=plan_fingerprint(selected.plan),  # type: ignore[arg-type]
+            process_names=selected.processes, run_time=selected.run_time, process_types=PROCESS_TYPES))
+            for selected in runs]
+        orphans = tuple(sorted({key for _, result in results for key in result.orphans}))
+        deleted, delete_calls = delete_orphans(self.registry, self.uploader, orphans, self.resolver)  # one request
+        calls[0] += delete_calls
+        for key, result in results:
             if result.restores:
                 log.info("run %s: %d process(es) it no longer has go back to their older writers; the live path's "
-                         "timer writes them", selected.key, len(result.restores))
+                         "timer writes them", key, len(result.restores))
             elif result.epoch is not None:
-                self.registry.done(selected.key, result.epoch)
+                self.registry.done(key, result.epoch)
         return deleted
 
     def _linked(self, selected: list[Selected], calls: list[int],
