@@ -4,15 +4,18 @@ earlier writes, by the placeholder sweep when it did not (another data folder, l
 from __future__ import annotations
 
 import json
+from typing import Iterator
 
 import pytest
 
 from olparser.delivery.archive import EventArchive, FolderArchiveStore
 from olparser.runtime import Runtime
+from tests.azurite_fixture import require_azurite
 from tests.e2e.lineage_helpers import Atlas, refs
 from tests.rules import MAPPINGS_PATH
 from tests.spark.conftest import job_for
 from tests.spark.events import spark_run, write_json_lines
+from tools.azurite import start_azurite
 from tools.spark.spark_job import run_spark
 
 pytestmark = pytest.mark.spark
@@ -81,7 +84,21 @@ def test_remap_with_nothing_to_change_writes_nothing(spark, catalog_factory, tmp
             report.bulk_requests) == (0, 1, 0, 0)
 
 
-def test_remap_after_a_new_rule_leaves_no_trace_of_the_old_plan_the_live_path_wrote(spark, catalog_factory, tmp_path):
+@pytest.fixture
+def run_state_settings(run_state_store_kind: str, tmp_path) -> Iterator[dict]:
+    """The settings of each run-state store the product ships, for the live path and the batch alike: SQLite in the
+    data folder, or Table storage on an Azurite of this test's own (the product's table names are fixed, so tests
+    sharing one Azurite would share their ledgers)."""
+    if run_state_store_kind == "sqlite":
+        yield {}
+        return
+    require_azurite()
+    with start_azurite(tmp_path / "azurite") as azurite:
+        yield {"run_state_store": "table", "storage_connection": azurite.connection_string}
+
+
+def test_remap_after_a_new_rule_leaves_no_trace_of_the_old_plan_the_live_path_wrote(spark, catalog_factory, tmp_path,
+                                                                                      run_state_settings):
     """Issue #24's repro: the live path wrote a run while its output had no rule (a process named after the
     placeholder, reading the lake); a rule for the output is added and `spark remap` re-plans the run. The remap
     commits the run's new plan through the live path's ledger, so the old process and the placeholder it wrote to,
@@ -91,7 +108,7 @@ def test_remap_after_a_new_rule_leaves_no_trace_of_the_old_plan_the_live_path_wr
     catalog = catalog_factory()
     atlas = Atlas(catalog.atlas_url)
     events = spark_run(0)
-    live = Runtime(job_for(catalog, mappings_inline=without_blob).settings)
+    live = Runtime(job_for(catalog, mappings_inline=without_blob, **run_state_settings).settings)
     try:
         assert [live.process(event).status for event in events] == ["waiting", "written"]
     finally:
@@ -100,8 +117,8 @@ def test_remap_after_a_new_rule_leaves_no_trace_of_the_old_plan_the_live_path_wr
     before = {qn for type_name, qn in atlas.keys() if type_name == "spark_process"}
     assert [type_name for type_name, qn in atlas.keys() if qn == placeholder] == ["openlineage_dataset"]
 
-    report = run_spark(spark, [str(write_json_lines(tmp_path / "events.jsonl", events))], job_for(catalog),
-                       command="remap")
+    report = run_spark(spark, [str(write_json_lines(tmp_path / "events.jsonl", events))],
+                       job_for(catalog, **run_state_settings), command="remap")
 
     processes = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"]
     assert [(refs(p, "outputs"), refs(p, "inputs")) for p in processes] == [
