@@ -16,13 +16,14 @@ import json
 from enum import StrEnum
 from typing import Any, Iterable
 
+from olparser.runs.ledger import Writer
 from olparser.runs.merge import instant_seconds, is_static_event, run_instant
 from olparser.runs.model import RunSnapshot
 
 STATIC_KEY_PREFIX = "static:"
 INCOMPLETE = "INCOMPLETE"
 
-RunOrder = tuple[float, str]  # (run time in Unix seconds, run key): the newest run has the largest
+RunOrder = Writer  # (run time in Unix seconds, run key): the newest run has the largest (the ledger's writers)
 
 
 class RunStatus(StrEnum):
