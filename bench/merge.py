@@ -9,66 +9,42 @@ import statistics
 import tempfile
 import time
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 
 from olparser.runs.codec import to_json
 from olparser.runs.merge import merge_event
 from olparser.runs.sqlite_store import SqliteRunStateStore
+from tools.samples.databricks import ColumnEdge, Dataset, NotebookRun, events
 
 COLUMNS = 30
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
 REPEATS = 7
 
 
+RAW = "abfss://raw@contosolake.dfs.core.windows.net"
+CURATED = "abfss://curated@contosolake.dfs.core.windows.net"
+HIVE = "hive://adb-1234.5.azuredatabricks.net"
+BENCH_COLUMNS = tuple(f"col_{i}" for i in range(COLUMNS))
+
+
 def databricks_run(run_id: str) -> list[dict]:
-    """START, RUNNING (environment-properties), COMPLETE (30 columns of lineage) of one run."""
-    lake = "abfss://curated@contosolake.dfs.core.windows.net"
-    raw = "abfss://raw@contosolake.dfs.core.windows.net"
-    schema = {"_producer": PRODUCER, "fields": [{"name": f"col_{i}", "type": "string"} for i in range(COLUMNS)]}
-
-    def dataset(namespace: str, name: str, table: str) -> dict:
-        return {"namespace": namespace, "name": name, "facets": {
-            "dataSource": {"_producer": PRODUCER, "name": namespace, "uri": namespace},
-            "schema": schema,
-            "symlinks": {"_producer": PRODUCER, "identifiers": [
-                {"namespace": "hive://adb-1234.5.azuredatabricks.net", "name": table, "type": "TABLE"}]},
-        }}
-
-    inputs = [dataset(raw, "sales/orders", "raw.orders"), dataset(raw, "sales/customers", "raw.customers")]
-    output = dataset(lake, "sales/orders_enriched", "curated.orders_enriched")
-    lineage = {"_producer": PRODUCER, "fields": {f"col_{i}": {"inputFields": [
-        {"namespace": raw, "name": "sales/orders", "field": f"col_{i}",
-         "transformations": [{"type": "DIRECT", "subtype": "IDENTITY", "description": "", "masking": False}]},
-        {"namespace": raw, "name": "sales/customers", "field": "customer_id",
-         "transformations": [{"type": "INDIRECT", "subtype": "JOIN", "description": "", "masking": False}]},
-    ]} for i in range(COLUMNS)}}
-    environment = {"_producer": PRODUCER, "environment-properties": {
-        "spark.databricks.notebook.path": "/Repos/etl/sales/enrich_orders",
-        "spark.databricks.job.id": "881",
-        "spark.databricks.job.runId": "42017",
-        "spark.databricks.clusterUsageTags.clusterOwnerOrgId": "1234567890123456",
-        "spark.databricks.clusterUsageTags.clusterName": "etl-cluster",
-        "user": "etl@contoso.com",
-        "mountPoints": [{"mountPoint": f"/mnt/m{i}", "source": f"abfss://c{i}@contosolake.dfs.core.windows.net/"}
-                        for i in range(8)],
-    }}
-    job = {"namespace": "adb-1234.5.azuredatabricks.net", "name": "databricks_shell.append_data.curated_orders",
-           "facets": {"jobType": {"_producer": PRODUCER, "processingType": "BATCH", "integration": "SPARK",
-                                  "jobType": "SQL_JOB"}}}
-    parent = {"_producer": PRODUCER, "run": {"runId": str(uuid.uuid4())},
-              "job": {"namespace": job["namespace"], "name": "databricks_shell"}}
-
-    def event(event_type: str, time_text: str, run_facets: dict, with_lineage: bool) -> dict:
-        out = {**output, "facets": {**output["facets"], **({"columnLineage": lineage} if with_lineage else {})}}
-        return {"eventType": event_type, "eventTime": time_text, "producer": PRODUCER,
-                "run": {"runId": run_id, "facets": {"parent": parent, **run_facets}},
-                "job": job, "inputs": inputs, "outputs": [out]}
-
-    return [
-        event("START", "2025-03-01T10:00:00.100Z", {}, False),
-        event("RUNNING", "2025-03-01T10:00:01.200Z", {"environment-properties": environment}, False),
-        event("COMPLETE", "2025-03-01T10:00:09.300Z", {}, True),
-    ]
+    """START, RUNNING (environment-properties), COMPLETE (30 columns of lineage) of one run (the one builder of
+    Databricks runs, tools/samples/databricks.py)."""
+    orders = Dataset(RAW, "sales/orders", BENCH_COLUMNS, data_source=True, symlink=(HIVE, "raw.orders"))
+    customers = Dataset(RAW, "sales/customers", BENCH_COLUMNS, data_source=True, symlink=(HIVE, "raw.customers"))
+    output = Dataset(CURATED, "sales/orders_enriched", BENCH_COLUMNS, data_source=True,
+                     symlink=(HIVE, "curated.orders_enriched"))
+    lineage = tuple(edge for column in BENCH_COLUMNS for edge in (
+        ColumnEdge(column, 0, column), ColumnEdge(column, 1, "customer_id", "INDIRECT", "JOIN")))
+    return events(NotebookRun(
+        run_id=run_id, started=datetime(2025, 3, 1, 10, 0, 0, 100000, tzinfo=timezone.utc),
+        statement="append_data.curated_orders", inputs=(orders, customers), output=output,
+        notebook="/Repos/etl/sales/enrich_orders", column_lineage=lineage,
+        mounts=tuple((f"/mnt/m{i}", f"abfss://c{i}@contosolake.dfs.core.windows.net/") for i in range(8)),
+        job_namespace="adb-1234.5.azuredatabricks.net", workspace_id="1234567890123456",
+        environment_extra={"spark.databricks.job.id": "881", "spark.databricks.job.runId": "42017"},
+        job_type=True, offsets=(0.0, 1.1, 9.2)))
 
 
 def _median_seconds_per_event(runs: list[list[dict]], handle) -> float:

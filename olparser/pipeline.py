@@ -48,7 +48,8 @@ import threading
 import time
 import zlib
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any, Callable, Iterable, Protocol
 
 from olparser.history import RunHistoryStore, history_record, with_run_history
@@ -58,14 +59,14 @@ from olparser.lineage.link import link_plan
 from olparser.lineage.plan import unmatched_text
 from olparser.naming import MappingEngine
 from olparser.resolution.model import candidates_to_json
-from olparser.runs import RunSnapshot, RunStateStore, is_static_event, run_instant, snapshot_from_static
+from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
+from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
 from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key
 from olparser.sql import ParseSql
 
 log = logging.getLogger(__name__)
 
 LOCK_STRIPES = 64
-INCOMPLETE = "INCOMPLETE"
 MAX_REBUILDS = 5
 DUE_RETRY_SECONDS = 60.0
 MAX_DUE_ATTEMPTS = 5
@@ -113,6 +114,10 @@ class WritePolicy:
         return cls(incomplete_run_seconds=settings.incomplete_run_seconds,
                    environment_wait_seconds=settings.databricks_environment_wait_seconds,
                    max_datasets=settings.max_datasets_per_run)
+
+    def complete(self) -> "WritePolicy":
+        """The policy when every event of every run is there (a backfill): nothing left to hold a run for."""
+        return replace(self, environment_wait_seconds=0.0)
 
 
 @dataclass(frozen=True)
@@ -164,12 +169,58 @@ class DueReport:
                 "purged": self.purged, "historyPurged": self.history_purged}
 
 
-def static_key(event: dict[str, Any]) -> str:
-    """The bookkeeping key of static lineage: one per declared job (JobEvent) or dataset (DatasetEvent)."""
-    subject = event.get("job") if "job" in event else event.get("dataset")
-    subject = subject if isinstance(subject, dict) else {}
-    identity = json.dumps(["job" if "job" in event else "dataset", subject.get("namespace"), subject.get("name")])
-    return "static:" + hashlib.sha256(identity.encode("utf-8")).hexdigest()
+class Decision(StrEnum):
+    """What to do with a run after merging an event: write it, wait for its end (the timer writes it as INCOMPLETE
+    later), hold it for its Databricks environment facet, or skip it (FAIL/ABORT without lineage_on_failure)."""
+
+    WRITE = "write"
+    WAIT = "wait"
+    HOLD = "hold"
+    SKIP = "skip"
+
+
+def decide(run: RunSnapshot, policy: WritePolicy, options: LineageOptions) -> Decision:
+    """The one write/wait/hold/skip rule, for the runner and the Spark paths (which pass `policy.complete()`)."""
+    if run.is_static:
+        return Decision.WRITE
+    if not run.is_terminal:
+        return Decision.WAIT
+    if not should_write_lineage(run, options):
+        return Decision.SKIP
+    if policy.environment_wait_seconds > 0 and run.outputs and awaits_environment(run, options):
+        return Decision.HOLD
+    return Decision.WRITE
+
+
+def delete_orphans(store: RunStateStore, uploader: Uploader, orphans: tuple[Key, ...],
+                   resolver: Resolver | None = None) -> tuple[int, int]:
+    """Delete entities no run uses (a commit's `orphans`) and forget their tombstones; on failure the timer tries
+    again (their tombstones stay). Returns (entities deleted, catalog calls). The runner and the Spark paths."""
+    if not orphans:
+        return 0, 0
+    try:
+        report = uploader.delete(orphans)
+    except Exception as exc:
+        log.warning("%d entities no run uses could not be deleted now (%s); the timer tries again",
+                    len(orphans), type(exc).__name__)
+        return 0, 0
+    store.finish_deletes(orphans)
+    if resolver is not None:  # what is gone (or a scan's now) is no longer an interim dataset to re-link
+        kept = set(getattr(report, "kept", ()))
+        gone = [key for key in orphans if key not in kept]
+        store.forget_interim(gone)
+        resolver.forget(gone)
+    return len(orphans), getattr(report, "calls", 0)
+
+
+def wait_for_deletions(store: RunStateStore, contested: frozenset[Key], clock: Callable[[], float],
+                       sleep: Callable[[float], None]) -> None:
+    """Another writer is deleting some of the entities a plan needs (`claim` said so): let it finish first
+    (bounded by TOMBSTONE_SECONDS)."""
+    deadline = clock() + TOMBSTONE_SECONDS
+    while contested and clock() < deadline:
+        sleep(0.05)
+        contested = store.contested(contested)
 
 
 class LineagePipeline:
@@ -206,12 +257,12 @@ class LineagePipeline:
         """
         now = self._clock() if now is None else now
         event_type = event.get("eventType") if isinstance(event.get("eventType"), str) else None
+        key = run_key(event)
         if is_static_event(event):
-            key = static_key(event)
             with self._locked(key):
                 run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
                 return self._write(key, run, None, run.event_type, now, event_type, rewrite=redelivered)
-        run_id = self._run_id(event)
+        run_id = key
         with self._locked(run_id):
             run, version = self._store.merge_versioned(event, now=now, max_datasets=self._policy.max_datasets)
             return self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
@@ -241,7 +292,7 @@ class LineagePipeline:
         retried = self._retry_deletes(now)
         purged = self._store.purge_expired(now)
         history_purged = self._history.purge(now) if self._history is not None else 0
-        written = sum(1 for o in outcomes if o.status == "written")
+        written = sum(1 for o in outcomes if o.status == RunStatus.WRITTEN)
         return DueReport(written=written, failed=failed, deletes_retried=retried, purged=purged,
                          outcomes=tuple(outcomes), history_purged=history_purged)
 
@@ -251,11 +302,12 @@ class LineagePipeline:
         if run is None:
             self._store.schedule(key, None)
             return None
-        if run.is_terminal:
-            if not should_write_lineage(run, self._options):
-                self._store.schedule(key, None)
-                self._record_unwritten(key, run, now)
-                return None
+        decision = decide(run, self._policy.complete(), self._options)  # the hold, if any, is over
+        if decision is Decision.SKIP:
+            self._store.schedule(key, None)
+            self._record_unwritten(key, run, now)
+            return None
+        if decision is Decision.WRITE:
             return self._write(key, run, version, run.event_type, now, None)
         if not (run.inputs or run.outputs):
             self._store.schedule(key, None)
@@ -278,20 +330,21 @@ class LineagePipeline:
     def _decide(self, run_id: str, run: RunSnapshot, version: int, now: float,
                 event_type: str | None, *, rewrite: bool = False) -> LineageOutcome:
         policy = self._policy
-        if not run.is_terminal:
+        decision = decide(run, policy, self._options)
+        if decision is Decision.WAIT:
             if (run.inputs or run.outputs) and policy.incomplete_run_seconds > 0:
                 self._store.schedule(run_id, now + policy.incomplete_run_seconds)
-            return self._outcome(run, event_type, "waiting")
-        if not should_write_lineage(run, self._options):
+            return self._outcome(run, event_type, RunStatus.WAITING)
+        if decision is Decision.SKIP:
             if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
                 return self._write(run_id, run, version, run.event_type, now, event_type, empty=True,
                                    rewrite=rewrite)
             self._store.schedule(run_id, None)
             calls = self._record_unwritten(run_id, run, now)
-            return self._outcome(run, event_type, "skipped", calls=calls)
-        if policy.environment_wait_seconds > 0 and run.outputs and awaits_environment(run, self._options):
+            return self._outcome(run, event_type, RunStatus.SKIPPED, calls=calls)
+        if decision is Decision.HOLD:
             self._store.schedule(run_id, now + policy.environment_wait_seconds, keep_earlier=True)
-            return self._outcome(run, event_type, "held")
+            return self._outcome(run, event_type, RunStatus.HELD)
         return self._write(run_id, run, version, run.event_type, now, event_type, rewrite=rewrite)
 
     def _write(self, key: str, run: RunSnapshot, version: int | None, status: str, now: float,
@@ -310,10 +363,11 @@ class LineagePipeline:
             if not (uploaded or rewrite) and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
                 calls += self._refresh(changed, key, now)
-                return self._outcome(run, event_type, "unchanged", plan, calls=calls)
+                return self._outcome(run, event_type, RunStatus.UNCHANGED, plan, calls=calls)
             keys = plan.owned_keys()
             self._wait_for_deletions(self._store.claim(key, keys, now=now))
-            run_time = None if run.is_static else run_instant(run)
+            order = run_order(key, run)
+            run_time = None if order is None else order[0]
             processes = plan.process_names()
             # the processes an earlier plan of this run had and this one drops are locked too: a restore of one of
             # them (from this run's older state) must not upload it after this commit has released and deleted it
@@ -321,7 +375,7 @@ class LineagePipeline:
                        if type_name in PROCESS_TYPES} - set(processes)
             with self._locked_processes([*processes, *sorted(dropped)]):
                 superseded = {name for name, writer in self._store.process_writers(processes).items()
-                              if writer > (run_time, key)} if processes and run_time is not None else set()
+                              if writer > order} if processes and order is not None else set()
                 if superseded:
                     log.info("run %s: %d process(es) were written by a newer run and are left alone", key,
                              len(superseded))
@@ -357,7 +411,8 @@ class LineagePipeline:
                          "says why): %s", key, len(plan.unmatched), unmatched_text(plan.unmatched))
             if plan.notes and any("MAX_" in note for note in plan.notes):
                 log.warning("run %s: %s", key, "; ".join(n for n in plan.notes if "MAX_" in n))
-            status_word = "superseded" if processes and len(superseded) == len(processes) else "written"
+            status_word = (RunStatus.SUPERSEDED if processes and len(superseded) == len(processes)
+                           else RunStatus.WRITTEN)
             return self._outcome(run, event_type, status_word, plan, calls=calls, superseded=len(superseded),
                                  deleted=deleted)
         raise RuntimeError(f"run {key} kept changing while it was being written")
@@ -477,39 +532,12 @@ class LineagePipeline:
         return sum(self._restore(name, None, now, unless=key) for name in sorted(processes))
 
     def _delete(self, orphans: tuple[Key, ...]) -> tuple[int, int]:
-        """Delete entities no run uses; on failure the timer tries again (their tombstones stay)."""
-        if not orphans:
-            return 0, 0
-        try:
-            report = self._uploader.delete(orphans)
-        except Exception as exc:
-            log.warning("%d entities no run uses could not be deleted now (%s); the timer tries again",
-                        len(orphans), type(exc).__name__)
-            return 0, 0
-        self._store.finish_deletes(orphans)
-        if self._resolver is not None:  # what is gone (or a scan's now) is no longer an interim dataset to re-link
-            kept = set(getattr(report, "kept", ()))
-            gone = [key for key in orphans if key not in kept]
-            self._store.forget_interim(gone)
-            self._resolver.forget(gone)
-        return len(orphans), getattr(report, "calls", 0)
+        return delete_orphans(self._store, self._uploader, orphans, self._resolver)
 
     def _wait_for_deletions(self, contested: frozenset[Key]) -> None:
-        """Another writer is deleting some of the entities this plan needs: let it finish first (bounded)."""
-        deadline = self._clock() + TOMBSTONE_SECONDS
-        while contested and self._clock() < deadline:
-            self._sleep(0.05)
-            contested = self._store.contested(contested)
+        wait_for_deletions(self._store, contested, self._clock, self._sleep)
 
     # --- helpers -----------------------------------------------------------------------------------------------
-    @staticmethod
-    def _run_id(event: dict[str, Any]) -> str:
-        run = event.get("run")
-        run_id = run.get("runId") if isinstance(run, dict) else None
-        if not isinstance(run_id, str) or not run_id:
-            raise ValueError("event has no run.runId")
-        return run_id
-
     def _locked(self, key: str) -> threading.Lock:
         return self._run_locks[zlib.crc32(key.encode("utf-8")) % LOCK_STRIPES]
 

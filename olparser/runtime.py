@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, TypeVar
 from azure.storage.queue import ExponentialRetry
 
 from olparser.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, TypedefReport,
-                              UploadReport, load_typedefs, make_atlas_client, resolve_target)
+                              UploadReport, entity_type_names, load_typedefs, make_atlas_client, resolve_target)
 from olparser.catalog.existence import ExistenceCache, existence_cache_for
 from olparser.contract import IntakeLimits
 from olparser.contract.reader import validators_for
@@ -171,10 +171,9 @@ class Runtime:
         of types that are not the connector's own are deleted only when nothing else uses them."""
         def build() -> TypedefsFirstUploader:
             typedefs = load_typedefs(self._typedefs_dir)
-            own_types = frozenset(t["name"] for t in typedefs.get("entityDefs", []))
             return TypedefsFirstUploader(
                 CatalogUploader(self.catalog_client(), settings=self.settings, cache=self.existence_cache(),
-                                connector_types=own_types),
+                                connector_types=entity_type_names(typedefs)),
                 lambda: typedefs)
         return self._once("uploader", build)
 

@@ -49,6 +49,11 @@ def _some(names: tuple[str, ...]) -> str:
     return ", ".join(names[:NAMES_SHOWN]) + (f", +{more} more" if more > 0 else "")
 
 
+def entity_type_names(typedefs: dict[str, list[dict[str, Any]]]) -> frozenset[str]:
+    """The entity types a TypesDef defines: the connector's own types, which it deletes when no run uses them."""
+    return frozenset(t["name"] for t in typedefs.get("entityDefs", []))
+
+
 def load_typedefs(directory: Path) -> dict[str, list[dict[str, Any]]]:
     """Merge every `*.json` TypesDef in `directory` (sorted by file name) into one. A type defined twice in the
     same category, an unknown top-level key or a file that is not JSON is a ValueError naming the file."""

@@ -21,6 +21,7 @@ from olparser.lineage.context import run_context
 from olparser.lineage.entities import Key, object_id
 from olparser.lineage.link import relink_attributes
 from olparser.lineage.metadata import iso_time, system_metadata
+from olparser.lineage.plan import is_process
 from olparser.runs.merge import run_end_instant, run_start_instant
 from olparser.runs.model import TERMINAL_EVENT_TYPES, RunSnapshot
 
@@ -33,7 +34,7 @@ def history_record(run: RunSnapshot, plan: LineagePlan, options: LineageOptions,
     """The history record of `run` written (or, for FAIL and ABORT, not written) with `plan`; `status` is the run's
     final status: COMPLETE, FAIL, ABORT, or INCOMPLETE (no terminal event)."""
     start = run_start_instant(run)
-    processes = [e for e in plan.entities if _is_process(e)]
+    processes = [e for e in plan.entities if is_process(e)]
     if run.run_id is None or start is None or not processes:
         return None
     owner_type, owner = _owner(processes[0])
@@ -46,11 +47,11 @@ def history_record(run: RunSnapshot, plan: LineagePlan, options: LineageOptions,
 def with_run_history(plan: LineagePlan, summaries: Mapping[str, ProcessSummary]) -> LineagePlan:
     """The plan with each process's `runCount` and `firstRunTime` from `summaries` (null and "" for a process the
     history does not know)."""
-    if not any(_is_process(e) for e in plan.entities):
+    if not any(is_process(e) for e in plan.entities):
         return plan
     entities = []
     for entity in plan.entities:
-        if _is_process(entity):
+        if is_process(entity):
             summary = summaries.get(entity["attributes"]["qualifiedName"])
             entity = {**entity, "attributes": {
                 **entity["attributes"], "runCount": summary.run_count if summary else None,
@@ -75,10 +76,6 @@ def relink_record(record: RunRecord, links: Mapping[Key, Key]) -> RunRecord:
             process, inputs=_refs(linked["inputs"]), outputs=_refs(linked["outputs"]),
             column_mapping=linked["columnMapping"], column_lineage_detail=linked["columnLineageDetail"]))
     return replace(record, processes=tuple(processes))
-
-
-def _is_process(entity: JSON) -> bool:
-    return "lastRunId" in entity.get("attributes", {})
 
 
 def _refs(value: Any) -> tuple[DatasetRef, ...]:

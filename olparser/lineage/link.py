@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 
 from .datasets import PLACEHOLDER_TYPE, placeholder_qualified_name
 from .entities import JSON, Key, key_of, object_id
-from .plan import COLUMN_TYPE, LineagePlan
+from .plan import COLUMN_TYPE, LineagePlan, is_process
 
 LINKED_ATTRIBUTES = ("inputs", "outputs", "columnMapping", "columnLineageDetail", "datasetLocations", "datasetTables")
 
@@ -39,7 +39,7 @@ def link_plan(plan: LineagePlan, links: Mapping[Key, Key], interim: Iterable[Key
     for entity in plan.entities:
         if key_of(entity) in gone or _column_of(entity, gone):
             continue
-        if "lastRunId" in entity.get("attributes", {}):
+        if is_process(entity):
             entity = {**entity, "attributes": relink_attributes(entity["attributes"], moved)}
         entities.append(entity)
     unmatched = tuple(u for u in plan.unmatched

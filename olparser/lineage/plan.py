@@ -53,7 +53,7 @@ class LineagePlan:
 
     def process_names(self) -> tuple[str, ...]:
         """qualifiedNames of the processes in the plan (the entities that carry a run's `lastRunId`)."""
-        return tuple(e["attributes"]["qualifiedName"] for e in self.entities if _is_process(e))
+        return tuple(e["attributes"]["qualifiedName"] for e in self.entities if is_process(e))
 
     def owned_keys(self) -> tuple[tuple[str, str], ...]:
         """(typeName, qualifiedName) of the connector-owned entities a run answers for: everything in `entities`
@@ -65,9 +65,10 @@ class LineagePlan:
     def without_processes(self, qualified_names: set[str]) -> "LineagePlan":
         """The same plan minus the named processes (owners and datasets stay)."""
         kept = tuple(e for e in self.entities
-                     if not (_is_process(e) and e["attributes"]["qualifiedName"] in qualified_names))
+                     if not (is_process(e) and e["attributes"]["qualifiedName"] in qualified_names))
         return replace(self, entities=kept)
 
 
-def _is_process(entity: JSON) -> bool:
+def is_process(entity: JSON) -> bool:
+    """Processes are the entities that carry a run (`lastRunId`)."""
     return "lastRunId" in entity.get("attributes", {})

@@ -4,6 +4,7 @@
   merge         merge_event, snapshot_from_static: pure folding of events into a snapshot
   codec         RunSnapshot <-> compact JSON (and compressed bytes)
   ledger        the ownership ledger: claim / commit / intentions / users / writers as pure rules
+  rules         run and static keys, run order, RunStatus: the run rules the live and Spark paths share
   store         the RunStateStore interface and open_run_state_store(settings)
   sqlite_store  SqliteRunStateStore: one local SQLite file (default)
   table_store   TableRunStateStore: Azure Table storage, shared by scaled-out instances

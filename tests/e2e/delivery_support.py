@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import requests
 
 from tests.conftest import wait_until  # noqa: F401  (the delivery proofs wait on conditions with it)
+from tools.samples.databricks import ColumnEdge, Dataset, NotebookRun, events
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
 WORKSPACE = "adb-5551234567890123.7.azuredatabricks.net"
@@ -36,17 +38,6 @@ def run_id_for(index: int, namespace: uuid.UUID = RUN_NAMESPACE) -> str:
     return str(uuid.uuid5(namespace, f"run-{index}"))
 
 
-def _schema() -> JSON:
-    return {"_producer": PRODUCER, "fields": [{"name": column, "type": "string"} for column in COLUMNS]}
-
-
-def _dataset(namespace: str, name: str) -> JSON:
-    return {"namespace": namespace, "name": name, "facets": {
-        "dataSource": {"_producer": PRODUCER, "name": namespace, "uri": namespace},
-        "schema": _schema(),
-    }}
-
-
 def output_name(index: int) -> str:
     return f"delivery/out_{index:04d}"
 
@@ -61,41 +52,24 @@ def run_inputs(index: int) -> tuple[str, str]:
 
 
 def databricks_run(index: int, *, extra_run_facets: JSON | None = None) -> list[JSON]:
-    """START and COMPLETE of one Databricks notebook run: two shared inputs, its own output, column lineage.
+    """START and COMPLETE of one Databricks notebook run: two shared inputs, its own output, column lineage; the
+    environment facet on both events (no RUNNING), as some openlineage-spark set-ups send it.
 
     Each run has its own notebook and output, so the processes it writes are touched by this run only, and the
     shared inputs carry the same facets in every run: the final catalog does not depend on processing order.
     """
     first, second = run_inputs(index)
-    environment = {"_producer": PRODUCER, "environment-properties": {
-        "spark.databricks.workspaceUrl": WORKSPACE,
-        "spark.databricks.clusterUsageTags.clusterOwnerOrgId": WORKSPACE_ID,
-        "spark.databricks.notebook.path": notebook_path(index),
-        "user": "etl@contoso.com",
-    }}
-    lineage = {"_producer": PRODUCER, "fields": {column: {"inputFields": [
-        {"namespace": RAW, "name": first, "field": column,
-         "transformations": [{"type": "DIRECT", "subtype": "IDENTITY", "description": "", "masking": False}]},
-        {"namespace": RAW, "name": second, "field": "id",
-         "transformations": [{"type": "INDIRECT", "subtype": "JOIN", "description": "", "masking": False}]},
-    ]} for column in COLUMNS}}
-    job = {"namespace": WORKSPACE, "name": f"databricks_shell.append_data.out_{index:04d}",
-           "facets": {"jobType": {"_producer": PRODUCER, "processingType": "BATCH", "integration": "SPARK",
-                                  "jobType": "SQL_JOB"}}}
-    run_id = run_id_for(index)
-    minute = f"{index // 60 % 24:02d}:{index % 60:02d}"
-
-    def event(event_type: str, second_text: str, with_lineage: bool) -> JSON:
-        output = _dataset(CURATED, output_name(index))
-        if with_lineage:
-            output["facets"]["columnLineage"] = lineage
-        return {"eventType": event_type, "eventTime": f"2025-03-01T{minute}:{second_text}Z", "producer": PRODUCER,
-                "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-                "run": {"runId": run_id, "facets": {"environment-properties": environment,
-                                                    **(extra_run_facets or {})}},
-                "job": job, "inputs": [_dataset(RAW, first), _dataset(RAW, second)], "outputs": [output]}
-
-    return [event("START", "01.000", False), event("COMPLETE", "09.500", True)]
+    lineage = tuple(edge for column in COLUMNS for edge in (
+        ColumnEdge(column, 0, column), ColumnEdge(column, 1, "id", "INDIRECT", "JOIN")))
+    return events(NotebookRun(
+        run_id=run_id_for(index), started=datetime(2025, 3, 1, index // 60 % 24, index % 60, tzinfo=timezone.utc),
+        statement=f"append_data.out_{index:04d}",
+        inputs=(Dataset(RAW, first, COLUMNS, data_source=True), Dataset(RAW, second, COLUMNS, data_source=True)),
+        output=Dataset(CURATED, output_name(index), COLUMNS, data_source=True), notebook=notebook_path(index),
+        column_lineage=lineage, mounts=None, running=False, job_namespace=WORKSPACE, workspace_id=WORKSPACE_ID,
+        cluster_name=None, environment_on=("START", "COMPLETE"),
+        environment_extra={"spark.databricks.workspaceUrl": WORKSPACE}, run_facets=extra_run_facets or {},
+        parent=False, job_type=True, offsets=(1.0, 1.0, 9.5)))
 
 
 def generated_events(count: int, start: int = 0) -> list[JSON]:

@@ -35,7 +35,7 @@ def test_a_run_gives_the_same_plan_whatever_the_order_of_its_events():
     assert plan_run("r0", [start], ENGINE, OPTIONS).status == WAITING
 
 
-def test_the_newest_run_wins_each_process_and_older_runs_are_left_out():
+def test_the_newest_run_wins_each_process_and_older_runs_write_only_their_owners_and_datasets():
     old = plan_run("old", run_events(0, minute=0), ENGINE, OPTIONS)
     new = plan_run("new", run_events(0, minute=5), ENGINE, OPTIONS)
     summary = reduce_facts([old, new])
@@ -44,7 +44,10 @@ def test_the_newest_run_wins_each_process_and_older_runs_are_left_out():
     assert (summary.tally.runs, summary.versions, summary.unmatched) == (Counter({PLANNED: 2}), {}, Counter())
     lost = selected_plan(old, summary.winners, summary.versions)
     won = selected_plan(new, summary.winners, summary.versions)
-    assert (lost.plan, lost.superseded) == (None, 1)
+    assert (lost.plan.process_names(), lost.superseded) == ((), 1)  # its owner and datasets, as the live path writes
+    assert lost.plan.entities == old.plan.without_processes(set(old.plan.process_names())).entities
+    assert lost.left_out == (("spark_process", old.plan.process_names()[0]),)
+    assert lost.owned_keys() == old.plan.owned_keys()  # the ledger records its whole plan, as the live path's does
     assert (won.plan, won.superseded) == (new.plan, 0)
 
 
@@ -142,7 +145,7 @@ def test_the_report_table_csv_and_json(tmp_path: Path):
     tally = Tally(events_read=10, outside_range=1, refused=Counter({"400 b": 1, "400 a": 1}),
                   runs=Counter({"planned": 3, "waiting": 1}))
     report = BackfillReport("backfill", tally, processes_planned=3, processes_written=2, processes_unchanged=1,
-                            processes_superseded=4, catalog_calls=5, bulk_requests=1,
+                            processes_superseded=4, catalog_calls=5, bulk_requests=1, entities_deleted=6,
                             unmatched_namespaces=[("=cmd|'/c calc'!A1", 7), ("dbfs", 2)], seconds=1.25)
     csv_path, json_path = report.write(tmp_path)
     assert csv_path.read_text().splitlines()[:4] == ["section,item,value", "events,read,10", "events,accepted,8",
@@ -153,7 +156,7 @@ def test_the_report_table_csv_and_json(tmp_path: Path):
         "refusedByReason": {"400 a": 1, "400 b": 1},
         "runs": {"total": 4, "withLineage": 3, "waiting": 1, "skipped": 0},
         "processes": {"planned": 3, "written": 2, "unchanged": 1, "superseded": 4},
-        "catalog": {"calls": 5, "bulkRequests": 1, "placeholdersRemoved": 0},
+        "catalog": {"calls": 5, "bulkRequests": 1, "placeholdersRemoved": 0, "entitiesDeleted": 6},
         "history": {"runsRecorded": 0},
         "unmatchedNamespaces": [{"namespace": "=cmd|'/c calc'!A1", "datasets": 7},
                                 {"namespace": "dbfs", "datasets": 2}],

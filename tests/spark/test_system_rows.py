@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from olparser.contract import IntakeLimits
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
+from olparser.pipeline import WritePolicy
 from olparser.runs.merge import merge_events
 from tests.rules import MAPPINGS_PATH
 from tools.spark.records import AcceptedRecord, read_record
@@ -138,7 +139,7 @@ def test_a_run_with_many_inputs_is_sent_as_several_events_the_contract_takes_and
     assert len(merge_events(events).inputs) == 1_200
     engine = MappingEngine.from_path(MAPPINGS_PATH)
     result = plan_run(run_id, [zlib.compress(r.event_json) for r in records], engine, LineageOptions(
-        workspace_metastores=(("42", "m-1"),)), max_datasets=500)
+        workspace_metastores=(("42", "m-1"),)), WritePolicy(max_datasets=500))
     process = result.plan.entities[-1]["attributes"]
     assert (len(process["inputs"]), process["lineageTruncated"]) == (500, (
         "more than 500 inputs or outputs were sent; the first 500 of each (in name order) are kept "

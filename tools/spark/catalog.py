@@ -9,8 +9,9 @@ many runs per call, and removing placeholders. Every call goes through the live 
   path's `ScannedAssetResolver` (all runs of the task together: one lookup per type, the answers cached for the
   task) and links each plan (`link_plan`), reads the processes they write (one GET per type and URL-sized chunk),
   drops the unchanged and superseded ones, packs the rest (`olparser.lineage.combine`) and uploads each pack with
-  `CatalogUploader` in one bulk call. With the live path's run-state registry (`registry`), the interim datasets it
-  created count as the connector's and those the backfill creates are registered for the re-link timer.
+  `CatalogUploader` in one bulk call. Through the live path's run-state store (`registry`) it keeps the live path's
+  ledger (claim, upload, commit, delete what no run uses any more), the interim datasets the live path created
+  count as the connector's and those the backfill creates are registered for the re-link timer.
 - `delete_entities`: `DELETE /entity/bulk?guid=...` of entities already read (the remap reads the placeholders with
   their relationships to see which are unused, so their guids are known: `CatalogUploader.delete`, which looks them
   up by key, would read them a second time).
@@ -18,27 +19,31 @@ many runs per call, and removing placeholders. Every call goes through the live 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
-from olparser.catalog import CatalogUploader, RetryPolicy
-from olparser.catalog.existence import existence_cache_for, guid_batches, lookup_batches
+from olparser.catalog import CatalogUploader, RetryPolicy, entity_type_names, load_typedefs
+from olparser.catalog.existence import existence_cache_for, guid_batches
 from olparser.catalog.resolver import resolver_for
 from olparser.history import RunHistoryStore, with_run_history
-from olparser.lineage import LineagePlan
+from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.link import link_plan
+from olparser.lineage.plan import is_process
 from olparser.resolution.model import candidates_to_json
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
-from olparser.settings import Settings
+from olparser.pipeline import delete_orphans, wait_for_deletions
+from olparser.runs import RunStateStore
+from olparser.settings import TYPEDEFS_DIR, Settings
 
 from .records import event_instant
-from .runs import Selected, is_process
+from .runs import Selected
 
+log = logging.getLogger(__name__)
 WRITE, UNCHANGED, SUPERSEDED = "write", "unchanged", "superseded"
 
 
@@ -78,10 +83,11 @@ class ThrottledClient:
     def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]:
         return self._call("find_entities", type_name, qualified_names)
 
-    def entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]:
-        """GET /entity/bulk/uniqueAttribute/type/{t}: the entities that exist, with their relationships."""
-        body = self._call("get_entity", qualifiedName=list(qualified_names), typeName=type_name, minExtInfo=True)
-        return list((body or {}).get("entities") or [])
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+        return self._call("find_entities_with_relationships", type_name, qualified_names)
+
+    def entities_by_guid(self, guids: list[str]) -> list[dict]:
+        return self._call("entities_by_guid", guids)
 
     def upload_bulk(self, entities: list[dict]) -> dict:
         return self._call("upload_bulk", entities)
@@ -108,20 +114,10 @@ class ThrottledClient:
         return self._call("update_typedefs", typedefs)
 
 
-def read_entities(client: ThrottledClient, retry: RetryPolicy, keys: Iterable[Key],
-                  calls: list[int]) -> dict[Key, JSON]:
-    """The ACTIVE entities among `keys`, with relationships: one GET per type and URL-sized chunk."""
-    by_type: dict[str, list[str]] = defaultdict(list)
-    for type_name, qualified_name in sorted(set(keys)):
-        by_type[type_name].append(qualified_name)
-    found: dict[Key, JSON] = {}
-    for type_name, names in by_type.items():
-        for chunk in lookup_batches(client.endpoint_url, type_name, names):
-            for entity in retry.run("lookup", lambda t=type_name, c=chunk: client.entities_with_relationships(t, c),
-                                    calls):
-                if entity.get("status", "ACTIVE") == "ACTIVE":
-                    found[(entity.get("typeName", type_name), entity["attributes"]["qualifiedName"])] = entity
-    return found
+def read_entities(uploader: CatalogUploader, keys: Iterable[Key], calls: list[int]) -> dict[Key, JSON]:
+    """The ACTIVE entities among `keys`, with relationships (the live path's uploader: one GET per type and
+    URL-sized chunk)."""
+    return uploader.read(keys, calls)
 
 
 def _reference_keys(value: Any) -> list[Key] | None:
@@ -189,23 +185,28 @@ class WriteStats:
     calls: int = 0
     placeholders: set[str] = field(default_factory=set)  # placeholders that processes stopped referencing
     links: dict[Key, Key] = field(default_factory=dict)  # datasets linked to another asset: key -> the asset's key
+    deleted: int = 0  # entities deleted because no run uses them any more (the run-state ledger)
 
     def add(self, other: "WriteStats") -> "WriteStats":
         return WriteStats(self.written + other.written, self.unchanged + other.unchanged,
                           self.superseded + other.superseded, self.requests + other.requests,
                           self.calls + other.calls, self.placeholders | other.placeholders,
-                          {**self.links, **other.links})
+                          {**self.links, **other.links}, self.deleted + other.deleted)
 
 
 class PlanWriter:
-    """Writes plans of many runs through one CatalogUploader and one resolver (their caches shared by all of them)."""
+    """Writes plans of many runs through one CatalogUploader and one resolver (their caches shared by all of them).
+
+    `registry`: the live path's run-state store. Through it the writes keep the live path's ledger: each run claims
+    what its plan has before the upload and commits it after, and what an earlier plan of the same run had that no
+    run uses any more is deleted (a remap's old process and its placeholders), as the live path's runner does."""
 
     def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None,
-                 registry: Any = None, history: RunHistoryStore | None = None) -> None:
+                 registry: RunStateStore | None = None, history: RunHistoryStore | None = None) -> None:
         self.client = client
         cache = existence_cache_for(settings)
-        self.uploader = CatalogUploader(client, settings=settings, cache=cache)  # type: ignore[arg-type]
-        self.retry = RetryPolicy(max_attempts=settings.catalog_max_attempts)
+        self.uploader = CatalogUploader(client, settings=settings, cache=cache,  # type: ignore[arg-type]
+                                        connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)))
         self.bulk_size = bulk_size or settings.catalog_bulk_size
         self.registry = registry
         self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \
@@ -222,8 +223,9 @@ class PlanWriter:
         if self.history is not None:
             summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
             runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
+        self._claim(runs)
         processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
-        held = read_entities(self.client, self.retry, processes, calls) if processes else {}
+        held = read_entities(self.uploader, processes, calls) if processes else {}
         skip: set[str] = set()
         for key, ours in processes.items():
             verdict = process_verdict(ours, held.get(key))
@@ -243,8 +245,43 @@ class PlanWriter:
             if created and self.registry is not None:
                 self.registry.register_interim({k: json.dumps(candidates_to_json(interim[k]), separators=(",", ":"))
                                                 for k in created})
+        stats.deleted = self._commit(runs, calls)
         stats.calls = calls[0]
         return stats
+
+    def _claim(self, runs: list[Selected]) -> None:
+        """Before the upload: each run counts as a user of what its plan has; wait for a deletion of one of those
+        entities that a live worker has under way."""
+        if self.registry is None:
+            return
+        contested: set[Key] = set()
+        for selected in runs:
+            contested |= self.registry.claim(selected.key, selected.owned_keys())
+        wait_for_deletions(self.registry, frozenset(contested), time.time, time.sleep)
+
+    def _commit(self, runs: list[Selected], calls: list[int]) -> int:
+        """After the upload: record each run's plan as what it has written, then delete what no run uses any more
+        (what earlier plans of these runs had and theirs lack) and tell the store it is done. A run that dropped a
+        process whose older writer still has it leaves that restore pending in the store: the live path's timer
+        carries it out (the older run's state is there, not in this batch). Returns how many entities were
+        deleted."""
+        if self.registry is None:
+            return 0
+        results = [(selected.key, self.registry.commit(
+            selected.key, selected.owned_keys(), version=None,
+            fingerprint=plan_fingerprint(selected.plan),  # type: ignore[arg-type]
+            process_names=selected.processes, run_time=selected.run_time, process_types=PROCESS_TYPES))
+            for selected in runs]
+        orphans = tuple(sorted({key for _, result in results for key in result.orphans}))
+        deleted, delete_calls = delete_orphans(self.registry, self.uploader, orphans, self.resolver)  # one request
+        calls[0] += delete_calls
+        for key, result in results:
+            if result.restores:
+                log.info("run %s: %d process(es) it no longer has go back to their older writers; the live path's "
+                         "timer writes them", key, len(result.restores))
+            elif result.epoch is not None:
+                self.registry.done(key, result.epoch)
+        return deleted
 
     def _linked(self, selected: list[Selected], calls: list[int],
                 links: dict[Key, Key]) -> tuple[list[Selected], dict]:

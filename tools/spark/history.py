@@ -26,9 +26,9 @@ from typing import Any, Iterable, Iterator
 from olparser.history import RunRecord, Window, lineage_in_window
 from olparser.history.memory import MemoryHistory
 from olparser.history.window import WalkLimits
+from olparser.runs.rules import is_static_key
 
 from .job import TALLY_KEY, BackfillJob
-from .records import STATIC_KEY_PREFIX
 from .runs import history_of_run
 from .sources import spark_paths
 from .spark_job import _bodies_of_files, _records
@@ -54,9 +54,9 @@ def _window_records(job: Any, window: Window, groups: Iterable[tuple[str, Iterab
     value = job.value
     engine, options, parse_sql = value.engine(), value.options(), value.sql_parser()
     for key, events in groups:
-        if key == TALLY_KEY or key.startswith(STATIC_KEY_PREFIX):
+        if key == TALLY_KEY or is_static_key(key):
             continue
-        record = history_of_run(key, events, engine, options, parse_sql, value.settings.max_datasets_per_run)
+        record = history_of_run(key, events, engine, options, parse_sql, value.policy())
         if record is not None and window.overlaps(record.facts.start, record.facts.end):
             yield record
 

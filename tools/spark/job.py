@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from olparser.catalog import RetryPolicy, load_typedefs, make_atlas_client, resolve_target
+from olparser.catalog import CatalogUploader, RetryPolicy, load_typedefs, make_atlas_client, resolve_target
 from olparser.contract import IntakeLimits
 from olparser.history import RunHistoryStore, RunRecord, open_history_store, relink_record
 from olparser.lineage import LineageOptions
@@ -21,6 +21,8 @@ from olparser.lineage.combine import without_placeholders
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.naming import MappingEngine
+from olparser.runs import RunStateStore, open_run_state_store
+from olparser.pipeline import WritePolicy
 from olparser.settings import TYPEDEFS_DIR, Settings
 from olparser.sql.process_parser import SqlParser
 
@@ -70,6 +72,11 @@ class BackfillJob:
                 _sql_parsers[key] = SqlParser.from_settings(self.settings)
             return _sql_parsers[key]
 
+    def policy(self) -> WritePolicy:
+        """The live path's write policy and per-run limits (MAX_DATASETS_PER_RUN), with nothing held: every event
+        of a run is there."""
+        return WritePolicy.from_settings(self.settings).complete()
+
     def limits(self) -> IntakeLimits:
         return IntakeLimits.from_settings(self.settings)
 
@@ -88,16 +95,12 @@ class BackfillJob:
     def retry(self) -> RetryPolicy:
         return RetryPolicy(max_attempts=self.settings.catalog_max_attempts)
 
-    def interim_registry(self) -> Any:
-        """The live path's registry of interim datasets, when the job shares its run state (RUN_STATE_STORE=table
-        with AzureWebJobsStorage, as in Azure), else None: the datasets a local backfill creates are then not
-        re-linked by the timer, and what the live path created counts as found."""
-        if self.settings.run_state_store != "table" or not (self.settings.storage_connection or
-                                                            self.settings.storage_endpoints):
-            return None
-        from olparser.runs import open_run_state_store
-
+    def run_state(self) -> RunStateStore:
+        """The live path's run-state store (RUN_STATE_STORE: SQLite in the data folder, or Table storage), opened
+        anew by each task; close it after use. The writes keep its ledger of what each run has written and its
+        registry of interim datasets, as the live path does."""
         return open_run_state_store(self.settings)
+
     def history(self) -> RunHistoryStore:
         """The run history the live path keeps (next to its run state: SQLite in the data folder, or Table storage),
         opened anew by each task; close it after use."""
@@ -197,10 +200,12 @@ def finish_writes(report: BackfillReport, client: ThrottledClient, job: Backfill
 
 def remove_unused_placeholders(client: ThrottledClient, job: BackfillJob, names: Iterable[str]) -> tuple[int, int]:
     """Delete the placeholders among `names` that no ACTIVE process references any more (with their columns);
-    returns (placeholders removed, calls)."""
+    returns (placeholders removed, calls). What the run-state ledger knows it deletes itself; this sweeps what it
+    does not know (lineage written before the ledger, or with another run-state store)."""
     calls = [0]
     retry = job.retry()
-    held = read_entities(client, retry, ((PLACEHOLDER_TYPE, name) for name in names), calls)
+    held = read_entities(CatalogUploader(client, settings=job.settings),  # type: ignore[arg-type]
+                         ((PLACEHOLDER_TYPE, name) for name in names), calls)
     unused = [entity for entity in held.values() if not _used(entity)]
     columns = [column for entity in unused for column in (entity.get("relationshipAttributes") or {}).get("columns")
                or [] if isinstance(column, dict) and column.get("entityStatus", "ACTIVE") == "ACTIVE"]

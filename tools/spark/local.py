@@ -42,7 +42,7 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     planned: list[bytes] = []  # each planned run pickled and compressed until its plan is selected
     records = []
     for key in list(events):
-        result = plan_run(key, events.pop(key), engine, options, parse_sql, job.settings.max_datasets_per_run)
+        result = plan_run(key, events.pop(key), engine, options, parse_sql, job.policy())
         reducer.add(result)
         if result.record is not None:
             records.append(result.record)
@@ -63,13 +63,14 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
         report.runs_recorded = record_history(job, records)  # before the writes read the run counts
         client = job.client()
         calls = register_typedefs(client, job)
-        history = job.history()
+        history, run_state = job.history(), job.run_state()
         try:
-            writer = PlanWriter(client, job.settings, registry=job.interim_registry(), history=history)
+            writer = PlanWriter(client, job.settings, registry=run_state, history=history)
             stats = writer.write(selected)
             finish_writes(report, client, job, stats, calls)
             relink_history(job, records, stats.links)
         finally:
             history.close()
+            run_state.close()
     report.seconds = time.monotonic() - started
     return report

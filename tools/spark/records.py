@@ -3,12 +3,12 @@
 A file is one event (`.json`, the archive's `.json.gz`), a JSON array of events, or JSON lines (the OpenLineage
 file transport, `.jsonl`, `.ndjson`; gzip or not, recognised by its magic bytes). Each event's bytes go through
 the live path's own contract (`olparser.contract.read_event`): what it refuses is counted by reason and never stops
-the backfill; what it accepts is keyed by runId (a static JobEvent or DatasetEvent by the hash of its bytes).
+the backfill; what it accepts is keyed as the live path keys it (`olparser.runs.rules.run_key`: the runId, or a static
+JobEvent or DatasetEvent by its declared job or dataset).
 """
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import json
 import re
@@ -18,10 +18,10 @@ from datetime import datetime, timezone
 from typing import Iterable, Iterator
 
 from olparser.contract import IngestError, IntakeLimits, read_event
+from olparser.runs.rules import run_key
 
 GZIP_MAGIC = b"\x1f\x8b"
 READ_CHUNK = 1 << 20
-STATIC_KEY_PREFIX = "static:"
 _HEX = re.compile(r"0x[0-9A-Fa-f]+")
 _NUMBERS = re.compile(r"(?<!UTF-)\d+(?!x)")  # counts, sizes, offsets (the 8 of UTF-8 and the 0x kept)
 _QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'")
@@ -75,7 +75,7 @@ def read_record(body: bytes | IngestError, limits: IntakeLimits) -> Record:
     except IngestError as error:
         return RefusedRecord(refusal_reason(error))
     data = accepted.to_json_bytes()
-    key = accepted.run_id or STATIC_KEY_PREFIX + hashlib.sha256(data).hexdigest()
+    key = accepted.run_id or run_key(accepted.event)
     return AcceptedRecord(key, data, event_instant(accepted.event.get("eventTime")))
 
 

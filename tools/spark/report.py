@@ -45,6 +45,7 @@ class BackfillReport:
     unmatched_namespaces: list[tuple[str, int]] = field(default_factory=list)  # (namespace, datasets), ranked
     dry_run_entities: int | None = None  # entities written to --dry-run OUT
     placeholders_removed: int = 0
+    entities_deleted: int = 0  # what earlier plans of the runs had and no run uses any more (the run-state ledger)
     runs_recorded: int = 0  # run-history records written (finished runs that name a process)
     seconds: float = 0.0
     window: tuple[str | None, str | None] | None = None  # system-lineage: [since, until) of event_time, ISO 8601
@@ -55,6 +56,7 @@ class BackfillReport:
         self.processes_unchanged = stats.unchanged
         self.processes_superseded += stats.superseded
         self.bulk_requests = stats.requests
+        self.entities_deleted = stats.deleted
         self.catalog_calls = calls + stats.calls
 
     def rows(self) -> list[tuple[str, str, Any]]:
@@ -83,6 +85,7 @@ class BackfillReport:
             ("processes", "superseded", self.processes_superseded),
             ("catalog", "calls", self.catalog_calls),
             ("catalog", "bulk requests", self.bulk_requests),
+            ("catalog", "entities no run uses any more, deleted", self.entities_deleted),
             ("history", "runs recorded", self.runs_recorded),
         ]
         if self.command == "remap":
@@ -116,7 +119,7 @@ class BackfillReport:
             "processes": {"planned": self.processes_planned, "written": self.processes_written,
                           "unchanged": self.processes_unchanged, "superseded": self.processes_superseded},
             "catalog": {"calls": self.catalog_calls, "bulkRequests": self.bulk_requests,
-                        "placeholdersRemoved": self.placeholders_removed},
+                        "placeholdersRemoved": self.placeholders_removed, "entitiesDeleted": self.entities_deleted},
             "history": {"runsRecorded": self.runs_recorded},
             "unmatchedNamespaces": [{"namespace": ns, "datasets": n} for ns, n in self.unmatched_namespaces],
             "dryRunEntities": self.dry_run_entities,

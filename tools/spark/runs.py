@@ -21,20 +21,22 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from olparser.history import RunRecord, history_record
-from olparser.lineage import LineageOptions, LineagePlan, build_lineage, should_write_lineage
+from olparser.lineage import LineageOptions, LineagePlan, build_lineage
 from olparser.lineage.combine import entity_content, with_versions
 from olparser.lineage.entities import JSON, Key, key_of
+from olparser.lineage.plan import is_process
 from olparser.naming import MappingEngine
-from olparser.runs import RunSnapshot, merge_event, run_instant, snapshot_from_static
+from olparser.pipeline import Decision, WritePolicy, decide
+from olparser.runs import RunSnapshot, merge_event, snapshot_from_static
+from olparser.runs.rules import INCOMPLETE, RunOrder, RunStatus, is_static_key, newest_static, run_order
 from olparser.sql import ParseSql
 
-from .records import STATIC_KEY_PREFIX
 from .report import Tally
 
-Order = tuple[float, str]  # (run time, run key): the newest run has the largest
-OLDEST = float("-inf")
-PLANNED, WAITING, SKIPPED = "planned", "waiting", "skipped"
-INCOMPLETE = "INCOMPLETE"
+Order = RunOrder
+OLDEST = float("-inf")  # the order of a run without one (static lineage, no readable time): older than any run
+PLANNED, WAITING, SKIPPED = RunStatus.PLANNED, RunStatus.WAITING, RunStatus.SKIPPED
+BATCH_POLICY = WritePolicy().complete()  # the live path's defaults, nothing held: every event is there
 
 
 @dataclass(frozen=True)
@@ -51,11 +53,12 @@ class RunResult:
     record: RunRecord | None = None
 
 
-def merged_run(key: str, events: Iterable[bytes], max_datasets: int | None = None) -> RunSnapshot:
-    """A run's events (zlib-compressed JSON; static lineage: its one event) merged by the live path's merger, keeping
-    at most `max_datasets` inputs and outputs each."""
-    if key.startswith(STATIC_KEY_PREFIX):
-        return snapshot_from_static(json.loads(zlib.decompress(next(iter(events)))), max_datasets=max_datasets)
+def merged_run(key: str, events: Iterable[bytes], max_datasets: int | None) -> RunSnapshot:
+    """A run's events (zlib-compressed JSON) merged by the live path's merger, keeping at most `max_datasets` inputs
+    and outputs each; static lineage: the newest declaration of its job or dataset, as in-order processing leaves."""
+    if is_static_key(key):
+        declared = newest_static(json.loads(zlib.decompress(data)) for data in events)
+        return snapshot_from_static(declared, max_datasets=max_datasets)
     run = None
     for data in events:
         run = merge_event(run, json.loads(zlib.decompress(data)), max_datasets=max_datasets)
@@ -63,14 +66,21 @@ def merged_run(key: str, events: Iterable[bytes], max_datasets: int | None = Non
     return run
 
 
+def batch_order(key: str, run: RunSnapshot) -> Order:
+    """The live path's `run_order`; a run without one is older than every run that has one."""
+    return run_order(key, run) or (OLDEST, key)
+
+
 def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
-             parse_sql: ParseSql | None = None, max_datasets: int | None = None) -> RunResult:
-    """Merge a run's events and build its plan as the live path does: at most `max_datasets` inputs and outputs each
-    (MAX_DATASETS_PER_RUN), column lineage from the run's SQL when `parse_sql` is given."""
-    run = merged_run(key, events, max_datasets)
-    order = (run_instant(run) or OLDEST, key)
-    if not should_write_lineage(run, options):
-        if not run.is_terminal:
+             parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunResult:
+    """Merge a run's events and build its plan as the live path does: its limits (`policy.max_datasets`, from
+    MAX_DATASETS_PER_RUN) and its write/wait/skip decision (`decide`), column lineage from the run's SQL when
+    `parse_sql` is given."""
+    run = merged_run(key, events, policy.max_datasets)
+    order = batch_order(key, run)
+    decision = decide(run, policy.complete(), options)
+    if decision is not Decision.WRITE:
+        if decision is Decision.WAIT:
             return RunResult(key, WAITING, order)
         unwritten = build_lineage(run, engine, options, parse_sql=parse_sql)  # for the history only, as live
         return RunResult(key, SKIPPED, order, record=history_record(run, unwritten, options, status=run.event_type))
@@ -83,10 +93,10 @@ def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: 
 
 
 def history_of_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
-                   parse_sql: ParseSql | None = None, max_datasets: int | None = None) -> RunRecord | None:
+                   parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunRecord | None:
     """The record the live path keeps for this run once the timer has done its work: a finished run with its final
     status, a run without terminal event as INCOMPLETE."""
-    run = merged_run(key, events, max_datasets)
+    run = merged_run(key, events, policy.max_datasets)
     status = run.event_type if run.is_terminal else INCOMPLETE
     plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql)
     return history_record(run, plan, options, status=status)
@@ -138,11 +148,6 @@ def merge_facts(a: Any, b: Any) -> Any:
     return a
 
 
-def is_process(entity: JSON) -> bool:
-    """Processes are the entities that carry a run (`lastRunId`), as LineagePlan.process_names reads them."""
-    return "lastRunId" in entity.get("attributes", {})
-
-
 @dataclass
 class Summary:
     """The facts of every run, reduced: counts, the winning run of each process, the versions of shared entities
@@ -191,22 +196,35 @@ def reduce_facts(results: Iterable[RunResult]) -> Summary:
 
 @dataclass(frozen=True)
 class Selected:
-    """A run's plan as it will be written (None: nothing left) and how many of its processes newer runs own."""
+    """A run's plan as it will be written (None: nothing to write) and how many of its processes newer runs own;
+    for the run-state ledger, what the whole plan has: its processes' names and the keys of those left out."""
 
     key: str
     order: Order
     plan: LineagePlan | None
     superseded: int
+    processes: tuple[str, ...] = ()
+    left_out: tuple[Key, ...] = ()
+
+    @property
+    def run_time(self) -> float | None:
+        """The run's time as the ledger records it (None: static lineage or no readable time, as on the live path)."""
+        return None if self.order[0] == OLDEST else self.order[0]
+
+    def owned_keys(self) -> tuple[Key, ...]:
+        """What the run answers for, as the live path's ledger records it: its whole plan's connector-owned
+        entities, processes newer runs own included."""
+        return tuple(sorted({*(self.plan.owned_keys() if self.plan is not None else ()), *self.left_out}))
 
 
 def selected_plan(result: RunResult, winners: Mapping[str, str], versions: Mapping[Key, JSON]) -> Selected:
-    """Drop the processes another run owns (`winners`: process -> run key); a run that loses every process writes
-    nothing (as the live path skips a run all of whose processes a newer run wrote)."""
+    """Drop the processes another run owns (`winners`: process -> run key); the run still writes its owners and
+    datasets, as the live path writes them for a run all of whose processes a newer run wrote."""
     if result.plan is None:
         return Selected(result.key, result.order, None, 0)
     processes = result.plan.process_names()
     lost = {name for name in processes if winners.get(name, result.key) != result.key}
-    if lost and len(lost) == len(processes):
-        return Selected(result.key, result.order, None, len(lost))
+    left_out = tuple(sorted(key_of(e) for e in result.plan.entities
+                            if is_process(e) and e["attributes"]["qualifiedName"] in lost))
     plan = result.plan.without_processes(lost) if lost else result.plan
-    return Selected(result.key, result.order, with_versions(plan, versions), len(lost))
+    return Selected(result.key, result.order, with_versions(plan, versions), len(lost), processes, left_out)

@@ -78,7 +78,7 @@ def _plan_runs(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterato
         if key == TALLY_KEY:
             yield reduce(Tally.add, values, Tally())
         else:
-            yield plan_run(key, values, engine, options, parse_sql, value.settings.max_datasets_per_run)
+            yield plan_run(key, values, engine, options, parse_sql, value.policy())
 
 
 def _facts(item: RunResult | Tally) -> list[tuple[tuple, Any]]:
@@ -122,12 +122,12 @@ def _identity(key: int) -> int:
 
 def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterator[WriteStats]:
     value = job.value
-    history = value.history()
+    history, run_state = value.history(), value.run_state()
     try:
-        yield PlanWriter(value.client(share), value.settings, registry=value.interim_registry(),
-                         history=history).write(items)
+        yield PlanWriter(value.client(share), value.settings, registry=run_state, history=history).write(items)
     finally:
         history.close()
+        run_state.close()
 
 
 def _has_record(item: RunResult | Tally) -> bool:

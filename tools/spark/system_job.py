@@ -183,7 +183,7 @@ def plan_group(key: GroupKey, rows: Iterable[LineageRow], plan: SystemPlan, host
             else:
                 tally.refused[record.reason] += 1
         if accepted:
-            yield plan_run(run_id, accepted, engine, options, parse_sql, plan.job.settings.max_datasets_per_run)
+            yield plan_run(run_id, accepted, engine, options, parse_sql, plan.job.policy())
 
 
 def _json_bytes(event: dict[str, Any]) -> bytes:

@@ -11,7 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from olparser.lineage import LineageOptions
-from olparser.pipeline import LineagePipeline, WritePolicy, static_key
+from olparser.pipeline import LineagePipeline, WritePolicy
+from olparser.runs.rules import static_key
 from olparser.runs.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import TOMBSTONE_SECONDS
 from tests.conftest import same_store_elsewhere

@@ -1,0 +1,89 @@
+"""One set of run rules: the same runs through the live path (the runtime's pipeline, in process, one event at a
+time in emission order) and through `spark backfill` give the same catalog — entities, attributes, process inputs
+and outputs, columnMapping — including the per-run limit (MAX_DATASETS_PER_RUN), static lineage (a job declared
+twice, a dataset), Databricks notebook runs (with and without their environment facet, one superseded by a newer
+run of the same cell) and a failed run."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from olparser.runtime import Runtime
+from tests import databricks_runs as dr
+from tests.e2e.lineage_helpers import Atlas, refs
+from tests.spark.conftest import catalog_view, job_for
+from tests.spark.events import spark_run, write_json_lines
+from tests.spark.test_backfill_equivalence import assert_same_catalog
+from tools.spark.spark_job import run_spark
+
+pytestmark = pytest.mark.spark
+
+MAX_DATASETS = 500
+WIDE_INPUTS = 600
+PRODUCER = dr.PRODUCER
+
+
+def _static(kind: str, namespace: str, name: str, time: str, **body: Any) -> dict[str, Any]:
+    schema = "JobEvent" if kind == "job" else "DatasetEvent"
+    return {"eventTime": time, "producer": PRODUCER,
+            "schemaURL": f"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/{schema}",
+            kind: {"namespace": namespace, "name": name}, **body}
+
+
+def _failed(number: int) -> list[dict[str, Any]]:
+    """A Spark run that fails: START, FAIL (written only with LINEAGE_ON_FAILURE, which is off)."""
+    start, complete = spark_run(number)
+    return [start, {**complete, "eventType": "FAIL"}]
+
+
+def runs() -> list[list[dict[str, Any]]]:
+    """Every run's events in emission order, oldest run first."""
+    older = dr.orders_run(1, dr.T0)
+    newer = dr.orders_run(2, dr.T0 + timedelta(hours=1), inputs=(dr.RAW_ORDERS, dr.KAFKA_PAYMENTS))
+    ddl = dr.orders_run(3, dr.T0 + timedelta(hours=2), statement="create_table_command.orders_copy",
+                         inputs=(dr.RAW_ORDERS,), running=False)
+    lake = "abfss://raw@contosolake.dfs.core.windows.net"
+    declared = [_static("job", "adf", "copy_orders", "2026-03-02T07:00:00Z",
+                        inputs=[{"namespace": "kafka://b:9092", "name": "orders"}],
+                        outputs=[{"namespace": lake, "name": "orders"}]),
+                _static("job", "adf", "copy_orders", "2026-03-02T07:30:00Z",
+                        inputs=[{"namespace": "kafka://b:9092", "name": "orders_v2"}],
+                        outputs=[{"namespace": lake, "name": "orders"}])]
+    dataset = [_static("dataset", "kafka://b:9092", "refunds", "2026-03-02T07:10:00Z")]
+    return [dr.events(older), dr.events(newer), dr.events(ddl), spark_run(7, inputs=WIDE_INPUTS), spark_run(8),
+            _failed(9), declared, dataset]
+
+
+def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_factory, tmp_path):
+    live_catalog, batch_catalog = catalog_factory(), catalog_factory()
+    events = [event for run in runs() for event in run]
+    settings = replace(job_for(live_catalog, max_datasets_per_run=MAX_DATASETS).settings,
+                       databricks_environment_wait_seconds=0)  # one event at a time: nothing to hold a run for
+    live = Runtime(settings)
+    try:
+        statuses = [live.process(event).status for event in events]
+    finally:
+        live.close()
+    assert statuses.count("written") == 8 and statuses.count("skipped") == 1
+
+    report = run_spark(spark, [str(write_json_lines(tmp_path / "runs.jsonl", events))],
+                       job_for(batch_catalog, max_datasets_per_run=MAX_DATASETS))
+
+    batch, served = catalog_view(batch_catalog.atlas_url), catalog_view(live_catalog.atlas_url)
+    assert_same_catalog(batch, served)
+    assert dict(report.tally.runs) == {"planned": 7, "skipped": 1}
+    atlas = Atlas(batch_catalog.atlas_url)
+    wide = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
+            and e["attributes"]["qualifiedName"].endswith("/reports/out_7")]
+    assert len(refs(wide[0], "inputs")) == MAX_DATASETS
+    copy = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
+            and e["attributes"].get("name") == "copy_orders"]
+    assert [refs(e, "inputs") for e in copy] == [["kafka://b:9092/orders_v2"]]
+    assert ("openlineage_dataset", "kafka://b:9092/orders") not in set(atlas.keys())
+    assert json.dumps(sorted(atlas.keys())).count("kafka://b:9092/refunds") == 1
+    # the superseded notebook run's own input stays, as the live path writes a superseded run's datasets
+    assert ("azure_datalake_gen2_path", "https://contosolake.dfs.core.windows.net/raw/customers") in set(atlas.keys())
