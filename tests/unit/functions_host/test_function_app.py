@@ -6,6 +6,7 @@ import pytest
 from azure.functions.queue import QueueMessage
 from starlette.testclient import TestClient
 
+import olparser.function_handlers as function_handlers
 from olparser.catalog import CatalogUnavailable
 from olparser.delivery.envelope import ClaimCheckEnvelope, InlineEnvelope, parse
 from olparser.delivery.queues import SqliteQueueService
@@ -129,10 +130,10 @@ def test_when_the_queue_is_unreachable_the_answer_is_503_without_details(app_env
 def test_when_a_claim_check_cannot_be_stored_batch_events_are_retriable(queued, monkeypatch):
     module, client, queue = queued
 
-    def failing_envelope(event):
+    def failing_envelope(runtime, event):
         raise OSError("blob storage down")
 
-    monkeypatch.setattr(module, "_envelope", failing_envelope)
+    monkeypatch.setattr(function_handlers, "_envelope", failing_envelope)
     body = json.dumps([json.loads(EVENT.read_text())]).encode()
     response = client.post("/api/v1/lineage/batch", headers=KEY, content=body)
     assert response.status_code == 200
