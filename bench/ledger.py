@@ -28,8 +28,13 @@ WORKSPACE_HOSTS = {"1234567890123456": "adb-1234567890123456.5.azuredatabricks.n
 
 
 class Report:
+    """What the uploader reports (the fields of UploadReport and DeleteReport; this bench also runs older checkouts)."""
+
     calls = 1
     created: tuple = ()
+    updated: tuple = ()
+    referenced: tuple = ()
+    deleted: tuple = ()
     kept: tuple = ()
 
 
@@ -53,7 +58,7 @@ class CountingHook:
 
 def _mappings() -> Path:
     try:
-        from tests.rules import MAPPINGS_PATH  # the tests' copy of the shipped rules, where there is one
+        from bench import MAPPINGS_PATH  # the shipped rules (package data), where the checkout has them
         return MAPPINGS_PATH
     except ImportError:
         return Path("config/OlToPurviewMappings.json")

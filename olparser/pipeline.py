@@ -56,9 +56,9 @@ from olparser.history import RunHistoryStore, history_record, with_run_history
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
 from olparser.lineage.link import link_plan
-from olparser.lineage.plan import unmatched_text
+from olparser.lineage.plan import DeleteReport, UploadReport, unmatched_text
 from olparser.naming import MappingEngine
-from olparser.resolution.model import candidates_to_json
+from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
 from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key
@@ -76,14 +76,16 @@ REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
 
 
 class Uploader(Protocol):
-    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> Any: ...
-    def delete(self, keys: Iterable[Key]) -> Any: ...
+    """olparser.catalog.CatalogUploader: writes plans, deletes what no run uses; typed reports of what it did."""
+
+    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport: ...
+    def delete(self, keys: Iterable[Key]) -> DeleteReport: ...
 
 
 class Resolver(Protocol):
     """olparser.catalog.resolver.ScannedAssetResolver: which scanned asset each dataset is."""
 
-    def resolve(self, datasets: Iterable[Any], *, fresh: bool = False) -> Any: ...
+    def resolve(self, datasets: Iterable[Any], *, fresh: bool = False) -> Resolution: ...
     def note_interim(self, keys: Iterable[Key]) -> None: ...
     def forget(self, keys: Iterable[Key]) -> None: ...
     def forget_datasets(self, datasets: Iterable[Any]) -> None: ...
@@ -94,11 +96,11 @@ class Linked:
     """A plan after resolution and linking, with what resolution found (None: no resolver)."""
 
     plan: LineagePlan
-    resolution: Any = None
+    resolution: Resolution | None = None
 
     @property
     def calls(self) -> int:
-        return getattr(self.resolution, "calls", 0)
+        return 0 if self.resolution is None else self.resolution.calls
 
 
 @dataclass(frozen=True)
@@ -206,11 +208,11 @@ def delete_orphans(store: RunStateStore, uploader: Uploader, orphans: tuple[Key,
         return 0, 0
     store.finish_deletes(orphans)
     if resolver is not None:  # what is gone (or a scan's now) is no longer an interim dataset to re-link
-        kept = set(getattr(report, "kept", ()))
+        kept = set(report.kept)
         gone = [key for key in orphans if key not in kept]
         store.forget_interim(gone)
         resolver.forget(gone)
-    return len(orphans), getattr(report, "calls", 0)
+    return len(orphans), report.calls
 
 
 def wait_for_deletions(store: RunStateStore, contested: frozenset[Key], clock: Callable[[], float],
@@ -386,15 +388,14 @@ class LineagePipeline:
                     report = self._upload_linked(Linked(to_upload, linked.resolution))
                     if report is None:  # a linked scanned asset vanished: resolve the plan again
                         continue
-                    calls += getattr(report, "calls", 0)
+                    calls += report.calls
                 uploaded |= set(keys)
                 result = self._store.commit(key, keys, version=version, fingerprint=fingerprint,
                                             process_names=processes, run_time=run_time,
                                             dangling=uploaded - set(keys), process_types=PROCESS_TYPES, now=now)
                 late = superseded & result.newest  # their newer writer dropped them meanwhile: this run is newest now
                 if late and not result.stale:
-                    calls += getattr(self._uploader.upload(
-                        plan.without_processes(set(processes) - late)), "calls", 0)
+                    calls += self._uploader.upload(plan.without_processes(set(processes) - late)).calls
             if result.stale:
                 fresh, version = self._store.get_versioned(key, now=now)
                 if fresh is None:
@@ -444,7 +445,7 @@ class LineagePipeline:
             self._resolver.forget_datasets(linked.plan.datasets)
             return None
         resolution = linked.resolution
-        created = set(getattr(report, "created", ())) & set(getattr(resolution, "interim", None) or ())
+        created = set(report.created) & set(resolution.interim)
         if created:
             self._store.register_interim({k: json.dumps(candidates_to_json(resolution.interim[k]),
                                                         separators=(",", ":")) for k in created})
@@ -501,8 +502,7 @@ class LineagePipeline:
                             process)
                 return calls
         log.info("process %s: written again from run %s, its newest writer", process, writer)
-        return calls + getattr(report, "calls", 0)
-        return getattr(report, "calls", 0)
+        return calls + report.calls
 
     # --- the run history ---------------------------------------------------------------------------------------
     def _record(self, run: RunSnapshot, plan: LineagePlan, status: str, now: float) -> frozenset[str]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
 from olparser.lineage import PROCESS_TYPES, LineagePlan
+from olparser.lineage.plan import DeleteReport, UploadReport
 from olparser.lineage.entities import JSON, Key, object_id
 from olparser.lineage.link import LINKED_ATTRIBUTES, relink_attributes
 from olparser.resolution.model import candidates_from_json
@@ -45,8 +46,8 @@ class RelinkCatalog(Protocol):
 
     def read(self, keys: Iterable[Key], calls: list[int]) -> dict[Key, dict]: ...
     def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict]: ...
-    def upload(self, plan: LineagePlan) -> Any: ...
-    def delete(self, keys: Iterable[Key]) -> Any: ...
+    def upload(self, plan: LineagePlan) -> UploadReport: ...
+    def delete(self, keys: Iterable[Key]) -> DeleteReport: ...
 
 
 @dataclass(frozen=True)
@@ -123,14 +124,14 @@ class Relinker:
         if rewritten:
             names = [e["attributes"]["qualifiedName"] for e in rewritten]
             with self._locked(names):
-                calls[0] += getattr(self._catalog.upload(LineagePlan(entities=tuple(
-                    {**e, "guid": f"-{i}"} for i, e in enumerate(rewritten, 1)))), "calls", 0)
+                calls[0] += self._catalog.upload(LineagePlan(entities=tuple(
+                    {**e, "guid": f"-{i}"} for i, e in enumerate(rewritten, 1)))).calls
             for key, target in moved.items():
                 log.info("re-linked %d process(es) from %s to the scanned %s", len(rewritten), key[0], target[0])
         deletable = [key for key in interim if not users[key] & foreign]
-        report = self._catalog.delete(deletable) if deletable else None
-        deleted = list(getattr(report, "deleted", ()))
-        calls[0] += getattr(report, "calls", 0)
+        report = self._catalog.delete(deletable) if deletable else DeleteReport()
+        deleted = list(report.deleted)
+        calls[0] += report.calls
         self._store.forget_interim(deleted)
         self._resolver.forget(deleted)
         kept = [key for key in interim if key not in set(deleted)]

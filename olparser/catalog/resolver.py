@@ -31,11 +31,10 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from olparser.resolution.candidates import dataset_candidates
-from olparser.resolution.model import Candidate, Key, NamedDataset, Search, search_match
+from olparser.resolution.model import Candidate, Key, NamedDataset, Resolution, Search, search_match
 from olparser.resolution.resource_sets import ResourceSetRules
 
 from .errors import CatalogHttpError, CatalogRejected, CatalogUnavailable
@@ -56,19 +55,6 @@ class ResolverClient(Protocol):
 
 
 Ownership = Callable[[Sequence[Key]], set[Key]]  # which of these keys are interim datasets the connector created
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """`links`: dataset key -> the scanned asset it is (itself when the rule identity is the scanned asset);
-    `interim`: datasets left on the identity the builder gave them although they have candidates (the connector
-    creates or keeps them; the re-link timer looks again later), with their candidates; `taken_over`: entities the
-    connector created that a scan has registered since; `calls`: catalog requests made."""
-
-    links: dict[Key, Key] = field(default_factory=dict)
-    interim: dict[Key, tuple[Candidate, ...]] = field(default_factory=dict)
-    taken_over: frozenset[Key] = frozenset()
-    calls: int = 0
 
 
 class ResourceSetRuleSource:

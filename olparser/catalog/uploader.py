@@ -16,9 +16,9 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
+from olparser.lineage.plan import DeleteReport, UploadReport
 from olparser.settings import Settings
 
 from .batching import bulk_batches, entity_key, placeholder_keys
@@ -48,30 +48,6 @@ class CatalogClient(Protocol):
     def typedefs(self) -> dict: ...
     def create_typedefs(self, typedefs: dict) -> dict: ...
     def update_typedefs(self, typedefs: dict) -> dict: ...
-
-
-@dataclass(frozen=True)
-class UploadReport:
-    """What one upload did. Entities are (typeName, qualifiedName) pairs; `calls` counts HTTP requests (retries
-    included); `guid_assignments` maps the plan's placeholders to the catalog's guids."""
-
-    calls: int = 0
-    created: tuple[DatasetKey, ...] = ()
-    updated: tuple[DatasetKey, ...] = ()
-    referenced: tuple[DatasetKey, ...] = ()
-    guid_assignments: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DeleteReport:
-    """What one delete did: `deleted` the keys found and deleted (columns of deleted datasets not listed, but
-    counted in `entities`), `kept` those found and kept (see `CatalogUploader.delete`), `calls` HTTP requests
-    (retries included)."""
-
-    calls: int = 0
-    deleted: tuple[DatasetKey, ...] = ()
-    entities: int = 0
-    kept: tuple[DatasetKey, ...] = ()  # found but kept: still used by another process, or a scan's now
 
 
 class CatalogUploader:

@@ -1,4 +1,5 @@
-"""What the entity builder hands to the uploader: Atlas v2 entities for one run, as plain JSON dicts."""
+"""What the entity builder hands to the uploader: Atlas v2 entities for one run, as plain JSON dicts; and what the
+uploader reports back (`UploadReport`, `DeleteReport`), so that the core reads typed reports."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -8,6 +9,7 @@ if TYPE_CHECKING:
     from olparser.resolution.model import NamedDataset
 
 JSON = dict[str, Any]
+Key = tuple[str, str]  # (typeName, qualifiedName)
 COLUMN_TYPE = "openlineage_column"
 
 
@@ -72,3 +74,27 @@ class LineagePlan:
 def is_process(entity: JSON) -> bool:
     """Processes are the entities that carry a run (`lastRunId`)."""
     return "lastRunId" in entity.get("attributes", {})
+
+
+@dataclass(frozen=True)
+class UploadReport:
+    """What one upload did. Entities are (typeName, qualifiedName) pairs; `calls` counts HTTP requests (retries
+    included); `guid_assignments` maps the plan's placeholders to the catalog's guids."""
+
+    calls: int = 0
+    created: tuple[Key, ...] = ()
+    updated: tuple[Key, ...] = ()
+    referenced: tuple[Key, ...] = ()
+    guid_assignments: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DeleteReport:
+    """What one delete did: `deleted` the keys found and deleted (columns of deleted datasets not listed, but
+    counted in `entities`), `kept` those found and kept (see `CatalogUploader.delete`), `calls` HTTP requests
+    (retries included)."""
+
+    calls: int = 0
+    deleted: tuple[Key, ...] = ()
+    entities: int = 0
+    kept: tuple[Key, ...] = ()  # found but kept: still used by another process, or a scan's now

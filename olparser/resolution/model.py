@@ -5,7 +5,7 @@ them."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Sequence
 
@@ -148,3 +148,16 @@ def candidates_from_json(items: Any) -> tuple[Candidate, ...]:
                             tuple((str(a), str(b)) for a, b in spec.get("attributes") or ()))
         found.append(Candidate(item["typeName"], item["qualifiedName"], str(item.get("origin") or ""), search))
     return tuple(found)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """`links`: dataset key -> the scanned asset it is (itself when the rule identity is the scanned asset);
+    `interim`: datasets left on the identity the builder gave them although they have candidates (the connector
+    creates or keeps them; the re-link timer looks again later), with their candidates; `taken_over`: entities the
+    connector created that a scan has registered since; `calls`: catalog requests made."""
+
+    links: dict[Key, Key] = field(default_factory=dict)
+    interim: dict[Key, tuple[Candidate, ...]] = field(default_factory=dict)
+    taken_over: frozenset[Key] = frozenset()
+    calls: int = 0

@@ -6,16 +6,11 @@ from __future__ import annotations
 
 import copy
 import threading
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from olparser.lineage.plan import DeleteReport, UploadReport
+
 Key = tuple[str, str]
-
-
-@dataclass(frozen=True)
-class Report:
-    calls: int
-    created: tuple[Key, ...] = ()
 
 
 def _key(entity: dict[str, Any]) -> Key:
@@ -67,14 +62,14 @@ class FakeCatalog:
         self.missing: set[Key] = set()  # referenced entities that are not there (an upload naming one fails)
         self._lock = threading.RLock()  # one request at a time, as a server would apply them
 
-    def upload(self, plan, *, refresh: bool = True) -> Report:
+    def upload(self, plan, *, refresh: bool = True) -> UploadReport:
         hook, self.during_upload = self.during_upload, None
         if hook is not None:
             hook()
         with self._lock:
             return self._upload(plan)
 
-    def _upload(self, plan) -> Report:
+    def _upload(self, plan) -> UploadReport:
         self.calls += 1
         self.uploads.append(plan)
         if self.missing & _references(plan):  # a reference to an entity that is not there: Atlas's 404
@@ -88,13 +83,13 @@ class FakeCatalog:
             stored["attributes"].update({k: _refs(v) for k, v in entity["attributes"].items()})
             if entity.get("relationshipAttributes"):
                 stored["relationshipAttributes"] = {k: _refs(v) for k, v in entity["relationshipAttributes"].items()}
-        return Report(calls=1, created=created)
+        return UploadReport(calls=1, created=created)
 
-    def delete(self, keys: Iterable[Key]) -> Report:
+    def delete(self, keys: Iterable[Key]) -> DeleteReport:
         with self._lock:
             return self._delete(keys)
 
-    def _delete(self, keys: Iterable[Key]) -> Report:
+    def _delete(self, keys: Iterable[Key]) -> DeleteReport:
         self.calls += 1
         if self.fail_deletes:
             self.fail_deletes -= 1
@@ -104,7 +99,7 @@ class FakeCatalog:
             parent = self.entities[key].get("relationshipAttributes", {}).get("dataset")
             if key in keys or (key[0] == "openlineage_column" and parent in keys):
                 del self.entities[key]
-        return Report(calls=1)
+        return DeleteReport(calls=1)
 
     def state(self) -> dict[Key, dict[str, Any]]:
         """Everything held, comparable between two catalogs."""
