@@ -18,10 +18,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from olparser.storage_account import StorageConnection
-
 from olparser.delivery.claim_check import BlobClaimCheckStore, FolderClaimCheckStore
 from olparser.delivery.envelope import sha256_hex
+from olparser.storage_account import StorageAccount, StorageConnection
 
 if TYPE_CHECKING:
     from olparser.settings import Settings
@@ -113,8 +112,6 @@ def archive_from_settings(settings: "Settings") -> EventArchive | None:
     if settings.archive_store == "folder":
         return EventArchive(FolderArchiveStore(settings.data_dir / ARCHIVE_FOLDER))
     if settings.archive_store == "blob":
-        from olparser.storage_account import StorageAccount
-
         account = StorageAccount.required(settings, "ARCHIVE_STORE=blob")
         return EventArchive(BlobArchiveStore(account, settings.archive_container))
     raise ValueError(f"ARCHIVE_STORE must be one of {', '.join(ARCHIVE_STORES)}, not {settings.archive_store!r}")
