@@ -25,7 +25,7 @@ from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 FAR_FUTURE = time.time() + 2 * 3600  # every held (60 s) or incomplete (3,600 s) run is due, none expired (7 days)
-EXAMPLES = {"sqlite": 150, "table": 25}
+EXAMPLES = {"sqlite": 150, "table": 12}
 
 
 def catalog_after(events, *, hold: int, workers: int, kind: str = "sqlite", request=None) -> dict:

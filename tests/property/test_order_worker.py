@@ -36,7 +36,7 @@ FAR_FUTURE = time.time() + 2 * 3600  # every held (60 s) or incomplete (3,600 s)
 VOLATILE = {"guid", "createTime", "updateTime", "version", "createdBy", "updatedBy", "lastModifiedTS",
             "relationshipGuid", "relationshipStatus", "relationshipType", "relationshipAttributes", "displayText",
             "entityStatus"}
-EXAMPLES = {"sqlite": 40, "table": 12}
+EXAMPLES = {"sqlite": 40, "table": 6}
 
 
 def _settings(folder: Path, atlas_url: str, hold: int) -> Settings:
