@@ -8,7 +8,7 @@
   pipeline (merge, map, build, upload).
   A catalog failure propagates: the host retries the message, and after `maxDequeueCount` attempts moves it to
   `lineage-events-poison`, from which `ol2purview requeue` brings it back. A rejection no retry can fix (an entity
-  type the catalog does not know) is written to the poison queue at once (`olparser.delivery.poison`).
+  type the catalog does not know) is written to the poison queue at once (`olparser.adapters.delivery.poison`).
 - `write_due_runs` (timer, `LINEAGE_TIMER_SCHEDULE`, default every minute): writes the lineage of runs that never
   completed (`INCOMPLETE_RUN_SECONDS`) and of Databricks runs whose environment facet never came, retries deletions
   that failed, and purges expired run state.
@@ -21,8 +21,8 @@
   cluster with a wrong clock wrote runs dated in the future).
 - `health` (HTTP, anonymous).
 
-Each function is its decorators and one call to its body in `olparser.function_handlers`, with the runtime
-`olparser.runtime` builds from the app settings, once per process.
+Each function is its decorators and one call to its body in `olparser.adapters.function_handlers`, with the runtime
+`olparser.adapters.runtime` builds from the app settings, once per process.
 """
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ import os
 
 import azure.functions as func
 
-import olparser.function_handlers as handle
-from olparser.runtime import process_runtime
+import olparser.adapters.function_handlers as handle
+from olparser.adapters.runtime import process_runtime
 
 LINEAGE_QUEUE = "lineage-events"  # LINEAGE_QUEUE must match: bindings are declared before settings are read
 STORAGE = "AzureWebJobsStorage"

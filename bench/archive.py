@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 from bench.merge import databricks_run
-from olparser.delivery.archive import BlobArchiveStore, EventArchive, FolderArchiveStore
+from olparser.adapters.delivery.archive import BlobArchiveStore, EventArchive, FolderArchiveStore
 
 REPEATS = 5
 EVENTS = 200

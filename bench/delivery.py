@@ -13,12 +13,12 @@ from typing import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from bench import report
-from olparser.delivery.claim_check import BlobClaimCheckStore, ClaimCheckStore, FolderClaimCheckStore
-from olparser.delivery.queues import (MAX_RECEIVE, AzureQueueService, LineageQueue, QueueService,
+from olparser.adapters.delivery.claim_check import BlobClaimCheckStore, ClaimCheckStore, FolderClaimCheckStore
+from olparser.adapters.delivery.queues import (MAX_RECEIVE, AzureQueueService, LineageQueue, QueueService,
                                       SqliteQueueService, poison_queue_name)
-from olparser.delivery.sender import EventCourier
-from olparser.delivery.trigger_settings import QueueTriggerSettings
-from olparser.delivery.worker import QueueWorker
+from olparser.adapters.delivery.sender import EventCourier
+from tools.functions_host.trigger_settings import QueueTriggerSettings
+from tools.functions_host.queue_worker import QueueWorker
 from tools.azurite import start_azurite
 
 MESSAGES = 500

@@ -1,7 +1,7 @@
 """Load: 16 concurrent senders x 1,000 events through `ol2purview serve` in queue mode (Azurite, embedded catalog).
 
 Each sender is one keep-alive HTTP session posting START and COMPLETE events of its own generated Databricks runs
-(tests/e2e/delivery_support.py). Prints requests/s, p50/p99 acknowledgement latency, errors, and the time until the
+(tools/samples/delivery.py). Prints requests/s, p50/p99 acknowledgement latency, errors, and the time until the
 last event is processed and its lineage is in the catalog. `OL2PURVIEW_LOAD=SENDERSxEVENTS` (e.g. 4x100) changes the
 size; `OL2PURVIEW_LOAD_STORAGE=embedded` uses the SQLite queues instead of Azurite (whose receive and delete calls
 slow down as its queue grows: ~3.5 ms a message with 100 waiting, ~29 ms with 6,000, on this 2-core machine).
@@ -19,7 +19,7 @@ from typing import Callable
 
 import requests
 
-from tests.e2e.delivery_support import ENDPOINT, databricks_run
+from tools.samples.delivery import ENDPOINT, databricks_run
 
 SENDERS, EVENTS_PER_SENDER = 16, 1000
 
@@ -93,8 +93,8 @@ def _size() -> tuple[int, int]:
 
 
 def main() -> None:
-    from tests.e2e.conftest import start_serve  # the same launcher as the end-to-end tests
-    from tests.e2e.delivery_support import catalog_dump, counts_by_type
+    from tools.functions_host.launcher import start_serve  # the same launcher as the end-to-end tests
+    from tools.samples.delivery import catalog_dump, counts_by_type
 
     senders, per_sender = _size()
     with tempfile.TemporaryDirectory() as folder:

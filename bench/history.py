@@ -83,8 +83,8 @@ def write_costs(store: Any, calls: Callable[[], int]) -> dict[str, tuple[float, 
 def bench_writes() -> None:
     from azure.data.tables import TableServiceClient
 
-    from olparser.history.stores.sqlite_store import SqliteHistoryStore
-    from olparser.history.stores.table_store import TableHistoryStore
+    from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
+    from olparser.adapters.history_stores.table_store import TableHistoryStore
     from tools.azurite import start_azurite
 
     with tempfile.TemporaryDirectory() as folder:
@@ -103,7 +103,7 @@ def bench_writes() -> None:
 
 
 def bench_window() -> None:
-    from olparser.history.stores.sqlite_store import SqliteHistoryStore
+    from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
 
     days = RUNS // (CHAINS * 4)
     with tempfile.TemporaryDirectory() as folder:

@@ -1,6 +1,6 @@
 """Cost per KiB of event, honest and hostile (issue #15): intake (`read_event`, default limits, then limits raised so
 the shape gets through) and mapping (the naming engine over the event's inputs and outputs with its mount points, as
-the worker does). Payloads are tests/hostile/payloads.py, the ones the hostile suite checks. Prints medians of CPU
+the worker does). Payloads are tools/samples/hostile.py, the ones the hostile suite checks. Prints medians of CPU
 time per KiB, and the answer intake gives at default limits.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any, Callable
 from olparser.contract import IngestError, IntakeLimits, read_event
 from olparser.naming import MappingEngine, mounts_from_facet
 from olparser.naming.tokens import tokenize_name
-from tests.hostile import payloads
-from tests.hostile.measure import cpu_times
+from tools.samples import hostile as payloads
+from tools.samples.hostile import cpu_times
 from bench import MAPPINGS_PATH
 
 ROUNDS = 5

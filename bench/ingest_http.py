@@ -80,7 +80,7 @@ def measure_floor(body: bytes, seconds: float) -> Load:
 
 
 def measure_serve(storage: str, body: bytes, seconds: float) -> Load:
-    from tests.e2e.conftest import start_serve  # the same launcher as the end-to-end tests
+    from tools.functions_host.launcher import start_serve  # the same launcher as the end-to-end tests
 
     with tempfile.TemporaryDirectory() as data:
         server = start_serve(Path(data), key=secrets.token_urlsafe(24), storage=storage, worker=False,

@@ -28,7 +28,7 @@ RUNS = int(os.environ.get("LATENCY_RUNS", "30"))
 
 def through_serve(runs: int) -> list[float]:
     """Seconds from the first POST of each run to its lineage in the catalog (the first run left out)."""
-    from tests.e2e.conftest import start_serve  # the same launcher as the end-to-end tests
+    from tools.functions_host.launcher import start_serve  # the same launcher as the end-to-end tests
 
     seconds = []
     with tempfile.TemporaryDirectory() as folder:
@@ -51,7 +51,7 @@ def through_serve(runs: int) -> list[float]:
 
 def in_process(runs: int) -> list[float]:
     """Seconds for the pipeline to process each run's events in this process (the first run left out)."""
-    from olparser.runtime import Runtime
+    from olparser.adapters.runtime import Runtime
     from olparser.settings import Settings
     from tools.catalog import CatalogServer
 

@@ -68,7 +68,7 @@ def requests_per_scenario(table: Any, hook: CountingHook) -> dict[str, list[int]
     from olparser.lineage import LineageOptions
     from olparser.naming import MappingEngine
     from olparser.pipeline import LineagePipeline, WritePolicy
-    from olparser.runs.table_store import TableRunStateStore
+    from olparser.adapters.run_state.table_store import TableRunStateStore
 
     store = TableRunStateStore(table, ttl_seconds=7 * 86400)
     pipeline = LineagePipeline(store, MappingEngine.from_path(_mappings()),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from olparser.runs.codec import to_json
 from olparser.runs.merge import merge_event
-from olparser.runs.sqlite_store import SqliteRunStateStore
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from tools.samples.databricks import ColumnEdge, Dataset, NotebookRun, events
 
 COLUMNS = 30

@@ -89,7 +89,7 @@ def core_throughput() -> None:
 
 def stack_calls_per_run() -> None:
     """Catalog calls per run, counted by the embedded catalog, for runs over new and over cached datasets."""
-    from tests.e2e.conftest import start_serve  # the same launcher as the end-to-end tests
+    from tools.functions_host.launcher import start_serve  # the same launcher as the end-to-end tests
 
     with tempfile.TemporaryDirectory() as folder:
         serve = start_serve(Path(folder), key=secrets.token_urlsafe(16), extra_args=("--log-level", "warning"),

@@ -29,14 +29,14 @@ from typing import Any
 
 import requests
 
-from olparser.catalog import CatalogTarget, CatalogUploader, RetryPolicy, load_typedefs, make_atlas_client
-from olparser.catalog.existence import ExistenceCache
-from olparser.catalog.resolver import ScannedAssetResolver
+from olparser.adapters.catalog import CatalogTarget, CatalogUploader, RetryPolicy, load_typedefs, make_atlas_client
+from olparser.adapters.catalog.existence import ExistenceCache
+from olparser.adapters.catalog.resolver import ScannedAssetResolver
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.relink import Relinker
-from olparser.runs.sqlite_store import SqliteRunStateStore
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.settings import PROJECT_ROOT, TYPEDEFS_DIR, Settings
 from bench import MAPPINGS_PATH
 from tools.catalog import CatalogServer
@@ -139,9 +139,9 @@ for _ in range(300):
     prepared.append((merge_event(merge_event(None, start), running), complete))
 link = None
 if sys.argv[1] == "link":
-    from olparser.catalog.existence import ExistenceCache
-    from olparser.catalog.resolver import ScannedAssetResolver
-    from olparser.catalog.retry import RetryPolicy
+    from olparser.adapters.catalog.existence import ExistenceCache
+    from olparser.adapters.catalog.resolver import ScannedAssetResolver
+    from olparser.adapters.catalog.retry import RetryPolicy
     from olparser.lineage.link import link_plan
 
     class Offline:

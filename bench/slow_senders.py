@@ -51,7 +51,7 @@ def _report(label: str, values: list[float]) -> None:
 
 
 def main() -> None:
-    from tests.e2e.conftest import start_serve  # the tests' launcher: a real `ol2purview serve` on free ports
+    from tools.functions_host.launcher import start_serve  # a real `ol2purview serve` on free ports
 
     key = secrets.token_urlsafe(24)
     body = EVENT.read_bytes()

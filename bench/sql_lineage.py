@@ -21,7 +21,7 @@ from typing import Callable
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from olparser.sql.process_parser import SqlParser
+from olparser.adapters.sql.process_parser import SqlParser
 from bench import MAPPINGS_PATH
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "openlineage"

@@ -13,7 +13,13 @@ import time
 import urllib.request
 from pathlib import Path
 
-from olparser.catalog import CatalogTarget, CatalogUploader, load_typedefs, make_atlas_client, register_typedefs
+from olparser.adapters.catalog import (
+    CatalogTarget,
+    CatalogUploader,
+    load_typedefs,
+    make_atlas_client,
+    register_typedefs,
+)
 from olparser.lineage.plan import LineagePlan
 from olparser.settings import TYPEDEFS_DIR, Settings
 

@@ -1,14 +1,19 @@
-"""ol2purview core: pure functions over plain data that turn OpenLineage events into Purview (Atlas v2) lineage.
+"""ol2purview: OpenLineage events in, Purview (Atlas v2) lineage out. See docs/design.md for the data flow.
 
-Sub-packages, one concern each (see docs/design.md):
-  naming     OpenLineage (namespace, name) -> Purview (qualifiedName, type), the rule engine
-  contract   decoding and validating an HTTP body into an event, stripping heavy facets
-  runs       merging the events of one run; run-state stores behind one interface
-  lineage    building Atlas entities (datasets, Databricks owners, processes, column mappings), linking a plan
-  resolution the candidates of a dataset: the names Purview's scanners give it (resource sets, Unity Catalog, Fabric)
-  sql        column lineage from a run's SQL (openlineage-sql in worker processes)
-  catalog    uploading entities to Purview or any Atlas endpoint (retries, batching, cache); resolving candidates
-  history    the run history: records of every run, lineage in a time window
-  delivery   queueing, claim check, poison handling, the event archive
-  pipeline   the runner that orders the steps; relink: the re-link timer's work
+The pure core — plain functions over plain data, no I/O (a test reads the imports and holds it to that):
+  contract    decoding and validating an HTTP body into an event, stripping heavy facets
+  naming      OpenLineage (namespace, name) -> Purview (qualifiedName, type), the rule engine (shipped rules in
+              naming/shipped, package data)
+  runs        merging the events of one run; the ownership ledger; the run rules; the run-state store interface
+  lineage     building Atlas entities (datasets, Databricks owners, processes, column mappings), linking a plan; the
+              connector's Atlas types (lineage/typedefs, package data)
+  resolution  the candidates of a dataset: the names Purview's scanners give it (resource sets, Unity Catalog, Fabric)
+  sql         column lineage from a statement's tokens (the parser process is an adapter)
+  history     the run history: records of every run, lineage in a time window; the history store interface
+  pipeline    the runner that orders the steps over the interfaces it is given; relink: the re-link timer's work
+  settings    the app settings as one frozen dataclass
+
+The adapters, which do the I/O behind those interfaces: `olparser/adapters` (run-state and history stores, the
+catalog client and uploader, queues, blobs, the archive, the SQL parser processes, the Azure Functions handlers and
+the runtime that composes everything).
 """

@@ -30,7 +30,8 @@ has datasets but no terminal event is written as INCOMPLETE after `incomplete_ru
 (and remove what an INCOMPLETE write of the run had put there).
 
 Resolve and link (when a resolver is given): the plan's datasets are looked up against the assets Purview's scanners
-registered (`olparser/catalog/resolver.py`) and the plan is rewritten to reference them (`olparser/lineage/link.py`)
+registered (`olparser/adapters/catalog/resolver.py`) and the plan is rewritten to reference them
+(`olparser/lineage/link.py`)
 before it is fingerprinted, so the ledger and the fingerprint see what is actually written. A dataset left on its
 rule identity although it has candidates (an interim dataset) is connector-owned: registered in the run-state store
 when the upload creates it, re-resolved later by the re-link timer (`olparser/relink.py`). A scanned asset that
@@ -76,14 +77,14 @@ REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
 
 
 class Uploader(Protocol):
-    """olparser.catalog.CatalogUploader: writes plans, deletes what no run uses; typed reports of what it did."""
+    """olparser.adapters.catalog.CatalogUploader: writes plans, deletes what no run uses; typed reports."""
 
     def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport: ...
     def delete(self, keys: Iterable[Key]) -> DeleteReport: ...
 
 
 class Resolver(Protocol):
-    """olparser.catalog.resolver.ScannedAssetResolver: which scanned asset each dataset is."""
+    """olparser.adapters.catalog.resolver.ScannedAssetResolver: which scanned asset each dataset is."""
 
     def resolve(self, datasets: Iterable[Any], *, fresh: bool = False) -> Resolution: ...
     def note_interim(self, keys: Iterable[Key]) -> None: ...

@@ -147,12 +147,12 @@ def open_test_run_state_store(kind: str, folder: Path, request: pytest.FixtureRe
     """A fresh, empty run-state store of `kind` (`sqlite`: a file in `folder`; `table`: a new table on the session's
     Azurite, which `request` provides)."""
     if kind == "sqlite":
-        from olparser.runs.sqlite_store import SqliteRunStateStore
+        from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 
         return SqliteRunStateStore(folder / "runs.sqlite3", ttl_seconds=ttl_seconds)
     import uuid
 
-    from olparser.runs.table_store import TableRunStateStore
+    from olparser.adapters.run_state.table_store import TableRunStateStore
 
     emulator = request.getfixturevalue("azurite")
     return TableRunStateStore.from_connection_string(emulator.connection_string, f"runs{uuid.uuid4().hex[:16]}",
@@ -178,13 +178,13 @@ def run_state_store(run_state_store_kind: str, tmp_path: Path, request: pytest.F
 
 def same_store_elsewhere(store):
     """A second handle on the storage of `store`, as another worker process (or instance) would open it."""
-    from olparser.runs.sqlite_store import SqliteRunStateStore
+    from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 
     if isinstance(store, SqliteRunStateStore):
         return SqliteRunStateStore(store.path, ttl_seconds=store.ttl_seconds, max_datasets=store.max_datasets)
     from azure.data.tables import TableClient
 
-    from olparser.runs.table_store import TableRunStateStore
+    from olparser.adapters.run_state.table_store import TableRunStateStore
 
     table = TableClient.from_connection_string(store.connection_string, store.table.table_name)
     return TableRunStateStore(table, ttl_seconds=store.ttl_seconds, max_datasets=store.max_datasets,

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 from olparser.settings import Settings
 
 if TYPE_CHECKING:  # imports loaded only by what talks to a catalog or a host (qn-tester starts fast)
-    from olparser.catalog import CatalogTarget
+    from olparser.adapters.catalog import CatalogTarget
 
 KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
 MASTER_KEY_ENV = "OL2PURVIEW_MASTER_KEY"
@@ -75,7 +75,7 @@ def atlas_base(url: str) -> str:
 def catalog_target(args: argparse.Namespace, settings: Settings) -> CatalogTarget:
     """The catalog named by the arguments, the settings or the running local host (in that order). Raises NoCatalog
     (or ValueError for a malformed setting) saying what to pass."""
-    from olparser.catalog import CatalogTarget, resolve_target
+    from olparser.adapters.catalog import CatalogTarget, resolve_target
 
     from tools.functions_host.state import RunningHost
 

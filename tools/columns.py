@@ -15,9 +15,9 @@ from typing import Any, Protocol
 
 import requests
 
-from olparser.catalog import (AtlasCatalogClient, CatalogRejected, CatalogUnavailable,
+from olparser.adapters.catalog import (AtlasCatalogClient, CatalogRejected, CatalogUnavailable,
                               make_atlas_client)
-from olparser.catalog.errors import CatalogHttpError
+from olparser.adapters.catalog.errors import CatalogHttpError
 from olparser.settings import Settings
 from tools.catalog_options import add_target_arguments, catalog_target
 from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, ColumnTrace, process_from_entity

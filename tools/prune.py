@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
-from olparser.catalog import CatalogRejected, CatalogUnavailable, CatalogUploader, make_atlas_client
-from olparser.catalog.existence import guid_batches
+from olparser.adapters.catalog import CatalogRejected, CatalogUnavailable, CatalogUploader, make_atlas_client
+from olparser.adapters.catalog.existence import guid_batches
 from olparser.lineage import PROCESS_TYPES
 from olparser.lineage.datasets import PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE
 from olparser.settings import Settings

@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from typing import Mapping
 
-from olparser.catalog import CatalogTarget, RetryPolicy, make_atlas_client
-from olparser.catalog.existence import ExistenceCache
-from olparser.catalog.resolver import ResourceSetRuleSource, ScannedAssetResolver
+from olparser.adapters.catalog import CatalogTarget, RetryPolicy, make_atlas_client
+from olparser.adapters.catalog.existence import ExistenceCache
+from olparser.adapters.catalog.resolver import ResourceSetRuleSource, ScannedAssetResolver
 from olparser.lineage import LineageOptions
 from olparser.lineage.datasets import DatasetResolver
 from olparser.naming import MappingEngine, MountPoint

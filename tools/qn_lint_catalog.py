@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from olparser.catalog import CatalogTarget, load_typedefs, make_atlas_client
+from olparser.adapters.catalog import CatalogTarget, load_typedefs, make_atlas_client
 from olparser.settings import TYPEDEFS_DIR, Settings
 from tools.catalog_options import catalog_target
 

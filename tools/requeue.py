@@ -17,9 +17,9 @@ from pathlib import Path
 
 from azure.storage.queue import ExponentialRetry
 
-from olparser.delivery.queues import (AzureQueueService, QueueService, SqliteQueueService, check_queue_name,
+from olparser.adapters.delivery.queues import (AzureQueueService, QueueService, SqliteQueueService, check_queue_name,
                                       embedded_queue_path, poison_queue_name)
-from olparser.delivery.requeue import Selection, requeue
+from tools.requeue_messages import Selection, requeue
 from olparser.settings import Settings
 from tools.catalog_options import add_target_arguments, data_dir
 from tools.functions_host.state import RunningHost

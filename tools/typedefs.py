@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from olparser.catalog import (CatalogRejected, CatalogUnavailable, RetryPolicy, load_typedefs,
+from olparser.adapters.catalog import (CatalogRejected, CatalogUnavailable, RetryPolicy, load_typedefs,
                               make_atlas_client, register_typedefs)
 from olparser.settings import TYPEDEFS_DIR, Settings
 from tools.catalog_options import add_target_arguments, catalog_target

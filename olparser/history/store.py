@@ -1,4 +1,5 @@
-"""The run-history store interface, what both stores share (pure), and `open_history_store(settings)`.
+"""The run-history store interface and what both stores share (pure); `open_history_store(settings)` is in
+olparser/adapters/history_stores.
 
 Two stores, chosen with the run state (RUN_STATE_STORE): SQLite (`run-history.sqlite3` in the data folder) and Azure
 Table storage (table `olrunhistory` in AzureWebJobsStorage). Both hold, CDAP's way:
@@ -77,18 +78,3 @@ def changed_processes(old: RunRecord | None, new: RunRecord | None) -> frozenset
     before = {name: old.facts.start for name in process_runs_of(old)} if old else {}
     after = {name: new.facts.start for name in process_runs_of(new)} if new else {}
     return frozenset(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
-
-
-def open_history_store(settings: "Settings") -> RunHistoryStore:
-    """The store next to the run state: SQLite in the data folder, or Table storage (RUN_STATE_STORE=table)."""
-    days = settings.run_history_days
-    if settings.run_state_store == "table":
-        from olparser.storage_account import StorageAccount
-
-        from .stores.table_store import TableHistoryStore
-
-        account = StorageAccount.required(settings, "RUN_STATE_STORE=table")
-        return TableHistoryStore.from_connection_string(account, HISTORY_TABLE, retention_days=days)
-    from .stores.sqlite_store import SqliteHistoryStore
-
-    return SqliteHistoryStore(settings.data_dir / SQLITE_FILE_NAME, retention_days=days)

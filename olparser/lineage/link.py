@@ -1,6 +1,6 @@
 """Linking a plan to the assets Purview's scanners registered: pure rewrites of entity JSON, no I/O.
 
-Resolution (`olparser/catalog/resolver.py`) says, for some datasets of a plan, which scanned asset each one is
+Resolution (`olparser/adapters/catalog/resolver.py`) says, for some datasets of a plan, which scanned asset each one is
 (`links`: the key the builder wrote it as -> the scanned asset's key). `link_plan` then
 
 - rewrites every process so that it references the scanned asset: `inputs`, `outputs`, the `Source`/`Sink` of

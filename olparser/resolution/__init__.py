@@ -2,5 +2,5 @@
 
 Pure functions over plain data (no I/O): the candidates of a dataset, in order, and the qualifiedNames of the scanned
 forms (resource sets, Unity Catalog tables, Fabric lakehouse tables). Checking which candidate exists is I/O and
-lives in `olparser/catalog`.
+lives in `olparser/adapters/catalog`.
 """

@@ -1,6 +1,6 @@
 """The candidates of a dataset: every catalog asset that may be the data our rules name, most preferred first.
 
-Pure: plain data in, plain data out. Checking which candidate exists is I/O (`olparser/catalog/resolver.py`).
+Pure: plain data in, plain data out. Checking which candidate exists is I/O (`olparser/adapters/catalog/resolver.py`).
 
 A dataset comes from the builder as a `NamedDataset`: the identity it was written as (`default`) and the identities
 our rules give it (`identities`: the table and the location, the preferred one first, as `DatasetResolver` decides),

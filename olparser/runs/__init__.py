@@ -5,14 +5,12 @@
   codec         RunSnapshot <-> compact JSON (and compressed bytes)
   ledger        the ownership ledger: claim / commit / intentions / users / writers as pure rules
   rules         run and static keys, run order, RunStatus: the run rules the live and Spark paths share
-  store         the RunStateStore interface and open_run_state_store(settings)
-  sqlite_store  SqliteRunStateStore: one local SQLite file (default)
-  table_store   TableRunStateStore: Azure Table storage, shared by scaled-out instances
+  store         the RunStateStore interface (the stores are adapters: olparser/adapters/run_state)
 """
 from olparser.runs.merge import (is_static_event, merge_event, run_end_instant, run_instant, run_start_instant,
                                  snapshot_from_static)
 from olparser.runs.model import DatasetFacts, RunSnapshot
-from olparser.runs.store import RunStateStore, open_run_state_store
+from olparser.runs.store import RunStateStore
 
-__all__ = ["DatasetFacts", "RunSnapshot", "RunStateStore", "is_static_event", "merge_event", "open_run_state_store",
+__all__ = ["DatasetFacts", "RunSnapshot", "RunStateStore", "is_static_event", "merge_event",
            "run_end_instant", "run_instant", "run_start_instant", "snapshot_from_static"]

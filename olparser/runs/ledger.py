@@ -1,6 +1,6 @@
 """The ownership ledger: what each run owns in the catalog, as pure functions over plain data. Both run-state stores
-(olparser/runs/sqlite_store.py, table_store.py) load the rows these functions need and save what they return under
-their own atomic write; neither decides anything itself.
+(olparser/adapters/run_state) load the rows these functions need and save what they return under their own atomic
+write; neither decides anything itself.
 
 Four kinds of bookkeeping (see olparser/pipeline.py for the protocol that uses them):
 

@@ -1,9 +1,9 @@
 """The run-state store interface: where the merged state of each run lives between its events, and what each run has
 written to the catalog.
 
-Two implementations: SQLite (one local file; the default, and what tests and `ol2purview serve` use) and Azure Table
-storage (what a scaled-out Function App uses, so that every instance sees the same runs). Both merge atomically,
-so concurrent workers handling events of the same run lose nothing.
+Two implementations, in olparser/adapters/run_state: SQLite (one local file; the default, and what tests and
+`ol2purview serve` use) and Azure Table storage (what a scaled-out Function App uses, so that every instance sees the
+same runs). Both merge atomically, so concurrent workers handling events of the same run lose nothing.
 
 Besides the merged events, the store keeps the bookkeeping that makes the catalog independent of the order in which
 events are processed (see olparser/pipeline.py for the protocol). What that bookkeeping becomes at each step is
@@ -18,7 +18,7 @@ ledger needs and saves its result under its own atomic write:
   once), and a tombstone while the entity is being deleted from the catalog because no run uses it any more;
 - per process: the newest runs that wrote it, so that a late event of an older run cannot put back what a newer run
   replaced;
-- per interim dataset (one the connector created because no scanned asset was found, see olparser/catalog/
+- per interim dataset (one the connector created because no scanned asset was found, see olparser/adapters/catalog/
   resolver.py): its candidates, when it was registered and when it was last re-resolved, so that the re-link timer
   can look again, oldest first, and the resolver can tell the connector's own entities from scanned ones. These do
   not expire with the runs either.
@@ -167,22 +167,3 @@ def event_run_id(event: JSON) -> str:
     if not isinstance(run_id, str) or not run_id:
         raise ValueError("event has no run.runId: only RunEvents have run state")
     return run_id
-
-
-def open_run_state_store(settings: "Settings") -> RunStateStore:
-    """The store chosen by RUN_STATE_STORE: `sqlite` (a file in data_dir) or `table` (AzureWebJobsStorage)."""
-    kind = settings.run_state_store
-    ttl = settings.run_state_ttl_seconds
-    max_datasets = settings.max_datasets_per_run
-    if kind == "sqlite":
-        from olparser.runs.sqlite_store import SqliteRunStateStore
-
-        return SqliteRunStateStore(settings.data_dir / SQLITE_FILE_NAME, ttl_seconds=ttl, max_datasets=max_datasets)
-    if kind == "table":
-        from olparser.runs.table_store import TableRunStateStore
-        from olparser.storage_account import StorageAccount
-
-        account = StorageAccount.required(settings, "RUN_STATE_STORE=table")
-        return TableRunStateStore.from_connection_string(account, RUN_STATE_TABLE,
-                                                         ttl_seconds=ttl, max_datasets=max_datasets)
-    raise ValueError(f"RUN_STATE_STORE must be one of {', '.join(STORE_KINDS)}, not {kind!r}")

@@ -3,8 +3,7 @@
 
   model           plain data the builder receives: ParsedSql, SqlParseFailure, and ParseSql, the function type
   statements      pure: the `*` items and table aliases of a statement, from its tokens
-  worker          the parser's own process (openlineage-sql, a Rust extension)
-  process_parser  the adapter: SqlParser, a ParseSql over worker processes with a size limit, deadlines and a cache
+The parser itself runs in worker processes: olparser/adapters/sql.
 """
 from .model import ParsedSql, ParseResult, ParseSql, SqlColumn, SqlColumnLineage, SqlParseFailure, SqlStar, SqlTable
 

@@ -1,5 +1,5 @@
 """Catalog data made the way the connector makes it: OpenLineage events read by the intake contract and run through
-the real pipeline (olparser.runtime), which writes to a catalog over HTTP. Nothing here writes entities by hand, so
+the real pipeline (adapters.runtime), which writes to a catalog over HTTP. Nothing here writes entities by hand, so
 tests see what the connector really writes (process qualifiedNames included, whatever their format)."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from olparser.contract import read_event
-from olparser.runtime import Runtime
+from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests.rules import MAPPINGS_PATH
 

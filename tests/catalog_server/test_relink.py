@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from olparser.runtime import Runtime
+from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests import databricks_runs as dr
 from tests.catalog_server.conftest import calls_since_reset

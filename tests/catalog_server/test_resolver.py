@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import requests
 
-from olparser.catalog import CatalogTarget, RetryPolicy, make_atlas_client
-from olparser.catalog.existence import ExistenceCache
-from olparser.catalog.resolver import RULES_RETRY_SECONDS, ResourceSetRuleSource, ScannedAssetResolver
+from olparser.adapters.catalog import CatalogTarget, RetryPolicy, make_atlas_client
+from olparser.adapters.catalog.existence import ExistenceCache
+from olparser.adapters.catalog.resolver import RULES_RETRY_SECONDS, ResourceSetRuleSource, ScannedAssetResolver
 from olparser.resolution.model import Identity, NamedDataset, UnityTable
 from tests.catalog_server.conftest import calls_since_reset
 from tools.catalog import CatalogServer
@@ -206,7 +206,7 @@ class RefusingClient:
 
 
 def test_rules_fall_back_to_the_defaults_for_good_on_403_and_for_a_while_on_an_outage():
-    from olparser.catalog.errors import CatalogHttpError
+    from olparser.adapters.catalog.errors import CatalogHttpError
 
     clock = Clock()
     refused = RefusingClient(CatalogHttpError(403, None, "Forbidden"))

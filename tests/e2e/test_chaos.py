@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 
 from olparser.runs.store import TOMBSTONE_SECONDS
-from olparser.runtime import Runtime
+from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests import databricks_runs as dr
 from tests.conftest import wait_until

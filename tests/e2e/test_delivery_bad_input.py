@@ -13,7 +13,7 @@ import requests
 
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.corpus.hostile import LANDING, REFUSED, Case
-from tests.e2e.delivery_support import catalog_dump, catalog_mismatches, databricks_run, leaks
+from tools.samples.delivery import catalog_dump, catalog_mismatches, databricks_run, leaks
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

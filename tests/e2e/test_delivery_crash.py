@@ -10,9 +10,9 @@ import time
 
 import pytest
 
+from tests.conftest import wait_until
 from tests.e2e.conftest import start_serve, start_worker
-from tests.e2e.delivery_support import (catalog_calls, catalog_dump, catalog_mismatches, generated_events,
-                                        post_events, wait_until)
+from tools.samples.delivery import catalog_calls, catalog_dump, catalog_mismatches, generated_events, post_events
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, pytest.mark.slow]
 

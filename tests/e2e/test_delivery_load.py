@@ -6,7 +6,7 @@ import pytest
 
 from bench.delivery_load import run_load
 from tests.e2e.conftest import start_serve
-from tests.e2e.delivery_support import catalog_dump, catalog_mismatches
+from tools.samples.delivery import catalog_dump, catalog_mismatches
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite]
 

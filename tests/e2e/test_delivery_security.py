@@ -14,7 +14,7 @@ import pytest
 import requests
 
 from tests.e2e.conftest import ServeHandle, start_serve
-from tests.e2e.delivery_support import databricks_run, leaks
+from tools.samples.delivery import databricks_run, leaks
 
 pytestmark = pytest.mark.e2e
 

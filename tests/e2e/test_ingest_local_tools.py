@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from olparser.delivery.queues import AzureQueueService
+from olparser.adapters.delivery.queues import AzureQueueService
 from tests.azurite_fixture import require_azurite
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ServeHandle, real_event_files

@@ -12,11 +12,12 @@ import threading
 import pytest
 import requests
 
-from olparser.delivery.queues import embedded_queue_path
-from olparser.delivery.sender import courier_from_settings
+from olparser.adapters.delivery.queues import embedded_queue_path
+from olparser.adapters.delivery.sender import courier_from_settings
 from olparser.settings import Settings
 from tests.e2e.conftest import start_serve
-from tests.e2e.delivery_support import ENDPOINT, databricks_run, wait_until
+from tests.conftest import wait_until
+from tools.samples.delivery import ENDPOINT, databricks_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -8,7 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
-from olparser.catalog import load_typedefs
+from olparser.adapters.catalog import load_typedefs
 from olparser.settings import TYPEDEFS_DIR
 from tests.conftest import wait_until
 from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle, start_serve

@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from olparser.catalog import (CatalogRejected, CatalogUnavailable, CatalogUploader, load_typedefs,
+from olparser.adapters.catalog import (CatalogRejected, CatalogUnavailable, CatalogUploader, load_typedefs,
                               make_atlas_client, register_typedefs, resolve_target)
 from olparser.lineage.plan import LineagePlan
 from olparser.settings import TYPEDEFS_DIR, Settings

@@ -7,8 +7,8 @@ from typing import Any, Callable
 import pytest
 
 from olparser.contract import IngestError, IntakeLimits, read_event
-from tests.hostile.measure import cpu_times
-from tests.hostile.payloads import body, honest_event
+from tools.samples.hostile import cpu_times
+from tools.samples.hostile import body, honest_event
 
 BOUND = 10  # a hostile payload may cost this many times an honest event of the same size
 SLACK_SECONDS = 0.02  # timer and cache noise on small payloads

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from olparser.contract import IntakeLimits, read_event
-from tests.hostile import payloads
+from tools.samples import hostile as payloads
 from tests.hostile.conftest import answer, cpu_seconds, within_bound
-from tests.hostile.payloads import OVER_LIMITS, OverLimit, body
+from tools.samples.hostile import OVER_LIMITS, OverLimit, body
 
 # Limits raised far past their defaults, to show that intake stays linear even where a limit does not refuse.
 RAISED = IntakeLimits(max_datasets_per_event=100_000, max_facets_per_event=1_000_000, max_mount_points=100_000,

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from olparser.catalog import CatalogTarget, CatalogUploader, load_typedefs, make_atlas_client
-from olparser.catalog.existence import existence_cache_for
-from olparser.catalog.resolver import resolver_for
+from olparser.adapters.catalog import CatalogTarget, CatalogUploader, load_typedefs, make_atlas_client
+from olparser.adapters.catalog.existence import existence_cache_for
+from olparser.adapters.catalog.resolver import resolver_for
 from olparser.contract import IntakeLimits, read_event
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
-from olparser.runs.sqlite_store import SqliteRunStateStore
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
-from tests.hostile.payloads import LAKE, base_event, body
+from tools.samples.hostile import LAKE, base_event, body
 from tests.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from olparser.history.stores.sqlite_store import SqliteHistoryStore
+from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy

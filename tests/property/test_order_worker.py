@@ -19,10 +19,10 @@ import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from olparser.delivery.queues import poison_queue_name
-from olparser.delivery.trigger_settings import load_queue_trigger_settings
-from olparser.delivery.worker import QueueWorker
-from olparser.runtime import Runtime
+from olparser.adapters.delivery.queues import poison_queue_name
+from tools.functions_host.trigger_settings import load_queue_trigger_settings
+from tools.functions_host.queue_worker import QueueWorker
+from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests.conftest import PROJECT_ROOT, open_test_run_state_store
 from tests.property.scenarios import WORKSPACE_HOSTS, deliveries, scenarios

@@ -10,9 +10,16 @@ from pathlib import Path
 import pytest
 from azure.storage.blob import BlobServiceClient
 
-from olparser.delivery.archive import (BlobArchiveStore, EventArchive, FolderArchiveStore, archive_from_settings,
-                                       archive_name, event_hour, event_json)
-from olparser.delivery.envelope import sha256_hex
+from olparser.adapters.delivery.archive import (
+    BlobArchiveStore,
+    EventArchive,
+    FolderArchiveStore,
+    archive_from_settings,
+    archive_name,
+    event_hour,
+    event_json,
+)
+from olparser.adapters.delivery.envelope import sha256_hex
 from olparser.settings import Settings
 from tests.spark.events import spark_run
 
@@ -69,8 +76,8 @@ def test_the_queue_trigger_archives_an_event_before_processing_it_even_when_proc
     import azure.functions as func
 
     import function_app
-    from olparser.delivery import envelope
-    from olparser.runtime import reset_process_runtime
+    from olparser.adapters.delivery import envelope
+    from olparser.adapters.runtime import reset_process_runtime
     from tests.conftest import free_port
 
     for name, value in {"OL2PURVIEW_DATA_DIR": str(tmp_path), "CATALOG_MAX_ATTEMPTS": "1",

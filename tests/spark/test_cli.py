@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from olparser.delivery.archive import EventArchive, FolderArchiveStore
+from olparser.adapters.delivery.archive import EventArchive, FolderArchiveStore
 from tests.conftest import PROJECT_ROOT
 from tests.spark.events import spark_run, write_json_lines
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import requests
 
-from olparser.delivery.archive import EventArchive, FolderArchiveStore
+from olparser.adapters.delivery.archive import EventArchive, FolderArchiveStore
 from olparser.history import Window
 from olparser.history.api import lineage_answer
 from olparser.runs.merge import instant_seconds

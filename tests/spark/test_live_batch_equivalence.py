@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from olparser.runtime import Runtime
+from olparser.adapters.runtime import Runtime
 from tests import databricks_runs as dr
 from tests.e2e.lineage_helpers import Atlas, refs
 from tests.spark.conftest import catalog_view, job_for

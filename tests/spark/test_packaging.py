@@ -32,8 +32,8 @@ def test_the_wheel_carries_the_code_the_rules_and_the_typedefs(tmp_path: Path):
             "olparser/lineage/typedefs/databricks.json", "olparser/lineage/typedefs/spark.json",
             "olparser/lineage/typedefs/openlineage_datasets.json", "olparser/contract/event-contract.schema.json",
             "olparser/naming/mappings.schema.json", "tools/spark/spark_job.py", "tools/spark/main.py",
-            "olparser/lineage/combine.py", "olparser/delivery/archive.py", "tools/spark/system_job.py",
-            "olparser/sql/worker.py"} <= names
+            "olparser/lineage/combine.py", "olparser/adapters/delivery/archive.py", "tools/spark/system_job.py",
+            "olparser/adapters/sql/worker.py"} <= names
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
     assert "ol2purview = tools.cli:main" in entry_points
     assert not any(name.startswith(("tests/", "bench/")) for name in names)

@@ -8,8 +8,8 @@ from typing import Iterator
 
 import pytest
 
-from olparser.delivery.archive import EventArchive, FolderArchiveStore
-from olparser.runtime import Runtime
+from olparser.adapters.delivery.archive import EventArchive, FolderArchiveStore
+from olparser.adapters.runtime import Runtime
 from tests.azurite_fixture import require_azurite
 from tests.e2e.lineage_helpers import Atlas, refs
 from tests.rules import MAPPINGS_PATH

@@ -14,8 +14,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from olparser.delivery.poison import poison_at_once
-from olparser.delivery.queues import SqliteQueueService, poison_queue_name
+from olparser.adapters.delivery.poison import poison_at_once
+from olparser.adapters.delivery.queues import SqliteQueueService, poison_queue_name
 from olparser.history.store import HISTORY_TABLE
 from olparser.runs.store import RUN_STATE_TABLE
 from olparser.settings import Settings

@@ -47,7 +47,7 @@ def test_the_deployed_package_imports_and_builds_its_parts_without_tools_tests_o
         "sys.path.insert(0, %r)\n"
         "sys.modules['tools'] = sys.modules['tests'] = None  # importing either now fails\n"
         "import function_app\n"
-        "from olparser.runtime import process_runtime\n"
+        "from olparser.adapters.runtime import process_runtime\n"
         "rt = process_runtime()\n"
         "import olparser\n"
         "assert olparser.__file__.startswith(%r), olparser.__file__\n"

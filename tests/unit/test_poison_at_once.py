@@ -2,9 +2,9 @@
 import json
 import logging
 
-from olparser.catalog import CatalogRejected, CatalogUnavailable
-from olparser.delivery.poison import UnknownType, classify, poison_at_once, unknown_type_name
-from olparser.delivery.queues import SqliteQueueService
+from olparser.adapters.catalog import CatalogRejected, CatalogUnavailable
+from olparser.adapters.delivery.poison import UnknownType, classify, poison_at_once, unknown_type_name
+from olparser.adapters.delivery.queues import SqliteQueueService
 from olparser.naming import MappingEngine
 
 RULES = MappingEngine.from_rules([
@@ -51,7 +51,7 @@ def test_the_rules_that_produce_the_type_are_named():
 def test_an_unknown_type_is_written_unchanged_to_the_poison_queue_with_one_error_line(tmp_path, caplog):
     service = SqliteQueueService(tmp_path / "queues.sqlite3")
     text = json.dumps({"v": 1, "id": "envelope-1", "runId": "run-1"})
-    with caplog.at_level(logging.ERROR, logger="olparser.delivery.poison"):
+    with caplog.at_level(logging.ERROR, logger="olparser.adapters.delivery.poison"):
         assert poison_at_once(Runtime(service), "lineage-events", text, UNKNOWN, "run-1") is True
     [message] = service.queue("lineage-events-poison").receive(32, 30)
     assert message.text == text

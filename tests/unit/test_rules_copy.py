@@ -14,7 +14,7 @@ from typing import Any, Callable
 import pytest
 
 from olparser.naming import MappingEngine
-from olparser.runtime import Runtime
+from olparser.adapters.runtime import Runtime
 from olparser.settings import DEFAULT_MAPPINGS_PATH, Settings
 from tests import rules
 from tests.conftest import PROJECT_ROOT

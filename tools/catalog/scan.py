@@ -23,8 +23,8 @@ from typing import Any, Iterable, Sequence
 
 import requests
 
-from olparser.catalog import make_atlas_client
-from olparser.catalog.errors import CatalogHttpError
+from olparser.adapters.catalog import make_atlas_client
+from olparser.adapters.catalog.errors import CatalogHttpError
 from olparser.resolution.resource_sets import (CONTAINER_TYPES, ResourceSetRules, ScannedAsset, group_files,
                                                split_storage_path)
 from olparser.settings import Settings

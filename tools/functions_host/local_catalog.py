@@ -1,7 +1,7 @@
 """The catalog the local host writes to: Purview or an Atlas endpoint when configured, else the embedded catalog.
 
 The embedded catalog (tools/catalog) is started in this process with its database under the data folder, and
-ATLAS_ENDPOINT is set for the app so that `olparser.runtime` finds it.
+ATLAS_ENDPOINT is set for the app so that `olparser.adapters.runtime` finds it.
 """
 from __future__ import annotations
 

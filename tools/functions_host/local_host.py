@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from olparser.delivery.queues import QueueService
-from olparser.delivery.trigger_settings import QueueTriggerSettings, queue_trigger_settings
-from olparser.runtime import process_runtime
+from olparser.adapters.delivery.queues import QueueService
+from tools.functions_host.trigger_settings import QueueTriggerSettings, queue_trigger_settings
+from olparser.adapters.runtime import process_runtime
 from tools.catalog import CatalogServer
 from tools.functions_host.config import HostConfig
 from tools.functions_host.functions import FunctionSpec, describe_functions, load_app

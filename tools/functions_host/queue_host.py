@@ -12,9 +12,9 @@ from typing import Any, Callable, Collection, Mapping
 import azure.functions as func
 from azure.functions.queue import QueueMessage  # the worker's message type: has dequeue_count
 
-from olparser.delivery.queues import QueueService, poison_queue_name
-from olparser.delivery.trigger_settings import QueueTriggerSettings
-from olparser.delivery.worker import QueueWorker
+from olparser.adapters.delivery.queues import QueueService, poison_queue_name
+from tools.functions_host.trigger_settings import QueueTriggerSettings
+from tools.functions_host.queue_worker import QueueWorker
 from tools.functions_host.functions import FunctionSpec
 from tools.functions_host.invocation import BindingDelivery, invoke_in_thread
 

@@ -25,9 +25,9 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
-from olparser.catalog import CatalogUploader, RetryPolicy, entity_type_names, load_typedefs
-from olparser.catalog.existence import existence_cache_for, guid_batches
-from olparser.catalog.resolver import resolver_for
+from olparser.adapters.catalog import CatalogUploader, RetryPolicy, entity_type_names, load_typedefs
+from olparser.adapters.catalog.existence import existence_cache_for, guid_batches
+from olparser.adapters.catalog.resolver import resolver_for
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.combine import combine_plans, pack_plans

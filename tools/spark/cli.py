@@ -26,7 +26,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from olparser.delivery.archive import ARCHIVE_FOLDER
+from olparser.adapters.delivery.archive import ARCHIVE_FOLDER
 from olparser.settings import Settings
 from tools.catalog_options import add_target_arguments, catalog_target, data_dir, with_catalog
 from tools.log_setup import configure_logging

@@ -13,18 +13,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from olparser.catalog import CatalogUploader, RetryPolicy, load_typedefs, make_atlas_client, resolve_target
+from olparser.adapters.catalog import CatalogUploader, RetryPolicy, load_typedefs, make_atlas_client, resolve_target
 from olparser.contract import IntakeLimits
-from olparser.history import RunHistoryStore, RunRecord, open_history_store, relink_record
+from olparser.history import RunHistoryStore, RunRecord, relink_record
+from olparser.adapters.history_stores import open_history_store
 from olparser.lineage import LineageOptions
 from olparser.lineage.combine import without_placeholders
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.naming import MappingEngine
-from olparser.runs import RunStateStore, open_run_state_store
+from olparser.runs import RunStateStore
+from olparser.adapters.run_state import open_run_state_store
 from olparser.pipeline import WritePolicy
 from olparser.settings import TYPEDEFS_DIR, Settings
-from olparser.sql.process_parser import SqlParser
+from olparser.adapters.sql.process_parser import SqlParser
 
 from .catalog import RateLimiter, ThrottledClient, WriteStats, delete_entities, read_entities
 from .records import AcceptedRecord, in_time_range, read_record
@@ -184,7 +186,7 @@ def write_dry_run(out: Path, entities: Iterable[JSON]) -> int:
 
 def register_typedefs(client: ThrottledClient, job: BackfillJob) -> int:
     """Create or update the connector's types before the first write (as the live path does); returns the calls."""
-    from olparser.catalog import register_typedefs as register
+    from olparser.adapters.catalog import register_typedefs as register
 
     return register(client, load_typedefs(TYPEDEFS_DIR), job.retry()).calls
 

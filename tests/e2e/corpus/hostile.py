@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from tests.e2e.delivery_support import CURATED, databricks_run, lake_path, output_name, run_id_for
+from tools.samples.delivery import CURATED, databricks_run, lake_path, output_name, run_id_for
 
 JSON = dict[str, Any]
 BodyFactory = Callable[[], bytes]

@@ -6,11 +6,11 @@ import pytest
 from azure.functions.queue import QueueMessage
 from starlette.testclient import TestClient
 
-import olparser.function_handlers as function_handlers
-from olparser.catalog import CatalogUnavailable
-from olparser.delivery.envelope import ClaimCheckEnvelope, InlineEnvelope, parse
-from olparser.delivery.queues import SqliteQueueService
-from olparser.runtime import reset_process_runtime
+import olparser.adapters.function_handlers as function_handlers
+from olparser.adapters.catalog import CatalogUnavailable
+from olparser.adapters.delivery.envelope import ClaimCheckEnvelope, InlineEnvelope, parse
+from olparser.adapters.delivery.queues import SqliteQueueService
+from olparser.adapters.runtime import reset_process_runtime
 from tests.conftest import PROJECT_ROOT, SHARED, free_port
 from tools.catalog import CatalogServer
 from tools.functions_host.config import HostConfig

@@ -9,8 +9,8 @@ from pathlib import Path
 import azure.functions as func
 import pytest
 
-from olparser.delivery.queues import SqliteQueueService
-from olparser.delivery.trigger_settings import QueueTriggerSettings
+from olparser.adapters.delivery.queues import SqliteQueueService
+from tools.functions_host.trigger_settings import QueueTriggerSettings
 from tools.azurite import connection_string
 from tools.functions_host.cli import ServeOptions, add_worker_arguments
 from tools.functions_host.functions import BindingSpec, FunctionSpec
@@ -142,7 +142,7 @@ def test_the_embedded_catalog_starts_and_is_announced_through_atlas_endpoint(tmp
 
 
 def test_app_settings_override_host_json_queue_settings_as_in_azure(tmp_path: Path):
-    from olparser.delivery.trigger_settings import queue_trigger_settings
+    from tools.functions_host.trigger_settings import queue_trigger_settings
     from tools.functions_host.local_host import host_json_with_overrides
 
     (tmp_path / "host.json").write_text('{"version": "2.0", "extensions": {"queues": {"batchSize": 16, '

@@ -9,7 +9,7 @@ from typing import Iterator
 import pytest
 
 from olparser.history.model import DatasetRef, ProcessRun, RunFacts, RunRecord
-from olparser.history.stores.sqlite_store import SqliteHistoryStore
+from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
 
 RETENTION_DAYS = 30
 DAY = 86400.0
@@ -25,7 +25,7 @@ def history(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator:
         with SqliteHistoryStore(tmp_path / "history.sqlite3", retention_days=RETENTION_DAYS) as sqlite_store:
             yield sqlite_store
         return
-    from olparser.history.stores.table_store import TableHistoryStore
+    from olparser.adapters.history_stores.table_store import TableHistoryStore
 
     emulator = request.getfixturevalue("azurite")
     with TableHistoryStore.from_connection_string(emulator.connection_string, f"hist{uuid.uuid4().hex[:16]}",

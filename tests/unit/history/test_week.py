@@ -14,7 +14,7 @@ from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.merge import instant_seconds
-from olparser.runs.sqlite_store import SqliteRunStateStore
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from tests import history_scenario as week
 from tests.rules import MAPPINGS_PATH
 from tests.unit.pipeline.fake_catalog import FakeCatalog
@@ -133,7 +133,7 @@ def test_replays_retries_and_any_order_give_the_same_history_and_catalog(history
 def test_newest_first_in_any_order_builds_the_same_catalog(history, tmp_path):
     in_order = run_week(history, tmp_path / "a")
     (tmp_path / "b").mkdir()
-    from olparser.history.stores.sqlite_store import SqliteHistoryStore
+    from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
 
     with SqliteHistoryStore(tmp_path / "b" / "history.sqlite3", retention_days=36500) as other:
         reverse = run_week(other, tmp_path / "b", week.week_events()[::-1])

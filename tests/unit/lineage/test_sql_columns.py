@@ -15,7 +15,7 @@ from olparser.lineage.sql_columns import sql_dialect
 from olparser.runs.merge import merge_events
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.sql import ParsedSql
-from olparser.sql.process_parser import SqlParser
+from olparser.adapters.sql.process_parser import SqlParser
 
 from .conftest import FakeEngine, load_event, load_sequence
 
@@ -162,7 +162,7 @@ def test_names_match_by_dataset_name_when_there_is_no_symlink(parser):
 
 def test_a_statement_that_cannot_be_parsed_writes_the_table_lineage_without_columns(parser, caplog):
     run = run_of("INSERT INTO sales.t SELEC x FROM sales.s", [table("sales.s", "x")], [table("sales.t", "x")])
-    with caplog.at_level(logging.WARNING, logger="olparser.sql.process_parser"):
+    with caplog.at_level(logging.WARNING, logger="olparser.adapters.sql.process_parser"):
         plan = build_lineage(run, FakeEngine(), LineageOptions(), parse_sql=parser)
     attributes = plan.entities[-1]["attributes"]
     assert ([i["uniqueAttributes"]["qualifiedName"] for i in attributes["inputs"]], attributes["columnMapping"],

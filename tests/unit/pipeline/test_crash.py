@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
-from olparser.runs.sqlite_store import SqliteRunStateStore
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from tests import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.rules import static_key
-from olparser.runs.sqlite_store import SqliteRunStateStore
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import TOMBSTONE_SECONDS
 from tests.conftest import same_store_elsewhere
 from tests import databricks_runs as dr

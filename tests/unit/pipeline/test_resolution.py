@@ -5,7 +5,7 @@ resolver and the catalog are boundary fakes here; tests/catalog_server/test_reli
 the real ones."""
 from __future__ import annotations
 
-from olparser.catalog.resolver import Resolution
+from olparser.adapters.catalog.resolver import Resolution
 from olparser.resolution.model import Candidate
 from tests import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog

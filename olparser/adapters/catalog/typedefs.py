@@ -1,0 +1,170 @@
+"""Registering the connector's custom Atlas types: load them from olparser/lineage/typedefs/*.json, create or update.
+
+At most three calls: GET the catalog's typedefs, POST the new types, PUT the ones whose definition differs from
+the catalog's. When every type is already there as defined, that is one call and nothing is written.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from olparser.adapters.catalog.errors import CatalogRejected
+from olparser.adapters.catalog.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from olparser.adapters.catalog.uploader import CatalogClient
+
+TYPEDEF_CATEGORIES = ("enumDefs", "structDefs", "classificationDefs", "entityDefs", "relationshipDefs",
+                      "businessMetadataDefs")
+# category in a typedef header -> the TypesDef list it belongs to
+_HEADER_CATEGORY = {"ENUM": "enumDefs", "STRUCT": "structDefs", "CLASSIFICATION": "classificationDefs",
+                    "ENTITY": "entityDefs", "RELATIONSHIP": "relationshipDefs",
+                    "BUSINESS_METADATA": "businessMetadataDefs"}
+
+
+@dataclass(frozen=True)
+class TypedefReport:
+    created: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    calls: int = 0
+    unchanged: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line: `up to date` when nothing changed, else what was created and updated, by name."""
+        if not self.created and not self.updated:
+            return f"up to date ({len(self.unchanged)} types, {self.calls} call{'s' if self.calls != 1 else ''})"
+        parts = [f"{verb} {len(names)} ({_some(names)})" for verb, names in
+                 (("created", self.created), ("updated", self.updated)) if names]
+        return f"{', '.join(parts)}; {len(self.unchanged)} up to date ({self.calls} calls)"
+
+
+NAMES_SHOWN = 5
+
+
+def _some(names: tuple[str, ...]) -> str:
+    """The first NAMES_SHOWN names, and how many more."""
+    more = len(names) - NAMES_SHOWN
+    return ", ".join(names[:NAMES_SHOWN]) + (f", +{more} more" if more > 0 else "")
+
+
+def entity_type_names(typedefs: dict[str, list[dict[str, Any]]]) -> frozenset[str]:
+    """The entity types a TypesDef defines: the connector's own types, which it deletes when no run uses them."""
+    return frozenset(t["name"] for t in typedefs.get("entityDefs", []))
+
+
+def load_typedefs(directory: Path) -> dict[str, list[dict[str, Any]]]:
+    """Merge every `*.json` TypesDef in `directory` (sorted by file name) into one. A type defined twice in the
+    same category, an unknown top-level key or a file that is not JSON is a ValueError naming the file."""
+    merged: dict[str, list[dict[str, Any]]] = {category: [] for category in TYPEDEF_CATEGORIES}
+    seen: dict[tuple[str, str], str] = {}
+    files = sorted(Path(directory).glob("*.json"))
+    if not files:
+        raise ValueError(f"no typedef files (*.json) in {directory}")
+    for path in files:
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"{path.name}: not valid JSON: {exc}") from None
+        if not isinstance(document, dict):
+            raise ValueError(f"{path.name}: a TypesDef object ({{\"entityDefs\": [...], ...}}) is expected")
+        unknown = sorted(set(document) - set(TYPEDEF_CATEGORIES))
+        if unknown:
+            raise ValueError(f"{path.name}: unknown keys {unknown}; expected some of {list(TYPEDEF_CATEGORIES)}")
+        for category in TYPEDEF_CATEGORIES:
+            for typedef in document.get(category) or []:
+                name = typedef.get("name") if isinstance(typedef, dict) else None
+                if not isinstance(name, str) or not name:
+                    raise ValueError(f"{path.name}: an entry in {category} has no name")
+                if (category, name) in seen:
+                    raise ValueError(f"{path.name}: {name} is already defined in {seen[(category, name)]}")
+                seen[(category, name)] = path.name
+                merged[category].append(typedef)
+    return {category: defs for category, defs in merged.items() if defs}
+
+
+def split_new_and_existing(typedefs: dict[str, list[dict[str, Any]]],
+                           headers: list[dict[str, Any]]) -> tuple[dict[str, list], dict[str, list]]:
+    """(types to create, types to update), each a TypesDef, given the catalog's typedef headers."""
+    present = {(_HEADER_CATEGORY.get(str(h.get("category", "")).upper()), h.get("name")) for h in headers}
+    new: dict[str, list] = {}
+    existing: dict[str, list] = {}
+    for category, defs in typedefs.items():
+        if category not in TYPEDEF_CATEGORIES:
+            raise ValueError(f"unknown typedef category {category!r}; expected one of {list(TYPEDEF_CATEGORIES)}")
+        for typedef in defs:
+            side = existing if (category, typedef.get("name")) in present else new
+            side.setdefault(category, []).append(typedef)
+    return new, existing
+
+
+def same_definition(ours: Any, theirs: Any) -> bool:
+    """Whether the catalog's definition already says everything ours says. The catalog adds fields of its own (guid,
+    version, defaults), and attributes or ends someone else added stay (an update cannot remove them either): only
+    what we define is compared. Named entries (attributeDefs, ...) are matched by name, other lists as sets."""
+    if isinstance(ours, dict):
+        return isinstance(theirs, dict) and all(same_definition(value, theirs.get(key)) for key, value in ours.items())
+    if isinstance(ours, list):
+        if not isinstance(theirs, list):
+            return False
+        if all(isinstance(item, dict) and "name" in item for item in ours):
+            by_name = {item.get("name"): item for item in theirs if isinstance(item, dict)}
+            return all(same_definition(item, by_name.get(item["name"])) for item in ours)
+        return sorted(map(json.dumps, ours)) == sorted(map(json.dumps, theirs))
+    return ours == theirs
+
+
+def split_changed(existing: dict[str, list], current: dict[str, list]) -> tuple[dict[str, list], tuple[str, ...]]:
+    """(the existing types whose catalog definition differs from ours, as a TypesDef; the names of the others)."""
+    theirs = {(category, d.get("name")): d for category, defs in current.items() if isinstance(defs, list)
+              for d in defs if isinstance(d, dict)}
+    changed: dict[str, list] = {}
+    unchanged: list[str] = []
+    for category, defs in existing.items():
+        for typedef in defs:
+            if same_definition(typedef, theirs.get((category, typedef["name"]))):
+                unchanged.append(typedef["name"])
+            else:
+                changed.setdefault(category, []).append(typedef)
+    return changed, tuple(unchanged)
+
+
+def headers_of(current: dict[str, list]) -> list[dict[str, Any]]:
+    """Typedef headers ({name, category}) of a TypesDef as the catalog returns it."""
+    category_of = {key: category for category, key in _HEADER_CATEGORY.items()}
+    return [{"name": d.get("name"), "category": category_of[key]} for key, defs in current.items()
+            if key in category_of and isinstance(defs, list) for d in defs if isinstance(d, dict)]
+
+
+def _names(typesdef: dict[str, list]) -> tuple[str, ...]:
+    return tuple(typedef["name"] for category in TYPEDEF_CATEGORIES for typedef in typesdef.get(category, []))
+
+
+def register_typedefs(client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]],
+                      retry: RetryPolicy | None = None) -> TypedefReport:
+    """Create the types the catalog lacks (POST), update the ones it defines differently (PUT): at most 3 calls,
+    1 when the catalog is up to date.
+
+    A 409 (another process created one of the types in between) starts over once from fresh definitions.
+    """
+    retry = retry or RetryPolicy()
+    calls = [0]
+    try:
+        return _register_once(client, typedefs, retry, calls)
+    except CatalogRejected as exc:
+        if exc.status != 409:
+            raise
+        return _register_once(client, typedefs, retry, calls)
+
+
+def _register_once(client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]], retry: RetryPolicy,
+                   calls: list[int]) -> TypedefReport:
+    current = retry.run("typedefs", client.typedefs, calls) or {}
+    new, existing = split_new_and_existing(typedefs, headers_of(current))
+    changed, unchanged = split_changed(existing, current)
+    if new:
+        retry.run("typedef create", lambda: client.create_typedefs(new), calls)
+    if changed:
+        retry.run("typedef update", lambda: client.update_typedefs(changed), calls)
+    return TypedefReport(created=_names(new), updated=_names(changed), calls=calls[0], unchanged=unchanged)

@@ -1,0 +1,252 @@
+"""Writing one run's LineagePlan to the catalog in as few calls as possible, and deleting what no run uses.
+
+1. External datasets not known from the cache are looked up, one GET per type (split only to keep URLs short).
+   Existing ones are referenced, never rewritten (a scanner owns their attributes); missing ones are created.
+2. Everything to write goes in one `POST /entity/bulk` (several only above `bulk_size`, see batching.py).
+A run over new datasets costs 2 calls, over cached ones 1. Every call is retried by the RetryPolicy.
+
+`delete(keys)` removes connector-owned entities by (typeName, qualifiedName): one GET per type for their guids (and
+the columns of a placeholder dataset), then one `DELETE /entity/bulk` (split only to keep URLs short). An entity of a
+type that is not the connector's own (an interim dataset it created for want of a scanned asset) is kept when an
+active process still reads or writes it (another tool's lineage) or when a scan has filled it in since (it is the
+scanner's now, `resolver.taken_over`).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
+
+from olparser.adapters.catalog.batching import bulk_batches, entity_key, placeholder_keys
+from olparser.adapters.catalog.errors import CatalogRejected
+from olparser.adapters.catalog.existence import (
+    SAFE_URL_LENGTH,
+    DatasetKey,
+    ExistenceCache,
+    guid_batches,
+    lookup_batches,
+    taken_over,
+)
+from olparser.adapters.catalog.retry import RetryPolicy
+from olparser.adapters.catalog.typedefs import TypedefReport, register_typedefs
+from olparser.lineage.plan import DeleteReport, UploadReport
+from olparser.settings import Settings
+
+if TYPE_CHECKING:  # only a type here: importing olparser.lineage would load the whole entity builder
+    from olparser.lineage.plan import LineagePlan
+
+log = logging.getLogger(__name__)
+_REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
+
+
+class CatalogClient(Protocol):
+    """What the uploader needs from a client (AtlasCatalogClient provides it, one HTTP request per method)."""
+
+    endpoint_url: str
+
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
+    def entities_by_guid(self, guids: list[str]) -> list[dict]: ...
+    def delete_guids(self, guids: list[str]) -> dict: ...
+    def upload_bulk(self, entities: list[dict]) -> dict: ...
+    def typedef_headers(self) -> list[dict]: ...
+    def typedefs(self) -> dict: ...
+    def create_typedefs(self, typedefs: dict) -> dict: ...
+    def update_typedefs(self, typedefs: dict) -> dict: ...
+
+
+class CatalogUploader:
+    """Uploads LineagePlans through a catalog client; keeps the existence cache between runs (one per process)."""
+
+    def __init__(self, client: CatalogClient, *, settings: Settings | None = None, bulk_size: int | None = None,
+                 cache_seconds: float | None = None, max_attempts: int | None = None,
+                 max_total_seconds: float = 120.0, max_url_length: int = SAFE_URL_LENGTH,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 retry_policy: RetryPolicy | None = None, cache: ExistenceCache | None = None,
+                 connector_types: frozenset[str] | None = None) -> None:
+        settings = settings or Settings()
+        self._client = client
+        self._bulk_size = bulk_size if bulk_size is not None else settings.catalog_bulk_size
+        self._max_url_length = max_url_length
+        self._cache = cache if cache is not None else ExistenceCache(
+            cache_seconds if cache_seconds is not None else settings.catalog_cache_seconds, clock=clock)
+        self._connector_types = connector_types
+        self._retry = retry_policy or RetryPolicy(
+            max_attempts=max_attempts if max_attempts is not None else settings.catalog_max_attempts,
+            max_total_seconds=max_total_seconds, sleep=sleep, clock=clock)
+
+    @property
+    def cache(self) -> ExistenceCache:
+        return self._cache
+
+    @property
+    def retry(self) -> RetryPolicy:
+        return self._retry
+
+    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport:
+        """Write the plan. Raises CatalogUnavailable (retry later) or CatalogRejected (never succeeds).
+
+        If a dataset the cache vouched for has vanished (the bulk answers 404 ATLAS-404-00-00A), the cached
+        entries are dropped and the run is written once more from fresh lookups (`refresh=False`: the 404 is raised,
+        for a caller that resolves the plan again itself).
+        """
+        calls = [0]
+        external, duplicates = _unique_by_key(plan.external_datasets)
+        try:
+            report = self._upload(plan, external, duplicates, calls, use_cache=True)
+        except CatalogRejected as exc:
+            if exc.error_code != _REFERENCE_NOT_FOUND or not self._cache.known(external) or not refresh:
+                raise
+            log.warning("a cached dataset is gone from the catalog; writing the run again from fresh lookups")
+            self._cache.forget(external)
+            report = self._upload(plan, external, duplicates, calls, use_cache=False)
+        log.info("uploaded %d entities: %d created, %d updated, %d referenced, %d calls",
+                 len(plan.entities) + len(external) - len(report.referenced), len(report.created),
+                 len(report.updated), len(report.referenced), report.calls)
+        return report
+
+    def delete(self, keys: Iterable[DatasetKey]) -> DeleteReport:
+        """Delete these entities (and the columns of those that have `columns`), if they exist and are active.
+        Raises CatalogUnavailable or CatalogRejected as `upload` does; deleting what is already gone is not an error."""
+        calls = [0]
+        found = self._read_active(keys, calls, relationships=True)
+        guids: list[str] = []
+        deleted: list[DatasetKey] = []
+        for key, entity in found.items():
+            if self._keep(key, entity):
+                continue
+            deleted.append(key)
+            guids.append(entity["guid"])
+            columns = (entity.get("relationshipAttributes") or {}).get("columns") or []
+            guids += [c["guid"] for c in columns if isinstance(c, dict) and isinstance(c.get("guid"), str)
+                      and c.get("entityStatus", "ACTIVE") == "ACTIVE"]
+        unique = list(dict.fromkeys(guids))
+        for chunk in guid_batches(self._client.endpoint_url, unique, self._max_url_length):
+            self._retry.run("bulk delete", lambda c=chunk: self._client.delete_guids(c), calls)
+        self._cache.forget(deleted)
+        if deleted:
+            log.info("deleted %d entities no run uses any more (%d with columns), %d calls", len(deleted),
+                     len(unique), calls[0])
+        return DeleteReport(calls=calls[0], deleted=tuple(deleted), entities=len(unique),
+                            kept=tuple(key for key in found if key not in set(deleted)))
+
+    def read(self, keys: Iterable[DatasetKey], calls: list[int]) -> dict[DatasetKey, dict]:
+        """The ACTIVE entities among `keys`, with their relationship attributes: one GET per type (and URL-sized
+        chunk)."""
+        return self._read_active(keys, calls, relationships=True)
+
+    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict]:
+        """The ACTIVE entities with these guids, with their relationship attributes (URL-sized chunks)."""
+        found: list[dict] = []
+        for chunk in guid_batches(self._client.endpoint_url, list(dict.fromkeys(guids)), self._max_url_length):
+            found += [e for e in self._retry.run("read by guid", lambda c=chunk: self._client.entities_by_guid(c),
+                                                 calls) if e.get("status", "ACTIVE") == "ACTIVE"]
+        return found
+
+    def _read_active(self, keys: Iterable[DatasetKey], calls: list[int], *,
+                     relationships: bool) -> dict[DatasetKey, dict]:
+        by_type: dict[str, list[str]] = defaultdict(list)
+        for type_name, qualified_name in dict.fromkeys(keys):
+            by_type[type_name].append(qualified_name)
+        found: dict[DatasetKey, dict] = {}
+        read = self._client.find_entities_with_relationships if relationships else self._client.find_entities
+        for type_name, names in sorted(by_type.items()):
+            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
+                for entity in self._retry.run("lookup", lambda t=type_name, c=chunk: read(t, c), calls):
+                    qualified_name = entity.get("attributes", {}).get("qualifiedName")
+                    if entity.get("status", "ACTIVE") == "ACTIVE" and qualified_name in chunk:
+                        found[(type_name, qualified_name)] = entity
+        return found
+
+    def _keep(self, key: DatasetKey, entity: dict) -> bool:
+        """An entity of a type that is not the connector's own stays when another process still uses it or a scan
+        has filled it in (see the module docstring)."""
+        if self._connector_types is None or key[0] in self._connector_types:
+            return False
+        relations = entity.get("relationshipAttributes") or {}
+        used = any(isinstance(item, dict) and item.get("entityStatus", "ACTIVE") == "ACTIVE"
+                   and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+                   for name in ("inputToProcesses", "outputFromProcesses") for item in relations.get(name) or [])
+        if used or taken_over(entity):
+            log.info("kept %s: %s", key[0], "another process still uses it" if used else "a scan has registered it")
+            return True
+        return False
+
+    def register_typedefs(self, typedef_json: dict) -> TypedefReport:
+        """Create the missing types and update the existing ones (at most 3 calls); safe to repeat."""
+        return register_typedefs(self._client, typedef_json, self._retry)
+
+    def _upload(self, plan: LineagePlan, external: dict[DatasetKey, dict], duplicates: dict[str, DatasetKey],
+                calls: list[int], *, use_cache: bool) -> UploadReport:
+        existing = self._existing(list(external), calls, use_cache)
+        entities = [entity for key, entity in external.items() if key not in existing] + list(plan.entities)
+        not_sent = {guid: key for guid, key in placeholder_keys(list(external.values())).items() if key in existing}
+        not_sent |= {guid: key for guid, key in duplicates.items() if key in existing}
+        aliases = {guid: external[key]["guid"] for guid, key in duplicates.items()
+                   if key not in existing and isinstance(external[key].get("guid"), str)}
+
+        created: list[DatasetKey] = []
+        updated: list[DatasetKey] = []
+        assignments: dict[str, str] = {}
+        names = placeholder_keys(entities)
+        for batch in bulk_batches(entities, self._bulk_size, not_sent, aliases):
+            result = self._retry.run("bulk upsert", lambda batch=batch: self._client.upload_bulk(batch), calls)
+            batch_assignments = dict(result.get("guidAssignments") or {})
+            assignments.update(batch_assignments)
+            by_guid = {guid: names[placeholder] for placeholder, guid in batch_assignments.items()
+                       if placeholder in names}
+            mutated = result.get("mutatedEntities") or {}
+            created += _headers_keys(mutated.get("CREATE"), by_guid)
+            updated += _headers_keys((mutated.get("UPDATE") or []) + (mutated.get("PARTIAL_UPDATE") or []), by_guid)
+            self._cache.remember(key for key in map(entity_key, batch) if key in external)
+        return UploadReport(calls=calls[0], created=tuple(created), updated=tuple(updated),
+                            referenced=tuple(key for key in external if key in existing),
+                            guid_assignments=assignments)
+
+    def _existing(self, keys: list[DatasetKey], calls: list[int], use_cache: bool) -> set[DatasetKey]:
+        """Which of `keys` exist: from the cache (positive and negative answers), else one lookup per type (more
+        only for very long URLs)."""
+        wanted = set(keys)
+        existing = self._cache.known(keys) if use_cache else set()
+        absent = self._cache.absent(keys) if use_cache else set()  # just looked up by the resolver: created below
+        by_type: dict[str, list[str]] = defaultdict(list)
+        for type_name, qualified_name in keys:
+            if (type_name, qualified_name) not in existing | absent:
+                by_type[type_name].append(qualified_name)
+        for type_name, names in by_type.items():
+            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
+                found = self._retry.run("existence check", lambda t=type_name, c=chunk:
+                                        self._client.find_entities(t, c), calls)
+                hits = {(type_name, entity.get("attributes", {}).get("qualifiedName")) for entity in found
+                        if entity.get("status", "ACTIVE") == "ACTIVE"} & wanted
+                existing |= hits
+                self._cache.remember(hits)
+        return existing
+
+
+def _unique_by_key(datasets: tuple[dict, ...]) -> tuple[dict[DatasetKey, dict], dict[str, DatasetKey]]:
+    """External datasets by (typeName, qualifiedName), the first of each kept, and the placeholders of the
+    duplicates dropped. A dataset without typeName and qualifiedName is an error."""
+    unique: dict[DatasetKey, dict] = {}
+    duplicates: dict[str, DatasetKey] = {}
+    for entity in datasets:
+        key = entity_key(entity)
+        if key is None:
+            raise ValueError(f"external dataset without typeName and qualifiedName: guid {entity.get('guid')!r}")
+        if key in unique:
+            if isinstance(entity.get("guid"), str):
+                duplicates[entity["guid"]] = key
+        else:
+            unique[key] = entity
+    return unique, duplicates
+
+
+def _headers_keys(headers: list[dict[str, Any]] | None, by_guid: dict[str, DatasetKey]) -> list[DatasetKey]:
+    """(typeName, qualifiedName) of mutated-entity headers, via the guid assignments when a header has no name."""
+    keys = []
+    for header in headers or []:
+        key = entity_key(header) or by_guid.get(header.get("guid", ""))
+        if key is not None:
+            keys.append(key)
+    return keys

@@ -1,0 +1,426 @@
+"""The run history in Azure Table storage (table `olrunhistory`), shared by every instance of a scaled-out app.
+
+Partitions and rows (`inv` = inverted start in ms, 13 digits, so that a key scan meets the newest runs first; `c`
+closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` = the run's RowKey):
+
+- `run-{2 hex}` / `run`: the run's record (zlib-compressed, split over binary properties), its digest, `complete`,
+  and, while a replacement is under way, `previous` (the record it replaces) and `pending` (access rows to delete);
+- `purge-{yyyymmdd}` / `run`: one per run, under the day it started: the timer's purge reads old days only;
+- `d-{sha256 of dataset}` / `{read|write}-{c|o}-{inv}-{run}-{sha256 of process, 20 hex}`: one per dataset access
+  (partition per dataset; a walk reads one access kind), with the run's slim facts;
+- `p-{sha256 of process}`: `{c|o}-{inv}-{run}` per run of the process (slim facts and what that run did),
+  `m-{run}` (marker: the run's start and its row's key) and `summary` (runs held, earliest starts). Markers and the
+  summary change in one entity-group transaction, conditional on what was read, so a process's count is exact
+  whatever retries, replays and concurrent writers do;
+- `stats` / `max-duration`: the longest run recorded, which bounds how far back a query reads closed runs.
+
+A record is written in this order: the run's row (new record, not complete, listing what it replaces), the access
+rows, each process partition (one transaction each), the stale access rows deleted, the purge row, then the run's
+row marked complete. A crash anywhere leaves the run's row listing everything to finish or undo; the retry does it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+import zlib
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Sequence
+
+from azure.core import MatchConditions
+from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.data.tables import TableClient, TableEntity, UpdateMode
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+
+from olparser.adapters.run_state.table_store import get_blob, put_blob, safe_row_key
+from olparser.adapters.storage_account import StorageConnection, storage_account
+from olparser.history.model import (
+    READ,
+    WRITE,
+    Access,
+    DatasetRef,
+    ProcessRun,
+    ProcessSummary,
+    RunFacts,
+    RunRecord,
+    facts_from_json,
+    facts_to_json,
+    process_from_json,
+    process_to_json,
+)
+from olparser.history.store import (
+    PURGE_BATCH,
+    access_keys,
+    changed_processes,
+    inverted_ms,
+    is_open,
+    process_runs_of,
+    slim,
+)
+from olparser.history.window import Window
+
+MAX_ATTEMPTS = 40
+MAX_RECORD_BYTES = 600_000  # compressed; two of them (record, previous) must fit in one 1 MiB entity, base64
+EARLIEST_KEPT = 8  # earliest starts a summary remembers; re-read from the markers when they run out
+STATS_CACHE_SECONDS = 60.0
+SUMMARY = "summary"
+_ACCESS_SELECT = ["dataset_type", "access", "process", "process_type", "facts"]
+
+
+class HistoryConflict(RuntimeError):
+    """Another writer changed what was read (retried)."""
+
+
+class RunHistoryTooLarge(ValueError):
+    """A run record that does not fit in one Table storage entity, even without its column lineage."""
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _day(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y%m%d")
+
+
+def _prefix(facts: RunFacts) -> str:
+    return f"{'o' if is_open(facts) else 'c'}-{inverted_ms(facts.start):013d}"
+
+
+def _start_order(entity: TableEntity) -> str:
+    """Orders rows of either kind (access rows `read-c-...`, process rows `c-...`) by inverted start, then run."""
+    key = entity["RowKey"]
+    return key.split("-", 1)[1][2:] if key.startswith(("read-", "write-")) else key[2:]
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _compressed(record: RunRecord) -> bytes:
+    """The record as stored in the run's row; column lineage left out when the whole would not fit."""
+    data = zlib.compress(record.canonical().encode("utf-8"), 6)
+    if len(data) > MAX_RECORD_BYTES:
+        lean = RunRecord(record.facts, tuple(ProcessRun(p.qualified_name, p.type_name, p.name, p.inputs, p.outputs)
+                                             for p in record.processes))
+        data = zlib.compress(lean.canonical().encode("utf-8"), 6)
+        if len(data) > MAX_RECORD_BYTES:
+            raise RunHistoryTooLarge(f"run {record.run_id}: its history record is {len(data)} bytes compressed, "
+                                     f"over the {MAX_RECORD_BYTES}-byte limit of a Table storage entity")
+    return data
+
+
+def _record_of(entity: TableEntity | None, name: str) -> RunRecord | None:
+    data = get_blob(entity, name)
+    return RunRecord.from_json(json.loads(zlib.decompress(data))) if data else None
+
+
+class TableHistoryStore:
+    """RunHistoryStore over an Azure Table (see the module docstring and olparser/history/store.py)."""
+
+    def __init__(self, table: TableClient, *, retention_days: int, max_attempts: int = MAX_ATTEMPTS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.table = table
+        self.retention_seconds = retention_days * 86400.0
+        self._max_attempts = max_attempts
+        self._clock = clock
+        self._max_duration: tuple[float, float] | None = None  # (value, read at)
+
+    @classmethod
+    def from_connection_string(cls, connection: StorageConnection, table_name: str,
+                               **options: Any) -> "TableHistoryStore":
+        service = storage_account(connection).table_service()
+        return cls(service.create_table_if_not_exists(table_name), **options)
+
+    # --- writing -----------------------------------------------------------------------------------------------
+    def record(self, record: RunRecord, *, now: float | None = None) -> frozenset[str]:
+        now = time.time() if now is None else now
+        if record.facts.start < now - self.retention_seconds:
+            return frozenset()
+        return self._with_retries(lambda: self._record_once(record))
+
+    def _record_once(self, record: RunRecord) -> frozenset[str]:
+        digest = _sha(record.canonical())
+        keys = self._run_keys(record.run_id)
+        entity = self._read(keys)
+        if entity is not None and entity.get("digest") == digest and entity.get("complete"):
+            return frozenset()
+        current = _record_of(entity, "record")
+        previous = current if entity is None or entity.get("complete") else _record_of(entity, "previous")
+        new_accesses = {self._access_keys(a): a for a in record.accesses()}
+        stale = ({self._access_key_text(k) for k in self._record_access_keys(current)}
+                 | set(json.loads(entity.get("pending") or "[]") if entity is not None else ()))
+        stale -= {self._access_key_text(k) for k in new_accesses}
+        row = TableEntity(keys, run_id=record.run_id, start=record.facts.start, digest=digest, complete=False,
+                          day=_day(record.facts.start), pending=_json(sorted(stale)))
+        put_blob(row, "record", _compressed(record))
+        if previous is not None:
+            put_blob(row, "previous", _compressed(previous))
+        etag = self._write(row, entity)
+        facts_text = _json(facts_to_json(slim(record.facts)))
+        for (partition, row_key), access in new_accesses.items():
+            self.table.upsert_entity(TableEntity(
+                {"PartitionKey": partition, "RowKey": row_key}, dataset=access.dataset.qualified_name,
+                dataset_type=access.dataset.type_name, access=access.access, process=access.process,
+                process_type=access.process_type, facts=facts_text), mode=UpdateMode.REPLACE)
+        for name in sorted(process_runs_of(current).keys() | process_runs_of(previous).keys()
+                           | process_runs_of(record).keys()):
+            self._with_retries(lambda n=name: self._update_process(n, record.run_id, record))
+        for text in sorted(stale):
+            self.table.delete_entity(*json.loads(text))  # absent: no error
+        old_day = entity.get("day") if entity is not None else None
+        self.table.upsert_entity(TableEntity({"PartitionKey": f"purge-{row['day']}", "RowKey": keys["RowKey"]},
+                                             run_id=record.run_id), mode=UpdateMode.REPLACE)
+        if old_day and old_day != row["day"]:
+            self.table.delete_entity(f"purge-{old_day}", keys["RowKey"])
+        self._note_duration(record.facts)
+        done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
+        done.update(complete=True, pending="[]")
+        self._write(done, etag=etag)  # another writer since step 1: the retry reads its record
+        return changed_processes(previous, record)
+
+    def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
+        now = time.time() if now is None else now
+        cutoff = now - self.retention_seconds
+        rows = self.table.query_entities("PartitionKey ge 'purge-' and PartitionKey lt @last",
+                                         parameters={"last": f"purge-{_day(cutoff)}"},
+                                         select=["PartitionKey", "RowKey", "run_id"])
+        purged = 0
+        for row in rows:
+            if purged >= limit:
+                break
+            keys = self._run_keys(row["run_id"])
+            entity = self._read(keys)
+            for record in (_record_of(entity, "record"), _record_of(entity, "previous")):
+                if record is None:
+                    continue
+                for partition, row_key in self._record_access_keys(record):
+                    self.table.delete_entity(partition, row_key)
+                for name in process_runs_of(record):
+                    self._with_retries(lambda n=name: self._update_process(n, record.run_id, None))
+            for text in json.loads(entity.get("pending") or "[]") if entity is not None else ():
+                self.table.delete_entity(*json.loads(text))
+            self.table.delete_entity(keys["PartitionKey"], keys["RowKey"])
+            self.table.delete_entity(row["PartitionKey"], row["RowKey"])
+            purged += 1
+        return purged
+
+    def _update_process(self, name: str, run_id: str, record: RunRecord | None) -> None:
+        """Make the process partition hold what `record` says of this run (None: nothing), in one transaction."""
+        partition = self._process_partition(name)
+        run_key = safe_row_key(run_id)
+        marker_key = f"m-{run_key}"
+        found = {e["RowKey"]: e for e in self.table.query_entities(
+            "PartitionKey eq @p and ( RowKey eq @s or RowKey eq @m )",
+            parameters={"p": partition, "s": SUMMARY, "m": marker_key})}
+        summary, marker = found.get(SUMMARY), found.get(marker_key)
+        process_run = process_runs_of(record).get(name)
+        if process_run is None and marker is None:
+            return
+        earliest = sorted(tuple(item) for item in json.loads(summary["earliest"])) if summary is not None else []
+        count = int(summary["count"]) if summary is not None else 0
+        operations: list[tuple] = []
+        if marker is not None:
+            earliest = [item for item in earliest if item[1] != run_key]
+            count -= 1
+            if process_run is None or marker["key"] != _prefix(record.facts) + f"-{run_key}":  # type: ignore[union-attr]
+                operations.append(("delete", {"PartitionKey": partition, "RowKey": marker["key"]}))
+        if process_run is not None:
+            assert record is not None
+            facts = slim(record.facts)
+            row_key = f"{_prefix(facts)}-{run_key}"
+            run_row = TableEntity({"PartitionKey": partition, "RowKey": row_key}, facts=_json(facts_to_json(facts)))
+            put_blob(run_row, "run", zlib.compress(_json(process_to_json(process_run)).encode("utf-8"), 6))
+            operations.append(("upsert", run_row, {"mode": UpdateMode.REPLACE}))
+            new_marker = TableEntity({"PartitionKey": partition, "RowKey": marker_key}, start=facts.start, key=row_key)
+            operations.append(("create", new_marker) if marker is None else (
+                "update", new_marker, {"mode": UpdateMode.REPLACE, "etag": marker.metadata["etag"],
+                                       "match_condition": MatchConditions.IfNotModified}))
+            # the list holds the earliest starts: every run it leaves out starts at or after its last one
+            if len(earliest) == count or (earliest and facts.start <= earliest[-1][0]):
+                earliest.append((facts.start, run_key))
+            count += 1
+        elif marker is not None:
+            operations.append(("delete", marker, {"etag": marker.metadata["etag"],
+                                                  "match_condition": MatchConditions.IfNotModified}))
+        earliest = sorted(earliest)[:EARLIEST_KEPT]
+        if count > 0 and not earliest:
+            earliest = self._earliest_markers(partition, exclude=run_key)
+        operations.append(self._summary_operation(partition, summary, count, earliest))
+        self._submit([operation for operation in operations if operation is not None])
+
+    def _earliest_markers(self, partition: str, exclude: str) -> list[tuple]:
+        """The earliest starts among the process's markers (when the summary's list ran out)."""
+        found = [(float(m["start"]), m["RowKey"][2:]) for m in self.table.query_entities(
+            "PartitionKey eq @p and RowKey ge 'm-' and RowKey lt 'm.'", parameters={"p": partition},
+            select=["RowKey", "start"]) if m["RowKey"][2:] != exclude]
+        return sorted(found)[:EARLIEST_KEPT]
+
+    @staticmethod
+    def _summary_operation(partition: str, summary: TableEntity | None, count: int, earliest: list) -> tuple | None:
+        keys = {"PartitionKey": partition, "RowKey": SUMMARY}
+        condition = ({"etag": summary.metadata["etag"], "match_condition": MatchConditions.IfNotModified}
+                     if summary is not None else {})
+        if count <= 0:
+            return ("delete", keys, condition) if summary is not None else None
+        row = TableEntity(keys, count=count, earliest=_json([list(item) for item in earliest]))
+        return ("create", row) if summary is None else ("update", row, {"mode": UpdateMode.REPLACE, **condition})
+
+    def _submit(self, operations: list[tuple]) -> None:
+        try:
+            self.table.submit_transaction(operations)
+        except HttpResponseError as error:  # TableTransactionError included
+            if error.status_code in (404, 409, 412):  # someone changed what was read: read again
+                raise HistoryConflict() from error
+            raise
+
+    def _note_duration(self, facts: RunFacts) -> None:
+        """Raise the recorded longest run when this one is longer."""
+        if facts.end is None or facts.end - facts.start <= self._longest():
+            return
+        keys = {"PartitionKey": "stats", "RowKey": "max-duration"}
+
+        def attempt() -> None:
+            entity = self._read(keys)
+            if entity is None or float(entity["value"]) < facts.end - facts.start:  # type: ignore[operator]
+                self._write(TableEntity(keys, value=float(facts.end - facts.start)), entity)  # type: ignore[operator]
+
+        self._with_retries(attempt)
+        self._max_duration = None
+
+    def _longest(self) -> float:
+        if self._max_duration is None or self._clock() - self._max_duration[1] > STATS_CACHE_SECONDS:
+            entity = self._read({"PartitionKey": "stats", "RowKey": "max-duration"})
+            self._max_duration = (float(entity["value"]) if entity is not None else 0.0, self._clock())
+        return self._max_duration[0]
+
+    # --- reading -----------------------------------------------------------------------------------------------
+    def process_summaries(self, names: Sequence[str]) -> dict[str, ProcessSummary]:
+        found = {}
+        for name in dict.fromkeys(names):
+            summary = self._read({"PartitionKey": self._process_partition(name), "RowKey": SUMMARY})
+            if summary is not None:
+                earliest = json.loads(summary["earliest"])
+                found[name] = ProcessSummary(int(summary["count"]), float(earliest[0][0]) if earliest else None)
+        return found
+
+    def _ranges(self, partition: str, window: Window, prefixes: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+        """Key ranges that hold every row that may overlap: closed runs that started in [since - longest, until),
+        open runs that started before until (each under every prefix)."""
+        newest = max(math.floor(inverted_ms(window.until)), 0)
+        oldest = math.ceil(inverted_ms(window.since - self._longest())) + 1
+        query = "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi"
+        ranges = []
+        for prefix in prefixes:
+            ranges += [(query, {"p": partition, "lo": f"{prefix}c-{newest:013d}", "hi": f"{prefix}c-{oldest:013d}"}),
+                       (query, {"p": partition, "lo": f"{prefix}o-{newest:013d}", "hi": f"{prefix}o."})]
+        return ranges
+
+    def _rows(self, partition: str, window: Window, limit: int, select: list[str] | None,
+              prefixes: Iterable[str] = ("",)) -> list[TableEntity]:
+        rows: list[TableEntity] = []
+        for query, parameters in self._ranges(partition, window, prefixes):  # each newest first: its first `limit`
+            for number, entity in enumerate(self.table.query_entities(
+                    query, parameters=parameters, select=select, results_per_page=max(1, min(limit, 1000)))):
+                if number >= limit:
+                    break
+                rows.append(entity)
+        return sorted(rows, key=_start_order)[:max(limit, 0)]
+
+    def dataset_accesses(self, dataset: str, window: Window, limit: int, access: str | None = None) -> list[Access]:
+        prefixes = [f"{kind}-" for kind in ((access,) if access else (READ, WRITE))]
+        return [self._access(dataset, e) for e in self._rows(self._dataset_partition(dataset), window, limit,
+                                                             _ACCESS_SELECT + ["RowKey"], prefixes)]
+
+    def process_runs(self, process: str, window: Window, limit: int) -> list[tuple[RunFacts, ProcessRun]]:
+        return [(facts_from_json(json.loads(e["facts"])),
+                 process_from_json(json.loads(zlib.decompress(get_blob(e, "run") or b""))))
+                for e in self._rows(self._process_partition(process), window, limit, None)]
+
+    def newest_access(self, dataset: str) -> Access | None:
+        partition = self._dataset_partition(dataset)
+        newest = None
+        for prefix in (f"{kind}-{state}" for kind in (READ, WRITE) for state in "co"):  # the first row of each range
+            for entity in self.table.query_entities(
+                    "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi", results_per_page=1,
+                    parameters={"p": partition, "lo": f"{prefix}-", "hi": f"{prefix}."},
+                    select=_ACCESS_SELECT + ["RowKey"]):
+                if newest is None or _start_order(entity) < _start_order(newest):
+                    newest = entity
+                break
+        return None if newest is None else self._access(dataset, newest)
+
+    def run(self, run_id: str) -> RunRecord | None:
+        entity = self._read(self._run_keys(run_id))
+        return _record_of(entity, "record") if entity is not None else None
+
+    @staticmethod
+    def _access(dataset: str, entity: TableEntity) -> Access:
+        return Access(DatasetRef(dataset, entity["dataset_type"]), entity["access"], entity["process"],
+                      entity["process_type"], facts_from_json(json.loads(entity["facts"])))
+
+    # --- keys --------------------------------------------------------------------------------------------------
+    @staticmethod
+    def _run_keys(run_id: str) -> dict[str, str]:
+        return {"PartitionKey": f"run-{_sha(run_id)[:2]}", "RowKey": safe_row_key(run_id)}
+
+    @staticmethod
+    def _dataset_partition(dataset: str) -> str:
+        return f"d-{_sha(dataset)}"
+
+    @staticmethod
+    def _process_partition(process: str) -> str:
+        return f"p-{_sha(process)}"
+
+    def _access_keys(self, access: Access) -> tuple[str, str]:
+        run_key = safe_row_key(access.run.run_id)
+        return (self._dataset_partition(access.dataset.qualified_name),
+                f"{access.access}-{_prefix(access.run)}-{run_key}-{_sha(access.process)[:20]}")
+
+    def _record_access_keys(self, record: RunRecord | None) -> list[tuple[str, str]]:
+        return [self._access_keys(a) for a in access_keys(record).values()]
+
+    @staticmethod
+    def _access_key_text(keys: Iterable[str]) -> str:
+        return json.dumps(list(keys))
+
+    # --- entities ----------------------------------------------------------------------------------------------
+    def _read(self, keys: dict[str, str]) -> TableEntity | None:
+        try:
+            return self.table.get_entity(keys["PartitionKey"], keys["RowKey"])
+        except ResourceNotFoundError:
+            return None
+
+    def _write(self, entity: TableEntity, read: TableEntity | None = None, *, etag: str | None = None) -> str:
+        """Create `entity` if nothing was read (and no etag given), else replace it if nobody changed it since it was
+        read (or written with `etag`); the new etag. HistoryConflict when somebody did."""
+        etag = etag or (read.metadata["etag"] if read is not None else None)
+        try:
+            if etag is None:
+                answer = self.table.create_entity(entity)
+            else:
+                answer = self.table.update_entity(entity, mode=UpdateMode.REPLACE, etag=etag,
+                                                  match_condition=MatchConditions.IfNotModified)
+        except (ResourceExistsError, ResourceNotFoundError) as error:
+            raise HistoryConflict() from error
+        except HttpResponseError as error:
+            if error.status_code == 412:
+                raise HistoryConflict() from error
+            raise
+        return answer["etag"]
+
+    def _with_retries(self, attempt: Callable[[], Any]) -> Any:
+        retrying = Retrying(retry=retry_if_exception_type(HistoryConflict), reraise=True,
+                            stop=stop_after_attempt(self._max_attempts),
+                            wait=wait_random_exponential(multiplier=0.005, max=0.25))
+        return retrying(attempt)
+
+    def close(self) -> None:
+        self.table.close()
+
+    def __enter__(self) -> "TableHistoryStore":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

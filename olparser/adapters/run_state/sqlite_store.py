@@ -1,0 +1,404 @@
+"""Run state in one SQLite file: WAL journal, one BEGIN IMMEDIATE transaction per operation.
+
+Safe with several threads (a connection per thread) and several processes (SQLite's file locks; writers wait up to
+`busy_timeout_seconds`). Tables: `run_state` (per run or static declaration: merged state as codec JSON, version,
+fingerprint, written and claimed keys, due time), `entity_refs` (per connector-owned entity: how many runs use it,
+and a tombstone while it is being deleted), `process_runs` (per process: the newest run time that wrote it),
+`interim_datasets` (per dataset the connector created for want of a scanned asset: its candidates, when it was
+registered and last re-resolved).
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from olparser.runs.codec import from_json, to_json
+from olparser.runs.merge import merge_event
+from olparser.runs.model import JSON, RunSnapshot
+from olparser.runs import ledger
+from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
+from olparser.runs.store import TOMBSTONE_SECONDS, InterimDataset, StoreStats, event_run_id
+from olparser.adapters.sqlite_file import SqliteFile
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS run_state (
+    run_id TEXT PRIMARY KEY,
+    state TEXT,
+    fingerprint TEXT,
+    updated_at REAL NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS run_state_updated_at ON run_state (updated_at);
+CREATE TABLE IF NOT EXISTS process_runs (
+    qualified_name TEXT PRIMARY KEY,
+    run_time REAL NOT NULL,
+    run_key TEXT NOT NULL DEFAULT '',
+    writers TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS interim_datasets (
+    type_name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    candidates TEXT NOT NULL,
+    registered_at REAL NOT NULL,
+    checked_at REAL NOT NULL,
+    PRIMARY KEY (type_name, qualified_name)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS interim_datasets_checked_at ON interim_datasets (checked_at);
+CREATE TABLE IF NOT EXISTS entity_refs (
+    type_name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    users INTEGER NOT NULL,
+    deleting_since REAL,
+    PRIMARY KEY (type_name, qualified_name)
+) WITHOUT ROWID;
+"""
+# Columns added after the first release (ALTER TABLE on an older file).
+_RUN_STATE_COLUMNS = {
+    "version": "INTEGER NOT NULL DEFAULT 0",
+    "written": "TEXT",
+    "claimed": "TEXT",
+    "due_at": "REAL",
+    "due_attempts": "INTEGER NOT NULL DEFAULT 0",
+    "epoch": "INTEGER NOT NULL DEFAULT 0",
+    "pending": "TEXT",
+}
+# One row per (entity, run using it): claiming again finds its row, so a run is never counted twice.
+_USERS_SCHEMA = """
+CREATE TABLE entity_users (
+    type_name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    run_key TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    PRIMARY KEY (type_name, qualified_name, run_key)
+) WITHOUT ROWID
+"""
+_KEYS_IN = "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)"
+
+
+def _keys_json(keys: Iterable[Key]) -> str:
+    return json.dumps(sorted_keys(keys), separators=(",", ":"))
+
+
+def _keys_from(text: str | None) -> set[Key]:
+    return {(t, q) for t, q in json.loads(text)} if text else set()
+
+
+class SqliteRunStateStore(SqliteFile):
+    """RunStateStore over a local SQLite file (see the module docstring and olparser/runs/store.py)."""
+
+    def __init__(self, path: Path, *, ttl_seconds: int, busy_timeout_seconds: float = 30.0,
+                 max_datasets: int | None = None) -> None:
+        super().__init__(path, busy_timeout_seconds)
+        self.ttl_seconds = ttl_seconds
+        self.max_datasets = max_datasets
+        with self._immediate() as db:  # one process creates or upgrades the schema, the others then see it done
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            present = {row[1] for row in db.execute("PRAGMA table_info(run_state)")}
+            for column, declaration in _RUN_STATE_COLUMNS.items():
+                if column not in present:
+                    db.execute(f"ALTER TABLE run_state ADD COLUMN {column} {declaration}")
+            db.execute("CREATE INDEX IF NOT EXISTS run_state_due_at ON run_state (due_at) WHERE due_at IS NOT NULL")
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "entity_users" not in tables:
+                db.execute(_USERS_SCHEMA)
+                self._users_from_counts(db)
+            process_columns = {row[1] for row in db.execute("PRAGMA table_info(process_runs)")}
+            if "run_key" not in process_columns:
+                db.execute("ALTER TABLE process_runs ADD COLUMN run_key TEXT NOT NULL DEFAULT ''")
+            if "writers" not in process_columns:
+                db.execute("ALTER TABLE process_runs ADD COLUMN writers TEXT")
+
+    # --- merged events -----------------------------------------------------------------------------------------
+    def merge_versioned(self, event: JSON, *, now: float | None = None,
+                        max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
+        run_id = event_run_id(event)
+        max_datasets = self.max_datasets if max_datasets is None else max_datasets
+        now = time.time() if now is None else now
+        with self._immediate() as db:
+            row = db.execute("SELECT state, fingerprint, updated_at, version FROM run_state WHERE run_id = ?",
+                             (run_id,)).fetchone()
+            live = row is not None and not self._expired(row[2], now)
+            previous = from_json(row[0]) if live and row[0] else None
+            snapshot = merge_event(previous, event, max_datasets=max_datasets)
+            version = (row[3] if row is not None else 0) + 1
+            db.execute(
+                "INSERT INTO run_state (run_id, state, fingerprint, updated_at, version) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (run_id) DO UPDATE SET state = excluded.state, fingerprint = excluded.fingerprint, "
+                "updated_at = excluded.updated_at, version = excluded.version",
+                (run_id, to_json(snapshot), row[1] if live else None, now, version),
+            )
+        return snapshot, version
+
+    def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
+        now = time.time() if now is None else now
+        row = self._connection().execute("SELECT state, updated_at, version FROM run_state WHERE run_id = ?",
+                                         (run_id,)).fetchone()
+        if row is None:
+            return None, 0
+        live = not self._expired(row[1], now)
+        return (from_json(row[0]) if live and row[0] else None), row[2]
+
+    def written_fingerprint(self, run_key: str, *, now: float | None = None) -> str | None:
+        now = time.time() if now is None else now
+        row = self._connection().execute("SELECT fingerprint, updated_at FROM run_state WHERE run_id = ?",
+                                         (run_key,)).fetchone()
+        return None if row is None or self._expired(row[1], now) else row[0]
+
+    # --- what runs wrote: the ownership ledger (olparser/runs/ledger.py), one transaction per step ---------------
+    def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        now = time.time() if now is None else now
+        keys = set(sorted_keys(keys))
+        with self._immediate() as db:
+            record, _ = self._record(db, run_key)
+            db.execute(
+                "INSERT INTO run_state (run_id, updated_at, claimed) VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE "
+                "SET claimed = excluded.claimed, updated_at = excluded.updated_at",
+                (run_key, now, _keys_json(ledger.claim(record, keys).claimed)))
+            current = self._user_epochs(db, run_key, keys)
+            rows = [(t, q, run_key, epoch) for (t, q) in sorted(keys)
+                    if (epoch := ledger.claimed_epoch(current.get((t, q)), record.epoch)) is not None]
+            db.executemany(
+                "INSERT INTO entity_users (type_name, qualified_name, run_key, epoch) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (type_name, qualified_name, run_key) DO UPDATE SET epoch = excluded.epoch", rows)
+            return self._contested(db, keys, now)
+
+    def claimed(self, run_key: str) -> frozenset[Key]:
+        row = self._connection().execute("SELECT claimed FROM run_state WHERE run_id = ?", (run_key,)).fetchone()
+        return frozenset(_keys_from(row[0]) if row is not None else ())
+
+    def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        return self._contested(self._connection(), set(keys), time.time() if now is None else now)
+
+    def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
+               process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
+               process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
+        now = time.time() if now is None else now
+        with self._immediate() as db:
+            record, due = self._record(db, run_key)
+            new = ledger.commit(record, keys, version=version, fingerprint=fingerprint, process_names=process_names,
+                                run_time=run_time, dangling=dangling, process_types=process_types)
+            if new is None:
+                return CommitResult(stale=True)
+            db.execute(
+                "INSERT INTO run_state (run_id, updated_at, written, claimed, fingerprint, epoch) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET written = excluded.written, "
+                "claimed = excluded.claimed, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, "
+                "epoch = excluded.epoch, due_attempts = 0",
+                (run_key, now, _keys_json(new.claimed), _keys_json(new.claimed), fingerprint, new.epoch))
+            return self._carry_out(db, run_key, new.pending, now, settle_at=now + ledger.SETTLE_SECONDS)
+
+    def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
+        now = time.time() if now is None else now
+        with self._immediate() as db:
+            record, due = self._record(db, run_key)
+            if record.pending is None:
+                return None
+            return self._carry_out(db, run_key, record.pending, now,
+                                   settle_at=due if due is not None else now + ledger.SETTLE_SECONDS)
+
+    def done(self, run_key: str, epoch: int) -> None:
+        with self._immediate() as db:
+            record, _ = self._record(db, run_key)
+            if ledger.done(record, epoch) is not record:
+                db.execute("UPDATE run_state SET pending = NULL, due_at = NULL, due_attempts = 0 WHERE run_id = ?",
+                           (run_key,))
+
+    def finish_deletes(self, keys: Iterable[Key]) -> None:
+        keys = sorted_keys(keys)
+        if not keys:
+            return
+        with self._immediate() as db:
+            db.executemany(
+                "DELETE FROM entity_refs WHERE type_name = ?1 AND qualified_name = ?2 AND users <= 0 AND NOT EXISTS "
+                "(SELECT 1 FROM entity_users u WHERE u.type_name = ?1 AND u.qualified_name = ?2)", keys)
+            db.executemany("UPDATE entity_refs SET deleting_since = NULL WHERE type_name = ? AND qualified_name = ?",
+                           keys)
+
+    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
+        with self._immediate() as db:
+            rows = db.execute(
+                "UPDATE entity_refs SET deleting_since = ? WHERE (type_name, qualified_name) IN (SELECT r.type_name, "
+                "r.qualified_name FROM entity_refs r WHERE r.users <= 0 AND r.deleting_since <= ? AND NOT EXISTS "
+                "(SELECT 1 FROM entity_users u WHERE u.type_name = r.type_name AND u.qualified_name = r.qualified_name)"
+                " LIMIT ?) RETURNING type_name, qualified_name", (now, now - TOMBSTONE_SECONDS, limit)).fetchall()
+        return sorted((t, q) for t, q in rows)
+
+    # --- the incomplete-runs timer -----------------------------------------------------------------------------
+    def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
+        with self._immediate() as db:
+            record, current = self._record(db, run_key)
+            at = ledger.due_at(record, current, due_at, keep_earlier=keep_earlier, now=time.time())
+            db.execute("UPDATE run_state SET due_attempts = 0, due_at = ? WHERE run_id = ?", (at, run_key))
+
+    def due_runs(self, now: float, limit: int) -> list[str]:
+        rows = self._connection().execute(
+            "SELECT run_id FROM run_state WHERE due_at IS NOT NULL AND due_at <= ? ORDER BY due_at, run_id LIMIT ?",
+            (now, limit))
+        return [row[0] for row in rows]
+
+    def postpone(self, run_key: str, due_at: float) -> int:
+        with self._immediate() as db:
+            row = db.execute("UPDATE run_state SET due_at = ?, due_attempts = due_attempts + 1 WHERE run_id = ? "
+                             "RETURNING due_attempts", (due_at, run_key)).fetchone()
+        return row[0] if row is not None else 0
+
+    # --- housekeeping ------------------------------------------------------------------------------------------
+    def purge_expired(self, now: float | None = None) -> int:
+        now = time.time() if now is None else now
+        with self._immediate() as db:
+            return db.execute("DELETE FROM run_state WHERE updated_at <= ? AND due_at IS NULL",
+                              (now - self.ttl_seconds,)).rowcount
+
+    def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
+        rows = self._connection().execute(
+            "SELECT qualified_name, run_time, run_key FROM process_runs "
+            "WHERE qualified_name IN (SELECT value FROM json_each(?))", (json.dumps(list(qualified_names)),))
+        return {name: (time_, key) for name, time_, key in rows}
+
+    def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
+        with self._immediate() as db:
+            return db.execute("DELETE FROM process_runs WHERE qualified_name IN (SELECT value FROM json_each(?))",
+                              (json.dumps(list(qualified_names)),)).rowcount
+
+    def stats(self) -> StoreStats:
+        db = self._connection()
+        runs, due = db.execute("SELECT count(*), count(due_at) FROM run_state").fetchone()
+        entities = db.execute("SELECT count(*) FROM entity_refs").fetchone()[0]
+        processes = db.execute("SELECT count(*) FROM process_runs").fetchone()[0]
+        interim = db.execute("SELECT count(*) FROM interim_datasets").fetchone()[0]
+        return StoreStats(runs=runs, due=due, entities=entities, processes=processes, interim=interim)
+
+    # --- interim datasets (the re-link timer) ------------------------------------------------------------------
+    def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        rows = [(t, q, candidates, now, now) for (t, q), candidates in sorted(entries.items())]
+        if not rows:
+            return
+        with self._immediate() as db:
+            db.executemany(
+                "INSERT INTO interim_datasets (type_name, qualified_name, candidates, registered_at, checked_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (type_name, qualified_name) DO UPDATE SET "
+                "candidates = excluded.candidates", rows)
+
+    def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
+        wanted = sorted_keys(keys)
+        if not wanted:
+            return set()
+        rows = self._connection().execute(
+            f"SELECT type_name, qualified_name FROM interim_datasets WHERE (type_name, qualified_name) IN "
+            f"({_KEYS_IN})", (_keys_json(wanted),))
+        return {(t, q) for t, q in rows}
+
+    def due_interim(self, limit: int) -> list[InterimDataset]:
+        rows = self._connection().execute(
+            "SELECT type_name, qualified_name, candidates, registered_at, checked_at FROM interim_datasets "
+            "ORDER BY checked_at, type_name, qualified_name LIMIT ?", (limit,))
+        return [InterimDataset((t, q), candidates, registered, checked) for t, q, candidates, registered, checked
+                in rows]
+
+    def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        with self._immediate() as db:
+            db.executemany("UPDATE interim_datasets SET checked_at = ? WHERE type_name = ? AND qualified_name = ?",
+                           [(now, t, q) for t, q in sorted_keys(keys)])
+
+    def forget_interim(self, keys: Iterable[Key]) -> None:
+        with self._immediate() as db:
+            db.executemany("DELETE FROM interim_datasets WHERE type_name = ? AND qualified_name = ?",
+                           sorted_keys(keys))
+
+    # --- internals ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def _users_from_counts(db: sqlite3.Connection) -> None:
+        """A file of a version that counted users: each run's claimed keys become its users rows (exact, in the
+        schema upgrade's transaction), and the counts are retired."""
+        for run_key, claimed in db.execute("SELECT run_id, claimed FROM run_state WHERE claimed IS NOT NULL"):
+            db.executemany("INSERT OR IGNORE INTO entity_users (type_name, qualified_name, run_key, epoch) "
+                           "VALUES (?, ?, ?, 0)", [(t, q, run_key) for t, q in sorted(_keys_from(claimed))])
+        db.execute("UPDATE entity_refs SET users = 0")
+
+    # --- internals: rows of one transaction ------------------------------------------------------------------
+    def _record(self, db: sqlite3.Connection, run_key: str) -> tuple[ledger.RunRecord, float | None]:
+        """The run's ownership record, and when it is due."""
+        row = db.execute("SELECT version, epoch, claimed, fingerprint, pending, due_at FROM run_state WHERE run_id = ?",
+                         (run_key,)).fetchone()
+        if row is None:
+            return ledger.RunRecord(), None
+        pending = ledger.Intentions.from_json(json.loads(row[4])) if row[4] else None
+        return ledger.RunRecord(version=row[0], epoch=row[1], claimed=frozenset(_keys_from(row[2])),
+                                fingerprint=row[3], pending=pending), row[5]
+
+    def _carry_out(self, db: sqlite3.Connection, run_key: str, intentions: ledger.Intentions, now: float,
+                   settle_at: float | None) -> CommitResult:
+        """Release the users entries and change the writers the intentions name (in the caller's transaction);
+        the intentions stay recorded (due for the timer) while catalog work is left, else they are cleared."""
+        current = self._user_epochs(db, run_key, intentions.release)
+        gone = [(t, q, run_key) for (t, q) in intentions.release
+                if ledger.releases(current.get((t, q)), intentions.epoch)]
+        db.executemany("DELETE FROM entity_users WHERE type_name = ? AND qualified_name = ? AND run_key = ?", gone)
+        orphans = [key for key in intentions.release if ledger.orphaned(*self._users(db, key))]
+        db.executemany(
+            "INSERT INTO entity_refs (type_name, qualified_name, users, deleting_since) VALUES (?, ?, 0, ?) "
+            "ON CONFLICT (type_name, qualified_name) DO UPDATE SET deleting_since = excluded.deleting_since",
+            [(t, q, now) for t, q in orphans])
+        changes = {}
+        for name in dict.fromkeys((*intentions.wrote, *intentions.dropped)):
+            changes[name] = ledger.writers_after(self._writers(db, name), run_key, intentions, name)
+            self._save_writers(db, name, changes[name].writers)
+        result = ledger.settlement(intentions, orphans, changes)
+        if ledger.has_catalog_work(result):
+            db.execute("UPDATE run_state SET pending = ?, due_at = ? WHERE run_id = ?",
+                       (json.dumps(intentions.to_json()), settle_at, run_key))
+            return result
+        db.execute("UPDATE run_state SET pending = NULL, due_at = NULL WHERE run_id = ?", (run_key,))
+        return replace(result, epoch=None)
+
+    @staticmethod
+    def _user_epochs(db: sqlite3.Connection, run_key: str, keys: Iterable[Key]) -> dict[Key, int]:
+        rows = db.execute(
+            f"SELECT type_name, qualified_name, epoch FROM entity_users WHERE run_key = ? AND "
+            f"(type_name, qualified_name) IN ({_KEYS_IN})", (run_key, _keys_json(keys)))
+        return {(t, q): epoch for t, q, epoch in rows}
+
+    @staticmethod
+    def _writers(db: sqlite3.Connection, name: str) -> list[Writer]:
+        row = db.execute("SELECT run_time, run_key, writers FROM process_runs WHERE qualified_name = ?",
+                         (name,)).fetchone()
+        if row is None:
+            return []
+        return [(float(t), str(k)) for t, k in json.loads(row[2])] if row[2] else [(float(row[0]), row[1])]
+
+    @staticmethod
+    def _save_writers(db: sqlite3.Connection, name: str, writers: list[Writer]) -> None:
+        if not writers:
+            db.execute("DELETE FROM process_runs WHERE qualified_name = ?", (name,))
+            return
+        db.execute(
+            "INSERT INTO process_runs (qualified_name, run_time, run_key, writers) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (qualified_name) DO UPDATE SET run_time = excluded.run_time, run_key = excluded.run_key, "
+            "writers = excluded.writers", (name, writers[0][0], writers[0][1], json.dumps(writers)))
+
+    @staticmethod
+    def _users(db: sqlite3.Connection, key: Key) -> tuple[int, int]:
+        """How many runs use the entity, and how many users an older version of this file counted (migrated)."""
+        users = db.execute("SELECT count(*) FROM entity_users WHERE type_name = ? AND qualified_name = ?",
+                           key).fetchone()[0]
+        row = db.execute("SELECT users FROM entity_refs WHERE type_name = ? AND qualified_name = ?", key).fetchone()
+        return users, max(row[0], 0) if row is not None else 0
+
+    @staticmethod
+    def _contested(db: sqlite3.Connection, keys: set[Key], now: float) -> frozenset[Key]:
+        if not keys:
+            return frozenset()
+        rows = db.execute(
+            f"SELECT type_name, qualified_name FROM entity_refs WHERE (type_name, qualified_name) IN ({_KEYS_IN}) "
+            "AND deleting_since > ?", (_keys_json(keys), now - TOMBSTONE_SECONDS))
+        return frozenset((t, q) for t, q in rows)
+
+    def _expired(self, updated_at: float, now: float) -> bool:
+        return updated_at <= now - self.ttl_seconds

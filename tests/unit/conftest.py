@@ -1,0 +1,25 @@
+"""Fixtures shared by the unit tests: queue services (the same contract runs on the SQLite queues and on Azurite)."""
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from olparser.adapters.delivery.queues import AzureQueueService, QueueService, SqliteQueueService
+
+
+def unique_name(prefix: str = "q") -> str:
+    """A queue or container name no other test uses (Azurite is shared by the whole session)."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("azurite", marks=pytest.mark.azurite)])
+def queue_service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[QueueService]:
+    if request.param == "sqlite":
+        service = SqliteQueueService(tmp_path / "queues.sqlite3")
+        yield service
+        service.close()
+    else:
+        yield AzureQueueService(request.getfixturevalue("azurite").connection_string)

@@ -1,0 +1,138 @@
+"""The layout tells the truth: the import graph, read from the source, has no circles; the pure core (olparser outside
+olparser/adapters) imports nothing from the adapters, and olparser imports nothing from tools; bench imports nothing
+from tests. Imports under `if TYPE_CHECKING:` are annotations only and are not counted."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PROJECT_ROOT
+
+PACKAGES = ("olparser", "tools", "bench")
+ADAPTERS = "olparser.adapters"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PROJECT_ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(tree: ast.AST, package: str) -> set[str]:
+    """Every module `tree` imports (at any depth, functions included), as absolute names."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            for alias in node.names:  # `from package import module` depends on the module, not the package
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+FILES = {_module_name(p): p for name in PACKAGES for p in (PROJECT_ROOT / name).rglob("*.py")}
+MODULES = frozenset(FILES)
+
+
+def _graph() -> dict[str, set[str]]:
+    files = FILES
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        graph[module] = {name for name in _imports(ast.parse(path.read_text(encoding="utf-8")), package)
+                         if name in files and name != module}
+    return graph
+
+
+GRAPH = _graph()
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def _core(module: str) -> bool:
+    return module.startswith("olparser") and not (module == ADAPTERS or module.startswith(ADAPTERS + "."))
+
+
+def test_the_import_graph_has_no_circles():
+    assert _cycles(GRAPH) == []
+
+
+def test_the_pure_core_imports_nothing_from_the_adapters_or_the_tools():
+    crossings = sorted(f"{module} -> {target}" for module, targets in GRAPH.items() if _core(module)
+                       for target in targets if not _core(target))
+    assert crossings == []
+
+
+def test_olparser_imports_nothing_from_tools_and_bench_nothing_from_tests():
+    assert sorted(f"{m} -> {t}" for m, ts in GRAPH.items() if m.startswith("olparser")
+                  for t in ts if t.startswith("tools")) == []
+    bench_imports = {name for path in (PROJECT_ROOT / "bench").rglob("*.py")
+                     for name in _imports(ast.parse(path.read_text(encoding="utf-8")), "bench")}
+    assert sorted(name for name in bench_imports if name == "tests" or name.startswith("tests.")) == []
+
+
+def test_the_graph_is_read_from_the_source():
+    # the checks above see real edges: the runtime composes the core and the adapters
+    assert {"olparser.pipeline", "olparser.adapters.run_state"} <= GRAPH["olparser.adapters.runtime"]
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("package", sorted(p.parent.relative_to(PROJECT_ROOT).as_posix()
+                                           for p in (PROJECT_ROOT / "olparser").rglob("__init__.py")))
+def test_every_package_says_what_it_is(package: str):
+    tree = ast.parse((PROJECT_ROOT / package / "__init__.py").read_text(encoding="utf-8"))
+    docstring = ast.get_docstring(tree) or ""
+    assert len(docstring) > 40, f"{package}/__init__.py needs a docstring that says what the package is"
