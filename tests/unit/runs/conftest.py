@@ -1,16 +1,11 @@
-"""Fixtures of the run tests: the real Spark sequences, and both run-state stores behind one parametrised fixture."""
+"""Helpers of the run tests: the real Spark sequences, read in emission order."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Iterator
 
-import pytest
-
-from tests.conftest import SHARED, open_test_run_state_store
+from tests.conftest import SHARED
 
 SEQUENCES = SHARED / "openlineage" / "sequences"
-TTL_SECONDS = 60
 
 
 def load_sequence(name: str) -> list[dict]:
@@ -22,11 +17,3 @@ def load_sequence(name: str) -> list[dict]:
 
 def events_of_run(events: list[dict], run_id: str) -> list[dict]:
     return [e for e in events if e["run"]["runId"] == run_id]
-
-
-@pytest.fixture
-def store(run_state_store_kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator:
-    """A fresh, empty run-state store of each kind, with a TTL of 60 s."""
-    opened = open_test_run_state_store(run_state_store_kind, tmp_path, request, ttl_seconds=TTL_SECONDS)
-    yield opened
-    opened.close()

@@ -16,7 +16,8 @@ from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, InterimDataset, StoreStats
 from olparser.adapters.run_state import open_run_state_store
 from olparser.settings import Settings
-from tests.unit.runs.conftest import TTL_SECONDS, events_of_run, load_sequence
+from tests.unit.adapters.run_state.conftest import TTL_SECONDS
+from tests.unit.runs.conftest import events_of_run, load_sequence
 
 CLL_CTAS_RUN = "019127df-0850-72bc-b214-b255290588a6"
 T0 = 1_700_000_000.0
