@@ -173,7 +173,7 @@ def backfill_command(folder: Path, out: Path, *runner: str) -> Command:
     done = threading.Event()
 
     def watch() -> None:
-        while not done.wait(0.2):
+        while not done.wait(0.5):  # a high-water mark: reading it now and then is enough
             peak[0] = max(peak[0], _java_peak_mb(process.pid))
 
     watcher = threading.Thread(target=watch, daemon=True)
