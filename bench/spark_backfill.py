@@ -1,31 +1,42 @@
-"""`ol2purview spark backfill` at scale: one million generated events through `--dry-run` on Spark `local[2]` and
-through the single-process runner on the same files (events/s, peak memory), then catalog calls per run on a
-50,000-event subset written to the embedded catalog (cross-run batching).
+"""`ol2purview spark backfill --dry-run` end to end, as a user runs it: the command on Spark `local[2]` against the
+single-process runner (`--single-process`, the floor) on the same files, then the JVM's peak memory on a million
+events, then catalog calls per run on a 50,000-event subset written to the embedded catalog (cross-run batching).
+
+- Speed: BENCH_SPARK_EVENTS (default 120,000) events, BENCH_SPARK_ROUNDS (default 1) rounds, each timing both
+  commands one after the other; the ratio is the median of the rounds' ratios (single-process seconds / Spark
+  seconds: above 1, Spark is faster). Each command's start (interpreter, imports, and for Spark the session) is its
+  wall time minus the seconds its report counts from the first file read.
+- Memory: the JVM's peak resident memory (VmHWM, driver and executors in one process) running the command on
+  BENCH_SPARK_MEMORY_EVENTS (default 1,000,000; 0 skips it) events, against the same command's JVM on 3 events
+  (the session's own footprint).
 
 Workload: Databricks notebook runs (START, RUNNING with environment-properties, COMPLETE with 30 columns of
 lineage; bench/merge.py's run), 1,000 notebooks each writing its own table and run again and again, 5% of the runs
 reading a source no rule maps. Events are written as gzipped JSON lines to a temporary folder, deleted afterwards.
-BENCH_SPARK_EVENTS and BENCH_SPARK_SUBSET change the sizes. Run as `.venv/bin/python -m bench spark_backfill`.
-
-One measurement each (a million events take minutes per runner), so the "median" is of one sample.
+Run as `.venv/bin/python -m bench spark_backfill`.
 """
 from __future__ import annotations
 
 import gzip
 import json
 import os
-import resource
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from bench.merge import databricks_run
 from bench import MAPPINGS_PATH
 
-EVENTS = int(os.environ.get("BENCH_SPARK_EVENTS", "1000000"))
+EVENTS = int(os.environ.get("BENCH_SPARK_EVENTS", "120000"))
+ROUNDS = int(os.environ.get("BENCH_SPARK_ROUNDS", "1"))
+MEMORY_EVENTS = int(os.environ.get("BENCH_SPARK_MEMORY_EVENTS", "1000000"))
+MEMORY_BUDGET_MB = 1536
 SUBSET = int(os.environ.get("BENCH_SPARK_SUBSET", "50000"))
 EVENTS_PER_FILE = 30_000
 NOTEBOOKS = 1_000
@@ -103,33 +114,117 @@ class PeakMemory:
         return 0.0
 
 
-def single_process(folder: Path, out: Path) -> tuple[float, float]:
-    """(events/s, peak MB) of the single-process runner, in a child process of its own."""
-    report_dir = out.parent / "report-single"
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` (children, their children...), read from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _java_peak_mb(pid: int) -> float:
+    """The largest peak resident memory among the java processes below `pid` (0 when none)."""
+    peak = 0.0
+    for child in descendants(pid):
+        try:
+            if Path(f"/proc/{child}/comm").read_text().strip() == "java":
+                peak = max(peak, PeakMemory(child).peak_mb())
+        except (OSError, ValueError):
+            continue
+    return peak
+
+
+@dataclass(frozen=True)
+class Command:
+    """One `ol2purview spark backfill --dry-run` as a user runs it: wall seconds, the seconds its report counts
+    (from the first file read), events read, and the peak memory of its JVM (0 without Spark)."""
+
+    seconds: float
+    work_seconds: float
+    events: int
+    jvm_peak_mb: float
+
+    @property
+    def start_seconds(self) -> float:
+        return self.seconds - self.work_seconds
+
+
+def backfill_command(folder: Path, out: Path, *runner: str) -> Command:
+    """Run the command on `folder` (`runner`: --single-process or --master URL) in a process of its own, polling
+    its JVM's peak memory until it ends."""
+    report_dir = out.parent / f"report-{out.stem}"
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "tools.cli", "spark", "backfill", str(folder), "--single-process",
-                    "--dry-run", str(out), "--report", str(report_dir)], check=True, stdout=subprocess.DEVNULL,
-                   env={**os.environ, "DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS})
+    process = subprocess.Popen([sys.executable, "-m", "tools.cli", "spark", "backfill", str(folder), *runner,
+                                "--dry-run", str(out), "--report", str(report_dir)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL,
+                               env={**os.environ, "DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
+                                    "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH)})
+    peak = [0.0]
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.5):  # a high-water mark: reading it now and then is enough
+            peak[0] = max(peak[0], _java_peak_mb(process.pid))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    if process.wait() != 0:
+        raise RuntimeError(f"spark backfill {' '.join(runner)} failed with {process.returncode}")
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    done.set()
+    watcher.join()
     report = json.loads((report_dir / "report.json").read_text())
-    return report["events"]["read"] / seconds, peak
+    return Command(seconds, report["seconds"], report["events"]["read"], peak[0])
 
 
-def spark_dry_run(spark, folder: Path, out: Path) -> tuple[float, float, float]:
-    """(events/s, peak MB of the driver's Python, peak MB of the JVM) of the Spark job's dry run."""
-    from olparser.settings import Settings
-    from tools.spark.job import BackfillJob
-    from tools.spark.spark_job import run_spark
+def speed(folder: Path, root: Path) -> None:
+    """Both commands on the same events, ROUNDS times; prints each round and records the median ratio."""
+    ratios, singles, sparks = [], [], []
+    for round_ in range(ROUNDS):
+        single = backfill_command(folder, root / "single.jsonl", "--single-process")
+        spark = backfill_command(folder, root / "spark.jsonl", "--master", "local[2]")
+        same = (root / "spark.jsonl").read_bytes() == (root / "single.jsonl").read_bytes()
+        if not same or spark.events != single.events:
+            raise AssertionError("Spark and the single-process runner planned different entities")
+        ratios.append(single.seconds / spark.seconds)
+        singles.append(single)
+        sparks.append(spark)
+        print(f"round {round_ + 1}: single process {single.seconds:.1f} s (start {single.start_seconds:.1f} s), "
+              f"Spark local[2] {spark.seconds:.1f} s (start with session {spark.start_seconds:.1f} s, JVM peak "
+              f"{spark.jvm_peak_mb:,.0f} MB): {ratios[-1]:.2f}x; planned entities identical", flush=True)
+    single_s = statistics.median(c.seconds for c in singles)
+    spark_s = statistics.median(c.seconds for c in sparks)
+    print(f"spark backfill --dry-run, {EVENTS:,} events, end to end: Spark local[2] {EVENTS / spark_s:,.0f} events/s "
+          f"(median {spark_s:.1f} s, of which {statistics.median(c.start_seconds for c in sparks):.1f} s start), "
+          f"single process {EVENTS / single_s:,.0f} events/s (median {single_s:.1f} s, "
+          f"{statistics.median(c.start_seconds for c in singles):.1f} s start): "
+          f"{statistics.median(ratios):.2f}x the single-process runner (median of {ROUNDS} paired rounds)")
 
-    jvm = PeakMemory(spark.sparkContext._gateway.proc.pid)
-    job = BackfillJob.create(Settings.from_env({"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
-                                                "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH)}))
-    started = time.perf_counter()
-    report = run_spark(spark, [str(folder)], job, dry_run=out)
-    seconds = time.perf_counter() - started
-    python_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return report.tally.events_read / seconds, python_peak, jvm.peak_mb()
+
+def memory(root: Path) -> None:
+    """The JVM's peak on MEMORY_EVENTS events, and on 3 events (its floor: the session itself)."""
+    if MEMORY_EVENTS <= 0:
+        return
+    big = root / "memory-events" if MEMORY_EVENTS != EVENTS else root / "events"
+    if big.name == "memory-events":
+        generate(big, MEMORY_EVENTS)
+    generate(root / "tiny", 3)
+    idle = backfill_command(root / "tiny", root / "tiny.jsonl", "--master", "local[2]")
+    loaded = backfill_command(big, root / "memory.jsonl", "--master", "local[2]")
+    print(f"spark backfill --dry-run, {MEMORY_EVENTS:,} events on Spark local[2]: JVM peak {loaded.jvm_peak_mb:,.0f} MB "
+          f"({loaded.jvm_peak_mb / MEMORY_BUDGET_MB:.2f}x the {MEMORY_BUDGET_MB:,} MB budget; the same command on 3 "
+          f"events: {idle.jvm_peak_mb:,.0f} MB, {loaded.jvm_peak_mb / idle.jvm_peak_mb:.2f}x), "
+          f"{MEMORY_EVENTS / loaded.seconds:,.0f} events/s end to end", flush=True)
 
 
 def calls_per_run(spark, folder: Path, data: Path) -> tuple[int, int, int, int]:
@@ -155,21 +250,15 @@ def main() -> None:
         root = Path(temp)
         started = time.perf_counter()
         raw = generate(root / "events", EVENTS)
-        generate(root / "subset", SUBSET)
         size = sum(p.stat().st_size for p in (root / "events").iterdir())
         print(f"generated {EVENTS:,} events ({raw / 1e9:.1f} GB of JSON, {size / 1e6:.0f} MB gzipped) in "
-              f"{time.perf_counter() - started:.0f} s")
-        rate, peak = single_process(root / "events", root / "single.jsonl")
-        print(f"single-process runner, --dry-run: {rate:,.0f} events/s, peak memory {peak:,.0f} MB")
-        spark = spark_session("local[2]", "ol2purview-bench", progress=False,
-                              config={"spark.driver.memory": "2g"})
+              f"{time.perf_counter() - started:.0f} s", flush=True)
+        speed(root / "events", root)
+        memory(root)
+        generate(root / "subset", SUBSET)
+        spark = spark_session("local[2]", "ol2purview-bench", progress=False)
         spark.sparkContext.setLogLevel("ERROR")
         try:
-            rate, python_peak, jvm_peak = spark_dry_run(spark, root / "events", root / "spark.jsonl")
-            same = (root / "spark.jsonl").read_bytes() == (root / "single.jsonl").read_bytes()
-            print(f"Spark local[2], --dry-run: {rate:,.0f} events/s, peak memory: driver Python {python_peak:,.0f} "
-                  f"MB, JVM (driver and executors) {jvm_peak:,.0f} MB; planned entities identical to the "
-                  f"single-process runner's: {same}")
             calls, runs, written, requests = calls_per_run(spark, root / "subset", root)
             print(f"{SUBSET:,}-event subset into the embedded catalog: {calls} catalog calls for {runs:,} runs "
                   f"= {calls / runs:.3f} calls per run ({written:,} processes written in {requests} bulk requests)")
