@@ -28,7 +28,7 @@ from pathlib import Path
 
 from olparser.adapters.delivery.archive import ARCHIVE_FOLDER
 from olparser.settings import Settings
-from tools.catalog_options import add_target_arguments, catalog_target, data_dir, with_catalog
+from tools.catalog_options import NoCatalog, add_target_arguments, catalog_target, data_dir, with_catalog
 from tools.log_setup import configure_logging
 
 from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob
@@ -123,11 +123,15 @@ def _history_arguments(parser: argparse.ArgumentParser) -> None:
 
 def job_settings(args: argparse.Namespace, settings: Settings) -> Settings:
     """The settings a command runs with: `--data`'s folder (its archive and run history), and unless `--dry-run` the
-    catalog chosen as every tool chooses it. Raises ValueError (NoCatalog) saying how to name one."""
+    catalog chosen as every tool chooses it. None found is said where the catalog is first needed (`job.client()`),
+    after the arguments were checked; a malformed setting raises ValueError."""
     if getattr(args, "data", None):
         settings = replace(settings, data_dir=data_dir(args))
     if hasattr(args, "atlas_url") and getattr(args, "dry_run", None) is None:
-        settings = with_catalog(settings, catalog_target(args, settings))
+        try:
+            settings = with_catalog(settings, catalog_target(args, settings))
+        except NoCatalog:
+            pass
     return settings
 
 
