@@ -171,7 +171,7 @@ def test_the_report_table_stays_aligned_with_long_reasons_and_namespaces():
     report = BackfillReport("backfill", Tally(events_read=1_234_567, refused=Counter({reason: 3, "400 b": 1})),
                             processes_written=12, unmatched_namespaces=[(namespace, 7), ("dbfs", 2)])
     lines = report.table().splitlines()[1:]
-    assert len(lines) == 20 and all(line.rstrip()[-1:].isdigit() for line in lines)
+    assert len(lines) == 21 and all(line.rstrip()[-1:].isdigit() for line in lines)
     assert {len(line) for line in lines} == {2 + 60 + 2 + 10}  # the value column ends at the same place
     assert "  refused: 400 $.inputs[3].facets.schema.fields[12]: expected…           3" in lines
     assert "  unmatched namespaces: abfss://very-long-container-name@stor…           7" in lines
