@@ -13,13 +13,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from olparser.adapters.catalog import (
-    CatalogTarget,
-    CatalogUploader,
-    load_typedefs,
-    make_atlas_client,
-    register_typedefs,
-)
+from olparser.adapters.catalog import (CatalogTarget, CatalogUploader, load_typedefs, make_atlas_client,
+                                       register_typedefs)
 from olparser.lineage.plan import LineagePlan
 from olparser.settings import TYPEDEFS_DIR, Settings
 

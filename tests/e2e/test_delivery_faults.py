@@ -16,16 +16,8 @@ import pytest
 from tests.conftest import PROJECT_ROOT, wait_until
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay
-from tools.samples.delivery import (
-    catalog_calls,
-    catalog_dump,
-    catalog_mismatches,
-    generated_events,
-    landed_run_ids,
-    run_id_for,
-    set_catalog_faults,
-    write_jsonl,
-)
+from tools.samples.delivery import (catalog_calls, catalog_dump, catalog_mismatches, generated_events, landed_run_ids,
+                                    run_id_for, set_catalog_faults, write_jsonl)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, pytest.mark.slow]
 

@@ -10,15 +10,8 @@ from pathlib import Path
 import pytest
 from azure.storage.blob import BlobServiceClient
 
-from olparser.adapters.delivery.archive import (
-    BlobArchiveStore,
-    EventArchive,
-    FolderArchiveStore,
-    archive_from_settings,
-    archive_name,
-    event_hour,
-    event_json,
-)
+from olparser.adapters.delivery.archive import (BlobArchiveStore, EventArchive, FolderArchiveStore,
+                                                archive_from_settings, archive_name, event_hour, event_json)
 from olparser.adapters.delivery.envelope import sha256_hex
 from olparser.settings import Settings
 from tests.spark.events import spark_run

@@ -20,14 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from olparser.adapters.catalog.batching import bulk_batches, entity_key, placeholder_keys
 from olparser.adapters.catalog.errors import CatalogRejected
-from olparser.adapters.catalog.existence import (
-    SAFE_URL_LENGTH,
-    DatasetKey,
-    ExistenceCache,
-    guid_batches,
-    lookup_batches,
-    taken_over,
-)
+from olparser.adapters.catalog.existence import (SAFE_URL_LENGTH, DatasetKey, ExistenceCache, guid_batches,
+                                                 lookup_batches, taken_over)
 from olparser.adapters.catalog.retry import RetryPolicy
 from olparser.adapters.catalog.typedefs import TypedefReport, register_typedefs
 from olparser.lineage.plan import DeleteReport, UploadReport

@@ -14,29 +14,10 @@ from pathlib import Path
 from typing import Sequence
 
 from olparser.adapters.sqlite_file import SqliteFile
-from olparser.history.model import (
-    READ,
-    WRITE,
-    Access,
-    DatasetRef,
-    ProcessRun,
-    ProcessSummary,
-    RunFacts,
-    RunRecord,
-    facts_from_json,
-    facts_to_json,
-    process_from_json,
-    process_to_json,
-)
-from olparser.history.store import (
-    PURGE_BATCH,
-    access_keys,
-    changed_processes,
-    inverted_ms,
-    is_open,
-    process_runs_of,
-    slim,
-)
+from olparser.history.model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
+                                    facts_from_json, facts_to_json, process_from_json, process_to_json)
+from olparser.history.store import (PURGE_BATCH, access_keys, changed_processes, inverted_ms, is_open, process_runs_of,
+                                    slim)
 from olparser.history.window import Window
 
 _SCHEMA = """

@@ -35,29 +35,10 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from olparser.adapters.run_state.table_store import get_blob, put_blob, safe_row_key
 from olparser.adapters.storage_account import StorageConnection, storage_account
-from olparser.history.model import (
-    READ,
-    WRITE,
-    Access,
-    DatasetRef,
-    ProcessRun,
-    ProcessSummary,
-    RunFacts,
-    RunRecord,
-    facts_from_json,
-    facts_to_json,
-    process_from_json,
-    process_to_json,
-)
-from olparser.history.store import (
-    PURGE_BATCH,
-    access_keys,
-    changed_processes,
-    inverted_ms,
-    is_open,
-    process_runs_of,
-    slim,
-)
+from olparser.history.model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
+                                    facts_from_json, facts_to_json, process_from_json, process_to_json)
+from olparser.history.store import (PURGE_BATCH, access_keys, changed_processes, inverted_ms, is_open, process_runs_of,
+                                    slim)
 from olparser.history.window import Window
 
 MAX_ATTEMPTS = 40
