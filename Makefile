@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test test-fast coverage bench lint-config venv node browser java clean reset package help
+.PHONY: contract-checks run test test-fast coverage bench lint-config venv node browser java clean reset package help
 
 help:
 	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
@@ -12,6 +12,7 @@ help:
 	@echo "make coverage     - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
 	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json"
+	@echo "make contract-checks - rewrite olparser/contract/lean_checks.py after editing the event contract"
 	@echo "make venv         - create .venv/ with the pinned Python dependencies (then: . .venv/bin/activate)"
 	@echo "make node         - install Azurite into node_modules/"
 	@echo "make browser      - install Debian's chromium for the lineage page test, when missing"
@@ -77,3 +78,7 @@ reset: venv
 
 clean:
 	rm -rf $(VENV) node_modules .data .pytest_cache .coverage .coverage.* htmlcov
+
+# The event contract's lean checks are generated code (tests/unit/contract/test_lean_checks.py fails when stale).
+contract-checks: venv
+	$(BIN)/python -m tools.generate_contract_checks

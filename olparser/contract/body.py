@@ -46,6 +46,7 @@ class DecodedBody:
     warnings: tuple[str, ...]
     by_orjson: bool = False
     control_free: bool = False  # no string in it holds a control character (the body has none to decode)
+    within_depth: bool = False  # known to nest no deeper than limits.max_depth (False: not known)
 
 
 def header(headers: Mapping[str, str], name: str) -> str:
@@ -61,10 +62,20 @@ def decode_body(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) -
     """Check the media type, decompress (bounded), decode UTF-8 and parse JSON; raise IngestError naming the problem."""
     check_content_type(header(headers, "Content-Type"))
     body = decompress(body, header(headers, "Content-Encoding"), limits.max_body_bytes, limits.max_gzip_members)
-    value = parse_fast(body)
-    if value is not None:
-        return DecodedBody(value, (), by_orjson=True, control_free=control_free(body))
+    parsed = parse_fast(body)
+    if parsed is not None:
+        value, indented = parsed
+        return DecodedBody(value, (), by_orjson=True, control_free=control_free(body),
+                           within_depth=indented_within(indented, limits.max_depth))
     return parse_json(decode_utf8(body), limits.max_depth)
+
+
+def indented_within(indented: bytes, max_depth: int) -> bool:
+    """True when nothing nests deeper than `max_depth`, read off orjson's indented encoding of the value: a member of
+    a container at depth d starts a line indented 2*d spaces (strings never hold a raw newline), so a container
+    deeper than the limit starts a line indented 2*max_depth spaces or more. False when unsure: such a line holds a
+    plain value (then the walk in reader.check_depth decides, and names the place)."""
+    return b"\n" + b" " * (2 * max_depth) not in indented
 
 
 def control_free(body: bytes) -> bool:
@@ -74,14 +85,15 @@ def control_free(body: bytes) -> bool:
     return b"\x7f" not in body and (b"\\" not in body or _CONTROL_ESCAPE.search(body) is None)
 
 
-def parse_fast(body: bytes) -> Any | None:
-    """The body parsed by orjson when that is exactly what `parse_json` would give without a warning; else None.
+def parse_fast(body: bytes) -> tuple[Any, bytes] | None:
+    """The body parsed by orjson when that is exactly what `parse_json` would give without a warning, with orjson's
+    indented encoding of it (read for the nesting depth too); else None.
 
     Integers: orjson reads those past 64 bits as floats, so a run of 19 digits or more (in a string too) is left to
     the exact path.
 
-    Duplicate keys: orjson keeps the last value silently, so the colons are counted. Re-encoded, the parsed value has
-    one colon per key kept plus those inside its strings; the body has one per key written plus those inside its
+    Duplicate keys: orjson keeps the last value silently, so the colons are counted. Re-encoded (indented: the same
+    colons), the parsed value has one colon per key kept plus those inside its strings; the body has one per key written plus those inside its
     strings, the dropped ones' included. Without escaped colons (\\u003a) in the body, equal counts mean no key was
     dropped.
     """
@@ -97,10 +109,12 @@ def parse_fast(body: bytes) -> Any | None:
     except orjson.JSONDecodeError:
         return None
     try:
-        same_colons = data.count(b":") == orjson.dumps(value).count(b":")
+        indented = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except orjson.JSONEncodeError:  # nested deeper than orjson writes: the exact path refuses it by its depth
         return None
-    return value if same_colons and value is not None else None
+    if value is None or data.count(b":") != indented.count(b":"):
+        return None
+    return value, indented
 
 
 def check_content_type(content_type: str) -> None:

@@ -5,7 +5,7 @@ tolerated (validation reports shapes), so parts that are not what they should be
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from olparser.contract.errors import IngestError, json_path
 from olparser.contract.limits import IntakeLimits, over_limit
@@ -14,11 +14,14 @@ from olparser.contract.strip import DATASET_LISTS, facet_maps
 ENVIRONMENT_FACET = "environment-properties"
 
 
-def check_counts(event: dict[str, Any], limits: IntakeLimits, prefix: str = "$") -> None:
-    """Raise IngestError(413) for the first count over its limit; return quietly when all fit."""
+def check_counts(event: dict[str, Any], limits: IntakeLimits, prefix: str = "$",
+                 maps: Sequence[tuple[tuple[str | int, ...], dict[str, Any]]] | None = None) -> None:
+    """Raise IngestError(413) for the first count over its limit; return quietly when all fit. `maps`: the event's
+    facet maps when the caller has listed them already (strip.facet_maps)."""
     _check_datasets(event, limits, prefix)
     _check_mount_points(event, limits, prefix)
-    maps = list(facet_maps(event))  # at most 3 per dataset + 3: the dataset count is bounded already
+    if maps is None:
+        maps = list(facet_maps(event))  # at most 3 per dataset + 3: the dataset count is bounded already
     facets = sum(len(facet_map) for _path, facet_map in maps)
     if facets > limits.max_facets_per_event:
         message = f"the event has {facets:,} facets, {over_limit('max_facets_per_event', limits.max_facets_per_event)}"

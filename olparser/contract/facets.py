@@ -2,7 +2,7 @@
 bad facet never costs the whole event; any facet that is not a JSON object is removed the same way."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
 from olparser.contract.errors import json_path
 from olparser.contract.schema import ContractValidators
@@ -19,17 +19,19 @@ def facet_group(path: tuple[str | int, ...]) -> str:
 
 
 def drop_malformed_facets(event: dict[str, Any], validators: ContractValidators, prefix: str = "$",
-                          control_free: bool = False) -> list[str]:
+                          control_free: bool = False,
+                          maps: Iterable[tuple[tuple[str | int, ...], dict[str, Any]]] | None = None) -> list[str]:
     """Check every facet the connector reads against its contract; delete the malformed ones in place.
 
     Returns one warning per facet dropped, e.g.
     "dropped malformed facet $.outputs[0].facets.schema: $.outputs[0].facets.schema.fields must be an array, got a
     number", up to MAX_FACET_WARNINGS, then one warning that counts the others. Each facet costs one fast validation
-    that stops at its first error (`control_free`: see CompiledDef.problem).
+    that stops at its first error (`control_free`: see CompiledDef.problem). `maps`: the event's facet maps when
+    the caller has listed them already.
     """
     warnings: list[str] = []
     dropped = 0
-    for path, facets in facet_maps(event):
+    for path, facets in facet_maps(event) if maps is None else maps:
         read = validators.facets[facet_group(path)]
         for name in list(facets):
             facet = facets[name]

@@ -4,18 +4,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import lru_cache
 from typing import Any, Mapping
 
 import orjson
 
-from olparser.contract.body import decode_body
+from olparser.contract.body import decode_body, indented_within
 from olparser.contract.counts import check_counts
 from olparser.contract.errors import IngestError, json_path
 from olparser.contract.facets import drop_malformed_facets
 from olparser.contract.limits import IntakeLimits
 from olparser.contract.schema import ContractValidators, contract_validators
-from olparser.contract.strip import strip_facets
+from olparser.contract.strip import facet_maps, strip_facets
 from olparser.contract.times import clamp_event_time
 
 
@@ -55,7 +54,8 @@ def read_event(
         message = "expected one event as a JSON object, got an array: send arrays to the batch endpoint"
         raise IngestError(400, message, "$")
     return accept_event(decoded.value, limits, decoded.warnings, received_at=received_at,
-                        by_orjson=decoded.by_orjson, control_free=decoded.control_free)
+                        by_orjson=decoded.by_orjson, control_free=decoded.control_free,
+                        within_depth=decoded.within_depth)
 
 
 def read_batch(
@@ -83,7 +83,8 @@ def read_batch(
     for index, item in enumerate(items):
         try:
             results.append(accept_event(item, limits, decoded.warnings, f"{prefix}[{index}]", received_at=received_at,
-                                        by_orjson=decoded.by_orjson, control_free=decoded.control_free))
+                                        by_orjson=decoded.by_orjson, control_free=decoded.control_free,
+                                        within_depth=decoded.within_depth))  # an item nests less than the body
         except IngestError as exc:
             results.append(exc)
     return results
@@ -92,24 +93,27 @@ def read_batch(
 def accept_event(
     value: Any, limits: IntakeLimits, warnings: tuple[str, ...] = (), prefix: str = "$", *,
     received_at: datetime | None = None, by_orjson: bool = False, control_free: bool = False,
+    within_depth: bool = False,
 ) -> AcceptedEvent:
     """Strip, check depth and counts, validate, clean and date one parsed event; `prefix` is its JSON path in the
     body. Each step is linear in the event's size; counts over a limit are refused before validation reads them.
     `by_orjson`: orjson parsed it, so orjson encodes it (as `encode_event` would, floats written in their shortest
-    form either way: 1e-05 there, 1e-5 here). `control_free`: no string in it holds a control character."""
+    form either way: 1e-05 there, 1e-5 here). `control_free`: no string in it holds a control character.
+    `within_depth`: known to nest no deeper than the limit (stripping only removes)."""
     if type(value) is not dict:
         raise IngestError(400, f"{prefix} must be an OpenLineage event object", prefix)
-    strip_facets(value, limits.stripped_facets)
-    if not depth_within(value, limits.max_depth):
+    maps = list(facet_maps(value))  # the same maps all along: stripping and dropping delete facets, not maps
+    strip_facets(value, limits.stripped_facets, maps)
+    if not within_depth and not depth_within(value, limits.max_depth):
         check_depth(value, limits.max_depth, prefix)
     kind = event_kind(value, prefix)
-    check_counts(value, limits, prefix)
+    check_counts(value, limits, prefix, maps)
     validators = validators_for(limits)
     problem = validators.events[kind].problem(value, (), prefix, control_free)
     if problem is not None:
         raise IngestError(400, *problem)
     notes = list(warnings)
-    notes += drop_malformed_facets(value, validators, prefix, control_free)
+    notes += drop_malformed_facets(value, validators, prefix, control_free, maps)
     clamped = clamp_event_time(value, received_at or datetime.now(timezone.utc), limits.max_event_time_skew_seconds,
                                prefix)
     if clamped is not None:
@@ -164,20 +168,13 @@ def check_depth(event: dict[str, Any], max_depth: int, prefix: str = "$") -> Non
 
 
 def depth_within(event: dict[str, Any], max_depth: int) -> bool:
-    """True when nothing in `event` nests deeper than `max_depth`, read off orjson's indented encoding: a member of a
-    container at depth d starts a line indented 2*d spaces (strings never hold a raw newline), so a container deeper
-    than the limit starts a line indented 2*max_depth spaces or more. False when unsure: such a line holds a plain
-    value, or orjson cannot write the event; then `check_depth` decides (and names the place)."""
+    """True when nothing in `event` nests deeper than `max_depth` (see body.indented_within); False when unsure or
+    when orjson cannot write the event; then `check_depth` decides (and names the place)."""
     try:
         text = orjson.dumps(event, option=orjson.OPT_INDENT_2)
     except (orjson.JSONEncodeError, TypeError):  # an integer orjson does not write, or deeper than it writes
         return False
-    return _indent(max_depth) not in text
-
-
-@lru_cache(maxsize=4)
-def _indent(max_depth: int) -> bytes:
-    return b"\n" + b" " * (2 * max_depth)
+    return indented_within(text, max_depth)
 
 
 def _path_to_depth(event: dict[str, Any], depth: int) -> tuple[str | int, ...]:

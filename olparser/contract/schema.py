@@ -1,9 +1,9 @@
 """The project's own event contract (event-contract.schema.json): compiled validators and readable error messages.
 
-Each definition is compiled several times from the same file. A lean fastjsonschema validator (its references
-inlined, no error details; a second one without the patterns that refuse control characters, for bodies that hold
-none) answers "valid?" for every event and facet; only when it says no, fastjsonschema with
-details runs and stops at the first error, which is what the message describes (its path resolved against the
+Each definition is checked in up to three ways from the same file. A lean check, plain Python generated from the
+contract (lean_checks.py, written by tools/generate_contract_checks.py; a second set without the patterns that refuse
+control characters, for bodies that hold none), answers "valid?" for every event and facet; only when it says no,
+fastjsonschema with details runs and stops at the first error, which is what the message describes (its path resolved against the
 instance); jsonschema, the reference implementation, is asked (for its first error only) just when that path cannot
 be resolved. So a malformed part costs one fast pass that stops where it breaks, never a collection of every error.
 Both use the same format functions (is_uuid, is_date_time). Array bounds (`maxItems`) that have a setting are set
@@ -26,7 +26,9 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from olparser.contract import lean_checks
 from olparser.contract.errors import json_path, preview
+from olparser.contract.times import is_spark_form
 
 SCHEMA_PATH = Path(__file__).with_name("event-contract.schema.json")
 CONTRACT: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
@@ -66,6 +68,17 @@ def is_date_time(value: object) -> bool:
     """RFC 3339 date-time (T or space separator, up to 9 fraction digits); the UTC offset may be omitted."""
     if not isinstance(value, str):
         return True  # formats apply to strings only; the type keyword catches the rest
+    if is_spark_form(value):
+        try:
+            datetime.fromisoformat(value)
+            return True
+        except ValueError:
+            pass  # read below (a leap second is accepted there)
+    return date_time_by_pattern(value)
+
+
+def date_time_by_pattern(value: str) -> bool:
+    """`is_date_time` read with the contract's pattern, whatever the form."""
     match = _DATE_TIME.match(value)
     if match is None:
         return False
@@ -102,8 +115,8 @@ class CompiledDef:
     name: str
     fast: Callable[[Any], Any]
     full: Draft202012Validator
-    lean: Callable[[Any], Any] | None = None  # the same rules, faster: references inlined, no error details
-    lean_plain: Callable[[Any], Any] | None = None  # `lean` without the control-character patterns
+    lean: Callable[[Any], bool] | None = None  # "valid?" only: the generated function (lean_checks.py)
+    lean_plain: Callable[[Any], bool] | None = None  # `lean` without the control-character patterns
 
     def problem(self, instance: Any, root: tuple[str | int, ...] = (), prefix: str = "$",
                 control_free: bool = False) -> tuple[str, str] | None:
@@ -114,12 +127,8 @@ class CompiledDef:
         patterns that refuse them cannot fail and are not run.
         """
         lean = self.lean_plain if control_free else self.lean
-        if lean is not None:
-            try:
-                lean(instance)
-                return None
-            except fastjsonschema.JsonSchemaException:
-                pass  # explained below
+        if lean is not None and lean(instance):
+            return None
         try:
             self.fast(instance)
             return None
@@ -193,27 +202,6 @@ ARRAY_BOUNDS = (
 )
 
 
-def inlined(defs: dict[str, Any], name: str, *, plain: bool = False) -> dict[str, Any]:
-    """Definition `name` with every reference to another definition replaced by that definition, except where a
-    definition refers to itself (nested schema fields), which stays a reference. The same rules: only faster code.
-    `plain`: without the patterns that only refuse control characters (for events known to hold none)."""
-
-    def expand(node: Any, open_defs: tuple[str, ...]) -> Any:
-        if type(node) is dict:
-            ref = node.get("$ref")
-            if len(node) == 1 and type(ref) is str and ref.startswith("#/$defs/"):
-                target = ref.rsplit("/", 1)[1]
-                return node if target in open_defs else expand(defs[target], (*open_defs, target))
-            return {key: value if key in ("enum", "const", "required") else expand(value, open_defs)
-                    for key, value in node.items()
-                    if not (plain and key == "pattern" and value == NO_CONTROL_CHARACTERS)}
-        if type(node) is list:
-            return [expand(item, open_defs) for item in node]
-        return node
-
-    return {"$defs": defs, **expand(defs[name], (name,))}
-
-
 def _bounded_array(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
     node = schema["$defs"]
     for key in path:
@@ -239,6 +227,9 @@ def contract_validators(
         if bounds[limit] is not None:
             _bounded_array(schema, path)["maxItems"] = bounds[limit]
     registry = Registry().with_resource(CONTRACT_ID, Resource.from_contents(schema, default_specification=DRAFT202012))
+    given = {"max_string_chars": max_string_chars, **{limit: value for limit, value in bounds.items() if value is not None}}
+    lean, lean_plain = (lean_checks.checks(**given, is_uuid=is_uuid, is_date_time=is_date_time, refuse_control=refuse)
+                        for refuse in (True, False))
 
     def compile_def(name: str) -> CompiledDef:
         fast = fastjsonschema.compile(
@@ -247,10 +238,7 @@ def contract_validators(
         full = Draft202012Validator(
             {"$ref": f"{CONTRACT_ID}#/$defs/{name}"}, registry=registry, format_checker=FORMAT_CHECKER
         )
-        lean, lean_plain = (fastjsonschema.compile(inlined(schema["$defs"], name, plain=plain), formats=FORMATS,
-                                                   use_default=False, detailed_exceptions=False)
-                            for plain in (False, True))
-        return CompiledDef(name, fast, full, lean, lean_plain)
+        return CompiledDef(name, fast, full, lean[name], lean_plain[name])
 
     facets = {}
     for group, def_name in FACET_GROUPS.items():
