@@ -44,4 +44,6 @@ def test_the_catalog_sees_the_configured_call_rate(spark, catalog_factory, tmp_p
     first = next(s for s in samples if s[1] >= total * 0.1)
     last = next(s for s in samples if s[1] >= total * 0.9)
     measured = (last[1] - first[1]) / (last[0] - first[0])
-    assert abs(measured - RATE) <= RATE * 0.10, (measured, total)
+    # Never above the rate; and the two tasks together reach it (one task alone would give half). Below it only by
+    # what a loaded machine costs the tasks (each call is a real HTTP request).
+    assert RATE * 0.75 <= measured <= RATE * 1.10, (measured, total)
