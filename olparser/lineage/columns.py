@@ -8,7 +8,8 @@ only DIRECT dependencies (an input field without `transformations`, as older pro
 Everything is sorted, so the same facet always gives the same text.
 
 Speed (a facet has thousands of input fields): each input dataset is mapped once per facet, a list of
-transformations is normalised once per distinct list (`_transformations`, a cache bounded in entries and size), and
+transformations is normalised once per distinct list (`_transformations`, a cache keyed by orjson's text of the list,
+bounded in entries and size), and
 both texts are assembled from pieces encoded once — the same bytes `json.dumps` (compact, not ASCII-escaped) writes
 for the detail object `{"dataset": [...], "fields": [{"field", "inputFields", ...}]}` and for the mapping list.
 """
@@ -18,6 +19,9 @@ import json
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any, Callable, NamedTuple
+
+from orjson import JSONEncodeError
+from orjson import dumps as _dumps
 
 from .datasets import ResolvedDataset
 
@@ -132,25 +136,26 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
 
 
 _NONE = _Transformations("[]", "[]", True)
-_by_items: dict[tuple[tuple[str, ...], tuple[Any, ...]], _Transformations] = {}  # one flat dict of text, booleans
-_by_repr: dict[str, _Transformations] = {}  # any other list
+_by_json: dict[bytes, _Transformations] = {}  # by orjson's text of the list as sent
+_by_repr: dict[str, _Transformations] = {}  # lists whose orjson text is not a key (see `_transformations`)
 
 
 def _transformations(value: Any) -> _Transformations:
-    """The transformations with sorted keys, in a stable order, cached. The usual list (one transformation whose
-    values are text or booleans) is known by its items, others by their `repr`: either key tells True from 1, so
-    equal keys mean equal lists."""
+    """The transformations with sorted keys, in a stable order, cached. A list is known by orjson's text of it (one C
+    call; it tells True from 1 and 0 from 0.0, so equal keys mean equal lists), else by its `repr`: when orjson
+    refuses it (a lone surrogate, an integer past 64 bits) or its text holds `null`, which orjson also writes for
+    NaN and ±Infinity."""
     if not value or not isinstance(value, list):
         return _NONE
-    only = value[0]
-    if len(value) == 1 and only.__class__ is dict:
-        values = tuple(only.values())
-        for item in values:
-            if item.__class__ is not str and item.__class__ is not bool:
-                break
-        else:
-            key = (tuple(only), values)  # keys and values, without a tuple per item
-            return _by_items.get(key) or _normalised(value, key, _by_items)
+    try:
+        key = _dumps(value)
+    except JSONEncodeError:
+        key = b"null"
+    known = _by_json.get(key)  # never a text with null: see below
+    if known is not None:
+        return known
+    if b"null" not in key:
+        return _normalised(value, key, _by_json)
     sent = repr(value)
     return _by_repr.get(sent) or _normalised(value, sent, _by_repr)
 
