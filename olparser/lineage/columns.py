@@ -9,9 +9,9 @@ Everything is sorted, so the same facet always gives the same text.
 
 Speed (a facet has thousands of input fields): each input dataset is mapped once per facet, a list of
 transformations is normalised once per distinct list (`_transformations`, a cache keyed by orjson's text of the list,
-bounded in entries and size), and
-both texts are assembled from pieces encoded once — the same bytes `json.dumps` (compact, not ASCII-escaped) writes
-for the detail object `{"dataset": [...], "fields": [{"field", "inputFields", ...}]}` and for the mapping list.
+bounded in entries and size), and both texts are assembled from pieces encoded once — the same bytes `json.dumps`
+(compact, not ASCII-escaped) writes for the detail object `{"dataset": [...], "fields": [{"field", "inputFields",
+...}]}` and for the mapping list.
 """
 from __future__ import annotations
 
