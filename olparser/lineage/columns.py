@@ -46,9 +46,9 @@ class _Transformations(NamedTuple):
     direct: bool
 
 
-# One well-formed input field: its sort key (qualifiedName, field, typeName, namespace, name, transformations' repr)
-# and its JSON text.
-_InputField = tuple[tuple[str, str, str, str, str, str], str]
+# One well-formed input field: (qualifiedName, field, typeName, namespace, name, transformations' repr, its JSON
+# text); the text follows from the rest, so the tuple sorts as its first six do.
+_InputField = tuple[str, str, str, str, str, str, str]
 
 
 class _Datasets:
@@ -78,18 +78,19 @@ def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName) ->
     datasets = _Datasets(resolve)
     pairs: dict[str, set[tuple[str, str]]] = {}
     fields_text = []
+    encode = encode_basestring
     for sink_column in sorted(fields):
         spec = fields[sink_column]
-        if not isinstance(spec, dict):
+        if spec.__class__ is not dict and not isinstance(spec, dict):
             continue
         inputs = _input_fields(spec.get("inputFields"), datasets, pairs, sink_column)
-        entry = f'{{"field":{encode_basestring(sink_column)},"inputFields":[{_sorted_texts(inputs)}]'
+        entry = f'{{"field":{encode(sink_column)},"inputFields":[{inputs}]'
         if "transformationDescription" in spec or "transformationType" in spec:
             for legacy in ("transformationDescription", "transformationType"):
                 if isinstance(spec.get(legacy), str):
                     entry += f',"{legacy}":{encode_basestring(spec[legacy])}'
         fields_text.append(entry + "}")
-    dataset_text = _sorted_texts(_input_fields(facet.get("dataset"), datasets, None, ""))
+    dataset_text = _input_fields(facet.get("dataset"), datasets, None, "")
     sources = datasets.sources
     return ColumnLineage(column_mapping=_column_mapping(pairs, output.qualified_name),
                          detail=f'{{"dataset":[{dataset_text}],"fields":[{",".join(fields_text)}]}}',
@@ -109,12 +110,13 @@ def _column_mapping(pairs: dict[str, set[tuple[str, str]]], sink: str) -> str:
 
 
 def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[str, str]]] | None,
-                  sink_column: str) -> list[_InputField]:
-    """Each well-formed input field as sent (field, name, namespace, transformations) with the dataset it maps to
-    (qualifiedName, typeName), as JSON text with sorted keys; its direct dependencies are added to `pairs`."""
+                  sink_column: str) -> str:
+    """The JSON texts of the well-formed input fields (field, name, namespace, transformations as sent, with the
+    qualifiedName and typeName of the dataset they map to, keys sorted), without duplicates, sorted by dataset, field,
+    then everything else, joined; their direct dependencies are added to `pairs`."""
     if items.__class__ is not list and not isinstance(items, list):
-        return []
-    found = []
+        return ""
+    found: list[_InputField] = []
     known, encode = datasets.known, encode_basestring
     for item in items:
         if item.__class__ is not dict and not isinstance(item, dict):
@@ -130,9 +132,16 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
                 pairs[qualified_name].add((field, sink_column))
             else:
                 pairs[qualified_name] = {(field, sink_column)}
-        found.append(((qualified_name, field, type_name, namespace, name, sort_key),
+        found.append((qualified_name, field, type_name, namespace, name, sort_key,
                       f'{{"field":{encode(field)}{middle}{text}{end}'))
-    return found
+    if len(found) < 2:
+        return found[0][6] if found else ""
+    if len(found) == 2:
+        first, second = found
+        if first == second:
+            return first[6]
+        return f"{first[6]},{second[6]}" if first < second else f"{second[6]},{first[6]}"
+    return ",".join([entry[6] for entry in sorted(set(found))])
 
 
 _NONE = _Transformations("[]", "[]", True)
@@ -180,16 +189,3 @@ def _is_direct(transformations: list[dict[str, Any]]) -> bool:
         if transformation.get("type") == "DIRECT":
             return True
     return False
-
-
-def _sorted_texts(found: list[_InputField]) -> str:
-    """The input fields' JSON texts without duplicates, sorted by dataset, field, then everything else, joined."""
-    if len(found) < 2:
-        return found[0][1] if found else ""
-    if len(found) == 2:
-        (first, first_text), (second, second_text) = found
-        if first == second:
-            return first_text
-        return f"{first_text},{second_text}" if first < second else f"{second_text},{first_text}"
-    unique = dict(found)
-    return ",".join([unique[key] for key in sorted(unique)])
