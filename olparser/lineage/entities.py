@@ -44,6 +44,9 @@ def assign_guids(groups: Iterable[Iterable[JSON]]) -> list[JSON]:
     return [_with_guids(body, guids) for body in ordered]
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})  # values that hold no object id
+
+
 def _with_guids(value: Any, guids: dict[Key, str]) -> Any:
     """`value` with its object ids completed. Copy on write: a dict or list is copied only when something inside
     it changes, everything else is shared with `value` (plans are never changed in place)."""
@@ -52,17 +55,15 @@ def _with_guids(value: Any, guids: dict[Key, str]) -> Any:
         if isinstance(unique, dict) and "guid" not in value:
             guid = guids.get((value.get("typeName"), unique.get("qualifiedName")))
             return {"guid": guid, **value} if guid else value
-        return _completed(value, value.items(), dict, guids)
-    if isinstance(value, list):
-        return _completed(value, enumerate(value), list, guids)
-    return value
-
-
-def _completed(value: Any, entries: Iterable[tuple[Any, Any]], copy: Callable[[Any], Any],
-               guids: dict[Key, str]) -> Any:
+        entries: Iterable[tuple[Any, Any]] = value.items()
+        copy: Callable[[Any], Any] = dict
+    elif isinstance(value, list):
+        entries, copy = enumerate(value), list
+    else:
+        return value
     changed = None
     for place, item in entries:
-        if item.__class__ is not str and item is not None:  # the usual leaves are passed over without a call
+        if item.__class__ not in _LEAVES:  # the usual leaves are passed over without a call
             new = _with_guids(item, guids)
             if new is not item:
                 if changed is None:
