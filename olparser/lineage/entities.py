@@ -38,10 +38,17 @@ def assign_guids(groups: Iterable[Iterable[JSON]]) -> list[JSON]:
             if key in guids:
                 continue
             guids[key] = f"-{len(ordered) + 1}"
-            placed = {"typeName": body["typeName"], "guid": guids[key]}
-            placed.update(body)  # typeName keeps its first place
-            ordered.append(placed)
-    return [_with_guids(body, guids) for body in ordered]
+            ordered.append(body)
+    return [_placed(body, guids) for body in ordered]
+
+
+def _placed(body: JSON, guids: dict[Key, str]) -> JSON:
+    """A new dict: typeName, the entity's placeholder guid, then the entity's items (its own guid, if it has one,
+    in the placeholder's place) with their object ids completed."""
+    placed = {"typeName": body["typeName"], "guid": guids[key_of(body)]}
+    for name, value in body.items():
+        placed[name] = value if value.__class__ in _LEAVES else _with_guids(value, guids)
+    return placed
 
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})  # values that hold no object id
