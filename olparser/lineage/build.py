@@ -149,7 +149,7 @@ def _unique_datasets(datasets: list[ResolvedDataset]) -> dict[tuple[str, str], R
     unique: dict[tuple[str, str], ResolvedDataset] = {}
     for dataset in datasets:
         known = unique.get(dataset.key)
-        if known is None or _informed(dataset) > _informed(known):
+        if known is None or (known is not dataset and _informed(dataset) > _informed(known)):
             unique[dataset.key] = dataset
     return unique
 

@@ -70,7 +70,7 @@ class ResolvedDataset:
     alternate: "ResolvedDataset | None" = None  # the identity not chosen (the location of a table, or its table)
     unity: UnityTable | None = None  # set when this identity is a Unity Catalog table
 
-    @property
+    @cached_property
     def key(self) -> tuple[str, str]:
         return self.type_name, self.qualified_name
 
