@@ -31,6 +31,7 @@ from functools import cached_property
 from typing import Any, Mapping
 
 from olparser.naming import MappingEngine, MountPoint
+from olparser.naming.engine import CACHED_CHARS
 from olparser.resolution import unity_catalog
 from olparser.resolution.model import UNITY_STORAGE_SEGMENT, Identity, NamedDataset, UnityTable
 from olparser.runs.model import DatasetFacts
@@ -127,7 +128,7 @@ class DatasetResolver:
             dataset = replace(table, location=location.qualified_name, alternate=location)
         else:
             dataset = replace(location, table=table.qualified_name, alternate=table)
-        if location.rule is not None and table.rule is not None:  # remembered datasets, met again
+        if _is_remembered(location) and _is_remembered(table):  # met again, as the same objects
             _remember((id(location), id(table), use_table), (pair, dataset))
         return dataset
 
@@ -146,7 +147,8 @@ class DatasetResolver:
             dataset = ResolvedDataset(type_name=result.purview_type, qualified_name=result.qualified_name,
                                       display_name=display_name(namespace, name), owned=False,
                                       namespace=namespace, name=name, rule=result.rule_name or "", unity=unity)
-            _remember((namespace, name), (result, dataset))
+            if len(namespace) + len(name) <= CACHED_CHARS:  # the engine keeps no answer for a longer one
+                _remember((namespace, name), (result, dataset))
             return dataset
         if unity is not None:
             return self._unity_dataset(namespace, name, unity, facets)
@@ -177,7 +179,7 @@ class DatasetResolver:
 # dataset by its (namespace, name) with the engine's answer it came from, and a dataset with a table symlink by the
 # two datasets it was chosen from. Entries hold the objects they are keyed by or compared with, so ids stay theirs.
 # Bounded: emptied when full.
-REMEMBERED_DATASETS = 8192
+REMEMBERED_DATASETS = 4096
 _remembered: dict[tuple[Any, ...], tuple[Any, ResolvedDataset]] = {}
 
 
@@ -185,6 +187,11 @@ def _remember(key: tuple[Any, ...], entry: tuple[Any, ResolvedDataset]) -> None:
     if len(_remembered) >= REMEMBERED_DATASETS:
         _remembered.clear()
     _remembered[key] = entry
+
+
+def _is_remembered(dataset: ResolvedDataset) -> bool:
+    known = _remembered.get((dataset.namespace, dataset.name))
+    return known is not None and known[1] is dataset
 
 
 def _opaque(dataset: ResolvedDataset) -> bool:

@@ -61,3 +61,15 @@ def test_remembered_datasets_are_bounded(monkeypatch):
 
     assert names == [f"https://lake.dfs.core.windows.net/raw/t{i}" for i in range(7)]
     assert len(datasets_module._remembered) <= 3
+
+
+def test_only_what_can_be_met_again_is_remembered(monkeypatch):
+    monkeypatch.setattr(datasets_module, "_remembered", {})
+    adls_only = _resolver(MappingEngine.from_rules([ADLS]))
+    long_name = "x" * 600  # the engine keeps no answer for it, so its dataset would never be met again
+
+    assert adls_only.resolve_name("abfss://raw@lake.dfs.core.windows.net", long_name).qualified_name == \
+        f"https://lake.dfs.core.windows.net/raw/{long_name}"
+    assert adls_only.resolve(ORDERS).table == "hive://metastore/sales.orders"  # a placeholder table: built each time
+
+    assert list(datasets_module._remembered) == [("abfss://raw@lake.dfs.core.windows.net", "sales/orders")]
