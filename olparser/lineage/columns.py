@@ -84,12 +84,12 @@ def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName) ->
         if spec.__class__ is not dict and not isinstance(spec, dict):
             continue
         inputs = _input_fields(spec.get("inputFields"), datasets, pairs, sink_column)
-        entry = f'{{"field":{encode(sink_column)},"inputFields":[{inputs}]'
+        legacy = ""  # the deprecated per-field keys, when sent as text
         if "transformationDescription" in spec or "transformationType" in spec:
-            for legacy in ("transformationDescription", "transformationType"):
-                if isinstance(spec.get(legacy), str):
-                    entry += f',"{legacy}":{encode_basestring(spec[legacy])}'
-        fields_text.append(entry + "}")
+            for key in ("transformationDescription", "transformationType"):
+                if isinstance(spec.get(key), str):
+                    legacy += f',"{key}":{encode(spec[key])}'
+        fields_text.append(f'{{"field":{encode(sink_column)},"inputFields":[{inputs}]{legacy}}}')
     dataset_text = _input_fields(facet.get("dataset"), datasets, None, "")
     sources = datasets.sources
     return ColumnLineage(column_mapping=_column_mapping(pairs, output.qualified_name),
