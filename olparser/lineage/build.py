@@ -94,8 +94,9 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
                                            max_inputs=max(len(inputs), 1) if truncation else None,
                                            lineage_source=source, summary=summary))
     unique = _unique_datasets(datasets)
-    owned = [unique[key] for key in sorted(unique) if unique[key].owned]
-    external = [unique[key] for key in sorted(unique) if not unique[key].owned]
+    in_order = [unique[key] for key in sorted(unique)]
+    owned = [d for d in in_order if d.owned]
+    external = [d for d in in_order if not d.owned]
     ordered = assign_guids([
         [_dataset_entity(d) for d in external],
         owner_entities,
@@ -103,16 +104,16 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         sorted((c for d in owned for c in _column_entities(d)), key=key_of),
         sorted(processes, key=key_of),
     ])
-    external_keys = {d.key for d in external}
+    # the external datasets come first, each once (their keys are distinct), and no later entity has their key
     return LineagePlan(
-        entities=tuple(e for e in ordered if key_of(e) not in external_keys),
-        external_datasets=tuple(e for e in ordered if key_of(e) in external_keys),
+        entities=tuple(ordered[len(external):]),
+        external_datasets=tuple(ordered[:len(external)]),
         unmatched=tuple(sorted({UnmatchedDataset(d.namespace, d.name, d.unmatched_reason)
                                 for d in unique.values() if d.unmatched_reason},
                                key=lambda u: (u.namespace, u.name, u.reason))),
         notes=_notes(ctx) + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
                                                                        else ()),
-        datasets=tuple(unique[key].named(resolver.metastore_id) for key in sorted(unique)),
+        datasets=tuple(d.named(resolver.metastore_id) for d in in_order),
     )
 
 
@@ -148,7 +149,7 @@ def _unique_datasets(datasets: list[ResolvedDataset]) -> dict[tuple[str, str], R
     unique: dict[tuple[str, str], ResolvedDataset] = {}
     for dataset in datasets:
         known = unique.get(dataset.key)
-        if known is None or _informed(dataset) > _informed(known):
+        if known is None or (known is not dataset and _informed(dataset) > _informed(known)):
             unique[dataset.key] = dataset
     return unique
 

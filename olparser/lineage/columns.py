@@ -8,9 +8,10 @@ only DIRECT dependencies (an input field without `transformations`, as older pro
 Everything is sorted, so the same facet always gives the same text.
 
 Speed (a facet has thousands of input fields): each input dataset is mapped once per facet, a list of
-transformations is normalised once per distinct list (`_transformations`, a cache bounded in entries and size), and
-both texts are assembled from pieces encoded once — the same bytes `json.dumps` (compact, not ASCII-escaped) writes
-for the detail object `{"dataset": [...], "fields": [{"field", "inputFields", ...}]}` and for the mapping list.
+transformations is normalised once per distinct list (`_transformations`, a cache keyed by orjson's text of the list,
+bounded in entries and size), and both texts are assembled from pieces encoded once — the same bytes `json.dumps`
+(compact, not ASCII-escaped) writes for the detail object `{"dataset": [...], "fields": [{"field", "inputFields",
+...}]}` and for the mapping list.
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ import json
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from typing import Any, Callable, NamedTuple
+
+from orjson import JSONEncodeError
+from orjson import dumps as _dumps
 
 from .datasets import ResolvedDataset
 
@@ -42,9 +46,9 @@ class _Transformations(NamedTuple):
     direct: bool
 
 
-# One well-formed input field: its sort key (qualifiedName, field, typeName, namespace, name, transformations' repr)
-# and its JSON text.
-_InputField = tuple[tuple[str, str, str, str, str, str], str]
+# One well-formed input field: (qualifiedName, field, typeName, namespace, name, transformations' repr, its JSON
+# text); the text follows from the rest, so the tuple sorts as its first six do.
+_InputField = tuple[str, str, str, str, str, str, str]
 
 
 class _Datasets:
@@ -74,18 +78,19 @@ def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName) ->
     datasets = _Datasets(resolve)
     pairs: dict[str, set[tuple[str, str]]] = {}
     fields_text = []
+    encode = encode_basestring
     for sink_column in sorted(fields):
         spec = fields[sink_column]
-        if not isinstance(spec, dict):
+        if spec.__class__ is not dict and not isinstance(spec, dict):
             continue
         inputs = _input_fields(spec.get("inputFields"), datasets, pairs, sink_column)
-        entry = f'{{"field":{encode_basestring(sink_column)},"inputFields":[{_sorted_texts(inputs)}]'
+        legacy = ""  # the deprecated per-field keys, when sent as text
         if "transformationDescription" in spec or "transformationType" in spec:
-            for legacy in ("transformationDescription", "transformationType"):
-                if isinstance(spec.get(legacy), str):
-                    entry += f',"{legacy}":{encode_basestring(spec[legacy])}'
-        fields_text.append(entry + "}")
-    dataset_text = _sorted_texts(_input_fields(facet.get("dataset"), datasets, None, ""))
+            for key in ("transformationDescription", "transformationType"):
+                if isinstance(spec.get(key), str):
+                    legacy += f',"{key}":{encode(spec[key])}'
+        fields_text.append(f'{{"field":{encode(sink_column)},"inputFields":[{inputs}]{legacy}}}')
+    dataset_text = _input_fields(facet.get("dataset"), datasets, None, "")
     sources = datasets.sources
     return ColumnLineage(column_mapping=_column_mapping(pairs, output.qualified_name),
                          detail=f'{{"dataset":[{dataset_text}],"fields":[{",".join(fields_text)}]}}',
@@ -105,12 +110,13 @@ def _column_mapping(pairs: dict[str, set[tuple[str, str]]], sink: str) -> str:
 
 
 def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[str, str]]] | None,
-                  sink_column: str) -> list[_InputField]:
-    """Each well-formed input field as sent (field, name, namespace, transformations) with the dataset it maps to
-    (qualifiedName, typeName), as JSON text with sorted keys; its direct dependencies are added to `pairs`."""
+                  sink_column: str) -> str:
+    """The JSON texts of the well-formed input fields (field, name, namespace, transformations as sent, with the
+    qualifiedName and typeName of the dataset they map to, keys sorted), without duplicates, sorted by dataset, field,
+    then everything else, joined; their direct dependencies are added to `pairs`."""
     if items.__class__ is not list and not isinstance(items, list):
-        return []
-    found = []
+        return ""
+    found: list[_InputField] = []
     known, encode = datasets.known, encode_basestring
     for item in items:
         if item.__class__ is not dict and not isinstance(item, dict):
@@ -126,31 +132,39 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
                 pairs[qualified_name].add((field, sink_column))
             else:
                 pairs[qualified_name] = {(field, sink_column)}
-        found.append(((qualified_name, field, type_name, namespace, name, sort_key),
+        found.append((qualified_name, field, type_name, namespace, name, sort_key,
                       f'{{"field":{encode(field)}{middle}{text}{end}'))
-    return found
+    if len(found) < 2:
+        return found[0][6] if found else ""
+    if len(found) == 2:
+        first, second = found
+        if first == second:
+            return first[6]
+        return f"{first[6]},{second[6]}" if first < second else f"{second[6]},{first[6]}"
+    return ",".join([entry[6] for entry in sorted(set(found))])
 
 
 _NONE = _Transformations("[]", "[]", True)
-_by_items: dict[tuple[tuple[str, ...], tuple[Any, ...]], _Transformations] = {}  # one flat dict of text, booleans
-_by_repr: dict[str, _Transformations] = {}  # any other list
+_by_json: dict[bytes, _Transformations] = {}  # by orjson's text of the list as sent
+_by_repr: dict[str, _Transformations] = {}  # lists whose orjson text is not a key (see `_transformations`)
 
 
 def _transformations(value: Any) -> _Transformations:
-    """The transformations with sorted keys, in a stable order, cached. The usual list (one transformation whose
-    values are text or booleans) is known by its items, others by their `repr`: either key tells True from 1, so
-    equal keys mean equal lists."""
+    """The transformations with sorted keys, in a stable order, cached. A list is known by orjson's text of it (one C
+    call; it tells True from 1 and 0 from 0.0, so equal keys mean equal lists), else by its `repr`: when orjson
+    refuses it (a lone surrogate, an integer past 64 bits) or its text holds `null`, which orjson also writes for
+    NaN and ±Infinity."""
     if not value or not isinstance(value, list):
         return _NONE
-    only = value[0]
-    if len(value) == 1 and only.__class__ is dict:
-        values = tuple(only.values())
-        for item in values:
-            if item.__class__ is not str and item.__class__ is not bool:
-                break
-        else:
-            key = (tuple(only), values)  # keys and values, without a tuple per item
-            return _by_items.get(key) or _normalised(value, key, _by_items)
+    try:
+        key = _dumps(value)
+    except JSONEncodeError:
+        key = b"null"
+    known = _by_json.get(key)  # never a text with null: see below
+    if known is not None:
+        return known
+    if b"null" not in key:
+        return _normalised(value, key, _by_json)
     sent = repr(value)
     return _by_repr.get(sent) or _normalised(value, sent, _by_repr)
 
@@ -175,16 +189,3 @@ def _is_direct(transformations: list[dict[str, Any]]) -> bool:
         if transformation.get("type") == "DIRECT":
             return True
     return False
-
-
-def _sorted_texts(found: list[_InputField]) -> str:
-    """The input fields' JSON texts without duplicates, sorted by dataset, field, then everything else, joined."""
-    if len(found) < 2:
-        return found[0][1] if found else ""
-    if len(found) == 2:
-        (first, first_text), (second, second_text) = found
-        if first == second:
-            return first_text
-        return f"{first_text},{second_text}" if first < second else f"{second_text},{first_text}"
-    unique = dict(found)
-    return ",".join([unique[key] for key in sorted(unique)])

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Mapping
 
 from olparser.naming import MappingEngine, MountPoint
+from olparser.naming.engine import CACHED_CHARS
 from olparser.resolution import unity_catalog
 from olparser.resolution.model import UNITY_STORAGE_SEGMENT, Identity, NamedDataset, UnityTable
 from olparser.runs.model import DatasetFacts
@@ -69,7 +71,7 @@ class ResolvedDataset:
     alternate: "ResolvedDataset | None" = None  # the identity not chosen (the location of a table, or its table)
     unity: UnityTable | None = None  # set when this identity is a Unity Catalog table
 
-    @property
+    @cached_property
     def key(self) -> tuple[str, str]:
         return self.type_name, self.qualified_name
 
@@ -81,10 +83,14 @@ class ResolvedDataset:
     def identity(self) -> Identity:
         return Identity(self.type_name, self.qualified_name, self.namespace, self.name, self.matched, self.unity)
 
+    @cached_property
+    def identities(self) -> tuple[Identity, ...]:
+        """The chosen identity, then the other one (kept with the dataset: a remembered dataset builds them once)."""
+        return (self.identity(),) if self.alternate is None else (self.identity(), self.alternate.identity())
+
     def named(self, metastore: str | None) -> NamedDataset:
         """This dataset for resolution: its identities, the chosen one first."""
-        identities = (self.identity(),) if self.alternate is None else (self.identity(), self.alternate.identity())
-        return NamedDataset(self.key, identities, metastore)
+        return NamedDataset(self.key, self.identities, metastore)
 
 
 @dataclass(frozen=True)
@@ -114,20 +120,36 @@ class DatasetResolver:
             use_table = table.matched
         else:
             use_table = self.options.dataset_identity == "table"
+        pair = (location, table, use_table)
+        known = _remembered.get((id(location), id(table), use_table))
+        if known is not None and known[0] == pair:  # the very datasets (`is`, then ==), so the same result
+            return known[1]
         if use_table:
-            return replace(table, location=location.qualified_name, alternate=location)
-        return replace(location, table=table.qualified_name, alternate=table)
+            dataset = replace(table, location=location.qualified_name, alternate=location)
+        else:
+            dataset = replace(location, table=table.qualified_name, alternate=table)
+        if _is_remembered(location) and _is_remembered(table):  # met again, as the same objects
+            _remember((id(location), id(table), use_table), (pair, dataset))
+        return dataset
 
     def resolve_name(self, namespace: str, name: str, facets: Mapping[str, Any] | None = None) -> ResolvedDataset:
         """A bare (namespace, name), e.g. an input field of column lineage or a symlink. Columns are read from
         `facets` only for datasets the connector owns (a scanner owns the columns of the others)."""
         result = self.engine.map(namespace, name, mounts=self.mounts, workspace_url=self.workspace_url)
+        if result.matched:
+            # a matched dataset follows from (namespace, name) and the engine's answer, which the engine keeps
+            known = _remembered.get((namespace, name))
+            if known is not None and known[0] is result:
+                return known[1]
         three_parts = unity_catalog.split_three_part_name(name) if namespace == UNITY_CATALOG_NAMESPACE else None
         unity = UnityTable(*three_parts) if three_parts is not None else None
         if result.matched:
-            return ResolvedDataset(type_name=result.purview_type, qualified_name=result.qualified_name,
-                                   display_name=display_name(namespace, name), owned=False,
-                                   namespace=namespace, name=name, rule=result.rule_name or "", unity=unity)
+            dataset = ResolvedDataset(type_name=result.purview_type, qualified_name=result.qualified_name,
+                                      display_name=display_name(namespace, name), owned=False,
+                                      namespace=namespace, name=name, rule=result.rule_name or "", unity=unity)
+            if len(namespace) + len(name) <= CACHED_CHARS:  # the engine keeps no answer for a longer one
+                _remember((namespace, name), (result, dataset))
+            return dataset
         if unity is not None:
             return self._unity_dataset(namespace, name, unity, facets)
         columns = schema_columns(facets) if facets else ()
@@ -151,6 +173,25 @@ class DatasetResolver:
                                                                            f"{'.'.join(parts)}",
                                display_name=table, owned=True, namespace=namespace, name=name,
                                columns=schema_columns(facets) if facets else (), unity=unity)
+
+
+# Datasets met before, so that a dataset named again is one dict lookup (and its identities are built once): a matched
+# dataset by its (namespace, name) with the engine's answer it came from, and a dataset with a table symlink by the
+# two datasets it was chosen from. Entries hold the objects they are keyed by or compared with, so ids stay theirs.
+# Bounded: emptied when full.
+REMEMBERED_DATASETS = 4096
+_remembered: dict[tuple[Any, ...], tuple[Any, ResolvedDataset]] = {}
+
+
+def _remember(key: tuple[Any, ...], entry: tuple[Any, ResolvedDataset]) -> None:
+    if len(_remembered) >= REMEMBERED_DATASETS:
+        _remembered.clear()
+    _remembered[key] = entry
+
+
+def _is_remembered(dataset: ResolvedDataset) -> bool:
+    known = _remembered.get((dataset.namespace, dataset.name))
+    return known is not None and known[1] is dataset
 
 
 def _opaque(dataset: ResolvedDataset) -> bool:

@@ -38,10 +38,20 @@ def assign_guids(groups: Iterable[Iterable[JSON]]) -> list[JSON]:
             if key in guids:
                 continue
             guids[key] = f"-{len(ordered) + 1}"
-            placed = {"typeName": body["typeName"], "guid": guids[key]}
-            placed.update(body)  # typeName keeps its first place
-            ordered.append(placed)
-    return [_with_guids(body, guids) for body in ordered]
+            ordered.append(body)
+    return [_placed(body, guids) for body in ordered]
+
+
+def _placed(body: JSON, guids: dict[Key, str]) -> JSON:
+    """A new dict: typeName, the entity's placeholder guid, then the entity's items (its own guid, if it has one,
+    in the placeholder's place) with their object ids completed."""
+    placed = {"typeName": body["typeName"], "guid": guids[key_of(body)]}
+    for name, value in body.items():
+        placed[name] = value if value.__class__ in _LEAVES else _with_guids(value, guids)
+    return placed
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})  # values that hold no object id
 
 
 def _with_guids(value: Any, guids: dict[Key, str]) -> Any:
@@ -52,17 +62,15 @@ def _with_guids(value: Any, guids: dict[Key, str]) -> Any:
         if isinstance(unique, dict) and "guid" not in value:
             guid = guids.get((value.get("typeName"), unique.get("qualifiedName")))
             return {"guid": guid, **value} if guid else value
-        return _completed(value, value.items(), dict, guids)
-    if isinstance(value, list):
-        return _completed(value, enumerate(value), list, guids)
-    return value
-
-
-def _completed(value: Any, entries: Iterable[tuple[Any, Any]], copy: Callable[[Any], Any],
-               guids: dict[Key, str]) -> Any:
+        entries: Iterable[tuple[Any, Any]] = value.items()
+        copy: Callable[[Any], Any] = dict
+    elif isinstance(value, list):
+        entries, copy = enumerate(value), list
+    else:
+        return value
     changed = None
     for place, item in entries:
-        if item.__class__ is not str and item is not None:  # the usual leaves are passed over without a call
+        if item.__class__ not in _LEAVES:  # the usual leaves are passed over without a call
             new = _with_guids(item, guids)
             if new is not item:
                 if changed is None:

@@ -44,7 +44,10 @@ def iso_time(seconds: float | None) -> str:
     """Unix seconds as ISO 8601 UTC text with milliseconds (`2026-03-02T08:00:00.000Z`), "" for None."""
     if seconds is None:
         return ""
-    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    moment = datetime.fromtimestamp(seconds, timezone.utc)
+    if moment.year >= 1000:  # isoformat writes what strftime does, faster; strftime does not pad a year below 1000
+        return moment.isoformat(timespec="milliseconds")[:-6] + "Z"
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def system_metadata(run: RunSnapshot, ctx: RunContext) -> JSON:

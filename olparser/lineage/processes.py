@@ -14,7 +14,7 @@ metadata (`olparser.lineage.metadata`); `runCount` and `firstRunTime` come from 
 """
 from __future__ import annotations
 
-import json
+from json.encoder import encode_basestring_ascii
 from typing import Iterable
 
 from olparser.runs.model import RunSnapshot
@@ -75,4 +75,8 @@ def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: Resol
 
 
 def _json_or_empty(mapping: dict[str, str]) -> str:
-    return json.dumps(mapping, sort_keys=True, separators=(",", ":")) if mapping else ""
+    """`mapping` as `json.dumps` writes it with sorted keys, compact (ASCII-escaped), or "" when empty."""
+    if not mapping:
+        return ""
+    encode = encode_basestring_ascii  # the text json.dumps writes for each key and value, without its encoder's setup
+    return "{" + ",".join([f"{encode(key)}:{encode(value)}" for key, value in sorted(mapping.items())]) + "}"

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import orjson
+
 DBFS_NAMESPACES = frozenset(("dbfs", "file"))
 
 
@@ -44,6 +46,13 @@ def mounts_from_facet(value: Any) -> tuple[MountPoint, ...]:
         value = inner.get("mountPoints") if isinstance(inner, dict) else value.get("mountPoints")
     if not isinstance(value, list):
         return ()
+    try:  # a MountPoint (a dataclass) is refused: such lists are read every time
+        key = orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+    except orjson.JSONEncodeError:
+        key = None
+    known = _read_facets.get(key) if key is not None else None
+    if known is not None:
+        return known
     mounts = []
     for item in value:
         if isinstance(item, MountPoint):
@@ -52,7 +61,19 @@ def mounts_from_facet(value: Any) -> tuple[MountPoint, ...]:
             point, source = _field(item, "mountPoint", "MountPoint"), _field(item, "source", "Source")
             if point is not None and source is not None:
                 mounts.append(MountPoint(point, source))
-    return tuple(mounts)
+    found = tuple(mounts)
+    if key is not None:
+        if len(_read_facets) >= _READ_FACETS_SIZE:
+            _read_facets.clear()
+        _read_facets[key] = found
+    return found
+
+
+# Mount lists read, by orjson's text of the list as sent: the runs of a cluster send the same list, which is read once
+# and is then the same tuple, whose index `mount_index` keeps. Equal texts give equal mounts (only text values are
+# read; orjson writes text exactly). Bounded: emptied when full.
+_READ_FACETS_SIZE = 64
+_read_facets: dict[bytes, tuple[MountPoint, ...]] = {}
 
 
 class MountIndex:

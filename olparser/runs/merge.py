@@ -187,20 +187,23 @@ def _merge_facets(current: JSON, current_times: JSON, incoming: Any, kept: froze
     if not isinstance(incoming, dict) or not incoming:
         return current, current_times
     facets, times = dict(current), dict(current_times)
+    when = None
     for name, value in incoming.items():
         if name not in kept or not isinstance(value, dict):
             continue
-        if name in facets and not _newer(value, time, facets[name], times.get(name, "")):
-            continue
+        if name in facets:
+            when = when or (_instant(time), time)
+            if not _newer(value, when, facets[name], times.get(name, "")):
+                continue
         facets[name], times[name] = value, time
     return facets, times
 
 
-def _newer(value: JSON, time: str, other: JSON, other_time: str) -> bool:
-    """Whether facet `value` sent at `time` replaces `other` sent at `other_time` (a total order: content first,
-    then the instant, the time's text, the canonical JSON)."""
+def _newer(value: JSON, when: tuple[datetime, str], other: JSON, other_time: str) -> bool:
+    """Whether facet `value` sent at `when` (instant, text) replaces `other` sent at `other_time` (a total order:
+    content first, then the instant, the time's text, the canonical JSON)."""
     has_content = _has_content(value)
-    when, other_when = (_instant(time), time), (_instant(other_time), other_time)
+    other_when = (_instant(other_time), other_time)
     if has_content and when > other_when:
         return True  # whatever `other` holds
     key, other_key = (has_content, *when), (_has_content(other), *other_when)

@@ -154,6 +154,21 @@ def test_transformations_that_compare_equal_in_python_keep_their_own_json(maskin
     assert f'"masking":{text},' in process["columnLineageDetail"]
 
 
+def test_null_nan_and_infinities_keep_their_own_json():
+    # orjson writes NaN and ±Infinity as null: a cache keyed by its text would mix them up with null
+    def detail(masking: object) -> str:
+        return _process({"fields": {"c": {"inputFields": [
+            _field("orders", "x", {"type": "DIRECT", "masking": masking})]}}})["columnLineageDetail"]
+
+    for value in (None, float("nan"), float("inf"), float("-inf")):  # every variant seen first
+        detail(value)
+
+    assert [detail(value) for value in (float("nan"), None, float("-inf"), float("inf"))] == [
+        '{"dataset":[],"fields":[{"field":"c","inputFields":[{"field":"x","name":"orders",'
+        f'"namespace":"{LAKE}","qualifiedName":"{ORDERS}","transformations":[{{"masking":{text},"type":"DIRECT"}}],'
+        '"typeName":"azure_datalake_gen2_path"}]}]}' for text in ("NaN", "null", "-Infinity", "Infinity")]
+
+
 def test_input_fields_in_mapping_subclasses_are_read():
     facet = {"fields": {"id": {"inputFields": [OrderedDict(_field("orders", "order_id"))]}}}
 
@@ -168,4 +183,4 @@ def test_a_long_description_is_written_whole_and_not_kept():
     process = _process({"fields": {"c": {"inputFields": [_field("orders", "a", long)]}}})
 
     assert json.loads(process["columnLineageDetail"])["fields"][0]["inputFields"][0]["transformations"] == [long]
-    assert all(len(known.text) <= 1024 for cache in (columns._by_items, columns._by_repr) for known in cache.values())
+    assert all(len(known.text) <= 1024 for cache in (columns._by_json, columns._by_repr) for known in cache.values())

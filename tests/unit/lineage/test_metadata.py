@@ -78,3 +78,10 @@ def test_a_failed_run_keeps_a_bounded_error_message_and_data_quality_metrics_are
 def test_iso_time():
     assert (iso_time(None), iso_time(0.0), iso_time(1772438400.25)) == (
         "", "1970-01-01T00:00:00.000Z", "2026-03-02T08:00:00.250Z")
+
+
+def test_iso_time_cuts_to_milliseconds_and_keeps_the_year_as_written_before():
+    # milliseconds are cut, not rounded; a year below 1000 is written unpadded, as it always was
+    assert (iso_time(1772438400.9999), iso_time(253402300799.999), iso_time(-30610224000.0),
+            iso_time(-50000000000.0)) == ("2026-03-02T08:00:00.999Z", "9999-12-31T23:59:59.998Z",
+                                          "1000-01-01T00:00:00.000Z", "385-07-25T07:06:40.000Z")

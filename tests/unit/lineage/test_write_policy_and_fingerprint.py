@@ -107,3 +107,22 @@ def test_fingerprint_of_text_orjson_refuses_is_stable_and_distinct():
     assert plan_fingerprint(surrogate) == plan_fingerprint(LineagePlan(entities=(_entity("x\ud800", "-7"),)))
     assert len({plan_fingerprint(surrogate), plan_fingerprint(huge),
                 plan_fingerprint(LineagePlan(entities=(_entity("x", "-1"),)))}) == 3
+
+
+def _process(mapping: object, detail: object, guid: str = "-1") -> LineagePlan:
+    body = _entity("p", guid, ("a", "-2"))
+    body["attributes"].update({"columnMapping": mapping, "columnLineageDetail": detail})
+    return LineagePlan(entities=(body,))
+
+
+def test_fingerprint_counts_every_character_of_the_column_lineage_texts_and_where_it_is():
+    # the two texts are hashed apart from the JSON, each after its length: moving a character from one to the other,
+    # or the text into another entity, or replacing it by the same text as JSON, is another plan
+    base = plan_fingerprint(_process("[ab]", "{}"))
+    other_entity = LineagePlan(entities=(_entity("a", "-2"), *_process("[ab]", "{}").entities))
+
+    assert plan_fingerprint(_process("[ab]", "{}", guid="-5")) == base
+    assert len({base, plan_fingerprint(_process("ab]", "{}[")), plan_fingerprint(_process("[ab]", "{ }")),
+                plan_fingerprint(_process("[ab]", "{}\ud800")), plan_fingerprint(_process("[ab]", "{}\u00e9")),
+                plan_fingerprint(_process(["[ab]"], "{}")), plan_fingerprint(_process("[ab]", None)),
+                plan_fingerprint(_process("[ab]", "")), plan_fingerprint(other_entity)}) == 9

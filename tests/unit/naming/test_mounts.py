@@ -6,6 +6,7 @@ import json
 import pytest
 
 from olparser.naming import MountPoint, mounts_from_facet
+from olparser.naming import mounts as mounts_module
 from olparser.naming.mounts import canonical_dbfs, location_dataset, resolve_mount
 
 MOUNTS = (
@@ -78,6 +79,23 @@ def test_mounts_from_the_facet_in_every_accepted_shape():
     assert mounts_from_facet({"mountPoints": entries}) == expected
     assert mounts_from_facet({"_producer": "p", "environment-properties": {"mountPoints": entries}}) == expected
     assert mounts_from_facet(list(expected)) == expected
+
+
+def test_a_mount_list_sent_again_is_read_once_and_each_list_is_read_as_sent(monkeypatch):
+    monkeypatch.setattr(mounts_module, "_READ_FACETS_SIZE", 2)
+    first = mounts_from_facet([{"mountPoint": "/mnt/a", "source": "abfss://a@s.dfs.core.windows.net/"}])
+    # equal lists from other events are the same tuple (so its index is built once); lists that differ in a way
+    # Python's equality or orjson's nulls would hide are read each as sent
+    assert mounts_from_facet([{"mountPoint": "/mnt/a", "source": "abfss://a@s.dfs.core.windows.net/"}]) is first
+    assert [mounts_from_facet(value) for value in (
+        [{"mountPoint": "/mnt/a", "source": "abfss://b@s.dfs.core.windows.net/"}],
+        [{"mountPoint": "/mnt/a", "source": None}, {"mountPoint": "/mnt/c", "source": "s3://c"}],
+        [{"mountPoint": "/mnt/a", "source": float("nan")}, {"mountPoint": "/mnt/d", "source": "s3://d"}],
+        [MountPoint("/mnt/a", "abfss://a@s.dfs.core.windows.net/")],
+        [{"mount_point": "/mnt/a", "source": "abfss://a@s.dfs.core.windows.net/"}])] == [
+        (MountPoint("/mnt/a", "abfss://b@s.dfs.core.windows.net/"),), (MountPoint("/mnt/c", "s3://c"),),
+        (MountPoint("/mnt/d", "s3://d"),), first, ()]
+    assert len(mounts_module._read_facets) <= 2
 
 
 @pytest.mark.parametrize("value", [None, "x", {}, {"environment-properties": {}}, [{"mountPoint": "/mnt/a"}, 5, {"source": "s"}]])
