@@ -2,7 +2,7 @@
 single-process runner (`--single-process`, the floor) on the same files, then the JVM's peak memory on a million
 events, then catalog calls per run on a 50,000-event subset written to the embedded catalog (cross-run batching).
 
-- Speed: BENCH_SPARK_EVENTS (default 120,000) events, BENCH_SPARK_ROUNDS (default 1) rounds, each timing both
+- Speed: BENCH_SPARK_EVENTS (default 120,000) events, BENCH_SPARK_ROUNDS (default 1; 0 skips it) rounds, each timing both
   commands one after the other; the ratio is the median of the rounds' ratios (single-process seconds / Spark
   seconds: above 1, Spark is faster). Each command's start (interpreter, imports, and for Spark the session) is its
   wall time minus the seconds its report counts from the first file read.
@@ -13,7 +13,8 @@ events, then catalog calls per run on a 50,000-event subset written to the embed
 Workload: Databricks notebook runs (START, RUNNING with environment-properties, COMPLETE with 30 columns of
 lineage; bench/merge.py's run), 1,000 notebooks each writing its own table and run again and again, 5% of the runs
 reading a source no rule maps. Events are written as gzipped JSON lines to a temporary folder, deleted afterwards.
-Run as `.venv/bin/python -m bench spark_backfill`.
+BENCH_SPARK_SUBSET=0 skips the catalog calls. Run as `.venv/bin/python -m bench spark_backfill`; both figures are
+recorded for README's table, with the load average at the end of each.
 """
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from bench import MAPPINGS_PATH, report
 from bench.merge import databricks_run
-from bench import MAPPINGS_PATH
 
 EVENTS = int(os.environ.get("BENCH_SPARK_EVENTS", "120000"))
 ROUNDS = int(os.environ.get("BENCH_SPARK_ROUNDS", "1"))
@@ -189,6 +190,8 @@ def backfill_command(folder: Path, out: Path, *runner: str) -> Command:
 
 def speed(folder: Path, root: Path) -> None:
     """Both commands on the same events, ROUNDS times; prints each round and records the median ratio."""
+    if ROUNDS <= 0:
+        return
     ratios, singles, sparks = [], [], []
     for round_ in range(ROUNDS):
         single = backfill_command(folder, root / "single.jsonl", "--single-process")
@@ -209,6 +212,17 @@ def speed(folder: Path, root: Path) -> None:
           f"single process {EVENTS / single_s:,.0f} events/s (median {single_s:.1f} s, "
           f"{statistics.median(c.start_seconds for c in singles):.1f} s start): "
           f"{statistics.median(ratios):.2f}x the single-process runner (median of {ROUNDS} paired rounds)")
+    report.record(__name__, f"`spark backfill --dry-run` end to end as a user runs it, {EVENTS:,} generated Databricks "
+                  "events, Spark `local[2]`", EVENTS / spark_s, "events/s", EVENTS / single_s,
+                  "the single-process runner on the same files, one after the other",
+                  f"median {spark_s:.1f} s of which {statistics.median(c.start_seconds for c in sparks):.1f} s start "
+                  f"with the session (single process: {single_s:.1f} s), median of {ROUNDS} paired rounds, load "
+                  f"average {_load()}", statistics.median(ratios))
+
+
+def _load() -> str:
+    """The one-minute load average now (the machine is shared: what the figures were measured under)."""
+    return f"{os.getloadavg()[0]:.1f}"
 
 
 def memory(root: Path) -> None:
@@ -225,6 +239,12 @@ def memory(root: Path) -> None:
           f"({loaded.jvm_peak_mb / MEMORY_BUDGET_MB:.2f}x the {MEMORY_BUDGET_MB:,} MB budget; the same command on 3 "
           f"events: {idle.jvm_peak_mb:,.0f} MB, {loaded.jvm_peak_mb / idle.jvm_peak_mb:.2f}x), "
           f"{MEMORY_EVENTS / loaded.seconds:,.0f} events/s end to end", flush=True)
+    report.record(__name__, f"JVM peak (driver and executors) of `spark backfill --dry-run` on Spark `local[2]`, "
+                  f"{MEMORY_EVENTS:,} generated Databricks events", loaded.jvm_peak_mb, "MB", idle.jvm_peak_mb,
+                  "the same command on 3 events (the session itself)",
+                  f"{loaded.jvm_peak_mb / MEMORY_BUDGET_MB:.2f}x the {MEMORY_BUDGET_MB:,} MB budget, "
+                  f"{MEMORY_EVENTS / loaded.seconds:,.0f} events/s end to end ({loaded.seconds / 60:.0f} min), load "
+                  f"average {_load()}")
 
 
 def calls_per_run(spark, folder: Path, data: Path) -> tuple[int, int, int, int]:
@@ -255,6 +275,8 @@ def main() -> None:
               f"{time.perf_counter() - started:.0f} s", flush=True)
         speed(root / "events", root)
         memory(root)
+        if SUBSET <= 0:
+            return
         generate(root / "subset", SUBSET)
         spark = spark_session("local[2]", "ol2purview-bench", progress=False)
         spark.sparkContext.setLogLevel("ERROR")

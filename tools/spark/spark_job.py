@@ -2,7 +2,8 @@
 
     files (binaryFile; files over LARGE_FILE_BYTES as text lines)
       -> event bodies -> contract (refusals counted by reason) -> (runId, event JSON)        [executors]
-      -> groupByKey(runId) -> merge_event ... -> build_lineage -> RunResult (persisted)       [executors]
+      -> groupByKey(runId) -> merge_event ... -> build_lineage -> RunResult, its facts reduced per
+         partition; the runs and the partition's facts cached pickled (each read back alone)  [executors]
       -> one reduce of per-run facts: newest run per process, newest version of the shared
          entities runs disagree about, counts, unmatched namespaces (broadcast back)         [driver]
       -> selected plans -> --dry-run: distinct entities as JSON lines on the driver
@@ -16,6 +17,7 @@ accumulators, so a retried task cannot count twice.
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 import time
 from contextlib import contextmanager
@@ -28,7 +30,7 @@ from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_recor
                   record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file, bodies_in_lines
 from .report import BackfillReport, Tally, ranked_namespaces
-from .runs import RunResult, Selected, Summary, merge_facts, plan_run, run_facts, selected_plan
+from .runs import FactReducer, RunResult, Selected, Summary, merge_facts, plan_run, selected_plan
 from .sources import spark_paths
 
 LARGE_FILE_BYTES = 128 << 20  # larger files are read as lines by Spark, not whole
@@ -49,6 +51,7 @@ LOCAL_SESSION = {
     # cached results (pickled plans, largely repeated JSON) kept compressed: 5-10 times less heap or disk
     "spark.rdd.compress": "true",
 }
+RUN, FACTS = "run", "facts"  # what the cache after planning holds: pickled runs, then each partition's facts
 SUPERSEDED = ("\x00", "superseded")  # sorts before every (typeName, qualifiedName) key of the dry run
 
 
@@ -101,12 +104,35 @@ def _plan_runs(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterato
             yield plan_run(key, values, engine, options, parse_sql, value.policy())
 
 
-def _facts(item: RunResult | Tally) -> list[tuple[tuple, Any]]:
-    return [(("r",), item)] if isinstance(item, Tally) else run_facts(item)
+def _runs_and_facts(items: Iterable[RunResult | Tally]) -> Iterator[tuple[str, bytes]]:
+    """What the steps after planning read again, pickled here once: each run a later step uses (planned, or with a
+    history record), then the partition's facts reduced (run_facts, merge_facts). Cached like this, the reduce of
+    the facts never unpickles a run and the selection never unpickles the facts."""
+    reducer = FactReducer()
+    for item in items:
+        if isinstance(item, Tally):
+            reducer.add_facts([(("r",), item)])
+            continue
+        reducer.add(item)
+        if is_planned(item) or item.record is not None:
+            yield RUN, pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+    yield FACTS, pickle.dumps(reducer.items(), pickle.HIGHEST_PROTOCOL)
 
 
-def _is_planned(item: RunResult | Tally) -> bool:
-    return isinstance(item, RunResult) and is_planned(item)
+def _is_run(pair: tuple[str, bytes]) -> bool:
+    return pair[0] == RUN
+
+
+def _is_facts(pair: tuple[str, bytes]) -> bool:
+    return pair[0] == FACTS
+
+
+def _unpickled(pair: tuple[str, bytes]) -> Any:
+    return pickle.loads(pair[1])
+
+
+def _is_planned(item: RunResult) -> bool:
+    return is_planned(item)
 
 
 def _is_kept_fact(pair: tuple[tuple, Any]) -> bool:
@@ -130,10 +156,12 @@ def _sorted_partition(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]
     return sorted(pairs, key=lambda pair: pair[0])
 
 
-def _dealt(tasks: int, pair: tuple[Selected, int]) -> tuple[int, Selected]:
-    """Runs dealt to the upload tasks like cards (index modulo tasks): every task gets as many, so all of them keep
-    their share of the call rate busy until about the same time."""
-    return pair[1] % tasks, pair[0]
+def _dealt(tasks: int, partition: int, items: Iterable[Selected]) -> Iterator[tuple[int, Selected]]:
+    """Runs dealt to the upload tasks like cards, each partition starting where its index says: every task gets as
+    many (to within the number of partitions), so all of them keep their share of the call rate busy until about
+    the same time; no global index, whose count would compute every run twice."""
+    for index, item in enumerate(items, start=partition):
+        yield index % tasks, item
 
 
 def _identity(key: int) -> int:
@@ -150,8 +178,8 @@ def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterato
         run_state.close()
 
 
-def _has_record(item: RunResult | Tally) -> bool:
-    return isinstance(item, RunResult) and item.record is not None
+def _has_record(item: RunResult) -> bool:
+    return item.record is not None
 
 
 def _record_partition(job: Any, items: Iterable[RunResult]) -> Iterator[int]:
@@ -235,10 +263,12 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
 
     sc = spark.sparkContext
     job_b = sc.broadcast(job)
-    results = results.persist(StorageLevel.MEMORY_AND_DISK)
+    cached = results.mapPartitions(_runs_and_facts).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        summary = Summary.of(results.flatMap(_facts).reduceByKey(merge_facts).filter(_is_kept_fact).collect())
+        facts = cached.filter(_is_facts).flatMap(_unpickled)
+        summary = Summary.of(facts.reduceByKey(merge_facts).filter(_is_kept_fact).collect())
         summary_b = sc.broadcast(summary)
+        results = cached.filter(_is_run).map(_unpickled)
         selected = results.filter(_is_planned).map(partial(_selected, summary_b))
         report = BackfillReport(command, summary.tally, processes_planned=len(summary.winners),
                                 unmatched_namespaces=ranked_namespaces(summary.unmatched))
@@ -261,13 +291,13 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
             client = job.client()
             calls = register_typedefs(client, job)
             tasks = max(1, sc.defaultParallelism)
-            dealt = selected.zipWithIndex().map(partial(_dealt, tasks)).partitionBy(tasks, _identity).values()
+            dealt = selected.mapPartitionsWithIndex(partial(_dealt, tasks)).partitionBy(tasks, _identity).values()
             stats = dealt.mapPartitions(partial(_write_partition, job_b, tasks)).fold(WriteStats(), WriteStats.add)
             finish_writes(report, client, job, stats, calls)
             if stats.links:  # the history names what the writes linked (as the live path records it)
                 links_b = sc.broadcast(stats.links)
                 results.filter(_has_record).foreachPartition(partial(_relink_partition, job_b, links_b))
     finally:
-        results.unpersist()
+        cached.unpersist()
     report.seconds = time.monotonic() - started
     return report
