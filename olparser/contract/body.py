@@ -102,7 +102,7 @@ def parse_fast(body: bytes) -> tuple[Any, bytes] | None:
     data = body[len(UTF8_BOM_BYTES):] if body.startswith(UTF8_BOM_BYTES) else body
     if b"\\" in data and any(escaped in data for escaped in _ESCAPED_COLONS):
         return None
-    if _LONG_NUMBER in data.translate(_DIGITS_AS_ZEROS):
+    if may_hold_long_integer(data):
         return None
     try:
         value = orjson.loads(data)
@@ -115,6 +115,23 @@ def parse_fast(body: bytes) -> tuple[Any, bytes] | None:
     if value is None or data.count(b":") != indented.count(b":"):
         return None
     return value, indented
+
+
+def may_hold_long_integer(data: bytes) -> bool:
+    """True when `data` has a run of 19 digits or more (in a string too): an integer there may pass 64 bits, which
+    orjson reads as a float and json.loads as an int."""
+    return _LONG_NUMBER in data.translate(_DIGITS_AS_ZEROS)
+
+
+def parse_encoded(data: bytes) -> Any:
+    """JSON the intake wrote itself (AcceptedEvent.to_json_bytes: no duplicate keys, valid Unicode), read as
+    json.loads reads it: by orjson unless an integer may pass 64 bits or orjson refuses it (NaN), else by json.loads."""
+    if not may_hold_long_integer(data):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data)
 
 
 def check_content_type(content_type: str) -> None:

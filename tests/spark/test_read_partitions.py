@@ -1,13 +1,17 @@
-"""How the backfill spreads its files over tasks on local[2]: a few large files get a task each (so that both cores
-work to the end), many small ones stay packed as Spark packs them, and the session's settings are left as found."""
+"""How the backfill reads its files on local[2]: a few large files get a task each (so that both cores work to the
+end), many small ones stay packed as Spark packs them, and the session's settings are left as found; local files are
+read by the Python workers themselves, with the same outcome as Spark's own read."""
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 
 import pytest
 
-from tools.spark.spark_job import READ_TASK_BYTES, event_bodies
+from tests.spark.conftest import job_for
+from tools.spark import spark_job
+from tools.spark.spark_job import READ_TASK_BYTES, _balanced_bins, event_bodies, local_event_bodies
 
 pytestmark = pytest.mark.spark
 
@@ -38,3 +42,49 @@ def test_small_files_keep_the_usual_packing(spark, tmp_path: Path) -> None:
 
 def _status(body: object) -> int | None:
     return getattr(body, "status", None)
+
+
+def test_local_files_read_by_the_workers_give_the_bodies_spark_reads(spark, tmp_path: Path) -> None:
+    """On a local master the Python workers read local files themselves; what they find is what Spark's own read
+    (the path for cluster storage and files over LARGE_FILE_BYTES) finds: lines, documents, arrays, refusals."""
+    lines = b"".join(b'{"eventType": "START", "n": %d}\n' % n for n in range(5))
+    (tmp_path / "lines.jsonl.gz").write_bytes(gzip.compress(lines))
+    (tmp_path / "one.json").write_bytes(b'{"eventType": "COMPLETE"}')
+    (tmp_path / "array.json").write_bytes(b'[{"a": 1}, {"b": 2}]')
+    (tmp_path / "broken.json.gz").write_bytes(b"\x1f\x8b not gzip")
+    (tmp_path / "big.jsonl").write_bytes(b'{"x": "' + b"y" * 2048 + b'"}\n')
+    (tmp_path / ".hidden.json").write_bytes(b'{"hidden": true}')
+    job = job_for(None)
+
+    local = local_event_bodies(spark.sparkContext, [str(tmp_path)], job, 1024)
+    read_by_spark = event_bodies(spark, [str(tmp_path)], 1024)
+
+    assert local is not None
+    found = sorted(local.map(_outcome).collect(), key=repr)
+    assert found == sorted(read_by_spark.map(_outcome).collect(), key=repr)
+    assert found == sorted([*(b'{"eventType": "START", "n": %d}' % n for n in range(5)), b'{"eventType": "COMPLETE"}',
+                            b'{"a":1}', b'{"b":2}', "400", "413"], key=repr)  # array elements re-encoded
+
+
+def test_spark_reads_what_the_workers_cannot(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "one.json").write_bytes(b'{"eventType": "COMPLETE"}')
+    job = job_for(None)
+    sc = spark.sparkContext
+    assert local_event_bodies(sc, ["abfss://c@account.dfs.core.windows.net/events"], job, 1024) is None
+    assert local_event_bodies(sc, [str(tmp_path / "missing")], job, 1024) is None  # Spark's read names it
+    monkeypatch.setattr(spark_job, "LARGE_FILE_BYTES", 10)
+    assert local_event_bodies(sc, [str(tmp_path)], job, 1024) is None
+
+
+def test_files_are_dealt_into_bins_of_about_equal_size() -> None:
+    files = [Path(f"f{n}") for n in range(6)]
+    bins = _balanced_bins(files, [50, 40, 30, 20, 10, 10], 3)
+    assert bins == [["f0", "f5"], ["f1", "f4"], ["f2", "f3"]]  # 60, 50, 50
+    assert _balanced_bins(files[:2], [5, 5], 4) == [["f0"], ["f1"]]
+
+
+def _outcome(body: object) -> object:
+    status = getattr(body, "status", None)
+    if status is None:
+        return body  # the body's bytes; JSON lines may come back with their line ending stripped either way
+    return str(status)

@@ -1,6 +1,7 @@
 """The backfill and remap as a Spark job (PySpark RDDs): the same steps as the single-process runner, distributed.
 
-    files (binaryFile; files over LARGE_FILE_BYTES as text lines)
+    files (local master and local files: read by the Python workers; else binaryFile, files over
+           LARGE_FILE_BYTES as text lines)
       -> event bodies -> contract (refusals counted by reason) -> (runId, event JSON)        [executors]
       -> groupByKey(runId) -> merge_event ... -> build_lineage -> RunResult, its facts reduced per
          partition; the runs and the partition's facts cached pickled (each read back alone)  [executors]
@@ -31,7 +32,7 @@ from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_recor
 from .records import bodies_in_file, bodies_in_lines
 from .report import BackfillReport, Tally, ranked_namespaces
 from .runs import FactReducer, RunResult, Selected, Summary, merge_facts, plan_run, selected_plan
-from .sources import spark_paths
+from .sources import is_remote, local_files, spark_paths
 
 LARGE_FILE_BYTES = 128 << 20  # larger files are read as lines by Spark, not whole
 READ_PARTITIONS_PER_CORE = 16  # at most, for large files: the last of them ends soon after the others
@@ -84,6 +85,12 @@ def spark_session(master: str | None, app_name: str = "ol2purview-backfill", pro
 def _bodies_of_files(limit: int, rows: Iterable[Any]) -> Iterator[bytes | Exception]:
     for row in rows:
         yield from bodies_in_file(bytes(row.content), limit)
+
+
+def _bodies_of_bins(limit: int, bins: Iterable[list[str]]) -> Iterator[bytes | Exception]:
+    for paths in bins:
+        for path in paths:
+            yield from bodies_in_file(Path(path).read_bytes(), limit)
 
 
 def _bodies_of_lines(limit: int, rows: Iterable[Any]) -> Iterator[bytes | Exception]:
@@ -239,6 +246,34 @@ def event_bodies(spark: Any, paths: list[str], limit: int) -> Any:
     return bodies
 
 
+def local_event_bodies(sc: Any, sources: list[str], job: BackfillJob, limit: int) -> Any | None:
+    """On a local master, local files are read by the Python workers themselves (as the single-process runner reads
+    them): no file contents through the JVM and no SQL engine to start for the listing (about 2 s of a local run).
+    None when the sources are not all local files of at most LARGE_FILE_BYTES (then `event_bodies` reads them)."""
+    if not sc.master.startswith("local") or any(is_remote(s) and not s.startswith("file:") for s in sources):
+        return None
+    try:
+        files = local_files(sources, job.since, job.until)
+    except (FileNotFoundError, ValueError):
+        return None  # the Spark read names the problem as it always has
+    sizes = [path.stat().st_size for path in files]
+    if not files or max(sizes) > LARGE_FILE_BYTES:
+        return None
+    bins = _balanced_bins(files, sizes, _read_partitions(sc.defaultParallelism, len(files), sum(sizes)))
+    return sc.parallelize(bins, len(bins)).mapPartitions(partial(_bodies_of_bins, limit))
+
+
+def _balanced_bins(files: list[Path], sizes: list[int], count: int) -> list[list[str]]:
+    """The files dealt into at most `count` bins of about equal size, largest first into the lightest bin."""
+    bins: list[list[str]] = [[] for _ in range(min(count, len(files)))]
+    loads = [0] * len(bins)
+    for size, path in sorted(zip(sizes, files), key=lambda pair: -pair[0]):
+        lightest = loads.index(min(loads))
+        bins[lightest].append(str(path))
+        loads[lightest] += size
+    return bins
+
+
 def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str = "backfill",
               dry_run: Path | None = None) -> BackfillReport:
     started = time.monotonic()
@@ -249,7 +284,9 @@ def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str 
     tally = Tally()
     if not paths:
         return BackfillReport(command, tally, seconds=time.monotonic() - started)
-    bodies = event_bodies(spark, paths, limit)
+    bodies = local_event_bodies(sc, sources, job, limit)
+    if bodies is None:
+        bodies = event_bodies(spark, paths, limit)
     records = bodies.mapPartitions(partial(_records, job_b))
     results = records.groupByKey(_run_partitions(sc, records)).mapPartitions(partial(_plan_runs, job_b))
     return write_results(spark, job, results, command=command, dry_run=dry_run, started=started)

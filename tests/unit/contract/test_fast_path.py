@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from olparser.contract import IngestError, IntakeLimits, read_event
-from olparser.contract.body import control_free, decode_body, decode_utf8, parse_fast, parse_json
+from olparser.contract.body import control_free, decode_body, decode_utf8, parse_encoded, parse_fast, parse_json
 from olparser.contract.reader import accept_event, check_depth, depth_within, encode_event
 
 HEADERS = {"Content-Type": "application/json"}
@@ -136,3 +136,16 @@ def test_events_read_the_fast_way_are_accepted_or_refused_exactly_as_before(job_
                                         (b'{"a":"\x7f"}', False), (b'{"a":"\\\\n"}', False), (b'{"a":"\\u0020"}', True)])
 def test_control_characters_are_found_in_their_escapes(body, free):
     assert control_free(body) is free
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_what_the_intake_wrote_is_read_back_as_json_loads_reads_it(value):
+    text = encode_event({"v": value})
+    assert parse_encoded(text) == json.loads(text)
+    assert json.dumps(parse_encoded(text)) == json.dumps(json.loads(text))  # 2**64 stays an int, 1.0 a float
+
+
+def test_what_orjson_cannot_read_back_is_read_by_json_loads():
+    value = parse_encoded(b'{"b":18446744073709551616,"c":-Infinity}')
+    assert value["b"] == 2**64 and type(value["b"]) is int and value["c"] == float("-inf")
