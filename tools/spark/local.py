@@ -14,7 +14,7 @@ from tqdm import tqdm
 from .catalog import PlanWriter
 from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
                   record_history, register_typedefs, relink_history, write_dry_run)
-from .records import bodies_in_file
+from .records import bodies_in_path
 from .report import BackfillReport, Tally, ranked_namespaces
 from .runs import FactReducer, plan_run, selected_plan
 from .sources import local_files
@@ -28,7 +28,7 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
 
     def bodies() -> Iterator[bytes | Exception]:
         for path in tqdm(files, unit="file", disable=not progress, desc="reading"):
-            yield from bodies_in_file(path.read_bytes(), limit)
+            yield from bodies_in_path(path, limit)
 
     events: dict[str, list[bytes]] = defaultdict(list)
     tally = Tally()

@@ -15,6 +15,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Iterable, Iterator
 
 from olparser.contract import IngestError, IntakeLimits, read_event
@@ -108,6 +109,11 @@ def bodies_in_file(content: bytes, limit: int) -> Iterator[bytes | IngestError]:
         yield from bodies_in_lines(_lines(io.BytesIO(head), stream), limit)
     except (OSError, EOFError, zlib.error) as exc:
         yield IngestError(400, f"file is not valid gzip data ({type(exc).__name__})", "body")
+
+
+def bodies_in_path(path: Path, limit: int) -> Iterator[bytes | IngestError]:
+    """The event bodies of the local file at `path` (see bodies_in_file)."""
+    return bodies_in_file(path.read_bytes(), limit)
 
 
 def bodies_in_lines(lines: Iterable[bytes | int], limit: int) -> Iterator[bytes | IngestError]:

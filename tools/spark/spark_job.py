@@ -29,7 +29,7 @@ from typing import Any, Iterable, Iterator
 from .catalog import PlanWriter, WriteStats
 from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
                   record_history, register_typedefs, relink_history, write_dry_run)
-from .records import bodies_in_file, bodies_in_lines
+from .records import bodies_in_file, bodies_in_lines, bodies_in_path
 from .report import BackfillReport, Tally, ranked_namespaces
 from .runs import FactReducer, RunResult, Selected, Summary, merge_facts, plan_run, selected_plan
 from .sources import is_remote, local_files, spark_paths
@@ -90,7 +90,7 @@ def _bodies_of_files(limit: int, rows: Iterable[Any]) -> Iterator[bytes | Except
 def _bodies_of_bins(limit: int, bins: Iterable[list[str]]) -> Iterator[bytes | Exception]:
     for paths in bins:
         for path in paths:
-            yield from bodies_in_file(Path(path).read_bytes(), limit)
+            yield from bodies_in_path(Path(path), limit)
 
 
 def _bodies_of_lines(limit: int, rows: Iterable[Any]) -> Iterator[bytes | Exception]:

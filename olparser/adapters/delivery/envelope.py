@@ -93,12 +93,7 @@ def claim_check_for(event_json: bytes, envelope_id: str, run_id: str | None, eve
 
 def parse(text: str | bytes) -> Envelope:
     """Parse a queue message body into an envelope; raises `EnvelopeError` naming the problem."""
-    try:
-        body = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise EnvelopeError(f"queue message is not JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise EnvelopeError("queue message is not a JSON object")
+    body = _json_object(text, "queue message")
     if body.get("v") != ENVELOPE_VERSION:
         raise EnvelopeError(f"unsupported envelope version {body.get('v')!r} (expected {ENVELOPE_VERSION})")
     envelope_id = _text(body, "id", required=True)
@@ -124,13 +119,18 @@ def parse(text: str | bytes) -> Envelope:
 
 
 def _event_object(event_json: bytes) -> dict[str, Any]:
+    return _json_object(event_json, "event")
+
+
+def _json_object(text: str | bytes, what: str) -> dict[str, Any]:
+    """`text` parsed as a JSON object; EnvelopeError naming `what` when it is not JSON, or not an object."""
     try:
-        event = json.loads(event_json)
+        value = json.loads(text)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise EnvelopeError(f"event is not JSON: {exc}") from None
-    if not isinstance(event, dict):
-        raise EnvelopeError("event is not a JSON object")
-    return event
+        raise EnvelopeError(f"{what} is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise EnvelopeError(f"{what} is not a JSON object")
+    return value
 
 
 def _text(body: dict[str, Any], key: str, required: bool) -> str | None:
