@@ -21,7 +21,8 @@ The run history (olparser.history, optional) records every run that ends or is w
 run's plan — FAIL and ABORT runs too, whose plan is built but not uploaded — before the plan's processes get their
 `runCount` and `firstRunTime` from it. A run that joins, leaves or moves in a process's history without writing
 that process (a failed run, an older run arriving late, a run whose plan dropped it) has the process rewritten from
-its newest writer, so that the catalog ends up as in-order processing leaves it. The timer purges old history.
+its newest writer, so that the catalog ends up as in-order processing leaves it. The history keeps the processes a
+run changed until the runner says they are rewritten: a worker that dies in between leaves them to the redelivery. The timer purges old history.
 
 When: a COMPLETE run is written at once; a Databricks run whose environment facet has not arrived yet is held for
 `environment_wait_seconds` (the RUNNING that carries it is usually processed within the same queue batch); a run that
@@ -366,6 +367,7 @@ class LineagePipeline:
             if not (uploaded or rewrite) and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
                 calls += self._refresh(changed, key, now)
+                self._refreshed(key, changed)
                 return self._outcome(run, event_type, RunStatus.UNCHANGED, plan, calls=calls)
             keys = plan.owned_keys()
             self._wait_for_deletions(self._store.claim(key, keys, now=now))
@@ -408,6 +410,7 @@ class LineagePipeline:
             calls += catalog_calls
             calls += self._refresh(changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key,
                                    now)
+            self._refreshed(key, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
             if plan.unmatched and self._unmatched_reported.first_time(key, plan.unmatched):
                 log.info("run %s: no mapping rule for %d dataset(s), written as placeholders (qn-tester --explain "
                          "says why): %s", key, len(plan.unmatched), unmatched_text(plan.unmatched))
@@ -513,6 +516,12 @@ class LineagePipeline:
         record = history_record(run, plan, self._options, status=status)
         return self._history.record(record, now=now) if record is not None else frozenset()
 
+    def _refreshed(self, key: str, changed: Iterable[str]) -> None:
+        """The processes whose history this run changed are rewritten in the catalog: the history stops answering
+        them (until then a redelivery of the message finds them again, even when its record is unchanged)."""
+        if self._history is not None and changed:
+            self._history.refreshed(key, changed)
+
     def _counted(self, plan: LineagePlan) -> LineagePlan:
         """The plan with its processes' runCount and firstRunTime from the history."""
         names = plan.process_names()
@@ -525,7 +534,10 @@ class LineagePipeline:
         if self._history is None:
             return 0
         linked = self.plan(run, run.event_type)  # resolved, so that the history records the names written
-        return linked.calls + self._refresh(self._record(run, linked.plan, run.event_type, now), key, now)
+        changed = self._record(run, linked.plan, run.event_type, now)
+        calls = linked.calls + self._refresh(changed, key, now)
+        self._refreshed(key, changed)
+        return calls
 
     def _refresh(self, processes: Iterable[str], key: str, now: float) -> int:
         """Processes whose history this run changed without writing them: written again from their newest writer,

@@ -13,13 +13,14 @@ Table storage (table `olrunhistory` in AzureWebJobsStorage). Both hold, CDAP's w
 
 `record` is idempotent: the same record again changes nothing, a new record of a run replaces everything its old one
 wrote. It answers the processes whose summary changed (the run joined or left them, or its start moved), so that
-the runner can rewrite them in the catalog. Runs older than `RUN_HISTORY_DAYS` are not recorded and are purged by
+the runner can rewrite them in the catalog; they stay answered, kept with the run's record, until the runner says
+they are rewritten (`refreshed`): a worker that dies in between leaves them to the message's redelivery. Runs older than `RUN_HISTORY_DAYS` are not recorded and are purged by
 the timer. A query reads closed runs that started at most the longest run duration recorded before `since`, and
 every open (INCOMPLETE) run that started before `until`; the walk keeps those that overlap.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
 from .model import Access, ProcessRun, ProcessSummary, RunFacts, RunRecord
 from .window import HistoryReader
@@ -35,8 +36,16 @@ PURGE_BATCH = 500
 
 
 class RunHistoryStore(HistoryReader, Protocol):
-    def record(self, record: RunRecord, *, now: float | None = None) -> frozenset[str]:
-        """Write the run's record in place of its previous one (idempotent); the processes whose summary changed."""
+    def record(self, record: RunRecord, *, now: float | None = None, keep_changes: bool = True) -> frozenset[str]:
+        """Write the run's record in place of its previous one (idempotent). Answers the processes whose summary
+        changed and whose catalog copies are not confirmed rewritten yet (`refreshed`): those this record changed,
+        and those an earlier record of the run changed when the writer died before rewriting them (so a redelivered
+        message finds them even though its record is the same). `keep_changes=False`: the caller rewrites every
+        changed process itself at once (the backfill), nothing is kept for later."""
+
+    def refreshed(self, run_id: str, names: Iterable[str]) -> None:
+        """The catalog copies of these processes now show what the run's record made of their summaries: `record`
+        no longer answers them."""
 
     def process_summaries(self, names: Sequence[str]) -> dict[str, ProcessSummary]:
         """Runs held and earliest start of each named process the history knows."""

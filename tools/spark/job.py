@@ -116,7 +116,7 @@ def record_history(job: BackfillJob, records: Iterable[RunRecord]) -> int:
     try:
         count = 0
         for record in records:
-            history.record(record)
+            history.record(record, keep_changes=False)  # the writes that follow give every process its counts
             count += 1
         return count
     finally:
@@ -135,7 +135,7 @@ def relink_history(job: BackfillJob, records: Iterable[RunRecord], links: dict[K
         for record in records:
             linked = relink_record(record, links)
             if linked is not record:
-                history.record(linked)
+                history.record(linked, keep_changes=False)
                 count += 1
         return count
     finally:

@@ -1,8 +1,9 @@
 """The run history in one SQLite file (WAL; one BEGIN IMMEDIATE transaction per record, so a record is replaced
 atomically). Tables: `history_runs` (run -> its record, start, digest), `history_accesses` (dataset, open, inverted
 start, run, access, process -> slim facts), `history_process_runs` (process, open, inverted start, run -> slim facts
-and what that run of the process did), `history_stats` (the longest run recorded). A process's summary is counted
-from its rows (the primary key's prefix), so it is exact by construction.
+and what that run of the process did), `history_stats` (the longest run recorded), `history_unrefreshed` (run, process: a summary the run changed whose
+catalog copy is not confirmed rewritten). A process's summary is counted from its rows (the primary key's prefix),
+so it is exact by construction.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from olparser.adapters.sqlite_file import SqliteFile
 from olparser.history.model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
@@ -32,6 +33,8 @@ CREATE TABLE IF NOT EXISTS history_process_runs (
     process TEXT NOT NULL, open INTEGER NOT NULL, inv INTEGER NOT NULL, run_id TEXT NOT NULL, start REAL NOT NULL,
     facts TEXT NOT NULL, run TEXT NOT NULL, PRIMARY KEY (process, open, inv, run_id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS history_stats (name TEXT PRIMARY KEY, value REAL NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS history_unrefreshed (
+    run_id TEXT NOT NULL, process TEXT NOT NULL, PRIMARY KEY (run_id, process)) WITHOUT ROWID;
 """
 MAX_DURATION = "max_duration"
 
@@ -52,7 +55,7 @@ class SqliteHistoryStore(SqliteFile):
                     db.execute(statement)
 
     # --- writing -----------------------------------------------------------------------------------------------
-    def record(self, record: RunRecord, *, now: float | None = None) -> frozenset[str]:
+    def record(self, record: RunRecord, *, now: float | None = None, keep_changes: bool = True) -> frozenset[str]:
         now = time.time() if now is None else now
         if record.facts.start < now - self.retention_seconds:
             return frozenset()
@@ -60,8 +63,10 @@ class SqliteHistoryStore(SqliteFile):
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         with self._immediate() as db:
             row = db.execute("SELECT digest, record FROM history_runs WHERE run_id = ?", (record.run_id,)).fetchone()
+            unrefreshed = frozenset(name for (name,) in db.execute(
+                "SELECT process FROM history_unrefreshed WHERE run_id = ?", (record.run_id,)))
             if row is not None and row[0] == digest:
-                return frozenset()
+                return unrefreshed
             old = RunRecord.from_json(json.loads(row[1])) if row is not None else None
             self._delete_rows(db, old)
             facts = slim(record.facts)
@@ -79,7 +84,18 @@ class SqliteHistoryStore(SqliteFile):
             duration = (record.facts.end - record.facts.start) if record.facts.end is not None else 0.0
             db.execute("INSERT INTO history_stats VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "
                        "value = max(value, excluded.value)", (MAX_DURATION, max(duration, 0.0)))
-        return changed_processes(old, record)
+            changed = changed_processes(old, record)
+            if keep_changes:
+                db.executemany("INSERT OR IGNORE INTO history_unrefreshed VALUES (?, ?)",
+                               [(record.run_id, name) for name in changed])
+        return changed | unrefreshed
+
+    def refreshed(self, run_id: str, names: Iterable[str]) -> None:
+        names = sorted(set(names))
+        if names:
+            with self._immediate() as db:
+                db.executemany("DELETE FROM history_unrefreshed WHERE run_id = ? AND process = ?",
+                               [(run_id, name) for name in names])
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
         now = time.time() if now is None else now
@@ -89,6 +105,7 @@ class SqliteHistoryStore(SqliteFile):
             for run_id, text in rows:
                 self._delete_rows(db, RunRecord.from_json(json.loads(text)))
                 db.execute("DELETE FROM history_runs WHERE run_id = ?", (run_id,))
+                db.execute("DELETE FROM history_unrefreshed WHERE run_id = ?", (run_id,))
         return len(rows)
 
     @staticmethod

@@ -4,6 +4,7 @@ Partitions and rows (`inv` = inverted start in ms, 13 digits, so that a key scan
 closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` = the run's RowKey):
 
 - `run-{2 hex}` / `run`: the run's record (zlib-compressed, split over binary properties), its digest, `complete`,
+  `unrefreshed` (the processes whose summary the run changed and whose catalog copies are not confirmed rewritten),
   and, while a replacement is under way, `previous` (the record it replaces) and `pending` (access rows to delete);
 - `purge-{yyyymmdd}` / `run`: one per run, under the day it started: the timer's purge reads old days only;
 - `d-{sha256 of dataset}` / `{read|write}-{c|o}-{inv}-{run}-{sha256 of process, 20 hex}`: one per dataset access
@@ -46,6 +47,9 @@ MAX_RECORD_BYTES = 600_000  # compressed; two of them (record, previous) must fi
 EARLIEST_KEPT = 8  # earliest starts a summary remembers; re-read from the markers when they run out
 STATS_CACHE_SECONDS = 60.0
 SUMMARY = "summary"
+UNREFRESHED = "unrefreshed"
+UNREFRESHED_PARTS = 4  # what `refreshed` selects: 256 KiB of compressed process names, far more than a run has
+_UNREFRESHED_SELECT = [f"{UNREFRESHED}_parts", *(f"{UNREFRESHED}_{i}" for i in range(UNREFRESHED_PARTS))]
 _ACCESS_SELECT = ["dataset_type", "access", "process", "process_type", "facts"]
 
 
@@ -92,6 +96,15 @@ def _compressed(record: RunRecord) -> bytes:
     return data
 
 
+def _names_blob(names: Iterable[str]) -> bytes:
+    return zlib.compress(_json(sorted(names)).encode("utf-8"), 6) if names else b""
+
+
+def _unrefreshed_of(entity: TableEntity | None) -> frozenset[str]:
+    data = get_blob(entity, UNREFRESHED)
+    return frozenset(json.loads(zlib.decompress(data))) if data else frozenset()
+
+
 def _record_of(entity: TableEntity | None, name: str) -> RunRecord | None:
     data = get_blob(entity, name)
     return RunRecord.from_json(json.loads(zlib.decompress(data))) if data else None
@@ -115,20 +128,47 @@ class TableHistoryStore:
         return cls(service.create_table_if_not_exists(table_name), **options)
 
     # --- writing -----------------------------------------------------------------------------------------------
-    def record(self, record: RunRecord, *, now: float | None = None) -> frozenset[str]:
+    def record(self, record: RunRecord, *, now: float | None = None, keep_changes: bool = True) -> frozenset[str]:
         now = time.time() if now is None else now
         if record.facts.start < now - self.retention_seconds:
             return frozenset()
-        return self._with_retries(lambda: self._record_once(record))
+        return self._with_retries(lambda: self._record_once(record, keep_changes))
 
-    def _record_once(self, record: RunRecord) -> frozenset[str]:
+    def refreshed(self, run_id: str, names: Iterable[str]) -> None:
+        names = frozenset(names)
+        if not names:
+            return
+        keys = self._run_keys(run_id)
+
+        def attempt() -> None:
+            try:
+                entity = self.table.get_entity(keys["PartitionKey"], keys["RowKey"], select=_UNREFRESHED_SELECT)
+            except ResourceNotFoundError:
+                return
+            unrefreshed = _unrefreshed_of(entity)
+            if unrefreshed & names:
+                row = TableEntity(keys)
+                put_blob(row, UNREFRESHED, _names_blob(unrefreshed - names))
+                try:
+                    self.table.update_entity(row, mode=UpdateMode.MERGE, etag=entity.metadata["etag"],
+                                             match_condition=MatchConditions.IfNotModified)
+                except HttpResponseError as error:
+                    if error.status_code in (404, 412):
+                        raise HistoryConflict() from error
+                    raise
+
+        self._with_retries(attempt)
+
+    def _record_once(self, record: RunRecord, keep_changes: bool) -> frozenset[str]:
         digest = _sha(record.canonical())
         keys = self._run_keys(record.run_id)
         entity = self._read(keys)
+        unrefreshed = _unrefreshed_of(entity)
         if entity is not None and entity.get("digest") == digest and entity.get("complete"):
-            return frozenset()
+            return unrefreshed
         current = _record_of(entity, "record")
         previous = current if entity is None or entity.get("complete") else _record_of(entity, "previous")
+        changed = changed_processes(previous, record)
         new_accesses = {self._access_keys(a): a for a in record.accesses()}
         stale = ({self._access_key_text(k) for k in self._record_access_keys(current)}
                  | set(json.loads(entity.get("pending") or "[]") if entity is not None else ()))
@@ -136,6 +176,7 @@ class TableHistoryStore:
         row = TableEntity(keys, run_id=record.run_id, start=record.facts.start, digest=digest, complete=False,
                           day=_day(record.facts.start), pending=_json(sorted(stale)))
         put_blob(row, "record", _compressed(record))
+        put_blob(row, UNREFRESHED, _names_blob(unrefreshed | changed if keep_changes else unrefreshed))
         if previous is not None:
             put_blob(row, "previous", _compressed(previous))
         etag = self._write(row, entity)
@@ -159,7 +200,7 @@ class TableHistoryStore:
         done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
         done.update(complete=True, pending="[]")
         self._write(done, etag=etag)  # another writer since step 1: the retry reads its record
-        return changed_processes(previous, record)
+        return changed | unrefreshed
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
         now = time.time() if now is None else now

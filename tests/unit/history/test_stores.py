@@ -44,9 +44,32 @@ def test_a_record_reads_back_from_every_side(history):
 def test_a_replay_changes_nothing_and_answers_no_change(history):
     first = record("run-1", T0, T0 + 60)
     history.record(first, now=NOW)
+    history.refreshed("run-1", {ORDERS_PROCESS})
     assert history.record(first, now=NOW) == frozenset()
     assert accesses(history, "raw/orders") == [("raw/orders", "read", "run-1", "COMPLETE", T0 + 60)]
     assert history.process_summaries([ORDERS_PROCESS]) == {ORDERS_PROCESS: ProcessSummary(1, T0)}
+
+
+def test_changes_are_answered_again_until_the_catalog_copies_are_refreshed(history):
+    # a worker that dies between the record and the catalog's rewrite: the redelivery writes the same record again
+    first = record("run-1", T0, T0 + 60)
+    assert history.record(first, now=NOW) == {ORDERS_PROCESS}
+    assert history.record(first, now=NOW) == {ORDERS_PROCESS}
+    shell = "databricks://h/notebooks/databricks_shell/processes/curated/orders"
+    moved = record("run-1", T0, T0 + 60, process="databricks_shell")
+    assert history.record(moved, now=NOW) == {ORDERS_PROCESS, shell}  # left one, joined the other
+    history.refreshed("run-1", {shell, "databricks://h/never/changed"})
+    assert history.record(moved, now=NOW) == {ORDERS_PROCESS}
+    history.refreshed("run-1", {ORDERS_PROCESS})
+    assert history.record(moved, now=NOW) == frozenset()
+    history.refreshed("run-2", {ORDERS_PROCESS})  # a run the history does not hold: nothing to do
+    assert history.process_summaries([shell, ORDERS_PROCESS]) == {shell: ProcessSummary(1, T0)}
+
+
+def test_a_caller_that_rewrites_every_process_itself_keeps_nothing_for_later(history):
+    first = record("run-1", T0, T0 + 60)
+    assert history.record(first, now=NOW, keep_changes=False) == {ORDERS_PROCESS}
+    assert history.record(first, now=NOW) == frozenset()
 
 
 def test_a_run_whose_start_and_status_became_known_later_replaces_its_rows(history):
