@@ -4,7 +4,8 @@
            LARGE_FILE_BYTES as text lines)
       -> event bodies -> contract (refusals counted by reason) -> (runId, event JSON)        [executors]
       -> groupByKey(runId) -> merge_event ... -> build_lineage -> RunResult, its facts reduced per
-         partition; the runs and the partition's facts cached pickled (each read back alone)  [executors]
+         partition; the runs and the partition's facts cached pickled (each read back alone); for a
+         dry run only the runs newest for some entity (dry_run.NewestRuns)                    [executors]
       -> one reduce of per-run facts: newest run per process, newest version of the shared
          entities runs disagree about, counts, unmatched namespaces (broadcast back)         [driver]
       -> selected plans -> --dry-run: distinct entities as JSON lines on the driver
@@ -22,11 +23,13 @@ import pickle
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial, reduce
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .catalog import PlanWriter, WriteStats
+from .dry_run import NewestRuns
 from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
                   record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file, bodies_in_lines, bodies_in_path
@@ -53,6 +56,7 @@ LOCAL_SESSION = {
     "spark.rdd.compress": "true",
 }
 RUN, FACTS = "run", "facts"  # what the cache after planning holds: pickled runs, then each partition's facts
+SUPERSEDED_RUNS = "superseded"  # and for a dry run, how many processes the runs it did not keep lose
 SUPERSEDED = ("\x00", "superseded")  # sorts before every (typeName, qualifiedName) key of the dry run
 
 
@@ -111,19 +115,32 @@ def _plan_runs(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterato
             yield plan_run(key, values, engine, options, parse_sql, value.policy())
 
 
-def _runs_and_facts(items: Iterable[RunResult | Tally]) -> Iterator[tuple[str, bytes]]:
+def _runs_and_facts(listing: bool, items: Iterable[RunResult | Tally]) -> Iterator[tuple[str, bytes]]:
     """What the steps after planning read again, pickled here once: each run a later step uses (planned, or with a
     history record), then the partition's facts reduced (run_facts, merge_facts). Cached like this, the reduce of
-    the facts never unpickles a run and the selection never unpickles the facts."""
+    the facts never unpickles a run and the selection never unpickles the facts. For a dry run's `listing`, only
+    the planned runs it can need (dry_run.NewestRuns: about one in ten when runs repeat), without their history
+    records, and the count of the superseded processes of the others."""
     reducer = FactReducer()
+    newest: NewestRuns[RunResult] = NewestRuns()
     for item in items:
         if isinstance(item, Tally):
             reducer.add_facts([(("r",), item)])
             continue
         reducer.add(item)
-        if is_planned(item) or item.record is not None:
+        if listing:
+            if is_planned(item):
+                yield from map(_pickled_run, newest.add(item, item))
+        elif is_planned(item) or item.record is not None:
             yield RUN, pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+    if listing:
+        yield from map(_pickled_run, newest.kept())
+        yield SUPERSEDED_RUNS, pickle.dumps(newest.superseded)
     yield FACTS, pickle.dumps(reducer.items(), pickle.HIGHEST_PROTOCOL)
+
+
+def _pickled_run(result: RunResult) -> tuple[str, bytes]:
+    return RUN, pickle.dumps(replace(result, record=None), pickle.HIGHEST_PROTOCOL)
 
 
 def _is_run(pair: tuple[str, bytes]) -> bool:
@@ -132,6 +149,10 @@ def _is_run(pair: tuple[str, bytes]) -> bool:
 
 def _is_facts(pair: tuple[str, bytes]) -> bool:
     return pair[0] == FACTS
+
+
+def _superseded_pair(pair: tuple[str, bytes]) -> list[tuple[Any, int]]:
+    return [(SUPERSEDED, pickle.loads(pair[1]))] if pair[0] == SUPERSEDED_RUNS else []
 
 
 def _unpickled(pair: tuple[str, bytes]) -> Any:
@@ -300,7 +321,7 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
 
     sc = spark.sparkContext
     job_b = sc.broadcast(job)
-    cached = results.mapPartitions(_runs_and_facts).persist(StorageLevel.MEMORY_AND_DISK)
+    cached = results.mapPartitions(partial(_runs_and_facts, dry_run is not None)).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         facts = cached.filter(_is_facts).flatMap(_unpickled)
         summary = Summary.of(facts.reduceByKey(merge_facts).filter(_is_kept_fact).collect())
@@ -310,7 +331,8 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
         report = BackfillReport(command, summary.tally, processes_planned=len(summary.winners),
                                 unmatched_namespaces=ranked_namespaces(summary.unmatched))
         if dry_run is not None:
-            pairs = selected.flatMap(_dry_run_pairs).reduceByKey(_first_or_sum, numPartitions=1)
+            pairs = (selected.flatMap(_dry_run_pairs).union(cached.flatMap(_superseded_pair))
+                     .reduceByKey(_first_or_sum, numPartitions=1))
             superseded = [0]
 
             def entities() -> Iterator[Any]:  # streamed to the file; the count of superseded sorts first
