@@ -28,6 +28,7 @@ from functools import partial, reduce
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import class_sharing
 from .catalog import PlanWriter, WriteStats
 from .dry_run import NewestRuns
 from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
@@ -42,6 +43,7 @@ READ_PARTITIONS_PER_CORE = 16  # at most, for large files: the last of them ends
 READ_TASK_BYTES = 4 << 20  # a file read task is worth its start from this many (compressed) bytes on
 # A local session (one JVM holding the driver and the executors, started by this process) is tuned for short jobs
 # whose work is in the Python workers; a cluster's session (Databricks, spark-submit) keeps its own settings.
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 LOCAL_SESSION = {
     # The JVM only moves bytes (file contents, compressed events, pickled results): a 1 GB heap holds a partition's
     # shuffle buffers and the cached results beyond which Spark spills to disk; a larger heap only lets the
@@ -49,7 +51,7 @@ LOCAL_SESSION = {
     "spark.driver.memory": "1g",
     # C1 only and the serial collector: the JIT and GC threads of the default setup compete with the Python
     # workers for the same cores (a third of the session start on 2 cores) for code that runs a few seconds.
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    JAVA_OPTIONS: "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
     # every task of a stage reuses its Python worker (its imports, compiled rules and SQL parser)
     "spark.python.worker.reuse": "true",
     # cached results (pickled plans, largely repeated JSON) kept compressed: 5-10 times less heap or disk
@@ -61,9 +63,11 @@ SUPERSEDED = ("\x00", "superseded")  # sorts before every (typeName, qualifiedNa
 
 
 def spark_session(master: str | None, app_name: str = "ol2purview-backfill", progress: bool = True,
-                  config: dict[str, str] | None = None) -> Any:
+                  config: dict[str, str] | None = None, write_class_archive: bool = False) -> Any:
     """The active SparkSession (Databricks, spark-submit), else a new one on `master` with `config`: by default the
-    cluster's master under Databricks or spark-submit, `local[*]` anywhere else."""
+    cluster's master under Databricks or spark-submit, `local[*]` anywhere else. A local session maps the classes
+    its JVM loads from the archive the first local session of the command line wrote (class_sharing), or writes it
+    (`write_class_archive`: then stop the session with class_sharing.publish)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -80,6 +84,9 @@ def spark_session(master: str | None, app_name: str = "ol2purview-backfill", pro
         builder = builder.config("spark.ui.enabled", "false")  # no web UI port for a local run
         for key, value in LOCAL_SESSION.items():
             builder = builder.config(key, value)
+        sharing = class_sharing.java_options(write_class_archive)
+        if sharing:
+            builder = builder.config(JAVA_OPTIONS, f"{LOCAL_SESSION[JAVA_OPTIONS]} {sharing}")
     builder = builder.config("spark.ui.showConsoleProgress", str(progress).lower())
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
