@@ -158,8 +158,13 @@ def _is_facts(pair: tuple[str, bytes]) -> bool:
     return pair[0] == FACTS
 
 
-def _superseded_pair(pair: tuple[str, bytes]) -> list[tuple[Any, int]]:
-    return [(SUPERSEDED, pickle.loads(pair[1]))] if pair[0] == SUPERSEDED_RUNS else []
+def _listed_pairs(summary: Any, pair: tuple[str, bytes]) -> list[tuple[Any, Any]]:
+    """What a dry run's cache item lists: a run's selected entities and its superseded processes, or the count of
+    the superseded processes of the runs its partition did not keep."""
+    kind, data = pair
+    if kind == RUN:
+        return _dry_run_pairs(_selected(summary, pickle.loads(data)))
+    return [(SUPERSEDED, pickle.loads(data))] if kind == SUPERSEDED_RUNS else []
 
 
 def _unpickled(pair: tuple[str, bytes]) -> Any:
@@ -338,8 +343,7 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
         report = BackfillReport(command, summary.tally, processes_planned=len(summary.winners),
                                 unmatched_namespaces=ranked_namespaces(summary.unmatched))
         if dry_run is not None:
-            pairs = (selected.flatMap(_dry_run_pairs).union(cached.flatMap(_superseded_pair))
-                     .reduceByKey(_first_or_sum, numPartitions=1))
+            pairs = cached.flatMap(partial(_listed_pairs, summary_b)).reduceByKey(_first_or_sum, numPartitions=1)
             superseded = [0]
 
             def entities() -> Iterator[Any]:  # streamed to the file; the count of superseded sorts first
