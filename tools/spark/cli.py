@@ -210,6 +210,7 @@ def run(args: argparse.Namespace) -> int:
             spark = spark_session(args.master, f"ol2purview-{command}", progress, write_class_archive=True)
             try:
                 report = run_spark(spark, sources, job, command=command, dry_run=args.dry_run)
+                return _print(report, args.report)  # shown before a first run's JVM writes the class archive
             finally:
                 publish(spark)
     except (FileNotFoundError, ValueError) as exc:
