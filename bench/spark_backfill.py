@@ -190,7 +190,7 @@ def backfill_command(folder: Path, out: Path, *runner: str) -> Command:
 
 def _class_archive() -> str:
     """Whether local Spark sessions find the class archive (tools/spark/class_sharing.py) now: without it, the
-    first Spark command writes it as it exits (some seconds more, that once)."""
+    first Spark command writes it as it exits (about 15 s more, that once)."""
     from tools.spark.class_sharing import archive_path
 
     path = archive_path()
