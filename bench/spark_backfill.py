@@ -188,10 +188,20 @@ def backfill_command(folder: Path, out: Path, *runner: str) -> Command:
     return Command(seconds, report["seconds"], report["events"]["read"], peak[0])
 
 
+def _class_archive() -> str:
+    """Whether local Spark sessions find the class archive (tools/spark/class_sharing.py) now: without it, the
+    first Spark command writes it as it exits (about 15 s more, that once)."""
+    from tools.spark.class_sharing import archive_path
+
+    path = archive_path()
+    return "class archive present" if path is not None and path.is_file() else "no class archive yet"
+
+
 def speed(folder: Path, root: Path) -> None:
     """Both commands on the same events, ROUNDS times; prints each round and records the median ratio."""
     if ROUNDS <= 0:
         return
+    archive = _class_archive()
     ratios, singles, sparks = [], [], []
     for round_ in range(ROUNDS):
         single = backfill_command(folder, root / "single.jsonl", "--single-process")
@@ -211,13 +221,14 @@ def speed(folder: Path, root: Path) -> None:
           f"(median {spark_s:.1f} s, of which {statistics.median(c.start_seconds for c in sparks):.1f} s start), "
           f"single process {EVENTS / single_s:,.0f} events/s (median {single_s:.1f} s, "
           f"{statistics.median(c.start_seconds for c in singles):.1f} s start): "
-          f"{statistics.median(ratios):.2f}x the single-process runner (median of {ROUNDS} paired rounds)")
+          f"{statistics.median(ratios):.2f}x the single-process runner (median of {ROUNDS} paired rounds; {archive} "
+          "at the start)")
     report.record(__name__, f"`spark backfill --dry-run` end to end as a user runs it, {EVENTS:,} generated Databricks "
                   "events, Spark `local[2]`", EVENTS / spark_s, "events/s", EVENTS / single_s,
                   "the single-process runner on the same files, one after the other",
                   f"median {spark_s:.1f} s of which {statistics.median(c.start_seconds for c in sparks):.1f} s start "
-                  f"with the session (single process: {single_s:.1f} s), median of {ROUNDS} paired rounds, load "
-                  f"average {_load()}", statistics.median(ratios))
+                  f"with the session (single process: {single_s:.1f} s), median of {ROUNDS} paired rounds ({archive} "
+                  f"at the start), load average {_load()}", statistics.median(ratios))
 
 
 def _load() -> str:

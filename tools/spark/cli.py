@@ -204,10 +204,15 @@ def run(args: argparse.Namespace) -> int:
 
             report = run_local(sources, job, command=command, dry_run=args.dry_run, progress=progress)
         else:
+            from .class_sharing import publish
             from .spark_job import run_spark, spark_session
 
-            spark = spark_session(args.master, f"ol2purview-{command}", progress)
-            report = run_spark(spark, sources, job, command=command, dry_run=args.dry_run)
+            spark = spark_session(args.master, f"ol2purview-{command}", progress, write_class_archive=True)
+            try:
+                report = run_spark(spark, sources, job, command=command, dry_run=args.dry_run)
+                return _print(report, args.report)  # shown before a first run's JVM writes the class archive
+            finally:
+                publish(spark)
     except (FileNotFoundError, ValueError) as exc:
         print(f"ol2purview spark {command}: {exc}", file=sys.stderr)
         return 2

@@ -4,7 +4,8 @@
            LARGE_FILE_BYTES as text lines)
       -> event bodies -> contract (refusals counted by reason) -> (runId, event JSON)        [executors]
       -> groupByKey(runId) -> merge_event ... -> build_lineage -> RunResult, its facts reduced per
-         partition; the runs and the partition's facts cached pickled (each read back alone)  [executors]
+         partition; the runs and the partition's facts cached pickled (each read back alone); for a
+         dry run only the runs newest for some entity (dry_run.NewestRuns)                    [executors]
       -> one reduce of per-run facts: newest run per process, newest version of the shared
          entities runs disagree about, counts, unmatched namespaces (broadcast back)         [driver]
       -> selected plans -> --dry-run: distinct entities as JSON lines on the driver
@@ -22,11 +23,14 @@ import pickle
 import sys
 import time
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial, reduce
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from . import class_sharing
 from .catalog import PlanWriter, WriteStats
+from .dry_run import NewestRuns
 from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
                   record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file, bodies_in_lines, bodies_in_path
@@ -39,6 +43,7 @@ READ_PARTITIONS_PER_CORE = 16  # at most, for large files: the last of them ends
 READ_TASK_BYTES = 4 << 20  # a file read task is worth its start from this many (compressed) bytes on
 # A local session (one JVM holding the driver and the executors, started by this process) is tuned for short jobs
 # whose work is in the Python workers; a cluster's session (Databricks, spark-submit) keeps its own settings.
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 LOCAL_SESSION = {
     # The JVM only moves bytes (file contents, compressed events, pickled results): a 1 GB heap holds a partition's
     # shuffle buffers and the cached results beyond which Spark spills to disk; a larger heap only lets the
@@ -46,20 +51,23 @@ LOCAL_SESSION = {
     "spark.driver.memory": "1g",
     # C1 only and the serial collector: the JIT and GC threads of the default setup compete with the Python
     # workers for the same cores (a third of the session start on 2 cores) for code that runs a few seconds.
-    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+    JAVA_OPTIONS: "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
     # every task of a stage reuses its Python worker (its imports, compiled rules and SQL parser)
     "spark.python.worker.reuse": "true",
     # cached results (pickled plans, largely repeated JSON) kept compressed: 5-10 times less heap or disk
     "spark.rdd.compress": "true",
 }
 RUN, FACTS = "run", "facts"  # what the cache after planning holds: pickled runs, then each partition's facts
+SUPERSEDED_RUNS = "superseded"  # and for a dry run, how many processes the runs it did not keep lose
 SUPERSEDED = ("\x00", "superseded")  # sorts before every (typeName, qualifiedName) key of the dry run
 
 
 def spark_session(master: str | None, app_name: str = "ol2purview-backfill", progress: bool = True,
-                  config: dict[str, str] | None = None) -> Any:
+                  config: dict[str, str] | None = None, write_class_archive: bool = False) -> Any:
     """The active SparkSession (Databricks, spark-submit), else a new one on `master` with `config`: by default the
-    cluster's master under Databricks or spark-submit, `local[*]` anywhere else."""
+    cluster's master under Databricks or spark-submit, `local[*]` anywhere else. A local session maps the classes
+    its JVM loads from the archive the first local session of the command line wrote (class_sharing), or writes it
+    (`write_class_archive`: then stop the session with class_sharing.publish)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -76,6 +84,9 @@ def spark_session(master: str | None, app_name: str = "ol2purview-backfill", pro
         builder = builder.config("spark.ui.enabled", "false")  # no web UI port for a local run
         for key, value in LOCAL_SESSION.items():
             builder = builder.config(key, value)
+        sharing = class_sharing.java_options(write_class_archive)
+        if sharing:
+            builder = builder.config(JAVA_OPTIONS, f"{LOCAL_SESSION[JAVA_OPTIONS]} {sharing}")
     builder = builder.config("spark.ui.showConsoleProgress", str(progress).lower())
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
@@ -111,19 +122,32 @@ def _plan_runs(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterato
             yield plan_run(key, values, engine, options, parse_sql, value.policy())
 
 
-def _runs_and_facts(items: Iterable[RunResult | Tally]) -> Iterator[tuple[str, bytes]]:
+def _runs_and_facts(listing: bool, items: Iterable[RunResult | Tally]) -> Iterator[tuple[str, bytes]]:
     """What the steps after planning read again, pickled here once: each run a later step uses (planned, or with a
     history record), then the partition's facts reduced (run_facts, merge_facts). Cached like this, the reduce of
-    the facts never unpickles a run and the selection never unpickles the facts."""
+    the facts never unpickles a run and the selection never unpickles the facts. For a dry run's `listing`, only
+    the planned runs it can need (dry_run.NewestRuns: about one in ten when runs repeat), without their history
+    records, and the count of the superseded processes of the others."""
     reducer = FactReducer()
+    newest: NewestRuns[RunResult] = NewestRuns()
     for item in items:
         if isinstance(item, Tally):
             reducer.add_facts([(("r",), item)])
             continue
         reducer.add(item)
-        if is_planned(item) or item.record is not None:
+        if listing:
+            if is_planned(item):
+                yield from map(_pickled_run, newest.add(item, item))
+        elif is_planned(item) or item.record is not None:
             yield RUN, pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+    if listing:
+        yield from map(_pickled_run, newest.kept())
+        yield SUPERSEDED_RUNS, pickle.dumps(newest.superseded)
     yield FACTS, pickle.dumps(reducer.items(), pickle.HIGHEST_PROTOCOL)
+
+
+def _pickled_run(result: RunResult) -> tuple[str, bytes]:
+    return RUN, pickle.dumps(replace(result, record=None), pickle.HIGHEST_PROTOCOL)
 
 
 def _is_run(pair: tuple[str, bytes]) -> bool:
@@ -132,6 +156,15 @@ def _is_run(pair: tuple[str, bytes]) -> bool:
 
 def _is_facts(pair: tuple[str, bytes]) -> bool:
     return pair[0] == FACTS
+
+
+def _listed_pairs(summary: Any, pair: tuple[str, bytes]) -> list[tuple[Any, Any]]:
+    """What a dry run's cache item lists: a run's selected entities and its superseded processes, or the count of
+    the superseded processes of the runs its partition did not keep."""
+    kind, data = pair
+    if kind == RUN:
+        return _dry_run_pairs(_selected(summary, pickle.loads(data)))
+    return [(SUPERSEDED, pickle.loads(data))] if kind == SUPERSEDED_RUNS else []
 
 
 def _unpickled(pair: tuple[str, bytes]) -> Any:
@@ -300,7 +333,7 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
 
     sc = spark.sparkContext
     job_b = sc.broadcast(job)
-    cached = results.mapPartitions(_runs_and_facts).persist(StorageLevel.MEMORY_AND_DISK)
+    cached = results.mapPartitions(partial(_runs_and_facts, dry_run is not None)).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         facts = cached.filter(_is_facts).flatMap(_unpickled)
         summary = Summary.of(facts.reduceByKey(merge_facts).filter(_is_kept_fact).collect())
@@ -310,7 +343,7 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
         report = BackfillReport(command, summary.tally, processes_planned=len(summary.winners),
                                 unmatched_namespaces=ranked_namespaces(summary.unmatched))
         if dry_run is not None:
-            pairs = selected.flatMap(_dry_run_pairs).reduceByKey(_first_or_sum, numPartitions=1)
+            pairs = cached.flatMap(partial(_listed_pairs, summary_b)).reduceByKey(_first_or_sum, numPartitions=1)
             superseded = [0]
 
             def entities() -> Iterator[Any]:  # streamed to the file; the count of superseded sorts first
