@@ -70,10 +70,12 @@ def publish(spark: Any) -> None:
     process = getattr(SparkContext._gateway, "proc", None)  # the JVM, started by pyspark
     final = pending.with_name(pending.name.split(".", 1)[0] + ".jsa")
     try:
+        exited = None
         if process is not None:
             process.stdin.close()  # the JVM exits when its driver's pipe closes
-            process.wait(EXIT_SECONDS)
-        if pending.is_file() and pending.stat().st_size > 0 and not final.exists():
+            exited = process.wait(EXIT_SECONDS)
+        # only a JVM that exited normally has finished its archive (one killed while writing leaves a partial file)
+        if exited == 0 and pending.is_file() and pending.stat().st_size > 0 and not final.exists():
             os.replace(pending, final)
     except (OSError, subprocess.TimeoutExpired):
         pass
