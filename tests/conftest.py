@@ -159,6 +159,22 @@ def open_test_run_state_store(kind: str, folder: Path, request: pytest.FixtureRe
                                                      ttl_seconds=ttl_seconds)
 
 
+def open_test_history_store(kind: str, folder: Path, request: pytest.FixtureRequest, *, retention_days: int):
+    """A fresh, empty run-history store of `kind` (`sqlite`: a file in `folder`; `table`: a new table on the
+    session's Azurite, which `request` provides)."""
+    if kind == "sqlite":
+        from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
+
+        return SqliteHistoryStore(folder / "history.sqlite3", retention_days=retention_days)
+    import uuid
+
+    from olparser.adapters.history_stores.table_store import TableHistoryStore
+
+    emulator = request.getfixturevalue("azurite")
+    return TableHistoryStore.from_connection_string(emulator.connection_string, f"hist{uuid.uuid4().hex[:16]}",
+                                                    retention_days=retention_days)
+
+
 RUN_STATE_STORE_KINDS = ["sqlite", pytest.param("table", marks=pytest.mark.azurite)]
 
 

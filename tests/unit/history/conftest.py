@@ -2,14 +2,13 @@
 Azurite), and hand-made records."""
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from olparser.history.model import DatasetRef, ProcessRun, RunFacts, RunRecord
-from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
+from tests.conftest import RUN_STATE_STORE_KINDS, open_test_history_store
 
 RETENTION_DAYS = 30
 DAY = 86400.0
@@ -18,19 +17,11 @@ LAKE = "https://contosolake.dfs.core.windows.net"
 ADLS = "azure_datalake_gen2_path"
 
 
-@pytest.fixture(params=["sqlite", pytest.param("table", marks=pytest.mark.azurite)])
+@pytest.fixture(params=RUN_STATE_STORE_KINDS)  # the kinds of store the product ships
 def history(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator:
     """A fresh, empty run-history store of each kind, keeping 30 days."""
-    if request.param == "sqlite":
-        with SqliteHistoryStore(tmp_path / "history.sqlite3", retention_days=RETENTION_DAYS) as sqlite_store:
-            yield sqlite_store
-        return
-    from olparser.adapters.history_stores.table_store import TableHistoryStore
-
-    emulator = request.getfixturevalue("azurite")
-    with TableHistoryStore.from_connection_string(emulator.connection_string, f"hist{uuid.uuid4().hex[:16]}",
-                                                  retention_days=RETENTION_DAYS) as table_store:
-        yield table_store
+    with open_test_history_store(request.param, tmp_path, request, retention_days=RETENTION_DAYS) as store:
+        yield store
 
 
 def dataset(name: str) -> DatasetRef:

@@ -3,14 +3,12 @@ fresh run-history store of the same kind, and the mapping engine with the shippe
 from __future__ import annotations
 
 import itertools
-import uuid
 from pathlib import Path
 
 import pytest
 
-from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
 from olparser.naming import MappingEngine
-from tests.conftest import open_test_run_state_store
+from tests.conftest import open_test_history_store, open_test_run_state_store
 from tests.rules import MAPPINGS_PATH
 
 
@@ -43,14 +41,9 @@ def fresh_history(run_state_store_kind: str, tmp_path: Path, request: pytest.Fix
     numbers = itertools.count(1)
 
     def open_one():
-        if run_state_store_kind == "sqlite":
-            opened.append(SqliteHistoryStore(tmp_path / f"history-{next(numbers)}.sqlite3", retention_days=36500))
-        else:
-            from olparser.adapters.history_stores.table_store import TableHistoryStore
-
-            emulator = request.getfixturevalue("azurite")
-            opened.append(TableHistoryStore.from_connection_string(
-                emulator.connection_string, f"hist{uuid.uuid4().hex[:16]}", retention_days=36500))
+        folder = tmp_path / f"history-{next(numbers)}"
+        folder.mkdir()
+        opened.append(open_test_history_store(run_state_store_kind, folder, request, retention_days=36500))
         return opened[-1]
 
     yield open_one
