@@ -41,7 +41,7 @@ from .plan import COLUMN_TYPE  # noqa: F401  (re-exported: columns belong to the
 
 PLACEHOLDER_TYPE = "openlineage_dataset"
 UNITY_CATALOG_TYPE = "databricks_unity_catalog_table"
-UNITY_CATALOG_NAMESPACE = "unity-catalog"
+UNITY_CATALOG_NAMESPACE = unity_catalog.NAMESPACE
 UNITY_CATALOG_SCAN_RULE = "Unity Catalog scan (metastore from DATABRICKS_METASTORE_IDS)"
 NO_RULE = "no mapping rule matched"
 
@@ -141,13 +141,16 @@ class DatasetResolver:
             known = _remembered.get((namespace, name))
             if known is not None and known[0] is result:
                 return known[1]
-        three_parts = unity_catalog.split_three_part_name(name) if namespace == UNITY_CATALOG_NAMESPACE else None
-        unity = UnityTable(*three_parts) if three_parts is not None else None
+        is_unity, host = unity_catalog.unity_namespace(namespace)
+        three_parts = unity_catalog.split_three_part_name(name) if is_unity else None
+        unity = None if three_parts is None else UnityTable(*three_parts, host=host,
+                                                            metastore=self._host_metastore(host))
         if result.matched:
             dataset = ResolvedDataset(type_name=result.purview_type, qualified_name=result.qualified_name,
                                       display_name=display_name(namespace, name), owned=False,
                                       namespace=namespace, name=name, rule=result.rule_name or "", unity=unity)
-            if len(namespace) + len(name) <= CACHED_CHARS:  # the engine keeps no answer for a longer one
+            # the engine keeps no answer for a longer one; a Unity Catalog host's metastore depends on the options
+            if len(namespace) + len(name) <= CACHED_CHARS and (unity is None or unity.host is None):
                 _remember((namespace, name), (result, dataset))
             return dataset
         if unity is not None:
@@ -162,9 +165,9 @@ class DatasetResolver:
         """A Unity Catalog table: the scan's `databricks_table` when the metastore (and the catalog) are known,
         else the connector's `databricks_unity_catalog_table` (with its columns)."""
         table = unity.table.strip("`").lower()
-        if self.metastore_id and unity.catalog:
-            qualified_name = unity_catalog.table_qualified_name(self.metastore_id, unity.catalog, unity.schema,
-                                                                unity.table)
+        metastore = unity.metastore if unity.host else self.metastore_id
+        if metastore and unity.catalog:
+            qualified_name = unity_catalog.table_qualified_name(metastore, unity.catalog, unity.schema, unity.table)
             return ResolvedDataset(type_name=unity_catalog.DATABRICKS_TABLE, qualified_name=qualified_name,
                                    display_name=table, owned=False, namespace=namespace, name=name,
                                    rule=UNITY_CATALOG_SCAN_RULE, unity=unity)
@@ -173,6 +176,16 @@ class DatasetResolver:
                                                                            f"{'.'.join(parts)}",
                                display_name=table, owned=True, namespace=namespace, name=name,
                                columns=schema_columns(facets) if facets else (), unity=unity)
+
+    def _host_metastore(self, host: str | None) -> str | None:
+        """The metastore of the host a Unity Catalog namespace names (DATABRICKS_METASTORE_IDS), else the run's when
+        the host is the run's workspace; None when unknown (resolution then searches by name)."""
+        if host is None:
+            return None
+        found = self.options.metastore_for(host)
+        if found is None and self.workspace_url and host == self.workspace_url.strip().lower():
+            return self.metastore_id
+        return found
 
 
 # Datasets met before, so that a dataset named again is one dict lookup (and its identities are built once): a matched
@@ -203,7 +216,7 @@ def _older_unity_table(symlink: tuple[str, str], facts: DatasetFacts) -> UnityTa
     """The Unity Catalog table of an older openlineage-spark symlink (`schema.table` or `catalog.schema.table`, the
     table's parent folder as namespace), when the dataset shows Unity Catalog evidence; else None."""
     namespace, name = symlink
-    if namespace == UNITY_CATALOG_NAMESPACE:
+    if unity_catalog.unity_namespace(namespace)[0]:
         return None
     catalog_facet = facts.facets.get("catalog")
     catalog_facet = catalog_facet if isinstance(catalog_facet, dict) else {}

@@ -70,7 +70,7 @@ def _scanned_forms(identity: Identity, metastore: str | None, rules: ResourceSet
     if identity.type_name in RESOURCE_SET_TYPES and not _opaque(identity):
         forms += storage_candidates(identity.type_name, identity.qualified_name, rules)
     if identity.unity is not None:
-        forms += unity_candidates(identity.unity, metastore)
+        forms += unity_candidates(identity.unity, identity.unity.metastore if identity.unity.host else metastore)
     forms += fabric_candidates(identity.namespace, identity.name)
     return forms
 

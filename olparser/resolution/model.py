@@ -45,6 +45,11 @@ class UnityTable:
     catalog: str | None
     schema: str
     table: str
+    # The host the namespace names (`unitycatalog://{host}[:port]`, dbt-databricks' `databricks://{workspace host}`),
+    # None for openlineage-spark's `unity-catalog`; with a host, `metastore` is that host's metastore (None: unknown,
+    # found by search), and the run's workspace metastore is not used.
+    host: str | None = None
+    metastore: str | None = None
 
 
 @dataclass(frozen=True)

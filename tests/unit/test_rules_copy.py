@@ -29,7 +29,7 @@ def test_the_tests_rules_are_the_shipped_rules_package_data_not_the_users_file()
     engine = MappingEngine.from_path(MAPPINGS_PATH)
     names = [rule.name for rule in engine.rules]
     assert (len(names), names[:3], names[-1]) == (
-        52, ["adlsGen2BlobHostSubfolder", "adlsGen2BlobHostRoot", "adlsGen2BlobHost"], "snowflake")
+        55, ["adlsGen2BlobHostSubfolder", "adlsGen2BlobHostRoot", "adlsGen2BlobHost"], "snowflake")
     assert MAPPINGS_PATH == PROJECT_ROOT / "olparser" / "naming" / "shipped" / "OlToPurviewMappings.json"
     assert MAPPINGS_PATH != DEFAULT_MAPPINGS_PATH
     result = engine.map("abfss://raw@lake.dfs.core.windows.net", "/sales/orders")
@@ -84,7 +84,7 @@ def test_swallows_the_refusal():
 
 
 def test_loads_the_copy():
-    assert len(MappingEngine.from_path(MAPPINGS_PATH).rules) == 52
+    assert len(MappingEngine.from_path(MAPPINGS_PATH).rules) == 55
 '''
 
 

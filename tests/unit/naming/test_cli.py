@@ -48,7 +48,7 @@ def test_no_match_prints_nulls_with_an_error_and_exits_3():
     done = qn_tester("--namespace", "kafka://broker:9092", "--name", "topic")
     assert done.returncode == 3
     assert json_lines(done.stdout) == [
-        {"QualifiedName": None, "PurviewType": None, "error": "no mapping rule matched (namespace prefix 'kafka', 52 rules tried)"}
+        {"QualifiedName": None, "PurviewType": None, "error": "no mapping rule matched (namespace prefix 'kafka', 55 rules tried)"}
     ]
 
 
@@ -114,7 +114,7 @@ def test_explain_full_lists_tokens_every_rule_and_the_winner():
 def test_explain_of_no_match_exits_3():
     done = qn_tester("--namespace", "kafka://b:9092", "--name", "t", "--explain", "--full")
     assert done.returncode == 3
-    assert done.stdout.endswith("winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)\n"
+    assert done.stdout.endswith("winner: none - no mapping rule matched (namespace prefix 'kafka', 55 rules tried)\n"
                                 "candidates (the first the catalog holds is the asset the lineage links to):\n"
                                 "  none: no scanner registers this dataset under another name\n")
 
@@ -148,9 +148,9 @@ def test_explain_of_no_match_is_a_page_not_every_rule():
     done = qn_tester("--namespace", "kafka://b:9092", "--name", "t", "--explain")
     assert done.returncode == 3
     assert explained_rules(done) == [
-        " 52 tried",
-        "  52 ruled out by a namespace condition",
-        "winner: none - no mapping rule matched (namespace prefix 'kafka', 52 rules tried)",
+        " 55 tried",
+        "  55 ruled out by a namespace condition",
+        "winner: none - no mapping rule matched (namespace prefix 'kafka', 55 rules tried)",
         "(--explain --full lists every rule and condition)",
         "candidates (the first the catalog holds is the asset the lineage links to):",
         "  none: no scanner registers this dataset under another name",
@@ -217,7 +217,7 @@ def test_ctrl_d_at_the_first_prompt_of_a_terminal_quits():
 def test_ctrl_d_after_a_miss_at_a_terminal_exits_0_having_shown_the_miss():
     code, seen = _at_a_terminal([b"kafka://broker:9092\n", b"topic\n"])
     assert code == 0
-    assert b'"error": "no mapping rule matched (namespace prefix \'kafka\', 52 rules tried)"' in seen
+    assert b'"error": "no mapping rule matched (namespace prefix \'kafka\', 55 rules tried)"' in seen
 
 
 @pytest.fixture
@@ -366,7 +366,7 @@ def test_prompt_mode_reads_namespace_and_name_pairs_until_end_of_input():
     assert done.returncode == 3
     assert json_lines(done.stdout) == [
         {"QualifiedName": "https://a.dfs.core.windows.net/c/x", "PurviewType": "azure_datalake_gen2_path"},
-        {"QualifiedName": None, "PurviewType": None, "error": "no mapping rule matched (namespace prefix 'kafka', 52 rules tried)"},
+        {"QualifiedName": None, "PurviewType": None, "error": "no mapping rule matched (namespace prefix 'kafka', 55 rules tried)"},
     ]
 
 
@@ -439,10 +439,10 @@ def test_event_names_each_dataset_as_the_catalog_gets_it_and_the_other_identity_
     assert lines[2] == {
         "direction": "output", "namespace": "file:/tmp/cll_test", "name": "default.tbl1",
         "QualifiedName": "file:/tmp/cll_test/default.tbl1", "PurviewType": "openlineage_dataset", "Rule": None,
-        "error": "no mapping rule matched (namespace prefix 'file:/tmp/cll_test', 52 rules tried)",
+        "error": "no mapping rule matched (namespace prefix 'file:/tmp/cll_test', 55 rules tried)",
         "also": {"namespace": "file", "name": "/tmp/cll_test/tbl1", "QualifiedName": "file:/tmp/cll_test/tbl1",
                  "PurviewType": "openlineage_dataset", "Rule": None,
-                 "error": "no mapping rule matched (namespace prefix 'file', 52 rules tried)"}}
+                 "error": "no mapping rule matched (namespace prefix 'file', 55 rules tried)"}}
 
 
 def test_event_shows_the_metastore_table_the_catalog_gets_and_its_location_as_also(tmp_path: Path):

@@ -41,9 +41,9 @@ def test_a_rule_written_for_the_raw_jdbc_form_wins() -> None:
 
 def test_an_unmatched_jdbc_namespace_says_both_forms_were_tried(default_engine) -> None:
     result = default_engine.map("jdbc:oracle:thin:@//h:1521/svc", "s.t")
-    assert result.error == ("no mapping rule matched (namespace prefix 'jdbc:oracle:thin:', 52 rules tried); "
+    assert result.error == ("no mapping rule matched (namespace prefix 'jdbc:oracle:thin:', 55 rules tried); "
                             "nor as its plain form without 'jdbc:': "
-                            "no mapping rule matched (namespace prefix 'oracle:thin:', 52 rules tried)")
+                            "no mapping rule matched (namespace prefix 'oracle:thin:', 55 rules tried)")
 
 
 def test_jdbc_is_stripped_once_only(default_engine) -> None:
@@ -99,9 +99,9 @@ def test_fabric_onelake_is_left_to_the_readable_placeholder(default_engine, name
     """Purview does not scan OneLake tables and files, so no default rule maps them (in particular not as ADLS Gen2
     paths of a storage account that does not exist); the pipeline keeps them as `openlineage_dataset` placeholders."""
     result = default_engine.map(namespace, name)
-    assert (result.matched, result.error) == (False, "no mapping rule matched (namespace prefix 'abfss', 52 rules tried)"
+    assert (result.matched, result.error) == (False, "no mapping rule matched (namespace prefix 'abfss', 55 rules tried)"
                                               if namespace.startswith("abfss") else
-                                              "no mapping rule matched (namespace prefix 'wasbs', 52 rules tried)")
+                                              "no mapping rule matched (namespace prefix 'wasbs', 55 rules tried)")
 
 
 def test_adls_gen2_in_other_clouds_still_maps(default_engine) -> None:
