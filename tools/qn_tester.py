@@ -6,6 +6,7 @@
   qn-tester --batch FILE|-                    JSON lines {"namespace", "name"} or a JSON file with a "cases" list
   qn-tester --event FILE                      every input and output of an OpenLineage event
   qn-tester lint [--config PATH] [--catalog [URL]]   problems in a mapping config (and types the catalog lacks)
+  qn-tester coverage [--config PATH] [--json]  the naming spec's forms -> qualifiedName, type, status, with counts
 
 Exit codes: 0 every input matched a rule (and at the end of prompts on a terminal); 3 some input matched none; 2 usage or config error; lint: 1 problems found.
 The config is --config PATH, else the app setting OlToPurviewMappings (inline JSON), else
@@ -66,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
                            "Atlas v2 URL such as http://127.0.0.1:21000/api/atlas/v2); without URL: "
                            "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s catalog")
     add_target_arguments(lint, catalog=True)  # --atlas-url URL is --catalog URL; --data: whose serve's catalog
+    coverage = sub.add_parser("coverage", help="the naming spec's table: each form's qualifiedName, type, status",
+                              description="Each dataset form of the OpenLineage naming spec and of today's producers "
+                                          "-> qualifiedName, type, and whether it is a scanner's form, found by "
+                                          "search, or a documented other store; with counts.")
+    coverage.add_argument("--config", dest="coverage_config", metavar="PATH", help="mapping config to use")
+    coverage.add_argument("--json", action="store_true", help="one JSON line per form, then one with the counts")
     return parser
 
 
@@ -293,6 +300,25 @@ def run_lint(config: str | None, out: TextIO, catalog: str | None = None,
     return EXIT_LINT_FINDINGS if findings else EXIT_OK
 
 
+def run_coverage(config: str | None, out: TextIO, as_json: bool = False) -> int:
+    """`qn-tester coverage`: olparser.naming_coverage's table (Markdown, or JSON lines); exit 1 when a form's computed
+    status differs from the documented one."""
+    from olparser.naming_coverage import counts, coverage_rows, markdown_table, mismatches
+    rows = coverage_rows(load_engine(config))
+    if as_json:
+        for row in rows:
+            _emit({"store": row.form.store, "producer": row.form.producer, "namespace": row.form.namespace,
+                   "name": row.form.name, "qualifiedName": row.qualified_name, "type": row.type_name,
+                   "status": row.status, "purview": row.form.purview}, out)
+        _emit({"counts": counts(rows)}, out)
+    else:
+        out.write(markdown_table(rows))
+    wrong = mismatches(rows)
+    for line in wrong:
+        out.write(f"not as documented: {line}\n")
+    return EXIT_LINT_FINDINGS if wrong else EXIT_OK
+
+
 def run_map(args: argparse.Namespace, out: TextIO) -> int:
     engine = load_engine(args.config)
     mounts = load_mounts(args.mounts)
@@ -373,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "lint":
             return run_lint(args.lint_config or args.config, sys.stdout, args.catalog, args)
+        if args.command == "coverage":
+            return run_coverage(args.coverage_config or args.config, sys.stdout, args.json)
         _check_usage(args)
         return run_map(args, sys.stdout)
     except UsageError as exc:

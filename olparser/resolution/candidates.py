@@ -42,6 +42,13 @@ FABRIC_TABLE = "fabric_lakehouse_table"
 FABRIC_BASE = "https://app.fabric.microsoft.com/groups/"
 ONELAKE_HOSTS = ("onelake.dfs.fabric.microsoft.com", "onelake.blob.fabric.microsoft.com")
 
+# SQLAlchemy URL schemes with an optional driver (`mssql+pyodbc`, `postgresql+psycopg2`), host and optional port
+_SQLALCHEMY = re.compile(r"^(mssql|postgresql|postgres)(?:\+[A-Za-z0-9_]+)?://([^/:?#@\s]+)(?::\d+)?/?$", re.IGNORECASE)
+# (URL scheme without driver, host suffix, scanned type, qualifiedName scheme) of the Azure databases whose scanned
+# form is known (purview-and-atlas.md, "Built-in types and their qualified names")
+_AZURE_SQL_HOSTS = (("mssql", ".database.windows.net", "azure_sql_table", "mssql://"),
+                    ("postgresql", ".postgres.database.azure.com", "azure_postgresql_table", "postgresql://"),
+                    ("postgres", ".postgres.database.azure.com", "azure_postgresql_table", "postgresql://"))
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _ONELAKE = re.compile(r"^abfss?://([^@/]+)@(onelake\.(?:dfs|blob)\.fabric\.microsoft\.com)/?$", re.IGNORECASE)
 
@@ -72,6 +79,8 @@ def _scanned_forms(identity: Identity, metastore: str | None, rules: ResourceSet
     if identity.unity is not None:
         forms += unity_candidates(identity.unity, identity.unity.metastore if identity.unity.host else metastore)
     forms += fabric_candidates(identity.namespace, identity.name)
+    if not identity.scanned_type:
+        forms += sql_table_search_candidates(identity.namespace, identity.name)
     return forms
 
 
@@ -102,6 +111,25 @@ def unity_candidates(unity: UnityTable, metastore: str | None) -> list[Candidate
     attributes = (("schemaName", schema),) + ((("catalogName", catalog),) if catalog else ())
     return [_search(unity_catalog.DATABRICKS_TABLE, table, shape, "Unity Catalog scan (search: metastore unknown)",
                     attributes)]
+
+
+def sql_table_search_candidates(namespace: str, name: str) -> list[Candidate]:
+    """The Azure SQL / Azure PostgreSQL table of a name that lacks its database: Great Expectations names a SQL table
+    `{SQLAlchemy scheme}://{host}` + `{schema}.{table}` (great_expectations/action.py `_source`: scheme and host
+    only), so the scanner's `mssql://{host}/{db}/{schema}/{table}` is searched by the table name and checked against
+    that shape with any database; two databases holding that table are ambiguous and link nothing."""
+    match = _SQLALCHEMY.match(namespace.strip())
+    if match is None:
+        return []
+    parts = [p.strip().strip('[]"') for p in name.split(".")]
+    if len(parts) != 2 or not all(parts):
+        return []
+    host, (schema, table) = match.group(2).lower(), parts
+    for url_scheme, suffix, type_name, scheme in _AZURE_SQL_HOSTS:
+        if match.group(1).lower() == url_scheme and host.endswith(suffix):
+            shape: Shape = ((TEXT, f"{scheme}{host}/"), (SEGMENT, ""), (TEXT, f"/{schema}/{table}"))
+            return [_search(type_name, table, shape, "SQL table, database not in the name (search)")]
+    return []
 
 
 def fabric_candidates(namespace: str, name: str) -> list[Candidate]:

@@ -185,3 +185,28 @@ def test_candidates_survive_their_json_form():
 def test_unreadable_candidate_json_is_refused(bad):
     with pytest.raises(ValueError):
         candidates_from_json(bad)
+
+
+# --- SQL tables named without their database (Great Expectations) --------------------------------------------------
+# great_expectations/action.py `_source`: namespace `{SQLAlchemy scheme}://{hostname}`, name `{schema}.{table}`
+
+def test_a_sql_table_without_its_database_is_searched_and_any_database_of_that_shape_matches():
+    from olparser.resolution.candidates import sql_table_search_candidates
+    [candidate] = sql_table_search_candidates("mssql+pyodbc://SRV.database.windows.net", "crm.orders")
+    assert (candidate.type_name, candidate.search.keywords, candidate.search.query()["filter"]) == (
+        "azure_sql_table", "orders", {"entityType": "azure_sql_table"})
+    assert candidate.search.matches("azure_sql_table", "mssql://srv.database.windows.net/sales/crm/orders")
+    assert not candidate.search.matches("azure_sql_table", "mssql://srv.database.windows.net/sales/dbo/orders")
+    assert not candidate.search.matches("azure_sql_table", "mssql://other.database.windows.net/sales/crm/orders")
+    assert not candidate.search.matches("azure_sql_table", "mssql://srv.database.windows.net/a/b/crm/orders")
+
+
+@pytest.mark.parametrize("namespace, name", [
+    ("mssql+pyodbc://10.0.0.1", "crm.orders"),  # not Azure SQL: no confirmed scanned form to search for
+    ("mssql+pyodbc://srv.database.windows.net", "orders"),  # no schema
+    ("postgresql+psycopg2://pg.postgres.database.azure.com", "a.b.c"),
+    ("mysql+pymysql://my.mysql.database.azure.com", "shop.items"),
+])
+def test_no_sql_search_without_a_known_scanned_form(namespace, name):
+    from olparser.resolution.candidates import sql_table_search_candidates
+    assert sql_table_search_candidates(namespace, name) == []
