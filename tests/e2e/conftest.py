@@ -71,6 +71,17 @@ def serve_on_each_store(serve_factory: Callable[..., ServeHandle],
     return factory
 
 
+def start_serve_on_store(kind: str, folder: Path, env: dict[str, str], key: str = "e2e-key") -> ServeHandle:
+    """`start_serve` on one run-state store, for module-scoped fixtures parametrized over ("sqlite", "table"):
+    RUN_STATE_STORE=sqlite with the embedded queues, or RUN_STATE_STORE=table on the Azurite that serve starts."""
+    if kind == "table":
+        from tests.azurite_fixture import require_azurite
+
+        require_azurite()
+        env = {**env, "RUN_STATE_STORE": "table"}
+    return start_serve(folder, key=key, env=env, storage=STORAGE_OF_RUN_STATE_STORE[kind])
+
+
 # --- helpers for ingest tests ---------------------------------------------------------------------------------------
 SHARED_OPENLINEAGE = PROJECT_ROOT.parent / "shared" / "openlineage"
 

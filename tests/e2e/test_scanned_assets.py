@@ -21,9 +21,8 @@ import pytest
 import requests
 
 from tests import databricks_runs as dr
-from tests.azurite_fixture import require_azurite
 from tests.conftest import PROJECT_ROOT, wait_until
-from tests.e2e.conftest import ServeHandle, start_serve
+from tests.e2e.conftest import ServeHandle, start_serve_on_store
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 
 pytestmark = pytest.mark.e2e
@@ -54,11 +53,7 @@ def serve(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     """One serve per run-state store, its scanned assets registered before any event; the re-link timer every
     second."""
     env = {"RELINK_TIMER_SCHEDULE": "* * * * * *", "DATABRICKS_WORKSPACE_HOSTS": f"{dr.WORKSPACE_ID}={dr.HOST}"}
-    storage = "embedded"
-    if request.param == "table":
-        require_azurite()
-        env["RUN_STATE_STORE"], storage = "table", "azurite"
-    handle = start_serve(tmp_path_factory.mktemp(f"serve-{request.param}"), key="e2e-key", env=env, storage=storage)
+    handle = start_serve_on_store(request.param, tmp_path_factory.mktemp(f"serve-{request.param}"), env)
     body = {"entities": [{"typeName": t, "guid": f"-{i}", "attributes": {
         "qualifiedName": q, "name": f"scanned {q.rsplit('/', 2)[-2]}", **attributes}}
         for i, (t, q, attributes) in enumerate(SCANNED, 1)]}
