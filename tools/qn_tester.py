@@ -6,7 +6,8 @@
   qn-tester --batch FILE|-                    JSON lines {"namespace", "name"} or a JSON file with a "cases" list
   qn-tester --event FILE                      every input and output of an OpenLineage event
   qn-tester lint [--config PATH] [--catalog [URL]]   problems in a mapping config (and types the catalog lacks)
-  qn-tester coverage [--config PATH] [--json]  the naming spec's forms -> qualifiedName, type, status, with counts
+  qn-tester coverage [--config PATH] [--json] [--guide PAGE]   the naming spec's forms -> qualifiedName, type,
+                                              status, with counts (--guide: write the table into that page)
 
 Exit codes: 0 every input matched a rule (and at the end of prompts on a terminal); 3 some input matched none; 2 usage or config error; lint: 1 problems found.
 The config is --config PATH, else the app setting OlToPurviewMappings (inline JSON), else
@@ -73,6 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                                           "search, or a documented other store; with counts.")
     coverage.add_argument("--config", dest="coverage_config", metavar="PATH", help="mapping config to use")
     coverage.add_argument("--json", action="store_true", help="one JSON line per form, then one with the counts")
+    coverage.add_argument("--guide", metavar="PAGE", help="write the table into this page between its markers "
+                                                          "(docs/guides/producers-and-names.md)")
     return parser
 
 
@@ -300,11 +303,17 @@ def run_lint(config: str | None, out: TextIO, catalog: str | None = None,
     return EXIT_LINT_FINDINGS if findings else EXIT_OK
 
 
-def run_coverage(config: str | None, out: TextIO, as_json: bool = False) -> int:
-    """`qn-tester coverage`: olparser.naming_coverage's table (Markdown, or JSON lines); exit 1 when a form's computed
-    status differs from the documented one."""
-    from olparser.naming_coverage import counts, coverage_rows, markdown_table, mismatches
+def run_coverage(config: str | None, out: TextIO, as_json: bool = False, guide: str | None = None) -> int:
+    """`qn-tester coverage`: olparser.naming_coverage's table (Markdown, or JSON lines; with `guide`, also written
+    into that page); exit 1 when a form's computed status differs from the documented one."""
+    from olparser.naming_coverage import counts, coverage_rows, guide_with_table, markdown_table, mismatches
     rows = coverage_rows(load_engine(config))
+    if guide:
+        try:
+            page = Path(guide).read_text(encoding="utf-8")
+            Path(guide).write_text(guide_with_table(page, markdown_table(rows)), encoding="utf-8")
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot write the table into {guide}: {exc}") from None
     if as_json:
         for row in rows:
             _emit({"store": row.form.store, "producer": row.form.producer, "namespace": row.form.namespace,
@@ -400,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "lint":
             return run_lint(args.lint_config or args.config, sys.stdout, args.catalog, args)
         if args.command == "coverage":
-            return run_coverage(args.coverage_config or args.config, sys.stdout, args.json)
+            return run_coverage(args.coverage_config or args.config, sys.stdout, args.json, args.guide)
         _check_usage(args)
         return run_map(args, sys.stdout)
     except UsageError as exc:

@@ -7,12 +7,15 @@
   `dataset_identity` decides ("table", the default: Purview scans metastore tables as hive_table and people think in
   tables; "storage": the location). The other identity is kept on the process (`datasetLocations` for a table's
   location, `datasetTables` for a location's table).
-- Unity Catalog (`unity-catalog` / `catalog.schema.table`): when the workspace's metastore is known
-  (`DATABRICKS_METASTORE_IDS`), the table is the `databricks_table` that Purview's Unity Catalog scan registers,
+- Unity Catalog (`catalog.schema.table` in `unity-catalog`, the naming spec's `unitycatalog://{host}[:port]`, or
+  dbt-databricks' `databricks://{workspace host}`, as the dataset or as its TABLE symlink): when the metastore is
+  known (`DATABRICKS_METASTORE_IDS`: the run's workspace for `unity-catalog`; the namespace's host, or the run's
+  workspace when it is that host, otherwise), the table is the `databricks_table` that Purview's Unity Catalog scan
+  registers,
   `databricks://{metastore id}/catalogs/{catalog}/schemas/{schema}/tables/{table}` (a scanner type: referenced when it
   exists, created otherwise, and the scan later updates that same entity). Otherwise, unless a rule maps it, it
   becomes a `databricks_unity_catalog_table` with qualifiedName `unity-catalog://{catalog}.{schema}.{table}` (lower
-  case, as Unity Catalog stores names). The metastore is not in the events and a table is shared by every workspace
+  case, as Unity Catalog stores names), and resolution searches for the scanned table by name. The metastore is not in the events and a table is shared by every workspace
   attached to its metastore, so the workspace host is not part of the name. Older openlineage-spark (before 1.51)
   named the symlink `schema.table` with the table's parent folder as namespace: with Unity Catalog evidence (a
   `catalog` facet of type `unity`, a `storage` facet with layer `unity`, or a `__unitystorage` location) that symlink

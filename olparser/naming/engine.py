@@ -21,6 +21,7 @@ from olparser.settings import Settings
 
 from .mounts import DBFS_NAMESPACES, MountIndex, MountPoint, canonical_dbfs, resolve_mount
 from .rules import ConfigError, Rule, compile_rules, parse_json, read_path, unwrap
+from .stores import store_note
 from .templates import NORMALIZERS
 from .tokens import NamespaceTokens, NameTokens, TokenRef, Value, token_table, tokenize_name, tokenize_namespace
 
@@ -267,6 +268,9 @@ class MappingEngine:
 
     def _unmatched_reason(self, ns: NamespaceTokens, nm: NameTokens, ws: str | None, near_miss: Rule | None) -> str:
         reason = f"no mapping rule matched (namespace prefix {ns.prefix[:80]!r}, {len(self.rules)} rules tried)"
+        note = store_note(ns.prefix) if near_miss is None else None
+        if note is not None:
+            reason += f"; {note}"
         if near_miss is not None:
             missing = near_miss.template.missing_token(ns, nm, ws)
             reason += f"; the conditions of rule '{near_miss.name}' held but its template reads {missing}, which is missing"
