@@ -18,6 +18,7 @@ from olparser.adapters.catalog.resolver import ResourceSetRuleSource, ScannedAss
 from olparser.lineage import LineageOptions
 from olparser.lineage.datasets import DatasetResolver
 from olparser.naming import MappingEngine, MountPoint
+from olparser.resolution import unity_catalog
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.model import Candidate, NamedDataset
 from olparser.resolution.resource_sets import ResourceSetRules
@@ -26,7 +27,9 @@ from tools.qn_lint_catalog import CatalogLintError, choose_target
 
 def named_dataset(engine: MappingEngine, namespace: str, name: str, *, mounts: tuple[MountPoint, ...] = (),
                   workspace_url: str | None = None, metastore: str | None = None) -> NamedDataset:
-    resolver = DatasetResolver(engine, mounts, workspace_url, LineageOptions(), metastore_id=metastore)
+    host = unity_catalog.unity_namespace(namespace)[1]  # `--metastore` is the metastore of the host it names
+    options = LineageOptions(workspace_metastores=((host, metastore),) if host and metastore else ())
+    resolver = DatasetResolver(engine, mounts, workspace_url, options, metastore_id=metastore)
     return resolver.resolve_name(namespace, name).named(metastore)
 
 

@@ -27,6 +27,7 @@ from olparser.naming.engine import Explanation
 from olparser.naming.lint import lint_config
 from olparser.naming.mounts import DBFS_NAMESPACES
 from olparser.naming.rules import parse_json, read_path, unwrap
+from olparser.resolution import unity_catalog
 from olparser.settings import Settings
 from tools.catalog_options import add_target_arguments
 
@@ -56,7 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --explain: check the candidates in this catalog (an Atlas v2 URL; without URL: "
                              "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s)")
     parser.add_argument("--metastore", metavar="ID", help="the Unity Catalog metastore id of the workspace (as "
-                                                          "DATABRICKS_METASTORE_IDS gives it), for unity-catalog names")
+                                                          "DATABRICKS_METASTORE_IDS gives it), for Unity Catalog names "
+                                                          "(unity-catalog, unitycatalog://, databricks://)")
     parser.add_argument("--batch", metavar="FILE", help="JSON lines of {namespace, name}, or a JSON file with 'cases' (- for stdin)")
     parser.add_argument("--event", metavar="FILE", help="an OpenLineage event: map all its inputs and outputs")
     add_target_arguments(parser, catalog=True)  # --atlas-url URL is --catalog URL; --data: whose serve's catalog
@@ -234,6 +236,9 @@ def hints(namespace: str, name: str, mounts: tuple[MountPoint, ...]) -> list[str
         found.append("hint: /mnt/... is a Databricks mount point: pass --mounts FILE (a JSON list of {\"mountPoint\", "
                      "\"source\"}, as in the run's environment-properties facet) or --event FILE, so that it maps like "
                      "the storage path it mounts")
+    if unity_catalog.unity_namespace(namespace.strip())[0]:
+        found.append("hint: a Unity Catalog table is named from its metastore, not by a rule: try --explain --metastore "
+                     "ID (the metastore id DATABRICKS_METASTORE_IDS gives), or --event FILE")
     if namespace.lower().startswith("jdbc:"):
         found.append(f"hint: OpenLineage namespaces have no 'jdbc:' prefix (Spark sends {namespace[5:]!r}, not "
                      f"{namespace!r}): try --namespace {namespace[5:]!r}")

@@ -297,6 +297,22 @@ def test_explain_of_a_unity_catalog_table_with_its_metastore_is_one_exact_name()
         "tables/orders  (rule identity)"]
 
 
+@pytest.mark.parametrize("namespace", [
+    # dbt-ol processor.py extract_namespace, Adapter.DATABRICKS: f"databricks://{profile['host']}"
+    "databricks://adb-5550001112223334.4.azuredatabricks.net",
+    # naming.md Unity Catalog row: `unitycatalog://{host}:{port}`
+    "unitycatalog://adb-5550001112223334.4.azuredatabricks.net:443",
+])
+def test_explain_of_a_unity_catalog_host_namespace_with_its_metastore_is_one_exact_name(namespace):
+    done = qn_tester("--namespace", namespace, "--name", "main.sales.orders", "--explain", "--metastore",
+                     "0a1b2c3d-0000-4000-8000-00000000abcd")
+    assert done.stdout.splitlines()[-2:] == [
+        "candidates (the first the catalog holds is the asset the lineage links to):",
+        "  1. exact  databricks_table databricks://0a1b2c3d-0000-4000-8000-00000000abcd/catalogs/main/schemas/sales/"
+        "tables/orders  (rule identity)"]
+    assert "hint: a Unity Catalog table is named from its metastore, not by a rule" in done.stderr
+
+
 def test_catalog_without_explain_is_a_usage_error():
     done = qn_tester("--namespace", "abfss://silver@acct.dfs.core.windows.net", "--name", "sales", "--catalog")
     assert done.returncode == 2
