@@ -5,12 +5,16 @@ connector) all name the `databricks_table` Purview's Unity Catalog scan register
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from olparser.lineage import LineageOptions, build_lineage
+from olparser.lineage.datasets import DatasetResolver
+from olparser.naming import MappingEngine
 from olparser.resolution import unity_catalog
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.resource_sets import ResourceSetRules
 from olparser.runs.model import DatasetFacts, RunSnapshot
+from tests.rules import MAPPINGS_PATH
 
 WORKSPACE = "adb-5550001112223334.4.azuredatabricks.net"
 METASTORE = "0a1b2c3d-0000-4000-8000-00000000abcd"
@@ -116,3 +120,31 @@ def test_the_unity_catalog_symlink_of_openlineage_spark_still_uses_the_runs_meta
     plan = build_lineage(_run(output, run_facets=environment), engine,
                          LineageOptions(workspace_metastores=(("5550001112223334", METASTORE),)))
     assert plan.entities[-1]["attributes"]["outputs"][0]["uniqueAttributes"] == {"qualifiedName": TABLE_QN}
+
+
+# --- whatever the form: one identity ------------------------------------------------------------------------------
+_IDENT = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,11}", fullmatch=True)
+_REAL_ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
+
+
+@settings(max_examples=60, deadline=None)
+@given(catalog=_IDENT, schema=_IDENT, table=_IDENT, port=st.sampled_from(["", ":443", ":8080"]),
+       upper_host=st.booleans())
+def test_every_unity_catalog_form_of_one_table_is_one_identity(catalog, schema, table, port, upper_host):
+    host = WORKSPACE.upper() if upper_host else WORKSPACE
+    resolver = DatasetResolver(_REAL_ENGINE, (), WORKSPACE, KNOWN, metastore_id=METASTORE)
+    name = f"{catalog}.{schema}.{table}"
+    keys = {resolver.resolve_name(namespace, name).key for namespace in (
+        "unity-catalog", f"unitycatalog://{host}{port}", f"databricks://{host}")}
+    assert keys == {("databricks_table", unity_catalog.table_qualified_name(METASTORE, catalog, schema, table))}
+
+
+@settings(max_examples=60, deadline=None)
+@given(database=_IDENT, schema=_IDENT, table=_IDENT, server=st.from_regex(r"[a-z][a-z0-9-]{0,15}", fullmatch=True).filter(
+           lambda s: "azuresynapse" not in s),
+       scheme=st.sampled_from(["mssql", "mssql+pyodbc", "mssql+pymssql", "sqlserver"]))
+def test_every_sql_server_form_of_one_azure_sql_table_is_one_identity(database, schema, table, server, scheme):
+    # Spark JDBC `sqlserver://`, naming.md's / Airflow's / dbt-sqlserver's `mssql://`, SQLAlchemy `mssql+driver://`
+    result = _REAL_ENGINE.map(f"{scheme}://{server}.database.windows.net:1433", f"{database}.{schema}.{table}")
+    assert (result.qualified_name, result.purview_type) == (
+        f"mssql://{server}.database.windows.net/{database}/{schema}/{table}", "azure_sql_table")
