@@ -164,8 +164,10 @@ class RunStateStore(Protocol):
                          now: float | None = None) -> frozenset[str]:
         """Remember what run `writer` passes on through each temporary dataset (namespace, name) it writes in
         `scope` (`codec.passed_on_to_bytes`; a writer's earlier entry is replaced), then answer the runs that read
-        any of them (at most MAX_TEMPORARY_ROWS each): they are written again. Expires after
-        TEMPORARY_DATASET_SECONDS without a write."""
+        any of them (at most MAX_TEMPORARY_ROWS each), each given a new version (its state unchanged): a plan of a
+        reader built before this, and not yet committed, is stale and built again (from a lookup that finds this
+        writer); the runner writes again the readers already written. Expires after TEMPORARY_DATASET_SECONDS
+        without a write."""
 
     def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
                           now: float | None = None) -> dict[tuple[str, str], list[bytes]]:

@@ -282,7 +282,10 @@ class SqliteRunStateStore(SqliteFile):
                     "SELECT run_key FROM temporary_datasets WHERE scope = ? AND namespace = ? AND name = ? AND "
                     "role = 'r' AND updated_at > ? ORDER BY run_key LIMIT ?",
                     (scope, namespace, name, now - self.temporary_seconds, MAX_TEMPORARY_ROWS)))
-        return frozenset(readers - {writer})
+            readers.discard(writer)
+            db.executemany("UPDATE run_state SET version = version + 1 WHERE run_id = ?",
+                           [(reader,) for reader in sorted(readers)])
+        return frozenset(readers)
 
     def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
                           now: float | None = None) -> dict[tuple[str, str], list[bytes]]:

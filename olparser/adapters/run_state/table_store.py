@@ -380,7 +380,18 @@ class TableRunStateStore:
                                                  passed_on=passed_on, temporary_at=float(now)),
                                      mode=UpdateMode.REPLACE)
             readers.update(self._temporary_rows(partition, "r-", now, ("run_key",)))
-        return frozenset(readers - {writer})
+        readers.discard(writer)
+        for reader in sorted(readers):
+            self._with_retries(lambda reader=reader: self._bump_version(reader))
+        return frozenset(readers)
+
+    def _bump_version(self, run_key: str) -> None:
+        """A new version of the run, its state unchanged: a commit of a plan built before is stale (rebuilt)."""
+        entity = self._read(run_key)
+        if entity is not None:
+            new = self._carry_over(run_key, entity)
+            new["version"] = int(entity.get("version", 0)) + 1
+            self._write(new, entity)
 
     def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
                           now: float | None = None) -> dict[tuple[str, str], list[bytes]]:

@@ -8,6 +8,7 @@ from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.model import DatasetFacts
 from olparser.runs.store import MAX_TEMPORARY_ROWS
 from tests.conftest import same_store_elsewhere
+from tests.temporary_runs import etl_chain
 
 T0 = 1_700_000_000.0
 # website/docs/spec/examples.md (OpenLineage repo) line 255: the temporary output of the "Load task"
@@ -82,3 +83,15 @@ def test_a_large_list_is_kept_by_names_within_one_table_property():
     data = passed_on_to_bytes(many)
     assert len(data) <= 48_000
     assert passed_on_from_bytes(data) == tuple(DatasetFacts(d.namespace, d.name) for d in many)
+
+
+def test_a_writer_gives_its_readers_a_new_version_so_that_a_plan_built_before_is_stale(store):
+    save_start = etl_chain()[4]  # the save task's START: it reads the transform task's temporary output
+    reader = save_start["run"]["runId"]
+    _, version = store.merge_versioned(save_start, now=T0)
+    name = ("inmemory://", "orders.Transform task")
+    store.temporary_sources(APP, [name], reader, now=T0)
+    assert store.record_temporary(APP, "writer", {name: passed_on_to_bytes((ORDERS,))}, now=T0) == {reader}
+    snapshot, newer = store.get_versioned(reader, now=T0)
+    assert newer == version + 1 and snapshot == store.merge_versioned(save_start, now=T0)[0]
+    assert store.commit(reader, [], version=version, fingerprint="f", now=T0).stale
