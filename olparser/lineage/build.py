@@ -98,14 +98,17 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         owner_entities = owner.entities
         summary = system_metadata(run, ctx)
         lineages, declared = [], []
+        several = len(outputs) > 1  # one output: every input is its own (what it declares, or named by none)
         for facts, output in zip(run_outputs, outputs):
             facet, source = _column_lineage_facet(facts, derived)
             lineage = column_lineage(facet, output, resolve_field_dataset, skip if temporary else None)
             if lineage is not None:
                 datasets.extend(lineage.sources)
             lineages.append((lineage, source))
-            declared.append(_declared_keys(facts, run, lineage, upstream or {}, resolve_field_dataset, skip))
-        for output, (lineage, source), output_inputs in zip(outputs, lineages, narrowed(inputs, declared)):
+            if several:
+                declared.append(_declared_keys(facts, run, lineage, upstream or {}, resolve_field_dataset, skip))
+        each_inputs = narrowed(inputs, declared) if several else [inputs] * len(outputs)
+        for output, (lineage, source), output_inputs in zip(outputs, lineages, each_inputs):
             processes.append(build_process(run, ctx, owner, output, output_inputs, lineage,
                                            status=status or run.event_type, truncation=truncation,
                                            max_inputs=max(len(inputs), 1) if truncation else None,

@@ -105,7 +105,7 @@ def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName,
     return ColumnLineage(column_mapping=_column_mapping(pairs, output.qualified_name),
                          detail=f'{{"dataset":[{dataset_text}],"fields":[{",".join(fields_text)}]}}',
                          sources=tuple(sources[key] for key in sorted(sources)),
-                         skipped=frozenset(datasets.skipped))
+                         skipped=frozenset(datasets.skipped) if datasets.skipped else _NOTHING_SKIPPED)
 
 
 def _column_mapping(pairs: dict[str, set[tuple[str, str]]], sink: str) -> str:
@@ -159,6 +159,7 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
 
 
 _NONE = _Transformations("[]", "[]", True)
+_NOTHING_SKIPPED: frozenset[tuple[str, str]] = frozenset()
 _by_json: dict[bytes, _Transformations] = {}  # by orjson's text of the list as sent
 _by_repr: dict[str, _Transformations] = {}  # lists whose orjson text is not a key (see `_transformations`)
 

@@ -30,6 +30,7 @@ from olparser.runs.model import DatasetFacts, RunSnapshot
 Name = tuple[str, str]  # (namespace, name)
 TEMPORARY_NAMESPACE = "inmemory"
 TEMPORARY_SUBTYPE = "TEMPORARY"
+NO_NAMES: frozenset[Name] = frozenset()
 MAX_TEMPORARY_DEPTH = 8  # temporary datasets read through temporary datasets: at most this many hops are followed
 
 
@@ -48,8 +49,11 @@ def is_temporary(facts: DatasetFacts) -> bool:
 
 
 def temporary_names(run: RunSnapshot) -> frozenset[Name]:
-    """The (namespace, name) of the run's temporary inputs and outputs."""
-    return frozenset((d.namespace, d.name) for d in (*run.inputs, *run.outputs) if is_temporary(d))
+    """The (namespace, name) of the run's temporary inputs and outputs (the common case, none, costs one look at
+    each dataset's namespace and facet names)."""
+    found = [(d.namespace, d.name) for d in (*run.inputs, *run.outputs)
+             if (d.namespace.startswith(TEMPORARY_NAMESPACE) or "datasetType" in d.facets) and is_temporary(d)]
+    return frozenset(found) if found else NO_NAMES
 
 
 def temporary_scope(run: RunSnapshot) -> str | None:
@@ -186,7 +190,7 @@ def _add_names(items: Any, names: set[Name], *, typed: bool) -> None:
 def narrowed(inputs: list, declared: list[frozenset | None]) -> list[list]:
     """Each output's inputs: those it declares (keys in its set), plus those no output declares; every input for
     an output that declares nothing (None). `inputs` are resolved datasets (`.key`), in the run's order."""
-    if all(names is None for names in declared):
+    if declared.count(None) == len(declared):
         return [inputs] * len(declared)
     mentioned = set().union(*(names for names in declared if names is not None))
     return [inputs if names is None else [d for d in inputs if d.key in names or d.key not in mentioned]
