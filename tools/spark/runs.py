@@ -93,7 +93,7 @@ def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: 
     `parse_sql` is given."""
     run = merged_run(key, events, policy.max_datasets)
     passes_on = _passes_on(run)
-    if temporary_scope(run) is not None and any(is_temporary(d) for d in run.inputs):
+    if _reads_temporary(run):
         return RunResult(key, DEFERRED, batch_order(key, run), passes_on=passes_on, snapshot=run)
     return replace(_planned(key, run, engine, options, parse_sql, policy, {}), passes_on=passes_on)
 
@@ -105,13 +105,23 @@ def replan(result: RunResult, temporary: Mapping[TemporaryKey, list[bytes]], eng
     facts of every run: Summary.temporary), followed as the live path follows them (`upstream_inputs`)."""
     run = result.snapshot
     assert run is not None
+    planned = _planned(result.key, run, engine, options, parse_sql, policy, _upstream(run, temporary))
+    return replace(planned, passes_on=result.passes_on)
+
+
+def _reads_temporary(run: RunSnapshot) -> bool:
+    return temporary_scope(run) is not None and any(is_temporary(d) for d in run.inputs)
+
+
+def _upstream(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -> dict:
+    """What the run's temporary inputs stand for, from the reduced facts of every run (the live path asks the
+    run-state store the same question)."""
     scope = temporary_scope(run)
 
     def lookup(names: Iterable[tuple[str, str]]) -> dict:
         return {name: tuple(d for data in temporary[(scope, *name)] for d in passed_on_from_bytes(data))
                 for name in names if (scope, *name) in temporary}
-    planned = _planned(result.key, run, engine, options, parse_sql, policy, upstream_inputs(run, lookup))
-    return replace(planned, passes_on=result.passes_on)
+    return upstream_inputs(run, lookup)
 
 
 def _passes_on(run: RunSnapshot) -> tuple[tuple[TemporaryKey, bytes], ...]:
@@ -141,12 +151,31 @@ def _planned(key: str, run: RunSnapshot, engine: MappingEngine, options: Lineage
 
 
 def history_of_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
-                   parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunRecord | None:
-    """The record the live path keeps for this run once the timer has done its work: a finished run with its final
-    status, a run without terminal event as INCOMPLETE."""
+                   parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunResult:
+    """The record the live path keeps for this run once the timer has done its work (`record`: a finished run with
+    its final status, a run without terminal event as INCOMPLETE; None when it names no process), and what it passes
+    on through temporary datasets; a run that reads one is deferred (`history_replan`), as `plan_run` defers it."""
     run = merged_run(key, events, policy.max_datasets)
+    passes_on = _passes_on(run)
+    if _reads_temporary(run):
+        return RunResult(key, DEFERRED, batch_order(key, run), passes_on=passes_on, snapshot=run)
+    return RunResult(key, PLANNED, batch_order(key, run), record=_history(run, engine, options, parse_sql, {}),
+                     passes_on=passes_on)
+
+
+def history_replan(result: RunResult, temporary: Mapping[TemporaryKey, list[bytes]], engine: MappingEngine,
+                   options: LineageOptions, parse_sql: ParseSql | None = None) -> RunResult:
+    """A deferred run's record, with what the writers of its temporary inputs pass on (as `replan`)."""
+    run = result.snapshot
+    assert run is not None
+    record = _history(run, engine, options, parse_sql, _upstream(run, temporary))
+    return replace(result, status=PLANNED, record=record, snapshot=None)
+
+
+def _history(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, parse_sql: ParseSql | None,
+             upstream: Mapping) -> RunRecord | None:
     status = run.event_type if run.is_terminal else INCOMPLETE
-    plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql)
+    plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql, upstream=upstream)
     return history_record(run, plan, options, status=status)
 
 
