@@ -24,6 +24,12 @@ that process (a failed run, an older run arriving late, a run whose plan dropped
 its newest writer, so that the catalog ends up as in-order processing leaves it. The history keeps the processes a
 run changed until the runner says they are rewritten: a worker that dies in between leaves them to the redelivery. The timer purges old history.
 
+Temporary datasets (olparser/lineage/edges.py): a run that writes one records, in the run-state store, what it
+passes on (its inputs); a run that reads one is noted as its reader when its plan looks the writers up. A writer that
+comes after a reader gives the reader a new version (a plan of it being built is stale and built again) and writes
+again each reader already written, after releasing its own run's lock: the catalog ends up as in-order processing
+leaves it, whichever run comes first.
+
 When: a COMPLETE run is written at once; a Databricks run whose environment facet has not arrived yet is held for
 `environment_wait_seconds` (the RUNNING that carries it is usually processed within the same queue batch); a run that
 has datasets but no terminal event is written as INCOMPLETE after `incomplete_run_seconds` by the timer
