@@ -17,7 +17,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-PRODUCER = "https://github.com/OpenLineage/OpenLineage/blob/v1-0-0/client"  # examples.md line 195
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/blob/v1-0-0/client"  # examples.md line 197
 LAKE = "abfss://lake@contosolake.dfs.core.windows.net"
 LAKE_QN = "https://contosolake.dfs.core.windows.net/lake"
 JOB_NAMESPACE = "etl"

@@ -132,7 +132,7 @@ def test_column_mappings_are_unchanged_by_narrowing():
 
 def test_the_job_lineage_facet_narrows_inputs_like_column_lineage():
     # LineageFacet.json line 43 (LineageJobFacet.entries) and line 66 (LineageDatasetEntry: namespace, name, type,
-    # inputs at line 83); a JOB input (line 105-) names no dataset
+    # inputs at line 83); a JOB input (LineageJobInput, line 178) names no dataset
     lineage = {"lineage": {"entries": [
         {"namespace": LAKE, "name": A, "type": "DATASET",
          "inputs": [{"namespace": LAKE, "name": ORDERS, "type": "DATASET"}, {"type": "JOB", "name": "x",
