@@ -24,6 +24,12 @@ that process (a failed run, an older run arriving late, a run whose plan dropped
 its newest writer, so that the catalog ends up as in-order processing leaves it. The history keeps the processes a
 run changed until the runner says they are rewritten: a worker that dies in between leaves them to the redelivery. The timer purges old history.
 
+Temporary datasets (olparser/lineage/edges.py): a run that writes one records, in the run-state store, what it
+passes on (its inputs); a run that reads one is noted as its reader when its plan looks the writers up. A writer that
+comes after a reader gives the reader a new version (a plan of it being built is stale and built again) and writes
+again each reader already written, after releasing its own run's lock: the catalog ends up as in-order processing
+leaves it, whichever run comes first.
+
 When: a COMPLETE run is written at once; a Databricks run whose environment facet has not arrived yet is held for
 `environment_wait_seconds` (the RUNNING that carries it is usually processed within the same queue batch); a run that
 has datasets but no terminal event is written as INCOMPLETE after `incomplete_run_seconds` by the timer
@@ -57,11 +63,13 @@ from typing import Any, Callable, Iterable, Protocol
 from olparser.history import RunHistoryStore, history_record, with_run_history
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
+from olparser.lineage.edges import temporary_scope, temporary_writes, upstream_inputs
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import DeleteReport, UploadReport, unmatched_text
 from olparser.naming import MappingEngine
 from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
+from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
 from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key
 from olparser.sql import ParseSql
@@ -269,7 +277,10 @@ class LineagePipeline:
         run_id = key
         with self._locked(run_id):
             run, version = self._store.merge_versioned(event, now=now, max_datasets=self._policy.max_datasets)
-            return self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+            readers = self._record_temporary(run_id, run, now)
+            outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+        self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
+        return outcome
 
     # --- the timer ---------------------------------------------------------------------------------------------
     def write_due(self, *, now: float | None = None, limit: int = 200) -> DueReport:
@@ -424,7 +435,8 @@ class LineagePipeline:
 
     def plan(self, run: RunSnapshot, status: str) -> Linked:
         """build → resolve → link: the plan of a run as it will be written."""
-        plan = build_lineage(run, self._engine, self._options, status=status, parse_sql=self._parse_sql)
+        plan = build_lineage(run, self._engine, self._options, status=status, parse_sql=self._parse_sql,
+                             upstream=self._upstream(run))
         if self._resolver is None or not plan.datasets:
             return Linked(plan)
         resolution = self._resolver.resolve(plan.datasets)
@@ -507,6 +519,42 @@ class LineagePipeline:
                 return calls
         log.info("process %s: written again from run %s, its newest writer", process, writer)
         return calls + report.calls
+
+    # --- temporary datasets ------------------------------------------------------------------------------------
+    def _record_temporary(self, key: str, run: RunSnapshot, now: float) -> frozenset[str]:
+        """Remember what the run passes on through the temporary datasets it writes (olparser/lineage/edges.py);
+        the runs that read them, to be written again."""
+        scope = temporary_scope(run)
+        writes = temporary_writes(run) if scope is not None else {}
+        if not writes:
+            return frozenset()
+        return self._store.record_temporary(scope, key, {name: passed_on_to_bytes(datasets)
+                                                         for name, datasets in writes.items()}, now=now)
+
+    def _upstream(self, run: RunSnapshot) -> dict:
+        """What the run's temporary inputs stand for: their writers' inputs, as far as the store knows them (the run
+        is noted as their reader, so that a writer that comes later writes it again)."""
+        scope = temporary_scope(run)
+        if scope is None or run.run_id is None:
+            return {}
+
+        def lookup(names: Iterable[tuple[str, str]]) -> dict:
+            found = self._store.temporary_sources(scope, list(names), run.run_id, now=self._clock())
+            return {name: tuple(d for data in passed for d in passed_on_from_bytes(data))
+                    for name, passed in found.items()}
+        return upstream_inputs(run, lookup)
+
+    def _rewrite_readers(self, readers: frozenset[str], now: float) -> None:
+        """A writer of temporary datasets came: the runs that read them and were written already are written again
+        (their plans now list what it read). Order-independence: a reader handled first wrote without it."""
+        for reader in sorted(readers):
+            with self._locked(reader):
+                if self._store.written_fingerprint(reader, now=now) is None:
+                    continue  # not written yet: it looks the writer up when it is
+                run, version = self._store.get_versioned(reader, now=now)
+                if run is None or decide(run, self._policy.complete(), self._options) is Decision.SKIP:
+                    continue
+                self._write(reader, run, version, run.event_type if run.is_terminal else INCOMPLETE, now, None)
 
     # --- the run history ---------------------------------------------------------------------------------------
     def _record(self, run: RunSnapshot, plan: LineagePlan, status: str, now: float) -> frozenset[str]:

@@ -21,6 +21,7 @@ USER_MAPPINGS_PATH = PROJECT_ROOT / "config" / "OlToPurviewMappings.json"
 DEFAULT_MAPPINGS_PATH = USER_MAPPINGS_PATH if USER_MAPPINGS_PATH.is_file() else SHIPPED_MAPPINGS_PATH
 TYPEDEFS_DIR = Path(str(_PACKAGE.joinpath("lineage", "typedefs")))  # the connector's own Atlas types
 
+DEFAULT_TEMPORARY_DATASET_SECONDS = 24 * 3600
 DEFAULT_STRIPPED_FACETS = ("spark.logicalPlan", "spark_unknown", "debug", "spark_properties_unused")
 
 
@@ -154,6 +155,9 @@ class Settings:
     run_state_store: str = "sqlite"  # RUN_STATE_STORE: sqlite | table (the default in Azure, see from_env)
     run_state_ttl_seconds: int = 7 * 24 * 3600  # RUN_STATE_TTL_SECONDS
     run_history_days: int = 400  # RUN_HISTORY_DAYS: how long the run history keeps a run (from its start)
+    # TEMPORARY_DATASET_SECONDS: how long what a run wrote to a temporary dataset (inmemory://, datasetType TEMPORARY)
+    # is remembered for the runs of the same parent run that read it (docs/guides/temporary-datasets-and-edges.md)
+    temporary_dataset_seconds: int = DEFAULT_TEMPORARY_DATASET_SECONDS
     lineage_on_failure: bool = False  # LINEAGE_ON_FAILURE: also write lineage for FAIL / ABORT runs
     dataset_identity: str = "table"  # DATASET_IDENTITY: table (symlink identifier) | storage (the location)
     # DATABRICKS_WORKSPACE_HOSTS: "<workspace id>=<host>,..." for clusters whose events carry only the workspace id
@@ -224,6 +228,7 @@ class Settings:
             run_state_store=(env.get("RUN_STATE_STORE") or _default_run_state_store(env)).lower(),
             run_state_ttl_seconds=_int(env.get("RUN_STATE_TTL_SECONDS"), d.run_state_ttl_seconds),
             run_history_days=_limit(env, "RUN_HISTORY_DAYS", d.run_history_days),
+            temporary_dataset_seconds=_limit(env, "TEMPORARY_DATASET_SECONDS", d.temporary_dataset_seconds),
             lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),
             dataset_identity=(env.get("DATASET_IDENTITY") or d.dataset_identity).lower(),
             databricks_workspace_hosts=_pairs(env.get("DATABRICKS_WORKSPACE_HOSTS")),

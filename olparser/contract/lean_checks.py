@@ -593,6 +593,94 @@ def checks(
                         return False
         return True
 
+    def check_LineageJobFacet(v0: Any) -> bool:
+        if type(v0) is not dict:
+            return False
+        if "entries" not in v0:
+            return False
+        v1 = v0["entries"]
+        if type(v1) is not list:
+            return False
+        if len(v1) > 100000:
+            return False
+        for v2 in v1:
+            if type(v2) is not dict:
+                return False
+            if "type" not in v2:
+                return False
+            v3 = v2["type"]
+            if type(v3) is not str:
+                return False
+            v4 = v2.get("namespace", _MISSING)
+            if v4 is not _MISSING:
+                if type(v4) is not str:
+                    return False
+            v5 = v2.get("name", _MISSING)
+            if v5 is not _MISSING:
+                if type(v5) is not str:
+                    return False
+            v6 = v2.get("inputs", _MISSING)
+            if v6 is not _MISSING:
+                if type(v6) is not list:
+                    return False
+                if len(v6) > 100000:
+                    return False
+                for v7 in v6:
+                    if type(v7) is not dict:
+                        return False
+                    if "type" not in v7:
+                        return False
+                    v8 = v7["type"]
+                    if type(v8) is not str:
+                        return False
+                    v9 = v7.get("namespace", _MISSING)
+                    if v9 is not _MISSING:
+                        if type(v9) is not str:
+                            return False
+                    v10 = v7.get("name", _MISSING)
+                    if v10 is not _MISSING:
+                        if type(v10) is not str:
+                            return False
+                    v11 = v7.get("field", _MISSING)
+                    if v11 is not _MISSING:
+                        if type(v11) is not str:
+                            return False
+            v12 = v2.get("fields", _MISSING)
+            if v12 is not _MISSING:
+                if type(v12) is not dict:
+                    return False
+                for v13, v14 in v12.items():
+                    if type(v14) is not dict:
+                        return False
+                    if "inputs" not in v14:
+                        return False
+                    v15 = v14["inputs"]
+                    if type(v15) is not list:
+                        return False
+                    if len(v15) > 100000:
+                        return False
+                    for v16 in v15:
+                        if type(v16) is not dict:
+                            return False
+                        if "type" not in v16:
+                            return False
+                        v17 = v16["type"]
+                        if type(v17) is not str:
+                            return False
+                        v18 = v16.get("namespace", _MISSING)
+                        if v18 is not _MISSING:
+                            if type(v18) is not str:
+                                return False
+                        v19 = v16.get("name", _MISSING)
+                        if v19 is not _MISSING:
+                            if type(v19) is not str:
+                                return False
+                        v20 = v16.get("field", _MISSING)
+                        if v20 is not _MISSING:
+                            if type(v20) is not str:
+                                return False
+        return True
+
     def check_SchemaDatasetFacet(v0: Any) -> bool:
         if type(v0) is not dict:
             return False
@@ -909,6 +997,85 @@ def checks(
                     return False
         return True
 
+    def check_DatasetTypeDatasetFacet(v0: Any) -> bool:
+        if type(v0) is not dict:
+            return False
+        if "datasetType" not in v0:
+            return False
+        v1 = v0["datasetType"]
+        if type(v1) is not str:
+            return False
+        v2 = v0.get("subType", _MISSING)
+        if v2 is not _MISSING:
+            if type(v2) is not str:
+                return False
+        return True
+
+    def check_LineageDatasetFacet(v0: Any) -> bool:
+        if type(v0) is not dict:
+            return False
+        v1 = v0.get("inputs", _MISSING)
+        if v1 is not _MISSING:
+            if type(v1) is not list:
+                return False
+            if len(v1) > 100000:
+                return False
+            for v2 in v1:
+                if type(v2) is not dict:
+                    return False
+                if "type" not in v2:
+                    return False
+                v3 = v2["type"]
+                if type(v3) is not str:
+                    return False
+                v4 = v2.get("namespace", _MISSING)
+                if v4 is not _MISSING:
+                    if type(v4) is not str:
+                        return False
+                v5 = v2.get("name", _MISSING)
+                if v5 is not _MISSING:
+                    if type(v5) is not str:
+                        return False
+                v6 = v2.get("field", _MISSING)
+                if v6 is not _MISSING:
+                    if type(v6) is not str:
+                        return False
+        v7 = v0.get("fields", _MISSING)
+        if v7 is not _MISSING:
+            if type(v7) is not dict:
+                return False
+            for v8, v9 in v7.items():
+                if type(v9) is not dict:
+                    return False
+                if "inputs" not in v9:
+                    return False
+                v10 = v9["inputs"]
+                if type(v10) is not list:
+                    return False
+                if len(v10) > 100000:
+                    return False
+                for v11 in v10:
+                    if type(v11) is not dict:
+                        return False
+                    if "type" not in v11:
+                        return False
+                    v12 = v11["type"]
+                    if type(v12) is not str:
+                        return False
+                    v13 = v11.get("namespace", _MISSING)
+                    if v13 is not _MISSING:
+                        if type(v13) is not str:
+                            return False
+                    v14 = v11.get("name", _MISSING)
+                    if v14 is not _MISSING:
+                        if type(v14) is not str:
+                            return False
+                    v15 = v11.get("field", _MISSING)
+                    if v15 is not _MISSING:
+                        if type(v15) is not str:
+                            return False
+        return True
+
     def check_StatisticsFacet(v0: Any) -> bool:
         if type(v0) is not dict:
             return False
@@ -974,6 +1141,7 @@ def checks(
         "SQLJobFacet": check_SQLJobFacet,
         "DocumentationFacet": check_DocumentationFacet,
         "OwnershipJobFacet": check_OwnershipJobFacet,
+        "LineageJobFacet": check_LineageJobFacet,
         "SchemaDatasetFacet": check_SchemaDatasetFacet,
         "SymlinksDatasetFacet": check_SymlinksDatasetFacet,
         "ColumnLineageDatasetFacet": check_ColumnLineageDatasetFacet,
@@ -983,6 +1151,8 @@ def checks(
         "LifecycleStateChangeDatasetFacet": check_LifecycleStateChangeDatasetFacet,
         "DatasetVersionDatasetFacet": check_DatasetVersionDatasetFacet,
         "DataQualityMetricsFacet": check_DataQualityMetricsFacet,
+        "DatasetTypeDatasetFacet": check_DatasetTypeDatasetFacet,
+        "LineageDatasetFacet": check_LineageDatasetFacet,
         "StatisticsFacet": check_StatisticsFacet,
         "SchemaField": check_SchemaField,
     }

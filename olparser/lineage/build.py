@@ -10,12 +10,16 @@ and the truncation is recorded on every process of the run (`lineageTruncated`) 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Callable, Mapping
+
 from olparser.naming import MappingEngine, mounts_from_facet
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.sql import ParseSql
 
-from .columns import column_lineage
+from .columns import ColumnLineage, column_lineage
 from .context import RunContext, run_context
+from .edges import (Name, is_temporary, is_temporary_name, lineage_facet_names, narrowed, temporary_names)
 from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
 from .metadata import system_metadata
@@ -57,12 +61,18 @@ def dataset_resolver(run: RunSnapshot, engine: MappingEngine, options: LineageOp
 
 
 def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, *,
-                  status: str | None = None, parse_sql: ParseSql | None = None) -> LineagePlan:
+                  status: str | None = None, parse_sql: ParseSql | None = None,
+                  upstream: Mapping[Name, tuple[DatasetFacts, ...]] | None = None) -> LineagePlan:
     """The Atlas entities for one run: datasets, owner, one process per (job, output), column lineage.
 
     `status` is the processes' `lastRunStatus` (default: the run's state; the incomplete-runs timer passes
     INCOMPLETE). `parse_sql`, when given, derives the column lineage of outputs that have none from the run's `sql`
-    job facet (`sql_columns`)."""
+    job facet (`sql_columns`). Temporary datasets (`edges.is_temporary`) are never written: a temporary output has
+    no process, a temporary input is replaced by `upstream`'s datasets for it (`edges.upstream_inputs`: what its
+    writers read; none when unknown). Each process lists the inputs its output derives from (`edges.narrowed`)."""
+    temporary = temporary_names(run)
+    if temporary:
+        run = _without_temporary(run, upstream or {})
     if not run.outputs:
         return LineagePlan(notes=(NO_OUTPUTS,))
     derived = derive_column_lineage(run, parse_sql) if parse_sql is not None else None
@@ -77,6 +87,9 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     def resolve_field_dataset(namespace: str, name: str) -> ResolvedDataset:
         return by_location.get((namespace, name)) or resolver.resolve_name(namespace, name)
 
+    def skip(namespace: str, name: str) -> bool:
+        return is_temporary_name(namespace) or (namespace, name) in temporary
+
     datasets = [*inputs, *outputs]
     processes: list[JSON] = []
     owner_entities: tuple[JSON, ...] = ()
@@ -84,12 +97,19 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         owner = build_owner(run.job_namespace, ctx)
         owner_entities = owner.entities
         summary = system_metadata(run, ctx)
+        lineages, declared = [], []
+        several = len(outputs) > 1  # one output: every input is its own (what it declares, or named by none)
         for facts, output in zip(run_outputs, outputs):
             facet, source = _column_lineage_facet(facts, derived)
-            lineage = column_lineage(facet, output, resolve_field_dataset)
+            lineage = column_lineage(facet, output, resolve_field_dataset, skip if temporary else None)
             if lineage is not None:
                 datasets.extend(lineage.sources)
-            processes.append(build_process(run, ctx, owner, output, inputs, lineage,
+            lineages.append((lineage, source))
+            if several:
+                declared.append(_declared_keys(facts, run, lineage, upstream or {}, resolve_field_dataset, skip))
+        each_inputs = narrowed(inputs, declared) if several else [inputs] * len(outputs)
+        for output, (lineage, source), output_inputs in zip(outputs, lineages, each_inputs):
+            processes.append(build_process(run, ctx, owner, output, output_inputs, lineage,
                                            status=status or run.event_type, truncation=truncation,
                                            max_inputs=max(len(inputs), 1) if truncation else None,
                                            lineage_source=source, summary=summary))
@@ -115,6 +135,38 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
                                                                        else ()),
         datasets=tuple(d.named(resolver.metastore_id) for d in in_order),
     )
+
+
+def _without_temporary(run: RunSnapshot, upstream: Mapping[Name, tuple[DatasetFacts, ...]]) -> RunSnapshot:
+    """The run without its temporary datasets: temporary outputs dropped, each temporary input replaced by the
+    datasets `upstream` gives it (each dataset once, the run's own first; name order, as the merger keeps them)."""
+    inputs = {(d.namespace, d.name): d for d in run.inputs if not is_temporary(d)}
+    for facts in run.inputs:
+        if is_temporary(facts):
+            for source in upstream.get((facts.namespace, facts.name), ()):
+                inputs.setdefault((source.namespace, source.name), source)
+    return replace(run, inputs=tuple(inputs[key] for key in sorted(inputs)),
+                   outputs=tuple(d for d in run.outputs if not is_temporary(d)))
+
+
+def _declared_keys(facts: DatasetFacts, run: RunSnapshot, lineage: ColumnLineage | None,
+                   upstream: Mapping[Name, tuple[DatasetFacts, ...]], resolve: Callable[[str, str], ResolvedDataset],
+                   skip: Callable[[str, str], bool]) -> frozenset[tuple[str, str]] | None:
+    """The (type, qualifiedName) of the datasets an output says it derives from: its column lineage's sources (the
+    temporary ones it names by what they pass on), and what the `lineage` facets name; None when nothing is said."""
+    named = lineage_facet_names(facts, run.job_facets)
+    if (lineage is None or not (lineage.sources or lineage.skipped)) and named is None:
+        return None
+    keys = {d.key for d in lineage.sources} if lineage is not None else set()
+    temporary = set(lineage.skipped) if lineage is not None else set()
+    for namespace, name in named or ():
+        if skip(namespace, name):
+            temporary.add((namespace, name))
+        else:
+            keys.add(resolve(namespace, name).key)
+    for name in temporary:
+        keys.update(resolve(d.namespace, d.name).key for d in upstream.get(name, ()))
+    return frozenset(keys)
 
 
 def _column_lineage_facet(facts: DatasetFacts, derived: DerivedColumns | None) -> tuple[object, str]:

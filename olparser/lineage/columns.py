@@ -26,6 +26,7 @@ from orjson import dumps as _dumps
 from .datasets import ResolvedDataset
 
 ResolveName = Callable[[str, str], ResolvedDataset]
+SkipName = Callable[[str, str], bool]
 _CACHE_SIZE = 4096  # distinct transformation lists kept (a few per producer in practice)
 _CACHED_CHARS = 1024  # of JSON text at most, so that the cache holds a few MB whatever is sent
 
@@ -35,6 +36,7 @@ class ColumnLineage:
     column_mapping: str
     detail: str
     sources: tuple[ResolvedDataset, ...]  # every dataset the facet names, sorted by (type, qualifiedName)
+    skipped: frozenset[tuple[str, str]] = frozenset()  # (namespace, name) of the temporary datasets it names
 
 
 class _Transformations(NamedTuple):
@@ -54,13 +56,19 @@ _InputField = tuple[str, str, str, str, str, str, str]
 class _Datasets:
     """The facet's input datasets, each mapped once, with the JSON text pieces of its detail entries."""
 
-    def __init__(self, resolve: ResolveName):
+    def __init__(self, resolve: ResolveName, skip: SkipName | None = None):
         self._resolve = resolve
+        self._skip = skip
+        self.skipped: set[tuple[str, str]] = set()
         # (namespace, name) -> (qualifiedName, typeName, the text between `field` and `transformations`, the end)
         self.known: dict[tuple[str, str], tuple[str, str, str, str]] = {}
         self.sources: dict[tuple[str, str], ResolvedDataset] = {}  # the first dataset met per (type, qn)
 
-    def add(self, namespace: str, name: str) -> tuple[str, str, str, str]:
+    def add(self, namespace: str, name: str) -> tuple[str, str, str, str] | None:
+        """The dataset's pieces, mapped now; None for a dataset `skip` names (a temporary one: no column of it)."""
+        if self._skip is not None and self._skip(namespace, name):
+            self.skipped.add((namespace, name))
+            return None
         dataset = self._resolve(namespace, name)
         self.sources.setdefault(dataset.key, dataset)
         middle = (f',"name":{encode_basestring(name)},"namespace":{encode_basestring(namespace)},'
@@ -70,12 +78,14 @@ class _Datasets:
         return known
 
 
-def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName) -> ColumnLineage | None:
-    """The column lineage of `output` from its `columnLineage` facet, or None when there is no usable facet."""
+def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName,
+                   skip: SkipName | None = None) -> ColumnLineage | None:
+    """The column lineage of `output` from its `columnLineage` facet, or None when there is no usable facet.
+    Input fields of the datasets `skip` names (temporary ones) are left out, and listed in `skipped`."""
     if not isinstance(facet, dict) or not isinstance(facet.get("fields"), dict):
         return None
     fields = facet["fields"]
-    datasets = _Datasets(resolve)
+    datasets = _Datasets(resolve, skip)
     pairs: dict[str, set[tuple[str, str]]] = {}
     fields_text = []
     encode = encode_basestring
@@ -94,7 +104,8 @@ def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName) ->
     sources = datasets.sources
     return ColumnLineage(column_mapping=_column_mapping(pairs, output.qualified_name),
                          detail=f'{{"dataset":[{dataset_text}],"fields":[{",".join(fields_text)}]}}',
-                         sources=tuple(sources[key] for key in sorted(sources)))
+                         sources=tuple(sources[key] for key in sorted(sources)),
+                         skipped=frozenset(datasets.skipped) if datasets.skipped else _NOTHING_SKIPPED)
 
 
 def _column_mapping(pairs: dict[str, set[tuple[str, str]]], sink: str) -> str:
@@ -125,8 +136,11 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
         if namespace.__class__ is not str or name.__class__ is not str or field.__class__ is not str:
             if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
                 continue
+        pieces = known.get((namespace, name)) or datasets.add(namespace, name)
+        if pieces is None:
+            continue
+        qualified_name, type_name, middle, end = pieces
         text, sort_key, direct = _transformations(item.get("transformations"))
-        qualified_name, type_name, middle, end = known.get((namespace, name)) or datasets.add(namespace, name)
         if direct and pairs is not None:
             if qualified_name in pairs:
                 pairs[qualified_name].add((field, sink_column))
@@ -145,6 +159,7 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
 
 
 _NONE = _Transformations("[]", "[]", True)
+_NOTHING_SKIPPED: frozenset[tuple[str, str]] = frozenset()
 _by_json: dict[bytes, _Transformations] = {}  # by orjson's text of the list as sent
 _by_repr: dict[str, _Transformations] = {}  # lists whose orjson text is not a key (see `_transformations`)
 

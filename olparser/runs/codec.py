@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import replace
 from typing import Any
 
 from olparser.runs.model import JSON, DatasetFacts, RunSnapshot
@@ -94,3 +95,23 @@ def _dataset_from_json(document: JSON) -> DatasetFacts:
 def _put(document: JSON, key: str, value: Any) -> None:
     if value:
         document[key] = value
+
+
+MAX_PASSED_ON_BYTES = 48_000  # what one writer passes on through a temporary dataset, compressed (a Table property)
+
+
+def passed_on_to_bytes(datasets: tuple[DatasetFacts, ...]) -> bytes:
+    """The datasets a run passes on through a temporary dataset, compressed JSON: with their facets (naming needs the
+    symlinks; columns come from the schema) but no column lineage, and without facets when that is too large, so
+    that it fits in one Table storage property."""
+    full = zlib.compress(json.dumps([_dataset_to_json(replace(d, facets={k: v for k, v in d.facets.items()
+                                                                         if k != "columnLineage"},
+                                                              io_facets={}, merge_times={}))
+                                     for d in datasets], separators=(",", ":")).encode())
+    if len(full) <= MAX_PASSED_ON_BYTES:
+        return full
+    return zlib.compress(json.dumps([{"ns": d.namespace, "name": d.name} for d in datasets]).encode())
+
+
+def passed_on_from_bytes(data: bytes) -> tuple[DatasetFacts, ...]:
+    return tuple(_dataset_from_json(document) for document in json.loads(zlib.decompress(data)))

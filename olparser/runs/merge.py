@@ -34,10 +34,12 @@ KEPT_RUN_FACETS = frozenset({
     "nominalTime",
     "errorMessage",
 })
-KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership"})
+KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership",
+                             "lineage"})  # lineage: which inputs each output derives from (olparser/lineage/edges.py)
 KEPT_DATASET_FACETS = frozenset({
     "schema", "symlinks", "columnLineage", "dataSource", "storage", "catalog", "version", "lifecycleStateChange",
     "documentation", "dataQualityMetrics",
+    "datasetType", "lineage",  # temporary datasets, and declared sources (olparser/lineage/edges.py)
 })
 KEPT_INPUT_FACETS = frozenset({"inputStatistics", "dataQualityMetrics"})  # inputs[].inputFacets
 KEPT_OUTPUT_FACETS = frozenset({"outputStatistics"})  # outputs[].outputFacets

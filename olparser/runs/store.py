@@ -40,6 +40,7 @@ RUN_STATE_TABLE = "olrunstate"
 STORE_KINDS = ("sqlite", "table")
 # A deletion that has not finished after this long is taken to have died with its worker: writers stop waiting.
 TOMBSTONE_SECONDS = 180.0
+MAX_TEMPORARY_ROWS = 100  # writers (and readers) of one temporary dataset read back
 
 @dataclass(frozen=True)
 class InterimDataset:
@@ -158,6 +159,20 @@ class RunStateStore(Protocol):
 
     def forget_interim(self, keys: Iterable[Key]) -> None:
         """These are no longer interim datasets of the connector (re-linked, deleted, or taken over by a scan)."""
+
+    def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,
+                         now: float | None = None) -> frozenset[str]:
+        """Remember what run `writer` passes on through each temporary dataset (namespace, name) it writes in
+        `scope` (`codec.passed_on_to_bytes`; a writer's earlier entry is replaced), then answer the runs that read
+        any of them (at most MAX_TEMPORARY_ROWS each), each given a new version (its state unchanged): a plan of a
+        reader built before this, and not yet committed, is stale and built again (from a lookup that finds this
+        writer); the runner writes again the readers already written. Expires after TEMPORARY_DATASET_SECONDS
+        without a write."""
+
+    def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
+                          now: float | None = None) -> dict[tuple[str, str], list[bytes]]:
+        """Note `reader` as a run that reads these temporary datasets of `scope` (before looking: a writer recorded
+        afterwards finds it), then answer what their writers pass on (at most MAX_TEMPORARY_ROWS writers each)."""
 
 
 def event_run_id(event: JSON) -> str:

@@ -3,7 +3,8 @@ in-order processing leaves it.
 
 `ol2purview serve --no-worker` takes the events; three `ol2purview worker` processes on its storage process them.
 The corpus is the real Spark sequences and Databricks samples of ../shared plus generated Databricks notebook runs
-(re-runs that drop inputs, two statements writing one output, runs without a Spark job, lost COMPLETEs, failures).
+(re-runs that drop inputs, two statements writing one output, runs without a Spark job, lost COMPLETEs, failures),
+and the tasks of an ETL job passing temporary datasets with a run of two outputs (tests/temporary_runs.py).
 Every event is sent once or twice, in a shuffled order, by 8 threads, each with openlineage-python's HttpTransport as
 a producer would. Once a third of the deliveries is processed, two workers are killed with SIGKILL and replaced;
 their messages come back after their lease. When the queue is empty and the timer's sweep has run, every active
@@ -36,6 +37,7 @@ from olparser.runs.store import TOMBSTONE_SECONDS
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests import databricks_runs as dr
+from tests import temporary_runs as tr
 from tests.conftest import wait_until
 from tests.e2e.conftest import ServeHandle, WorkerHandle, start_serve, start_worker
 from tests.property.scenarios import (INPUT_CHOICES, LAST_ENDING, NOTEBOOKS, REAL_SOURCES, STATEMENTS,
@@ -82,9 +84,13 @@ def generated_runs(rng: random.Random, outputs: int) -> list[dict[str, Any]]:
 
 
 def corpus(rng: random.Random, scale: int) -> list[dict[str, Any]]:
-    """Every event, in emission order: the real sources, then the generated runs."""
+    """Every event, in emission order: the real sources, the generated runs, then the tasks of ETL jobs passing
+    temporary datasets (whose readers may be processed before their writers, on another worker) and a run with two
+    outputs (tests/temporary_runs.py)."""
     real = [copy.deepcopy(event) for name in sorted(REAL_SOURCES) for event in REAL_SOURCES[name]]
-    return real + generated_runs(rng, OUTPUTS_PER_SCALE * scale)
+    temporary = [event for job in range(scale) for event in (*tr.etl_chain(f"chaos-{job}"),
+                                                                 *tr.two_outputs(f"chaos-split-{job}"))]
+    return real + generated_runs(rng, OUTPUTS_PER_SCALE * scale) + temporary
 
 
 def deliveries(rng: random.Random, events: list[dict[str, Any]]) -> list[dict[str, Any]]:

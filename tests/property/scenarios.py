@@ -2,7 +2,8 @@
 
 A scenario is a handful of sources: the real Spark sequences and Databricks samples in ../shared, and generated
 Databricks notebook runs (environment facet on RUNNING only, /mnt inputs resolved by mount points, column lineage,
-re-runs that drop an input, two statements writing one output, runs without a Spark job, runs that never finish).
+re-runs that drop an input, two statements writing one output, runs without a Spark job, runs that never finish),
+and the tasks of one job passing temporary datasets with a run of two outputs (tests/temporary_runs.py).
 A delivery is every event of the scenario at least once (duplicates allowed), in any order.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from tests import databricks_runs as dr
+from tests import temporary_runs as tr
 from tests.conftest import SHARED
 
 EVENTS = SHARED / "openlineage" / "events"
@@ -89,6 +91,8 @@ def scenarios(draw: st.DrawFn, real: bool = True) -> list[dict[str, Any]]:
     events = [copy.deepcopy(e) for name in names for e in REAL_SOURCES[name]]
     if not names or draw(st.booleans()):
         events += draw(generated_runs())
+    if draw(st.booleans()):  # tasks of one job passing temporary datasets, and a run with two outputs
+        events += [copy.deepcopy(e) for e in (*tr.etl_chain(), *tr.two_outputs())]
     return events
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
+from tests import temporary_runs as tr
 from tests.rules import MAPPINGS_PATH
 from tests.spark.conftest import job_for
 from tests.spark.events import spark_run, write_json_lines
@@ -77,3 +78,24 @@ def test_a_dry_run_on_spark_lists_and_counts_what_the_single_process_runner_does
                                             single.processes_superseded, single.dry_run_entities) == (30, 5, 25, 22))
     # 22: the application, 5 processes (each as its newest run has it), 5 outputs, 11 inputs (sales/part_3_2 only
     # from job 3's oldest run, which is kept for it)
+
+
+def test_temporary_datasets_and_narrowed_inputs_in_a_dry_run_on_spark_and_in_one_process(spark, tmp_path):
+    # the save task's events first, in another file than its writers': a reader is planned once every writer is
+    # known, wherever its events are
+    chain = tr.etl_chain("dry")
+    write_json_lines(tmp_path / "events" / "part-0.jsonl", chain[4:])
+    write_json_lines(tmp_path / "events" / "part-1.jsonl", [*chain[:4], *tr.two_outputs("dry-split")])
+    job = job_for(None)
+
+    on_spark = run_spark(spark, [str(tmp_path / "events")], job, dry_run=tmp_path / "spark.jsonl")
+    single = run_local([str(tmp_path / "events")], job, dry_run=tmp_path / "single.jsonl")
+
+    assert (tmp_path / "spark.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+    assert dict(on_spark.tally.runs) == dict(single.tally.runs) == {"planned": 2, "skipped": 2}
+    entities = [json.loads(line) for line in (tmp_path / "spark.jsonl").read_text().splitlines()]
+    edges = {e["attributes"]["outputs"][0]["uniqueAttributes"]["qualifiedName"]:
+             sorted(i["uniqueAttributes"]["qualifiedName"] for i in e["attributes"]["inputs"])
+             for e in entities if e["typeName"] == "spark_process"}
+    assert edges == {**tr.ETL_EDGES, **tr.TWO_OUTPUT_EDGES}
+    assert not [e for e in entities if "inmemory" in e["attributes"]["qualifiedName"]]

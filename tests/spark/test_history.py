@@ -18,6 +18,7 @@ from olparser.history import Window
 from olparser.history.api import lineage_answer
 from olparser.runs.merge import instant_seconds
 from tests import history_scenario as week
+from tests import temporary_runs as tr
 from tests.conftest import PROJECT_ROOT, wait_until
 from tests.e2e.conftest import start_serve
 from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, Atlas, replay, write_events
@@ -160,3 +161,17 @@ def test_the_single_process_backfill_records_the_same_history(archive, catalog_f
     process = Atlas(catalog.atlas_url).entity("databricks_process", week.REVENUE_JOB)["attributes"]
     assert (process["lastRunId"], process["runCount"], process["firstRunTime"]) == (
         week.RUNS["r7"], 2, "2026-03-03T09:00:00.000Z")
+
+
+def test_a_window_over_runs_passing_temporary_datasets_answers_as_the_live_path_records_them(spark, tmp_path):
+    keeper = EventArchive(FolderArchiveStore(tmp_path / "archive"))
+    chain = tr.etl_chain("history")
+    for event in (*chain[4:], *chain[:4]):  # the reader's events first
+        keeper.keep(event)
+    curated = f"{tr.LAKE_QN}/curated/orders"
+    (answer,) = run_history(spark, [str(tmp_path / "archive")], job_for(None), HistoryQuery(
+        (curated,), Window(instant_seconds("2026-08-20T09:00:00Z"), instant_seconds("2026-08-20T11:00:00Z")),
+        "upstream", 2))
+    save = f"spark://{tr.JOB_NAMESPACE}/{tr.ETL_JOB}/processes/Save task/{curated}"
+    assert sorted((e["from"], e["to"]) for e in answer["edges"]) == [
+        (f"{tr.LAKE_QN}/raw/orders", save), (f"{tr.LAKE_QN}/raw/rates", save), (save, curated)]

@@ -2,7 +2,8 @@
 time in emission order) and through `spark backfill` give the same catalog — entities, attributes, process inputs
 and outputs, columnMapping — including the per-run limit (MAX_DATASETS_PER_RUN), static lineage (a job declared
 twice, a dataset), Databricks notebook runs (with and without their environment facet, one superseded by a newer
-run of the same cell) and a failed run."""
+run of the same cell) a failed run, temporary datasets passed between the tasks of one job (read before or after they are written: the
+events of a backfill come in any order) and a run with two outputs whose column lineage names different inputs."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ import pytest
 
 from olparser.adapters.runtime import Runtime
 from tests import databricks_runs as dr
+from tests import temporary_runs as tr
 from tests.e2e.lineage_helpers import Atlas, refs
 from tests.spark.conftest import catalog_view, job_for
 from tests.spark.events import spark_run, write_json_lines
@@ -55,7 +57,7 @@ def runs() -> list[list[dict[str, Any]]]:
                         outputs=[{"namespace": lake, "name": "orders"}])]
     dataset = [_static("dataset", "kafka://b:9092", "refunds", "2026-03-02T07:10:00Z")]
     return [dr.events(older), dr.events(newer), dr.events(ddl), spark_run(7, inputs=WIDE_INPUTS), spark_run(8),
-            _failed(9), declared, dataset]
+            _failed(9), declared, dataset, tr.etl_chain(), tr.two_outputs()]
 
 
 def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_factory, tmp_path):
@@ -68,14 +70,16 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
         statuses = [live.process(event).status for event in events]
     finally:
         live.close()
-    assert statuses.count("written") == 8 and statuses.count("skipped") == 1
+    # the ETL job's three runs and the two-output run are written (load and transform, whose outputs are temporary
+    # datasets, with nothing in their plans; the backfill counts those as skipped)
+    assert statuses.count("written") == 12 and statuses.count("skipped") == 1
 
     report = run_spark(spark, [str(write_json_lines(tmp_path / "runs.jsonl", events))],
                        job_for(batch_catalog, max_datasets_per_run=MAX_DATASETS))
 
     batch, served = catalog_view(batch_catalog.atlas_url), catalog_view(live_catalog.atlas_url)
     assert_same_catalog(batch, served)
-    assert dict(report.tally.runs) == {"planned": 7, "skipped": 1}
+    assert dict(report.tally.runs) == {"planned": 9, "skipped": 3}
     atlas = Atlas(batch_catalog.atlas_url)
     wide = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
             and e["attributes"]["qualifiedName"].endswith("/reports/out_7")]
@@ -85,5 +89,10 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     assert [refs(e, "inputs") for e in copy] == [["kafka://b:9092/orders_v2"]]
     assert ("openlineage_dataset", "kafka://b:9092/orders") not in set(atlas.keys())
     assert json.dumps(sorted(atlas.keys())).count("kafka://b:9092/refunds") == 1
+    processes = {refs(e, "outputs")[0]: sorted(refs(e, "inputs")) for e in atlas.all_entities()
+                 if e["typeName"] == "spark_process" and e["attributes"]["qualifiedName"].startswith("spark://etl/")}
+    assert processes == {**tr.ETL_EDGES, **tr.TWO_OUTPUT_EDGES}
+    assert not [key for key in atlas.keys() if "inmemory" in key[1] or ".Load task" in key[1]
+                or ".Transform task" in key[1]]
     # the superseded notebook run's own input stays, as the live path writes a superseded run's datasets
     assert ("azure_datalake_gen2_path", "https://contosolake.dfs.core.windows.net/raw/customers") in set(atlas.keys())

@@ -4,7 +4,8 @@ history no longer holds (RUN_HISTORY_DAYS) or never held (before the connector r
     archive days of [since - lookback, until + lookback)                                          [driver]
       -> event bodies -> the live path's contract -> (runId, event)                               [executors]
       -> groupByKey(runId) -> merge_event ... -> build_lineage -> history_record: the record the live path keeps
-         (a run without terminal event as INCOMPLETE); those that overlap the window, persisted   [executors]
+         (a run without terminal event as INCOMPLETE); a run that reads temporary datasets once
+         what their writers pass on is collected [driver]; those that overlap the window, persisted [executors]
       -> (dataset, process) pairs; the datasets and processes within `depth` hops of the roots, one Spark
          filter per hop and side                                                                 [executors]
       -> the records of those processes, collected; for each root the live path's walk
@@ -29,7 +30,7 @@ from olparser.history.window import WalkLimits
 from olparser.runs.rules import is_static_key
 
 from .job import TALLY_KEY, BackfillJob
-from .runs import history_of_run
+from .runs import DEFERRED, RunResult, Summary, history_of_run, history_replan, run_facts
 from .sources import spark_paths
 from .spark_job import _bodies_of_files, _records
 
@@ -50,13 +51,26 @@ class HistoryQuery:
     lookback_seconds: float = DEFAULT_LOOKBACK_HOURS * 3600
 
 
-def _window_records(job: Any, window: Window, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterator[RunRecord]:
+def _history_results(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> Iterator[RunResult]:
     value = job.value
     engine, options, parse_sql = value.engine(), value.options(), value.sql_parser()
     for key, events in groups:
-        if key == TALLY_KEY or is_static_key(key):
-            continue
-        record = history_of_run(key, events, engine, options, parse_sql, value.policy())
+        if key != TALLY_KEY and not is_static_key(key):
+            yield history_of_run(key, events, engine, options, parse_sql, value.policy())
+
+
+def _passed_on(result: RunResult) -> list[tuple[tuple, Any]]:
+    return [fact for fact in run_facts(result) if fact[0][0] in ("t", "d")]
+
+
+def _window_records(job: Any, window: Window, temporary: Any, results: Iterable[RunResult]) -> Iterator[RunRecord]:
+    """The records that overlap the window; a deferred run's record built now that every writer is known."""
+    value = job.value
+    engine, options, parse_sql = value.engine(), value.options(), value.sql_parser()
+    for result in results:
+        if result.status == DEFERRED:
+            result = history_replan(result, temporary.value, engine, options, parse_sql)
+        record = result.record
         if record is not None and window.overlaps(record.facts.start, record.facts.end):
             yield record
 
@@ -112,7 +126,10 @@ def run_history(spark: Any, sources: list[str], job: BackfillJob, query: History
         limit = reading.limits().max_body_bytes
         grouped = files.select("content").rdd.mapPartitions(partial(_bodies_of_files, limit)).mapPartitions(
             partial(_records, job_b)).groupByKey()
-        in_window = grouped.mapPartitions(partial(_window_records, job_b, window)).cache()
+        results = grouped.mapPartitions(partial(_history_results, job_b)).cache()
+        summary = Summary.of(results.flatMap(_passed_on).collect())  # what temporary datasets pass on: small
+        temporary_b = sc.broadcast(summary.temporary if summary.deferred else {})
+        in_window = results.mapPartitions(partial(_window_records, job_b, window, temporary_b)).cache()
         try:
             pairs = in_window.flatMap(_pairs).distinct().cache()
             processes = reachable_processes(pairs, query.roots, query.depth)
@@ -121,6 +138,7 @@ def run_history(spark: Any, sources: list[str], job: BackfillJob, query: History
             pairs.unpersist()
         finally:
             in_window.unpersist()
+            results.unpersist()
     reader = MemoryHistory(records)
     return [lineage_in_window(reader, root, window, query.direction, query.depth, column=query.column,
                               limits=WalkLimits(seconds=3600.0)) for root in query.roots]

@@ -16,7 +16,7 @@ from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_recor
                   record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_path
 from .report import BackfillReport, Tally, ranked_namespaces
-from .runs import FactReducer, plan_run, selected_plan
+from .runs import DEFERRED, FactReducer, RunResult, plan_run, replan, selected_plan
 from .sources import local_files
 
 
@@ -41,13 +41,23 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     reducer = FactReducer()
     planned: list[bytes] = []  # each planned run pickled and compressed until its plan is selected
     records = []
-    for key in list(events):
-        result = plan_run(key, events.pop(key), engine, options, parse_sql, job.policy())
+    deferred = []  # runs that read temporary datasets: planned once every writer is known
+
+    def keep(result: RunResult) -> None:
         reducer.add(result)
+        if result.status == DEFERRED:
+            deferred.append(result)
+            return
         if result.record is not None:
             records.append(result.record)
         if is_planned(result):
             planned.append(zlib.compress(pickle.dumps(result, pickle.HIGHEST_PROTOCOL), 1))
+
+    for key in list(events):
+        keep(plan_run(key, events.pop(key), engine, options, parse_sql, job.policy()))
+    temporary = reducer.summary().temporary if deferred else {}
+    for result in deferred:
+        keep(replan(result, temporary, engine, options, parse_sql, job.policy()))
     summary = reducer.summary()
     selected = (selected_plan(pickle.loads(zlib.decompress(data)), summary.winners, summary.versions)
                 for data in planned)

@@ -10,24 +10,30 @@ over plain data, shared by the Spark job and the single-process runner.
   path's runner does; an owner or dataset that several runs write gets the newest run's content in every request,
   so the order in which requests reach the catalog does not matter; counts; unmatched namespaces.
 - `selected_plan`: a run's plan minus the processes newer runs own, with the chosen versions of shared entities.
+- Temporary datasets (olparser/lineage/edges.py): what each run passes on through the temporary datasets it writes is
+  a fact too (("t", scope, namespace, name, run key)); a run that reads one is `deferred` — planned (`replan`) once
+  the facts of every run are reduced and so every writer is known, as the live path writes a reader again when a
+  writer comes. Only then does it count, and add its facts.
 """
 from __future__ import annotations
 
 import hashlib
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from olparser.contract.body import parse_encoded
 from olparser.history import RunRecord, history_record
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage
 from olparser.lineage.combine import entity_content, with_versions
+from olparser.lineage.edges import is_temporary, temporary_scope, temporary_writes, upstream_inputs
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.lineage.plan import is_process
 from olparser.naming import MappingEngine
 from olparser.pipeline import Decision, WritePolicy, decide
 from olparser.runs import RunSnapshot, merge_event, snapshot_from_static
+from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.rules import INCOMPLETE, RunOrder, RunStatus, is_static_key, newest_static, run_order
 from olparser.sql import ParseSql
 
@@ -36,6 +42,8 @@ from .report import Tally
 Order = RunOrder
 OLDEST = float("-inf")  # the order of a run without one (static lineage, no readable time): older than any run
 PLANNED, WAITING, SKIPPED = RunStatus.PLANNED, RunStatus.WAITING, RunStatus.SKIPPED
+DEFERRED = "deferred"  # reads temporary datasets: planned once every writer is known (`replan`)
+TemporaryKey = tuple[str, str, str]  # (scope, namespace, name) of a temporary dataset
 BATCH_POLICY = WritePolicy().complete()  # the live path's defaults, nothing held: every event is there
 
 
@@ -51,6 +59,8 @@ class RunResult:
     plan: LineagePlan | None = None
     unmatched: tuple[tuple[str, str], ...] = ()
     record: RunRecord | None = None
+    passes_on: tuple[tuple[TemporaryKey, bytes], ...] = ()  # what it passes on through each temporary dataset
+    snapshot: RunSnapshot | None = None  # a deferred run, merged: planned by `replan`
 
 
 def merged_run(key: str, events: Iterable[bytes], max_datasets: int | None) -> RunSnapshot:
@@ -82,14 +92,57 @@ def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: 
     MAX_DATASETS_PER_RUN) and its write/wait/skip decision (`decide`), column lineage from the run's SQL when
     `parse_sql` is given."""
     run = merged_run(key, events, policy.max_datasets)
+    passes_on = _passes_on(run)
+    if _reads_temporary(run):
+        return RunResult(key, DEFERRED, batch_order(key, run), passes_on=passes_on, snapshot=run)
+    return replace(_planned(key, run, engine, options, parse_sql, policy, {}), passes_on=passes_on)
+
+
+def replan(result: RunResult, temporary: Mapping[TemporaryKey, list[bytes]], engine: MappingEngine,
+           options: LineageOptions, parse_sql: ParseSql | None = None,
+           policy: WritePolicy = BATCH_POLICY) -> RunResult:
+    """A deferred run planned with what the writers of its temporary inputs pass on (`temporary`, the reduced
+    facts of every run: Summary.temporary), followed as the live path follows them (`upstream_inputs`)."""
+    run = result.snapshot
+    assert run is not None
+    planned = _planned(result.key, run, engine, options, parse_sql, policy, _upstream(run, temporary))
+    return replace(planned, passes_on=result.passes_on)
+
+
+def _reads_temporary(run: RunSnapshot) -> bool:
+    return temporary_scope(run) is not None and any(is_temporary(d) for d in run.inputs)
+
+
+def _upstream(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -> dict:
+    """What the run's temporary inputs stand for, from the reduced facts of every run (the live path asks the
+    run-state store the same question)."""
+    scope = temporary_scope(run)
+
+    def lookup(names: Iterable[tuple[str, str]]) -> dict:
+        return {name: tuple(d for data in temporary[(scope, *name)] for d in passed_on_from_bytes(data))
+                for name in names if (scope, *name) in temporary}
+    return upstream_inputs(run, lookup)
+
+
+def _passes_on(run: RunSnapshot) -> tuple[tuple[TemporaryKey, bytes], ...]:
+    scope = temporary_scope(run)
+    if scope is None:
+        return ()
+    return tuple(((scope, *name), passed_on_to_bytes(datasets))
+                 for name, datasets in sorted(temporary_writes(run).items()))
+
+
+def _planned(key: str, run: RunSnapshot, engine: MappingEngine, options: LineageOptions,
+             parse_sql: ParseSql | None, policy: WritePolicy, upstream: Mapping) -> RunResult:
     order = batch_order(key, run)
     decision = decide(run, policy.complete(), options)
     if decision is not Decision.WRITE:
         if decision is Decision.WAIT:
             return RunResult(key, WAITING, order)
-        unwritten = build_lineage(run, engine, options, parse_sql=parse_sql)  # for the history only, as live
+        unwritten = build_lineage(run, engine, options, parse_sql=parse_sql,
+                                  upstream=upstream)  # for the history only, as live
         return RunResult(key, SKIPPED, order, record=history_record(run, unwritten, options, status=run.event_type))
-    plan = build_lineage(run, engine, options, parse_sql=parse_sql)
+    plan = build_lineage(run, engine, options, parse_sql=parse_sql, upstream=upstream)
     if not plan.entities and not plan.external_datasets:
         return RunResult(key, SKIPPED, order)
     unmatched = tuple(sorted({(u.namespace, u.name) for u in plan.unmatched}))
@@ -98,12 +151,31 @@ def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: 
 
 
 def history_of_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
-                   parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunRecord | None:
-    """The record the live path keeps for this run once the timer has done its work: a finished run with its final
-    status, a run without terminal event as INCOMPLETE."""
+                   parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunResult:
+    """The record the live path keeps for this run once the timer has done its work (`record`: a finished run with
+    its final status, a run without terminal event as INCOMPLETE; None when it names no process), and what it passes
+    on through temporary datasets; a run that reads one is deferred (`history_replan`), as `plan_run` defers it."""
     run = merged_run(key, events, policy.max_datasets)
+    passes_on = _passes_on(run)
+    if _reads_temporary(run):
+        return RunResult(key, DEFERRED, batch_order(key, run), passes_on=passes_on, snapshot=run)
+    return RunResult(key, PLANNED, batch_order(key, run), record=_history(run, engine, options, parse_sql, {}),
+                     passes_on=passes_on)
+
+
+def history_replan(result: RunResult, temporary: Mapping[TemporaryKey, list[bytes]], engine: MappingEngine,
+                   options: LineageOptions, parse_sql: ParseSql | None = None) -> RunResult:
+    """A deferred run's record, with what the writers of its temporary inputs pass on (as `replan`)."""
+    run = result.snapshot
+    assert run is not None
+    record = _history(run, engine, options, parse_sql, _upstream(run, temporary))
+    return replace(result, status=PLANNED, record=record, snapshot=None)
+
+
+def _history(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, parse_sql: ParseSql | None,
+             upstream: Mapping) -> RunRecord | None:
     status = run.event_type if run.is_terminal else INCOMPLETE
-    plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql)
+    plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql, upstream=upstream)
     return history_record(run, plan, options, status=status)
 
 
@@ -128,8 +200,12 @@ def run_facts(result: RunResult) -> list[tuple[tuple, Any]]:
     """What the whole backfill must know about a run, as (key, value) pairs that `merge_facts` reduces by key:
     ("p", process) -> the run's order (the newest run wins the process); ("e", type, name) -> its Version of each
     owner, dataset and column; ("u", namespace, name) -> True for each dataset no rule matched; ("r",) -> a Tally
-    counting the run by status."""
-    facts: list[tuple[tuple, Any]] = [(("r",), Tally(runs=Counter({result.status: 1})))]
+    counting the run by status; ("t", scope, namespace, name, run key) -> what it passes on through a temporary
+    dataset. A deferred run has only these, and ("d",) -> True."""
+    passed = [(("t", *name, result.key), data) for name, data in result.passes_on]
+    if result.status == DEFERRED:
+        return [*passed, (("d",), True)]
+    facts: list[tuple[tuple, Any]] = [(("r",), Tally(runs=Counter({result.status: 1}))), *passed]
     if result.plan is None:
         return facts
     for entity in (*result.plan.external_datasets, *result.plan.entities):
@@ -162,10 +238,13 @@ class Summary:
     winners: dict[str, str] = field(default_factory=dict)  # process -> run key
     versions: dict[Key, JSON] = field(default_factory=dict)
     unmatched: Counter[str] = field(default_factory=Counter)
+    temporary: dict[TemporaryKey, list[bytes]] = field(default_factory=dict)  # by writer's run key
+    deferred: bool = False  # some runs wait for `temporary` (`replan`)
 
     @classmethod
     def of(cls, reduced: Iterable[tuple[tuple, Any]]) -> "Summary":
         summary = cls()
+        writers: dict[TemporaryKey, list[tuple[str, bytes]]] = {}
         for key, value in reduced:
             if key[0] == "r":
                 summary.tally = summary.tally.add(value)
@@ -175,6 +254,11 @@ class Summary:
                 summary.versions[(key[1], key[2])] = value.entity
             elif key[0] == "u":
                 summary.unmatched[key[1]] += 1
+            elif key[0] == "t":
+                writers.setdefault(key[1:4], []).append((key[4], value))
+            elif key[0] == "d":
+                summary.deferred = True
+        summary.temporary = {name: [data for _, data in sorted(found)] for name, found in writers.items()}
         return summary
 
 

@@ -35,7 +35,8 @@ from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_recor
                   record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file, bodies_in_lines, bodies_in_path
 from .report import BackfillReport, Tally, ranked_namespaces
-from .runs import FactReducer, RunResult, Selected, Summary, merge_facts, plan_run, selected_plan
+from .runs import (DEFERRED, FactReducer, RunResult, Selected, Summary, merge_facts, plan_run, replan, run_facts,
+                   selected_plan)
 from .sources import is_remote, local_files, spark_paths
 
 LARGE_FILE_BYTES = 128 << 20  # larger files are read as lines by Spark, not whole
@@ -135,7 +136,9 @@ def _runs_and_facts(listing: bool, items: Iterable[RunResult | Tally]) -> Iterat
             reducer.add_facts([(("r",), item)])
             continue
         reducer.add(item)
-        if listing:
+        if item.status == DEFERRED:  # planned after the reduce (`_replanned`), whatever is listed
+            yield RUN, pickle.dumps(item, pickle.HIGHEST_PROTOCOL)
+        elif listing:
             if is_planned(item):
                 yield from map(_pickled_run, newest.add(item, item))
         elif is_planned(item) or item.record is not None:
@@ -173,6 +176,21 @@ def _unpickled(pair: tuple[str, bytes]) -> Any:
 
 def _is_planned(item: RunResult) -> bool:
     return is_planned(item)
+
+
+def _is_deferred(item: RunResult) -> bool:
+    return item.status == DEFERRED
+
+
+def _is_not_deferred(item: RunResult) -> bool:
+    return item.status != DEFERRED
+
+
+def _replan_partition(job: Any, temporary: Any, items: Iterable[RunResult]) -> Iterator[RunResult]:
+    value = job.value
+    engine, options, parse_sql = value.engine(), value.options(), value.sql_parser()
+    for item in items:
+        yield replan(item, temporary.value, engine, options, parse_sql, value.policy())
 
 
 def _is_kept_fact(pair: tuple[tuple, Any]) -> bool:
@@ -334,16 +352,28 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
     sc = spark.sparkContext
     job_b = sc.broadcast(job)
     cached = results.mapPartitions(partial(_runs_and_facts, dry_run is not None)).persist(StorageLevel.MEMORY_AND_DISK)
+    replanned = None
     try:
         facts = cached.filter(_is_facts).flatMap(_unpickled)
         summary = Summary.of(facts.reduceByKey(merge_facts).filter(_is_kept_fact).collect())
-        summary_b = sc.broadcast(summary)
         results = cached.filter(_is_run).map(_unpickled)
+        if summary.deferred:  # runs that read temporary datasets: planned now that every writer is known
+            temporary_b = sc.broadcast(summary.temporary)
+            replanned = results.filter(_is_deferred).mapPartitions(
+                partial(_replan_partition, job_b, temporary_b)).persist(StorageLevel.MEMORY_AND_DISK)
+            summary = Summary.of(facts.union(replanned.flatMap(run_facts)).reduceByKey(merge_facts)
+                                 .filter(_is_kept_fact).collect())
+            results = results.filter(_is_not_deferred).union(replanned)
+        summary_b = sc.broadcast(summary)
         selected = results.filter(_is_planned).map(partial(_selected, summary_b))
         report = BackfillReport(command, summary.tally, processes_planned=len(summary.winners),
                                 unmatched_namespaces=ranked_namespaces(summary.unmatched))
         if dry_run is not None:
-            pairs = cached.flatMap(partial(_listed_pairs, summary_b)).reduceByKey(_first_or_sum, numPartitions=1)
+            listed = cached.flatMap(partial(_listed_pairs, summary_b))
+            if replanned is not None:
+                listed = listed.union(replanned.filter(_is_planned).map(partial(_selected, summary_b))
+                                      .flatMap(_dry_run_pairs))
+            pairs = listed.reduceByKey(_first_or_sum, numPartitions=1)
             superseded = [0]
 
             def entities() -> Iterator[Any]:  # streamed to the file; the count of superseded sorts first
@@ -369,5 +399,7 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
                 results.filter(_has_record).foreachPartition(partial(_relink_partition, job_b, links_b))
     finally:
         cached.unpersist()
+        if replanned is not None:
+            replanned.unpersist()
     report.seconds = time.monotonic() - started
     return report

@@ -14,12 +14,14 @@ def open_run_state_store(settings: "Settings") -> RunStateStore:
     if kind == "sqlite":
         from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 
-        return SqliteRunStateStore(settings.data_dir / SQLITE_FILE_NAME, ttl_seconds=ttl, max_datasets=max_datasets)
+        return SqliteRunStateStore(settings.data_dir / SQLITE_FILE_NAME, ttl_seconds=ttl, max_datasets=max_datasets,
+                                   temporary_seconds=settings.temporary_dataset_seconds)
     if kind == "table":
         from olparser.adapters.run_state.table_store import TableRunStateStore
         from olparser.adapters.storage_account import StorageAccount
 
         account = StorageAccount.required(settings, "RUN_STATE_STORE=table")
         return TableRunStateStore.from_connection_string(account, RUN_STATE_TABLE,
-                                                         ttl_seconds=ttl, max_datasets=max_datasets)
+                                                         ttl_seconds=ttl, max_datasets=max_datasets,
+                                                         temporary_seconds=settings.temporary_dataset_seconds)
     raise ValueError(f"RUN_STATE_STORE must be one of {', '.join(STORE_KINDS)}, not {kind!r}")

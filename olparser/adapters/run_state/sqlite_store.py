@@ -21,7 +21,8 @@ from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
 from olparser.runs import ledger
 from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
-from olparser.runs.store import TOMBSTONE_SECONDS, InterimDataset, StoreStats, event_run_id
+from olparser.runs.store import (MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, StoreStats, event_run_id)
+from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS as TEMPORARY_DATASET_SECONDS
 from olparser.adapters.sqlite_file import SqliteFile
 
 _SCHEMA = """
@@ -47,6 +48,17 @@ CREATE TABLE IF NOT EXISTS interim_datasets (
     PRIMARY KEY (type_name, qualified_name)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS interim_datasets_checked_at ON interim_datasets (checked_at);
+CREATE TABLE IF NOT EXISTS temporary_datasets (
+    scope TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    role TEXT NOT NULL,
+    run_key TEXT NOT NULL,
+    passed_on BLOB,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (scope, namespace, name, role, run_key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS temporary_datasets_updated_at ON temporary_datasets (updated_at);
 CREATE TABLE IF NOT EXISTS entity_refs (
     type_name TEXT NOT NULL,
     qualified_name TEXT NOT NULL,
@@ -90,9 +102,10 @@ class SqliteRunStateStore(SqliteFile):
     """RunStateStore over a local SQLite file (see the module docstring and olparser/runs/store.py)."""
 
     def __init__(self, path: Path, *, ttl_seconds: int, busy_timeout_seconds: float = 30.0,
-                 max_datasets: int | None = None) -> None:
+                 max_datasets: int | None = None, temporary_seconds: float = TEMPORARY_DATASET_SECONDS) -> None:
         super().__init__(path, busy_timeout_seconds)
         self.ttl_seconds = ttl_seconds
+        self.temporary_seconds = temporary_seconds
         self.max_datasets = max_datasets
         with self._immediate() as db:  # one process creates or upgrades the schema, the others then see it done
             for statement in _SCHEMA.split(";"):
@@ -251,8 +264,44 @@ class SqliteRunStateStore(SqliteFile):
     def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         with self._immediate() as db:
+            db.execute("DELETE FROM temporary_datasets WHERE updated_at <= ?", (now - self.temporary_seconds,))
             return db.execute("DELETE FROM run_state WHERE updated_at <= ? AND due_at IS NULL",
                               (now - self.ttl_seconds,)).rowcount
+
+    # --- temporary datasets ------------------------------------------------------------------------------------
+    def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,
+                         now: float | None = None) -> frozenset[str]:
+        now = time.time() if now is None else now
+        readers: set[str] = set()
+        with self._immediate() as db:
+            for (namespace, name), passed_on in sorted(writes.items()):
+                db.execute("INSERT INTO temporary_datasets VALUES (?, ?, ?, 'w', ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                           "passed_on = excluded.passed_on, updated_at = excluded.updated_at",
+                           (scope, namespace, name, writer, passed_on, now))
+                readers.update(row[0] for row in db.execute(
+                    "SELECT run_key FROM temporary_datasets WHERE scope = ? AND namespace = ? AND name = ? AND "
+                    "role = 'r' AND updated_at > ? ORDER BY run_key LIMIT ?",
+                    (scope, namespace, name, now - self.temporary_seconds, MAX_TEMPORARY_ROWS)))
+            readers.discard(writer)
+            db.executemany("UPDATE run_state SET version = version + 1 WHERE run_id = ?",
+                           [(reader,) for reader in sorted(readers)])
+        return frozenset(readers)
+
+    def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
+                          now: float | None = None) -> dict[tuple[str, str], list[bytes]]:
+        now = time.time() if now is None else now
+        found: dict[tuple[str, str], list[bytes]] = {}
+        with self._immediate() as db:
+            for namespace, name in names:
+                db.execute("INSERT INTO temporary_datasets VALUES (?, ?, ?, 'r', ?, NULL, ?) ON CONFLICT DO UPDATE "
+                           "SET updated_at = excluded.updated_at", (scope, namespace, name, reader, now))
+                rows = db.execute("SELECT passed_on FROM temporary_datasets WHERE scope = ? AND namespace = ? AND "
+                                  "name = ? AND role = 'w' AND run_key != ? AND updated_at > ? ORDER BY run_key "
+                                  "LIMIT ?", (scope, namespace, name, reader, now - self.temporary_seconds,
+                                              MAX_TEMPORARY_ROWS)).fetchall()
+                if rows:
+                    found[(namespace, name)] = [bytes(row[0]) for row in rows]
+        return found
 
     def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
         rows = self._connection().execute(

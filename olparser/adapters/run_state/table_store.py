@@ -48,7 +48,8 @@ from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
 from olparser.runs import ledger
 from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
-from olparser.runs.store import TOMBSTONE_SECONDS, InterimDataset, StoreStats, event_run_id
+from olparser.runs.store import MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, StoreStats, event_run_id
+from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 from olparser.adapters.storage_account import StorageConnection, storage_account
 
 PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
@@ -60,6 +61,7 @@ DUE_PARTITION = "due"
 INTERIM_PARTITION = "interim"
 OWNED_PREFIX = "own-"  # + sha256 of an entity's type and qualifiedName: one partition per connector-owned entity
 HEAD_ROW = "entity"
+TEMPORARY_PREFIX = "tmp-"  # + sha256 of (scope, namespace, name): one partition per temporary dataset
 _SAFE_ROW_KEY = re.compile(r"^[A-Za-z0-9._:@=+-]{1,512}$")
 _BLOBS = ("state", "written", "claimed", "pending")
 
@@ -77,8 +79,10 @@ class TableRunStateStore:
 
     def __init__(self, table: TableClient, *, ttl_seconds: int, max_state_bytes: int = MAX_STATE_BYTES,
                  max_attempts: int = MAX_ATTEMPTS, max_datasets: int | None = None,
-                 connection_string: StorageConnection | None = None) -> None:
+                 connection_string: StorageConnection | None = None,
+                 temporary_seconds: float = DEFAULT_TEMPORARY_DATASET_SECONDS) -> None:
         self.table = table
+        self.temporary_seconds = temporary_seconds
         self.connection_string = connection_string  # what it was opened with (None: given a client)
         self.ttl_seconds = ttl_seconds
         self.max_state_bytes = max_state_bytes
@@ -288,6 +292,7 @@ class TableRunStateStore:
     # --- housekeeping ------------------------------------------------------------------------------------------
     def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
+        self._purge_temporary(now)
         cutoff = float(now - self.ttl_seconds)
         expired = self.table.query_entities("updated_at le @cutoff", parameters={"cutoff": cutoff},
                                             select=["PartitionKey", "RowKey", "updated_at", "due_at"])
@@ -352,13 +357,82 @@ class TableRunStateStore:
         counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0, "interim": 0}
         for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey", "RowKey"]):
             partition = row["PartitionKey"]
-            if partition.startswith(OWNED_PREFIX) and row["RowKey"] != HEAD_ROW:
-                continue  # a run's entry among an entity's users
+            if (partition.startswith(OWNED_PREFIX) and row["RowKey"] != HEAD_ROW) or partition.startswith(
+                    TEMPORARY_PREFIX):
+                continue  # a run's entry among an entity's users; a temporary dataset's writer or reader
             kind = ("due" if partition == DUE_PARTITION else "interim" if partition == INTERIM_PARTITION
                     else "entities" if partition.startswith((OWNED_PREFIX, "ref-"))
                     else "processes" if partition.startswith("process-") else "runs")
             counts[kind] += 1
         return StoreStats(**counts)
+
+    # --- temporary datasets -----------------------------------------------------------------------------------
+    # One partition per (scope, temporary dataset); a row per writer (`w-` + sha256 of its run key, `passed_on`)
+    # and per reader (`r-` + ...), each upserted whole: no read-modify-write, so no conflict between workers. A
+    # writer upserts then reads the readers, a reader upserts then reads the writers: one of them sees the other.
+    def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,
+                         now: float | None = None) -> frozenset[str]:
+        now = time.time() if now is None else now
+        readers: set[str] = set()
+        for name, passed_on in sorted(writes.items()):
+            partition = self._temporary_partition(scope, name)
+            self.table.upsert_entity(TableEntity(PartitionKey=partition, RowKey="w-" + _sha(writer), run_key=writer,
+                                                 passed_on=passed_on, temporary_at=float(now)),
+                                     mode=UpdateMode.REPLACE)
+            readers.update(self._temporary_rows(partition, "r-", now, ("run_key",)))
+        readers.discard(writer)
+        for reader in sorted(readers):
+            self._with_retries(lambda reader=reader: self._bump_version(reader))
+        return frozenset(readers)
+
+    def _bump_version(self, run_key: str) -> None:
+        """A new version of the run, its state unchanged: a commit of a plan built before is stale (rebuilt)."""
+        entity = self._read(run_key)
+        if entity is not None:
+            new = self._carry_over(run_key, entity)
+            new["version"] = int(entity.get("version", 0)) + 1
+            self._write(new, entity)
+
+    def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
+                          now: float | None = None) -> dict[tuple[str, str], list[bytes]]:
+        now = time.time() if now is None else now
+        found: dict[tuple[str, str], list[bytes]] = {}
+        for name in names:
+            partition = self._temporary_partition(scope, name)
+            self.table.upsert_entity(TableEntity(PartitionKey=partition, RowKey="r-" + _sha(reader), run_key=reader,
+                                                 temporary_at=float(now)), mode=UpdateMode.REPLACE)
+            rows = [row for run_key, row in sorted(self._temporary_rows(partition, "w-", now,
+                                                                        ("run_key", "passed_on")).items())
+                    if run_key != reader]
+            if rows:
+                found[name] = [bytes(row["passed_on"]) for row in rows]
+        return found
+
+    def _temporary_rows(self, partition: str, prefix: str, now: float, select: tuple[str, ...]) -> dict[str, Any]:
+        """The live rows of a temporary dataset's partition whose RowKey starts with `prefix`, by run key (at most
+        MAX_TEMPORARY_ROWS)."""
+        rows = self.table.query_entities(
+            "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi and temporary_at gt @cutoff",
+            parameters={"p": partition, "lo": prefix, "hi": prefix[:-1] + ".",
+                        "cutoff": float(now - self.temporary_seconds)}, select=list(select))
+        found: dict[str, Any] = {}
+        for row in rows:
+            found[row["run_key"]] = row
+            if len(found) >= MAX_TEMPORARY_ROWS:
+                break
+        return found
+
+    def _purge_temporary(self, now: float) -> None:
+        cutoff = float(now - self.temporary_seconds)
+        rows = self.table.query_entities("PartitionKey ge @lo and PartitionKey lt @hi and temporary_at le @cutoff",
+                                         parameters={"lo": TEMPORARY_PREFIX, "hi": TEMPORARY_PREFIX[:-1] + ".",
+                                                     "cutoff": cutoff}, select=["PartitionKey", "RowKey"])
+        for row in rows:
+            self.table.delete_entity(row["PartitionKey"], row["RowKey"])  # no error when absent
+
+    @staticmethod
+    def _temporary_partition(scope: str, name: tuple[str, str]) -> str:
+        return TEMPORARY_PREFIX + _sha(json.dumps([scope, *name]))
 
     # --- interim datasets (the re-link timer) ------------------------------------------------------------------
     def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
@@ -685,3 +759,7 @@ def _put_op(row: TableEntity, read: TableEntity | None) -> tuple:
 def _tombstoned(ref: TableEntity, now: float) -> bool:
     since = ref.get("deleting_since")
     return since is not None and float(since) > now - TOMBSTONE_SECONDS
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()

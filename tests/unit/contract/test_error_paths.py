@@ -115,3 +115,22 @@ def test_facets_that_are_not_objects_are_dropped_with_bracketed_names() -> None:
         'dropped malformed facet $.run.facets["vendor.custom"]: a facet must be a JSON object',
     ]  # spark.logicalPlan is a heavy facet: stripped before any check, without a warning
     assert accepted.event["run"]["facets"] == {}
+
+
+def test_malformed_dataset_type_and_lineage_facets_are_dropped_and_well_formed_ones_kept() -> None:
+    # spec/facets/DatasetTypeDatasetFacet.json: datasetType is required; spec/facets/LineageFacet.json:
+    # LineageJobFacet requires entries, a LineageFieldEntry requires inputs (OpenLineage repo, 2026-08)
+    event = minimal_event()
+    event["outputs"][0]["facets"]["datasetType"] = {"subType": "TEMPORARY"}
+    event["outputs"][0]["facets"]["lineage"] = {"fields": {"id": {"inputs": 3}}}
+    event["job"]["facets"] = {"lineage": {"entries": [{"type": "DATASET", "namespace": "n", "name": "t",
+                                                       "inputs": [{"type": "DATASET", "namespace": "n",
+                                                                   "name": "s"}]}]}}
+    accepted = read_event(body_of(event), JSON_HEADERS, IntakeLimits())
+    facets = "$.outputs[0].facets"
+    assert sorted(accepted.warnings) == [
+        f"dropped malformed facet {facets}.datasetType: {facets}.datasetType.datasetType is required but missing",
+        f"dropped malformed facet {facets}.lineage: {facets}.lineage.fields.id.inputs must be an array, got a number",
+    ]
+    assert accepted.event["outputs"][0]["facets"] == {}
+    assert accepted.event["job"]["facets"]["lineage"]["entries"][0]["name"] == "t"
