@@ -178,6 +178,9 @@ class Settings:
     atlas_endpoint: str | None = None  # ATLAS_ENDPOINT, e.g. http://127.0.0.1:21000/api/atlas/v2
     atlas_username: str | None = None  # ATLAS_USERNAME
     atlas_password: str | None = field(default=None, repr=False)  # ATLAS_PASSWORD
+    # TYPE_PREFIX: prefixes the names of the connector's own types (ol_ -> ol_databricks_notebook), for catalogs where
+    # someone else already defines a type of the same name differently (Purview's native databricks_notebook)
+    type_prefix: str = ""
     catalog_timeout_seconds: float = 30.0  # CATALOG_TIMEOUT_SECONDS, per call
     catalog_max_attempts: int = 6  # CATALOG_MAX_ATTEMPTS
     catalog_bulk_size: int = 1000  # CATALOG_BULK_SIZE, entities per bulk call
@@ -242,6 +245,7 @@ class Settings:
             atlas_endpoint=env.get("ATLAS_ENDPOINT") or None,
             atlas_username=env.get("ATLAS_USERNAME") or None,
             atlas_password=env.get("ATLAS_PASSWORD") or None,
+            type_prefix=(env.get("TYPE_PREFIX") or "").strip(),
             catalog_timeout_seconds=_float(env.get("CATALOG_TIMEOUT_SECONDS"), d.catalog_timeout_seconds),
             catalog_max_attempts=_int(env.get("CATALOG_MAX_ATTEMPTS"), d.catalog_max_attempts),
             catalog_bulk_size=_int(env.get("CATALOG_BULK_SIZE"), d.catalog_bulk_size),

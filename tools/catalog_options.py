@@ -82,13 +82,13 @@ def catalog_target(args: argparse.Namespace, settings: Settings) -> CatalogTarge
     password = getattr(args, "password", None) or os.environ.get("ATLAS_PASSWORD") or settings.atlas_password
     if getattr(args, "atlas_url", None):
         return CatalogTarget("atlas", atlas_base(args.atlas_url), username=getattr(args, "user", None)
-                             or settings.atlas_username, password=password)
+                             or settings.atlas_username, password=password, type_prefix=settings.type_prefix)
     if settings.purview_account_name or settings.atlas_endpoint:
         return resolve_target(settings)
     folder = data_dir(args)
     running = RunningHost.find(folder)
     if running is not None and running.atlas_url:
-        return CatalogTarget("atlas", running.atlas_url)
+        return CatalogTarget("atlas", running.atlas_url, type_prefix=settings.type_prefix)
     raise NoCatalog("no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or start "
                     f"`ol2purview serve` (none runs on {folder}; --data DIR names another data folder)")
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from olparser.adapters.catalog.type_ownership import ForeignTypeConflict
 from olparser.adapters.delivery.queues import QueueService
 from tools.functions_host.trigger_settings import QueueTriggerSettings, queue_trigger_settings
 from olparser.adapters.runtime import process_runtime
@@ -157,8 +158,12 @@ def _run_state_size() -> dict[str, Any] | None:
 
 
 def _register_typedefs() -> str:
+    """The typedef note for the banner. A type of the connector's name that it did not create and cannot write with
+    refuses the start (RuntimeError naming it, what differs and TYPE_PREFIX); the catalog being down does not."""
     try:
         report = process_runtime().ensure_typedefs()
+    except ForeignTypeConflict as exc:
+        raise RuntimeError(exc.message) from None
     except Exception as exc:  # the catalog may be down: the first upload tries again
         log.warning("could not register the custom types yet (%s); they are registered before the first upload",
                     type(exc).__name__)

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
+from olparser.adapters.catalog.type_ownership import check_type_prefix
 from olparser.settings import Settings
 
 PURVIEW_SCOPE = "https://purview.azure.net/.default"
@@ -22,7 +23,8 @@ class CatalogTarget:
 
     kind: "purview" (Entra ID token), "atlas" (basic auth, or none) or "embedded" (the local catalog: the caller
     starts it and fills in `endpoint` with `with_endpoint`). `api_version` is sent as `api-version` when set
-    (Purview's GA /datamap/ API needs it).
+    (Purview's GA /datamap/ API needs it). `type_prefix` (TYPE_PREFIX) prefixes the connector's type names in the
+    catalog (the client translates; the rest of the connector uses the plain names).
     """
 
     kind: str
@@ -30,13 +32,19 @@ class CatalogTarget:
     api_version: str | None = None
     username: str | None = None
     password: str | None = field(default=None, repr=False)
+    type_prefix: str = ""
 
     def with_endpoint(self, url: str) -> "CatalogTarget":
         return replace(self, endpoint=url.rstrip("/"))
 
 
 def resolve_target(settings: Settings) -> CatalogTarget:
-    """PURVIEW_ACCOUNT_NAME -> Purview; ATLAS_ENDPOINT -> that endpoint; neither -> embedded. Both is an error."""
+    """PURVIEW_ACCOUNT_NAME -> Purview; ATLAS_ENDPOINT -> that endpoint; neither -> embedded. Both is an error.
+    TYPE_PREFIX is checked and carried along."""
+    return replace(_resolve_target(settings), type_prefix=check_type_prefix(settings.type_prefix))
+
+
+def _resolve_target(settings: Settings) -> CatalogTarget:
     if settings.purview_account_name and settings.atlas_endpoint:
         raise ValueError("set either PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, not both")
     if settings.purview_account_name:
