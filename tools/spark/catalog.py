@@ -75,6 +75,7 @@ class ThrottledClient:
         self._client = client
         self._limiter = limiter
         self.endpoint_url = client.endpoint_url
+        self.type_prefix = getattr(client, "type_prefix", "")  # TYPE_PREFIX: registration prefixes the typedefs
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         self._limiter.acquire()
