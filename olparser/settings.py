@@ -174,6 +174,9 @@ class Settings:
     sql_parse_timeout_seconds: float = 2.0  # SQL_PARSE_TIMEOUT_SECONDS: a parse that takes longer is abandoned
     # --- catalog target ----------------------------------------------------------------------------------------
     purview_account_name: str | None = None  # PURVIEW_ACCOUNT_NAME
+    # PURVIEW_ENDPOINT: an https host instead of PURVIEW_ACCOUNT_NAME (the new portal's tenant endpoint
+    # https://api.purview-service.microsoft.com or https://{tenantId}-api.purview-service.microsoft.com)
+    purview_endpoint: str | None = None
     purview_api: str = "datamap"  # PURVIEW_API: datamap (GA, /datamap/api) | catalog (legacy, /catalog/api)
     atlas_endpoint: str | None = None  # ATLAS_ENDPOINT, e.g. http://127.0.0.1:21000/api/atlas/v2
     atlas_username: str | None = None  # ATLAS_USERNAME
@@ -241,6 +244,7 @@ class Settings:
             sql_parse_timeout_seconds=_limit(env, "SQL_PARSE_TIMEOUT_SECONDS",
                                              d.sql_parse_timeout_seconds, 0.01, float),
             purview_account_name=env.get("PURVIEW_ACCOUNT_NAME") or None,
+            purview_endpoint=env.get("PURVIEW_ENDPOINT") or None,
             purview_api=(env.get("PURVIEW_API") or d.purview_api).lower(),
             atlas_endpoint=env.get("ATLAS_ENDPOINT") or None,
             atlas_username=env.get("ATLAS_USERNAME") or None,

@@ -156,7 +156,7 @@ class Runtime:
             except ValueError as exc:
                 raise ConfigurationError(str(exc)) from None
             if target.endpoint is None:
-                raise ConfigurationError("no catalog configured: set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT")
+                raise ConfigurationError("no catalog configured: set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT")
             return target
         return self._once("catalog_target", build)
 

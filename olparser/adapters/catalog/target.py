@@ -14,6 +14,7 @@ _PURVIEW_BASES = {
     "datamap": "https://{account}.purview.azure.com/datamap/api/atlas/v2",
     "catalog": "https://{account}.purview.azure.com/catalog/api/atlas/v2",
 }
+_PURVIEW_PATHS = {"datamap": "/datamap/api/atlas/v2", "catalog": "/catalog/api/atlas/v2"}
 _ACCOUNT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$")
 
 
@@ -39,14 +40,20 @@ class CatalogTarget:
 
 
 def resolve_target(settings: Settings) -> CatalogTarget:
-    """PURVIEW_ACCOUNT_NAME -> Purview; ATLAS_ENDPOINT -> that endpoint; neither -> embedded. Both is an error.
-    TYPE_PREFIX is checked and carried along."""
+    """PURVIEW_ACCOUNT_NAME or PURVIEW_ENDPOINT -> Purview; ATLAS_ENDPOINT -> that endpoint; none -> embedded. More
+    than one is an error. TYPE_PREFIX is checked and carried along."""
     return replace(_resolve_target(settings), type_prefix=check_type_prefix(settings.type_prefix))
 
 
 def _resolve_target(settings: Settings) -> CatalogTarget:
-    if settings.purview_account_name and settings.atlas_endpoint:
-        raise ValueError("set either PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, not both")
+    given = [name for name, value in (("PURVIEW_ACCOUNT_NAME", settings.purview_account_name),
+                                      ("PURVIEW_ENDPOINT", settings.purview_endpoint),
+                                      ("ATLAS_ENDPOINT", settings.atlas_endpoint)) if value]
+    if len(given) > 1:
+        raise ValueError(f"set only one of PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT and ATLAS_ENDPOINT; got "
+                         f"{' and '.join(given)}")
+    if settings.purview_endpoint:
+        return purview_endpoint_target(settings.purview_endpoint, settings.purview_api)
     if settings.purview_account_name:
         account = settings.purview_account_name.strip().lower()
         if not _ACCOUNT_NAME.match(account):
@@ -65,3 +72,21 @@ def _resolve_target(settings: Settings) -> CatalogTarget:
                              f"got {settings.atlas_endpoint!r}")
         return CatalogTarget("atlas", endpoint, username=settings.atlas_username, password=settings.atlas_password)
     return CatalogTarget("embedded", None, username=settings.atlas_username, password=settings.atlas_password)
+
+
+def purview_endpoint_target(endpoint: str, purview_api: str = "datamap") -> CatalogTarget:
+    """PURVIEW_ENDPOINT: any https host (`https://{account}.purview.azure.com`, the new portal's
+    `https://api.purview-service.microsoft.com` or `https://{tenantId}-api.purview-service.microsoft.com`); the Data
+    Map path and api-version are appended, and the account API (collections, resource-set rules) is on the same
+    host. Token auth (scope PURVIEW_SCOPE), as for PURVIEW_ACCOUNT_NAME."""
+    given = endpoint.strip()
+    parts = urlsplit(given.rstrip("/"))
+    if parts.scheme != "https" or not parts.hostname or parts.path or parts.query or parts.fragment \
+            or parts.username or parts.password:
+        raise ValueError("PURVIEW_ENDPOINT must be an https host with nothing after it, such as "
+                         f"https://api.purview-service.microsoft.com; got {endpoint!r}")
+    if purview_api not in _PURVIEW_PATHS:
+        raise ValueError(f"PURVIEW_API must be one of {sorted(_PURVIEW_PATHS)}; got {purview_api!r}")
+    api_version = PURVIEW_API_VERSION if purview_api == "datamap" else None
+    return CatalogTarget("purview", f"https://{parts.netloc.lower()}{_PURVIEW_PATHS[purview_api]}",
+                         api_version=api_version)

@@ -138,7 +138,7 @@ def test_cli_without_a_catalog_says_what_to_set(typedef_dir, capsys, monkeypatch
     monkeypatch.setenv("OL2PURVIEW_DATA_DIR", str(tmp_path))  # no serve runs there
     assert cli_main(["typedefs", "--dir", str(typedef_dir)]) == 2
     assert capsys.readouterr().err == (
-        "ol2purview typedefs: no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or start "
+        "ol2purview typedefs: no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
         f"`ol2purview serve` (none runs on {tmp_path}; --data DIR names another data folder)\n")
 
 
