@@ -134,7 +134,7 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
     if key == "label":
         return lambda e: value in (e.extra.get("labels") or [])
     if key == "collectionId":
-        return lambda e: True  # one collection: every entity is in the root collection
+        return lambda e: e.extra.get("collectionId") == value
     if key in _UNMODELLED:
         return lambda e: False
     raise errors.invalid_parameters(f"unsupported filter clause {json.dumps(clause)}")
