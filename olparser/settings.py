@@ -184,6 +184,9 @@ class Settings:
     # TYPE_PREFIX: prefixes the names of the connector's own types (ol_ -> ol_databricks_notebook), for catalogs where
     # someone else already defines a type of the same name differently (Purview's native databricks_notebook)
     type_prefix: str = ""
+    # --- collections (docs/guides/enterprise-purview.md): placement is on when either is set -------------------------
+    placement_rules_path: Path | None = None  # PLACEMENT_RULES_PATH: JSON rules naming each run's collection
+    purview_collection: str | None = None  # PURVIEW_COLLECTION: the collection (name or friendly name) otherwise
     catalog_timeout_seconds: float = 30.0  # CATALOG_TIMEOUT_SECONDS, per call
     catalog_max_attempts: int = 6  # CATALOG_MAX_ATTEMPTS
     catalog_bulk_size: int = 1000  # CATALOG_BULK_SIZE, entities per bulk call
@@ -250,6 +253,8 @@ class Settings:
             atlas_username=env.get("ATLAS_USERNAME") or None,
             atlas_password=env.get("ATLAS_PASSWORD") or None,
             type_prefix=(env.get("TYPE_PREFIX") or "").strip(),
+            placement_rules_path=Path(env["PLACEMENT_RULES_PATH"]) if env.get("PLACEMENT_RULES_PATH") else None,
+            purview_collection=(env.get("PURVIEW_COLLECTION") or "").strip() or None,
             catalog_timeout_seconds=_float(env.get("CATALOG_TIMEOUT_SECONDS"), d.catalog_timeout_seconds),
             catalog_max_attempts=_int(env.get("CATALOG_MAX_ATTEMPTS"), d.catalog_max_attempts),
             catalog_bulk_size=_int(env.get("CATALOG_BULK_SIZE"), d.catalog_bulk_size),

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 from olparser.adapters.catalog.type_ownership import ForeignTypeConflict
 from olparser.adapters.delivery.queues import QueueService
 from tools.functions_host.trigger_settings import QueueTriggerSettings, queue_trigger_settings
-from olparser.adapters.runtime import process_runtime
+from olparser.adapters.runtime import ConfigurationError, process_runtime
 from tools.catalog import CatalogServer
 from tools.functions_host.config import HostConfig
 from tools.functions_host.functions import FunctionSpec, describe_functions, load_app
@@ -164,6 +164,8 @@ def _register_typedefs() -> str:
         report = process_runtime().ensure_typedefs()
     except ForeignTypeConflict as exc:
         raise RuntimeError(exc.message) from None
+    except ConfigurationError as exc:  # e.g. a placement rules file with problems: named, not retried
+        raise RuntimeError(str(exc)) from None
     except Exception as exc:  # the catalog may be down: the first upload tries again
         log.warning("could not register the custom types yet (%s); they are registered before the first upload",
                     type(exc).__name__)

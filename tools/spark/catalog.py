@@ -90,8 +90,11 @@ class ThrottledClient:
     def entities_by_guid(self, guids: list[str]) -> list[dict]:
         return self._call("entities_by_guid", guids)
 
-    def upload_bulk(self, entities: list[dict]) -> dict:
-        return self._call("upload_bulk", entities)
+    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict:
+        return self._call("upload_bulk", entities, **({"collection_id": collection_id} if collection_id else {}))
+
+    def collections(self) -> list[dict]:
+        return self._call("collections")
 
     def search_assets(self, query: dict) -> list[tuple[str, str]]:
         return self._call("search_assets", query)

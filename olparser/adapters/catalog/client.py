@@ -34,6 +34,8 @@ from olparser.settings import TYPEDEFS_DIR
 _TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
 RESOURCE_SET_RULES_PATH = "/resourceSetRuleConfigs/defaultResourceSetRuleConfig"
 RESOURCE_SET_RULES_API_VERSION = "2019-11-01-preview"
+COLLECTIONS_PATH = "/account/collections"
+COLLECTIONS_API_VERSION = "2019-11-01-preview"
 _ATLAS_SUFFIXES = ("/datamap/api/atlas/v2", "/catalog/api/atlas/v2", "/api/atlas/v2")
 
 
@@ -203,9 +205,25 @@ class AtlasCatalogClient(AtlasClient):
                               params={"guid": list(guids), "minExtInfo": "true"}).body or {}
         return list(body.get("entities") or [])
 
-    def upload_bulk(self, entities: list[dict]) -> dict:
-        """POST /entity/bulk with these entities in one request."""
-        return self.upload_entities({"entities": entities}) or {}
+    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict:
+        """POST /entity/bulk with these entities in one request; `collection_id`: `?collectionId=` (new entities are
+        created in that collection, existing ones sent are moved there)."""
+        if collection_id is None:
+            return self.upload_entities({"entities": entities}) or {}
+        return self._post_http(self.endpoint_url + "/entity/bulk", params={"collectionId": collection_id},
+                               json={"entities": entities}).body or {}
+
+    def collections(self) -> list[dict]:
+        """`GET {account}/account/collections` (api-version 2019-11-01-preview), every page: the account's
+        collections (`name` is the id, `friendlyName`, `parentCollection.referenceName`)."""
+        url: str | None = account_root(self.endpoint_url) + COLLECTIONS_PATH
+        params: dict[str, str] | None = {"api-version": COLLECTIONS_API_VERSION}
+        found: list[dict] = []
+        while url:
+            body = self._get_http(url, params=params).body or {}
+            found += [c for c in body.get("value") or [] if isinstance(c, dict)]
+            url, params = body.get("nextLink"), None  # the next page's link carries its own query
+        return found
 
     def typedef_headers(self) -> list[dict]:
         """GET /types/typedefs/headers: [{name, category, guid}, ...]."""
