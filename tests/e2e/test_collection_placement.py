@@ -139,11 +139,13 @@ def test_runs_are_placed_moved_and_refused_as_purview_would(catalog, serve_on_ea
     assert status["queues"]["lineage-events"]["poisonCount"] == 0
     assert process_of(atlas_url, "write_file.run204")["collectionId"] == "dflt01"
 
-    # steady state: the same run again costs no placement call (collections listed once, scanned collection cached)
+    # steady state: a run of known datasets costs its one bulk write, placement included (collections listed once,
+    # the scanned output's collection cached), as without placement
+    send(serve, tmp_path / "r205", run_events(205, "sales/scanned.csv"))
     requests.post(f"{catalog.url}/_ol2purview/calls/reset", timeout=10).raise_for_status()
-    send(serve, tmp_path / "r203b", run_events(203, "sales/scanned.csv"))
-    routes = catalog_calls(catalog)
-    assert not any("collections" in route for route in routes), routes
+    send(serve, tmp_path / "r206", run_events(206, "sales/scanned.csv"))
+    assert catalog_calls(catalog) == {"POST /entity/bulk": 1}
+    assert process_of(atlas_url, "write_file.run206")["collectionId"] == "sales01"
     assert serve.stop() == 0
 
     # 5. a placement change (a new rule for the scanned output's folder) moves the process, not the scanned asset
