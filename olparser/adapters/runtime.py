@@ -26,9 +26,7 @@ from azure.storage.queue import ExponentialRetry
 from olparser.adapters.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, TypedefReport,
                               UploadReport, entity_type_names, load_typedefs, make_atlas_client, resolve_target)
 from olparser.adapters.catalog.existence import ExistenceCache, existence_cache_for
-from olparser.adapters.catalog.placement import CollectionPlacement
-from olparser.adapters.catalog.retry import RetryPolicy
-from olparser.placement import load_rules
+from olparser.adapters.catalog.placement import CollectionPlacement, placement_from_settings
 from olparser.contract import IntakeLimits
 from olparser.contract.reader import validators_for
 from olparser.adapters.delivery.archive import EventArchive, archive_from_settings
@@ -186,17 +184,10 @@ class Runtime:
         """The collection of each run (PLACEMENT_RULES_PATH, PURVIEW_COLLECTION), or None: every entity in the
         root. The rules are read (and checked) here, once."""
         def build() -> CollectionPlacement | None:
-            settings = self.settings
-            if settings.placement_rules_path is None and not settings.purview_collection:
-                return None
             try:
-                rules = load_rules(settings.placement_rules_path)
+                return placement_from_settings(self.catalog_client(), self.settings)
             except ValueError as exc:
                 raise ConfigurationError(str(exc)) from None
-            return CollectionPlacement(self.catalog_client(), rules, settings.purview_collection,
-                                       retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
-                                       cache_seconds=settings.catalog_cache_seconds,
-                                       max_entries=settings.catalog_cache_entries)
         return self._once("placement", build)
 
     def resolver(self) -> Any:

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 
 from olparser.adapters.catalog import CatalogUploader, RetryPolicy, entity_type_names, load_typedefs
 from olparser.adapters.catalog.existence import existence_cache_for, guid_batches
+from olparser.adapters.catalog.placement import placement_from_settings
 from olparser.adapters.catalog.resolver import resolver_for
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
@@ -210,7 +211,8 @@ class PlanWriter:
         self.client = client
         cache = existence_cache_for(settings)
         self.uploader = CatalogUploader(client, settings=settings, cache=cache,  # type: ignore[arg-type]
-                                        connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)))
+                                        connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)),
+                                        placement=placement_from_settings(client, settings))  # type: ignore[arg-type]
         self.bulk_size = bulk_size or settings.catalog_bulk_size
         self.registry = registry
         self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \

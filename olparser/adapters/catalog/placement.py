@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable, Protocol
 
 from olparser.adapters.catalog.errors import CatalogRejected
 from olparser.adapters.catalog.retry import RetryPolicy
-from olparser.placement import PlacementRule, RunFacts, matching_rule, run_facts
+from olparser.placement import PlacementRule, RunFacts, load_rules, matching_rule, run_facts
+from olparser.settings import Settings
 
 log = logging.getLogger(__name__)
 ROLE = "Data Curator"
@@ -152,3 +153,13 @@ def not_allowed(error: CatalogRejected, collection: Collection) -> CatalogReject
                            f"grant the connector's identity the {ROLE} role on collection {shown}, then requeue "
                            f"(ol2purview requeue); placed there by {collection.reason}; Purview said: "
                            f"{error.error_code or '-'}: {error.message}")
+
+
+def placement_from_settings(client: CollectionsClient, settings: Settings) -> CollectionPlacement | None:
+    """The placement of the live and Spark paths alike: on when PLACEMENT_RULES_PATH or PURVIEW_COLLECTION is set
+    (None: no collectionId, the root). The rules are read and checked here (ValueError naming every problem)."""
+    if settings.placement_rules_path is None and not settings.purview_collection:
+        return None
+    return CollectionPlacement(client, load_rules(settings.placement_rules_path), settings.purview_collection,
+                               retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
+                               cache_seconds=settings.catalog_cache_seconds, max_entries=settings.catalog_cache_entries)
