@@ -4,6 +4,7 @@ One frozen dataclass so that the core receives plain values and never reads the 
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from importlib import resources
@@ -187,6 +188,9 @@ class Settings:
     # --- collections (docs/guides/enterprise-purview.md): placement is on when either is set -------------------------
     placement_rules_path: Path | None = None  # PLACEMENT_RULES_PATH: JSON rules naming each run's collection
     purview_collection: str | None = None  # PURVIEW_COLLECTION: the collection (name or friendly name) otherwise
+    # OWNER_CONTACTS: JSON {"user:jdoe@contoso.com": "<Entra object id>", "team:data": "..."}: the job ownership
+    # facet's names as Purview contacts (docs/guides/enterprise-purview.md)
+    owner_contacts: dict[str, str] = field(default_factory=dict)
     catalog_timeout_seconds: float = 30.0  # CATALOG_TIMEOUT_SECONDS, per call
     catalog_max_attempts: int = 6  # CATALOG_MAX_ATTEMPTS
     catalog_bulk_size: int = 1000  # CATALOG_BULK_SIZE, entities per bulk call
@@ -255,6 +259,7 @@ class Settings:
             type_prefix=(env.get("TYPE_PREFIX") or "").strip(),
             placement_rules_path=Path(env["PLACEMENT_RULES_PATH"]) if env.get("PLACEMENT_RULES_PATH") else None,
             purview_collection=(env.get("PURVIEW_COLLECTION") or "").strip() or None,
+            owner_contacts=_owner_contacts(env.get("OWNER_CONTACTS")),
             catalog_timeout_seconds=_float(env.get("CATALOG_TIMEOUT_SECONDS"), d.catalog_timeout_seconds),
             catalog_max_attempts=_int(env.get("CATALOG_MAX_ATTEMPTS"), d.catalog_max_attempts),
             catalog_bulk_size=_int(env.get("CATALOG_BULK_SIZE"), d.catalog_bulk_size),
@@ -275,3 +280,17 @@ class Settings:
             archive_store=(env.get("ARCHIVE_STORE") or _default_archive_store(env)).lower(),
             archive_container=env.get("ARCHIVE_CONTAINER") or d.archive_container,
         )
+
+
+def _owner_contacts(text: str | None) -> dict[str, str]:
+    """OWNER_CONTACTS: a JSON object of ownership names to Entra object ids; a ValueError naming the setting."""
+    if not text or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"OWNER_CONTACTS must be a JSON object of names to Entra object ids: {exc}") from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) and v
+                                              for k, v in value.items()):
+        raise ValueError('OWNER_CONTACTS must be a JSON object such as {"user:jdoe@contoso.com": "<object id>"}')
+    return dict(value)
