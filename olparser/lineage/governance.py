@@ -1,4 +1,4 @@
-"""Who to ask about a process, and what it does: the job's `ownership` and `documentation` facets on the entities the
+"""Who to ask about a process, and what it does: the job's `ownership`, `documentation` and `tags` facets on the entities the
 connector creates for a run, applied after they are built (pure; never on datasets, so never on scanned assets).
 
 - `ownership` (`{"owners": [{"name": "user:jdoe@contoso.com", "type": "MAINTAINER"}, ...]}`, OpenLineage
@@ -9,11 +9,15 @@ connector creates for a run, applied after they are built (pure; never on datase
   runner logs once per name). At most 20 contacts per type (Purview's limit), in the facet's order.
 - `documentation` (`{"description", "contentType"}`) -> the process's `description`, never `userDescription` (what
   Purview users write themselves).
+- `tags` (`{"tags": [{"key", "value", "source"}]}`, TagsJobFacet) -> the process's `labels`, `{key}_{value}` with
+  what Atlas refuses in a label (anything but letters, digits, `_` and `-`) made `_`, at most 50 characters. Sent
+  only when the facet is there (a bulk write replaces an entity's labels).
 - Purview's 2 MB asset limit: a process whose column lineage texts (`columnMapping`, `columnLineageDetail`) would take
   it over is written without them and says so in `lineageTruncated`.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping
 
 JSON = dict[str, Any]
@@ -22,6 +26,8 @@ MAX_ASSET_BYTES = 2 * 1024 * 1024  # Purview: an asset is at most 2 MB
 _OTHER_ATTRIBUTES_BYTES = 256 * 1024  # room kept for everything but the two column lineage texts
 OWNER_WORDS = ("owner", "maintainer")
 NAME_PREFIXES = ("user:", "team:")
+MAX_LABEL_CHARS = 50  # Atlas INVALID_LABEL_LENGTH
+_NOT_IN_LABEL = re.compile(r"[^A-Za-z0-9_-]")  # Atlas INVALID_LABEL_CHARACTERS
 UNRESOLVED_NOTE = "ownership: no Entra object id in OWNER_CONTACTS for "
 TRIMMED = ("column lineage left out: the process would exceed Purview's 2 MB asset limit "
            "(columnMapping {mapping} characters, columnLineageDetail {detail} characters)")
@@ -54,6 +60,19 @@ def description_of(job_facets: Mapping[str, Any]) -> str | None:
     return description if isinstance(description, str) and description else None
 
 
+def labels_of(job_facets: Mapping[str, Any]) -> list[str] | None:
+    """The process's labels from the job's tags facet (sorted, each once); None without the facet."""
+    facet = job_facets.get("tags")
+    if not isinstance(facet, dict):
+        return None
+    labels = set()
+    for tag in facet.get("tags") or []:
+        if isinstance(tag, dict) and isinstance(tag.get("key"), str) and tag["key"]:
+            value = tag.get("value") if isinstance(tag.get("value"), str) else ""
+            labels.add(_NOT_IN_LABEL.sub("_", f"{tag['key']}_{value}" if value else tag["key"])[:MAX_LABEL_CHARS])
+    return sorted(labels)
+
+
 def with_governance(processes: Iterable[JSON], owner_entities: Iterable[JSON], owner_key: tuple[str, str],
                     job_facets: Mapping[str, Any], directory: Mapping[str, str]
                     ) -> tuple[list[JSON], tuple[JSON, ...], tuple[str, ...]]:
@@ -61,14 +80,17 @@ def with_governance(processes: Iterable[JSON], owner_entities: Iterable[JSON], o
     copied where changed, never mutated."""
     contacts, unresolved = contacts_of(job_facets, directory)
     description = description_of(job_facets)
+    labels = labels_of(job_facets)
     governed = []
     for process in processes:
         process = within_asset_limit(process)
-        if contacts or description:
+        if contacts or description or labels is not None:
             process = {**process, "attributes": {**process["attributes"],
                                                  **({"description": description} if description else {})}}
             if contacts:
                 process["contacts"] = contacts
+            if labels is not None:
+                process["labels"] = labels
         governed.append(process)
     owners = tuple({**e, "contacts": contacts} if contacts and (e.get("typeName"), (e.get("attributes") or {})
                    .get("qualifiedName")) == owner_key else e for e in owner_entities)

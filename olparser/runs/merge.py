@@ -34,7 +34,7 @@ KEPT_RUN_FACETS = frozenset({
     "nominalTime",
     "errorMessage",
 })
-KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership"})
+KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership", "tags"})
 KEPT_DATASET_FACETS = frozenset({
     "schema", "symlinks", "columnLineage", "dataSource", "storage", "catalog", "version", "lifecycleStateChange",
     "documentation", "dataQualityMetrics",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from olparser.lineage.governance import (MAX_ASSET_BYTES, UNRESOLVED_NOTE, contacts_of, with_governance,
-                                         within_asset_limit)
+from olparser.lineage.governance import (MAX_ASSET_BYTES, UNRESOLVED_NOTE, contacts_of, labels_of,
+                                         with_governance, within_asset_limit)
 
 # OpenLineage spec/tests/OwnershipJobFacet/1.json, with types as OwnershipJobFacet.json describes them
 OWNERSHIP = {"ownership": {"owners": [{"name": "user:jdoe@contoso.com", "type": "MAINTAINER"},
@@ -73,3 +73,16 @@ def test_a_process_over_the_2_mb_asset_limit_loses_its_column_lineage_and_says_s
               f"{len(mapping)} characters, columnLineageDetail 0 characters)")
     small = process(columnMapping=mapping[:900_000])  # not over: kept as it is
     assert within_asset_limit(small) is small
+
+
+def test_tags_become_labels_atlas_accepts():
+    # OpenLineage spec/tests/TagsJobFacet/1.json, and a tag with characters Atlas refuses in a label
+    tags = {"tags": {"tags": [{"key": "test_tag", "value": "test_value", "source": "test_source"},
+                              {"key": "test_tag2", "value": "test_value2"},
+                              {"key": "domain", "value": "sales & marketing/EMEA"},
+                              {"key": "k" * 60, "value": "v"}]}}
+    assert labels_of(tags) == ["domain_sales___marketing_EMEA", "k" * 50, "test_tag2_test_value2",
+                               "test_tag_test_value"]
+    processes, _, _ = with_governance([process()], [], NOTEBOOK, tags, {})
+    assert processes[0]["labels"] == labels_of(tags)
+    assert labels_of({}) is None and "labels" not in with_governance([process()], [], NOTEBOOK, {}, {})[0][0]
