@@ -151,7 +151,8 @@ class AtlasApi:
             return JSONResponse(await self._write(lambda s: delete_entities(s, guids, self.user, self._placement(s))))
         ignore = _flag(request, "ignoreRelationships")
         return JSONResponse(await self._read(
-            lambda s: {"entities": [self._entity_json(s, g, ignore) for g in dict.fromkeys(guids)]}))
+            lambda s: {"referredEntities": {},  # AtlasEntitiesWithExtInfo, as Purview answers it
+                       "entities": [self._entity_json(s, g, ignore) for g in dict.fromkeys(guids)]}))
 
     async def entity_single(self, request: Request) -> Response:
         body = await read_json(request)
@@ -252,7 +253,7 @@ class AtlasApi:
         def lookup(session: Session) -> JSON:
             guids = [self._unique_guid(session, type_name, qn) for qn in indexed]
             found = [self._entity_json(session, g, ignore) for g in dict.fromkeys(g for g in guids if g)]
-            return {"entities": found} if found else {}
+            return {"referredEntities": {}, "entities": found} if found else {}
         return JSONResponse(await self._read(lookup))
 
     # --- lineage and search ----------------------------------------------------------------------------------
