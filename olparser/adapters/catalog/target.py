@@ -46,11 +46,13 @@ def resolve_target(settings: Settings) -> CatalogTarget:
 
 
 def _resolve_target(settings: Settings) -> CatalogTarget:
-    given = [name for name, value in (("PURVIEW_ACCOUNT_NAME", settings.purview_account_name),
+    # PURVIEW_ENDPOINT wins over PURVIEW_ACCOUNT_NAME (the deployment template always sets the account name)
+    given = [name for name, value in (("PURVIEW_ACCOUNT_NAME", settings.purview_account_name and
+                                       not settings.purview_endpoint),
                                       ("PURVIEW_ENDPOINT", settings.purview_endpoint),
                                       ("ATLAS_ENDPOINT", settings.atlas_endpoint)) if value]
     if len(given) > 1:
-        raise ValueError(f"set only one of PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT and ATLAS_ENDPOINT; got "
+        raise ValueError(f"set either PURVIEW_ACCOUNT_NAME (or PURVIEW_ENDPOINT) or ATLAS_ENDPOINT, not both; got "
                          f"{' and '.join(given)}")
     if settings.purview_endpoint:
         return purview_endpoint_target(settings.purview_endpoint, settings.purview_api)

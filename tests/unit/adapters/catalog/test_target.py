@@ -56,10 +56,10 @@ def test_neither_means_embedded_and_needs_an_endpoint():
 
 @pytest.mark.parametrize("settings, message", [
     (Settings(purview_account_name="contoso", atlas_endpoint="http://a/api/atlas/v2"),
-     "set only one of PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT and ATLAS_ENDPOINT; got PURVIEW_ACCOUNT_NAME and "
-     "ATLAS_ENDPOINT"),
-    (Settings(purview_endpoint="https://api.purview-service.microsoft.com", purview_account_name="contoso"),
-     "got PURVIEW_ACCOUNT_NAME and PURVIEW_ENDPOINT"),
+     r"set either PURVIEW_ACCOUNT_NAME \(or PURVIEW_ENDPOINT\) or ATLAS_ENDPOINT, not both; got PURVIEW_ACCOUNT_NAME "
+     "and ATLAS_ENDPOINT"),
+    (Settings(purview_endpoint="https://api.purview-service.microsoft.com", atlas_endpoint="http://a/api/atlas/v2"),
+     "got PURVIEW_ENDPOINT and ATLAS_ENDPOINT"),
     (Settings(purview_endpoint="http://api.purview-service.microsoft.com"), "PURVIEW_ENDPOINT must be an https host"),
     (Settings(purview_endpoint="api.purview-service.microsoft.com"), "PURVIEW_ENDPOINT must be an https host"),
     (Settings(purview_endpoint="https://contoso.purview.azure.com/datamap/api/atlas/v2"),
@@ -165,6 +165,9 @@ TENANT = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 def test_purview_endpoint_gets_the_data_map_path_and_api_version(endpoint, purview_api, atlas_base, api_version):
     target = resolve_target(Settings(purview_endpoint=endpoint, purview_api=purview_api))
     assert target == CatalogTarget("purview", atlas_base, api_version=api_version)
+    # the deployment template always sets the account name: the endpoint wins
+    assert resolve_target(Settings(purview_endpoint=endpoint, purview_api=purview_api,
+                                   purview_account_name="contoso")) == target
 
 
 class RecordingAdapter(requests.adapters.BaseAdapter):
