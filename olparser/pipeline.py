@@ -66,6 +66,7 @@ from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits
 from olparser.lineage.edges import temporary_scope, temporary_writes, upstream_inputs
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import DeleteReport, UploadReport, unmatched_text
+from olparser.lineage.governance import UNRESOLVED_NOTE
 from olparser.naming import MappingEngine
 from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
@@ -425,6 +426,9 @@ class LineagePipeline:
             if plan.unmatched and self._unmatched_reported.first_time(key, plan.unmatched):
                 log.info("run %s: no mapping rule for %d dataset(s), written as placeholders (qn-tester --explain "
                          "says why): %s", key, len(plan.unmatched), unmatched_text(plan.unmatched))
+            for note in plan.notes:  # an ownership name without an object id: said once per process and names
+                if note.startswith(UNRESOLVED_NOTE) and self._unmatched_reported.first_time("contacts:" + note, True):
+                    log.warning("%s; they are not written as contacts", note)
             if plan.notes and any("MAX_" in note for note in plan.notes):
                 log.warning("run %s: %s", key, "; ".join(n for n in plan.notes if "MAX_" in n))
             status_word = (RunStatus.SUPERSEDED if processes and len(superseded) == len(processes)

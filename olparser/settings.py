@@ -4,6 +4,7 @@ One frozen dataclass so that the core receives plain values and never reads the 
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from importlib import resources
@@ -178,10 +179,22 @@ class Settings:
     sql_parse_timeout_seconds: float = 2.0  # SQL_PARSE_TIMEOUT_SECONDS: a parse that takes longer is abandoned
     # --- catalog target ----------------------------------------------------------------------------------------
     purview_account_name: str | None = None  # PURVIEW_ACCOUNT_NAME
+    # PURVIEW_ENDPOINT: an https host instead of PURVIEW_ACCOUNT_NAME (the new portal's tenant endpoint
+    # https://api.purview-service.microsoft.com or https://{tenantId}-api.purview-service.microsoft.com)
+    purview_endpoint: str | None = None
     purview_api: str = "datamap"  # PURVIEW_API: datamap (GA, /datamap/api) | catalog (legacy, /catalog/api)
     atlas_endpoint: str | None = None  # ATLAS_ENDPOINT, e.g. http://127.0.0.1:21000/api/atlas/v2
     atlas_username: str | None = None  # ATLAS_USERNAME
     atlas_password: str | None = field(default=None, repr=False)  # ATLAS_PASSWORD
+    # TYPE_PREFIX: prefixes the names of the connector's own types (ol_ -> ol_databricks_notebook), for catalogs where
+    # someone else already defines a type of the same name differently (Purview's native databricks_notebook)
+    type_prefix: str = ""
+    # --- collections (docs/guides/enterprise-purview.md): placement is on when either is set -------------------------
+    placement_rules_path: Path | None = None  # PLACEMENT_RULES_PATH: JSON rules naming each run's collection
+    purview_collection: str | None = None  # PURVIEW_COLLECTION: the collection (name or friendly name) otherwise
+    # OWNER_CONTACTS: JSON {"user:jdoe@contoso.com": "<Entra object id>", "team:data": "..."}: the job ownership
+    # facet's names as Purview contacts (docs/guides/enterprise-purview.md)
+    owner_contacts: dict[str, str] = field(default_factory=dict)
     catalog_timeout_seconds: float = 30.0  # CATALOG_TIMEOUT_SECONDS, per call
     catalog_max_attempts: int = 6  # CATALOG_MAX_ATTEMPTS
     catalog_bulk_size: int = 1000  # CATALOG_BULK_SIZE, entities per bulk call
@@ -243,10 +256,15 @@ class Settings:
             sql_parse_timeout_seconds=_limit(env, "SQL_PARSE_TIMEOUT_SECONDS",
                                              d.sql_parse_timeout_seconds, 0.01, float),
             purview_account_name=env.get("PURVIEW_ACCOUNT_NAME") or None,
+            purview_endpoint=env.get("PURVIEW_ENDPOINT") or None,
             purview_api=(env.get("PURVIEW_API") or d.purview_api).lower(),
             atlas_endpoint=env.get("ATLAS_ENDPOINT") or None,
             atlas_username=env.get("ATLAS_USERNAME") or None,
             atlas_password=env.get("ATLAS_PASSWORD") or None,
+            type_prefix=(env.get("TYPE_PREFIX") or "").strip(),
+            placement_rules_path=Path(env["PLACEMENT_RULES_PATH"]) if env.get("PLACEMENT_RULES_PATH") else None,
+            purview_collection=(env.get("PURVIEW_COLLECTION") or "").strip() or None,
+            owner_contacts=_owner_contacts(env.get("OWNER_CONTACTS")),
             catalog_timeout_seconds=_float(env.get("CATALOG_TIMEOUT_SECONDS"), d.catalog_timeout_seconds),
             catalog_max_attempts=_int(env.get("CATALOG_MAX_ATTEMPTS"), d.catalog_max_attempts),
             catalog_bulk_size=_int(env.get("CATALOG_BULK_SIZE"), d.catalog_bulk_size),
@@ -267,3 +285,17 @@ class Settings:
             archive_store=(env.get("ARCHIVE_STORE") or _default_archive_store(env)).lower(),
             archive_container=env.get("ARCHIVE_CONTAINER") or d.archive_container,
         )
+
+
+def _owner_contacts(text: str | None) -> dict[str, str]:
+    """OWNER_CONTACTS: a JSON object of ownership names to Entra object ids; a ValueError naming the setting."""
+    if not text or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise ValueError(f"OWNER_CONTACTS must be a JSON object of names to Entra object ids: {exc}") from None
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) and v
+                                              for k, v in value.items()):
+        raise ValueError('OWNER_CONTACTS must be a JSON object such as {"user:jdoe@contoso.com": "<object id>"}')
+    return dict(value)

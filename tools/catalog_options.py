@@ -82,14 +82,14 @@ def catalog_target(args: argparse.Namespace, settings: Settings) -> CatalogTarge
     password = getattr(args, "password", None) or os.environ.get("ATLAS_PASSWORD") or settings.atlas_password
     if getattr(args, "atlas_url", None):
         return CatalogTarget("atlas", atlas_base(args.atlas_url), username=getattr(args, "user", None)
-                             or settings.atlas_username, password=password)
-    if settings.purview_account_name or settings.atlas_endpoint:
+                             or settings.atlas_username, password=password, type_prefix=settings.type_prefix)
+    if settings.purview_account_name or settings.purview_endpoint or settings.atlas_endpoint:
         return resolve_target(settings)
     folder = data_dir(args)
     running = RunningHost.find(folder)
     if running is not None and running.atlas_url:
-        return CatalogTarget("atlas", running.atlas_url)
-    raise NoCatalog("no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or start "
+        return CatalogTarget("atlas", running.atlas_url, type_prefix=settings.type_prefix)
+    raise NoCatalog("no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
                     f"`ol2purview serve` (none runs on {folder}; --data DIR names another data folder)")
 
 
@@ -97,7 +97,7 @@ def with_catalog(settings: Settings, target: CatalogTarget) -> Settings:
     """`settings` that name `target` as their catalog (for the jobs that read the catalog from the settings)."""
     if target.kind != "atlas" or not target.endpoint:
         return settings
-    return replace(settings, purview_account_name=None, atlas_endpoint=target.endpoint,
+    return replace(settings, purview_account_name=None, purview_endpoint=None, atlas_endpoint=target.endpoint,
                    atlas_username=target.username, atlas_password=target.password)
 
 

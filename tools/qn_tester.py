@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also check every rule's purviewDataType against the entity types of this catalog (an "
                            "Atlas v2 URL such as http://127.0.0.1:21000/api/atlas/v2); without URL: "
                            "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s catalog")
+    lint.add_argument("--placement", metavar="PATH",
+                      help="also check a collection placement rules file (default: PLACEMENT_RULES_PATH, when set)")
     add_target_arguments(lint, catalog=True)  # --atlas-url URL is --catalog URL; --data: whose serve's catalog
     coverage = sub.add_parser("coverage", help="the naming spec's table: each form's qualifiedName, type, status",
                               description="Each dataset form of the OpenLineage naming spec and of today's producers "
@@ -305,7 +307,25 @@ def run_lint(config: str | None, out: TextIO, catalog: str | None = None,
     for finding in findings:
         out.write(f"{finding}\n")
     out.write(f"{source}: {len(findings)} problem(s)\n" if findings else f"{source}: no problems found\n")
-    return EXIT_LINT_FINDINGS if findings else EXIT_OK
+    placement = getattr(where, "placement", None) or Settings.from_env().placement_rules_path
+    placement_findings = lint_placement(Path(placement), out) if placement else 0
+    return EXIT_LINT_FINDINGS if findings or placement_findings else EXIT_OK
+
+
+def lint_placement(path: Path, out: TextIO) -> int:
+    """Print the problems of a placement rules file (olparser/placement.py), then a summary line; their count."""
+    from olparser.placement import problems as placement_problems
+
+    try:
+        found = placement_problems(json.loads(path.read_text(encoding="utf-8")))
+    except OSError as exc:
+        found = [f"cannot be read ({exc.strerror})"]
+    except ValueError as exc:
+        found = [f"not valid JSON ({exc})"]
+    for problem in found:
+        out.write(f"placement: {problem}\n")
+    out.write(f"{path}: {len(found)} problem(s)\n" if found else f"{path}: no problems found\n")
+    return len(found)
 
 
 def run_coverage(config: str | None, out: TextIO, as_json: bool = False, guide: str | None = None) -> int:

@@ -26,6 +26,7 @@ from azure.storage.queue import ExponentialRetry
 from olparser.adapters.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, TypedefReport,
                               UploadReport, entity_type_names, load_typedefs, make_atlas_client, resolve_target)
 from olparser.adapters.catalog.existence import ExistenceCache, existence_cache_for
+from olparser.adapters.catalog.placement import CollectionPlacement, placement_from_settings
 from olparser.contract import IntakeLimits
 from olparser.contract.reader import validators_for
 from olparser.adapters.delivery.archive import EventArchive, archive_from_settings
@@ -156,7 +157,7 @@ class Runtime:
             except ValueError as exc:
                 raise ConfigurationError(str(exc)) from None
             if target.endpoint is None:
-                raise ConfigurationError("no catalog configured: set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT")
+                raise ConfigurationError("no catalog configured: set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT")
             return target
         return self._once("catalog_target", build)
 
@@ -175,9 +176,19 @@ class Runtime:
             typedefs = load_typedefs(self._typedefs_dir)
             return TypedefsFirstUploader(
                 CatalogUploader(self.catalog_client(), settings=self.settings, cache=self.existence_cache(),
-                                connector_types=entity_type_names(typedefs)),
+                                connector_types=entity_type_names(typedefs), placement=self.placement()),
                 lambda: typedefs)
         return self._once("uploader", build)
+
+    def placement(self) -> CollectionPlacement | None:
+        """The collection of each run (PLACEMENT_RULES_PATH, PURVIEW_COLLECTION), or None: every entity in the
+        root. The rules are read (and checked) here, once."""
+        def build() -> CollectionPlacement | None:
+            try:
+                return placement_from_settings(self.catalog_client(), self.settings)
+            except ValueError as exc:
+                raise ConfigurationError(str(exc)) from None
+        return self._once("placement", build)
 
     def resolver(self) -> Any:
         """The process's one ScannedAssetResolver (None when RESOLVE_SCANNED_ASSETS is off). The resource-set rules are

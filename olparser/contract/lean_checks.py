@@ -681,6 +681,32 @@ def checks(
                                 return False
         return True
 
+    def check_TagsJobFacet(v0: Any) -> bool:
+        if type(v0) is not dict:
+            return False
+        v1 = v0.get("tags", _MISSING)
+        if v1 is not _MISSING:
+            if type(v1) is not list:
+                return False
+            if len(v1) > 1000:
+                return False
+            for v2 in v1:
+                if type(v2) is not dict:
+                    return False
+                if "key" not in v2 or "value" not in v2:
+                    return False
+                v3 = v2["key"]
+                if type(v3) is not str:
+                    return False
+                v4 = v2["value"]
+                if type(v4) is not str:
+                    return False
+                v5 = v2.get("source", _MISSING)
+                if v5 is not _MISSING:
+                    if type(v5) is not str:
+                        return False
+        return True
+
     def check_SchemaDatasetFacet(v0: Any) -> bool:
         if type(v0) is not dict:
             return False
@@ -1142,6 +1168,7 @@ def checks(
         "DocumentationFacet": check_DocumentationFacet,
         "OwnershipJobFacet": check_OwnershipJobFacet,
         "LineageJobFacet": check_LineageJobFacet,
+        "TagsJobFacet": check_TagsJobFacet,
         "SchemaDatasetFacet": check_SchemaDatasetFacet,
         "SymlinksDatasetFacet": check_SymlinksDatasetFacet,
         "ColumnLineageDatasetFacet": check_ColumnLineageDatasetFacet,

@@ -22,6 +22,7 @@ from .context import RunContext, run_context
 from .edges import (Name, is_temporary, is_temporary_name, lineage_facet_names, narrowed, temporary_names)
 from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
+from .governance import with_governance
 from .metadata import system_metadata
 from .options import LineageOptions
 from .owners import build_owner
@@ -93,6 +94,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     datasets = [*inputs, *outputs]
     processes: list[JSON] = []
     owner_entities: tuple[JSON, ...] = ()
+    governance_notes: tuple[str, ...] = ()
     if run.job_name:
         owner = build_owner(run.job_namespace, ctx)
         owner_entities = owner.entities
@@ -113,6 +115,9 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
                                            status=status or run.event_type, truncation=truncation,
                                            max_inputs=max(len(inputs), 1) if truncation else None,
                                            lineage_source=source, summary=summary))
+        processes, owner_entities, governance_notes = with_governance(
+            processes, owner_entities, (owner.type_name, owner.qualified_name), run.job_facets,
+            dict(options.owner_contacts))
     unique = _unique_datasets(datasets)
     in_order = [unique[key] for key in sorted(unique)]
     owned = [d for d in in_order if d.owned]
@@ -131,7 +136,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         unmatched=tuple(sorted({UnmatchedDataset(d.namespace, d.name, d.unmatched_reason)
                                 for d in unique.values() if d.unmatched_reason},
                                key=lambda u: (u.namespace, u.name, u.reason))),
-        notes=_notes(ctx) + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
+        notes=_notes(ctx) + governance_notes + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
                                                                        else ()),
         datasets=tuple(d.named(resolver.metastore_id) for d in in_order),
     )

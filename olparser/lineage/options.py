@@ -26,6 +26,7 @@ class LineageOptions:
     workspace_hosts: tuple[tuple[str, str], ...] = ()
     max_process_edges: int = 10_000
     workspace_metastores: tuple[tuple[str, str], ...] = ()
+    owner_contacts: tuple[tuple[str, str], ...] = ()  # OWNER_CONTACTS: ownership name -> Entra object id
 
     def __post_init__(self) -> None:
         if self.dataset_identity not in DATASET_IDENTITIES:
@@ -44,7 +45,8 @@ class LineageOptions:
                    max_process_edges=settings.max_process_edges_per_run,
                    workspace_metastores=tuple(sorted(
                        (str(k).strip().lower(), str(v).strip().lower())
-                       for k, v in (getattr(settings, "databricks_metastore_ids", None) or ()))))
+                       for k, v in (getattr(settings, "databricks_metastore_ids", None) or ()))),
+                   owner_contacts=tuple(sorted((getattr(settings, "owner_contacts", None) or {}).items())))
 
     def workspace_host_for(self, workspace_id: str) -> str | None:
         return dict(self.workspace_hosts).get(workspace_id)

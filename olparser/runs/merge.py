@@ -34,7 +34,7 @@ KEPT_RUN_FACETS = frozenset({
     "nominalTime",
     "errorMessage",
 })
-KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership",
+KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership", "tags",
                              "lineage"})  # lineage: which inputs each output derives from (olparser/lineage/edges.py)
 KEPT_DATASET_FACETS = frozenset({
     "schema", "symlinks", "columnLineage", "dataSource", "storage", "catalog", "version", "lifecycleStateChange",

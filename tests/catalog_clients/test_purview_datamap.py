@@ -83,6 +83,7 @@ def test_entity_reads(datamap: DataMapClient, open_catalog: CatalogServer) -> No
     assert without_times(plain(single.entity)) == {
         "typeName": "datamap_suite_process", "guid": g["process"], "status": "ACTIVE", "createdBy": "admin",
         "updatedBy": "admin", "createTime": "<time>", "updateTime": "<time>", "version": 0, "lastModifiedTS": "1",
+        "collectionId": "ol2purview",
         "attributes": {"qualifiedName": PROCESS, "name": "load_sales",
                        "inputs": [{"guid": g["orders"], "typeName": "azure_datalake_gen2_path",
                                    "uniqueAttributes": {"qualifiedName": ORDERS}}],

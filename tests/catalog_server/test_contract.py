@@ -102,7 +102,7 @@ def test_entities_with_placeholders_read_back_by_guid_and_qualified_name(client:
         "attributes": {"qualifiedName": "spark://nightly/join_orders", "name": "join_orders",
                        "inputs": [oid(*orders), oid(*customers)], "outputs": [oid(*sales)]},
         "guid": g["-5"], "status": "ACTIVE", "createdBy": USER, "updatedBy": USER, "version": 0,
-        "lastModifiedTS": "1",
+        "lastModifiedTS": "1", "collectionId": "ol2purview",
         "relationshipAttributes": {
             "inputs": [related(*orders, "orders.csv", "dataset_process_inputs"),
                        related(*customers, "customers.csv", "dataset_process_inputs")],
@@ -138,7 +138,8 @@ def test_lineage_in_atlas_shape(client: AtlasClient) -> None:
         "typeName": "hive_table", "attributes": {"qualifiedName": "default.sales@adb-1.azuredatabricks.net",
                                                  "name": "sales"},
         "guid": g["-3"], "status": "ACTIVE", "displayText": "sales", "lastModifiedTS": "1", "classificationNames": [],
-        "meaningNames": [], "meanings": [], "isIncomplete": False, "labels": []}
+        "meaningNames": [], "meanings": [], "isIncomplete": False, "labels": [],
+        "collectionId": "ol2purview"}  # Purview's lineage headers carry the entity's collection
     assert "columnMapping" in entity_map[g["-5"]]["attributes"]
     around_process = client.get_entity_lineage(g["-5"], depth=1, direction="BOTH")
     assert sorted((r["fromEntityId"], r["toEntityId"]) for r in around_process["relations"]) == sorted(

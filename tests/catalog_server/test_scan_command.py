@@ -90,6 +90,24 @@ def test_the_catalogs_own_rules_then_the_defaults(folder: Path, tmp_path: Path, 
         plain_atlas.stop()
 
 
+def test_a_scan_registers_into_the_collection_given(folder: Path, tmp_path: Path) -> None:
+    """As a Purview scan registers a source's assets in the source's collection (placement by the scanned output's
+    collection is tried offline this way)."""
+    catalog = CatalogServer(tmp_path / "catalog.sqlite", account_name="contoso-purview").start()
+    try:
+        requests.put(f"{catalog.url}/account/collections/sales01", params={"api-version": "2019-11-01-preview"},
+                     json={"parentCollection": {"referenceName": "contoso-purview"}}, timeout=10).raise_for_status()
+        assert main(["catalog", "scan", str(folder), "--account", "contosolake", "--container", "landing",
+                     "--collection", "sales01", "--atlas-url", catalog.atlas_url]) == 0
+        found = requests.post(f"{catalog.url}/datamap/api/search/query", params={"api-version": "2023-09-01"},
+                              json={"keywords": None, "limit": 100}, timeout=10).json()["value"]
+        collections = {requests.get(f"{catalog.atlas_url}/entity/guid/{v['id']}", timeout=10).json()["entity"]
+                       ["collectionId"] for v in found}
+        assert len(found) > 1 and collections == {"sales01"}
+    finally:
+        catalog.stop()
+
+
 @pytest.mark.parametrize("args, code, message", [
     (["--account", "Contoso", "--container", "landing"], 2,
      "--account must be 3-24 lowercase letters or digits, got 'Contoso'"),

@@ -110,6 +110,7 @@ def test_cll_sample_search_graph_placeholders_and_process_details(browser_page: 
     page.locator(".node.process", has_text="default_tbl1").click()
     page.locator(".column-lineage-detail-row").first.wait_for()
     assert page.locator("#placeholder-notice").inner_text() == ""
+    assert page.locator('#details-summary dd[data-field="Collection"]').inner_text() == "ol2purview"  # the root
     assert [page.locator(f'.last-run dd[data-field="{f}"]').inner_text() for f in ("Status", "User", "Duration")] == [
         "COMPLETE", "(unknown)", "0.6 s"]  # lastRunDurationMs: START 13:26:53.776, COMPLETE 13:26:54.34
     assert page.locator('.last-run dd[data-field="Ended"]').inner_text().startswith("2024-08-06T13:26:")

@@ -62,7 +62,8 @@ def test_remap_on_spark_reads_the_archive_of_the_data_folder(tmp_path: Path):
     (("backfill", ".", "--since", "last week"), "not an ISO 8601 date or date-time: 'last week'"),
     (("backfill", ".", "--max-calls-per-second", "0"), "must be greater than 0"),
     (("backfill", "/tmp", "--single-process"), "ol2purview spark backfill: no catalog: pass --atlas-url URL, set "
-                                               "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or start `ol2purview serve` "
+                                               "PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
+                                               "`ol2purview serve` "
                                                "(its data folder: --data DIR); or use --dry-run"),
 ])
 def test_bad_arguments_get_a_clear_message(args, message, tmp_path: Path):

@@ -46,7 +46,7 @@ class AccountApi:
         if request.method not in _CONFIG_METHODS:
             return account_error(405, "MethodNotAllowed", f"{request.method} is not supported on {request.url.path} "
                                                           f"(use {', '.join(_CONFIG_METHODS)})")
-        refused = _api_version_problem(request)
+        refused = api_version_problem(request)
         if refused is not None:
             return refused
         if request.method == "GET":
@@ -74,7 +74,7 @@ class AccountApi:
                 session.save_account_setting(_SETTING, body)
 
     async def configs(self, request: Request) -> Response:
-        refused = _api_version_problem(request)
+        refused = api_version_problem(request)
         if refused is not None:
             return refused
         return JSONResponse({"count": 1, "value": [await run_in_threadpool(self._current)]})
@@ -87,13 +87,14 @@ class AccountApi:
         return Router(routes=routes, redirect_slashes=False)
 
 
-def _api_version_problem(request: Request) -> Response | None:
+def api_version_problem(request: Request, versions: tuple[str, ...] = API_VERSIONS) -> Response | None:
+    """The account API's 400 for a missing or unsupported api-version, else None."""
     version = request.query_params.get("api-version")
     if version is None:
         return account_error(400, "MissingApiVersionParameter",
                              "The api-version query parameter (?api-version=) is required for all requests.")
-    if version not in API_VERSIONS:
+    if version not in versions:
         return account_error(400, "InvalidApiVersionParameter",
                              f"The api-version '{version}' is invalid. The supported versions are "
-                             f"'{', '.join(API_VERSIONS)}'.")
+                             f"'{', '.join(versions)}'.")
     return None

@@ -12,7 +12,8 @@ from starlette.routing import Route, Router
 
 from tools.catalog import errors
 from tools.catalog.lineage import entity_lineage
-from tools.catalog.mutations import delete_entities, partial_update, upsert_entities
+from tools.catalog.collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
+from tools.catalog.mutations import delete_entities, move_entities, partial_update, upsert_entities
 from tools.catalog.relationships import (create_relationship, delete_relationship, get_relationship,
                                          update_relationship)
 from tools.catalog.search import autocomplete, basic_search, basic_search_parameters, purview_query, suggest
@@ -62,10 +63,18 @@ def _category_filter(request: Request) -> str | None:
 
 
 class AtlasApi:
-    def __init__(self, store: CatalogStore, types: TypeCatalog, user: str) -> None:
+    def __init__(self, store: CatalogStore, types: TypeCatalog, user: str, account_name: str = DEFAULT_ACCOUNT_NAME,
+                 permissions: Permissions | None = None) -> None:
         self.store = store
         self.types = types
         self.user = user
+        self.account_name = account_name
+        self.permissions = permissions
+
+    def _placement(self, session: Session, request: Request | None = None) -> Placement:
+        """Where this write puts entities (`?collectionId=` on entity creation), and who may write where."""
+        target = request.query_params.get("collectionId") if request is not None else None
+        return Placement(CollectionTree.of(session, self.account_name), self.permissions, self.user, target or None)
 
     async def _read(self, work: Callable[[Session], T]) -> T:
         def run() -> T:
@@ -133,27 +142,39 @@ class AtlasApi:
         if request.method == "POST":
             body = await read_json(request)
             registry = self.types.registry
-            return JSONResponse(await self._write(lambda s: upsert_entities(s, registry, body, self.user)))
+            return JSONResponse(await self._write(lambda s: upsert_entities(
+                s, registry, body, self.user, self._placement(s, request))))
         guids = request.query_params.getlist("guid")
         if not guids:
             raise errors.invalid_parameters("give at least one guid=...")
         if request.method == "DELETE":
-            return JSONResponse(await self._write(lambda s: delete_entities(s, guids, self.user)))
+            return JSONResponse(await self._write(lambda s: delete_entities(s, guids, self.user, self._placement(s))))
         ignore = _flag(request, "ignoreRelationships")
         return JSONResponse(await self._read(
-            lambda s: {"entities": [self._entity_json(s, g, ignore) for g in dict.fromkeys(guids)]}))
+            lambda s: {"referredEntities": {},  # AtlasEntitiesWithExtInfo, as Purview answers it
+                       "entities": [self._entity_json(s, g, ignore) for g in dict.fromkeys(guids)]}))
 
     async def entity_single(self, request: Request) -> Response:
         body = await read_json(request)
         if not isinstance(body, dict) or not isinstance(body.get("entity"), dict):
             raise errors.invalid_parameters("the body must be an AtlasEntityWithExtInfo: {\"entity\": {...}}")
         registry = self.types.registry
-        return JSONResponse(await self._write(lambda s: upsert_entities(s, registry, body, self.user)))
+        return JSONResponse(await self._write(lambda s: upsert_entities(
+            s, registry, body, self.user, self._placement(s, request))))
+
+    async def entity_move(self, request: Request) -> Response:
+        """POST /entity/moveTo?collectionId= (Data Map API): `{"entityGuids": [...]}` into that collection."""
+        target = request.query_params.get("collectionId")
+        if not target:
+            raise errors.invalid_parameters("give the collection to move to as ?collectionId=<collection name>")
+        body = await read_json(request)
+        guids = body.get("entityGuids") if isinstance(body, dict) else None
+        return JSONResponse(await self._write(lambda s: move_entities(s, guids, self._placement(s, request))))
 
     async def entity_by_guid(self, request: Request) -> Response:
         guid = request.path_params["guid"]
         if request.method == "DELETE":
-            return JSONResponse(await self._write(lambda s: delete_entities(s, [guid], self.user)))
+            return JSONResponse(await self._write(lambda s: delete_entities(s, [guid], self.user, self._placement(s))))
         if request.method == "PUT":  # partial update of one attribute: ?name=<attribute>, the body is its value
             name = request.query_params.get("name")
             if not name:
@@ -170,7 +191,8 @@ class AtlasApi:
                 if entity_type is None or (name not in entity_type.attributes and name not in entity_type.references):
                     raise errors.unknown_attribute(name, row.type_name)
                 entity = {"typeName": row.type_name, "guid": guid, "attributes": {name: value}}
-                return partial_update(session, registry, guid, {"entity": entity}, self.user)
+                return partial_update(session, registry, guid, {"entity": entity}, self.user,
+                                      self._placement(session))
             return JSONResponse(await self._write(update))
         ignore = _flag(request, "ignoreRelationships")
         return JSONResponse(await self._read(
@@ -188,12 +210,12 @@ class AtlasApi:
         found = self._found_guid
         if request.method == "DELETE":
             return JSONResponse(await self._write(
-                lambda s: delete_entities(s, [found(s, type_name, qualified_name)], self.user)))
+                lambda s: delete_entities(s, [found(s, type_name, qualified_name)], self.user, self._placement(s))))
         if request.method == "PUT":
             body = await read_json(request)
             registry = self.types.registry
             return JSONResponse(await self._write(lambda s: partial_update(
-                s, registry, found(s, type_name, qualified_name), body, self.user)))
+                s, registry, found(s, type_name, qualified_name), body, self.user, self._placement(s))))
         return JSONResponse(await self._read(
             lambda s: {"entity": self._entity_json(s, found(s, type_name, qualified_name), ignore),
                        "referredEntities": {}}))
@@ -231,7 +253,7 @@ class AtlasApi:
         def lookup(session: Session) -> JSON:
             guids = [self._unique_guid(session, type_name, qn) for qn in indexed]
             found = [self._entity_json(session, g, ignore) for g in dict.fromkeys(g for g in guids if g)]
-            return {"entities": found} if found else {}
+            return {"referredEntities": {}, "entities": found} if found else {}
         return JSONResponse(await self._read(lookup))
 
     # --- lineage and search ----------------------------------------------------------------------------------
@@ -297,6 +319,7 @@ class AtlasApi:
             Route("/types/{category}/guid/{guid}", self.typedef_by_guid, methods=["GET"]),
             Route("/entity/bulk", self.entity_bulk, methods=["GET", "POST", "DELETE"]),
             Route("/entity", self.entity_single, methods=["POST"]),
+            Route("/entity/moveTo", self.entity_move, methods=["POST"]),
             Route("/entity/guid/{guid}", self.entity_by_guid, methods=["GET", "PUT", "DELETE"]),
             Route("/entity/guid/{guid}/header", self.entity_header, methods=["GET"]),
             Route("/entity/uniqueAttribute/type/{type_name}", self.entity_by_unique_attribute,

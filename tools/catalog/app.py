@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from tools.catalog.account import CONFIG_PATH, LIST_PATH, PREFIXES as ACCOUNT_PREFIXES, AccountApi
 from tools.catalog.api import AtlasApi
 from tools.catalog.calls import CallCounter
+from tools.catalog.collections import DEFAULT_ACCOUNT_NAME, CollectionsApi, Permissions
 from tools.catalog import errors
 from tools.catalog.errors import AtlasError
 from tools.catalog.faults import Fault, FaultInjector, parse_fault_spec
@@ -126,7 +127,7 @@ class BasicAuth:
         await self.app(scope, receive, send)
 
 
-def _control_routes(counter: CallCounter, faults: FaultInjector) -> list[Route]:
+def _control_routes(counter: CallCounter, faults: FaultInjector, permissions: Permissions) -> list[Route]:
     async def calls(request: Request) -> Response:
         return JSONResponse(counter.snapshot())
 
@@ -151,11 +152,25 @@ def _control_routes(counter: CallCounter, faults: FaultInjector) -> list[Route]:
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
+    async def curator_of(request: Request) -> Response:
+        """The collections the caller is Data Curator of (`{"curatorOf": [...]}`; null: every collection)."""
+        if request.method == "PUT":
+            try:
+                wanted = json.loads(await request.body() or b"null").get("curatorOf")
+            except (ValueError, AttributeError):
+                raise errors.invalid_parameters('send {"curatorOf": ["name", ...]} or {"curatorOf": null}') from None
+            if wanted is not None and not (isinstance(wanted, list) and all(isinstance(n, str) for n in wanted)):
+                raise errors.invalid_parameters("curatorOf must be a list of collection names, or null")
+            permissions.set(wanted)
+        current = permissions.curator_of
+        return JSONResponse({"curatorOf": None if current is None else sorted(current)})
+
     return [
         Route("/_ol2purview/calls", calls, methods=["GET"]),
         Route("/_ol2purview/calls/reset", reset_calls, methods=["POST"]),
         Route("/_ol2purview/faults", fault_spec, methods=["GET", "PUT"]),
         Route("/_ol2purview/health", health, methods=["GET"]),
+        Route("/_ol2purview/permissions", curator_of, methods=["GET", "PUT"]),
     ]
 
 
@@ -178,9 +193,12 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, faults: FaultInjector,
               user: str | None = None, password: str | None = None, allowed_hosts: Iterable[str] = (),
-              history: HistoryLink | None = None) -> Starlette:
-    gate = AtlasGate(AtlasApi(store, types, user or "admin").router(), counter, faults)
+              history: HistoryLink | None = None, account_name: str = DEFAULT_ACCOUNT_NAME,
+              permissions: Permissions | None = None) -> Starlette:
+    permissions = permissions or Permissions()
+    gate = AtlasGate(AtlasApi(store, types, user or "admin", account_name, permissions).router(), counter, faults)
     account = AtlasGate(AccountApi(store).router(), counter, faults)  # Purview's account API, at the root as in Purview
+    collections = AtlasGate(CollectionsApi(store, account_name).router(ACCOUNT_PREFIXES), counter, faults)
 
     async def index(request: Request) -> Response:
         return FileResponse(STATIC_DIR / "index.html")
@@ -189,8 +207,10 @@ def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, fau
         return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
 
     routes = [Route("/", index, methods=["GET"]), Route("/favicon.ico", favicon, methods=["GET"]), Mount("/static", StaticFiles(directory=STATIC_DIR)),
-              *_control_routes(counter, faults), *page_routes(store, types), *history_routes(history),
+              *_control_routes(counter, faults, permissions), *page_routes(store, types), *history_routes(history),
               *[Route(prefix + path, endpoint=account) for prefix in ACCOUNT_PREFIXES for path in (CONFIG_PATH, LIST_PATH)],
+              *[Route(prefix + path, endpoint=collections) for prefix in ACCOUNT_PREFIXES
+                for path in ("/collections", "/collections/{name}")],
               *[Mount(prefix, app=gate) for prefix in ATLAS_PREFIXES]]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts)]
     if user:

@@ -6,6 +6,7 @@ import argparse
 import os
 
 from olparser.settings import Settings
+from tools.catalog.collections import DEFAULT_ACCOUNT_NAME, parse_curator_of
 from tools.catalog.faults import parse_fault_spec
 from tools.catalog.history_link import HistoryLink
 from tools.catalog.server import CatalogServer
@@ -28,6 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--faults", default="",
                         help="fault injection for the Atlas API, e.g. 429:0.2,503:0.1,reset:0.05,latency:50ms,seed:1")
     parser.add_argument("--access-log", action="store_true", help="log every request (method, path, status)")
+    parser.add_argument("--account-name", default=DEFAULT_ACCOUNT_NAME,
+                        help="the account name, which names the root collection (default: %(default)s)")
+    parser.add_argument("--curator-of", metavar="NAMES",
+                        help="answer as Purview does to a caller who is Data Curator of these collections only "
+                             "(comma-separated, e.g. finance,lineage-team; sub-collections inherit): a write "
+                             "elsewhere gets 403 (default: every collection)")
     sub = parser.add_subparsers(dest="catalog_command", metavar="{scan}")
     scan = sub.add_parser("scan", help="register a local folder as Purview's ADLS (or Blob) scanner would",
                           description="register a local folder as Purview's ADLS (or Blob) scanner would: the "
@@ -47,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"ol2purview catalog: give --user together with ${PASSWORD_ENV} (or --password)")
     try:
         faults = parse_fault_spec(args.faults)
+        curator_of = parse_curator_of(args.curator_of)
     except ValueError as exc:
         raise SystemExit(f"ol2purview catalog: {exc}") from None
     data_dir = Settings.from_env().data_dir
@@ -54,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     configure_logging("info")
     server = CatalogServer(db, host=args.host, port=args.port, user=args.user, password=password, faults=faults,
                            log_level="info", access_log=args.access_log, allowed_hosts=args.allow_host,
-                           history=HistoryLink(data_dir))  # the page's time window: the serve on the data folder
+                           history=HistoryLink(data_dir),  # the page's time window: the serve on the data folder
+                           account_name=args.account_name, curator_of=curator_of)
 
     def announce(listening: CatalogServer) -> None:
         print(f"catalog page:  {listening.url}/  (database {db})", flush=True)

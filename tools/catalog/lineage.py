@@ -75,5 +75,6 @@ def entity_lineage(session: Session, registry: TypeRegistry, guid: str, directio
         nodes.update(walk.nodes)
         relations.update(walk.relations)
     return {"baseEntityGuid": guid, "lineageDirection": direction, "lineageDepth": depth, "lineageWidth": width,
-            "childrenCount": -1, "guidEntityMap": {g: entity_header(row) for g, row in nodes.items()},
+            "childrenCount": -1, "guidEntityMap": {g: {**entity_header(row), "collectionId": row.extra.get("collectionId")}
+                                                for g, row in nodes.items()},
             "relations": list(relations.values()), "parentRelations": [], "widthCounts": {}}

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from tools.catalog import errors
+from tools.catalog.collections import Placement
 from tools.catalog.store import EntityRow, RelationshipRow, Session, now_ms
 from tools.catalog.typeregistry import EntityType, Reference, TypeRegistry
 from tools.catalog.views import mutation_header
@@ -49,12 +50,33 @@ def entities_of(body: object) -> list[JSON]:
     return found
 
 
-def upsert_entities(session: Session, registry: TypeRegistry, body: object, user: str) -> JSON:
-    """POST /entity/bulk: an EntityMutationResponse (`mutatedEntities`, `guidAssignments`)."""
-    return _Upsert(session, registry, user).run(entities_of(body))
+def upsert_entities(session: Session, registry: TypeRegistry, body: object, user: str,
+                    placement: Placement | None = None) -> JSON:
+    """POST /entity/bulk: an EntityMutationResponse (`mutatedEntities`, `guidAssignments`). `placement`: the
+    collection of new entities (and of the existing ones sent, which move there), and who may write where."""
+    return _Upsert(session, registry, user, placement).run(entities_of(body))
 
 
-def partial_update(session: Session, registry: TypeRegistry, guid: str, body: object, user: str) -> JSON:
+def move_entities(session: Session, guids: object, placement: Placement) -> JSON:
+    """POST /entity/moveTo?collectionId=: the entities (`{"entityGuids": [...]}`) into the placement's target."""
+    if not isinstance(guids, list) or not guids or not all(isinstance(g, str) for g in guids):
+        raise errors.invalid_parameters("the body must be {\"entityGuids\": [\"<guid>\", ...]} with at least one guid")
+    when = now_ms()
+    moved: list[EntityRow] = []
+    for guid in dict.fromkeys(guids):
+        row = session.entity(guid)
+        if row is None or row.status != "ACTIVE":
+            raise errors.instance_guid_not_found(guid)
+        collection = placement.of_existing(row.extra.get("collectionId"))
+        if collection != row.extra.get("collectionId"):
+            row = replace(row, extra={**row.extra, "collectionId": collection}).touched(placement.user, when)
+            session.update_entity(row)
+        moved.append(row)
+    return {"mutatedEntities": {"UPDATE": [mutation_header(r) for r in moved]}}
+
+
+def partial_update(session: Session, registry: TypeRegistry, guid: str, body: object, user: str,
+                   placement: Placement | None = None) -> JSON:
     """PUT /entity/guid/{guid}?name= and PUT /entity/uniqueAttribute/type/{t}: update the entity `guid` with only the
     attributes sent (an AtlasEntityWithExtInfo); Atlas reports the entity as PARTIAL_UPDATE."""
     if not isinstance(body, dict) or not isinstance(body.get("entity"), dict):
@@ -64,7 +86,7 @@ def partial_update(session: Session, registry: TypeRegistry, guid: str, body: ob
         raise errors.instance_guid_not_found(guid)
     entity = {**body["entity"], "guid": guid}
     entity.setdefault("typeName", existing.type_name)
-    response = upsert_entities(session, registry, {**body, "entity": entity}, user)
+    response = upsert_entities(session, registry, {**body, "entity": entity}, user, placement)
     mutated = response.get("mutatedEntities") or {}
     updated = mutated.get("UPDATE") or []
     partial = [header for header in updated if header["guid"] == guid]
@@ -78,7 +100,7 @@ def partial_update(session: Session, registry: TypeRegistry, guid: str, body: ob
     return response
 
 
-def delete_entities(session: Session, guids: list[str], user: str) -> JSON:
+def delete_entities(session: Session, guids: list[str], user: str, placement: Placement | None = None) -> JSON:
     """Soft delete (status DELETED); unknown or already deleted entities are skipped, as Atlas does."""
     when = now_ms()
     deleted: list[EntityRow] = []
@@ -86,6 +108,8 @@ def delete_entities(session: Session, guids: list[str], user: str) -> JSON:
         row = session.entity(guid)
         if row is None or row.status == "DELETED":
             continue
+        if placement is not None:
+            placement.of_existing(row.extra.get("collectionId"))
         row = replace(row, status="DELETED").touched(user, when)
         session.update_entity(row)
         deleted.append(row)
@@ -97,8 +121,9 @@ def _object_id_text(item: object) -> str:
 
 
 class _Upsert:
-    def __init__(self, session: Session, registry: TypeRegistry, user: str) -> None:
+    def __init__(self, session: Session, registry: TypeRegistry, user: str, placement: Placement | None) -> None:
         self.session = session
+        self.placement = placement
         self.registry = registry
         self.user = user
         self.when = now_ms()
@@ -164,6 +189,8 @@ class _Upsert:
             if qualified_name is None:  # a type outside Referenceable still needs its identity
                 raise errors.missing_mandatory_attribute(entity_type.name, "qualifiedName", entity_type.name)
             guid = str(uuid.uuid4()) if is_placeholder(sent_guid) else sent_guid
+            if self.placement is not None:
+                kept["collectionId"] = self.placement.of_new()
             row = EntityRow(guid, entity_type.name, qualified_name, "ACTIVE", primitives, kept, self.when, self.when,
                             self.user, self.user, 1)
             self._write(row, insert=True)
@@ -174,6 +201,8 @@ class _Upsert:
             merged = {**existing.attributes, **primitives}
             self._check_required(self.registry.entity_type(existing.type_name) or entity_type, merged)
             extra = {**existing.extra, **kept}
+            if self.placement is not None and existing.guid not in self.created:
+                extra["collectionId"] = self.placement.of_existing(existing.extra.get("collectionId"))
             row = existing
             if merged != existing.attributes or extra != existing.extra:
                 row = replace(existing, attributes=merged, qualified_name=merged["qualifiedName"], extra=extra)

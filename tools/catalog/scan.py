@@ -106,6 +106,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", type=Path, metavar="FILE",
                         help="an account's resource-set rule config (JSON, as GET defaultResourceSetRuleConfig "
                              "answers); default: the catalog's own, else Purview's defaults")
+    parser.add_argument("--collection", metavar="NAME",
+                        help="the collection (its name) the scan registers into, as a Purview scan registers a "
+                             "source's assets in the source's collection (default: the root)")
     add_target_arguments(parser, catalog=True)
 
 
@@ -149,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
     created = updated = 0
     try:
         for chunk in _chunks(entities, settings.catalog_bulk_size):
-            mutated = client.upload_bulk(list(chunk)).get("mutatedEntities") or {}
+            mutated = client.upload_bulk(list(chunk), args.collection).get("mutatedEntities") or {}
             created += len(mutated.get("CREATE") or [])
             updated += len(mutated.get("UPDATE") or [])
     except (CatalogHttpError, requests.RequestException, OSError) as exc:

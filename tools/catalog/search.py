@@ -86,6 +86,10 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
     range), and `{attributeName, operator, attributeValue}`."""
     if not isinstance(clause, dict) or len(clause) == 0:
         raise errors.invalid_parameters(f"a filter clause must be a non-empty JSON object, got {json.dumps(clause)}")
+    if isinstance(clause.get("kind"), str) and len(clause) > 1:
+        # the spec's typed form ({"kind": "AndFilter", "and": [...]}, {"kind": "ObjectTypeFilter", "objectType":
+        # ...}): the same clause with its discriminator
+        clause = {k: v for k, v in clause.items() if k != "kind"}
     if "and" in clause or "or" in clause:
         key = "and" if "and" in clause else "or"
         parts = clause[key]
@@ -109,6 +113,8 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
     if "attributeName" in clause:
         return _attribute_test(clause["attributeName"], clause.get("operator", "eq"), clause.get("attributeValue"),
                                now_ms)
+    if "classification" in clause and isinstance(clause.get("includeSubClassifications"), bool):
+        clause = {"classification": clause["classification"]}  # no classification hierarchy here: the same test
     if len(clause) != 1:
         raise errors.invalid_parameters(f"a filter clause names one field, got {json.dumps(clause)}")
     (key, value), = clause.items()
@@ -134,7 +140,7 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
     if key == "label":
         return lambda e: value in (e.extra.get("labels") or [])
     if key == "collectionId":
-        return lambda e: True  # one collection: every entity is in the root collection
+        return lambda e: e.extra.get("collectionId") == value
     if key in _UNMODELLED:
         return lambda e: False
     raise errors.invalid_parameters(f"unsupported filter clause {json.dumps(clause)}")

@@ -11,6 +11,7 @@ import uvicorn
 
 from tools.catalog.app import build_app
 from tools.catalog.calls import CallCounter
+from tools.catalog.collections import DEFAULT_ACCOUNT_NAME, Permissions
 from tools.catalog.faults import FaultInjector, FaultSpec, parse_fault_spec
 from tools.catalog.history_link import HistoryLink
 from tools.catalog.protocol import ResettableHttpToolsProtocol
@@ -27,7 +28,8 @@ class CatalogServer:
 
     def __init__(self, db_path: str | Path, host: str = "127.0.0.1", port: int = 0, user: str | None = None,
                  password: str | None = None, faults: str | FaultSpec | None = None, log_level: str = "warning",
-                 access_log: bool = False, allowed_hosts: Iterable[str] = (), history: HistoryLink | None = None) -> None:
+                 access_log: bool = False, allowed_hosts: Iterable[str] = (), history: HistoryLink | None = None,
+                 account_name: str = DEFAULT_ACCOUNT_NAME, curator_of: Iterable[str] | None = None) -> None:
         self.db_path = Path(db_path)
         self.host = host
         self.port = port
@@ -38,6 +40,8 @@ class CatalogServer:
         self.allowed_hosts = (*allowed_hosts, *(() if host in ("0.0.0.0", "::", "") else (host,)))
         self._log_level, self._access_log = log_level, access_log
         self.history = history  # where the page's time window asks the run history (a running serve)
+        self.account_name = account_name  # the root collection's name, as a Purview account's
+        self.permissions = Permissions(curator_of)  # the caller's Data Curator collections (None: all)
         self._store: CatalogStore | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -57,8 +61,10 @@ class CatalogServer:
 
     def _prepare(self) -> uvicorn.Server:
         self._store = CatalogStore(self.db_path)
+        with self._store.write() as session:
+            session.place_unplaced(self.account_name)
         app = build_app(self._store, TypeCatalog(self._store), self.counter, self.faults, self._user, self._password,
-                        self.allowed_hosts, self.history)
+                        self.allowed_hosts, self.history, self.account_name, self.permissions)
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # IPPROTO_TCP: asyncio then sets TCP_NODELAY
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

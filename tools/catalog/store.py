@@ -176,6 +176,15 @@ class Session:
     def delete_account_setting(self, name: str) -> None:
         self.conn.execute("DELETE FROM account_settings WHERE name = ?", (name,))
 
+    def count_entities_in_collection(self, collection: str) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM entities WHERE status = 'ACTIVE' AND "
+                                 "json_extract(extra, '$.collectionId') = ?", (collection,)).fetchone()[0]
+
+    def place_unplaced(self, root: str) -> None:
+        """Entities stored before the catalog knew collections are in the root collection."""
+        self.conn.execute("UPDATE entities SET extra = json_set(extra, '$.collectionId', ?) WHERE "
+                          "json_extract(extra, '$.collectionId') IS NULL", (root,))
+
     def count_entities_of_type(self, type_name: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM entities WHERE type_name = ?", (type_name,)).fetchone()[0]
 

@@ -310,7 +310,8 @@ def _use_running_serve(options: ServeOptions) -> tuple[ServeOptions, str | None]
         options = replace(options, storage="embedded")
     elif running.storage_connection:
         os.environ[STORAGE_SETTING] = running.storage_connection
-    if running.atlas_url and not (os.environ.get("ATLAS_ENDPOINT") or os.environ.get("PURVIEW_ACCOUNT_NAME")):
+    if running.atlas_url and not (os.environ.get("ATLAS_ENDPOINT") or os.environ.get("PURVIEW_ACCOUNT_NAME")
+                                  or os.environ.get("PURVIEW_ENDPOINT")):
         os.environ["ATLAS_ENDPOINT"] = running.atlas_url
     return options, f"using the storage and catalog of ol2purview serve (pid {running.pid}, {running.url})"
 

@@ -127,7 +127,7 @@ def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, .
                f"--master-key={secrets.token_urlsafe(24)}", "--storage", storage,
                *([f"--key={key}"] if key else []), *([] if worker else ["--no-worker"]), *extra_args]
     base_env = {name: value for name, value in os.environ.items()
-                if name not in ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME")}
+                if name not in ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME", "PURVIEW_ENDPOINT")}
     with open(log_path, "wb") as log:  # a file, not a pipe: a full pipe would block the server
         process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
                                    env={**base_env, "PYTHONUNBUFFERED": "1", **(env or {})})

@@ -21,14 +21,14 @@ CATALOG_DB = "catalog.sqlite"
 def add_catalog_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--catalog-port", type=int,
                         help=f"port of the embedded catalog (default {DEFAULT_CATALOG_PORT}, or a free one when that "
-                             "is in use; 0 = a free port); it starts unless PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT is "
+                             "is in use; 0 = a free port); it starts unless PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT is "
                              "set")
     parser.add_argument("--catalog-faults", default="", metavar="SPEC",
                         help="fault injection for the embedded catalog, e.g. 429:0.2,503:0.1,reset:0.05,seed:1")
 
 
 def catalog_configured(env: MutableMapping[str, str]) -> bool:
-    return bool(env.get("PURVIEW_ACCOUNT_NAME") or env.get("ATLAS_ENDPOINT"))
+    return bool(env.get("PURVIEW_ACCOUNT_NAME") or env.get("PURVIEW_ENDPOINT") or env.get("ATLAS_ENDPOINT"))
 
 
 def start_catalog_unless_configured(data_dir: Path, port: int | None, faults: str,
@@ -76,4 +76,6 @@ def describe_catalog(server: CatalogServer | None, faults: str = "",
                 f"{'; faults ' + faults if faults else ''})")
     if env.get("PURVIEW_ACCOUNT_NAME"):
         return f"catalog: Purview account {env['PURVIEW_ACCOUNT_NAME']}"
+    if env.get("PURVIEW_ENDPOINT"):
+        return f"catalog: Purview at {env['PURVIEW_ENDPOINT']} (PURVIEW_ENDPOINT)"
     return f"catalog: {env.get('ATLAS_ENDPOINT')} (ATLAS_ENDPOINT)"

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from olparser.adapters.catalog.type_ownership import ForeignTypeConflict
 from olparser.adapters.delivery.queues import QueueService
 from tools.functions_host.trigger_settings import QueueTriggerSettings, queue_trigger_settings
-from olparser.adapters.runtime import process_runtime
+from olparser.adapters.runtime import ConfigurationError, process_runtime
 from tools.catalog import CatalogServer
 from tools.functions_host.config import HostConfig
 from tools.functions_host.functions import FunctionSpec, describe_functions, load_app
@@ -157,8 +158,14 @@ def _run_state_size() -> dict[str, Any] | None:
 
 
 def _register_typedefs() -> str:
+    """The typedef note for the banner. A type of the connector's name that it did not create and cannot write with
+    refuses the start (RuntimeError naming it, what differs and TYPE_PREFIX); the catalog being down does not."""
     try:
         report = process_runtime().ensure_typedefs()
+    except ForeignTypeConflict as exc:
+        raise RuntimeError(exc.message) from None
+    except ConfigurationError as exc:  # e.g. a placement rules file with problems: named, not retried
+        raise RuntimeError(str(exc)) from None
     except Exception as exc:  # the catalog may be down: the first upload tries again
         log.warning("could not register the custom types yet (%s); they are registered before the first upload",
                     type(exc).__name__)

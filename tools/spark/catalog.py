@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 
 from olparser.adapters.catalog import CatalogUploader, RetryPolicy, entity_type_names, load_typedefs
 from olparser.adapters.catalog.existence import existence_cache_for, guid_batches
+from olparser.adapters.catalog.placement import placement_from_settings
 from olparser.adapters.catalog.resolver import resolver_for
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
@@ -75,6 +76,7 @@ class ThrottledClient:
         self._client = client
         self._limiter = limiter
         self.endpoint_url = client.endpoint_url
+        self.type_prefix = getattr(client, "type_prefix", "")  # TYPE_PREFIX: registration prefixes the typedefs
 
     def _call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         self._limiter.acquire()
@@ -89,8 +91,11 @@ class ThrottledClient:
     def entities_by_guid(self, guids: list[str]) -> list[dict]:
         return self._call("entities_by_guid", guids)
 
-    def upload_bulk(self, entities: list[dict]) -> dict:
-        return self._call("upload_bulk", entities)
+    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict:
+        return self._call("upload_bulk", entities, **({"collection_id": collection_id} if collection_id else {}))
+
+    def collections(self) -> list[dict]:
+        return self._call("collections")
 
     def search_assets(self, query: dict) -> list[tuple[str, str]]:
         return self._call("search_assets", query)
@@ -206,7 +211,8 @@ class PlanWriter:
         self.client = client
         cache = existence_cache_for(settings)
         self.uploader = CatalogUploader(client, settings=settings, cache=cache,  # type: ignore[arg-type]
-                                        connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)))
+                                        connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)),
+                                        placement=placement_from_settings(client, settings))  # type: ignore[arg-type]
         self.bulk_size = bulk_size or settings.catalog_bulk_size
         self.registry = registry
         self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \

@@ -90,7 +90,7 @@ class BackfillJob:
         rate = self.calls_per_second / share if self.calls_per_second else None
         target = resolve_target(self.settings)
         if target.endpoint is None:
-            raise ValueError("no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or start "
+            raise ValueError("no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
                              "`ol2purview serve` (its data folder: --data DIR); or use --dry-run")
         client = make_atlas_client(target, timeout=self.settings.catalog_timeout_seconds)
         return ThrottledClient(client, RateLimiter(rate))

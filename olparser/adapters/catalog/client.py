@@ -27,10 +27,15 @@ from pyapacheatlas.core.util import AtlasResponse
 from olparser.adapters.catalog.errors import CatalogHttpError, parse_error_body
 from olparser.adapters.catalog.retry import retry_after_seconds
 from olparser.adapters.catalog.target import PURVIEW_SCOPE, CatalogTarget
+from olparser.adapters.catalog.type_ownership import TypeNames, names_of
+from olparser.adapters.catalog.typedefs import load_typedefs
+from olparser.settings import TYPEDEFS_DIR
 
 _TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
 RESOURCE_SET_RULES_PATH = "/resourceSetRuleConfigs/defaultResourceSetRuleConfig"
 RESOURCE_SET_RULES_API_VERSION = "2019-11-01-preview"
+COLLECTIONS_PATH = "/account/collections"
+COLLECTIONS_API_VERSION = "2019-11-01-preview"
 _ATLAS_SUFFIXES = ("/datamap/api/atlas/v2", "/catalog/api/atlas/v2", "/api/atlas/v2")
 
 
@@ -71,8 +76,10 @@ class AtlasCatalogClient(AtlasClient):
     """An AtlasClient with timeouts, a pooled session, typed HTTP errors and an optional api-version."""
 
     def __init__(self, endpoint_url: str, authentication: AtlasAuthBase | None = None, *, timeout: float,
-                 api_version: str | None = None, purview: bool = False) -> None:
+                 api_version: str | None = None, purview: bool = False, type_names: TypeNames | None = None) -> None:
         super().__init__(endpoint_url.rstrip("/"), authentication, requests_timeout=timeout)
+        self._types = type_names or TypeNames((), "")
+        self.type_prefix = self._types.prefix
         self._api_params = {"api-version": api_version} if api_version else {}
         self._purview = purview
         self._discovery: bool | None = None  # whether this Atlas serves Purview's discovery query (None: not asked)
@@ -83,9 +90,16 @@ class AtlasCatalogClient(AtlasClient):
     def _send(self, method: str, url: str, params: Mapping[str, Any] | None = None, json: Any = None,
               files: Any = None, **kwargs: Any) -> AtlasResponse:
         headers = self.generate_request_headers(kwargs.get("headers_include"), kwargs.get("headers_exclude"))
+        translate = bool(self._types) and "/types/" not in url
+        if translate:  # TYPE_PREFIX: the catalog knows the connector's types by their prefixed names
+            url, params, json = (self._types.outgoing_url(url), self._types.outgoing(dict(params or {})),
+                                 self._types.outgoing(json))
         response = self._session.request(method, url, params={**self._api_params, **(params or {})} or None,
                                          json=json, files=files, headers=headers, **self._requests_args)
-        return AtlasResponse(response, responseNotJson=kwargs.get("responseNotJson", False))
+        answer = AtlasResponse(response, responseNotJson=kwargs.get("responseNotJson", False))
+        if translate:
+            answer.body = self._types.incoming(answer.body)
+        return answer
 
     def _get_http(self, url: str, params: dict | None = None, **kwargs: Any) -> AtlasResponse:
         return self._send("GET", url, params, **kwargs)
@@ -191,9 +205,25 @@ class AtlasCatalogClient(AtlasClient):
                               params={"guid": list(guids), "minExtInfo": "true"}).body or {}
         return list(body.get("entities") or [])
 
-    def upload_bulk(self, entities: list[dict]) -> dict:
-        """POST /entity/bulk with these entities in one request."""
-        return self.upload_entities({"entities": entities}) or {}
+    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict:
+        """POST /entity/bulk with these entities in one request; `collection_id`: `?collectionId=` (new entities are
+        created in that collection, existing ones sent are moved there)."""
+        if collection_id is None:
+            return self.upload_entities({"entities": entities}) or {}
+        return self._post_http(self.endpoint_url + "/entity/bulk", params={"collectionId": collection_id},
+                               json={"entities": entities}).body or {}
+
+    def collections(self) -> list[dict]:
+        """`GET {account}/account/collections` (api-version 2019-11-01-preview), every page: the account's
+        collections (`name` is the id, `friendlyName`, `parentCollection.referenceName`)."""
+        url: str | None = account_root(self.endpoint_url) + COLLECTIONS_PATH
+        params: dict[str, str] | None = {"api-version": COLLECTIONS_API_VERSION}
+        found: list[dict] = []
+        while url:
+            body = self._get_http(url, params=params).body or {}
+            found += [c for c in body.get("value") or [] if isinstance(c, dict)]
+            url, params = body.get("nextLink"), None  # the next page's link carries its own query
+        return found
 
     def typedef_headers(self) -> list[dict]:
         """GET /types/typedefs/headers: [{name, category, guid}, ...]."""
@@ -228,5 +258,8 @@ def make_atlas_client(target: CatalogTarget, *, timeout: float, credential: Any 
         auth = BasicAuthentication(target.username, target.password or "")
     else:
         auth = None
+    names = None
+    if target.type_prefix:
+        names = TypeNames(names_of(load_typedefs(TYPEDEFS_DIR)), target.type_prefix)
     return AtlasCatalogClient(target.endpoint, auth, timeout=timeout, api_version=target.api_version,
-                              purview=target.kind == "purview")
+                              purview=target.kind == "purview", type_names=names)

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
+from olparser.adapters.catalog.type_ownership import check_type_prefix
 from olparser.settings import Settings
 
 PURVIEW_SCOPE = "https://purview.azure.net/.default"
@@ -13,6 +14,7 @@ _PURVIEW_BASES = {
     "datamap": "https://{account}.purview.azure.com/datamap/api/atlas/v2",
     "catalog": "https://{account}.purview.azure.com/catalog/api/atlas/v2",
 }
+_PURVIEW_PATHS = {"datamap": "/datamap/api/atlas/v2", "catalog": "/catalog/api/atlas/v2"}
 _ACCOUNT_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$")
 
 
@@ -22,7 +24,8 @@ class CatalogTarget:
 
     kind: "purview" (Entra ID token), "atlas" (basic auth, or none) or "embedded" (the local catalog: the caller
     starts it and fills in `endpoint` with `with_endpoint`). `api_version` is sent as `api-version` when set
-    (Purview's GA /datamap/ API needs it).
+    (Purview's GA /datamap/ API needs it). `type_prefix` (TYPE_PREFIX) prefixes the connector's type names in the
+    catalog (the client translates; the rest of the connector uses the plain names).
     """
 
     kind: str
@@ -30,15 +33,29 @@ class CatalogTarget:
     api_version: str | None = None
     username: str | None = None
     password: str | None = field(default=None, repr=False)
+    type_prefix: str = ""
 
     def with_endpoint(self, url: str) -> "CatalogTarget":
         return replace(self, endpoint=url.rstrip("/"))
 
 
 def resolve_target(settings: Settings) -> CatalogTarget:
-    """PURVIEW_ACCOUNT_NAME -> Purview; ATLAS_ENDPOINT -> that endpoint; neither -> embedded. Both is an error."""
-    if settings.purview_account_name and settings.atlas_endpoint:
-        raise ValueError("set either PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, not both")
+    """PURVIEW_ACCOUNT_NAME or PURVIEW_ENDPOINT -> Purview; ATLAS_ENDPOINT -> that endpoint; none -> embedded. More
+    than one is an error. TYPE_PREFIX is checked and carried along."""
+    return replace(_resolve_target(settings), type_prefix=check_type_prefix(settings.type_prefix))
+
+
+def _resolve_target(settings: Settings) -> CatalogTarget:
+    # PURVIEW_ENDPOINT wins over PURVIEW_ACCOUNT_NAME (the deployment template always sets the account name)
+    given = [name for name, value in (("PURVIEW_ACCOUNT_NAME", settings.purview_account_name and
+                                       not settings.purview_endpoint),
+                                      ("PURVIEW_ENDPOINT", settings.purview_endpoint),
+                                      ("ATLAS_ENDPOINT", settings.atlas_endpoint)) if value]
+    if len(given) > 1:
+        raise ValueError(f"set either PURVIEW_ACCOUNT_NAME (or PURVIEW_ENDPOINT) or ATLAS_ENDPOINT, not both; got "
+                         f"{' and '.join(given)}")
+    if settings.purview_endpoint:
+        return purview_endpoint_target(settings.purview_endpoint, settings.purview_api)
     if settings.purview_account_name:
         account = settings.purview_account_name.strip().lower()
         if not _ACCOUNT_NAME.match(account):
@@ -57,3 +74,21 @@ def resolve_target(settings: Settings) -> CatalogTarget:
                              f"got {settings.atlas_endpoint!r}")
         return CatalogTarget("atlas", endpoint, username=settings.atlas_username, password=settings.atlas_password)
     return CatalogTarget("embedded", None, username=settings.atlas_username, password=settings.atlas_password)
+
+
+def purview_endpoint_target(endpoint: str, purview_api: str = "datamap") -> CatalogTarget:
+    """PURVIEW_ENDPOINT: any https host (`https://{account}.purview.azure.com`, the new portal's
+    `https://api.purview-service.microsoft.com` or `https://{tenantId}-api.purview-service.microsoft.com`); the Data
+    Map path and api-version are appended, and the account API (collections, resource-set rules) is on the same
+    host. Token auth (scope PURVIEW_SCOPE), as for PURVIEW_ACCOUNT_NAME."""
+    given = endpoint.strip()
+    parts = urlsplit(given.rstrip("/"))
+    if parts.scheme != "https" or not parts.hostname or parts.path or parts.query or parts.fragment \
+            or parts.username or parts.password:
+        raise ValueError("PURVIEW_ENDPOINT must be an https host with nothing after it, such as "
+                         f"https://api.purview-service.microsoft.com; got {endpoint!r}")
+    if purview_api not in _PURVIEW_PATHS:
+        raise ValueError(f"PURVIEW_API must be one of {sorted(_PURVIEW_PATHS)}; got {purview_api!r}")
+    api_version = PURVIEW_API_VERSION if purview_api == "datamap" else None
+    return CatalogTarget("purview", f"https://{parts.netloc.lower()}{_PURVIEW_PATHS[purview_api]}",
+                         api_version=api_version)

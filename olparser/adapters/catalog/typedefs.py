@@ -2,6 +2,8 @@
 
 At most three calls: GET the catalog's typedefs, POST the new types, PUT the ones whose definition differs from
 the catalog's. When every type is already there as defined, that is one call and nothing is written.
+Only the connector's own types are written (type_ownership.py): each carries its ownership marker and, with
+TYPE_PREFIX, its prefixed name; a same-named type someone else created is written with when compatible, never changed.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from olparser.adapters.catalog.errors import CatalogRejected
 from olparser.adapters.catalog.retry import RetryPolicy
+from olparser.adapters.catalog.type_ownership import check_foreign_types, marked, with_type_prefix
 
 if TYPE_CHECKING:
     from olparser.adapters.catalog.uploader import CatalogClient
@@ -30,14 +33,17 @@ class TypedefReport:
     updated: tuple[str, ...] = ()
     calls: int = 0
     unchanged: tuple[str, ...] = ()
+    foreign: tuple[str, ...] = ()  # same-named types someone else created, compatible: written with, never changed
 
     def describe(self) -> str:
         """One line: `up to date` when nothing changed, else what was created and updated, by name."""
+        foreign = f"; not ours, used as they are: {_some(self.foreign)}" if self.foreign else ""
         if not self.created and not self.updated:
-            return f"up to date ({len(self.unchanged)} types, {self.calls} call{'s' if self.calls != 1 else ''})"
+            return (f"up to date ({len(self.unchanged)} types, {self.calls} call{'s' if self.calls != 1 else ''})"
+                    f"{foreign}")
         parts = [f"{verb} {len(names)} ({_some(names)})" for verb, names in
                  (("created", self.created), ("updated", self.updated)) if names]
-        return f"{', '.join(parts)}; {len(self.unchanged)} up to date ({self.calls} calls)"
+        return f"{', '.join(parts)}; {len(self.unchanged)} up to date ({self.calls} calls){foreign}"
 
 
 NAMES_SHOWN = 5
@@ -144,11 +150,13 @@ def _names(typesdef: dict[str, list]) -> tuple[str, ...]:
 def register_typedefs(client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]],
                       retry: RetryPolicy | None = None) -> TypedefReport:
     """Create the types the catalog lacks (POST), update the ones it defines differently (PUT): at most 3 calls,
-    1 when the catalog is up to date.
+    1 when the catalog is up to date. The client's `type_prefix` (TYPE_PREFIX) prefixes every name. A same-named
+    type the connector did not create is left as it is, or ForeignTypeConflict (a CatalogRejected) names it.
 
     A 409 (another process created one of the types in between) starts over once from fresh definitions.
     """
     retry = retry or RetryPolicy()
+    typedefs = marked(with_type_prefix(typedefs, getattr(client, "type_prefix", "")))
     calls = [0]
     try:
         return _register_once(client, typedefs, retry, calls)
@@ -161,10 +169,12 @@ def register_typedefs(client: "CatalogClient", typedefs: dict[str, list[dict[str
 def _register_once(client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]], retry: RetryPolicy,
                    calls: list[int]) -> TypedefReport:
     current = retry.run("typedefs", client.typedefs, calls) or {}
-    new, existing = split_new_and_existing(typedefs, headers_of(current))
+    ours, foreign = check_foreign_types(typedefs, current)
+    new, existing = split_new_and_existing(ours, headers_of(current))
     changed, unchanged = split_changed(existing, current)
     if new:
         retry.run("typedef create", lambda: client.create_typedefs(new), calls)
     if changed:
         retry.run("typedef update", lambda: client.update_typedefs(changed), calls)
-    return TypedefReport(created=_names(new), updated=_names(changed), calls=calls[0], unchanged=unchanged)
+    return TypedefReport(created=_names(new), updated=_names(changed), calls=calls[0], unchanged=unchanged,
+                         foreign=foreign)

@@ -22,9 +22,10 @@ from olparser.adapters.catalog.batching import bulk_batches, entity_key, placeho
 from olparser.adapters.catalog.errors import CatalogRejected
 from olparser.adapters.catalog.existence import (SAFE_URL_LENGTH, DatasetKey, ExistenceCache, guid_batches,
                                                  lookup_batches, taken_over)
+from olparser.adapters.catalog.placement import Collection, CollectionPlacement, not_allowed
 from olparser.adapters.catalog.retry import RetryPolicy
 from olparser.adapters.catalog.typedefs import TypedefReport, register_typedefs
-from olparser.lineage.plan import DeleteReport, UploadReport
+from olparser.lineage.plan import DeleteReport, UploadReport, is_process
 from olparser.settings import Settings
 
 if TYPE_CHECKING:  # only a type here: importing olparser.lineage would load the whole entity builder
@@ -43,7 +44,7 @@ class CatalogClient(Protocol):
     def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
     def entities_by_guid(self, guids: list[str]) -> list[dict]: ...
     def delete_guids(self, guids: list[str]) -> dict: ...
-    def upload_bulk(self, entities: list[dict]) -> dict: ...
+    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict: ...
     def typedef_headers(self) -> list[dict]: ...
     def typedefs(self) -> dict: ...
     def create_typedefs(self, typedefs: dict) -> dict: ...
@@ -58,9 +59,11 @@ class CatalogUploader:
                  max_total_seconds: float = 120.0, max_url_length: int = SAFE_URL_LENGTH,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                  retry_policy: RetryPolicy | None = None, cache: ExistenceCache | None = None,
-                 connector_types: frozenset[str] | None = None) -> None:
+                 connector_types: frozenset[str] | None = None,
+                 placement: CollectionPlacement | None = None) -> None:
         settings = settings or Settings()
         self._client = client
+        self._placement = placement  # the collection of each run's entities (None: no collectionId, the root)
         self._bulk_size = bulk_size if bulk_size is not None else settings.catalog_bulk_size
         self._max_url_length = max_url_length
         self._cache = cache if cache is not None else ExistenceCache(
@@ -87,14 +90,23 @@ class CatalogUploader:
         """
         calls = [0]
         external, duplicates = _unique_by_key(plan.external_datasets)
+        collection = (self._placement.collection_for(plan.entities, plan.owned_keys(), is_process, calls)
+                      if self._placement is not None else None)
+        if collection is not None:
+            log.info("placing the run in %s", collection.describe())
         try:
-            report = self._upload(plan, external, duplicates, calls, use_cache=True)
+            try:
+                report = self._upload(plan, external, duplicates, calls, use_cache=True, collection=collection)
+            except CatalogRejected as exc:
+                if exc.error_code != _REFERENCE_NOT_FOUND or not self._cache.known(external) or not refresh:
+                    raise
+                log.warning("a cached dataset is gone from the catalog; writing the run again from fresh lookups")
+                self._cache.forget(external)
+                report = self._upload(plan, external, duplicates, calls, use_cache=False, collection=collection)
         except CatalogRejected as exc:
-            if exc.error_code != _REFERENCE_NOT_FOUND or not self._cache.known(external) or not refresh:
-                raise
-            log.warning("a cached dataset is gone from the catalog; writing the run again from fresh lookups")
-            self._cache.forget(external)
-            report = self._upload(plan, external, duplicates, calls, use_cache=False)
+            if exc.status == 403 and collection is not None:
+                raise not_allowed(exc, collection) from None
+            raise
         log.info("uploaded %d entities: %d created, %d updated, %d referenced, %d calls",
                  len(plan.entities) + len(external) - len(report.referenced), len(report.created),
                  len(report.updated), len(report.referenced), report.calls)
@@ -172,7 +184,7 @@ class CatalogUploader:
         return register_typedefs(self._client, typedef_json, self._retry)
 
     def _upload(self, plan: LineagePlan, external: dict[DatasetKey, dict], duplicates: dict[str, DatasetKey],
-                calls: list[int], *, use_cache: bool) -> UploadReport:
+                calls: list[int], *, use_cache: bool, collection: Collection | None = None) -> UploadReport:
         existing = self._existing(list(external), calls, use_cache)
         entities = [entity for key, entity in external.items() if key not in existing] + list(plan.entities)
         not_sent = {guid: key for guid, key in placeholder_keys(list(external.values())).items() if key in existing}
@@ -185,7 +197,9 @@ class CatalogUploader:
         assignments: dict[str, str] = {}
         names = placeholder_keys(entities)
         for batch in bulk_batches(entities, self._bulk_size, not_sent, aliases):
-            result = self._retry.run("bulk upsert", lambda batch=batch: self._client.upload_bulk(batch), calls)
+            result = self._retry.run("bulk upsert", lambda batch=batch: self._client.upload_bulk(batch)
+                                     if collection is None else self._client.upload_bulk(batch, collection.name),
+                                     calls)
             batch_assignments = dict(result.get("guidAssignments") or {})
             assignments.update(batch_assignments)
             by_guid = {guid: names[placeholder] for placeholder, guid in batch_assignments.items()

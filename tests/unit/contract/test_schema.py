@@ -80,7 +80,7 @@ def test_every_read_facet_has_a_definition_and_every_reference_resolves() -> Non
     assert set(validators.facets["run"]) == {"parent", "environment-properties", "processing_engine", "spark_version",
                                              "spark_applicationDetails", "spark_properties", "nominalTime", "errorMessage"}
     assert set(validators.facets["job"]) == {"jobType", "sourceCodeLocation", "sql", "documentation", "ownership",
-                                             "lineage"}
+                                             "lineage", "tags"}
     assert set(validators.facets["inputFacets"]) == {"inputStatistics", "dataQualityMetrics"}
     assert set(validators.facets["outputFacets"]) == {"outputStatistics"}
     refs = {ref for ref in _refs(CONTRACT)}

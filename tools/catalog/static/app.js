@@ -646,8 +646,8 @@ async function showDetails(guid) {
     $("details-title").textContent = displayName(entity);
     const summary = $("details-summary");
     summary.replaceChildren();
-    for (const [key, value] of [["Type", entity.typeName], ["qualifiedName", attributes.qualifiedName], ["guid", entity.guid], ["Status", entity.status]]) {
-      summary.append(el("dt", {}, key), el("dd", {}, value));
+    for (const [key, value] of [["Type", entity.typeName], ["qualifiedName", attributes.qualifiedName], ["guid", entity.guid], ["Status", entity.status], ["Collection", entity.collectionId]]) {
+      if (value !== undefined) summary.append(el("dt", {}, key), el("dd", {"data-field": key}, value));
     }
     $("placeholder-notice").replaceChildren(...(isPlaceholder(entity) ? [el("p", {class: "placeholder-reason"}, placeholderReason(entity))] : []));
     const run = lastRun(attributes);

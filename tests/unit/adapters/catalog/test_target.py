@@ -5,6 +5,7 @@ import base64
 import time
 
 import pytest
+import requests
 from azure.core.credentials import AccessToken
 
 import olparser.adapters.catalog.client as client_module
@@ -54,7 +55,18 @@ def test_neither_means_embedded_and_needs_an_endpoint():
 
 
 @pytest.mark.parametrize("settings, message", [
-    (Settings(purview_account_name="contoso", atlas_endpoint="http://a/api/atlas/v2"), "not both"),
+    (Settings(purview_account_name="contoso", atlas_endpoint="http://a/api/atlas/v2"),
+     r"set either PURVIEW_ACCOUNT_NAME \(or PURVIEW_ENDPOINT\) or ATLAS_ENDPOINT, not both; got PURVIEW_ACCOUNT_NAME "
+     "and ATLAS_ENDPOINT"),
+    (Settings(purview_endpoint="https://api.purview-service.microsoft.com", atlas_endpoint="http://a/api/atlas/v2"),
+     "got PURVIEW_ENDPOINT and ATLAS_ENDPOINT"),
+    (Settings(purview_endpoint="http://api.purview-service.microsoft.com"), "PURVIEW_ENDPOINT must be an https host"),
+    (Settings(purview_endpoint="api.purview-service.microsoft.com"), "PURVIEW_ENDPOINT must be an https host"),
+    (Settings(purview_endpoint="https://contoso.purview.azure.com/datamap/api/atlas/v2"),
+     "PURVIEW_ENDPOINT must be an https host with nothing after it"),
+    (Settings(purview_endpoint="https://api.purview-service.microsoft.com?x=1"), "PURVIEW_ENDPOINT must be"),
+    (Settings(purview_endpoint="https://api.purview-service.microsoft.com", purview_api="v3"),
+     "PURVIEW_API must be one of"),
     (Settings(purview_account_name="https://contoso.purview.azure.com"), "PURVIEW_ACCOUNT_NAME must be"),
     (Settings(purview_account_name="contoso", purview_api="v3"), "PURVIEW_API must be one of"),
     (Settings(atlas_endpoint="atlas.local:21000"), "ATLAS_ENDPOINT must be an http"),
@@ -134,3 +146,62 @@ def test_token_failures_are_retried_then_unavailable(monkeypatch, fake_time):
     policy = RetryPolicy(max_attempts=3, sleep=fake_time.sleep, clock=fake_time.clock)
     with pytest.raises(CatalogUnavailable, match="unreachable after 3 attempts: ClientAuthenticationError"):
         policy.run("lookup", lambda: client.find_entities("hive_table", ["x"]))
+
+
+TENANT = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+
+
+@pytest.mark.parametrize("endpoint, purview_api, atlas_base, api_version", [
+    # the new portal's tenant-level endpoints (reference/producers-and-estate.md, "Endpoints")
+    ("https://api.purview-service.microsoft.com", "datamap",
+     "https://api.purview-service.microsoft.com/datamap/api/atlas/v2", "2023-09-01"),
+    (f"https://{TENANT}-api.purview-service.microsoft.com/", "datamap",
+     f"https://{TENANT}-api.purview-service.microsoft.com/datamap/api/atlas/v2", "2023-09-01"),
+    # a classic account by its host: the same as PURVIEW_ACCOUNT_NAME=contoso
+    ("https://Contoso.purview.azure.com", "datamap", "https://contoso.purview.azure.com/datamap/api/atlas/v2",
+     "2023-09-01"),
+    ("https://contoso.purview.azure.com", "catalog", "https://contoso.purview.azure.com/catalog/api/atlas/v2", None),
+])
+def test_purview_endpoint_gets_the_data_map_path_and_api_version(endpoint, purview_api, atlas_base, api_version):
+    target = resolve_target(Settings(purview_endpoint=endpoint, purview_api=purview_api))
+    assert target == CatalogTarget("purview", atlas_base, api_version=api_version)
+    # the deployment template always sets the account name: the endpoint wins
+    assert resolve_target(Settings(purview_endpoint=endpoint, purview_api=purview_api,
+                                   purview_account_name="contoso")) == target
+
+
+class RecordingAdapter(requests.adapters.BaseAdapter):
+    """The HTTPS transport of the client's session, faked (no network): records each request, answers 200 {}."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[requests.PreparedRequest] = []
+
+    def send(self, request, **kwargs):
+        self.sent.append(request)
+        response = requests.Response()
+        response.status_code, response._content, response.request = 200, b"{}", request
+        response.headers["Content-Type"] = "application/json"
+        return response
+
+    def close(self) -> None:
+        pass
+
+
+def test_purview_endpoint_calls_data_map_and_account_api_on_one_host_with_the_purview_token(monkeypatch):
+    credential = FakeCredential()
+    monkeypatch.setattr(client_module, "DefaultAzureCredential", lambda: credential)
+    target = resolve_target(Settings(purview_endpoint=f"https://{TENANT}-api.purview-service.microsoft.com"))
+    client = make_atlas_client(target, timeout=5)
+    transport = RecordingAdapter()
+    client._session.mount("https://", transport)
+    client.find_entities("azure_sql_table", ["mssql://s.database.windows.net/db/dbo/t"])
+    client.resource_set_rule_config()
+    host = f"https://{TENANT}-api.purview-service.microsoft.com"
+    assert [r.url for r in transport.sent] == [
+        f"{host}/datamap/api/atlas/v2/entity/bulk/uniqueAttribute/type/azure_sql_table?api-version=2023-09-01&"
+        "attr_0%3AqualifiedName=mssql%3A%2F%2Fs.database.windows.net%2Fdb%2Fdbo%2Ft&ignoreRelationships=True&"
+        "minExtInfo=True",
+        f"{host}/resourceSetRuleConfigs/defaultResourceSetRuleConfig?api-version=2019-11-01-preview"]
+    assert credential.scopes == [("https://purview.azure.net/.default",)]
+    assert [r.headers["Authorization"] for r in transport.sent] == ["Bearer token-1", "Bearer token-1"]

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from olparser.adapters.catalog import CatalogUploader, load_typedefs, register_typedefs
+from olparser.adapters.catalog.type_ownership import marked
 from olparser.adapters.catalog.typedefs import TypedefReport, same_definition, split_new_and_existing
 from tools.cli import main as cli_main
 
@@ -75,24 +76,26 @@ def test_a_changed_definition_is_updated_and_only_that_one(atlas, client, policy
     report = register_typedefs(client, {"entityDefs": [wider, DATASET_DEF], "relationshipDefs": [LINK_DEF]}, policy)
     assert (report.created, report.updated, report.unchanged, report.calls) == (
         (), ("ol_spark_process",), ("ol_dataset", "ol_dataset_process"), 2)
-    assert atlas.requests[-1].method == "PUT" and atlas.requests[-1].body == {"entityDefs": [wider]}
-    assert atlas.typedefs[("entityDefs", "ol_spark_process")] == wider
+    assert atlas.requests[-1].method == "PUT" and atlas.requests[-1].body == marked({"entityDefs": [wider]})
+    assert atlas.typedefs[("entityDefs", "ol_spark_process")] == marked({"entityDefs": [wider]})["entityDefs"][0]
     assert report.describe() == "updated 1 (ol_spark_process); 2 up to date (2 calls)"
 
 
 def test_mixed_run_takes_three_calls(atlas, client, policy):
-    atlas.typedefs[("entityDefs", "ol_dataset")] = {**DATASET_DEF, "superTypes": ["Referenceable"]}
+    # an earlier definition of ours (it carries the marker), which this version changes
+    atlas.typedefs[("entityDefs", "ol_dataset")] = {**DATASET_DEF, "superTypes": ["Referenceable"],
+                                                    "options": {"managedBy": "ol2purview"}}
     report = CatalogUploader(client, retry_policy=policy).register_typedefs({"entityDefs": [PROCESS_DEF, DATASET_DEF]})
     assert (report.created, report.updated, report.calls) == (("ol_spark_process",), ("ol_dataset",), 3)
     assert [r.method for r in atlas.requests] == ["GET", "POST", "PUT"]
-    assert atlas.requests[1].body == {"entityDefs": [PROCESS_DEF]}
-    assert atlas.requests[2].body == {"entityDefs": [DATASET_DEF]}
+    assert atlas.requests[1].body == marked({"entityDefs": [PROCESS_DEF]})
+    assert atlas.requests[2].body == marked({"entityDefs": [DATASET_DEF]})
 
 
 def test_a_type_created_meanwhile_starts_over_from_fresh_definitions(atlas, client, policy):
     atlas.faults += [Fault(200, body={}), Fault(409, body={"errorCode": "ATLAS-409-00-001",
                                                           "errorMessage": "Given type ol_dataset already exists"})]
-    atlas.typedefs[("entityDefs", "ol_dataset")] = DATASET_DEF
+    atlas.typedefs[("entityDefs", "ol_dataset")] = marked({"entityDefs": [DATASET_DEF]})["entityDefs"][0]
     report = register_typedefs(client, {"entityDefs": [DATASET_DEF]}, policy)
     assert (report.created, report.updated, report.unchanged, report.calls) == ((), (), ("ol_dataset",), 3)
     assert [r.method for r in atlas.requests] == ["GET", "POST", "GET"]
@@ -135,7 +138,7 @@ def test_cli_without_a_catalog_says_what_to_set(typedef_dir, capsys, monkeypatch
     monkeypatch.setenv("OL2PURVIEW_DATA_DIR", str(tmp_path))  # no serve runs there
     assert cli_main(["typedefs", "--dir", str(typedef_dir)]) == 2
     assert capsys.readouterr().err == (
-        "ol2purview typedefs: no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, or start "
+        "ol2purview typedefs: no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
         f"`ol2purview serve` (none runs on {tmp_path}; --data DIR names another data folder)\n")
 
 

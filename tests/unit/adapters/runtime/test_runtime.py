@@ -50,12 +50,13 @@ def test_each_part_is_built_once_even_when_first_used_concurrently(runtime):
 def test_the_embedded_target_without_an_endpoint_names_the_settings_to_set(runtime):
     with pytest.raises(ConfigurationError) as raised:
         runtime.pipeline()
-    assert str(raised.value) == "no catalog configured: set PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT"
+    assert str(raised.value) == "no catalog configured: set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT"
 
 
 def test_purview_and_atlas_together_are_a_configuration_error(tmp_path):
     rt = Runtime(Settings(data_dir=tmp_path, purview_account_name="acct", atlas_endpoint="http://h:1/api/atlas/v2"))
-    with pytest.raises(ConfigurationError, match="set either PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, not both"):
+    with pytest.raises(ConfigurationError,
+                       match=r"set either PURVIEW_ACCOUNT_NAME \(or PURVIEW_ENDPOINT\) or ATLAS_ENDPOINT, not both"):
         rt.catalog_client()
 
 
