@@ -55,8 +55,11 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable, Protocol
 
 from olparser.history import RunHistoryStore, history_record, with_run_history
+from olparser.history.model import WRITE
+from olparser.history.window import Window
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
+from olparser.lineage.identity import job_identity, legacy_writers
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import DeleteReport, UploadReport, unmatched_text
 from olparser.naming import MappingEngine
@@ -72,6 +75,8 @@ LOCK_STRIPES = 64
 MAX_REBUILDS = 5
 DUE_RETRY_SECONDS = 60.0
 MAX_DUE_ATTEMPTS = 5
+TAKE_OVER_ROWS = 200  # history rows read per output when a notebook process looks for its session-specific forms
+TAKE_OVER_DAYS = 366  # how far back (run starts) it looks: beyond the run state's lifetime, whose runs it rewrites
 
 
 REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
@@ -246,6 +251,7 @@ class LineagePipeline:
         self._run_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
         self._process_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
         self._unmatched_reported = ReportedOnce()  # the "no mapping rule" line: once per run (and set of datasets)
+        self._taken_over = ReportedOnce()  # stable notebook processes whose session-specific forms were looked for
 
     # --- the queue trigger -------------------------------------------------------------------------------------
     def process(self, event: dict[str, Any], *, now: float | None = None, redelivered: bool = False) -> LineageOutcome:
@@ -269,7 +275,10 @@ class LineagePipeline:
         run_id = key
         with self._locked(run_id):
             run, version = self._store.merge_versioned(event, now=now, max_datasets=self._policy.max_datasets)
-            return self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+            outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+        if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
+            outcome = self._take_over(run_id, run, outcome, now)
+        return outcome
 
     # --- the timer ---------------------------------------------------------------------------------------------
     def write_due(self, *, now: float | None = None, limit: int = 200) -> DueReport:
@@ -508,6 +517,49 @@ class LineagePipeline:
         log.info("process %s: written again from run %s, its newest writer", process, writer)
         return calls + report.calls
 
+    # --- take-over of session-specific identities ----------------------------------------------------------------
+    def _take_over(self, key: str, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
+        """A notebook run (Fabric, Synapse) written under its stable identity takes over the processes earlier
+        versions wrote for the same code under a session-specific owner (olparser.lineage.identity): the run
+        history names the runs that wrote the same output through such a process, and each of them is written
+        again — its plan now has the stable process, so its commit releases the session-specific process and owner
+        and the ledger deletes them once no run uses them, as a re-map does. Needs the run history, and the run
+        state of those runs (RUN_STATE_TTL_SECONDS); each stable process is looked up once per worker."""
+        if self._history is None:
+            return outcome
+        identity = job_identity(run.job_namespace, run.job_name, run.run_facets)
+        if identity.legacy_app_key is None:
+            return outcome
+        record = self._history.run(key)
+        if record is None:
+            return outcome
+        calls = deleted = 0
+        window = Window(now - TAKE_OVER_DAYS * 86400.0, now + 1.0)
+        for process in record.processes:
+            if self._taken_over.seen(process.qualified_name):
+                continue
+            writes = [(access.process, access.run.run_id) for output in process.outputs
+                      for access in self._history.dataset_accesses(output.qualified_name, window, TAKE_OVER_ROWS,
+                                                                   access=WRITE)]
+            legacy = legacy_writers(process.qualified_name, record.facts.owner, run.job_namespace, identity, writes)
+            for legacy_key in legacy:
+                done = self._write_again(legacy_key, now)
+                calls, deleted = calls + done.catalog_calls, deleted + done.deleted
+            if legacy:
+                log.info("process %s: took over the session-specific processes of %d earlier run(s)",
+                         process.qualified_name, len(legacy))
+            self._taken_over.first_time(process.qualified_name, True)
+        return replace(outcome, catalog_calls=outcome.catalog_calls + calls, deleted=outcome.deleted + deleted)
+
+    def _write_again(self, key: str, now: float) -> LineageOutcome:
+        """Write a finished run again from its state (its plan built anew)."""
+        with self._locked(key):
+            run, version = self._store.get_versioned(key, now=now)
+            if run is None or decide(run, self._policy.complete(), self._options) is not Decision.WRITE:
+                log.info("run %s is no longer known (or not finished): its session-specific processes stay", key)
+                return LineageOutcome(key, None, RunStatus.SKIPPED)
+            return self._write(key, run, version, run.event_type, now, None)
+
     # --- the run history ---------------------------------------------------------------------------------------
     def _record(self, run: RunSnapshot, plan: LineagePlan, status: str, now: float) -> frozenset[str]:
         """Record the run in the history (idempotent); the processes whose history it changed."""
@@ -581,6 +633,10 @@ class ReportedOnce:
         self._seen: dict[str, object] = {}
         self._capacity = capacity
         self._lock = threading.Lock()
+
+    def seen(self, key: str) -> bool:
+        with self._lock:
+            return key in self._seen
 
     def first_time(self, key: str, value: object) -> bool:
         """True (and remembered) unless `key` was last reported with this same `value`."""
