@@ -59,10 +59,13 @@ from olparser.history.model import WRITE
 from olparser.history.window import Window
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
+from olparser.lineage.build import dataset_resolver
 from olparser.lineage.identity import job_identity, legacy_writers
+from olparser.lineage.lifecycle import dropped, renamed
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import DeleteReport, UploadReport, unmatched_text
 from olparser.naming import MappingEngine
+from olparser.relink import drop_datasets, move_datasets
 from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
@@ -278,6 +281,8 @@ class LineagePipeline:
             outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
         if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
             outcome = self._take_over(run_id, run, outcome, now)
+        if outcome.status == RunStatus.WRITTEN:
+            outcome = self._apply_lifecycle(run, outcome, now)
         return outcome
 
     # --- the timer ---------------------------------------------------------------------------------------------
@@ -516,6 +521,51 @@ class LineagePipeline:
                 return calls
         log.info("process %s: written again from run %s, its newest writer", process, writer)
         return calls + report.calls
+
+    # --- tables dropped and renamed -----------------------------------------------------------------------------
+    def _apply_lifecycle(self, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
+        """A run that drops or renames tables (olparser/lineage/lifecycle.py), when first written: a dropped dataset
+        the connector created (a placeholder or Unity Catalog table it owns, or an interim entity) is deleted; a
+        renamed one is moved to its new name — the connector's processes that use it point at the new one, and it
+        is deleted (`relink.move_datasets`, the re-link's step). Scanned assets are never touched: a dataset linked
+        to one is not the connector's. The run history keeps the old names for the old runs."""
+        drops, renames = dropped(run), renamed(run)
+        if not drops and not renames:
+            return outcome
+        resolver = dataset_resolver(run, self._engine, self._options)
+        calls = [0]
+        deleted = 0
+        gone = [resolver.resolve(facts) for facts in drops]
+        owned = {d.key for d in gone if d.owned}  # placeholders: the connector's types, no one else's process
+        interim = self._created_here(gone) - owned
+        if owned:
+            deleted, calls[0] = self._delete(tuple(sorted(owned)))
+        if interim and self._reads_catalog():
+            deleted += drop_datasets(sorted(interim), self._uploader, self._store, self._resolver,  # type: ignore[arg-type]
+                                     calls)
+        if owned or interim:
+            log.info("run %s: %d dropped dataset(s) the connector had created are deleted", run.run_id, deleted)
+        moves = [(resolver.resolve(r.previous), resolver.resolve(r.current)) for r in renames]
+        old_keys = self._created_here([old for old, _ in moves])
+        links = self.plan(run, run.event_type).resolution if moves and self._resolver is not None else None
+        moved = {old.key: (links.links.get(new.key, new.key) if links else new.key) for old, new in moves
+                 if old.key in old_keys and old.key != new.key}
+        if moved and self._reads_catalog():
+            _, count, _ = move_datasets(moved, self._uploader, self._store, self._resolver,  # type: ignore[arg-type]
+                                        self._locked_processes, calls, now)
+            deleted += count
+            log.info("run %s: %d renamed dataset(s) moved to their new names", run.run_id, len(moved))
+        return replace(outcome, catalog_calls=outcome.catalog_calls + calls[0], deleted=outcome.deleted + deleted)
+
+    def _reads_catalog(self) -> bool:
+        """Whether the uploader reads entities with their relationships (CatalogUploader does)."""
+        return all(hasattr(self._uploader, name) for name in ("read", "read_guids"))
+
+    def _created_here(self, datasets: list[Any]) -> set[Key]:
+        """The keys of these datasets that the connector created: those it owns (placeholders), and the interim
+        entities it created for want of a scanned asset."""
+        owned = {d.key for d in datasets if d.owned}
+        return owned | self._store.interim_keys({d.key for d in datasets} - owned)
 
     # --- take-over of session-specific identities ----------------------------------------------------------------
     def _take_over(self, key: str, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:

@@ -3,12 +3,16 @@
 A run without outputs writes nothing, not even its owner: application-level runs and read-only actions
 (`display()`, `count()`) are most Spark runs, and each would cost a catalog call for no lineage. Static lineage
 (a JobEvent) is written like a COMPLETE run; a DatasetEvent (no job) writes its dataset only.
+A run that only drops, renames, truncates or alters tables and reads nothing (olparser/lineage/lifecycle.py) is not a
+process either: it writes the datasets that still exist (a renamed table under its new name), no owner.
 
 What a run can make the builder write is bounded: inputs × outputs (one process per output, each listing every
 input) is at most `max_process_edges` — beyond it the first outputs and inputs (in name order) that fit are written
 and the truncation is recorded on every process of the run (`lineageTruncated`) and in the plan's notes.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 from olparser.naming import MappingEngine, mounts_from_facet
 from olparser.runs.model import DatasetFacts, RunSnapshot
@@ -18,6 +22,7 @@ from .columns import column_lineage
 from .context import RunContext, run_context
 from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
+from .lifecycle import is_lifecycle_only, kept_outputs
 from .metadata import system_metadata
 from .options import LineageOptions
 from .owners import build_owner
@@ -26,6 +31,7 @@ from .processes import build_process
 from .sql_columns import SQL_SOURCE, DerivedColumns, derive_column_lineage, has_column_lineage
 
 NO_OUTPUTS = "the run has no outputs: nothing to write"
+LIFECYCLE_ONLY_NOTE = "the run only drops, renames, truncates or alters tables: not a process"
 COLUMN_LINEAGE_FACET = "facet"
 
 
@@ -63,8 +69,11 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     `status` is the processes' `lastRunStatus` (default: the run's state; the incomplete-runs timer passes
     INCOMPLETE). `parse_sql`, when given, derives the column lineage of outputs that have none from the run's `sql`
     job facet (`sql_columns`)."""
+    lifecycle_only = is_lifecycle_only(run)
+    if lifecycle_only:  # its datasets that still exist, no process (olparser/lineage/lifecycle.py)
+        run = replace(run, outputs=kept_outputs(run))
     if not run.outputs:
-        return LineagePlan(notes=(NO_OUTPUTS,))
+        return LineagePlan(notes=(LIFECYCLE_ONLY_NOTE if lifecycle_only else NO_OUTPUTS,))
     derived = derive_column_lineage(run, parse_sql) if parse_sql is not None else None
     ctx = run_context(run, options)
     resolver = dataset_resolver(run, engine, options, ctx)
@@ -80,7 +89,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     datasets = [*inputs, *outputs]
     processes: list[JSON] = []
     owner_entities: tuple[JSON, ...] = ()
-    if run.job_name:
+    if run.job_name and not lifecycle_only:
         owner = build_owner(run.job_namespace, ctx)
         owner_entities = owner.entities
         summary = system_metadata(run, ctx)
@@ -111,7 +120,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         unmatched=tuple(sorted({UnmatchedDataset(d.namespace, d.name, d.unmatched_reason)
                                 for d in unique.values() if d.unmatched_reason},
                                key=lambda u: (u.namespace, u.name, u.reason))),
-        notes=_notes(ctx) + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
+        notes=_notes(ctx) + ((LIFECYCLE_ONLY_NOTE,) if lifecycle_only else ()) + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
                                                                        else ()),
         datasets=tuple(d.named(resolver.metastore_id) for d in in_order),
     )
