@@ -3,6 +3,7 @@
 A run without outputs writes nothing, not even its owner: application-level runs and read-only actions
 (`display()`, `count()`) are most Spark runs, and each would cost a catalog call for no lineage. Static lineage
 (a JobEvent) is written like a COMPLETE run; a DatasetEvent (no job) writes its dataset only.
+An application-level run (`jobType.jobType: APPLICATION`) is the parent of its SQL jobs' runs, never a process.
 A run that only drops, renames, truncates or alters tables and reads nothing (olparser/lineage/lifecycle.py) is not a
 process either: it writes the datasets that still exist (a renamed table under its new name), no owner.
 
@@ -22,6 +23,7 @@ from .columns import column_lineage
 from .context import RunContext, run_context
 from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
+from .identity import is_application_run
 from .lifecycle import is_lifecycle_only, kept_outputs
 from .metadata import system_metadata
 from .options import LineageOptions
@@ -32,6 +34,7 @@ from .sql_columns import SQL_SOURCE, DerivedColumns, derive_column_lineage, has_
 
 NO_OUTPUTS = "the run has no outputs: nothing to write"
 LIFECYCLE_ONLY_NOTE = "the run only drops, renames, truncates or alters tables: not a process"
+APPLICATION_NOTE = "an application-level run (jobType APPLICATION): the parent of its jobs' runs, not a process"
 COLUMN_LINEAGE_FACET = "facet"
 
 
@@ -69,6 +72,8 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     `status` is the processes' `lastRunStatus` (default: the run's state; the incomplete-runs timer passes
     INCOMPLETE). `parse_sql`, when given, derives the column lineage of outputs that have none from the run's `sql`
     job facet (`sql_columns`)."""
+    if is_application_run(run.job_facets):
+        return LineagePlan(notes=(APPLICATION_NOTE,))
     lifecycle_only = is_lifecycle_only(run)
     if lifecycle_only:  # its datasets that still exist, no process (olparser/lineage/lifecycle.py)
         run = replace(run, outputs=kept_outputs(run))

@@ -154,3 +154,62 @@ def legacy_writers(process: str, owner: str, job_namespace: str, identity: JobId
             if "/" not in session and is_session_of(session, identity):
                 found[run_id] = None
     return list(found)
+
+
+# --- who ran it: the parent and root runs ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class JobRef:
+    """A run of a job, as a ParentRunFacet names it."""
+
+    namespace: str
+    name: str
+    run_id: str
+
+    @property
+    def job(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Orchestration:
+    """The run's `parent` and `root` (ParentRunFacet 1-1-0: `{run: {runId}, job: {namespace, name}}`; 1-2-0 adds
+    `root` with the same shape), as sent, and `run_by`: the nearest orchestrator — the parent, else the root, that
+    is not the run's own Spark application (openlineage-spark names the application as the parent of every SQL job, and as
+    the root too when nothing ran it: `SparkSQLExecutionContext.buildApplicationParentFacet`)."""
+
+    parent: JobRef | None = None
+    root: JobRef | None = None
+    run_by: JobRef | None = None
+
+
+def orchestration(job_name: str, run_facets: Mapping[str, Any]) -> Orchestration:
+    facet = run_facets.get("parent")
+    if not isinstance(facet, dict):
+        return Orchestration()
+    parent = _job_ref(facet)
+    root = _job_ref(facet.get("root"))
+
+    def own_application(ref: JobRef | None) -> bool:
+        return ref is None or ref.name == job_name or job_name.startswith(ref.name + ".")
+
+    run_by = parent if not own_application(parent) else root if not own_application(root) else None
+    return Orchestration(parent, root, run_by)
+
+
+def is_application_run(job_facets: Mapping[str, Any]) -> bool:
+    """An application-level run (the `jobType` facet's `jobType: APPLICATION`, openlineage-spark's
+    `SparkApplicationExecutionContext`): the parent of the SQL jobs' runs, not a process of its own."""
+    facet = job_facets.get("jobType")
+    value = facet.get("jobType") if isinstance(facet, dict) else None
+    return isinstance(value, str) and value.strip().upper() == "APPLICATION"
+
+
+def _job_ref(value: Any) -> JobRef | None:
+    if not isinstance(value, dict):
+        return None
+    run, job = value.get("run"), value.get("job")
+    run_id = _text(run.get("runId")) if isinstance(run, dict) else None
+    namespace = _text(job.get("namespace")) if isinstance(job, dict) else None
+    name = _text(job.get("name")) if isinstance(job, dict) else None
+    return JobRef(namespace or "", name, run_id or "") if name else None

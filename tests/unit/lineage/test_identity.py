@@ -93,3 +93,48 @@ def test_two_sessions_of_one_notebook_write_one_owner_and_one_process():
     assert process["attributes"]["name"] == CTAS
     assert process["attributes"]["openlineageJob"] == (f"{FABRIC_NAMESPACE}/{session_job('nb_bronze_to_silver', SESSION_B)}"
                                                        f".{CTAS}")
+
+
+# --- who ran it ---------------------------------------------------------------------------------------------------
+from olparser.lineage.identity import JobRef, is_application_run, orchestration  # noqa: E402
+
+# ParentRunFacet 1-2-0 (shared/openlineage/spec/facets/ParentRunFacet.json): {run, job, root: {run, job}}. An Airflow
+# task that starts a Spark job hands its identity to Spark (spark.openlineage.parentJobName = `{dag}.{task}`,
+# rootParentJobName = the DAG); openlineage-spark then sends the application run as the parent of every SQL job and the
+# DAG run as their root, and the task as the parent of the application run (SparkSQLExecutionContext /
+# SparkApplicationExecutionContext.buildApplicationParentFacet).
+APP = JobRef("adb-1.2#c", "databricks_shell", "0190f000-0000-7000-8000-00000000a000")
+TASK = JobRef("airflow", "sales_daily.load_orders", "0190f000-0000-7000-8000-00000000b000")
+DAG = JobRef("airflow", "sales_daily", "0190f000-0000-7000-8000-00000000c000")
+
+
+def parent_facet(parent: JobRef, root: JobRef | None = None) -> dict:
+    facet = {"run": {"runId": parent.run_id}, "job": {"namespace": parent.namespace, "name": parent.name}}
+    if root is not None:
+        facet["root"] = {"run": {"runId": root.run_id}, "job": {"namespace": root.namespace, "name": root.name}}
+    return {"parent": facet}
+
+
+@pytest.mark.parametrize("job_name, facets, expected", [
+    # a SQL job of an Airflow-run application: parent the application, root the DAG -> run by the DAG
+    ("databricks_shell.execute_insert_into_hadoop_fs_relation_command.orders", parent_facet(APP, DAG), (APP, DAG, DAG)),
+    # the application-level run: parent the task, root the DAG -> run by the task
+    ("databricks_shell", parent_facet(TASK, DAG), (TASK, DAG, TASK)),
+    # an older provider (ParentRunFacet 1-1-0, no root): Spark makes the task the root of the SQL jobs
+    ("databricks_shell.execute_insert_into_hadoop_fs_relation_command.orders", parent_facet(APP, TASK),
+     (APP, TASK, TASK)),
+    # nothing ran it: the application is parent and root (or the root is left out)
+    ("databricks_shell.execute_insert_into_hadoop_fs_relation_command.orders", parent_facet(APP, APP), (APP, APP, None)),
+    ("databricks_shell.execute_insert_into_hadoop_fs_relation_command.orders", parent_facet(APP), (APP, None, None)),
+    ("databricks_shell.x", {}, (None, None, None)),
+])
+def test_orchestration(job_name, facets, expected):
+    found = orchestration(job_name, facets)
+    assert (found.parent, found.root, found.run_by) == expected
+
+
+def test_an_application_level_run_is_known_by_its_job_type():
+    # the jobType job facet 2-0-x: {processingType, integration, jobType: SQL_JOB | APPLICATION | ...}
+    assert is_application_run({"jobType": {"processingType": "BATCH", "integration": "SPARK", "jobType": "APPLICATION"}})
+    assert not is_application_run({"jobType": {"processingType": "BATCH", "integration": "SPARK", "jobType": "SQL_JOB"}})
+    assert not is_application_run({})
