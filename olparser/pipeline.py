@@ -55,6 +55,7 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable, Protocol
 
 from olparser.history import RunHistoryStore, history_record, with_run_history
+from olparser.history.records import history_run_id
 from olparser.history.model import WRITE
 from olparser.history.window import Window
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
@@ -381,7 +382,7 @@ class LineagePipeline:
             if not (uploaded or rewrite) and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
                 calls += self._refresh(changed, key, now)
-                self._refreshed(key, changed)
+                self._refreshed(run, changed)
                 return self._outcome(run, event_type, RunStatus.UNCHANGED, plan, calls=calls)
             keys = plan.owned_keys()
             self._wait_for_deletions(self._store.claim(key, keys, now=now))
@@ -424,7 +425,7 @@ class LineagePipeline:
             calls += catalog_calls
             calls += self._refresh(changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key,
                                    now)
-            self._refreshed(key, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
+            self._refreshed(run, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
             if plan.unmatched and self._unmatched_reported.first_time(key, plan.unmatched):
                 log.info("run %s: no mapping rule for %d dataset(s), written as placeholders (qn-tester --explain "
                          "says why): %s", key, len(plan.unmatched), unmatched_text(plan.unmatched))
@@ -580,7 +581,7 @@ class LineagePipeline:
         identity = job_identity(run.job_namespace, run.job_name, run.run_facets)
         if identity.legacy_app_key is None:
             return outcome
-        record = self._history.run(key)
+        record = self._history.run(history_run_id(run, self._options))
         if record is None:
             return outcome
         calls = deleted = 0
@@ -618,11 +619,12 @@ class LineagePipeline:
         record = history_record(run, plan, self._options, status=status)
         return self._history.record(record, now=now) if record is not None else frozenset()
 
-    def _refreshed(self, key: str, changed: Iterable[str]) -> None:
+    def _refreshed(self, run: RunSnapshot, changed: Iterable[str]) -> None:
         """The processes whose history this run changed are rewritten in the catalog: the history stops answering
-        them (until then a redelivery of the message finds them again, even when its record is unchanged)."""
+        them (until then a redelivery of the message finds them again, even when its record is unchanged). The
+        record's key is the run's, or its streaming window's."""
         if self._history is not None and changed:
-            self._history.refreshed(key, changed)
+            self._history.refreshed(history_run_id(run, self._options), changed)
 
     def _counted(self, plan: LineagePlan) -> LineagePlan:
         """The plan with its processes' runCount and firstRunTime from the history."""
@@ -638,7 +640,7 @@ class LineagePipeline:
         linked = self.plan(run, run.event_type)  # resolved, so that the history records the names written
         changed = self._record(run, linked.plan, run.event_type, now)
         calls = linked.calls + self._refresh(changed, key, now)
-        self._refreshed(key, changed)
+        self._refreshed(run, changed)
         return calls
 
     def _refresh(self, processes: Iterable[str], key: str, now: float) -> int:

@@ -154,6 +154,8 @@ class Settings:
     run_state_store: str = "sqlite"  # RUN_STATE_STORE: sqlite | table (the default in Azure, see from_env)
     run_state_ttl_seconds: int = 7 * 24 * 3600  # RUN_STATE_TTL_SECONDS
     run_history_days: int = 400  # RUN_HISTORY_DAYS: how long the run history keeps a run (from its start)
+    # STREAMING_HISTORY_WINDOW: seconds; the micro-batches of one streaming job make one history entry per window
+    streaming_history_window_seconds: int = 3600
     lineage_on_failure: bool = False  # LINEAGE_ON_FAILURE: also write lineage for FAIL / ABORT runs
     dataset_identity: str = "table"  # DATASET_IDENTITY: table (symlink identifier) | storage (the location)
     # DATABRICKS_WORKSPACE_HOSTS: "<workspace id>=<host>,..." for clusters whose events carry only the workspace id
@@ -224,6 +226,8 @@ class Settings:
             run_state_store=(env.get("RUN_STATE_STORE") or _default_run_state_store(env)).lower(),
             run_state_ttl_seconds=_int(env.get("RUN_STATE_TTL_SECONDS"), d.run_state_ttl_seconds),
             run_history_days=_limit(env, "RUN_HISTORY_DAYS", d.run_history_days),
+            streaming_history_window_seconds=_limit(env, "STREAMING_HISTORY_WINDOW",
+                                                    d.streaming_history_window_seconds),
             lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),
             dataset_identity=(env.get("DATASET_IDENTITY") or d.dataset_identity).lower(),
             databricks_workspace_hosts=_pairs(env.get("DATABRICKS_WORKSPACE_HOSTS")),

@@ -2,8 +2,8 @@
 time in emission order) and through `spark backfill` give the same catalog — entities, attributes, process inputs
 and outputs, columnMapping — including the per-run limit (MAX_DATASETS_PER_RUN), static lineage (a job declared
 twice, a dataset), Databricks notebook runs (with and without their environment facet, one superseded by a newer
-run of the same cell), a failed run, and two sessions of one Fabric notebook (one process: the job identity is the
-live path's in batch too)."""
+run of the same cell), a failed run, two sessions of one Fabric notebook (one process: the job identity is the
+live path's in batch too), and streaming micro-batches (one history entry per window in both)."""
 from __future__ import annotations
 
 import json
@@ -19,7 +19,7 @@ from tests.e2e.lineage_helpers import Atlas, refs
 from tests.spark.conftest import catalog_view, job_for
 from tests.spark.events import spark_run, write_json_lines
 from tests.spark.test_backfill_equivalence import assert_same_catalog
-from tools.samples.notebooks import FABRIC_NAMESPACE, FABRIC_NOTEBOOK_ID, T0, fabric_ctas_run
+from tools.samples.notebooks import FABRIC_NAMESPACE, FABRIC_NOTEBOOK_ID, T0, fabric_ctas_run, streaming_batches
 from tools.spark.spark_job import run_spark
 
 pytestmark = pytest.mark.spark
@@ -59,8 +59,10 @@ def runs() -> list[list[dict[str, Any]]]:
     # two sessions of one Fabric notebook (tools/samples/notebooks.py: DataHub's Fabric fixture's shape)
     fabric = [fabric_ctas_run(session, started=T0 + timedelta(hours=number)) for number, session in
               enumerate(("00000000-1111-4222-8333-444444444444", "9b2f6c1e-7d4a-4c3b-a5e8-0f1d2c3b4a59"))]
+    # six Structured Streaming micro-batches 20 minutes apart: two history windows of an hour (tools/samples)
+    stream = streaming_batches(6, every_seconds=1200, started=T0.replace(minute=0, second=0))
     return [dr.events(older), dr.events(newer), dr.events(ddl), spark_run(7, inputs=WIDE_INPUTS), spark_run(8),
-            _failed(9), declared, dataset, *fabric]
+            _failed(9), declared, dataset, *fabric, stream]
 
 
 def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_factory, tmp_path):
@@ -73,14 +75,14 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
         statuses = [live.process(event).status for event in events]
     finally:
         live.close()
-    assert statuses.count("written") == 10 and statuses.count("skipped") == 1
+    assert statuses.count("written") == 16 and statuses.count("skipped") == 1
 
     report = run_spark(spark, [str(write_json_lines(tmp_path / "runs.jsonl", events))],
                        job_for(batch_catalog, max_datasets_per_run=MAX_DATASETS))
 
     batch, served = catalog_view(batch_catalog.atlas_url), catalog_view(live_catalog.atlas_url)
     assert_same_catalog(batch, served)
-    assert dict(report.tally.runs) == {"planned": 9, "skipped": 1}
+    assert dict(report.tally.runs) == {"planned": 15, "skipped": 1}
     atlas = Atlas(batch_catalog.atlas_url)
     wide = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
             and e["attributes"]["qualifiedName"].endswith("/reports/out_7")]
@@ -96,3 +98,6 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     fabric = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
               and e["attributes"]["qualifiedName"].startswith(f"spark://{FABRIC_NAMESPACE}/")]
     assert [(refs(e, "application"), e["attributes"]["runCount"]) for e in fabric] == [([notebook], 2)]
+    streamed = [e["attributes"]["runCount"] for e in atlas.all_entities() if e["typeName"] == "spark_process"
+                and e["attributes"]["qualifiedName"].startswith("spark://streams/")]
+    assert streamed == [2]  # one history entry per window, not per micro-batch

@@ -94,3 +94,33 @@ def fabric_ctas_run(session: str, *, started: datetime = T0, properties: dict[st
                   outputs=[onelake_table(SILVER_ITEM, "customers")])
     return [notebook_event(event_type="START", at=started, **common),
             notebook_event(event_type="COMPLETE", at=started + timedelta(seconds=4), **common)]
+
+
+def streaming_batches(count: int, *, every_seconds: int = 10, started: datetime = T0,
+                      emission_pattern: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """`count` micro-batches of one Structured Streaming query, each a run of its own (START, COMPLETE) as
+    openlineage-spark emits them (reference/producers-and-estate.md: "Each Structured Streaming micro-batch is its own
+    run"; the `jobType` facet with `processingType: STREAMING`, 2-0-4's `emissionPattern` when given): Kafka topic
+    `orders` into the lake's curated `orders`."""
+    job_type = _facet(processingType="STREAMING", integration="SPARK", jobType="SQL_JOB")
+    if emission_pattern is not None:
+        job_type["emissionPattern"] = emission_pattern
+    events = []
+    for number in range(count):
+        at = started + timedelta(seconds=every_seconds * number)
+        run = str(uuid.uuid5(uuid.NAMESPACE_URL, f"stream/orders/{number}"))
+        body = {"producer": PRODUCER, "schemaURL": SCHEMA_URL,
+                "run": {"runId": run, "facets": {"parent": _facet(
+                    run={"runId": str(uuid.uuid5(uuid.NAMESPACE_URL, "stream/orders"))},
+                    job={"namespace": "streams", "name": "orders_stream"})}},
+                "job": {"namespace": "streams", "name": "orders_stream.micro_batch_execution.orders",
+                        "facets": {"jobType": job_type}},
+                "inputs": [{"namespace": "kafka://broker.contoso.com:9092", "name": "orders"}],
+                "outputs": [{"namespace": "abfss://curated@contosolake.dfs.core.windows.net", "name": "orders"}]}
+        events += [{**body, "eventType": "START", "eventTime": _time(at)},
+                   {**body, "eventType": "COMPLETE", "eventTime": _time(at + timedelta(seconds=2))}]
+    return events
+
+
+def _time(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
