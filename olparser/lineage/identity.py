@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, NamedTuple
 
 FABRIC_ARTIFACT_ID = "trident.artifact.id"
 FABRIC_ARTIFACT_NAME = "trident.artifact.name"
@@ -158,9 +158,8 @@ def legacy_writers(process: str, owner: str, job_namespace: str, identity: JobId
 
 # --- who ran it: the parent and root runs ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class JobRef:
-    """A run of a job, as a ParentRunFacet names it."""
+class JobRef(NamedTuple):
+    """A run of a job, as a ParentRunFacet names it (a named tuple: built for every run, kept cheap)."""
 
     namespace: str
     name: str
@@ -171,8 +170,7 @@ class JobRef:
         return f"{self.namespace}/{self.name}"
 
 
-@dataclass(frozen=True)
-class Orchestration:
+class Orchestration(NamedTuple):
     """The run's `parent` and `root` (ParentRunFacet 1-1-0: `{run: {runId}, job: {namespace, name}}`; 1-2-0 adds
     `root` with the same shape), as sent, and `run_by`: the nearest orchestrator — the parent, else the root, that
     is not the run's own Spark application (openlineage-spark names the application as the parent of every SQL job, and as

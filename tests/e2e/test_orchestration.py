@@ -23,7 +23,7 @@ from tests.unit.lineage.test_identity import APP, DAG, TASK, parent_facet
 
 pytestmark = pytest.mark.e2e
 
-APP_RUN = replace(APP, namespace=dr.JOB_NAMESPACE, run_id=dr.run_id(0))  # the builder's application run
+APP_RUN = APP._replace(namespace=dr.JOB_NAMESPACE, run_id=dr.run_id(0))  # the builder's application run
 JOB_ENV = {"spark.databricks.job.id": "812", "spark.databricks.job.runId": "5001", "spark.databricks.job.type": "notebook"}
 TASK_QN = f"databricks://{dr.HOST}/jobs/812/tasks/Repos/etl/orders"
 
