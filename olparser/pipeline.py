@@ -61,13 +61,20 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable, Protocol
 
 from olparser.history import RunHistoryStore, history_record, with_run_history
+from olparser.history.records import history_run_id
+from olparser.history.model import WRITE
+from olparser.history.window import Window
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
 from olparser.lineage.edges import temporary_scope, temporary_writes, upstream_inputs
+from olparser.lineage.build import dataset_resolver
+from olparser.lineage.identity import job_identity, legacy_writers
+from olparser.lineage.lifecycle import dropped, renamed
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import DeleteReport, UploadReport, unmatched_text
 from olparser.lineage.governance import UNRESOLVED_NOTE
 from olparser.naming import MappingEngine
+from olparser.relink import drop_datasets, move_datasets
 from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
 from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
@@ -81,6 +88,8 @@ LOCK_STRIPES = 64
 MAX_REBUILDS = 5
 DUE_RETRY_SECONDS = 60.0
 MAX_DUE_ATTEMPTS = 5
+TAKE_OVER_ROWS = 200  # history rows read per output when a notebook process looks for its session-specific forms
+TAKE_OVER_DAYS = 366  # how far back (run starts) it looks: beyond the run state's lifetime, whose runs it rewrites
 
 
 REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
@@ -255,6 +264,7 @@ class LineagePipeline:
         self._run_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
         self._process_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
         self._unmatched_reported = ReportedOnce()  # the "no mapping rule" line: once per run (and set of datasets)
+        self._taken_over = ReportedOnce()  # stable notebook processes whose session-specific forms were looked for
 
     # --- the queue trigger -------------------------------------------------------------------------------------
     def process(self, event: dict[str, Any], *, now: float | None = None, redelivered: bool = False) -> LineageOutcome:
@@ -281,6 +291,10 @@ class LineagePipeline:
             readers = self._record_temporary(run_id, run, now)
             outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
         self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
+        if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
+            outcome = self._take_over(run_id, run, outcome, now)
+        if outcome.status == RunStatus.WRITTEN:
+            outcome = self._apply_lifecycle(run, outcome, now)
         return outcome
 
     # --- the timer ---------------------------------------------------------------------------------------------
@@ -379,7 +393,7 @@ class LineagePipeline:
             if not (uploaded or rewrite) and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
                 calls += self._refresh(changed, key, now)
-                self._refreshed(key, changed)
+                self._refreshed(run, changed)
                 return self._outcome(run, event_type, RunStatus.UNCHANGED, plan, calls=calls)
             keys = plan.owned_keys()
             self._wait_for_deletions(self._store.claim(key, keys, now=now))
@@ -422,7 +436,7 @@ class LineagePipeline:
             calls += catalog_calls
             calls += self._refresh(changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key,
                                    now)
-            self._refreshed(key, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
+            self._refreshed(run, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
             if plan.unmatched and self._unmatched_reported.first_time(key, plan.unmatched):
                 log.info("run %s: no mapping rule for %d dataset(s), written as placeholders (qn-tester --explain "
                          "says why): %s", key, len(plan.unmatched), unmatched_text(plan.unmatched))
@@ -560,6 +574,94 @@ class LineagePipeline:
                     continue
                 self._write(reader, run, version, run.event_type if run.is_terminal else INCOMPLETE, now, None)
 
+    # --- tables dropped and renamed -----------------------------------------------------------------------------
+    def _apply_lifecycle(self, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
+        """A run that drops or renames tables (olparser/lineage/lifecycle.py), when first written: a dropped dataset
+        the connector created (a placeholder or Unity Catalog table it owns, or an interim entity) is deleted; a
+        renamed one is moved to its new name — the connector's processes that use it point at the new one, and it
+        is deleted (`relink.move_datasets`, the re-link's step). Scanned assets are never touched: a dataset linked
+        to one is not the connector's. The run history keeps the old names for the old runs."""
+        drops, renames = dropped(run), renamed(run)
+        if not drops and not renames:
+            return outcome
+        resolver = dataset_resolver(run, self._engine, self._options)
+        calls = [0]
+        deleted = 0
+        gone = [resolver.resolve(facts) for facts in drops]
+        owned = {d.key for d in gone if d.owned}  # placeholders: the connector's types, no one else's process
+        interim = self._created_here(gone) - owned
+        if owned:
+            deleted, calls[0] = self._delete(tuple(sorted(owned)))
+        if interim and self._reads_catalog():
+            deleted += drop_datasets(sorted(interim), self._uploader, self._store, self._resolver,  # type: ignore[arg-type]
+                                     calls)
+        if owned or interim:
+            log.info("run %s: %d dropped dataset(s) the connector had created are deleted", run.run_id, deleted)
+        moves = [(resolver.resolve(r.previous), resolver.resolve(r.current)) for r in renames]
+        old_keys = self._created_here([old for old, _ in moves])
+        links = self.plan(run, run.event_type).resolution if moves and self._resolver is not None else None
+        moved = {old.key: (links.links.get(new.key, new.key) if links else new.key) for old, new in moves
+                 if old.key in old_keys and old.key != new.key}
+        if moved and self._reads_catalog():
+            _, count, _ = move_datasets(moved, self._uploader, self._store, self._resolver,  # type: ignore[arg-type]
+                                        self._locked_processes, calls, now)
+            deleted += count
+            log.info("run %s: %d renamed dataset(s) moved to their new names", run.run_id, len(moved))
+        return replace(outcome, catalog_calls=outcome.catalog_calls + calls[0], deleted=outcome.deleted + deleted)
+
+    def _reads_catalog(self) -> bool:
+        """Whether the uploader reads entities with their relationships (CatalogUploader does)."""
+        return all(hasattr(self._uploader, name) for name in ("read", "read_guids"))
+
+    def _created_here(self, datasets: list[Any]) -> set[Key]:
+        """The keys of these datasets that the connector created: those it owns (placeholders), and the interim
+        entities it created for want of a scanned asset."""
+        owned = {d.key for d in datasets if d.owned}
+        return owned | self._store.interim_keys({d.key for d in datasets} - owned)
+
+    # --- take-over of session-specific identities ----------------------------------------------------------------
+    def _take_over(self, key: str, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
+        """A notebook run (Fabric, Synapse) written under its stable identity takes over the processes earlier
+        versions wrote for the same code under a session-specific owner (olparser.lineage.identity): the run
+        history names the runs that wrote the same output through such a process, and each of them is written
+        again — its plan now has the stable process, so its commit releases the session-specific process and owner
+        and the ledger deletes them once no run uses them, as a re-map does. Needs the run history, and the run
+        state of those runs (RUN_STATE_TTL_SECONDS); each stable process is looked up once per worker."""
+        if self._history is None:
+            return outcome
+        identity = job_identity(run.job_namespace, run.job_name, run.run_facets)
+        if identity.legacy_app_key is None:
+            return outcome
+        record = self._history.run(history_run_id(run, self._options))
+        if record is None:
+            return outcome
+        calls = deleted = 0
+        window = Window(now - TAKE_OVER_DAYS * 86400.0, now + 1.0)
+        for process in record.processes:
+            if self._taken_over.seen(process.qualified_name):
+                continue
+            writes = [(access.process, access.run.run_id) for output in process.outputs
+                      for access in self._history.dataset_accesses(output.qualified_name, window, TAKE_OVER_ROWS,
+                                                                   access=WRITE)]
+            legacy = legacy_writers(process.qualified_name, record.facts.owner, run.job_namespace, identity, writes)
+            for legacy_key in legacy:
+                done = self._write_again(legacy_key, now)
+                calls, deleted = calls + done.catalog_calls, deleted + done.deleted
+            if legacy:
+                log.info("process %s: took over the session-specific processes of %d earlier run(s)",
+                         process.qualified_name, len(legacy))
+            self._taken_over.first_time(process.qualified_name, True)
+        return replace(outcome, catalog_calls=outcome.catalog_calls + calls, deleted=outcome.deleted + deleted)
+
+    def _write_again(self, key: str, now: float) -> LineageOutcome:
+        """Write a finished run again from its state (its plan built anew)."""
+        with self._locked(key):
+            run, version = self._store.get_versioned(key, now=now)
+            if run is None or decide(run, self._policy.complete(), self._options) is not Decision.WRITE:
+                log.info("run %s is no longer known (or not finished): its session-specific processes stay", key)
+                return LineageOutcome(key, None, RunStatus.SKIPPED)
+            return self._write(key, run, version, run.event_type, now, None)
+
     # --- the run history ---------------------------------------------------------------------------------------
     def _record(self, run: RunSnapshot, plan: LineagePlan, status: str, now: float) -> frozenset[str]:
         """Record the run in the history (idempotent); the processes whose history it changed."""
@@ -568,11 +670,12 @@ class LineagePipeline:
         record = history_record(run, plan, self._options, status=status)
         return self._history.record(record, now=now) if record is not None else frozenset()
 
-    def _refreshed(self, key: str, changed: Iterable[str]) -> None:
+    def _refreshed(self, run: RunSnapshot, changed: Iterable[str]) -> None:
         """The processes whose history this run changed are rewritten in the catalog: the history stops answering
-        them (until then a redelivery of the message finds them again, even when its record is unchanged)."""
+        them (until then a redelivery of the message finds them again, even when its record is unchanged). The
+        record's key is the run's, or its streaming window's."""
         if self._history is not None and changed:
-            self._history.refreshed(key, changed)
+            self._history.refreshed(history_run_id(run, self._options), changed)
 
     def _counted(self, plan: LineagePlan) -> LineagePlan:
         """The plan with its processes' runCount and firstRunTime from the history."""
@@ -588,7 +691,7 @@ class LineagePipeline:
         linked = self.plan(run, run.event_type)  # resolved, so that the history records the names written
         changed = self._record(run, linked.plan, run.event_type, now)
         calls = linked.calls + self._refresh(changed, key, now)
-        self._refreshed(key, changed)
+        self._refreshed(run, changed)
         return calls
 
     def _refresh(self, processes: Iterable[str], key: str, now: float) -> int:
@@ -633,6 +736,10 @@ class ReportedOnce:
         self._seen: dict[str, object] = {}
         self._capacity = capacity
         self._lock = threading.Lock()
+
+    def seen(self, key: str) -> bool:
+        with self._lock:
+            return key in self._seen
 
     def first_time(self, key: str, value: object) -> bool:
         """True (and remembered) unless `key` was last reported with this same `value`."""

@@ -47,7 +47,7 @@ class RelinkCatalog(Protocol):
     def read(self, keys: Iterable[Key], calls: list[int]) -> dict[Key, dict]: ...
     def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict]: ...
     def upload(self, plan: LineagePlan) -> UploadReport: ...
-    def delete(self, keys: Iterable[Key]) -> DeleteReport: ...
+    def delete(self, keys: Iterable[Key], *, in_use: bool = False) -> DeleteReport: ...
 
 
 @dataclass(frozen=True)
@@ -110,33 +110,61 @@ class Relinker:
                             kept=kept, calls=calls[0])
 
     def _relink(self, moved: dict[Key, Key], calls: list[int], now: float) -> tuple[int, int, int]:
-        interim = self._catalog.read(moved, calls)
-        gone = [key for key in moved if key not in interim]
-        if gone:
-            self._store.forget_interim(gone)
-            self._resolver.forget(gone)
-        by_guid = {entity["guid"]: key for key, entity in interim.items()}
-        users = {key: _users(entity) for key, entity in interim.items()}
-        processes = self._catalog.read_guids(sorted({g for guids in users.values() for g in guids}), calls)
-        ours = [p for p in processes if _ours(p)]
-        foreign = {p.get("guid") for p in processes if not _ours(p)}
-        rewritten = [entity for entity in (_rewritten(p, by_guid, moved) for p in ours) if entity is not None]
-        if rewritten:
-            names = [e["attributes"]["qualifiedName"] for e in rewritten]
-            with self._locked(names):
-                calls[0] += self._catalog.upload(LineagePlan(entities=tuple(
-                    {**e, "guid": f"-{i}"} for i, e in enumerate(rewritten, 1)))).calls
-            for key, target in moved.items():
-                log.info("re-linked %d process(es) from %s to the scanned %s", len(rewritten), key[0], target[0])
-        deletable = [key for key in interim if not users[key] & foreign]
-        report = self._catalog.delete(deletable) if deletable else DeleteReport()
-        deleted = list(report.deleted)
-        calls[0] += report.calls
-        self._store.forget_interim(deleted)
-        self._resolver.forget(deleted)
-        kept = [key for key in interim if key not in set(deleted)]
-        self._store.checked_interim(kept, now=now)
-        return len(rewritten), len(deleted), len(kept)
+        return move_datasets(moved, self._catalog, self._store, self._resolver, self._locked, calls, now)
+
+
+def move_datasets(moved: dict[Key, Key], catalog: RelinkCatalog, store: RunStateStore, resolver: Any,
+                  locked: Callable[[Iterable[str]], AbstractContextManager], calls: list[int],
+                  now: float) -> tuple[int, int, int]:
+    """Point the connector's processes that use each dataset of `moved` at its target (which exists) and delete the
+    dataset unless another tool's process uses it or a scan filled it in: the re-link's step, and what the runner
+    does for a renamed table (olparser/lineage/lifecycle.py). Returns (processes rewritten, deleted, kept)."""
+    interim = catalog.read(moved, calls)
+    gone = [key for key in moved if key not in interim]
+    if gone:
+        store.forget_interim(gone)
+        if resolver is not None:
+            resolver.forget(gone)
+    by_guid = {entity["guid"]: key for key, entity in interim.items()}
+    users = {key: _users(entity) for key, entity in interim.items()}
+    processes = catalog.read_guids(sorted({g for guids in users.values() for g in guids}), calls)
+    ours = [p for p in processes if _ours(p)]
+    foreign = {p.get("guid") for p in processes if not _ours(p)}
+    rewritten = [entity for entity in (_rewritten(p, by_guid, moved) for p in ours) if entity is not None]
+    if rewritten:
+        names = [e["attributes"]["qualifiedName"] for e in rewritten]
+        with locked(names):
+            calls[0] += catalog.upload(LineagePlan(entities=tuple(
+                {**e, "guid": f"-{i}"} for i, e in enumerate(rewritten, 1)))).calls
+        for key, target in moved.items():
+            log.info("re-linked %d process(es) from %s to %s", len(rewritten), key[0], target[0])
+    deletable = [key for key in interim if not users[key] & foreign]
+    report = catalog.delete(deletable) if deletable else DeleteReport()
+    deleted = list(report.deleted)
+    calls[0] += report.calls
+    store.forget_interim(deleted)
+    if resolver is not None:
+        resolver.forget(deleted)
+    kept = [key for key in interim if key not in set(deleted)]
+    store.checked_interim(kept, now=now)
+    return len(rewritten), len(deleted), len(kept)
+
+
+def drop_datasets(keys: Iterable[Key], catalog: RelinkCatalog, store: RunStateStore, resolver: Any,
+                  calls: list[int]) -> int:
+    """Delete datasets the connector created for tables that were dropped, unless another tool's process uses
+    them (the connector's own processes keep their history; Atlas drops their references). Returns how many."""
+    found = catalog.read(keys, calls)
+    users = {key: _users(entity) for key, entity in found.items()}
+    processes = catalog.read_guids(sorted({g for guids in users.values() for g in guids}), calls)
+    foreign = {p.get("guid") for p in processes if not _ours(p)}
+    deletable = [key for key in found if not users[key] & foreign]
+    report = catalog.delete(deletable, in_use=True) if deletable else DeleteReport()  # type: ignore[call-arg]
+    calls[0] += report.calls
+    store.forget_interim(report.deleted)
+    if resolver is not None:
+        resolver.forget(report.deleted)
+    return len(report.deleted)
 
 
 def _ours(process: dict) -> bool:

@@ -159,6 +159,8 @@ class Settings:
     # TEMPORARY_DATASET_SECONDS: how long what a run wrote to a temporary dataset (inmemory://, datasetType TEMPORARY)
     # is remembered for the runs of the same parent run that read it (docs/guides/temporary-datasets-and-edges.md)
     temporary_dataset_seconds: int = DEFAULT_TEMPORARY_DATASET_SECONDS
+    # STREAMING_HISTORY_WINDOW: seconds; the micro-batches of one streaming job make one history entry per window
+    streaming_history_window_seconds: int = 3600
     lineage_on_failure: bool = False  # LINEAGE_ON_FAILURE: also write lineage for FAIL / ABORT runs
     dataset_identity: str = "table"  # DATASET_IDENTITY: table (symlink identifier) | storage (the location)
     # DATABRICKS_WORKSPACE_HOSTS: "<workspace id>=<host>,..." for clusters whose events carry only the workspace id
@@ -242,6 +244,8 @@ class Settings:
             run_state_ttl_seconds=_int(env.get("RUN_STATE_TTL_SECONDS"), d.run_state_ttl_seconds),
             run_history_days=_limit(env, "RUN_HISTORY_DAYS", d.run_history_days),
             temporary_dataset_seconds=_limit(env, "TEMPORARY_DATASET_SECONDS", d.temporary_dataset_seconds),
+            streaming_history_window_seconds=_limit(env, "STREAMING_HISTORY_WINDOW",
+                                                    d.streaming_history_window_seconds),
             lineage_on_failure=_flag(env.get("LINEAGE_ON_FAILURE"), d.lineage_on_failure),
             dataset_identity=(env.get("DATASET_IDENTITY") or d.dataset_identity).lower(),
             databricks_workspace_hosts=_pairs(env.get("DATABRICKS_WORKSPACE_HOSTS")),

@@ -99,10 +99,13 @@ def render_text(answer: JSON) -> str:
         for run in process["runs"]:
             runs.setdefault(run["runId"], (run, process["name"] or process["qualifiedName"]))
     ordered = sorted(runs.values(), key=lambda item: (item[0]["start"], item[0]["runId"]), reverse=True)
+    run_by = any(r.get("runBy") for r, _ in ordered)  # the RUN BY column only when something ran some run
     lines += [f"runs ({len(ordered)})",
-              *_table(["RUN ID", "STATUS", "START", "END", "DURATION", "USER", "PROCESS"],
+              *_table(["RUN ID", "STATUS", "START", "END", "DURATION", "USER", *(["RUN BY"] if run_by else []),
+                       "PROCESS"],
                       [[r["runId"], r["status"] + (" !" if r["status"] in FAILED else ""), r["start"],
-                        r["end"] or "(running?)", _duration(r), r["user"] or "", name] for r, name in ordered])]
+                        r["end"] or "(running?)", _duration(r), r["user"] or "",
+                        *([r.get("runBy") or ""] if run_by else []), name] for r, name in ordered])]
     return "\n".join(lines)
 
 

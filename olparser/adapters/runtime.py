@@ -78,8 +78,14 @@ class TypedefsFirstUploader:
         self.ensure_typedefs()
         return self.uploader.upload(plan, refresh=refresh)
 
-    def delete(self, keys: Iterable[tuple[str, str]]) -> DeleteReport:
-        return self.uploader.delete(keys)
+    def delete(self, keys: Iterable[tuple[str, str]], *, in_use: bool = False) -> DeleteReport:
+        return self.uploader.delete(keys, in_use=in_use)
+
+    def read(self, keys: Iterable[tuple[str, str]], calls: list[int]) -> dict[tuple[str, str], dict]:
+        return self.uploader.read(keys, calls)
+
+    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict]:
+        return self.uploader.read_guids(guids, calls)
 
 
 class Runtime:

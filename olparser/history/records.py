@@ -8,11 +8,16 @@ no process (no outputs, no job name, static lineage) has no record: it accessed 
 For a run that writes nothing (FAIL, ABORT), the caller builds the plan anyway (build_lineage is pure) and uploads
 nothing.
 
+The micro-batches of a streaming job (each its own run) share one record per STREAMING_HISTORY_WINDOW
+(`streaming_window`, `history_run_id`): start and end at the window's bounds, only the metadata every batch shares,
+so that every batch of the window writes the same record.
+
 `with_run_history` puts the history's `runCount` and `firstRunTime` on the plan's processes. `relink_record` links a
 record's datasets to scanned assets as `olparser.lineage.link` links a plan (the backfill records before it writes).
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import replace
 from typing import Any, Mapping
 
@@ -28,20 +33,58 @@ from olparser.runs.model import TERMINAL_EVENT_TYPES, RunSnapshot
 from .model import DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord
 
 JSON = dict[str, Any]
+# what differs between the micro-batches of one stream: left out of its window's record, which every batch rewrites
+PER_BATCH_METADATA = frozenset({"startTime", "endTime", "durationMs", "rowsWritten", "bytesWritten", "errorMessage",
+                                "dataQuality"})
 
 
 def history_record(run: RunSnapshot, plan: LineagePlan, options: LineageOptions, *, status: str) -> RunRecord | None:
     """The history record of `run` written (or, for FAIL and ABORT, not written) with `plan`; `status` is the run's
-    final status: COMPLETE, FAIL, ABORT, or INCOMPLETE (no terminal event)."""
+    final status: COMPLETE, FAIL, ABORT, or INCOMPLETE (no terminal event). A streaming micro-batch's record is its
+    window's (`streaming_window`)."""
     start = run_start_instant(run)
     processes = [e for e in plan.entities if is_process(e)]
     if run.run_id is None or start is None or not processes:
         return None
     owner_type, owner = _owner(processes[0])
-    facts = RunFacts(run_id=run.run_id, job=f"{run.job_namespace}/{run.job_name}", owner=owner, owner_type=owner_type,
-                     start=start, end=run_end_instant(run) if status in TERMINAL_EVENT_TYPES else None,
-                     status=status, metadata=system_metadata(run, run_context(run, options)))
+    metadata = system_metadata(run, run_context(run, options))
+    end = run_end_instant(run) if status in TERMINAL_EVENT_TYPES else None
+    window = streaming_window(run, options)
+    if window is not None:  # the window's record: the same from every micro-batch in it
+        start = start // window * window
+        end = start + window if end is not None else None
+        metadata = {k: v for k, v in metadata.items() if k not in PER_BATCH_METADATA}
+    facts = RunFacts(run_id=history_run_id(run, options), job=f"{run.job_namespace}/{run.job_name}", owner=owner,
+                     owner_type=owner_type, start=start, end=end, status=status, metadata=metadata)
     return RunRecord(facts, tuple(sorted((_process_run(e) for e in processes), key=lambda p: p.qualified_name)))
+
+
+def streaming_window(run: RunSnapshot, options: LineageOptions) -> float | None:
+    """The history window of a streaming job's run (the `jobType` job facet's `processingType: STREAMING`; each
+    Structured Streaming micro-batch is a run of its own), in seconds: STREAMING_HISTORY_WINDOW, or the producer's
+    `emissionPattern.windowDuration` (jobType 2-0-4: PERIODIC emitters report per window) when longer. None for
+    anything else."""
+    facet = run.job_facets.get("jobType")
+    if not isinstance(facet, dict) or str(facet.get("processingType") or "").upper() != "STREAMING":
+        return None
+    window = float(options.streaming_history_window)
+    pattern = facet.get("emissionPattern")
+    if isinstance(pattern, dict) and str(pattern.get("eventTrigger") or "").upper() == "PERIODIC":
+        duration = pattern.get("windowDuration")
+        if isinstance(duration, (int, float)) and not isinstance(duration, bool) and duration > window:
+            window = float(duration)
+    return window if window > 0 else None
+
+
+def history_run_id(run: RunSnapshot, options: LineageOptions) -> str:
+    """The key of the run's history record: its runId, or for a streaming micro-batch its window's —
+    `stream-{uuid5 of the job and the window's start}`, shared by every micro-batch of the job in that window."""
+    window = streaming_window(run, options)
+    start = run_start_instant(run)
+    if window is None or start is None or run.run_id is None:
+        return run.run_id or ""
+    window_start = int(start // window * window)
+    return "stream-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"{run.job_namespace}/{run.job_name}@{window_start}"))
 
 
 def with_run_history(plan: LineagePlan, summaries: Mapping[str, ProcessSummary]) -> LineagePlan:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 SQLITE_FILE_NAME = "run-history.sqlite3"
 HISTORY_TABLE = "olrunhistory"
-SLIM_METADATA = ("user",)  # what the index rows keep of a run's metadata (the run's own row keeps all of it)
+SLIM_METADATA = ("user", "runBy")  # what the index rows keep of a run's metadata (the run's own row keeps all of it)
 INVERT_MS = 10 ** 13  # inverted start = INVERT_MS - start in ms: 13 digits until the year 2286
 PURGE_BATCH = 500
 

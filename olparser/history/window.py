@@ -67,10 +67,14 @@ class HistoryReader(Protocol):
 
 
 def run_summary(facts: RunFacts) -> JSON:
-    """A run as the lineage answer lists it."""
-    return {"runId": facts.run_id, "status": facts.status, "start": iso_time(facts.start),
-            "end": iso_time(facts.end) or None, "durationMs": facts.duration_ms,
-            "user": facts.metadata.get("user", "")}
+    """A run as the lineage answer lists it; `runBy` (the orchestrator's `{namespace}/{job}`) when something ran
+    it (an Airflow task or DAG, a pipeline: olparser/lineage/identity.py)."""
+    summary = {"runId": facts.run_id, "status": facts.status, "start": iso_time(facts.start),
+               "end": iso_time(facts.end) or None, "durationMs": facts.duration_ms,
+               "user": facts.metadata.get("user", "")}
+    if facts.metadata.get("runBy"):
+        summary["runBy"] = facts.metadata["runBy"]
+    return summary
 
 
 def run_detail(record: RunRecord) -> JSON:

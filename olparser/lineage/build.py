@@ -3,6 +3,9 @@
 A run without outputs writes nothing, not even its owner: application-level runs and read-only actions
 (`display()`, `count()`) are most Spark runs, and each would cost a catalog call for no lineage. Static lineage
 (a JobEvent) is written like a COMPLETE run; a DatasetEvent (no job) writes its dataset only.
+An application-level run (`jobType.jobType: APPLICATION`) is the parent of its SQL jobs' runs, never a process.
+A run that only drops, renames, truncates or alters tables and reads nothing (olparser/lineage/lifecycle.py) is not a
+process either: it writes the datasets that still exist (a renamed table under its new name), no owner.
 
 What a run can make the builder write is bounded: inputs × outputs (one process per output, each listing every
 input) is at most `max_process_edges` — beyond it the first outputs and inputs (in name order) that fit are written
@@ -23,6 +26,8 @@ from .edges import (Name, is_temporary, is_temporary_name, lineage_facet_names, 
 from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
 from .governance import with_governance
+from .identity import is_application_run
+from .lifecycle import is_lifecycle_only, kept_outputs
 from .metadata import system_metadata
 from .options import LineageOptions
 from .owners import build_owner
@@ -31,6 +36,8 @@ from .processes import build_process
 from .sql_columns import SQL_SOURCE, DerivedColumns, derive_column_lineage, has_column_lineage
 
 NO_OUTPUTS = "the run has no outputs: nothing to write"
+LIFECYCLE_ONLY_NOTE = "the run only drops, renames, truncates or alters tables: not a process"
+APPLICATION_NOTE = "an application-level run (jobType APPLICATION): the parent of its jobs' runs, not a process"
 COLUMN_LINEAGE_FACET = "facet"
 
 
@@ -71,11 +78,16 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     job facet (`sql_columns`). Temporary datasets (`edges.is_temporary`) are never written: a temporary output has
     no process, a temporary input is replaced by `upstream`'s datasets for it (`edges.upstream_inputs`: what its
     writers read; none when unknown). Each process lists the inputs its output derives from (`edges.narrowed`)."""
+    if is_application_run(run.job_facets):
+        return LineagePlan(notes=(APPLICATION_NOTE,))
     temporary = temporary_names(run)
     if temporary:
         run = _without_temporary(run, upstream or {})
+    lifecycle_only = is_lifecycle_only(run)
+    if lifecycle_only:  # its datasets that still exist, no process (olparser/lineage/lifecycle.py)
+        run = replace(run, outputs=kept_outputs(run))
     if not run.outputs:
-        return LineagePlan(notes=(NO_OUTPUTS,))
+        return LineagePlan(notes=(LIFECYCLE_ONLY_NOTE if lifecycle_only else NO_OUTPUTS,))
     derived = derive_column_lineage(run, parse_sql) if parse_sql is not None else None
     ctx = run_context(run, options)
     resolver = dataset_resolver(run, engine, options, ctx)
@@ -95,7 +107,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     processes: list[JSON] = []
     owner_entities: tuple[JSON, ...] = ()
     governance_notes: tuple[str, ...] = ()
-    if run.job_name:
+    if run.job_name and not lifecycle_only:
         owner = build_owner(run.job_namespace, ctx)
         owner_entities = owner.entities
         summary = system_metadata(run, ctx)
@@ -136,7 +148,8 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         unmatched=tuple(sorted({UnmatchedDataset(d.namespace, d.name, d.unmatched_reason)
                                 for d in unique.values() if d.unmatched_reason},
                                key=lambda u: (u.namespace, u.name, u.reason))),
-        notes=_notes(ctx) + governance_notes + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
+        notes=_notes(ctx) + governance_notes + ((LIFECYCLE_ONLY_NOTE,) if lifecycle_only else ())
+              + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
                                                                        else ()),
         datasets=tuple(d.named(resolver.metastore_id) for d in in_order),
     )

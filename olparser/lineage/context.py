@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from olparser.runs.model import RunSnapshot
 
+from .identity import JobIdentity, job_identity, strip_application
 from .options import LineageOptions
 
 DATABRICKS_SHELL = "databricks_shell"
@@ -42,6 +43,7 @@ class RunContext:
     display_job_name: str  # the job name without the application / databricks_shell / host prefix
     user: str | None
     workspace_id: str | None = None  # clusterOwnerOrgId (or orgId) of the environment facet
+    identity: JobIdentity | None = None  # the run's job identity (olparser.lineage.identity)
 
     @property
     def mount_points(self) -> Any:
@@ -60,18 +62,20 @@ def run_context(run: RunSnapshot, options: LineageOptions) -> RunContext:
     properties = _facet(run.run_facets, "spark_properties").get("properties")
     properties = properties if isinstance(properties, dict) else {}
     host, source = _workspace_host(run, environment, properties, options)
-    app_key = _app_key(run)
+    identity = job_identity(run.job_namespace, run.job_name, run.run_facets)
+    app_key = identity.app_key
     is_databricks = (host is not None or any(str(k).startswith("spark.databricks.") for k in environment)
                      or app_key == DATABRICKS_SHELL)
     user = environment.get("user") or _facet(run.run_facets, "spark_applicationDetails").get("userName")
-    app_display = (properties.get("spark.app.name") or _facet(run.run_facets, "spark_applicationDetails").get("appName")
+    app_display = (identity.app_display_name or properties.get("spark.app.name") or _facet(run.run_facets, "spark_applicationDetails").get("appName")
                    or app_key)
     workspace_id = next((str(environment[key]).strip() for key in WORKSPACE_ID_KEYS
                          if isinstance(environment.get(key), (str, int)) and str(environment[key]).strip()), None)
     return RunContext(environment=environment, workspace_host=host, workspace_source=source,
                       is_databricks=is_databricks, app_key=app_key, app_display_name=str(app_display),
-                      display_job_name=display_job_name(run.job_name, app_key),
-                      user=str(user) if user else None, workspace_id=workspace_id)
+                      display_job_name=(identity.job_name if identity.service
+                                        else display_job_name(run.job_name, app_key)),
+                      user=str(user) if user else None, workspace_id=workspace_id, identity=identity)
 
 
 def display_job_name(job_name: str, app_key: str) -> str:
@@ -80,10 +84,7 @@ def display_job_name(job_name: str, app_key: str) -> str:
         match = pattern.match(job_name)
         if match and len(job_name) > match.end():
             return job_name[match.end():]
-    prefix = f"{app_key}."
-    if app_key and job_name.startswith(prefix) and len(job_name) > len(prefix):
-        return job_name[len(prefix):]
-    return job_name
+    return strip_application(job_name, app_key)
 
 
 def _facet(facets: Mapping[str, Any], name: str) -> Mapping[str, Any]:
@@ -127,11 +128,3 @@ def _workspace_host(run: RunSnapshot, environment: Mapping[str, Any], properties
     if match:
         return f"{match.group(1).lower()}.cloud.databricks.com", "job name"
     return None, None
-
-
-def _app_key(run: RunSnapshot) -> str:
-    """The application's job name: the parent run's job (SQL runs) or the first part of the run's own job name."""
-    parent_job = _facet(run.run_facets, "parent").get("job")
-    if isinstance(parent_job, dict) and isinstance(parent_job.get("name"), str) and parent_job["name"]:
-        return parent_job["name"]
-    return run.job_name.split(".", 1)[0]

@@ -1,5 +1,6 @@
 """The system metadata of a run: what the producer and the platform say about it, kept apart from what users annotate
-(CDAP's SYSTEM scope). Pure: from the merged run and its context, no I/O.
+(CDAP's SYSTEM scope). Pure: from the merged run and its context, no I/O. It includes who ran the run: the parent
+and root runs of its ParentRunFacet and the orchestrator among them (`runBy`, olparser/lineage/identity.py).
 
 One summary (`system_metadata`) serves both places that need it: the run history (every record of the run carries
 it) and the processes the connector owns in Purview (`process_run_attributes`: the newest run's start, end,
@@ -17,6 +18,7 @@ from olparser.runs.merge import run_end_instant, run_start_instant
 from olparser.runs.model import RunSnapshot
 
 from .context import RunContext
+from .identity import orchestration
 
 JSON = dict[str, Any]
 ENVIRONMENT_KEYS = (  # environment-properties (Databricks) -> summary key
@@ -34,7 +36,10 @@ _PRODUCER_VERSION = re.compile(r"/tree/([^/]+)/")
 TEXT_ATTRIBUTES = (("lastRunStartTime", "startTime"), ("lastRunEndTime", "endTime"), ("lastRunClusterId", "clusterId"),
                    ("lastRunJobId", "jobId"), ("lastRunJobRunId", "jobRunId"),
                    ("lastRunApplicationId", "applicationId"), ("lastRunSparkVersion", "sparkVersion"),
-                   ("lastRunOpenLineageVersion", "openlineageVersion"))
+                   ("lastRunOpenLineageVersion", "openlineageVersion"),
+                   ("lastRunParentJobNamespace", "parentJobNamespace"), ("lastRunParentJobName", "parentJobName"),
+                   ("lastRunParentRunId", "parentRunId"), ("lastRunRootJobNamespace", "rootJobNamespace"),
+                   ("lastRunRootJobName", "rootJobName"), ("lastRunRootRunId", "rootRunId"))
 NUMBER_ATTRIBUTES = (("lastRunDurationMs", "durationMs"), ("lastRunRowsWritten", "rowsWritten"),
                      ("lastRunBytesWritten", "bytesWritten"))
 HISTORY_ATTRIBUTES = ("runCount", "firstRunTime")  # set from the run history (olparser.history)
@@ -72,8 +77,23 @@ def system_metadata(run: RunSnapshot, ctx: RunContext) -> JSON:
         "bytesWritten": _total(run, "size"),
         "errorMessage": _text(_facet(run.run_facets, "errorMessage").get("message"))[:MAX_ERROR_CHARS],
         "dataQuality": _data_quality(run),
+        **_orchestration(run),
     }
     return {key: value for key, value in summary.items() if value not in (None, "", [])}
+
+
+def _orchestration(run: RunSnapshot) -> JSON:
+    """The parent and root runs as sent, and `runBy` (`{namespace}/{name}` of the orchestrator's job), when known."""
+    found = orchestration(run.job_name, run.run_facets)
+    summary: JSON = {}
+    for prefix, ref in (("parent", found.parent), ("root", found.root)):
+        if ref is not None:
+            summary.update({f"{prefix}JobNamespace": ref.namespace, f"{prefix}JobName": ref.name,
+                            f"{prefix}RunId": ref.run_id})
+    if found.run_by is not None:
+        summary["runBy"] = found.run_by.job
+        summary["runByRunId"] = found.run_by.run_id
+    return summary
 
 
 def process_run_attributes(summary: Mapping[str, Any]) -> JSON:

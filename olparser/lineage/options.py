@@ -19,6 +19,8 @@ class LineageOptions:
     max_process_edges: at most this many inputs × outputs per run (MAX_PROCESS_EDGES_PER_RUN).
     workspace_metastores: Databricks workspace id or host -> Unity Catalog metastore id (DATABRICKS_METASTORE_IDS), to
         name a Unity Catalog table as Purview's Unity Catalog scan does.
+    streaming_history_window: seconds; the micro-batches of a streaming job make one run-history entry per window
+        (olparser/history/records.py).
     """
 
     dataset_identity: str = "table"
@@ -27,6 +29,7 @@ class LineageOptions:
     max_process_edges: int = 10_000
     workspace_metastores: tuple[tuple[str, str], ...] = ()
     owner_contacts: tuple[tuple[str, str], ...] = ()  # OWNER_CONTACTS: ownership name -> Entra object id
+    streaming_history_window: float = 3600.0  # STREAMING_HISTORY_WINDOW: one history entry per window of a stream
 
     def __post_init__(self) -> None:
         if self.dataset_identity not in DATASET_IDENTITIES:
@@ -46,7 +49,8 @@ class LineageOptions:
                    workspace_metastores=tuple(sorted(
                        (str(k).strip().lower(), str(v).strip().lower())
                        for k, v in (getattr(settings, "databricks_metastore_ids", None) or ()))),
-                   owner_contacts=tuple(sorted((getattr(settings, "owner_contacts", None) or {}).items())))
+                   owner_contacts=tuple(sorted((getattr(settings, "owner_contacts", None) or {}).items())),
+                   streaming_history_window=float(getattr(settings, "streaming_history_window_seconds", 3600)))
 
     def workspace_host_for(self, workspace_id: str) -> str | None:
         return dict(self.workspace_hosts).get(workspace_id)

@@ -14,9 +14,12 @@ with a folder name such as Users or Shared, so the two forms never meet) and a n
 `{workspace qn}/pipelines/{id}`, owning its processes (relationship `pipeline`).
 
 Anything else (Synapse, HDInsight, Dataproc, plain PySpark, and Databricks runs whose workspace host is unknown):
-`spark_application` `spark://{job namespace}/{application job name}` (Databricks: `{workspace qn}/applications/...`)
-with `spark_process` processes (relationship `application`). The application job name is the parent run's job
-name (present on every event of the application), so all runs of one application share the entity.
+`spark_application` `spark://{job namespace}/{application key}` (Databricks: `{workspace qn}/applications/...`)
+with `spark_process` processes (relationship `application`). The application key is the job identity's
+(olparser/lineage/identity.py): the parent run's job name (present on every event of the application), so all runs
+of one application share the entity — except for Fabric and Synapse notebooks, whose application job names a
+session: their key is the notebook (`notebooks/{artifact id}`, `notebooks/{notebook name}`), their name its
+display name, so every session of one notebook shares the entity and its processes.
 """
 from __future__ import annotations
 

@@ -27,7 +27,6 @@ SHAKESPEARE_APP = "spark://default/shakespeare_on_spark"
 SHAKESPEARE_IN = "bigquery/bigquery-public-data.samples.shakespeare"
 SHAKESPEARE_OUT = "file:/tmp/outputs/1729097570970"
 DATAPROC_APP = "spark://default/cl_i_test_application"
-HDFS = "hdfs://dataproc-producer-test-m/user/hive/warehouse/default."
 T1, T2 = "default.t1@dataproc-producer-test-m", "default.t2@dataproc-producer-test-m"
 QUICKSTART_APP = "spark://default/databricks_shell"
 QUICKSTART_OUT = "dbfs:/user/hive/warehouse/temp"
@@ -63,13 +62,10 @@ EXPECTED_PROCESSES = {
         "spark_process", "application", SHAKESPEARE_APP, [SHAKESPEARE_IN], [SHAKESPEARE_OUT],
         _mapping((SHAKESPEARE_IN, SHAKESPEARE_OUT, [("word", "word"), ("word_count", "sum(word_count)")])),
         "0192963f-f6f8-71c0-8380-500bc70883ee"),
-    # Dataproc: two DROP TABLEs (their symlink namespace is the warehouse path: no rule, placeholders), CREATE TABLE
-    # t1, INSERT INTO t1 VALUES, CREATE TABLE t2 AS SELECT (sent without inputs), INSERT INTO t2 SELECT FROM t1:
-    # one process per statement, so the CTAS and the INSERT into t2 stay apart and the INSERT keeps its input
-    f"{DATAPROC_APP}/processes/drop_table/{HDFS}t1": (
-        "spark_process", "application", DATAPROC_APP, [], [f"{HDFS}t1"], [], "019299c5-364c-79a9-9d83-659761b84279"),
-    f"{DATAPROC_APP}/processes/drop_table/{HDFS}t2": (
-        "spark_process", "application", DATAPROC_APP, [], [f"{HDFS}t2"], [], "019299c5-4630-75cc-a27a-33e6e55ec50d"),
+    # Dataproc: two DROP TABLEs (lifecycleStateChange DROP, no input: not processes, and nothing of theirs is
+    # written), CREATE TABLE t1, INSERT INTO t1 VALUES, CREATE TABLE t2 AS SELECT (sent without inputs), INSERT INTO
+    # t2 SELECT FROM t1: one process per statement, so the CTAS and the INSERT into t2 stay apart and the INSERT
+    # keeps its input
     f"{DATAPROC_APP}/processes/execute_create_table_command.warehouse_t1/{T1}": (
         "spark_process", "application", DATAPROC_APP, [], [T1], [], "019299c5-4f43-7e45-aa6f-c65164159854"),
     f"{DATAPROC_APP}/processes/execute_insert_into_hive_table.warehouse_t1/{T1}": (
@@ -106,8 +102,6 @@ EXPECTED_ENTITIES = {
     ("spark_application", DATAPROC_APP),
     ("hive_table", T1),
     ("hive_table", T2),
-    ("openlineage_dataset", f"{HDFS}t1"),
-    ("openlineage_dataset", f"{HDFS}t2"),
     ("spark_application", QUICKSTART_APP),
     ("openlineage_dataset", QUICKSTART_OUT),
     ("openlineage_column", f"{QUICKSTART_OUT}#a"),

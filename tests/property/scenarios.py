@@ -1,6 +1,7 @@
 """Hypothesis strategies for "whatever the order": sets of runs and the order in which a queue delivers their events.
 
-A scenario is a handful of sources: the real Spark sequences and Databricks samples in ../shared, and generated
+A scenario is a handful of sources: the real Spark sequences and Databricks samples in ../shared, two Fabric notebook
+sessions (tools/samples/notebooks.py), and generated
 Databricks notebook runs (environment facet on RUNNING only, /mnt inputs resolved by mount points, column lineage,
 re-runs that drop an input, two statements writing one output, runs without a Spark job, runs that never finish),
 and the tasks of one job passing temporary datasets with a run of two outputs (tests/temporary_runs.py).
@@ -20,6 +21,8 @@ from hypothesis import strategies as st
 from tests import databricks_runs as dr
 from tests import temporary_runs as tr
 from tests.conftest import SHARED
+from tools.samples.notebooks import T0 as FABRIC_T0
+from tools.samples.notebooks import fabric_ctas_run
 
 EVENTS = SHARED / "openlineage" / "events"
 SEQUENCES = SHARED / "openlineage" / "sequences"
@@ -41,6 +44,10 @@ REAL_SOURCES: dict[str, tuple[dict[str, Any], ...]] = {
     "bigquery": _sequence("compat-tests__spark_dataproc_bigquery_shakespare"),
     "accelerator": (_load(EVENTS / "accelerator__UnitTestColData_CompleteOlColMessage.json"),),
     "quickstart": (_load(EVENTS / "website-docs__quickstart_databricks_COMPLETE_0.12.0.json"),),
+    # two sessions of one Fabric notebook (DataHub's fixture's shape): one owner and one process, the newer writes
+    "fabric": tuple(e for number, session in enumerate(("00000000-1111-4222-8333-444444444444",
+                                                        "9b2f6c1e-7d4a-4c3b-a5e8-0f1d2c3b4a59"))
+                    for e in fabric_ctas_run(session, started=FABRIC_T0 + timedelta(hours=number))),
 }
 # The accelerator cluster carries only its workspace id; this is how the tests name its host.
 WORKSPACE_HOSTS = (("3464153745686717", "adb-3464153745686717.17.azuredatabricks.net"),)

@@ -2,8 +2,10 @@
 time in emission order) and through `spark backfill` give the same catalog — entities, attributes, process inputs
 and outputs, columnMapping — including the per-run limit (MAX_DATASETS_PER_RUN), static lineage (a job declared
 twice, a dataset), Databricks notebook runs (with and without their environment facet, one superseded by a newer
-run of the same cell) a failed run, temporary datasets passed between the tasks of one job (read before or after they are written: the
-events of a backfill come in any order) and a run with two outputs whose column lineage names different inputs."""
+run of the same cell), a failed run, two sessions of one Fabric notebook (one process: the job identity is the
+live path's in batch too), streaming micro-batches (one history entry per window in both), temporary datasets passed
+between the tasks of one job (read before or after they are written: the events of a backfill come in any order) and
+a run with two outputs whose column lineage names different inputs."""
 from __future__ import annotations
 
 import json
@@ -20,6 +22,7 @@ from tests.e2e.lineage_helpers import Atlas, refs
 from tests.spark.conftest import catalog_view, job_for
 from tests.spark.events import spark_run, write_json_lines
 from tests.spark.test_backfill_equivalence import assert_same_catalog
+from tools.samples.notebooks import FABRIC_NAMESPACE, FABRIC_NOTEBOOK_ID, T0, fabric_ctas_run, streaming_batches
 from tools.spark.spark_job import run_spark
 
 pytestmark = pytest.mark.spark
@@ -56,8 +59,13 @@ def runs() -> list[list[dict[str, Any]]]:
                         inputs=[{"namespace": "kafka://b:9092", "name": "orders_v2"}],
                         outputs=[{"namespace": lake, "name": "orders"}])]
     dataset = [_static("dataset", "kafka://b:9092", "refunds", "2026-03-02T07:10:00Z")]
+    # two sessions of one Fabric notebook (tools/samples/notebooks.py: DataHub's Fabric fixture's shape)
+    fabric = [fabric_ctas_run(session, started=T0 + timedelta(hours=number)) for number, session in
+              enumerate(("00000000-1111-4222-8333-444444444444", "9b2f6c1e-7d4a-4c3b-a5e8-0f1d2c3b4a59"))]
+    # six Structured Streaming micro-batches 20 minutes apart: two history windows of an hour (tools/samples)
+    stream = streaming_batches(6, every_seconds=1200, started=T0.replace(minute=0, second=0))
     return [dr.events(older), dr.events(newer), dr.events(ddl), spark_run(7, inputs=WIDE_INPUTS), spark_run(8),
-            _failed(9), declared, dataset, tr.etl_chain(), tr.two_outputs()]
+            _failed(9), declared, dataset, *fabric, stream, tr.etl_chain(), tr.two_outputs()]
 
 
 def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_factory, tmp_path):
@@ -72,14 +80,14 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
         live.close()
     # the ETL job's three runs and the two-output run are written (load and transform, whose outputs are temporary
     # datasets, with nothing in their plans; the backfill counts those as skipped)
-    assert statuses.count("written") == 12 and statuses.count("skipped") == 1
+    assert statuses.count("written") == 20 and statuses.count("skipped") == 1
 
     report = run_spark(spark, [str(write_json_lines(tmp_path / "runs.jsonl", events))],
                        job_for(batch_catalog, max_datasets_per_run=MAX_DATASETS))
 
     batch, served = catalog_view(batch_catalog.atlas_url), catalog_view(live_catalog.atlas_url)
     assert_same_catalog(batch, served)
-    assert dict(report.tally.runs) == {"planned": 9, "skipped": 3}
+    assert dict(report.tally.runs) == {"planned": 17, "skipped": 3}
     atlas = Atlas(batch_catalog.atlas_url)
     wide = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
             and e["attributes"]["qualifiedName"].endswith("/reports/out_7")]
@@ -96,3 +104,10 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
                 or ".Transform task" in key[1]]
     # the superseded notebook run's own input stays, as the live path writes a superseded run's datasets
     assert ("azure_datalake_gen2_path", "https://contosolake.dfs.core.windows.net/raw/customers") in set(atlas.keys())
+    notebook = f"spark://{FABRIC_NAMESPACE}/notebooks/{FABRIC_NOTEBOOK_ID}"
+    fabric = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
+              and e["attributes"]["qualifiedName"].startswith(f"spark://{FABRIC_NAMESPACE}/")]
+    assert [(refs(e, "application"), e["attributes"]["runCount"]) for e in fabric] == [([notebook], 2)]
+    streamed = [e["attributes"]["runCount"] for e in atlas.all_entities() if e["typeName"] == "spark_process"
+                and e["attributes"]["qualifiedName"].startswith("spark://streams/")]
+    assert streamed == [2]  # one history entry per window, not per micro-batch

@@ -114,11 +114,12 @@ def _wait_ready(process: subprocess.Popen, log_path: Path, what: str) -> str:
 
 def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, ...] = (),
                 env: dict[str, str] | None = None, *, storage: str = "embedded", worker: bool = True,
-                default_ports: bool = False) -> ServeHandle:
+                default_ports: bool = False, root: Path = PROJECT_ROOT) -> ServeHandle:
     """Start `ol2purview serve` on port 0 (its catalog too), wait for its `ready` line and read the ports back.
 
     `key=None` lets it generate one. `storage`: "embedded" or "azurite" (started by serve, on free ports).
-    `default_ports`: no port flags, as a user starts it (the defaults, else free ports it prints).
+    `default_ports`: no port flags, as a user starts it (the defaults, else free ports it prints). `root`: the source
+    tree it runs (another release's, to test an upgrade: its packages come first on the path).
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / f"serve-{secrets.token_hex(4)}.log"
@@ -129,7 +130,7 @@ def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, .
     base_env = {name: value for name, value in os.environ.items()
                 if name not in ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME", "PURVIEW_ENDPOINT")}
     with open(log_path, "wb") as log:  # a file, not a pipe: a full pipe would block the server
-        process = subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=log, stderr=subprocess.STDOUT,
+        process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT,
                                    env={**base_env, "PYTHONUNBUFFERED": "1", **(env or {})})
     output = _wait_ready(process, log_path, "ol2purview serve")
     catalog = _printed(output, "catalog page: ")

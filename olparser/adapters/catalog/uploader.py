@@ -112,15 +112,17 @@ class CatalogUploader:
                  len(report.updated), len(report.referenced), report.calls)
         return report
 
-    def delete(self, keys: Iterable[DatasetKey]) -> DeleteReport:
+    def delete(self, keys: Iterable[DatasetKey], *, in_use: bool = False) -> DeleteReport:
         """Delete these entities (and the columns of those that have `columns`), if they exist and are active.
-        Raises CatalogUnavailable or CatalogRejected as `upload` does; deleting what is already gone is not an error."""
+        Raises CatalogUnavailable or CatalogRejected as `upload` does; deleting what is already gone is not an error.
+        `in_use`: delete them even while processes use them (the caller checked those are the connector's: a table
+        dropped); what a scan filled in still stays."""
         calls = [0]
         found = self._read_active(keys, calls, relationships=True)
         guids: list[str] = []
         deleted: list[DatasetKey] = []
         for key, entity in found.items():
-            if self._keep(key, entity):
+            if self._keep(key, entity, in_use=in_use):
                 continue
             deleted.append(key)
             guids.append(entity["guid"])
@@ -165,13 +167,13 @@ class CatalogUploader:
                         found[(type_name, qualified_name)] = entity
         return found
 
-    def _keep(self, key: DatasetKey, entity: dict) -> bool:
-        """An entity of a type that is not the connector's own stays when another process still uses it or a scan
-        has filled it in (see the module docstring)."""
+    def _keep(self, key: DatasetKey, entity: dict, *, in_use: bool = False) -> bool:
+        """An entity of a type that is not the connector's own stays when another process still uses it (unless
+        `in_use`) or a scan has filled it in (see the module docstring)."""
         if self._connector_types is None or key[0] in self._connector_types:
             return False
         relations = entity.get("relationshipAttributes") or {}
-        used = any(isinstance(item, dict) and item.get("entityStatus", "ACTIVE") == "ACTIVE"
+        used = not in_use and any(isinstance(item, dict) and item.get("entityStatus", "ACTIVE") == "ACTIVE"
                    and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
                    for name in ("inputToProcesses", "outputFromProcesses") for item in relations.get(name) or [])
         if used or taken_over(entity):

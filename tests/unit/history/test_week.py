@@ -82,7 +82,10 @@ def test_a_run_with_its_accesses_and_metadata(history, tmp_path):
         "owner": f"{week.WORKSPACE}/notebooks/Repos/etl/orders", "ownerType": "databricks_notebook",
         "metadata": {"startTime": "2026-03-04T08:00:00.000Z", "endTime": "2026-03-04T08:00:02.000Z",
                      "durationMs": 2000, "producer": week.dr.PRODUCER, "openlineageVersion": "1.23.0",
-                     "user": "etl@contoso.com", "clusterName": "etl-cluster", "notebookPath": "/Repos/etl/orders"},
+                     "user": "etl@contoso.com", "clusterName": "etl-cluster", "notebookPath": "/Repos/etl/orders",
+                     # the parent run as sent: the Spark application (tools/samples/databricks.py), no root
+                     "parentJobNamespace": week.dr.JOB_NAMESPACE, "parentJobName": "databricks_shell",
+                     "parentRunId": "0190f000-0000-7000-8000-000000000000"},
         "processes": [{"qualifiedName": week.ORDERS_JOB, "typeName": "databricks_process",
                        "name": "execute_insert_into_hadoop_fs_relation_command.orders",
                        "inputs": [{"qualifiedName": week.CUSTOMERS, "typeName": "azure_datalake_gen2_path"},
@@ -110,6 +113,9 @@ def test_the_catalog_process_carries_the_newest_runs_metadata_and_the_run_count(
         "lastRunUser": "etl@contoso.com", "lastRunStartTime": "2026-03-06T08:00:00.000Z", "lastRunEndTime": "",
         "lastRunDurationMs": None, "lastRunClusterId": "", "lastRunJobId": "", "lastRunJobRunId": "",
         "lastRunApplicationId": "", "lastRunSparkVersion": "", "lastRunOpenLineageVersion": "1.23.0",
+        "lastRunParentJobNamespace": week.dr.JOB_NAMESPACE, "lastRunParentJobName": "databricks_shell",
+        "lastRunParentRunId": "0190f000-0000-7000-8000-000000000000", "lastRunRootJobNamespace": "",
+        "lastRunRootJobName": "", "lastRunRootRunId": "",
         "lastRunRowsWritten": None, "lastRunBytesWritten": None, "runCount": 5,
         "firstRunTime": "2026-03-02T08:00:00.000Z"}
     assert catalog.entities[("databricks_process", week.REVENUE_JOB)]["attributes"]["runCount"] == 2

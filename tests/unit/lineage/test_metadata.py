@@ -41,6 +41,8 @@ def test_a_databricks_job_run_on_a_cluster_with_statistics():
         "lastRunStartTime": "2026-03-02T08:00:00.000Z", "lastRunEndTime": "2026-03-02T08:00:02.500Z",
         "lastRunClusterId": "0101-123456-abcdefgh", "lastRunJobId": "42", "lastRunJobRunId": "7001",
         "lastRunApplicationId": "app-20260302", "lastRunSparkVersion": "3.5.1", "lastRunOpenLineageVersion": "1.30.0",
+        "lastRunParentJobNamespace": "", "lastRunParentJobName": "", "lastRunParentRunId": "",
+        "lastRunRootJobNamespace": "", "lastRunRootJobName": "", "lastRunRootRunId": "",
         "lastRunDurationMs": 2500, "lastRunRowsWritten": 30, "lastRunBytesWritten": 200, "runCount": None,
         "firstRunTime": ""}
 
@@ -54,6 +56,8 @@ def test_older_producers_and_unknowns():
     assert process_run_attributes({}) == {
         "lastRunStartTime": "", "lastRunEndTime": "", "lastRunClusterId": "", "lastRunJobId": "",
         "lastRunJobRunId": "", "lastRunApplicationId": "", "lastRunSparkVersion": "", "lastRunOpenLineageVersion": "",
+        "lastRunParentJobNamespace": "", "lastRunParentJobName": "", "lastRunParentRunId": "",
+        "lastRunRootJobNamespace": "", "lastRunRootJobName": "", "lastRunRootRunId": "",
         "lastRunDurationMs": None, "lastRunRowsWritten": None, "lastRunBytesWritten": None, "runCount": None,
         "firstRunTime": ""}
     other_engine = run_of({"processing_engine": {"name": "flink", "version": "1.18"}})

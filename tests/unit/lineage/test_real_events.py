@@ -89,6 +89,8 @@ def test_accelerator_event_gives_notebook_owner_adls_input_and_placeholders(engi
              "lastRunStartTime": "2022-01-25T19:36:00.668Z", "lastRunEndTime": "2022-01-25T19:36:00.668Z",
              "lastRunDurationMs": 0, "lastRunClusterId": "", "lastRunJobId": "", "lastRunJobRunId": "",
              "lastRunApplicationId": "", "lastRunSparkVersion": "3.1.2", "lastRunOpenLineageVersion": "0.6.0-SNAPSHOT",
+             "lastRunParentJobNamespace": "", "lastRunParentJobName": "", "lastRunParentRunId": "",
+             "lastRunRootJobNamespace": "", "lastRunRootJobName": "", "lastRunRootRunId": "",
              "lastRunRowsWritten": None, "lastRunBytesWritten": None, "runCount": None, "firstRunTime": ""},
          "relationshipAttributes": {"notebook": _ref("-3", "databricks_notebook", NOTEBOOK)}},
     )
@@ -220,6 +222,10 @@ def test_dataproc_run_is_a_spark_application_over_hive_tables(engine):
             "lastRunStartTime": "2024-10-17T09:18:26.825Z", "lastRunEndTime": "2024-10-17T09:18:29.267Z",
             "lastRunDurationMs": 2442, "lastRunClusterId": "", "lastRunJobId": "", "lastRunJobRunId": "",
             "lastRunApplicationId": "", "lastRunSparkVersion": "3.5.1", "lastRunOpenLineageVersion": "1.23.0",
+            # ParentRunFacet 1-0-1: the Spark application is the parent (and nothing ran it: no root, no runBy)
+            "lastRunParentJobNamespace": "default", "lastRunParentJobName": "cl_i_test_application",
+            "lastRunParentRunId": "019299c5-12f5-7946-b5b2-c6abab662e20", "lastRunRootJobNamespace": "",
+            "lastRunRootJobName": "", "lastRunRootRunId": "",
             "lastRunRowsWritten": 2, "lastRunBytesWritten": 8, "runCount": None, "firstRunTime": ""},
          "relationshipAttributes": {"application": _ref("-3", "spark_application", app)}},
     )
@@ -249,8 +255,8 @@ def test_two_statements_writing_one_output_are_two_processes(engine):
 def test_application_level_run_without_outputs_writes_nothing(engine):
     run = _run_of("compat-tests__spark_dataproc_simple_producer_test_complete", "662e20")
 
-    assert build_lineage(run, engine, LineageOptions()) == LineagePlan(
-        notes=("the run has no outputs: nothing to write",))
+    assert build_lineage(run, engine, LineageOptions()) == LineagePlan(  # jobType APPLICATION (issue 35)
+        notes=("an application-level run (jobType APPLICATION): the parent of its jobs' runs, not a process",))
 
 
 def test_same_run_always_gives_byte_identical_json(engine):

@@ -244,12 +244,18 @@ def test_the_real_ctas_of_the_dataproc_sequence_derives_what_its_producer_sent(p
 @pytest.mark.parametrize("run_id", [
     "019299c5-6ff9-7864-8dd7-e8142a2b6047",  # the CTAS's create_hive_table_as_select run: t2 without inputs
     "019299c5-5488-7db5-a64e-11439fc53117",  # INSERT INTO t1 VALUES (1,2),(3,4);
-    "019299c5-364c-79a9-9d83-659761b84279",  # DROP TABLE IF EXISTS t1;
     "019299c5-4f43-7e45-aa6f-c65164159854",  # CREATE TABLE IF NOT EXISTS t1 (a INT, b STRING);
 ])
 def test_the_other_real_statements_of_the_sequence_read_no_dataset_of_the_run_so_derive_nothing(parser, run_id):
     attributes = process(sequence_run(run_id), parser)
     assert (attributes["columnMapping"], attributes["columnLineageSource"]) == ("[]", "")
+
+
+def test_the_real_drop_table_of_the_sequence_is_not_a_process(parser):
+    # DROP TABLE IF EXISTS t1: its output carries lifecycleStateChange DROP and it reads nothing (issue 35)
+    plan = build_lineage(sequence_run("019299c5-364c-79a9-9d83-659761b84279"), FakeEngine(), LineageOptions(),
+                         parse_sql=parser)
+    assert (plan.process_names(), plan.entities) == ((), ())
 
 
 def test_the_real_insert_event_with_its_facet_removed(parser):

@@ -785,7 +785,7 @@ function historyRuns(process) {
   box.append(el("h3", {}, `Runs in the window (${process.runCount})`));
   const runs = el("table", {class: "runs-table"});
   const head = el("tr");
-  for (const title of ["Run", "Status", "Start", "End", "Duration", "User"]) head.append(el("th", {}, title));
+  for (const title of ["Run", "Status", "Start", "End", "Duration", "User", "Run by"]) head.append(el("th", {}, title));
   runs.append(head);
   for (const run of process.runs) {
     const kind = FAILED.has(run.status) ? " run-failed" : run.end === null ? " run-open" : "";
@@ -795,7 +795,8 @@ function historyRuns(process) {
     button.addEventListener("click", () => showRun(run.runId));
     cell.append(button);
     row.append(cell, el("td", {}, run.status), el("td", {}, run.start), el("td", {}, run.end || "(no end: may still run)"),
-      el("td", {}, run.durationMs === null ? "" : `${(run.durationMs / 1000).toFixed(1)} s`), el("td", {}, run.user || ""));
+      el("td", {}, run.durationMs === null ? "" : `${(run.durationMs / 1000).toFixed(1)} s`), el("td", {}, run.user || ""),
+      el("td", {"data-field": "runBy"}, run.runBy || ""));
     runs.append(row);
   }
   box.append(runs);
@@ -829,8 +830,8 @@ async function showRun(runId) {
     const box = $("run-details");
     const fields = [["Run id", run.runId], ["Status", run.status], ["Start", run.start], ["End", run.end || "(no end: may still run)"],
       ["Duration", run.durationMs === null ? "unknown" : `${(run.durationMs / 1000).toFixed(1)} s`], ["User", run.user || "(unknown)"],
-      ["Job", run.job], ["Owner", run.owner]];
-    const shown = new Set(["startTime", "endTime", "durationMs", "user"]);
+      ["Job", run.job], ["Owner", run.owner], ["Run by", (run.metadata || {}).runBy || "(nothing recorded)"]];
+    const shown = new Set(["startTime", "endTime", "durationMs", "user", "runBy"]);
     for (const [key, value] of Object.entries(run.metadata || {})) if (!shown.has(key)) fields.push([key, text(value)]);
     const list = el("dl", {class: "run-metadata", "data-run-id": run.runId});
     for (const [key, value] of fields) list.append(el("dt", {}, key), el("dd", {"data-field": key}, value));

@@ -1,0 +1,98 @@
+"""Tables that come and go: the `lifecycleStateChange` dataset facet (spec `LifecycleStateChangeDatasetFacet`:
+`{lifecycleStateChange: ALTER|CREATE|DROP|OVERWRITE|RENAME|TRUNCATE, previousIdentifier: {namespace, name}}`). Pure.
+
+openlineage-spark sends it on the output of DDL statements: `DropTableCommandVisitor` (DROP, the dropped table as
+the only output, no input: job `{app}.execute_drop_table_command.{table}`), `AlterTableRenameCommandVisitor`
+(RENAME, the new table with `previousIdentifier` = the new location with the old table name in place of the new
+one), TRUNCATE and the ALTER visitors (add columns, partitions, set location), all without inputs.
+
+- A run whose every output only changes a table's lifecycle (DROP, RENAME, TRUNCATE, ALTER) and that reads nothing
+  moves no data: it is not a process (`is_lifecycle_only`); its plan writes the datasets that still exist.
+- `dropped` and `renamed` say what the runner does to what the connector created (olparser/pipeline.py): a dropped
+  dataset the connector created (placeholder, interim entity) is deleted, a renamed one moves to its new name.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from olparser.runs.model import DatasetFacts, RunSnapshot
+
+DROP, RENAME = "DROP", "RENAME"
+LIFECYCLE_ONLY = frozenset({DROP, RENAME, "TRUNCATE", "ALTER"})
+
+
+def lifecycle_change(facts: DatasetFacts) -> str | None:
+    """The dataset's `lifecycleStateChange` (upper case), or None."""
+    facet = facts.facets.get("lifecycleStateChange")
+    value = facet.get("lifecycleStateChange") if isinstance(facet, dict) else None
+    return value.strip().upper() if isinstance(value, str) and value.strip() else None
+
+
+def is_lifecycle_only(run: RunSnapshot) -> bool:
+    """The run reads nothing and each of its outputs only changes a table's lifecycle: no data moves."""
+    return bool(run.outputs) and not run.inputs and all(lifecycle_change(o) in LIFECYCLE_ONLY for o in run.outputs)
+
+
+def dropped(run: RunSnapshot) -> tuple[DatasetFacts, ...]:
+    """The outputs a lifecycle-only run drops."""
+    if not is_lifecycle_only(run):
+        return ()
+    return tuple(o for o in run.outputs if lifecycle_change(o) == DROP)
+
+
+@dataclass(frozen=True)
+class Rename:
+    previous: DatasetFacts  # the old identity, with the new one's facets (its table symlink renamed back)
+    current: DatasetFacts
+
+
+def renamed(run: RunSnapshot) -> tuple[Rename, ...]:
+    """The outputs a lifecycle-only run renames, each with its previous identity."""
+    if not is_lifecycle_only(run):
+        return ()
+    found = []
+    for output in run.outputs:
+        previous = _previous_identifier(output) if lifecycle_change(output) == RENAME else None
+        if previous is not None and previous != (output.namespace, output.name):
+            found.append(Rename(_renamed_back(output, *previous), output))
+    return tuple(found)
+
+
+def kept_outputs(run: RunSnapshot) -> tuple[DatasetFacts, ...]:
+    """The outputs of a run that still exist after it (all but those it drops)."""
+    gone = set(map(id, dropped(run)))
+    return tuple(o for o in run.outputs if id(o) not in gone)
+
+
+def _previous_identifier(facts: DatasetFacts) -> tuple[str, str] | None:
+    facet = facts.facets.get("lifecycleStateChange")
+    previous = facet.get("previousIdentifier") if isinstance(facet, dict) else None
+    if not isinstance(previous, dict):
+        return None
+    namespace, name = previous.get("namespace"), previous.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    return (namespace if isinstance(namespace, str) and namespace else facts.namespace), name
+
+
+def _renamed_back(current: DatasetFacts, namespace: str, name: str) -> DatasetFacts:
+    """The previous identity with the current one's facets, its table symlinks renamed back: the producer derives
+    the previous location by putting the old table name in place of the new one, and so do we for the symlink."""
+    new_table, old_table = _last_part(current.name), _last_part(name)
+    facets: dict[str, Any] = {k: v for k, v in current.facets.items() if k != "lifecycleStateChange"}
+    symlinks = facets.get("symlinks")
+    if isinstance(symlinks, dict) and isinstance(symlinks.get("identifiers"), list) and new_table and old_table:
+        facets["symlinks"] = {**symlinks, "identifiers": [
+            {**i, "name": _replace_last(i["name"], new_table, old_table)}
+            if isinstance(i, dict) and isinstance(i.get("name"), str) else i for i in symlinks["identifiers"]]}
+    return replace(current, namespace=namespace, name=name, facets=facets)
+
+
+def _last_part(name: str) -> str:
+    return name.rstrip("/").rsplit("/", 1)[-1].rsplit(".", 1)[-1]
+
+
+def _replace_last(text: str, old: str, new: str) -> str:
+    head, found, tail = text.rpartition(old)
+    return head + new + tail if found else text

@@ -1,0 +1,92 @@
+"""Streaming: the micro-batches of one streaming job (each its own run) make one run-history entry per
+STREAMING_HISTORY_WINDOW, not one per batch; the producer's emissionPattern window counts when longer. The runner on
+each run-state store with the history of the same kind, the catalog a boundary fake: catalog calls and history
+entries per micro-batch, counted."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from olparser.history.records import history_record, history_run_id, streaming_window
+from olparser.history.window import Window
+from olparser.lineage import LineageOptions, build_lineage
+from olparser.naming import MappingEngine
+from olparser.pipeline import LineagePipeline, WritePolicy
+from olparser.runs.merge import merge_event
+from olparser.settings import Settings
+from tests.conftest import open_test_history_store
+from tests.rules import MAPPINGS_PATH
+from tests.unit.pipeline.fake_catalog import FakeCatalog
+from tools.samples.notebooks import streaming_batches
+
+T0 = 1_788_998_400  # a window boundary of 3,600 s and of 300 s
+ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
+OUTPUT = "https://contosolake.dfs.core.windows.net/curated/orders"
+PROCESS = ("spark://streams/orders_stream/processes/micro_batch_execution.orders/"
+           "https://contosolake.dfs.core.windows.net/curated/orders")
+
+
+def _runs(events):
+    runs = {}
+    for event in events:
+        runs[event["run"]["runId"]] = merge_event(runs.get(event["run"]["runId"]), event)
+    return list(runs.values())
+
+
+def _started():
+    from datetime import datetime, timezone
+    return datetime.fromtimestamp(T0, timezone.utc)
+
+
+def test_the_micro_batches_of_a_window_make_the_same_record():
+    options = LineageOptions(streaming_history_window=300)
+    runs = _runs(streaming_batches(40, started=_started()))  # every 10 s: windows [T0, T0+300) and [T0+300, T0+600)
+    records = [history_record(r, build_lineage(r, ENGINE, options), options, status="COMPLETE") for r in runs]
+
+    assert len({r.canonical() for r in records}) == 2
+    first, last = records[0].facts, records[-1].facts
+    assert (first.start, first.end, last.start, last.end) == (T0, T0 + 300, T0 + 300, T0 + 600)
+    assert first.run_id.startswith("stream-") and first.run_id == history_run_id(runs[29], options)
+    assert set(first.metadata) == {"producer", "openlineageVersion", "parentJobNamespace", "parentJobName",
+                                   "parentRunId"}  # what every batch shares; no per-batch times or counts
+
+
+def test_the_window_is_the_setting_or_the_producers_longer_periodic_window():
+    settings = Settings.from_env({"STREAMING_HISTORY_WINDOW": "600"})
+    options = LineageOptions.from_settings(settings)
+    (run,) = _runs(streaming_batches(1)[:2])
+    assert streaming_window(run, options) == 600.0
+    # jobType 2-0-4 emissionPattern: PERIODIC with windowDuration (seconds) longer than the setting wins
+    periodic = {"eventTrigger": "PERIODIC", "eventContentMode": "COMPLETE_SNAPSHOT", "windowDuration": 7200}
+    (run,) = _runs(streaming_batches(1, emission_pattern=periodic)[:2])
+    assert streaming_window(run, options) == 7200.0
+    (run,) = _runs(streaming_batches(1, emission_pattern={**periodic, "windowDuration": 60})[:2])
+    assert streaming_window(run, options) == 600.0
+    batch = merge_event(None, {**streaming_batches(1)[1], "job": {"namespace": "n", "name": "j", "facets": {}}})
+    assert streaming_window(batch, options) is None and history_run_id(batch, options) == batch.run_id
+
+
+@pytest.mark.parametrize("batches_for", [{"sqlite": (1000, 3600), "table": (60, 300)}])
+def test_micro_batches_cost_one_history_entry_per_window(run_state_store, run_state_store_kind, tmp_path, request,
+                                                         batches_for):
+    batches, window = batches_for[run_state_store_kind]
+    history = open_test_history_store(run_state_store_kind, tmp_path, request, retention_days=36500)
+    catalog = FakeCatalog()
+    pipeline = LineagePipeline(run_state_store, ENGINE, LineageOptions(streaming_history_window=window), catalog,
+                               WritePolicy(environment_wait_seconds=0), clock=lambda: T0 + 20_000, history=history)
+    try:
+        events = streaming_batches(batches, started=_started())
+        statuses = [pipeline.process(e, now=T0 + 20_000).status for e in events]
+        windows = -(-batches * 10 // window)  # batches every 10 s from a window boundary
+
+        assert statuses.count("written") == batches
+        assert catalog.keys("spark_process") == [("spark_process", PROCESS)]
+        assert catalog.entities[("spark_process", PROCESS)]["attributes"]["runCount"] == windows
+        assert catalog.calls == batches  # one bulk write per micro-batch (each is a run of its own); no refresh
+        runs = history.dataset_accesses(OUTPUT, Window(T0 - 10, T0 + 20_000), 10_000)
+        assert [(a.run.start, a.run.end) for a in sorted(runs, key=lambda a: a.run.start)] == [
+            (T0 + n * window, T0 + (n + 1) * window) for n in range(windows)]
+        assert history.run(events[0]["run"]["runId"]) is None  # known by its window's id
+    finally:
+        history.close()

@@ -1,0 +1,122 @@
+"""Tables that come and go (the `lifecycleStateChange` facet): a DROP statement is not a process and deletes the
+dataset the connector created for the table, never a scanned asset; a later write creates it anew. On each run-state
+store; the catalog is the boundary fake (RENAME, which reads the catalog's relationships, runs end to end in
+tests/e2e/test_lifecycle.py)."""
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from olparser.lineage import LineageOptions, build_lineage
+from olparser.lineage.build import LIFECYCLE_ONLY_NOTE
+from olparser.lineage.lifecycle import Rename, is_lifecycle_only, renamed
+from olparser.pipeline import LineagePipeline, WritePolicy
+from olparser.runs.merge import merge_event
+from olparser.runs.model import DatasetFacts
+from tests.unit.pipeline.fake_catalog import FakeCatalog
+
+NOW = 1_800_000_000.0
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.26.0/integration/spark"
+LAKE = "abfss://curated@contosolake.dfs.core.windows.net"
+
+
+def table(namespace: str, name: str, change: str | None = None, previous: tuple[str, str] | None = None,
+          symlink: tuple[str, str] | None = None) -> dict[str, Any]:
+    """A dataset as openlineage-spark's DDL visitors send it (shared/openlineage/events/
+    container__pysparkDropTableEvent.json, container__pysparkAlterTableRenameEnd.json: the location, a TABLE symlink,
+    `lifecycleStateChange` with `previousIdentifier` for RENAME)."""
+    facets: dict[str, Any] = {}
+    if symlink:
+        facets["symlinks"] = {"identifiers": [{"namespace": symlink[0], "name": symlink[1], "type": "TABLE"}]}
+    if change:
+        facets["lifecycleStateChange"] = {"lifecycleStateChange": change}
+        if previous:
+            facets["lifecycleStateChange"]["previousIdentifier"] = {"namespace": previous[0], "name": previous[1]}
+    return {"namespace": namespace, "name": name, "facets": facets}
+
+
+def run_event(run: str, job: str, inputs: list, outputs: list, at: str = "2026-09-23T10:00:00Z") -> dict[str, Any]:
+    return {"eventType": "COMPLETE", "eventTime": at, "producer": PRODUCER,
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": str(uuid.uuid5(uuid.NAMESPACE_URL, run))}, "job": {"namespace": "etl", "name": job}, "inputs": inputs, "outputs": outputs}
+
+
+# DropTableCommandVisitor: the dropped table as the only output, no input; job `{app}.execute_drop_table_command.{t}`
+def drop(run: str, dataset: dict[str, Any], at: str = "2026-09-23T11:00:00Z") -> dict[str, Any]:
+    name = dataset["name"].rsplit("/", 1)[-1]
+    return run_event(run, f"app.execute_drop_table_command.{name}", [],
+                     [{**dataset, "facets": {**dataset["facets"], "lifecycleStateChange": {"lifecycleStateChange":
+                                                                                          "DROP"}}}], at)
+
+
+def write(run: str, output: dict[str, Any], at: str = "2026-09-23T10:00:00Z") -> dict[str, Any]:
+    return run_event(run, "app.execute_insert_into_hadoop_fs_relation_command.t",
+                     [table(LAKE, "raw/orders")], [output], at)
+
+
+def _pipeline(store, engine, catalog) -> LineagePipeline:
+    return LineagePipeline(store, engine, LineageOptions(), catalog, WritePolicy(environment_wait_seconds=0),
+                           clock=lambda: NOW)
+
+
+def test_a_statement_that_only_changes_a_tables_lifecycle_is_not_a_process(engine):
+    for change in ("DROP", "TRUNCATE", "ALTER", "RENAME"):
+        run = merge_event(None, run_event("r", "app.execute_x_command.t", [], [
+            table("file", "/tmp/t_new", change, previous=("file", "/tmp/t"))]))
+        plan = build_lineage(run, engine, LineageOptions())
+        assert is_lifecycle_only(run)
+        assert plan.process_names() == () and plan.notes == (LIFECYCLE_ONLY_NOTE,), change
+    # what still exists is written: the renamed table under its new name, not the dropped one
+    renamed_plan = build_lineage(merge_event(None, run_event("r", "app.execute_alter_table_rename_command", [], [
+        table("file", "/tmp/t_new", "RENAME", previous=("file", "/tmp/t"))])), engine, LineageOptions())
+    assert [e["attributes"]["qualifiedName"] for e in renamed_plan.entities] == ["file:/tmp/t_new"]
+    # data moved: a process, whatever the facet says (an OVERWRITE, a CTAS's CREATE)
+    for change in ("OVERWRITE", "CREATE"):
+        run = merge_event(None, write("w", table(LAKE, "gold/orders", change)))
+        assert not is_lifecycle_only(run) and len(build_lineage(run, engine, LineageOptions()).process_names()) == 1
+
+
+def test_a_rename_knows_the_previous_table_as_the_producer_derives_it():
+    # AlterTableRenameCommandVisitor: previousIdentifier = the new location with the old table name in place
+    run = merge_event(None, run_event("r", "app.execute_alter_table_rename_command", [], [
+        table("file", "/tmp/alter_test/alter_table_test_new", "RENAME",
+              previous=("file", "/tmp/alter_test/alter_table_test"),
+              symlink=("file:/tmp/alter_test", "default.alter_table_test_new"))]))
+    (rename,) = renamed(run)
+    assert isinstance(rename, Rename)
+    assert (rename.previous.namespace, rename.previous.name) == ("file", "/tmp/alter_test/alter_table_test")
+    assert rename.previous.facets == {"symlinks": {"identifiers": [
+        {"namespace": "file:/tmp/alter_test", "name": "default.alter_table_test", "type": "TABLE"}]}}
+    assert isinstance(rename.current, DatasetFacts) and rename.current.name.endswith("_new")
+
+
+def test_drop_deletes_the_placeholder_the_connector_created_and_a_later_write_creates_it_again(store, engine):
+    catalog = FakeCatalog()
+    pipeline = _pipeline(store, engine, catalog)
+    target = table("file", "/tmp/drop_test/drop_table_test")  # no rule for `file`: a placeholder
+    placeholder = ("openlineage_dataset", "file:/tmp/drop_test/drop_table_test")
+    pipeline.process(write("w1", target), now=NOW)
+    process = next(k for k in catalog.keys("spark_process"))
+    assert placeholder in catalog.entities
+
+    outcome = pipeline.process(drop("d1", target), now=NOW)
+
+    assert (outcome.status, outcome.deleted) == ("written", 1)
+    assert placeholder not in catalog.entities
+    assert catalog.keys("spark_process") == [process]  # the writer keeps its process (and its history)
+    assert pipeline.process(drop("d1", target), now=NOW).status == "unchanged"  # a redelivery: nothing again
+    pipeline.process(write("w2", target, at="2026-09-23T12:00:00Z"), now=NOW)
+    assert placeholder in catalog.entities
+
+
+def test_drop_never_touches_a_scanned_asset(store, engine):
+    catalog = FakeCatalog()
+    scanned = ("azure_datalake_gen2_path", "https://contosolake.dfs.core.windows.net/curated/gold/orders")
+    catalog.entities[scanned] = {"typeName": scanned[0], "attributes": {"qualifiedName": scanned[1], "name": "orders"}}
+    pipeline = _pipeline(store, engine, catalog)
+    pipeline.process(write("w1", table(LAKE, "gold/orders")), now=NOW)
+
+    outcome = pipeline.process(drop("d1", table(LAKE, "gold/orders")), now=NOW)
+
+    assert (outcome.status, outcome.deleted) == ("written", 0)
+    assert catalog.entities[scanned]["attributes"] == {"qualifiedName": scanned[1], "name": "orders"}
