@@ -3,7 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: contract-checks run test test-fast coverage bench lint-config venv node browser java clean reset package help
+# docs and docs-reference: the documentation site (mkdocs.yml) and its generated reference pages.
+.PHONY: docs docs-reference contract-checks run test test-fast coverage bench lint-config venv node browser java clean reset package help
 
 help:
 	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
@@ -12,6 +13,8 @@ help:
 	@echo "make coverage     - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
 	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json"
+	@echo "make docs         - build the documentation site into .site/ (mkdocs build --strict)"
+	@echo "make docs-reference - rewrite docs/reference/settings.md and cli.md from the code (a test checks them)"
 	@echo "make contract-checks - rewrite olparser/contract/lean_checks.py after editing the event contract"
 	@echo "make venv         - create .venv/ with the pinned Python dependencies (then: . .venv/bin/activate)"
 	@echo "make node         - install Azurite into node_modules/"
@@ -63,6 +66,12 @@ test-fast: venv
 
 bench: venv node java
 	$(BIN)/python -m bench
+
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet
+
+docs-reference: venv
+	$(BIN)/python -m tools.docs
 
 lint-config: venv
 	$(BIN)/qn-tester lint

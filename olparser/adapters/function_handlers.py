@@ -109,7 +109,7 @@ def write_due_runs(runtime: Runtime, timer: func.TimerRequest | None, queue_name
             report.failed, report.deletes_retried, report.purged, report.history_purged,
             bool(getattr(timer, "past_due", False)))
     if report.poison_waiting:  # every tick while it lasts: the template's poison alert reads this line
-        log.warning("%s holds %d message(s): fix the cause, then `ol2purview requeue --all` (README, Operations)",
+        log.warning("%s holds %d message(s): fix the cause, then `ol2purview requeue --all` (docs/guides/operations.md)",
                     poison_queue_name(queue_name), report.poison_waiting)
 
 

@@ -1,6 +1,6 @@
 """The README's examples run as written: every fenced command block of the Quickstart (and the `ol2purview columns`
-example of "The local catalog and its lineage page", which names the Quickstart's data) is executed by bash in the
-project folder, as a user types it in a terminal, and each command's promised output is checked.
+example of the lineage page's guide, docs/guides/lineage-page.md, which names the Quickstart's data) is executed by
+bash in the project folder, as a user types it in a terminal, and each command's promised output is checked.
 
 The serve is started the README's way: the Quickstart's "terminal 1" (`make run`), in the background. A user's
 environment is the only substitution: OL2PURVIEW_DATA_DIR (a documented setting) names the test's data folder instead
@@ -28,6 +28,7 @@ from tests.rules import MAPPINGS_PATH
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite]
 README = PROJECT_ROOT / "README.md"
+LINEAGE_PAGE_GUIDE = PROJECT_ROOT / "docs" / "guides" / "lineage-page.md"
 TERMINAL_2 = "# terminal 2"
 USER_SETTINGS = ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME", "OL2PURVIEW_FUNCTION_KEY",
                  "OL2PURVIEW_MASTER_KEY", "OL2PURVIEW_DATA_DIR", "VIRTUAL_ENV", "OlToPurviewMappings")
@@ -49,7 +50,7 @@ def command_blocks(text: str) -> list[str]:
 
 
 QUICKSTART = command_blocks(section("Quickstart"))
-CATALOG_EXAMPLE = [line for line in command_blocks(section("The local catalog and its lineage page"))[0].splitlines()
+CATALOG_EXAMPLE = [line for line in command_blocks(LINEAGE_PAGE_GUIDE.read_text(encoding="utf-8"))[0].splitlines()
                    if line.startswith("ol2purview columns file:")]
 
 
