@@ -25,6 +25,29 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# Options whose value may start with "-" (a duration back from now: `--since -24h`). argparse reads such a value as
+# an option and fails with "expected one argument"; `as_written` joins them (`--since=-24h`) first.
+VALUES_MAY_START_WITH_MINUS = ("--since", "--until")
+
+
+def as_written(argv: list[str]) -> list[str]:
+    """argv with `--since -24h` (and `--until`) joined into `--since=-24h`, which argparse reads as the value."""
+    joined: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word in VALUES_MAY_START_WITH_MINUS:
+            value = next(words, None)
+            if value is not None and value.startswith("-") and value[1:2].isdigit():
+                joined.append(f"{word}={value}")
+                continue
+            joined.append(word)
+            if value is not None:
+                joined.append(value)
+            continue
+        joined.append(word)
+    return joined
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(prog="ol2purview", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -35,7 +58,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = as_written(sys.argv[1:] if argv is None else argv)
     parser, subparsers = build_parser()
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     if command is None:

@@ -28,6 +28,7 @@ from typing import Callable
 
 import uvicorn
 
+from olparser.adapters.rules_file import rules_problem
 from olparser.settings import PROJECT_ROOT, Settings
 from tools.azurite import AzuriteNotInstalled, AzuriteStartError
 from tools.functions_host.functions import FunctionAppError
@@ -163,6 +164,12 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] | int:
     os.umask(0o077)  # every file this host writes (keys, queues, claim checks, run state, Azurite data) owner-only
+    if options.run_worker:  # rules that cannot be used would send every event to the poison queue: refuse to start
+        problem = rules_problem(Settings.from_env())
+        if problem:
+            print(f"ol2purview {command}: the mapping rules cannot be used (fix them, check with `qn-tester lint`): "
+                  f"{problem}", file=sys.stderr)
+            return 2
     owner_only_dir(options.data_dir)
     try:
         app = LoadedApp.load(options.app_path)
