@@ -3,20 +3,10 @@ themselves (`ol2purview`, each of its sub-commands and theirs, and `qn-tester`).
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 from typing import Iterator
 
 WIDTH = "100"  # the help's line width, fixed so that the page does not depend on the terminal that generated it
-
-
-def ol2purview_parser() -> argparse.ArgumentParser:
-    """`ol2purview`'s parser with every sub-command's arguments added (the console script adds only the one it runs)."""
-    from tools import cli
-    parser, subparsers = cli.build_parser()
-    for name, (module, _help) in cli.SUBCOMMANDS.items():
-        importlib.import_module(module).add_arguments(subparsers[name])
-    return parser
 
 
 def sub_parsers(parser: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
@@ -34,7 +24,8 @@ def walk(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> Iterator[tu
 
 def commands() -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
     from tools import qn_tester
-    return [*walk(ol2purview_parser(), ("ol2purview",)), *walk(qn_tester.build_parser(), ("qn-tester",))]
+    from tools.cli import full_parser
+    return [*walk(full_parser(), ("ol2purview",)), *walk(qn_tester.build_parser(), ("qn-tester",))]
 
 
 def page() -> str:

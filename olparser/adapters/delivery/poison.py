@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any, Iterable, Protocol
 
 from olparser.adapters.delivery.queues import QueueService, poison_queue_name
 
 log = logging.getLogger(__name__)
+_moved = {"count": 0}  # messages this process moved at once (the local host's status adds them to its own moves)
+_moved_lock = threading.Lock()
 UNKNOWN_TYPE_CODES = frozenset({"ATLAS-400-00-014"})
 _TYPE_NAME = re.compile(r"(?:type \w+ with name|typename|unknown type)\s+'?([A-Za-z0-9_.\-]+)'?", re.IGNORECASE)
 
@@ -76,7 +79,15 @@ def poison_at_once(runtime: PoisonRuntime, queue_name: str, text: str, exc: Base
         return False
     poison = poison_queue_name(queue_name)
     runtime.queue_service().queue(poison).send(text)
+    with _moved_lock:
+        _moved["count"] += 1
     log.error("runId=%s moved to %s at once, as no retry can fix it: %s. Add the type to the catalog or change the "
               "rule (check with `qn-tester lint --catalog`), then `ol2purview requeue`", run_id or "-", poison,
               hopeless.describe())
     return True
+
+
+def moved_at_once() -> int:
+    """How many messages this process has moved to a poison queue at once (its trigger then returned normally)."""
+    with _moved_lock:
+        return _moved["count"]
