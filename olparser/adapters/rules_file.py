@@ -117,6 +117,12 @@ class ReloadingEngine:
         self.reloads += 1
         log.info("mapping rules reloaded from %s (%d rules)", self.path, len(engine.rules))
 
+    def refresh(self) -> None:
+        """Look at the file now, whenever it was last looked at (reloads, and logs, when it changed)."""
+        with self._lock:
+            self._checked_at = self._clock()
+            self._reload_if_changed()
+
     def status(self) -> dict[str, Any]:
         """For the status endpoint: whether the file's current version is in force, and if not why."""
         self.current  # noqa: B018 - looks at the file when check_seconds have passed

@@ -54,3 +54,16 @@ def test_an_unreachable_endpoint_is_a_failure_everywhere(tmp_path):
     codes = {name: ol2purview(*args, "--url", "http://127.0.0.1:9", "--key", WRONG_KEY).returncode
              for name, args in commands(str(events)).items()}
     assert codes == {"replay": 1, "history": 1, "status": 1}
+
+
+def test_the_banner_says_a_real_cluster_cannot_reach_loopback(serve):
+    """The Spark settings point at 127.0.0.1 (issue 36, point 5): the banner says what that means and where the
+    recipe for a real cluster is (docs/guides/run-locally.md, which has that section)."""
+    lines = serve.output().splitlines()
+    at = lines.index("Spark / Databricks (cluster Spark config):")
+    assert lines[at + 3] == f"  spark.openlineage.transport.url {serve.url}"
+    assert lines[at + 7] == ("  (127.0.0.1 is this machine: a Spark on it can use these settings, a real cluster "
+                             "cannot reach them; to try one before deploying, see docs/guides/run-locally.md, "
+                             "\"Try it from a real cluster\")")
+    guide = (PROJECT_ROOT / "docs" / "guides" / "run-locally.md").read_text(encoding="utf-8")
+    assert "\n## Try it from a real cluster\n" in guide

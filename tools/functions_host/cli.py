@@ -380,6 +380,12 @@ def _public_host(host: str) -> str:
     return socket.gethostname() if host in ("0.0.0.0", "::") else host
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+REAL_CLUSTER_NOTE = ("  ({host} is this machine: a Spark on it can use these settings, a real cluster cannot reach "
+                     "them; to try one before deploying, see docs/guides/run-locally.md, \"Try it from a real "
+                     "cluster\")")
+
+
 def banner(options: ServeOptions, routes: list[HttpRoute], services: list[str]) -> str:
     """What `serve` prints on start: routes, keys, services, and the producer settings that point at this endpoint."""
     url = f"http://{_public_host(options.host)}:{options.port}"
@@ -400,6 +406,7 @@ def banner(options: ServeOptions, routes: list[HttpRoute], services: list[str]) 
         "",
         "Spark / Databricks (cluster Spark config):",
         *(f"  {name} {value}" for name, value in spark_settings(url, endpoint, options.key)),
+        *([REAL_CLUSTER_NOTE.format(host=options.host)] if options.host in LOOPBACK_HOSTS else []),
         "",
         "Python client (openlineage-python), environment:",
         f"  OPENLINEAGE_URL={url}",

@@ -71,11 +71,24 @@ def classify(exc: BaseException, rules: Iterable[Any]) -> UnknownType | None:
 
 
 def poison_at_once(runtime: PoisonRuntime, queue_name: str, text: str, exc: BaseException,
-                   run_id: str | None = None) -> bool:
+                   run_id: str | None = None, mapped_with: Any = None) -> bool:
     """Write `text` to `<queue_name>-poison` when `exc` cannot be fixed by retrying; True when it was written (the
-    trigger then returns normally, so the host deletes the original message)."""
-    hopeless = classify(exc, runtime.engine().rules)
+    trigger then returns normally, so the host deletes the original message).
+
+    `mapped_with`: the rules (a MappingEngine) in force when the event was mapped, named in the log line. When the
+    rule file has changed since (a user fixed the rule and ran `requeue` at once, before the change was picked up),
+    the event is left to the queue's retry, which maps it with the new rules, instead of being poisoned again."""
+    engine = runtime.engine()
+    mapped = mapped_with if mapped_with is not None else getattr(engine, "current", engine)
+    hopeless = classify(exc, mapped.rules)
     if hopeless is None:
+        return False
+    refresh = getattr(engine, "refresh", None)
+    if refresh is not None:
+        refresh()  # look at the rule file now, not at its next check
+    if getattr(engine, "current", engine) is not mapped:
+        log.warning("runId=%s: %s, but the mapping rules have changed since it was mapped: retried with the new "
+                    "rules instead of moved to the poison queue", run_id or "-", hopeless.describe())
         return False
     poison = poison_queue_name(queue_name)
     runtime.queue_service().queue(poison).send(text)
