@@ -4,10 +4,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # docs and docs-reference: the documentation site (mkdocs.yml) and its generated reference pages.
-.PHONY: docs docs-reference contract-checks run test test-fast coverage bench lint-config venv node browser java clean reset package help
+.PHONY: demo docs docs-reference contract-checks run test test-fast coverage bench lint-config venv node browser java clean reset package help
 
 help:
 	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
+	@echo "make demo         - load sample data into the running \`make run\` (a scanned lake folder, a week of runs, system-table rows)"
 	@echo "make test         - run the whole test suite (installs what it needs)"
 	@echo "make test-fast    - run the unit tests only"
 	@echo "make coverage     - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
@@ -47,6 +48,10 @@ java:
 
 run: venv node
 	$(BIN)/ol2purview serve
+
+# In a second terminal while `make run` serves: sample data for every feature, then what to open and try next.
+demo: venv
+	$(BIN)/ol2purview demo
 
 # OL2PURVIEW_TESTS_STRICT=1: a test that would skip for want of Azurite or Chromium fails instead (as with CI=true).
 # The order is random (pytest-randomly); the seed is printed at the top: replay with -p randomly --randomly-seed=N.

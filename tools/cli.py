@@ -23,6 +23,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "columns": ("tools.columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
     "history": ("tools.history", "lineage of a dataset or column in a time window, with its runs, from the run history"),
     "status": ("tools.status", "what the running local host reports: queue depths, triggers, timers, catalog"),
+    "demo": ("tools.demo", "load sample data into the running serve: a scanned lake folder, a week of runs, "
+                           "system-table rows"),
     "spark": ("tools.spark.cli", "backfill or re-map archived OpenLineage history on Spark (or in one process)"),
 }
 
