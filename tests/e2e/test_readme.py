@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -31,8 +30,7 @@ import pytest
 import requests
 
 from tests.azurite_fixture import require_azurite
-from tests.conftest import PROJECT_ROOT, wait_until
-from tests.rules import user_rules_file_allowed
+from tests.conftest import PROJECT_ROOT, repository_copy, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite]
 README = PROJECT_ROOT / "README.md"
@@ -69,16 +67,8 @@ CATALOG_EXAMPLE = [line for line in command_blocks(LINEAGE_PAGE_GUIDE.read_text(
 def lone_copy(folder: Path) -> Path:
     """The repository's files (tracked, and new ones not ignored) in `folder/ol2purview`, with no `../shared` next to
     it, and the tools installed for it as the docstring says."""
-    root = folder / "ol2purview"
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=PROJECT_ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    with user_rules_file_allowed("a clone holds config/ (copied, never read as rules)"):
-        for name in filter(None, listed):
-            source = PROJECT_ROOT / name
-            if source.is_file():
-                (root / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, root / name)  # modification times kept: make sees node_modules as up to date
-    assert not (folder / "shared").exists() and not (root.parent / "shared").exists()
+    root = repository_copy(folder / "ol2purview")
+    assert not (folder / "shared").exists()  # the clone's ../shared
     (root / "node_modules").symlink_to(PROJECT_ROOT / "node_modules")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
     site = Path(sysconfig.get_paths(vars={"base": str(root / ".venv"), "platbase": str(root / ".venv")})["purelib"])
