@@ -45,8 +45,12 @@ def test_a_wrong_key_is_one_refusal_with_the_same_exit_code_everywhere(serve, tm
 
 def test_no_serve_to_talk_to_is_usage_everywhere(tmp_path):
     codes = {name: ol2purview(*args, "--data", str(tmp_path / "empty")).returncode
-             for name, args in commands(str(tmp_path)).items()}
-    assert codes == {"replay": 2, "history": 2, "status": 2}
+             for name, args in {**commands(str(tmp_path)), "demo": ("demo",)}.items()}
+    assert codes == {"replay": 2, "history": 2, "status": 2, "demo": 2}
+    done = ol2purview("demo", "--data", str(tmp_path / "empty"))
+    assert done.stderr.splitlines() == [
+        f"ol2purview demo: no `ol2purview serve` is running on {tmp_path / 'empty'}: start it first (`make run` in "
+        "another terminal), or pass --data DIR of the running serve"]
 
 
 def test_an_unreachable_endpoint_is_a_failure_everywhere(tmp_path):
