@@ -19,7 +19,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DOCS = PROJECT_ROOT / "docs"
 README = PROJECT_ROOT / "README.md"
 # Programs other than ours that the documentation tells users to run (Azure CLI, Databricks CLI, ...).
-OTHER_PROGRAMS = {".", "az", "databricks", "curl", "spark-submit", "pip", ".venv/bin/python"}
+OTHER_PROGRAMS = {".", "cd", "export", "echo", "cat", "ls", "git", "jq", "az", "func", "databricks", "curl",
+                  "spark-submit", "pip", "python", ".venv/bin/python"}
 
 
 def documents() -> list[Path]:
