@@ -4,6 +4,7 @@ rules, logs it once (noticed by its watcher, with no event sent) and shows it in
 Java says so in one line."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import requests
 
 from tests.conftest import PROJECT_ROOT, wait_until
 from tests.rules import BROKEN_RULES, BROKEN_RULES_PROBLEM, MAPPINGS_PATH
@@ -75,3 +77,44 @@ def test_a_spark_command_without_java_says_what_to_install(tmp_path, command):
     assert done.stderr.splitlines() == [
         f"ol2purview spark {command[0]}: Spark needs Java 17 or newer and no `java` is on PATH (nor JAVA_HOME set): "
         "install Debian's openjdk-17-jre-headless (`make java` does, as root) or set JAVA_HOME to a Java 17+"]
+
+
+def test_requeue_right_after_fixing_the_rule_lands_every_message(serve_factory, tmp_path):
+    """Issue 36: `requeue` right after fixing a rule sent 2 of 7 messages back to the poison queue. A rule naming a
+    type the catalog lacks sends each run's COMPLETE to the poison queue at once; the file is fixed and `requeue
+    --all` runs at once, before or after the host has noticed: every message lands, none goes back."""
+    from tools.samples.delivery import generated_events, write_jsonl
+
+    runs = 4
+    shipped = json.loads(MAPPINGS_PATH.read_text(encoding="utf-8"))
+    made_up = {"name": "madeUpType", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "abfss"}],
+               "qualifiedName": "made://{nameGroups[0]}", "purviewDataType": "made_up_type"}
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([made_up, *(shipped if isinstance(shipped, list) else
+                                            shipped["olToPurviewMappings"])]))
+    serve = serve_factory(env={"OL_TO_PURVIEW_MAPPINGS_PATH": str(rules),
+                               "AzureFunctionsJobHost__extensions__queues__visibilityTimeout": "00:00:01"})
+    # STARTs first (they write nothing: a START processed after its COMPLETE would be poisoned too)
+    events = generated_events(runs, start=600)
+    starts = write_jsonl(tmp_path / "starts.jsonl", [e for e in events if e["eventType"] == "START"])
+    assert ol2purview("replay", str(starts), "--data", str(serve.data_dir), env={}).returncode == 0
+    wait_until(lambda: serve.status()["worker"]["succeeded"] == runs, timeout=60, what="the STARTs processed")
+    completes = write_jsonl(tmp_path / "completes.jsonl", [e for e in events if e["eventType"] != "START"])
+    assert ol2purview("replay", str(completes), "--data", str(serve.data_dir), env={}).returncode == 0
+    wait_until(lambda: serve.status()["queues"]["lineage-events"]["poisonCount"] == runs, timeout=60,
+               what="every COMPLETE moved to the poison queue at once")
+    assert serve.status()["worker"]["poisoned"] == runs
+    shutil.copy(MAPPINGS_PATH, rules)  # the fix
+    requeued = ol2purview("requeue", "--all", "--data", str(serve.data_dir), env={})
+    assert requeued.stdout.strip().splitlines()[-1] == (
+        f"moved {runs} message(s) from lineage-events-poison to lineage-events")
+
+    def landed() -> bool:
+        status = serve.status()
+        lineage = status["queues"]["lineage-events"]
+        return lineage["approximateCount"] == 0 and not status["worker"]["inFlight"] and lineage["poisonCount"] == 0
+    wait_until(landed, timeout=90, what="the requeued messages processed")
+    assert serve.status()["worker"]["poisoned"] == runs  # none went back
+    processes = requests.get(f"{serve.atlas_url}/search/basic", params={"typeName": "databricks_process"},
+                             timeout=10).json()["entities"]
+    assert len(processes) == runs
