@@ -3,15 +3,19 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: contract-checks run test test-fast coverage bench lint-config venv node browser java clean reset package help
+# docs and docs-reference: the documentation site (mkdocs.yml) and its generated reference pages.
+.PHONY: demo docs docs-reference contract-checks run test test-fast coverage bench lint-config venv node browser java clean reset package help
 
 help:
 	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
+	@echo "make demo         - load sample data into the running \`make run\` (a scanned lake folder, a week of runs, system-table rows)"
 	@echo "make test         - run the whole test suite (installs what it needs)"
 	@echo "make test-fast    - run the unit tests only"
 	@echo "make coverage     - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
 	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json"
+	@echo "make docs         - build the documentation site into .site/ (mkdocs build --strict)"
+	@echo "make docs-reference - rewrite docs/reference/settings.md and cli.md from the code (a test checks them)"
 	@echo "make contract-checks - rewrite olparser/contract/lean_checks.py after editing the event contract"
 	@echo "make venv         - create .venv/ with the pinned Python dependencies (then: . .venv/bin/activate)"
 	@echo "make node         - install Azurite into node_modules/"
@@ -45,12 +49,18 @@ java:
 run: venv node
 	$(BIN)/ol2purview serve
 
+# In a second terminal while `make run` serves: sample data for every feature, then what to open and try next.
+demo: venv
+	$(BIN)/ol2purview demo
+
 # OL2PURVIEW_TESTS_STRICT=1: a test that would skip for want of Azurite or Chromium fails instead (as with CI=true).
 # The order is random (pytest-randomly); the seed is printed at the top: replay with -p randomly --randomly-seed=N.
+# PYTEST_ARGS: more pytest arguments, e.g. PYTEST_ARGS="-m 'not shared'" where ../shared is missing (GitHub).
 STRICT := OL2PURVIEW_TESTS_STRICT=1
+PYTEST_ARGS ?=
 
 test: venv node browser java
-	$(STRICT) $(BIN)/python -m pytest
+	$(STRICT) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The whole suite under coverage.py: branch coverage of olparser/ and tools/, subprocesses included.
 coverage: venv node browser java
@@ -63,6 +73,12 @@ test-fast: venv
 
 bench: venv node java
 	$(BIN)/python -m bench
+
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict --quiet
+
+docs-reference: venv
+	$(BIN)/python -m tools.docs
 
 lint-config: venv
 	$(BIN)/qn-tester lint

@@ -1,7 +1,7 @@
 """Run every benchmark module in bench/ (or those named on the command line) and print their medians.
 
-`--markdown` prints the figures they recorded (bench/report.py) as README's table; `--readme` writes them into
-README.md's generated table, replacing the rows of the modules that ran and keeping the others.
+`--markdown` prints the figures they recorded (bench/report.py) as the docs' table; `--docs` writes them into the
+generated table of docs/explanation/benchmarks.md, replacing the rows of the modules that ran and keeping the others.
 """
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from pathlib import Path
 
 from bench import report
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "explanation" / "benchmarks.md"
 NOT_BENCHES = ("report",)
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="bench modules to run (default: all)")
-    parser.add_argument("--markdown", action="store_true", help="print the recorded figures as README's table")
-    parser.add_argument("--readme", action="store_true", help="write the recorded figures into README.md")
+    parser.add_argument("--markdown", action="store_true", help="print the recorded figures as the docs' table")
+    parser.add_argument("--docs", action="store_true", help="write the recorded figures into docs/explanation/benchmarks.md")
     args = parser.parse_args(argv)
     here = Path(__file__).parent
     names = args.names or sorted(m.name for m in pkgutil.iter_modules([str(here)])
@@ -32,9 +32,9 @@ def main(argv: list[str]) -> int:
     figures = report.take_recorded()
     if args.markdown:
         print(report.table([figure.row() for figure in figures]))
-    if args.readme:
-        report.write_readme(README, figures)
-        print(f"README.md: {len(figures)} rows of the bench table written")
+    if args.docs:
+        report.write_table(PAGE, figures)
+        print(f"{PAGE.relative_to(PAGE.parents[2])}: {len(figures)} rows of the bench table written")
     return 0
 
 

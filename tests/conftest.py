@@ -15,11 +15,12 @@ from typing import Callable, Iterator, Mapping, TypeVar
 
 import pytest
 
-from tests import rules
+from tests import rules, shared_marker
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
+_SHARED_TESTS: list[int] = []  # how many collected tests need ../shared (tests/shared_marker.py)
 T = TypeVar("T")
 # Fixtures defined once for the whole session, whichever folder asks for them (see each module's docstring).
 pytest_plugins = ("tests.azurite_fixture",)
@@ -28,6 +29,23 @@ pytest_plugins = ("tests.azurite_fixture",)
 # the test process itself refuses to open the user's config/OlToPurviewMappings.json from now on (collection included).
 rules.use_the_copy_in_child_processes()
 rules.install_guard()
+
+
+def repository_copy(root: Path) -> Path:
+    """The repository's files (tracked, and new ones not ignored) copied to `root`, modification times kept, as a
+    clone from GitHub has them: no .venv, node_modules or .data, and no ../shared next to it."""
+    import shutil
+    import subprocess
+
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=PROJECT_ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    with rules.user_rules_file_allowed("a clone holds config/ (copied, never read as rules)"):
+        for name in filter(None, listed):
+            source = PROJECT_ROOT / name
+            if source.is_file():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, root / name)
+    return root
 
 
 def skips_are_failures(env: Mapping[str, str] = os.environ) -> bool:
@@ -104,7 +122,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: `-m "not shared"` sees the marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _SHARED_TESTS.append(shared_marker.mark(items))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if _SHARED_TESTS:
+        deselected = "not shared" in (config.getoption("markexpr") or "").replace("  ", " ")
+        where = "deselected (-m \"not shared\")" if deselected else (
+            "run" if SHARED.is_dir() else f"selected, but {SHARED} is missing: they fail")
+        terminalreporter.write_line(f"tests that need ../shared (marker `shared`): {_SHARED_TESTS[-1]}, {where}")
     if _SKIPPED and skips_are_failures():
         terminalreporter.section(f"{len(_SKIPPED)} skipped, which fails the run ({STRICT_ENV}=1 or CI=true)",
                                  sep="!", red=True)

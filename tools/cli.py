@@ -9,6 +9,8 @@ import argparse
 import importlib
 import sys
 
+from tools.exit_codes import CONVENTION, USAGE
+
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("tools.functions_host.cli", "serve function_app.py over HTTP as the Azure Functions host does"),
@@ -21,8 +23,33 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "columns": ("tools.columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
     "history": ("tools.history", "lineage of a dataset or column in a time window, with its runs, from the run history"),
     "status": ("tools.status", "what the running local host reports: queue depths, triggers, timers, catalog"),
+    "demo": ("tools.demo", "load sample data into the running serve: a scanned lake folder, a week of runs, "
+                           "system-table rows"),
     "spark": ("tools.spark.cli", "backfill or re-map archived OpenLineage history on Spark (or in one process)"),
 }
+
+
+# Options whose value may start with "-" (a duration back from now: `--since -24h`). argparse reads such a value as
+# an option and fails with "expected one argument"; `as_written` joins them (`--since=-24h`) first.
+VALUES_MAY_START_WITH_MINUS = ("--since", "--until")
+
+
+def as_written(argv: list[str]) -> list[str]:
+    """argv with `--since -24h` (and `--until`) joined into `--since=-24h`, which argparse reads as the value."""
+    joined: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word in VALUES_MAY_START_WITH_MINUS:
+            value = next(words, None)
+            if value is not None and value.startswith("-") and value[1:2].isdigit():
+                joined.append(f"{word}={value}")
+                continue
+            joined.append(word)
+            if value is not None:
+                joined.append(value)
+            continue
+        joined.append(word)
+    return joined
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -34,14 +61,41 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     return parser, subparsers
 
 
+def every_command(parser: argparse.ArgumentParser, words: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(`command sub-command`, its one-line help) for every command under `parser`, depth first."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                found.append((" ".join(words + (name,)), helps.get(name, "")))
+                found += every_command(sub, words + (name,))
+    return found
+
+
+def full_parser() -> argparse.ArgumentParser:
+    """The parser with every sub-command's arguments (and sub-commands) added, and an epilog listing them all."""
+    parser, subparsers = build_parser()
+    for name, (module, _help) in SUBCOMMANDS.items():
+        importlib.import_module(module).add_arguments(subparsers[name])
+    commands = every_command(parser)
+    width = max(len(words) for words, _help in commands)
+    parser.epilog = "\n".join(["every command and sub-command (`ol2purview COMMAND --help` for its options):",
+                                *(f"  {words:<{width}}  {text}" for words, text in commands),
+                                "", CONVENTION, "documentation: docs/ (README.md links every page)"])
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    argv = as_written(sys.argv[1:] if argv is None else argv)
     parser, subparsers = build_parser()
     command = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     if command is None:
+        parser = full_parser()
         parser.parse_args(argv)  # prints usage / errors, exits 2
         parser.print_help()
-        return 2
+        return USAGE
     module = importlib.import_module(SUBCOMMANDS[command][0])
     module.add_arguments(subparsers[command])
     args = parser.parse_args(argv)

@@ -4,8 +4,9 @@ the run history of a running `ol2purview serve` or of any deployed function.
 It calls `GET /api/ol2purview/lineage` (function key in the x-functions-key header) and prints the datasets, the
 processes with their runs, the edges and the runs as tables, or the answer as JSON (`--json`). Without `--url` it
 asks the `serve` running on the data folder with the key that serve keeps. Times go to the endpoint as written:
-ISO 8601 (UTC when no offset), `now`, `-24h`, `-7d`, or `last-run` for --since. Exit codes: 0 answered, 1 the
-endpoint could not answer, 2 usage, a parameter the endpoint refused, or nothing in the history for the dataset.
+ISO 8601 (UTC when no offset), `now`, `-24h`, `-7d`, or `last-run` for --since. Exit codes (tools/exit_codes.py): 0
+answered, 1 the endpoint refused (a wrong key) or could not answer, 2 usage, a parameter the endpoint refused, or
+nothing in the history for the dataset.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import requests
 
 from olparser.history.window import DIRECTIONS
 from tools.catalog_options import add_target_arguments, function_endpoint
+from tools.exit_codes import for_http_status
 
 JSON = dict[str, Any]
 LINEAGE_PATH = "/api/ol2purview/lineage"
@@ -130,6 +132,6 @@ def run(args: argparse.Namespace) -> int:
         message = body.get("error") if isinstance(body, dict) else None
         print(f"ol2purview history: {response.status_code} {message or json.dumps(body)[:300]}{where}",
               file=sys.stderr)
-        return 2 if response.status_code in (400, 401, 404) else 1
+        return for_http_status(response.status_code)
     print(json.dumps(body, indent=2) if args.json else render_text(body))
     return 0

@@ -79,12 +79,29 @@ def read_events(path: Path) -> list[SourcedEvent]:
         document = json.loads(text)
     except json.JSONDecodeError as whole_error:
         lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
-        if len(lines) < 2:
-            return [SourcedEvent(str(path), None, f"not JSON: {whole_error.msg} at line {whole_error.lineno}")]
+        if len(lines) < 2 or not _is_object(lines[0][1]):  # one document (an object or array over several lines)
+            return [SourcedEvent(str(path), None, _not_json(text, whole_error))]
         return [_line_event(f"{path}:{number}", line) for number, line in lines]
     if isinstance(document, list):
         return [_checked(f"{path}[{index}]", item) for index, item in enumerate(document)]
     return [_checked(str(path), document)]
+
+
+def _is_object(line: str) -> bool:
+    """Whether one line is a whole JSON object: what every line of a JSON-lines file is (the first line of an
+    indented event, `{` or `{"eventType": ...,`, is not)."""
+    try:
+        return isinstance(json.loads(line), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _not_json(text: str, error: json.JSONDecodeError) -> str:
+    """Why a file is not one JSON document: truncated when the JSON would go on past the end of the text (a copy cut
+    short: the error is at its very end, or a string runs to it)."""
+    if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
+        return f"not JSON: truncated (the text ends at line {text.rstrip().count(chr(10)) + 1} before the JSON does)"
+    return f"not JSON: {error.msg} at line {error.lineno}, column {error.colno}"
 
 
 def _line_event(source: str, line: str) -> SourcedEvent:
@@ -140,6 +157,11 @@ def send(events: list[SourcedEvent], transport: HttpTransport, progress: tqdm) -
         except requests.HTTPError as error:
             response = error.response
             outcomes.append(Outcome(item.source, False, response.status_code, _refusal_reason(response)))
+            if response.status_code == 401:  # the key: every other event would be refused the same way
+                reason = "not sent: the endpoint refused the key (401 above)"
+                outcomes.extend(Outcome(rest.source, False, None, reason) for rest in events[index + 1:])
+                progress.update(len(events) - index)
+                break
         except requests.exceptions.RetryError:
             outcomes.append(Outcome(item.source, False, None, "refused: server errors (5xx) until retries ran out"))
         except requests.RequestException as error:
@@ -155,11 +177,19 @@ def summary(outcomes: list[Outcome], target: str) -> str:
     """The report printed at the end: totals, then each refused event with its status and reason."""
     refused = [o for o in outcomes if not o.accepted]
     lines = [f"{len(outcomes)} events to {target}: {len(outcomes) - len(refused)} accepted, {len(refused)} refused"]
-    for outcome in refused[:MAX_LISTED_REFUSALS]:
-        status = outcome.status if outcome.status is not None else "---"
-        lines.append(f"  {status} {outcome.source}: {outcome.reason}")
-    if len(refused) > MAX_LISTED_REFUSALS:
-        lines.append(f"  ... and {len(refused) - MAX_LISTED_REFUSALS} more")
+    groups: list[list[Outcome]] = []  # consecutive refusals for the same reason are one line
+    for outcome in refused:
+        if groups and (groups[-1][0].status, groups[-1][0].reason) == (outcome.status, outcome.reason):
+            groups[-1].append(outcome)
+        else:
+            groups.append([outcome])
+    for group in groups[:MAX_LISTED_REFUSALS]:
+        first = group[0]
+        status = first.status if first.status is not None else "---"
+        more = f" (and {len(group) - 1} more after it)" if len(group) > 1 else ""
+        lines.append(f"  {status} {first.source}{more}: {first.reason}")
+    if len(groups) > MAX_LISTED_REFUSALS:
+        lines.append(f"  ... and {sum(len(g) for g in groups[MAX_LISTED_REFUSALS:])} more")
     return "\n".join(lines)
 
 

@@ -13,7 +13,7 @@ from tools.catalog_options import add_target_arguments, catalog_target
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dir", type=Path, default=TYPEDEFS_DIR,
-                        help="folder of TypesDef JSON files (default: %(default)s)")
+                        help="folder of TypesDef JSON files (default: the connector's own, olparser/lineage/typedefs)")
     parser.add_argument("--password", help="basic-auth password for --atlas-url (default: ATLAS_PASSWORD)")
     add_target_arguments(parser, catalog=True)
 

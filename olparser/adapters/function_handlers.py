@@ -89,10 +89,12 @@ def process_lineage_event(runtime: Runtime, msg: func.QueueMessage, queue_name: 
     event = runtime.courier().open_event(text)
     if (archive := runtime.event_archive()) is not None:
         archive.keep(event)  # before processing: an event that fails is archived too; a retry finds it there
+    engine = runtime.engine()
+    mapped_with = getattr(engine, "current", engine)  # the rules this event is mapped with
     try:
         outcome = runtime.process(event, redelivered=(msg.dequeue_count or 1) > 1)
     except Exception as exc:
-        if poison_at_once(runtime, queue_name, text, exc, (event.get("run") or {}).get("runId")):
+        if poison_at_once(runtime, queue_name, text, exc, (event.get("run") or {}).get("runId"), mapped_with):
             return
         raise
     log.info("Processed runId=%s eventType=%s status=%s entities=%d unmatched=%d calls=%d attempt=%d",
@@ -109,7 +111,7 @@ def write_due_runs(runtime: Runtime, timer: func.TimerRequest | None, queue_name
             report.failed, report.deletes_retried, report.purged, report.history_purged,
             bool(getattr(timer, "past_due", False)))
     if report.poison_waiting:  # every tick while it lasts: the template's poison alert reads this line
-        log.warning("%s holds %d message(s): fix the cause, then `ol2purview requeue --all` (README, Operations)",
+        log.warning("%s holds %d message(s): fix the cause, then `ol2purview requeue --all` (docs/guides/operations.md)",
                     poison_queue_name(queue_name), report.poison_waiting)
 
 

@@ -2,8 +2,13 @@
 
 `ReloadingEngine` looks at the file's modification time (and size) at most every `check_seconds`; when it changed,
 the file is loaded again and, if valid, replaces the rules for every later mapping. An invalid new file keeps the
-old rules and logs the problem once per change, so a half-saved edit never stops the worker. Rules given inline
-(the `OlToPurviewMappings` app setting) cannot change while the process runs and are not watched.
+old rules and logs the problem once per change, so a half-saved edit never stops the worker; `status()` says so
+until the file is fixed. `watch()` (the local host calls it) looks every `check_seconds` from a thread of its own,
+so that a change is noticed and logged within seconds even when no event arrives. Rules given inline (the
+`OlToPurviewMappings` app setting) cannot change while the process runs and are not watched.
+
+`rules_problem(settings)` is the check `ol2purview serve` and `worker` make before they start: the first problem
+of the rules in force, as `FILE:LINE:COLUMN: rule N 'name', field F: what`.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from typing import Any, Callable
 from olparser.settings import Settings
 
 from olparser.naming.engine import MappingEngine, MappingResult
-from olparser.naming.rules import ConfigError
+from olparser.naming.rules import ConfigError, located, parse_json, unwrap
 
 log = logging.getLogger(__name__)
 DEFAULT_CHECK_SECONDS = 2.0
@@ -31,6 +36,34 @@ def _signature(path: Path) -> tuple[int, int] | None:
     return stat.st_mtime_ns, stat.st_size
 
 
+class RulesFileError(ValueError):
+    """A rule file that cannot be used; its text is the located first problem (`FILE:LINE:COLUMN: ...`)."""
+
+
+def load_rules_file(path: Path) -> MappingEngine:
+    """The engine of the rule file at `path`, or RulesFileError naming the file, line, column and rule at fault."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise RulesFileError(f"{path}: cannot read the mapping rules: {exc.strerror or exc}") from None
+    try:
+        return MappingEngine.from_rules(unwrap(parse_json(text, str(path))))
+    except ConfigError as exc:
+        raise RulesFileError(located(exc, str(path), text)) from None
+
+
+def rules_problem(settings: Settings) -> str | None:
+    """What is wrong with the mapping rules `settings` name (the inline app setting, else the file), or None."""
+    try:
+        if settings.mappings_inline and settings.mappings_inline.strip():
+            MappingEngine.from_settings(settings)
+        else:
+            load_rules_file(Path(settings.mappings_path))
+    except (ConfigError, RulesFileError) as exc:
+        return str(exc)
+    return None
+
+
 class ReloadingEngine:
     """Delegates to the current `MappingEngine` of `path`, reloading it when the file changes."""
 
@@ -41,9 +74,12 @@ class ReloadingEngine:
         self._clock = clock
         self._lock = threading.Lock()
         self._signature = _signature(self.path)
-        self._engine = MappingEngine.from_path(self.path)  # a bad file at start is an error, as without reloading
+        self._engine = load_rules_file(self.path)  # a bad file at start is an error, as without reloading
         self._checked_at = clock()
         self.reloads = 0
+        self.error: str | None = None  # why the file's current version is not in force (None: it is)
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "MappingEngine | ReloadingEngine":
@@ -70,14 +106,46 @@ class ReloadingEngine:
             return
         self._signature = signature
         try:
-            engine = MappingEngine.from_path(self.path)
-        except (ConfigError, OSError, ValueError) as exc:
+            engine = load_rules_file(self.path)
+        except (RulesFileError, OSError, ValueError) as exc:
+            self.error = str(exc)
             log.error("mapping rules in %s changed but cannot be used, so the previous rules stay in force: %s",
                       self.path, exc)
             return
         self._engine = engine
+        self.error = None
         self.reloads += 1
         log.info("mapping rules reloaded from %s (%d rules)", self.path, len(engine.rules))
+
+    def refresh(self) -> None:
+        """Look at the file now, whenever it was last looked at (reloads, and logs, when it changed)."""
+        with self._lock:
+            self._checked_at = self._clock()
+            self._reload_if_changed()
+
+    def status(self) -> dict[str, Any]:
+        """For the status endpoint: whether the file's current version is in force, and if not why."""
+        self.current  # noqa: B018 - looks at the file when check_seconds have passed
+        return {"ok": self.error is None, "path": str(self.path), "rules": len(self._engine.rules),
+                "reloads": self.reloads, **({"error": self.error} if self.error else {})}
+
+    def watch(self) -> None:
+        """Look at the file every `check_seconds` from a daemon thread (once; `close()` stops it)."""
+        with self._lock:
+            if self._watcher is not None:
+                return
+            self._watcher = threading.Thread(target=self._watch, name="ol2purview-rules-watcher", daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self._check_seconds):
+            try:
+                self.current  # noqa: B018 - reloads (and logs) when the file changed
+            except Exception:  # never let the watcher die: the next mapping looks again
+                log.exception("watching the mapping rules in %s failed", self.path)
+
+    def close(self) -> None:
+        self._stop.set()
 
     @property
     def rules(self) -> Any:

@@ -273,7 +273,7 @@ class Runtime:
         """Release what holds files or connections (tests; a host shutting down)."""
         with self._lock:
             built, self._built = self._built, {}
-        for name in ("catalog_client", "run_state_store", "history_store", "queue_service", "sql_parser"):
+        for name in ("catalog_client", "run_state_store", "history_store", "queue_service", "sql_parser", "engine"):
             close = getattr(built.get(name), "close", None)
             if close is not None:
                 close()

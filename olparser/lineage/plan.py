@@ -3,7 +3,7 @@ uploader reports back (`UploadReport`, `DeleteReport`), so that the core reads t
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
     from olparser.resolution.model import NamedDataset
@@ -86,6 +86,15 @@ class UploadReport:
     updated: tuple[Key, ...] = ()
     referenced: tuple[Key, ...] = ()
     guid_assignments: dict[str, str] = field(default_factory=dict)
+
+    def counts(self, sent: Iterable[Key]) -> str:
+        """`N entities: C created, U updated, K unchanged, R referenced` for the entities `sent`, each counted once
+        (an entity the catalog created or updated that was not sent, such as a column, adds to N), so the parts
+        always add up to the whole."""
+        written = set(sent) | set(self.created) | set(self.updated)
+        created, updated = set(self.created), set(self.updated) - set(self.created)
+        return (f"{len(written)} entities: {len(created)} created, {len(updated)} updated, "
+                f"{len(written - created - updated)} unchanged, {len(set(self.referenced))} referenced")
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ class ConfigProblem:
     rule_index: int | None = None
     rule_name: str | None = None
     field: str | None = None
+    line: int | None = None  # where a JSON syntax error is (rule problems are located by `located`)
+    column: int | None = None
 
     def __str__(self) -> str:
         where = []
@@ -69,7 +71,63 @@ def parse_json(text: str, source: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(ConfigProblem(f"{source} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"))
+        raise ConfigError(ConfigProblem(f"{source} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+                                        line=exc.lineno, column=exc.colno))
+
+
+def rule_offsets(text: str) -> list[int]:
+    """Where each rule of a config's JSON text starts (character offsets), in order, for either accepted shape; []
+    when the text is not valid JSON or holds no rule list."""
+    decoder = json.JSONDecoder()
+
+    def skip(pos: int) -> int:
+        while pos < len(text) and text[pos] in " \t\r\n\ufeff":
+            pos += 1
+        return pos
+
+    def elements(pos: int) -> list[int]:  # text[pos] is the list's "["
+        offsets: list[int] = []
+        pos = skip(pos + 1)
+        while text[pos] != "]":
+            offsets.append(pos)
+            pos = skip(decoder.raw_decode(text, pos)[1])
+            if text[pos] != ",":
+                break
+            pos = skip(pos + 1)
+        return offsets
+
+    try:
+        pos = skip(0)
+        if text[pos] == "[":
+            return elements(pos)
+        pos = skip(pos + 1)
+        while text[pos] == '"':
+            key, pos = decoder.raw_decode(text, pos)
+            pos = skip(skip(pos) + 1)  # past the ":"
+            if key.lower() in ("oltopurviewmappings", "rules") and text[pos] == "[":
+                return elements(pos)
+            pos = skip(decoder.raw_decode(text, pos)[1])
+            pos = skip(pos + 1) if text[pos] == "," else pos
+    except (ValueError, IndexError):
+        pass
+    return []
+
+
+def located(error: ConfigError, source: str, text: str) -> str:
+    """`error` as `FILE:LINE:COLUMN: rule N 'name', field F: what`, the position being the start of the rule at fault
+    (or of the JSON syntax error) in `text`, the config's contents; `FILE: ...` when there is no position."""
+    first = error.problems[0]
+    offset = None
+    if first.line is not None:
+        return f"{source}:{first.line}:{first.column}: {error}"
+    if first.rule_index is not None:
+        offsets = rule_offsets(text)
+        offset = offsets[first.rule_index] if first.rule_index < len(offsets) else None
+    if offset is None:
+        return f"{source}: {error}"
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return f"{source}:{line}:{column}: {error}"
 
 
 def read_path(path: str | Path) -> Any:

@@ -17,7 +17,7 @@ import requests
 from olparser.adapters.runtime import Runtime
 from olparser.contract import read_event
 from olparser.settings import Settings
-from tests.catalog_server.datamap_spec import example, examples_listed, examples_of, operation_for, problems
+from tests.catalog_server.datamap_spec import SPEC_PATH, example, examples_listed, examples_of, operation_for, problems
 from tests.catalog_server.pipeline_data import MAPPINGS_PATH, medallion_events, sequence_events, CLL_SEQUENCE
 from tests.catalog_server.test_purview_examples import compare
 from tools.catalog import CatalogServer
@@ -196,7 +196,8 @@ def _replay(catalog: CatalogServer, name: str) -> tuple[int, Any, int, Any]:
     return answer.status_code, answer.json() if answer.content else None, int(status), expected
 
 
-REPLAYED = [name for op in USED_OPERATIONS for name in examples_of(op)]
+# empty where ../shared is missing (a clone from GitHub): the tests that use it are marked `shared` and deselected
+REPLAYED = [name for op in USED_OPERATIONS for name in examples_of(op)] if SPEC_PATH.is_file() else []
 # The examples that cannot match, and why (each answer is then a clear 400 naming the problem)
 NOT_MATCHING = {
     "Type_ListTermTemplateDefs": "term templates (a glossary feature) are not modelled",

@@ -57,8 +57,9 @@ def test_tables_and_their_columns_are_related_as_purview_relates_them():
         "fabric_lakehouse_table", "columns", "fabric_lakehouse_table_column", "table")
 
 
-def test_every_type_the_readme_names_is_known(project_root):
-    readme = (project_root / "README.md").read_text(encoding="utf-8")
+def test_every_type_the_readme_and_the_docs_name_is_known(project_root):
+    pages = [project_root / "README.md", *sorted((project_root / "docs").rglob("*.md"))]
+    readme = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     named = {name for name in re.findall(r"`([a-z0-9]+(?:_[a-z0-9]+)+)`", readme) if name.startswith(TYPE_PREFIXES)}
     named -= README_NAMES_THAT_ARE_NOT_TYPES
     assert {"azure_datalake_gen2_path", "databricks_table", "openlineage_dataset"} <= named

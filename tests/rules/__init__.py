@@ -103,3 +103,17 @@ def user_rules_file_allowed(why: str) -> Iterator[None]:
         yield
     finally:
         _allowed.why = previous
+
+
+# A rule file with one invalid rule (index 1, starting at line 4, column 3): what `serve`, `worker` and the reloading
+# engine must refuse, naming the file, line, column and rule (tests/unit/adapters/test_rules_file.py, tests/e2e/
+# test_fail_fast.py). The compare operators are those of olparser/naming/mappings.schema.json.
+BROKEN_RULES = """[
+  {"name": "kafka", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafka"}],
+   "qualifiedName": "kafka://{nameGroups[0]}", "purviewDataType": "kafka_topic"},
+  {"name": "broken", "parserConditions": [{"op1": "prefix", "compare": "~", "op2": "x"}],
+   "qualifiedName": "x://{nameGroups[0]}", "purviewDataType": "t"}
+]
+"""
+BROKEN_RULES_PROBLEM = ("{path}:4:3: rule 1 'broken', field parserConditions[0].compare: '~' is not one of ['=', '!=', "
+                        "'contains', 'notcontains', 'icontains', 'startswith', 'endswith', 'contains-in', '>', '<']")

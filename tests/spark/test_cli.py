@@ -76,7 +76,7 @@ def test_bad_arguments_get_a_clear_message(args, message, tmp_path: Path):
 
 @pytest.mark.spark
 def test_system_lineage_through_the_spark_submit_entry_point(spark, tmp_path: Path):
-    from tests.spark.system_tables import HOST, WORKSPACE, row, write_parquet
+    from tools.samples.system_tables import HOST, WORKSPACE, row, write_parquet
 
     write_parquet(spark, [
         row("2025-03-01T10:00:00", entity=("NOTEBOOK", "11", "r1"), source="main.s.a", target="main.s.b",
@@ -93,3 +93,30 @@ def test_system_lineage_through_the_spark_submit_entry_point(spark, tmp_path: Pa
         "system-lineage", {"table lineage rows read": 2,
                            "rows without a target (reads, dashboards): nothing to write": 1}, 1, 5)
     assert not (tmp_path / "report" / "watermark.json").exists()  # a dry run moves no watermark
+
+
+@pytest.mark.spark
+def test_the_demo_system_table_rows_are_read_as_written_by_ol2purview_demo(tmp_path: Path):
+    """`ol2purview demo` writes the rows as JSON lines (no Spark, no pyarrow); `spark system-lineage` reads such a
+    folder with the tables' documented schema, as the demo's "try next" line runs it."""
+    from datetime import datetime, timezone
+
+    from tools.samples import demo
+    from tools.samples.system_tables import HOST, METASTORE, WORKSPACE, write_json_lines
+
+    table, column = demo.system_table_rows(datetime.now(timezone.utc))
+    write_json_lines(table, tmp_path / "table_lineage")
+    write_json_lines(column, tmp_path / "column_lineage")
+    done = run("-m", "tools.cli", "spark", "system-lineage", "--master", "local[1]", "--table-lineage",
+               str(tmp_path / "table_lineage"), "--column-lineage", str(tmp_path / "column_lineage"), "--workspace",
+               f"{WORKSPACE}={HOST}", "--dry-run", str(tmp_path / "planned.jsonl"), "--report",
+               str(tmp_path / "report"))
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "report" / "report.json").read_text())
+    assert (report["rows"], report["runs"]["withLineage"]) == (
+        {"table lineage rows read": 3, "column lineage rows read": 6}, 3)
+    planned = [json.loads(line) for line in (tmp_path / "planned.jsonl").read_text().splitlines()]
+    [process] = [e for e in planned if e["typeName"] == "databricks_process"]
+    assert process["attributes"]["qualifiedName"].endswith(
+        f"/main.sales.daily_revenue/databricks://{METASTORE}/catalogs/main/schemas/sales/tables/daily_revenue")

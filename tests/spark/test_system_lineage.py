@@ -17,7 +17,7 @@ import pytest
 from tests.e2e.lineage_helpers import Atlas, refs
 from tests.rules import MAPPINGS_PATH
 from tests.spark.conftest import catalog_view
-from tests.spark.system_tables import HOST, LAKE, WORKSPACE, row, write_parquet
+from tools.samples.system_tables import HOST, LAKE, WORKSPACE, row, write_parquet
 from tools.spark.cli import main
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e]

@@ -5,16 +5,18 @@ import logging
 from olparser.adapters.catalog import CatalogRejected, CatalogUnavailable
 from olparser.adapters.delivery.poison import UnknownType, classify, poison_at_once, unknown_type_name
 from olparser.adapters.delivery.queues import SqliteQueueService
+from olparser.adapters.rules_file import ReloadingEngine
 from olparser.naming import MappingEngine
 
-RULES = MappingEngine.from_rules([
+RULE_LIST = [
     {"name": "kafkaTopic", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafka"}],
      "qualifiedName": "kafka://{nameGroups[0]}", "purviewDataType": "kafka_topic_made_up"},
     {"name": "kafkaCompacted", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafkac"}],
      "qualifiedName": "kafkac://{nameGroups[0]}", "purviewDataType": "kafka_topic_made_up"},
     {"name": "lake", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "abfss"}],
      "qualifiedName": "https://{nameGroups[0]}", "purviewDataType": "azure_datalake_gen2_path"},
-])
+]
+RULES = MappingEngine.from_rules(RULE_LIST)
 UNKNOWN = CatalogRejected(400, "ATLAS-400-00-014", "Type ENTITY with name kafka_topic_made_up does not exist")
 
 
@@ -69,4 +71,33 @@ def test_other_failures_are_left_to_the_queue_retries(tmp_path):
                     RuntimeError("bug")):
         assert poison_at_once(Runtime(service), "lineage-events", "text", failure) is False
     assert service.queue("lineage-events-poison").approximate_count() == 0
+    service.close()
+
+
+def test_a_rule_fixed_since_the_event_was_mapped_means_a_retry_not_the_poison_queue(tmp_path, caplog):
+    """Issue 36: `requeue` right after fixing the rule sent messages back to the poison queue, naming no rule (the
+    new rules no longer produce the type). The rules that mapped the event are named, and when the file has changed
+    since, the event is retried (mapped again with the new rules) instead."""
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(RULE_LIST))
+    engine = ReloadingEngine(path, check_seconds=3600)  # only `refresh` looks at the file in this test
+    service = SqliteQueueService(tmp_path / "queues.sqlite3")
+
+    class Reloading(Runtime):
+        def engine(self) -> ReloadingEngine:
+            return engine
+
+    mapped = engine.current
+    fixed = [dict(RULE_LIST[0], purviewDataType="kafka_topic"), *RULE_LIST[1:]]
+    path.write_text(json.dumps(fixed, indent=1))  # another size: a change whatever the file system's time tick
+    with caplog.at_level(logging.WARNING, logger="olparser.adapters.delivery.poison"):
+        assert poison_at_once(Reloading(service), "lineage-events", "text", UNKNOWN, "run-1", mapped) is False
+    assert service.queue("lineage-events-poison").approximate_count() == 0
+    assert [r.getMessage() for r in caplog.records if r.name.endswith("poison")] == [
+        "runId=run-1: the catalog has no entity type 'kafka_topic_made_up' (produced by mapping rule(s) "
+        "'kafkaTopic', 'kafkaCompacted'), but the mapping rules have changed since it was mapped: retried with the "
+        "new rules instead of moved to the poison queue"]
+    assert engine.reloads == 1
+    # mapped with the rules in force now: poisoned, naming the rules that mapped it
+    assert poison_at_once(Reloading(service), "lineage-events", "text", UNKNOWN, "run-2", engine.current) is True
     service.close()

@@ -60,5 +60,5 @@ def test_the_timer_warns_while_the_poison_queue_holds_messages(monkeypatch, capl
         function_app.write_due_runs(SimpleNamespace(past_due=False))
     assert [(r.levelno, r.getMessage()) for r in caplog.records][1:] == [(logging.WARNING, (
         "lineage-events-poison holds 2 message(s): fix the cause, then `ol2purview requeue --all` "
-        "(README, Operations)"))]
+        "(docs/guides/operations.md)"))]
     assert caplog.records[0].levelno == logging.DEBUG  # nothing else happened: the Timer line stays at DEBUG

@@ -31,8 +31,10 @@ def uses(document: dict, action: str) -> dict:
 def test_the_test_workflow_runs_the_readme_test_command_on_push_and_pull_request():
     test = workflow("test.yml")
     assert set(test["on"]) == {"push", "pull_request"}
-    assert [s["run"] for s in steps(test) if "run" in s] == ["scripts/ensure-chromium.sh", "make test",
-                                                              "make lint-config"]
+    assert [s["run"] for s in steps(test) if "run" in s] == [
+        "scripts/ensure-chromium.sh", "make test PYTEST_ARGS=\"-m 'not shared'\"", "make lint-config"]
+    assert not any("shared" in str(s.get("with", {})) for s in steps(test))  # no ../shared checked out there
+    assert (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()[-1] == "make test"  # all of it
     assert "make test" in (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     [job] = test["jobs"].values()
     assert job["container"]["image"] == "python:3.11-bookworm"  # Python 3.11 and Debian's chromium

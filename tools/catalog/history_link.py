@@ -15,6 +15,8 @@ from urllib.parse import quote
 
 import requests
 
+from olparser.resolution.resource_sets import display_name
+
 from tools.functions_host.state import RunningHost, kept_function_key
 
 LINEAGE_PATH = "/api/ol2purview/lineage"
@@ -42,7 +44,14 @@ class HistoryLink:
         return {"available": host is not None, "reason": None if host else NO_HOST.format(data=self.data_dir)}
 
     def lineage(self, params: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
-        return self._get(LINEAGE_PATH, {k: v for k, v in params.items() if k in FORWARDED})
+        """The run history's answer, each dataset with the `name` Purview shows for it (a resource set's folder name,
+        not `{SparkPartitions}`), which the page labels its nodes with."""
+        status, body = self._get(LINEAGE_PATH, {k: v for k, v in params.items() if k in FORWARDED})
+        if status == 200:
+            for dataset in body.get("datasets") or []:
+                if isinstance(dataset, dict) and isinstance(dataset.get("qualifiedName"), str):
+                    dataset["name"] = display_name(dataset["qualifiedName"])
+        return status, body
 
     def run(self, run_id: str) -> tuple[int, dict[str, Any]]:
         return self._get(RUNS_PATH + quote(run_id, safe=""), {})

@@ -28,6 +28,7 @@ from typing import Callable
 
 import uvicorn
 
+from olparser.adapters.rules_file import rules_problem
 from olparser.settings import PROJECT_ROOT, Settings
 from tools.azurite import AzuriteNotInstalled, AzuriteStartError
 from tools.functions_host.functions import FunctionAppError
@@ -163,6 +164,12 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] | int:
     os.umask(0o077)  # every file this host writes (keys, queues, claim checks, run state, Azurite data) owner-only
+    if options.run_worker:  # rules that cannot be used would send every event to the poison queue: refuse to start
+        problem = rules_problem(Settings.from_env())
+        if problem:
+            print(f"ol2purview {command}: the mapping rules cannot be used (fix them, check with `qn-tester lint`): "
+                  f"{problem}", file=sys.stderr)
+            return 2
     owner_only_dir(options.data_dir)
     try:
         app = LoadedApp.load(options.app_path)
@@ -374,6 +381,12 @@ def _public_host(host: str) -> str:
     return socket.gethostname() if host in ("0.0.0.0", "::") else host
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+REAL_CLUSTER_NOTE = ("  ({host} is this machine: a Spark on it can use these settings, a real cluster cannot reach "
+                     "them; to try one before deploying, see docs/guides/run-locally.md, \"Try it from a real "
+                     "cluster\")")
+
+
 def banner(options: ServeOptions, routes: list[HttpRoute], services: list[str]) -> str:
     """What `serve` prints on start: routes, keys, services, and the producer settings that point at this endpoint."""
     url = f"http://{_public_host(options.host)}:{options.port}"
@@ -394,6 +407,7 @@ def banner(options: ServeOptions, routes: list[HttpRoute], services: list[str]) 
         "",
         "Spark / Databricks (cluster Spark config):",
         *(f"  {name} {value}" for name, value in spark_settings(url, endpoint, options.key)),
+        *([REAL_CLUSTER_NOTE.format(host=options.host)] if options.host in LOOPBACK_HOSTS else []),
         "",
         "Python client (openlineage-python), environment:",
         f"  OPENLINEAGE_URL={url}",

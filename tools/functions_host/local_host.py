@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 from olparser.adapters.catalog.type_ownership import ForeignTypeConflict
 from olparser.adapters.delivery.queues import QueueService
 from tools.functions_host.trigger_settings import QueueTriggerSettings, queue_trigger_settings
+from olparser.adapters.rules_file import ReloadingEngine
 from olparser.adapters.runtime import ConfigurationError, process_runtime
 from tools.catalog import CatalogServer
 from tools.functions_host.config import HostConfig
@@ -101,6 +102,9 @@ class LocalHost:
                                                       function_key=function_key)
             runtime = process_runtime()
             runtime.limits()  # compiles the contract for the configured limits before the first request
+            engine = runtime.engine()  # the mapping rules (checked before the host started: see cli._start)
+            if run_worker and isinstance(engine, ReloadingEngine):
+                engine.watch()  # a rule-file change is noticed (and logged) within seconds, not at the next event
             typedefs_note = _register_typedefs()
             service = runtime.queue_service(app.queue_settings.message_encoding)
             deliveries = {kind: build(service) for kind, build in DELIVERIES.items()}
@@ -119,7 +123,7 @@ class LocalHost:
 
     def status(self) -> dict[str, Any]:
         """The body of GET /admin/ol2purview/status."""
-        return {"state": "Running", "storage": self.storage.mode, **self.triggers.status(),
+        return {"state": "Running", "storage": self.storage.mode, "rules": _rules_status(), **self.triggers.status(),
                 "timers": self.timers.status(), "runState": _run_state_size(),
                 "catalog": {"url": f"{self.catalog.url}/" if self.catalog else None,
                             "atlasUrl": self.catalog.atlas_url if self.catalog else os.environ.get("ATLAS_ENDPOINT")}}
@@ -155,6 +159,14 @@ def _run_state_size() -> dict[str, Any] | None:
     except Exception as exc:  # a store that cannot be opened is reported, not fatal to the status page
         log.warning("run state size unavailable: %s", type(exc).__name__)
         return None
+
+
+def _rules_status() -> dict[str, Any]:
+    """The mapping rules in force: `ok` false (with the error) while the rule file's last edit cannot be used."""
+    engine = process_runtime().engine()
+    if isinstance(engine, ReloadingEngine):
+        return engine.status()
+    return {"ok": True, "path": None, "rules": len(engine.rules), "source": "app setting OlToPurviewMappings"}
 
 
 def _register_typedefs() -> str:

@@ -7,11 +7,13 @@ the Functions host writes them) or the embedded SQLite queues.
 from __future__ import annotations
 
 import threading
+from datetime import datetime, timezone
 from typing import Any, Callable, Collection, Mapping
 
 import azure.functions as func
 from azure.functions.queue import QueueMessage  # the worker's message type: has dequeue_count
 
+from olparser.adapters.delivery.poison import moved_at_once
 from olparser.adapters.delivery.queues import QueueService, poison_queue_name
 from tools.functions_host.trigger_settings import QueueTriggerSettings
 from tools.functions_host.queue_worker import QueueWorker
@@ -74,6 +76,8 @@ class QueueTriggers:
         self._lease_seconds = lease_seconds
         self.workers: list[QueueWorker] = []
         self._lock = threading.Lock()
+        self._moved_at_start = moved_at_once()  # the counts are this host's, from its start
+        self._started_at = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
         for delivery in deliveries.values():
             if isinstance(delivery, QueueDelivery):  # wake on send: what this host sends, its workers take at once
                 delivery.listen(self.wake)
@@ -115,10 +119,14 @@ class QueueTriggers:
             workers = list(self.workers)
         if not workers:
             return None
-        return {"succeeded": sum(w.counts.succeeded for w in workers),
+        # A message the trigger moved to the poison queue itself (no retry could fix it) returned normally: it is
+        # counted as poisoned, not succeeded, as one the host moved after maxDequeueCount attempts.
+        at_once = moved_at_once() - self._moved_at_start
+        return {"succeeded": sum(w.counts.succeeded for w in workers) - at_once,
                 "failed": sum(w.counts.failed for w in workers),
-                "poisoned": sum(w.counts.poisoned for w in workers),
-                "inFlight": sum(w.in_flight for w in workers)}
+                "poisoned": sum(w.counts.poisoned for w in workers) + at_once,
+                "inFlight": sum(w.in_flight for w in workers),
+                "since": self._started_at}
 
     def status(self) -> dict[str, Any]:
         """Queue depths (approximate: in-flight and waiting-for-retry messages count) and what the workers did."""

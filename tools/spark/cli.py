@@ -28,6 +28,7 @@ from pathlib import Path
 
 from olparser.adapters.delivery.archive import ARCHIVE_FOLDER
 from olparser.settings import Settings
+from tools.spark.java import java_problem
 from tools.catalog_options import NoCatalog, add_target_arguments, catalog_target, data_dir, with_catalog
 from tools.log_setup import configure_logging
 
@@ -189,6 +190,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ol2purview spark {command}: {exc}", file=sys.stderr)
         return 2
+    if not getattr(args, "single_process", False):  # every command but --single-process starts a Spark
+        problem = java_problem()
+        if problem:
+            print(f"ol2purview spark {command}: {problem}", file=sys.stderr)
+            return 1
     if command == "system-lineage":
         return run_system(args, settings, _print)
     if command == "history":
@@ -228,6 +234,8 @@ def _print(report: BackfillReport, folder: Path | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tools.cli import as_written
+
     parser = argparse.ArgumentParser(prog="ol2purview spark", description=__doc__.splitlines()[0])
     add_arguments(parser)
-    return run(parser.parse_args(argv))
+    return run(parser.parse_args(as_written(sys.argv[1:] if argv is None else argv)))

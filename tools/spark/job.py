@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -110,14 +111,16 @@ class BackfillJob:
         return open_history_store(self.settings)
 
 
-def record_history(job: BackfillJob, records: Iterable[RunRecord]) -> int:
-    """Write runs' history records into the job's run history, as the live path does; how many were given."""
+def record_history(job: BackfillJob, records: Iterable[RunRecord], now: float | None = None) -> int:
+    """Write runs' history records into the job's run history, as the live path does; how many it keeps (a run that
+    started longer than RUN_HISTORY_DAYS ago is not recorded, so it is not counted either)."""
     history = job.history()
+    cutoff = (time.time() if now is None else now) - getattr(history, "retention_seconds", float("inf"))
     try:
         count = 0
         for record in records:
-            history.record(record, keep_changes=False)  # the writes that follow give every process its counts
-            count += 1
+            history.record(record, now=now, keep_changes=False)  # the writes that follow give every process its counts
+            count += record.facts.start >= cutoff
         return count
     finally:
         history.close()

@@ -27,8 +27,8 @@ from .records import AcceptedRecord, read_record
 from .report import BackfillReport, Tally
 from .runs import RunResult, plan_run
 from .spark_job import write_results
-from .system_rows import (COLUMN_ROWS, ROW_FIELDS, TABLE_ROWS, GroupKey, LineageRow, group_runs, iso_time,
-                          keyed_rows)
+from .system_rows import (COLUMN_LINEAGE_SCHEMA, COLUMN_ROWS, ROW_FIELDS, TABLE_LINEAGE_SCHEMA, TABLE_ROWS,
+                          GroupKey, LineageRow, group_runs, iso_time, keyed_rows)
 
 SYSTEM_TABLE_LINEAGE = "system.access.table_lineage"
 SYSTEM_COLUMN_LINEAGE = "system.access.column_lineage"
@@ -79,16 +79,24 @@ def _is_url(source: str) -> bool:
 
 
 def source_format(spark: Any, path: str) -> str:
-    """`delta` for a folder with a `_delta_log`, else `parquet` (local paths and any URL the cluster reads)."""
+    """`delta` for a folder with a `_delta_log`; `json` for a local folder of JSON-lines files (a copy of the rows
+    made without Spark, such as `ol2purview demo` writes); else `parquet` (local paths and any URL the cluster
+    reads)."""
     if not _is_url(path):
-        return "delta" if (Path(path) / "_delta_log").is_dir() else "parquet"
+        folder = Path(path)
+        if (folder / "_delta_log").is_dir():
+            return "delta"
+        if folder.is_dir() and any(folder.glob("*.json")) and not any(folder.glob("*.parquet")):
+            return "json"
+        return "parquet"
     jvm, conf = spark.sparkContext._jvm, spark.sparkContext._jsc.hadoopConfiguration()
     log = jvm.org.apache.hadoop.fs.Path(path.rstrip("/") + "/_delta_log")
     return "delta" if log.getFileSystem(conf).exists(log) else "parquet"
 
 
-def read_source(spark: Any, source: str) -> Any:
-    """A system table (or a copy) by name, or a Delta or Parquet folder (local, or any URL the cluster reads)."""
+def read_source(spark: Any, source: str, kind_of_rows: str = TABLE_ROWS) -> Any:
+    """A system table (or a copy) by name, or a Delta or Parquet folder (local, or any URL the cluster reads), or a
+    local folder of JSON lines (read with the documented schema of `kind_of_rows`' table)."""
     if is_table_name(source):
         return spark.table(source)
     if _is_url(source):
@@ -99,6 +107,9 @@ def read_source(spark: Any, source: str) -> Any:
             raise FileNotFoundError(f"no such table or folder: {source}")
         path = str(local.resolve())
     kind = source_format(spark, path)
+    if kind == "json":
+        schema = COLUMN_LINEAGE_SCHEMA if kind_of_rows == COLUMN_ROWS else TABLE_LINEAGE_SCHEMA
+        return spark.read.schema(schema).json(path)
     try:
         return spark.read.format(kind).load(path)
     except Exception as exc:
@@ -209,7 +220,7 @@ def run_system_lineage(spark: Any, table_source: str, column_source: str | None,
 
     rows = select_rows(read_source(spark, table_source), TABLE_ROWS, window)
     if column_source:
-        rows = rows.unionByName(select_rows(read_source(spark, column_source), COLUMN_ROWS, window))
+        rows = rows.unionByName(select_rows(read_source(spark, column_source, COLUMN_ROWS), COLUMN_ROWS, window))
     pairs = rows.where(F.col("workspace_id").isNotNull() & F.col("metastore_id").isNotNull()).select(
         "workspace_id", "metastore_id").distinct().collect()
     job = with_metastores(job, sorted((row.workspace_id, row.metastore_id) for row in pairs))

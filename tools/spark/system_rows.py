@@ -51,6 +51,20 @@ OWNED_ENTITY_TYPES = ("NOTEBOOK", "JOB", "PIPELINE")
 TABLE_ROWS, COLUMN_ROWS = "table", "column"
 DATASETS_PER_EVENT = 500  # inputs per event; a run with more is sent as several events the merger unions
 
+# The tables' documented schema (Databricks, "Lineage system tables reference"), as a Spark DDL string: what a JSON
+# copy of the rows is read with (a Delta or Parquet copy carries its own).
+_COMMON = """account_id STRING, metastore_id STRING, workspace_id STRING, entity_type STRING, entity_id STRING,
+    entity_run_id STRING, source_table_full_name STRING, source_table_catalog STRING, source_table_schema STRING,
+    source_table_name STRING, source_path STRING, source_type STRING, target_table_full_name STRING,
+    target_table_catalog STRING, target_table_schema STRING, target_table_name STRING, target_path STRING,
+    target_type STRING"""
+_TAIL = """created_by STRING, event_time TIMESTAMP, event_date DATE, record_id STRING, event_id STRING,
+    statement_id STRING, entity_metadata STRUCT<job_info: STRUCT<job_id: STRING, job_run_id: STRING>,
+    dashboard_id: STRING, legacy_dashboard_id: STRING, notebook_id: STRING, sql_query_id: STRING,
+    dlt_pipeline_info: STRUCT<dlt_pipeline_id: STRING, dlt_update_id: STRING>>"""
+TABLE_LINEAGE_SCHEMA = f"{_COMMON}, {_TAIL}"
+COLUMN_LINEAGE_SCHEMA = f"{_COMMON}, source_column_name STRING, target_column_name STRING, {_TAIL}"
+
 # The row as the Spark job selects it (event_time as Unix seconds; entity_metadata's ids already extracted).
 ROW_FIELDS = ("kind", "workspace_id", "metastore_id", "entity_type", "entity_id", "entity_run_id", "statement_id",
               "event_id", "record_id", "source_table_full_name", "source_path", "source_type",

@@ -107,9 +107,8 @@ class CatalogUploader:
             if exc.status == 403 and collection is not None:
                 raise not_allowed(exc, collection) from None
             raise
-        log.info("uploaded %d entities: %d created, %d updated, %d referenced, %d calls",
-                 len(plan.entities) + len(external) - len(report.referenced), len(report.created),
-                 len(report.updated), len(report.referenced), report.calls)
+        sent = [entity_key(entity) for entity in plan.entities] + [k for k in external if k not in report.referenced]
+        log.info("uploaded %s, %d calls", report.counts(sent), report.calls)
         return report
 
     def delete(self, keys: Iterable[DatasetKey], *, in_use: bool = False) -> DeleteReport:
@@ -210,7 +209,9 @@ class CatalogUploader:
             created += _headers_keys(mutated.get("CREATE"), by_guid)
             updated += _headers_keys((mutated.get("UPDATE") or []) + (mutated.get("PARTIAL_UPDATE") or []), by_guid)
             self._cache.remember(key for key in map(entity_key, batch) if key in external)
-        return UploadReport(calls=calls[0], created=tuple(created), updated=tuple(updated),
+        created_once = tuple(dict.fromkeys(created))  # an entity a later batch updates again was still created
+        return UploadReport(calls=calls[0], created=created_once,
+                            updated=tuple(key for key in dict.fromkeys(updated) if key not in set(created_once)),
                             referenced=tuple(key for key in external if key in existing),
                             guid_assignments=assignments)
 

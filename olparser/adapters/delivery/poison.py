@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any, Iterable, Protocol
 
 from olparser.adapters.delivery.queues import QueueService, poison_queue_name
 
 log = logging.getLogger(__name__)
+_moved = {"count": 0}  # messages this process moved at once (the local host's status adds them to its own moves)
+_moved_lock = threading.Lock()
 UNKNOWN_TYPE_CODES = frozenset({"ATLAS-400-00-014"})
 _TYPE_NAME = re.compile(r"(?:type \w+ with name|typename|unknown type)\s+'?([A-Za-z0-9_.\-]+)'?", re.IGNORECASE)
 
@@ -68,15 +71,36 @@ def classify(exc: BaseException, rules: Iterable[Any]) -> UnknownType | None:
 
 
 def poison_at_once(runtime: PoisonRuntime, queue_name: str, text: str, exc: BaseException,
-                   run_id: str | None = None) -> bool:
+                   run_id: str | None = None, mapped_with: Any = None) -> bool:
     """Write `text` to `<queue_name>-poison` when `exc` cannot be fixed by retrying; True when it was written (the
-    trigger then returns normally, so the host deletes the original message)."""
-    hopeless = classify(exc, runtime.engine().rules)
+    trigger then returns normally, so the host deletes the original message).
+
+    `mapped_with`: the rules (a MappingEngine) in force when the event was mapped, named in the log line. When the
+    rule file has changed since (a user fixed the rule and ran `requeue` at once, before the change was picked up),
+    the event is left to the queue's retry, which maps it with the new rules, instead of being poisoned again."""
+    engine = runtime.engine()
+    mapped = mapped_with if mapped_with is not None else getattr(engine, "current", engine)
+    hopeless = classify(exc, mapped.rules)
     if hopeless is None:
+        return False
+    refresh = getattr(engine, "refresh", None)
+    if refresh is not None:
+        refresh()  # look at the rule file now, not at its next check
+    if getattr(engine, "current", engine) is not mapped:
+        log.warning("runId=%s: %s, but the mapping rules have changed since it was mapped: retried with the new "
+                    "rules instead of moved to the poison queue", run_id or "-", hopeless.describe())
         return False
     poison = poison_queue_name(queue_name)
     runtime.queue_service().queue(poison).send(text)
+    with _moved_lock:
+        _moved["count"] += 1
     log.error("runId=%s moved to %s at once, as no retry can fix it: %s. Add the type to the catalog or change the "
               "rule (check with `qn-tester lint --catalog`), then `ol2purview requeue`", run_id or "-", poison,
               hopeless.describe())
     return True
+
+
+def moved_at_once() -> int:
+    """How many messages this process has moved to a poison queue at once (its trigger then returned normally)."""
+    with _moved_lock:
+        return _moved["count"]

@@ -2,11 +2,15 @@
 import json
 import logging
 import os
+import threading
 
 from olparser.naming import MappingEngine
-from olparser.adapters.rules_file import ReloadingEngine
+from olparser.naming.rules import rule_offsets
+from olparser.adapters.rules_file import ReloadingEngine, rules_problem
 from olparser.adapters.runtime import Runtime
-from olparser.settings import Settings
+from olparser.settings import SHIPPED_MAPPINGS_PATH, Settings
+from tests.conftest import wait_until
+from tests.rules import BROKEN_RULES, BROKEN_RULES_PROBLEM
 
 NS, NAME = "kafka://broker:9092", "orders"
 
@@ -72,3 +76,73 @@ def test_the_runtime_follows_the_rule_file_but_not_inline_rules(tmp_path):
     inline = Runtime(Settings(mappings_inline=rules("inline://{nameGroups[0]}"), mappings_path=path)).engine()
     assert isinstance(inline, MappingEngine)
     assert inline.map(NS, NAME).qualified_name == "inline://orders"
+
+
+# --- fail fast: where a problem is, what status says, the watcher ------------------------------------------------
+BROKEN = BROKEN_RULES
+COMPARE_ERROR = BROKEN_RULES_PROBLEM.split(": ", 1)[1]
+
+
+def test_a_rule_problem_names_the_file_line_column_and_rule(tmp_path):
+    path = tmp_path / "rules.json"
+    path.write_text(BROKEN)
+    assert rules_problem(Settings(mappings_path=path)) == f"{path}:4:3: {COMPARE_ERROR}"  # rule 1 starts there
+    wrapped = tmp_path / "wrapped.json"  # the object shape, with another key first
+    wrapped.write_text('{"comment": [1, {"a": "]"}],\n "olToPurviewMappings": ' + BROKEN + "}")
+    assert rules_problem(Settings(mappings_path=wrapped)) == f"{wrapped}:5:3: {COMPARE_ERROR}"
+    syntax = tmp_path / "syntax.json"
+    syntax.write_text('[\n  {"name": ')
+    assert rules_problem(Settings(mappings_path=syntax)) == (
+        f"{syntax}:2:12: {syntax} is not valid JSON: Expecting value (line 2, column 12)")
+    assert rules_problem(Settings(mappings_path=tmp_path / "none.json")).startswith(
+        f"{tmp_path / 'none.json'}: cannot read the mapping rules: ")
+    assert rules_problem(Settings(mappings_path=path, mappings_inline="[{}]")) == (
+        "rule 0: app setting OlToPurviewMappings: 'name' is a required property (and 3 more problem(s))")
+    assert rules_problem(Settings(mappings_path=SHIPPED_MAPPINGS_PATH)) is None
+
+
+def test_rule_offsets_find_each_rule_of_either_shape():
+    text = '[ {"a": 1},\n  {"b": [2, "]"]} ]'
+    assert [text[offset:offset + 6] for offset in rule_offsets(text)] == ['{"a": ', '{"b": ']
+    assert rule_offsets('{"rules": []}') == [] and rule_offsets("not json") == []
+
+
+def test_an_invalid_edit_shows_in_status_until_fixed(tmp_path, caplog):
+    path = tmp_path / "rules.json"
+    path.write_text(rules("kafka://{nameGroups[0]}"))
+    clock = Clock()
+    engine = ReloadingEngine(path, check_seconds=2.0, clock=clock)
+    assert engine.status() == {"ok": True, "path": str(path), "rules": 1, "reloads": 0}
+    rewrite(path, BROKEN)
+    clock.now += 5
+    with caplog.at_level(logging.ERROR, logger="olparser.adapters.rules_file"):
+        for _ in range(3):
+            assert engine.status() == {"ok": False, "path": str(path), "rules": 1, "reloads": 0,
+                                       "error": f"{path}:4:3: {COMPARE_ERROR}"}
+            clock.now += 5
+    assert len(caplog.records) == 1
+    assert engine.map(NS, NAME).qualified_name == "kafka://orders"  # the last good rules stay in force
+    rewrite(path, rules("fixed://{nameGroups[0]}"))
+    clock.now += 5
+    assert engine.status() == {"ok": True, "path": str(path), "rules": 1, "reloads": 1}
+
+
+def test_the_watcher_notices_a_change_with_no_mapping_and_logs_it_once(tmp_path, caplog):
+    path = tmp_path / "rules.json"
+    path.write_text(rules("kafka://{nameGroups[0]}"))
+    engine = ReloadingEngine(path, check_seconds=0.05)
+    with caplog.at_level(logging.INFO, logger="olparser.adapters.rules_file"):
+        engine.watch()
+        engine.watch()  # once: a second call starts no second thread
+        try:
+            rewrite(path, rules("watched://{nameGroups[0]}"))
+            wait_until(lambda: engine.reloads == 1, what="the watcher to reload the rules")
+            rewrite(path, BROKEN)
+            wait_until(lambda: engine.error is not None, what="the watcher to see the invalid edit")
+        finally:
+            engine.close()
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines == [f"mapping rules reloaded from {path} (1 rules)",
+                     f"mapping rules in {path} changed but cannot be used, so the previous rules stay in force: "
+                     f"{path}:4:3: {COMPARE_ERROR}"]
+    assert sum(t.name == "ol2purview-rules-watcher" for t in threading.enumerate()) <= 1

@@ -17,6 +17,8 @@ from tools.functions_host.functions import BindingSpec, FunctionSpec
 from tools.functions_host.local_catalog import start_catalog_unless_configured
 from tools.functions_host.queue_host import QueueDelivery, QueueTriggers, message_texts
 from tools.functions_host.storage import open_storage, parse_ports
+from olparser.adapters.delivery.poison import poison_at_once
+from tests.unit.test_poison_at_once import UNKNOWN, Runtime as PoisonRuntime
 
 FAST = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_dequeue_count=2, visibility_timeout=0.0,
                             max_polling_interval=0.1)
@@ -84,6 +86,7 @@ def test_queue_triggers_run_the_function_retry_failures_and_poison_them(service)
         status = triggers.status()
     finally:
         triggers.stop(10)
+    assert status["worker"].pop("since").endswith("Z")  # the counts are this host's, since it started
     assert status == {
         "queues": {"work-items": {"function": "work", "approximateCount": 0, "poisonQueue": "work-items-poison",
                                   "poisonCount": 1}},
@@ -92,6 +95,31 @@ def test_queue_triggers_run_the_function_retry_failures_and_poison_them(service)
     assert sorted(seen) == [("bad", 1), ("bad", 2), ("good", 1)]
     assert [m.text for m in service.queue("done-items").receive(32, 30)] == ["done good"]
     assert [m.text for m in service.queue("work-items-poison").receive(32, 30)] == ["bad"]
+
+
+def test_a_message_the_function_poisons_at_once_counts_as_poisoned_not_succeeded(service):
+    """Issue 36: `status` showed the poison queue holding 7 while the worker had poisoned 0 (and succeeded 7)."""
+    runtime = PoisonRuntime(service)
+
+    def work(msg: func.QueueMessage) -> None:
+        text = msg.get_body().decode()
+        if text == "hopeless":  # the catalog refused an unknown type: moved by the function, which returns normally
+            assert poison_at_once(runtime, "work-items", text, UNKNOWN)
+
+    triggers = QueueTriggers([queue_function(work)], service, FAST, {"queue": QueueDelivery(service)})
+    for text in ("good", "hopeless", "hopeless"):
+        service.queue("work-items").send(text)
+    triggers.start()
+    try:
+        wait_for(lambda: triggers.status()["queues"]["work-items"]["poisonCount"] == 2
+                 and (triggers.status()["worker"] or {}).get("succeeded", 0) >= 1
+                 and triggers.status()["worker"]["inFlight"] == 0)
+        status = triggers.status()
+    finally:
+        triggers.stop(10)
+    worker = {k: v for k, v in status["worker"].items() if k != "since"}
+    assert (worker, status["queues"]["work-items"]["poisonCount"]) == (
+        {"succeeded": 1, "failed": 0, "poisoned": 2, "inFlight": 0}, 2)
 
 
 def test_status_without_workers_still_reports_the_queues(service):

@@ -41,7 +41,7 @@ def test_object_array_and_json_lines_files(tmp_path):
 def test_a_broken_single_document_is_reported_not_raised(tmp_path):
     (tmp_path / "broken.json").write_text('{"a": ')
     assert read_events(tmp_path / "broken.json") == [
-        SourcedEvent(str(tmp_path / "broken.json"), None, "not JSON: Expecting value at line 1")]
+        SourcedEvent(str(tmp_path / "broken.json"), None, "not JSON: truncated (the text ends at line 1 before the JSON does)")]
 
 
 def test_summary_lists_refusals_with_status_and_reason():

@@ -9,7 +9,9 @@ from olparser.naming import MappingEngine
 from tests.conftest import SHARED
 from tests.rules import MAPPINGS_PATH
 
-VECTORS = json.loads((SHARED / "vectors" / "qn_cases.json").read_text())
+VECTOR_FILE = SHARED / "vectors" / "qn_cases.json"
+# none without ../shared: the tests are marked `shared` (tests/shared_marker.py) and still collect
+VECTORS = json.loads(VECTOR_FILE.read_text()) if VECTOR_FILE.is_file() else {"cases": [], "workspaceUrl": ""}
 
 
 @pytest.fixture(scope="module")

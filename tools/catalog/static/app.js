@@ -747,7 +747,7 @@ function historyGraph(answer) {
   const guidEntityMap = {};
   for (const d of answer.datasets) {
     guidEntityMap[id(d.qualifiedName)] = {guid: id(d.qualifiedName), typeName: d.typeName || "DataSet",
-      attributes: {qualifiedName: d.qualifiedName, name: shortName(d.qualifiedName)}};
+      attributes: {qualifiedName: d.qualifiedName, name: d.name || shortName(d.qualifiedName)}};  // name: Purview's
   }
   for (const p of answer.processes) {
     guidEntityMap[id(p.qualifiedName)] = {guid: id(p.qualifiedName), typeName: p.typeName,

@@ -124,13 +124,16 @@ def test_lookups_keep_urls_short(atlas, client, fake_time):
     assert report.calls == 7 and len(report.created) == 40
 
 
-def test_bulk_split_keeps_references_resolvable(atlas, client, fake_time):
+def test_bulk_split_keeps_references_resolvable(atlas, client, fake_time, caplog):
     inputs = [dataset(f"-{i}", ADLS, f"{RAW}/part-{i}") for i in (1, 2, 3)]
     # The process comes first in the plan: splitting must still send the datasets before it.
     plan = LineagePlan(entities=(process("-9", PROCESS, ["-1", "-2", "-3"], []),), external_datasets=tuple(inputs))
 
-    report = uploader_for(client, fake_time, bulk_size=2).upload(plan)
+    with caplog.at_level("INFO", logger="olparser.adapters.catalog.uploader"):
+        report = uploader_for(client, fake_time, bulk_size=2).upload(plan)
 
+    assert [r.getMessage() for r in caplog.records] == [
+        "uploaded 4 entities: 4 created, 0 updated, 0 unchanged, 0 referenced, 3 calls"]
     bulks = atlas.calls("POST")
     assert [[e["guid"] for e in r.body["entities"]] for r in bulks] == [["-1", "-2"], ["-3", "-9"]]
     assert bulks[1].body["entities"][1]["relationshipAttributes"]["inputs"] == [
@@ -138,6 +141,10 @@ def test_bulk_split_keeps_references_resolvable(atlas, client, fake_time):
         {"typeName": ADLS, "uniqueAttributes": {"qualifiedName": f"{RAW}/part-2"}},
         {"guid": "-3"}]
     assert report.calls == 3
+    # Each entity counted once: part-1 and part-2, created by the first request, gain the process's lineage edge in
+    # the second (which answers them as updated), and stay "created" (the log line said "2 created, 2 updated")
+    assert sorted(report.created) == [(ADLS, f"{RAW}/part-{i}") for i in (1, 2, 3)] + [("databricks_process", PROCESS)]
+    assert report.updated == ()
     stored_inputs = atlas.find("databricks_process", PROCESS)["relationshipAttributes"]["inputs"]
     assert [i["guid"] for i in stored_inputs] == [atlas.find(ADLS, f"{RAW}/part-{i}")["guid"] for i in (1, 2, 3)]
 

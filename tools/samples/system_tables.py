@@ -1,29 +1,20 @@
 """Rows of Unity Catalog's lineage system tables with their documented schema (Databricks, "Lineage system tables
-reference": system.access.table_lineage and system.access.column_lineage), written as Parquet by the test Spark."""
+reference": system.access.table_lineage and system.access.column_lineage): written as Parquet by a Spark (the tests),
+or as JSON lines without one (`ol2purview demo`), which `ol2purview spark system-lineage` reads the same way."""
 from __future__ import annotations
 
+import json
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from tools.spark.system_rows import COLUMN_LINEAGE_SCHEMA, TABLE_LINEAGE_SCHEMA
 
 ACCOUNT = "7af234db-66d7-4db3-bbf0-956098224879"
 METASTORE = "5a31ba44-bbf4-4174-bf33-e1fa078e6765"
 WORKSPACE = "1234567890123456"
 HOST = f"adb-{WORKSPACE}.7.azuredatabricks.net"
 LAKE = "abfss://lake@contosolake.dfs.core.windows.net"
-
-_COMMON = """account_id STRING, metastore_id STRING, workspace_id STRING, entity_type STRING, entity_id STRING,
-    entity_run_id STRING, source_table_full_name STRING, source_table_catalog STRING, source_table_schema STRING,
-    source_table_name STRING, source_path STRING, source_type STRING, target_table_full_name STRING,
-    target_table_catalog STRING, target_table_schema STRING, target_table_name STRING, target_path STRING,
-    target_type STRING"""
-_TAIL = """created_by STRING, event_time TIMESTAMP, event_date DATE, record_id STRING, event_id STRING,
-    statement_id STRING, entity_metadata STRUCT<job_info: STRUCT<job_id: STRING, job_run_id: STRING>,
-    dashboard_id: STRING, legacy_dashboard_id: STRING, notebook_id: STRING, sql_query_id: STRING,
-    dlt_pipeline_info: STRUCT<dlt_pipeline_id: STRING, dlt_update_id: STRING>>"""
-TABLE_LINEAGE_SCHEMA = f"{_COMMON}, {_TAIL}"
-COLUMN_LINEAGE_SCHEMA = f"{_COMMON}, source_column_name STRING, target_column_name STRING, {_TAIL}"
-
 
 def at(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
@@ -68,6 +59,24 @@ def write_parquet(spark: Any, rows: list[dict[str, Any]], folder: Path, *, colum
     names = [field.split()[0] for field in _fields(schema)]
     frame = spark.createDataFrame([tuple(r.get(n) for n in names) for r in rows], schema=schema)
     frame.coalesce(1).write.mode("append").parquet(str(folder))
+    return folder
+
+
+def write_json_lines(rows: list[dict[str, Any]], folder: Path) -> Path:
+    """The rows as one JSON-lines file in `folder` (times as ISO 8601 in UTC, as Spark writes them)."""
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, datetime):
+            return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        if isinstance(value, date):
+            return value.isoformat()
+        if isinstance(value, dict):
+            return {key: plain(item) for key, item in value.items()}
+        return value
+
+    path = folder / "part-00000.json"
+    path.write_text("".join(json.dumps(plain(row), sort_keys=True) + "\n" for row in rows), encoding="utf-8")
     return folder
 
 
