@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
 import time
 import zlib
 from datetime import datetime, timezone
@@ -120,6 +121,10 @@ class TableHistoryStore:
         self._max_attempts = max_attempts
         self._clock = clock
         self._max_duration: tuple[float, float] | None = None  # (value, read at)
+        # what this thread's last `record` wrote, for the reads that follow it at once (folded into its writes): the
+        # run's row (run id, ETag, unrefreshed processes) for `refreshed`, and the summaries of its processes for
+        # the next `process_summaries(recorded=<that run>)` only (any other call drops them)
+        self._written = threading.local()
 
     @classmethod
     def from_connection_string(cls, connection: StorageConnection, table_name: str,
@@ -130,6 +135,7 @@ class TableHistoryStore:
     # --- writing -----------------------------------------------------------------------------------------------
     def record(self, record: RunRecord, *, now: float | None = None, keep_changes: bool = True) -> frozenset[str]:
         now = time.time() if now is None else now
+        self._written.row, self._written.summaries = None, (record.run_id, {})
         if record.facts.start < now - self.retention_seconds:
             return frozenset()
         return self._with_retries(lambda: self._record_once(record, keep_changes))
@@ -139,18 +145,25 @@ class TableHistoryStore:
         if not names:
             return
         keys = self._run_keys(run_id)
+        written = getattr(self._written, "row", None)
+        self._written.row = None
 
         def attempt() -> None:
-            try:
-                entity = self.table.get_entity(keys["PartitionKey"], keys["RowKey"], select=_UNREFRESHED_SELECT)
-            except ResourceNotFoundError:
-                return
-            unrefreshed = _unrefreshed_of(entity)
+            nonlocal written
+            if written is not None and written[0] == run_id:  # the row as `record` just wrote it: no read
+                etag, unrefreshed = written[1], written[2]
+            else:
+                try:
+                    entity = self.table.get_entity(keys["PartitionKey"], keys["RowKey"], select=_UNREFRESHED_SELECT)
+                except ResourceNotFoundError:
+                    return
+                etag, unrefreshed = entity.metadata["etag"], _unrefreshed_of(entity)
+            written = None  # a conflict: read it
             if unrefreshed & names:
                 row = TableEntity(keys)
                 put_blob(row, UNREFRESHED, _names_blob(unrefreshed - names))
                 try:
-                    self.table.update_entity(row, mode=UpdateMode.MERGE, etag=entity.metadata["etag"],
+                    self.table.update_entity(row, mode=UpdateMode.MERGE, etag=etag,
                                              match_condition=MatchConditions.IfNotModified)
                 except HttpResponseError as error:
                     if error.status_code in (404, 412):
@@ -165,6 +178,7 @@ class TableHistoryStore:
         entity = self._read(keys)
         unrefreshed = _unrefreshed_of(entity)
         if entity is not None and entity.get("digest") == digest and entity.get("complete"):
+            self._written.row = (record.run_id, entity.metadata["etag"], unrefreshed)
             return unrefreshed
         current = _record_of(entity, "record")
         previous = current if entity is None or entity.get("complete") else _record_of(entity, "previous")
@@ -199,7 +213,8 @@ class TableHistoryStore:
         self._note_duration(record.facts)
         done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
         done.update(complete=True, pending="[]")
-        self._write(done, etag=etag)  # another writer since step 1: the retry reads its record
+        etag = self._write(done, etag=etag)  # another writer since step 1: the retry reads its record
+        self._written.row = (record.run_id, etag, _unrefreshed_of(done))
         return changed | unrefreshed
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
@@ -271,6 +286,9 @@ class TableHistoryStore:
             earliest = self._earliest_markers(partition, exclude=run_key)
         operations.append(self._summary_operation(partition, summary, count, earliest))
         self._submit([operation for operation in operations if operation is not None])
+        if record is not None:  # (not the purge)
+            self._written.summaries[1][name] = (ProcessSummary(count, float(earliest[0][0]) if earliest else None)
+                                             if count > 0 else None)
 
     def _earliest_markers(self, partition: str, exclude: str) -> list[tuple]:
         """The earliest starts among the process's markers (when the summary's list ran out)."""
@@ -318,9 +336,17 @@ class TableHistoryStore:
         return self._max_duration[0]
 
     # --- reading -----------------------------------------------------------------------------------------------
-    def process_summaries(self, names: Sequence[str]) -> dict[str, ProcessSummary]:
+    def process_summaries(self, names: Sequence[str], *, recorded: str | None = None) -> dict[str, ProcessSummary]:
         found = {}
+        run_id, written = getattr(self._written, "summaries", None) or (None, {})
+        written = written if recorded is not None and recorded == run_id else {}
+        self._written.summaries = None
         for name in dict.fromkeys(names):
+            if name in written:  # as this thread's `record` just wrote it
+                answer = written[name]
+                if answer is not None:
+                    found[name] = answer
+                continue
             summary = self._read({"PartitionKey": self._process_partition(name), "RowKey": SUMMARY})
             if summary is not None:
                 earliest = json.loads(summary["earliest"])
