@@ -114,6 +114,10 @@ def _record_of(entity: TableEntity | None, name: str) -> RunRecord | None:
 class TableHistoryStore:
     """RunHistoryStore over an Azure Table (see the module docstring and olparser/history/store.py)."""
 
+    # a window query reads at most this many dataset or process partitions (two key ranges each, and their pages
+    # beyond 1,000 rows): under 200 requests, cut short (`truncated`) at a dataset hundreds of processes read
+    max_reads = 95
+
     def __init__(self, table: TableClient, *, retention_days: int, max_attempts: int = MAX_ATTEMPTS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.table = table
