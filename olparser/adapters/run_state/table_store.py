@@ -70,6 +70,7 @@ _BLOBS = ("state", "written", "claimed", "pending")
 # only, when none was found (no release of this version writes them; one still running during an upgrade might).
 LEGACY_RECHECK_SECONDS = 3600.0
 RECENT_ROWS = 64  # run rows remembered after their scope, for the next merge of the run (its write is conditional)
+KNOWN_HEADS = 4096  # entities' head rows remembered as last read or written here, for the next run's claim
 
 
 class RunStateTooLarge(ValueError):
@@ -98,6 +99,7 @@ class TableRunStateStore:
         self._fold_lock = threading.Lock()
         self._scope = threading.local()  # `processes`: process rows `process_writers` read in this thread's scope
         self._legacy_checked: tuple[bool, float] | None = None  # (any `ref-` row found, when looked, monotonic)
+        self._heads: OrderedDict[str, TableEntity] = OrderedDict()  # entity partition -> its head row, as last seen
 
     @classmethod
     def from_connection_string(cls, connection: StorageConnection, table_name: str, *, ttl_seconds: int,
@@ -114,13 +116,15 @@ class TableRunStateStore:
         max_datasets = self.max_datasets if max_datasets is None else max_datasets
         now = time.time() if now is None else now
 
-        remembered = [self._remembered(run_id)]
+        # the first attempt reads nothing: it starts from the row as this instance's last scope of the run left it,
+        # or from no row for a START of a run it never saw (the write is conditional: a row changed since, or one
+        # already there, fails it, and the retry reads); nothing to write on a remembered row is confirmed by a read
+        remembered = self._remembered(run_id)
+        unread = [remembered is not None or event.get("eventType") == "START"]
 
         def attempt() -> tuple[RunSnapshot, int]:
-            # the row as this instance's last scope of the run left it, if any (the write is conditional: a row
-            # changed since fails it, and the retry reads); nothing to write on such a row is confirmed by a read
-            memory = remembered.pop() if remembered else None
-            result = merge_into(memory, True) if memory is not None else None
+            result = merge_into(remembered, True) if unread and unread.pop() else None
+            unread.clear()
             return result if result is not None else merge_into(self._read(run_id), False)  # type: ignore[return-value]
 
         def merge_into(entity: TableEntity | None, from_memory: bool) -> tuple[RunSnapshot, int] | None:
@@ -192,8 +196,8 @@ class TableRunStateStore:
         now = time.time() if now is None else now
         keys = set(sorted_keys(keys))
 
-        def attempt() -> int:  # the run's record first: a crash before the users rows leaves nothing uploaded
-            entity = self._read(run_key)
+        def attempt() -> tuple[int, frozenset[Key]]:  # the run's record first: a crash before the users rows leaves
+            entity = self._read(run_key)                # nothing uploaded
             record = self._record(entity)
             new = ledger.claim(record, keys)
             if new is not record:
@@ -201,10 +205,11 @@ class TableRunStateStore:
                 self._put_keys(row, "claimed", new.claimed)
                 row["updated_at"] = float(now)
                 self._write(row, entity)
-            return record.epoch
+            return record.epoch, record.claimed
 
-        epoch = self._with_retries(attempt)
-        return frozenset(key for key in sorted(keys) if self._claim_user(key, run_key, epoch, now))
+        epoch, before = self._with_retries(attempt)
+        return frozenset(key for key in sorted(keys)
+                         if self._claim_user(key, run_key, epoch, now, first=key not in before))
 
     def claimed(self, run_key: str) -> frozenset[Key]:
         return frozenset(self._get_keys(self._read(run_key), "claimed"))
@@ -257,6 +262,7 @@ class TableRunStateStore:
     def finish_deletes(self, keys: Iterable[Key]) -> None:
         for key in sorted_keys(keys):
             def attempt(key: Key = key) -> None:
+                self._forget_head(key)
                 head = self._read_keys(_head_keys(key))
                 if head is None:
                     return
@@ -535,11 +541,20 @@ class TableRunStateStore:
 
         self._with_retries(attempt)
 
-    def _claim_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
+    def _claim_user(self, key: Key, run_key: str, epoch: int, now: float, *, first: bool = False) -> bool:
         """Record the run among the entity's users (the head's count and the run's row change in one batch, in one
-        partition); True if the entity is being deleted right now (the writer must wait)."""
+        partition); True if the entity is being deleted right now (the writer must wait). `first`: the run's record
+        did not list the key (its entry is most likely not there)."""
+        known = [self._known_head(key) if first else None]
+
         def attempt() -> bool:
-            head, user = self._owned_rows(key, run_key)
+            # the head as this instance last saw it, and the run not among its users yet (a run's first claim of an
+            # entity): one batch, conditional on the head's ETag; a head changed since, or the run's entry already
+            # there, fails it, and the retry reads both
+            head = known.pop() if known else None
+            user = None
+            if head is None:
+                head, user = self._owned_rows(key, run_key)
             tombstoned = head is not None and _tombstoned(head, now)
             new_epoch = ledger.claimed_epoch(int(user["epoch"]) if user is not None else None, epoch)
             if new_epoch is None:
@@ -548,8 +563,11 @@ class TableRunStateStore:
                 self._write(TableEntity(user, epoch=new_epoch), user)
                 return tombstoned
             users, legacy = self._counts(key, head)
-            self._transact([_put_op(_head_row(key, head, users=users + 1, legacy=legacy), head),
-                            ("create", TableEntity(_user_keys(key, run_key), run_key=run_key, epoch=new_epoch))])
+            new_head = _head_row(key, head, users=users + 1, legacy=legacy)
+            done = self._transact([_put_op(new_head, head), ("create", TableEntity(_user_keys(key, run_key),
+                                                                                    run_key=run_key, epoch=new_epoch))],
+                                  key)
+            self._remember_head(key, new_head, done)
             return tombstoned
 
         return self._with_retries(attempt)
@@ -559,6 +577,7 @@ class TableRunStateStore:
         (the entity is then tombstoned: delete it)."""
         def attempt() -> bool:
             head, user = self._owned_rows(key, run_key)
+            self._forget_head(key)  # changed below (a rare path: no need to know what it becomes)
             users, legacy = self._counts(key, head)
             if ledger.releases(int(user["epoch"]) if user is not None else None, epoch):
                 users = max(users - 1, 0)
@@ -581,7 +600,30 @@ class TableRunStateStore:
                                               parameters={"p": head_keys["PartitionKey"], "h": HEAD_ROW,
                                                           "u": user_keys["RowKey"]}))
         head = next((r for r in rows if r["RowKey"] == HEAD_ROW), None)
+        self._remember_head(key, head)
         return head, next((r for r in rows if r["RowKey"] != HEAD_ROW), None)
+
+    def _known_head(self, key: Key) -> TableEntity | None:
+        with self._fold_lock:
+            return self._heads.get(_head_keys(key)["PartitionKey"])
+
+    def _remember_head(self, key: Key, head: TableEntity | None, written: list | None = None) -> None:
+        """Remember the entity's head row as read (`written`: the answers of the batch that wrote it, its ETag
+        first); None forgets it."""
+        etag = (written[0] or {}).get("etag") if written else (head.metadata.get("etag") if head is not None else None)
+        with self._fold_lock:
+            partition = _head_keys(key)["PartitionKey"]
+            self._heads.pop(partition, None)
+            if head is not None and etag:
+                if written:
+                    head = TableEntity(head)
+                    head._metadata = {"etag": etag, "timestamp": None}
+                self._heads[partition] = head
+                while len(self._heads) > KNOWN_HEADS:
+                    self._heads.popitem(last=False)
+
+    def _forget_head(self, key: Key) -> None:
+        self._remember_head(key, None)
 
     def _counts(self, key: Key, head: TableEntity | None) -> tuple[int, int]:
         """The users the head counts, and the users an older version counted (read from its row once, when the
@@ -605,11 +647,14 @@ class TableRunStateStore:
             self._legacy_checked = checked
         return checked[0]
 
-    def _transact(self, operations: list) -> None:
-        """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write)."""
+    def _transact(self, operations: list, key: Key | None = None) -> list:
+        """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write; `key`: the
+        entity whose head it changes, forgotten then). The answers of its operations (their ETags)."""
         try:
-            self.table.submit_transaction(operations)
+            return list(self.table.submit_transaction(operations) or [])
         except HttpResponseError as error:
+            if key is not None:
+                self._forget_head(key)
             if error.status_code in (404, 409, 412):
                 raise RunStateConflict() from error
             raise
