@@ -161,14 +161,15 @@ def bench_window() -> None:
             table_ms, requests, table_answer = query_costs(table_store, lambda: hook.calls, root, window, direction,
                                                            depth, 5)
             runs = {r["runId"] for p in answer["processes"] for r in p["runs"]}
-            same = "same answer" if table_answer == answer else "ANSWERS DIFFER"
+            same = ("same answer" if table_answer == answer else "ANSWERS DIFFER" if not table_answer["truncated"]
+                    else f"Table storage's cut short: {table_answer['truncated']}")
             cut = f", cut short: {answer['truncated']}" if answer["truncated"] else ""
             print(f"window query over {len(records):,} runs, {title}: SQLite median {sqlite_ms:.1f} ms, Table storage "
                   f"median {table_ms:.1f} ms in {requests} requests ({len(answer['datasets'])} datasets, "
                   f"{len(answer['processes'])} processes, {len(runs)} runs{cut}; {same})", flush=True)
             report.record(__name__, f"window query over {len(records):,} recorded runs, {title}, Table storage "
                           "(Azurite)", table_ms, "ms", sqlite_ms, "the same query on SQLite",
-                          detail=f"{requests} requests{cut}")
+                          detail=f"{requests} requests{', cut short' if table_answer['truncated'] else ''}")
         sqlite_store.close()
         table_store.close()
 

@@ -642,8 +642,8 @@ class TableRunStateStore:
         if checked is None or (not checked[0] and time.monotonic() - checked[1] > LEGACY_RECHECK_SECONDS):
             rows = self.table.query_entities("PartitionKey ge 'ref-' and PartitionKey lt 'ref.'",
                                              select=["PartitionKey"], results_per_page=1)
-            found = next(iter(rows.by_page()), None)
-            checked = (bool(found is not None and list(found)), time.monotonic())
+            # (the first row, following continuations: a scan across partitions may answer a page with none)
+            checked = (next(iter(rows), None) is not None, time.monotonic())
             self._legacy_checked = checked
         return checked[0]
 
