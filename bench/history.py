@@ -1,6 +1,7 @@
-"""What the run history costs: writing a run (calls to Azure Table storage and ms, on Azurite and in SQLite) and a
-window query at depth 3 over 100,000 recorded runs (SQLite, locally). Medians. Run as
-`.venv/bin/python -m bench history` (BENCH_HISTORY_RUNS=20000 for a quicker look at the query).
+"""What the run history costs: writing a run (calls to Azure Table storage and ms, on Azurite and in SQLite) and
+window queries over 100,000 recorded runs, the same runs and queries on both stores side by side (ms, and the
+requests to Table storage). Medians. Run as `.venv/bin/python -m bench history` (BENCH_HISTORY_RUNS=2000 for a quick
+look; loading 100,000 runs into Azurite takes a while).
 
 The write figures are for the runner's whole use of the history per run: `record` (what it wrote), then the process
 summaries read twice (for the fingerprint, then again under the process lock), as olparser/pipeline.py does.
@@ -15,6 +16,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
+from bench import report
 from olparser.history import Window, lineage_in_window
 from olparser.history.model import DatasetRef, ProcessRun, RunFacts, RunRecord
 
@@ -102,39 +104,74 @@ def bench_writes() -> None:
             print(f"history write, Table storage (Azurite), {kind}: median {calls:.0f} calls, {ms:.1f} ms")
 
 
-def bench_window() -> None:
-    from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
+def window_cases(last: float) -> list[tuple[str, str, Window, str, int]]:
+    return [("upstream, depth 3, 7 days", f"{LAKE}/chain17/d4", Window(last - 7 * DAY, last), "upstream", 3),
+            ("upstream, depth 3, 30 days", f"{LAKE}/chain17/d4", Window(last - 30 * DAY, last), "upstream", 3),
+            ("both, depth 3, 7 days, from the middle", f"{LAKE}/chain17/d2", Window(last - 7 * DAY, last), "both", 3),
+            ("downstream of the shared input, depth 1, 1 day", SHARED.qualified_name, Window(last - DAY, last),
+             "downstream", 1)]
 
-    days = RUNS // (CHAINS * 4)
-    with tempfile.TemporaryDirectory() as folder:
-        store = SqliteHistoryStore(Path(folder) / "history.sqlite3", retention_days=36500)
+
+def query_costs(store: Any, calls: Callable[[], int], root: str, window: Window, direction: str, depth: int,
+                repeats: int) -> tuple[float, int, dict]:
+    """Median ms of `repeats` queries, the requests of one (0 on SQLite), and the answer."""
+    samples, answer, requests = [], {}, 0
+    for _ in range(repeats):
+        before, began = calls(), time.perf_counter()
+        answer = lineage_in_window(store, root, window, direction, depth)
+        samples.append((time.perf_counter() - began) * 1e3)
+        requests = calls() - before
+    return statistics.median(samples), requests, answer
+
+
+def bench_window() -> None:
+    """The same RUNS recorded runs in SQLite and in Table storage (Azurite), the same window queries on both."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from azure.data.tables import TableServiceClient
+
+    from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
+    from olparser.adapters.history_stores.table_store import TableHistoryStore
+    from tools.azurite import start_azurite
+
+    days = max(RUNS // (CHAINS * 4), 1)
+    last = T0 + days * DAY
+    records = [chain_record(chain, step, day) for day in range(days) for chain in range(CHAINS) for step in range(4)]
+    with tempfile.TemporaryDirectory() as folder, start_azurite(Path(folder) / "azurite") as azurite:
+        sqlite_store = SqliteHistoryStore(Path(folder) / "history.sqlite3", retention_days=36500)
         started = time.perf_counter()
-        for day in range(days):
-            for chain in range(CHAINS):
-                for step in range(4):
-                    store.record(chain_record(chain, step, day), now=T0 + days * DAY)
+        for record in records:
+            sqlite_store.record(record, now=last)
         loaded = time.perf_counter() - started
-        print(f"recorded {store.count_runs():,} runs ({CHAINS * 4} processes x {days} days) in {loaded:.0f} s "
-              f"({loaded / max(store.count_runs(), 1) * 1e3:.2f} ms a run), "
-              f"{(Path(folder) / 'history.sqlite3').stat().st_size / 1e6:.0f} MB")
-        last = T0 + days * DAY
-        cases = [("upstream, depth 3, 7 days", f"{LAKE}/chain17/d4", Window(last - 7 * DAY, last), "upstream", 3),
-                 ("upstream, depth 3, 30 days", f"{LAKE}/chain17/d4", Window(last - 30 * DAY, last), "upstream", 3),
-                 ("both, depth 3, 7 days, from the middle", f"{LAKE}/chain17/d2", Window(last - 7 * DAY, last),
-                  "both", 3),
-                 ("downstream of the shared input, depth 1, 1 day", SHARED.qualified_name,
-                  Window(last - DAY, last), "downstream", 1)]
-        for title, root, window, direction, depth in cases:
-            samples, answer = [], {}
-            for _ in range(15):
-                began = time.perf_counter()
-                answer = lineage_in_window(store, root, window, direction, depth)
-                samples.append((time.perf_counter() - began) * 1e3)
+        print(f"SQLite: recorded {sqlite_store.count_runs():,} runs ({CHAINS * 4} processes x {days} days) in "
+              f"{loaded:.0f} s ({loaded / len(records) * 1e3:.2f} ms a run), "
+              f"{(Path(folder) / 'history.sqlite3').stat().st_size / 1e6:.0f} MB", flush=True)
+        hook = CountingHook()
+        service = TableServiceClient.from_connection_string(azurite.connection_string, raw_request_hook=hook)
+        table_store = TableHistoryStore(service.create_table_if_not_exists(f"bench{uuid.uuid4().hex[:12]}"),
+                                        retention_days=36500)
+        started = time.perf_counter()
+        with ThreadPoolExecutor(8) as pool:  # as scaled-out workers record them
+            list(pool.map(lambda record: table_store.record(record, now=last), records))
+        loaded = time.perf_counter() - started
+        print(f"Table storage (Azurite): recorded {len(records):,} runs in {loaded:.0f} s, {hook.calls:,} requests",
+              flush=True)
+        for title, root, window, direction, depth in window_cases(last):
+            sqlite_ms, _, answer = query_costs(sqlite_store, lambda: 0, root, window, direction, depth, 15)
+            table_ms, requests, table_answer = query_costs(table_store, lambda: hook.calls, root, window, direction,
+                                                           depth, 5)
             runs = {r["runId"] for p in answer["processes"] for r in p["runs"]}
-            print(f"window query over {store.count_runs():,} runs, {title}: median {statistics.median(samples):.1f} "
-                  f"ms ({len(answer['datasets'])} datasets, {len(answer['processes'])} processes, {len(runs)} runs"
-                  f"{', cut short: ' + answer['truncated'] if answer['truncated'] else ''})")
-        store.close()
+            same = ("same answer" if table_answer == answer else "ANSWERS DIFFER" if not table_answer["truncated"]
+                    else f"Table storage's cut short: {table_answer['truncated']}")
+            cut = f", cut short: {answer['truncated']}" if answer["truncated"] else ""
+            print(f"window query over {len(records):,} runs, {title}: SQLite median {sqlite_ms:.1f} ms, Table storage "
+                  f"median {table_ms:.1f} ms in {requests} requests ({len(answer['datasets'])} datasets, "
+                  f"{len(answer['processes'])} processes, {len(runs)} runs{cut}; {same})", flush=True)
+            report.record(__name__, f"window query over {len(records):,} recorded runs, {title}, Table storage "
+                          "(Azurite)", table_ms, "ms", sqlite_ms, "the same query on SQLite",
+                          detail=f"{requests} requests{', cut short' if table_answer['truncated'] else ''}")
+        sqlite_store.close()
+        table_store.close()
 
 
 def main() -> None:

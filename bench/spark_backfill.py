@@ -2,9 +2,11 @@
 single-process runner (`--single-process`, the floor) on the same files, then the JVM's peak memory on a million
 events, then catalog calls per run on a 50,000-event subset written to the embedded catalog (cross-run batching).
 
-- Speed: BENCH_SPARK_EVENTS (default 120,000) events, BENCH_SPARK_ROUNDS (default 1; 0 skips it) rounds, each timing both
-  commands one after the other; the ratio is the median of the rounds' ratios (single-process seconds / Spark
-  seconds: above 1, Spark is faster). Each command's start (interpreter, imports, and for Spark the session) is its
+- Speed: BENCH_SPARK_EVENTS (default 120,000) events in two shapes, a folder of gzip files of 30,000 events (the
+  archive's, an export's parts) and one gzip file of them all (the file transport's, an Event Hubs capture: gzip
+  cannot be split, the parsing after the read is shared by the cores), BENCH_SPARK_ROUNDS (default 1; 0 skips it)
+  rounds, each timing both commands one after the other; the ratio is the median of the rounds' ratios
+  (single-process seconds / Spark seconds: above 1, Spark is faster). Each command's start (interpreter, imports, and for Spark the session) is its
   wall time minus the seconds its report counts from the first file read.
 - Memory: the JVM's peak resident memory (VmHWM, driver and executors in one process) running the command on
   BENCH_SPARK_MEMORY_EVENTS (default 1,000,000; 0 skips it) events, against the same command's JVM on 3 events
@@ -83,15 +85,16 @@ def _run_lines(run: int, templates: tuple[list[str], list[str]]) -> list[str]:
     return lines
 
 
-def generate(folder: Path, events: int) -> int:
-    """`events` events (whole runs) as gzipped JSON lines files; returns how many bytes of JSON that is."""
+def generate(folder: Path, events: int, per_file: int = EVENTS_PER_FILE) -> int:
+    """`events` events (whole runs) as gzipped JSON lines files of `per_file` events; returns how many bytes of JSON
+    that is."""
     folder.mkdir(parents=True, exist_ok=True)
     templates = _templates()
     written, raw, run, part = 0, 0, 0, 0
     while written < events:
         with gzip.open(folder / f"part-{part:05d}.jsonl.gz", "wt", encoding="utf-8", compresslevel=1) as out:
             in_file = 0
-            while in_file < EVENTS_PER_FILE and written < events:
+            while in_file < per_file and written < events:
                 for line in _run_lines(run, templates):
                     out.write(line + "\n")
                     raw += len(line) + 1
@@ -197,10 +200,12 @@ def _class_archive() -> str:
     return "class archive present" if path is not None and path.is_file() else "no class archive yet"
 
 
-def speed(folder: Path, root: Path) -> None:
-    """Both commands on the same events, ROUNDS times; prints each round and records the median ratio."""
+def speed(folder: Path, root: Path, shape: str, in_row: str = "") -> None:
+    """Both commands on the same events, ROUNDS times; prints each round and records the median ratio (`in_row`:
+    the shape as the row names it; the folder's row keeps the name it always had)."""
     if ROUNDS <= 0:
         return
+    print(f"-- {shape}", flush=True)
     archive = _class_archive()
     ratios, singles, sparks = [], [], []
     for round_ in range(ROUNDS):
@@ -217,14 +222,15 @@ def speed(folder: Path, root: Path) -> None:
               f"{spark.jvm_peak_mb:,.0f} MB): {ratios[-1]:.2f}x; planned entities identical", flush=True)
     single_s = statistics.median(c.seconds for c in singles)
     spark_s = statistics.median(c.seconds for c in sparks)
-    print(f"spark backfill --dry-run, {EVENTS:,} events, end to end: Spark local[2] {EVENTS / spark_s:,.0f} events/s "
+    print(f"spark backfill --dry-run, {EVENTS:,} events {shape}, end to end: "
+          f"Spark local[2] {EVENTS / spark_s:,.0f} events/s "
           f"(median {spark_s:.1f} s, of which {statistics.median(c.start_seconds for c in sparks):.1f} s start), "
           f"single process {EVENTS / single_s:,.0f} events/s (median {single_s:.1f} s, "
           f"{statistics.median(c.start_seconds for c in singles):.1f} s start): "
           f"{statistics.median(ratios):.2f}x the single-process runner (median of {ROUNDS} paired rounds; {archive} "
           "at the start)")
     report.record(__name__, f"`spark backfill --dry-run` end to end as a user runs it, {EVENTS:,} generated Databricks "
-                  "events, Spark `local[2]`", EVENTS / spark_s, "events/s", EVENTS / single_s,
+                  f"events{in_row}, Spark `local[2]`", EVENTS / spark_s, "events/s", EVENTS / single_s,
                   "the single-process runner on the same files, one after the other",
                   f"median {spark_s:.1f} s of which {statistics.median(c.start_seconds for c in sparks):.1f} s start "
                   f"with the session (single process: {single_s:.1f} s), median of {ROUNDS} paired rounds ({archive} "
@@ -281,10 +287,12 @@ def main() -> None:
         root = Path(temp)
         started = time.perf_counter()
         raw = generate(root / "events", EVENTS)
+        generate(root / "one-file", EVENTS, per_file=EVENTS)
         size = sum(p.stat().st_size for p in (root / "events").iterdir())
-        print(f"generated {EVENTS:,} events ({raw / 1e9:.1f} GB of JSON, {size / 1e6:.0f} MB gzipped) in "
+        print(f"generated {EVENTS:,} events ({raw / 1e9:.1f} GB of JSON, {size / 1e6:.0f} MB gzipped) twice in "
               f"{time.perf_counter() - started:.0f} s", flush=True)
-        speed(root / "events", root)
+        speed(root / "events", root, f"in {-(-EVENTS // EVENTS_PER_FILE)} gzip files")
+        speed(root / "one-file", root, "in one gzip file", " in one gzip file")
         memory(root)
         if SUBSET <= 0:
             return

@@ -79,7 +79,7 @@ from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
 from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
-from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key
+from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key, Schedule
 from olparser.sql import ParseSql
 
 log = logging.getLogger(__name__)
@@ -282,14 +282,16 @@ class LineagePipeline:
         event_type = event.get("eventType") if isinstance(event.get("eventType"), str) else None
         key = run_key(event)
         if is_static_event(event):
-            with self._locked(key):
+            with self._locked(key), self._store.folded_reads(key):
                 run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
                 return self._write(key, run, None, run.event_type, now, event_type, rewrite=redelivered)
         run_id = key
         with self._locked(run_id):
-            run, version = self._store.merge_versioned(event, now=now, max_datasets=self._policy.max_datasets)
-            readers = self._record_temporary(run_id, run, now)
-            outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+            with self._store.folded_reads(run_id):
+                run, version = self._store.merge_versioned(event, now=now, max_datasets=self._policy.max_datasets,
+                                                           schedule=lambda merged: self._waiting(merged, now))
+                readers = self._record_temporary(run_id, run, now)
+                outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
         self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
         if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
             outcome = self._take_over(run_id, run, outcome, now)
@@ -327,6 +329,10 @@ class LineagePipeline:
                          outcomes=tuple(outcomes), history_purged=history_purged)
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
+        with self._store.folded_reads(key):
+            return self._write_due_run_folded(key, now)
+
+    def _write_due_run_folded(self, key: str, now: float) -> LineageOutcome | None:
         self._carry_out_pending(key, now)  # a commit's intentions that a crash left (the timer's sweep)
         run, version = self._store.get_versioned(key, now=now)
         if run is None:
@@ -357,13 +363,23 @@ class LineagePipeline:
         return len(keys)
 
     # --- deciding and writing ----------------------------------------------------------------------------------
+    def _waiting(self, run: RunSnapshot, now: float) -> Schedule | None:
+        """When the timer should look at a run that waits (for more events, or for its environment), saved with
+        the merge that made it wait; None: the decision is another (it schedules, or not, itself)."""
+        policy = self._policy
+        decision = decide(run, policy, self._options)
+        if decision is Decision.WAIT and (run.inputs or run.outputs) and policy.incomplete_run_seconds > 0:
+            return Schedule(now + policy.incomplete_run_seconds)
+        if decision is Decision.HOLD:
+            return Schedule(now + policy.environment_wait_seconds, keep_earlier=True)
+        return None
+
     def _decide(self, run_id: str, run: RunSnapshot, version: int, now: float,
                 event_type: str | None, *, rewrite: bool = False) -> LineageOutcome:
+        """What to do with the run after a merge (which scheduled it if it waits: `_waiting`)."""
         policy = self._policy
         decision = decide(run, policy, self._options)
         if decision is Decision.WAIT:
-            if (run.inputs or run.outputs) and policy.incomplete_run_seconds > 0:
-                self._store.schedule(run_id, now + policy.incomplete_run_seconds)
             return self._outcome(run, event_type, RunStatus.WAITING)
         if decision is Decision.SKIP:
             if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
@@ -373,7 +389,6 @@ class LineagePipeline:
             calls = self._record_unwritten(run_id, run, now)
             return self._outcome(run, event_type, RunStatus.SKIPPED, calls=calls)
         if decision is Decision.HOLD:
-            self._store.schedule(run_id, now + policy.environment_wait_seconds, keep_earlier=True)
             return self._outcome(run, event_type, RunStatus.HELD)
         return self._write(run_id, run, version, run.event_type, now, event_type, rewrite=rewrite)
 
@@ -388,7 +403,7 @@ class LineagePipeline:
             linked = self.plan(run, status)  # resolved even when empty: the history records the names written
             calls += linked.calls
             changed |= self._record(run, linked.plan, status, now)
-            plan = LineagePlan() if empty else self._counted(linked.plan)
+            plan = LineagePlan() if empty else self._counted(linked.plan, recorded=run.run_id)
             fingerprint = plan_fingerprint(plan)
             if not (uploaded or rewrite) and self._store.written_fingerprint(key, now=now) == fingerprint:
                 self._store.schedule(key, None)
@@ -677,12 +692,13 @@ class LineagePipeline:
         if self._history is not None and changed:
             self._history.refreshed(history_run_id(run, self._options), changed)
 
-    def _counted(self, plan: LineagePlan) -> LineagePlan:
-        """The plan with its processes' runCount and firstRunTime from the history."""
+    def _counted(self, plan: LineagePlan, *, recorded: str | None = None) -> LineagePlan:
+        """The plan with its processes' runCount and firstRunTime from the history (`recorded`: the run just
+        recorded, when the counts as its record left them will do)."""
         names = plan.process_names()
         if self._history is None or not names:
             return plan
-        return with_run_history(plan, self._history.process_summaries(names))
+        return with_run_history(plan, self._history.process_summaries(names, recorded=recorded))
 
     def _record_unwritten(self, key: str, run: RunSnapshot, now: float) -> int:
         """A run that writes nothing (FAIL, ABORT): its plan is built for the history only."""

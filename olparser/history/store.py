@@ -47,8 +47,11 @@ class RunHistoryStore(HistoryReader, Protocol):
         """The catalog copies of these processes now show what the run's record made of their summaries: `record`
         no longer answers them."""
 
-    def process_summaries(self, names: Sequence[str]) -> dict[str, ProcessSummary]:
-        """Runs held and earliest start of each named process the history knows."""
+    def process_summaries(self, names: Sequence[str], *, recorded: str | None = None) -> dict[str, ProcessSummary]:
+        """Runs held and earliest start of each named process the history knows. `recorded`: the run the caller's
+        thread has just recorded (its last call), when the summaries as that record left them will do (a store may
+        answer them without reading: the runner's first look, before its fingerprint; not its look under the
+        process lock)."""
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
         """Delete runs that started more than the retention ago (at most `limit`); how many were deleted."""

@@ -9,14 +9,16 @@ read; downstream, the runs that read it and what those runs wrote. Each dataset 
 with the runs that made it. With a column, the column lineage each run recorded is walked the same way
 (olparser.lineage.column_graph, one process per run).
 
-Bounded: at most `WalkLimits.max_nodes` datasets and processes, `max_rows` history rows read and `seconds` of wall
-time; what is cut short says so (`truncated`).
+Bounded: at most `WalkLimits.max_nodes` datasets and processes, `max_rows` history rows read, `max_reads` reads
+of the store (each a few requests on Table storage; the store's own `max_reads` when the limits set none: a hub that
+hundreds of processes read would cost two requests per process) and `seconds` of wall time; what is cut short says
+so (`truncated`).
 """
 from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Protocol
 
 from olparser.lineage.column_graph import ColumnGraph, ProcessColumns
@@ -49,6 +51,7 @@ class WalkLimits:
     max_rows: int = 100_000
     max_runs_listed: int = 200
     seconds: float = 10.0
+    max_reads: int | None = None  # None: the reader's own bound (its `max_reads` attribute), if any
 
 
 class HistoryReader(Protocol):
@@ -108,6 +111,7 @@ class _Walk:
         self.reader, self.window, self.limits, self.clock = reader, window, limits, clock
         self.deadline = clock() + limits.seconds
         self.rows = 0
+        self.reads = 0
         self.truncated: str | None = None
         self.datasets: dict[str, JSON] = {}
         self.processes: dict[str, _Process] = {}
@@ -128,10 +132,13 @@ class _Walk:
                 self.truncated = f"more than {self.limits.max_nodes} datasets and processes"
             elif self._budget() <= 0:
                 self.truncated = f"more than {self.limits.max_rows} history rows"
+            elif self.limits.max_reads is not None and self.reads >= self.limits.max_reads:
+                self.truncated = f"more than {self.limits.max_reads} reads of the history"
         return self.truncated is not None
 
     def _read(self, rows: list) -> list:
         self.rows += len(rows)
+        self.reads += 1
         return rows
 
     def accesses(self, dataset: str, access: str) -> list[Access]:
@@ -240,6 +247,8 @@ def lineage_in_window(reader: HistoryReader, qualified_name: str, window: Window
         raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
     if not 1 <= depth <= limits.max_depth:
         raise ValueError(f"depth must be from 1 to {limits.max_depth}, got {depth}")
+    if limits.max_reads is None and getattr(reader, "max_reads", None) is not None:
+        limits = replace(limits, max_reads=reader.max_reads)  # type: ignore[attr-defined]
     walk = _Walk(reader, window, limits, clock)
     walk.datasets[qualified_name] = {"typeName": "", "distance": 0}
     for upstream in (True, False):

@@ -26,7 +26,7 @@ ledger needs and saves its result under its own atomic write:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, ContextManager, Iterable, Mapping, Protocol, Sequence
 
 from olparser.runs.ledger import (MAX_WRITERS, CommitResult, Key, Writer, add_writer,  # noqa: F401  (re-exported)
                                   drop_writer, sorted_keys)
@@ -41,6 +41,13 @@ STORE_KINDS = ("sqlite", "table")
 # A deletion that has not finished after this long is taken to have died with its worker: writers stop waiting.
 TOMBSTONE_SECONDS = 180.0
 MAX_TEMPORARY_ROWS = 100  # writers (and readers) of one temporary dataset read back
+
+
+def state_rewrite_needed(same_state: bool, updated_at: float, now: float, ttl_seconds: float) -> bool:
+    """Whether a merge writes the run's row again: when its state changed, or when half its time to live has passed
+    (a replayed event leaves the state as it is: no write, its version stays, unless the row is to be kept alive).
+    The one rule of every store."""
+    return not same_state or updated_at <= now - ttl_seconds / 2
 
 @dataclass(frozen=True)
 class InterimDataset:
@@ -69,12 +76,32 @@ class StoreStats:
                 "trackedProcesses": self.processes, "interimDatasets": self.interim}
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """When the timer should look at a run (None: never), as `RunStateStore.schedule` takes it."""
+
+    due_at: float | None
+    keep_earlier: bool = False
+
+
+# what a merge schedules, given the merged state: None leaves the run's schedule as it is
+ScheduleAfterMerge = Callable[[RunSnapshot], "Schedule | None"]
+
+
 class RunStateStore(Protocol):
-    def merge_versioned(self, event: JSON, *, now: float | None = None,
-                        max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
+    def merge_versioned(self, event: JSON, *, now: float | None = None, max_datasets: int | None = None,
+                        schedule: ScheduleAfterMerge | None = None) -> tuple[RunSnapshot, int]:
         """Load the run's state, merge the event, save: atomically; concurrent writers are safe. Returns the merged
-        state and the run's version after it (every merge bumps it). `max_datasets` overrides the store's own limit
+        state and the run's version after it (every merge that changes the state bumps it; see
+        `state_rewrite_needed`). `schedule`: asked with the merged state; what it returns is saved in the same
+        write, as `schedule` would save it afterwards. `max_datasets` overrides the store's own limit
         on inputs (and outputs) per run."""
+
+    def folded_reads(self, run_key: str) -> ContextManager[None]:
+        """A scope (the handling of one event or timer entry of the run, under its lock) in which reads of the run's
+        row may be answered from the row as this scope last read or wrote it: every write stays conditional on what
+        was read, so a row another writer changed meanwhile fails the write and is read again. Stores whose reads
+        cost nothing ignore it."""
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         """The run's merged state (None if unknown or expired), and its version (0 when unknown)."""

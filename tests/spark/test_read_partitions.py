@@ -11,7 +11,8 @@ import pytest
 
 from tests.spark.conftest import job_for
 from tools.spark import spark_job
-from tools.spark.spark_job import READ_TASK_BYTES, _balanced_bins, event_bodies, local_event_bodies
+from tools.spark.spark_job import (READ_TASK_BYTES, _balanced_bins, _shared_files, event_bodies,
+                                   local_event_bodies)
 
 pytestmark = pytest.mark.spark
 
@@ -81,6 +82,41 @@ def test_files_are_dealt_into_bins_of_about_equal_size() -> None:
     bins = _balanced_bins(files, [50, 40, 30, 20, 10, 10], 3)
     assert bins == [["f0", "f5"], ["f1", "f4"], ["f2", "f3"]]  # 60, 50, 50
     assert _balanced_bins(files[:2], [5, 5], 4) == [["f0"], ["f1"]]
+
+
+def test_one_big_file_is_parsed_by_every_core_each_body_once(spark, tmp_path: Path) -> None:
+    """A single gzip JSON-lines file (the OpenLineage file transport's, an Event Hubs capture export) cannot be split
+    by bytes: on local[2] two tasks read it, each decompresses it and keeps every other line, so the parsing after
+    the read runs on both cores; together they give every body once, refusals included."""
+    lines = b"".join(b'{"eventType": "START", "n": %d}\n' % n for n in range(7)) + b'{"x": "' + b"y" * 2048 + b'"}\n'
+    (tmp_path / "events.jsonl.gz").write_bytes(gzip.compress(lines))
+    sc = spark.sparkContext
+    local = local_event_bodies(sc, [str(tmp_path)], job_for(None), 1024)
+
+    assert local is not None and sc.defaultParallelism == 2
+    shares = local.glom().map(lambda bodies: sorted(map(_outcome, bodies), key=repr)).collect()
+    odd = sorted([*(b'{"eventType": "START", "n": %d}' % n for n in (1, 3, 5)), "413"], key=repr)  # 413: line 7
+    assert sorted(shares, key=repr) == [odd, [b'{"eventType": "START", "n": %d}' % n for n in (0, 2, 4, 6)]]
+
+
+def test_the_lines_of_one_large_gzip_file_spark_reads_go_to_every_core(spark, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over LARGE_FILE_BYTES (and from cluster storage) Spark reads the file as text lines; a gzip file is one
+    partition, so its lines are spread over the cores before they are parsed."""
+    lines = b"".join(b'{"eventType": "START", "n": %d}\n' % n for n in range(40))
+    (tmp_path / "events.jsonl.gz").write_bytes(gzip.compress(lines))
+    monkeypatch.setattr(spark_job, "LARGE_FILE_BYTES", 10)
+    bodies = event_bodies(spark, [str(tmp_path)], 1024)
+    sizes = bodies.glom().map(len).collect()
+    assert len([size for size in sizes if size]) == 2 and sum(sizes) == 40
+    assert sorted(bodies.collect()) == sorted(b'{"eventType": "START", "n": %d}' % n for n in range(40))
+
+
+def test_a_file_larger_than_a_cores_share_is_read_by_several_tasks() -> None:
+    files = [Path("big"), Path("small")]
+    assert _shared_files(files, [900, 100], 2) == ([("big", 0, 2), ("big", 1, 2), ("small", 0, 1)], [450, 450, 100])
+    assert _shared_files(files, [500, 500], 2)[0] == [("big", 0, 1), ("small", 0, 1)]  # a folder: as before
+    assert _shared_files([Path("one")], [10], 4)[0] == [("one", n, 4) for n in range(4)]
 
 
 def _outcome(body: object) -> object:

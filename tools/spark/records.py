@@ -89,31 +89,41 @@ def in_time_range(record: AcceptedRecord, since: float | None, until: float | No
     return (since is None or record.event_time >= since) and (until is None or record.event_time < until)
 
 
-def bodies_in_file(content: bytes, limit: int) -> Iterator[bytes | IngestError]:
+def bodies_in_file(content: bytes, limit: int, share: tuple[int, int] = (0, 1)) -> Iterator[bytes | IngestError]:
     """The event bodies of one file: the whole file when it is one JSON document, else its non-empty lines.
 
     A file is read as JSON lines when its first non-empty line is a JSON document by itself and more follows;
     a JSON array becomes one body per element. A line or document over `limit` bytes becomes a 413 refusal, and a
     file that is not valid gzip one 400 refusal, without reading it further.
+
+    `share` (j, k): the j-th of k readers of the file, which together give each body once: every reader decompresses
+    and splits the whole file, and keeps lines j, j + k, j + 2k... (a single document and a refusal of the whole file:
+    reader 0), so that the parsing after this read uses k cores on one unsplittable (gzip) file.
     """
+    mine, readers = share
     stream = _opened(content)
     try:
         head = stream.read(limit + 1)
         first, _, rest = head.lstrip().partition(b"\n")
         if len(head) <= limit and not (rest.strip() and _is_json(first)):
-            yield from _document_bodies(head, limit)
+            if mine == 0:
+                yield from _document_bodies(head, limit)
             return
         if not _is_json(first) and len(head) > limit:
-            yield too_big(len(head), limit)
+            if mine == 0:
+                yield too_big(len(head), limit)
             return
-        yield from bodies_in_lines(_lines(io.BytesIO(head), stream), limit)
+        for number, body in enumerate(bodies_in_lines(_lines(io.BytesIO(head), stream), limit)):
+            if number % readers == mine:
+                yield body
     except (OSError, EOFError, zlib.error) as exc:
-        yield IngestError(400, f"file is not valid gzip data ({type(exc).__name__})", "body")
+        if mine == 0:
+            yield IngestError(400, f"file is not valid gzip data ({type(exc).__name__})", "body")
 
 
-def bodies_in_path(path: Path, limit: int) -> Iterator[bytes | IngestError]:
+def bodies_in_path(path: Path, limit: int, share: tuple[int, int] = (0, 1)) -> Iterator[bytes | IngestError]:
     """The event bodies of the local file at `path` (see bodies_in_file)."""
-    return bodies_in_file(path.read_bytes(), limit)
+    return bodies_in_file(path.read_bytes(), limit, share)
 
 
 def bodies_in_lines(lines: Iterable[bytes | int], limit: int) -> Iterator[bytes | IngestError]:

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from functools import partial, reduce
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from . import class_sharing
 from .catalog import PlanWriter, WriteStats
@@ -99,10 +99,10 @@ def _bodies_of_files(limit: int, rows: Iterable[Any]) -> Iterator[bytes | Except
         yield from bodies_in_file(bytes(row.content), limit)
 
 
-def _bodies_of_bins(limit: int, bins: Iterable[list[str]]) -> Iterator[bytes | Exception]:
-    for paths in bins:
-        for path in paths:
-            yield from bodies_in_path(Path(path), limit)
+def _bodies_of_bins(limit: int, bins: Iterable[list[tuple[str, int, int]]]) -> Iterator[bytes | Exception]:
+    for pieces in bins:
+        for path, mine, readers in pieces:
+            yield from bodies_in_path(Path(path), limit, (mine, readers))
 
 
 def _bodies_of_lines(limit: int, rows: Iterable[Any]) -> Iterator[bytes | Exception]:
@@ -280,7 +280,8 @@ def _session_conf(spark: Any, key: str, value: str) -> Iterator[None]:
 
 def event_bodies(spark: Any, paths: list[str], limit: int) -> Any:
     """An RDD of the event bodies (or refusals) in the files at `paths`: files up to LARGE_FILE_BYTES read whole,
-    in about one partition per file of READ_TASK_BYTES or more (see _read_partitions), larger ones as text lines."""
+    in about one partition per file of READ_TASK_BYTES or more (see _read_partitions), larger ones as text lines,
+    spread over the cores when they come in fewer partitions (a gzip file is one)."""
     from pyspark.sql import functions as F
 
     files = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(paths)
@@ -293,7 +294,11 @@ def event_bodies(spark: Any, paths: list[str], limit: int) -> Any:
         bodies = files.filter(~is_large).select("content").rdd.mapPartitions(partial(_bodies_of_files, limit))
     if large_files:
         large = [row.path for row in files.filter(is_large).select("path").collect()]
-        bodies = bodies.union(spark.read.text(large).rdd.mapPartitions(partial(_bodies_of_lines, limit)))
+        lines = spark.read.text(large)
+        cores = spark.sparkContext.defaultParallelism
+        if lines.rdd.getNumPartitions() < cores:  # gzip cannot be split: its lines go to every core (a JVM shuffle)
+            lines = lines.repartition(cores)
+        bodies = bodies.union(lines.rdd.mapPartitions(partial(_bodies_of_lines, limit)))
     return bodies
 
 
@@ -310,18 +315,36 @@ def local_event_bodies(sc: Any, sources: list[str], job: BackfillJob, limit: int
     sizes = [path.stat().st_size for path in files]
     if not files or max(sizes) > LARGE_FILE_BYTES:
         return None
-    bins = _balanced_bins(files, sizes, _read_partitions(sc.defaultParallelism, len(files), sum(sizes)))
+    cores = sc.defaultParallelism
+    pieces, piece_sizes = _shared_files(files, sizes, cores)
+    bins = _balanced_bins(pieces, piece_sizes, _read_partitions(cores, len(pieces), sum(sizes)))
     return sc.parallelize(bins, len(bins)).mapPartitions(partial(_bodies_of_bins, limit))
 
 
-def _balanced_bins(files: list[Path], sizes: list[int], count: int) -> list[list[str]]:
-    """The files dealt into at most `count` bins of about equal size, largest first into the lightest bin."""
-    bins: list[list[str]] = [[] for _ in range(min(count, len(files)))]
+def _shared_files(files: list[Path], sizes: list[int], cores: int) -> tuple[list[tuple[str, int, int]], list[int]]:
+    """Each file as (path, j, k) for its k readers (records.bodies_in_file's `share`), with the size each one
+    parses: a file larger than a core's fair share of all the bytes is read by as many tasks as it holds shares (at
+    most one per core), so that one big gzip file (an export, the file transport's) is parsed on every core."""
+    total = max(sum(sizes), 1)
+    pieces, piece_sizes = [], []
+    for path, size in zip(files, sizes):
+        readers = max(1, min(cores, round(size * cores / total)))
+        for mine in range(readers):
+            pieces.append((str(path), mine, readers))
+            piece_sizes.append(size // readers)
+    return pieces, piece_sizes
+
+
+def _balanced_bins(files: Sequence[Any], sizes: list[int], count: int) -> list[list[Any]]:
+    """The files (or pieces of files) dealt into at most `count` bins of about equal size, largest first into
+    the lightest bin."""
+    bins: list[list[Any]] = [[] for _ in range(min(count, len(files)))]
     loads = [0] * len(bins)
-    for size, path in sorted(zip(sizes, files), key=lambda pair: -pair[0]):
+    for number in sorted(range(len(files)), key=lambda n: -sizes[n]):
         lightest = loads.index(min(loads))
-        bins[lightest].append(str(path))
-        loads[lightest] += size
+        item = files[number]
+        bins[lightest].append(str(item) if isinstance(item, Path) else item)
+        loads[lightest] += sizes[number]
     return bins
 
 

@@ -121,7 +121,7 @@ class SqliteHistoryStore(SqliteFile):
                        [(name, opened, inv, record.run_id) for name in process_runs_of(record)])
 
     # --- reading -----------------------------------------------------------------------------------------------
-    def process_summaries(self, names: Sequence[str]) -> dict[str, ProcessSummary]:
+    def process_summaries(self, names: Sequence[str], *, recorded: str | None = None) -> dict[str, ProcessSummary]:
         rows = self._connection().execute(
             "SELECT process, count(*), min(start) FROM history_process_runs WHERE process IN "
             "(SELECT value FROM json_each(?)) GROUP BY process", (json.dumps(list(names)),))

@@ -24,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import threading
+from collections import OrderedDict
 import time
 import zlib
 from datetime import datetime, timezone
@@ -46,6 +48,7 @@ MAX_ATTEMPTS = 40
 MAX_RECORD_BYTES = 600_000  # compressed; two of them (record, previous) must fit in one 1 MiB entity, base64
 EARLIEST_KEPT = 8  # earliest starts a summary remembers; re-read from the markers when they run out
 STATS_CACHE_SECONDS = 60.0
+KNOWN_ROWS = 4096  # run ids recorded here, and process summaries as last read or written here (each write conditional)
 SUMMARY = "summary"
 UNREFRESHED = "unrefreshed"
 UNREFRESHED_PARTS = 4  # what `refreshed` selects: 256 KiB of compressed process names, far more than a run has
@@ -113,6 +116,10 @@ def _record_of(entity: TableEntity | None, name: str) -> RunRecord | None:
 class TableHistoryStore:
     """RunHistoryStore over an Azure Table (see the module docstring and olparser/history/store.py)."""
 
+    # a window query reads at most this many dataset or process partitions (two key ranges each, and their pages
+    # beyond 1,000 rows): under 200 requests, cut short (`truncated`) at a dataset hundreds of processes read
+    max_reads = 95
+
     def __init__(self, table: TableClient, *, retention_days: int, max_attempts: int = MAX_ATTEMPTS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.table = table
@@ -120,6 +127,13 @@ class TableHistoryStore:
         self._max_attempts = max_attempts
         self._clock = clock
         self._max_duration: tuple[float, float] | None = None  # (value, read at)
+        # what this thread's last `record` wrote, for the reads that follow it at once (folded into its writes): the
+        # run's row (run id, ETag, unrefreshed processes) for `refreshed`, and the summaries of its processes for
+        # the next `process_summaries(recorded=<that run>)` only (any other call drops them)
+        self._written = threading.local()
+        self._known_lock = threading.Lock()
+        self._recorded: OrderedDict[str, None] = OrderedDict()  # run ids this instance recorded (else: a new run)
+        self._summaries: OrderedDict[str, TableEntity] = OrderedDict()  # process partition -> its summary row
 
     @classmethod
     def from_connection_string(cls, connection: StorageConnection, table_name: str,
@@ -130,27 +144,39 @@ class TableHistoryStore:
     # --- writing -----------------------------------------------------------------------------------------------
     def record(self, record: RunRecord, *, now: float | None = None, keep_changes: bool = True) -> frozenset[str]:
         now = time.time() if now is None else now
+        self._written.row, self._written.summaries = None, (record.run_id, {})
         if record.facts.start < now - self.retention_seconds:
             return frozenset()
-        return self._with_retries(lambda: self._record_once(record, keep_changes))
+        with self._known_lock:
+            new = [record.run_id not in self._recorded]
+        # a run this instance never recorded is taken to be new: its row is created without reading it first (one
+        # that exists fails the create, and the retry reads it)
+        return self._with_retries(lambda: self._record_once(record, keep_changes, new.pop() if new else False))
 
     def refreshed(self, run_id: str, names: Iterable[str]) -> None:
         names = frozenset(names)
         if not names:
             return
         keys = self._run_keys(run_id)
+        written = getattr(self._written, "row", None)
+        self._written.row = None
 
         def attempt() -> None:
-            try:
-                entity = self.table.get_entity(keys["PartitionKey"], keys["RowKey"], select=_UNREFRESHED_SELECT)
-            except ResourceNotFoundError:
-                return
-            unrefreshed = _unrefreshed_of(entity)
+            nonlocal written
+            if written is not None and written[0] == run_id:  # the row as `record` just wrote it: no read
+                etag, unrefreshed = written[1], written[2]
+            else:
+                try:
+                    entity = self.table.get_entity(keys["PartitionKey"], keys["RowKey"], select=_UNREFRESHED_SELECT)
+                except ResourceNotFoundError:
+                    return
+                etag, unrefreshed = entity.metadata["etag"], _unrefreshed_of(entity)
+            written = None  # a conflict: read it
             if unrefreshed & names:
                 row = TableEntity(keys)
                 put_blob(row, UNREFRESHED, _names_blob(unrefreshed - names))
                 try:
-                    self.table.update_entity(row, mode=UpdateMode.MERGE, etag=entity.metadata["etag"],
+                    self.table.update_entity(row, mode=UpdateMode.MERGE, etag=etag,
                                              match_condition=MatchConditions.IfNotModified)
                 except HttpResponseError as error:
                     if error.status_code in (404, 412):
@@ -159,12 +185,13 @@ class TableHistoryStore:
 
         self._with_retries(attempt)
 
-    def _record_once(self, record: RunRecord, keep_changes: bool) -> frozenset[str]:
+    def _record_once(self, record: RunRecord, keep_changes: bool, new: bool = False) -> frozenset[str]:
         digest = _sha(record.canonical())
         keys = self._run_keys(record.run_id)
-        entity = self._read(keys)
+        entity = None if new else self._read(keys)
         unrefreshed = _unrefreshed_of(entity)
         if entity is not None and entity.get("digest") == digest and entity.get("complete"):
+            self._written.row = (record.run_id, entity.metadata["etag"], unrefreshed)
             return unrefreshed
         current = _record_of(entity, "record")
         previous = current if entity is None or entity.get("complete") else _record_of(entity, "previous")
@@ -188,7 +215,9 @@ class TableHistoryStore:
                 process_type=access.process_type, facts=facts_text), mode=UpdateMode.REPLACE)
         for name in sorted(process_runs_of(current).keys() | process_runs_of(previous).keys()
                            | process_runs_of(record).keys()):
-            self._with_retries(lambda n=name: self._update_process(n, record.run_id, record))
+            self._with_retries(lambda n=name, first=[name not in process_runs_of(current).keys()  # noqa: B008
+                                                     | process_runs_of(previous).keys()]:
+                               self._update_process(n, record.run_id, record, new=bool(first and first.pop())))
         for text in sorted(stale):
             self.table.delete_entity(*json.loads(text))  # absent: no error
         old_day = entity.get("day") if entity is not None else None
@@ -199,7 +228,13 @@ class TableHistoryStore:
         self._note_duration(record.facts)
         done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
         done.update(complete=True, pending="[]")
-        self._write(done, etag=etag)  # another writer since step 1: the retry reads its record
+        etag = self._write(done, etag=etag)  # another writer since step 1: the retry reads its record
+        self._written.row = (record.run_id, etag, _unrefreshed_of(done))
+        with self._known_lock:
+            self._recorded[record.run_id] = None
+            self._recorded.move_to_end(record.run_id)
+            while len(self._recorded) > KNOWN_ROWS:
+                self._recorded.popitem(last=False)
         return changed | unrefreshed
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
@@ -228,15 +263,20 @@ class TableHistoryStore:
             purged += 1
         return purged
 
-    def _update_process(self, name: str, run_id: str, record: RunRecord | None) -> None:
-        """Make the process partition hold what `record` says of this run (None: nothing), in one transaction."""
+    def _update_process(self, name: str, run_id: str, record: RunRecord | None, *, new: bool = False) -> None:
+        """Make the process partition hold what `record` says of this run (None: nothing), in one transaction
+        (`new`: the run's earlier records did not have the process: with the summary as this instance last wrote it,
+        no read; a marker already there or a summary changed since fails the batch, and the retry reads them)."""
         partition = self._process_partition(name)
         run_key = safe_row_key(run_id)
         marker_key = f"m-{run_key}"
-        found = {e["RowKey"]: e for e in self.table.query_entities(
-            "PartitionKey eq @p and ( RowKey eq @s or RowKey eq @m )",
-            parameters={"p": partition, "s": SUMMARY, "m": marker_key})}
-        summary, marker = found.get(SUMMARY), found.get(marker_key)
+        with self._known_lock:
+            summary, marker = (self._summaries.get(partition) if new else None), None
+        if summary is None:
+            found = {e["RowKey"]: e for e in self.table.query_entities(
+                "PartitionKey eq @p and ( RowKey eq @s or RowKey eq @m )",
+                parameters={"p": partition, "s": SUMMARY, "m": marker_key})}
+            summary, marker = found.get(SUMMARY), found.get(marker_key)
         process_run = process_runs_of(record).get(name)
         if process_run is None and marker is None:
             return
@@ -269,8 +309,18 @@ class TableHistoryStore:
         earliest = sorted(earliest)[:EARLIEST_KEPT]
         if count > 0 and not earliest:
             earliest = self._earliest_markers(partition, exclude=run_key)
-        operations.append(self._summary_operation(partition, summary, count, earliest))
-        self._submit([operation for operation in operations if operation is not None])
+        summary_operation = self._summary_operation(partition, summary, count, earliest)
+        operations.append(summary_operation)
+        try:
+            answers = self._submit([operation for operation in operations if operation is not None])
+        except HistoryConflict:
+            self._know_summary(partition, None)
+            raise
+        self._know_summary(partition, summary_operation[1] if summary_operation is not None and count > 0 else None,
+                           (answers[-1] or {}).get("etag") if answers else None)
+        if record is not None:  # (not the purge)
+            self._written.summaries[1][name] = (ProcessSummary(count, float(earliest[0][0]) if earliest else None)
+                                             if count > 0 else None)
 
     def _earliest_markers(self, partition: str, exclude: str) -> list[tuple]:
         """The earliest starts among the process's markers (when the summary's list ran out)."""
@@ -289,9 +339,20 @@ class TableHistoryStore:
         row = TableEntity(keys, count=count, earliest=_json([list(item) for item in earliest]))
         return ("create", row) if summary is None else ("update", row, {"mode": UpdateMode.REPLACE, **condition})
 
-    def _submit(self, operations: list[tuple]) -> None:
+    def _know_summary(self, partition: str, row: TableEntity | None, etag: str | None = None) -> None:
+        """Remember the process's summary row as this batch wrote it (None, or no ETag: forget it)."""
+        with self._known_lock:
+            self._summaries.pop(partition, None)
+            if row is not None and etag:
+                row = TableEntity(row)
+                row._metadata = {"etag": etag, "timestamp": None}
+                self._summaries[partition] = row
+                while len(self._summaries) > KNOWN_ROWS:
+                    self._summaries.popitem(last=False)
+
+    def _submit(self, operations: list[tuple]) -> list:
         try:
-            self.table.submit_transaction(operations)
+            return list(self.table.submit_transaction(operations) or [])
         except HttpResponseError as error:  # TableTransactionError included
             if error.status_code in (404, 409, 412):  # someone changed what was read: read again
                 raise HistoryConflict() from error
@@ -318,9 +379,17 @@ class TableHistoryStore:
         return self._max_duration[0]
 
     # --- reading -----------------------------------------------------------------------------------------------
-    def process_summaries(self, names: Sequence[str]) -> dict[str, ProcessSummary]:
+    def process_summaries(self, names: Sequence[str], *, recorded: str | None = None) -> dict[str, ProcessSummary]:
         found = {}
+        run_id, written = getattr(self._written, "summaries", None) or (None, {})
+        written = written if recorded is not None and recorded == run_id else {}
+        self._written.summaries = None
         for name in dict.fromkeys(names):
+            if name in written:  # as this thread's `record` just wrote it
+                answer = written[name]
+                if answer is not None:
+                    found[name] = answer
+                continue
             summary = self._read({"PartitionKey": self._process_partition(name), "RowKey": SUMMARY})
             if summary is not None:
                 earliest = json.loads(summary["earliest"])

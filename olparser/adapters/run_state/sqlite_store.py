@@ -12,16 +12,18 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import ContextManager, Iterable, Mapping, Sequence
 
 from olparser.runs.codec import from_json, to_json
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
 from olparser.runs import ledger
 from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
-from olparser.runs.store import (MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, StoreStats, event_run_id)
+from olparser.runs.store import (MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, ScheduleAfterMerge,
+                                 StoreStats, event_run_id, state_rewrite_needed)
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS as TEMPORARY_DATASET_SECONDS
 from olparser.adapters.sqlite_file import SqliteFile
 
@@ -127,8 +129,8 @@ class SqliteRunStateStore(SqliteFile):
                 db.execute("ALTER TABLE process_runs ADD COLUMN writers TEXT")
 
     # --- merged events -----------------------------------------------------------------------------------------
-    def merge_versioned(self, event: JSON, *, now: float | None = None,
-                        max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
+    def merge_versioned(self, event: JSON, *, now: float | None = None, max_datasets: int | None = None,
+                        schedule: ScheduleAfterMerge | None = None) -> tuple[RunSnapshot, int]:
         run_id = event_run_id(event)
         max_datasets = self.max_datasets if max_datasets is None else max_datasets
         now = time.time() if now is None else now
@@ -138,14 +140,26 @@ class SqliteRunStateStore(SqliteFile):
             live = row is not None and not self._expired(row[2], now)
             previous = from_json(row[0]) if live and row[0] else None
             snapshot = merge_event(previous, event, max_datasets=max_datasets)
-            version = (row[3] if row is not None else 0) + 1
-            db.execute(
-                "INSERT INTO run_state (run_id, state, fingerprint, updated_at, version) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (run_id) DO UPDATE SET state = excluded.state, fingerprint = excluded.fingerprint, "
-                "updated_at = excluded.updated_at, version = excluded.version",
-                (run_id, to_json(snapshot), row[1] if live else None, now, version),
-            )
+            wanted = schedule(snapshot) if schedule is not None else None
+            if row is None or state_rewrite_needed(live and to_json(snapshot) == row[0], row[2], now,
+                                                   self.ttl_seconds):
+                version = (row[3] if row is not None else 0) + 1
+                db.execute(
+                    "INSERT INTO run_state (run_id, state, fingerprint, updated_at, version) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (run_id) DO UPDATE SET state = excluded.state, fingerprint = excluded.fingerprint, "
+                    "updated_at = excluded.updated_at, version = excluded.version",
+                    (run_id, to_json(snapshot), row[1] if live else None, now, version),
+                )
+            else:
+                version = row[3]
+            if wanted is not None:
+                record, current = self._record(db, run_id)
+                at = ledger.due_at(record, current, wanted.due_at, keep_earlier=wanted.keep_earlier, now=now)
+                db.execute("UPDATE run_state SET due_attempts = 0, due_at = ? WHERE run_id = ?", (at, run_id))
         return snapshot, version
+
+    def folded_reads(self, run_key: str) -> ContextManager[None]:
+        return nullcontext()  # a read costs a local query: nothing to fold
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         now = time.time() if now is None else now

@@ -33,10 +33,13 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 import time
 import zlib
+from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -48,7 +51,8 @@ from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
 from olparser.runs import ledger
 from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
-from olparser.runs.store import MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, StoreStats, event_run_id
+from olparser.runs.store import (MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, ScheduleAfterMerge,
+                                 StoreStats, event_run_id, state_rewrite_needed)
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 from olparser.adapters.storage_account import StorageConnection, storage_account
 
@@ -64,6 +68,11 @@ HEAD_ROW = "entity"
 TEMPORARY_PREFIX = "tmp-"  # + sha256 of (scope, namespace, name): one partition per temporary dataset
 _SAFE_ROW_KEY = re.compile(r"^[A-Za-z0-9._:@=+-]{1,512}$")
 _BLOBS = ("state", "written", "claimed", "pending")
+# Rows `ref-xx` of the version that only counted users: looked for once (one request), then again after this long
+# only, when none was found (no release of this version writes them; one still running during an upgrade might).
+LEGACY_RECHECK_SECONDS = 3600.0
+RECENT_ROWS = 64  # run rows remembered after their scope, for the next merge of the run (its write is conditional)
+KNOWN_HEADS = 4096  # entities' head rows remembered as last read or written here, for the next run's claim
 
 
 class RunStateTooLarge(ValueError):
@@ -88,6 +97,13 @@ class TableRunStateStore:
         self.max_state_bytes = max_state_bytes
         self.max_datasets = max_datasets
         self._max_attempts = max_attempts
+        self._folding: dict[tuple[str, str], int] = {}  # run rows in a `folded_reads` scope (how many scopes deep)
+        self._folded: dict[tuple[str, str], TableEntity | None] = {}  # ... as the scope last read or wrote them
+        self._recent: OrderedDict[tuple[str, str], TableEntity] = OrderedDict()  # ... as scopes left them
+        self._fold_lock = threading.Lock()
+        self._scope = threading.local()  # `processes`: process rows `process_writers` read in this thread's scope
+        self._legacy_checked: tuple[bool, float] | None = None  # (any `ref-` row found, when looked, monotonic)
+        self._heads: OrderedDict[str, TableEntity] = OrderedDict()  # entity partition -> its head row, as last seen
 
     @classmethod
     def from_connection_string(cls, connection: StorageConnection, table_name: str, *, ttl_seconds: int,
@@ -98,29 +114,77 @@ class TableRunStateStore:
                    connection_string=connection, **options)
 
     # --- merged events -----------------------------------------------------------------------------------------
-    def merge_versioned(self, event: JSON, *, now: float | None = None,
-                        max_datasets: int | None = None) -> tuple[RunSnapshot, int]:
+    def merge_versioned(self, event: JSON, *, now: float | None = None, max_datasets: int | None = None,
+                        schedule: ScheduleAfterMerge | None = None) -> tuple[RunSnapshot, int]:
         run_id = event_run_id(event)
         max_datasets = self.max_datasets if max_datasets is None else max_datasets
         now = time.time() if now is None else now
 
+        # the first attempt reads nothing: it starts from the row as this instance's last scope of the run left it,
+        # or from no row for a START of a run it never saw (the write is conditional: a row changed since, or one
+        # already there, fails it, and the retry reads); nothing to write on a remembered row is confirmed by a read
+        remembered = self._remembered(run_id)
+        unread = [remembered is not None or event.get("eventType") == "START"]
+
         def attempt() -> tuple[RunSnapshot, int]:
-            entity = self._read(run_id)
+            result = merge_into(remembered, True) if unread and unread.pop() else None
+            unread.clear()
+            return result if result is not None else merge_into(self._read(run_id), False)  # type: ignore[return-value]
+
+        def merge_into(entity: TableEntity | None, from_memory: bool) -> tuple[RunSnapshot, int] | None:
             live = entity is not None and not self._expired(entity, now)
             snapshot = merge_event(self._decode(entity) if live else None, event, max_datasets=max_datasets)
-            version = int(entity.get("version", 0)) + 1 if entity is not None else 1
+            state = _compressed_state(snapshot, run_id, self.max_state_bytes)
             new = self._carry_over(run_id, entity)
-            self._put_blob(new, "state", _compressed_state(snapshot, run_id, self.max_state_bytes))
-            new.update(updated_at=float(now), version=version)
-            if not live:
-                new.pop("fingerprint", None)
-            self._write(new, entity)
+            version = int(entity.get("version", 0)) if entity is not None else 0
+            if entity is None or state_rewrite_needed(live and self._get_blob(entity, "state") == state,
+                                                      float(entity.get("updated_at", 0.0)), now, self.ttl_seconds):
+                version += 1
+                self._put_blob(new, "state", state)
+                new.update(updated_at=float(now), version=version)
+                if not live:
+                    new.pop("fingerprint", None)
+            wanted = schedule(snapshot) if schedule is not None else None
+            if wanted is not None:
+                self._schedule_row(run_id, new, entity, wanted.due_at, wanted.keep_earlier, now)
+            if new == entity and from_memory:
+                return None
+            if new != entity:
+                self._write(new, entity)
+            if wanted is not None and entity is not None and new.get("due_at") is None:
+                self._due_row_gone(run_id, entity)
             return snapshot, version
 
         return self._with_retries(attempt)
 
+    @contextmanager
+    def folded_reads(self, run_key: str) -> Iterator[None]:
+        row = tuple(self._keys(run_key).values())
+        with self._fold_lock:
+            self._folding[row] = self._folding.get(row, 0) + 1  # type: ignore[index]
+        done = False
+        outer = getattr(self._scope, "processes", None) is None
+        if outer:
+            self._scope.processes = {}
+        try:
+            yield
+            done = True
+        finally:
+            if outer:
+                self._scope.processes = None
+            with self._fold_lock:
+                self._folding[row] -= 1  # type: ignore[index]
+                if not self._folding[row]:  # type: ignore[index]
+                    del self._folding[row]  # type: ignore[arg-type]
+                    last = self._folded.pop(row, None)  # type: ignore[arg-type]
+                    self._recent.pop(row, None)  # type: ignore[arg-type]
+                    if done and last is not None and last.metadata.get("etag"):
+                        self._recent[row] = last  # type: ignore[index]
+                        while len(self._recent) > RECENT_ROWS:
+                            self._recent.popitem(last=False)
+
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
-        entity = self._read(run_id)
+        entity = self._read(run_id, fresh=True)
         if entity is None:
             return None, 0
         now = time.time() if now is None else now
@@ -136,8 +200,8 @@ class TableRunStateStore:
         now = time.time() if now is None else now
         keys = set(sorted_keys(keys))
 
-        def attempt() -> int:  # the run's record first: a crash before the users rows leaves nothing uploaded
-            entity = self._read(run_key)
+        def attempt() -> tuple[int, frozenset[Key]]:  # the run's record first: a crash before the users rows leaves
+            entity = self._read(run_key)                # nothing uploaded
             record = self._record(entity)
             new = ledger.claim(record, keys)
             if new is not record:
@@ -145,10 +209,11 @@ class TableRunStateStore:
                 self._put_keys(row, "claimed", new.claimed)
                 row["updated_at"] = float(now)
                 self._write(row, entity)
-            return record.epoch
+            return record.epoch, record.claimed
 
-        epoch = self._with_retries(attempt)
-        return frozenset(key for key in sorted(keys) if self._claim_user(key, run_key, epoch, now))
+        epoch, before = self._with_retries(attempt)
+        return frozenset(key for key in sorted(keys)
+                         if self._claim_user(key, run_key, epoch, now, first=key not in before))
 
     def claimed(self, run_key: str) -> frozenset[Key]:
         return frozenset(self._get_keys(self._read(run_key), "claimed"))
@@ -201,6 +266,7 @@ class TableRunStateStore:
     def finish_deletes(self, keys: Iterable[Key]) -> None:
         for key in sorted_keys(keys):
             def attempt(key: Key = key) -> None:
+                self._forget_head(key)
                 head = self._read_keys(_head_keys(key))
                 if head is None:
                     return
@@ -250,29 +316,60 @@ class TableRunStateStore:
             entity = self._read(run_key)
             if entity is None:
                 return
-            at = ledger.due_at(self._record(entity), entity.get("due_at"), due_at, keep_earlier=keep_earlier,
-                               now=time.time())
             new = TableEntity(entity)
-            new["due_attempts"] = 0
-            if at is None:
-                new.pop("due_at", None)
-            else:
-                new["due_at"] = float(at)
+            self._schedule_row(run_key, new, entity, due_at, keep_earlier, time.time())
             if new != entity:  # (a replayed run is not due, and stays so: no write)
                 self._write(new, entity)
-            if at is None:
-                self._delete_due(run_key)
-            else:
-                self._put_due(run_key, float(at))
+            if new.get("due_at") is None:
+                self._due_row_gone(run_key, entity)
 
         self._with_retries(attempt)
+
+    def _schedule_row(self, run_key: str, new: TableEntity, entity: TableEntity | None, due_at: float | None,
+                      keep_earlier: bool, now: float) -> None:
+        """Set when the run is due in `new` (its row about to replace `entity`), and put its row in the `due`
+        partition first when the run becomes due earlier than that row says: a due row may be earlier than the run
+        (the timer's look at it moves it, `due_runs`), never later, so postponing a run writes its row only."""
+        current = entity.get("due_at") if entity is not None else None
+        at = ledger.due_at(self._record(entity), current, due_at, keep_earlier=keep_earlier, now=now)
+        new["due_attempts"] = 0
+        if at is None:
+            new.pop("due_at", None)
+            return
+        new["due_at"] = float(at)
+        if current is None or at < float(current):
+            self._put_due(run_key, float(at))
+
+    def _due_row_gone(self, run_key: str, entity: TableEntity | None) -> None:
+        """The run is no longer due: its due row goes, after its row says so (a due row left by a crash: the timer
+        finds the run not due and deletes it, `due_runs`)."""
+        if entity is not None and entity.get("due_at") is not None:
+            self._delete_due(run_key)
 
     def due_runs(self, now: float, limit: int) -> list[str]:
         rows = self.table.query_entities("PartitionKey eq @p and due_at le @now",
                                          parameters={"p": DUE_PARTITION, "now": float(now)},
-                                         select=["run_key", "due_at"])
-        found = sorted(((float(row["due_at"]), row["run_key"]) for row in rows))
-        return [run_key for _, run_key in found[:limit]]
+                                         select=["PartitionKey", "RowKey", "run_key", "due_at"])
+        found = sorted(((float(row["due_at"]), row["run_key"], row) for row in rows), key=lambda item: item[:2])
+        due = []
+        for _, run_key, row in found:  # the run's own row says when it is due (its due row may be earlier: postponed)
+            if len(due) >= limit:
+                break
+            entity = self._read(run_key)
+            at = entity.get("due_at") if entity is not None else None
+            if at is not None and float(at) <= now:
+                due.append(run_key)
+                continue
+            try:  # unless a writer changed the due row since the query (it scheduled the run meanwhile)
+                if at is None:  # not due any more (a crash between its row's write and the due row's delete)
+                    self.table.delete_entity(row["PartitionKey"], row["RowKey"], **_unchanged(row))
+                else:  # postponed
+                    self.table.update_entity(TableEntity(row, due_at=float(at)), mode=UpdateMode.REPLACE,
+                                             **_unchanged(row))
+            except HttpResponseError as error:
+                if error.status_code not in (404, 412):
+                    raise
+        return due
 
     def postpone(self, run_key: str, due_at: float) -> int:
         def attempt() -> int:
@@ -314,8 +411,11 @@ class TableRunStateStore:
 
     def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
         found: dict[str, tuple[float, str]] = {}
+        scope = getattr(self._scope, "processes", None)
         for name in dict.fromkeys(qualified_names):
             entity = self._read_keys(self._process_keys(name))
+            if scope is not None:  # for the commit's change of its writers (a conditional write) in this scope
+                scope[name] = entity
             if entity is not None:
                 found[name] = (float(entity["run_time"]), str(entity.get("run_key", "")))
         return found
@@ -323,9 +423,11 @@ class TableRunStateStore:
     def _change_writers(self, name: str, run_key: str, intentions: ledger.Intentions) -> ledger.WriterChange:
         """Carry out the intentions' part for process `name` (written only if it changes anything)."""
         keys = self._process_keys(name)
+        scope = getattr(self._scope, "processes", None) or {}
+        read = [scope.pop(name)] if name in scope else []
 
         def attempt() -> ledger.WriterChange:
-            entity = self._read_keys(keys)
+            entity = read.pop() if read else self._read_keys(keys)  # as this scope's `process_writers` read it
             writers: list[Writer] = []
             if entity is not None:
                 listed = entity.get("writers")
@@ -513,11 +615,20 @@ class TableRunStateStore:
 
         self._with_retries(attempt)
 
-    def _claim_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
+    def _claim_user(self, key: Key, run_key: str, epoch: int, now: float, *, first: bool = False) -> bool:
         """Record the run among the entity's users (the head's count and the run's row change in one batch, in one
-        partition); True if the entity is being deleted right now (the writer must wait)."""
+        partition); True if the entity is being deleted right now (the writer must wait). `first`: the run's record
+        did not list the key (its entry is most likely not there)."""
+        known = [self._known_head(key) if first else None]
+
         def attempt() -> bool:
-            head, user = self._owned_rows(key, run_key)
+            # the head as this instance last saw it, and the run not among its users yet (a run's first claim of an
+            # entity): one batch, conditional on the head's ETag; a head changed since, or the run's entry already
+            # there, fails it, and the retry reads both
+            head = known.pop() if known else None
+            user = None
+            if head is None:
+                head, user = self._owned_rows(key, run_key)
             tombstoned = head is not None and _tombstoned(head, now)
             new_epoch = ledger.claimed_epoch(int(user["epoch"]) if user is not None else None, epoch)
             if new_epoch is None:
@@ -526,8 +637,11 @@ class TableRunStateStore:
                 self._write(TableEntity(user, epoch=new_epoch), user)
                 return tombstoned
             users, legacy = self._counts(key, head)
-            self._transact([_put_op(_head_row(key, head, users=users + 1, legacy=legacy), head),
-                            ("create", TableEntity(_user_keys(key, run_key), run_key=run_key, epoch=new_epoch))])
+            new_head = _head_row(key, head, users=users + 1, legacy=legacy)
+            done = self._transact([_put_op(new_head, head), ("create", TableEntity(_user_keys(key, run_key),
+                                                                                    run_key=run_key, epoch=new_epoch))],
+                                  key)
+            self._remember_head(key, new_head, done)
             return tombstoned
 
         return self._with_retries(attempt)
@@ -537,6 +651,7 @@ class TableRunStateStore:
         (the entity is then tombstoned: delete it)."""
         def attempt() -> bool:
             head, user = self._owned_rows(key, run_key)
+            self._forget_head(key)  # changed below (a rare path: no need to know what it becomes)
             users, legacy = self._counts(key, head)
             if ledger.releases(int(user["epoch"]) if user is not None else None, epoch):
                 users = max(users - 1, 0)
@@ -559,21 +674,61 @@ class TableRunStateStore:
                                               parameters={"p": head_keys["PartitionKey"], "h": HEAD_ROW,
                                                           "u": user_keys["RowKey"]}))
         head = next((r for r in rows if r["RowKey"] == HEAD_ROW), None)
+        self._remember_head(key, head)
         return head, next((r for r in rows if r["RowKey"] != HEAD_ROW), None)
+
+    def _known_head(self, key: Key) -> TableEntity | None:
+        with self._fold_lock:
+            return self._heads.get(_head_keys(key)["PartitionKey"])
+
+    def _remember_head(self, key: Key, head: TableEntity | None, written: list | None = None) -> None:
+        """Remember the entity's head row as read (`written`: the answers of the batch that wrote it, its ETag
+        first); None forgets it."""
+        etag = (written[0] or {}).get("etag") if written else (head.metadata.get("etag") if head is not None else None)
+        with self._fold_lock:
+            partition = _head_keys(key)["PartitionKey"]
+            self._heads.pop(partition, None)
+            if head is not None and etag:
+                if written:
+                    head = TableEntity(head)
+                    head._metadata = {"etag": etag, "timestamp": None}
+                self._heads[partition] = head
+                while len(self._heads) > KNOWN_HEADS:
+                    self._heads.popitem(last=False)
+
+    def _forget_head(self, key: Key) -> None:
+        self._remember_head(key, None)
 
     def _counts(self, key: Key, head: TableEntity | None) -> tuple[int, int]:
         """The users the head counts, and the users an older version counted (read from its row once, when the
         entity has no head yet: those never release, so the entity is kept)."""
         if head is not None:
             return int(head.get("users", 0)), int(head.get("legacy", 0))
+        if not self._legacy_rows():
+            return 0, 0
         old = self._read_keys(self._ref_keys(key))
         return 0, max(int(old.get("users", 0)), 0) if old is not None else 0
 
-    def _transact(self, operations: list) -> None:
-        """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write)."""
+    def _legacy_rows(self) -> bool:
+        """Whether the table holds rows `ref-xx` of the version that only counted users (one request, once, and
+        again after LEGACY_RECHECK_SECONDS when there were none)."""
+        checked = self._legacy_checked
+        if checked is None or (not checked[0] and time.monotonic() - checked[1] > LEGACY_RECHECK_SECONDS):
+            rows = self.table.query_entities("PartitionKey ge 'ref-' and PartitionKey lt 'ref.'",
+                                             select=["PartitionKey"], results_per_page=1)
+            # (the first row, following continuations: a scan across partitions may answer a page with none)
+            checked = (next(iter(rows), None) is not None, time.monotonic())
+            self._legacy_checked = checked
+        return checked[0]
+
+    def _transact(self, operations: list, key: Key | None = None) -> list:
+        """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write; `key`: the
+        entity whose head it changes, forgotten then). The answers of its operations (their ETags)."""
         try:
-            self.table.submit_transaction(operations)
+            return list(self.table.submit_transaction(operations) or [])
         except HttpResponseError as error:
+            if key is not None:
+                self._forget_head(key)
             if error.status_code in (404, 409, 412):
                 raise RunStateConflict() from error
             raise
@@ -651,8 +806,37 @@ class TableRunStateStore:
         digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
         return {"PartitionKey": "ref-" + digest[:2], "RowKey": digest}
 
-    def _read(self, run_id: str) -> TableEntity | None:
-        return self._read_keys(self._keys(run_id))
+    def _read(self, run_id: str, *, fresh: bool = False) -> TableEntity | None:
+        """The run's row; in a `folded_reads` scope, as the scope last read or wrote it (unless `fresh`)."""
+        keys = self._keys(run_id)
+        row = (keys["PartitionKey"], keys["RowKey"])
+        with self._fold_lock:
+            if row not in self._folding:
+                row = None  # type: ignore[assignment]
+            elif not fresh and row in self._folded:
+                return self._folded[row]
+        entity = self._read_keys(keys)
+        if row is not None:
+            self._fold(row, entity)
+        return entity
+
+    def _remembered(self, run_id: str) -> TableEntity | None:
+        """The run's row as the last scope of the run left it (None: not known here, or read in this scope)."""
+        keys = self._keys(run_id)
+        row = (keys["PartitionKey"], keys["RowKey"])
+        with self._fold_lock:
+            return None if row in self._folded else self._recent.get(row)
+
+    def _fold(self, row: tuple[str, str], entity: TableEntity | None, *, forget: bool = False) -> None:
+        """Remember `entity` as the run row `row` now is, if a scope folds its reads (`forget`: it is unknown)."""
+        with self._fold_lock:
+            if forget:
+                self._recent.pop(row, None)
+            if row in self._folding:
+                if forget:
+                    self._folded.pop(row, None)
+                else:
+                    self._folded[row] = entity
 
     def _read_keys(self, keys: dict[str, str]) -> TableEntity | None:
         try:
@@ -672,16 +856,18 @@ class TableRunStateStore:
             else:
                 response = self.table.update_entity(entity, mode=UpdateMode.REPLACE, etag=read.metadata["etag"],
                                                     match_condition=MatchConditions.IfNotModified)
-        except ResourceExistsError as error:  # 409: created by another writer since our read
-            raise RunStateConflict() from error
-        except ResourceNotFoundError as error:  # deleted since our read
+        except (ResourceExistsError, ResourceNotFoundError) as error:  # 409: created since our read; 404: deleted
+            self._fold((entity["PartitionKey"], entity["RowKey"]), None, forget=True)
             raise RunStateConflict() from error
         except HttpResponseError as error:
+            self._fold((entity["PartitionKey"], entity["RowKey"]), None, forget=True)
             if error.status_code == 412:  # changed by another writer since our read
                 raise RunStateConflict() from error
             raise
         written = TableEntity(entity)
-        written._metadata = {"etag": (response or {}).get("etag"), "timestamp": None}
+        etag = (response or {}).get("etag")
+        written._metadata = {"etag": etag, "timestamp": None}
+        self._fold((entity["PartitionKey"], entity["RowKey"]), written, forget=etag is None)
         return written
 
     def _delete(self, read: TableEntity) -> None:

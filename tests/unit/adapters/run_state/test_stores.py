@@ -85,6 +85,19 @@ def test_fingerprint_is_recorded_by_commit_and_survives_later_merges(store):
     assert store.get_versioned(CLL_CTAS_RUN, now=T0 + 3) == (merge_events([start, complete]), 2)
 
 
+def test_a_replayed_event_changes_nothing_until_half_the_time_to_live_has_passed(store):
+    """The queue delivers a message again (or a producer resends it): the merged state is the same, so the run's row
+    is not written and its version stays (a commit of the plan built before the replay is not stale); once half the
+    time to live has passed, the same merge writes the row again, so that a run whose events keep coming stays."""
+    start, running, _, _ = cll_events()
+    store.merge_versioned(start, now=T0)
+    assert store.merge_versioned(running, now=T0 + 1)[1] == 2
+    assert store.merge_versioned(running, now=T0 + 2) == (merge_events([start, running]), 2)
+    assert store.commit(CLL_CTAS_RUN, [], version=2, fingerprint="sha256:aa11", now=T0 + 3) == CommitResult()
+    assert store.merge_versioned(running, now=T0 + 3 + TTL_SECONDS / 2)[1] == 3  # kept alive (commit: T0 + 3)
+    assert store.get_versioned(CLL_CTAS_RUN, now=T0 + 3 + TTL_SECONDS) == (merge_events([start, running]), 3)
+
+
 def test_a_commit_for_an_older_version_is_refused_as_stale(store):
     start, running, _, complete = cll_events()
     merged(store, start, now=T0)

@@ -1,0 +1,151 @@
+"""What a run costs in Azure Table storage: the requests the runner makes to the run-state table and the run-history
+table together, counted on Azurite with azure-core's raw_request_hook (each request is billed, and each is 5-20 ms on
+Azure: sequential, they are the latency of a run). Issue #34 sets the ceilings: <= 15 requests per new run, <= 3 per
+replayed message, <= 2 per unchanged streaming micro-batch. The figures before the change (same scenarios, this
+test's counting) are in the comments.
+
+Every scenario runs after a warm-up run of the same job (its process, job and datasets are known: the usual case),
+with the catalog a boundary fake that answers at once: only the stores' requests are counted."""
+from __future__ import annotations
+
+import copy
+import uuid
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from olparser.lineage import LineageOptions
+from olparser.pipeline import LineagePipeline, RunStatus, WritePolicy
+from olparser.adapters.history_stores.table_store import TableHistoryStore
+from olparser.adapters.run_state.table_store import TableRunStateStore
+from tests import databricks_runs as dr
+from tools.samples.databricks import event_time
+from tests.unit.pipeline.fake_catalog import FakeCatalog
+
+pytestmark = pytest.mark.azurite
+
+NOW = 1_800_000_000.0
+
+
+class Counted:
+    """The Table requests made since the last `take()`, per table."""
+
+    def __init__(self) -> None:
+        self.requests: dict[str, int] = {"runs": 0, "history": 0}
+
+    def hook(self, table: str):
+        def count(request: Any) -> None:
+            self.requests[table] += 1
+        return count
+
+    def take(self) -> dict[str, int]:
+        taken, self.requests = self.requests, {"runs": 0, "history": 0}
+        return taken
+
+
+class DiesOnce(FakeCatalog):
+    """The worker dies in its first upload (after the claims, before the commit); the message comes back."""
+
+    died = False
+
+    def upload(self, plan, *, refresh: bool = True):
+        if not self.died:
+            self.died = True
+            raise ConnectionError("worker killed")
+        return super().upload(plan, refresh=refresh)
+
+
+@pytest.fixture
+def counted(azurite, engine):
+    from azure.data.tables import TableServiceClient
+
+    counts = Counted()
+    suffix = uuid.uuid4().hex[:12]
+    runs = TableServiceClient.from_connection_string(azurite.connection_string, raw_request_hook=counts.hook("runs"))
+    history = TableServiceClient.from_connection_string(azurite.connection_string,
+                                                        raw_request_hook=counts.hook("history"))
+    store = TableRunStateStore(runs.create_table_if_not_exists(f"runs{suffix}"), ttl_seconds=7 * 86400)
+    history_store = TableHistoryStore(history.create_table_if_not_exists(f"hist{suffix}"), retention_days=36500)
+    yield counts, store, history_store
+    store.close()
+    history_store.close()
+
+
+def pipeline_of(store, history, engine, catalog=None) -> LineagePipeline:
+    return LineagePipeline(store, engine, LineageOptions(), catalog or FakeCatalog(),
+                           WritePolicy(environment_wait_seconds=0), clock=lambda: NOW, sleep=lambda _: None,
+                           history=history)
+
+
+def warm(pipeline: LineagePipeline, counts: Counted) -> None:
+    """Run 1 of the orders notebook, in order: its process, job, application and datasets are then known."""
+    for event in dr.events(dr.orders_run(1)):
+        pipeline.process(event, now=NOW)
+    counts.take()
+
+
+def test_a_new_run_and_its_replay(counted, engine):
+    counts, store, history = counted
+    pipeline = pipeline_of(store, history, engine)
+    warm(pipeline, counts)
+    # START, RUNNING (environment-properties), COMPLETE as openlineage-spark emits them (tools/samples/databricks.py)
+    start, running, complete = dr.events(dr.orders_run(2, dr.T0 + timedelta(hours=1)))
+    statuses = [pipeline.process(event, now=NOW).status for event in (start, running, complete)]
+    assert statuses == [RunStatus.WAITING, RunStatus.WAITING, RunStatus.WRITTEN]
+    new_run = counts.take()
+    assert new_run == {"runs": 14, "history": 10}  # before: 30 + 14
+
+    assert pipeline.process(complete, now=NOW).status == RunStatus.UNCHANGED  # the queue delivers it once more
+    assert counts.take() == {"runs": 1, "history": 2}  # before: 6 + 2 (the merge written again, the due row deleted)
+
+
+def test_an_unchanged_streaming_micro_batch(counted, engine):
+    counts, store, history = counted
+    pipeline = pipeline_of(store, history, engine)
+    warm(pipeline, counts)
+    start, running, _ = dr.events(replace(dr.orders_run(2, dr.T0 + timedelta(hours=1)), job_type=True))
+    for event in (start, running):
+        # Structured Streaming: the job's `jobType` facet says STREAMING (JobTypeJobFacet.json, processingType
+        # "STREAMING or BATCH"); each micro-batch sends the run's RUNNING again, later, with the same datasets
+        event["job"]["facets"]["jobType"]["processingType"] = "STREAMING"
+    pipeline.process(start, now=NOW)
+    pipeline.process(running, now=NOW)
+    counts.take()
+    batch = copy.deepcopy(running)
+    batch["eventTime"] = event_time(dr.T0 + timedelta(hours=1, seconds=40))
+    assert pipeline.process(batch, now=NOW + 40).status == RunStatus.WAITING
+    assert counts.take() == {"runs": 1, "history": 0}  # before: 5
+
+
+def test_a_run_that_drops_a_process(counted, engine):
+    counts, store, history = counted
+    pipeline = pipeline_of(store, history, engine)
+    warm(pipeline, counts)
+    _, running, complete = dr.events(dr.orders_run(2, dr.T0 + timedelta(hours=1)))
+    # its COMPLETE first (no environment yet: the interim databricks_shell process), then the RUNNING that carries
+    # the environment: the plan moves to the notebook's process and drops the interim one (released, deleted)
+    pipeline.process(complete, now=NOW)
+    counts.take()
+    outcome = pipeline.process(running, now=NOW)
+    assert (outcome.status, outcome.deleted) == (RunStatus.WRITTEN, 5)
+    assert counts.take() == {"runs": 35, "history": 15}  # before: 45 + 18
+
+
+def test_a_worker_that_dies_in_its_upload(counted, engine):
+    counts, store, history = counted
+    catalog = DiesOnce()
+    pipeline = pipeline_of(store, history, engine, catalog)
+    catalog.died = True
+    warm(pipeline, counts)
+    catalog.died = False
+    start, running, complete = dr.events(dr.orders_run(2, dr.T0 + timedelta(hours=1)))
+    pipeline.process(start, now=NOW)
+    pipeline.process(running, now=NOW)
+    with pytest.raises(ConnectionError):
+        pipeline.process(complete, now=NOW)
+    died = counts.take()
+    assert pipeline.process(complete, now=NOW, redelivered=True).status == RunStatus.WRITTEN
+    assert died == {"runs": 9, "history": 9}  # before: 23 + 12
+    assert counts.take() == {"runs": 10, "history": 4}  # the redelivery; before: 16 + 5
