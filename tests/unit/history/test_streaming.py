@@ -4,7 +4,7 @@ each run-state store with the history of the same kind, the catalog a boundary f
 entries per micro-batch, counted."""
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -80,10 +80,16 @@ def test_micro_batches_cost_one_history_entry_per_window(run_state_store, run_st
         statuses = [pipeline.process(e, now=T0 + 20_000).status for e in events]
         windows = -(-batches * 10 // window)  # batches every 10 s from a window boundary
 
-        assert statuses.count("written") == batches
+        # the first batch of each window writes its window's plan; the others write the same plan: skipped
+        assert (statuses.count("written"), statuses.count("unchanged")) == (windows, batches - windows)
         assert catalog.keys("spark_process") == [("spark_process", PROCESS)]
-        assert catalog.entities[("spark_process", PROCESS)]["attributes"]["runCount"] == windows
-        assert catalog.calls == batches  # one bulk write per micro-batch (each is a run of its own); no refresh
+        process = catalog.entities[("spark_process", PROCESS)]["attributes"]
+        assert process["runCount"] == windows
+        assert (process["lastRunId"], process["lastRunTime"]) == (
+            history_run_id(_runs(events[-2:])[0], LineageOptions(streaming_history_window=window)),
+            datetime.fromtimestamp(T0 + (windows - 1) * window, timezone.utc).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z"))
+        assert catalog.calls == windows  # one bulk write per window, none per unchanged micro-batch
         runs = history.dataset_accesses(OUTPUT, Window(T0 - 10, T0 + 20_000), 10_000)
         assert [(a.run.start, a.run.end) for a in sorted(runs, key=lambda a: a.run.start)] == [
             (T0 + n * window, T0 + (n + 1) * window) for n in range(windows)]
