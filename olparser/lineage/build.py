@@ -109,7 +109,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     owner_entities: tuple[JSON, ...] = ()
     governance_notes: tuple[str, ...] = ()
     if run.job_name and not lifecycle_only:
-        owner = build_owner(run.job_namespace, ctx)
+        owner = build_owner(run.job_namespace, ctx, run.job_facets)
         owner_entities = owner.entities
         summary = system_metadata(run, ctx)
         window = window_start(run, options)

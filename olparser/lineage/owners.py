@@ -13,6 +13,10 @@ with a folder name such as Users or Shared, so the two forms never meet) and a n
 `notebook-{id}`; a Delta Live Tables pipeline (`pipelines.id`, as DLT sets it) is `databricks_pipeline`
 `{workspace qn}/pipelines/{id}`, owning its processes (relationship `pipeline`).
 
+An Airflow task's run (the provider's `jobType` job facet: `integration: AIRFLOW`, `jobType: TASK`; job
+`{dag_id}.{task_id}`, the DAG run its parent): `airflow_task` `airflow://{job namespace}/{dag_id}/tasks/{task_id}`
+in its `airflow_dag` `airflow://{job namespace}/{dag_id}`, with `airflow_process` processes (relationship `task`).
+
 Anything else (Synapse, HDInsight, Dataproc, plain PySpark, and Databricks runs whose workspace host is unknown):
 `spark_application` `spark://{job namespace}/{application key}` (Databricks: `{workspace qn}/applications/...`)
 with `spark_process` processes (relationship `application`). The application key is the job identity's
@@ -24,6 +28,7 @@ display name, so every session of one notebook shares the entity and its process
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from .context import RunContext
 from .entities import JSON, entity, object_id
@@ -41,7 +46,8 @@ NOTEBOOK_ID_KEY = "spark.databricks.notebook.id"
 PIPELINE_ID_KEY = "pipelines.id"
 DATABRICKS_PROCESS = "databricks_process"
 SPARK_PROCESS = "spark_process"
-PROCESS_TYPES = frozenset({DATABRICKS_PROCESS, SPARK_PROCESS})
+AIRFLOW_PROCESS = "airflow_process"
+PROCESS_TYPES = frozenset({DATABRICKS_PROCESS, SPARK_PROCESS, AIRFLOW_PROCESS})
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,9 @@ class Owner:
         return object_id(self.type_name, self.qualified_name)
 
 
-def build_owner(job_namespace: str, ctx: RunContext) -> Owner:
+def build_owner(job_namespace: str, ctx: RunContext, job_facets: Mapping[str, Any] | None = None) -> Owner:
+    if is_airflow_task(job_facets or {}):
+        return _airflow_owner(job_namespace, ctx)
     if ctx.workspace_host:
         return _databricks_owner(ctx)
     app_qn = f"spark://{job_namespace}/{ctx.app_key}"
@@ -114,3 +122,24 @@ def _databricks_owner(ctx: RunContext) -> Owner:
     app_qn = f"{workspace_qn}/applications/{ctx.app_key}"
     chain.append(entity("spark_application", app_qn, {"name": ctx.app_display_name, "appName": ctx.app_key}))
     return Owner(tuple(chain), "spark_application", app_qn, SPARK_PROCESS, "application")
+
+
+def is_airflow_task(job_facets: Mapping[str, Any]) -> bool:
+    """Whether the run is an Airflow task's: the `jobType` job facet the Airflow OpenLineage provider sends with
+    every task event (`integration: AIRFLOW`, `jobType: TASK`)."""
+    facet = job_facets.get("jobType")
+    return isinstance(facet, dict) and str(facet.get("integration") or "").upper() == "AIRFLOW" \
+        and str(facet.get("jobType") or "").upper() == "TASK"
+
+
+def _airflow_owner(job_namespace: str, ctx: RunContext) -> Owner:
+    """The Airflow provider names a task's job `{dag_id}.{task_id}` and gives it the DAG run as parent (job name
+    `{dag_id}`): the DAG is the job identity's application (`ctx.app_key`), the task what follows it."""
+    dag_id = ctx.app_key
+    task_id = ctx.display_job_name or dag_id
+    dag_qn = f"airflow://{job_namespace}/{dag_id}"
+    task_qn = f"{dag_qn}/tasks/{task_id}"
+    dag = entity("airflow_dag", dag_qn, {"name": dag_id, "dagId": dag_id})
+    task = entity("airflow_task", task_qn, {"name": task_id, "taskId": task_id},
+                  {"dag": object_id("airflow_dag", dag_qn)})
+    return Owner((dag, task), "airflow_task", task_qn, AIRFLOW_PROCESS, "task")
