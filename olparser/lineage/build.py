@@ -109,7 +109,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     owner_entities: tuple[JSON, ...] = ()
     governance_notes: tuple[str, ...] = ()
     if run.job_name and not lifecycle_only:
-        owner = build_owner(run.job_namespace, ctx, run.job_facets)
+        owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name)
         owner_entities = owner.entities
         summary = system_metadata(run, ctx)
         window = window_start(run, options)

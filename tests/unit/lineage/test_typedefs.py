@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from pyapacheatlas.core.typedef import EntityTypeDef, RelationshipTypeDef
 
-from tests.unit.lineage.test_airflow_owner import _task_run as _airflow_task_run
+from tests.unit.lineage.test_producer_owners import _dbt_model_run
+from tests.unit.lineage.test_producer_owners import _task_run as _airflow_task_run
 
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.runs.merge import merge_events
@@ -50,7 +51,8 @@ def _ancestry(name: str, defs: dict) -> list[str]:
 
 
 def test_files_parse_and_hold_only_entity_and_relationship_defs():
-    assert [p.name for p in FILES] == ["airflow.json", "databricks.json", "openlineage_datasets.json", "spark.json"]
+    assert [p.name for p in FILES] == ["airflow.json", "databricks.json", "dbt.json", "flink.json",
+                                      "openlineage_datasets.json", "spark.json"]
     for path in FILES:
         body = _load(path)
         assert set(body) == {"entityDefs", "relationshipDefs"}, path.name
@@ -108,6 +110,7 @@ def _plans(engine) -> list:
                         "spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net",
                         "spark.databricks.notebook.path": "/etl/nb"}}}, outputs=(unity,)),
         _airflow_task_run(),
+        _dbt_model_run(),
     ]
     return [build_lineage(run, engine, LineageOptions()) for run in runs]
 
@@ -128,4 +131,5 @@ def test_everything_the_builder_writes_is_declared(all_defs, base_defs, engine):
     assert written_types == {"databricks_workspace", "databricks_notebook", "databricks_job",
                              "databricks_notebook_task", "databricks_process", "databricks_unity_catalog_table",
                              "openlineage_dataset", "openlineage_column", "spark_application", "spark_process",
-                             "airflow_dag", "airflow_task", "airflow_process"}
+                             "airflow_dag", "airflow_task", "airflow_process", "dbt_project", "dbt_model",
+                             "dbt_process"}
