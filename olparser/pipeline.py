@@ -62,6 +62,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 from olparser.history import RunHistoryStore, history_record, with_run_history
 from olparser.history.records import history_run_id
+from olparser.lineage.streaming import stream_run_id
 from olparser.history.model import WRITE
 from olparser.history.window import Window
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
@@ -399,13 +400,15 @@ class LineagePipeline:
         uploaded: set[Key] = set()
         changed: set[str] = set()
         calls = self._carry_out_pending(key, now)[1]  # what an earlier commit of this run decided and a crash left
+        stream = None if empty else stream_run_id(run, self._options)  # a micro-batch: its window's plan
         for _ in range(MAX_REBUILDS):
             linked = self.plan(run, status)  # resolved even when empty: the history records the names written
             calls += linked.calls
             changed |= self._record(run, linked.plan, status, now)
             plan = LineagePlan() if empty else self._counted(linked.plan, recorded=run.run_id)
             fingerprint = plan_fingerprint(plan)
-            if not (uploaded or rewrite) and self._store.written_fingerprint(key, now=now) == fingerprint:
+            if not (uploaded or rewrite) and (self._store.written_fingerprint(key, now=now) == fingerprint
+                                              or self._window_written(stream, plan, fingerprint, now)):
                 self._store.schedule(key, None)
                 calls += self._refresh(changed, key, now)
                 self._refreshed(run, changed)
@@ -448,6 +451,9 @@ class LineagePipeline:
                 log.info("run %s changed while it was being written: writing it again", key)
                 continue
             deleted, catalog_calls = self._carry_out(key, result, now)
+            if stream is not None and stream != key:  # what the window's batches now write: the next one skips it
+                self._carry_out(stream, self._store.commit(stream, (), version=None, fingerprint=fingerprint,
+                                                           now=now), now)
             calls += catalog_calls
             calls += self._refresh(changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key,
                                    now)
@@ -509,6 +515,13 @@ class LineagePipeline:
         log.info("run %s: carrying out what its last commit decided (%d deletions, %d restores)", key,
                  len(result.orphans), len(result.restores))
         return self._carry_out(key, result, now)
+
+    def _window_written(self, stream: str | None, plan: LineagePlan, fingerprint: str, now: float) -> bool:
+        """True when `stream` (a micro-batch's window, olparser.lineage.streaming) last wrote this very plan: every
+        batch of a window writes the same plan, so a batch that changes nothing costs no catalog write. The window's
+        record in the run state holds only that fingerprint (it claims nothing: the batches that wrote claim)."""
+        return stream is not None and bool(plan.entities) and self._store.written_fingerprint(
+            stream, now=now) == fingerprint
 
     def _carry_out(self, key: str, result: CommitResult, now: float) -> tuple[int, int]:
         """The catalog work a commit left: delete the orphans, restore the processes, then tell the store it is

@@ -17,7 +17,6 @@ record's datasets to scanned assets as `olparser.lineage.link` links a plan (the
 """
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 from typing import Any, Mapping
 
@@ -27,16 +26,13 @@ from olparser.lineage.entities import Key, object_id
 from olparser.lineage.link import relink_attributes
 from olparser.lineage.metadata import iso_time, system_metadata
 from olparser.lineage.plan import is_process
+from olparser.lineage.streaming import PER_BATCH_METADATA, stream_run_id, streaming_window
 from olparser.runs.merge import run_end_instant, run_start_instant
 from olparser.runs.model import TERMINAL_EVENT_TYPES, RunSnapshot
 
 from .model import DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord
 
 JSON = dict[str, Any]
-# what differs between the micro-batches of one stream: left out of its window's record, which every batch rewrites
-PER_BATCH_METADATA = frozenset({"startTime", "endTime", "durationMs", "rowsWritten", "bytesWritten", "errorMessage",
-                                "dataQuality"})
-
 
 def history_record(run: RunSnapshot, plan: LineagePlan, options: LineageOptions, *, status: str) -> RunRecord | None:
     """The history record of `run` written (or, for FAIL and ABORT, not written) with `plan`; `status` is the run's
@@ -59,32 +55,10 @@ def history_record(run: RunSnapshot, plan: LineagePlan, options: LineageOptions,
     return RunRecord(facts, tuple(sorted((_process_run(e) for e in processes), key=lambda p: p.qualified_name)))
 
 
-def streaming_window(run: RunSnapshot, options: LineageOptions) -> float | None:
-    """The history window of a streaming job's run (the `jobType` job facet's `processingType: STREAMING`; each
-    Structured Streaming micro-batch is a run of its own), in seconds: STREAMING_HISTORY_WINDOW, or the producer's
-    `emissionPattern.windowDuration` (jobType 2-0-4: PERIODIC emitters report per window) when longer. None for
-    anything else."""
-    facet = run.job_facets.get("jobType")
-    if not isinstance(facet, dict) or str(facet.get("processingType") or "").upper() != "STREAMING":
-        return None
-    window = float(options.streaming_history_window)
-    pattern = facet.get("emissionPattern")
-    if isinstance(pattern, dict) and str(pattern.get("eventTrigger") or "").upper() == "PERIODIC":
-        duration = pattern.get("windowDuration")
-        if isinstance(duration, (int, float)) and not isinstance(duration, bool) and duration > window:
-            window = float(duration)
-    return window if window > 0 else None
-
-
 def history_run_id(run: RunSnapshot, options: LineageOptions) -> str:
     """The key of the run's history record: its runId, or for a streaming micro-batch its window's —
     `stream-{uuid5 of the job and the window's start}`, shared by every micro-batch of the job in that window."""
-    window = streaming_window(run, options)
-    start = run_start_instant(run)
-    if window is None or start is None or run.run_id is None:
-        return run.run_id or ""
-    window_start = int(start // window * window)
-    return "stream-" + str(uuid.uuid5(uuid.NAMESPACE_URL, f"{run.job_namespace}/{run.job_name}@{window_start}"))
+    return stream_run_id(run, options) or run.run_id or ""
 
 
 def with_run_history(plan: LineagePlan, summaries: Mapping[str, ProcessSummary]) -> LineagePlan:

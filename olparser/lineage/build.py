@@ -28,11 +28,12 @@ from .entities import JSON, assign_guids, entity, key_of, object_id
 from .governance import with_governance
 from .identity import is_application_run
 from .lifecycle import is_lifecycle_only, kept_outputs
-from .metadata import system_metadata
+from .metadata import iso_time, system_metadata
 from .options import LineageOptions
 from .owners import build_owner
 from .plan import LineagePlan, UnmatchedDataset
 from .processes import build_process
+from .streaming import PER_BATCH_METADATA, stream_run_id, window_start
 from .sql_columns import SQL_SOURCE, DerivedColumns, derive_column_lineage, has_column_lineage
 
 NO_OUTPUTS = "the run has no outputs: nothing to write"
@@ -108,9 +109,14 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     owner_entities: tuple[JSON, ...] = ()
     governance_notes: tuple[str, ...] = ()
     if run.job_name and not lifecycle_only:
-        owner = build_owner(run.job_namespace, ctx)
+        owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name)
         owner_entities = owner.entities
         summary = system_metadata(run, ctx)
+        window = window_start(run, options)
+        last_run = None
+        if window is not None:  # a micro-batch writes its window's plan: unchanged batches cost no catalog write
+            last_run = (stream_run_id(run, options) or "", iso_time(window))
+            summary = {k: v for k, v in summary.items() if k not in PER_BATCH_METADATA}
         lineages, declared = [], []
         several = len(outputs) > 1  # one output: every input is its own (what it declares, or named by none)
         for facts, output in zip(run_outputs, outputs):
@@ -126,7 +132,8 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
             processes.append(build_process(run, ctx, owner, output, output_inputs, lineage,
                                            status=status or run.event_type, truncation=truncation,
                                            max_inputs=max(len(inputs), 1) if truncation else None,
-                                           lineage_source=source, summary=summary))
+                                           lineage_source=source, summary=summary,
+                                           last_run=last_run))
         processes, owner_entities, governance_notes = with_governance(
             processes, owner_entities, (owner.type_name, owner.qualified_name), run.job_facets,
             dict(options.owner_contacts))

@@ -13,6 +13,16 @@ with a folder name such as Users or Shared, so the two forms never meet) and a n
 `notebook-{id}`; a Delta Live Tables pipeline (`pipelines.id`, as DLT sets it) is `databricks_pipeline`
 `{workspace qn}/pipelines/{id}`, owning its processes (relationship `pipeline`).
 
+An Airflow task's run (the provider's `jobType` job facet: `integration: AIRFLOW`, `jobType: TASK`; job
+`{dag_id}.{task_id}`, the DAG run its parent): `airflow_task` `airflow://{job namespace}/{dag_id}/tasks/{task_id}`
+in its `airflow_dag` `airflow://{job namespace}/{dag_id}`, with `airflow_process` processes (relationship `task`).
+
+A dbt node's run (dbt-ol: `integration: DBT`, any `jobType` but the command's `JOB`; job `{unique_id}`, the
+command's run `dbt-run-{project}` its parent): `dbt_model` `dbt://{job namespace}/{project}/{unique_id}` in its
+`dbt_project` `dbt://{job namespace}/{project}` (the `dbt_run` run facet's `project_name`), with `dbt_process`
+processes (relationship `model`). A Flink job's run (openlineage-flink: `integration: FLINK`): `flink_job`
+`flink://{job namespace}/{job name}` with `flink_process` processes (relationship `job`).
+
 Anything else (Synapse, HDInsight, Dataproc, plain PySpark, and Databricks runs whose workspace host is unknown):
 `spark_application` `spark://{job namespace}/{application key}` (Databricks: `{workspace qn}/applications/...`)
 with `spark_process` processes (relationship `application`). The application key is the job identity's
@@ -24,6 +34,7 @@ display name, so every session of one notebook shares the entity and its process
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from .context import RunContext
 from .entities import JSON, entity, object_id
@@ -41,7 +52,10 @@ NOTEBOOK_ID_KEY = "spark.databricks.notebook.id"
 PIPELINE_ID_KEY = "pipelines.id"
 DATABRICKS_PROCESS = "databricks_process"
 SPARK_PROCESS = "spark_process"
-PROCESS_TYPES = frozenset({DATABRICKS_PROCESS, SPARK_PROCESS})
+AIRFLOW_PROCESS = "airflow_process"
+DBT_PROCESS = "dbt_process"
+FLINK_PROCESS = "flink_process"
+PROCESS_TYPES = frozenset({DATABRICKS_PROCESS, SPARK_PROCESS, AIRFLOW_PROCESS, DBT_PROCESS, FLINK_PROCESS})
 
 
 @dataclass(frozen=True)
@@ -56,7 +70,15 @@ class Owner:
         return object_id(self.type_name, self.qualified_name)
 
 
-def build_owner(job_namespace: str, ctx: RunContext) -> Owner:
+def build_owner(job_namespace: str, ctx: RunContext, job_facets: Mapping[str, Any] | None = None,
+                run_facets: Mapping[str, Any] | None = None, job_name: str = "") -> Owner:
+    integration, job_type = producer_job_type(job_facets or {})
+    if integration == "AIRFLOW" and job_type == "TASK":
+        return _airflow_owner(job_namespace, ctx)
+    if integration == "DBT" and job_type not in ("", "JOB"):  # a node's run; JOB: the dbt command, its parent
+        return _dbt_owner(job_namespace, ctx, run_facets or {})
+    if integration == "FLINK":
+        return _flink_owner(job_namespace, job_name or ctx.app_key)
     if ctx.workspace_host:
         return _databricks_owner(ctx)
     app_qn = f"spark://{job_namespace}/{ctx.app_key}"
@@ -114,3 +136,49 @@ def _databricks_owner(ctx: RunContext) -> Owner:
     app_qn = f"{workspace_qn}/applications/{ctx.app_key}"
     chain.append(entity("spark_application", app_qn, {"name": ctx.app_display_name, "appName": ctx.app_key}))
     return Owner(tuple(chain), "spark_application", app_qn, SPARK_PROCESS, "application")
+
+
+def producer_job_type(job_facets: Mapping[str, Any]) -> tuple[str, str]:
+    """(integration, jobType) of the `jobType` job facet (jobType 2-0-x), upper case; "" when not sent."""
+    facet = job_facets.get("jobType")
+    if not isinstance(facet, dict):
+        return "", ""
+    return str(facet.get("integration") or "").upper(), str(facet.get("jobType") or "").upper()
+
+
+def _airflow_owner(job_namespace: str, ctx: RunContext) -> Owner:
+    """The Airflow provider names a task's job `{dag_id}.{task_id}` and gives it the DAG run as parent (job name
+    `{dag_id}`): the DAG is the job identity's application (`ctx.app_key`), the task what follows it."""
+    dag_id = ctx.app_key
+    task_id = ctx.display_job_name or dag_id
+    dag_qn = f"airflow://{job_namespace}/{dag_id}"
+    task_qn = f"{dag_qn}/tasks/{task_id}"
+    dag = entity("airflow_dag", dag_qn, {"name": dag_id, "dagId": dag_id})
+    task = entity("airflow_task", task_qn, {"name": task_id, "taskId": task_id},
+                  {"dag": object_id("airflow_dag", dag_qn)})
+    return Owner((dag, task), "airflow_task", task_qn, AIRFLOW_PROCESS, "task")
+
+
+def _dbt_owner(job_namespace: str, ctx: RunContext, run_facets: Mapping[str, Any]) -> Owner:
+    """dbt-ol names a node's job after its unique_id (`model.{project}.{name}`), the dbt command's run (job
+    `dbt-run-{project}`) its parent, and sends the project in the `dbt_run` run facet (`project_name`)."""
+    unique_id = ctx.display_job_name or ctx.app_key
+    facet = run_facets.get("dbt_run")
+    project = facet.get("project_name") if isinstance(facet, dict) else None
+    if not isinstance(project, str) or not project.strip():
+        parts = unique_id.split(".")
+        project = parts[1] if len(parts) > 2 else ctx.app_key
+    project = project.strip()
+    project_qn = f"dbt://{job_namespace}/{project}"
+    model_qn = f"{project_qn}/{unique_id}"
+    project_entity = entity("dbt_project", project_qn, {"name": project, "projectName": project})
+    model = entity("dbt_model", model_qn, {"name": unique_id.rsplit(".", 1)[-1], "uniqueId": unique_id},
+                   {"project": object_id("dbt_project", project_qn)})
+    return Owner((project_entity, model), "dbt_model", model_qn, DBT_PROCESS, "model")
+
+
+def _flink_owner(job_namespace: str, job_name: str) -> Owner:
+    """openlineage-flink sends a job's runs under its job name (`jobType: {integration: FLINK, jobType: JOB}`)."""
+    job_qn = f"flink://{job_namespace}/{job_name}"
+    job = entity("flink_job", job_qn, {"name": job_name, "jobName": job_name})
+    return Owner((job,), "flink_job", job_qn, FLINK_PROCESS, "job")

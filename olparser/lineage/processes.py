@@ -42,7 +42,9 @@ def process_qualified_name(owner: Owner, job_name: str, output: ResolvedDataset)
 def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: ResolvedDataset,
                   inputs: Iterable[ResolvedDataset], lineage: ColumnLineage | None, *, status: str,
                   truncation: str = "", max_inputs: int | None = None, lineage_source: str = "",
-                  summary: JSON | None = None) -> JSON:
+                  summary: JSON | None = None, last_run: tuple[str, str] | None = None) -> JSON:
+    """`last_run`: the (id, time) the `lastRunId` and `lastRunTime` attributes show instead of the run's own (a
+    streaming micro-batch's window: olparser.lineage.streaming)."""
     unique_inputs = {d.key: d for d in inputs}
     if lineage is not None:
         for source in lineage.sources:
@@ -61,8 +63,8 @@ def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: Resol
         "datasetLocations": _json_or_empty(locations),
         "datasetTables": _json_or_empty(tables),
         "openlineageJob": f"{run.job_namespace}/{run.job_name}",
-        "lastRunId": run.run_id or "",
-        "lastRunTime": run.event_time,
+        "lastRunId": last_run[0] if last_run else run.run_id or "",
+        "lastRunTime": last_run[1] if last_run else run.event_time,
         "lastRunStatus": status,
         "lastRunUser": ctx.user or "",
         "lineageTruncated": truncation,

@@ -18,7 +18,8 @@ KNOWN = {typedef["name"] for typedef in builtin_typedefs()}
 TYPE_PREFIXES = ("azure_", "aws_s3_", "databricks_", "fabric_", "hive_", "mssql_", "mysql_", "postgresql_",
                  "snowflake_", "openlineage_", "spark_")
 README_NAMES_THAT_ARE_NOT_TYPES = {"databricks_shell",  # the generic Spark application name on Databricks
-                                  "spark_version"}  # a run facet of older openlineage-spark
+                                  "spark_version",  # a run facet of older openlineage-spark
+                                  "spark_properties"}  # the run facet of Spark properties (docs/guides/job-identity.md)
 
 
 def _connector_types(project_root) -> set[str]:

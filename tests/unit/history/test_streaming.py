@@ -4,9 +4,11 @@ each run-state store with the history of the same kind, the catalog a boundary f
 entries per micro-batch, counted."""
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from olparser.history.records import history_record, history_run_id, streaming_window
 from olparser.history.window import Window
@@ -15,7 +17,7 @@ from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.merge import merge_event
 from olparser.settings import Settings
-from tests.conftest import open_test_history_store
+from tests.conftest import open_test_history_store, open_test_run_state_store
 from tests.rules import MAPPINGS_PATH
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 from tools.samples.notebooks import streaming_batches
@@ -80,13 +82,55 @@ def test_micro_batches_cost_one_history_entry_per_window(run_state_store, run_st
         statuses = [pipeline.process(e, now=T0 + 20_000).status for e in events]
         windows = -(-batches * 10 // window)  # batches every 10 s from a window boundary
 
-        assert statuses.count("written") == batches
+        # the first batch of each window writes its window's plan; the others write the same plan: skipped
+        assert (statuses.count("written"), statuses.count("unchanged")) == (windows, batches - windows)
         assert catalog.keys("spark_process") == [("spark_process", PROCESS)]
-        assert catalog.entities[("spark_process", PROCESS)]["attributes"]["runCount"] == windows
-        assert catalog.calls == batches  # one bulk write per micro-batch (each is a run of its own); no refresh
+        process = catalog.entities[("spark_process", PROCESS)]["attributes"]
+        assert process["runCount"] == windows
+        assert (process["lastRunId"], process["lastRunTime"]) == (
+            history_run_id(_runs(events[-2:])[0], LineageOptions(streaming_history_window=window)),
+            datetime.fromtimestamp(T0 + (windows - 1) * window, timezone.utc).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z"))
+        assert catalog.calls == windows  # one bulk write per window, none per unchanged micro-batch
         runs = history.dataset_accesses(OUTPUT, Window(T0 - 10, T0 + 20_000), 10_000)
         assert [(a.run.start, a.run.end) for a in sorted(runs, key=lambda a: a.run.start)] == [
             (T0 + n * window, T0 + (n + 1) * window) for n in range(windows)]
         assert history.run(events[0]["run"]["runId"]) is None  # known by its window's id
     finally:
         history.close()
+
+
+def _stream_catalog(events, folder, window):
+    """The catalog (entities) and its call count after the runner on SQLite stores takes `events` in this order."""
+    folder.mkdir()
+    store = open_test_run_state_store("sqlite", folder)
+    history = open_test_history_store("sqlite", folder, None, retention_days=36500)
+    catalog = FakeCatalog()
+    pipeline = LineagePipeline(store, ENGINE, LineageOptions(streaming_history_window=window), catalog,
+                               WritePolicy(environment_wait_seconds=0), clock=lambda: T0 + 20_000, history=history)
+    try:
+        for event in events:
+            pipeline.process(event, now=T0 + 20_000)
+    finally:
+        history.close()
+        store.close()
+    return catalog.entities, catalog.calls
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_micro_batches_in_any_order_give_the_catalog_in_order_gives(tmp_path_factory, data):
+    """Whatever the order of the batches' events (each batch's START before or after its COMPLETE, batches of a
+    later window before those of an earlier one), the catalog is the one in-order processing writes, and a batch
+    that plans what its window last wrote costs no catalog write: at most one write per window and run count."""
+    window, batches = 300, 12  # every 10 s: 12 batches in one window; 30 s apart: three windows
+    events = streaming_batches(batches, every_seconds=window // 4, started=_started())
+    windows = 3
+    folder = tmp_path_factory.mktemp("stream")
+    expected, in_order_calls = _stream_catalog(events, folder / "in-order", window)
+    assert in_order_calls == windows
+    shuffled = data.draw(st.permutations(events))
+    entities, calls = _stream_catalog(shuffled, folder / "shuffled", window)
+
+    assert entities == expected
+    assert calls <= windows * windows < batches

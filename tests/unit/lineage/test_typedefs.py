@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from pyapacheatlas.core.typedef import EntityTypeDef, RelationshipTypeDef
 
+from tests.unit.lineage.test_producer_owners import _dbt_model_run
+from tests.unit.lineage.test_producer_owners import _task_run as _airflow_task_run
+
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.runs.merge import merge_events
 from olparser.runs.model import DatasetFacts, RunSnapshot
@@ -48,7 +51,8 @@ def _ancestry(name: str, defs: dict) -> list[str]:
 
 
 def test_files_parse_and_hold_only_entity_and_relationship_defs():
-    assert [p.name for p in FILES] == ["databricks.json", "openlineage_datasets.json", "spark.json"]
+    assert [p.name for p in FILES] == ["airflow.json", "databricks.json", "dbt.json", "flink.json",
+                                      "openlineage_datasets.json", "spark.json"]
     for path in FILES:
         body = _load(path)
         assert set(body) == {"entityDefs", "relationshipDefs"}, path.name
@@ -105,6 +109,8 @@ def _plans(engine) -> list:
                     run_facets={"environment-properties": {"environment-properties": {
                         "spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net",
                         "spark.databricks.notebook.path": "/etl/nb"}}}, outputs=(unity,)),
+        _airflow_task_run(),
+        _dbt_model_run(),
     ]
     return [build_lineage(run, engine, LineageOptions()) for run in runs]
 
@@ -124,4 +130,6 @@ def test_everything_the_builder_writes_is_declared(all_defs, base_defs, engine):
             assert set(body.get("relationshipAttributes", {})) <= ends, type_name
     assert written_types == {"databricks_workspace", "databricks_notebook", "databricks_job",
                              "databricks_notebook_task", "databricks_process", "databricks_unity_catalog_table",
-                             "openlineage_dataset", "openlineage_column", "spark_application", "spark_process"}
+                             "openlineage_dataset", "openlineage_column", "spark_application", "spark_process",
+                             "airflow_dag", "airflow_task", "airflow_process", "dbt_project", "dbt_model",
+                             "dbt_process"}

@@ -1,0 +1,147 @@
+"""Issue 35: Airflow, dbt and Flink runs are processes of owner types of their own, named as their producers name
+them, not a Spark application's processes. An Airflow task's run is an `airflow_process` of its task
+(`airflow_task`) in its DAG (`airflow_dag`); a dbt model's a `dbt_process` of the model (`dbt_model`) in its project
+(`dbt_project`); a Flink job's a `flink_process` of the job (`flink_job`).
+
+The events are shaped as apache-airflow-providers-openlineage sends a task's COMPLETE: the job
+`{dag_id}.{task_id}` in the provider's namespace (plugins/adapter.py `complete_task`: `job_name`, from
+utils `get_job_name(task)` = f"{dag_id}.{task_id}"), the job facet
+`jobType: {jobType: TASK, integration: AIRFLOW, processingType: BATCH}` (adapter.py `_JOB_TYPE_TASK`), the DAG run as
+parent (adapter.py `_build_run`: `parent_job_name=dag_id`), producer
+`https://github.com/apache/airflow/tree/providers-openlineage/{version}` (adapter.py `_PRODUCER`); the datasets of a
+SQLExecuteQueryOperator on Postgres (`postgres://{host}:{port}`, `{database}.{schema}.{table}`: the naming spec)."""
+from __future__ import annotations
+
+from olparser.lineage import PROCESS_TYPES, LineageOptions, build_lineage
+from olparser.naming import MappingEngine
+from olparser.runs.merge import merge_event
+from tests.rules import MAPPINGS_PATH
+
+ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
+PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.7.3"
+TASK_FACET = {"_producer": PRODUCER, "processingType": "BATCH", "integration": "AIRFLOW", "jobType": "TASK",
+              "_schemaURL": "https://openlineage.io/spec/facets/2-0-3/JobTypeJobFacet.json#/$defs/JobTypeJobFacet"}
+
+
+def _task_run(task_id: str = "load.orders_daily", job_type: dict | None = None):
+    event = {"eventType": "COMPLETE", "eventTime": "2026-03-02T06:10:00.000Z", "producer": PRODUCER,
+             "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+             "run": {"runId": "01908223-0782-79b8-9495-b1c38aaee840", "facets": {"parent": {
+                 "_producer": PRODUCER,
+                 "_schemaURL": "https://openlineage.io/spec/facets/1-1-0/ParentRunFacet.json#/$defs/ParentRunFacet",
+                 "run": {"runId": "01908223-0782-79b8-9495-b1c38aaee839"},
+                 "job": {"namespace": "airflow-prod", "name": "sales_daily"}}}},
+             "job": {"namespace": "airflow-prod", "name": f"sales_daily.{task_id}",
+                     "facets": {"jobType": job_type if job_type is not None else TASK_FACET}},
+             "inputs": [{"namespace": "postgres://pg.contoso.com:5432", "name": "sales.public.orders"}],
+             "outputs": [{"namespace": "postgres://pg.contoso.com:5432", "name": "sales.public.orders_daily"}]}
+    return merge_event(None, event)
+
+
+def _by_type(plan):
+    found: dict[str, list[dict]] = {}
+    for body in plan.entities:
+        found.setdefault(body["typeName"], []).append(body)
+    return found
+
+
+def test_an_airflow_task_run_is_a_process_of_its_task_in_its_dag():
+    plan = build_lineage(_task_run(), ENGINE, LineageOptions())
+    found = _by_type(plan)
+    dag, task = found["airflow_dag"][0], found["airflow_task"][0]
+    (process,) = found["airflow_process"]
+
+    assert "airflow_process" in PROCESS_TYPES and "spark_process" not in found and "spark_application" not in found
+    assert (dag["attributes"]["qualifiedName"], dag["attributes"]["name"], dag["attributes"]["dagId"]) == (
+        "airflow://airflow-prod/sales_daily", "sales_daily", "sales_daily")
+    assert (task["attributes"]["qualifiedName"], task["attributes"]["taskId"]) == (
+        "airflow://airflow-prod/sales_daily/tasks/load.orders_daily", "load.orders_daily")  # a task group's task
+    assert task["relationshipAttributes"]["dag"]["uniqueAttributes"]["qualifiedName"] == \
+        "airflow://airflow-prod/sales_daily"
+    output = process["attributes"]["outputs"][0]["uniqueAttributes"]["qualifiedName"]
+    assert process["attributes"]["qualifiedName"] == \
+        f"airflow://airflow-prod/sales_daily/tasks/load.orders_daily/processes/load.orders_daily/{output}"
+    assert (process["attributes"]["name"], process["attributes"]["openlineageJob"]) == (
+        "load.orders_daily", "airflow-prod/sales_daily.load.orders_daily")
+    task_ref = process["relationshipAttributes"]["task"]
+    assert (set(process["relationshipAttributes"]), task_ref["typeName"], task_ref["guid"]) == (
+        {"task"}, "airflow_task", task["guid"])
+
+
+def test_only_the_airflow_task_facet_makes_an_airflow_process():
+    spark_job = {**TASK_FACET, "integration": "SPARK", "jobType": "SQL_JOB"}  # openlineage-spark's jobType
+    found = _by_type(build_lineage(_task_run(job_type=spark_job), ENGINE, LineageOptions()))
+    assert sorted(t for t in found if t.startswith(("airflow", "spark_"))) == ["spark_application", "spark_process"]
+
+
+# dbt-ol (integration/dbt, openlineage/common/provider/dbt/structured_logs.py): a node's COMPLETE has the job
+# `{unique_id}` (`_get_job_name`: `get_node_unique_id(event)`), `jobType: {integration: DBT, jobType: MODEL}`, the
+# dbt command's run as parent (`dbt_run_metadata`: job `dbt-run-{project}`), the `dbt_run` run facet
+# (`dbt_run_run_facet`: invocation_id, project_name, ...); a Postgres model's datasets as the naming spec names them
+DBT_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.33.0/integration/dbt"
+
+
+def _dbt_model_run(job_type: str = "MODEL"):
+    return merge_event(None, {
+        "eventType": "COMPLETE", "eventTime": "2025-05-20T08:27:10.000Z", "producer": DBT_PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": "0196eccd-8aa4-7274-9116-824575596ab0", "facets": {
+            "parent": {"run": {"runId": "0196eccd-8aa4-7274-9116-824575596aaf"},
+                       "job": {"namespace": "dbt", "name": "dbt-run-jaffle_shop"}},
+            "dbt_run": {"invocation_id": "0f0b4d6e-1c1a-4d57-9b43-2a0d6f1f6c11", "project_name": "jaffle_shop",
+                        "project_version": "1.0", "profile_name": "jaffle_shop", "dbt_runtime": "core"}}},
+        "job": {"namespace": "dbt", "name": "model.jaffle_shop.customers", "facets": {"jobType": {
+            "processingType": "BATCH", "integration": "DBT", "jobType": job_type}}},
+        "inputs": [{"namespace": "postgres://pg.contoso.com:5432", "name": "jaffle.public.stg_orders"}],
+        "outputs": [{"namespace": "postgres://pg.contoso.com:5432", "name": "jaffle.public.customers"}]})
+
+
+def test_a_dbt_model_run_is_a_process_of_its_model_in_its_project():
+    found = _by_type(build_lineage(_dbt_model_run(), ENGINE, LineageOptions()))
+    project, model = found["dbt_project"][0], found["dbt_model"][0]
+    (process,) = found["dbt_process"]
+
+    assert "dbt_process" in PROCESS_TYPES and "spark_process" not in found
+    assert (project["attributes"]["qualifiedName"], project["attributes"]["projectName"]) == (
+        "dbt://dbt/jaffle_shop", "jaffle_shop")
+    assert (model["attributes"]["qualifiedName"], model["attributes"]["name"], model["attributes"]["uniqueId"]) == (
+        "dbt://dbt/jaffle_shop/model.jaffle_shop.customers", "customers", "model.jaffle_shop.customers")
+    assert model["relationshipAttributes"]["project"]["guid"] == project["guid"]
+    output = process["attributes"]["outputs"][0]["uniqueAttributes"]["qualifiedName"]
+    assert process["attributes"]["qualifiedName"] == \
+        f"dbt://dbt/jaffle_shop/model.jaffle_shop.customers/processes/model.jaffle_shop.customers/{output}"
+    assert (set(process["relationshipAttributes"]), process["relationshipAttributes"]["model"]["guid"]) == (
+        {"model"}, model["guid"])
+
+
+# openlineage-flink's job facet (as Marquez's Flink fixtures carry it: `jobType: {processingType: STREAMING,
+# integration: FLINK, jobType: JOB}`), the job named after the Flink job, Kafka topics as the naming spec names them
+FLINK_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.33.0/integration/flink"
+
+
+def test_a_flink_job_run_is_a_process_of_its_job():
+    run = merge_event(None, {
+        "eventType": "RUNNING", "eventTime": "2025-05-20T08:30:00.000Z", "producer": FLINK_PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": "0196eccd-8aa4-7274-9116-824575596ac0", "facets": {}},
+        "job": {"namespace": "flink-jobs", "name": "orders_enrichment", "facets": {"jobType": {
+            "processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}}},
+        "inputs": [{"namespace": "kafka://broker.contoso.com:9092", "name": "orders"}],
+        "outputs": [{"namespace": "kafka://broker.contoso.com:9092", "name": "orders_enriched"}]})
+    found = _by_type(build_lineage(run, ENGINE, LineageOptions()))
+    (job,) = found["flink_job"]
+    (process,) = found["flink_process"]
+
+    assert "flink_process" in PROCESS_TYPES and "spark_process" not in found
+    assert (job["attributes"]["qualifiedName"], job["attributes"]["jobName"]) == (
+        "flink://flink-jobs/orders_enrichment", "orders_enrichment")
+    output = process["attributes"]["outputs"][0]["uniqueAttributes"]["qualifiedName"]
+    assert process["attributes"]["qualifiedName"] == \
+        f"flink://flink-jobs/orders_enrichment/processes/orders_enrichment/{output}"
+    assert process["relationshipAttributes"]["job"]["guid"] == job["guid"]
+
+
+def test_the_dbt_command_run_is_no_dbt_model():
+    """The dbt command's own run (`jobType: JOB`) is the parent of the nodes' runs: not a model."""
+    found = _by_type(build_lineage(_dbt_model_run(job_type="JOB"), ENGINE, LineageOptions()))
+    assert "dbt_model" not in found and "dbt_process" not in found
