@@ -195,7 +195,8 @@ def test_a_job_run_before_the_scan_is_relinked_by_the_timer_and_its_interim_path
     assert relinked["attributes"]["qualifiedName"] == f"{NOTEBOOK}/processes/summarise.revenue/{revenue}"
     assert [m["DatasetMapping"]["Sink"] for m in json.loads(relinked["attributes"]["columnMapping"])] == [
         resource_set[1]]
-    assert "Re-link: checked=" in serve.output()
+    # the timer logs its summary after its deletions: wait for the line rather than read the output once
+    wait_until(lambda: "Re-link: checked=" in serve.output(), timeout=30, what="the re-link summary line")
     assert serve.status()["runState"]["interimDatasets"] == interim - 1
     assert stable(Atlas(serve.atlas_url).entity(*resource_set)) == after_scan
     assert_scanned_unchanged(serve)
