@@ -25,8 +25,6 @@ CLOCKS |= {f"{name}_ns" for name in CLOCKS}
 NOT_YET_COUNTED: dict[str, int] = {
     "e2e/test_ingest_local_tools.py": 2,
     "e2e/test_ingest_serve.py": 2,
-    "hostile/test_linear_names.py": 3,
-    "hostile/test_worker_run_bounds.py": 2,
     "property/test_order_worker.py": 1,
 }
 
