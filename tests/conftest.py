@@ -99,6 +99,27 @@ def wait_until(condition: Callable[[], T], timeout: float = 15.0, interval: floa
     return value
 
 
+def lines_run(fn: Callable[[], object], where: str) -> int:
+    """How many lines of the code in files whose path starts with `where` run for `fn()` (sys.settrace): a count of
+    work, the same on a loaded machine, for tests that bound how work grows (never a timer: tests/unit/test_no_timing.py)."""
+    count = 0
+
+    def trace(frame, event, arg):  # noqa: ARG001 - sys.settrace's signature
+        nonlocal count
+        if not frame.f_code.co_filename.startswith(where):
+            return None
+        if event == "line":
+            count += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return count
+
+
 # --- strict mode: skips fail the run ---------------------------------------------------------------------------------
 _SKIPPED: list[str] = []
 

@@ -8,7 +8,6 @@ cannot see is the work inside a regular expression: that is measured as CPU time
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Callable
 
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 import olparser.naming
 from olparser.naming import MappingEngine
 from olparser.naming.tokens import tokenize_name
+from tests.conftest import lines_run
 
 SHORT, LONG = 2_000, 16_000
 MAX_RATIO = 20  # LONG / SHORT is 8: linear cost grows 8x, quadratic 64x
@@ -62,22 +62,7 @@ def rules(draw: st.DrawFn) -> list[dict]:
 def _lines_run(fn: Callable[[], object], folder: str = NAMING) -> int:
     """How many lines of the code under `folder` run for `fn()`, name cache emptied first (a count of work)."""
     tokenize_name.cache_clear()
-    count = 0
-
-    def trace(frame, event, arg):  # noqa: ARG001 - sys.settrace's signature
-        nonlocal count
-        if not frame.f_code.co_filename.startswith(folder):
-            return None
-        if event == "line":
-            count += 1
-        return trace
-
-    sys.settrace(trace)
-    try:
-        fn()
-    finally:
-        sys.settrace(None)
-    return count
+    return lines_run(fn, folder)
 
 
 def _grows_linearly(cost: Callable[[str], object], unit: str, folder: str = NAMING,
