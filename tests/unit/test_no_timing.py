@@ -20,13 +20,6 @@ import pytest
 TESTS = Path(__file__).resolve().parents[1]
 CLOCKS = {"monotonic", "perf_counter", "process_time", "thread_time"}  # time.time() stamps, it does not measure
 CLOCKS |= {f"{name}_ns" for name in CLOCKS}
-# Test modules that still assert on time, to be rewritten as counts (issue #33); the list only shrinks: a module
-# listed here that no longer has a timing assertion fails test_the_waiting_list_only_shrinks.
-NOT_YET_COUNTED: dict[str, int] = {
-    "e2e/test_ingest_local_tools.py": 2,
-    "e2e/test_ingest_serve.py": 2,
-    "property/test_order_worker.py": 1,
-}
 
 
 ALL = -1  # a function whose whole result is a clock value (else: the positions of its returned tuple that are)
@@ -152,13 +145,6 @@ def test_no_test_asserts_on_time():
     found = {}
     for path in module_paths():
         relative = path.relative_to(TESTS).as_posix()
-        lines = timing_assertions(path.read_text(encoding="utf-8"))
-        if lines and relative not in NOT_YET_COUNTED:
+        if lines := timing_assertions(path.read_text(encoding="utf-8")):
             found[relative] = lines
     assert found == {}, "assert on a count of work instead (calls, polls, bytes), or wait with tests.conftest.wait_until"
-
-
-def test_the_waiting_list_only_shrinks():
-    counts = {name: len(timing_assertions((TESTS / name).read_text(encoding="utf-8"))) for name in NOT_YET_COUNTED}
-    grown_or_done = {name: n for name, n in counts.items() if n == 0 or n > NOT_YET_COUNTED[name]}
-    assert grown_or_done == {}, "lower (or remove) the module's count in NOT_YET_COUNTED"
