@@ -22,6 +22,8 @@ CLOCKS = {"monotonic", "perf_counter", "process_time", "thread_time"}  # time.ti
 CLOCKS |= {f"{name}_ns" for name in CLOCKS}
 
 
+PASS_ON = {"min", "max", "abs", "round", "float", "int", "sum", "next", "sorted", "list", "tuple"}  # keep clock values
+FILLS = {"append", "extend", "add", "insert", "appendleft"}  # `samples.append((time.monotonic(), n))`: a clock container
 ALL = -1  # a function whose whole result is a clock value (else: the positions of its returned tuple that are)
 
 
@@ -47,7 +49,7 @@ class _Clocks:
         if self.is_clock_call(node) or (isinstance(node, ast.Name) and node.id in names):
             return True
         if isinstance(node, ast.Call):
-            passes_on = isinstance(node.func, ast.Name) and node.func.id in {"min", "max", "abs", "round", "float", "int"}
+            passes_on = isinstance(node.func, ast.Name) and node.func.id in PASS_ON
             return passes_on and any(self.reads(arg, names) for arg in node.args)
         if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
@@ -65,13 +67,25 @@ class _Clocks:
             return set()
         return {sub.id for target in targets for sub in ast.walk(target) if isinstance(sub, ast.Name)}
 
+    def filled(self, node: ast.Call, names: set[str]) -> set[str]:
+        """The container `node` puts a clock value into (`samples.append((time.monotonic(), calls))`), if any."""
+        func = node.func
+        if (isinstance(func, ast.Attribute) and func.attr in FILLS and isinstance(func.value, ast.Name)
+                and any(self.reads(arg, names) for arg in node.args)):
+            return {func.value.id}
+        return set()
+
     def names(self, scope: ast.AST) -> set[str]:
         names: set[str] = set()
-        assignments = [n for n in _own_nodes(scope) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        own = list(_own_nodes(scope))
+        # a nested function filling a container of its scope counts too (a sampler thread's loop)
+        calls = [n for n in ast.walk(scope) if isinstance(n, ast.Call)]
+        assignments = [n for n in own if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
                        and n.value is not None]
         changed = True
         while changed:  # until no new name: `b = a - 1` after `a = time.monotonic()`, in any order
-            new = set().union(*(self.assigned(node, names) for node in assignments)) - names
+            new = set().union(*(self.assigned(node, names) for node in assignments),
+                              *(self.filled(call, names) for call in calls)) - names
             names |= new
             changed = bool(new)
         return names
@@ -134,6 +148,9 @@ def module_paths() -> list[Path]:
     ("import time\ndef t():\n    best = min(time.process_time() - s for s in x)\n    assert best < 1\n", [4]),
     ("import time\ndef run():\n    s = time.process_time()\n    return time.process_time() - s, 3\n"
      "def t():\n    cpu, calls = run()\n    assert calls == 3\n    assert cpu < 10\n", [8]),  # through a tuple
+    ("import time\ndef t():\n    samples = []\n    def sample():\n        samples.append((time.monotonic(), 3))\n"
+     "    first = next(s for s in samples if s[1] > 1)\n    rate = 3 / (samples[-1][0] - first[0])\n"
+     "    assert rate < 12\n", [8]),  # through a container filled by a nested function
     ("import time\ndef least():\n    return time.process_time()\ndef ok():\n    return least() < 2\n"
      "def t():\n    assert ok()\n", [7]),  # through two functions
 ])
