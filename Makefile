@@ -9,8 +9,8 @@ BIN := $(VENV)/bin
 help:
 	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
 	@echo "make demo         - load sample data into the running \`make run\` (a scanned lake folder, a week of runs, system-table rows)"
-	@echo "make test         - run the whole test suite (installs what it needs)"
-	@echo "make test-fast    - run the unit tests only"
+	@echo "make test         - run the whole test suite: unit, e2e, spark, browser, azurite, slow (installs what it needs)"
+	@echo "make test-fast    - unit tests only: tests/unit without the azurite and slow tests (1,750 tests, under 2 min)"
 	@echo "make coverage     - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
 	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json"
@@ -68,8 +68,9 @@ coverage: venv node browser java
 	$(STRICT) $(BIN)/python -m coverage run -m pytest; status=$$?; \
 	$(BIN)/python -m coverage combine -q && $(BIN)/python -m coverage report; exit $$status
 
+# Unit tests only: the folder tests/unit, less what needs Azurite or is marked slow (docs/development.md: the tiers).
 test-fast: venv
-	$(BIN)/python -m pytest -m "not e2e and not browser and not azurite and not spark"
+	$(BIN)/python -m pytest tests/unit -m "not e2e and not browser and not azurite and not spark and not slow"
 
 bench: venv node java
 	$(BIN)/python -m bench

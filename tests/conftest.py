@@ -99,6 +99,27 @@ def wait_until(condition: Callable[[], T], timeout: float = 15.0, interval: floa
     return value
 
 
+def lines_run(fn: Callable[[], object], where: str) -> int:
+    """How many lines of the code in files whose path starts with `where` run for `fn()` (sys.settrace): a count of
+    work, the same on a loaded machine, for tests that bound how work grows (never a timer: tests/unit/test_no_timing.py)."""
+    count = 0
+
+    def trace(frame, event, arg):  # noqa: ARG001 - sys.settrace's signature
+        nonlocal count
+        if not frame.f_code.co_filename.startswith(where):
+            return None
+        if event == "line":
+            count += 1
+        return trace
+
+    sys.settrace(trace)
+    try:
+        fn()
+    finally:
+        sys.settrace(None)
+    return count
+
+
 # --- strict mode: skips fail the run ---------------------------------------------------------------------------------
 _SKIPPED: list[str] = []
 
@@ -122,8 +143,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+# --- tiers: markers by folder, and the longer timeout -----------------------------------------------------------------
+FOLDER_MARKERS = {"e2e": "e2e", "spark": "spark"}  # tests/<folder>/... -> marker every test there carries
+SLOW_TEST_TIMEOUT = 600  # seconds, for tests/spark and tests marked `slow` (pyproject's `timeout` is for the rest)
+
+
+def mark_tiers(items: list[pytest.Item]) -> None:
+    """Every test under tests/e2e is `e2e` and under tests/spark is `spark`, whatever its module says, so that
+    `-m "not e2e"` means what it says; Spark and `slow` tests get SLOW_TEST_TIMEOUT unless they name their own."""
+    tests_dir = Path(__file__).resolve().parent
+    for item in items:
+        path = Path(item.path).resolve()
+        parts = path.relative_to(tests_dir).parts if path.is_relative_to(tests_dir) else ()
+        marker = FOLDER_MARKERS.get(parts[0]) if len(parts) > 1 else None
+        if marker and item.get_closest_marker(marker) is None:
+            item.add_marker(marker)
+        if (item.get_closest_marker("spark") or item.get_closest_marker("slow")) and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT))
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects: `-m "not shared"` sees the marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mark_tiers(items)
     _SHARED_TESTS.append(shared_marker.mark(items))
 
 

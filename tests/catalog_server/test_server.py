@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import requests
@@ -12,6 +12,7 @@ from pyapacheatlas.core import AtlasClient
 
 from tests.catalog_server.conftest import PASSWORD, USER
 from tools.catalog import CatalogServer
+from tools.catalog import app as catalog_app
 
 AUTH = (USER, PASSWORD)
 QN = "https://acct.dfs.core.windows.net/lake/shared/table"
@@ -100,11 +101,19 @@ def test_outage_on_and_off_at_runtime_and_connection_resets(db_path: Path) -> No
                             "reset:<p>, latency:<ms>, retry-after:<s>, seed:<n> or down"})
 
 
-def test_latency_delays_atlas_calls(db_path: Path) -> None:
+def test_latency_delays_atlas_calls(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    real = catalog_app.asyncio
+
+    async def sleep(seconds: float) -> None:  # the server's own asyncio, noting each wait it asks for
+        waits.append(seconds)
+        await real.sleep(seconds)
+
+    monkeypatch.setattr(catalog_app, "asyncio", SimpleNamespace(sleep=sleep))
     with CatalogServer(db_path, faults="latency:150ms") as server:
-        started = time.monotonic()
         assert requests.get(f"{server.atlas_url}/types/typedefs/headers", timeout=10).status_code == 200
-        assert time.monotonic() - started >= 0.15
+        assert requests.get(f"{server.url}/_ol2purview/faults", timeout=10).status_code == 200
+    assert [w for w in waits if w] == [0.15]  # one Atlas call, one delay of 150 ms; the control API is not delayed
 
 
 def test_basic_auth_is_required_when_configured(catalog: CatalogServer) -> None:

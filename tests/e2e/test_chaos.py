@@ -38,7 +38,7 @@ from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests import databricks_runs as dr
 from tests import temporary_runs as tr
-from tests.conftest import wait_until
+from tests.conftest import SLOW_TEST_TIMEOUT, wait_until
 from tests.e2e.conftest import ServeHandle, WorkerHandle, start_serve, start_worker
 from tests.property.scenarios import (INPUT_CHOICES, LAST_ENDING, NOTEBOOKS, REAL_SOURCES, STATEMENTS,
                                       WORKSPACE_HOSTS, generated_run)
@@ -46,10 +46,11 @@ from tests.property.test_order_worker import catalog_content, in_order
 from tests.rules import MAPPINGS_PATH
 from tools.replay import DEFAULT_ENDPOINT, make_transport
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SEED = int(os.environ.get("CHAOS_SEED") or random.SystemRandom().randrange(2 ** 32))
 SCALE = int(os.environ.get("CHAOS_SCALE") or 1)
+pytestmark = [pytest.mark.e2e, pytest.mark.slow,
+              pytest.mark.timeout(SLOW_TEST_TIMEOUT * SCALE)]  # CHAOS_SCALE=N: N times the runs and the time
 RUNS_PER_OUTPUT = 8  # generated runs that write one output table
 OUTPUTS_PER_SCALE = 2  # output tables per unit of CHAOS_SCALE
 SENDERS = 8

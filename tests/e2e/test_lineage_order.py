@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 import requests
 
 from tests import databricks_runs as dr
-from tests.conftest import PROJECT_ROOT
+from tests.conftest import PROJECT_ROOT, wait_until
 from tests.e2e.conftest import ServeHandle
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 
@@ -44,17 +43,6 @@ def send(serve: ServeHandle, folder: Path, *events: dict) -> None:
     """Send the events (in this order, one request each) and wait until the worker has processed them."""
     replay(serve, write_events(folder, *events))
     serve.wait_until_processed()
-
-
-def wait_for(condition, timeout: float = 30.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met after {timeout} s")
-        time.sleep(0.1)
 
 
 def test_a_complete_processed_before_its_running_leaves_no_interim_process_or_placeholder(serve_on_each_store,
@@ -148,9 +136,9 @@ def test_a_run_that_never_completes_is_written_by_the_timer_and_updated_when_it_
     start, running, complete = dr.events(dr.orders_run(1))
     send(serve, tmp_path / "started", start, running)
 
-    status = wait_for(lambda: (("databricks_process", PROCESS) in atlas.keys()
-                               and atlas.entity("databricks_process", PROCESS)["attributes"]["lastRunStatus"]),
-                      what="the timer writing the incomplete run")
+    status = wait_until(lambda: (("databricks_process", PROCESS) in atlas.keys()
+                                 and atlas.entity("databricks_process", PROCESS)["attributes"]["lastRunStatus"]),
+                        30, 0.1, what="the timer writing the incomplete run")
     assert status == "INCOMPLETE"
     assert atlas.keys() == FINAL_KEYS
     send(serve, tmp_path / "completed", complete)

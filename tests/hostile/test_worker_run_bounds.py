@@ -2,11 +2,11 @@
 before, 600 outputs × 600 inputs cost 36 s of CPU, 769 MB and +258 MB in the catalog (a process per output, each
 listing every input), and 1,500 outputs × 2,000 inputs cost 1,503 catalog calls. Now the run keeps the first
 MAX_DATASETS_PER_RUN inputs and outputs, writes at most MAX_PROCESS_EDGES_PER_RUN inputs × outputs, and says so on
-the processes. Measured through the real runner, intake contract and embedded catalog over HTTP."""
+the processes. Measured through the real runner, intake contract and embedded catalog over HTTP, as counts (catalog
+calls, processes, edges) and peak memory; CPU time is the benchmarks' (`bench/hostile.py`)."""
 from __future__ import annotations
 
 import json
-import time
 import tracemalloc
 from pathlib import Path
 
@@ -51,8 +51,8 @@ def spread(inputs: int, outputs: int, per_event: int = 400) -> list[dict]:
     return events
 
 
-def process_run(events: list[dict], tmp_path: Path, *, resolve: bool = False) -> tuple[float, int, int, dict]:
-    """(CPU seconds, peak bytes, catalog calls, processes written) for processing the run's events (with
+def process_run(events: list[dict], tmp_path: Path, *, resolve: bool = False) -> tuple[int, int, dict]:
+    """(peak bytes, catalog calls, processes written) for processing the run's events (with
     `resolve`, resolving its datasets against the scanned assets as the runtime configures it)."""
     with CatalogServer(tmp_path / "catalog.db") as catalog:
         client = make_atlas_client(CatalogTarget("atlas", catalog.atlas_url), timeout=60)
@@ -67,11 +67,9 @@ def process_run(events: list[dict], tmp_path: Path, *, resolve: bool = False) ->
                                    resolver=resolver)
         calls_before = catalog.counter.snapshot()["total"]
         tracemalloc.start()
-        started = time.process_time()
         try:
             for event in events:
                 pipeline.process(event)
-            cpu = time.process_time() - started
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
@@ -82,12 +80,12 @@ def process_run(events: list[dict], tmp_path: Path, *, resolve: bool = False) ->
             processes[entity["attributes"]["qualifiedName"]] = entity
         store.close()
         client.close()
-    return cpu, peak, calls, processes
+    return peak, calls, processes
 
 
-def test_six_hundred_outputs_by_six_hundred_inputs_write_what_fits_in_seconds_and_megabytes(tmp_path):
-    cpu, peak, calls, processes = process_run(spread(600, 600), tmp_path)
-    print(f"600 x 600: {cpu:.2f} s CPU, peak {peak / 2**20:.1f} MiB, {calls} catalog calls")
+def test_six_hundred_outputs_by_six_hundred_inputs_write_what_fits_in_calls_and_megabytes(tmp_path):
+    peak, calls, processes = process_run(spread(600, 600), tmp_path)
+    print(f"600 x 600: peak {peak / 2**20:.1f} MiB, {calls} catalog calls")
     assert len(processes) == 20  # 500 inputs kept, 10,000 // 500 = 20 outputs
     first = processes[min(processes)]
     assert len(first["relationshipAttributes"]["inputs"]) == 500
@@ -95,23 +93,21 @@ def test_six_hundred_outputs_by_six_hundred_inputs_write_what_fits_in_seconds_an
         "more than 500 inputs or outputs were sent; the first 500 of each (in name order) are kept "
         "(MAX_DATASETS_PER_RUN); 20 of 500 outputs and 500 of 500 inputs are written: inputs × outputs is limited to "
         "10000 per run (MAX_PROCESS_EDGES_PER_RUN)")
-    assert cpu < 10.0, cpu  # was 36 s
     assert peak < 150 * 2**20, peak  # was 769 MB
     assert calls <= 30, calls  # ~26 existence lookups (about 20 names fit a 2,000-character URL), then the writes
 
 
 def test_fifteen_hundred_outputs_by_two_thousand_inputs_cost_a_few_catalog_calls(tmp_path):
-    cpu, peak, calls, processes = process_run(spread(2000, 1500), tmp_path)
+    _peak, calls, processes = process_run(spread(2000, 1500), tmp_path)
     assert len(processes) == 20
     assert calls <= 30, calls  # was 1,503
     assert json.loads(processes[min(processes)]["attributes"]["columnMapping"]) == []
 
 
 def test_resolving_the_largest_run_costs_a_bounded_number_of_lookups_and_searches(tmp_path):
-    cpu, peak, calls, processes = process_run(spread(2000, 1500), tmp_path, resolve=True)
-    print(f"2,000 x 1,500 with resolution: {cpu:.2f} s CPU, peak {peak / 2**20:.1f} MiB, {calls} catalog calls")
+    peak, calls, processes = process_run(spread(2000, 1500), tmp_path, resolve=True)
+    print(f"2,000 x 1,500 with resolution: peak {peak / 2**20:.1f} MiB, {calls} catalog calls")
     assert len(processes) == 20
     # the 520 datasets written: the resource-set rules once, about 60 lookups of 20-odd names (their paths and their
     # resource sets), 20 discovery queries (RESOLUTION_MAX_SEARCHES_PER_RUN; the others wait), then the writes
     assert calls <= 90, calls
-    assert cpu < 15.0, cpu

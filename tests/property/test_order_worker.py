@@ -24,7 +24,7 @@ from tools.functions_host.trigger_settings import load_queue_trigger_settings
 from tools.functions_host.queue_worker import QueueWorker
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
-from tests.conftest import PROJECT_ROOT, open_test_run_state_store
+from tests.conftest import PROJECT_ROOT, open_test_run_state_store, wait_until
 from tests.property.scenarios import WORKSPACE_HOSTS, deliveries, scenarios
 from tests.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
@@ -120,10 +120,8 @@ def through_the_worker(events: list[dict[str, Any]], hold: int, kind: str = "sql
             worker = QueueWorker(queue, service.queue(poison_queue_name("lineage-events")), handler,
                                  load_queue_trigger_settings(HOST_JSON))
             with worker:
-                deadline = time.monotonic() + 120
-                while worker.counts.succeeded + worker.counts.failed < len(events):
-                    assert time.monotonic() < deadline, worker.counts
-                    time.sleep(0.01)
+                wait_until(lambda: worker.counts.succeeded + worker.counts.failed >= len(events), 120, 0.01,
+                           what=f"{len(events)} events handled")
             assert (worker.counts.succeeded, worker.counts.failed, worker.counts.poisoned) == (len(events), 0, 0)
             runtime.write_due_runs(now=FAR_FUTURE)
         finally:

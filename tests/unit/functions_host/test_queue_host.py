@@ -3,7 +3,6 @@ poison, the status they report, and how storage and catalog are chosen."""
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import azure.functions as func
@@ -15,6 +14,8 @@ from tools.azurite import connection_string
 from tools.functions_host.cli import ServeOptions, add_worker_arguments
 from tools.functions_host.functions import BindingSpec, FunctionSpec
 from tools.functions_host.local_catalog import start_catalog_unless_configured
+from tests.conftest import wait_until
+from tools.functions_host import queue_worker
 from tools.functions_host.queue_host import QueueDelivery, QueueTriggers, message_texts
 from tools.functions_host.storage import open_storage, parse_ports
 from olparser.adapters.delivery.poison import poison_at_once
@@ -34,13 +35,6 @@ def service(tmp_path):
 def queue_function(handler, outputs=()) -> FunctionSpec:
     trigger = BindingSpec("msg", "queueTrigger", "in", {"queueName": "work-items"})
     return FunctionSpec("work", trigger, (), tuple(outputs), None, handler)
-
-
-def wait_for(condition, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "not reached in time"
-        time.sleep(0.02)
 
 
 @pytest.mark.parametrize(("value", "texts"), [
@@ -81,7 +75,7 @@ def test_queue_triggers_run_the_function_retry_failures_and_poison_them(service)
         service.queue("work-items").send(text)
     triggers.start()
     try:
-        wait_for(lambda: (triggers.status()["worker"] or {}).get("poisoned") == 1
+        wait_until(lambda: (triggers.status()["worker"] or {}).get("poisoned") == 1
                  and triggers.status()["queues"]["work-items"]["approximateCount"] == 0)
         status = triggers.status()
     finally:
@@ -111,7 +105,7 @@ def test_a_message_the_function_poisons_at_once_counts_as_poisoned_not_succeeded
         service.queue("work-items").send(text)
     triggers.start()
     try:
-        wait_for(lambda: triggers.status()["queues"]["work-items"]["poisonCount"] == 2
+        wait_until(lambda: triggers.status()["queues"]["work-items"]["poisonCount"] == 2
                  and (triggers.status()["worker"] or {}).get("succeeded", 0) >= 1
                  and triggers.status()["worker"]["inFlight"] == 0)
         status = triggers.status()
@@ -198,40 +192,45 @@ def test_catalog_faults_pass_through_to_the_embedded_catalog(tmp_path: Path):
 
 
 class CountingQueues:
-    """The real queue service; counts the receive calls (the polls) made on each queue."""
+    """The real queue service; counts the receive calls (the polls) made on each queue, and notes which of them
+    (1 for the first) returned messages."""
 
     def __init__(self, service: SqliteQueueService) -> None:
         self.service = service
         self.polls: dict[str, int] = {}
+        self.fruitful: dict[str, list[int]] = {}
 
     def queue(self, name: str):
         queue = self.service.queue(name)
         receive = queue.receive
 
         def counted(max_messages, visibility_timeout):
-            self.polls[name] = self.polls.get(name, 0) + 1
-            return receive(max_messages, visibility_timeout)
+            self.polls[name] = number = self.polls.get(name, 0) + 1
+            messages = receive(max_messages, visibility_timeout)
+            if messages:
+                self.fruitful.setdefault(name, []).append(number)
+            return messages
 
         queue.receive = counted
         return queue
 
 
-def test_a_message_sent_through_the_host_wakes_its_idle_trigger_at_once(service):
-    """Idle polls back off (0.1, 0.2, ... s); after the sixth the worker would sleep 3.2 s. A message delivered by
-    the host wakes it: the function runs well before that poll."""
+def test_a_message_sent_through_the_host_wakes_its_idle_trigger_at_once(service, monkeypatch):
+    """Idle polls back off; here the first empty poll already puts the worker to sleep for 10 minutes. A message
+    delivered by the host wakes it: the function runs on the next poll, the second in all, not 10 minutes later."""
+    monkeypatch.setattr(queue_worker, "MIN_POLLING_INTERVAL", 600.0)
     ran = []
     queues = CountingQueues(service)
     delivery = QueueDelivery(service)
-    patient = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_polling_interval=60.0)
+    patient = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_polling_interval=600.0)
     triggers = QueueTriggers([queue_function(lambda msg: ran.append(msg.get_body()))], queues, patient,
-                             {"queue": delivery})
+                             {"queue": delivery}, lease_seconds=3600)
     triggers.start()
     try:
-        wait_for(lambda: queues.polls.get("work-items", 0) >= 6)
-        sent_at = time.monotonic()
+        wait_until(lambda: queues.polls.get("work-items", 0) >= 1, what="the first (empty) poll")
         delivery.deliver(BindingSpec("msg", "queue", "out", {"queueName": "work-items"}), "wake up")
-        wait_for(lambda: ran == [b"wake up"], timeout=1.5)
-        assert time.monotonic() - sent_at < 1.5
+        wait_until(lambda: ran == [b"wake up"], timeout=60, what="the function run")
+        assert queues.fruitful["work-items"] == [2]  # the empty poll, then the one the delivery woke
     finally:
         triggers.stop(10)
 

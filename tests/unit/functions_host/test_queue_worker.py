@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from typing import Callable
 
 import pytest
@@ -101,6 +100,22 @@ def queues(service: QueueService):
     return service.queue(name), service.queue(poison_queue_name(name))
 
 
+class ReceiveLog:
+    """A queue that records how many messages each receive returned (in order), passing everything through."""
+
+    def __init__(self, queue) -> None:
+        self._queue = queue
+        self.received: list[int] = []
+
+    def receive(self, *args, **kwargs):
+        messages = self._queue.receive(*args, **kwargs)
+        self.received.append(len(messages))
+        return messages
+
+    def __getattr__(self, name: str):
+        return getattr(self._queue, name)
+
+
 def logged(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [record.getMessage() for record in caplog.records if record.name == "tools.functions_host.queue_worker"]
 
@@ -142,17 +157,18 @@ def test_always_failing_message_goes_to_poison_after_max_dequeue_count(queue_ser
 
 
 def test_retry_waits_for_the_visibility_timeout(queue_service: QueueService) -> None:
-    queue, poison = queues(queue_service)
-    queue.send("later")
+    plain, poison = queues(queue_service)
+    plain.send("later")
+    queue = ReceiveLog(plain)
     handler = Recorder(fail=lambda text, count: count == 1)
     settings = QueueTriggerSettings(batch_size=1, new_batch_threshold=0, max_dequeue_count=3,
                                     visibility_timeout=1.0, max_polling_interval=0.1)
     with QueueWorker(queue, poison, handler, settings, lease_seconds=5) as worker:
-        wait_until(lambda: len(handler.calls) == 1)
-        failed_at = time.monotonic()
         wait_until(lambda: worker.counts.succeeded == 1)
-        assert time.monotonic() - failed_at >= 0.9
     assert handler.calls == [("later", 1), ("later", 2)]
+    first, second = (i for i, n in enumerate(queue.received) if n == 1)
+    # between the failure and the retry the worker polled (every 0.1 s at most) and found the message invisible
+    assert second - first > 1 and set(queue.received[first + 1 : second]) == {0}
 
 
 def test_message_that_exceeded_max_dequeue_count_is_poisoned_without_running(queue_service: QueueService) -> None:

@@ -1,11 +1,11 @@
 """Timer triggers in the local host: the sample app's `every_second` timer run on its schedule with a TimerRequest."""
 import logging
-import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import wait_until
 from tools.functions_host.functions import BindingSpec, describe_functions, load_app
 from tools.functions_host.ncrontab import ScheduleError
 from tools.functions_host.timer_host import TimerTriggers, resolve_schedule
@@ -24,10 +24,7 @@ def timers():
 
 
 def wait_for_ticks(module: dict, count: int, timeout: float = 20.0) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    while len(module["TICKS"]) < count:
-        assert time.monotonic() < deadline, f"only {len(module['TICKS'])} ticks after {timeout} s"
-        time.sleep(0.05)
+    wait_until(lambda: len(module["TICKS"]) >= count, timeout=timeout, what=f"{count} ticks")
     return list(module["TICKS"])
 
 

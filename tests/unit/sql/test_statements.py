@@ -1,14 +1,13 @@
 """The tokens openlineage-sql does not report on: `*` select items, aliases and common table expressions."""
 from __future__ import annotations
 
-import sys
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from olparser.sql import SqlStar, SqlTable
 from olparser.sql.statements import read_statement
+from tests.conftest import lines_run
 
 
 def stars(sql: str) -> list[str | None]:
@@ -68,23 +67,7 @@ def test_unterminated_strings_comments_and_identifiers_end_the_statement():
 
 def _lines_run(sql: str) -> int:
     """How many lines of the reader's own code run to read `sql` (a count of work: the same on a loaded machine)."""
-    count = 0
-    reader = read_statement.__code__.co_filename
-
-    def trace(frame, event, arg):  # noqa: ARG001 - sys.settrace's signature
-        nonlocal count
-        if frame.f_code.co_filename != reader:
-            return None
-        if event == "line":
-            count += 1
-        return trace
-
-    sys.settrace(trace)
-    try:
-        read_statement(sql)
-    finally:
-        sys.settrace(None)
-    return max(count, 1)
+    return max(lines_run(lambda: read_statement(sql), read_statement.__code__.co_filename), 1)
 
 
 def test_reading_is_linear_in_the_statement():
