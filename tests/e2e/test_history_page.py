@@ -68,14 +68,19 @@ def page(serve: ServeHandle) -> Iterator[Any]:
     yield from open_browser(serve.catalog_url or "")
 
 
-def open_curated(page: Any) -> None:
+def open_inputs_of(page: Any, search: str, qualified_name: str) -> None:
+    """Search `search`, open the dataset `qualified_name` and show its inputs, one level deep."""
     page.locator('#time-window[data-available="true"]').wait_for(state="attached")
-    page.fill("#search-input", "curated/orders")
+    page.fill("#search-input", search)
     page.click("#search-button")
-    page.locator(f'.result[data-qualified-name="{week.CURATED}"] > .name').click()
-    page.locator(f'.node.base[data-qualified-name="{week.CURATED}"]').wait_for()
+    page.locator(f'.result[data-qualified-name="{qualified_name}"] > .name').click()
+    page.locator(f'.node.base[data-qualified-name="{qualified_name}"]').wait_for()
     page.select_option("#direction", "INPUT")
     page.select_option("#depth", "1")
+
+
+def open_curated(page: Any) -> None:
+    open_inputs_of(page, "curated/orders", week.CURATED)
 
 
 def set_window(page: Any, since: str, until: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay, write_events
 from tests.e2e.test_catalog_page import CHROMIUM
-from tests.e2e.test_history_page import open_browser, set_window
+from tests.e2e.test_history_page import open_browser, open_inputs_of, set_window
 from tests.e2e.test_orchestration import _events, dr_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
@@ -41,13 +41,7 @@ def page(serve: ServeHandle) -> Iterator[Any]:
 
 
 def test_a_run_shows_what_ran_it(page):
-    page.locator('#time-window[data-available="true"]').wait_for(state="attached")
-    page.fill("#search-input", "curated/orders")
-    page.click("#search-button")
-    page.locator(f'.result[data-qualified-name="{OUTPUT}"] > .name').click()
-    page.locator(f'.node.base[data-qualified-name="{OUTPUT}"]').wait_for()
-    page.select_option("#direction", "INPUT")
-    page.select_option("#depth", "1")
+    open_inputs_of(page, "curated/orders", OUTPUT)
     set_window(page, "2026-03-02T00:00:00Z", "2026-03-03T00:00:00Z")
     page.locator(".node.process").click()
     page.locator("#runs-in-window .run-row").first.wait_for()
