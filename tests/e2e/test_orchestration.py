@@ -72,3 +72,43 @@ def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_
 
 def dr_env() -> dict[str, str]:
     return {"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"}
+
+
+# The Airflow task that triggered the Databricks job: apache-airflow-providers-openlineage's START and COMPLETE
+# (plugins/adapter.py: job `{dag_id}.{task_id}`, `_JOB_TYPE_TASK` {TASK, AIRFLOW, BATCH}, the DAG run as parent and
+# root; a DatabricksRunNowOperator's task reports no datasets). Its run writes the task and its DAG, no process.
+AIRFLOW_PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.7.3"
+
+
+def _airflow_task_events() -> list[dict]:
+    dag = {"run": {"runId": DAG.run_id}, "job": {"namespace": DAG.namespace, "name": DAG.name}}
+    return [{"eventType": kind, "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)),
+             "producer": AIRFLOW_PRODUCER, "schemaURL": dr.SCHEMA_URL,
+             "run": {"runId": TASK.run_id, "facets": {"parent": {**dag, "root": dag}}},
+             "job": {"namespace": TASK.namespace, "name": TASK.name, "facets": {"jobType": {
+                 "processingType": "BATCH", "integration": "AIRFLOW", "jobType": "TASK"}}},
+             "inputs": [], "outputs": []} for kind, seconds in (("START", -60), ("COMPLETE", 600))]
+
+
+@pytest.mark.parametrize("airflow_first", [True, False], ids=["airflow-first", "spark-first"])
+def test_the_airflow_task_and_dag_are_written_whatever_the_order(serve_on_each_store, tmp_path, airflow_first):
+    serve = serve_on_each_store(env=dr_env())
+    airflow, spark = _airflow_task_events(), _events()
+    replay(serve, write_events(tmp_path / "events", *(airflow + spark if airflow_first else spark + airflow)))
+    serve.wait_until_processed()
+
+    entities = Atlas(serve.atlas_url).all_entities()
+    by_type = {}
+    for e in entities:
+        by_type.setdefault(e["typeName"], []).append(e)
+    (dag,), (task,) = by_type["airflow_dag"], by_type["airflow_task"]
+    assert (dag["attributes"]["qualifiedName"], task["attributes"]["qualifiedName"]) == (
+        "airflow://airflow/sales_daily", "airflow://airflow/sales_daily/tasks/load_orders")
+    assert task["relationshipAttributes"]["dag"]["guid"] == dag["guid"]
+    assert "airflow_process" not in by_type  # the task moved no data itself
+    processes = [e for e in entities if e["typeName"].endswith("_process")]
+    assert [p["attributes"]["qualifiedName"].split("/processes/")[0] for p in processes] == [TASK_QN]
+    # the SQL job's facet names its application as parent and the DAG as root: the task is not in it, so the
+    # process does not reference the task (docs/guides/job-identity.md); the DAG run is its root
+    assert processes[0]["attributes"]["lastRunRootJobName"] == "sales_daily"
+    assert not processes[0]["relationshipAttributes"].get("orchestrator")
