@@ -165,14 +165,15 @@ def airflow_entities(job_namespace: str, dag_id: str, task_id: str) -> tuple[JSO
     return dag, task
 
 
-ORCHESTRATED_PROCESS_TYPES = frozenset({SPARK_PROCESS, DATABRICKS_PROCESS})  # typedefs: airflow.json `orchestrator`
+ORCHESTRATED_PROCESS_TYPES = frozenset({SPARK_PROCESS, DATABRICKS_PROCESS})  # typedefs spark.json, databricks.json: `orchestrator`
 
 
 def airflow_orchestrator(orchestration: Orchestration) -> tuple[JSON, JSON] | None:
     """The Airflow DAG and task that ran a run, from its ParentRunFacet alone (no lookup across runs, so the order
     of the runs does not matter): the Airflow provider passes the task as `spark.openlineage.parentJobName`
     (`{dag_id}.{task_id}`) and the DAG as `rootParentJobName` (`{dag_id}`), both in its namespace; openlineage-spark
-    names them the application run's `parent` and `root` (`SparkApplicationExecutionContext.buildApplicationParentFacet`).
+    names them the application run's `parent` and `root`
+    (`SparkApplicationExecutionContext.buildApplicationParentFacet`).
     A parent of that shape (same namespace, named `{root}.{task}`) is an Airflow task; anything else is not taken
     for one. A SQL job's parent is its application, its root the DAG: the task is not in its facet."""
     parent, root = orchestration.parent, orchestration.root

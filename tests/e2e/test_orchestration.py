@@ -28,8 +28,8 @@ JOB_ENV = {"spark.databricks.job.id": "812", "spark.databricks.job.runId": "5001
 TASK_QN = f"databricks://{dr.HOST}/jobs/812/tasks/Repos/etl/orders"
 
 
-def _events() -> list[dict]:
-    sql_job = replace(dr.orders_run(1), environment_extra=JOB_ENV, run_facets=parent_facet(APP_RUN, DAG),
+def orchestrated_events(number: int = 1) -> list[dict]:
+    sql_job = replace(dr.orders_run(number), environment_extra=JOB_ENV, run_facets=parent_facet(APP_RUN, DAG),
                       job_type=True)
     application = {  # SparkApplicationExecutionContext's COMPLETE, here with an output (some producers send them)
         "eventType": "COMPLETE", "eventTime": event_time(dr.T0 + timedelta(seconds=5)), "producer": dr.PRODUCER,
@@ -42,7 +42,7 @@ def _events() -> list[dict]:
 
 def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_on_each_store, tmp_path):
     serve = serve_on_each_store(env=dr_env())
-    replay(serve, write_events(tmp_path / "events", *_events()))
+    replay(serve, write_events(tmp_path / "events", *orchestrated_events()))
     serve.wait_until_processed()
 
     processes = [e for e in Atlas(serve.atlas_url).all_entities() if e["typeName"].endswith("_process")]
@@ -80,7 +80,7 @@ def dr_env() -> dict[str, str]:
 AIRFLOW_PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.7.3"
 
 
-def _airflow_task_events() -> list[dict]:
+def airflow_task_events() -> list[dict]:
     dag = {"run": {"runId": DAG.run_id}, "job": {"namespace": DAG.namespace, "name": DAG.name}}
     return [{"eventType": kind, "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)),
              "producer": AIRFLOW_PRODUCER, "schemaURL": dr.SCHEMA_URL,
@@ -93,7 +93,7 @@ def _airflow_task_events() -> list[dict]:
 @pytest.mark.parametrize("airflow_first", [True, False], ids=["airflow-first", "spark-first"])
 def test_the_airflow_task_and_dag_are_written_whatever_the_order(serve_on_each_store, tmp_path, airflow_first):
     serve = serve_on_each_store(env=dr_env())
-    airflow, spark = _airflow_task_events(), _events()
+    airflow, spark = airflow_task_events(), orchestrated_events()
     replay(serve, write_events(tmp_path / "events", *(airflow + spark if airflow_first else spark + airflow)))
     serve.wait_until_processed()
 
