@@ -1,9 +1,9 @@
 """Issue 35, orchestrator lineage, end to end over `ol2purview serve` (events sent with openlineage-python, the
 embedded catalog read through the Atlas API, the history through `ol2purview history`), on each run-state store: an
 Airflow task runs a Databricks job; its SQL job's process records the application as parent and the DAG run as root
-and is shown "run by" the DAG; the application-level run (jobType APPLICATION) is no process, even with outputs. The Airflow task, which reports
-no datasets, writes its DAG and task whatever the order of the events; a run whose parent is the task and root the DAG
-references the task (`orchestrator`), whatever the order.
+and is shown "run by" the DAG; the application-level run (jobType APPLICATION) is no process, even with outputs. The Airflow task, which
+reports no datasets, writes its DAG and task whatever the order of the events; a run whose parent is the task and
+root the DAG references the task (`orchestrator`), whatever the order.
 
 Events: the one builder of Databricks runs (tools/samples/databricks.py) with the ParentRunFacet 1-2-0 openlineage-spark
 sends when Airflow handed it its task and DAG (tests/unit/lineage/test_identity.py says where each part comes from)."""
