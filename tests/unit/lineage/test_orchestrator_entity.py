@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.lineage.identity import orchestration
 from olparser.lineage.owners import airflow_orchestrator
@@ -102,3 +105,25 @@ def test_a_spark_process_without_an_airflow_task_parent_has_no_orchestrator():
         (process,) = found["spark_process"]
         assert "orchestrator" not in process["relationshipAttributes"]
         assert not any(t.startswith("airflow") for t in found)
+
+
+# Airflow's KEY_REGEX for dag_id and task_id (airflow/utils/helpers.py: `^[\w.-]+$`); a task group adds `group.`
+_AIRFLOW_ID = st.text(alphabet=st.sampled_from("abcXYZ019_-."), min_size=1, max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(dag_id=_AIRFLOW_ID, task_id=_AIRFLOW_ID, namespace=st.sampled_from(["airflow", "default", "prod.airflow"]))
+def test_the_task_own_run_and_the_run_it_started_write_one_dag_and_one_task(dag_id, task_id, namespace):
+    own = build_lineage(replace(_task_run(task_id), job_namespace=namespace, job_name=f"{dag_id}.{task_id}",
+                                run_facets={"parent": {"run": {"runId": DAG.run_id},
+                                                       "job": {"namespace": namespace, "name": dag_id}}},
+                                inputs=(), outputs=()), ENGINE, LineageOptions())
+    task, dag = TASK._replace(namespace=namespace, name=f"{dag_id}.{task_id}"), DAG._replace(namespace=namespace,
+                                                                                          name=dag_id)
+    started = _by_type(build_lineage(_spark_run(parent_facet(task, dag)), ENGINE, LineageOptions()))
+    keys = lambda bodies: [(e["typeName"], e["attributes"]["qualifiedName"], e["attributes"]["name"])  # noqa: E731
+                           for e in bodies]
+    assert keys(own.entities) == keys([*started["airflow_dag"], *started["airflow_task"]])
+    (process,) = started["spark_process"]
+    assert process["relationshipAttributes"]["orchestrator"]["uniqueAttributes"]["qualifiedName"] == \
+        own.entities[1]["attributes"]["qualifiedName"]
