@@ -26,11 +26,11 @@ from .edges import (Name, is_temporary, is_temporary_name, lineage_facet_names, 
 from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
 from .governance import with_governance
-from .identity import is_application_run
+from .identity import is_application_run, orchestration
 from .lifecycle import is_lifecycle_only, kept_outputs
 from .metadata import iso_time, system_metadata
 from .options import LineageOptions
-from .owners import build_owner
+from .owners import ORCHESTRATED_PROCESS_TYPES, airflow_orchestrator, build_owner, producer_job_type
 from .plan import LineagePlan, UnmatchedDataset
 from .processes import build_process
 from .streaming import PER_BATCH_METADATA, stream_run_id, window_start
@@ -88,7 +88,14 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     if lifecycle_only:  # its datasets that still exist, no process (olparser/lineage/lifecycle.py)
         run = replace(run, outputs=kept_outputs(run))
     if not run.outputs:
-        return LineagePlan(notes=(LIFECYCLE_ONLY_NOTE if lifecycle_only else NO_OUTPUTS,))
+        notes = (LIFECYCLE_ONLY_NOTE if lifecycle_only else NO_OUTPUTS,)
+        if run.job_name and producer_job_type(run.job_facets) == ("AIRFLOW", "TASK"):
+            # a task that only triggers other work (a Databricks job) reports no datasets: no process, but the
+            # task and its DAG, which the runs it triggered reference (owners.airflow_orchestrator)
+            owner = build_owner(run.job_namespace, run_context(run, options), run.job_facets, run.run_facets,
+                                run.job_name)
+            return LineagePlan(entities=tuple(assign_guids([owner.entities])), notes=notes)
+        return LineagePlan(notes=notes)
     derived = derive_column_lineage(run, parse_sql) if parse_sql is not None else None
     ctx = run_context(run, options)
     resolver = dataset_resolver(run, engine, options, ctx)
@@ -111,6 +118,12 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     if run.job_name and not lifecycle_only:
         owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name)
         owner_entities = owner.entities
+        orchestrator = None
+        if owner.process_type in ORCHESTRATED_PROCESS_TYPES:
+            airflow = airflow_orchestrator(orchestration(run.job_name, run.run_facets))
+            if airflow is not None:  # the connector's own types: written as placeholders, the task's run fills in
+                owner_entities = (*airflow, *owner_entities)
+                orchestrator = object_id("airflow_task", airflow[1]["attributes"]["qualifiedName"])
         summary = system_metadata(run, ctx)
         window = window_start(run, options)
         last_run = None
@@ -133,7 +146,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
                                            status=status or run.event_type, truncation=truncation,
                                            max_inputs=max(len(inputs), 1) if truncation else None,
                                            lineage_source=source, summary=summary,
-                                           last_run=last_run))
+                                           last_run=last_run, orchestrator=orchestrator))
         processes, owner_entities, governance_notes = with_governance(
             processes, owner_entities, (owner.type_name, owner.qualified_name), run.job_facets,
             dict(options.owner_contacts))

@@ -38,6 +38,7 @@ from typing import Any, Mapping
 
 from .context import RunContext
 from .entities import JSON, entity, object_id
+from .identity import Orchestration
 
 TASK_TYPES = {
     "notebook": "databricks_notebook_task",
@@ -150,13 +151,38 @@ def _airflow_owner(job_namespace: str, ctx: RunContext) -> Owner:
     """The Airflow provider names a task's job `{dag_id}.{task_id}` and gives it the DAG run as parent (job name
     `{dag_id}`): the DAG is the job identity's application (`ctx.app_key`), the task what follows it."""
     dag_id = ctx.app_key
-    task_id = ctx.display_job_name or dag_id
+    entities = airflow_entities(job_namespace, dag_id, ctx.display_job_name or dag_id)
+    return Owner(entities, "airflow_task", entities[1]["attributes"]["qualifiedName"], AIRFLOW_PROCESS, "task")
+
+
+def airflow_entities(job_namespace: str, dag_id: str, task_id: str) -> tuple[JSON, JSON]:
+    """The DAG and the task, as the task's own run writes them and as a run the task orchestrated references them."""
     dag_qn = f"airflow://{job_namespace}/{dag_id}"
     task_qn = f"{dag_qn}/tasks/{task_id}"
     dag = entity("airflow_dag", dag_qn, {"name": dag_id, "dagId": dag_id})
     task = entity("airflow_task", task_qn, {"name": task_id, "taskId": task_id},
                   {"dag": object_id("airflow_dag", dag_qn)})
-    return Owner((dag, task), "airflow_task", task_qn, AIRFLOW_PROCESS, "task")
+    return dag, task
+
+
+ORCHESTRATED_PROCESS_TYPES = frozenset({SPARK_PROCESS, DATABRICKS_PROCESS})  # typedefs spark.json, databricks.json: `orchestrator`
+
+
+def airflow_orchestrator(orchestration: Orchestration) -> tuple[JSON, JSON] | None:
+    """The Airflow DAG and task that ran a run, from its ParentRunFacet alone (no lookup across runs, so the order
+    of the runs does not matter): the Airflow provider passes the task as `spark.openlineage.parentJobName`
+    (`{dag_id}.{task_id}`) and the DAG as `rootParentJobName` (`{dag_id}`), both in its namespace; openlineage-spark
+    names them the application run's `parent` and `root`
+    (`SparkApplicationExecutionContext.buildApplicationParentFacet`).
+    A parent of that shape (same namespace, named `{root}.{task}`) is an Airflow task; anything else is not taken
+    for one. A SQL job's parent is its application, its root the DAG: the task is not in its facet."""
+    parent, root = orchestration.parent, orchestration.root
+    if parent is None or root is None or parent.namespace != root.namespace:
+        return None
+    prefix = root.name + "."
+    if not parent.name.startswith(prefix) or len(parent.name) == len(prefix):
+        return None
+    return airflow_entities(parent.namespace, root.name, parent.name[len(prefix):])
 
 
 def _dbt_owner(job_namespace: str, ctx: RunContext, run_facets: Mapping[str, Any]) -> Owner:

@@ -42,9 +42,11 @@ def process_qualified_name(owner: Owner, job_name: str, output: ResolvedDataset)
 def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: ResolvedDataset,
                   inputs: Iterable[ResolvedDataset], lineage: ColumnLineage | None, *, status: str,
                   truncation: str = "", max_inputs: int | None = None, lineage_source: str = "",
-                  summary: JSON | None = None, last_run: tuple[str, str] | None = None) -> JSON:
+                  summary: JSON | None = None, last_run: tuple[str, str] | None = None,
+                  orchestrator: JSON | None = None) -> JSON:
     """`last_run`: the (id, time) the `lastRunId` and `lastRunTime` attributes show instead of the run's own (a
-    streaming micro-batch's window: olparser.lineage.streaming)."""
+    streaming micro-batch's window: olparser.lineage.streaming). `orchestrator`: the reference (by unique
+    attributes) to the entity of the orchestrator's job that ran it (olparser.lineage.owners.airflow_orchestrator)."""
     unique_inputs = {d.key: d for d in inputs}
     if lineage is not None:
         for source in lineage.sources:
@@ -71,7 +73,8 @@ def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: Resol
         "columnLineageSource": lineage_source,
     }
     body = entity(owner.process_type, process_qualified_name(owner, job, output), attributes,
-                  {owner.process_relationship: owner.reference()})
+                  {owner.process_relationship: owner.reference(),
+                   **({"orchestrator": orchestrator} if orchestrator else {})})
     body["attributes"].update(process_run_attributes(summary or {}))  # null numbers kept: sent to clear old values
     return body
 

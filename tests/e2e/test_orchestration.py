@@ -1,7 +1,9 @@
 """Issue 35, orchestrator lineage, end to end over `ol2purview serve` (events sent with openlineage-python, the
 embedded catalog read through the Atlas API, the history through `ol2purview history`), on each run-state store: an
 Airflow task runs a Databricks job; its SQL job's process records the application as parent and the DAG run as root
-and is shown "run by" the DAG; the application-level run (jobType APPLICATION) is no process, even with outputs.
+and is shown "run by" the DAG; the application-level run (jobType APPLICATION) is no process, even with outputs. The Airflow task, which
+reports no datasets, writes its DAG and task whatever the order of the events; a run whose parent is the task and
+root the DAG references the task (`orchestrator`), whatever the order.
 
 Events: the one builder of Databricks runs (tools/samples/databricks.py) with the ParentRunFacet 1-2-0 openlineage-spark
 sends when Airflow handed it its task and DAG (tests/unit/lineage/test_identity.py says where each part comes from)."""
@@ -28,8 +30,8 @@ JOB_ENV = {"spark.databricks.job.id": "812", "spark.databricks.job.runId": "5001
 TASK_QN = f"databricks://{dr.HOST}/jobs/812/tasks/Repos/etl/orders"
 
 
-def _events() -> list[dict]:
-    sql_job = replace(dr.orders_run(1), environment_extra=JOB_ENV, run_facets=parent_facet(APP_RUN, DAG),
+def orchestrated_events(number: int = 1) -> list[dict]:
+    sql_job = replace(dr.orders_run(number), environment_extra=JOB_ENV, run_facets=parent_facet(APP_RUN, DAG),
                       job_type=True)
     application = {  # SparkApplicationExecutionContext's COMPLETE, here with an output (some producers send them)
         "eventType": "COMPLETE", "eventTime": event_time(dr.T0 + timedelta(seconds=5)), "producer": dr.PRODUCER,
@@ -42,7 +44,7 @@ def _events() -> list[dict]:
 
 def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_on_each_store, tmp_path):
     serve = serve_on_each_store(env=dr_env())
-    replay(serve, write_events(tmp_path / "events", *_events()))
+    replay(serve, write_events(tmp_path / "events", *orchestrated_events()))
     serve.wait_until_processed()
 
     processes = [e for e in Atlas(serve.atlas_url).all_entities() if e["typeName"].endswith("_process")]
@@ -72,3 +74,81 @@ def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_
 
 def dr_env() -> dict[str, str]:
     return {"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"}
+
+
+# The Airflow task that triggered the Databricks job: apache-airflow-providers-openlineage's START and COMPLETE
+# (plugins/adapter.py: job `{dag_id}.{task_id}`, `_JOB_TYPE_TASK` {TASK, AIRFLOW, BATCH}, the DAG run as parent and
+# root; a DatabricksRunNowOperator's task reports no datasets). Its run writes the task and its DAG, no process.
+AIRFLOW_PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.7.3"
+
+
+def airflow_task_events() -> list[dict]:
+    dag = {"run": {"runId": DAG.run_id}, "job": {"namespace": DAG.namespace, "name": DAG.name}}
+    return [{"eventType": kind, "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)),
+             "producer": AIRFLOW_PRODUCER, "schemaURL": dr.SCHEMA_URL,
+             "run": {"runId": TASK.run_id, "facets": {"parent": {**dag, "root": dag}}},
+             "job": {"namespace": TASK.namespace, "name": TASK.name, "facets": {"jobType": {
+                 "processingType": "BATCH", "integration": "AIRFLOW", "jobType": "TASK"}}},
+             "inputs": [], "outputs": []} for kind, seconds in (("START", -60), ("COMPLETE", 600))]
+
+
+@pytest.mark.parametrize("airflow_first", [True, False], ids=["airflow-first", "spark-first"])
+def test_the_airflow_task_and_dag_are_written_whatever_the_order(serve_on_each_store, tmp_path, airflow_first):
+    serve = serve_on_each_store(env=dr_env())
+    airflow, spark = airflow_task_events(), orchestrated_events()
+    replay(serve, write_events(tmp_path / "events", *(airflow + spark if airflow_first else spark + airflow)))
+    serve.wait_until_processed()
+
+    entities = Atlas(serve.atlas_url).all_entities()
+    by_type = {}
+    for e in entities:
+        by_type.setdefault(e["typeName"], []).append(e)
+    (dag,), (task,) = by_type["airflow_dag"], by_type["airflow_task"]
+    assert (dag["attributes"]["qualifiedName"], task["attributes"]["qualifiedName"]) == (
+        "airflow://airflow/sales_daily", "airflow://airflow/sales_daily/tasks/load_orders")
+    assert task["relationshipAttributes"]["dag"]["guid"] == dag["guid"]
+    assert "airflow_process" not in by_type  # the task moved no data itself
+    processes = [e for e in entities if e["typeName"].endswith("_process")]
+    assert [p["attributes"]["qualifiedName"].split("/processes/")[0] for p in processes] == [TASK_QN]
+    # the SQL job's facet names its application as parent and the DAG as root: the task is not in it, so the
+    # process does not reference the task (docs/guides/job-identity.md); the DAG run is its root
+    assert processes[0]["attributes"]["lastRunRootJobName"] == "sales_daily"
+    assert not processes[0]["relationshipAttributes"].get("orchestrator")
+
+
+# A run whose ParentRunFacet names the Airflow task as parent and the DAG as root: a script the task starts with the
+# provider's macros (docs/apache-airflow-providers-openlineage/macros.rst: `lineage_parent_id(task_instance)` =
+# `{namespace}/{dag_id}.{task_id}/{run id}`, `lineage_root_parent_id(task_instance)` = `{namespace}/{dag_id}/{run id}`)
+# put into its ParentRunFacet 1-2-0 (spec/facets/ParentRunFacet.json: run, job, root); it writes an ADLS Gen2 path
+# (the naming spec's abfss form). Its process references the task: pipeline -> job -> table.
+def _script_events() -> list[dict]:
+    facets = parent_facet(TASK, DAG)
+    return [{"eventType": kind, "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)),
+             "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.40.1/client/python",
+             "schemaURL": dr.SCHEMA_URL, "run": {"runId": "0190f000-0000-7000-8000-00000000e000", "facets": facets},
+             "job": {"namespace": "scripts", "name": "export_orders"},
+             "inputs": [{"namespace": "abfss://raw@contosolake.dfs.core.windows.net", "name": "/orders"}],
+             "outputs": [{"namespace": "abfss://curated@contosolake.dfs.core.windows.net", "name": "/orders_export"}]}
+            for kind, seconds in (("START", 0), ("COMPLETE", 30))]
+
+
+@pytest.mark.parametrize("airflow_first", [True, False], ids=["airflow-first", "script-first"])
+def test_a_process_run_by_an_airflow_task_references_it_whatever_the_order(serve_on_each_store, tmp_path,
+                                                                             airflow_first):
+    serve = serve_on_each_store(env=dr_env())
+    airflow, script = airflow_task_events(), _script_events()
+    replay(serve, write_events(tmp_path / "events", *(airflow + script if airflow_first else script + airflow)))
+    serve.wait_until_processed()
+
+    entities = Atlas(serve.atlas_url).all_entities()
+    (dag,) = [e for e in entities if e["typeName"] == "airflow_dag"]
+    (task,) = [e for e in entities if e["typeName"] == "airflow_task"]
+    (process,) = [e for e in entities if e["typeName"] == "spark_process"]
+    assert (dag["attributes"]["qualifiedName"], task["attributes"]["qualifiedName"], task["attributes"]["taskId"],
+            task["relationshipAttributes"]["dag"]["guid"]) == (
+        "airflow://airflow/sales_daily", "airflow://airflow/sales_daily/tasks/load_orders", "load_orders", dag["guid"])
+    orchestrator = process["relationshipAttributes"]["orchestrator"]
+    assert (orchestrator["typeName"], orchestrator["guid"]) == ("airflow_task", task["guid"])
+    assert [p["guid"] for p in task["relationshipAttributes"]["orchestratedSparkProcesses"]] == [process["guid"]]
+    assert (process["attributes"]["lastRunParentJobName"], process["attributes"]["lastRunRootJobName"]) == (
+        "sales_daily.load_orders", "sales_daily")

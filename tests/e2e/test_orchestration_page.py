@@ -13,7 +13,7 @@ from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay, write_events
 from tests.e2e.test_catalog_page import CHROMIUM
 from tests.e2e.test_history_page import open_browser, open_inputs_of, set_window
-from tests.e2e.test_orchestration import _events, dr_env
+from tests.e2e.test_orchestration import dr_env, orchestrated_events
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -28,7 +28,7 @@ def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
     folder = tmp_path_factory.mktemp("orchestration-page")
     handle = start_serve(folder / "data", env=dr_env())
     try:
-        replay(handle, write_events(folder / "events", *_events()))
+        replay(handle, write_events(folder / "events", *orchestrated_events()))
         handle.wait_until_processed(timeout=120)
         yield handle
     finally:

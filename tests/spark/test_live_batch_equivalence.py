@@ -5,7 +5,8 @@ twice, a dataset), Databricks notebook runs (with and without their environment 
 run of the same cell), a failed run, two sessions of one Fabric notebook (one process: the job identity is the
 live path's in batch too), streaming micro-batches (one history entry per window in both), temporary datasets passed
 between the tasks of one job (read before or after they are written: the events of a backfill come in any order) and
-a run with two outputs whose column lineage names different inputs."""
+a run with two outputs whose column lineage names different inputs, and an Airflow task with no datasets (its DAG and
+task written) that ran a Databricks job."""
 from __future__ import annotations
 
 import json
@@ -19,6 +20,7 @@ from olparser.adapters.runtime import Runtime
 from tests import databricks_runs as dr
 from tests import temporary_runs as tr
 from tests.e2e.lineage_helpers import Atlas, refs
+from tests.e2e.test_orchestration import airflow_task_events, orchestrated_events
 from tests.spark.conftest import catalog_view, job_for
 from tests.spark.events import spark_run, write_json_lines
 from tests.spark.test_backfill_equivalence import assert_same_catalog
@@ -65,7 +67,10 @@ def runs() -> list[list[dict[str, Any]]]:
     # six Structured Streaming micro-batches 20 minutes apart: two history windows of an hour (tools/samples)
     stream = streaming_batches(6, every_seconds=1200, started=T0.replace(minute=0, second=0))
     return [dr.events(older), dr.events(newer), dr.events(ddl), spark_run(7, inputs=WIDE_INPUTS), spark_run(8),
-            _failed(9), declared, dataset, *fabric, stream, tr.etl_chain(), tr.two_outputs()]
+            _failed(9), declared, dataset, *fabric, stream, tr.etl_chain(), tr.two_outputs(),
+            # an Airflow task (no datasets: its DAG and task only) that ran a Databricks job (tests/e2e/
+            # test_orchestration.py: the application run, no process, and a SQL job with the DAG run as root)
+            airflow_task_events(), orchestrated_events(11)]
 
 
 def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_factory, tmp_path):
@@ -81,14 +86,15 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     # the ETL job's three runs and the two-output run are written (load and transform, whose outputs are temporary
     # datasets, with nothing in their plans; the backfill counts those as skipped); of the six micro-batches, the
     # first of each window is written and the four others plan what their window wrote: unchanged, no catalog write
-    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (16, 4, 1)
+    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (19, 4, 1)
 
     report = run_spark(spark, [str(write_json_lines(tmp_path / "runs.jsonl", events))],
                        job_for(batch_catalog, max_datasets_per_run=MAX_DATASETS))
 
     batch, served = catalog_view(batch_catalog.atlas_url), catalog_view(live_catalog.atlas_url)
     assert_same_catalog(batch, served)
-    assert dict(report.tally.runs) == {"planned": 17, "skipped": 3}
+    # the Airflow task's run is planned (its DAG and task), the Spark application-level run skipped
+    assert dict(report.tally.runs) == {"planned": 19, "skipped": 4}
     atlas = Atlas(batch_catalog.atlas_url)
     wide = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
             and e["attributes"]["qualifiedName"].endswith("/reports/out_7")]
@@ -112,3 +118,6 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     streamed = [e["attributes"]["runCount"] for e in atlas.all_entities() if e["typeName"] == "spark_process"
                 and e["attributes"]["qualifiedName"].startswith("spark://streams/")]
     assert streamed == [2]  # one history entry per window, not per micro-batch
+    assert sorted(key for key in atlas.keys() if key[0].startswith("airflow_")) == [
+        ("airflow_dag", "airflow://airflow/sales_daily"),
+        ("airflow_task", "airflow://airflow/sales_daily/tasks/load_orders")]
