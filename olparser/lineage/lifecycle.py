@@ -10,6 +10,8 @@ one), TRUNCATE and the ALTER visitors (add columns, partitions, set location), a
   moves no data: it is not a process (`is_lifecycle_only`); its plan writes the datasets that still exist.
 - `dropped` and `renamed` say what the runner does to what the connector created (olparser/pipeline.py): a dropped
   dataset the connector created (placeholder, interim entity) is deleted, a renamed one moves to its new name.
+- `lifecycle_changes`: both, resolved to catalog datasets by the run's dataset resolver; the live runner and the
+  Spark batch paths hand them to the same function (`olparser.pipeline.apply_lifecycle`).
 """
 from __future__ import annotations
 
@@ -57,6 +59,27 @@ def renamed(run: RunSnapshot) -> tuple[Rename, ...]:
         if previous is not None and previous != (output.namespace, output.name):
             found.append(Rename(_renamed_back(output, *previous), output))
     return tuple(found)
+
+
+@dataclass(frozen=True)
+class LifecycleChanges:
+    """What a lifecycle-only run does to tables, as catalog datasets (`ResolvedDataset`): the datasets it drops,
+    and (old, new) for each it renames."""
+
+    drops: tuple[Any, ...] = ()
+    moves: tuple[tuple[Any, Any], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.drops or self.moves)
+
+
+def lifecycle_changes(run: RunSnapshot, resolver: Any) -> LifecycleChanges:
+    """The run's drops and renames resolved by `resolver` (`dataset_resolver(run, ...)`); empty for any other run."""
+    drops, renames = dropped(run), renamed(run)
+    if not drops and not renames:
+        return LifecycleChanges()
+    return LifecycleChanges(tuple(resolver.resolve(facts) for facts in drops),
+                            tuple((resolver.resolve(r.previous), resolver.resolve(r.current)) for r in renames))
 
 
 def kept_outputs(run: RunSnapshot) -> tuple[DatasetFacts, ...]:

@@ -22,6 +22,7 @@ import json
 import logging
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
@@ -37,7 +38,7 @@ from olparser.lineage.plan import is_process
 from olparser.resolution.model import candidates_to_json
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
-from olparser.pipeline import delete_orphans, wait_for_deletions
+from olparser.pipeline import apply_lifecycle, delete_orphans, wait_for_deletions
 from olparser.runs import RunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
 
@@ -252,8 +253,23 @@ class PlanWriter:
                 self.registry.register_interim({k: json.dumps(candidates_to_json(interim[k]), separators=(",", ":"))
                                                 for k in created})
         stats.deleted = self._commit(runs, calls)
+        stats.deleted += self._apply_lifecycle(selected, stats.links, calls)
         stats.calls = calls[0]
         return stats
+
+    def _apply_lifecycle(self, selected: list[Selected], links: dict[Key, Key], calls: list[int]) -> int:
+        """After the commit: the tables these runs drop and rename, as the live runner applies them
+        (`olparser.pipeline.apply_lifecycle`, one implementation): what the connector created for a dropped table is
+        deleted, what it created for a renamed one moves to the new name. Needs the run-state store (which knows the
+        interim entities); the backfill's processes are not written by live workers meanwhile (no process lock)."""
+        if self.registry is None:
+            return 0
+        deleted = 0
+        for s in selected:
+            if s.lifecycle:
+                deleted += apply_lifecycle(s.lifecycle, self.uploader, self.registry, self.resolver, _no_lock, links,
+                                           calls, time.time(), label=f"run {s.key}")
+        return deleted
 
     def _claim(self, runs: list[Selected]) -> None:
         """Before the upload: each run counts as a user of what its plan has; wait for a deletion of one of those
@@ -306,6 +322,10 @@ class PlanWriter:
         linked = [replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None
                   else s for s in selected]
         return linked, resolution.interim
+
+
+def _no_lock(names: Iterable[str]) -> nullcontext:
+    return nullcontext()
 
 
 def _without(plan: LineagePlan, skipped: set[str]) -> LineagePlan | None:

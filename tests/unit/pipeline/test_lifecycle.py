@@ -120,3 +120,44 @@ def test_drop_never_touches_a_scanned_asset(store, engine):
 
     assert (outcome.status, outcome.deleted) == ("written", 0)
     assert catalog.entities[scanned]["attributes"] == {"qualifiedName": scanned[1], "name": "orders"}
+
+
+def _batch_drop(store, catalog, engine, event: dict[str, Any]) -> int:
+    """`spark backfill`'s steps for one run (tools/spark/runs.py plan_run, selected_plan; tools/spark/catalog.py
+    PlanWriter.write), through the catalog fake in place of the throttled client's uploader."""
+    import json
+    import zlib
+
+    from tools.spark.catalog import PlanWriter
+    from tools.spark.runs import PLANNED, plan_run, selected_plan
+
+    result = plan_run("d1", [zlib.compress(json.dumps(event).encode())], engine, LineageOptions())
+    assert result.status == PLANNED and result.plan is None  # nothing to write, a table to drop
+    writer = object.__new__(PlanWriter)
+    writer.uploader, writer.registry, writer.resolver, writer.history = catalog, store, None, None
+    writer.bulk_size = 100
+    return writer.write([selected_plan(result, {}, {})]).deleted
+
+
+def test_a_backfilled_drop_deletes_what_the_live_path_created_through_the_same_function(store, engine):
+    catalog = FakeCatalog()
+    target = table("file", "/tmp/drop_test/drop_table_test")  # no rule for `file`: a placeholder
+    placeholder = ("openlineage_dataset", "file:/tmp/drop_test/drop_table_test")
+    _pipeline(store, engine, catalog).process(write("w1", target), now=NOW)
+    assert placeholder in catalog.entities
+
+    assert _batch_drop(store, catalog, engine, drop("d1", target)) == 1
+
+    assert placeholder not in catalog.entities
+    assert len(catalog.keys("spark_process")) == 1  # the writer keeps its process
+
+
+def test_a_backfilled_drop_never_touches_a_scanned_asset(store, engine):
+    catalog = FakeCatalog()
+    scanned = ("azure_datalake_gen2_path", "https://contosolake.dfs.core.windows.net/curated/gold/orders")
+    catalog.entities[scanned] = {"typeName": scanned[0], "attributes": {"qualifiedName": scanned[1], "name": "orders"}}
+    _pipeline(store, engine, catalog).process(write("w1", table(LAKE, "gold/orders")), now=NOW)
+
+    assert _batch_drop(store, catalog, engine, drop("d1", table(LAKE, "gold/orders"))) == 0
+
+    assert catalog.entities[scanned]["attributes"] == {"qualifiedName": scanned[1], "name": "orders"}
