@@ -72,6 +72,20 @@ class LifecycleChanges:
     def __bool__(self) -> bool:
         return bool(self.drops or self.moves)
 
+    def keys(self) -> frozenset:
+        """The catalog keys of the datasets dropped and of the names moved away from."""
+        return frozenset([*(d.key for d in self.drops), *(old.key for old, _ in self.moves)])
+
+    def newer_than(self, order: Any, written: Any) -> "LifecycleChanges":
+        """The changes of a run at `order` that no newer run undoes: `written` maps a dataset key to the order of
+        the newest run that writes it; a run that writes the name after the drop or rename creates it anew, so the
+        change is left out for that name (a batch applies its changes after all its writes)."""
+        def stands(key: Any) -> bool:
+            newest = written.get(key)
+            return newest is None or newest < order
+        return LifecycleChanges(tuple(d for d in self.drops if stands(d.key)),
+                                tuple((old, new) for old, new in self.moves if stands(old.key)))
+
 
 def lifecycle_changes(run: RunSnapshot, resolver: Any) -> LifecycleChanges:
     """The run's drops and renames resolved by `resolver` (`dataset_resolver(run, ...)`); empty for any other run."""

@@ -33,6 +33,7 @@ from olparser.adapters.catalog.resolver import resolver_for
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.combine import combine_plans, pack_plans
+from olparser.lineage.lifecycle import LifecycleChanges
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import is_process
 from olparser.resolution.model import candidates_to_json
@@ -253,23 +254,25 @@ class PlanWriter:
                 self.registry.register_interim({k: json.dumps(candidates_to_json(interim[k]), separators=(",", ":"))
                                                 for k in created})
         stats.deleted = self._commit(runs, calls)
-        stats.deleted += self._apply_lifecycle(selected, stats.links, calls)
         stats.calls = calls[0]
         return stats
 
-    def _apply_lifecycle(self, selected: list[Selected], links: dict[Key, Key], calls: list[int]) -> int:
-        """After the commit: the tables these runs drop and rename, as the live runner applies them
-        (`olparser.pipeline.apply_lifecycle`, one implementation): what the connector created for a dropped table is
-        deleted, what it created for a renamed one moves to the new name. Needs the run-state store (which knows the
-        interim entities); the backfill's processes are not written by live workers meanwhile (no process lock)."""
+    def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key]) -> WriteStats:
+        """After every write of the batch, in the runs' time order: the tables these runs drop and rename (each
+        run's key with its changes, those a newer run of the batch undoes left out: `LifecycleChanges.newer_than`),
+        as the live runner applies them (`olparser.pipeline.apply_lifecycle`, one implementation): what the
+        connector created for a dropped table is deleted, what it created for a renamed one moves to the new name
+        (`links`: the writes' links to scanned assets). Needs the run-state store (which knows the interim
+        entities)."""
+        stats = WriteStats()
         if self.registry is None:
-            return 0
-        deleted = 0
-        for s in selected:
-            if s.lifecycle:
-                deleted += apply_lifecycle(s.lifecycle, self.uploader, self.registry, self.resolver, _no_lock, links,
-                                           calls, time.time(), label=f"run {s.key}")
-        return deleted
+            return stats
+        calls = [0]
+        for key, change in changes:
+            stats.deleted += apply_lifecycle(change, self.uploader, self.registry, self.resolver, _no_lock, links,
+                                             calls, time.time(), label=f"run {key}")
+        stats.calls = calls[0]
+        return stats
 
     def _claim(self, runs: list[Selected]) -> None:
         """Before the upload: each run counts as a user of what its plan has; wait for a deletion of one of those

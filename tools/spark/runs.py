@@ -330,3 +330,18 @@ def selected_plan(result: RunResult, winners: Mapping[str, str], versions: Mappi
     plan = result.plan.without_processes(lost) if lost else result.plan
     return Selected(result.key, result.order, with_versions(plan, versions), len(lost), processes, left_out,
                     result.lifecycle)
+
+
+def lifecycle_keys(selected: Selected, wanted: frozenset) -> list[tuple[Key, Order]]:
+    """(key, the run's order) for each entity of `wanted` (keys some run of the batch drops or renames away) the
+    run's plan writes: reduced to the newest writer of each, it says which changes a newer run undoes."""
+    if selected.plan is None or not wanted:
+        return []
+    return [(key, selected.order) for key in {key_of(e) for e in selected.plan.entities} if key in wanted]
+
+
+def standing_changes(changing: Iterable[Selected], written: Mapping[Key, Order]) -> list[tuple[str, LifecycleChanges]]:
+    """The batch's drops and renames in the runs' time order, each without what a newer run writes again
+    (`written`: each key's newest writer, from `lifecycle_keys`)."""
+    found = [(s.order, s.key, s.lifecycle.newer_than(s.order, written)) for s in changing]
+    return [(key, changes) for _, key, changes in sorted(found, key=lambda item: item[:2]) if changes]
