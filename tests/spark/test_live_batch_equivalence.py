@@ -5,7 +5,9 @@ twice, a dataset), Databricks notebook runs (with and without their environment 
 run of the same cell), a failed run, two sessions of one Fabric notebook (one process: the job identity is the
 live path's in batch too), streaming micro-batches (one history entry per window in both), temporary datasets passed
 between the tasks of one job (read before or after they are written: the events of a backfill come in any order) and
-a run with two outputs whose column lineage names different inputs."""
+a run with two outputs whose column lineage names different inputs, a dropped table and a renamed one (issue 35: what
+the connector created for them deleted and moved, on the live path when the statement's run is written, in batch
+after every write, through the same function)."""
 from __future__ import annotations
 
 import json
@@ -22,6 +24,7 @@ from tests.e2e.lineage_helpers import Atlas, refs
 from tests.spark.conftest import catalog_view, job_for
 from tests.spark.events import spark_run, write_json_lines
 from tests.spark.test_backfill_equivalence import assert_same_catalog
+from tests.unit.pipeline import test_lifecycle as lc
 from tools.samples.notebooks import FABRIC_NAMESPACE, FABRIC_NOTEBOOK_ID, T0, fabric_ctas_run, streaming_batches
 from tools.spark.spark_job import run_spark
 
@@ -45,6 +48,25 @@ def _failed(number: int) -> list[dict[str, Any]]:
     return [start, {**complete, "eventType": "FAIL"}]
 
 
+DROPPED, RENAMED = "/tmp/lifecycle/dropped_table", "/tmp/lifecycle/renamed_table"  # `file`: placeholders
+
+
+def _lifecycle_job(event: dict[str, Any]) -> dict[str, Any]:
+    return {**event, "job": {**event["job"], "namespace": "lifecycle"}}
+
+
+def _lifecycle_runs() -> list[list[dict[str, Any]]]:
+    """A table written then dropped, another written then renamed (openlineage-spark's DropTableCommandVisitor and
+    AlterTableRenameCommandVisitor shapes: tests/unit/pipeline/test_lifecycle.py `drop`, `table`)."""
+    return [[_lifecycle_job(lc.write("lw1", lc.table("file", DROPPED)))],
+            [_lifecycle_job(lc.drop("ld1", lc.table("file", DROPPED)))],
+            [_lifecycle_job(lc.run_event("lw2", "app.execute_insert_into_hadoop_fs_relation_command.r",
+                                         [lc.table(lc.LAKE, "raw/orders")], [lc.table("file", RENAMED)]))],
+            [_lifecycle_job(lc.run_event("ln1", "app.execute_alter_table_rename_command", [], [
+                lc.table("file", RENAMED + "_v2", "RENAME", previous=("file", RENAMED))],
+                at="2026-09-23T11:00:00Z"))]]
+
+
 def runs() -> list[list[dict[str, Any]]]:
     """Every run's events in emission order, oldest run first."""
     older = dr.orders_run(1, dr.T0)
@@ -65,7 +87,7 @@ def runs() -> list[list[dict[str, Any]]]:
     # six Structured Streaming micro-batches 20 minutes apart: two history windows of an hour (tools/samples)
     stream = streaming_batches(6, every_seconds=1200, started=T0.replace(minute=0, second=0))
     return [dr.events(older), dr.events(newer), dr.events(ddl), spark_run(7, inputs=WIDE_INPUTS), spark_run(8),
-            _failed(9), declared, dataset, *fabric, stream, tr.etl_chain(), tr.two_outputs()]
+            _failed(9), declared, dataset, *fabric, stream, tr.etl_chain(), tr.two_outputs(), *_lifecycle_runs()]
 
 
 def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_factory, tmp_path):
@@ -81,14 +103,15 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     # the ETL job's three runs and the two-output run are written (load and transform, whose outputs are temporary
     # datasets, with nothing in their plans; the backfill counts those as skipped); of the six micro-batches, the
     # first of each window is written and the four others plan what their window wrote: unchanged, no catalog write
-    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (16, 4, 1)
+    # (the four lifecycle runs: two writes, the DROP and the RENAME, all written)
+    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (20, 4, 1)
 
     report = run_spark(spark, [str(write_json_lines(tmp_path / "runs.jsonl", events))],
                        job_for(batch_catalog, max_datasets_per_run=MAX_DATASETS))
 
     batch, served = catalog_view(batch_catalog.atlas_url), catalog_view(live_catalog.atlas_url)
     assert_same_catalog(batch, served)
-    assert dict(report.tally.runs) == {"planned": 17, "skipped": 3}
+    assert dict(report.tally.runs) == {"planned": 21, "skipped": 3}
     atlas = Atlas(batch_catalog.atlas_url)
     wide = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
             and e["attributes"]["qualifiedName"].endswith("/reports/out_7")]
@@ -112,3 +135,13 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     streamed = [e["attributes"]["runCount"] for e in atlas.all_entities() if e["typeName"] == "spark_process"
                 and e["attributes"]["qualifiedName"].startswith("spark://streams/")]
     assert streamed == [2]  # one history entry per window, not per micro-batch
+    keys = set(atlas.keys())
+    assert ("openlineage_dataset", f"file:{DROPPED}") not in keys  # dropped: the placeholder deleted
+    assert ("openlineage_dataset", f"file:{RENAMED}") not in keys  # renamed: moved to the new name
+    assert ("openlineage_dataset", f"file:{RENAMED}_v2") in keys
+    lifecycle = {e["attributes"]["name"]: refs(e, "outputs") for e in atlas.all_entities()
+                 if e["typeName"] == "spark_process" and e["attributes"]["qualifiedName"].startswith("spark://lifecycle/")}
+    # the writers stay (their history kept), no DDL process; the renamed table's writer points at the new name
+    assert sorted(lifecycle) == ["execute_insert_into_hadoop_fs_relation_command.r",
+                                 "execute_insert_into_hadoop_fs_relation_command.t"]
+    assert lifecycle["execute_insert_into_hadoop_fs_relation_command.r"] == [f"file:{RENAMED}_v2"]
