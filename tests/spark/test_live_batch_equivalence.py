@@ -56,8 +56,12 @@ def _lifecycle_job(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _lifecycle_runs() -> list[list[dict[str, Any]]]:
-    """A table written then dropped, another written then renamed (openlineage-spark's DropTableCommandVisitor and
-    AlterTableRenameCommandVisitor shapes: tests/unit/pipeline/test_lifecycle.py `drop`, `table`)."""
+    """A table written then dropped, another written then renamed, in openlineage-spark's shapes
+    (OpenLineage/OpenLineage@8f02abf integration/spark/shared/src/main/java/io/openlineage/spark/agent/lifecycle/
+    plan/DropTableCommandVisitor.java:43, the dropped table as the only output with `lifecycleStateChange: DROP`;
+    AlterTableRenameCommandVisitor.java:43-50, the new table with `RENAME` and `previousIdentifier` = its location
+    with the old table name in place of the new one, in its namespace; helpers in tests/unit/pipeline/
+    test_lifecycle.py)."""
     return [[_lifecycle_job(lc.write("lw1", lc.table("file", DROPPED)))],
             [_lifecycle_job(lc.drop("ld1", lc.table("file", DROPPED)))],
             [_lifecycle_job(lc.run_event("lw2", "app.execute_insert_into_hadoop_fs_relation_command.r",

@@ -7,6 +7,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.lineage.build import LIFECYCLE_ONLY_NOTE
 from olparser.lineage.lifecycle import Rename, is_lifecycle_only, renamed
@@ -198,3 +201,26 @@ def test_a_backfill_applies_a_drop_after_the_older_write_and_not_over_a_newer_on
     again = write("w2", target, at="2026-09-23T12:00:00Z")
     assert _batch(fresh_store(), catalog, engine, ("d1", [drop("d1", target)]), ("w2", [again])) == 0
     assert placeholder in catalog.entities
+
+
+def _batch_runs() -> list[tuple[str, list[dict[str, Any]]]]:
+    """Table `a` written (10:00) then dropped (11:00): gone; table `b` dropped (11:00) then written again (12:00):
+    created anew; table `c` written and never dropped. Shapes: `drop` and `write` above."""
+    a, b, c = (table("file", f"/tmp/order/{name}") for name in "abc")
+    return [("wa", [write("wa", a)]), ("da", [drop("da", a)]), ("db", [drop("db", b)]),
+            ("wb", [run_event("wb", "app.execute_insert_into_hadoop_fs_relation_command.b", [table(LAKE, "raw/orders")],
+                              [b], at="2026-09-23T12:00:00Z")]),
+            ("wc", [run_event("wc", "app.execute_insert_into_hadoop_fs_relation_command.c", [table(LAKE, "raw/orders")],
+                              [c])])]
+
+
+@given(order=st.permutations(range(len(_batch_runs()))))
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_backfill_ends_in_the_time_order_catalog_whatever_the_order_of_its_runs(order, fresh_store, engine):
+    runs = _batch_runs()
+    in_time, shuffled = _BatchCatalog(), _BatchCatalog()
+    _batch(fresh_store(), in_time, engine, *runs)
+    _batch(fresh_store(), shuffled, engine, *(runs[i] for i in order))
+    placeholders = sorted(q for t, q in in_time.entities if t == "openlineage_dataset")
+    assert placeholders == ["file:/tmp/order/b", "file:/tmp/order/c"]
+    assert sorted(shuffled.entities) == sorted(in_time.entities)
