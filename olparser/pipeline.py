@@ -641,7 +641,7 @@ class LineagePipeline:
         renamed one is moved to its new name — the connector's processes that use it point at the new one, and it
         is deleted (`relink.move_datasets`, the re-link's step). Scanned assets are never touched: a dataset linked
         to one is not the connector's. The run history keeps the old names for the old runs."""
-        changes = lifecycle_changes(run, dataset_resolver(run, self._engine, self._options))
+        changes = lifecycle_changes(run, lambda r: dataset_resolver(r, self._engine, self._options))
         if not changes:
             return outcome
         links = self.plan(run, run.event_type).resolution if changes.moves and self._resolver is not None else None

@@ -16,7 +16,7 @@ one), TRUNCATE and the ALTER visitors (add columns, partitions, set location), a
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
@@ -87,11 +87,13 @@ class LifecycleChanges:
                                 tuple((old, new) for old, new in self.moves if stands(old.key)))
 
 
-def lifecycle_changes(run: RunSnapshot, resolver: Any) -> LifecycleChanges:
-    """The run's drops and renames resolved by `resolver` (`dataset_resolver(run, ...)`); empty for any other run."""
+def lifecycle_changes(run: RunSnapshot, resolver_of: Callable[[RunSnapshot], Any]) -> LifecycleChanges:
+    """The run's drops and renames resolved by `resolver_of(run)` (`dataset_resolver`, built only for a run that
+    drops or renames something); empty for any other run."""
     drops, renames = dropped(run), renamed(run)
     if not drops and not renames:
         return LifecycleChanges()
+    resolver = resolver_of(run)
     return LifecycleChanges(tuple(resolver.resolve(facts) for facts in drops),
                             tuple((resolver.resolve(r.previous), resolver.resolve(r.current)) for r in renames))
 

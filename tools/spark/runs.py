@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from functools import partial
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
@@ -146,7 +147,7 @@ def _planned(key: str, run: RunSnapshot, engine: MappingEngine, options: Lineage
                                   upstream=upstream)  # for the history only, as live
         return RunResult(key, SKIPPED, order, record=history_record(run, unwritten, options, status=run.event_type))
     plan = build_lineage(run, engine, options, parse_sql=parse_sql, upstream=upstream)
-    changes = lifecycle_changes(run, dataset_resolver(run, engine, options))  # as the live runner applies them
+    changes = lifecycle_changes(run, partial(dataset_resolver, engine=engine, options=options))  # as live
     if not plan.entities and not plan.external_datasets:
         return RunResult(key, PLANNED, order, lifecycle=changes) if changes else RunResult(key, SKIPPED, order)
     unmatched = tuple(sorted({(u.namespace, u.name) for u in plan.unmatched}))
