@@ -70,7 +70,7 @@ from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits
 from olparser.lineage.edges import temporary_scope, temporary_writes, upstream_inputs
 from olparser.lineage.build import dataset_resolver
 from olparser.lineage.identity import job_identity, legacy_writers
-from olparser.lineage.lifecycle import dropped, renamed
+from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import DeleteReport, UploadReport, unmatched_text
 from olparser.lineage.governance import UNRESOLVED_NOTE
@@ -213,6 +213,38 @@ def decide(run: RunSnapshot, policy: WritePolicy, options: LineageOptions) -> De
     if policy.environment_wait_seconds > 0 and run.outputs and awaits_environment(run, options):
         return Decision.HOLD
     return Decision.WRITE
+
+
+def apply_lifecycle(changes: LifecycleChanges, catalog: Any, store: RunStateStore, resolver: Resolver | None,
+                    locked: Callable[[Iterable[str]], Any], links: dict[Key, Key], calls: list[int], now: float,
+                    *, reads_catalog: bool = True, label: str = "run") -> int:
+    """What a run that drops or renames tables does to what the connector created (olparser/lineage/lifecycle.py),
+    on the live path (`LineageRunner`) and the Spark batch paths (tools/spark/catalog.py) alike: a dropped dataset
+    the connector created (a placeholder or Unity Catalog table it owns, or an interim entity) is deleted; a renamed
+    one is moved to its new name (`links`: the new name's dataset linked to its scanned asset) — the connector's
+    processes that use it point at the new one, and it is deleted (`relink.move_datasets`, the re-link's step).
+    Scanned assets are never touched: a dataset linked to one is not the connector's. The run history keeps the old
+    names for the old runs. Interim entities and moves need a catalog that reads entities with their relationships
+    (`reads_catalog`). Returns how many entities were deleted; `calls` counts the catalog calls."""
+    owned = {d.key for d in changes.drops if d.owned}  # placeholders: the connector's types, no one else's process
+    interim = store.interim_keys({d.key for d in changes.drops} - owned)
+    deleted = 0
+    if owned:
+        deleted, delete_calls = delete_orphans(store, catalog, tuple(sorted(owned)), resolver)
+        calls[0] += delete_calls
+    if interim and reads_catalog:
+        deleted += drop_datasets(sorted(interim), catalog, store, resolver, calls)
+    if owned or interim:
+        log.info("%s: %d dropped dataset(s) the connector had created are deleted", label, deleted)
+    olds = [old for old, _ in changes.moves]
+    created = {d.key for d in olds if d.owned} | store.interim_keys({d.key for d in olds if not d.owned})
+    moved = {old.key: links.get(new.key, new.key) for old, new in changes.moves
+             if old.key in created and old.key != new.key}
+    if moved and reads_catalog:
+        _, count, _ = move_datasets(moved, catalog, store, resolver, locked, calls, now)
+        deleted += count
+        log.info("%s: %d renamed dataset(s) moved to their new names", label, len(moved))
+    return deleted
 
 
 def delete_orphans(store: RunStateStore, uploader: Uploader, orphans: tuple[Key, ...],
@@ -609,43 +641,19 @@ class LineagePipeline:
         renamed one is moved to its new name — the connector's processes that use it point at the new one, and it
         is deleted (`relink.move_datasets`, the re-link's step). Scanned assets are never touched: a dataset linked
         to one is not the connector's. The run history keeps the old names for the old runs."""
-        drops, renames = dropped(run), renamed(run)
-        if not drops and not renames:
+        changes = lifecycle_changes(run, lambda r: dataset_resolver(r, self._engine, self._options))
+        if not changes:
             return outcome
-        resolver = dataset_resolver(run, self._engine, self._options)
+        links = self.plan(run, run.event_type).resolution if changes.moves and self._resolver is not None else None
         calls = [0]
-        deleted = 0
-        gone = [resolver.resolve(facts) for facts in drops]
-        owned = {d.key for d in gone if d.owned}  # placeholders: the connector's types, no one else's process
-        interim = self._created_here(gone) - owned
-        if owned:
-            deleted, calls[0] = self._delete(tuple(sorted(owned)))
-        if interim and self._reads_catalog():
-            deleted += drop_datasets(sorted(interim), self._uploader, self._store, self._resolver,  # type: ignore[arg-type]
-                                     calls)
-        if owned or interim:
-            log.info("run %s: %d dropped dataset(s) the connector had created are deleted", run.run_id, deleted)
-        moves = [(resolver.resolve(r.previous), resolver.resolve(r.current)) for r in renames]
-        old_keys = self._created_here([old for old, _ in moves])
-        links = self.plan(run, run.event_type).resolution if moves and self._resolver is not None else None
-        moved = {old.key: (links.links.get(new.key, new.key) if links else new.key) for old, new in moves
-                 if old.key in old_keys and old.key != new.key}
-        if moved and self._reads_catalog():
-            _, count, _ = move_datasets(moved, self._uploader, self._store, self._resolver,  # type: ignore[arg-type]
-                                        self._locked_processes, calls, now)
-            deleted += count
-            log.info("run %s: %d renamed dataset(s) moved to their new names", run.run_id, len(moved))
+        deleted = apply_lifecycle(changes, self._uploader, self._store, self._resolver, self._locked_processes,
+                                  links.links if links else {}, calls, now,
+                                  reads_catalog=self._reads_catalog(), label=f"run {run.run_id}")
         return replace(outcome, catalog_calls=outcome.catalog_calls + calls[0], deleted=outcome.deleted + deleted)
 
     def _reads_catalog(self) -> bool:
         """Whether the uploader reads entities with their relationships (CatalogUploader does)."""
         return all(hasattr(self._uploader, name) for name in ("read", "read_guids"))
-
-    def _created_here(self, datasets: list[Any]) -> set[Key]:
-        """The keys of these datasets that the connector created: those it owns (placeholders), and the interim
-        entities it created for want of a scanned asset."""
-        owned = {d.key for d in datasets if d.owned}
-        return owned | self._store.interim_keys({d.key for d in datasets} - owned)
 
     # --- take-over of session-specific identities ----------------------------------------------------------------
     def _take_over(self, key: str, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:

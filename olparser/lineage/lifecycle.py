@@ -10,11 +10,13 @@ one), TRUNCATE and the ALTER visitors (add columns, partitions, set location), a
   moves no data: it is not a process (`is_lifecycle_only`); its plan writes the datasets that still exist.
 - `dropped` and `renamed` say what the runner does to what the connector created (olparser/pipeline.py): a dropped
   dataset the connector created (placeholder, interim entity) is deleted, a renamed one moves to its new name.
+- `lifecycle_changes`: both, resolved to catalog datasets by the run's dataset resolver; the live runner and the
+  Spark batch paths hand them to the same function (`olparser.pipeline.apply_lifecycle`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Callable
 
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
@@ -57,6 +59,43 @@ def renamed(run: RunSnapshot) -> tuple[Rename, ...]:
         if previous is not None and previous != (output.namespace, output.name):
             found.append(Rename(_renamed_back(output, *previous), output))
     return tuple(found)
+
+
+@dataclass(frozen=True)
+class LifecycleChanges:
+    """What a lifecycle-only run does to tables, as catalog datasets (`ResolvedDataset`): the datasets it drops,
+    and (old, new) for each it renames."""
+
+    drops: tuple[Any, ...] = ()
+    moves: tuple[tuple[Any, Any], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.drops or self.moves)
+
+    def keys(self) -> frozenset:
+        """The catalog keys of the datasets dropped and of the names moved away from."""
+        return frozenset([*(d.key for d in self.drops), *(old.key for old, _ in self.moves)])
+
+    def newer_than(self, order: Any, written: Any) -> "LifecycleChanges":
+        """The changes of a run at `order` that no newer run undoes: `written` maps a dataset key to the order of
+        the newest run that writes it; a run that writes the name after the drop or rename creates it anew, so the
+        change is left out for that name (a batch applies its changes after all its writes)."""
+        def stands(key: Any) -> bool:
+            newest = written.get(key)
+            return newest is None or newest < order
+        return LifecycleChanges(tuple(d for d in self.drops if stands(d.key)),
+                                tuple((old, new) for old, new in self.moves if stands(old.key)))
+
+
+def lifecycle_changes(run: RunSnapshot, resolver_of: Callable[[RunSnapshot], Any]) -> LifecycleChanges:
+    """The run's drops and renames resolved by `resolver_of(run)` (`dataset_resolver`, built only for a run that
+    drops or renames something); empty for any other run."""
+    drops, renames = dropped(run), renamed(run)
+    if not drops and not renames:
+        return LifecycleChanges()
+    resolver = resolver_of(run)
+    return LifecycleChanges(tuple(resolver.resolve(facts) for facts in drops),
+                            tuple((resolver.resolve(r.previous), resolver.resolve(r.current)) for r in renames))
 
 
 def kept_outputs(run: RunSnapshot) -> tuple[DatasetFacts, ...]:

@@ -5,8 +5,10 @@ twice, a dataset), Databricks notebook runs (with and without their environment 
 run of the same cell), a failed run, two sessions of one Fabric notebook (one process: the job identity is the
 live path's in batch too), streaming micro-batches (one history entry per window in both), temporary datasets passed
 between the tasks of one job (read before or after they are written: the events of a backfill come in any order) and
-a run with two outputs whose column lineage names different inputs, and an Airflow task with no datasets (its DAG and
-task written) that ran a Databricks job."""
+a run with two outputs whose column lineage names different inputs, an Airflow task with no datasets (its DAG and
+task written) that ran a Databricks job, and a dropped table and a renamed one (issue 35: what the connector created
+for them deleted and moved, on the live path when the statement's run is written, in batch after every write, through
+the same function)."""
 from __future__ import annotations
 
 import json
@@ -24,6 +26,7 @@ from tests.e2e.test_orchestration import airflow_task_events, orchestrated_event
 from tests.spark.conftest import catalog_view, job_for
 from tests.spark.events import spark_run, write_json_lines
 from tests.spark.test_backfill_equivalence import assert_same_catalog
+from tests.unit.pipeline import test_lifecycle as lc
 from tools.samples.notebooks import FABRIC_NAMESPACE, FABRIC_NOTEBOOK_ID, T0, fabric_ctas_run, streaming_batches
 from tools.spark.spark_job import run_spark
 
@@ -45,6 +48,29 @@ def _failed(number: int) -> list[dict[str, Any]]:
     """A Spark run that fails: START, FAIL (written only with LINEAGE_ON_FAILURE, which is off)."""
     start, complete = spark_run(number)
     return [start, {**complete, "eventType": "FAIL"}]
+
+
+DROPPED, RENAMED = "/tmp/lifecycle/dropped_table", "/tmp/lifecycle/renamed_table"  # `file`: placeholders
+
+
+def _lifecycle_job(event: dict[str, Any]) -> dict[str, Any]:
+    return {**event, "job": {**event["job"], "namespace": "lifecycle"}}
+
+
+def _lifecycle_runs() -> list[list[dict[str, Any]]]:
+    """A table written then dropped, another written then renamed, in openlineage-spark's shapes
+    (OpenLineage/OpenLineage@8f02abf integration/spark/shared/src/main/java/io/openlineage/spark/agent/lifecycle/
+    plan/DropTableCommandVisitor.java:43, the dropped table as the only output with `lifecycleStateChange: DROP`;
+    AlterTableRenameCommandVisitor.java:43-50, the new table with `RENAME` and `previousIdentifier` = its location
+    with the old table name in place of the new one, in its namespace; helpers in tests/unit/pipeline/
+    test_lifecycle.py)."""
+    return [[_lifecycle_job(lc.write("lw1", lc.table("file", DROPPED)))],
+            [_lifecycle_job(lc.drop("ld1", lc.table("file", DROPPED)))],
+            [_lifecycle_job(lc.run_event("lw2", "app.execute_insert_into_hadoop_fs_relation_command.r",
+                                         [lc.table(lc.LAKE, "raw/orders")], [lc.table("file", RENAMED)]))],
+            [_lifecycle_job(lc.run_event("ln1", "app.execute_alter_table_rename_command", [], [
+                lc.table("file", RENAMED + "_v2", "RENAME", previous=("file", RENAMED))],
+                at="2026-09-23T11:00:00Z"))]]
 
 
 def runs() -> list[list[dict[str, Any]]]:
@@ -70,7 +96,7 @@ def runs() -> list[list[dict[str, Any]]]:
             _failed(9), declared, dataset, *fabric, stream, tr.etl_chain(), tr.two_outputs(),
             # an Airflow task (no datasets: its DAG and task only) that ran a Databricks job (tests/e2e/
             # test_orchestration.py: the application run, no process, and a SQL job with the DAG run as root)
-            airflow_task_events(), orchestrated_events(11)]
+            airflow_task_events(), orchestrated_events(11), *_lifecycle_runs()]
 
 
 def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_factory, tmp_path):
@@ -86,7 +112,8 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     # the ETL job's three runs and the two-output run are written (load and transform, whose outputs are temporary
     # datasets, with nothing in their plans; the backfill counts those as skipped); of the six micro-batches, the
     # first of each window is written and the four others plan what their window wrote: unchanged, no catalog write
-    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (19, 4, 1)
+    # (the four lifecycle runs: two writes, the DROP and the RENAME, all written)
+    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (23, 4, 1)
 
     report = run_spark(spark, [str(write_json_lines(tmp_path / "runs.jsonl", events))],
                        job_for(batch_catalog, max_datasets_per_run=MAX_DATASETS))
@@ -94,7 +121,7 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     batch, served = catalog_view(batch_catalog.atlas_url), catalog_view(live_catalog.atlas_url)
     assert_same_catalog(batch, served)
     # the Airflow task's run is planned (its DAG and task), the Spark application-level run skipped
-    assert dict(report.tally.runs) == {"planned": 19, "skipped": 4}
+    assert dict(report.tally.runs) == {"planned": 23, "skipped": 4}
     atlas = Atlas(batch_catalog.atlas_url)
     wide = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
             and e["attributes"]["qualifiedName"].endswith("/reports/out_7")]
@@ -121,3 +148,13 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     assert sorted(key for key in atlas.keys() if key[0].startswith("airflow_")) == [
         ("airflow_dag", "airflow://airflow/sales_daily"),
         ("airflow_task", "airflow://airflow/sales_daily/tasks/load_orders")]
+    keys = set(atlas.keys())
+    assert ("openlineage_dataset", f"file:{DROPPED}") not in keys  # dropped: the placeholder deleted
+    assert ("openlineage_dataset", f"file:{RENAMED}") not in keys  # renamed: moved to the new name
+    assert ("openlineage_dataset", f"file:{RENAMED}_v2") in keys
+    lifecycle = {e["attributes"]["name"]: refs(e, "outputs") for e in atlas.all_entities()
+                 if e["typeName"] == "spark_process" and e["attributes"]["qualifiedName"].startswith("spark://lifecycle/")}
+    # the writers stay (their history kept), no DDL process; the renamed table's writer points at the new name
+    assert sorted(lifecycle) == ["execute_insert_into_hadoop_fs_relation_command.r",
+                                 "execute_insert_into_hadoop_fs_relation_command.t"]
+    assert lifecycle["execute_insert_into_hadoop_fs_relation_command.r"] == [f"file:{RENAMED}_v2"]

@@ -22,6 +22,7 @@ import json
 import logging
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
@@ -32,12 +33,13 @@ from olparser.adapters.catalog.resolver import resolver_for
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.combine import combine_plans, pack_plans
+from olparser.lineage.lifecycle import LifecycleChanges
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import is_process
 from olparser.resolution.model import candidates_to_json
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
-from olparser.pipeline import delete_orphans, wait_for_deletions
+from olparser.pipeline import apply_lifecycle, delete_orphans, wait_for_deletions
 from olparser.runs import RunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
 
@@ -255,6 +257,23 @@ class PlanWriter:
         stats.calls = calls[0]
         return stats
 
+    def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key]) -> WriteStats:
+        """After every write of the batch, in the runs' time order: the tables these runs drop and rename (each
+        run's key with its changes, those a newer run of the batch undoes left out: `LifecycleChanges.newer_than`),
+        as the live runner applies them (`olparser.pipeline.apply_lifecycle`, one implementation): what the
+        connector created for a dropped table is deleted, what it created for a renamed one moves to the new name
+        (`links`: the writes' links to scanned assets). Needs the run-state store (which knows the interim
+        entities)."""
+        stats = WriteStats()
+        if self.registry is None:
+            return stats
+        calls = [0]
+        for key, change in changes:
+            stats.deleted += apply_lifecycle(change, self.uploader, self.registry, self.resolver, _no_lock, links,
+                                             calls, time.time(), label=f"run {key}")
+        stats.calls = calls[0]
+        return stats
+
     def _claim(self, runs: list[Selected]) -> None:
         """Before the upload: each run counts as a user of what its plan has; wait for a deletion of one of those
         entities that a live worker has under way."""
@@ -306,6 +325,10 @@ class PlanWriter:
         linked = [replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None
                   else s for s in selected]
         return linked, resolution.interim
+
+
+def _no_lock(names: Iterable[str]) -> nullcontext:
+    return nullcontext()
 
 
 def _without(plan: LineagePlan, skipped: set[str]) -> LineagePlan | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
+from functools import partial
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
@@ -26,9 +27,11 @@ from typing import Any, Iterable, Mapping
 from olparser.contract.body import parse_encoded
 from olparser.history import RunRecord, history_record
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage
+from olparser.lineage.build import dataset_resolver
 from olparser.lineage.combine import entity_content, with_versions
 from olparser.lineage.edges import is_temporary, temporary_scope, temporary_writes, upstream_inputs
 from olparser.lineage.entities import JSON, Key, key_of
+from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes
 from olparser.lineage.plan import is_process
 from olparser.naming import MappingEngine
 from olparser.pipeline import Decision, WritePolicy, decide
@@ -61,6 +64,7 @@ class RunResult:
     record: RunRecord | None = None
     passes_on: tuple[tuple[TemporaryKey, bytes], ...] = ()  # what it passes on through each temporary dataset
     snapshot: RunSnapshot | None = None  # a deferred run, merged: planned by `replan`
+    lifecycle: LifecycleChanges = LifecycleChanges()  # the tables it drops and renames, applied when it is written
 
 
 def merged_run(key: str, events: Iterable[bytes], max_datasets: int | None) -> RunSnapshot:
@@ -143,11 +147,12 @@ def _planned(key: str, run: RunSnapshot, engine: MappingEngine, options: Lineage
                                   upstream=upstream)  # for the history only, as live
         return RunResult(key, SKIPPED, order, record=history_record(run, unwritten, options, status=run.event_type))
     plan = build_lineage(run, engine, options, parse_sql=parse_sql, upstream=upstream)
+    changes = lifecycle_changes(run, partial(dataset_resolver, engine=engine, options=options))  # as live
     if not plan.entities and not plan.external_datasets:
-        return RunResult(key, SKIPPED, order)
+        return RunResult(key, PLANNED, order, lifecycle=changes) if changes else RunResult(key, SKIPPED, order)
     unmatched = tuple(sorted({(u.namespace, u.name) for u in plan.unmatched}))
     return RunResult(key, PLANNED, order, plan, unmatched,
-                     history_record(run, plan, options, status=run.event_type))
+                     history_record(run, plan, options, status=run.event_type), lifecycle=changes)
 
 
 def history_of_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
@@ -301,6 +306,7 @@ class Selected:
     superseded: int
     processes: tuple[str, ...] = ()
     left_out: tuple[Key, ...] = ()
+    lifecycle: LifecycleChanges = LifecycleChanges()  # the tables the run drops and renames (`RunResult.lifecycle`)
 
     @property
     def run_time(self) -> float | None:
@@ -317,10 +323,26 @@ def selected_plan(result: RunResult, winners: Mapping[str, str], versions: Mappi
     """Drop the processes another run owns (`winners`: process -> run key); the run still writes its owners and
     datasets, as the live path writes them for a run all of whose processes a newer run wrote."""
     if result.plan is None:
-        return Selected(result.key, result.order, None, 0)
+        return Selected(result.key, result.order, None, 0, lifecycle=result.lifecycle)
     processes = result.plan.process_names()
     lost = {name for name in processes if winners.get(name, result.key) != result.key}
     left_out = tuple(sorted(key_of(e) for e in result.plan.entities
                             if is_process(e) and e["attributes"]["qualifiedName"] in lost))
     plan = result.plan.without_processes(lost) if lost else result.plan
-    return Selected(result.key, result.order, with_versions(plan, versions), len(lost), processes, left_out)
+    return Selected(result.key, result.order, with_versions(plan, versions), len(lost), processes, left_out,
+                    result.lifecycle)
+
+
+def lifecycle_keys(selected: Selected, wanted: frozenset) -> list[tuple[Key, Order]]:
+    """(key, the run's order) for each entity of `wanted` (keys some run of the batch drops or renames away) the
+    run's plan writes: reduced to the newest writer of each, it says which changes a newer run undoes."""
+    if selected.plan is None or not wanted:
+        return []
+    return [(key, selected.order) for key in {key_of(e) for e in selected.plan.entities} if key in wanted]
+
+
+def standing_changes(changing: Iterable[Selected], written: Mapping[Key, Order]) -> list[tuple[str, LifecycleChanges]]:
+    """The batch's drops and renames in the runs' time order, each without what a newer run writes again
+    (`written`: each key's newest writer, from `lifecycle_keys`)."""
+    found = [(s.order, s.key, s.lifecycle.newer_than(s.order, written)) for s in changing]
+    return [(key, changes) for _, key, changes in sorted(found, key=lambda item: item[:2]) if changes]

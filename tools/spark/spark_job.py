@@ -35,8 +35,8 @@ from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_recor
                   record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file, bodies_in_lines, bodies_in_path
 from .report import BackfillReport, Tally, ranked_namespaces
-from .runs import (DEFERRED, FactReducer, RunResult, Selected, Summary, merge_facts, plan_run, replan, run_facts,
-                   selected_plan)
+from .runs import (DEFERRED, FactReducer, RunResult, Selected, Summary, lifecycle_keys, merge_facts, plan_run,
+                   replan, run_facts, selected_plan, standing_changes)
 from .sources import is_remote, local_files, spark_paths
 
 LARGE_FILE_BYTES = 128 << 20  # larger files are read as lines by Spark, not whole
@@ -236,6 +236,27 @@ def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterato
         run_state.close()
 
 
+def _apply_lifecycle(job: Any, selected: Any, links: dict) -> WriteStats:
+    """After every write: the tables the batch's runs drop and rename (few runs, collected), in time order, without
+    what a newer run of the batch writes again, as the live runner applies them (`PlanWriter.apply_lifecycle`)."""
+    changing = selected.filter(_changes_lifecycle).collect()
+    if not changing:
+        return WriteStats()
+    wanted = frozenset(key for s in changing for key in s.lifecycle.keys())
+    written = dict(selected.flatMap(partial(lifecycle_keys, wanted=wanted)).reduceByKey(max).collect())
+    history, run_state = job.history(), job.run_state()
+    try:
+        return PlanWriter(job.client(), job.settings, registry=run_state, history=history).apply_lifecycle(
+            standing_changes(changing, written), links)
+    finally:
+        history.close()
+        run_state.close()
+
+
+def _changes_lifecycle(item: Selected) -> bool:
+    return bool(item.lifecycle)
+
+
 def _has_record(item: RunResult) -> bool:
     return item.record is not None
 
@@ -416,6 +437,7 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
             tasks = max(1, sc.defaultParallelism)
             dealt = selected.mapPartitionsWithIndex(partial(_dealt, tasks)).partitionBy(tasks, _identity).values()
             stats = dealt.mapPartitions(partial(_write_partition, job_b, tasks)).fold(WriteStats(), WriteStats.add)
+            stats = stats.add(_apply_lifecycle(job, selected, stats.links))
             finish_writes(report, client, job, stats, calls)
             if stats.links:  # the history names what the writes linked (as the live path records it)
                 links_b = sc.broadcast(stats.links)

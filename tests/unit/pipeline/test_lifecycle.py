@@ -7,6 +7,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.lineage.build import LIFECYCLE_ONLY_NOTE
 from olparser.lineage.lifecycle import Rename, is_lifecycle_only, renamed
@@ -120,3 +123,104 @@ def test_drop_never_touches_a_scanned_asset(store, engine):
 
     assert (outcome.status, outcome.deleted) == ("written", 0)
     assert catalog.entities[scanned]["attributes"] == {"qualifiedName": scanned[1], "name": "orders"}
+
+
+def _batch(store, catalog, engine, *runs: tuple[str, list[dict[str, Any]]]) -> int:
+    """`spark backfill`'s steps for these runs (tools/spark/runs.py plan_run, selected_plan, lifecycle_keys,
+    standing_changes; tools/spark/catalog.py PlanWriter.write, then PlanWriter.apply_lifecycle as
+    tools/spark/spark_job.py calls them), through the catalog fake in place of the throttled client's uploader.
+    Returns the entities the drops and renames deleted."""
+    import json
+    import zlib
+
+    from tools.spark.catalog import PlanWriter
+    from tools.spark.runs import PLANNED, lifecycle_keys, plan_run, selected_plan, standing_changes
+
+    results = [plan_run(key, [zlib.compress(json.dumps(e).encode()) for e in events], engine, LineageOptions())
+               for key, events in runs]
+    assert {r.status for r in results} == {PLANNED}
+    selected = [selected_plan(result, {}, {}) for result in results]
+    writer = object.__new__(PlanWriter)
+    writer.uploader, writer.registry, writer.resolver, writer.history = catalog, store, None, None
+    writer.bulk_size = 100
+    stats = writer.write(selected)
+    changing = [s for s in selected if s.lifecycle]
+    wanted = frozenset(key for s in changing for key in s.lifecycle.keys())
+    written: dict = {}
+    for key, order in (pair for s in selected for pair in lifecycle_keys(s, wanted)):
+        written[key] = max(order, written.get(key, order))
+    return writer.apply_lifecycle(standing_changes(changing, written), stats.links).deleted
+
+
+class _BatchCatalog(FakeCatalog):
+    """The fake as the backfill's uploader: it holds no process the batch writes (each is written)."""
+
+    def read(self, keys: Any, calls: list[int]) -> dict:
+        return {}
+
+
+def _batch_drop(store, catalog, engine, event: dict[str, Any]) -> int:
+    return _batch(store, catalog, engine, ("d1", [event]))
+
+
+def test_a_backfilled_drop_deletes_what_the_live_path_created_through_the_same_function(store, engine):
+    catalog = FakeCatalog()
+    target = table("file", "/tmp/drop_test/drop_table_test")  # no rule for `file`: a placeholder
+    placeholder = ("openlineage_dataset", "file:/tmp/drop_test/drop_table_test")
+    _pipeline(store, engine, catalog).process(write("w1", target), now=NOW)
+    assert placeholder in catalog.entities
+
+    assert _batch_drop(store, catalog, engine, drop("d1", target)) == 1
+
+    assert placeholder not in catalog.entities
+    assert len(catalog.keys("spark_process")) == 1  # the writer keeps its process
+
+
+def test_a_backfilled_drop_never_touches_a_scanned_asset(store, engine):
+    catalog = FakeCatalog()
+    scanned = ("azure_datalake_gen2_path", "https://contosolake.dfs.core.windows.net/curated/gold/orders")
+    catalog.entities[scanned] = {"typeName": scanned[0], "attributes": {"qualifiedName": scanned[1], "name": "orders"}}
+    _pipeline(store, engine, catalog).process(write("w1", table(LAKE, "gold/orders")), now=NOW)
+
+    assert _batch_drop(store, catalog, engine, drop("d1", table(LAKE, "gold/orders"))) == 0
+
+    assert catalog.entities[scanned]["attributes"] == {"qualifiedName": scanned[1], "name": "orders"}
+
+
+def test_a_backfill_applies_a_drop_after_the_older_write_and_not_over_a_newer_one(fresh_store, engine):
+    target = table("file", "/tmp/drop_test/drop_table_test")  # no rule for `file`: a placeholder
+    placeholder = ("openlineage_dataset", "file:/tmp/drop_test/drop_table_test")
+    # the batch holds the writer and the drop in any order: the drop comes after the write it follows
+    for runs in ((("w1", [write("w1", target)]), ("d1", [drop("d1", target)])),
+                 (("d1", [drop("d1", target)]), ("w1", [write("w1", target)]))):
+        catalog = _BatchCatalog()
+        assert _batch(fresh_store(), catalog, engine, *runs) == 1
+        assert placeholder not in catalog.entities and len(catalog.keys("spark_process")) == 1
+    # a run that writes the name again after the drop creates it anew, and the drop leaves it
+    catalog = _BatchCatalog()
+    again = write("w2", target, at="2026-09-23T12:00:00Z")
+    assert _batch(fresh_store(), catalog, engine, ("d1", [drop("d1", target)]), ("w2", [again])) == 0
+    assert placeholder in catalog.entities
+
+
+def _batch_runs() -> list[tuple[str, list[dict[str, Any]]]]:
+    """Table `a` written (10:00) then dropped (11:00): gone; table `b` dropped (11:00) then written again (12:00):
+    created anew; table `c` written and never dropped. Shapes: `drop` and `write` above."""
+    a, b, c = (table("file", f"/tmp/order/{name}") for name in "abc")
+    return [("wa", [write("wa", a)]), ("da", [drop("da", a)]), ("db", [drop("db", b)]),
+            ("wb", [run_event("wb", "app.execute_insert_into_hadoop_fs_relation_command.b", [table(LAKE, "raw/orders")],
+                              [b], at="2026-09-23T12:00:00Z")]),
+            ("wc", [run_event("wc", "app.execute_insert_into_hadoop_fs_relation_command.c", [table(LAKE, "raw/orders")],
+                              [c])])]
+
+
+@given(order=st.permutations(range(len(_batch_runs()))))
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_backfill_ends_in_the_time_order_catalog_whatever_the_order_of_its_runs(order, fresh_store, engine):
+    runs = _batch_runs()
+    in_time, shuffled = _BatchCatalog(), _BatchCatalog()
+    _batch(fresh_store(), in_time, engine, *runs)
+    _batch(fresh_store(), shuffled, engine, *(runs[i] for i in order))
+    placeholders = sorted(q for t, q in in_time.entities if t == "openlineage_dataset")
+    assert placeholders == ["file:/tmp/order/b", "file:/tmp/order/c"]
+    assert sorted(shuffled.entities) == sorted(in_time.entities)
