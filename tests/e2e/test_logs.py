@@ -45,7 +45,7 @@ def test_an_idle_serve_logs_one_format_and_its_lifecycle_once(tmp_path: Path):
         f"Finished server process [{serve.process.pid}]"]
     assert "Timer:" not in output and "timer 'write_due_runs' ran" not in output  # three ticks, nothing to do
     [typedefs] = [line for line in output.splitlines() if line.startswith("typedefs: ")]
-    assert typedefs.startswith(f"typedefs: created {TYPE_COUNT} (databricks_workspace, ")
+    assert typedefs.startswith(f"typedefs: created {TYPE_COUNT} (airflow_dag, airflow_task, ")
     assert typedefs.endswith(f", +{TYPE_COUNT - 5} more); 0 up to date (2 calls)")
 
     again = start_serve(tmp_path / "data", env=EVERY_SECOND)
