@@ -19,13 +19,23 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from olparser.settings import Settings
+from olparser.settings import PROJECT_ROOT, Settings
 
 from olparser.naming.engine import MappingEngine, MappingResult
 from olparser.naming.rules import ConfigError, located, parse_json, unwrap
 
 log = logging.getLogger(__name__)
 DEFAULT_CHECK_SECONDS = 2.0
+
+
+def shown_path(path: Path) -> str:
+    """The rule file as the status endpoint shows it: relative to the app's folder when it lies inside it
+    (`config/OlToPurviewMappings.json`), so that an answer never spells out where the app is installed; a file the
+    operator placed elsewhere keeps the path they configured."""
+    try:
+        return Path(path).resolve().relative_to(PROJECT_ROOT).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _signature(path: Path) -> tuple[int, int] | None:
@@ -126,7 +136,7 @@ class ReloadingEngine:
     def status(self) -> dict[str, Any]:
         """For the status endpoint: whether the file's current version is in force, and if not why."""
         self.current  # noqa: B018 - looks at the file when check_seconds have passed
-        return {"ok": self.error is None, "path": str(self.path), "rules": len(self._engine.rules),
+        return {"ok": self.error is None, "path": shown_path(self.path), "rules": len(self._engine.rules),
                 "reloads": self.reloads, **({"error": self.error} if self.error else {})}
 
     def watch(self) -> None:

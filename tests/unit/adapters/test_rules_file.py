@@ -146,3 +146,11 @@ def test_the_watcher_notices_a_change_with_no_mapping_and_logs_it_once(tmp_path,
                      f"mapping rules in {path} changed but cannot be used, so the previous rules stay in force: "
                      f"{path}:4:3: {COMPARE_ERROR}"]
     assert sum(t.name == "ol2purview-rules-watcher" for t in threading.enumerate()) <= 1
+
+
+def test_status_names_a_file_inside_the_app_relative_to_it():
+    """The status answer never spells out where the app is installed (CI's checkout lies under /work/, which the
+    delivery-security test rightly counts as a leak): the shipped file shows as the app-relative path."""
+    status = ReloadingEngine(SHIPPED_MAPPINGS_PATH, check_seconds=2.0).status()
+    assert status["path"] == "olparser/naming/shipped/OlToPurviewMappings.json"
+    assert status["ok"] is True
