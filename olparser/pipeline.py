@@ -65,6 +65,7 @@ from olparser.history.records import history_run_id
 from olparser.lineage.streaming import stream_run_id
 from olparser.history.model import WRITE
 from olparser.history.window import Window
+from olparser.inherited_orchestrators import look_up_orchestration, record_passed_orchestration
 from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
 from olparser.lineage.edges import temporary_scope, temporary_writes, upstream_inputs
@@ -323,7 +324,8 @@ class LineagePipeline:
             with self._store.folded_reads(run_id):
                 run, version = self._store.merge_versioned(event, now=now, max_datasets=self._policy.max_datasets,
                                                            schedule=lambda merged: self._waiting(merged, now))
-                readers = self._record_temporary(run_id, run, now)
+                readers = self._record_temporary(run_id, run, now) | record_passed_orchestration(
+                    self._store, run_id, run, now)  # an application run's orchestrator, for its SQL jobs
                 outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
         self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
         if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
@@ -507,7 +509,8 @@ class LineagePipeline:
     def plan(self, run: RunSnapshot, status: str) -> Linked:
         """build → resolve → link: the plan of a run as it will be written."""
         plan = build_lineage(run, self._engine, self._options, status=status, parse_sql=self._parse_sql,
-                             upstream=self._upstream(run))
+                             upstream=self._upstream(run),
+                             inherited=look_up_orchestration(self._store, run, self._clock()))
         if self._resolver is None or not plan.datasets:
             return Linked(plan)
         resolution = self._resolver.resolve(plan.datasets)

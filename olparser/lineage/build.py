@@ -26,11 +26,12 @@ from .edges import (Name, is_temporary, is_temporary_name, lineage_facet_names, 
 from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
 from .governance import with_governance
-from .identity import is_application_run, orchestration
+from .identity import Orchestration, is_application_run
+from .inherited import orchestrator_of
 from .lifecycle import is_lifecycle_only, kept_outputs
 from .metadata import iso_time, system_metadata
 from .options import LineageOptions
-from .owners import ORCHESTRATED_PROCESS_TYPES, airflow_orchestrator, build_owner, producer_job_type
+from .owners import ORCHESTRATED_PROCESS_TYPES, build_owner, producer_job_type
 from .plan import LineagePlan, UnmatchedDataset
 from .processes import build_process
 from .streaming import PER_BATCH_METADATA, stream_run_id, window_start
@@ -71,14 +72,17 @@ def dataset_resolver(run: RunSnapshot, engine: MappingEngine, options: LineageOp
 
 def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, *,
                   status: str | None = None, parse_sql: ParseSql | None = None,
-                  upstream: Mapping[Name, tuple[DatasetFacts, ...]] | None = None) -> LineagePlan:
+                  upstream: Mapping[Name, tuple[DatasetFacts, ...]] | None = None,
+                  inherited: Orchestration | None = None) -> LineagePlan:
     """The Atlas entities for one run: datasets, owner, one process per (job, output), column lineage.
 
     `status` is the processes' `lastRunStatus` (default: the run's state; the incomplete-runs timer passes
     INCOMPLETE). `parse_sql`, when given, derives the column lineage of outputs that have none from the run's `sql`
     job facet (`sql_columns`). Temporary datasets (`edges.is_temporary`) are never written: a temporary output has
     no process, a temporary input is replaced by `upstream`'s datasets for it (`edges.upstream_inputs`: what its
-    writers read; none when unknown). Each process lists the inputs its output derives from (`edges.narrowed`)."""
+    writers read; none when unknown). Each process lists the inputs its output derives from (`edges.narrowed`).
+    `inherited`: the parent and root its application run passed on (olparser/lineage/inherited.py), which name the
+    Airflow task that ran a SQL job when its own facet does not."""
     if is_application_run(run.job_facets):
         return LineagePlan(notes=(APPLICATION_NOTE,))
     temporary = temporary_names(run)
@@ -120,7 +124,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         owner_entities = owner.entities
         orchestrator = None
         if owner.process_type in ORCHESTRATED_PROCESS_TYPES:
-            airflow = airflow_orchestrator(orchestration(run.job_name, run.run_facets))
+            airflow = orchestrator_of(run, inherited)
             if airflow is not None:  # the connector's own types: written as placeholders, the task's run fills in
                 owner_entities = (*airflow, *owner_entities)
                 orchestrator = object_id("airflow_task", airflow[1]["attributes"]["qualifiedName"])

@@ -3,7 +3,9 @@ embedded catalog read through the Atlas API, the history through `ol2purview his
 Airflow task runs a Databricks job; its SQL job's process records the application as parent and the DAG run as root
 and is shown "run by" the DAG; the application-level run (jobType APPLICATION) is no process, even with outputs. The Airflow task, which
 reports no datasets, writes its DAG and task whatever the order of the events; a run whose parent is the task and
-root the DAG references the task (`orchestrator`), whatever the order.
+root the DAG references the task (`orchestrator`), whatever the order; so does a SQL job, whose facet names only its
+application and the DAG, through its application run's parent (the task) — whichever of the application run and
+the SQL job comes first.
 
 Events: the one builder of Databricks runs (tools/samples/databricks.py) with the ParentRunFacet 1-2-0 openlineage-spark
 sends when Airflow handed it its task and DAG (tests/unit/lineage/test_identity.py says where each part comes from)."""
@@ -31,15 +33,28 @@ TASK_QN = f"databricks://{dr.HOST}/jobs/812/tasks/Repos/etl/orders"
 
 
 def orchestrated_events(number: int = 1) -> list[dict]:
-    sql_job = replace(dr.orders_run(number), environment_extra=JOB_ENV, run_facets=parent_facet(APP_RUN, DAG),
-                      job_type=True)
-    application = {  # SparkApplicationExecutionContext's COMPLETE, here with an output (some producers send them)
-        "eventType": "COMPLETE", "eventTime": event_time(dr.T0 + timedelta(seconds=5)), "producer": dr.PRODUCER,
-        "schemaURL": dr.SCHEMA_URL, "run": {"runId": APP_RUN.run_id, "facets": parent_facet(TASK, DAG)},
-        "job": {"namespace": dr.JOB_NAMESPACE, "name": "databricks_shell",
-                "facets": {"jobType": {"processingType": "BATCH", "integration": "SPARK", "jobType": "APPLICATION"}}},
-        "inputs": [], "outputs": [{"namespace": "dbfs", "name": "/mnt/curated/app_log"}]}
-    return [*dr.events(sql_job), application]
+    return [*sql_job_events(number), application_events()[1]]
+
+
+def sql_job_events(number: int = 1) -> list[dict]:
+    """A SQL job's events (SparkSQLExecutionContext.buildApplicationParentFacet: parent the application run, root
+    the DAG that the provider's rootParentJob* settings name)."""
+    return dr.events(replace(dr.orders_run(number), environment_extra=JOB_ENV, run_facets=parent_facet(APP_RUN, DAG),
+                             job_type=True))
+
+
+def application_events() -> list[dict]:
+    """SparkApplicationExecutionContext's START and COMPLETE: parent the Airflow task, root the DAG (its
+    buildApplicationParentFacet, from the provider's parentJob* and rootParentJob* settings); the COMPLETE here with
+    an output (some producers send them)."""
+    return [{"eventType": kind, "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)), "producer": dr.PRODUCER,
+             "schemaURL": dr.SCHEMA_URL, "run": {"runId": APP_RUN.run_id, "facets": parent_facet(TASK, DAG)},
+             "job": {"namespace": dr.JOB_NAMESPACE, "name": "databricks_shell",
+                     "facets": {"jobType": {"processingType": "BATCH", "integration": "SPARK",
+                                            "jobType": "APPLICATION"}}},
+             "inputs": [], "outputs": outputs}
+            for kind, seconds, outputs in (("START", -5, []),
+                                           ("COMPLETE", 5, [{"namespace": "dbfs", "name": "/mnt/curated/app_log"}]))]
 
 
 def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_on_each_store, tmp_path):
@@ -110,10 +125,11 @@ def test_the_airflow_task_and_dag_are_written_whatever_the_order(serve_on_each_s
     assert "airflow_process" not in by_type  # the task moved no data itself
     processes = [e for e in entities if e["typeName"].endswith("_process")]
     assert [p["attributes"]["qualifiedName"].split("/processes/")[0] for p in processes] == [TASK_QN]
-    # the SQL job's facet names its application as parent and the DAG as root: the task is not in it, so the
-    # process does not reference the task (docs/guides/job-identity.md); the DAG run is its root
+    # the SQL job's facet names its application as parent and the DAG as root: the task comes from the application
+    # run's facet (docs/guides/job-identity.md); the DAG run stays its root
     assert processes[0]["attributes"]["lastRunRootJobName"] == "sales_daily"
-    assert not processes[0]["relationshipAttributes"].get("orchestrator")
+    orchestrator = processes[0]["relationshipAttributes"]["orchestrator"]
+    assert (orchestrator["typeName"], orchestrator["guid"]) == ("airflow_task", task["guid"])
 
 
 # A run whose ParentRunFacet names the Airflow task as parent and the DAG as root: a script the task starts with the
@@ -152,3 +168,46 @@ def test_a_process_run_by_an_airflow_task_references_it_whatever_the_order(serve
     assert [p["guid"] for p in task["relationshipAttributes"]["orchestratedSparkProcesses"]] == [process["guid"]]
     assert (process["attributes"]["lastRunParentJobName"], process["attributes"]["lastRunRootJobName"]) == (
         "sales_daily.load_orders", "sales_daily")
+
+
+# The issue's chain: Airflow DAG -> task -> Databricks job -> one Spark process that references the task, with the
+# DAG as root. The SQL job's facet names only its application run and the DAG; the application run's names the task.
+# Application last: the SQL job is written first (no task known yet), then written again when its application's
+# START and COMPLETE come (the run-state store answers it as a reader of what the application passes on).
+@pytest.mark.parametrize("application_last", [False, True], ids=["application-first", "application-last"])
+def test_a_sql_job_references_the_task_that_ran_its_application_whatever_the_order(serve_on_each_store, tmp_path,
+                                                                                      application_last):
+    serve = serve_on_each_store(env=dr_env())
+    atlas = Atlas(serve.atlas_url)
+
+    def the_process() -> dict:
+        (process,) = [e for e in atlas.all_entities() if e["typeName"].endswith("_process")]
+        return process
+
+    if application_last:
+        replay(serve, write_events(tmp_path / "first", *airflow_task_events(), *sql_job_events()))
+        serve.wait_until_processed()
+        assert not the_process()["relationshipAttributes"].get("orchestrator")  # its application is not known yet
+        replay(serve, write_events(tmp_path / "last", *application_events()))
+    else:
+        replay(serve, write_events(tmp_path / "events", *application_events(), *sql_job_events(),
+                                   *airflow_task_events()))
+    serve.wait_until_processed()
+
+    entities = atlas.all_entities()
+    (dag,) = [e for e in entities if e["typeName"] == "airflow_dag"]
+    (task,) = [e for e in entities if e["typeName"] == "airflow_task"]
+    process = the_process()
+    assert (process["typeName"], process["attributes"]["qualifiedName"].split("/processes/")[0]) == (
+        "databricks_process", TASK_QN)
+    orchestrator = process["relationshipAttributes"]["orchestrator"]
+    assert (orchestrator["typeName"], orchestrator["guid"]) == ("airflow_task", task["guid"])
+    assert task["relationshipAttributes"]["dag"]["guid"] == dag["guid"]
+    assert [p["guid"] for p in task["relationshipAttributes"]["orchestratedDatabricksProcesses"]] == [process["guid"]]
+    attributes = process["attributes"]
+    assert {k: attributes[k] for k in sorted(attributes) if k.startswith(("lastRunParent", "lastRunRoot"))} == {
+        "lastRunParentJobName": "databricks_shell", "lastRunParentJobNamespace": dr.JOB_NAMESPACE,
+        "lastRunParentRunId": APP_RUN.run_id, "lastRunRootJobName": "sales_daily",
+        "lastRunRootJobNamespace": "airflow", "lastRunRootRunId": DAG.run_id}
+    assert (dag["attributes"]["qualifiedName"], task["attributes"]["qualifiedName"]) == (
+        "airflow://airflow/sales_daily", "airflow://airflow/sales_daily/tasks/load_orders")

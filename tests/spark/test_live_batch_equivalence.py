@@ -6,7 +6,8 @@ run of the same cell), a failed run, two sessions of one Fabric notebook (one pr
 live path's in batch too), streaming micro-batches (one history entry per window in both), temporary datasets passed
 between the tasks of one job (read before or after they are written: the events of a backfill come in any order) and
 a run with two outputs whose column lineage names different inputs, an Airflow task with no datasets (its DAG and
-task written) that ran a Databricks job, and a dropped table and a renamed one (issue 35: what the connector created
+task written) that ran a Databricks job (whose SQL job references the task its application run names, the application
+coming after the SQL job: written again live, deferred in batch), and a dropped table and a renamed one (issue 35: what the connector created
 for them deleted and moved, on the live path when the statement's run is written, in batch after every write, through
 the same function)."""
 from __future__ import annotations
@@ -95,7 +96,8 @@ def runs() -> list[list[dict[str, Any]]]:
     return [dr.events(older), dr.events(newer), dr.events(ddl), spark_run(7, inputs=WIDE_INPUTS), spark_run(8),
             _failed(9), declared, dataset, *fabric, stream, tr.etl_chain(), tr.two_outputs(),
             # an Airflow task (no datasets: its DAG and task only) that ran a Databricks job (tests/e2e/
-            # test_orchestration.py: the application run, no process, and a SQL job with the DAG run as root)
+            # test_orchestration.py: the application run, no process, and a SQL job with the DAG run as root, which
+            # references the task its application names)
             airflow_task_events(), orchestrated_events(11), *_lifecycle_runs()]
 
 
@@ -148,6 +150,12 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     assert sorted(key for key in atlas.keys() if key[0].startswith("airflow_")) == [
         ("airflow_dag", "airflow://airflow/sales_daily"),
         ("airflow_task", "airflow://airflow/sales_daily/tasks/load_orders")]
+    for view in (atlas, Atlas(live_catalog.atlas_url)):  # the SQL job inherits the task from its application run
+        entities = view.all_entities()
+        (task,) = [e for e in entities if e["typeName"] == "airflow_task"]
+        assert [e["relationshipAttributes"]["orchestrator"]["guid"] for e in entities
+                if e["typeName"] == "databricks_process" and e["relationshipAttributes"].get("orchestrator")] == [
+            task["guid"]]
     keys = set(atlas.keys())
     assert ("openlineage_dataset", f"file:{DROPPED}") not in keys  # dropped: the placeholder deleted
     assert ("openlineage_dataset", f"file:{RENAMED}") not in keys  # renamed: moved to the new name

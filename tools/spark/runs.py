@@ -14,6 +14,10 @@ over plain data, shared by the Spark job and the single-process runner.
   a fact too (("t", scope, namespace, name, run key)); a run that reads one is `deferred` — planned (`replan`) once
   the facts of every run are reduced and so every writer is known, as the live path writes a reader again when a
   writer comes. Only then does it count, and add its facts.
+- Inherited orchestrators (olparser/lineage/inherited.py): an application run that an Airflow task ran passes on its
+  parent and root the same way (its own run id the scope, `inherited.CHANNEL` the name); a SQL job that inherits
+  them is deferred like a reader of a temporary dataset and planned with them (`lookup_passed`), as the live path
+  looks them up in the run-state store.
 """
 from __future__ import annotations
 
@@ -31,6 +35,8 @@ from olparser.lineage.build import dataset_resolver
 from olparser.lineage.combine import entity_content, with_versions
 from olparser.lineage.edges import is_temporary, temporary_scope, temporary_writes, upstream_inputs
 from olparser.lineage.entities import JSON, Key, key_of
+from olparser.lineage.identity import Orchestration
+from olparser.lineage.inherited import CHANNEL, inheriting_scope, lookup_passed, passed_orchestration
 from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes
 from olparser.lineage.plan import is_process
 from olparser.naming import MappingEngine
@@ -45,7 +51,7 @@ from .report import Tally
 Order = RunOrder
 OLDEST = float("-inf")  # the order of a run without one (static lineage, no readable time): older than any run
 PLANNED, WAITING, SKIPPED = RunStatus.PLANNED, RunStatus.WAITING, RunStatus.SKIPPED
-DEFERRED = "deferred"  # reads temporary datasets: planned once every writer is known (`replan`)
+DEFERRED = "deferred"  # reads temporary datasets, or inherits an orchestrator: planned once every writer is known
 TemporaryKey = tuple[str, str, str]  # (scope, namespace, name) of a temporary dataset
 BATCH_POLICY = WritePolicy().complete()  # the live path's defaults, nothing held: every event is there
 
@@ -99,7 +105,7 @@ def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: 
     passes_on = _passes_on(run)
     if _reads_temporary(run):
         return RunResult(key, DEFERRED, batch_order(key, run), passes_on=passes_on, snapshot=run)
-    return replace(_planned(key, run, engine, options, parse_sql, policy, {}), passes_on=passes_on)
+    return replace(_planned(key, run, engine, options, parse_sql, policy, {}, None), passes_on=passes_on)
 
 
 def replan(result: RunResult, temporary: Mapping[TemporaryKey, list[bytes]], engine: MappingEngine,
@@ -109,12 +115,22 @@ def replan(result: RunResult, temporary: Mapping[TemporaryKey, list[bytes]], eng
     facts of every run: Summary.temporary), followed as the live path follows them (`upstream_inputs`)."""
     run = result.snapshot
     assert run is not None
-    planned = _planned(result.key, run, engine, options, parse_sql, policy, _upstream(run, temporary))
+    planned = _planned(result.key, run, engine, options, parse_sql, policy, _upstream(run, temporary),
+                       _inherited(run, temporary))
     return replace(planned, passes_on=result.passes_on)
 
 
 def _reads_temporary(run: RunSnapshot) -> bool:
-    return temporary_scope(run) is not None and any(is_temporary(d) for d in run.inputs)
+    """Whether the run needs what other runs pass on: its temporary inputs' writers, or its application's
+    orchestrator."""
+    return (temporary_scope(run) is not None and any(is_temporary(d) for d in run.inputs)) or \
+        inheriting_scope(run) is not None
+
+
+def _inherited(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -> Orchestration | None:
+    """The parent and root its application passed on, from the reduced facts of every run."""
+    scope = inheriting_scope(run)
+    return lookup_passed(temporary, scope) if scope is not None else None
 
 
 def _upstream(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -> dict:
@@ -130,23 +146,26 @@ def _upstream(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -
 
 def _passes_on(run: RunSnapshot) -> tuple[tuple[TemporaryKey, bytes], ...]:
     scope = temporary_scope(run)
+    passed = passed_orchestration(run)
+    orchestrator = (((passed[0], *CHANNEL), passed[1]),) if passed is not None else ()
     if scope is None:
-        return ()
-    return tuple(((scope, *name), passed_on_to_bytes(datasets))
-                 for name, datasets in sorted(temporary_writes(run).items()))
+        return orchestrator
+    return orchestrator + tuple(((scope, *name), passed_on_to_bytes(datasets))
+                                for name, datasets in sorted(temporary_writes(run).items()))
 
 
 def _planned(key: str, run: RunSnapshot, engine: MappingEngine, options: LineageOptions,
-             parse_sql: ParseSql | None, policy: WritePolicy, upstream: Mapping) -> RunResult:
+             parse_sql: ParseSql | None, policy: WritePolicy, upstream: Mapping,
+             inherited: Orchestration | None) -> RunResult:
     order = batch_order(key, run)
     decision = decide(run, policy.complete(), options)
     if decision is not Decision.WRITE:
         if decision is Decision.WAIT:
             return RunResult(key, WAITING, order)
-        unwritten = build_lineage(run, engine, options, parse_sql=parse_sql,
-                                  upstream=upstream)  # for the history only, as live
+        unwritten = build_lineage(run, engine, options, parse_sql=parse_sql, upstream=upstream,
+                                  inherited=inherited)  # for the history only, as live
         return RunResult(key, SKIPPED, order, record=history_record(run, unwritten, options, status=run.event_type))
-    plan = build_lineage(run, engine, options, parse_sql=parse_sql, upstream=upstream)
+    plan = build_lineage(run, engine, options, parse_sql=parse_sql, upstream=upstream, inherited=inherited)
     changes = lifecycle_changes(run, partial(dataset_resolver, engine=engine, options=options))  # as live
     if not plan.entities and not plan.external_datasets:
         return RunResult(key, PLANNED, order, lifecycle=changes) if changes else RunResult(key, SKIPPED, order)
@@ -164,7 +183,7 @@ def history_of_run(key: str, events: Iterable[bytes], engine: MappingEngine, opt
     passes_on = _passes_on(run)
     if _reads_temporary(run):
         return RunResult(key, DEFERRED, batch_order(key, run), passes_on=passes_on, snapshot=run)
-    return RunResult(key, PLANNED, batch_order(key, run), record=_history(run, engine, options, parse_sql, {}),
+    return RunResult(key, PLANNED, batch_order(key, run), record=_history(run, engine, options, parse_sql, {}, None),
                      passes_on=passes_on)
 
 
@@ -173,14 +192,15 @@ def history_replan(result: RunResult, temporary: Mapping[TemporaryKey, list[byte
     """A deferred run's record, with what the writers of its temporary inputs pass on (as `replan`)."""
     run = result.snapshot
     assert run is not None
-    record = _history(run, engine, options, parse_sql, _upstream(run, temporary))
+    record = _history(run, engine, options, parse_sql, _upstream(run, temporary), _inherited(run, temporary))
     return replace(result, status=PLANNED, record=record, snapshot=None)
 
 
 def _history(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, parse_sql: ParseSql | None,
-             upstream: Mapping) -> RunRecord | None:
+             upstream: Mapping, inherited: Orchestration | None) -> RunRecord | None:
     status = run.event_type if run.is_terminal else INCOMPLETE
-    plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql, upstream=upstream)
+    plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql, upstream=upstream,
+                         inherited=inherited)
     return history_record(run, plan, options, status=status)
 
 
