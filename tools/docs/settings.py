@@ -95,7 +95,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(('RUN_HISTORY_DAYS',), FROM_SETTINGS,
             'how long the [run history](../guides/history.md) keeps a run (from its start); older runs are not recorded and are purged by the timer. The history is stored with the run state (`RUN_STATE_STORE`: SQLite, or the table `olrunhistory`)'),
     Setting(('TEMPORARY_DATASET_SECONDS',), FROM_SETTINGS,
-            'how long what a run wrote to a temporary dataset (`inmemory://`, `datasetType` TEMPORARY) is remembered for the runs of the same parent run that read it (see [Temporary datasets and process inputs](../guides/temporary-datasets-and-edges.md))'),
+            'how long what a run wrote to a temporary dataset (`inmemory://`, `datasetType` TEMPORARY) is remembered for the runs of the same parent run that read it (see [Temporary datasets and process inputs](../guides/temporary-datasets-and-edges.md)), and how long a Spark application run\'s Airflow task is remembered for its SQL jobs after the application\'s last event (see [Job identity](../guides/job-identity.md))'),
     Setting(('STREAMING_HISTORY_WINDOW',), FROM_SETTINGS,
             'seconds: the micro-batches of one streaming job make one run-history entry per window (see [Job identity](../guides/job-identity.md))'),
     Setting(('INCOMPLETE_RUN_SECONDS',), FROM_SETTINGS,
