@@ -152,3 +152,27 @@ def test_a_drop_older_than_the_newest_write_deletes_nothing(store, engine):
 
     assert (outcome.status, outcome.deleted) == ("written", 0)
     assert PLACEHOLDER in catalog.keys()
+
+
+# --- the batch paths and the live path share the marks -----------------------------------------------------------
+def test_a_backfilled_drop_is_remembered_and_a_late_older_live_write_is_dropped_again(store, engine):
+    from tests.unit.pipeline.test_lifecycle import _batch, _BatchCatalog
+
+    catalog = _BatchCatalog()
+    _batch(store, catalog, engine, ("d1", [drop("d1", TARGET)]))  # spark backfill of the 11:00 drop
+
+    _pipeline(store, engine, catalog).process(write("w1", TARGET), now=NOW)  # a 10:00 write arrives live
+
+    assert catalog.keys() == WRITTEN
+
+
+def test_a_newer_live_drop_stands_over_what_a_backfill_writes_of_the_same_name(store, engine):
+    from tests.unit.pipeline.test_lifecycle import _batch, _BatchCatalog
+
+    catalog = _BatchCatalog()
+    _pipeline(store, engine, catalog).process(drop("d2", TARGET, at="2026-09-23T13:00:00Z"), now=NOW)  # live
+    # the backfill drops the table at 11:00 and writes it again at 12:00: it stands in the batch, not after 13:00
+    _batch(store, catalog, engine, ("d1", [drop("d1", TARGET)]),
+           ("w2", [write("w2", TARGET, at="2026-09-23T12:00:00Z")]))
+
+    assert catalog.keys() == WRITTEN
