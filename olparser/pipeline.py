@@ -71,7 +71,7 @@ from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits
 from olparser.lineage.edges import temporary_scope, temporary_writes, upstream_inputs
 from olparser.lineage.build import dataset_resolver
 from olparser.lineage.identity import job_identity, legacy_writers
-from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes
+from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes, lifecycle_marks, standing
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import DeleteReport, UploadReport, unmatched_text
 from olparser.lineage.governance import UNRESOLVED_NOTE
@@ -330,8 +330,6 @@ class LineagePipeline:
         self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
         if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
             outcome = self._take_over(run_id, run, outcome, now)
-        if outcome.status == RunStatus.WRITTEN:
-            outcome = self._apply_lifecycle(run, outcome, now)
         return outcome
 
     # --- the timer ---------------------------------------------------------------------------------------------
@@ -502,6 +500,9 @@ class LineagePipeline:
                 log.warning("run %s: %s", key, "; ".join(n for n in plan.notes if "MAX_" in n))
             status_word = (RunStatus.SUPERSEDED if processes and len(superseded) == len(processes)
                            else RunStatus.WRITTEN)
+            if not empty and order is not None:  # the tables it (or a run whose events came first) drops or renames
+                lifecycle_calls, lifecycle_deleted = self._apply_lifecycle(order, run, linked, now)
+                calls, deleted = calls + lifecycle_calls, deleted + lifecycle_deleted
             return self._outcome(run, event_type, status_word, plan, calls=calls, superseded=len(superseded),
                                  deleted=deleted)
         raise RuntimeError(f"run {key} kept changing while it was being written")
@@ -638,21 +639,28 @@ class LineagePipeline:
                 self._write(reader, run, version, run.event_type if run.is_terminal else INCOMPLETE, now, None)
 
     # --- tables dropped and renamed -----------------------------------------------------------------------------
-    def _apply_lifecycle(self, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
-        """A run that drops or renames tables (olparser/lineage/lifecycle.py), when first written: a dropped dataset
-        the connector created (a placeholder or Unity Catalog table it owns, or an interim entity) is deleted; a
-        renamed one is moved to its new name — the connector's processes that use it point at the new one, and it
-        is deleted (`relink.move_datasets`, the re-link's step). Scanned assets are never touched: a dataset linked
-        to one is not the connector's. The run history keeps the old names for the old runs."""
+    def _apply_lifecycle(self, order: tuple[float, str], run: RunSnapshot, linked: Linked,
+                         now: float) -> tuple[int, int]:
+        """After a run is written: the store remembers the run's drops and renames and the connector's datasets its
+        plan wrote (olparser/lineage/lifecycle.py, `LifecycleMark`), and what then stands on those keys is applied
+        — the run's own changes unless a newer run wrote the name again, and a change of a newer run whose events
+        came first, over what this older run just wrote. A dropped dataset the connector created (a placeholder or
+        Unity Catalog table it owns, or an interim entity) is deleted; a renamed one is moved to its new name — the
+        connector's processes that use it point at the new one, and it is deleted (`relink.move_datasets`, the
+        re-link's step). Scanned assets are never touched. Returns the catalog calls and the entities deleted."""
         changes = lifecycle_changes(run, lambda r: dataset_resolver(r, self._engine, self._options))
-        if not changes:
-            return outcome
-        links = self.plan(run, run.event_type).resolution if changes.moves and self._resolver is not None else None
+        owned = set(linked.plan.owned_keys())
+        written = [d.default for d in linked.plan.datasets if d.default in owned]
+        links = linked.resolution.links if linked.resolution is not None else {}
+        if not changes and not written:
+            return 0, 0
+        todo = standing(self._store.record_lifecycle(lifecycle_marks(order, written, changes, links), now=now))
+        if not todo:
+            return 0, 0
         calls = [0]
-        deleted = apply_lifecycle(changes, self._uploader, self._store, self._resolver, self._locked_processes,
-                                  links.links if links else {}, calls, now,
-                                  reads_catalog=self._reads_catalog(), label=f"run {run.run_id}")
-        return replace(outcome, catalog_calls=outcome.catalog_calls + calls[0], deleted=outcome.deleted + deleted)
+        deleted = apply_lifecycle(todo, self._uploader, self._store, self._resolver, self._locked_processes, {},
+                                  calls, now, reads_catalog=self._reads_catalog(), label=f"run {run.run_id}")
+        return calls[0], deleted
 
     def _reads_catalog(self) -> bool:
         """Whether the uploader reads entities with their relationships (CatalogUploader does)."""

@@ -12,12 +12,20 @@ one), TRUNCATE and the ALTER visitors (add columns, partitions, set location), a
   dataset the connector created (placeholder, interim entity) is deleted, a renamed one moves to its new name.
 - `lifecycle_changes`: both, resolved to catalog datasets by the run's dataset resolver; the live runner and the
   Spark batch paths hand them to the same function (`olparser.pipeline.apply_lifecycle`).
+- Order independence on the live path (`LifecycleMark`): the runs of a queue are processed in any order, so the
+  run-state store remembers, per dataset key the connector creates, the newest change of its lifecycle (DROP, or
+  RENAME with the key it moves to) and the newest run that wrote it, both by the runs' order (event time, then run
+  key). A change stands while no newer run wrote the key (`LifecycleChanges.newer_than`, the rule the batch paths
+  apply); after each write the runner applies again what stands on the keys it touched (`standing`): an older run
+  whose events arrive after the drop re-creates the entity and the drop deletes it again, an older write of a
+  renamed name is moved to the new name, a drop older than the newest write deletes nothing.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
+from olparser.runs.marks import Key, LifecycleMark, Order
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
 DROP, RENAME = "DROP", "RENAME"
@@ -96,6 +104,47 @@ def lifecycle_changes(run: RunSnapshot, resolver_of: Callable[[RunSnapshot], Any
     resolver = resolver_of(run)
     return LifecycleChanges(tuple(resolver.resolve(facts) for facts in drops),
                             tuple((resolver.resolve(r.previous), resolver.resolve(r.current)) for r in renames))
+
+
+@dataclass(frozen=True)
+class Marked:
+    """A dataset as a lifecycle mark knows it: its key, and whether its type is the connector's (a placeholder)."""
+
+    key: Key
+    owned: bool = False
+
+
+def lifecycle_marks(order: Order, written: Iterable[Key], changes: LifecycleChanges,
+                    links: Mapping[Key, Key] | None = None) -> dict[Key, LifecycleMark]:
+    """What a run at `order` tells the store: each dataset key it wrote (`written`: the connector's datasets its plan
+    has), and each change it makes (a rename's target linked to its scanned asset by `links`, as applied)."""
+    links = links or {}
+    marks = {key: LifecycleMark(written_at=order) for key in written}
+    for dataset in changes.drops:
+        marks[dataset.key] = marks.get(dataset.key, LifecycleMark()).merged(
+            LifecycleMark(DROP, order, None, bool(dataset.owned)))
+    for old, new in changes.moves:
+        marks[old.key] = marks.get(old.key, LifecycleMark()).merged(
+            LifecycleMark(RENAME, order, links.get(new.key, new.key), bool(old.owned)))
+    return marks
+
+
+def standing(marks: Mapping[Key, LifecycleMark]) -> LifecycleChanges:
+    """The changes the marks (as the store merged them) say still stand: those no newer run wrote over
+    (`LifecycleChanges.newer_than`, the batch paths' rule), to be applied after a write that touched these keys."""
+    written = {key: mark.written_at for key, mark in marks.items() if mark.written_at is not None}
+    drops: list[Marked] = []
+    moves: list[tuple[Marked, Marked]] = []
+    for key, mark in sorted(marks.items()):
+        if mark.change is None or mark.changed_at is None:
+            continue
+        dataset = Marked(key, mark.owned)
+        change = LifecycleChanges(drops=(dataset,)) if mark.change == DROP else \
+            LifecycleChanges(moves=((dataset, Marked(mark.target)),)) if mark.target is not None else LifecycleChanges()
+        kept = change.newer_than(mark.changed_at, written)
+        drops.extend(kept.drops)
+        moves.extend(kept.moves)
+    return LifecycleChanges(tuple(drops), tuple(moves))
 
 
 def kept_outputs(run: RunSnapshot) -> tuple[DatasetFacts, ...]:

@@ -21,7 +21,10 @@ ledger needs and saves its result under its own atomic write:
 - per interim dataset (one the connector created because no scanned asset was found, see olparser/adapters/catalog/
   resolver.py): its candidates, when it was registered and when it was last re-resolved, so that the re-link timer
   can look again, oldest first, and the resolver can tell the connector's own entities from scanned ones. These do
-  not expire with the runs either.
+  not expire with the runs either;
+- per dataset key the connector creates (olparser/lineage/lifecycle.py): the newest drop or rename of its table and
+  the newest run that wrote it (`LifecycleMark`), so that the runs of a queue, processed in any order, leave the
+  catalog as processing them in time order does. Purged with the runs, after the run-state TTL without a change.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Callable, ContextManager, Iterable, Mapping, P
 
 from olparser.runs.ledger import (MAX_WRITERS, CommitResult, Key, Writer, add_writer,  # noqa: F401  (re-exported)
                                   drop_writer, sorted_keys)
+from olparser.runs.marks import LifecycleMark
 from olparser.runs.model import JSON, RunSnapshot
 
 if TYPE_CHECKING:
@@ -186,6 +190,11 @@ class RunStateStore(Protocol):
 
     def forget_interim(self, keys: Iterable[Key]) -> None:
         """These are no longer interim datasets of the connector (re-linked, deleted, or taken over by a scan)."""
+
+    def record_lifecycle(self, marks: Mapping[Key, LifecycleMark], *,
+                         now: float | None = None) -> dict[Key, LifecycleMark]:
+        """Merge each mark into the one stored for its key (`LifecycleMark.merged`: the newer change, the newer
+        write), atomically, and answer the merged marks of these keys (one read and at most one write)."""
 
     def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,
                          now: float | None = None) -> frozenset[str]:

@@ -9,7 +9,7 @@ a run with two outputs whose column lineage names different inputs, an Airflow t
 task written) that ran a Databricks job (whose SQL job references the task its application run names, the application
 coming after the SQL job: written again live, deferred in batch), and a dropped table and a renamed one (issue 35: what the connector created
 for them deleted and moved, on the live path when the statement's run is written, in batch after every write, through
-the same function)."""
+the same function), also when the older write's events reach the live path after the drop or the rename."""
 from __future__ import annotations
 
 import json
@@ -52,6 +52,7 @@ def _failed(number: int) -> list[dict[str, Any]]:
 
 
 DROPPED, RENAMED = "/tmp/lifecycle/dropped_table", "/tmp/lifecycle/renamed_table"  # `file`: placeholders
+LATE_DROPPED, LATE_RENAMED = "/tmp/lifecycle/late_dropped", "/tmp/lifecycle/late_renamed"  # older writes come last
 
 
 def _lifecycle_job(event: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +72,17 @@ def _lifecycle_runs() -> list[list[dict[str, Any]]]:
                                          [lc.table(lc.LAKE, "raw/orders")], [lc.table("file", RENAMED)]))],
             [_lifecycle_job(lc.run_event("ln1", "app.execute_alter_table_rename_command", [], [
                 lc.table("file", RENAMED + "_v2", "RENAME", previous=("file", RENAMED))],
-                at="2026-09-23T11:00:00Z"))]]
+                at="2026-09-23T11:00:00Z"))],
+            # the drop and the rename (11:00) come before the older writes (10:00) whose events were delayed: the
+            # live path applies them again after those writes, as the batch applies them after every write
+            [_lifecycle_job(lc.drop("ld2", lc.table("file", LATE_DROPPED)))],
+            [_lifecycle_job(lc.run_event("lw3", "app.execute_insert_into_hadoop_fs_relation_command.late_d",
+                                         [lc.table(lc.LAKE, "raw/orders")], [lc.table("file", LATE_DROPPED)]))],
+            [_lifecycle_job(lc.run_event("ln2", "app.execute_alter_table_rename_command", [], [
+                lc.table("file", LATE_RENAMED + "_v2", "RENAME", previous=("file", LATE_RENAMED))],
+                at="2026-09-23T11:00:00Z"))],
+            [_lifecycle_job(lc.run_event("lw4", "app.execute_insert_into_hadoop_fs_relation_command.late_r",
+                                         [lc.table(lc.LAKE, "raw/orders")], [lc.table("file", LATE_RENAMED)]))]]
 
 
 def runs() -> list[list[dict[str, Any]]]:
@@ -114,8 +125,8 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     # the ETL job's three runs and the two-output run are written (load and transform, whose outputs are temporary
     # datasets, with nothing in their plans; the backfill counts those as skipped); of the six micro-batches, the
     # first of each window is written and the four others plan what their window wrote: unchanged, no catalog write
-    # (the four lifecycle runs: two writes, the DROP and the RENAME, all written)
-    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (23, 4, 1)
+    # (the eight lifecycle runs: four writes, two DROPs and two RENAMEs, all written)
+    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (27, 4, 1)
 
     report = run_spark(spark, [str(write_json_lines(tmp_path / "runs.jsonl", events))],
                        job_for(batch_catalog, max_datasets_per_run=MAX_DATASETS))
@@ -123,7 +134,7 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     batch, served = catalog_view(batch_catalog.atlas_url), catalog_view(live_catalog.atlas_url)
     assert_same_catalog(batch, served)
     # the Airflow task's run is planned (its DAG and task), the Spark application-level run skipped
-    assert dict(report.tally.runs) == {"planned": 23, "skipped": 4}
+    assert dict(report.tally.runs) == {"planned": 27, "skipped": 4}
     atlas = Atlas(batch_catalog.atlas_url)
     wide = [e for e in atlas.all_entities() if e["typeName"] == "spark_process"
             and e["attributes"]["qualifiedName"].endswith("/reports/out_7")]
@@ -163,6 +174,12 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     lifecycle = {e["attributes"]["name"]: refs(e, "outputs") for e in atlas.all_entities()
                  if e["typeName"] == "spark_process" and e["attributes"]["qualifiedName"].startswith("spark://lifecycle/")}
     # the writers stay (their history kept), no DDL process; the renamed table's writer points at the new name
-    assert sorted(lifecycle) == ["execute_insert_into_hadoop_fs_relation_command.r",
+    assert sorted(lifecycle) == ["execute_insert_into_hadoop_fs_relation_command.late_d",
+                                 "execute_insert_into_hadoop_fs_relation_command.late_r",
+                                 "execute_insert_into_hadoop_fs_relation_command.r",
                                  "execute_insert_into_hadoop_fs_relation_command.t"]
     assert lifecycle["execute_insert_into_hadoop_fs_relation_command.r"] == [f"file:{RENAMED}_v2"]
+    # the older writes processed after the drop and the rename: not re-created under the old names
+    assert ("openlineage_dataset", f"file:{LATE_DROPPED}") not in keys
+    assert ("openlineage_dataset", f"file:{LATE_RENAMED}") not in keys
+    assert lifecycle["execute_insert_into_hadoop_fs_relation_command.late_r"] == [f"file:{LATE_RENAMED}_v2"]

@@ -91,7 +91,7 @@ SETTINGS: tuple[Setting, ...] = (
             '`table` in Azure, else `sqlite`',
             '`table` (Azure Table `olrunstate` in AzureWebJobsStorage, shared by every instance of a scaled-out app; chosen when `WEBSITE_INSTANCE_ID` is set) or `sqlite` (one machine: `$OL2PURVIEW_DATA_DIR/run-state.sqlite3`)'),
     Setting(('RUN_STATE_TTL_SECONDS',), FROM_SETTINGS,
-            "a run's merged state expires this long after its last event"),
+            "a run's merged state expires this long after its last event; so does what the store remembers of a dataset's newest drop, rename and write (see [Dropped and renamed tables](../guides/job-identity.md#dropped-and-renamed-tables))"),
     Setting(('RUN_HISTORY_DAYS',), FROM_SETTINGS,
             'how long the [run history](../guides/history.md) keeps a run (from its start); older runs are not recorded and are purged by the timer. The history is stored with the run state (`RUN_STATE_STORE`: SQLite, or the table `olrunhistory`)'),
     Setting(('TEMPORARY_DATASET_SECONDS',), FROM_SETTINGS,

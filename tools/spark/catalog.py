@@ -24,7 +24,7 @@ import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from olparser.adapters.catalog import CatalogUploader, RetryPolicy, entity_type_names, load_typedefs
 from olparser.adapters.catalog.existence import existence_cache_for, guid_batches
@@ -33,7 +33,7 @@ from olparser.adapters.catalog.resolver import resolver_for
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.combine import combine_plans, pack_plans
-from olparser.lineage.lifecycle import LifecycleChanges
+from olparser.lineage.lifecycle import LifecycleChanges, LifecycleMark, standing
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import is_process
 from olparser.resolution.model import candidates_to_json
@@ -257,20 +257,29 @@ class PlanWriter:
         stats.calls = calls[0]
         return stats
 
-    def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key]) -> WriteStats:
+    def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key],
+                        marks: Mapping[Key, LifecycleMark] | None = None) -> WriteStats:
         """After every write of the batch, in the runs' time order: the tables these runs drop and rename (each
         run's key with its changes, those a newer run of the batch undoes left out: `LifecycleChanges.newer_than`),
         as the live runner applies them (`olparser.pipeline.apply_lifecycle`, one implementation): what the
         connector created for a dropped table is deleted, what it created for a renamed one moves to the new name
         (`links`: the writes' links to scanned assets). Needs the run-state store (which knows the interim
-        entities)."""
+        entities). `marks` (`runs.batch_marks`) are recorded in it, as the live path records them; a change the
+        live path recorded that still stands over what the batch wrote is applied too."""
         stats = WriteStats()
         if self.registry is None:
             return stats
         calls = [0]
+        now = time.time()
+        merged = self.registry.record_lifecycle(marks, now=now) if marks else {}
         for key, change in changes:
             stats.deleted += apply_lifecycle(change, self.uploader, self.registry, self.resolver, _no_lock, links,
-                                             calls, time.time(), label=f"run {key}")
+                                             calls, now, label=f"run {key}")
+        applied = {k for _, change in changes for k in change.keys()}
+        live = standing({k: mark for k, mark in merged.items() if k not in applied})
+        if live:
+            stats.deleted += apply_lifecycle(live, self.uploader, self.registry, self.resolver, _no_lock, {}, calls,
+                                             now, label="changes recorded by the live path")
         stats.calls = calls[0]
         return stats
 

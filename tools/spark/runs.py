@@ -37,7 +37,7 @@ from olparser.lineage.edges import is_temporary, temporary_scope, temporary_writ
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.lineage.identity import Orchestration
 from olparser.lineage.inherited import CHANNEL, inheriting_scope, lookup_passed, passed_orchestration
-from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes
+from olparser.lineage.lifecycle import LifecycleChanges, LifecycleMark, lifecycle_changes, lifecycle_marks
 from olparser.lineage.plan import is_process
 from olparser.naming import MappingEngine
 from olparser.pipeline import Decision, WritePolicy, decide
@@ -366,3 +366,15 @@ def standing_changes(changing: Iterable[Selected], written: Mapping[Key, Order])
     (`written`: each key's newest writer, from `lifecycle_keys`)."""
     found = [(s.order, s.key, s.lifecycle.newer_than(s.order, written)) for s in changing]
     return [(key, changes) for _, key, changes in sorted(found, key=lambda item: item[:2]) if changes]
+
+
+def batch_marks(changing: Iterable[Selected], written: Mapping[Key, Order],
+                links: Mapping[Key, Key]) -> dict[Key, LifecycleMark]:
+    """What the batch tells the run-state store about the names its runs drop and rename (`LifecycleMark`, as the
+    live path records them): each change, and the newest write of each of those names in the batch; the live path
+    then treats a late event of an older run as it would after processing these runs itself."""
+    marks = {key: LifecycleMark(written_at=order) for key, order in written.items()}
+    for selected in changing:
+        for key, mark in lifecycle_marks(selected.order, (), selected.lifecycle, links).items():
+            marks[key] = marks.get(key, LifecycleMark()).merged(mark)
+    return marks

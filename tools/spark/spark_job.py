@@ -35,7 +35,7 @@ from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_recor
                   record_history, register_typedefs, relink_history, write_dry_run)
 from .records import bodies_in_file, bodies_in_lines, bodies_in_path
 from .report import BackfillReport, Tally, ranked_namespaces
-from .runs import (DEFERRED, FactReducer, RunResult, Selected, Summary, lifecycle_keys, merge_facts, plan_run,
+from .runs import (DEFERRED, FactReducer, RunResult, Selected, Summary, batch_marks, lifecycle_keys, merge_facts, plan_run,
                    replan, run_facts, selected_plan, standing_changes)
 from .sources import is_remote, local_files, spark_paths
 
@@ -247,7 +247,7 @@ def _apply_lifecycle(job: Any, selected: Any, links: dict) -> WriteStats:
     history, run_state = job.history(), job.run_state()
     try:
         return PlanWriter(job.client(), job.settings, registry=run_state, history=history).apply_lifecycle(
-            standing_changes(changing, written), links)
+            standing_changes(changing, written), links, batch_marks(changing, written, links))
     finally:
         history.close()
         run_state.close()

@@ -5,7 +5,8 @@ Safe with several threads (a connection per thread) and several processes (SQLit
 fingerprint, written and claimed keys, due time), `entity_refs` (per connector-owned entity: how many runs use it,
 and a tombstone while it is being deleted), `process_runs` (per process: the newest run time that wrote it),
 `interim_datasets` (per dataset the connector created for want of a scanned asset: its candidates, when it was
-registered and last re-resolved).
+registered and last re-resolved), `lifecycle_marks` (per dataset key: the newest drop or rename of its table and its
+newest writer, `olparser.runs.marks.LifecycleMark`; purged with the runs, after `ttl_seconds` without a change).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import ContextManager, Iterable, Mapping, Sequence
 
 from olparser.runs.codec import from_json, to_json
+from olparser.runs.marks import LifecycleMark
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
 from olparser.runs import ledger
@@ -61,6 +63,14 @@ CREATE TABLE IF NOT EXISTS temporary_datasets (
     PRIMARY KEY (scope, namespace, name, role, run_key)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS temporary_datasets_updated_at ON temporary_datasets (updated_at);
+CREATE TABLE IF NOT EXISTS lifecycle_marks (
+    type_name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    mark TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (type_name, qualified_name)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS lifecycle_marks_updated_at ON lifecycle_marks (updated_at);
 CREATE TABLE IF NOT EXISTS entity_refs (
     type_name TEXT NOT NULL,
     qualified_name TEXT NOT NULL,
@@ -279,8 +289,28 @@ class SqliteRunStateStore(SqliteFile):
         now = time.time() if now is None else now
         with self._immediate() as db:
             db.execute("DELETE FROM temporary_datasets WHERE updated_at <= ?", (now - self.temporary_seconds,))
+            db.execute("DELETE FROM lifecycle_marks WHERE updated_at <= ?", (now - self.ttl_seconds,))
             return db.execute("DELETE FROM run_state WHERE updated_at <= ? AND due_at IS NULL",
                               (now - self.ttl_seconds,)).rowcount
+
+    # --- tables dropped and renamed ------------------------------------------------------------------------------
+    def record_lifecycle(self, marks: Mapping[Key, LifecycleMark], *,
+                         now: float | None = None) -> dict[Key, LifecycleMark]:
+        now = time.time() if now is None else now
+        wanted = sorted_keys(marks)
+        if not wanted:
+            return {}
+        with self._immediate() as db:
+            stored = {(t, q): LifecycleMark.from_json(json.loads(mark)) for t, q, mark in db.execute(
+                f"SELECT type_name, qualified_name, mark FROM lifecycle_marks WHERE (type_name, qualified_name) IN "
+                f"({_KEYS_IN})", (_keys_json(wanted),))}
+            merged = {key: stored[key].merged(marks[key]) if key in stored else marks[key] for key in wanted}
+            db.executemany(
+                "INSERT INTO lifecycle_marks VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET mark = excluded.mark, "
+                "updated_at = excluded.updated_at",
+                [(t, q, json.dumps(merged[(t, q)].to_json(), separators=(",", ":")), now) for t, q in wanted
+                 if merged[(t, q)] != stored.get((t, q))])
+        return merged
 
     # --- temporary datasets ------------------------------------------------------------------------------------
     def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,

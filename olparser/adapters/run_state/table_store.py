@@ -22,7 +22,10 @@ create only if absent — 409 otherwise —, and retry the whole read-modify-wri
   its newest writers. These and the users rows have no `updated_at`: purging runs keeps them;
 - one per interim dataset, a dataset the connector created for want of a scanned asset (PartitionKey `interim`,
   RowKey = sha256 of type and qualifiedName): `type_name`, `qualified_name`, `candidates` (JSON), `registered_at`,
-  `checked_at`. The re-link timer reads this one partition, oldest `checked_at` first; purging keeps them too.
+  `checked_at`. The re-link timer reads this one partition, oldest `checked_at` first; purging keeps them too;
+- one per dataset key whose table may be dropped or renamed (PartitionKey `lifecycle`, RowKey = sha256 of type and
+  qualifiedName): `mark` (JSON, `olparser.runs.marks.LifecycleMark`), `marked_at`. A run's keys are read in one query
+  (14 at a time) and changed in one batch; the timer purges those unchanged for the run-state TTL.
 
 What the ledger (olparser/runs/ledger.py) decides at a commit is saved with the run's row (its pending intentions)
 before any other row changes; the users and writers rows are then changed one compare-and-swap (or one batch) at a
@@ -47,6 +50,7 @@ from azure.data.tables import TableClient, TableEntity, UpdateMode
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from olparser.runs.codec import from_compressed, to_compressed
+from olparser.runs.marks import LifecycleMark
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
 from olparser.runs import ledger
@@ -63,6 +67,9 @@ MAX_STATE_BYTES = 720_000
 MAX_ATTEMPTS = 40
 DUE_PARTITION = "due"
 INTERIM_PARTITION = "interim"
+LIFECYCLE_PARTITION = "lifecycle"
+FILTER_KEYS = 14  # RowKeys per query: a filter holds at most 15 comparisons (one is the PartitionKey's)
+BATCH_ROWS = 100  # operations per batch transaction
 OWNED_PREFIX = "own-"  # + sha256 of an entity's type and qualifiedName: one partition per connector-owned entity
 HEAD_ROW = "entity"
 TEMPORARY_PREFIX = "tmp-"  # + sha256 of (scope, namespace, name): one partition per temporary dataset
@@ -390,6 +397,7 @@ class TableRunStateStore:
     def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
         self._purge_temporary(now)
+        self._purge_lifecycle(now)
         cutoff = float(now - self.ttl_seconds)
         expired = self.table.query_entities("updated_at le @cutoff", parameters={"cutoff": cutoff},
                                             select=["PartitionKey", "RowKey", "updated_at", "due_at"])
@@ -535,6 +543,48 @@ class TableRunStateStore:
     @staticmethod
     def _temporary_partition(scope: str, name: tuple[str, str]) -> str:
         return TEMPORARY_PREFIX + _sha(json.dumps([scope, *name]))
+
+    # --- tables dropped and renamed ------------------------------------------------------------------------------
+    def record_lifecycle(self, marks: Mapping[Key, LifecycleMark], *,
+                         now: float | None = None) -> dict[Key, LifecycleMark]:
+        now = time.time() if now is None else now
+        rows = {_lifecycle_row(key): key for key in sorted_keys(marks)}
+        if not rows:
+            return {}
+
+        def attempt() -> dict[Key, LifecycleMark]:
+            read: dict[str, TableEntity] = {}
+            names = sorted(rows)
+            for start in range(0, len(names), FILTER_KEYS):  # one query per 14 keys (a run has a few)
+                chunk = names[start:start + FILTER_KEYS]
+                parameters = {"p": LIFECYCLE_PARTITION, **{f"r{i}": name for i, name in enumerate(chunk)}}
+                condition = " or ".join(f"RowKey eq @r{i}" for i in range(len(chunk)))
+                read.update((e["RowKey"], e) for e in self.table.query_entities(
+                    f"PartitionKey eq @p and ( {condition} )", parameters=parameters))  # spaced: the SDK's @names
+            merged: dict[Key, LifecycleMark] = {}
+            operations = []
+            for name, key in sorted(rows.items()):
+                stored = LifecycleMark.from_json(json.loads(read[name]["mark"])) if name in read else None
+                merged[key] = stored.merged(marks[key]) if stored is not None else marks[key]
+                if merged[key] != stored:
+                    row = TableEntity(PartitionKey=LIFECYCLE_PARTITION, RowKey=name, marked_at=float(now),
+                                      mark=json.dumps(merged[key].to_json(), separators=(",", ":")))
+                    operations.append(_put_op(row, read.get(name)))
+            for start in range(0, len(operations), BATCH_ROWS):  # all in one partition: one batch
+                self._transact(operations[start:start + BATCH_ROWS])
+            return merged
+        return self._with_retries(attempt)
+
+    def _purge_lifecycle(self, now: float) -> None:
+        rows = self.table.query_entities("PartitionKey eq @p and marked_at le @cutoff", select=["RowKey"],
+                                         parameters={"p": LIFECYCLE_PARTITION, "cutoff": float(now - self.ttl_seconds)})
+        for row in rows:
+            try:
+                self.table.delete_entity(LIFECYCLE_PARTITION, row["RowKey"], etag=row.metadata["etag"],
+                                         match_condition=MatchConditions.IfNotModified)
+            except HttpResponseError as error:  # changed since the query: no longer expired (412)
+                if error.status_code != 412:
+                    raise
 
     # --- interim datasets (the re-link timer) ------------------------------------------------------------------
     def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
@@ -945,6 +995,10 @@ def _put_op(row: TableEntity, read: TableEntity | None) -> tuple:
 def _tombstoned(ref: TableEntity, now: float) -> bool:
     since = ref.get("deleting_since")
     return since is not None and float(since) > now - TOMBSTONE_SECONDS
+
+
+def _lifecycle_row(key: Key) -> str:
+    return _sha(f"{key[0]}\n{key[1]}")
 
 
 def _sha(text: str) -> str:

@@ -9,6 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any, Callable
 
+import pytest
+
 from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
@@ -16,12 +18,14 @@ from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from tests import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
+pytestmark = pytest.mark.slow  # a whole scenario per step boundary: on Azurite, minutes on a busy machine
+
 NOW = 1_800_000_000.0
 FAR_FUTURE = NOW + 10 * 86400  # every pending intention, held or incomplete run is due; the timer runs once
 RAW_RETURNS = dr.Dataset("dbfs", "/mnt/raw/returns")
 # SQLite: each method that writes is one transaction. Table storage: each request that writes.
 SQLITE_WRITES = ("merge_versioned", "claim", "commit", "settle", "done", "finish_deletes", "schedule", "postpone",
-                 "register_interim", "forget_interim", "abandoned_deletes")
+                 "register_interim", "forget_interim", "abandoned_deletes", "record_lifecycle")
 TABLE_WRITES = ("create_entity", "update_entity", "upsert_entity", "delete_entity", "submit_transaction")
 CATALOG_CALLS = ("upload", "delete")
 HISTORY_SQLITE_WRITES = ("record", "refreshed", "purge")

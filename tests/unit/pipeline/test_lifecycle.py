@@ -127,14 +127,14 @@ def test_drop_never_touches_a_scanned_asset(store, engine):
 
 def _batch(store, catalog, engine, *runs: tuple[str, list[dict[str, Any]]]) -> int:
     """`spark backfill`'s steps for these runs (tools/spark/runs.py plan_run, selected_plan, lifecycle_keys,
-    standing_changes; tools/spark/catalog.py PlanWriter.write, then PlanWriter.apply_lifecycle as
+    standing_changes, batch_marks; tools/spark/catalog.py PlanWriter.write, then PlanWriter.apply_lifecycle as
     tools/spark/spark_job.py calls them), through the catalog fake in place of the throttled client's uploader.
     Returns the entities the drops and renames deleted."""
     import json
     import zlib
 
     from tools.spark.catalog import PlanWriter
-    from tools.spark.runs import PLANNED, lifecycle_keys, plan_run, selected_plan, standing_changes
+    from tools.spark.runs import PLANNED, batch_marks, lifecycle_keys, plan_run, selected_plan, standing_changes
 
     results = [plan_run(key, [zlib.compress(json.dumps(e).encode()) for e in events], engine, LineageOptions())
                for key, events in runs]
@@ -149,7 +149,8 @@ def _batch(store, catalog, engine, *runs: tuple[str, list[dict[str, Any]]]) -> i
     written: dict = {}
     for key, order in (pair for s in selected for pair in lifecycle_keys(s, wanted)):
         written[key] = max(order, written.get(key, order))
-    return writer.apply_lifecycle(standing_changes(changing, written), stats.links).deleted
+    return writer.apply_lifecycle(standing_changes(changing, written), stats.links,
+                                  batch_marks(changing, written, stats.links)).deleted
 
 
 class _BatchCatalog(FakeCatalog):
