@@ -81,10 +81,10 @@ class TypedefsFirstUploader:
     def delete(self, keys: Iterable[tuple[str, str]], *, in_use: bool = False) -> DeleteReport:
         return self.uploader.delete(keys, in_use=in_use)
 
-    def read(self, keys: Iterable[tuple[str, str]], calls: list[int]) -> dict[tuple[str, str], dict]:
+    def read(self, keys: Iterable[tuple[str, str]], calls: list[int]) -> dict[tuple[str, str], dict[str, Any]]:
         return self.uploader.read(keys, calls)
 
-    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict]:
+    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict[str, Any]]:
         return self.uploader.read_guids(guids, calls)
 
 

@@ -9,13 +9,18 @@ managed identity in Azure; `AZURE_CLIENT_ID` chooses a user-assigned one), creat
 from __future__ import annotations
 
 import functools
-from typing import Any, Union
+from typing import Any, Mapping, Union
 
 from azure.data.tables import TableServiceClient
 from azure.storage.blob import BlobServiceClient
 from azure.storage.queue import QueueClient
 
 from olparser.settings import Settings, StorageEndpoints
+
+# One operation of a Table storage batch (TableClient.submit_transaction): ("create", row), ("delete", keys),
+# ("update", row, {"mode": ..., "etag": ..., "match_condition": ...}); an answer is the operation's response (its ETag).
+TableOperation = Union[tuple[str, Mapping[str, Any]], tuple[str, Mapping[str, Any], Mapping[str, Any]]]
+TableAnswer = Mapping[str, Any]
 
 
 @functools.cache

@@ -23,7 +23,7 @@ from olparser.sql import ParseSql
 from .columns import ColumnLineage, column_lineage
 from .context import RunContext, run_context
 from .edges import (Name, is_temporary, is_temporary_name, lineage_facet_names, narrowed, temporary_names)
-from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
+from .datasets import DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
 from .governance import with_governance
 from .identity import is_application_run, orchestration
@@ -31,7 +31,7 @@ from .lifecycle import is_lifecycle_only, kept_outputs
 from .metadata import iso_time, system_metadata
 from .options import LineageOptions
 from .owners import ORCHESTRATED_PROCESS_TYPES, airflow_orchestrator, build_owner, producer_job_type
-from .plan import LineagePlan, UnmatchedDataset
+from .plan import COLUMN_TYPE, LineagePlan, UnmatchedDataset
 from .processes import build_process
 from .streaming import PER_BATCH_METADATA, stream_run_id, window_start
 from .sql_columns import SQL_SOURCE, DerivedColumns, derive_column_lineage, has_column_lineage
@@ -217,7 +217,7 @@ def _column_lineage_facet(facts: DatasetFacts, derived: DerivedColumns | None) -
     return (found, SQL_SOURCE) if found else (facet, "")
 
 
-def _within_edge_limit(run: RunSnapshot, max_edges: int) -> tuple[tuple, tuple, str]:
+def _within_edge_limit(run: RunSnapshot, max_edges: int) -> tuple[tuple[DatasetFacts, ...], tuple[DatasetFacts, ...], str]:
     """The run's inputs and outputs cut so that inputs × outputs stays within `max_edges` (name order kept), and
     what was cut, as a sentence ("" when nothing was)."""
     inputs, outputs = run.inputs, run.outputs

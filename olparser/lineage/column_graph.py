@@ -337,7 +337,7 @@ class ColumnGraph:
         }
 
 
-def _edge_order(trace: ColumnTrace, edge: ColumnEdge) -> tuple:
+def _edge_order(trace: ColumnTrace, edge: ColumnEdge) -> tuple[int, tuple[str, str], tuple[str, str], str, str]:
     """Nearest hops first, then by target and source."""
     hops = max(abs(trace.distances.get(edge.source, 0)), abs(trace.distances.get(edge.target, 0)))
     return (hops, edge.target, edge.source, edge.process, edge.label)

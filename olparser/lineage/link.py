@@ -119,7 +119,7 @@ def _column_mapping(text: str, links: Mapping[Key, Key], names: Mapping[str, str
         mapping = entry["DatasetMapping"]
         pair = (names.get(mapping.get("Source"), mapping.get("Source")), names.get(mapping.get("Sink"),
                                                                                    mapping.get("Sink")))
-        columns = merged.setdefault(pair, {})  # type: ignore[arg-type]
+        columns = merged.setdefault(pair, {})
         for column in entry.get("ColumnMapping") or []:
             if isinstance(column, dict):
                 columns.setdefault((str(column.get("Source")), str(column.get("Sink"))), column)

@@ -128,7 +128,7 @@ def _list(obj: JSON, key: str, path: str) -> list[JSON]:
     return items
 
 
-def _compile_net(pattern: str, options: int, path: str) -> regex.Pattern:
+def _compile_net(pattern: str, options: int, path: str) -> regex.Pattern[str]:
     """A .NET regex (as Purview stores them) as a `regex` pattern: variable-width lookbehind and scoped inline flags
     (`(?i)…(?-i)`) work as in .NET; `options` are .NET RegexOptions bits."""
     if options & ~_NET_SUPPORTED_OPTIONS:
@@ -209,8 +209,8 @@ class RegexReplacer:
     condition: str | None = None
     keep: tuple[str, int] | None = None  # doNotReplaceRegex: spans it matches are never replaced
     final: bool = False  # disableRecursiveReplacerApplication: no later replacer touches a segment this one changed
-    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
-    keep_compiled: regex.Pattern | None = field(init=False, compare=False, repr=False)
+    compiled: regex.Pattern[str] = field(init=False, compare=False, repr=False)
+    keep_compiled: regex.Pattern[str] | None = field(init=False, compare=False, repr=False)
     substitution: tuple[str | int, ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -229,7 +229,7 @@ class PathFilter:
     name: str
     path: str
     is_regex: bool
-    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
+    compiled: regex.Pattern[str] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.is_regex:
@@ -267,7 +267,7 @@ class PatternRule:
     name: str
     qualified_name: str
     is_resource_set: bool = True
-    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
+    compiled: regex.Pattern[str] = field(init=False, compare=False, repr=False)
     output: tuple[tuple[str, str], ...] = field(init=False, compare=False, repr=False)  # (kind, text or group)
 
     def __post_init__(self) -> None:

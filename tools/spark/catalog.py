@@ -18,6 +18,7 @@ many runs per call, and removing placeholders. Every call goes through the live 
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -344,5 +345,5 @@ def delete_entities(client: ThrottledClient, retry: RetryPolicy, entities: Itera
     """Delete entities read from the catalog (they carry their guids): `DELETE /entity/bulk?guid=...` in chunks."""
     guids = sorted({e["guid"] for e in entities if isinstance(e.get("guid"), str)})
     for chunk in guid_batches(client.endpoint_url, guids):
-        retry.run("delete", lambda c=chunk: client.delete_guids(c), calls)
+        retry.run("delete", functools.partial(client.delete_guids, chunk), calls)
     return len(guids)

@@ -9,7 +9,7 @@ request created (or that already existed). The same rewrite points references at
 from __future__ import annotations
 
 import heapq
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from olparser.adapters.catalog.existence import DatasetKey
 
@@ -28,7 +28,7 @@ def entity_key(entity: Mapping[str, Any]) -> DatasetKey | None:
     return None
 
 
-def placeholder_keys(entities: list[Mapping[str, Any]]) -> dict[str, DatasetKey]:
+def placeholder_keys(entities: Sequence[Mapping[str, Any]]) -> dict[str, DatasetKey]:
     """Placeholder guid ("-N") -> (typeName, qualifiedName) for every entity that has both."""
     found = {}
     for entity in entities:

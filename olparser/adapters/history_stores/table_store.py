@@ -21,6 +21,7 @@ row marked complete. A crash anywhere leaves the run's row listing everything to
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -37,6 +38,7 @@ from azure.data.tables import TableClient, TableEntity, UpdateMode
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from olparser.adapters.run_state.table_store import get_blob, put_blob, safe_row_key
+from olparser.adapters.storage_account import TableAnswer, TableOperation
 from olparser.adapters.storage_account import StorageConnection, storage_account
 from olparser.history.model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
                                     facts_from_json, facts_to_json, process_from_json, process_to_json)
@@ -213,11 +215,14 @@ class TableHistoryStore:
                 {"PartitionKey": partition, "RowKey": row_key}, dataset=access.dataset.qualified_name,
                 dataset_type=access.dataset.type_name, access=access.access, process=access.process,
                 process_type=access.process_type, facts=facts_text), mode=UpdateMode.REPLACE)
-        for name in sorted(process_runs_of(current).keys() | process_runs_of(previous).keys()
-                           | process_runs_of(record).keys()):
-            self._with_retries(lambda n=name, first=[name not in process_runs_of(current).keys()  # noqa: B008
-                                                     | process_runs_of(previous).keys()]:
-                               self._update_process(n, record.run_id, record, new=bool(first and first.pop())))
+
+        def update_process(name: str, first: list[bool]) -> None:
+            """`first`: whether the run is new to the process, on the first attempt only (a retry reads it again)."""
+            self._update_process(name, record.run_id, record, new=bool(first and first.pop()))
+
+        known = process_runs_of(current).keys() | process_runs_of(previous).keys()
+        for name in sorted(known | process_runs_of(record).keys()):
+            self._with_retries(functools.partial(update_process, name, [name not in known]))
         for text in sorted(stale):
             self.table.delete_entity(*json.loads(text))  # absent: no error
         old_day = entity.get("day") if entity is not None else None
@@ -255,7 +260,7 @@ class TableHistoryStore:
                 for partition, row_key in self._record_access_keys(record):
                     self.table.delete_entity(partition, row_key)
                 for name in process_runs_of(record):
-                    self._with_retries(lambda n=name: self._update_process(n, record.run_id, None))
+                    self._with_retries(functools.partial(self._update_process, name, record.run_id, None))
             for text in json.loads(entity.get("pending") or "[]") if entity is not None else ():
                 self.table.delete_entity(*json.loads(text))
             self.table.delete_entity(keys["PartitionKey"], keys["RowKey"])
@@ -282,7 +287,7 @@ class TableHistoryStore:
             return
         earliest = sorted(tuple(item) for item in json.loads(summary["earliest"])) if summary is not None else []
         count = int(summary["count"]) if summary is not None else 0
-        operations: list[tuple] = []
+        operations: list[TableOperation] = []
         if marker is not None:
             earliest = [item for item in earliest if item[1] != run_key]
             count -= 1
@@ -322,7 +327,7 @@ class TableHistoryStore:
             self._written.summaries[1][name] = (ProcessSummary(count, float(earliest[0][0]) if earliest else None)
                                              if count > 0 else None)
 
-    def _earliest_markers(self, partition: str, exclude: str) -> list[tuple]:
+    def _earliest_markers(self, partition: str, exclude: str) -> list[tuple[float, str]]:
         """The earliest starts among the process's markers (when the summary's list ran out)."""
         found = [(float(m["start"]), m["RowKey"][2:]) for m in self.table.query_entities(
             "PartitionKey eq @p and RowKey ge 'm-' and RowKey lt 'm.'", parameters={"p": partition},
@@ -330,7 +335,7 @@ class TableHistoryStore:
         return sorted(found)[:EARLIEST_KEPT]
 
     @staticmethod
-    def _summary_operation(partition: str, summary: TableEntity | None, count: int, earliest: list) -> tuple | None:
+    def _summary_operation(partition: str, summary: TableEntity | None, count: int, earliest: list[tuple[float, str]]) -> TableOperation | None:
         keys = {"PartitionKey": partition, "RowKey": SUMMARY}
         condition = ({"etag": summary.metadata["etag"], "match_condition": MatchConditions.IfNotModified}
                      if summary is not None else {})
@@ -350,7 +355,7 @@ class TableHistoryStore:
                 while len(self._summaries) > KNOWN_ROWS:
                     self._summaries.popitem(last=False)
 
-    def _submit(self, operations: list[tuple]) -> list:
+    def _submit(self, operations: list[TableOperation]) -> list[TableAnswer]:
         try:
             return list(self.table.submit_transaction(operations) or [])
         except HttpResponseError as error:  # TableTransactionError included

@@ -30,6 +30,7 @@ time, each step idempotent, so a crash between two writes leaves intentions that
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -54,7 +55,7 @@ from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
 from olparser.runs.store import (MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, ScheduleAfterMerge,
                                  StoreStats, event_run_id, state_rewrite_needed)
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
-from olparser.adapters.storage_account import StorageConnection, storage_account
+from olparser.adapters.storage_account import StorageConnection, TableAnswer, TableOperation, storage_account
 
 PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
 # An entity holds at most 1 MiB, and binary properties travel base64-encoded (4/3 larger; Azurite counts that size):
@@ -484,7 +485,7 @@ class TableRunStateStore:
             readers.update(self._temporary_rows(partition, "r-", now, ("run_key",)))
         readers.discard(writer)
         for reader in sorted(readers):
-            self._with_retries(lambda reader=reader: self._bump_version(reader))
+            self._with_retries(functools.partial(self._bump_version, reader))
         return frozenset(readers)
 
     def _bump_version(self, run_key: str) -> None:
@@ -681,7 +682,7 @@ class TableRunStateStore:
         with self._fold_lock:
             return self._heads.get(_head_keys(key)["PartitionKey"])
 
-    def _remember_head(self, key: Key, head: TableEntity | None, written: list | None = None) -> None:
+    def _remember_head(self, key: Key, head: TableEntity | None, written: list[TableAnswer] | None = None) -> None:
         """Remember the entity's head row as read (`written`: the answers of the batch that wrote it, its ETag
         first); None forgets it."""
         etag = (written[0] or {}).get("etag") if written else (head.metadata.get("etag") if head is not None else None)
@@ -721,7 +722,7 @@ class TableRunStateStore:
             self._legacy_checked = checked
         return checked[0]
 
-    def _transact(self, operations: list, key: Key | None = None) -> list:
+    def _transact(self, operations: list[TableOperation], key: Key | None = None) -> list[TableAnswer]:
         """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write; `key`: the
         entity whose head it changes, forgotten then). The answers of its operations (their ETags)."""
         try:
@@ -935,7 +936,7 @@ def _unchanged(read: TableEntity) -> dict[str, Any]:
     return {"etag": read.metadata["etag"], "match_condition": MatchConditions.IfNotModified}
 
 
-def _put_op(row: TableEntity, read: TableEntity | None) -> tuple:
+def _put_op(row: TableEntity, read: TableEntity | None) -> TableOperation:
     """The batch operation that creates `row` (nothing was read) or replaces what was read if unchanged."""
     if read is None:
         return ("create", row)
