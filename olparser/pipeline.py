@@ -517,7 +517,7 @@ class LineagePipeline:
             self._store.forget_interim(resolution.taken_over)
         return Linked(link_plan(plan, resolution.links, resolution.interim), resolution)
 
-    def _upload_linked(self, linked: Linked) -> Any:
+    def _upload_linked(self, linked: Linked) -> UploadReport | None:
         """Upload; register the interim datasets the upload created. None when an entity the plan references has
         vanished — a scanned asset deleted, or an interim entity the re-link timer replaced while this worker still
         believed nothing was scanned: every answer about the plan's datasets is forgotten and the caller resolves
@@ -606,7 +606,7 @@ class LineagePipeline:
         the runs that read them, to be written again."""
         scope = temporary_scope(run)
         writes = temporary_writes(run) if scope is not None else {}
-        if not writes:
+        if scope is None or not writes:
             return frozenset()
         return self._store.record_temporary(scope, key, {name: passed_on_to_bytes(datasets)
                                                          for name, datasets in writes.items()}, now=now)
@@ -614,12 +614,12 @@ class LineagePipeline:
     def _upstream(self, run: RunSnapshot) -> dict[tuple[str, str], tuple[DatasetFacts, ...]]:
         """What the run's temporary inputs stand for: their writers' inputs, as far as the store knows them (the run
         is noted as their reader, so that a writer that comes later writes it again)."""
-        scope = temporary_scope(run)
-        if scope is None or run.run_id is None:
+        scope, run_id = temporary_scope(run), run.run_id
+        if scope is None or run_id is None:
             return {}
 
         def lookup(names: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[DatasetFacts, ...]]:
-            found = self._store.temporary_sources(scope, list(names), run.run_id, now=self._clock())
+            found = self._store.temporary_sources(scope, list(names), run_id, now=self._clock())
             return {name: tuple(d for data in passed for d in passed_on_from_bytes(data))
                     for name, passed in found.items()}
         return upstream_inputs(run, lookup)

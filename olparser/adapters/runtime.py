@@ -102,7 +102,8 @@ class Runtime:
         with self._lock:
             if name not in self._built:
                 self._built[name] = build()
-            return self._built[name]
+            built: T = self._built[name]
+            return built
 
     # --- intake ------------------------------------------------------------------------------------------------
     def limits(self) -> IntakeLimits:
@@ -126,8 +127,9 @@ class Runtime:
         """
         def build() -> QueueService:
             if (account := StorageAccount.from_settings(self.settings)) is not None:
-                quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2,
-                                         random_jitter_range=0.2)
+                # The SDK annotates these as int; it computes the backoff with floats (fractions of a second).
+                quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2,  # type: ignore[arg-type]
+                                         random_jitter_range=0.2)  # type: ignore[arg-type]
                 return AzureQueueService(account, message_encoding, retry_policy=quick,
                                          connection_timeout=5, read_timeout=20)
             return SqliteQueueService(embedded_queue_path(self.settings.data_dir))
@@ -214,7 +216,9 @@ class Runtime:
 
     def pipeline(self) -> LineagePipeline:
         return self._once("pipeline", lambda: LineagePipeline(
-            self.run_state_store(), self.engine(), self.lineage_options(), self.uploader(),
+            self.run_state_store(),
+            self.engine(),  # type: ignore[arg-type]  # a ReloadingEngine delegates to its current MappingEngine
+            self.lineage_options(), self.uploader(),
             WritePolicy.from_settings(self.settings), resolver=self.resolver(), history=self.history_store(),
             parse_sql=self.sql_parser()))
 

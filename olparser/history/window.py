@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Protocol, TypeVar
+from typing import Any, Callable, Iterable, Protocol, TypeVar
 
 from olparser.lineage.column_graph import ColumnGraph, ProcessColumns
 from olparser.lineage.column_graph import DatasetRef as ColumnDataset
@@ -287,7 +287,7 @@ def _column_answer(walk: _Walk, root: str, column: str, direction: str, depth: i
         process, run_id = edge.process.split("\n", 1)
         key = (edge.source, edge.target, process, edge.label, edge.indirect, edge.dataset_level)
         edges.setdefault(key, {})[run_id] = facts[(process, run_id)]
-    column_edges = []
+    column_edges: list[dict[str, Any]] = []
     for (source, target, process, label, indirect, dataset_level), runs in sorted(edges.items()):
         ordered = sorted(runs.values(), key=lambda f: (-f.start, f.run_id))
         column_edges.append({"from": {"dataset": source[0], "column": source[1]},

@@ -202,8 +202,8 @@ def _declared_keys(facts: DatasetFacts, run: RunSnapshot, lineage: ColumnLineage
             temporary.add((namespace, name))
         else:
             keys.add(resolve(namespace, name).key)
-    for name in temporary:
-        keys.update(resolve(d.namespace, d.name).key for d in upstream.get(name, ()))
+    for temporary_name in temporary:
+        keys.update(resolve(d.namespace, d.name).key for d in upstream.get(temporary_name, ()))
     return frozenset(keys)
 
 

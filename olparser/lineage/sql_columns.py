@@ -205,7 +205,7 @@ class _Derivation:
                 for lower, name in schema.items():
                     column = self._column(output, name)
                     if column is not None:
-                        in_others = shared and any(lower in (self.schemas.get(k) or {lower: 1}) for k in sources
+                        in_others = shared and any(lower in (self.schemas.get(k) or {lower: lower}) for k in sources
                                                    if k != key)
                         self._add(output, column, key, name, in_others)
 

@@ -114,14 +114,14 @@ def _get(obj: JSON, key: str, path: str, kind: type | tuple[type, ...], default:
 
 
 def _required(obj: JSON, key: str, path: str) -> str:
-    value = _get(obj, key, path, str)
+    value: str = _get(obj, key, path, str)
     if not value:
         raise _field(f"{path}.{key}", "is required")
     return value
 
 
 def _list(obj: JSON, key: str, path: str) -> list[JSON]:
-    items = _get(obj, key, path, list, [])
+    items: list[JSON] = _get(obj, key, path, list, [])
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise _field(f"{path}.{key}[{index}]", f"must be an object, got {type(item).__name__}")
@@ -395,7 +395,8 @@ def _scoped_rules(config: JSON, path: str) -> tuple[ScopedRules, ...]:
 
 def default_account_config() -> JSON:
     """A fresh copy of the default configuration body (what the embedded catalog answers until a PUT replaces it)."""
-    return json.loads(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    config: JSON = json.loads(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    return config
 
 
 @lru_cache(maxsize=1)

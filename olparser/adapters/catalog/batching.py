@@ -72,8 +72,8 @@ def _rewrite(value: Any, outside: Mapping[str, DatasetKey | str]) -> Any:
         items = {k: _rewrite(v, outside) for k, v in value.items()}
         return value if all(items[k] is value[k] for k in value) else items
     if isinstance(value, list):
-        items = [_rewrite(v, outside) for v in value]
-        return value if all(a is b for a, b in zip(items, value)) else items
+        rewritten_items = [_rewrite(v, outside) for v in value]
+        return value if all(a is b for a, b in zip(rewritten_items, value)) else rewritten_items
     return value
 
 

@@ -118,7 +118,7 @@ def same_definition(ours: Any, theirs: Any) -> bool:
             by_name = {item.get("name"): item for item in theirs if isinstance(item, dict)}
             return all(same_definition(item, by_name.get(item["name"])) for item in ours)
         return sorted(map(json.dumps, ours)) == sorted(map(json.dumps, theirs))
-    return ours == theirs
+    return bool(ours == theirs)
 
 
 def split_changed(existing: dict[str, list[dict[str, Any]]], current: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, list[dict[str, Any]]], tuple[str, ...]]:

@@ -108,7 +108,8 @@ class CatalogUploader:
             if exc.status == 403 and collection is not None:
                 raise not_allowed(exc, collection) from None
             raise
-        sent = [entity_key(entity) for entity in plan.entities] + [k for k in external if k not in report.referenced]
+        sent = [key for entity in plan.entities if (key := entity_key(entity)) is not None] + [
+            k for k in external if k not in report.referenced]
         log.info("uploaded %s, %d calls", report.counts(sent), report.calls)
         return report
 

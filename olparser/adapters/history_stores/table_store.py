@@ -30,7 +30,7 @@ from collections import OrderedDict
 import time
 import zlib
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -45,6 +45,8 @@ from olparser.history.model import (READ, WRITE, Access, DatasetRef, ProcessRun,
 from olparser.history.store import (PURGE_BATCH, access_keys, changed_processes, inverted_ms, is_open, process_runs_of,
                                     slim)
 from olparser.history.window import Window
+
+T = TypeVar("T")  # what one read-modify-write attempt returns (_with_retries)
 
 MAX_ATTEMPTS = 40
 MAX_RECORD_BYTES = 600_000  # compressed; two of them (record, previous) must fit in one 1 MiB entity, base64
@@ -80,7 +82,7 @@ def _prefix(facts: RunFacts) -> str:
 
 def _start_order(entity: TableEntity) -> str:
     """Orders rows of either kind (access rows `read-c-...`, process rows `c-...`) by inverted start, then run."""
-    key = entity["RowKey"]
+    key: str = entity["RowKey"]
     return key.split("-", 1)[1][2:] if key.startswith(("read-", "write-")) else key[2:]
 
 
@@ -315,7 +317,8 @@ class TableHistoryStore:
         if count > 0 and not earliest:
             earliest = self._earliest_markers(partition, exclude=run_key)
         summary_operation = self._summary_operation(partition, summary, count, earliest)
-        operations.append(summary_operation)
+        if summary_operation is not None:
+            operations.append(summary_operation)
         try:
             answers = self._submit([operation for operation in operations if operation is not None])
         except HistoryConflict:
@@ -344,7 +347,7 @@ class TableHistoryStore:
         row = TableEntity(keys, count=count, earliest=_json([list(item) for item in earliest]))
         return ("create", row) if summary is None else ("update", row, {"mode": UpdateMode.REPLACE, **condition})
 
-    def _know_summary(self, partition: str, row: TableEntity | None, etag: str | None = None) -> None:
+    def _know_summary(self, partition: str, row: Mapping[str, Any] | None, etag: str | None = None) -> None:
         """Remember the process's summary row as this batch wrote it (None, or no ETag: forget it)."""
         with self._known_lock:
             self._summaries.pop(partition, None)
@@ -385,7 +388,8 @@ class TableHistoryStore:
 
     # --- reading -----------------------------------------------------------------------------------------------
     def process_summaries(self, names: Sequence[str], *, recorded: str | None = None) -> dict[str, ProcessSummary]:
-        found = {}
+        found: dict[str, ProcessSummary] = {}
+        written: dict[str, ProcessSummary | None]
         run_id, written = getattr(self._written, "summaries", None) or (None, {})
         written = written if recorded is not None and recorded == run_id else {}
         self._written.summaries = None
@@ -504,9 +508,10 @@ class TableHistoryStore:
             if error.status_code == 412:
                 raise HistoryConflict() from error
             raise
-        return answer["etag"]
+        new_etag: str = answer["etag"]
+        return new_etag
 
-    def _with_retries(self, attempt: Callable[[], Any]) -> Any:
+    def _with_retries(self, attempt: Callable[[], T]) -> T:
         retrying = Retrying(retry=retry_if_exception_type(HistoryConflict), reraise=True,
                             stop=stop_after_attempt(self._max_attempts),
                             wait=wait_random_exponential(multiplier=0.005, max=0.25))

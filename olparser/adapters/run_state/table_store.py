@@ -40,7 +40,7 @@ import zlib
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -56,6 +56,8 @@ from olparser.runs.store import (MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimD
                                  StoreStats, event_run_id, state_rewrite_needed)
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 from olparser.adapters.storage_account import StorageConnection, TableAnswer, TableOperation, storage_account
+
+T = TypeVar("T")  # what one read-modify-write attempt returns (_with_retries)
 
 PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
 # An entity holds at most 1 MiB, and binary properties travel base64-encoded (4/3 larger; Azurite counts that size):
@@ -134,7 +136,8 @@ class TableRunStateStore:
 
         def merge_into(entity: TableEntity | None, from_memory: bool) -> tuple[RunSnapshot, int] | None:
             live = entity is not None and not self._expired(entity, now)
-            snapshot = merge_event(self._decode(entity) if live else None, event, max_datasets=max_datasets)
+            snapshot = merge_event(self._decode(entity) if live and entity is not None else None, event,
+                                   max_datasets=max_datasets)
             state = _compressed_state(snapshot, run_id, self.max_state_bytes)
             new = self._carry_over(run_id, entity)
             version = int(entity.get("version", 0)) if entity is not None else 0
@@ -160,9 +163,10 @@ class TableRunStateStore:
 
     @contextmanager
     def folded_reads(self, run_key: str) -> Iterator[None]:
-        row = tuple(self._keys(run_key).values())
+        keys = self._keys(run_key)
+        row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
-            self._folding[row] = self._folding.get(row, 0) + 1  # type: ignore[index]
+            self._folding[row] = self._folding.get(row, 0) + 1
         done = False
         outer = getattr(self._scope, "processes", None) is None
         if outer:
@@ -174,13 +178,13 @@ class TableRunStateStore:
             if outer:
                 self._scope.processes = None
             with self._fold_lock:
-                self._folding[row] -= 1  # type: ignore[index]
-                if not self._folding[row]:  # type: ignore[index]
-                    del self._folding[row]  # type: ignore[arg-type]
-                    last = self._folded.pop(row, None)  # type: ignore[arg-type]
-                    self._recent.pop(row, None)  # type: ignore[arg-type]
+                self._folding[row] -= 1
+                if not self._folding[row]:
+                    del self._folding[row]
+                    last = self._folded.pop(row, None)
+                    self._recent.pop(row, None)
                     if done and last is not None and last.metadata.get("etag"):
-                        self._recent[row] = last  # type: ignore[index]
+                        self._recent[row] = last
                         while len(self._recent) > RECENT_ROWS:
                             self._recent.popitem(last=False)
 
@@ -240,6 +244,7 @@ class TableRunStateStore:
                                 process_types=process_types)
             if new is None:
                 return None
+            assert new.pending is not None  # a commit records its intentions (ledger.commit)
             settle_at = now + ledger.SETTLE_SECONDS
             self._put_due(run_key, settle_at)  # first: the timer finds the run even if we crash after the write
             row = self._carry_over(run_key, entity)
@@ -352,7 +357,7 @@ class TableRunStateStore:
                                          parameters={"p": DUE_PARTITION, "now": float(now)},
                                          select=["PartitionKey", "RowKey", "run_key", "due_at"])
         found = sorted(((float(row["due_at"]), row["run_key"], row) for row in rows), key=lambda item: item[:2])
-        due = []
+        due: list[str] = []
         for _, run_key, row in found:  # the run's own row says when it is due (its due row may be earlier: postponed)
             if len(due) >= limit:
                 break
@@ -654,7 +659,7 @@ class TableRunStateStore:
             head, user = self._owned_rows(key, run_key)
             self._forget_head(key)  # changed below (a rare path: no need to know what it becomes)
             users, legacy = self._counts(key, head)
-            if ledger.releases(int(user["epoch"]) if user is not None else None, epoch):
+            if user is not None and ledger.releases(int(user["epoch"]), epoch):
                 users = max(users - 1, 0)
                 unused = ledger.orphaned(users, legacy)
                 since = {"deleting_since": float(now)} if unused else {}
@@ -783,7 +788,7 @@ class TableRunStateStore:
     def _delete_due(self, run_key: str) -> None:
         self.table.delete_entity(DUE_PARTITION, self._keys(run_key)["RowKey"])  # no error when absent
 
-    def _with_retries(self, attempt: Callable[[], Any]) -> Any:
+    def _with_retries(self, attempt: Callable[[], T]) -> T:
         retrying = Retrying(retry=retry_if_exception_type(RunStateConflict), reraise=True,
                             stop=stop_after_attempt(self._max_attempts),
                             wait=wait_random_exponential(multiplier=0.005, max=0.25))
@@ -893,7 +898,9 @@ def put_blob(entity: TableEntity, name: str, data: bytes) -> None:
 
 def get_blob(entity: TableEntity | Mapping[str, Any] | None, name: str) -> bytes | None:
     """What `put_blob` stored under `name`, or None."""
-    parts = int(entity.get(f"{name}_parts", 0)) if entity is not None else 0
+    if entity is None:
+        return None
+    parts = int(entity.get(f"{name}_parts", 0))
     if parts == 0:
         return None
     return b"".join(bytes(entity[f"{name}_{i}"]) for i in range(parts))
