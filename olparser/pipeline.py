@@ -49,7 +49,6 @@ serves the queue trigger in Azure, the local host, the tests and the benchmarks.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading

@@ -103,7 +103,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     inputs = [resolver.resolve(facts) for facts in run_inputs]
     outputs = [resolver.resolve(facts) for facts in run_outputs]
     by_location = {(facts.namespace, facts.name): resolved
-                   for facts, resolved in zip((*run_inputs, *run_outputs), (*inputs, *outputs))}
+                   for facts, resolved in zip((*run_inputs, *run_outputs), (*inputs, *outputs), strict=True)}
 
     def resolve_field_dataset(namespace: str, name: str) -> ResolvedDataset:
         return by_location.get((namespace, name)) or resolver.resolve_name(namespace, name)
@@ -132,7 +132,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
             summary = {k: v for k, v in summary.items() if k not in PER_BATCH_METADATA}
         lineages, declared = [], []
         several = len(outputs) > 1  # one output: every input is its own (what it declares, or named by none)
-        for facts, output in zip(run_outputs, outputs):
+        for facts, output in zip(run_outputs, outputs, strict=True):
             facet, source = _column_lineage_facet(facts, derived)
             lineage = column_lineage(facet, output, resolve_field_dataset, skip if temporary else None)
             if lineage is not None:
@@ -141,7 +141,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
             if several:
                 declared.append(_declared_keys(facts, run, lineage, upstream or {}, resolve_field_dataset, skip))
         each_inputs = narrowed(inputs, declared) if several else [inputs] * len(outputs)
-        for output, (lineage, source), output_inputs in zip(outputs, lineages, each_inputs):
+        for output, (lineage, source), output_inputs in zip(outputs, lineages, each_inputs, strict=True):
             processes.append(build_process(run, ctx, owner, output, output_inputs, lineage,
                                            status=status or run.event_type, truncation=truncation,
                                            max_inputs=max(len(inputs), 1) if truncation else None,

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -486,6 +486,10 @@ def _generalize_segment(segment: str, is_file: bool, rules: ResourceSetRules) ->
     return known
 
 
+def _all_matches(pattern: regex.Pattern[str], text: str) -> list[regex.Match[str]]:
+    return list(pattern.finditer(text, timeout=MATCH_TIMEOUT_SECONDS))
+
+
 def _apply_replacers(segment: str, is_file: bool, rules: ResourceSetRules) -> str:
     for replacer in rules.replacers:
         if (replacer.condition == APPLY_TO_FILE_NAME and not is_file) or (
@@ -493,7 +497,7 @@ def _apply_replacers(segment: str, is_file: bool, rules: ResourceSetRules) -> st
             continue
         keep = []
         if replacer.keep_compiled is not None:
-            found = _safely(lambda: list(replacer.keep_compiled.finditer(segment, timeout=MATCH_TIMEOUT_SECONDS)))
+            found = _safely(partial(_all_matches, replacer.keep_compiled, segment))
             keep = [m.span() for m in found or ()]
             if replacer.condition == APPLY_TO_FILE_NAME_OR_NON_VERSION and keep and not is_file:
                 continue  # a folder named like a version string keeps its name

@@ -33,7 +33,7 @@ from olparser.runs.ledger import (MAX_WRITERS, CommitResult, Key, Writer, add_wr
 from olparser.runs.model import JSON, RunSnapshot
 
 if TYPE_CHECKING:
-    from olparser.settings import Settings
+    pass
 
 SQLITE_FILE_NAME = "run-state.sqlite3"
 RUN_STATE_TABLE = "olrunstate"

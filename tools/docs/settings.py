@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import MISSING, dataclass, fields
-from pathlib import Path
 from typing import Any
 
 from olparser.settings import PROJECT_ROOT, Settings

@@ -91,7 +91,7 @@ class CronSchedule:
             raise ScheduleError(f"schedule {expression!r} has {len(fields)} fields; NCRONTAB needs 6: "
                                 "{second} {minute} {hour} {day} {month} {day-of-week}")
         try:
-            parsed = [_field(text, *spec) for text, spec in zip(fields, _FIELDS)]
+            parsed = [_field(text, *spec) for text, spec in zip(fields, _FIELDS, strict=True)]
         except ScheduleError as exc:
             raise ScheduleError(f"schedule {expression!r}: {exc}") from None
         weekdays = frozenset(day % 7 for day in parsed[5])

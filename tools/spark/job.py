@@ -12,7 +12,7 @@ import time
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from olparser.adapters.catalog import CatalogUploader, RetryPolicy, load_typedefs, make_atlas_client, resolve_target
 from olparser.contract import IntakeLimits

@@ -348,7 +348,7 @@ def _shared_files(files: list[Path], sizes: list[int], cores: int) -> tuple[list
     most one per core), so that one big gzip file (an export, the file transport's) is parsed on every core."""
     total = max(sum(sizes), 1)
     pieces, piece_sizes = [], []
-    for path, size in zip(files, sizes):
+    for path, size in zip(files, sizes, strict=True):
         readers = max(1, min(cores, round(size * cores / total)))
         for mine in range(readers):
             pieces.append((str(path), mine, readers))

@@ -109,7 +109,7 @@ class LineageRow:
 def cleaned(values: Iterable[Any]) -> tuple[Any, ...]:
     """A Spark row's values (ROW_FIELDS order) as LineageRow takes them: ids as text, empty text as None."""
     return tuple(_text(v) if name != "event_time" else (float(v) if v is not None else None)
-                 for name, v in zip(ROW_FIELDS, values))
+                 for name, v in zip(ROW_FIELDS, values, strict=False))
 
 
 def _text(value: Any) -> str | None:

@@ -73,7 +73,7 @@ def _rewrite(value: Any, outside: Mapping[str, DatasetKey | str]) -> Any:
         return value if all(items[k] is value[k] for k in value) else items
     if isinstance(value, list):
         rewritten_items = [_rewrite(v, outside) for v in value]
-        return value if all(a is b for a, b in zip(rewritten_items, value)) else rewritten_items
+        return value if all(a is b for a, b in zip(rewritten_items, value, strict=True)) else rewritten_items
     return value
 
 

@@ -82,7 +82,7 @@ class GroupCommit(Generic[T, R]):
             for ticket in batch:
                 ticket.error = exc
         else:
-            for ticket, result in zip(batch, results):
+            for ticket, result in zip(batch, results, strict=True):
                 ticket.result = result
         with self._cond:
             self.commits += 1
