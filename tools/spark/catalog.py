@@ -213,13 +213,13 @@ class PlanWriter:
                  registry: RunStateStore | None = None, history: RunHistoryStore | None = None) -> None:
         self.client = client
         cache = existence_cache_for(settings)
-        self.uploader = CatalogUploader(client, settings=settings, cache=cache,  # type: ignore[arg-type]
+        self.uploader = CatalogUploader(client, settings=settings, cache=cache,
                                         connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)),
-                                        placement=placement_from_settings(client, settings))  # type: ignore[arg-type]
+                                        placement=placement_from_settings(client, settings))
         self.bulk_size = bulk_size or settings.catalog_bulk_size
         self.registry = registry
         self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \
-            if settings.resolve_scanned_assets else None  # type: ignore[arg-type]
+            if settings.resolve_scanned_assets else None
         self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:

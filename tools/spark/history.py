@@ -86,7 +86,7 @@ def _touches(names: Any, record: RunRecord) -> bool:
 def reachable_processes(pairs: Any, roots: Iterable[str], depth: int) -> set[str]:
     """The processes within `depth` hops of the roots, either way (a superset of what any direction reaches)."""
     sc = pairs.context
-    datasets, processes = set(roots), set()
+    datasets, processes = set(roots), set[str]()
     for _ in range(depth):
         known = sc.broadcast(datasets)
         found = set(pairs.filter(lambda pair, k=known: pair[0] in k.value).values().distinct().collect())

@@ -33,7 +33,7 @@ def java_problem(env: Mapping[str, str] | None = None, which: Callable[[str], st
         return None
     home = env.get("JAVA_HOME")
     java = str(Path(home) / "bin" / "java") if home else which("java")
-    if home and not Path(java).is_file():
+    if home and java is not None and not Path(java).is_file():
         return f"Spark needs Java, and JAVA_HOME ({home}) has no bin/java: {INSTALL}"
     if not java:
         return f"Spark needs Java {MINIMUM_VERSION} or newer and no `java` is on PATH (nor JAVA_HOME set): {INSTALL}"

@@ -210,7 +210,7 @@ def remove_unused_placeholders(client: ThrottledClient, job: BackfillJob, names:
     does not know (lineage written before the ledger, or with another run-state store)."""
     calls = [0]
     retry = job.retry()
-    held = read_entities(CatalogUploader(client, settings=job.settings),  # type: ignore[arg-type]
+    held = read_entities(CatalogUploader(client, settings=job.settings),
                          ((PLACEHOLDER_TYPE, name) for name in names), calls)
     unused = [entity for entity in held.values() if not _used(entity)]
     columns = [column for entity in unused for column in (entity.get("relationshipAttributes") or {}).get("columns")
