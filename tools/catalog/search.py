@@ -146,7 +146,7 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
     raise errors.invalid_parameters(f"unsupported filter clause {json.dumps(clause)}")
 
 
-def _classification_names(row: EntityRow) -> list[str]:
+def _classification_names(row: EntityRow) -> list[str | None]:
     return [c.get("typeName") for c in row.extra.get("classifications") or () if isinstance(c, dict)]
 
 

@@ -187,7 +187,7 @@ def field_defaults() -> dict[str, Any]:
                     if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
                             re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)+|OlToPurviewMappings|AzureWebJobsStorage",
                                          node.value):
-                        named.setdefault(node.value, defaults[keyword.arg])
+                        named.setdefault(node.value, defaults[keyword.arg])  # type: ignore[index]  # from_env's calls name each keyword (no **)
     return named
 
 

@@ -113,7 +113,7 @@ class QueueTriggers:
         for worker in workers:
             worker.stop(timeout)
 
-    def counts(self) -> dict[str, int] | None:
+    def counts(self) -> dict[str, int | str] | None:
         """What the workers did (summed over functions), or None when they were never started."""
         with self._lock:
             workers = list(self.workers)

@@ -139,7 +139,7 @@ def _reference_keys(value: Any) -> list[Key] | None:
         if not isinstance(qualified_name, str):
             return None
         keys.append((item.get("typeName"), qualified_name))
-    return sorted(keys)
+    return sorted(keys)  # type: ignore[arg-type]  # an object id with a unique name names its type
 
 
 def _is_reference(value: Any) -> bool:
@@ -230,7 +230,8 @@ class PlanWriter:
         selected, interim = self._linked(selected, calls, stats.links)
         runs = [s for s in selected if s.plan is not None]
         if self.history is not None:
-            summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
+            summaries = self.history.process_summaries(
+                sorted({n for s in runs for n in s.plan.process_names()}))  # type: ignore[union-attr]  # runs: planned
             runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
         self._claim(runs)
         processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]

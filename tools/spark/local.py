@@ -81,6 +81,6 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
             relink_history(job, records, stats.links)
         finally:
             history.close()
-            run_state.close()
+            run_state.close()  # type: ignore[attr-defined]  # both stores close; the RunStateStore protocol omits it
     report.seconds = time.monotonic() - started
     return report

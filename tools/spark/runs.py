@@ -123,7 +123,8 @@ def _upstream(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -
     scope = temporary_scope(run)
 
     def lookup(names: Iterable[tuple[str, str]]) -> dict:
-        return {name: tuple(d for data in temporary[(scope, *name)] for d in passed_on_from_bytes(data))
+        # `scope` is set: only a run that reads temporary datasets is looked up (_reads_temporary).
+        return {name: tuple(d for data in temporary[(scope, *name)] for d in passed_on_from_bytes(data))  # type: ignore[index]
                 for name in names if (scope, *name) in temporary}
     return upstream_inputs(run, lookup)
 

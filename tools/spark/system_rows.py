@@ -204,11 +204,11 @@ NO_HOST = "rows of workspace {} skipped: its host is unknown (--workspace {}=HOS
 OUTSIDE_WINDOW = "runs outside the time range (written by another window)"
 
 
-def group_runs(key: GroupKey, rows: Iterable[LineageRow | tuple], hosts: Mapping[str, str], since: float | None,
+def group_runs(key: GroupKey, group: Iterable[LineageRow | tuple], hosts: Mapping[str, str], since: float | None,
                until: float | None) -> GroupOutcome:
     """The runs of one group that the window [since, until) owns, as OpenLineage RunEvents (one COMPLETE per run, or
     several when it has more than DATASETS_PER_EVENT inputs). Rows are LineageRows or their `cleaned` values."""
-    rows = sorted((r if isinstance(r, LineageRow) else LineageRow(*r) for r in rows),
+    rows = sorted((r if isinstance(r, LineageRow) else LineageRow(*r) for r in group),
                   key=_row_order)  # groupByKey gives a group's rows in any order
     counts: dict[str, int] = defaultdict(int)
     workspace = key[0]
