@@ -57,7 +57,7 @@ def resolve_connection_string(value: str) -> str:
 class Azurite:
     """A running Azurite started by start_azurite; stop() ends exactly its process."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     location: Path
     blob_port: int
     queue_port: int

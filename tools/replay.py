@@ -143,7 +143,7 @@ def _refusal_reason(response: requests.Response) -> str:
     return json.dumps(body)[:300]
 
 
-def send(events: list[SourcedEvent], transport: HttpTransport, progress: tqdm) -> list[Outcome]:
+def send(events: list[SourcedEvent], transport: HttpTransport, progress: tqdm[Any]) -> list[Outcome]:
     """Send each event in order. Stops early if the endpoint cannot be reached; unsent events count as refused."""
     outcomes: list[Outcome] = []
     for index, item in enumerate(events):

@@ -131,12 +131,12 @@ class RelationshipDetail:
     version: int
 
 
-def _relationship_detail(row: tuple) -> RelationshipDetail:
+def _relationship_detail(row: tuple[Any, ...]) -> RelationshipDetail:
     return RelationshipDetail(RelationshipRow(*row[:5]), row[5], json.loads(row[6]), row[7], row[8], row[9], row[10],
                               row[11])
 
 
-def _entity(row: tuple) -> EntityRow:
+def _entity(row: tuple[Any, ...]) -> EntityRow:
     return EntityRow(row[0], row[1], row[2], row[4], json.loads(row[5]), json.loads(row[6]), row[7], row[8], row[9],
                      row[10], row[11])
 

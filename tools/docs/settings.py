@@ -144,7 +144,7 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
-class _RecordingEnv(dict):
+class _RecordingEnv(dict[str, str]):
     """An empty environment that remembers every name read from it."""
 
     def __init__(self) -> None:

@@ -85,40 +85,40 @@ class ThrottledClient:
         self._limiter.acquire()
         return getattr(self._client, name)(*args, **kwargs)
 
-    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         return self._call("find_entities", type_name, qualified_names)
 
-    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         return self._call("find_entities_with_relationships", type_name, qualified_names)
 
-    def entities_by_guid(self, guids: list[str]) -> list[dict]:
+    def entities_by_guid(self, guids: list[str]) -> list[dict[str, Any]]:
         return self._call("entities_by_guid", guids)
 
-    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict:
+    def upload_bulk(self, entities: list[dict[str, Any]], collection_id: str | None = None) -> dict[str, Any]:
         return self._call("upload_bulk", entities, **({"collection_id": collection_id} if collection_id else {}))
 
-    def collections(self) -> list[dict]:
+    def collections(self) -> list[dict[str, Any]]:
         return self._call("collections")
 
-    def search_assets(self, query: dict) -> list[tuple[str, str]]:
+    def search_assets(self, query: dict[str, Any]) -> list[tuple[str, str]]:
         return self._call("search_assets", query)
 
-    def resource_set_rule_config(self) -> dict:
+    def resource_set_rule_config(self) -> dict[str, Any]:
         return self._call("resource_set_rule_config")
 
-    def delete_guids(self, guids: list[str]) -> dict:
+    def delete_guids(self, guids: list[str]) -> dict[str, Any]:
         return self._call("delete_entity", guid=list(guids)) or {}
 
-    def typedef_headers(self) -> list[dict]:
+    def typedef_headers(self) -> list[dict[str, Any]]:
         return self._call("typedef_headers")
 
-    def typedefs(self) -> dict:
+    def typedefs(self) -> dict[str, Any]:
         return self._call("typedefs")
 
-    def create_typedefs(self, typedefs: dict) -> dict:
+    def create_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
         return self._call("create_typedefs", typedefs)
 
-    def update_typedefs(self, typedefs: dict) -> dict:
+    def update_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
         return self._call("update_typedefs", typedefs)
 
 
@@ -311,7 +311,7 @@ class PlanWriter:
         return deleted
 
     def _linked(self, selected: list[Selected], calls: list[int],
-                links: dict[Key, Key]) -> tuple[list[Selected], dict]:
+                links: dict[Key, Key]) -> tuple[list[Selected], dict[Key, Any]]:
         """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them), and
         the interim datasets with their candidates; `links` gets the datasets linked to another asset."""
         if self.resolver is None:
@@ -329,7 +329,7 @@ class PlanWriter:
         return linked, resolution.interim
 
 
-def _no_lock(names: Iterable[str]) -> nullcontext:
+def _no_lock(names: Iterable[str]) -> nullcontext[None]:
     return nullcontext()
 
 

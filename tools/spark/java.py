@@ -25,7 +25,7 @@ def java_version(output: str) -> int | None:
 
 
 def java_problem(env: Mapping[str, str] | None = None, which: Callable[[str], str | None] = shutil.which,
-                 run: Callable[..., subprocess.CompletedProcess] = subprocess.run) -> str | None:
+                 run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run) -> str | None:
     """What keeps a local Spark from starting for want of Java, in one line; None when Java 17+ is there (or when
     this runs on a cluster, which brings its own)."""
     env = os.environ if env is None else env

@@ -7,7 +7,7 @@ import time
 import zlib
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from tqdm import tqdm
 
@@ -64,7 +64,7 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     report = BackfillReport(command, tally.add(summary.tally), processes_planned=len(summary.winners),
                             unmatched_namespaces=ranked_namespaces(summary.unmatched))
     if dry_run is not None:
-        entities: dict = {}
+        entities: dict[Any, Any] = {}
         for choice in selected:
             report.processes_superseded += choice.superseded
             entities.update(planned_entities(choice))

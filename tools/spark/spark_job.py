@@ -193,7 +193,7 @@ def _replan_partition(job: Any, temporary: Any, items: Iterable[RunResult]) -> I
         yield replan(item, temporary.value, engine, options, parse_sql, value.policy())
 
 
-def _is_kept_fact(pair: tuple[tuple, Any]) -> bool:
+def _is_kept_fact(pair: tuple[tuple[Any, ...], Any]) -> bool:
     """What the driver needs: every fact but the versions of entities all runs agree on."""
     return pair[0][0] != "e" or pair[1].differs
 
@@ -236,7 +236,7 @@ def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterato
         run_state.close()
 
 
-def _apply_lifecycle(job: Any, selected: Any, links: dict) -> WriteStats:
+def _apply_lifecycle(job: Any, selected: Any, links: dict[tuple[str, str], tuple[str, str]]) -> WriteStats:
     """After every write: the tables the batch's runs drop and rename (few runs, collected), in time order, without
     what a newer run of the batch writes again, as the live runner applies them (`PlanWriter.apply_lifecycle`)."""
     changing = selected.filter(_changes_lifecycle).collect()
