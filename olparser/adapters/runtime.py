@@ -129,6 +129,7 @@ class Runtime:
             if (account := StorageAccount.from_settings(self.settings)) is not None:
                 # The SDK annotates these as int; it computes the backoff with floats (fractions of a second).
                 quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2,  # type: ignore[arg-type]
+                                         # Why the type error is ignored: the SDK annotates it as int (see above)
                                          random_jitter_range=0.2)  # type: ignore[arg-type]
                 return AzureQueueService(account, message_encoding, retry_policy=quick,
                                          connection_timeout=5, read_timeout=20)

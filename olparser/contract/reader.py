@@ -40,6 +40,7 @@ class AcceptedEvent:
 
     def to_json_bytes(self) -> bytes:
         """Compact UTF-8 JSON of `event` (encoded once)."""
+        # Why the type error is ignored: encoded in __post_init__ (never None after it)
         return self._json  # type: ignore[return-value]
 
 

@@ -250,6 +250,7 @@ def lineage_in_window(reader: HistoryReader, qualified_name: str, window: Window
     if not 1 <= depth <= limits.max_depth:
         raise ValueError(f"depth must be from 1 to {limits.max_depth}, got {depth}")
     if limits.max_reads is None and getattr(reader, "max_reads", None) is not None:
+        # Why the type error is ignored: a reader with max_reads (checked with getattr above)
         limits = replace(limits, max_reads=reader.max_reads)  # type: ignore[attr-defined]
     walk = _Walk(reader, window, limits, clock)
     walk.datasets[qualified_name] = {"typeName": "", "distance": 0}

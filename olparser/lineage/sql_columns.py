@@ -67,6 +67,7 @@ def derive_column_lineage(run: RunSnapshot, parse_sql: ParseSql) -> DerivedColum
     targets = {_key(o): o for o in run.outputs if not has_column_lineage(o.facets.get("columnLineage"))}
     if not targets:
         return None
+    # Why the type error is ignored: a run with a SQL facet has its producer
     parsed = parse_sql(query, sql_dialect(sql_facet, run.producer))  # type: ignore[arg-type]
     if isinstance(parsed, SqlParseFailure):
         return DerivedColumns({}, f"column lineage from SQL: {parsed.reason}")

@@ -337,6 +337,7 @@ class ResourceSetRules:
             name = _get(item, "name", where, str) or where
             if _get(item, "disabled", where, bool, False):
                 continue
+            # Why the type error is ignored: required=True: a tuple, or _regex raised
             source, options = _regex(item, "regex", where, required=True)  # type: ignore[misc]
             condition = _get(item, "condition", where, str)
             if condition is not None and condition not in _CONDITIONS:
@@ -554,6 +555,7 @@ def _strip_partitions(folders: Sequence[str]) -> tuple[tuple[str, ...], tuple[st
     end = len(folders)
     while end > 0 and _PARTITION_SEGMENT.fullmatch(folders[end - 1]):
         end -= 1
+    # Why the type error is ignored: every segment after `end` matched the same pattern above
     keys = tuple(_PARTITION_SEGMENT.fullmatch(f).group(1) for f in folders[end:])  # type: ignore[union-attr]
     return tuple(folders[:end]), keys
 

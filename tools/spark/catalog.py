@@ -232,8 +232,10 @@ class PlanWriter:
         if self.history is not None:
             summaries = self.history.process_summaries(
                 sorted({n for s in runs for n in s.plan.process_names()}))  # type: ignore[union-attr]  # runs: planned
+            # Why the type error is ignored: runs: the selected runs with a plan (filtered above)
             runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
         self._claim(runs)
+        # Why the type error is ignored: runs: the selected runs with a plan (filtered above)
         processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
         held = read_entities(self.uploader, processes, calls) if processes else {}
         skip: set[str] = set()
@@ -246,6 +248,7 @@ class PlanWriter:
                 skip.add(key[1])
                 stats.unchanged += verdict == UNCHANGED
                 stats.superseded += verdict == SUPERSEDED
+        # Why the type error is ignored: runs: the selected runs with a plan (filtered above)
         plans = [plan for plan in (_without(s.plan, skip) for s in runs) if plan is not None]  # type: ignore[arg-type]
         for group in pack_plans(plans, self.bulk_size, lambda plan: plan):
             report = self.uploader.upload(combine_plans(group))
@@ -296,6 +299,7 @@ class PlanWriter:
             return 0
         results = [(selected.key, self.registry.commit(
             selected.key, selected.owned_keys(), version=None,
+            # Why the type error is ignored: only a selected run with a plan is committed
             fingerprint=plan_fingerprint(selected.plan),  # type: ignore[arg-type]
             process_names=selected.processes, run_time=selected.run_time, process_types=PROCESS_TYPES))
             for selected in runs]

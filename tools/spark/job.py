@@ -54,6 +54,7 @@ class BackfillJob:
     def create(cls, settings: Settings, **kwargs: object) -> "BackfillJob":
         """A job whose settings carry the rules as text (read once here, from the file or the inline setting)."""
         rules = settings.mappings_inline or Path(settings.mappings_path).read_text(encoding="utf-8")
+        # Why the type error is ignored: the job's other fields, by name, from the caller
         return cls(replace(settings, mappings_inline=rules), **kwargs)  # type: ignore[arg-type]
 
     def engine(self) -> MappingEngine:
@@ -156,6 +157,7 @@ def keyed_records(job: BackfillJob, bodies: Iterable[bytes | Exception]) -> Iter
     tally = Tally()
     for body in bodies:
         tally.events_read += 1
+        # Why the type error is ignored: the readers yield an IngestError (records.py) for a body they cannot read
         record = read_record(body, limits)  # type: ignore[arg-type]
         if not isinstance(record, AcceptedRecord):
             tally.refused[record.reason] += 1

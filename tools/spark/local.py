@@ -34,8 +34,10 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     tally = Tally()
     for key, value in keyed_records(job, bodies()):
         if key == TALLY_KEY:
+            # Why the type error is ignored: keyed_records gives the Tally under TALLY_KEY, compressed events under run keys
             tally = tally.add(value)  # type: ignore[arg-type]
         else:
+            # Why the type error is ignored: keyed_records gives the Tally under TALLY_KEY, compressed events under run keys
             events[key].append(value)  # type: ignore[arg-type]
     engine, options, parse_sql = job.engine(), job.options(), job.sql_parser()
     reducer = FactReducer()

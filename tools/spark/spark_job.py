@@ -262,10 +262,12 @@ def _has_record(item: RunResult) -> bool:
 
 
 def _record_partition(job: Any, items: Iterable[RunResult]) -> Iterator[int]:
+    # Why the type error is ignored: Spark's broadcast value (Any): the job
     yield record_history(job.value, (item.record for item in items))  # type: ignore[misc]
 
 
 def _relink_partition(job: Any, links: Any, items: Iterable[RunResult]) -> None:
+    # Why the type error is ignored: Spark's broadcast value (Any): the job
     relink_history(job.value, (item.record for item in items), links.value)  # type: ignore[misc]
 
 

@@ -75,6 +75,7 @@ class ResourceSetRuleSource:
     def rules(self, calls: list[int]) -> ResourceSetRules:
         with self._lock:
             if self._final or (self._rules is not None and self._clock() < self._retry_at):
+                # Why the type error is ignored: final, or retried later: the rules were read before (not None)
                 return self._rules  # type: ignore[return-value]
             self.generation += 1
             try:
@@ -227,6 +228,7 @@ class ScannedAssetResolver:
                 if candidate.key in present and candidate.key not in ours:
                     return candidate.key
                 continue
+            # Why the type error is ignored: a candidate that is not exact has a search
             hit = self._search(candidate.search, calls, fresh, budget)  # type: ignore[arg-type]
             if hit is not None and hit not in self._ours({hit}, {}, taken):
                 return hit

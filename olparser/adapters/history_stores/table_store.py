@@ -293,6 +293,7 @@ class TableHistoryStore:
         if marker is not None:
             earliest = [item for item in earliest if item[1] != run_key]
             count -= 1
+            # Why the type error is ignored: a process run comes from a record (not None)
             if process_run is None or marker["key"] != _prefix(record.facts) + f"-{run_key}":  # type: ignore[union-attr]
                 operations.append(("delete", {"PartitionKey": partition, "RowKey": marker["key"]}))
         if process_run is not None:
@@ -374,7 +375,9 @@ class TableHistoryStore:
 
         def attempt() -> None:
             entity = self._read(keys)
+            # Why the type error is ignored: facts.end is set: checked before the retried attempt
             if entity is None or float(entity["value"]) < facts.end - facts.start:  # type: ignore[operator]
+                # Why the type error is ignored: facts.end is set: checked before the retried attempt
                 self._write(TableEntity(keys, value=float(facts.end - facts.start)), entity)  # type: ignore[operator]
 
         self._with_retries(attempt)

@@ -132,6 +132,7 @@ class TableRunStateStore:
         def attempt() -> tuple[RunSnapshot, int]:
             result = merge_into(remembered, True) if unread and unread.pop() else None
             unread.clear()
+            # Why the type error is ignored: merge_into returns None only from the remembered row
             return result if result is not None else merge_into(self._read(run_id), False)  # type: ignore[return-value]
 
         def merge_into(entity: TableEntity | None, from_memory: bool) -> tuple[RunSnapshot, int] | None:
@@ -818,6 +819,7 @@ class TableRunStateStore:
         row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
             if row not in self._folding:
+                # Why the type error is ignored: None: the run's row is in no `folded_reads` scope
                 row = None  # type: ignore[assignment]
             elif not fresh and row in self._folded:
                 return self._folded[row]
