@@ -69,9 +69,7 @@ def queue_service(args: argparse.Namespace, settings: Settings) -> QueueService:
         return SqliteQueueService(embedded_queue_path(Path(where)))
     # An operator waiting at a prompt: a few quick retries, then a clear error (the command is safe to run again).
     # The SDK annotates these as int; it computes the backoff with floats (fractions of a second).
-    retry = ExponentialRetry(initial_backoff=0.5, increment_base=1.5, retry_total=2,  # type: ignore[arg-type]
-                             # Why the type error is ignored: the SDK annotates it as int (see above)
-                             random_jitter_range=0.5)  # type: ignore[arg-type]
+    retry = ExponentialRetry(initial_backoff=0.5, increment_base=1.5, retry_total=2, random_jitter_range=0.5)  # type: ignore[arg-type]
     return AzureQueueService(where, retry_policy=retry)
 
 

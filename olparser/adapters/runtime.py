@@ -128,9 +128,7 @@ class Runtime:
         def build() -> QueueService:
             if (account := StorageAccount.from_settings(self.settings)) is not None:
                 # The SDK annotates these as int; it computes the backoff with floats (fractions of a second).
-                quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2,  # type: ignore[arg-type]
-                                         # Why the type error is ignored: the SDK annotates it as int (see above)
-                                         random_jitter_range=0.2)  # type: ignore[arg-type]
+                quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2, random_jitter_range=0.2)  # type: ignore[arg-type]
                 return AzureQueueService(account, message_encoding, retry_policy=quick,
                                          connection_timeout=5, read_timeout=20)
             return SqliteQueueService(embedded_queue_path(self.settings.data_dir))
