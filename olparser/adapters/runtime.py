@@ -127,8 +127,9 @@ class Runtime:
         """
         def build() -> QueueService:
             if (account := StorageAccount.from_settings(self.settings)) is not None:
-                # The SDK annotates these as int; it computes the backoff with floats (fractions of a second).
-                quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2, random_jitter_range=0.2)  # type: ignore[arg-type]
+                # Fractions of a second: the SDK annotates these as int but computes the backoff with floats.
+                backoff: dict[str, Any] = {"initial_backoff": 0.2, "increment_base": 1.5, "random_jitter_range": 0.2}
+                quick = ExponentialRetry(retry_total=2, **backoff)
                 return AzureQueueService(account, message_encoding, retry_policy=quick,
                                          connection_timeout=5, read_timeout=20)
             return SqliteQueueService(embedded_queue_path(self.settings.data_dir))
