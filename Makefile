@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 
 # docs and docs-reference: the documentation site (mkdocs.yml) and its generated reference pages.
-.PHONY: demo docs docs-reference contract-checks run test test-fast coverage bench lint-config venv node browser java clean reset package help
+.PHONY: demo docs docs-reference contract-checks run test test-fast coverage bench lint fmt lint-config venv node browser java clean reset package help
 
 help:
 	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
@@ -13,6 +13,8 @@ help:
 	@echo "make test-fast    - unit tests only: tests/unit without the azurite and slow tests (1,750 tests, under 2 min)"
 	@echo "make coverage     - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
+	@echo "make lint         - ruff check, ruff format --check and mypy (strict on olparser/): what CI runs before the tests"
+	@echo "make fmt          - rewrite the code as make lint wants it: ruff check --fix, then ruff format"
 	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json"
 	@echo "make docs         - build the documentation site into .site/ (mkdocs build --strict)"
 	@echo "make docs-reference - rewrite docs/reference/settings.md and cli.md from the code (a test checks them)"
@@ -80,6 +82,16 @@ docs: venv
 
 docs-reference: venv
 	$(BIN)/python -m tools.docs
+
+# The code's lint tier (docs/development.md): configuration in pyproject.toml ([tool.ruff], [tool.mypy]).
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+fmt: venv
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 lint-config: venv
 	$(BIN)/qn-tester lint

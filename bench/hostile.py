@@ -70,8 +70,8 @@ def main() -> None:
         data = shape if isinstance(shape, bytes) else payloads.body(shape)
         kib = len(data) / 1024
         rounds = ROUNDS if kib < 4096 else 3
-        intake = _median_seconds(lambda: read_event(data, {}, IntakeLimits()), rounds)
-        raised = _median_seconds(lambda: read_event(data, {}, RAISED), rounds)
+        intake = _median_seconds(lambda data=data: read_event(data, {}, IntakeLimits()), rounds)
+        raised = _median_seconds(lambda data=data: read_event(data, {}, RAISED), rounds)
         mapping = "-" if isinstance(shape, bytes) else f"{_mapping_seconds(engine, shape, rounds) / kib * 1e6:9.1f}"
         print(f"{label:52} {kib:8,.0f} {_answer(data, IntakeLimits()):>28} {intake / kib * 1e6:9.1f} "
               f"{raised / kib * 1e6:9.1f} {mapping:>9}", flush=True)

@@ -116,7 +116,7 @@ def main() -> None:
     floor_what = "bare uvicorn + Starlette endpoint, json.loads + SQLite insert (FULL sync)"
     for storage, label in (("embedded", "SQLite queue"), ("azurite", "Azurite queue")):
         m = medians[storage]
-        paired = statistics.median(x.rate / f.rate for x, f in zip(runs[storage], runs["floor"]))
+        paired = statistics.median(x.rate / f.rate for x, f in zip(runs[storage], runs["floor"], strict=True))
         report.record(__name__, f"intake through serve, {SENDERS} keep-alive senders, {len(body) // 1000} KB event, "
                       f"{label}", m.rate, "requests/s", floor.rate, floor_what,
                       f"p50 {m.p50_ms:.1f} ms, p99 {m.p99_ms:.1f} ms (floor p50 {floor.p50_ms:.1f} ms)", paired)

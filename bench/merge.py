@@ -51,8 +51,8 @@ def _median_seconds_per_event(runs: list[list[dict]], handle) -> float:
     samples = []
     for _ in range(REPEATS):
         started = time.perf_counter()
-        for events in runs:
-            handle(events)
+        for run_events in runs:
+            handle(run_events)
         samples.append((time.perf_counter() - started) / (len(runs) * 3))
     return statistics.median(samples)
 

@@ -84,7 +84,7 @@ def core_throughput() -> None:
         report.record(__name__, f"{label}, Databricks COMPLETE with 30 columns of lineage, per event",
                       seconds * 1e6, "µs CPU", floor_seconds * 1e6, floor,
                       f"{1 / seconds:,.0f} events/s on one core",
-                      paired=statistics.median(s / f for s, f in zip(samples, rounds[floor])))
+                      paired=statistics.median(s / f for s, f in zip(samples, rounds[floor], strict=True)))
 
 
 def stack_calls_per_run() -> None:

@@ -49,7 +49,6 @@ serves the queue trigger in Azure, the local host, the tests and the benchmarks.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -81,7 +80,9 @@ from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
 from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
-from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key, Schedule
+from olparser.runs.ledger import CommitResult, Key
+from olparser.runs.model import DatasetFacts
+from olparser.runs.store import TOMBSTONE_SECONDS, Schedule
 from olparser.sql import ParseSql
 
 log = logging.getLogger(__name__)
@@ -519,7 +520,7 @@ class LineagePipeline:
             self._store.forget_interim(resolution.taken_over)
         return Linked(link_plan(plan, resolution.links, resolution.interim), resolution)
 
-    def _upload_linked(self, linked: Linked) -> Any:
+    def _upload_linked(self, linked: Linked) -> UploadReport | None:
         """Upload; register the interim datasets the upload created. None when an entity the plan references has
         vanished — a scanned asset deleted, or an interim entity the re-link timer replaced while this worker still
         believed nothing was scanned: every answer about the plan's datasets is forgotten and the caller resolves
@@ -540,7 +541,7 @@ class LineagePipeline:
         if created:
             self._store.register_interim({k: json.dumps(candidates_to_json(resolution.interim[k]),
                                                         separators=(",", ":")) for k in created})
-            self._resolver.note_interim(created)  # type: ignore[union-attr]
+            self._resolver.note_interim(created)
         return report
 
     def _carry_out_pending(self, key: str, now: float) -> tuple[int, int]:
@@ -608,20 +609,20 @@ class LineagePipeline:
         the runs that read them, to be written again."""
         scope = temporary_scope(run)
         writes = temporary_writes(run) if scope is not None else {}
-        if not writes:
+        if scope is None or not writes:
             return frozenset()
         return self._store.record_temporary(scope, key, {name: passed_on_to_bytes(datasets)
                                                          for name, datasets in writes.items()}, now=now)
 
-    def _upstream(self, run: RunSnapshot) -> dict:
+    def _upstream(self, run: RunSnapshot) -> dict[tuple[str, str], tuple[DatasetFacts, ...]]:
         """What the run's temporary inputs stand for: their writers' inputs, as far as the store knows them (the run
         is noted as their reader, so that a writer that comes later writes it again)."""
-        scope = temporary_scope(run)
-        if scope is None or run.run_id is None:
+        scope, run_id = temporary_scope(run), run.run_id
+        if scope is None or run_id is None:
             return {}
 
-        def lookup(names: Iterable[tuple[str, str]]) -> dict:
-            found = self._store.temporary_sources(scope, list(names), run.run_id, now=self._clock())
+        def lookup(names: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[DatasetFacts, ...]]:
+            found = self._store.temporary_sources(scope, list(names), run_id, now=self._clock())
             return {name: tuple(d for data in passed for d in passed_on_from_bytes(data))
                     for name, passed in found.items()}
         return upstream_inputs(run, lookup)

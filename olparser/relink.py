@@ -44,8 +44,8 @@ USED_BY = ("inputToProcesses", "outputFromProcesses")
 class RelinkCatalog(Protocol):
     """What the re-link needs from the catalog (CatalogUploader provides it)."""
 
-    def read(self, keys: Iterable[Key], calls: list[int]) -> dict[Key, dict]: ...
-    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict]: ...
+    def read(self, keys: Iterable[Key], calls: list[int]) -> dict[Key, dict[str, Any]]: ...
+    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict[str, Any]]: ...
     def upload(self, plan: LineagePlan) -> UploadReport: ...
     def delete(self, keys: Iterable[Key], *, in_use: bool = False) -> DeleteReport: ...
 
@@ -75,7 +75,7 @@ class RelinkReport:
 
 class Relinker:
     def __init__(self, store: RunStateStore, resolver: Any, catalog: RelinkCatalog, *, batch_size: int,
-                 locked_processes: Callable[[Iterable[str]], AbstractContextManager] | None = None,
+                 locked_processes: Callable[[Iterable[str]], AbstractContextManager[Any]] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self._store = store
         self._resolver = resolver
@@ -114,7 +114,7 @@ class Relinker:
 
 
 def move_datasets(moved: dict[Key, Key], catalog: RelinkCatalog, store: RunStateStore, resolver: Any,
-                  locked: Callable[[Iterable[str]], AbstractContextManager], calls: list[int],
+                  locked: Callable[[Iterable[str]], AbstractContextManager[Any]], calls: list[int],
                   now: float) -> tuple[int, int, int]:
     """Point the connector's processes that use each dataset of `moved` at its target (which exists) and delete the
     dataset unless another tool's process uses it or a scan filled it in: the re-link's step, and what the runner
@@ -159,7 +159,7 @@ def drop_datasets(keys: Iterable[Key], catalog: RelinkCatalog, store: RunStateSt
     processes = catalog.read_guids(sorted({g for guids in users.values() for g in guids}), calls)
     foreign = {p.get("guid") for p in processes if not _ours(p)}
     deletable = [key for key in found if not users[key] & foreign]
-    report = catalog.delete(deletable, in_use=True) if deletable else DeleteReport()  # type: ignore[call-arg]
+    report = catalog.delete(deletable, in_use=True) if deletable else DeleteReport()
     calls[0] += report.calls
     store.forget_interim(report.deleted)
     if resolver is not None:
@@ -167,14 +167,14 @@ def drop_datasets(keys: Iterable[Key], catalog: RelinkCatalog, store: RunStateSt
     return len(report.deleted)
 
 
-def _ours(process: dict) -> bool:
+def _ours(process: dict[str, Any]) -> bool:
     """A process the connector wrote: one of its process types, carrying the OpenLineage job it came from (another
     tool may use a type of the same name, such as the reference connector's `databricks_process`)."""
     job = (process.get("attributes") or {}).get("openlineageJob")
     return process.get("typeName") in PROCESS_TYPES and isinstance(job, str) and bool(job)
 
 
-def _users(entity: dict) -> set[str]:
+def _users(entity: dict[str, Any]) -> set[str]:
     """Guids of the active processes that read or write an entity."""
     relations = entity.get("relationshipAttributes") or {}
     return {item["guid"] for name in USED_BY for item in relations.get(name) or []
@@ -182,7 +182,7 @@ def _users(entity: dict) -> set[str]:
             and item.get("entityStatus", "ACTIVE") == "ACTIVE" and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"}
 
 
-def _rewritten(process: dict, by_guid: dict[str, Key], moved: dict[Key, Key]) -> JSON | None:
+def _rewritten(process: dict[str, Any], by_guid: dict[str, Key], moved: dict[Key, Key]) -> JSON | None:
     """The connector's process with its linked attributes rewritten (only those sent), or None if nothing changes."""
     attributes = dict(process.get("attributes") or {})
     relations = process.get("relationshipAttributes") or {}
@@ -197,7 +197,7 @@ def _rewritten(process: dict, by_guid: dict[str, Key], moved: dict[Key, Key]) ->
     return {"typeName": process["typeName"], "attributes": {"qualifiedName": attributes["qualifiedName"], **sent}}
 
 
-def _reference(ref: dict, by_guid: dict[str, Key]) -> JSON:
+def _reference(ref: dict[str, Any], by_guid: dict[str, Key]) -> JSON:
     """A reference as the builder writes it: by type and qualifiedName (by guid when the catalog gave no name)."""
     key = by_guid.get(ref.get("guid", ""))
     if key is not None:

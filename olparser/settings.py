@@ -57,7 +57,7 @@ def _float(value: str | None, default: float) -> float:
     return float(value)
 
 
-def _limit(env: Mapping[str, str], name: str, default: int, minimum: float = 1, kind: type = int) -> Any:
+def _limit(env: Mapping[str, str], name: str, default: float, minimum: float = 1, kind: type = int) -> Any:
     """An integer limit (or a `kind=float` number) read from setting `name`; a clear error naming the setting when it
     is not one."""
     value = env.get(name)

@@ -57,7 +57,7 @@ def resolve_connection_string(value: str) -> str:
 class Azurite:
     """A running Azurite started by start_azurite; stop() ends exactly its process."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     location: Path
     blob_port: int
     queue_port: int
@@ -139,7 +139,8 @@ def _launch(command: list[str], location: Path, ports: list[int], host: str, tim
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command + arguments, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                    cwd=location, start_new_session=True)
-    azurite = Azurite(process, location, *ports, host=host, log_path=log_path)
+    blob_port, queue_port, table_port = ports
+    azurite = Azurite(process, location, blob_port, queue_port, table_port, host=host, log_path=log_path)
     try:
         _wait_for_ports(azurite, timeout)
     except BaseException:

@@ -54,7 +54,8 @@ class AtlasLineageReader:
             found = self.client.find_entities(type_name, [qualified_name])
         else:
             found = [hit for hit in self._search(qualified_name) if hit.get("qualifiedName") == qualified_name]
-        types = sorted({f.get("typeName") or f.get("entityType") for f in found})
+        # A hit names its type (typeName, or entityType in a search answer).
+        types = sorted({f.get("typeName") or f.get("entityType") for f in found})  # type: ignore[type-var]
         if not found:
             raise NotFound(f"no {type_name or 'entity'} with qualifiedName {qualified_name}")
         if len(found) > 1:

@@ -17,7 +17,6 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from olparser.contract.schema import (ARRAY_BOUNDS, CONTRACT, EVENT_KINDS, FACET_GROUPS, NO_CONTROL_CHARACTERS,

@@ -63,7 +63,7 @@ def _duration(run: JSON) -> str:
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
-    return ["  " + "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+    return ["  " + "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
             for row in [header, *rows]]
 
 

@@ -72,7 +72,7 @@ def plan_prune(processes: list[dict[str, Any]], placeholders: dict[str, dict[str
     stale = {p["guid"]: p for p in processes
              if p.get("status", "ACTIVE") == "ACTIVE" and (last_run(p) or cutoff) < cutoff}
     pruned, kept = [], 0
-    for guid, placeholder in sorted(placeholders.items()):
+    for _guid, placeholder in sorted(placeholders.items()):
         users = {item.get("guid") for item in _referenced(placeholder, ("inputToProcesses", "outputFromProcesses"))}
         if users and users <= set(stale):
             pruned.append(_key(placeholder))

@@ -10,7 +10,7 @@ Purview's defaults. Entities the connector created itself count as found here (t
 from __future__ import annotations
 
 import argparse
-from typing import Mapping
+from typing import Any, Mapping
 
 from olparser.adapters.catalog import CatalogTarget, RetryPolicy, make_atlas_client
 from olparser.adapters.catalog.existence import ExistenceCache
@@ -64,7 +64,7 @@ def _answer(candidate: Candidate, resolver: ScannedAssetResolver) -> str:
     return f"found {match[1]}" if match else "no single asset of that shape"
 
 
-def _lines(dataset: NamedDataset, candidates: tuple[Candidate, ...], found: dict, linked: tuple[str, str] | None,
+def _lines(dataset: NamedDataset, candidates: tuple[Candidate, ...], found: dict[Any, Any], linked: tuple[str, str] | None,
            target: CatalogTarget | None = None) -> str:
     lines = ["candidates (the first the catalog holds is the asset the lineage links to):"]
     if not candidates:

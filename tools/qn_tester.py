@@ -165,7 +165,7 @@ def event_datasets(path: str, engine: MappingEngine, mounts: tuple[MountPoint, .
     except (ValueError, TypeError, AttributeError) as exc:
         raise UsageError(f"event file {path}: not an OpenLineage event the connector reads ({exc})") from None
     resolver = dataset_resolver(run, engine, LineageOptions.from_settings(Settings.from_env()))
-    overrides = {"mounts": mounts, "workspace_url": workspace_url, "metastore_id": metastore}
+    overrides: dict[str, Any] = {"mounts": mounts, "workspace_url": workspace_url, "metastore_id": metastore}
     resolver = replace(resolver, **{name: value for name, value in overrides.items() if value})
     return [{"direction": direction, **identity_json(resolver.resolve(facts))}
             for direction, datasets in (("input", run.inputs), ("output", run.outputs)) for facts in datasets]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from azure.storage.queue import ExponentialRetry
 
@@ -68,7 +69,9 @@ def queue_service(args: argparse.Namespace, settings: Settings) -> QueueService:
     if kind == "embedded":
         return SqliteQueueService(embedded_queue_path(Path(where)))
     # An operator waiting at a prompt: a few quick retries, then a clear error (the command is safe to run again).
-    retry = ExponentialRetry(initial_backoff=0.5, increment_base=1.5, retry_total=2, random_jitter_range=0.5)
+    # Fractions of a second: the SDK annotates these as int but computes the backoff with floats.
+    backoff: dict[str, Any] = {"initial_backoff": 0.5, "increment_base": 1.5, "random_jitter_range": 0.5}
+    retry = ExponentialRetry(retry_total=2, **backoff)
     return AzureQueueService(where, retry_policy=retry)
 
 

@@ -81,10 +81,10 @@ class TypedefsFirstUploader:
     def delete(self, keys: Iterable[tuple[str, str]], *, in_use: bool = False) -> DeleteReport:
         return self.uploader.delete(keys, in_use=in_use)
 
-    def read(self, keys: Iterable[tuple[str, str]], calls: list[int]) -> dict[tuple[str, str], dict]:
+    def read(self, keys: Iterable[tuple[str, str]], calls: list[int]) -> dict[tuple[str, str], dict[str, Any]]:
         return self.uploader.read(keys, calls)
 
-    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict]:
+    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict[str, Any]]:
         return self.uploader.read_guids(guids, calls)
 
 
@@ -102,7 +102,8 @@ class Runtime:
         with self._lock:
             if name not in self._built:
                 self._built[name] = build()
-            return self._built[name]
+            built: T = self._built[name]
+            return built
 
     # --- intake ------------------------------------------------------------------------------------------------
     def limits(self) -> IntakeLimits:
@@ -126,8 +127,9 @@ class Runtime:
         """
         def build() -> QueueService:
             if (account := StorageAccount.from_settings(self.settings)) is not None:
-                quick = ExponentialRetry(initial_backoff=0.2, increment_base=1.5, retry_total=2,
-                                         random_jitter_range=0.2)
+                # Fractions of a second: the SDK annotates these as int but computes the backoff with floats.
+                backoff: dict[str, Any] = {"initial_backoff": 0.2, "increment_base": 1.5, "random_jitter_range": 0.2}
+                quick = ExponentialRetry(retry_total=2, **backoff)
                 return AzureQueueService(account, message_encoding, retry_policy=quick,
                                          connection_timeout=5, read_timeout=20)
             return SqliteQueueService(embedded_queue_path(self.settings.data_dir))
@@ -214,7 +216,9 @@ class Runtime:
 
     def pipeline(self) -> LineagePipeline:
         return self._once("pipeline", lambda: LineagePipeline(
-            self.run_state_store(), self.engine(), self.lineage_options(), self.uploader(),
+            self.run_state_store(),
+            self.engine(),  # type: ignore[arg-type]  # a ReloadingEngine delegates to its current MappingEngine
+            self.lineage_options(), self.uploader(),
             WritePolicy.from_settings(self.settings), resolver=self.resolver(), history=self.history_store(),
             parse_sql=self.sql_parser()))
 

@@ -7,7 +7,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Self
 
 
 class SqliteFile:
@@ -44,7 +44,7 @@ class SqliteFile:
             self._connections.clear()
         self._local = threading.local()
 
-    def __enter__(self):  # type: ignore[no-untyped-def]
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

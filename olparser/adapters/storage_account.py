@@ -9,13 +9,18 @@ managed identity in Azure; `AZURE_CLIENT_ID` chooses a user-assigned one), creat
 from __future__ import annotations
 
 import functools
-from typing import Any, Union
+from typing import Any, Mapping, Union
 
 from azure.data.tables import TableServiceClient
 from azure.storage.blob import BlobServiceClient
 from azure.storage.queue import QueueClient
 
 from olparser.settings import Settings, StorageEndpoints
+
+# One operation of a Table storage batch (TableClient.submit_transaction): ("create", row), ("delete", keys),
+# ("update", row, {"mode": ..., "etag": ..., "match_condition": ...}); an answer is the operation's response (its ETag).
+TableOperation = Union[tuple[str, Mapping[str, Any]], tuple[str, Mapping[str, Any], Mapping[str, Any]]]
+TableAnswer = Mapping[str, Any]
 
 
 @functools.cache
@@ -56,6 +61,12 @@ class StorageAccount:
         return account
 
     @property
+    def _connection(self) -> str:
+        """The connection string of an account built without service URIs (the constructor takes one of them)."""
+        assert self.connection_string is not None, "a storage account built from service URIs has no connection string"
+        return self.connection_string
+
+    @property
     def uses_identity(self) -> bool:
         return self.endpoints is not None
 
@@ -74,17 +85,17 @@ class StorageAccount:
     def blob_service(self) -> BlobServiceClient:
         if self.endpoints is not None:
             return BlobServiceClient(self.endpoints.blob, credential=self.credential)
-        return BlobServiceClient.from_connection_string(self.connection_string)
+        return BlobServiceClient.from_connection_string(self._connection)
 
     def table_service(self) -> TableServiceClient:
         if self.endpoints is not None:
             return TableServiceClient(self.endpoints.table, credential=self.credential)
-        return TableServiceClient.from_connection_string(self.connection_string)
+        return TableServiceClient.from_connection_string(self._connection)
 
     def queue_client(self, name: str, **options: Any) -> QueueClient:
         if self.endpoints is not None:
             return QueueClient(self.endpoints.queue, name, credential=self.credential, **options)
-        return QueueClient.from_connection_string(self.connection_string, name, **options)
+        return QueueClient.from_connection_string(self._connection, name, **options)
 
 
 StorageConnection = Union[str, StorageAccount]

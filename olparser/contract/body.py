@@ -221,7 +221,10 @@ def parse_json(text: str, max_depth: int) -> DecodedBody:
         obj = dict(pairs)
         if len(obj) != len(pairs):
             seen: set[str] = set()
-            duplicates.extend(key for key, _ in pairs if key in seen or seen.add(key))
+            for key, _ in pairs:
+                if key in seen:
+                    duplicates.append(key)
+                seen.add(key)
         return obj
 
     try:

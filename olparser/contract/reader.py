@@ -31,13 +31,16 @@ class AcceptedEvent:
     _json: bytes | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self._json is None:
-            object.__setattr__(self, "_json", encode_event(self.event))
+        encoded = self._json
+        if encoded is None:
+            encoded = encode_event(self.event)
+            object.__setattr__(self, "_json", encoded)
         if self.size_bytes < 0:
-            object.__setattr__(self, "size_bytes", len(self._json))
+            object.__setattr__(self, "size_bytes", len(encoded))
 
     def to_json_bytes(self) -> bytes:
         """Compact UTF-8 JSON of `event` (encoded once)."""
+        # Why the type error is ignored: encoded in __post_init__ (never None after it)
         return self._json  # type: ignore[return-value]
 
 

@@ -206,7 +206,8 @@ def _bounded_array(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, A
     node = schema["$defs"]
     for key in path:
         node = node[key]
-    return node
+    found: dict[str, Any] = node
+    return found
 
 
 @lru_cache(maxsize=8)
@@ -251,7 +252,7 @@ def contract_validators(
 
 def describe(error: ValidationError, root: tuple[str | int, ...], prefix: str) -> tuple[str, str]:
     """The message for a jsonschema error (the fallback when fastjsonschema's location cannot be resolved)."""
-    return message_for(error.validator, error.validator_value, error.instance, (*root, *error.absolute_path), prefix)
+    return message_for(str(error.validator), error.validator_value, error.instance, (*root, *error.absolute_path), prefix)
 
 
 def message_for(keyword: str, expected: Any, value: Any, parts: tuple[Any, ...], prefix: str) -> tuple[str, str]:
@@ -286,7 +287,8 @@ def _json_type_of(value: Any) -> str:
         return "a boolean"
     if isinstance(value, (int, float)):
         return "a number"
-    return {str: "a string", dict: "an object", list: "an array"}.get(type(value), "null")
+    names: dict[type[Any], str] = {str: "a string", dict: "an object", list: "an array"}
+    return names.get(type(value), "null")
 
 
 contract_validators()  # compile the default contract at import, not on the first request

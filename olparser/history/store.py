@@ -26,7 +26,7 @@ from .model import Access, ProcessRun, ProcessSummary, RunFacts, RunRecord
 from .window import HistoryReader
 
 if TYPE_CHECKING:
-    from olparser.settings import Settings
+    pass
 
 SQLITE_FILE_NAME = "run-history.sqlite3"
 HISTORY_TABLE = "olrunhistory"

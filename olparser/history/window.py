@@ -19,13 +19,15 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol, TypeVar
 
 from olparser.lineage.column_graph import ColumnGraph, ProcessColumns
 from olparser.lineage.column_graph import DatasetRef as ColumnDataset
 from olparser.lineage.metadata import iso_time
 
 from .model import JSON, READ, WRITE, Access, DatasetRef, ProcessRun, RunFacts, RunRecord
+
+_Row = TypeVar("_Row")  # a row the history reader returns (Access, or a run and its process)
 
 DIRECTIONS = ("upstream", "downstream", "both")
 COLUMN_DIRECTIONS = {"upstream": "up", "downstream": "down", "both": "both"}
@@ -136,7 +138,7 @@ class _Walk:
                 self.truncated = f"more than {self.limits.max_reads} reads of the history"
         return self.truncated is not None
 
-    def _read(self, rows: list) -> list:
+    def _read(self, rows: list[_Row]) -> list[_Row]:
         self.rows += len(rows)
         self.reads += 1
         return rows
@@ -229,9 +231,9 @@ class _Walk:
                               "runs": runs})
         kept = {d["qualifiedName"] for d in datasets} | {p["qualifiedName"] for p in processes}
         edges = []
-        for (source, target), (kind, runs) in self.edges.items():
+        for (source, target), (kind, edge_runs) in self.edges.items():
             if source in kept and target in kept:
-                ordered = sorted(runs.values(), key=lambda f: (-f.start, f.run_id))
+                ordered = sorted(edge_runs.values(), key=lambda f: (-f.start, f.run_id))
                 edges.append({"from": source, "to": target, "kind": kind, "runCount": len(ordered),
                               "runs": [f.run_id for f in ordered[:self.limits.max_runs_listed]]})
         return {"datasets": sorted(datasets, key=lambda d: (d["distance"], d["qualifiedName"])),
@@ -248,6 +250,7 @@ def lineage_in_window(reader: HistoryReader, qualified_name: str, window: Window
     if not 1 <= depth <= limits.max_depth:
         raise ValueError(f"depth must be from 1 to {limits.max_depth}, got {depth}")
     if limits.max_reads is None and getattr(reader, "max_reads", None) is not None:
+        # Why the type error is ignored: a reader with max_reads (checked with getattr above)
         limits = replace(limits, max_reads=reader.max_reads)  # type: ignore[attr-defined]
     walk = _Walk(reader, window, limits, clock)
     walk.datasets[qualified_name] = {"typeName": "", "distance": 0}
@@ -280,12 +283,12 @@ def _column_answer(walk: _Walk, root: str, column: str, direction: str, depth: i
             column_mapping=run.column_mapping or None, column_lineage_detail=run.column_lineage_detail or None))
     graph = ColumnGraph(processes)
     trace = graph.trace(root, column, COLUMN_DIRECTIONS[direction], depth)
-    edges: dict[tuple, dict[str, RunFacts]] = {}
+    edges: dict[tuple[tuple[str, str], tuple[str, str], str, str, bool, bool], dict[str, RunFacts]] = {}
     for edge in trace.edges:
         process, run_id = edge.process.split("\n", 1)
         key = (edge.source, edge.target, process, edge.label, edge.indirect, edge.dataset_level)
         edges.setdefault(key, {})[run_id] = facts[(process, run_id)]
-    column_edges = []
+    column_edges: list[dict[str, Any]] = []
     for (source, target, process, label, indirect, dataset_level), runs in sorted(edges.items()):
         ordered = sorted(runs.values(), key=lambda f: (-f.start, f.run_id))
         column_edges.append({"from": {"dataset": source[0], "column": source[1]},

@@ -23,7 +23,7 @@ from olparser.sql import ParseSql
 from .columns import ColumnLineage, column_lineage
 from .context import RunContext, run_context
 from .edges import (Name, is_temporary, is_temporary_name, lineage_facet_names, narrowed, temporary_names)
-from .datasets import COLUMN_TYPE, DatasetResolver, ResolvedDataset
+from .datasets import DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
 from .governance import with_governance
 from .identity import Orchestration, is_application_run
@@ -32,7 +32,7 @@ from .lifecycle import is_lifecycle_only, kept_outputs
 from .metadata import iso_time, system_metadata
 from .options import LineageOptions
 from .owners import ORCHESTRATED_PROCESS_TYPES, build_owner, producer_job_type
-from .plan import LineagePlan, UnmatchedDataset
+from .plan import COLUMN_TYPE, LineagePlan, UnmatchedDataset
 from .processes import build_process
 from .streaming import PER_BATCH_METADATA, stream_run_id, window_start
 from .sql_columns import SQL_SOURCE, DerivedColumns, derive_column_lineage, has_column_lineage
@@ -107,7 +107,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     inputs = [resolver.resolve(facts) for facts in run_inputs]
     outputs = [resolver.resolve(facts) for facts in run_outputs]
     by_location = {(facts.namespace, facts.name): resolved
-                   for facts, resolved in zip((*run_inputs, *run_outputs), (*inputs, *outputs))}
+                   for facts, resolved in zip((*run_inputs, *run_outputs), (*inputs, *outputs), strict=True)}
 
     def resolve_field_dataset(namespace: str, name: str) -> ResolvedDataset:
         return by_location.get((namespace, name)) or resolver.resolve_name(namespace, name)
@@ -136,7 +136,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
             summary = {k: v for k, v in summary.items() if k not in PER_BATCH_METADATA}
         lineages, declared = [], []
         several = len(outputs) > 1  # one output: every input is its own (what it declares, or named by none)
-        for facts, output in zip(run_outputs, outputs):
+        for facts, output in zip(run_outputs, outputs, strict=True):
             facet, source = _column_lineage_facet(facts, derived)
             lineage = column_lineage(facet, output, resolve_field_dataset, skip if temporary else None)
             if lineage is not None:
@@ -145,7 +145,7 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
             if several:
                 declared.append(_declared_keys(facts, run, lineage, upstream or {}, resolve_field_dataset, skip))
         each_inputs = narrowed(inputs, declared) if several else [inputs] * len(outputs)
-        for output, (lineage, source), output_inputs in zip(outputs, lineages, each_inputs):
+        for output, (lineage, source), output_inputs in zip(outputs, lineages, each_inputs, strict=True):
             processes.append(build_process(run, ctx, owner, output, output_inputs, lineage,
                                            status=status or run.event_type, truncation=truncation,
                                            max_inputs=max(len(inputs), 1) if truncation else None,
@@ -206,8 +206,8 @@ def _declared_keys(facts: DatasetFacts, run: RunSnapshot, lineage: ColumnLineage
             temporary.add((namespace, name))
         else:
             keys.add(resolve(namespace, name).key)
-    for name in temporary:
-        keys.update(resolve(d.namespace, d.name).key for d in upstream.get(name, ()))
+    for temporary_name in temporary:
+        keys.update(resolve(d.namespace, d.name).key for d in upstream.get(temporary_name, ()))
     return frozenset(keys)
 
 
@@ -221,7 +221,7 @@ def _column_lineage_facet(facts: DatasetFacts, derived: DerivedColumns | None) -
     return (found, SQL_SOURCE) if found else (facet, "")
 
 
-def _within_edge_limit(run: RunSnapshot, max_edges: int) -> tuple[tuple, tuple, str]:
+def _within_edge_limit(run: RunSnapshot, max_edges: int) -> tuple[tuple[DatasetFacts, ...], tuple[DatasetFacts, ...], str]:
     """The run's inputs and outputs cut so that inputs × outputs stays within `max_edges` (name order kept), and
     what was cut, as a sentence ("" when nothing was)."""
     inputs, outputs = run.inputs, run.outputs

@@ -124,7 +124,9 @@ def _dataset_refs(value: object) -> tuple[DatasetRef, ...]:
 
 def process_from_entity(entity: Mapping[str, Any]) -> ProcessColumns:
     """A process from an Atlas entity as `GET /entity/guid` or `/entity/bulk` answers it."""
-    attributes = entity.get("attributes") if isinstance(entity.get("attributes"), dict) else {}
+    attributes = entity.get("attributes")
+    if not isinstance(attributes, dict):
+        attributes = {}
     mapping, detail = attributes.get("columnMapping"), attributes.get("columnLineageDetail")
     return ProcessColumns(
         guid=_text(entity.get("guid")), qualified_name=_text(attributes.get("qualifiedName")),
@@ -337,7 +339,7 @@ class ColumnGraph:
         }
 
 
-def _edge_order(trace: ColumnTrace, edge: ColumnEdge) -> tuple:
+def _edge_order(trace: ColumnTrace, edge: ColumnEdge) -> tuple[int, tuple[str, str], tuple[str, str], str, str]:
     """Nearest hops first, then by target and source."""
     hops = max(abs(trace.distances.get(edge.source, 0)), abs(trace.distances.get(edge.target, 0)))
     return (hops, edge.target, edge.source, edge.process, edge.label)

@@ -149,7 +149,10 @@ class DatasetResolver:
         unity = None if three_parts is None else UnityTable(*three_parts, host=host,
                                                             metastore=self._host_metastore(host))
         if result.matched:
-            dataset = ResolvedDataset(type_name=result.purview_type, qualified_name=result.qualified_name,
+            # Both names are set when the result matched (MappingResult.matched).
+            type_name: str = result.purview_type  # type: ignore[assignment]
+            qualified_name: str = result.qualified_name  # type: ignore[assignment]
+            dataset = ResolvedDataset(type_name=type_name, qualified_name=qualified_name,
                                       display_name=display_name(namespace, name), owned=False,
                                       namespace=namespace, name=name, rule=result.rule_name or "", unity=unity)
             # the engine keeps no answer for a longer one; a Unity Catalog host's metastore depends on the options

@@ -187,7 +187,7 @@ def _add_names(items: Any, names: set[Name], *, typed: bool) -> None:
             names.add((namespace, name))
 
 
-def narrowed(inputs: list, declared: list[frozenset | None]) -> list[list]:
+def narrowed(inputs: list[Any], declared: list[frozenset[Any] | None]) -> list[list[Any]]:
     """Each output's inputs: those it declares (keys in its set), plus those no output declares; every input for
     an output that declares nothing (None). `inputs` are resolved datasets (`.key`), in the run's order."""
     if declared.count(None) == len(declared):

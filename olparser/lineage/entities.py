@@ -60,7 +60,8 @@ def _with_guids(value: Any, guids: dict[Key, str]) -> Any:
     if isinstance(value, dict):
         unique = value.get("uniqueAttributes")
         if isinstance(unique, dict) and "guid" not in value:
-            guid = guids.get((value.get("typeName"), unique.get("qualifiedName")))
+            # A reference whose names are not both strings finds no guid.
+            guid = guids.get((value.get("typeName"), unique.get("qualifiedName")))  # type: ignore[arg-type]
             return {"guid": guid, **value} if guid else value
         entries: Iterable[tuple[Any, Any]] = value.items()
         copy: Callable[[Any], Any] = dict

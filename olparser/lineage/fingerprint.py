@@ -53,7 +53,7 @@ def _without_texts(entity: JSON, texts: list[str]) -> list[Any]:
         if attributes.__class__ is dict else ()
     if not names:
         return [entity, ()]
-    kept = dict(attributes)
+    kept = dict(attributes)  # type: ignore[arg-type]  # a dict: `names` is empty otherwise (`__class__ is dict`)
     for name in names:
         texts.append(kept.pop(name))
     return [{**entity, "attributes": kept}, names]

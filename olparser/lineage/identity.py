@@ -60,8 +60,9 @@ def session_application(job_name: str, run_facets: Mapping[str, Any]) -> str:
     first part of the run's own job name."""
     parent = run_facets.get("parent")
     parent_job = parent.get("job") if isinstance(parent, dict) else None
-    if isinstance(parent_job, dict) and isinstance(parent_job.get("name"), str) and parent_job["name"]:
-        return parent_job["name"]
+    parent_name = parent_job.get("name") if isinstance(parent_job, dict) else None
+    if isinstance(parent_name, str) and parent_name:
+        return parent_name
     return job_name.split(".", 1)[0]
 
 

@@ -80,7 +80,7 @@ class LifecycleChanges:
     def __bool__(self) -> bool:
         return bool(self.drops or self.moves)
 
-    def keys(self) -> frozenset:
+    def keys(self) -> frozenset[Any]:
         """The catalog keys of the datasets dropped and of the names moved away from."""
         return frozenset([*(d.key for d in self.drops), *(old.key for old, _ in self.moves)])
 

@@ -90,6 +90,7 @@ def _relinked_refs(refs: list[Any], links: Mapping[Key, Key]) -> list[Any]:
     for ref in refs:
         key = _ref_key(ref)
         if key in links:
+            # Why the type error is ignored: a reference without both names finds no link
             target = links[key]  # type: ignore[index]
             by_key.setdefault(target, object_id(*target))
         elif key is not None:
@@ -119,7 +120,7 @@ def _column_mapping(text: str, links: Mapping[Key, Key], names: Mapping[str, str
         mapping = entry["DatasetMapping"]
         pair = (names.get(mapping.get("Source"), mapping.get("Source")), names.get(mapping.get("Sink"),
                                                                                    mapping.get("Sink")))
-        columns = merged.setdefault(pair, {})  # type: ignore[arg-type]
+        columns = merged.setdefault(pair, {})
         for column in entry.get("ColumnMapping") or []:
             if isinstance(column, dict):
                 columns.setdefault((str(column.get("Source")), str(column.get("Sink"))), column)
@@ -143,6 +144,7 @@ def _lineage_detail(text: str, links: Mapping[Key, Key], names: Mapping[str, str
         for item in items:
             key = (item.get("typeName"), item.get("qualifiedName")) if isinstance(item, dict) else None
             if key in links:
+                # Why the type error is ignored: a reference without both names finds no link
                 target = links[key]  # type: ignore[index]
                 item = {**item, "typeName": target[0], "qualifiedName": target[1]}
             out.append(item)

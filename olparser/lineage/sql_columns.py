@@ -67,6 +67,7 @@ def derive_column_lineage(run: RunSnapshot, parse_sql: ParseSql) -> DerivedColum
     targets = {_key(o): o for o in run.outputs if not has_column_lineage(o.facets.get("columnLineage"))}
     if not targets:
         return None
+    # Why the type error is ignored: a run with a SQL facet has its producer
     parsed = parse_sql(query, sql_dialect(sql_facet, run.producer))  # type: ignore[arg-type]
     if isinstance(parsed, SqlParseFailure):
         return DerivedColumns({}, f"column lineage from SQL: {parsed.reason}")
@@ -205,7 +206,7 @@ class _Derivation:
                 for lower, name in schema.items():
                     column = self._column(output, name)
                     if column is not None:
-                        in_others = shared and any(lower in (self.schemas.get(k) or {lower: 1}) for k in sources
+                        in_others = shared and any(lower in (self.schemas.get(k) or {lower: lower}) for k in sources
                                                    if k != key)
                         self._add(output, column, key, name, in_others)
 

@@ -50,13 +50,15 @@ def _number(op2: object) -> float:
 def _as_number(value: Value) -> float | None:
     if value.__class__ is int:
         return value
+    if value is None:
+        return None
     try:
         return float(value)
     except (TypeError, ValueError):
         return None
 
 
-def _string_test(compare: str, op2: object) -> Test:
+def _string_test(compare: str, op2: object) -> Callable[[str], bool]:
     options = _texts(op2)
     single = options[0] if len(options) == 1 else None
     if compare == "=":
@@ -117,7 +119,11 @@ def compile_condition(op1: str, compare: str, op2: object) -> Condition:
     if compare not in OPERATORS:
         raise ConditionError("compare", f"unknown operator '{compare}' (known: {', '.join(OPERATORS)})")
     numeric = compare in (">", "<")
-    test = _numeric_test(compare, op2) if numeric else _string_test(compare, op2)
+    if numeric:
+        test = _numeric_test(compare, op2)
+    else:
+        # A string test is given only strings: a token other than a count reads a str, a count is passed as str.
+        test = _string_test(compare, op2)  # type: ignore[assignment]
     read = token.read
     if token.is_count and not numeric:
 

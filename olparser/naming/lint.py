@@ -8,7 +8,7 @@ is implied by a condition of B and every token A's template reads is known to ex
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from .conditions import Condition
 from .rules import ConfigError, ConfigProblem, Rule, compile_schema_valid, schema_problems, unwrap
@@ -56,7 +56,7 @@ def _implies(b: Condition, a: Condition) -> bool:
     if (a.compare, ao) == (b.compare, bo):
         return True
     if b.compare == "=" and not a.token.is_count:
-        tests = {"=": lambda v: v in ao, "!=": lambda v: v not in ao, "contains": lambda v: any(o in v for o in ao),
+        tests: dict[str, Callable[[Any], bool]] = {"=": lambda v: v in ao, "!=": lambda v: v not in ao, "contains": lambda v: any(o in v for o in ao),
                  "startswith": lambda v: v.startswith(ao), "endswith": lambda v: v.endswith(ao)}
         test = tests.get(a.compare)
         return test is not None and all(test(v) for v in bo)

@@ -82,7 +82,7 @@ class MountIndex:
     __slots__ = ("_root", "size")
 
     def __init__(self, mounts: Sequence[MountPoint]):
-        self._root: list = [None, {}]  # a node: [(mount point, MountPoint) or None, {segment: node}]
+        self._root: list[Any] = [None, {}]  # a node: [(mount point, MountPoint) or None, {segment: node}]
         self.size = 0
         for mount in mounts:
             point = mount.mount_point.strip().rstrip("/")

@@ -72,7 +72,7 @@ def parse_json(text: str, source: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(ConfigProblem(f"{source} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                                        line=exc.lineno, column=exc.colno))
+                                        line=exc.lineno, column=exc.colno)) from None
 
 
 def rule_offsets(text: str) -> list[int]:

@@ -61,7 +61,8 @@ class Template:
             if piece.__class__ is str:
                 out.append(piece)
                 continue
-            value = piece.read(ns, nm, ws)
+            # A TokenRef here: the hot path's `__class__ is str` (faster than isinstance) does not narrow the type.
+            value = piece.read(ns, nm, ws)  # type: ignore[union-attr]
             if value is None:
                 return None
             out.append(value if value.__class__ is str else str(value))

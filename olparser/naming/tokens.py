@@ -149,7 +149,7 @@ class TokenRef:
     scope: str
 
 
-def _at(seq: tuple, i: int) -> Value:
+def _at(seq: tuple[Value, ...], i: int) -> Value:
     try:
         return seq[i]
     except IndexError:

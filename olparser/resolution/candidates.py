@@ -33,7 +33,7 @@ import re
 from typing import Iterable
 
 from olparser.resolution import unity_catalog
-from olparser.resolution.model import (PARTITIONS, SEGMENT, TEXT, UNITY_STORAGE_SEGMENT, Candidate, Identity,
+from olparser.resolution.model import (PARTITIONS, SEGMENT, TEXT, UNITY_STORAGE_SEGMENT, Candidate, Identity, Key,
                                        NamedDataset, Search, Shape, UnityTable, shape_text)
 from olparser.resolution.resource_sets import RESOURCE_SET_TYPES, ResourceSetRules, resource_set_names
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -114,21 +114,21 @@ def _get(obj: JSON, key: str, path: str, kind: type | tuple[type, ...], default:
 
 
 def _required(obj: JSON, key: str, path: str) -> str:
-    value = _get(obj, key, path, str)
+    value: str = _get(obj, key, path, str)
     if not value:
         raise _field(f"{path}.{key}", "is required")
     return value
 
 
 def _list(obj: JSON, key: str, path: str) -> list[JSON]:
-    items = _get(obj, key, path, list, [])
+    items: list[JSON] = _get(obj, key, path, list, [])
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise _field(f"{path}.{key}[{index}]", f"must be an object, got {type(item).__name__}")
     return items
 
 
-def _compile_net(pattern: str, options: int, path: str) -> regex.Pattern:
+def _compile_net(pattern: str, options: int, path: str) -> regex.Pattern[str]:
     """A .NET regex (as Purview stores them) as a `regex` pattern: variable-width lookbehind and scoped inline flags
     (`(?i)…(?-i)`) work as in .NET; `options` are .NET RegexOptions bits."""
     if options & ~_NET_SUPPORTED_OPTIONS:
@@ -209,8 +209,8 @@ class RegexReplacer:
     condition: str | None = None
     keep: tuple[str, int] | None = None  # doNotReplaceRegex: spans it matches are never replaced
     final: bool = False  # disableRecursiveReplacerApplication: no later replacer touches a segment this one changed
-    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
-    keep_compiled: regex.Pattern | None = field(init=False, compare=False, repr=False)
+    compiled: regex.Pattern[str] = field(init=False, compare=False, repr=False)
+    keep_compiled: regex.Pattern[str] | None = field(init=False, compare=False, repr=False)
     substitution: tuple[str | int, ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -229,7 +229,7 @@ class PathFilter:
     name: str
     path: str
     is_regex: bool
-    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
+    compiled: regex.Pattern[str] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.is_regex:
@@ -267,7 +267,7 @@ class PatternRule:
     name: str
     qualified_name: str
     is_resource_set: bool = True
-    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
+    compiled: regex.Pattern[str] = field(init=False, compare=False, repr=False)
     output: tuple[tuple[str, str], ...] = field(init=False, compare=False, repr=False)  # (kind, text or group)
 
     def __post_init__(self) -> None:
@@ -337,6 +337,7 @@ class ResourceSetRules:
             name = _get(item, "name", where, str) or where
             if _get(item, "disabled", where, bool, False):
                 continue
+            # Why the type error is ignored: required=True: a tuple, or _regex raised
             source, options = _regex(item, "regex", where, required=True)  # type: ignore[misc]
             condition = _get(item, "condition", where, str)
             if condition is not None and condition not in _CONDITIONS:
@@ -395,7 +396,8 @@ def _scoped_rules(config: JSON, path: str) -> tuple[ScopedRules, ...]:
 
 def default_account_config() -> JSON:
     """A fresh copy of the default configuration body (what the embedded catalog answers until a PUT replaces it)."""
-    return json.loads(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    config: JSON = json.loads(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    return config
 
 
 @lru_cache(maxsize=1)
@@ -485,6 +487,10 @@ def _generalize_segment(segment: str, is_file: bool, rules: ResourceSetRules) ->
     return known
 
 
+def _all_matches(pattern: regex.Pattern[str], text: str) -> list[regex.Match[str]]:
+    return list(pattern.finditer(text, timeout=MATCH_TIMEOUT_SECONDS))
+
+
 def _apply_replacers(segment: str, is_file: bool, rules: ResourceSetRules) -> str:
     for replacer in rules.replacers:
         if (replacer.condition == APPLY_TO_FILE_NAME and not is_file) or (
@@ -492,7 +498,7 @@ def _apply_replacers(segment: str, is_file: bool, rules: ResourceSetRules) -> st
             continue
         keep = []
         if replacer.keep_compiled is not None:
-            found = _safely(lambda: list(replacer.keep_compiled.finditer(segment, timeout=MATCH_TIMEOUT_SECONDS)))
+            found = _safely(partial(_all_matches, replacer.keep_compiled, segment))
             keep = [m.span() for m in found or ()]
             if replacer.condition == APPLY_TO_FILE_NAME_OR_NON_VERSION and keep and not is_file:
                 continue  # a folder named like a version string keeps its name
@@ -549,6 +555,7 @@ def _strip_partitions(folders: Sequence[str]) -> tuple[tuple[str, ...], tuple[st
     end = len(folders)
     while end > 0 and _PARTITION_SEGMENT.fullmatch(folders[end - 1]):
         end -= 1
+    # Why the type error is ignored: every segment after `end` matched the same pattern above
     keys = tuple(_PARTITION_SEGMENT.fullmatch(f).group(1) for f in folders[end:])  # type: ignore[union-attr]
     return tuple(folders[:end]), keys
 

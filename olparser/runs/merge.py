@@ -62,7 +62,9 @@ def merge_event(previous: RunSnapshot | None, event: JSON, *, max_datasets: int 
     `max_datasets` bounds the run's inputs and its outputs (each): only the first that many in (namespace, name)
     order are kept and the snapshot is marked `truncated` — the same datasets whatever the order of the events."""
     run = event.get("run")
-    run_id = run.get("runId") if isinstance(run, dict) else None
+    if not isinstance(run, dict):
+        run = {}
+    run_id = run.get("runId")
     if not isinstance(run_id, str) or not run_id:
         raise ValueError("event has no run.runId: a static JobEvent/DatasetEvent goes to snapshot_from_static")
     if previous is not None and previous.run_id != run_id:
@@ -90,11 +92,17 @@ def snapshot_from_static(event: JSON, *, max_datasets: int | None = None) -> Run
 
 def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any,
           max_datasets: int | None) -> RunSnapshot:
-    time = event.get("eventTime") if isinstance(event.get("eventTime"), str) else ""
+    time = event.get("eventTime")
+    if not isinstance(time, str):
+        time = ""
     times = base.merge_times
-    job = event.get("job") if isinstance(event.get("job"), dict) else {}
+    job = event.get("job")
+    if not isinstance(job, dict):
+        job = {}
 
-    producer = event.get("producer") if isinstance(event.get("producer"), str) else ""
+    producer = event.get("producer")
+    if not isinstance(producer, str):
+        producer = ""
     event_time, newest_producer = base.event_time, base.producer
     if not base.event_time or (_instant(time), time, producer) > (_instant(base.event_time), base.event_time,
                                                                    base.producer):

@@ -37,7 +37,7 @@ from olparser.runs.marks import LifecycleMark
 from olparser.runs.model import JSON, RunSnapshot
 
 if TYPE_CHECKING:
-    from olparser.settings import Settings
+    pass
 
 SQLITE_FILE_NAME = "run-state.sqlite3"
 RUN_STATE_TABLE = "olrunstate"

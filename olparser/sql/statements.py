@@ -66,7 +66,7 @@ def read_statement(sql: str) -> tuple[tuple[SqlStar, ...], tuple[tuple[str, SqlT
         depths.append(depth)
         if text == ")" and not quoted:
             depth = max(0, depth - 1)
-    select_depths = [d for (text, quoted), d in zip(items, depths) if text == "select" and not quoted]
+    select_depths = [d for (text, quoted), d in zip(items, depths, strict=True) if text == "select" and not quoted]
     top = min(select_depths) if select_depths else None
     merge = any(_word(items, i) == "merge" and _word(items, i + 1) == "into" and depths[i] == 0
                 for i in range(len(items)))

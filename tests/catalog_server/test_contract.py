@@ -224,6 +224,11 @@ def test_http_errors_name_the_problem(catalog: CatalogServer) -> None:
         "errorCode": "ATLAS-400-00-01A",
         "errorMessage": "invalid parameters: the request body is not valid JSON (Expecting property name enclosed in "
                         "double quotes at char 1)"})
+    not_utf8 = requests.post(f"{catalog.atlas_url}/entity/bulk", auth=auth, data=b'{"a": "\xff"}', timeout=10,
+                             headers={"Content-Type": "application/json"})
+    assert (not_utf8.status_code, not_utf8.json()) == (400, {
+        "errorCode": "ATLAS-400-00-01A",
+        "errorMessage": "invalid parameters: the request body is not valid JSON (not UTF-8 at byte 7)"})
     unknown = requests.get(f"{catalog.atlas_url}/entity/uniqueAttribute/type/hive_table",
                            params={"attr:qualifiedName": "db.none@x"}, auth=auth, timeout=10)
     assert (unknown.status_code, unknown.json()) == (404, {

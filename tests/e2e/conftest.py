@@ -18,8 +18,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from tests.conftest import PROJECT_ROOT
-from tools.functions_host.launcher import (READY_PREFIX, START_TIMEOUT, ServeHandle, WorkerHandle, start_serve,
-                                          start_worker)
+from tools.functions_host.launcher import (ServeHandle, start_serve)
 
 @pytest.fixture(scope="module")
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:

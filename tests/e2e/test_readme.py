@@ -204,7 +204,7 @@ def test_the_quickstart_runs_as_written_on_the_repository_alone(terminal):
     assert len(QUICKSTART) == len(QUICKSTART_CHECKS), "a Quickstart block was added or removed: say what it promises"
     assert len(CATALOG_EXAMPLE) == 1, "the `ol2purview columns` example of the lineage page's guide"
     executed = 0
-    for number, (block, check) in enumerate(zip(QUICKSTART, QUICKSTART_CHECKS)):
+    for number, (block, check) in enumerate(zip(QUICKSTART, QUICKSTART_CHECKS, strict=True)):
         script = block.split(TERMINAL_2)[1] if number == 0 else block
         done = run_block(script, serve, env, activate=number > 0)
         assert done.returncode == 0, f"Quickstart block {number + 1}:\n{script}\n{done.stdout}\n{done.stderr}"

@@ -25,7 +25,6 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Iterator, MutableMapping
 
 from olparser.settings import DEFAULT_MAPPINGS_PATH, SHIPPED_MAPPINGS_PATH

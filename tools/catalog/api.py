@@ -33,8 +33,10 @@ async def read_json(request: Request) -> Any:
         return None
     try:
         return json.loads(body)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise errors.invalid_parameters(f"the request body is not valid JSON ({exc.msg} at char {exc.pos})") from None
+    except UnicodeDecodeError as exc:  # bytes that are not UTF-8 (a ValueError without `msg` and `pos`)
+        raise errors.invalid_parameters(f"the request body is not valid JSON (not UTF-8 at byte {exc.start})") from None
 
 
 def _flag(request: Request, name: str) -> bool:

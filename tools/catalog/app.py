@@ -55,8 +55,10 @@ class AtlasGate:
         for route in self.router.routes:
             match, _ = route.matches(scope)
             if match is Match.FULL:
+                # Why the type error is ignored: Starlette's BaseRoute has no path; this app's routes all do
                 return f"{scope['method']} {route.path}"  # type: ignore[attr-defined]
             if match is Match.PARTIAL and partial is None:
+                # Why the type error is ignored: Starlette's BaseRoute has no path; this app's routes all do
                 partial = f"{scope['method']} {route.path}"  # type: ignore[attr-defined]
         return partial or f"{scope['method']} (no such route)"
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from typing import Any
 
 
 class CallCounter:
@@ -14,7 +15,7 @@ class CallCounter:
         with self._lock:
             self._counts[route] += 1
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         with self._lock:
             return {"total": sum(self._counts.values()), "byRoute": dict(sorted(self._counts.items()))}
 

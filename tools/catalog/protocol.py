@@ -16,7 +16,8 @@ RESET_EXTENSION = "ol2purview.connection_reset"
 class ResettableHttpToolsProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self.scope["extensions"] = {RESET_EXTENSION: self._reset_connection}  # type: ignore[typeddict-unknown-key]
+        # An extension of this server's own (the ASGI scope type lists only the standard ones).
+        self.scope["extensions"] = {RESET_EXTENSION: self._reset_connection}  # type: ignore[dict-item]
 
     def _reset_connection(self) -> None:
         sock = self.transport.get_extra_info("socket")

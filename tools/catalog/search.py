@@ -146,7 +146,7 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
     raise errors.invalid_parameters(f"unsupported filter clause {json.dumps(clause)}")
 
 
-def _classification_names(row: EntityRow) -> list[str]:
+def _classification_names(row: EntityRow) -> list[str | None]:
     return [c.get("typeName") for c in row.extra.get("classifications") or () if isinstance(c, dict)]
 
 
@@ -157,6 +157,7 @@ def _lower(test: Callable[[str, str], bool]) -> Callable[[object, object], bool]
 def _ordered(test: Callable[[float, float], bool]) -> Callable[[object, object], bool]:
     def compare(a: object, b: object) -> bool:
         numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+        # Why the type error is ignored: both are numbers (checked just before)
         return numbers and test(a, b)  # type: ignore[arg-type]
     return compare
 

@@ -98,7 +98,7 @@ class CatalogServer:
         if on_listening is not None:
             on_listening(self)
         try:
-            server.run(sockets=[self._socket])
+            server.run(sockets=[self._socket])  # type: ignore[list-item]  # _prepare opened it
         finally:
             self._close()
 

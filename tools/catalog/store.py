@@ -131,12 +131,12 @@ class RelationshipDetail:
     version: int
 
 
-def _relationship_detail(row: tuple) -> RelationshipDetail:
+def _relationship_detail(row: tuple[Any, ...]) -> RelationshipDetail:
     return RelationshipDetail(RelationshipRow(*row[:5]), row[5], json.loads(row[6]), row[7], row[8], row[9], row[10],
                               row[11])
 
 
-def _entity(row: tuple) -> EntityRow:
+def _entity(row: tuple[Any, ...]) -> EntityRow:
     return EntityRow(row[0], row[1], row[2], row[4], json.loads(row[5]), json.loads(row[6]), row[7], row[8], row[9],
                      row[10], row[11])
 
@@ -193,7 +193,7 @@ class Session:
         row = self.conn.execute(f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE guid = ?", (guid,)).fetchone()
         return _entity(row) if row else None
 
-    def entities(self, guids: Sequence[str]) -> dict[str, EntityRow]:
+    def entities(self, guids: Iterable[str]) -> dict[str, EntityRow]:
         found: dict[str, EntityRow] = {}
         for chunk in _chunks(list(guids)):
             marks = ",".join("?" * len(chunk))
@@ -227,7 +227,8 @@ class Session:
     def search(self, type_names: Sequence[str] | None, text: str | None, include_deleted: bool = False
                ) -> list[EntityRow]:
         """Entities of the given types whose name or qualifiedName contains `text` (case-insensitive)."""
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[Any] = []
         if not include_deleted:
             clauses.append("status = 'ACTIVE'")
         if type_names is not None:

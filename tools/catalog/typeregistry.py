@@ -194,7 +194,7 @@ class TypeRegistry:
         if array:
             return self._known_type(array.group(1))
         mapping = _MAP.match(type_name)
-        return bool(mapping) and self._known_type(mapping.group(1)) and self._known_type(mapping.group(2))
+        return mapping is not None and self._known_type(mapping.group(1)) and self._known_type(mapping.group(2))
 
     def _validate(self, d: JSON) -> None:
         name = d["name"]

@@ -63,10 +63,10 @@ def render_entity(session: Session, registry: TypeRegistry, row: EntityRow, igno
                                   ) if relationships else {}
         for name, candidates in entity_type.references.items():
             reference = candidates[0]
-            linked = [(r, others.get(r.end2_guid if reference.end == 1 else r.end1_guid)) for r in relationships
-                      if r.type_name == reference.relationship_type
-                      and (r.end1_guid if reference.end == 1 else r.end2_guid) == row.guid]
-            linked = [(r, other) for r, other in linked if other is not None]
+            pairs = [(r, others.get(r.end2_guid if reference.end == 1 else r.end1_guid)) for r in relationships
+                     if r.type_name == reference.relationship_type
+                     and (r.end1_guid if reference.end == 1 else r.end2_guid) == row.guid]
+            linked = [(r, other) for r, other in pairs if other is not None]
             if reference.in_attributes and (reference.many or linked):
                 ids = [object_id(other) for _, other in linked]
                 attributes[name] = ids if reference.many else ids[-1]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import MISSING, dataclass, fields
-from pathlib import Path
 from typing import Any
 
 from olparser.settings import PROJECT_ROOT, Settings
@@ -145,7 +144,7 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
-class _RecordingEnv(dict):
+class _RecordingEnv(dict[str, str]):
     """An empty environment that remembers every name read from it."""
 
     def __init__(self) -> None:
@@ -178,7 +177,7 @@ def field_defaults() -> dict[str, Any]:
     """Setting name -> the default of the `Settings` field that `Settings.from_env` fills from it."""
     tree = ast.parse((PROJECT_ROOT / "olparser" / "settings.py").read_text(encoding="utf-8"))
     from_env = next(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == "from_env")
-    defaults = {f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+    defaults = {f.name: f.default if f.default is not MISSING else f.default_factory()  # type: ignore[operator]  # MISSING default: a factory
                 for f in fields(Settings)}
     named: dict[str, Any] = {}
     for call in ast.walk(from_env):
@@ -188,7 +187,7 @@ def field_defaults() -> dict[str, Any]:
                     if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
                             re.fullmatch(r"[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)+|OlToPurviewMappings|AzureWebJobsStorage",
                                          node.value):
-                        named.setdefault(node.value, defaults[keyword.arg])
+                        named.setdefault(node.value, defaults[keyword.arg])  # type: ignore[index]  # from_env's calls name each keyword (no **)
     return named
 
 

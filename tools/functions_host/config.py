@@ -37,5 +37,6 @@ def _limit(value: object, default: int) -> int:
     """host.json uses -1 for "unbounded"; map it (and absence) to a large or default positive number."""
     if value is None:
         return default
+    # Why the type error is ignored: host.json's value: a number or numeric text (int() raises otherwise)
     number = int(value)  # type: ignore[call-overload]
     return 1_000_000 if number < 0 else number

@@ -72,7 +72,8 @@ def describe_functions(app: func.FunctionApp) -> tuple[FunctionSpec, ...]:
     specs = []
     for function in app.get_functions():
         bindings = [_binding(raw) for raw in json.loads(function.get_function_json())["bindings"]]
-        specs.append(_function_spec(function.get_function_name(), bindings, function.get_user_function()))
+        # Every function the app registered has a name (azure.functions types the getter as optional).
+        specs.append(_function_spec(function.get_function_name(), bindings, function.get_user_function()))  # type: ignore[arg-type]
     return tuple(specs)
 
 

@@ -31,6 +31,7 @@ class OutputValue(func.Out[T]):
         self._value = val
         self.is_set = True
 
+    # Why the type error is ignored: the base class's get() returns T; unset here answers None
     def get(self) -> T | None:  # type: ignore[override]
         return self._value
 

@@ -29,7 +29,7 @@ class ServeHandle:
     url: str
     key: str
     data_dir: Path
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     log_path: Path
     exit_code: int | None = field(default=None)
     master_key: str = ""
@@ -94,7 +94,7 @@ def _printed(output: str, prefix: str) -> str | None:
     return line[len(prefix):].split()[0] if line else None
 
 
-def _wait_ready(process: subprocess.Popen, log_path: Path, what: str) -> str:
+def _wait_ready(process: subprocess.Popen[bytes], log_path: Path, what: str) -> str:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         output = log_path.read_text(encoding="utf-8", errors="replace")
@@ -148,7 +148,7 @@ def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, .
 class WorkerHandle:
     """A running `ol2purview worker`."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     log_path: Path
 
     def output(self) -> str:

@@ -90,7 +90,7 @@ class LocalHost:
 
     @classmethod
     def start(cls, app: LoadedApp, data_dir: Path, *, storage_mode: str | None, azurite_ports: str | None,
-              catalog_port: int, catalog_faults: str, run_worker: bool,
+              catalog_port: int | None, catalog_faults: str, run_worker: bool,
               function_key: str | None = None, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> "LocalHost":
         """Start storage, then the catalog, then the workers; on failure stop what was started and re-raise.
         `function_key`: serve's key, with which the catalog's page asks serve's run history."""

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 MONTH_NAMES = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
 DAY_NAMES = {name.lower(): (number + 1) % 7 for number, name in enumerate(calendar.day_name)}  # Monday=1 ... Sunday=0
-_FIELDS = (  # name, lowest, highest, names
+_FIELDS: tuple[tuple[str, int, int, dict[str, int]], ...] = (  # name, lowest, highest, names
     ("second", 0, 59, {}),
     ("minute", 0, 59, {}),
     ("hour", 0, 23, {}),
@@ -91,11 +91,12 @@ class CronSchedule:
             raise ScheduleError(f"schedule {expression!r} has {len(fields)} fields; NCRONTAB needs 6: "
                                 "{second} {minute} {hour} {day} {month} {day-of-week}")
         try:
-            parsed = [_field(text, *spec) for text, spec in zip(fields, _FIELDS)]
+            parsed = [_field(text, *spec) for text, spec in zip(fields, _FIELDS, strict=True)]
         except ScheduleError as exc:
             raise ScheduleError(f"schedule {expression!r}: {exc}") from None
         weekdays = frozenset(day % 7 for day in parsed[5])
-        return cls(expression, *parsed[:5], weekdays)
+        second, minute, hour, day, month = parsed[:5]
+        return cls(expression, second, minute, hour, day, month, weekdays)
 
     def _day_matches(self, moment: datetime) -> bool:
         return (moment.month in self.months and moment.day in self.days

@@ -20,6 +20,7 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
     header_timeout: float = HEADER_TIMEOUT_SECONDS
     _header_timer: asyncio.TimerHandle | None = None
 
+    # Why the type error is ignored: asyncio calls it with the Transport of a TCP connection
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm_header_timer()

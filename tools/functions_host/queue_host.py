@@ -94,7 +94,8 @@ class QueueTriggers:
 
     def _handler(self, function: FunctionSpec) -> Callable[[str, int], None]:
         def handle(text: str, dequeue_count: int) -> None:
-            message = QueueMessage(body=text.encode("utf-8"), dequeue_count=dequeue_count)
+            # azure.functions' QueueMessage constructor has no annotations.
+            message = QueueMessage(body=text.encode("utf-8"), dequeue_count=dequeue_count)  # type: ignore[no-untyped-call]
             invoke_in_thread(function, message, self._deliveries)
         return handle
 
@@ -113,7 +114,7 @@ class QueueTriggers:
         for worker in workers:
             worker.stop(timeout)
 
-    def counts(self) -> dict[str, int] | None:
+    def counts(self) -> dict[str, int | str] | None:
         """What the workers did (summed over functions), or None when they were never started."""
         with self._lock:
             workers = list(self.workers)

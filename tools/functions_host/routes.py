@@ -105,8 +105,8 @@ class RouteTemplate:
             ranks.append(_COMPLEX if params else _LITERAL)
         if len(set(n.lower() for n in names)) != len(names):
             raise RouteTemplateError(f"route {template!r}: a parameter name is used twice")
-        regex = re.compile("^" + "".join(parts) + "$", re.IGNORECASE | re.DOTALL)
-        return cls(template, regex, tuple(names), tuple(ranks))
+        pattern = re.compile("^" + "".join(parts) + "$", re.IGNORECASE | re.DOTALL)
+        return cls(template, pattern, tuple(names), tuple(ranks))
 
     def match(self, path: str) -> dict[str, str] | None:
         """Route parameters when `path` (with or without surrounding slashes) fits this template, else None."""

@@ -130,7 +130,8 @@ class RunningHost:
         if document is None:
             return None
         try:
-            return cls(**{name: document.get(_camel(name)) for name in cls.__dataclass_fields__})
+            # The document's fields by name; a missing or mistyped one is caught below (TypeError) or by the caller.
+            return cls(**{name: document.get(_camel(name)) for name in cls.__dataclass_fields__})  # type: ignore[arg-type]
         except TypeError:
             return None
 

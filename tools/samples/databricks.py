@@ -160,5 +160,5 @@ def events(run: NotebookRun) -> list[dict[str, Any]]:
         body.update(run.extra)
         return body
 
-    return [event(event_type, offset) for event_type, offset in zip(EVENT_TYPES, run.offsets)
+    return [event(event_type, offset) for event_type, offset in zip(EVENT_TYPES, run.offsets, strict=True)
             if event_type != "RUNNING" or run.running]

@@ -83,7 +83,7 @@ def system_table_rows(now: datetime) -> tuple[list[dict[str, Any]], list[dict[st
     for days in (3, 2, 1):
         time = (now - timedelta(days=days)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
         entity = ("NOTEBOOK", UC_NOTEBOOK, f"demo-run-{days}")
-        common = {"entity": entity, "notebook": UC_NOTEBOOK, "source": "main.sales.orders", "source_path": orders,
+        common: dict[str, Any] = {"entity": entity, "notebook": UC_NOTEBOOK, "source": "main.sales.orders", "source_path": orders,
                   "target": "main.sales.daily_revenue", "target_path": revenue}
         table.append(row(time, record=f"demo-t{days}", **common))
         column += [row(time, record=f"demo-c{days}-{source}", columns=(source, target), **common)

@@ -89,7 +89,7 @@ def fabric_ctas_run(session: str, *, started: datetime = T0, properties: dict[st
     run = str(uuid.uuid5(uuid.NAMESPACE_URL, f"fabric/{session}/ctas"))
     parent = str(uuid.uuid5(uuid.NAMESPACE_URL, f"fabric/{session}"))
     props = fabric_properties(notebook=notebook) if properties is None else properties
-    common = dict(session_app=session_app, action=CTAS, run=run, parent_run=parent, namespace=FABRIC_NAMESPACE,
+    common: dict[str, Any] = dict(session_app=session_app, action=CTAS, run=run, parent_run=parent, namespace=FABRIC_NAMESPACE,
                   properties=props, inputs=[onelake_table(BRONZE_ITEM, "customers", schema=None)],
                   outputs=[onelake_table(SILVER_ITEM, "customers")])
     return [notebook_event(event_type="START", at=started, **common),

@@ -35,7 +35,7 @@ def row(time: str, *, entity: tuple[str | None, str | None, str | None], source:
         workspace: str = WORKSPACE) -> dict[str, Any]:
     """One row; `entity` is (entity_type, entity_id, entity_run_id); `columns` (source, target) for column_lineage."""
     entity_type, entity_id, entity_run_id = entity
-    metadata = {"job_info": None, "dashboard_id": None, "legacy_dashboard_id": None, "notebook_id": notebook,
+    metadata: dict[str, Any] = {"job_info": None, "dashboard_id": None, "legacy_dashboard_id": None, "notebook_id": notebook,
                 "sql_query_id": entity_id if entity_type == "DBSQL_QUERY" else None, "dlt_pipeline_info": None}
     if entity_type == "JOB":
         metadata["job_info"] = {"job_id": entity_id, "job_run_id": job_run or entity_run_id}

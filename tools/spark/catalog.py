@@ -18,6 +18,7 @@ many runs per call, and removing placeholders. Every call goes through the live 
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -84,40 +85,40 @@ class ThrottledClient:
         self._limiter.acquire()
         return getattr(self._client, name)(*args, **kwargs)
 
-    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         return self._call("find_entities", type_name, qualified_names)
 
-    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         return self._call("find_entities_with_relationships", type_name, qualified_names)
 
-    def entities_by_guid(self, guids: list[str]) -> list[dict]:
+    def entities_by_guid(self, guids: list[str]) -> list[dict[str, Any]]:
         return self._call("entities_by_guid", guids)
 
-    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict:
+    def upload_bulk(self, entities: list[dict[str, Any]], collection_id: str | None = None) -> dict[str, Any]:
         return self._call("upload_bulk", entities, **({"collection_id": collection_id} if collection_id else {}))
 
-    def collections(self) -> list[dict]:
+    def collections(self) -> list[dict[str, Any]]:
         return self._call("collections")
 
-    def search_assets(self, query: dict) -> list[tuple[str, str]]:
+    def search_assets(self, query: dict[str, Any]) -> list[tuple[str, str]]:
         return self._call("search_assets", query)
 
-    def resource_set_rule_config(self) -> dict:
+    def resource_set_rule_config(self) -> dict[str, Any]:
         return self._call("resource_set_rule_config")
 
-    def delete_guids(self, guids: list[str]) -> dict:
+    def delete_guids(self, guids: list[str]) -> dict[str, Any]:
         return self._call("delete_entity", guid=list(guids)) or {}
 
-    def typedef_headers(self) -> list[dict]:
+    def typedef_headers(self) -> list[dict[str, Any]]:
         return self._call("typedef_headers")
 
-    def typedefs(self) -> dict:
+    def typedefs(self) -> dict[str, Any]:
         return self._call("typedefs")
 
-    def create_typedefs(self, typedefs: dict) -> dict:
+    def create_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
         return self._call("create_typedefs", typedefs)
 
-    def update_typedefs(self, typedefs: dict) -> dict:
+    def update_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
         return self._call("update_typedefs", typedefs)
 
 
@@ -138,7 +139,7 @@ def _reference_keys(value: Any) -> list[Key] | None:
         if not isinstance(qualified_name, str):
             return None
         keys.append((item.get("typeName"), qualified_name))
-    return sorted(keys)
+    return sorted(keys)  # type: ignore[arg-type]  # an object id with a unique name names its type
 
 
 def _is_reference(value: Any) -> bool:
@@ -212,13 +213,13 @@ class PlanWriter:
                  registry: RunStateStore | None = None, history: RunHistoryStore | None = None) -> None:
         self.client = client
         cache = existence_cache_for(settings)
-        self.uploader = CatalogUploader(client, settings=settings, cache=cache,  # type: ignore[arg-type]
+        self.uploader = CatalogUploader(client, settings=settings, cache=cache,
                                         connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)),
-                                        placement=placement_from_settings(client, settings))  # type: ignore[arg-type]
+                                        placement=placement_from_settings(client, settings))
         self.bulk_size = bulk_size or settings.catalog_bulk_size
         self.registry = registry
         self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \
-            if settings.resolve_scanned_assets else None  # type: ignore[arg-type]
+            if settings.resolve_scanned_assets else None
         self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
@@ -229,9 +230,12 @@ class PlanWriter:
         selected, interim = self._linked(selected, calls, stats.links)
         runs = [s for s in selected if s.plan is not None]
         if self.history is not None:
-            summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
+            summaries = self.history.process_summaries(
+                sorted({n for s in runs for n in s.plan.process_names()}))  # type: ignore[union-attr]  # runs: planned
+            # Why the type error is ignored: runs: the selected runs with a plan (filtered above)
             runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
         self._claim(runs)
+        # Why the type error is ignored: runs: the selected runs with a plan (filtered above)
         processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
         held = read_entities(self.uploader, processes, calls) if processes else {}
         skip: set[str] = set()
@@ -244,6 +248,7 @@ class PlanWriter:
                 skip.add(key[1])
                 stats.unchanged += verdict == UNCHANGED
                 stats.superseded += verdict == SUPERSEDED
+        # Why the type error is ignored: runs: the selected runs with a plan (filtered above)
         plans = [plan for plan in (_without(s.plan, skip) for s in runs) if plan is not None]  # type: ignore[arg-type]
         for group in pack_plans(plans, self.bulk_size, lambda plan: plan):
             report = self.uploader.upload(combine_plans(group))
@@ -303,6 +308,7 @@ class PlanWriter:
             return 0
         results = [(selected.key, self.registry.commit(
             selected.key, selected.owned_keys(), version=None,
+            # Why the type error is ignored: only a selected run with a plan is committed
             fingerprint=plan_fingerprint(selected.plan),  # type: ignore[arg-type]
             process_names=selected.processes, run_time=selected.run_time, process_types=PROCESS_TYPES))
             for selected in runs]
@@ -318,7 +324,7 @@ class PlanWriter:
         return deleted
 
     def _linked(self, selected: list[Selected], calls: list[int],
-                links: dict[Key, Key]) -> tuple[list[Selected], dict]:
+                links: dict[Key, Key]) -> tuple[list[Selected], dict[Key, Any]]:
         """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them), and
         the interim datasets with their candidates; `links` gets the datasets linked to another asset."""
         if self.resolver is None:
@@ -336,7 +342,7 @@ class PlanWriter:
         return linked, resolution.interim
 
 
-def _no_lock(names: Iterable[str]) -> nullcontext:
+def _no_lock(names: Iterable[str]) -> nullcontext[None]:
     return nullcontext()
 
 
@@ -353,5 +359,5 @@ def delete_entities(client: ThrottledClient, retry: RetryPolicy, entities: Itera
     """Delete entities read from the catalog (they carry their guids): `DELETE /entity/bulk?guid=...` in chunks."""
     guids = sorted({e["guid"] for e in entities if isinstance(e.get("guid"), str)})
     for chunk in guid_batches(client.endpoint_url, guids):
-        retry.run("delete", lambda c=chunk: client.delete_guids(c), calls)
+        retry.run("delete", functools.partial(client.delete_guids, chunk), calls)
     return len(guids)

@@ -82,4 +82,4 @@ class NewestRuns(Generic[T]):
         for candidate in self._runs.values():
             candidate.value = None
         self._held = 0
-        return values  # type: ignore[return-value]
+        return values

@@ -59,7 +59,7 @@ def _history_results(job: Any, groups: Iterable[tuple[str, Iterable[Any]]]) -> I
             yield history_of_run(key, events, engine, options, parse_sql, value.policy())
 
 
-def _passed_on(result: RunResult) -> list[tuple[tuple, Any]]:
+def _passed_on(result: RunResult) -> list[tuple[tuple[Any, ...], Any]]:
     return [fact for fact in run_facts(result) if fact[0][0] in ("t", "d")]
 
 
@@ -86,7 +86,7 @@ def _touches(names: Any, record: RunRecord) -> bool:
 def reachable_processes(pairs: Any, roots: Iterable[str], depth: int) -> set[str]:
     """The processes within `depth` hops of the roots, either way (a superset of what any direction reaches)."""
     sc = pairs.context
-    datasets, processes = set(roots), set()
+    datasets, processes = set(roots), set[str]()
     for _ in range(depth):
         known = sc.broadcast(datasets)
         found = set(pairs.filter(lambda pair, k=known: pair[0] in k.value).values().distinct().collect())
@@ -144,7 +144,7 @@ def run_history(spark: Any, sources: list[str], job: BackfillJob, query: History
                               limits=WalkLimits(seconds=3600.0)) for root in query.roots]
 
 
-def parquet_rows(answers: Iterable[JSON]) -> list[tuple]:
+def parquet_rows(answers: Iterable[JSON]) -> list[tuple[Any, ...]]:
     """One row per (root, edge, run), column edges included (kind `column`), in PARQUET_COLUMNS order."""
     rows = []
     for answer in answers:
@@ -162,7 +162,7 @@ def parquet_rows(answers: Iterable[JSON]) -> list[tuple]:
     return rows
 
 
-def _run_columns(run: JSON | None) -> tuple:
+def _run_columns(run: JSON | None) -> tuple[Any, ...]:
     return (run["status"], run["start"], run["end"]) if run else (None, None, None)
 
 

@@ -25,7 +25,7 @@ def java_version(output: str) -> int | None:
 
 
 def java_problem(env: Mapping[str, str] | None = None, which: Callable[[str], str | None] = shutil.which,
-                 run: Callable[..., subprocess.CompletedProcess] = subprocess.run) -> str | None:
+                 run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run) -> str | None:
     """What keeps a local Spark from starting for want of Java, in one line; None when Java 17+ is there (or when
     this runs on a cluster, which brings its own)."""
     env = os.environ if env is None else env
@@ -33,7 +33,7 @@ def java_problem(env: Mapping[str, str] | None = None, which: Callable[[str], st
         return None
     home = env.get("JAVA_HOME")
     java = str(Path(home) / "bin" / "java") if home else which("java")
-    if home and not Path(java).is_file():
+    if home and java is not None and not Path(java).is_file():
         return f"Spark needs Java, and JAVA_HOME ({home}) has no bin/java: {INSTALL}"
     if not java:
         return f"Spark needs Java {MINIMUM_VERSION} or newer and no `java` is on PATH (nor JAVA_HOME set): {INSTALL}"

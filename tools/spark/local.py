@@ -7,7 +7,7 @@ import time
 import zlib
 from collections import defaultdict
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from tqdm import tqdm
 
@@ -34,8 +34,10 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     tally = Tally()
     for key, value in keyed_records(job, bodies()):
         if key == TALLY_KEY:
+            # Why the type error is ignored: keyed_records gives the Tally under TALLY_KEY, compressed events under run keys
             tally = tally.add(value)  # type: ignore[arg-type]
         else:
+            # Why the type error is ignored: keyed_records gives the Tally under TALLY_KEY, compressed events under run keys
             events[key].append(value)  # type: ignore[arg-type]
     engine, options, parse_sql = job.engine(), job.options(), job.sql_parser()
     reducer = FactReducer()
@@ -64,7 +66,7 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     report = BackfillReport(command, tally.add(summary.tally), processes_planned=len(summary.winners),
                             unmatched_namespaces=ranked_namespaces(summary.unmatched))
     if dry_run is not None:
-        entities: dict = {}
+        entities: dict[Any, Any] = {}
         for choice in selected:
             report.processes_superseded += choice.superseded
             entities.update(planned_entities(choice))
@@ -81,6 +83,6 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
             relink_history(job, records, stats.links)
         finally:
             history.close()
-            run_state.close()
+            run_state.close()  # type: ignore[attr-defined]  # both stores close; the RunStateStore protocol omits it
     report.seconds = time.monotonic() - started
     return report

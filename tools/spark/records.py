@@ -139,7 +139,7 @@ def bodies_in_lines(lines: Iterable[bytes | int], limit: int) -> Iterator[bytes 
 
 def _opened(content: bytes) -> io.BufferedIOBase:
     raw = io.BytesIO(content)
-    return gzip.GzipFile(fileobj=raw, mode="rb") if content[:2] == GZIP_MAGIC else raw  # type: ignore[return-value]
+    return gzip.GzipFile(fileobj=raw, mode="rb") if content[:2] == GZIP_MAGIC else raw
 
 
 def _is_json(text: bytes) -> bool:

@@ -42,11 +42,14 @@ from olparser.lineage.plan import is_process
 from olparser.naming import MappingEngine
 from olparser.pipeline import Decision, WritePolicy, decide
 from olparser.runs import RunSnapshot, merge_event, snapshot_from_static
+from olparser.runs.model import DatasetFacts
 from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.rules import INCOMPLETE, RunOrder, RunStatus, is_static_key, newest_static, run_order
 from olparser.sql import ParseSql
 
 from .report import Tally
+
+Name = tuple[str, str]  # a dataset's (namespace, name)
 
 Order = RunOrder
 OLDEST = float("-inf")  # the order of a run without one (static lineage, no readable time): older than any run
@@ -133,13 +136,14 @@ def _inherited(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) 
     return lookup_passed(temporary, scope) if scope is not None else None
 
 
-def _upstream(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -> dict:
+def _upstream(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -> dict[Name, tuple[DatasetFacts, ...]]:
     """What the run's temporary inputs stand for, from the reduced facts of every run (the live path asks the
     run-state store the same question)."""
     scope = temporary_scope(run)
 
-    def lookup(names: Iterable[tuple[str, str]]) -> dict:
-        return {name: tuple(d for data in temporary[(scope, *name)] for d in passed_on_from_bytes(data))
+    def lookup(names: Iterable[tuple[str, str]]) -> dict[Name, tuple[DatasetFacts, ...]]:
+        # `scope` is set: only a run that reads temporary datasets is looked up (_reads_temporary).
+        return {name: tuple(d for data in temporary[(scope, *name)] for d in passed_on_from_bytes(data))  # type: ignore[index]
                 for name in names if (scope, *name) in temporary}
     return upstream_inputs(run, lookup)
 
@@ -155,7 +159,7 @@ def _passes_on(run: RunSnapshot) -> tuple[tuple[TemporaryKey, bytes], ...]:
 
 
 def _planned(key: str, run: RunSnapshot, engine: MappingEngine, options: LineageOptions,
-             parse_sql: ParseSql | None, policy: WritePolicy, upstream: Mapping,
+             parse_sql: ParseSql | None, policy: WritePolicy, upstream: Mapping[Name, tuple[DatasetFacts, ...]],
              inherited: Orchestration | None) -> RunResult:
     order = batch_order(key, run)
     decision = decide(run, policy.complete(), options)
@@ -197,7 +201,7 @@ def history_replan(result: RunResult, temporary: Mapping[TemporaryKey, list[byte
 
 
 def _history(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, parse_sql: ParseSql | None,
-             upstream: Mapping, inherited: Orchestration | None) -> RunRecord | None:
+             upstream: Mapping[Name, tuple[DatasetFacts, ...]], inherited: Orchestration | None) -> RunRecord | None:
     status = run.event_type if run.is_terminal else INCOMPLETE
     plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql, upstream=upstream,
                          inherited=inherited)
@@ -221,7 +225,7 @@ def newer_version(a: Version, b: Version) -> Version:
     return newest if newest.differs == differs else Version(newest.order, newest.entity, newest.digest, differs)
 
 
-def run_facts(result: RunResult) -> list[tuple[tuple, Any]]:
+def run_facts(result: RunResult) -> list[tuple[tuple[Any, ...], Any]]:
     """What the whole backfill must know about a run, as (key, value) pairs that `merge_facts` reduces by key:
     ("p", process) -> the run's order (the newest run wins the process); ("e", type, name) -> its Version of each
     owner, dataset and column; ("u", namespace, name) -> True for each dataset no rule matched; ("r",) -> a Tally
@@ -230,7 +234,7 @@ def run_facts(result: RunResult) -> list[tuple[tuple, Any]]:
     passed = [(("t", *name, result.key), data) for name, data in result.passes_on]
     if result.status == DEFERRED:
         return [*passed, (("d",), True)]
-    facts: list[tuple[tuple, Any]] = [(("r",), Tally(runs=Counter({result.status: 1}))), *passed]
+    facts: list[tuple[tuple[Any, ...], Any]] = [(("r",), Tally(runs=Counter({result.status: 1}))), *passed]
     if result.plan is None:
         return facts
     for entity in (*result.plan.external_datasets, *result.plan.entities):
@@ -267,7 +271,7 @@ class Summary:
     deferred: bool = False  # some runs wait for `temporary` (`replan`)
 
     @classmethod
-    def of(cls, reduced: Iterable[tuple[tuple, Any]]) -> "Summary":
+    def of(cls, reduced: Iterable[tuple[tuple[Any, ...], Any]]) -> "Summary":
         summary = cls()
         writers: dict[TemporaryKey, list[tuple[str, bytes]]] = {}
         for key, value in reduced:
@@ -291,16 +295,16 @@ class FactReducer:
     """`run_facts` reduced by key in this process, run by run (the single-process runner's reduceByKey)."""
 
     def __init__(self) -> None:
-        self._reduced: dict[tuple, Any] = {}
+        self._reduced: dict[tuple[Any, ...], Any] = {}
 
     def add(self, result: RunResult) -> None:
         self.add_facts(run_facts(result))
 
-    def add_facts(self, facts: Iterable[tuple[tuple, Any]]) -> None:
+    def add_facts(self, facts: Iterable[tuple[tuple[Any, ...], Any]]) -> None:
         for key, value in facts:
             self._reduced[key] = merge_facts(self._reduced[key], value) if key in self._reduced else value
 
-    def items(self) -> list[tuple[tuple, Any]]:
+    def items(self) -> list[tuple[tuple[Any, ...], Any]]:
         """The facts reduced so far, as (key, value) pairs that `merge_facts` reduces further."""
         return list(self._reduced.items())
 
@@ -353,7 +357,7 @@ def selected_plan(result: RunResult, winners: Mapping[str, str], versions: Mappi
                     result.lifecycle)
 
 
-def lifecycle_keys(selected: Selected, wanted: frozenset) -> list[tuple[Key, Order]]:
+def lifecycle_keys(selected: Selected, wanted: frozenset[Key]) -> list[tuple[Key, Order]]:
     """(key, the run's order) for each entity of `wanted` (keys some run of the batch drops or renames away) the
     run's plan writes: reduced to the newest writer of each, it says which changes a newer run undoes."""
     if selected.plan is None or not wanted:

@@ -32,7 +32,7 @@ def is_archive_root(source: str, archive_container: str = "lineage-archive") -> 
     """A local folder whose children are year folders, or the root of the archive container (abfss/wasbs)."""
     if is_remote(source):
         match = re.match(r"^(?:abfss?|wasbs?)://([^@/]+)@[^/]+/?$", source)
-        return bool(match) and match.group(1) == archive_container
+        return match is not None and match.group(1) == archive_container
     path = Path(source)
     return path.is_dir() and any(_YEAR.match(child.name) and child.is_dir() for child in path.iterdir())
 
@@ -91,7 +91,7 @@ def local_files(sources: Iterable[str], since: float | None = None, until: float
 
 
 def _walk(root: Path) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for folder, subfolders, names in os.walk(root):
         subfolders[:] = sorted(d for d in subfolders if not is_hidden(d))
         found.extend(Path(folder) / name for name in sorted(names) if not is_hidden(name))

@@ -193,7 +193,7 @@ def _replan_partition(job: Any, temporary: Any, items: Iterable[RunResult]) -> I
         yield replan(item, temporary.value, engine, options, parse_sql, value.policy())
 
 
-def _is_kept_fact(pair: tuple[tuple, Any]) -> bool:
+def _is_kept_fact(pair: tuple[tuple[Any, ...], Any]) -> bool:
     """What the driver needs: every fact but the versions of entities all runs agree on."""
     return pair[0][0] != "e" or pair[1].differs
 
@@ -236,7 +236,7 @@ def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterato
         run_state.close()
 
 
-def _apply_lifecycle(job: Any, selected: Any, links: dict) -> WriteStats:
+def _apply_lifecycle(job: Any, selected: Any, links: dict[tuple[str, str], tuple[str, str]]) -> WriteStats:
     """After every write: the tables the batch's runs drop and rename (few runs, collected), in time order, without
     what a newer run of the batch writes again, as the live runner applies them (`PlanWriter.apply_lifecycle`)."""
     changing = selected.filter(_changes_lifecycle).collect()
@@ -262,10 +262,12 @@ def _has_record(item: RunResult) -> bool:
 
 
 def _record_partition(job: Any, items: Iterable[RunResult]) -> Iterator[int]:
+    # Why the type error is ignored: Spark's broadcast value (Any): the job
     yield record_history(job.value, (item.record for item in items))  # type: ignore[misc]
 
 
 def _relink_partition(job: Any, links: Any, items: Iterable[RunResult]) -> None:
+    # Why the type error is ignored: Spark's broadcast value (Any): the job
     relink_history(job.value, (item.record for item in items), links.value)  # type: ignore[misc]
 
 
@@ -348,7 +350,7 @@ def _shared_files(files: list[Path], sizes: list[int], cores: int) -> tuple[list
     most one per core), so that one big gzip file (an export, the file transport's) is parsed on every core."""
     total = max(sum(sizes), 1)
     pieces, piece_sizes = [], []
-    for path, size in zip(files, sizes):
+    for path, size in zip(files, sizes, strict=True):
         readers = max(1, min(cores, round(size * cores / total)))
         for mine in range(readers):
             pieces.append((str(path), mine, readers))

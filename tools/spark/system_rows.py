@@ -109,7 +109,7 @@ class LineageRow:
 def cleaned(values: Iterable[Any]) -> tuple[Any, ...]:
     """A Spark row's values (ROW_FIELDS order) as LineageRow takes them: ids as text, empty text as None."""
     return tuple(_text(v) if name != "event_time" else (float(v) if v is not None else None)
-                 for name, v in zip(ROW_FIELDS, values))
+                 for name, v in zip(ROW_FIELDS, values, strict=False))
 
 
 def _text(value: Any) -> str | None:
@@ -204,11 +204,11 @@ NO_HOST = "rows of workspace {} skipped: its host is unknown (--workspace {}=HOS
 OUTSIDE_WINDOW = "runs outside the time range (written by another window)"
 
 
-def group_runs(key: GroupKey, rows: Iterable[LineageRow | tuple], hosts: Mapping[str, str], since: float | None,
+def group_runs(key: GroupKey, group: Iterable[LineageRow | tuple[Any, ...]], hosts: Mapping[str, str], since: float | None,
                until: float | None) -> GroupOutcome:
     """The runs of one group that the window [since, until) owns, as OpenLineage RunEvents (one COMPLETE per run, or
     several when it has more than DATASETS_PER_EVENT inputs). Rows are LineageRows or their `cleaned` values."""
-    rows = sorted((r if isinstance(r, LineageRow) else LineageRow(*r) for r in rows),
+    rows = sorted((r if isinstance(r, LineageRow) else LineageRow(*r) for r in group),
                   key=_row_order)  # groupByKey gives a group's rows in any order
     counts: dict[str, int] = defaultdict(int)
     workspace = key[0]
@@ -237,7 +237,7 @@ def group_runs(key: GroupKey, rows: Iterable[LineageRow | tuple], hosts: Mapping
     return GroupOutcome(tuple(runs), counts)
 
 
-def _row_order(row: LineageRow) -> tuple:
+def _row_order(row: LineageRow) -> tuple[Any, ...]:
     return (row.event_time or 0.0, row.record_id or "", row.kind, row.source_path or "",
             row.source_table_full_name or "", row.source_column_name or "", row.target_column_name or "")
 
@@ -306,7 +306,7 @@ def _application(key: GroupKey) -> str | None:
     return f"{entity_type.lower()}_{entity_id}" if entity_type and entity_id else "unattributed"
 
 
-def keyed_rows(values: Iterable[Iterable[Any]]) -> Iterator[tuple[GroupKey, tuple]]:
+def keyed_rows(values: Iterable[Iterable[Any]]) -> Iterator[tuple[GroupKey, tuple[Any, ...]]]:
     """(group key, the row's `cleaned` values: plain tuples cross a shuffle fastest) for every row."""
     for value in values:
         row = cleaned(value)

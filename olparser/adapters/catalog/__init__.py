@@ -5,7 +5,8 @@ from olparser.adapters.catalog.errors import CatalogRejected, CatalogUnavailable
 from olparser.adapters.catalog.retry import RetryPolicy
 from olparser.adapters.catalog.target import CatalogTarget, resolve_target
 from olparser.adapters.catalog.typedefs import TypedefReport, entity_type_names, load_typedefs, register_typedefs
-from olparser.adapters.catalog.uploader import CatalogUploader, DeleteReport, UploadReport
+from olparser.adapters.catalog.uploader import CatalogUploader
+from olparser.lineage.plan import DeleteReport, UploadReport
 
 __all__ = [
     "AtlasCatalogClient", "CatalogRejected", "CatalogTarget", "CatalogUnavailable", "CatalogUploader", "DeleteReport",

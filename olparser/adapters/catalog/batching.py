@@ -9,7 +9,7 @@ request created (or that already existed). The same rewrite points references at
 from __future__ import annotations
 
 import heapq
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 from olparser.adapters.catalog.existence import DatasetKey
 
@@ -28,7 +28,7 @@ def entity_key(entity: Mapping[str, Any]) -> DatasetKey | None:
     return None
 
 
-def placeholder_keys(entities: list[Mapping[str, Any]]) -> dict[str, DatasetKey]:
+def placeholder_keys(entities: Sequence[Mapping[str, Any]]) -> dict[str, DatasetKey]:
     """Placeholder guid ("-N") -> (typeName, qualifiedName) for every entity that has both."""
     found = {}
     for entity in entities:
@@ -72,8 +72,8 @@ def _rewrite(value: Any, outside: Mapping[str, DatasetKey | str]) -> Any:
         items = {k: _rewrite(v, outside) for k, v in value.items()}
         return value if all(items[k] is value[k] for k in value) else items
     if isinstance(value, list):
-        items = [_rewrite(v, outside) for v in value]
-        return value if all(a is b for a, b in zip(items, value)) else items
+        rewritten_items = [_rewrite(v, outside) for v in value]
+        return value if all(a is b for a, b in zip(rewritten_items, value, strict=True)) else rewritten_items
     return value
 
 

@@ -49,7 +49,7 @@ def account_root(endpoint_url: str) -> str:
     return base
 
 
-class PurviewTokenAuth(AzCredentialWrapper):
+class PurviewTokenAuth(AzCredentialWrapper):  # type: ignore[misc]  # pyapacheatlas ships no types (Any)
     """AzCredentialWrapper asking for the documented Purview scope and refreshing five minutes before expiry
     (the base class waits until the token has expired, so a call could leave with a token that dies in flight)."""
 
@@ -72,7 +72,7 @@ def raise_for_catalog_status(response: requests.Response, *args: Any, **kwargs: 
     raise CatalogHttpError(response.status_code, code, message or response.reason or "", retry_after)
 
 
-class AtlasCatalogClient(AtlasClient):
+class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas ships no types (Any)
     """An AtlasClient with timeouts, a pooled session, typed HTTP errors and an optional api-version."""
 
     def __init__(self, endpoint_url: str, authentication: AtlasAuthBase | None = None, *, timeout: float,
@@ -101,33 +101,33 @@ class AtlasCatalogClient(AtlasClient):
             answer.body = self._types.incoming(answer.body)
         return answer
 
-    def _get_http(self, url: str, params: dict | None = None, **kwargs: Any) -> AtlasResponse:
+    def _get_http(self, url: str, params: dict[str, Any] | None = None, **kwargs: Any) -> AtlasResponse:
         return self._send("GET", url, params, **kwargs)
 
-    def _post_http(self, url: str, params: dict | None = None, json: Any = None, files: Any = None,
+    def _post_http(self, url: str, params: dict[str, Any] | None = None, json: Any = None, files: Any = None,
                    **kwargs: Any) -> AtlasResponse:
         return self._send("POST", url, params, json=json, files=files, **kwargs)
 
-    def _put_http(self, url: str, params: dict | None = None, json: Any = None, **kwargs: Any) -> AtlasResponse:
+    def _put_http(self, url: str, params: dict[str, Any] | None = None, json: Any = None, **kwargs: Any) -> AtlasResponse:
         return self._send("PUT", url, params, json=json, **kwargs)
 
-    def _delete_http(self, url: str, params: dict | None = None, json: Any = None, **kwargs: Any) -> AtlasResponse:
+    def _delete_http(self, url: str, params: dict[str, Any] | None = None, json: Any = None, **kwargs: Any) -> AtlasResponse:
         return self._send("DELETE", url, params, json=json, **kwargs)
 
     # --- one request each --------------------------------------------------------------------------------------
-    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         """GET /entity/bulk/uniqueAttribute/type/{t}?attr_0:qualifiedName=...: the entities that exist."""
         body = self.get_entity(qualifiedName=list(qualified_names), typeName=type_name,
                                ignoreRelationships=True, minExtInfo=True)
         return list((body or {}).get("entities") or [])
 
-    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         """`find_entities` with relationship attributes (a dataset's `columns`, a process's inputs...)."""
         body = self.get_entity(qualifiedName=list(qualified_names), typeName=type_name,
                                ignoreRelationships=False, minExtInfo=True)
         return list((body or {}).get("entities") or [])
 
-    def delete_guids(self, guids: list[str]) -> dict:
+    def delete_guids(self, guids: list[str]) -> dict[str, Any]:
         """DELETE /entity/bulk?guid=...: these entities, in one request."""
         return self._delete_http(self.endpoint_url + "/entity/bulk", params={"guid": list(guids)}).body or {}
 
@@ -199,13 +199,13 @@ class AtlasCatalogClient(AtlasClient):
         body = self._get_http(url, params={"api-version": RESOURCE_SET_RULES_API_VERSION}).body
         return body if isinstance(body, dict) else {}
 
-    def entities_by_guid(self, guids: list[str]) -> list[dict]:
+    def entities_by_guid(self, guids: list[str]) -> list[dict[str, Any]]:
         """GET /entity/bulk?guid=...: these entities with their relationship attributes, in one request."""
         body = self._get_http(self.endpoint_url + "/entity/bulk",
                               params={"guid": list(guids), "minExtInfo": "true"}).body or {}
         return list(body.get("entities") or [])
 
-    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict:
+    def upload_bulk(self, entities: list[dict[str, Any]], collection_id: str | None = None) -> dict[str, Any]:
         """POST /entity/bulk with these entities in one request; `collection_id`: `?collectionId=` (new entities are
         created in that collection, existing ones sent are moved there)."""
         if collection_id is None:
@@ -213,32 +213,32 @@ class AtlasCatalogClient(AtlasClient):
         return self._post_http(self.endpoint_url + "/entity/bulk", params={"collectionId": collection_id},
                                json={"entities": entities}).body or {}
 
-    def collections(self) -> list[dict]:
+    def collections(self) -> list[dict[str, Any]]:
         """`GET {account}/account/collections` (api-version 2019-11-01-preview), every page: the account's
         collections (`name` is the id, `friendlyName`, `parentCollection.referenceName`)."""
         url: str | None = account_root(self.endpoint_url) + COLLECTIONS_PATH
         params: dict[str, str] | None = {"api-version": COLLECTIONS_API_VERSION}
-        found: list[dict] = []
+        found: list[dict[str, Any]] = []
         while url:
             body = self._get_http(url, params=params).body or {}
             found += [c for c in body.get("value") or [] if isinstance(c, dict)]
             url, params = body.get("nextLink"), None  # the next page's link carries its own query
         return found
 
-    def typedef_headers(self) -> list[dict]:
+    def typedef_headers(self) -> list[dict[str, Any]]:
         """GET /types/typedefs/headers: [{name, category, guid}, ...]."""
         return list(self._get_http(self.endpoint_url + "/types/typedefs/headers").body or [])
 
-    def typedefs(self) -> dict:
+    def typedefs(self) -> dict[str, Any]:
         """GET /types/typedefs: every type's full definition, by category (enumDefs, entityDefs, ...)."""
         body = self._get_http(self.endpoint_url + "/types/typedefs").body
         return body if isinstance(body, dict) else {}
 
-    def create_typedefs(self, typedefs: dict) -> dict:
+    def create_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
         """POST /types/typedefs (new types only; existing ones answer 409)."""
         return self._post_http(self.endpoint_url + "/types/typedefs", json=typedefs).body or {}
 
-    def update_typedefs(self, typedefs: dict) -> dict:
+    def update_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
         """PUT /types/typedefs (existing types only)."""
         return self._put_http(self.endpoint_url + "/types/typedefs", json=typedefs).body or {}
 

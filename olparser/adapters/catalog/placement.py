@@ -10,6 +10,7 @@ outputs not cached). In steady state placement adds no call.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import OrderedDict, defaultdict
@@ -30,8 +31,8 @@ NOT_ALLOWED_CODE = "OL2PURVIEW-COLLECTION-NOT-ALLOWED"
 class CollectionsClient(Protocol):
     endpoint_url: str
 
-    def collections(self) -> list[dict]: ...
-    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
+    def collections(self) -> list[dict[str, Any]]: ...
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,13 @@ class CollectionPlacement:
         self._cache_seconds = cache_seconds
         self._max_entries = max_entries
         self._clock = clock
-        self._collections: dict[str, dict] | None = None
+        self._collections: dict[str, dict[str, Any]] | None = None
         self._listed_at = float("-inf")
         self._scanned: OrderedDict[tuple[str, str], tuple[str | None, float]] = OrderedDict()
 
     # --- the decision --------------------------------------------------------------------------------------------
     def collection_for(self, entities: Iterable[dict[str, Any]], owned: Iterable[tuple[str, str]],
-                       is_process: Callable[[dict], bool], calls: list[int]) -> Collection | None:
+                       is_process: Callable[[dict[str, Any]], bool], calls: list[int]) -> Collection | None:
         """The collection of a run whose plan has these entities (`owned`: the keys the connector writes); None for
         the root (no collectionId is sent: new entities land in the root, existing ones stay)."""
         facts = run_facts(entities, is_process)
@@ -92,8 +93,8 @@ class CollectionPlacement:
         for type_name, qualified_name in missing:
             by_type[type_name].append(qualified_name)
         for type_name, names in sorted(by_type.items()):
-            found = self._retry.run("scanned collection", lambda t=type_name, n=names:
-                                    self._client.find_entities(t, n), calls)
+            found = self._retry.run("scanned collection", functools.partial(self._client.find_entities, type_name, names),
+                                    calls)
             collections = {e.get("attributes", {}).get("qualifiedName"): e.get("collectionId") for e in found
                            if e.get("status", "ACTIVE") == "ACTIVE"}
             for name in names:

@@ -27,6 +27,7 @@ something unreadable. A transient failure uses the defaults and asks again after
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -49,7 +50,7 @@ RULES_RETRY_SECONDS = 300.0
 class ResolverClient(Protocol):
     endpoint_url: str
 
-    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]: ...
     def search_assets(self, query: dict[str, Any]) -> list[tuple[str, str]]: ...
     def resource_set_rule_config(self) -> dict[str, Any]: ...
 
@@ -74,6 +75,7 @@ class ResourceSetRuleSource:
     def rules(self, calls: list[int]) -> ResourceSetRules:
         with self._lock:
             if self._final or (self._rules is not None and self._clock() < self._retry_at):
+                # Why the type error is ignored: final, or retried later: the rules were read before (not None)
                 return self._rules  # type: ignore[return-value]
             self.generation += 1
             try:
@@ -192,8 +194,8 @@ class ScannedAssetResolver:
         found: dict[Key, dict[str, Any]] = {}
         for type_name, names in by_type.items():
             for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                entities = self._retry.run("existence check", lambda t=type_name, c=chunk:
-                                           self._client.find_entities(t, c), calls)
+                entities = self._retry.run("existence check", functools.partial(self._client.find_entities, type_name, chunk),
+                                           calls)
                 wanted = set(chunk)
                 for entity in entities:
                     name = (entity.get("attributes") or {}).get("qualifiedName")
@@ -226,6 +228,7 @@ class ScannedAssetResolver:
                 if candidate.key in present and candidate.key not in ours:
                     return candidate.key
                 continue
+            # Why the type error is ignored: a candidate that is not exact has a search
             hit = self._search(candidate.search, calls, fresh, budget)  # type: ignore[arg-type]
             if hit is not None and hit not in self._ours({hit}, {}, taken):
                 return hit

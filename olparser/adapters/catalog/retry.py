@@ -80,7 +80,7 @@ class RetryPolicy:
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             return min(float(retry_after), self.max_wait)
-        delay = min(self.max_wait, self.initial_wait * 2 ** (attempt - 1))
+        delay: float = min(self.max_wait, self.initial_wait * 2 ** (attempt - 1))
         return delay / 2 + self.rng.uniform(0.0, delay / 2)
 
     def run(self, what: str, operation: Callable[[], T], counter: list[int] | None = None) -> T:

@@ -91,11 +91,11 @@ def load_typedefs(directory: Path) -> dict[str, list[dict[str, Any]]]:
 
 
 def split_new_and_existing(typedefs: dict[str, list[dict[str, Any]]],
-                           headers: list[dict[str, Any]]) -> tuple[dict[str, list], dict[str, list]]:
+                           headers: list[dict[str, Any]]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
     """(types to create, types to update), each a TypesDef, given the catalog's typedef headers."""
     present = {(_HEADER_CATEGORY.get(str(h.get("category", "")).upper()), h.get("name")) for h in headers}
-    new: dict[str, list] = {}
-    existing: dict[str, list] = {}
+    new: dict[str, list[dict[str, Any]]] = {}
+    existing: dict[str, list[dict[str, Any]]] = {}
     for category, defs in typedefs.items():
         if category not in TYPEDEF_CATEGORIES:
             raise ValueError(f"unknown typedef category {category!r}; expected one of {list(TYPEDEF_CATEGORIES)}")
@@ -118,14 +118,14 @@ def same_definition(ours: Any, theirs: Any) -> bool:
             by_name = {item.get("name"): item for item in theirs if isinstance(item, dict)}
             return all(same_definition(item, by_name.get(item["name"])) for item in ours)
         return sorted(map(json.dumps, ours)) == sorted(map(json.dumps, theirs))
-    return ours == theirs
+    return bool(ours == theirs)
 
 
-def split_changed(existing: dict[str, list], current: dict[str, list]) -> tuple[dict[str, list], tuple[str, ...]]:
+def split_changed(existing: dict[str, list[dict[str, Any]]], current: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, list[dict[str, Any]]], tuple[str, ...]]:
     """(the existing types whose catalog definition differs from ours, as a TypesDef; the names of the others)."""
     theirs = {(category, d.get("name")): d for category, defs in current.items() if isinstance(defs, list)
               for d in defs if isinstance(d, dict)}
-    changed: dict[str, list] = {}
+    changed: dict[str, list[dict[str, Any]]] = {}
     unchanged: list[str] = []
     for category, defs in existing.items():
         for typedef in defs:
@@ -136,14 +136,14 @@ def split_changed(existing: dict[str, list], current: dict[str, list]) -> tuple[
     return changed, tuple(unchanged)
 
 
-def headers_of(current: dict[str, list]) -> list[dict[str, Any]]:
+def headers_of(current: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Typedef headers ({name, category}) of a TypesDef as the catalog returns it."""
     category_of = {key: category for category, key in _HEADER_CATEGORY.items()}
     return [{"name": d.get("name"), "category": category_of[key]} for key, defs in current.items()
             if key in category_of and isinstance(defs, list) for d in defs if isinstance(d, dict)]
 
 
-def _names(typesdef: dict[str, list]) -> tuple[str, ...]:
+def _names(typesdef: dict[str, list[dict[str, Any]]]) -> tuple[str, ...]:
     return tuple(typedef["name"] for category in TYPEDEF_CATEGORIES for typedef in typesdef.get(category, []))
 
 

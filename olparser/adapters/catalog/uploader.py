@@ -13,6 +13,7 @@ scanner's now, `resolver.taken_over`).
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import defaultdict
@@ -40,15 +41,15 @@ class CatalogClient(Protocol):
 
     endpoint_url: str
 
-    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
-    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]: ...
-    def entities_by_guid(self, guids: list[str]) -> list[dict]: ...
-    def delete_guids(self, guids: list[str]) -> dict: ...
-    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict: ...
-    def typedef_headers(self) -> list[dict]: ...
-    def typedefs(self) -> dict: ...
-    def create_typedefs(self, typedefs: dict) -> dict: ...
-    def update_typedefs(self, typedefs: dict) -> dict: ...
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]: ...
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]: ...
+    def entities_by_guid(self, guids: list[str]) -> list[dict[str, Any]]: ...
+    def delete_guids(self, guids: list[str]) -> dict[str, Any]: ...
+    def upload_bulk(self, entities: list[dict[str, Any]], collection_id: str | None = None) -> dict[str, Any]: ...
+    def typedef_headers(self) -> list[dict[str, Any]]: ...
+    def typedefs(self) -> dict[str, Any]: ...
+    def create_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]: ...
+    def update_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]: ...
 
 
 class CatalogUploader:
@@ -107,7 +108,8 @@ class CatalogUploader:
             if exc.status == 403 and collection is not None:
                 raise not_allowed(exc, collection) from None
             raise
-        sent = [entity_key(entity) for entity in plan.entities] + [k for k in external if k not in report.referenced]
+        sent = [key for entity in plan.entities if (key := entity_key(entity)) is not None] + [
+            k for k in external if k not in report.referenced]
         log.info("uploaded %s, %d calls", report.counts(sent), report.calls)
         return report
 
@@ -130,7 +132,7 @@ class CatalogUploader:
                       and c.get("entityStatus", "ACTIVE") == "ACTIVE"]
         unique = list(dict.fromkeys(guids))
         for chunk in guid_batches(self._client.endpoint_url, unique, self._max_url_length):
-            self._retry.run("bulk delete", lambda c=chunk: self._client.delete_guids(c), calls)
+            self._retry.run("bulk delete", functools.partial(self._client.delete_guids, chunk), calls)
         self._cache.forget(deleted)
         if deleted:
             log.info("deleted %d entities no run uses any more (%d with columns), %d calls", len(deleted),
@@ -138,35 +140,35 @@ class CatalogUploader:
         return DeleteReport(calls=calls[0], deleted=tuple(deleted), entities=len(unique),
                             kept=tuple(key for key in found if key not in set(deleted)))
 
-    def read(self, keys: Iterable[DatasetKey], calls: list[int]) -> dict[DatasetKey, dict]:
+    def read(self, keys: Iterable[DatasetKey], calls: list[int]) -> dict[DatasetKey, dict[str, Any]]:
         """The ACTIVE entities among `keys`, with their relationship attributes: one GET per type (and URL-sized
         chunk)."""
         return self._read_active(keys, calls, relationships=True)
 
-    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict]:
+    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict[str, Any]]:
         """The ACTIVE entities with these guids, with their relationship attributes (URL-sized chunks)."""
-        found: list[dict] = []
+        found: list[dict[str, Any]] = []
         for chunk in guid_batches(self._client.endpoint_url, list(dict.fromkeys(guids)), self._max_url_length):
-            found += [e for e in self._retry.run("read by guid", lambda c=chunk: self._client.entities_by_guid(c),
+            found += [e for e in self._retry.run("read by guid", functools.partial(self._client.entities_by_guid, chunk),
                                                  calls) if e.get("status", "ACTIVE") == "ACTIVE"]
         return found
 
     def _read_active(self, keys: Iterable[DatasetKey], calls: list[int], *,
-                     relationships: bool) -> dict[DatasetKey, dict]:
+                     relationships: bool) -> dict[DatasetKey, dict[str, Any]]:
         by_type: dict[str, list[str]] = defaultdict(list)
         for type_name, qualified_name in dict.fromkeys(keys):
             by_type[type_name].append(qualified_name)
-        found: dict[DatasetKey, dict] = {}
+        found: dict[DatasetKey, dict[str, Any]] = {}
         read = self._client.find_entities_with_relationships if relationships else self._client.find_entities
         for type_name, names in sorted(by_type.items()):
             for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                for entity in self._retry.run("lookup", lambda t=type_name, c=chunk: read(t, c), calls):
+                for entity in self._retry.run("lookup", functools.partial(read, type_name, chunk), calls):
                     qualified_name = entity.get("attributes", {}).get("qualifiedName")
                     if entity.get("status", "ACTIVE") == "ACTIVE" and qualified_name in chunk:
                         found[(type_name, qualified_name)] = entity
         return found
 
-    def _keep(self, key: DatasetKey, entity: dict, *, in_use: bool = False) -> bool:
+    def _keep(self, key: DatasetKey, entity: dict[str, Any], *, in_use: bool = False) -> bool:
         """An entity of a type that is not the connector's own stays when another process still uses it (unless
         `in_use`) or a scan has filled it in (see the module docstring)."""
         if self._connector_types is None or key[0] in self._connector_types:
@@ -180,11 +182,11 @@ class CatalogUploader:
             return True
         return False
 
-    def register_typedefs(self, typedef_json: dict) -> TypedefReport:
+    def register_typedefs(self, typedef_json: dict[str, Any]) -> TypedefReport:
         """Create the missing types and update the existing ones (at most 3 calls); safe to repeat."""
         return register_typedefs(self._client, typedef_json, self._retry)
 
-    def _upload(self, plan: LineagePlan, external: dict[DatasetKey, dict], duplicates: dict[str, DatasetKey],
+    def _upload(self, plan: LineagePlan, external: dict[DatasetKey, dict[str, Any]], duplicates: dict[str, DatasetKey],
                 calls: list[int], *, use_cache: bool, collection: Collection | None = None) -> UploadReport:
         existing = self._existing(list(external), calls, use_cache)
         entities = [entity for key, entity in external.items() if key not in existing] + list(plan.entities)
@@ -198,8 +200,9 @@ class CatalogUploader:
         assignments: dict[str, str] = {}
         names = placeholder_keys(entities)
         for batch in bulk_batches(entities, self._bulk_size, not_sent, aliases):
-            result = self._retry.run("bulk upsert", lambda batch=batch: self._client.upload_bulk(batch)
-                                     if collection is None else self._client.upload_bulk(batch, collection.name),
+            result = self._retry.run("bulk upsert", functools.partial(self._client.upload_bulk, batch)
+                                     if collection is None else functools.partial(self._client.upload_bulk, batch,
+                                                                                  collection.name),
                                      calls)
             batch_assignments = dict(result.get("guidAssignments") or {})
             assignments.update(batch_assignments)
@@ -227,8 +230,8 @@ class CatalogUploader:
                 by_type[type_name].append(qualified_name)
         for type_name, names in by_type.items():
             for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                found = self._retry.run("existence check", lambda t=type_name, c=chunk:
-                                        self._client.find_entities(t, c), calls)
+                found = self._retry.run("existence check", functools.partial(self._client.find_entities, type_name, chunk),
+                                        calls)
                 hits = {(type_name, entity.get("attributes", {}).get("qualifiedName")) for entity in found
                         if entity.get("status", "ACTIVE") == "ACTIVE"} & wanted
                 existing |= hits
@@ -236,10 +239,10 @@ class CatalogUploader:
         return existing
 
 
-def _unique_by_key(datasets: tuple[dict, ...]) -> tuple[dict[DatasetKey, dict], dict[str, DatasetKey]]:
+def _unique_by_key(datasets: tuple[dict[str, Any], ...]) -> tuple[dict[DatasetKey, dict[str, Any]], dict[str, DatasetKey]]:
     """External datasets by (typeName, qualifiedName), the first of each kept, and the placeholders of the
     duplicates dropped. A dataset without typeName and qualifiedName is an error."""
-    unique: dict[DatasetKey, dict] = {}
+    unique: dict[DatasetKey, dict[str, Any]] = {}
     duplicates: dict[str, DatasetKey] = {}
     for entity in datasets:
         key = entity_key(entity)

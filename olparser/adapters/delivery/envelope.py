@@ -96,9 +96,9 @@ def parse(text: str | bytes) -> Envelope:
     body = _json_object(text, "queue message")
     if body.get("v") != ENVELOPE_VERSION:
         raise EnvelopeError(f"unsupported envelope version {body.get('v')!r} (expected {ENVELOPE_VERSION})")
-    envelope_id = _text(body, "id", required=True)
-    run_id = _text(body, "runId", required=False)
-    event_type = _text(body, "eventType", required=False)
+    envelope_id = _text(body, "id")
+    run_id = _optional_text(body, "runId")
+    event_type = _optional_text(body, "eventType")
     has_inline, has_blob = "inline" in body, "blob" in body
     if has_inline == has_blob:
         raise EnvelopeError("envelope must carry exactly one of 'inline' and 'blob'")
@@ -106,10 +106,10 @@ def parse(text: str | bytes) -> Envelope:
         if not isinstance(body["inline"], dict):
             raise EnvelopeError("envelope 'inline' must be a JSON object")
         return InlineEnvelope(envelope_id, run_id, event_type, body["inline"])
-    blob = _text(body, "blob", required=True)
+    blob = _text(body, "blob")
     if "/" not in blob.strip("/"):
         raise EnvelopeError("envelope 'blob' must be '<container>/<name>'")
-    digest = _text(body, "sha256", required=True)
+    digest = _text(body, "sha256")
     if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
         raise EnvelopeError("envelope 'sha256' must be 64 lowercase hex digits")
     size = body.get("size")
@@ -133,10 +133,12 @@ def _json_object(text: str | bytes, what: str) -> dict[str, Any]:
     return value
 
 
-def _text(body: dict[str, Any], key: str, required: bool) -> str | None:
+def _optional_text(body: dict[str, Any], key: str) -> str | None:
+    return None if body.get(key) is None else _text(body, key)
+
+
+def _text(body: dict[str, Any], key: str) -> str:
     value = body.get(key)
-    if value is None and not required:
-        return None
     if not isinstance(value, str) or not value:
         raise EnvelopeError(f"envelope {key!r} must be a non-empty string")
     return value

@@ -56,6 +56,7 @@ class GroupCommit(Generic[T, R]):
             self._lead(ticket)
         if ticket.error is not None:
             raise ticket.error
+        # Why the type error is ignored: no error: the leader set the ticket's result
         return ticket.result  # type: ignore[return-value]
 
     def _lead(self, own: _Ticket[T, R]) -> None:
@@ -82,7 +83,7 @@ class GroupCommit(Generic[T, R]):
             for ticket in batch:
                 ticket.error = exc
         else:
-            for ticket, result in zip(batch, results):
+            for ticket, result in zip(batch, results, strict=True):
                 ticket.result = result
         with self._cond:
             self.commits += 1

@@ -119,7 +119,8 @@ class AzureLineageQueue:
             messages_per_page=max_messages, max_messages=max_messages,
             visibility_timeout=max(1, math.ceil(visibility_timeout)),
         )
-        return [QueuedMessage(m.id, m.pop_receipt, m.dequeue_count, m.content) for m in pages]
+        # A received message has its pop receipt and dequeue count (the SDK's QueueMessage types them as optional).
+        return [QueuedMessage(m.id, m.pop_receipt, m.dequeue_count, m.content) for m in pages]  # type: ignore[arg-type]
 
     def delete(self, message: QueuedMessage) -> None:
         try:
@@ -133,10 +134,12 @@ class AzureLineageQueue:
                 message.id, message.pop_receipt, visibility_timeout=max(0, math.ceil(visibility_timeout)))
         except (ResourceNotFoundError, HttpResponseError) as exc:
             raise _gone_or_raise(message, exc) from None
-        return QueuedMessage(message.id, updated.pop_receipt, message.dequeue_count, message.text)
+        # An updated message has a new pop receipt (the SDK's QueueMessage types it as optional).
+        return QueuedMessage(message.id, updated.pop_receipt, message.dequeue_count, message.text)  # type: ignore[arg-type]
 
     def approximate_count(self) -> int:
-        return self._client.get_queue_properties().approximate_message_count
+        # The service always answers the count (the SDK's QueueProperties types it as optional).
+        return self._client.get_queue_properties().approximate_message_count  # type: ignore[return-value]
 
 
 def _gone_or_raise(message: QueuedMessage, exc: HttpResponseError) -> Exception:
@@ -284,7 +287,8 @@ class SqliteLineageQueue:
 
     def approximate_count(self) -> int:
         with self._lock:
-            (count,) = self._db.execute("SELECT count(*) FROM queue_messages WHERE queue = ?", (self.name,)).fetchone()
+            count: int = self._db.execute("SELECT count(*) FROM queue_messages WHERE queue = ?",
+                                          (self.name,)).fetchone()[0]
         return count
 
 

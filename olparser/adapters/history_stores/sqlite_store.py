@@ -176,4 +176,5 @@ class SqliteHistoryStore(SqliteFile):
         return RunRecord.from_json(json.loads(row[0])) if row is not None else None
 
     def count_runs(self) -> int:
-        return self._connection().execute("SELECT count(*) FROM history_runs").fetchone()[0]
+        count: int = self._connection().execute("SELECT count(*) FROM history_runs").fetchone()[0]
+        return count

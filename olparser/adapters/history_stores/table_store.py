@@ -21,6 +21,7 @@ row marked complete. A crash anywhere leaves the run's row listing everything to
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -29,7 +30,7 @@ from collections import OrderedDict
 import time
 import zlib
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -37,12 +38,15 @@ from azure.data.tables import TableClient, TableEntity, UpdateMode
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from olparser.adapters.run_state.table_store import get_blob, put_blob, safe_row_key
+from olparser.adapters.storage_account import TableAnswer, TableOperation
 from olparser.adapters.storage_account import StorageConnection, storage_account
 from olparser.history.model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
                                     facts_from_json, facts_to_json, process_from_json, process_to_json)
 from olparser.history.store import (PURGE_BATCH, access_keys, changed_processes, inverted_ms, is_open, process_runs_of,
                                     slim)
 from olparser.history.window import Window
+
+T = TypeVar("T")  # what one read-modify-write attempt returns (_with_retries)
 
 MAX_ATTEMPTS = 40
 MAX_RECORD_BYTES = 600_000  # compressed; two of them (record, previous) must fit in one 1 MiB entity, base64
@@ -78,7 +82,7 @@ def _prefix(facts: RunFacts) -> str:
 
 def _start_order(entity: TableEntity) -> str:
     """Orders rows of either kind (access rows `read-c-...`, process rows `c-...`) by inverted start, then run."""
-    key = entity["RowKey"]
+    key: str = entity["RowKey"]
     return key.split("-", 1)[1][2:] if key.startswith(("read-", "write-")) else key[2:]
 
 
@@ -213,11 +217,14 @@ class TableHistoryStore:
                 {"PartitionKey": partition, "RowKey": row_key}, dataset=access.dataset.qualified_name,
                 dataset_type=access.dataset.type_name, access=access.access, process=access.process,
                 process_type=access.process_type, facts=facts_text), mode=UpdateMode.REPLACE)
-        for name in sorted(process_runs_of(current).keys() | process_runs_of(previous).keys()
-                           | process_runs_of(record).keys()):
-            self._with_retries(lambda n=name, first=[name not in process_runs_of(current).keys()  # noqa: B008
-                                                     | process_runs_of(previous).keys()]:
-                               self._update_process(n, record.run_id, record, new=bool(first and first.pop())))
+
+        def update_process(name: str, first: list[bool]) -> None:
+            """`first`: whether the run is new to the process, on the first attempt only (a retry reads it again)."""
+            self._update_process(name, record.run_id, record, new=bool(first and first.pop()))
+
+        known = process_runs_of(current).keys() | process_runs_of(previous).keys()
+        for name in sorted(known | process_runs_of(record).keys()):
+            self._with_retries(functools.partial(update_process, name, [name not in known]))
         for text in sorted(stale):
             self.table.delete_entity(*json.loads(text))  # absent: no error
         old_day = entity.get("day") if entity is not None else None
@@ -255,7 +262,7 @@ class TableHistoryStore:
                 for partition, row_key in self._record_access_keys(record):
                     self.table.delete_entity(partition, row_key)
                 for name in process_runs_of(record):
-                    self._with_retries(lambda n=name: self._update_process(n, record.run_id, None))
+                    self._with_retries(functools.partial(self._update_process, name, record.run_id, None))
             for text in json.loads(entity.get("pending") or "[]") if entity is not None else ():
                 self.table.delete_entity(*json.loads(text))
             self.table.delete_entity(keys["PartitionKey"], keys["RowKey"])
@@ -282,10 +289,11 @@ class TableHistoryStore:
             return
         earliest = sorted(tuple(item) for item in json.loads(summary["earliest"])) if summary is not None else []
         count = int(summary["count"]) if summary is not None else 0
-        operations: list[tuple] = []
+        operations: list[TableOperation] = []
         if marker is not None:
             earliest = [item for item in earliest if item[1] != run_key]
             count -= 1
+            # Why the type error is ignored: a process run comes from a record (not None)
             if process_run is None or marker["key"] != _prefix(record.facts) + f"-{run_key}":  # type: ignore[union-attr]
                 operations.append(("delete", {"PartitionKey": partition, "RowKey": marker["key"]}))
         if process_run is not None:
@@ -310,7 +318,8 @@ class TableHistoryStore:
         if count > 0 and not earliest:
             earliest = self._earliest_markers(partition, exclude=run_key)
         summary_operation = self._summary_operation(partition, summary, count, earliest)
-        operations.append(summary_operation)
+        if summary_operation is not None:
+            operations.append(summary_operation)
         try:
             answers = self._submit([operation for operation in operations if operation is not None])
         except HistoryConflict:
@@ -322,7 +331,7 @@ class TableHistoryStore:
             self._written.summaries[1][name] = (ProcessSummary(count, float(earliest[0][0]) if earliest else None)
                                              if count > 0 else None)
 
-    def _earliest_markers(self, partition: str, exclude: str) -> list[tuple]:
+    def _earliest_markers(self, partition: str, exclude: str) -> list[tuple[float, str]]:
         """The earliest starts among the process's markers (when the summary's list ran out)."""
         found = [(float(m["start"]), m["RowKey"][2:]) for m in self.table.query_entities(
             "PartitionKey eq @p and RowKey ge 'm-' and RowKey lt 'm.'", parameters={"p": partition},
@@ -330,7 +339,7 @@ class TableHistoryStore:
         return sorted(found)[:EARLIEST_KEPT]
 
     @staticmethod
-    def _summary_operation(partition: str, summary: TableEntity | None, count: int, earliest: list) -> tuple | None:
+    def _summary_operation(partition: str, summary: TableEntity | None, count: int, earliest: list[tuple[float, str]]) -> TableOperation | None:
         keys = {"PartitionKey": partition, "RowKey": SUMMARY}
         condition = ({"etag": summary.metadata["etag"], "match_condition": MatchConditions.IfNotModified}
                      if summary is not None else {})
@@ -339,7 +348,7 @@ class TableHistoryStore:
         row = TableEntity(keys, count=count, earliest=_json([list(item) for item in earliest]))
         return ("create", row) if summary is None else ("update", row, {"mode": UpdateMode.REPLACE, **condition})
 
-    def _know_summary(self, partition: str, row: TableEntity | None, etag: str | None = None) -> None:
+    def _know_summary(self, partition: str, row: Mapping[str, Any] | None, etag: str | None = None) -> None:
         """Remember the process's summary row as this batch wrote it (None, or no ETag: forget it)."""
         with self._known_lock:
             self._summaries.pop(partition, None)
@@ -350,7 +359,7 @@ class TableHistoryStore:
                 while len(self._summaries) > KNOWN_ROWS:
                     self._summaries.popitem(last=False)
 
-    def _submit(self, operations: list[tuple]) -> list:
+    def _submit(self, operations: list[TableOperation]) -> list[TableAnswer]:
         try:
             return list(self.table.submit_transaction(operations) or [])
         except HttpResponseError as error:  # TableTransactionError included
@@ -366,7 +375,9 @@ class TableHistoryStore:
 
         def attempt() -> None:
             entity = self._read(keys)
+            # Why the type error is ignored: facts.end is set: checked before the retried attempt
             if entity is None or float(entity["value"]) < facts.end - facts.start:  # type: ignore[operator]
+                # Why the type error is ignored: facts.end is set: checked before the retried attempt
                 self._write(TableEntity(keys, value=float(facts.end - facts.start)), entity)  # type: ignore[operator]
 
         self._with_retries(attempt)
@@ -380,7 +391,8 @@ class TableHistoryStore:
 
     # --- reading -----------------------------------------------------------------------------------------------
     def process_summaries(self, names: Sequence[str], *, recorded: str | None = None) -> dict[str, ProcessSummary]:
-        found = {}
+        found: dict[str, ProcessSummary] = {}
+        written: dict[str, ProcessSummary | None]
         run_id, written = getattr(self._written, "summaries", None) or (None, {})
         written = written if recorded is not None and recorded == run_id else {}
         self._written.summaries = None
@@ -499,9 +511,10 @@ class TableHistoryStore:
             if error.status_code == 412:
                 raise HistoryConflict() from error
             raise
-        return answer["etag"]
+        new_etag: str = answer["etag"]
+        return new_etag
 
-    def _with_retries(self, attempt: Callable[[], Any]) -> Any:
+    def _with_retries(self, attempt: Callable[[], T]) -> T:
         retrying = Retrying(retry=retry_if_exception_type(HistoryConflict), reraise=True,
                             stop=stop_after_attempt(self._max_attempts),
                             wait=wait_random_exponential(multiplier=0.005, max=0.25))

@@ -221,6 +221,7 @@ class SqliteRunStateStore(SqliteFile):
                                 run_time=run_time, dangling=dangling, process_types=process_types)
             if new is None:
                 return CommitResult(stale=True)
+            assert new.pending is not None  # a commit records its intentions (ledger.commit)
             db.execute(
                 "INSERT INTO run_state (run_id, updated_at, written, claimed, fingerprint, epoch) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET written = excluded.written, "

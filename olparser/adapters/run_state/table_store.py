@@ -33,6 +33,7 @@ time, each step idempotent, so a crash between two writes leaves intentions that
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -42,7 +43,7 @@ import zlib
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -58,7 +59,9 @@ from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
 from olparser.runs.store import (MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, ScheduleAfterMerge,
                                  StoreStats, event_run_id, state_rewrite_needed)
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
-from olparser.adapters.storage_account import StorageConnection, storage_account
+from olparser.adapters.storage_account import StorageConnection, TableAnswer, TableOperation, storage_account
+
+T = TypeVar("T")  # what one read-modify-write attempt returns (_with_retries)
 
 PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
 # An entity holds at most 1 MiB, and binary properties travel base64-encoded (4/3 larger; Azurite counts that size):
@@ -136,11 +139,13 @@ class TableRunStateStore:
         def attempt() -> tuple[RunSnapshot, int]:
             result = merge_into(remembered, True) if unread and unread.pop() else None
             unread.clear()
+            # Why the type error is ignored: merge_into returns None only from the remembered row
             return result if result is not None else merge_into(self._read(run_id), False)  # type: ignore[return-value]
 
         def merge_into(entity: TableEntity | None, from_memory: bool) -> tuple[RunSnapshot, int] | None:
             live = entity is not None and not self._expired(entity, now)
-            snapshot = merge_event(self._decode(entity) if live else None, event, max_datasets=max_datasets)
+            snapshot = merge_event(self._decode(entity) if live and entity is not None else None, event,
+                                   max_datasets=max_datasets)
             state = _compressed_state(snapshot, run_id, self.max_state_bytes)
             new = self._carry_over(run_id, entity)
             version = int(entity.get("version", 0)) if entity is not None else 0
@@ -166,9 +171,10 @@ class TableRunStateStore:
 
     @contextmanager
     def folded_reads(self, run_key: str) -> Iterator[None]:
-        row = tuple(self._keys(run_key).values())
+        keys = self._keys(run_key)
+        row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
-            self._folding[row] = self._folding.get(row, 0) + 1  # type: ignore[index]
+            self._folding[row] = self._folding.get(row, 0) + 1
         done = False
         outer = getattr(self._scope, "processes", None) is None
         if outer:
@@ -180,13 +186,13 @@ class TableRunStateStore:
             if outer:
                 self._scope.processes = None
             with self._fold_lock:
-                self._folding[row] -= 1  # type: ignore[index]
-                if not self._folding[row]:  # type: ignore[index]
-                    del self._folding[row]  # type: ignore[arg-type]
-                    last = self._folded.pop(row, None)  # type: ignore[arg-type]
-                    self._recent.pop(row, None)  # type: ignore[arg-type]
+                self._folding[row] -= 1
+                if not self._folding[row]:
+                    del self._folding[row]
+                    last = self._folded.pop(row, None)
+                    self._recent.pop(row, None)
                     if done and last is not None and last.metadata.get("etag"):
-                        self._recent[row] = last  # type: ignore[index]
+                        self._recent[row] = last
                         while len(self._recent) > RECENT_ROWS:
                             self._recent.popitem(last=False)
 
@@ -246,6 +252,7 @@ class TableRunStateStore:
                                 process_types=process_types)
             if new is None:
                 return None
+            assert new.pending is not None  # a commit records its intentions (ledger.commit)
             settle_at = now + ledger.SETTLE_SECONDS
             self._put_due(run_key, settle_at)  # first: the timer finds the run even if we crash after the write
             row = self._carry_over(run_key, entity)
@@ -358,7 +365,7 @@ class TableRunStateStore:
                                          parameters={"p": DUE_PARTITION, "now": float(now)},
                                          select=["PartitionKey", "RowKey", "run_key", "due_at"])
         found = sorted(((float(row["due_at"]), row["run_key"], row) for row in rows), key=lambda item: item[:2])
-        due = []
+        due: list[str] = []
         for _, run_key, row in found:  # the run's own row says when it is due (its due row may be earlier: postponed)
             if len(due) >= limit:
                 break
@@ -492,7 +499,7 @@ class TableRunStateStore:
             readers.update(self._temporary_rows(partition, "r-", now, ("run_key",)))
         readers.discard(writer)
         for reader in sorted(readers):
-            self._with_retries(lambda reader=reader: self._bump_version(reader))
+            self._with_retries(functools.partial(self._bump_version, reader))
         return frozenset(readers)
 
     def _bump_version(self, run_key: str) -> None:
@@ -703,7 +710,7 @@ class TableRunStateStore:
             head, user = self._owned_rows(key, run_key)
             self._forget_head(key)  # changed below (a rare path: no need to know what it becomes)
             users, legacy = self._counts(key, head)
-            if ledger.releases(int(user["epoch"]) if user is not None else None, epoch):
+            if user is not None and ledger.releases(int(user["epoch"]), epoch):
                 users = max(users - 1, 0)
                 unused = ledger.orphaned(users, legacy)
                 since = {"deleting_since": float(now)} if unused else {}
@@ -731,7 +738,7 @@ class TableRunStateStore:
         with self._fold_lock:
             return self._heads.get(_head_keys(key)["PartitionKey"])
 
-    def _remember_head(self, key: Key, head: TableEntity | None, written: list | None = None) -> None:
+    def _remember_head(self, key: Key, head: TableEntity | None, written: list[TableAnswer] | None = None) -> None:
         """Remember the entity's head row as read (`written`: the answers of the batch that wrote it, its ETag
         first); None forgets it."""
         etag = (written[0] or {}).get("etag") if written else (head.metadata.get("etag") if head is not None else None)
@@ -771,7 +778,7 @@ class TableRunStateStore:
             self._legacy_checked = checked
         return checked[0]
 
-    def _transact(self, operations: list, key: Key | None = None) -> list:
+    def _transact(self, operations: list[TableOperation], key: Key | None = None) -> list[TableAnswer]:
         """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write; `key`: the
         entity whose head it changes, forgotten then). The answers of its operations (their ETags)."""
         try:
@@ -832,7 +839,7 @@ class TableRunStateStore:
     def _delete_due(self, run_key: str) -> None:
         self.table.delete_entity(DUE_PARTITION, self._keys(run_key)["RowKey"])  # no error when absent
 
-    def _with_retries(self, attempt: Callable[[], Any]) -> Any:
+    def _with_retries(self, attempt: Callable[[], T]) -> T:
         retrying = Retrying(retry=retry_if_exception_type(RunStateConflict), reraise=True,
                             stop=stop_after_attempt(self._max_attempts),
                             wait=wait_random_exponential(multiplier=0.005, max=0.25))
@@ -862,6 +869,7 @@ class TableRunStateStore:
         row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
             if row not in self._folding:
+                # Why the type error is ignored: None: the run's row is in no `folded_reads` scope
                 row = None  # type: ignore[assignment]
             elif not fresh and row in self._folded:
                 return self._folded[row]
@@ -942,7 +950,9 @@ def put_blob(entity: TableEntity, name: str, data: bytes) -> None:
 
 def get_blob(entity: TableEntity | Mapping[str, Any] | None, name: str) -> bytes | None:
     """What `put_blob` stored under `name`, or None."""
-    parts = int(entity.get(f"{name}_parts", 0)) if entity is not None else 0
+    if entity is None:
+        return None
+    parts = int(entity.get(f"{name}_parts", 0))
     if parts == 0:
         return None
     return b"".join(bytes(entity[f"{name}_{i}"]) for i in range(parts))
@@ -985,7 +995,7 @@ def _unchanged(read: TableEntity) -> dict[str, Any]:
     return {"etag": read.metadata["etag"], "match_condition": MatchConditions.IfNotModified}
 
 
-def _put_op(row: TableEntity, read: TableEntity | None) -> tuple:
+def _put_op(row: TableEntity, read: TableEntity | None) -> TableOperation:
     """The batch operation that creates `row` (nothing was read) or replaces what was read if unchanged."""
     if read is None:
         return ("create", row)

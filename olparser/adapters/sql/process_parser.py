@@ -71,7 +71,8 @@ class _Worker:
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             raise WorkerGone(self._ended()) from None
-        return json.loads(self._read_line(deadline))
+        answer: dict[str, Any] = json.loads(self._read_line(deadline))
+        return answer
 
     def _read_line(self, deadline: float) -> bytes:
         assert self.process.stdout is not None

@@ -51,7 +51,7 @@ def test_many_workers_opening_a_new_file_at_the_same_moment_all_succeed(tmp_path
     for attempt in range(250):  # without the retry, about one opener in 200 failed here
         barrier = threading.Barrier(4)
 
-        def open_and_write(path: Path = tmp_path / f"{attempt}.sqlite3") -> None:
+        def open_and_write(path: Path = tmp_path / f"{attempt}.sqlite3", barrier: threading.Barrier = barrier) -> None:
             barrier.wait()
             try:
                 with SqliteFile(path, busy_timeout_seconds=10) as sqlite, sqlite._immediate() as db:

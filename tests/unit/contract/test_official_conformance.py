@@ -7,7 +7,6 @@ schema its _schemaURL names when that schema is known (unknown URLs are tolerate
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest

@@ -4,7 +4,7 @@ each run-state store with the history of the same kind, the catalog a boundary f
 entries per micro-batch, counted."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -121,8 +121,9 @@ def test_the_task_own_run_and_the_run_it_started_write_one_dag_and_one_task(dag_
     task, dag = TASK._replace(namespace=namespace, name=f"{dag_id}.{task_id}"), DAG._replace(namespace=namespace,
                                                                                           name=dag_id)
     started = _by_type(build_lineage(_spark_run(parent_facet(task, dag)), ENGINE, LineageOptions()))
-    keys = lambda bodies: [(e["typeName"], e["attributes"]["qualifiedName"], e["attributes"]["name"])  # noqa: E731
-                           for e in bodies]
+    def keys(bodies: list[dict]) -> list[tuple[str, str, str]]:
+        return [(e["typeName"], e["attributes"]["qualifiedName"], e["attributes"]["name"]) for e in bodies]
+
     assert keys(own.entities) == keys([*started["airflow_dag"], *started["airflow_task"]])
     (process,) = started["spark_process"]
     assert process["relationshipAttributes"]["orchestrator"]["uniqueAttributes"]["qualifiedName"] == \

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
 from tools import cli
 from tools.exit_codes import CONVENTION, FAILED, USAGE, for_http_status
 from tools.replay import Outcome, read_events, summary

@@ -99,7 +99,7 @@ def test_concurrent_sqlite_sends_share_transactions_and_all_are_on_disk(tmp_path
     db = sqlite3.connect(tmp_path / "queues.sqlite3")  # another connection: what the file holds
     stored = dict(db.execute("SELECT id, text FROM queue_messages WHERE queue = 'lineage-events'").fetchall())
     db.close()
-    assert stored == dict(zip(ids, texts))
+    assert stored == dict(zip(ids, texts, strict=True))
 
 
 def test_concurrent_claim_checks_share_the_folder_flush_and_all_are_readable(tmp_path):
