@@ -34,7 +34,8 @@ from olparser.adapters.catalog.resolver import resolver_for
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.combine import combine_plans, pack_plans
-from olparser.lineage.lifecycle import LifecycleChanges, LifecycleMark, standing
+from olparser.lineage.lifecycle import LifecycleChanges, standing
+from olparser.runs.marks import LifecycleMark
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import is_process
 from olparser.resolution.model import candidates_to_json

@@ -37,7 +37,8 @@ from olparser.lineage.edges import is_temporary, temporary_scope, temporary_writ
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.lineage.identity import Orchestration
 from olparser.lineage.inherited import CHANNEL, inheriting_scope, lookup_passed, passed_orchestration
-from olparser.lineage.lifecycle import LifecycleChanges, LifecycleMark, lifecycle_changes, lifecycle_marks
+from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes, lifecycle_marks
+from olparser.runs.marks import LifecycleMark
 from olparser.lineage.plan import is_process
 from olparser.naming import MappingEngine
 from olparser.pipeline import Decision, WritePolicy, decide
