@@ -32,11 +32,11 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
 from azure.core import MatchConditions
-from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableClient, TableEntity, UpdateMode
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
-from olparser.adapters.run_state.table_store import get_blob, put_blob, safe_row_key
+from olparser.adapters.run_state.table_rows import (TableConflict, get_blob, put_blob, read_row, retried,
+                                                    safe_row_key, submit, unchanged, write_row)
 from olparser.adapters.storage_account import StorageConnection, storage_account
 from olparser.history.model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
                                     facts_from_json, facts_to_json, process_from_json, process_to_json)
@@ -56,7 +56,7 @@ _UNREFRESHED_SELECT = [f"{UNREFRESHED}_parts", *(f"{UNREFRESHED}_{i}" for i in r
 _ACCESS_SELECT = ["dataset_type", "access", "process", "process_type", "facts"]
 
 
-class HistoryConflict(RuntimeError):
+class HistoryConflict(TableConflict):
     """Another writer changed what was read (retried)."""
 
 
@@ -166,9 +166,8 @@ class TableHistoryStore:
             if written is not None and written[0] == run_id:  # the row as `record` just wrote it: no read
                 etag, unrefreshed = written[1], written[2]
             else:
-                try:
-                    entity = self.table.get_entity(keys["PartitionKey"], keys["RowKey"], select=_UNREFRESHED_SELECT)
-                except ResourceNotFoundError:
+                entity = read_row(self.table, keys, select=_UNREFRESHED_SELECT)
+                if entity is None:
                     return
                 etag, unrefreshed = entity.metadata["etag"], _unrefreshed_of(entity)
             written = None  # a conflict: read it
@@ -297,15 +296,13 @@ class TableHistoryStore:
             operations.append(("upsert", run_row, {"mode": UpdateMode.REPLACE}))
             new_marker = TableEntity({"PartitionKey": partition, "RowKey": marker_key}, start=facts.start, key=row_key)
             operations.append(("create", new_marker) if marker is None else (
-                "update", new_marker, {"mode": UpdateMode.REPLACE, "etag": marker.metadata["etag"],
-                                       "match_condition": MatchConditions.IfNotModified}))
+                "update", new_marker, {"mode": UpdateMode.REPLACE, **unchanged(marker)}))
             # the list holds the earliest starts: every run it leaves out starts at or after its last one
             if len(earliest) == count or (earliest and facts.start <= earliest[-1][0]):
                 earliest.append((facts.start, run_key))
             count += 1
         elif marker is not None:
-            operations.append(("delete", marker, {"etag": marker.metadata["etag"],
-                                                  "match_condition": MatchConditions.IfNotModified}))
+            operations.append(("delete", marker, unchanged(marker)))
         earliest = sorted(earliest)[:EARLIEST_KEPT]
         if count > 0 and not earliest:
             earliest = self._earliest_markers(partition, exclude=run_key)
@@ -332,8 +329,7 @@ class TableHistoryStore:
     @staticmethod
     def _summary_operation(partition: str, summary: TableEntity | None, count: int, earliest: list) -> tuple | None:
         keys = {"PartitionKey": partition, "RowKey": SUMMARY}
-        condition = ({"etag": summary.metadata["etag"], "match_condition": MatchConditions.IfNotModified}
-                     if summary is not None else {})
+        condition = unchanged(summary) if summary is not None else {}
         if count <= 0:
             return ("delete", keys, condition) if summary is not None else None
         row = TableEntity(keys, count=count, earliest=_json([list(item) for item in earliest]))
@@ -351,12 +347,7 @@ class TableHistoryStore:
                     self._summaries.popitem(last=False)
 
     def _submit(self, operations: list[tuple]) -> list:
-        try:
-            return list(self.table.submit_transaction(operations) or [])
-        except HttpResponseError as error:  # TableTransactionError included
-            if error.status_code in (404, 409, 412):  # someone changed what was read: read again
-                raise HistoryConflict() from error
-            raise
+        return submit(self.table, operations, HistoryConflict)
 
     def _note_duration(self, facts: RunFacts) -> None:
         """Raise the recorded longest run when this one is longer."""
@@ -364,13 +355,16 @@ class TableHistoryStore:
             return
         keys = {"PartitionKey": "stats", "RowKey": "max-duration"}
 
-        def attempt() -> None:
+        def attempt() -> float:
             entity = self._read(keys)
-            if entity is None or float(entity["value"]) < facts.end - facts.start:  # type: ignore[operator]
-                self._write(TableEntity(keys, value=float(facts.end - facts.start)), entity)  # type: ignore[operator]
+            longest = float(entity["value"]) if entity is not None else 0.0
+            if longest < facts.end - facts.start:  # type: ignore[operator]
+                longest = float(facts.end - facts.start)  # type: ignore[operator]
+                self._write(TableEntity(keys, value=longest), entity)
+            return longest
 
-        self._with_retries(attempt)
-        self._max_duration = None
+        # the value as this write left it (or found it, larger): the next run's `_longest` needs no read
+        self._max_duration = (self._with_retries(attempt), self._clock())
 
     def _longest(self) -> float:
         if self._max_duration is None or self._clock() - self._max_duration[1] > STATS_CACHE_SECONDS:
@@ -478,34 +472,16 @@ class TableHistoryStore:
 
     # --- entities ----------------------------------------------------------------------------------------------
     def _read(self, keys: dict[str, str]) -> TableEntity | None:
-        try:
-            return self.table.get_entity(keys["PartitionKey"], keys["RowKey"])
-        except ResourceNotFoundError:
-            return None
+        return read_row(self.table, keys)
 
     def _write(self, entity: TableEntity, read: TableEntity | None = None, *, etag: str | None = None) -> str:
         """Create `entity` if nothing was read (and no etag given), else replace it if nobody changed it since it was
         read (or written with `etag`); the new etag. HistoryConflict when somebody did."""
-        etag = etag or (read.metadata["etag"] if read is not None else None)
-        try:
-            if etag is None:
-                answer = self.table.create_entity(entity)
-            else:
-                answer = self.table.update_entity(entity, mode=UpdateMode.REPLACE, etag=etag,
-                                                  match_condition=MatchConditions.IfNotModified)
-        except (ResourceExistsError, ResourceNotFoundError) as error:
-            raise HistoryConflict() from error
-        except HttpResponseError as error:
-            if error.status_code == 412:
-                raise HistoryConflict() from error
-            raise
-        return answer["etag"]
+        return write_row(self.table, entity, etag or (read.metadata["etag"] if read is not None else None),
+                         HistoryConflict) or ""
 
     def _with_retries(self, attempt: Callable[[], Any]) -> Any:
-        retrying = Retrying(retry=retry_if_exception_type(HistoryConflict), reraise=True,
-                            stop=stop_after_attempt(self._max_attempts),
-                            wait=wait_random_exponential(multiplier=0.005, max=0.25))
-        return retrying(attempt)
+        return retried(attempt, HistoryConflict, self._max_attempts)
 
     def close(self) -> None:
         self.table.close()
