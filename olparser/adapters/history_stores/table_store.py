@@ -31,8 +31,6 @@ import zlib
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Sequence
 
-from azure.core import MatchConditions
-from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableClient, TableEntity, UpdateMode
 
 from olparser.adapters.run_state.table_rows import (TableConflict, get_blob, put_blob, read_row, retried,
@@ -174,13 +172,7 @@ class TableHistoryStore:
             if unrefreshed & names:
                 row = TableEntity(keys)
                 put_blob(row, UNREFRESHED, _names_blob(unrefreshed - names))
-                try:
-                    self.table.update_entity(row, mode=UpdateMode.MERGE, etag=etag,
-                                             match_condition=MatchConditions.IfNotModified)
-                except HttpResponseError as error:
-                    if error.status_code in (404, 412):
-                        raise HistoryConflict() from error
-                    raise
+                write_row(self.table, row, etag, HistoryConflict, mode=UpdateMode.MERGE)
 
         self._with_retries(attempt)
 

@@ -54,14 +54,15 @@ def read_row(table: TableClient, keys: Mapping[str, str], **options: Any) -> Tab
         return None
 
 
-def write_row(table: TableClient, entity: TableEntity, etag: str | None, conflict: type[TableConflict]) -> str | None:
-    """Create `entity` (no `etag`: nothing was read) or replace the row if it still has `etag`; its new ETag.
-    `conflict` when the row was created, changed or deleted since."""
+def write_row(table: TableClient, entity: TableEntity, etag: str | None, conflict: type[TableConflict], *,
+              mode: UpdateMode = UpdateMode.REPLACE) -> str | None:
+    """Create `entity` (no `etag`: nothing was read) or replace the row (`mode` MERGE: change the properties `entity`
+    has) if it still has `etag`; its new ETag. `conflict` when the row was created, changed or deleted since."""
     try:
         if etag is None:
             answer = table.create_entity(entity)
         else:
-            answer = table.update_entity(entity, mode=UpdateMode.REPLACE, etag=etag,
+            answer = table.update_entity(entity, mode=mode, etag=etag,
                                          match_condition=MatchConditions.IfNotModified)
     except (ResourceExistsError, ResourceNotFoundError) as error:  # 409: created since our read; 404: deleted
         raise conflict() from error
