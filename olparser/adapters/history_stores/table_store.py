@@ -6,7 +6,8 @@ closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` 
 - `run-{2 hex}` / `run`: the run's record (zlib-compressed, split over binary properties), its digest, `complete`,
   `unrefreshed` (the processes whose summary the run changed and whose catalog copies are not confirmed rewritten),
   and, while a replacement is under way, `previous` (the record it replaces) and `pending` (access rows to delete);
-- `purge-{yyyymmdd}` / `run`: one per run, under the day it started: the timer's purge reads old days only;
+- `purge-{yyyymmdd}` / `run`: one per run, under the day it started (`digest`: the record whose rows are all written):
+  the timer's purge reads old days only;
 - `d-{sha256 of dataset}` / `{read|write}-{c|o}-{inv}-{run}-{sha256 of process, 20 hex}`: one per dataset access
   (partition per dataset; a walk reads one access kind), with the run's slim facts;
 - `p-{sha256 of process}`: `{c|o}-{inv}-{run}` per run of the process (slim facts and what that run did),
@@ -16,8 +17,10 @@ closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` 
 - `stats` / `max-duration`: the longest run recorded, which bounds how far back a query reads closed runs.
 
 A record is written in this order: the run's row (new record, not complete, listing what it replaces), the access
-rows, each process partition (one transaction each), the stale access rows deleted, the purge row, then the run's
-row marked complete. A crash anywhere leaves the run's row listing everything to finish or undo; the retry does it.
+rows, each process partition (one transaction each), the stale access rows deleted, the purge row (with the record's
+digest: its rows are all written), then the run's row marked complete — at once, or, when processes wait for the
+catalog to show their counts, in the runner's `refreshed` write. A crash anywhere leaves the run's row listing
+everything to finish or undo; the retry does it (or, when the purge row names the row's record, only marks it).
 """
 from __future__ import annotations
 
@@ -161,15 +164,20 @@ class TableHistoryStore:
 
         def attempt() -> None:
             nonlocal written
+            done = None
             if written is not None and written[0] == run_id:  # the row as `record` just wrote it: no read
-                etag, unrefreshed = written[1], written[2]
+                etag, unrefreshed, done = written[1], written[2], written[3]
             else:
                 entity = read_row(self.table, keys, select=_UNREFRESHED_SELECT)
                 if entity is None:
                     return
                 etag, unrefreshed = entity.metadata["etag"], _unrefreshed_of(entity)
             written = None  # a conflict: read it
-            if unrefreshed & names:
+            if done is not None:  # the record's rows are all written: marked complete in the same write
+                row = TableEntity(done)
+                put_blob(row, UNREFRESHED, _names_blob(unrefreshed - names))
+                write_row(self.table, row, etag, HistoryConflict)
+            elif unrefreshed & names:
                 row = TableEntity(keys)
                 put_blob(row, UNREFRESHED, _names_blob(unrefreshed - names))
                 write_row(self.table, row, etag, HistoryConflict, mode=UpdateMode.MERGE)
@@ -181,11 +189,13 @@ class TableHistoryStore:
         keys = self._run_keys(record.run_id)
         entity = None if new else self._read(keys)
         unrefreshed = _unrefreshed_of(entity)
-        if entity is not None and entity.get("digest") == digest and entity.get("complete"):
-            self._written.row = (record.run_id, entity.metadata["etag"], unrefreshed)
+        complete = entity is not None and (bool(entity.get("complete")) or self._rows_written(entity))
+        if complete and entity.get("digest") == digest:  # type: ignore[union-attr]
+            assert entity is not None
+            self._finish(record.run_id, entity.metadata["etag"], entity, unrefreshed, keep_changes)
             return unrefreshed
         current = _record_of(entity, "record")
-        previous = current if entity is None or entity.get("complete") else _record_of(entity, "previous")
+        previous = current if entity is None or complete else _record_of(entity, "previous")
         changed = changed_processes(previous, record)
         new_accesses = {self._access_keys(a): a for a in record.accesses()}
         stale = ({self._access_key_text(k) for k in self._record_access_keys(current)}
@@ -212,21 +222,43 @@ class TableHistoryStore:
         for text in sorted(stale):
             self.table.delete_entity(*json.loads(text))  # absent: no error
         old_day = entity.get("day") if entity is not None else None
+        # the purge row, last, names the record whose rows are then all written (`_rows_written`)
         self.table.upsert_entity(TableEntity({"PartitionKey": f"purge-{row['day']}", "RowKey": keys["RowKey"]},
-                                             run_id=record.run_id), mode=UpdateMode.REPLACE)
+                                             run_id=record.run_id, digest=digest), mode=UpdateMode.REPLACE)
         if old_day and old_day != row["day"]:
             self.table.delete_entity(f"purge-{old_day}", keys["RowKey"])
         self._note_duration(record.facts)
-        done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
-        done.update(complete=True, pending="[]")
-        etag = self._write(done, etag=etag)  # another writer since step 1: the retry reads its record
-        self._written.row = (record.run_id, etag, _unrefreshed_of(done))
+        self._finish(record.run_id, etag, row, _unrefreshed_of(row), keep_changes)
         with self._known_lock:
             self._recorded[record.run_id] = None
             self._recorded.move_to_end(record.run_id)
             while len(self._recorded) > KNOWN_ROWS:
                 self._recorded.popitem(last=False)
         return changed | unrefreshed
+
+    def _rows_written(self, entity: TableEntity) -> bool:
+        """Whether the record the run's (incomplete) row holds has all its rows written: its purge row, the last of
+        them, names it (one read)."""
+        if not entity.get("day"):
+            return False
+        purge = self._read({"PartitionKey": f"purge-{entity['day']}", "RowKey": entity["RowKey"]})
+        return purge is not None and purge.get("digest") == entity.get("digest")
+
+    def _finish(self, run_id: str, etag: str, row: TableEntity, unrefreshed: frozenset[str],
+                keep_changes: bool) -> None:
+        """Mark the run's row complete (what it replaces dropped), conditional on `etag`: now when no process waits
+        for the catalog to show its counts, else with the runner's `refreshed` mark (one write: until then the row
+        says incomplete, and a record of the run finds its rows written from the purge row). A conflict: the retry
+        reads the other writer's record."""
+        if row.get("complete"):
+            self._written.row = (run_id, etag, unrefreshed, None)
+            return
+        done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
+        done.update(complete=True, pending="[]")
+        if unrefreshed and keep_changes:
+            self._written.row = (run_id, etag, unrefreshed, done)
+            return
+        self._written.row = (run_id, self._write(done, etag=etag), unrefreshed, None)
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
         now = time.time() if now is None else now
