@@ -6,7 +6,8 @@ closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` 
 - `run-{2 hex}` / `run`: the run's record (zlib-compressed, split over binary properties), its digest, `complete`,
   `unrefreshed` (the processes whose summary the run changed and whose catalog copies are not confirmed rewritten),
   and, while a replacement is under way, `previous` (the record it replaces) and `pending` (access rows to delete);
-- `purge-{yyyymmdd}` / `run`: one per run, under the day it started: the timer's purge reads old days only;
+- `purge-{yyyymmdd}` / `run`: one per run, under the day it started (`digest`: the record whose rows are all written):
+  the timer's purge reads old days only;
 - `d-{sha256 of dataset}` / `{read|write}-{c|o}-{inv}-{run}-{sha256 of process, 20 hex}`: one per dataset access
   (partition per dataset; a walk reads one access kind), with the run's slim facts;
 - `p-{sha256 of process}`: `{c|o}-{inv}-{run}` per run of the process (slim facts and what that run did),
@@ -16,8 +17,10 @@ closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` 
 - `stats` / `max-duration`: the longest run recorded, which bounds how far back a query reads closed runs.
 
 A record is written in this order: the run's row (new record, not complete, listing what it replaces), the access
-rows, each process partition (one transaction each), the stale access rows deleted, the purge row, then the run's
-row marked complete. A crash anywhere leaves the run's row listing everything to finish or undo; the retry does it.
+rows, each process partition (one transaction each), the stale access rows deleted, the purge row (with the record's
+digest: its rows are all written), then the run's row marked complete — at once, or, when processes wait for the
+catalog to show their counts, in the runner's `refreshed` write. A crash anywhere leaves the run's row listing
+everything to finish or undo; the retry does it (or, when the purge row names the row's record, only marks it).
 """
 from __future__ import annotations
 
@@ -32,12 +35,10 @@ import zlib
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from azure.core import MatchConditions
-from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableClient, TableEntity, UpdateMode
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
-from olparser.adapters.run_state.table_store import get_blob, put_blob, safe_row_key
+from olparser.adapters.run_state.table_rows import (TableConflict, get_blob, put_blob, read_row, retried,
+                                                    safe_row_key, submit, unchanged, write_row)
 from olparser.adapters.storage_account import TableAnswer, TableOperation
 from olparser.adapters.storage_account import StorageConnection, storage_account
 from olparser.history.model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
@@ -60,7 +61,7 @@ _UNREFRESHED_SELECT = [f"{UNREFRESHED}_parts", *(f"{UNREFRESHED}_{i}" for i in r
 _ACCESS_SELECT = ["dataset_type", "access", "process", "process_type", "facts"]
 
 
-class HistoryConflict(RuntimeError):
+class HistoryConflict(TableConflict):
     """Another writer changed what was read (retried)."""
 
 
@@ -167,25 +168,23 @@ class TableHistoryStore:
 
         def attempt() -> None:
             nonlocal written
+            done = None
             if written is not None and written[0] == run_id:  # the row as `record` just wrote it: no read
-                etag, unrefreshed = written[1], written[2]
+                etag, unrefreshed, done = written[1], written[2], written[3]
             else:
-                try:
-                    entity = self.table.get_entity(keys["PartitionKey"], keys["RowKey"], select=_UNREFRESHED_SELECT)
-                except ResourceNotFoundError:
+                entity = read_row(self.table, keys, select=_UNREFRESHED_SELECT)
+                if entity is None:
                     return
                 etag, unrefreshed = entity.metadata["etag"], _unrefreshed_of(entity)
             written = None  # a conflict: read it
-            if unrefreshed & names:
+            if done is not None:  # the record's rows are all written: marked complete in the same write
+                row = TableEntity(done)
+                put_blob(row, UNREFRESHED, _names_blob(unrefreshed - names))
+                write_row(self.table, row, etag, HistoryConflict)
+            elif unrefreshed & names:
                 row = TableEntity(keys)
                 put_blob(row, UNREFRESHED, _names_blob(unrefreshed - names))
-                try:
-                    self.table.update_entity(row, mode=UpdateMode.MERGE, etag=etag,
-                                             match_condition=MatchConditions.IfNotModified)
-                except HttpResponseError as error:
-                    if error.status_code in (404, 412):
-                        raise HistoryConflict() from error
-                    raise
+                write_row(self.table, row, etag, HistoryConflict, mode=UpdateMode.MERGE)
 
         self._with_retries(attempt)
 
@@ -194,11 +193,13 @@ class TableHistoryStore:
         keys = self._run_keys(record.run_id)
         entity = None if new else self._read(keys)
         unrefreshed = _unrefreshed_of(entity)
-        if entity is not None and entity.get("digest") == digest and entity.get("complete"):
-            self._written.row = (record.run_id, entity.metadata["etag"], unrefreshed)
+        complete = entity is not None and (bool(entity.get("complete")) or self._rows_written(entity))
+        if complete and entity.get("digest") == digest:  # type: ignore[union-attr]
+            assert entity is not None
+            self._finish(record.run_id, entity.metadata["etag"], entity, unrefreshed, keep_changes)
             return unrefreshed
         current = _record_of(entity, "record")
-        previous = current if entity is None or entity.get("complete") else _record_of(entity, "previous")
+        previous = current if entity is None or complete else _record_of(entity, "previous")
         changed = changed_processes(previous, record)
         new_accesses = {self._access_keys(a): a for a in record.accesses()}
         stale = ({self._access_key_text(k) for k in self._record_access_keys(current)}
@@ -228,21 +229,43 @@ class TableHistoryStore:
         for text in sorted(stale):
             self.table.delete_entity(*json.loads(text))  # absent: no error
         old_day = entity.get("day") if entity is not None else None
+        # the purge row, last, names the record whose rows are then all written (`_rows_written`)
         self.table.upsert_entity(TableEntity({"PartitionKey": f"purge-{row['day']}", "RowKey": keys["RowKey"]},
-                                             run_id=record.run_id), mode=UpdateMode.REPLACE)
+                                             run_id=record.run_id, digest=digest), mode=UpdateMode.REPLACE)
         if old_day and old_day != row["day"]:
             self.table.delete_entity(f"purge-{old_day}", keys["RowKey"])
         self._note_duration(record.facts)
-        done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
-        done.update(complete=True, pending="[]")
-        etag = self._write(done, etag=etag)  # another writer since step 1: the retry reads its record
-        self._written.row = (record.run_id, etag, _unrefreshed_of(done))
+        self._finish(record.run_id, etag, row, _unrefreshed_of(row), keep_changes)
         with self._known_lock:
             self._recorded[record.run_id] = None
             self._recorded.move_to_end(record.run_id)
             while len(self._recorded) > KNOWN_ROWS:
                 self._recorded.popitem(last=False)
         return changed | unrefreshed
+
+    def _rows_written(self, entity: TableEntity) -> bool:
+        """Whether the record the run's (incomplete) row holds has all its rows written: its purge row, the last of
+        them, names it (one read)."""
+        if not entity.get("day"):
+            return False
+        purge = self._read({"PartitionKey": f"purge-{entity['day']}", "RowKey": entity["RowKey"]})
+        return purge is not None and purge.get("digest") == entity.get("digest")
+
+    def _finish(self, run_id: str, etag: str, row: TableEntity, unrefreshed: frozenset[str],
+                keep_changes: bool) -> None:
+        """Mark the run's row complete (what it replaces dropped), conditional on `etag`: now when no process waits
+        for the catalog to show its counts, else with the runner's `refreshed` mark (one write: until then the row
+        says incomplete, and a record of the run finds its rows written from the purge row). A conflict: the retry
+        reads the other writer's record."""
+        if row.get("complete"):
+            self._written.row = (run_id, etag, unrefreshed, None)
+            return
+        done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
+        done.update(complete=True, pending="[]")
+        if unrefreshed and keep_changes:
+            self._written.row = (run_id, etag, unrefreshed, done)
+            return
+        self._written.row = (run_id, self._write(done, etag=etag), unrefreshed, None)
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
         now = time.time() if now is None else now
@@ -305,15 +328,13 @@ class TableHistoryStore:
             operations.append(("upsert", run_row, {"mode": UpdateMode.REPLACE}))
             new_marker = TableEntity({"PartitionKey": partition, "RowKey": marker_key}, start=facts.start, key=row_key)
             operations.append(("create", new_marker) if marker is None else (
-                "update", new_marker, {"mode": UpdateMode.REPLACE, "etag": marker.metadata["etag"],
-                                       "match_condition": MatchConditions.IfNotModified}))
+                "update", new_marker, {"mode": UpdateMode.REPLACE, **unchanged(marker)}))
             # the list holds the earliest starts: every run it leaves out starts at or after its last one
             if len(earliest) == count or (earliest and facts.start <= earliest[-1][0]):
                 earliest.append((facts.start, run_key))
             count += 1
         elif marker is not None:
-            operations.append(("delete", marker, {"etag": marker.metadata["etag"],
-                                                  "match_condition": MatchConditions.IfNotModified}))
+            operations.append(("delete", marker, unchanged(marker)))
         earliest = sorted(earliest)[:EARLIEST_KEPT]
         if count > 0 and not earliest:
             earliest = self._earliest_markers(partition, exclude=run_key)
@@ -341,8 +362,7 @@ class TableHistoryStore:
     @staticmethod
     def _summary_operation(partition: str, summary: TableEntity | None, count: int, earliest: list[tuple[float, str]]) -> TableOperation | None:
         keys = {"PartitionKey": partition, "RowKey": SUMMARY}
-        condition = ({"etag": summary.metadata["etag"], "match_condition": MatchConditions.IfNotModified}
-                     if summary is not None else {})
+        condition = unchanged(summary) if summary is not None else {}
         if count <= 0:
             return ("delete", keys, condition) if summary is not None else None
         row = TableEntity(keys, count=count, earliest=_json([list(item) for item in earliest]))
@@ -359,13 +379,8 @@ class TableHistoryStore:
                 while len(self._summaries) > KNOWN_ROWS:
                     self._summaries.popitem(last=False)
 
-    def _submit(self, operations: list[TableOperation]) -> list[TableAnswer]:
-        try:
-            return list(self.table.submit_transaction(operations) or [])
-        except HttpResponseError as error:  # TableTransactionError included
-            if error.status_code in (404, 409, 412):  # someone changed what was read: read again
-                raise HistoryConflict() from error
-            raise
+    def _submit(self, operations: list[tuple]) -> list:
+        return submit(self.table, operations, HistoryConflict)
 
     def _note_duration(self, facts: RunFacts) -> None:
         """Raise the recorded longest run when this one is longer."""
@@ -373,15 +388,16 @@ class TableHistoryStore:
             return
         keys = {"PartitionKey": "stats", "RowKey": "max-duration"}
 
-        def attempt() -> None:
+        def attempt() -> float:
             entity = self._read(keys)
-            # Why the type error is ignored: facts.end is set: checked before the retried attempt
-            if entity is None or float(entity["value"]) < facts.end - facts.start:  # type: ignore[operator]
-                # Why the type error is ignored: facts.end is set: checked before the retried attempt
-                self._write(TableEntity(keys, value=float(facts.end - facts.start)), entity)  # type: ignore[operator]
+            longest = float(entity["value"]) if entity is not None else 0.0
+            if longest < facts.end - facts.start:  # type: ignore[operator]
+                longest = float(facts.end - facts.start)  # type: ignore[operator]
+                self._write(TableEntity(keys, value=longest), entity)
+            return longest
 
-        self._with_retries(attempt)
-        self._max_duration = None
+        # the value as this write left it (or found it, larger): the next run's `_longest` needs no read
+        self._max_duration = (self._with_retries(attempt), self._clock())
 
     def _longest(self) -> float:
         if self._max_duration is None or self._clock() - self._max_duration[1] > STATS_CACHE_SECONDS:
@@ -490,35 +506,16 @@ class TableHistoryStore:
 
     # --- entities ----------------------------------------------------------------------------------------------
     def _read(self, keys: dict[str, str]) -> TableEntity | None:
-        try:
-            return self.table.get_entity(keys["PartitionKey"], keys["RowKey"])
-        except ResourceNotFoundError:
-            return None
+        return read_row(self.table, keys)
 
     def _write(self, entity: TableEntity, read: TableEntity | None = None, *, etag: str | None = None) -> str:
         """Create `entity` if nothing was read (and no etag given), else replace it if nobody changed it since it was
         read (or written with `etag`); the new etag. HistoryConflict when somebody did."""
-        etag = etag or (read.metadata["etag"] if read is not None else None)
-        try:
-            if etag is None:
-                answer = self.table.create_entity(entity)
-            else:
-                answer = self.table.update_entity(entity, mode=UpdateMode.REPLACE, etag=etag,
-                                                  match_condition=MatchConditions.IfNotModified)
-        except (ResourceExistsError, ResourceNotFoundError) as error:
-            raise HistoryConflict() from error
-        except HttpResponseError as error:
-            if error.status_code == 412:
-                raise HistoryConflict() from error
-            raise
-        new_etag: str = answer["etag"]
-        return new_etag
+        return write_row(self.table, entity, etag or (read.metadata["etag"] if read is not None else None),
+                         HistoryConflict) or ""
 
-    def _with_retries(self, attempt: Callable[[], T]) -> T:
-        retrying = Retrying(retry=retry_if_exception_type(HistoryConflict), reraise=True,
-                            stop=stop_after_attempt(self._max_attempts),
-                            wait=wait_random_exponential(multiplier=0.005, max=0.25))
-        return retrying(attempt)
+    def _with_retries(self, attempt: Callable[[], Any]) -> Any:
+        return retried(attempt, HistoryConflict, self._max_attempts)
 
     def close(self) -> None:
         self.table.close()

@@ -30,70 +30,56 @@ create only if absent — 409 otherwise —, and retry the whole read-modify-wri
 What the ledger (olparser/runs/ledger.py) decides at a commit is saved with the run's row (its pending intentions)
 before any other row changes; the users and writers rows are then changed one compare-and-swap (or one batch) at a
 time, each step idempotent, so a crash between two writes leaves intentions that `settle` carries out again.
+
+This module holds the run's row (merges, claims, commits, intentions); `table_owned.py` the entities' users and the
+processes' writers, `table_due.py` the `due` partition, `table_side.py` the temporary and interim datasets and the lifecycle marks (mixins
+of TableRunStateStore), and `table_rows.py` the conditional reads, writes and transactions (shared with the run
+history's store).
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
-import re
 import threading
 import time
 import zlib
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
-from azure.data.tables import TableClient, TableEntity, UpdateMode
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from azure.data.tables import TableClient, TableEntity
 
 from olparser.runs.codec import from_compressed, to_compressed
-from olparser.runs.marks import LifecycleMark
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
 from olparser.runs import ledger
-from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
-from olparser.runs.store import (MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, ScheduleAfterMerge,
-                                 StoreStats, event_run_id, state_rewrite_needed)
+from olparser.runs.ledger import CommitResult, Key, sorted_keys
+from olparser.runs.store import ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
-from olparser.adapters.storage_account import StorageConnection, TableAnswer, TableOperation, storage_account
+from olparser.adapters.storage_account import StorageConnection, storage_account
+from olparser.adapters.run_state.table_due import DUE_PARTITION, DueRows
+from olparser.adapters.run_state.table_owned import HEAD_ROW, OWNED_PREFIX, OwnedRows, RunStateConflict
+from olparser.adapters.run_state.table_rows import (PROPERTY_BYTES, delete_row, get_blob, put_blob, read_row,
+                                                    retried, safe_row_key, with_etag, write_row)
+from olparser.adapters.run_state.table_side import INTERIM_PARTITION, TEMPORARY_PREFIX, SideRows
 
-T = TypeVar("T")  # what one read-modify-write attempt returns (_with_retries)
-
-PROPERTY_BYTES = 64_000  # a binary property holds at most 64 KiB
+__all__ = ["PROPERTY_BYTES", "RunStateConflict", "RunStateTooLarge", "TableRunStateStore", "get_blob", "put_blob",
+           "safe_row_key"]
 # An entity holds at most 1 MiB, and binary properties travel base64-encoded (4/3 larger; Azurite counts that size):
 # 720,000 bytes are ~960 KB on the wire, leaving room for the keys and the other properties.
 MAX_STATE_BYTES = 720_000
 MAX_ATTEMPTS = 40
-DUE_PARTITION = "due"
-INTERIM_PARTITION = "interim"
-LIFECYCLE_PARTITION = "lifecycle"
-FILTER_KEYS = 14  # RowKeys per query: a filter holds at most 15 comparisons (one is the PartitionKey's)
-BATCH_ROWS = 100  # operations per batch transaction
-OWNED_PREFIX = "own-"  # + sha256 of an entity's type and qualifiedName: one partition per connector-owned entity
-HEAD_ROW = "entity"
-TEMPORARY_PREFIX = "tmp-"  # + sha256 of (scope, namespace, name): one partition per temporary dataset
-_SAFE_ROW_KEY = re.compile(r"^[A-Za-z0-9._:@=+-]{1,512}$")
 _BLOBS = ("state", "written", "claimed", "pending")
-# Rows `ref-xx` of the version that only counted users: looked for once (one request), then again after this long
-# only, when none was found (no release of this version writes them; one still running during an upgrade might).
-LEGACY_RECHECK_SECONDS = 3600.0
 RECENT_ROWS = 64  # run rows remembered after their scope, for the next merge of the run (its write is conditional)
-KNOWN_HEADS = 4096  # entities' head rows remembered as last read or written here, for the next run's claim
 
 
 class RunStateTooLarge(ValueError):
     """A run whose merged state does not fit in one Table storage entity."""
 
 
-class RunStateConflict(RuntimeError):
-    """Another writer changed the entity between our read and our write (retried up to max_attempts times)."""
-
-
-class TableRunStateStore:
+class TableRunStateStore(OwnedRows, DueRows, SideRows):
     """RunStateStore over an Azure Table (see the module docstring and olparser/runs/store.py)."""
 
     def __init__(self, table: TableClient, *, ttl_seconds: int, max_state_bytes: int = MAX_STATE_BYTES,
@@ -139,13 +125,11 @@ class TableRunStateStore:
         def attempt() -> tuple[RunSnapshot, int]:
             result = merge_into(remembered, True) if unread and unread.pop() else None
             unread.clear()
-            # Why the type error is ignored: merge_into returns None only from the remembered row
             return result if result is not None else merge_into(self._read(run_id), False)  # type: ignore[return-value]
 
         def merge_into(entity: TableEntity | None, from_memory: bool) -> tuple[RunSnapshot, int] | None:
             live = entity is not None and not self._expired(entity, now)
-            snapshot = merge_event(self._decode(entity) if live and entity is not None else None, event,
-                                   max_datasets=max_datasets)
+            snapshot = merge_event(self._decode(entity) if live else None, event, max_datasets=max_datasets)
             state = _compressed_state(snapshot, run_id, self.max_state_bytes)
             new = self._carry_over(run_id, entity)
             version = int(entity.get("version", 0)) if entity is not None else 0
@@ -171,10 +155,9 @@ class TableRunStateStore:
 
     @contextmanager
     def folded_reads(self, run_key: str) -> Iterator[None]:
-        keys = self._keys(run_key)
-        row = (keys["PartitionKey"], keys["RowKey"])
+        row = tuple(self._keys(run_key).values())
         with self._fold_lock:
-            self._folding[row] = self._folding.get(row, 0) + 1
+            self._folding[row] = self._folding.get(row, 0) + 1  # type: ignore[index]
         done = False
         outer = getattr(self._scope, "processes", None) is None
         if outer:
@@ -186,13 +169,13 @@ class TableRunStateStore:
             if outer:
                 self._scope.processes = None
             with self._fold_lock:
-                self._folding[row] -= 1
-                if not self._folding[row]:
-                    del self._folding[row]
-                    last = self._folded.pop(row, None)
-                    self._recent.pop(row, None)
+                self._folding[row] -= 1  # type: ignore[index]
+                if not self._folding[row]:  # type: ignore[index]
+                    del self._folding[row]  # type: ignore[arg-type]
+                    last = self._folded.pop(row, None)  # type: ignore[arg-type]
+                    self._recent.pop(row, None)  # type: ignore[arg-type]
                     if done and last is not None and last.metadata.get("etag"):
-                        self._recent[row] = last
+                        self._recent[row] = last  # type: ignore[index]
                         while len(self._recent) > RECENT_ROWS:
                             self._recent.popitem(last=False)
 
@@ -231,15 +214,6 @@ class TableRunStateStore:
     def claimed(self, run_key: str) -> frozenset[Key]:
         return frozenset(self._get_keys(self._read(run_key), "claimed"))
 
-    def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
-        now = time.time() if now is None else now
-        found = set()
-        for key in sorted_keys(keys):
-            head = self._read_keys(_head_keys(key))
-            if head is not None and _tombstoned(head, now):
-                found.add(key)
-        return frozenset(found)
-
     def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
                process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
                process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
@@ -252,7 +226,6 @@ class TableRunStateStore:
                                 process_types=process_types)
             if new is None:
                 return None
-            assert new.pending is not None  # a commit records its intentions (ledger.commit)
             settle_at = now + ledger.SETTLE_SECONDS
             self._put_due(run_key, settle_at)  # first: the timer finds the run even if we crash after the write
             row = self._carry_over(run_key, entity)
@@ -277,129 +250,6 @@ class TableRunStateStore:
     def done(self, run_key: str, epoch: int) -> None:
         self._clear_pending(run_key, epoch, None)
 
-    def finish_deletes(self, keys: Iterable[Key]) -> None:
-        for key in sorted_keys(keys):
-            def attempt(key: Key = key) -> None:
-                self._forget_head(key)
-                head = self._read_keys(_head_keys(key))
-                if head is None:
-                    return
-                if ledger.orphaned(int(head.get("users", 0)), int(head.get("legacy", 0))):
-                    self._delete(head)
-                else:
-                    row = TableEntity(head)
-                    row.pop("deleting_since", None)
-                    self._write(row, head)
-
-            self._with_retries(attempt)
-
-    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
-        cutoff = {"cutoff": float(now - TOMBSTONE_SECONDS)}
-        heads = self.table.query_entities(
-            f"PartitionKey ge '{OWNED_PREFIX}' and PartitionKey lt 'own.' and RowKey eq '{HEAD_ROW}' and users le 0 "
-            "and legacy le 0 and deleting_since le @cutoff", parameters=cutoff)
-        found: list[Key] = []
-        for head in heads:
-            if len(found) >= limit:
-                break
-            try:
-                self._write(TableEntity(head, deleting_since=float(now)), head)
-            except RunStateConflict:  # claimed or finished meanwhile
-                continue
-            found.append((head["type_name"], head["qualified_name"]))
-        # tombstones of the version that counted users (rows `ref-xx`): moved to the rows of this version
-        legacy = self.table.query_entities(
-            "PartitionKey ge 'ref-' and PartitionKey lt 'ref.' and users le 0 and deleting_since le @cutoff",
-            parameters=cutoff)
-        for row in legacy:
-            if len(found) >= limit:
-                break
-            key = (row["type_name"], row["qualified_name"])
-            try:
-                self.table.create_entity(_head_row(key, None, users=0, legacy=0, deleting_since=float(now)))
-            except ResourceExistsError:
-                continue
-            finally:
-                self.table.delete_entity(row["PartitionKey"], row["RowKey"])
-            found.append(key)
-        return sorted(found)
-
-    # --- the incomplete-runs timer -----------------------------------------------------------------------------
-    def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
-        def attempt() -> None:
-            entity = self._read(run_key)
-            if entity is None:
-                return
-            new = TableEntity(entity)
-            self._schedule_row(run_key, new, entity, due_at, keep_earlier, time.time())
-            if new != entity:  # (a replayed run is not due, and stays so: no write)
-                self._write(new, entity)
-            if new.get("due_at") is None:
-                self._due_row_gone(run_key, entity)
-
-        self._with_retries(attempt)
-
-    def _schedule_row(self, run_key: str, new: TableEntity, entity: TableEntity | None, due_at: float | None,
-                      keep_earlier: bool, now: float) -> None:
-        """Set when the run is due in `new` (its row about to replace `entity`), and put its row in the `due`
-        partition first when the run becomes due earlier than that row says: a due row may be earlier than the run
-        (the timer's look at it moves it, `due_runs`), never later, so postponing a run writes its row only."""
-        current = entity.get("due_at") if entity is not None else None
-        at = ledger.due_at(self._record(entity), current, due_at, keep_earlier=keep_earlier, now=now)
-        new["due_attempts"] = 0
-        if at is None:
-            new.pop("due_at", None)
-            return
-        new["due_at"] = float(at)
-        if current is None or at < float(current):
-            self._put_due(run_key, float(at))
-
-    def _due_row_gone(self, run_key: str, entity: TableEntity | None) -> None:
-        """The run is no longer due: its due row goes, after its row says so (a due row left by a crash: the timer
-        finds the run not due and deletes it, `due_runs`)."""
-        if entity is not None and entity.get("due_at") is not None:
-            self._delete_due(run_key)
-
-    def due_runs(self, now: float, limit: int) -> list[str]:
-        rows = self.table.query_entities("PartitionKey eq @p and due_at le @now",
-                                         parameters={"p": DUE_PARTITION, "now": float(now)},
-                                         select=["PartitionKey", "RowKey", "run_key", "due_at"])
-        found = sorted(((float(row["due_at"]), row["run_key"], row) for row in rows), key=lambda item: item[:2])
-        due: list[str] = []
-        for _, run_key, row in found:  # the run's own row says when it is due (its due row may be earlier: postponed)
-            if len(due) >= limit:
-                break
-            entity = self._read(run_key)
-            at = entity.get("due_at") if entity is not None else None
-            if at is not None and float(at) <= now:
-                due.append(run_key)
-                continue
-            try:  # unless a writer changed the due row since the query (it scheduled the run meanwhile)
-                if at is None:  # not due any more (a crash between its row's write and the due row's delete)
-                    self.table.delete_entity(row["PartitionKey"], row["RowKey"], **_unchanged(row))
-                else:  # postponed
-                    self.table.update_entity(TableEntity(row, due_at=float(at)), mode=UpdateMode.REPLACE,
-                                             **_unchanged(row))
-            except HttpResponseError as error:
-                if error.status_code not in (404, 412):
-                    raise
-        return due
-
-    def postpone(self, run_key: str, due_at: float) -> int:
-        def attempt() -> int:
-            entity = self._read(run_key)
-            if entity is None:
-                self._delete_due(run_key)
-                return 0
-            attempts = int(entity.get("due_attempts", 0)) + 1
-            new = TableEntity(entity)
-            new.update(due_at=float(due_at), due_attempts=attempts)
-            self._write(new, entity)
-            self._put_due(run_key, float(due_at))
-            return attempts
-
-        return self._with_retries(attempt)
-
     # --- housekeeping ------------------------------------------------------------------------------------------
     def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
@@ -413,62 +263,11 @@ class TableRunStateStore:
             if entity.get("due_at") is not None:
                 continue
             try:
-                self.table.delete_entity(entity["PartitionKey"], entity["RowKey"], etag=entity.metadata["etag"],
-                                         match_condition=MatchConditions.IfNotModified)
-            except (ResourceNotFoundError, ResourceExistsError):
+                delete_row(self.table, entity, RunStateConflict)
+            except (ResourceNotFoundError, ResourceExistsError, RunStateConflict):  # updated since: not expired
                 continue
-            except HttpResponseError as error:
-                if error.status_code == 412:  # updated since the query: no longer expired
-                    continue
-                raise
             deleted += 1
         return deleted
-
-    def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
-        found: dict[str, tuple[float, str]] = {}
-        scope = getattr(self._scope, "processes", None)
-        for name in dict.fromkeys(qualified_names):
-            entity = self._read_keys(self._process_keys(name))
-            if scope is not None:  # for the commit's change of its writers (a conditional write) in this scope
-                scope[name] = entity
-            if entity is not None:
-                found[name] = (float(entity["run_time"]), str(entity.get("run_key", "")))
-        return found
-
-    def _change_writers(self, name: str, run_key: str, intentions: ledger.Intentions) -> ledger.WriterChange:
-        """Carry out the intentions' part for process `name` (written only if it changes anything)."""
-        keys = self._process_keys(name)
-        scope = getattr(self._scope, "processes", None) or {}
-        read = [scope.pop(name)] if name in scope else []
-
-        def attempt() -> ledger.WriterChange:
-            entity = read.pop() if read else self._read_keys(keys)  # as this scope's `process_writers` read it
-            writers: list[Writer] = []
-            if entity is not None:
-                listed = entity.get("writers")
-                writers = ([(float(t), str(k)) for t, k in json.loads(listed)] if listed
-                           else [(float(entity["run_time"]), str(entity.get("run_key", "")))])
-            change = ledger.writers_after(writers, run_key, intentions, name)
-            if change.writers == writers:
-                return change
-            if not change.writers:
-                if entity is not None:
-                    self._delete(entity)
-                return change
-            self._write(TableEntity(keys, run_time=change.writers[0][0], run_key=change.writers[0][1],
-                                    writers=json.dumps(change.writers)), entity)
-            return change
-
-        return self._with_retries(attempt)
-
-    def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
-        reset = 0
-        for name in dict.fromkeys(qualified_names):
-            entity = self._read_keys(self._process_keys(name))
-            if entity is not None:
-                self.table.delete_entity(entity["PartitionKey"], entity["RowKey"])  # absent meanwhile: no error
-                reset += 1
-        return reset
 
     def stats(self) -> StoreStats:
         counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0, "interim": 0}
@@ -482,154 +281,6 @@ class TableRunStateStore:
                     else "processes" if partition.startswith("process-") else "runs")
             counts[kind] += 1
         return StoreStats(**counts)
-
-    # --- temporary datasets -----------------------------------------------------------------------------------
-    # One partition per (scope, temporary dataset); a row per writer (`w-` + sha256 of its run key, `passed_on`)
-    # and per reader (`r-` + ...), each upserted whole: no read-modify-write, so no conflict between workers. A
-    # writer upserts then reads the readers, a reader upserts then reads the writers: one of them sees the other.
-    def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,
-                         now: float | None = None) -> frozenset[str]:
-        now = time.time() if now is None else now
-        readers: set[str] = set()
-        for name, passed_on in sorted(writes.items()):
-            partition = self._temporary_partition(scope, name)
-            self.table.upsert_entity(TableEntity(PartitionKey=partition, RowKey="w-" + _sha(writer), run_key=writer,
-                                                 passed_on=passed_on, temporary_at=float(now)),
-                                     mode=UpdateMode.REPLACE)
-            readers.update(self._temporary_rows(partition, "r-", now, ("run_key",)))
-        readers.discard(writer)
-        for reader in sorted(readers):
-            self._with_retries(functools.partial(self._bump_version, reader))
-        return frozenset(readers)
-
-    def _bump_version(self, run_key: str) -> None:
-        """A new version of the run, its state unchanged: a commit of a plan built before is stale (rebuilt)."""
-        entity = self._read(run_key)
-        if entity is not None:
-            new = self._carry_over(run_key, entity)
-            new["version"] = int(entity.get("version", 0)) + 1
-            self._write(new, entity)
-
-    def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
-                          now: float | None = None) -> dict[tuple[str, str], list[bytes]]:
-        now = time.time() if now is None else now
-        found: dict[tuple[str, str], list[bytes]] = {}
-        for name in names:
-            partition = self._temporary_partition(scope, name)
-            self.table.upsert_entity(TableEntity(PartitionKey=partition, RowKey="r-" + _sha(reader), run_key=reader,
-                                                 temporary_at=float(now)), mode=UpdateMode.REPLACE)
-            rows = [row for run_key, row in sorted(self._temporary_rows(partition, "w-", now,
-                                                                        ("run_key", "passed_on")).items())
-                    if run_key != reader]
-            if rows:
-                found[name] = [bytes(row["passed_on"]) for row in rows]
-        return found
-
-    def _temporary_rows(self, partition: str, prefix: str, now: float, select: tuple[str, ...]) -> dict[str, Any]:
-        """The live rows of a temporary dataset's partition whose RowKey starts with `prefix`, by run key (at most
-        MAX_TEMPORARY_ROWS)."""
-        rows = self.table.query_entities(
-            "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi and temporary_at gt @cutoff",
-            parameters={"p": partition, "lo": prefix, "hi": prefix[:-1] + ".",
-                        "cutoff": float(now - self.temporary_seconds)}, select=list(select))
-        found: dict[str, Any] = {}
-        for row in rows:
-            found[row["run_key"]] = row
-            if len(found) >= MAX_TEMPORARY_ROWS:
-                break
-        return found
-
-    def _purge_temporary(self, now: float) -> None:
-        cutoff = float(now - self.temporary_seconds)
-        rows = self.table.query_entities("PartitionKey ge @lo and PartitionKey lt @hi and temporary_at le @cutoff",
-                                         parameters={"lo": TEMPORARY_PREFIX, "hi": TEMPORARY_PREFIX[:-1] + ".",
-                                                     "cutoff": cutoff}, select=["PartitionKey", "RowKey"])
-        for row in rows:
-            self.table.delete_entity(row["PartitionKey"], row["RowKey"])  # no error when absent
-
-    @staticmethod
-    def _temporary_partition(scope: str, name: tuple[str, str]) -> str:
-        return TEMPORARY_PREFIX + _sha(json.dumps([scope, *name]))
-
-    # --- tables dropped and renamed ------------------------------------------------------------------------------
-    def record_lifecycle(self, marks: Mapping[Key, LifecycleMark], *,
-                         now: float | None = None) -> dict[Key, LifecycleMark]:
-        now = time.time() if now is None else now
-        rows = {_lifecycle_row(key): key for key in sorted_keys(marks)}
-        if not rows:
-            return {}
-
-        def attempt() -> dict[Key, LifecycleMark]:
-            read: dict[str, TableEntity] = {}
-            names = sorted(rows)
-            for start in range(0, len(names), FILTER_KEYS):  # one query per 14 keys (a run has a few)
-                chunk = names[start:start + FILTER_KEYS]
-                parameters = {"p": LIFECYCLE_PARTITION, **{f"r{i}": name for i, name in enumerate(chunk)}}
-                condition = " or ".join(f"RowKey eq @r{i}" for i in range(len(chunk)))
-                read.update((e["RowKey"], e) for e in self.table.query_entities(
-                    f"PartitionKey eq @p and ( {condition} )", parameters=parameters))  # spaced: the SDK's @names
-            merged: dict[Key, LifecycleMark] = {}
-            operations = []
-            for name, key in sorted(rows.items()):
-                stored = LifecycleMark.from_json(json.loads(read[name]["mark"])) if name in read else None
-                merged[key] = stored.merged(marks[key]) if stored is not None else marks[key]
-                if merged[key] != stored:
-                    row = TableEntity(PartitionKey=LIFECYCLE_PARTITION, RowKey=name, marked_at=float(now),
-                                      mark=json.dumps(merged[key].to_json(), separators=(",", ":")))
-                    operations.append(_put_op(row, read.get(name)))
-            for start in range(0, len(operations), BATCH_ROWS):  # all in one partition: one batch
-                self._transact(operations[start:start + BATCH_ROWS])
-            return merged
-        return self._with_retries(attempt)
-
-    def _purge_lifecycle(self, now: float) -> None:
-        rows = self.table.query_entities("PartitionKey eq @p and marked_at le @cutoff", select=["RowKey"],
-                                         parameters={"p": LIFECYCLE_PARTITION, "cutoff": float(now - self.ttl_seconds)})
-        for row in rows:
-            try:
-                self.table.delete_entity(LIFECYCLE_PARTITION, row["RowKey"], etag=row.metadata["etag"],
-                                         match_condition=MatchConditions.IfNotModified)
-            except HttpResponseError as error:  # changed since the query: no longer expired (412)
-                if error.status_code != 412:
-                    raise
-
-    # --- interim datasets (the re-link timer) ------------------------------------------------------------------
-    def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
-        now = time.time() if now is None else now
-        for key, candidates in sorted(entries.items()):
-            row = TableEntity(self._interim_keys(key), type_name=key[0], qualified_name=key[1], candidates=candidates,
-                              registered_at=float(now), checked_at=float(now))
-            try:
-                self.table.create_entity(row)
-            except ResourceExistsError:  # registered before: keep its times, take the new candidates
-                self.table.update_entity(TableEntity(self._interim_keys(key), candidates=candidates),
-                                         mode=UpdateMode.MERGE)
-
-    def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
-        return {key for key in sorted_keys(keys) if self._read_keys(self._interim_keys(key)) is not None}
-
-    def due_interim(self, limit: int) -> list[InterimDataset]:
-        rows = self.table.query_entities("PartitionKey eq @p", parameters={"p": INTERIM_PARTITION},
-                                         select=["type_name", "qualified_name", "candidates", "registered_at",
-                                                 "checked_at"])
-        found = sorted((float(r["checked_at"]), r["type_name"], r["qualified_name"], r["candidates"],
-                        float(r["registered_at"])) for r in rows)
-        return [InterimDataset((t, q), candidates, registered, checked)
-                for checked, t, q, candidates, registered in found[:limit]]
-
-    def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
-        now = time.time() if now is None else now
-        for key in sorted_keys(keys):
-            try:
-                self.table.update_entity(TableEntity(self._interim_keys(key), checked_at=float(now)),
-                                         mode=UpdateMode.MERGE)
-            except ResourceNotFoundError:  # forgotten meanwhile
-                continue
-
-    def forget_interim(self, keys: Iterable[Key]) -> None:
-        for key in sorted_keys(keys):
-            ref = self._interim_keys(key)
-            self.table.delete_entity(ref["PartitionKey"], ref["RowKey"])  # no error when absent
 
     def close(self) -> None:
         self.table.close()
@@ -671,124 +322,6 @@ class TableRunStateStore:
             self._delete_due(run_key)
 
         self._with_retries(attempt)
-
-    def _claim_user(self, key: Key, run_key: str, epoch: int, now: float, *, first: bool = False) -> bool:
-        """Record the run among the entity's users (the head's count and the run's row change in one batch, in one
-        partition); True if the entity is being deleted right now (the writer must wait). `first`: the run's record
-        did not list the key (its entry is most likely not there)."""
-        known = [self._known_head(key) if first else None]
-
-        def attempt() -> bool:
-            # the head as this instance last saw it, and the run not among its users yet (a run's first claim of an
-            # entity): one batch, conditional on the head's ETag; a head changed since, or the run's entry already
-            # there, fails it, and the retry reads both
-            head = known.pop() if known else None
-            user = None
-            if head is None:
-                head, user = self._owned_rows(key, run_key)
-            tombstoned = head is not None and _tombstoned(head, now)
-            new_epoch = ledger.claimed_epoch(int(user["epoch"]) if user is not None else None, epoch)
-            if new_epoch is None:
-                return tombstoned
-            if user is not None:
-                self._write(TableEntity(user, epoch=new_epoch), user)
-                return tombstoned
-            users, legacy = self._counts(key, head)
-            new_head = _head_row(key, head, users=users + 1, legacy=legacy)
-            done = self._transact([_put_op(new_head, head), ("create", TableEntity(_user_keys(key, run_key),
-                                                                                    run_key=run_key, epoch=new_epoch))],
-                                  key)
-            self._remember_head(key, new_head, done)
-            return tombstoned
-
-        return self._with_retries(attempt)
-
-    def _release_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
-        """Remove the run from the entity's users (if the intentions of `epoch` still may); True if none is left
-        (the entity is then tombstoned: delete it)."""
-        def attempt() -> bool:
-            head, user = self._owned_rows(key, run_key)
-            self._forget_head(key)  # changed below (a rare path: no need to know what it becomes)
-            users, legacy = self._counts(key, head)
-            if user is not None and ledger.releases(int(user["epoch"]), epoch):
-                users = max(users - 1, 0)
-                unused = ledger.orphaned(users, legacy)
-                since = {"deleting_since": float(now)} if unused else {}
-                self._transact([_put_op(_head_row(key, head, users=users, legacy=legacy, **since), head),
-                                ("delete", user, _unchanged(user))])
-                return unused
-            if not ledger.orphaned(users, legacy):
-                return False
-            self._write(_head_row(key, head, users=users, legacy=legacy, deleting_since=float(now)), head)
-            return True
-
-        return self._with_retries(attempt)
-
-    def _owned_rows(self, key: Key, run_key: str) -> tuple[TableEntity | None, TableEntity | None]:
-        """The entity's head row and the run's row among its users (one query)."""
-        head_keys, user_keys = _head_keys(key), _user_keys(key, run_key)
-        rows = list(self.table.query_entities("PartitionKey eq @p and (RowKey eq @h or RowKey eq @u )",
-                                              parameters={"p": head_keys["PartitionKey"], "h": HEAD_ROW,
-                                                          "u": user_keys["RowKey"]}))
-        head = next((r for r in rows if r["RowKey"] == HEAD_ROW), None)
-        self._remember_head(key, head)
-        return head, next((r for r in rows if r["RowKey"] != HEAD_ROW), None)
-
-    def _known_head(self, key: Key) -> TableEntity | None:
-        with self._fold_lock:
-            return self._heads.get(_head_keys(key)["PartitionKey"])
-
-    def _remember_head(self, key: Key, head: TableEntity | None, written: list[TableAnswer] | None = None) -> None:
-        """Remember the entity's head row as read (`written`: the answers of the batch that wrote it, its ETag
-        first); None forgets it."""
-        etag = (written[0] or {}).get("etag") if written else (head.metadata.get("etag") if head is not None else None)
-        with self._fold_lock:
-            partition = _head_keys(key)["PartitionKey"]
-            self._heads.pop(partition, None)
-            if head is not None and etag:
-                if written:
-                    head = TableEntity(head)
-                    head._metadata = {"etag": etag, "timestamp": None}
-                self._heads[partition] = head
-                while len(self._heads) > KNOWN_HEADS:
-                    self._heads.popitem(last=False)
-
-    def _forget_head(self, key: Key) -> None:
-        self._remember_head(key, None)
-
-    def _counts(self, key: Key, head: TableEntity | None) -> tuple[int, int]:
-        """The users the head counts, and the users an older version counted (read from its row once, when the
-        entity has no head yet: those never release, so the entity is kept)."""
-        if head is not None:
-            return int(head.get("users", 0)), int(head.get("legacy", 0))
-        if not self._legacy_rows():
-            return 0, 0
-        old = self._read_keys(self._ref_keys(key))
-        return 0, max(int(old.get("users", 0)), 0) if old is not None else 0
-
-    def _legacy_rows(self) -> bool:
-        """Whether the table holds rows `ref-xx` of the version that only counted users (one request, once, and
-        again after LEGACY_RECHECK_SECONDS when there were none)."""
-        checked = self._legacy_checked
-        if checked is None or (not checked[0] and time.monotonic() - checked[1] > LEGACY_RECHECK_SECONDS):
-            rows = self.table.query_entities("PartitionKey ge 'ref-' and PartitionKey lt 'ref.'",
-                                             select=["PartitionKey"], results_per_page=1)
-            # (the first row, following continuations: a scan across partitions may answer a page with none)
-            checked = (next(iter(rows), None) is not None, time.monotonic())
-            self._legacy_checked = checked
-        return checked[0]
-
-    def _transact(self, operations: list[TableOperation], key: Key | None = None) -> list[TableAnswer]:
-        """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write; `key`: the
-        entity whose head it changes, forgotten then). The answers of its operations (their ETags)."""
-        try:
-            return list(self.table.submit_transaction(operations) or [])
-        except HttpResponseError as error:
-            if key is not None:
-                self._forget_head(key)
-            if error.status_code in (404, 409, 412):
-                raise RunStateConflict() from error
-            raise
 
     # --- entity helpers ----------------------------------------------------------------------------------------
     def _record(self, entity: TableEntity | None) -> ledger.RunRecord:
@@ -832,36 +365,11 @@ class TableRunStateStore:
         data = self._get_blob(entity, "state")
         return from_compressed(data) if data else None
 
-    def _put_due(self, run_key: str, due_at: float) -> None:
-        keys = {"PartitionKey": DUE_PARTITION, "RowKey": self._keys(run_key)["RowKey"]}
-        self.table.upsert_entity(TableEntity(keys, run_key=run_key, due_at=due_at), mode=UpdateMode.REPLACE)
-
-    def _delete_due(self, run_key: str) -> None:
-        self.table.delete_entity(DUE_PARTITION, self._keys(run_key)["RowKey"])  # no error when absent
-
-    def _with_retries(self, attempt: Callable[[], T]) -> T:
-        retrying = Retrying(retry=retry_if_exception_type(RunStateConflict), reraise=True,
-                            stop=stop_after_attempt(self._max_attempts),
-                            wait=wait_random_exponential(multiplier=0.005, max=0.25))
-        return retrying(attempt)
+    def _with_retries(self, attempt: Callable[[], Any]) -> Any:
+        return retried(attempt, RunStateConflict, self._max_attempts)
 
     def _keys(self, run_id: str) -> dict[str, str]:
         return {"PartitionKey": hashlib.sha256(run_id.encode()).hexdigest()[:2], "RowKey": safe_row_key(run_id)}
-
-    @staticmethod
-    def _process_keys(qualified_name: str) -> dict[str, str]:
-        digest = hashlib.sha256(qualified_name.encode("utf-8")).hexdigest()
-        return {"PartitionKey": "process-" + digest[:2], "RowKey": digest}
-
-    @staticmethod
-    def _interim_keys(key: Key) -> dict[str, str]:
-        digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
-        return {"PartitionKey": INTERIM_PARTITION, "RowKey": digest}
-
-    @staticmethod
-    def _ref_keys(key: Key) -> dict[str, str]:
-        digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
-        return {"PartitionKey": "ref-" + digest[:2], "RowKey": digest}
 
     def _read(self, run_id: str, *, fresh: bool = False) -> TableEntity | None:
         """The run's row; in a `folded_reads` scope, as the scope last read or wrote it (unless `fresh`)."""
@@ -869,7 +377,6 @@ class TableRunStateStore:
         row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
             if row not in self._folding:
-                # Why the type error is ignored: None: the run's row is in no `folded_reads` scope
                 row = None  # type: ignore[assignment]
             elif not fresh and row in self._folded:
                 return self._folded[row]
@@ -897,10 +404,7 @@ class TableRunStateStore:
                     self._folded[row] = entity
 
     def _read_keys(self, keys: dict[str, str]) -> TableEntity | None:
-        try:
-            return self.table.get_entity(keys["PartitionKey"], keys["RowKey"])
-        except ResourceNotFoundError:
-            return None
+        return read_row(self.table, keys)
 
     def _expired(self, entity: TableEntity, now: float) -> bool:
         return float(entity.get("updated_at", 0.0)) <= now - self.ttl_seconds
@@ -908,59 +412,19 @@ class TableRunStateStore:
     def _write(self, entity: TableEntity, read: TableEntity | None) -> TableEntity:
         """Create `entity` if nothing was read, else replace what was read if nobody changed it since. Returns
         `entity` as written (with its new ETag, for a next compare-and-swap without reading it again)."""
+        row = (entity["PartitionKey"], entity["RowKey"])
         try:
-            if read is None:
-                response = self.table.create_entity(entity)
-            else:
-                response = self.table.update_entity(entity, mode=UpdateMode.REPLACE, etag=read.metadata["etag"],
-                                                    match_condition=MatchConditions.IfNotModified)
-        except (ResourceExistsError, ResourceNotFoundError) as error:  # 409: created since our read; 404: deleted
-            self._fold((entity["PartitionKey"], entity["RowKey"]), None, forget=True)
-            raise RunStateConflict() from error
-        except HttpResponseError as error:
-            self._fold((entity["PartitionKey"], entity["RowKey"]), None, forget=True)
-            if error.status_code == 412:  # changed by another writer since our read
-                raise RunStateConflict() from error
+            etag = write_row(self.table, entity, read.metadata["etag"] if read is not None else None,
+                             RunStateConflict)
+        except (RunStateConflict, HttpResponseError):  # what the row now is is unknown
+            self._fold(row, None, forget=True)
             raise
-        written = TableEntity(entity)
-        etag = (response or {}).get("etag")
-        written._metadata = {"etag": etag, "timestamp": None}
-        self._fold((entity["PartitionKey"], entity["RowKey"]), written, forget=etag is None)
+        written = with_etag(entity, etag)
+        self._fold(row, written, forget=etag is None)
         return written
 
     def _delete(self, read: TableEntity) -> None:
-        try:
-            self.table.delete_entity(read["PartitionKey"], read["RowKey"], etag=read.metadata["etag"],
-                                     match_condition=MatchConditions.IfNotModified)
-        except HttpResponseError as error:
-            if error.status_code == 412:
-                raise RunStateConflict() from error
-            raise
-
-
-def put_blob(entity: TableEntity, name: str, data: bytes) -> None:
-    """Store `data` in binary properties `{name}_0`, `{name}_1`... (a property holds at most 64 KiB) and
-    `{name}_parts`, replacing what `entity` held under that name."""
-    for i in range(int(entity.get(f"{name}_parts", 0))):
-        entity.pop(f"{name}_{i}", None)
-    parts = [data[i:i + PROPERTY_BYTES] for i in range(0, len(data), PROPERTY_BYTES)]
-    entity[f"{name}_parts"] = len(parts)
-    entity.update({f"{name}_{i}": part for i, part in enumerate(parts)})
-
-
-def get_blob(entity: TableEntity | Mapping[str, Any] | None, name: str) -> bytes | None:
-    """What `put_blob` stored under `name`, or None."""
-    if entity is None:
-        return None
-    parts = int(entity.get(f"{name}_parts", 0))
-    if parts == 0:
-        return None
-    return b"".join(bytes(entity[f"{name}_{i}"]) for i in range(parts))
-
-
-def safe_row_key(key: str) -> str:
-    """`key` itself when Table storage allows it as a RowKey, else `sha256-<hex digest>`."""
-    return key if _SAFE_ROW_KEY.match(key) else "sha256-" + hashlib.sha256(key.encode()).hexdigest()
+        delete_row(self.table, read, RunStateConflict)
 
 
 def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:
@@ -971,45 +435,3 @@ def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:
             "storage entity; use RUN_STATE_STORE=sqlite or strip large facets (STRIP_FACETS)")
     return data
 
-
-def _head_keys(key: Key) -> dict[str, str]:
-    digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
-    return {"PartitionKey": OWNED_PREFIX + digest, "RowKey": HEAD_ROW}
-
-
-def _user_keys(key: Key, run_key: str) -> dict[str, str]:
-    return {"PartitionKey": _head_keys(key)["PartitionKey"],
-            "RowKey": "run-" + hashlib.sha256(run_key.encode("utf-8")).hexdigest()}
-
-
-def _head_row(key: Key, head: TableEntity | None, **values: Any) -> TableEntity:
-    """The entity's head row (its users count, its tombstone): a copy of `head` when there is one, else a new row;
-    `values` set on top."""
-    row = TableEntity(head) if head is not None else TableEntity(_head_keys(key), type_name=key[0],
-                                                                 qualified_name=key[1])
-    row.update(values)
-    return row
-
-
-def _unchanged(read: TableEntity) -> dict[str, Any]:
-    return {"etag": read.metadata["etag"], "match_condition": MatchConditions.IfNotModified}
-
-
-def _put_op(row: TableEntity, read: TableEntity | None) -> TableOperation:
-    """The batch operation that creates `row` (nothing was read) or replaces what was read if unchanged."""
-    if read is None:
-        return ("create", row)
-    return ("update", row, {"mode": UpdateMode.REPLACE, **_unchanged(read)})
-
-
-def _tombstoned(ref: TableEntity, now: float) -> bool:
-    since = ref.get("deleting_since")
-    return since is not None and float(since) > now - TOMBSTONE_SECONDS
-
-
-def _lifecycle_row(key: Key) -> str:
-    return _sha(f"{key[0]}\n{key[1]}")
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()

@@ -16,6 +16,7 @@ from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, InterimDataset, StoreStats
 from olparser.adapters.run_state import open_run_state_store
 from olparser.settings import Settings
+from tests.conftest import same_store_elsewhere
 from tests.unit.adapters.run_state.conftest import TTL_SECONDS
 from tests.unit.runs.conftest import events_of_run, load_sequence
 
@@ -250,6 +251,26 @@ def test_a_claim_on_an_entity_being_deleted_is_contested_until_the_delete_finish
     store.finish_deletes(orphans)  # run a deleted it; run b's claim keeps the count
     assert store.contested([PLACEHOLDER], now=T0 + 1) == frozenset()
     assert store.commit("run-b", [], version=None, fingerprint="b", now=T0 + 2).orphans == (PLACEHOLDER, APP)
+
+
+def test_a_delete_finished_after_another_worker_claimed_the_entity_keeps_it(store):
+    """The worker that released the entity knows its head as the release left it (Table storage deletes it from
+    that, conditionally): another worker's claim in between changes the head, so the delete reads it again and keeps
+    the entity, tombstone cleared."""
+    other = same_store_elsewhere(store)
+    store.claim("run-a", [PLACEHOLDER], now=T0)
+    store.commit("run-a", [PLACEHOLDER], version=None, fingerprint="a1", now=T0)
+    orphans = store.commit("run-a", [], version=None, fingerprint="a2", now=T0).orphans
+    assert orphans == (PLACEHOLDER,)
+    assert other.claim("run-b", [PLACEHOLDER], now=T0 + 1) == frozenset({PLACEHOLDER})  # waits for the delete
+    store.finish_deletes(orphans)
+    assert other.contested([PLACEHOLDER], now=T0 + 1) == frozenset()
+    store.claim("run-c", [PLACEHOLDER], now=T0 + 2)
+    store.commit("run-c", [PLACEHOLDER], version=None, fingerprint="c", now=T0 + 2)
+    # two users counted (run b's claim survived the delete): run b letting go leaves it to run c
+    assert other.commit("run-b", [], version=None, fingerprint="b", now=T0 + 3).orphans == ()
+    assert store.commit("run-c", [], version=None, fingerprint="c2", now=T0 + 4).orphans == (PLACEHOLDER,)
+    other.close()
 
 
 def test_a_tombstone_older_than_its_limit_no_longer_blocks_and_is_handed_to_the_timer(store):

@@ -1,0 +1,303 @@
+"""The run-state store's rows for the entities the connector owns (Azure Table storage): a partition per entity, its
+head row (users count, tombstone) and one row per run using it; the rows of the processes' newest writers. Mixed
+into TableRunStateStore (table_store.py), whose run rows, reads and conditional writes these methods use."""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any, Iterable, Sequence
+
+from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.data.tables import TableEntity
+
+from olparser.runs import ledger
+from olparser.runs.ledger import Key, Writer, sorted_keys
+from olparser.runs.store import TOMBSTONE_SECONDS
+from olparser.adapters.run_state.table_rows import TableConflict, put_op as _put_op, submit, unchanged as _unchanged
+
+OWNED_PREFIX = "own-"  # + sha256 of an entity's type and qualifiedName: one partition per connector-owned entity
+HEAD_ROW = "entity"
+# Rows `ref-xx` of the version that only counted users: looked for once (one request), then again after this long
+# only, when none was found (no release of this version writes them; one still running during an upgrade might).
+LEGACY_RECHECK_SECONDS = 3600.0
+KNOWN_HEADS = 4096  # entities' head rows remembered as last read or written here, for the next run's claim
+
+
+class RunStateConflict(TableConflict):
+    """Another writer changed the entity between our read and our write (retried up to max_attempts times)."""
+
+
+class OwnedRows:
+    """Users of the connector's entities and writers of its processes (a mixin of TableRunStateStore)."""
+
+    table: Any
+    _fold_lock: Any
+    _heads: Any
+    _legacy_checked: Any
+
+    def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        now = time.time() if now is None else now
+        found = set()
+        for key in sorted_keys(keys):
+            head = self._read_keys(_head_keys(key))
+            if head is not None and _tombstoned(head, now):
+                found.add(key)
+        return frozenset(found)
+
+    def finish_deletes(self, keys: Iterable[Key]) -> None:
+        for key in sorted_keys(keys):
+            # the head as this instance's release left it (its tombstone): deleted, or changed, if still so; a head
+            # changed since fails that, and the retry reads it
+            known = [self._known_head(key)]
+
+            def attempt(key: Key = key) -> None:
+                head = known.pop() if known else None
+                self._forget_head(key)
+                if head is None:
+                    head = self._read_keys(_head_keys(key))
+                    if head is None:
+                        return
+                try:
+                    if ledger.orphaned(int(head.get("users", 0)), int(head.get("legacy", 0))):
+                        self._delete(head)
+                        return
+                except ResourceNotFoundError as error:  # deleted since it was known here
+                    raise RunStateConflict() from error
+                row = TableEntity(head)
+                row.pop("deleting_since", None)
+                self._remember_head(key, self._write(row, head))
+
+            self._with_retries(attempt)
+
+    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
+        cutoff = {"cutoff": float(now - TOMBSTONE_SECONDS)}
+        heads = self.table.query_entities(
+            f"PartitionKey ge '{OWNED_PREFIX}' and PartitionKey lt 'own.' and RowKey eq '{HEAD_ROW}' and users le 0 "
+            "and legacy le 0 and deleting_since le @cutoff", parameters=cutoff)
+        found: list[Key] = []
+        for head in heads:
+            if len(found) >= limit:
+                break
+            try:
+                self._write(TableEntity(head, deleting_since=float(now)), head)
+            except RunStateConflict:  # claimed or finished meanwhile
+                continue
+            found.append((head["type_name"], head["qualified_name"]))
+        # tombstones of the version that counted users (rows `ref-xx`): moved to the rows of this version
+        legacy = self.table.query_entities(
+            "PartitionKey ge 'ref-' and PartitionKey lt 'ref.' and users le 0 and deleting_since le @cutoff",
+            parameters=cutoff)
+        for row in legacy:
+            if len(found) >= limit:
+                break
+            key = (row["type_name"], row["qualified_name"])
+            try:
+                self.table.create_entity(_head_row(key, None, users=0, legacy=0, deleting_since=float(now)))
+            except ResourceExistsError:
+                continue
+            finally:
+                self.table.delete_entity(row["PartitionKey"], row["RowKey"])
+            found.append(key)
+        return sorted(found)
+
+    def _claim_user(self, key: Key, run_key: str, epoch: int, now: float, *, first: bool = False) -> bool:
+        """Record the run among the entity's users (the head's count and the run's row change in one batch, in one
+        partition); True if the entity is being deleted right now (the writer must wait). `first`: the run's record
+        did not list the key (its entry is most likely not there)."""
+        known = [self._known_head(key) if first else None]
+
+        def attempt() -> bool:
+            # the head as this instance last saw it, and the run not among its users yet (a run's first claim of an
+            # entity): one batch, conditional on the head's ETag; a head changed since, or the run's entry already
+            # there, fails it, and the retry reads both
+            head = known.pop() if known else None
+            user = None
+            if head is None:
+                head, user = self._owned_rows(key, run_key)
+            tombstoned = head is not None and _tombstoned(head, now)
+            new_epoch = ledger.claimed_epoch(int(user["epoch"]) if user is not None else None, epoch)
+            if new_epoch is None:
+                return tombstoned
+            if user is not None:
+                self._write(TableEntity(user, epoch=new_epoch), user)
+                return tombstoned
+            users, legacy = self._counts(key, head)
+            new_head = _head_row(key, head, users=users + 1, legacy=legacy)
+            done = self._transact([_put_op(new_head, head), ("create", TableEntity(_user_keys(key, run_key),
+                                                                                    run_key=run_key, epoch=new_epoch))],
+                                  key)
+            self._remember_head(key, new_head, done)
+            return tombstoned
+
+        return self._with_retries(attempt)
+
+    def _release_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
+        """Remove the run from the entity's users (if the intentions of `epoch` still may); True if none is left
+        (the entity is then tombstoned: delete it)."""
+        def attempt() -> bool:
+            head, user = self._owned_rows(key, run_key)
+            users, legacy = self._counts(key, head)
+            # the head is remembered as written here: `finish_deletes` deletes it without reading it again
+            if ledger.releases(int(user["epoch"]) if user is not None else None, epoch):
+                users = max(users - 1, 0)
+                unused = ledger.orphaned(users, legacy)
+                since = {"deleting_since": float(now)} if unused else {}
+                new_head = _head_row(key, head, users=users, legacy=legacy, **since)
+                self._remember_head(key, new_head, self._transact([_put_op(new_head, head),
+                                                                   ("delete", user, _unchanged(user))], key))
+                return unused
+            if not ledger.orphaned(users, legacy):
+                return False
+            self._forget_head(key)
+            self._remember_head(key, self._write(_head_row(key, head, users=users, legacy=legacy,
+                                                           deleting_since=float(now)), head))
+            return True
+
+        return self._with_retries(attempt)
+
+    def _owned_rows(self, key: Key, run_key: str) -> tuple[TableEntity | None, TableEntity | None]:
+        """The entity's head row and the run's row among its users (one query)."""
+        head_keys, user_keys = _head_keys(key), _user_keys(key, run_key)
+        rows = list(self.table.query_entities("PartitionKey eq @p and (RowKey eq @h or RowKey eq @u )",
+                                              parameters={"p": head_keys["PartitionKey"], "h": HEAD_ROW,
+                                                          "u": user_keys["RowKey"]}))
+        head = next((r for r in rows if r["RowKey"] == HEAD_ROW), None)
+        self._remember_head(key, head)
+        return head, next((r for r in rows if r["RowKey"] != HEAD_ROW), None)
+
+    def _known_head(self, key: Key) -> TableEntity | None:
+        with self._fold_lock:
+            return self._heads.get(_head_keys(key)["PartitionKey"])
+
+    def _remember_head(self, key: Key, head: TableEntity | None, written: list | None = None) -> None:
+        """Remember the entity's head row as read (`written`: the answers of the batch that wrote it, its ETag
+        first); None forgets it."""
+        etag = (written[0] or {}).get("etag") if written else (head.metadata.get("etag") if head is not None else None)
+        with self._fold_lock:
+            partition = _head_keys(key)["PartitionKey"]
+            self._heads.pop(partition, None)
+            if head is not None and etag:
+                if written:
+                    head = TableEntity(head)
+                    head._metadata = {"etag": etag, "timestamp": None}
+                self._heads[partition] = head
+                while len(self._heads) > KNOWN_HEADS:
+                    self._heads.popitem(last=False)
+
+    def _forget_head(self, key: Key) -> None:
+        self._remember_head(key, None)
+
+    def _counts(self, key: Key, head: TableEntity | None) -> tuple[int, int]:
+        """The users the head counts, and the users an older version counted (read from its row once, when the
+        entity has no head yet: those never release, so the entity is kept)."""
+        if head is not None:
+            return int(head.get("users", 0)), int(head.get("legacy", 0))
+        if not self._legacy_rows():
+            return 0, 0
+        old = self._read_keys(self._ref_keys(key))
+        return 0, max(int(old.get("users", 0)), 0) if old is not None else 0
+
+    def _legacy_rows(self) -> bool:
+        """Whether the table holds rows `ref-xx` of the version that only counted users (one request, once, and
+        again after LEGACY_RECHECK_SECONDS when there were none)."""
+        checked = self._legacy_checked
+        if checked is None or (not checked[0] and time.monotonic() - checked[1] > LEGACY_RECHECK_SECONDS):
+            rows = self.table.query_entities("PartitionKey ge 'ref-' and PartitionKey lt 'ref.'",
+                                             select=["PartitionKey"], results_per_page=1)
+            # (the first row, following continuations: a scan across partitions may answer a page with none)
+            checked = (next(iter(rows), None) is not None, time.monotonic())
+            self._legacy_checked = checked
+        return checked[0]
+
+    def _transact(self, operations: list, key: Key | None = None) -> list:
+        """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write; `key`: the
+        entity whose head it changes, forgotten then). The answers of its operations (their ETags)."""
+        try:
+            return submit(self.table, operations, RunStateConflict)
+        except (RunStateConflict, HttpResponseError):
+            if key is not None:
+                self._forget_head(key)
+            raise
+
+    @staticmethod
+    def _ref_keys(key: Key) -> dict[str, str]:
+        digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
+        return {"PartitionKey": "ref-" + digest[:2], "RowKey": digest}
+
+
+
+    def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
+        found: dict[str, tuple[float, str]] = {}
+        scope = getattr(self._scope, "processes", None)
+        for name in dict.fromkeys(qualified_names):
+            entity = self._read_keys(self._process_keys(name))
+            if scope is not None:  # for the commit's change of its writers (a conditional write) in this scope
+                scope[name] = entity
+            if entity is not None:
+                found[name] = (float(entity["run_time"]), str(entity.get("run_key", "")))
+        return found
+
+    def _change_writers(self, name: str, run_key: str, intentions: ledger.Intentions) -> ledger.WriterChange:
+        """Carry out the intentions' part for process `name` (written only if it changes anything)."""
+        keys = self._process_keys(name)
+        scope = getattr(self._scope, "processes", None) or {}
+        read = [scope.pop(name)] if name in scope else []
+
+        def attempt() -> ledger.WriterChange:
+            entity = read.pop() if read else self._read_keys(keys)  # as this scope's `process_writers` read it
+            writers: list[Writer] = []
+            if entity is not None:
+                listed = entity.get("writers")
+                writers = ([(float(t), str(k)) for t, k in json.loads(listed)] if listed
+                           else [(float(entity["run_time"]), str(entity.get("run_key", "")))])
+            change = ledger.writers_after(writers, run_key, intentions, name)
+            if change.writers == writers:
+                return change
+            if not change.writers:
+                if entity is not None:
+                    self._delete(entity)
+                return change
+            self._write(TableEntity(keys, run_time=change.writers[0][0], run_key=change.writers[0][1],
+                                    writers=json.dumps(change.writers)), entity)
+            return change
+
+        return self._with_retries(attempt)
+
+    def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
+        reset = 0
+        for name in dict.fromkeys(qualified_names):
+            entity = self._read_keys(self._process_keys(name))
+            if entity is not None:
+                self.table.delete_entity(entity["PartitionKey"], entity["RowKey"])  # absent meanwhile: no error
+                reset += 1
+        return reset
+
+    @staticmethod
+    def _process_keys(qualified_name: str) -> dict[str, str]:
+        digest = hashlib.sha256(qualified_name.encode("utf-8")).hexdigest()
+        return {"PartitionKey": "process-" + digest[:2], "RowKey": digest}
+
+
+def _head_keys(key: Key) -> dict[str, str]:
+    digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
+    return {"PartitionKey": OWNED_PREFIX + digest, "RowKey": HEAD_ROW}
+
+
+def _user_keys(key: Key, run_key: str) -> dict[str, str]:
+    return {"PartitionKey": _head_keys(key)["PartitionKey"],
+            "RowKey": "run-" + hashlib.sha256(run_key.encode("utf-8")).hexdigest()}
+
+
+def _head_row(key: Key, head: TableEntity | None, **values: Any) -> TableEntity:
+    """The entity's head row (its users count, its tombstone): a copy of `head` when there is one, else a new row;
+    `values` set on top."""
+    row = TableEntity(head) if head is not None else TableEntity(_head_keys(key), type_name=key[0],
+                                                                 qualified_name=key[1])
+    row.update(values)
+    return row
+
+
+def _tombstoned(ref: TableEntity, now: float) -> bool:
+    since = ref.get("deleting_since")
+    return since is not None and float(since) > now - TOMBSTONE_SECONDS

@@ -1,0 +1,203 @@
+"""The run-state store's rows for temporary datasets (a partition per scope and dataset, a row per writer and per
+reader), for interim datasets (the re-link timer's partition) and for the lifecycle marks of dropped and renamed
+tables (one partition). Mixed into TableRunStateStore (table_store.py)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any, Iterable, Mapping, Sequence
+
+from azure.core import MatchConditions
+from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.data.tables import TableEntity, UpdateMode
+
+from olparser.adapters.run_state.table_rows import put_op
+from olparser.runs.ledger import Key, sorted_keys
+from olparser.runs.marks import LifecycleMark
+from olparser.runs.store import MAX_TEMPORARY_ROWS, InterimDataset
+
+INTERIM_PARTITION = "interim"
+TEMPORARY_PREFIX = "tmp-"  # + sha256 of (scope, namespace, name): one partition per temporary dataset
+LIFECYCLE_PARTITION = "lifecycle"
+FILTER_KEYS = 14  # RowKeys per query: a filter holds at most 15 comparisons (one is the PartitionKey's)
+BATCH_ROWS = 100  # operations per batch transaction
+
+
+class SideRows:
+    """Temporary and interim datasets (a mixin of TableRunStateStore)."""
+
+    table: Any
+    temporary_seconds: float
+    ttl_seconds: float
+
+    def _transact(self, operations: list[Any], key: Key | None = None) -> list[Any]:
+        raise NotImplementedError  # TableRunStateStore's (table_owned.OwnedRows)
+
+    def _with_retries(self, attempt: Any) -> Any:
+        raise NotImplementedError  # TableRunStateStore's
+
+    # --- temporary datasets -----------------------------------------------------------------------------------
+    # One partition per (scope, temporary dataset); a row per writer (`w-` + sha256 of its run key, `passed_on`)
+    # and per reader (`r-` + ...), each upserted whole: no read-modify-write, so no conflict between workers. A
+    # writer upserts then reads the readers, a reader upserts then reads the writers: one of them sees the other.
+    def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,
+                         now: float | None = None) -> frozenset[str]:
+        now = time.time() if now is None else now
+        readers: set[str] = set()
+        for name, passed_on in sorted(writes.items()):
+            partition = self._temporary_partition(scope, name)
+            self.table.upsert_entity(TableEntity(PartitionKey=partition, RowKey="w-" + _sha(writer), run_key=writer,
+                                                 passed_on=passed_on, temporary_at=float(now)),
+                                     mode=UpdateMode.REPLACE)
+            readers.update(self._temporary_rows(partition, "r-", now, ("run_key",)))
+        readers.discard(writer)
+        for reader in sorted(readers):
+            self._with_retries(lambda reader=reader: self._bump_version(reader))
+        return frozenset(readers)
+
+    def _bump_version(self, run_key: str) -> None:
+        """A new version of the run, its state unchanged: a commit of a plan built before is stale (rebuilt)."""
+        entity = self._read(run_key)
+        if entity is not None:
+            new = self._carry_over(run_key, entity)
+            new["version"] = int(entity.get("version", 0)) + 1
+            self._write(new, entity)
+
+    def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
+                          now: float | None = None) -> dict[tuple[str, str], list[bytes]]:
+        now = time.time() if now is None else now
+        found: dict[tuple[str, str], list[bytes]] = {}
+        for name in names:
+            partition = self._temporary_partition(scope, name)
+            self.table.upsert_entity(TableEntity(PartitionKey=partition, RowKey="r-" + _sha(reader), run_key=reader,
+                                                 temporary_at=float(now)), mode=UpdateMode.REPLACE)
+            rows = [row for run_key, row in sorted(self._temporary_rows(partition, "w-", now,
+                                                                        ("run_key", "passed_on")).items())
+                    if run_key != reader]
+            if rows:
+                found[name] = [bytes(row["passed_on"]) for row in rows]
+        return found
+
+    def _temporary_rows(self, partition: str, prefix: str, now: float, select: tuple[str, ...]) -> dict[str, Any]:
+        """The live rows of a temporary dataset's partition whose RowKey starts with `prefix`, by run key (at most
+        MAX_TEMPORARY_ROWS)."""
+        rows = self.table.query_entities(
+            "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi and temporary_at gt @cutoff",
+            parameters={"p": partition, "lo": prefix, "hi": prefix[:-1] + ".",
+                        "cutoff": float(now - self.temporary_seconds)}, select=list(select))
+        found: dict[str, Any] = {}
+        for row in rows:
+            found[row["run_key"]] = row
+            if len(found) >= MAX_TEMPORARY_ROWS:
+                break
+        return found
+
+    def _purge_temporary(self, now: float) -> None:
+        cutoff = float(now - self.temporary_seconds)
+        rows = self.table.query_entities("PartitionKey ge @lo and PartitionKey lt @hi and temporary_at le @cutoff",
+                                         parameters={"lo": TEMPORARY_PREFIX, "hi": TEMPORARY_PREFIX[:-1] + ".",
+                                                     "cutoff": cutoff}, select=["PartitionKey", "RowKey"])
+        for row in rows:
+            self.table.delete_entity(row["PartitionKey"], row["RowKey"])  # no error when absent
+
+    @staticmethod
+    def _temporary_partition(scope: str, name: tuple[str, str]) -> str:
+        return TEMPORARY_PREFIX + _sha(json.dumps([scope, *name]))
+
+    # --- tables dropped and renamed ------------------------------------------------------------------------------
+    # One partition `lifecycle`, a row per dataset key (sha256 of type and qualifiedName): `mark` (JSON,
+    # olparser.runs.marks.LifecycleMark), `marked_at`. A run's keys are read in one query (14 at a time) and changed
+    # in one batch; the timer purges those unchanged for the run-state TTL.
+    def record_lifecycle(self, marks: Mapping[Key, LifecycleMark], *,
+                         now: float | None = None) -> dict[Key, LifecycleMark]:
+        now = time.time() if now is None else now
+        rows = {_lifecycle_row(key): key for key in sorted_keys(marks)}
+        if not rows:
+            return {}
+
+        def attempt() -> dict[Key, LifecycleMark]:
+            read: dict[str, TableEntity] = {}
+            names = sorted(rows)
+            for start in range(0, len(names), FILTER_KEYS):  # one query per 14 keys (a run has a few)
+                chunk = names[start:start + FILTER_KEYS]
+                parameters = {"p": LIFECYCLE_PARTITION, **{f"r{i}": name for i, name in enumerate(chunk)}}
+                condition = " or ".join(f"RowKey eq @r{i}" for i in range(len(chunk)))
+                read.update((e["RowKey"], e) for e in self.table.query_entities(
+                    f"PartitionKey eq @p and ( {condition} )", parameters=parameters))  # spaced: the SDK's @names
+            merged: dict[Key, LifecycleMark] = {}
+            operations = []
+            for name, key in sorted(rows.items()):
+                stored = LifecycleMark.from_json(json.loads(read[name]["mark"])) if name in read else None
+                merged[key] = stored.merged(marks[key]) if stored is not None else marks[key]
+                if merged[key] != stored:
+                    row = TableEntity(PartitionKey=LIFECYCLE_PARTITION, RowKey=name, marked_at=float(now),
+                                      mark=json.dumps(merged[key].to_json(), separators=(",", ":")))
+                    operations.append(put_op(row, read.get(name)))
+            for start in range(0, len(operations), BATCH_ROWS):  # all in one partition: one batch
+                self._transact(operations[start:start + BATCH_ROWS])
+            return merged
+        result: dict[Key, LifecycleMark] = self._with_retries(attempt)
+        return result
+
+    def _purge_lifecycle(self, now: float) -> None:
+        rows = self.table.query_entities("PartitionKey eq @p and marked_at le @cutoff", select=["RowKey"],
+                                         parameters={"p": LIFECYCLE_PARTITION, "cutoff": float(now - self.ttl_seconds)})
+        for row in rows:
+            try:
+                self.table.delete_entity(LIFECYCLE_PARTITION, row["RowKey"], etag=row.metadata["etag"],
+                                         match_condition=MatchConditions.IfNotModified)
+            except HttpResponseError as error:  # changed since the query: no longer expired (412)
+                if error.status_code != 412:
+                    raise
+
+    # --- interim datasets (the re-link timer) ------------------------------------------------------------------
+    def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        for key, candidates in sorted(entries.items()):
+            row = TableEntity(self._interim_keys(key), type_name=key[0], qualified_name=key[1], candidates=candidates,
+                              registered_at=float(now), checked_at=float(now))
+            try:
+                self.table.create_entity(row)
+            except ResourceExistsError:  # registered before: keep its times, take the new candidates
+                self.table.update_entity(TableEntity(self._interim_keys(key), candidates=candidates),
+                                         mode=UpdateMode.MERGE)
+
+    def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
+        return {key for key in sorted_keys(keys) if self._read_keys(self._interim_keys(key)) is not None}
+
+    def due_interim(self, limit: int) -> list[InterimDataset]:
+        rows = self.table.query_entities("PartitionKey eq @p", parameters={"p": INTERIM_PARTITION},
+                                         select=["type_name", "qualified_name", "candidates", "registered_at",
+                                                 "checked_at"])
+        found = sorted((float(r["checked_at"]), r["type_name"], r["qualified_name"], r["candidates"],
+                        float(r["registered_at"])) for r in rows)
+        return [InterimDataset((t, q), candidates, registered, checked)
+                for checked, t, q, candidates, registered in found[:limit]]
+
+    def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        for key in sorted_keys(keys):
+            try:
+                self.table.update_entity(TableEntity(self._interim_keys(key), checked_at=float(now)),
+                                         mode=UpdateMode.MERGE)
+            except ResourceNotFoundError:  # forgotten meanwhile
+                continue
+
+    def forget_interim(self, keys: Iterable[Key]) -> None:
+        for key in sorted_keys(keys):
+            ref = self._interim_keys(key)
+            self.table.delete_entity(ref["PartitionKey"], ref["RowKey"])  # no error when absent
+
+    @staticmethod
+    def _interim_keys(key: Key) -> dict[str, str]:
+        digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
+        return {"PartitionKey": INTERIM_PARTITION, "RowKey": digest}
+
+
+def _lifecycle_row(key: Key) -> str:
+    return _sha(f"{key[0]}\n{key[1]}")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
