@@ -6,7 +6,7 @@ as the query made reads or requests. Medians. Run as `.venv/bin/python -m bench 
 into docs/explanation/benchmarks.md; BENCH_HISTORY_RUNS=2000 for a quick look).
 
 SQLite is loaded run by run (`record`); Table storage is seeded with `TableHistoryStore.seed`, the store's own rows
-written in entity-group transactions of 100 rows of one partition on 4 threads (`record` costs about 12 requests a
+written in entity-group transactions of 100 rows of one partition on 2 threads (`record` costs about 12 requests a
 run: hours for 100,000 runs on Azurite). Azurite answers a query by filtering every entity of the table (LokiJS), so
 its query requests slow as the table grows, where Table storage reads a key range of one partition.
 
@@ -29,7 +29,9 @@ from olparser.history.model import DatasetRef, ProcessRun, RunFacts, RunRecord
 
 RUNS = int(os.environ.get("BENCH_HISTORY_RUNS", "100000"))
 WRITES = 60
-CHAINS = 250  # each: d0 -> p0 -> d1 -> p1 -> d2 -> p2 -> d3 -> p3 -> d4, every process reading a shared input too
+# each: d0 -> p0 -> d1 -> p1 -> d2 -> p2 -> d3 -> p3 -> d4, every process reading a shared input too; one run of each
+# process a day (RUNS // (CHAINS * 4) days); BENCH_HISTORY_CHAINS=25 keeps the hub over the bounds with 10x fewer runs
+CHAINS = int(os.environ.get("BENCH_HISTORY_CHAINS", "250"))
 DAY = 86400.0
 T0 = 1_772_409_600.0  # 2026-03-02
 LAKE = "https://contosolake.dfs.core.windows.net"
@@ -113,9 +115,10 @@ def bench_writes() -> None:
 
 def window_cases(last: float) -> list[tuple[str, str, Window, str, int, int]]:
     """(title, root, window, direction, depth, target requests on Table storage)."""
-    return [("upstream, depth 3, 30 days", f"{LAKE}/chain17/d4", Window(last - 30 * DAY, last), "upstream", 3, 50),
-            ("both, depth 3, 7 days, from the middle", f"{LAKE}/chain17/d2", Window(last - 7 * DAY, last), "both", 3,
-             50),
+    chain = min(17, CHAINS - 1)
+    return [("upstream, depth 3, 30 days", f"{LAKE}/chain{chain}/d4", Window(last - 30 * DAY, last), "upstream", 3, 50),
+            ("both, depth 3, 7 days, from the middle", f"{LAKE}/chain{chain}/d2", Window(last - 7 * DAY, last), "both",
+             3, 50),
             ("worst hub: downstream of the input every process reads, depth 1, 1 day", SHARED.qualified_name,
              Window(last - DAY, last), "downstream", 1, 200),
             ("worst hub: downstream of the input every process reads, depth 1, 30 days", SHARED.qualified_name,
@@ -192,7 +195,7 @@ def bench_window() -> None:
         table_store = TableHistoryStore(service.create_table_if_not_exists(f"bench{uuid.uuid4().hex[:12]}"),
                                         retention_days=36500)
         started = time.perf_counter()
-        transactions = table_store.seed(records)  # the store's own rows, 100 to a transaction, on 4 threads
+        transactions = table_store.seed(records)  # the store's own rows, 100 to a transaction, on 2 threads
         seeded = time.perf_counter() - started
         print(f"Table storage (Azurite): seeded {len(records):,} runs in {seeded:.0f} s ({transactions:,} "
               f"entity-group transactions, {hook.calls:,} requests)", flush=True)

@@ -318,11 +318,11 @@ class TableHistoryStore:
             purged += 1
         return purged
 
-    def seed(self, records: Sequence[RunRecord], *, threads: int = 4) -> int:
+    def seed(self, records: Sequence[RunRecord], *, threads: int = 2) -> int:
         """Write runs into an empty history at once, each as `record(r, keep_changes=False)` would leave it (the
         same rows, built by the same functions), without its per-run requests: every partition's rows in
-        entity-group transactions of at most 100 rows, on `threads` threads. For benches and tests that need a
-        large history (100,000 runs in minutes, not hours); answers the transactions sent."""
+        entity-group transactions of at most 100 rows, on `threads` threads (Azurite drops connections under
+        more). For benches and tests that need a large history; answers the transactions sent."""
         partitions: dict[str, list[TableEntity]] = {}
         process_runs: dict[str, list[TableEntity]] = {}
         longest = 0.0
@@ -350,7 +350,7 @@ class TableHistoryStore:
             partitions[partition].append(self._summary_operation(partition, None, len(markers), earliest)[1])
         batches = [batch for rows in partitions.values() for batch in _batches(rows)]
         retrying = Retrying(retry=retry_if_exception_type(ServiceResponseError), reraise=True,  # upserts: idempotent
-                            stop=stop_after_attempt(5), wait=wait_random_exponential(multiplier=0.1, max=2))
+                            stop=stop_after_attempt(10), wait=wait_random_exponential(multiplier=0.2, max=5))
         with ThreadPoolExecutor(max(1, threads)) as pool:
             list(pool.map(lambda batch: retrying(self.table.submit_transaction,
                                                  [("upsert", row, {"mode": UpdateMode.REPLACE}) for row in batch]),
