@@ -349,12 +349,21 @@ class TableHistoryStore:
             earliest = sorted((float(m["start"]), m["RowKey"][2:]) for m in markers)[:EARLIEST_KEPT]
             partitions[partition].append(self._summary_operation(partition, None, len(markers), earliest)[1])
         batches = [batch for rows in partitions.values() for batch in _batches(rows)]
-        retrying = Retrying(retry=retry_if_exception_type(ServiceResponseError), reraise=True,  # upserts: idempotent
-                            stop=stop_after_attempt(10), wait=wait_random_exponential(multiplier=0.2, max=5))
+
+        def send(batch: list[TableEntity]) -> None:
+            """Created (the history is empty: a row there already fails the batch); after a dropped connection,
+            which may have written them, upserted."""
+            sent = []
+            for attempt in Retrying(retry=retry_if_exception_type(ServiceResponseError), reraise=True,
+                                    stop=stop_after_attempt(10), wait=wait_random_exponential(multiplier=0.2, max=5)):
+                with attempt:
+                    operations = [("upsert", row, {"mode": UpdateMode.REPLACE}) if sent else ("create", row)
+                                  for row in batch]
+                    sent.append(True)
+                    self.table.submit_transaction(operations)
+
         with ThreadPoolExecutor(max(1, threads)) as pool:
-            list(pool.map(lambda batch: retrying(self.table.submit_transaction,
-                                                 [("upsert", row, {"mode": UpdateMode.REPLACE}) for row in batch]),
-                          batches))
+            list(pool.map(send, batches))
         if longest > self._longest():
             self._note_duration(RunFacts("", "", "", "", 0.0, longest, ""))
         return len(batches)
