@@ -18,6 +18,11 @@ closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` 
 A record is written in this order: the run's row (new record, not complete, listing what it replaces), the access
 rows, each process partition (one transaction each), the stale access rows deleted, the purge row, then the run's
 row marked complete. A crash anywhere leaves the run's row listing everything to finish or undo; the retry does it.
+Each row is built by one function here (`_run_row`, `_access_row`, `_process_run_rows`, `_purge_row`), which `record`
+and `seed` (many runs at once, for benches and tests) share.
+
+A window query reads two key ranges of a partition per step, newest first, at most one page of each
+(`max_rows_per_read`), and at most `max_reads` partitions: under 200 requests whatever the table holds.
 """
 from __future__ import annotations
 
@@ -61,7 +66,7 @@ BLOB_PARTS = 16  # a 1 MiB entity holds at most 16 binary properties of 64 KiB
 _PROCESS_RUN_SELECT = ["RowKey", "facts", "run_parts", *(f"run_{i}" for i in range(BLOB_PARTS))]
 PAGE_ROWS = 1000  # what one request of a query answers at most
 BATCH_ROWS = 100  # what one entity-group transaction holds at most
-BATCH_BYTES = 3_000_000  # under the 4 MiB of a transaction's body
+BATCH_BYTES = 2_500_000  # binary values go base64 (4/3): under the 4 MiB of a transaction's body
 
 
 class HistoryConflict(RuntimeError):
