@@ -11,8 +11,9 @@ with the runs that made it. With a column, the column lineage each run recorded 
 
 Bounded: at most `WalkLimits.max_nodes` datasets and processes, `max_rows` history rows read, `max_reads` reads
 of the store (each a few requests on Table storage; the store's own `max_reads` when the limits set none: a hub that
-hundreds of processes read would cost two requests per process) and `seconds` of wall time; what is cut short says
-so (`truncated`).
+hundreds of processes read would cost two requests per process), `max_rows_per_read` rows of one dataset's accesses
+or one process's runs (the newest; the store's own when the limits set none: on Table storage one page per key
+range) and `seconds` of wall time; what is cut short says so (`truncated`).
 """
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ class WalkLimits:
     max_runs_listed: int = 200
     seconds: float = 10.0
     max_reads: int | None = None  # None: the reader's own bound (its `max_reads` attribute), if any
+    max_rows_per_read: int | None = None  # None: the reader's own bound (its `max_rows_per_read` attribute), if any
 
 
 class HistoryReader(Protocol):
@@ -115,6 +117,7 @@ class _Walk:
         self.rows = 0
         self.reads = 0
         self.truncated: str | None = None
+        self.cut: str | None = None  # a read that met `max_rows_per_read`: its newest rows kept, the walk goes on
         self.datasets: dict[str, JSON] = {}
         self.processes: dict[str, _Process] = {}
         self.edges: dict[tuple[str, str], tuple[str, dict[str, RunFacts]]] = {}
@@ -138,15 +141,23 @@ class _Walk:
                 self.truncated = f"more than {self.limits.max_reads} reads of the history"
         return self.truncated is not None
 
-    def _read(self, rows: list[_Row]) -> list[_Row]:
+    def _limit(self) -> int:
+        """The rows the next read may answer."""
+        per_read = self.limits.max_rows_per_read
+        return self._budget() if per_read is None else min(self._budget(), per_read)
+
+    def _read(self, rows: list[_Row], limit: int) -> list[_Row]:
         self.rows += len(rows)
         self.reads += 1
+        if len(rows) >= limit and limit == self.limits.max_rows_per_read and self.cut is None:
+            self.cut = f"more than {limit} rows of one dataset or process in the window (the newest kept)"
         return rows
 
     def accesses(self, dataset: str, access: str) -> list[Access]:
         """The `access` rows of `dataset` whose runs overlap the window (and the dataset's type from them)."""
         if (dataset, access) not in self._accesses:
-            rows = self._read(self.reader.dataset_accesses(dataset, self.window, self._budget(), access))
+            limit = self._limit()
+            rows = self._read(self.reader.dataset_accesses(dataset, self.window, limit, access), limit)
             self._accesses[(dataset, access)] = [a for a in rows if self.window.overlaps(a.run.start, a.run.end)]
             for row in rows[:1]:
                 self.add_dataset(row.dataset, 0)
@@ -154,7 +165,8 @@ class _Walk:
 
     def process_runs(self, process: str) -> dict[str, tuple[RunFacts, ProcessRun]]:
         if process not in self._process_runs:
-            rows = self._read(self.reader.process_runs(process, self.window, self._budget()))
+            limit = self._limit()
+            rows = self._read(self.reader.process_runs(process, self.window, limit), limit)
             self._process_runs[process] = {facts.run_id: (facts, run) for facts, run in rows
                                            if self.window.overlaps(facts.start, facts.end)}
         return self._process_runs[process]
@@ -249,9 +261,9 @@ def lineage_in_window(reader: HistoryReader, qualified_name: str, window: Window
         raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
     if not 1 <= depth <= limits.max_depth:
         raise ValueError(f"depth must be from 1 to {limits.max_depth}, got {depth}")
-    if limits.max_reads is None and getattr(reader, "max_reads", None) is not None:
-        # Why the type error is ignored: a reader with max_reads (checked with getattr above)
-        limits = replace(limits, max_reads=reader.max_reads)  # type: ignore[attr-defined]
+    for bound in ("max_reads", "max_rows_per_read"):  # the reader's own bounds, where the limits set none
+        if getattr(limits, bound) is None and getattr(reader, bound, None) is not None:
+            limits = replace(limits, **{bound: getattr(reader, bound)})
     walk = _Walk(reader, window, limits, clock)
     walk.datasets[qualified_name] = {"typeName": "", "distance": 0}
     for upstream in (True, False):
@@ -267,7 +279,7 @@ def lineage_in_window(reader: HistoryReader, qualified_name: str, window: Window
         answer.update(walk.graph_json())
     else:
         answer.update(_column_answer(walk, qualified_name, column, direction, depth))
-    answer["truncated"] = walk.truncated
+    answer["truncated"] = walk.truncated or walk.cut
     return answer
 
 

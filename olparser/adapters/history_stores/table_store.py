@@ -21,21 +21,32 @@ rows, each process partition (one transaction each), the stale access rows delet
 digest: its rows are all written), then the run's row marked complete — at once, or, when processes wait for the
 catalog to show their counts, in the runner's `refreshed` write. A crash anywhere leaves the run's row listing
 everything to finish or undo; the retry does it (or, when the purge row names the row's record, only marks it).
+Each row is built by one function here (`_run_row`, `_access_row`, `_process_run_rows`, `_purge_row`), which `record`
+and `seed` (many runs at once, for benches and tests) share.
+
+A window query reads two key ranges of a partition per step, newest first, at most one page of each
+(`max_rows_per_read`), and at most `max_reads` partitions: under 200 requests whatever the table holds.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import math
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 import time
 import zlib
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
+from azure.core import MatchConditions
+from azure.core.exceptions import (HttpResponseError, ResourceExistsError, ResourceNotFoundError,
+                                   ServiceResponseError)
 from azure.data.tables import TableClient, TableEntity, UpdateMode
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from olparser.adapters.run_state.table_rows import (TableConflict, get_blob, put_blob, read_row, retried,
                                                     safe_row_key, submit, unchanged, write_row)
@@ -58,7 +69,12 @@ SUMMARY = "summary"
 UNREFRESHED = "unrefreshed"
 UNREFRESHED_PARTS = 4  # what `refreshed` selects: 256 KiB of compressed process names, far more than a run has
 _UNREFRESHED_SELECT = [f"{UNREFRESHED}_parts", *(f"{UNREFRESHED}_{i}" for i in range(UNREFRESHED_PARTS))]
-_ACCESS_SELECT = ["dataset_type", "access", "process", "process_type", "facts"]
+_ACCESS_SELECT = ["RowKey", "dataset_type", "access", "process", "process_type", "facts"]
+BLOB_PARTS = 16  # a 1 MiB entity holds at most 16 binary properties of 64 KiB
+_PROCESS_RUN_SELECT = ["RowKey", "facts", "run_parts", *(f"run_{i}" for i in range(BLOB_PARTS))]
+PAGE_ROWS = 1000  # what one request of a query answers at most
+BATCH_ROWS = 100  # what one entity-group transaction holds at most
+BATCH_BYTES = 2_500_000  # binary values go base64 (4/3): under the 4 MiB of a transaction's body
 
 
 class HistoryConflict(TableConflict):
@@ -118,12 +134,69 @@ def _record_of(entity: TableEntity | None, name: str) -> RunRecord | None:
     return RunRecord.from_json(json.loads(zlib.decompress(data))) if data else None
 
 
+def _run_row(keys: dict[str, str], record: RunRecord, digest: str, *, pending: Iterable[str],
+             unrefreshed: Iterable[str], previous: RunRecord | None) -> TableEntity:
+    """The run's row as step 1 of `record` writes it (not complete yet)."""
+    row = TableEntity(keys, run_id=record.run_id, start=record.facts.start, digest=digest, complete=False,
+                      day=_day(record.facts.start), pending=_json(sorted(pending)))
+    put_blob(row, "record", _compressed(record))
+    put_blob(row, UNREFRESHED, _names_blob(frozenset(unrefreshed)))
+    if previous is not None:
+        put_blob(row, "previous", _compressed(previous))
+    return row
+
+
+def _completed(row: TableEntity) -> TableEntity:
+    """The run's row as the last step of `record` writes it."""
+    done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
+    done.update(complete=True, pending="[]")
+    return done
+
+
+def _access_row(keys: tuple[str, str], access: Access, facts_text: str) -> TableEntity:
+    return TableEntity({"PartitionKey": keys[0], "RowKey": keys[1]}, dataset=access.dataset.qualified_name,
+                       dataset_type=access.dataset.type_name, access=access.access, process=access.process,
+                       process_type=access.process_type, facts=facts_text)
+
+
+def _process_run_rows(partition: str, run_key: str, facts: RunFacts,
+                      process_run: ProcessRun) -> tuple[TableEntity, TableEntity]:
+    """The row of one run of a process (slim facts, what it did) and its marker."""
+    row_key = f"{_prefix(facts)}-{run_key}"
+    run_row = TableEntity({"PartitionKey": partition, "RowKey": row_key}, facts=_json(facts_to_json(facts)))
+    put_blob(run_row, "run", zlib.compress(_json(process_to_json(process_run)).encode("utf-8"), 6))
+    marker = TableEntity({"PartitionKey": partition, "RowKey": f"m-{run_key}"}, start=facts.start, key=row_key)
+    return run_row, marker
+
+
+def _purge_row(day: str, run_key: str, run_id: str, digest: str) -> TableEntity:
+    """The purge row under the day the run started; `digest` names the record whose rows are then all written."""
+    return TableEntity({"PartitionKey": f"purge-{day}", "RowKey": run_key}, run_id=run_id, digest=digest)
+
+
+def _batches(rows: list[TableEntity]) -> Iterable[list[TableEntity]]:
+    """Rows of one partition in entity-group transactions: at most BATCH_ROWS rows and about BATCH_BYTES each."""
+    batch: list[TableEntity] = []
+    size = 0
+    for row in rows:
+        row_size = 200 + sum(len(v) for v in row.values() if isinstance(v, (str, bytes)))
+        if batch and (len(batch) >= BATCH_ROWS or size + row_size > BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(row)
+        size += row_size
+    if batch:
+        yield batch
+
+
 class TableHistoryStore:
     """RunHistoryStore over an Azure Table (see the module docstring and olparser/history/store.py)."""
 
-    # a window query reads at most this many dataset or process partitions (two key ranges each, and their pages
-    # beyond 1,000 rows): under 200 requests, cut short (`truncated`) at a dataset hundreds of processes read
+    # a window query reads at most this many dataset or process partitions, each read two key ranges (closed runs,
+    # open runs) of at most `max_rows_per_read` rows, one page each: under 200 requests whatever the history holds,
+    # cut short (`truncated`) at a dataset hundreds of processes read, or thousands of runs wrote in the window
     max_reads = 95
+    max_rows_per_read = PAGE_ROWS
 
     def __init__(self, table: TableClient, *, retention_days: int, max_attempts: int = MAX_ATTEMPTS,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -205,19 +278,12 @@ class TableHistoryStore:
         stale = ({self._access_key_text(k) for k in self._record_access_keys(current)}
                  | set(json.loads(entity.get("pending") or "[]") if entity is not None else ()))
         stale -= {self._access_key_text(k) for k in new_accesses}
-        row = TableEntity(keys, run_id=record.run_id, start=record.facts.start, digest=digest, complete=False,
-                          day=_day(record.facts.start), pending=_json(sorted(stale)))
-        put_blob(row, "record", _compressed(record))
-        put_blob(row, UNREFRESHED, _names_blob(unrefreshed | changed if keep_changes else unrefreshed))
-        if previous is not None:
-            put_blob(row, "previous", _compressed(previous))
+        row = _run_row(keys, record, digest, pending=stale, previous=previous,
+                       unrefreshed=unrefreshed | changed if keep_changes else unrefreshed)
         etag = self._write(row, entity)
         facts_text = _json(facts_to_json(slim(record.facts)))
-        for (partition, row_key), access in new_accesses.items():
-            self.table.upsert_entity(TableEntity(
-                {"PartitionKey": partition, "RowKey": row_key}, dataset=access.dataset.qualified_name,
-                dataset_type=access.dataset.type_name, access=access.access, process=access.process,
-                process_type=access.process_type, facts=facts_text), mode=UpdateMode.REPLACE)
+        for access_keys_, access in new_accesses.items():
+            self.table.upsert_entity(_access_row(access_keys_, access, facts_text), mode=UpdateMode.REPLACE)
 
         def update_process(name: str, first: list[bool]) -> None:
             """`first`: whether the run is new to the process, on the first attempt only (a retry reads it again)."""
@@ -230,8 +296,8 @@ class TableHistoryStore:
             self.table.delete_entity(*json.loads(text))  # absent: no error
         old_day = entity.get("day") if entity is not None else None
         # the purge row, last, names the record whose rows are then all written (`_rows_written`)
-        self.table.upsert_entity(TableEntity({"PartitionKey": f"purge-{row['day']}", "RowKey": keys["RowKey"]},
-                                             run_id=record.run_id, digest=digest), mode=UpdateMode.REPLACE)
+        self.table.upsert_entity(_purge_row(row["day"], keys["RowKey"], record.run_id, digest),
+                                 mode=UpdateMode.REPLACE)
         if old_day and old_day != row["day"]:
             self.table.delete_entity(f"purge-{old_day}", keys["RowKey"])
         self._note_duration(record.facts)
@@ -293,6 +359,56 @@ class TableHistoryStore:
             purged += 1
         return purged
 
+    def seed(self, records: Sequence[RunRecord], *, threads: int = 2) -> int:
+        """Write runs into an empty history at once, each as `record(r, keep_changes=False)` would leave it (the
+        same rows, built by the same functions), without its per-run requests: every partition's rows in
+        entity-group transactions of at most 100 rows, on `threads` threads (Azurite drops connections under
+        more). For benches and tests that need a large history; answers the transactions sent."""
+        partitions: dict[str, list[TableEntity]] = {}
+        process_runs: dict[str, list[TableEntity]] = {}
+        longest = 0.0
+        for record in records:
+            keys = self._run_keys(record.run_id)
+            digest = _sha(record.canonical())
+            row = _completed(_run_row(keys, record, digest, pending=(), unrefreshed=(), previous=None))
+            partitions.setdefault(keys["PartitionKey"], []).append(row)
+            partitions.setdefault(f"purge-{row['day']}", []).append(_purge_row(row["day"], keys["RowKey"],
+                                                                               record.run_id, digest))
+            facts = slim(record.facts)
+            facts_text = _json(facts_to_json(facts))
+            for access in access_keys(record).values():
+                access_keys_ = self._access_keys(access)
+                partitions.setdefault(access_keys_[0], []).append(_access_row(access_keys_, access, facts_text))
+            for name, process_run in process_runs_of(record).items():
+                partition = self._process_partition(name)
+                run_row, marker = _process_run_rows(partition, keys["RowKey"], facts, process_run)
+                partitions.setdefault(partition, []).extend((run_row, marker))
+                process_runs.setdefault(partition, []).append(marker)
+            if record.facts.end is not None:
+                longest = max(longest, record.facts.end - record.facts.start)
+        for partition, markers in process_runs.items():
+            earliest = sorted((float(m["start"]), m["RowKey"][2:]) for m in markers)[:EARLIEST_KEPT]
+            partitions[partition].append(self._summary_operation(partition, None, len(markers), earliest)[1])
+        batches = [batch for rows in partitions.values() for batch in _batches(rows)]
+
+        def send(batch: list[TableEntity]) -> None:
+            """Created (the history is empty: a row there already fails the batch); after a dropped connection,
+            which may have written them, upserted."""
+            sent = []
+            for attempt in Retrying(retry=retry_if_exception_type(ServiceResponseError), reraise=True,
+                                    stop=stop_after_attempt(10), wait=wait_random_exponential(multiplier=0.2, max=5)):
+                with attempt:
+                    operations = [("upsert", row, {"mode": UpdateMode.REPLACE}) if sent else ("create", row)
+                                  for row in batch]
+                    sent.append(True)
+                    self.table.submit_transaction(operations)
+
+        with ThreadPoolExecutor(max(1, threads)) as pool:
+            list(pool.map(send, batches))
+        if longest > self._longest():
+            self._note_duration(RunFacts("", "", "", "", 0.0, longest, ""))
+        return len(batches)
+
     def _update_process(self, name: str, run_id: str, record: RunRecord | None, *, new: bool = False) -> None:
         """Make the process partition hold what `record` says of this run (None: nothing), in one transaction
         (`new`: the run's earlier records did not have the process: with the summary as this instance last wrote it,
@@ -322,11 +438,9 @@ class TableHistoryStore:
         if process_run is not None:
             assert record is not None
             facts = slim(record.facts)
-            row_key = f"{_prefix(facts)}-{run_key}"
-            run_row = TableEntity({"PartitionKey": partition, "RowKey": row_key}, facts=_json(facts_to_json(facts)))
-            put_blob(run_row, "run", zlib.compress(_json(process_to_json(process_run)).encode("utf-8"), 6))
+            run_row, new_marker = _process_run_rows(partition, run_key, facts, process_run)
+            row_key = run_row["RowKey"]
             operations.append(("upsert", run_row, {"mode": UpdateMode.REPLACE}))
-            new_marker = TableEntity({"PartitionKey": partition, "RowKey": marker_key}, start=facts.start, key=row_key)
             operations.append(("create", new_marker) if marker is None else (
                 "update", new_marker, {"mode": UpdateMode.REPLACE, **unchanged(marker)}))
             # the list holds the earliest starts: every run it leaves out starts at or after its last one
@@ -436,26 +550,25 @@ class TableHistoryStore:
                        (query, {"p": partition, "lo": f"{prefix}o-{newest:013d}", "hi": f"{prefix}o."})]
         return ranges
 
-    def _rows(self, partition: str, window: Window, limit: int, select: list[str] | None,
+    def _rows(self, partition: str, window: Window, limit: int, select: list[str],
               prefixes: Iterable[str] = ("",)) -> list[TableEntity]:
+        """The first `limit` rows of each range (newest first; no page requested beyond them), merged."""
         rows: list[TableEntity] = []
-        for query, parameters in self._ranges(partition, window, prefixes):  # each newest first: its first `limit`
-            for number, entity in enumerate(self.table.query_entities(
-                    query, parameters=parameters, select=select, results_per_page=max(1, min(limit, 1000)))):
-                if number >= limit:
-                    break
-                rows.append(entity)
-        return sorted(rows, key=_start_order)[:max(limit, 0)]
+        limit = max(limit, 0)
+        for query, parameters in self._ranges(partition, window, prefixes):
+            rows += itertools.islice(self.table.query_entities(
+                query, parameters=parameters, select=select, results_per_page=max(1, min(limit, PAGE_ROWS))), limit)
+        return sorted(rows, key=_start_order)[:limit]
 
     def dataset_accesses(self, dataset: str, window: Window, limit: int, access: str | None = None) -> list[Access]:
         prefixes = [f"{kind}-" for kind in ((access,) if access else (READ, WRITE))]
         return [self._access(dataset, e) for e in self._rows(self._dataset_partition(dataset), window, limit,
-                                                             _ACCESS_SELECT + ["RowKey"], prefixes)]
+                                                             _ACCESS_SELECT, prefixes)]
 
     def process_runs(self, process: str, window: Window, limit: int) -> list[tuple[RunFacts, ProcessRun]]:
         return [(facts_from_json(json.loads(e["facts"])),
                  process_from_json(json.loads(zlib.decompress(get_blob(e, "run") or b""))))
-                for e in self._rows(self._process_partition(process), window, limit, None)]
+                for e in self._rows(self._process_partition(process), window, limit, _PROCESS_RUN_SELECT)]
 
     def newest_access(self, dataset: str) -> Access | None:
         partition = self._dataset_partition(dataset)
@@ -464,7 +577,7 @@ class TableHistoryStore:
             for entity in self.table.query_entities(
                     "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi", results_per_page=1,
                     parameters={"p": partition, "lo": f"{prefix}-", "hi": f"{prefix}."},
-                    select=_ACCESS_SELECT + ["RowKey"]):
+                    select=_ACCESS_SELECT):
                 if newest is None or _start_order(entity) < _start_order(newest):
                     newest = entity
                 break
