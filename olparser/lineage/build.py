@@ -119,12 +119,13 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name)
         owner_entities = owner.entities
         orchestrator = None
+        run_by = orchestration(run.job_name, run.run_facets)  # once per run: the summary shows it too
         if owner.process_type in ORCHESTRATED_PROCESS_TYPES:
-            airflow = airflow_orchestrator(orchestration(run.job_name, run.run_facets))
+            airflow = airflow_orchestrator(run_by)
             if airflow is not None:  # the connector's own types: written as placeholders, the task's run fills in
                 owner_entities = (*airflow, *owner_entities)
                 orchestrator = object_id("airflow_task", airflow[1]["attributes"]["qualifiedName"])
-        summary = system_metadata(run, ctx)
+        summary = system_metadata(run, ctx, run_by)
         window = window_start(run, options)
         last_run = None
         if window is not None:  # a micro-batch writes its window's plan: unchanged batches cost no catalog write

@@ -18,7 +18,7 @@ from olparser.runs.merge import run_end_instant, run_start_instant
 from olparser.runs.model import RunSnapshot
 
 from .context import RunContext
-from .identity import orchestration
+from .identity import Orchestration, orchestration
 
 JSON = dict[str, Any]
 ENVIRONMENT_KEYS = (  # environment-properties (Databricks) -> summary key
@@ -55,8 +55,9 @@ def iso_time(seconds: float | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def system_metadata(run: RunSnapshot, ctx: RunContext) -> JSON:
-    """The run's system metadata summary: only what is known (no empty values), keys in camelCase."""
+def system_metadata(run: RunSnapshot, ctx: RunContext, orchestrated: Orchestration | None = None) -> JSON:
+    """The run's system metadata summary: only what is known (no empty values), keys in camelCase. `orchestrated`:
+    the run's `orchestration`, when the caller has it already (else taken from the run)."""
     start, end = run_start_instant(run), run_end_instant(run)
     engine = _facet(run.run_facets, "processing_engine")
     legacy = _facet(run.run_facets, "spark_version")
@@ -77,14 +78,15 @@ def system_metadata(run: RunSnapshot, ctx: RunContext) -> JSON:
         "bytesWritten": _total(run, "size"),
         "errorMessage": _text(_facet(run.run_facets, "errorMessage").get("message"))[:MAX_ERROR_CHARS],
         "dataQuality": _data_quality(run),
-        **_orchestration(run),
+        **_orchestration(run, orchestrated),
     }
     return {key: value for key, value in summary.items() if value not in (None, "", [])}
 
 
-def _orchestration(run: RunSnapshot) -> JSON:
+def _orchestration(run: RunSnapshot, found: Orchestration | None) -> JSON:
     """The parent and root runs as sent, and `runBy` (`{namespace}/{name}` of the orchestrator's job), when known."""
-    found = orchestration(run.job_name, run.run_facets)
+    if found is None:
+        found = orchestration(run.job_name, run.run_facets)
     summary: JSON = {}
     for prefix, ref in (("parent", found.parent), ("root", found.root)):
         if ref is not None:
