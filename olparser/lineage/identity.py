@@ -75,6 +75,8 @@ def job_identity(job_namespace: str, job_name: str, run_facets: Mapping[str, Any
     """The run's job identity from its job and facets (see the module text)."""
     session = session_application(job_name, run_facets)
     properties = spark_properties(run_facets)
+    if not properties and SYNAPSE_NAMESPACE_MARK not in job_namespace.lower():  # most runs: no notebook service
+        return JobIdentity(session, None, strip_application(job_name, session))
     artifact_id = _text(properties.get(FABRIC_ARTIFACT_ID))
     notebook_name = _text(properties.get(FABRIC_ARTIFACT_NAME)) or _text(properties.get(SYNAPSE_NOTEBOOK_NAME))
     if artifact_id:
