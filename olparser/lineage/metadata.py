@@ -42,6 +42,8 @@ TEXT_ATTRIBUTES = (("lastRunStartTime", "startTime"), ("lastRunEndTime", "endTim
                    ("lastRunRootJobName", "rootJobName"), ("lastRunRootRunId", "rootRunId"))
 NUMBER_ATTRIBUTES = (("lastRunDurationMs", "durationMs"), ("lastRunRowsWritten", "rowsWritten"),
                      ("lastRunBytesWritten", "bytesWritten"))
+_NO_RUN_TEXT = {name: "" for name, _ in TEXT_ATTRIBUTES}
+_TEXT_ATTRIBUTE_OF = {key: name for name, key in TEXT_ATTRIBUTES}  # summary key -> process attribute
 HISTORY_ATTRIBUTES = ("runCount", "firstRunTime")  # set from the run history (olparser.history)
 
 
@@ -100,7 +102,9 @@ def _orchestration(run: RunSnapshot, found: Orchestration | None) -> JSON:
 
 def process_run_attributes(summary: Mapping[str, Any]) -> JSON:
     """The system attributes of a process written from a run with this summary (every one, empty when unknown)."""
-    attributes: JSON = {name: str(summary.get(key) or "") for name, key in TEXT_ATTRIBUTES}
+    attributes: JSON = dict(_NO_RUN_TEXT)  # every text attribute, in order; then those the summary knows
+    for key in _TEXT_ATTRIBUTE_OF.keys() & summary.keys():
+        attributes[_TEXT_ATTRIBUTE_OF[key]] = str(summary[key] or "")
     attributes.update({name: summary.get(key) for name, key in NUMBER_ATTRIBUTES})
     attributes.update({"runCount": None, "firstRunTime": ""})
     return attributes
