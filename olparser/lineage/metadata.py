@@ -90,10 +90,11 @@ def _orchestration(run: RunSnapshot, found: Orchestration | None) -> JSON:
     if found is None:
         found = orchestration(run.job_name, run.run_facets)
     summary: JSON = {}
-    for prefix, ref in (("parent", found.parent), ("root", found.root)):
-        if ref is not None:
-            summary.update({f"{prefix}JobNamespace": ref.namespace, f"{prefix}JobName": ref.name,
-                            f"{prefix}RunId": ref.run_id})
+    parent, root = found.parent, found.root
+    if parent is not None:
+        summary.update(parentJobNamespace=parent.namespace, parentJobName=parent.name, parentRunId=parent.run_id)
+    if root is not None:
+        summary.update(rootJobNamespace=root.namespace, rootJobName=root.name, rootRunId=root.run_id)
     if found.run_by is not None:
         summary["runBy"] = found.run_by.job
         summary["runByRunId"] = found.run_by.run_id
