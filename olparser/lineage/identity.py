@@ -65,6 +65,9 @@ def session_application(job_name: str, run_facets: Mapping[str, Any]) -> str:
     return job_name.split(".", 1)[0]
 
 
+_NO_PROPERTIES: Mapping[str, Any] = {}
+
+
 def spark_properties(run_facets: Mapping[str, Any]) -> Mapping[str, Any]:
     facet = run_facets.get("spark_properties")
     properties = facet.get("properties") if isinstance(facet, dict) else None
@@ -74,7 +77,7 @@ def spark_properties(run_facets: Mapping[str, Any]) -> Mapping[str, Any]:
 def job_identity(job_namespace: str, job_name: str, run_facets: Mapping[str, Any]) -> JobIdentity:
     """The run's job identity from its job and facets (see the module text)."""
     session = session_application(job_name, run_facets)
-    properties = spark_properties(run_facets)
+    properties = spark_properties(run_facets) if "spark_properties" in run_facets else _NO_PROPERTIES
     if not properties and SYNAPSE_NAMESPACE_MARK not in job_namespace.lower():  # most runs: no notebook service
         return JobIdentity(session, None, strip_application(job_name, session))
     artifact_id = _text(properties.get(FABRIC_ARTIFACT_ID))
