@@ -51,6 +51,8 @@ class RunContext:
 
     def env_text(self, key: str) -> str | None:
         value = self.environment.get(key)
+        if value.__class__ is str:  # most values: the same as below, sooner
+            return value.strip() or None
         if value is None or isinstance(value, (dict, list)):
             return None
         text = str(value).strip()
