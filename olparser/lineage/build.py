@@ -26,7 +26,7 @@ from .edges import (Name, is_temporary, is_temporary_name, lineage_facet_names, 
 from .datasets import DatasetResolver, ResolvedDataset
 from .entities import JSON, assign_guids, entity, key_of, object_id
 from .governance import with_governance
-from .identity import Orchestration, is_application_run
+from .identity import Orchestration, is_application_run, orchestration
 from .inherited import orchestrator_of
 from .lifecycle import is_lifecycle_only, kept_outputs
 from .metadata import iso_time, system_metadata
@@ -123,12 +123,13 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name)
         owner_entities = owner.entities
         orchestrator = None
+        run_by = orchestration(run.job_name, run.run_facets)  # once per run: the summary shows it too
         if owner.process_type in ORCHESTRATED_PROCESS_TYPES:
-            airflow = orchestrator_of(run, inherited)
+            airflow = orchestrator_of(run_by, inherited)
             if airflow is not None:  # the connector's own types: written as placeholders, the task's run fills in
                 owner_entities = (*airflow, *owner_entities)
                 orchestrator = object_id("airflow_task", airflow[1]["attributes"]["qualifiedName"])
-        summary = system_metadata(run, ctx)
+        summary = system_metadata(run, ctx, run_by)
         window = window_start(run, options)
         last_run = None
         if window is not None:  # a micro-batch writes its window's plan: unchanged batches cost no catalog write

@@ -51,6 +51,8 @@ class _Transformations(NamedTuple):
 # One well-formed input field: (qualifiedName, field, typeName, namespace, name, transformations' repr, its JSON
 # text); the text follows from the rest, so the tuple sorts as its first six do.
 _InputField = tuple[str, str, str, str, str, str, str]
+_Skipped = tuple[None, None, None, None]
+_SKIPPED: _Skipped = (None, None, None, None)  # what `_Datasets.add` gives for a skipped dataset
 
 
 class _Datasets:
@@ -64,11 +66,12 @@ class _Datasets:
         self.known: dict[tuple[str, str], tuple[str, str, str, str]] = {}
         self.sources: dict[tuple[str, str], ResolvedDataset] = {}  # the first dataset met per (type, qn)
 
-    def add(self, namespace: str, name: str) -> tuple[str, str, str, str] | None:
-        """The dataset's pieces, mapped now; None for a dataset `skip` names (a temporary one: no column of it)."""
+    def add(self, namespace: str, name: str) -> tuple[str, str, str, str] | _Skipped:
+        """The dataset's pieces, mapped now; `_SKIPPED` (its `middle` is None) for a dataset `skip` names (a
+        temporary one: no column of it)."""
         if self._skip is not None and self._skip(namespace, name):
             self.skipped.add((namespace, name))
-            return None
+            return _SKIPPED
         dataset = self._resolve(namespace, name)
         self.sources.setdefault(dataset.key, dataset)
         middle = (f',"name":{encode_basestring(name)},"namespace":{encode_basestring(namespace)},'
@@ -136,10 +139,9 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
         if namespace.__class__ is not str or name.__class__ is not str or field.__class__ is not str:
             if not (isinstance(namespace, str) and isinstance(name, str) and isinstance(field, str)):
                 continue
-        pieces = known.get((namespace, name)) or datasets.add(namespace, name)
-        if pieces is None:
+        qualified_name, type_name, middle, end = known.get((namespace, name)) or datasets.add(namespace, name)
+        if middle is None:  # a dataset `skip` names
             continue
-        qualified_name, type_name, middle, end = pieces
         text, sort_key, direct = _transformations(item.get("transformations"))
         if direct and pairs is not None:
             if qualified_name in pairs:

@@ -51,6 +51,8 @@ class RunContext:
 
     def env_text(self, key: str) -> str | None:
         value = self.environment.get(key)
+        if value.__class__ is str:  # most values: the same as below, sooner
+            return value.strip() or None
         if value is None or isinstance(value, (dict, list)):
             return None
         text = str(value).strip()
@@ -73,18 +75,24 @@ def run_context(run: RunSnapshot, options: LineageOptions) -> RunContext:
                          if isinstance(environment.get(key), (str, int)) and str(environment[key]).strip()), None)
     return RunContext(environment=environment, workspace_host=host, workspace_source=source,
                       is_databricks=is_databricks, app_key=app_key, app_display_name=str(app_display),
+                      # the identity's job name is the job name without its application prefix already
                       display_job_name=(identity.job_name if identity.service
-                                        else display_job_name(run.job_name, app_key)),
+                                        else _without_host_prefix(run.job_name) or identity.job_name),
                       user=str(user) if user else None, workspace_id=workspace_id, identity=identity)
 
 
 def display_job_name(job_name: str, app_key: str) -> str:
     """The job name without its application prefix (`databricks_shell.`, a workspace host, the app name)."""
+    return _without_host_prefix(job_name) or strip_application(job_name, app_key)
+
+
+def _without_host_prefix(job_name: str) -> str | None:
+    """The job name without a workspace host prefix, when it has one (and more than it)."""
     for pattern in (_PREFIX_AZURE_HOST, _PREFIX_AZURE_NORMALISED, _PREFIX_AWS):
         match = pattern.match(job_name)
         if match and len(job_name) > match.end():
             return job_name[match.end():]
-    return strip_application(job_name, app_key)
+    return None
 
 
 def _facet(facets: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -221,6 +221,8 @@ def _opaque(dataset: ResolvedDataset) -> bool:
 def _older_unity_table(symlink: tuple[str, str], facts: DatasetFacts) -> UnityTable | None:
     """The Unity Catalog table of an older openlineage-spark symlink (`schema.table` or `catalog.schema.table`, the
     table's parent folder as namespace), when the dataset shows Unity Catalog evidence; else None."""
+    if "catalog" not in facts.facets and "storage" not in facts.facets and UNITY_STORAGE_SEGMENT not in facts.name:
+        return None  # no Unity Catalog evidence (most datasets), told without building it
     namespace, name = symlink
     if unity_catalog.unity_namespace(namespace)[0]:
         return None

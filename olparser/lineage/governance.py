@@ -26,6 +26,7 @@ MAX_ASSET_BYTES = 2 * 1024 * 1024  # Purview: an asset is at most 2 MB
 _OTHER_ATTRIBUTES_BYTES = 256 * 1024  # room kept for everything but the two column lineage texts
 OWNER_WORDS = ("owner", "maintainer")
 NAME_PREFIXES = ("user:", "team:")
+GOVERNANCE_FACETS = frozenset({"ownership", "documentation", "tags"})  # the job facets applied here
 MAX_LABEL_CHARS = 50  # Atlas INVALID_LABEL_LENGTH
 _NOT_IN_LABEL = re.compile(r"[^A-Za-z0-9_-]")  # Atlas INVALID_LABEL_CHARACTERS
 UNRESOLVED_NOTE = "ownership: no Entra object id in OWNER_CONTACTS for "
@@ -78,6 +79,8 @@ def with_governance(processes: Iterable[JSON], owner_entities: Iterable[JSON], o
                     ) -> tuple[list[JSON], tuple[JSON, ...], tuple[str, ...]]:
     """(processes, owner entities, notes) with contacts, description and the 2 MB guard applied. Entities are
     copied where changed, never mutated."""
+    if GOVERNANCE_FACETS.isdisjoint(job_facets):  # most runs: nothing to apply but the 2 MB guard
+        return [within_asset_limit(process) for process in processes], tuple(owner_entities), ()
     contacts, unresolved = contacts_of(job_facets, directory)
     description = description_of(job_facets)
     labels = labels_of(job_facets)

@@ -66,6 +66,9 @@ def session_application(job_name: str, run_facets: Mapping[str, Any]) -> str:
     return job_name.split(".", 1)[0]
 
 
+_NO_PROPERTIES: Mapping[str, Any] = {}
+
+
 def spark_properties(run_facets: Mapping[str, Any]) -> Mapping[str, Any]:
     facet = run_facets.get("spark_properties")
     properties = facet.get("properties") if isinstance(facet, dict) else None
@@ -75,7 +78,9 @@ def spark_properties(run_facets: Mapping[str, Any]) -> Mapping[str, Any]:
 def job_identity(job_namespace: str, job_name: str, run_facets: Mapping[str, Any]) -> JobIdentity:
     """The run's job identity from its job and facets (see the module text)."""
     session = session_application(job_name, run_facets)
-    properties = spark_properties(run_facets)
+    properties = spark_properties(run_facets) if "spark_properties" in run_facets else _NO_PROPERTIES
+    if not properties and SYNAPSE_NAMESPACE_MARK not in job_namespace.lower():  # most runs: no notebook service
+        return JobIdentity(session, None, strip_application(job_name, session))
     artifact_id = _text(properties.get(FABRIC_ARTIFACT_ID))
     notebook_name = _text(properties.get(FABRIC_ARTIFACT_NAME)) or _text(properties.get(SYNAPSE_NOTEBOOK_NAME))
     if artifact_id:
@@ -131,6 +136,8 @@ def _normalised(name: str) -> str:
 
 
 def _text(value: Any) -> str | None:
+    if value.__class__ is str:  # most values: the same as below, sooner
+        return value.strip() or None
     if value is None or isinstance(value, (dict, list)):
         return None
     text = str(value).strip()
@@ -185,15 +192,19 @@ class Orchestration(NamedTuple):
 def orchestration(job_name: str, run_facets: Mapping[str, Any]) -> Orchestration:
     facet = run_facets.get("parent")
     if not isinstance(facet, dict):
-        return Orchestration()
+        return _NOT_ORCHESTRATED
     parent = _job_ref(facet)
-    root = _job_ref(facet.get("root"))
+    root = facet.get("root")
+    root = _job_ref(root) if root is not None else None
+    # the nearest that is not the run's own application (its own job, or a prefix `{name}.` of it)
+    if parent is not None and parent.name != job_name and not job_name.startswith(parent.name + "."):
+        return Orchestration(parent, root, parent)
+    if root is not None and root.name != job_name and not job_name.startswith(root.name + "."):
+        return Orchestration(parent, root, root)
+    return Orchestration(parent, root, None)
 
-    def own_application(ref: JobRef | None) -> bool:
-        return ref is None or ref.name == job_name or job_name.startswith(ref.name + ".")
 
-    run_by = parent if not own_application(parent) else root if not own_application(root) else None
-    return Orchestration(parent, root, run_by)
+_NOT_ORCHESTRATED = Orchestration()
 
 
 def is_application_run(job_facets: Mapping[str, Any]) -> bool:
@@ -207,8 +218,10 @@ def is_application_run(job_facets: Mapping[str, Any]) -> bool:
 def _job_ref(value: Any) -> JobRef | None:
     if not isinstance(value, dict):
         return None
-    run, job = value.get("run"), value.get("job")
-    run_id = _text(run.get("runId")) if isinstance(run, dict) else None
-    namespace = _text(job.get("namespace")) if isinstance(job, dict) else None
+    job = value.get("job")
     name = _text(job.get("name")) if isinstance(job, dict) else None
-    return JobRef(namespace or "", name, run_id or "") if name else None
+    if not name:
+        return None
+    run = value.get("run")
+    run_id = _text(run.get("runId")) if isinstance(run, dict) else None
+    return JobRef(_text(job.get("namespace")) or "", name, run_id or "")

@@ -69,9 +69,10 @@ def inherited_orchestration(passed: Iterable[bytes]) -> Orchestration | None:
     return None
 
 
-def orchestrator_of(run: RunSnapshot, inherited: Orchestration | None) -> tuple[Any, Any] | None:
-    """The Airflow DAG and task that ran `run`: from its own facet, else from what its application passed on."""
-    own = airflow_orchestrator(orchestration(run.job_name, run.run_facets))
+def orchestrator_of(run_by: Orchestration, inherited: Orchestration | None) -> tuple[Any, Any] | None:
+    """The Airflow DAG and task that ran a run whose own parent and root are `run_by` (`identity.orchestration`):
+    from its own facet, else from what its application passed on."""
+    own = airflow_orchestrator(run_by)
     if own is not None or inherited is None:
         return own
     return airflow_orchestrator(inherited)

@@ -18,7 +18,7 @@ from olparser.runs.merge import run_end_instant, run_start_instant
 from olparser.runs.model import RunSnapshot
 
 from .context import RunContext
-from .identity import orchestration
+from .identity import Orchestration, orchestration
 
 JSON = dict[str, Any]
 ENVIRONMENT_KEYS = (  # environment-properties (Databricks) -> summary key
@@ -42,6 +42,8 @@ TEXT_ATTRIBUTES = (("lastRunStartTime", "startTime"), ("lastRunEndTime", "endTim
                    ("lastRunRootJobName", "rootJobName"), ("lastRunRootRunId", "rootRunId"))
 NUMBER_ATTRIBUTES = (("lastRunDurationMs", "durationMs"), ("lastRunRowsWritten", "rowsWritten"),
                      ("lastRunBytesWritten", "bytesWritten"))
+_NO_RUN_TEXT = {name: "" for name, _ in TEXT_ATTRIBUTES}
+_TEXT_ATTRIBUTE_OF = {key: name for name, key in TEXT_ATTRIBUTES}  # summary key -> process attribute
 HISTORY_ATTRIBUTES = ("runCount", "firstRunTime")  # set from the run history (olparser.history)
 
 
@@ -55,8 +57,9 @@ def iso_time(seconds: float | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def system_metadata(run: RunSnapshot, ctx: RunContext) -> JSON:
-    """The run's system metadata summary: only what is known (no empty values), keys in camelCase."""
+def system_metadata(run: RunSnapshot, ctx: RunContext, orchestrated: Orchestration | None = None) -> JSON:
+    """The run's system metadata summary: only what is known (no empty values), keys in camelCase. `orchestrated`:
+    the run's `orchestration`, when the caller has it already (else taken from the run)."""
     start, end = run_start_instant(run), run_end_instant(run)
     engine = _facet(run.run_facets, "processing_engine")
     legacy = _facet(run.run_facets, "spark_version")
@@ -77,19 +80,21 @@ def system_metadata(run: RunSnapshot, ctx: RunContext) -> JSON:
         "bytesWritten": _total(run, "size"),
         "errorMessage": _text(_facet(run.run_facets, "errorMessage").get("message"))[:MAX_ERROR_CHARS],
         "dataQuality": _data_quality(run),
-        **_orchestration(run),
+        **_orchestration(run, orchestrated),
     }
     return {key: value for key, value in summary.items() if value not in (None, "", [])}
 
 
-def _orchestration(run: RunSnapshot) -> JSON:
+def _orchestration(run: RunSnapshot, found: Orchestration | None) -> JSON:
     """The parent and root runs as sent, and `runBy` (`{namespace}/{name}` of the orchestrator's job), when known."""
-    found = orchestration(run.job_name, run.run_facets)
+    if found is None:
+        found = orchestration(run.job_name, run.run_facets)
     summary: JSON = {}
-    for prefix, ref in (("parent", found.parent), ("root", found.root)):
-        if ref is not None:
-            summary.update({f"{prefix}JobNamespace": ref.namespace, f"{prefix}JobName": ref.name,
-                            f"{prefix}RunId": ref.run_id})
+    parent, root = found.parent, found.root
+    if parent is not None:
+        summary.update(parentJobNamespace=parent.namespace, parentJobName=parent.name, parentRunId=parent.run_id)
+    if root is not None:
+        summary.update(rootJobNamespace=root.namespace, rootJobName=root.name, rootRunId=root.run_id)
     if found.run_by is not None:
         summary["runBy"] = found.run_by.job
         summary["runByRunId"] = found.run_by.run_id
@@ -98,7 +103,9 @@ def _orchestration(run: RunSnapshot) -> JSON:
 
 def process_run_attributes(summary: Mapping[str, Any]) -> JSON:
     """The system attributes of a process written from a run with this summary (every one, empty when unknown)."""
-    attributes: JSON = {name: str(summary.get(key) or "") for name, key in TEXT_ATTRIBUTES}
+    attributes: JSON = dict(_NO_RUN_TEXT)  # every text attribute, in order; then those the summary knows
+    for key in _TEXT_ATTRIBUTE_OF.keys() & summary.keys():
+        attributes[_TEXT_ATTRIBUTE_OF[key]] = str(summary[key] or "")
     attributes.update({name: summary.get(key) for name, key in NUMBER_ATTRIBUTES})
     attributes.update({"runCount": None, "firstRunTime": ""})
     return attributes

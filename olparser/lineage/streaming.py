@@ -40,8 +40,10 @@ def window_start(run: RunSnapshot, options: LineageOptions) -> float | None:
     """The start (Unix seconds) of the streaming window of `run`; None when it is not a streaming micro-batch with a
     run id and a start."""
     window = streaming_window(run, options)
+    if window is None or run.run_id is None:  # most runs: no start to read
+        return None
     start = run_start_instant(run)
-    if window is None or start is None or run.run_id is None:
+    if start is None:
         return None
     return start // window * window
 
