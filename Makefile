@@ -47,7 +47,7 @@ java:
 	@scripts/ensure-java.sh
 
 run: venv node
-	$(BIN)/ol2purview serve
+	$(BIN)/ol2purview serve  # function_app.py: the rules in config/, the state in .data/
 
 # In a second terminal while `make run` serves: sample data for every feature, then what to open and try next.
 demo: venv
@@ -82,7 +82,7 @@ docs-reference: venv
 	$(BIN)/python -m tools.docs
 
 lint-config: venv
-	$(BIN)/qn-tester lint
+	$(BIN)/qn-tester lint --config config/OlToPurviewMappings.json
 
 package: venv
 	$(BIN)/python deploy/package.py --out dist/ol2purview-function.zip

@@ -16,8 +16,8 @@ from typing import Callable, Iterator, Mapping, TypeVar
 import pytest
 
 from tests import rules, shared_marker
+from tests.support.repository import PROJECT_ROOT, repository_copy  # noqa: F401 - PROJECT_ROOT: one definition
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED = PROJECT_ROOT.parent / "shared"
 STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
 _SHARED_TESTS: list[int] = []  # how many collected tests need ../shared (tests/shared_marker.py)
@@ -25,27 +25,8 @@ T = TypeVar("T")
 # Fixtures defined once for the whole session, whichever folder asks for them (see each module's docstring).
 pytest_plugins = ("tests.azurite_fixture",)
 
-# The tests' own rules (tests/rules/__init__.py): every process a test starts inherits them through the environment;
-# the test process itself refuses to open the user's config/OlToPurviewMappings.json from now on (collection included).
+# The tests' rules (tests/rules/__init__.py): every process a test starts inherits them through the environment.
 rules.use_the_copy_in_child_processes()
-rules.install_guard()
-
-
-def repository_copy(root: Path) -> Path:
-    """The repository's files (tracked, and new ones not ignored) copied to `root`, modification times kept, as a
-    clone from GitHub has them: no .venv, node_modules or .data, and no ../shared next to it."""
-    import shutil
-    import subprocess
-
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=PROJECT_ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    with rules.user_rules_file_allowed("a clone holds config/ (copied, never read as rules)"):
-        for name in filter(None, listed):
-            source = PROJECT_ROOT / name
-            if source.is_file():
-                (root / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, root / name)
-    return root
 
 
 def skips_are_failures(env: Mapping[str, str] = os.environ) -> bool:
@@ -193,18 +174,6 @@ def _function_app_module_restored() -> Iterator[None]:
         sys.modules.pop("function_app", None)
     else:
         sys.modules["function_app"] = module
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
-    """A test (setup, call or teardown) that opened the user's rule file fails, even when the code under test caught
-    the guard's error (tests/rules/__init__.py)."""
-    report = yield
-    opened = rules.take_reads()
-    if opened and report.passed:
-        report.outcome = "failed"
-        report.longrepr = f"{rules.refusal(opened[0])} ({len(opened)} open(s); the refusal was caught)"
-    return report
 
 
 # --- the run-state stores: every test of the runner runs on each store the product ships -----------------------------
