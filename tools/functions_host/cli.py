@@ -44,11 +44,12 @@ from .state import (HostKeys, RunningHost, forget_running, owner_only_dir,
 from .storage import STORAGE_SETTING, add_storage_arguments
 from ..log_setup import UVICORN_LOG_CONFIG, configure_logging
 
-# The app `serve` runs by default: the repository's function_app.py (next to tools/), or the copy the wheel carries in
+# The app `serve` runs by default: the repository's function_app.py next to the tools/ folder (also when tools/ is
+# imported as ol2purview_tools by the editable install), or else the copy an installed wheel carries in
 # ol2purview_tools/app/ (setup.py), which has no config/ folder and so runs on the shipped rules.
 _PACKAGE_FOLDER = Path(__file__).resolve().parent.parent
-DEFAULT_APP = (_PACKAGE_FOLDER / "app" / "function_app.py" if __package__.startswith("ol2purview_tools.")
-               else _PACKAGE_FOLDER.parent / "function_app.py")
+DEFAULT_APP = (_PACKAGE_FOLDER.parent / "function_app.py" if _PACKAGE_FOLDER.name == "tools"
+               else _PACKAGE_FOLDER / "app" / "function_app.py")
 INGEST_FUNCTION = "ingest_event"
 READY_LINE = "ready"
 DEFAULT_PORT = 7071
