@@ -9,23 +9,22 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import time
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, TypeVar
+from typing import Callable, Iterator, Mapping
 
 import pytest
 
-from tests import rules, shared_marker
-from tests.support.repository import PROJECT_ROOT, repository_copy  # noqa: F401 - PROJECT_ROOT: one definition
+from tests import shared_marker
+from tests.support import rules
+from tests.support.ports import free_port
+from tests.support.repository import PROJECT_ROOT, SHARED
 
-SHARED = PROJECT_ROOT.parent / "shared"
 STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
 _SHARED_TESTS: list[int] = []  # how many collected tests need ../shared (tests/shared_marker.py)
-T = TypeVar("T")
 # Fixtures defined once for the whole session, whichever folder asks for them (see each module's docstring).
-pytest_plugins = ("tests.azurite_fixture",)
+pytest_plugins = ("tests.support.azurite_fixture",)
 
-# The tests' rules (tests/rules/__init__.py): every process a test starts inherits them through the environment.
+# The tests' rules (tests/support/rules.py): every process a test starts inherits them through the environment.
 rules.use_the_copy_in_child_processes()
 
 
@@ -46,14 +45,6 @@ def shared_dir() -> Path:
     return SHARED
 
 
-def free_port() -> int:
-    """A port that was free a moment ago. Another process may take it before the caller binds it: prefer a server
-    that binds port 0 itself and reports its port (`ol2purview serve --port 0`, `CatalogServer(port=0)`)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def port() -> int:
     return free_port()
@@ -66,18 +57,6 @@ def closed_port() -> Iterator[int]:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         yield s.getsockname()[1]
-
-
-def wait_until(condition: Callable[[], T], timeout: float = 15.0, interval: float = 0.05, what: str = "condition") -> T:
-    """Poll `condition` every `interval` seconds until it returns something truthy, and return that; AssertionError
-    naming `what` (and the last value) after `timeout` seconds. Tests wait on conditions this way, never for a fixed
-    time."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached after {timeout:.0f} s (last: {value!r})")
-        time.sleep(interval)
-    return value
 
 
 def lines_run(fn: Callable[[], object], where: str) -> int:

@@ -12,34 +12,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tools.samples.databricks import event_time
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tests.e2e.lineage_helpers import Atlas, replay, write_events
-from tests.unit.lineage.test_identity import APP, DAG, TASK, parent_facet
+from tests.support.airflow_identity import DAG, TASK, parent_facet
+from tests.support.orchestration_events import APP_RUN, airflow_task_events, orchestrated_events
 
 pytestmark = pytest.mark.e2e
 
-APP_RUN = APP._replace(namespace=dr.JOB_NAMESPACE, run_id=dr.run_id(0))  # the builder's application run
-JOB_ENV = {"spark.databricks.job.id": "812", "spark.databricks.job.runId": "5001", "spark.databricks.job.type": "notebook"}
 TASK_QN = f"databricks://{dr.HOST}/jobs/812/tasks/Repos/etl/orders"
-
-
-def orchestrated_events(number: int = 1) -> list[dict]:
-    sql_job = replace(dr.orders_run(number), environment_extra=JOB_ENV, run_facets=parent_facet(APP_RUN, DAG),
-                      job_type=True)
-    application = {  # SparkApplicationExecutionContext's COMPLETE, here with an output (some producers send them)
-        "eventType": "COMPLETE", "eventTime": event_time(dr.T0 + timedelta(seconds=5)), "producer": dr.PRODUCER,
-        "schemaURL": dr.SCHEMA_URL, "run": {"runId": APP_RUN.run_id, "facets": parent_facet(TASK, DAG)},
-        "job": {"namespace": dr.JOB_NAMESPACE, "name": "databricks_shell",
-                "facets": {"jobType": {"processingType": "BATCH", "integration": "SPARK", "jobType": "APPLICATION"}}},
-        "inputs": [], "outputs": [{"namespace": "dbfs", "name": "/mnt/curated/app_log"}]}
-    return [*dr.events(sql_job), application]
 
 
 def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_on_each_store, tmp_path):
@@ -74,22 +60,6 @@ def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_
 
 def dr_env() -> dict[str, str]:
     return {"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"}
-
-
-# The Airflow task that triggered the Databricks job: apache-airflow-providers-openlineage's START and COMPLETE
-# (plugins/adapter.py: job `{dag_id}.{task_id}`, `_JOB_TYPE_TASK` {TASK, AIRFLOW, BATCH}, the DAG run as parent and
-# root; a DatabricksRunNowOperator's task reports no datasets). Its run writes the task and its DAG, no process.
-AIRFLOW_PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.7.3"
-
-
-def airflow_task_events() -> list[dict]:
-    dag = {"run": {"runId": DAG.run_id}, "job": {"namespace": DAG.namespace, "name": DAG.name}}
-    return [{"eventType": kind, "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)),
-             "producer": AIRFLOW_PRODUCER, "schemaURL": dr.SCHEMA_URL,
-             "run": {"runId": TASK.run_id, "facets": {"parent": {**dag, "root": dag}}},
-             "job": {"namespace": TASK.namespace, "name": TASK.name, "facets": {"jobType": {
-                 "processingType": "BATCH", "integration": "AIRFLOW", "jobType": "TASK"}}},
-             "inputs": [], "outputs": []} for kind, seconds in (("START", -60), ("COMPLETE", 600))]
 
 
 @pytest.mark.parametrize("airflow_first", [True, False], ids=["airflow-first", "spark-first"])

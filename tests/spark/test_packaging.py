@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tools.cli import build_parser
 from tools.spark.cli import add_arguments
 

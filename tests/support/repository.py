@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+SHARED = PROJECT_ROOT.parent / "shared"  # the shared reference material (tests marked `shared` need it)
 
 
 def repository_copy(root: Path) -> Path:

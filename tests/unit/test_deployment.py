@@ -9,7 +9,7 @@ import zipfile
 from pathlib import Path
 
 from deploy.package import build_zip
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 

@@ -13,7 +13,7 @@ from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
 from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 NOW = 1_800_000_000.0
