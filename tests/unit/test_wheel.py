@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.support.repository import repository_copy
+from tests.support.repository import PROJECT_ROOT, repository_copy
 
 # Every name the wheel may put at the top of site-packages: no `tools`, no `config`, no `function_app`.
 TOP_LEVEL = ["ol2purview_tools", "olparser"]
@@ -139,3 +139,10 @@ def test_installed_serve_in_an_empty_folder_uses_the_shipped_rules_and_keeps_sta
     site = _site_packages(installed)
     assert [p for p in site.rglob(".data")] == []
     assert (empty / ".data" / "host-keys.json").is_file()
+
+
+def test_serve_in_the_repository_runs_its_function_app_also_through_the_editable_install(tmp_path: Path):
+    """`make run` starts the editable install's `ol2purview`, which imports tools/ as ol2purview_tools."""
+    shown = subprocess.run([sys.executable, "-c", "import ol2purview_tools.functions_host.cli as serve, tools;"
+                            "print(serve.DEFAULT_APP)"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+    assert (shown.returncode, shown.stdout) == (0, f"{PROJECT_ROOT / 'function_app.py'}\n"), shown.stderr[-2000:]
