@@ -13,7 +13,7 @@ help:
 	@echo "make test-fast    - unit tests only: tests/unit without the azurite and slow tests (1,750 tests, under 2 min)"
 	@echo "make coverage     - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
-	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json"
+	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json (named: the default is the shipped rules)"
 	@echo "make docs         - build the documentation site into .site/ (mkdocs build --strict)"
 	@echo "make docs-reference - rewrite docs/reference/settings.md and cli.md from the code (a test checks them)"
 	@echo "make contract-checks - rewrite olparser/contract/lean_checks.py after editing the event contract"
@@ -46,8 +46,9 @@ browser:
 java:
 	@scripts/ensure-java.sh
 
+# serve runs the repository's function_app.py, which chooses the rules in config/; its state goes to .data/ here.
 run: venv node
-	$(BIN)/ol2purview serve  # function_app.py: the rules in config/, the state in .data/
+	$(BIN)/ol2purview serve
 
 # In a second terminal while `make run` serves: sample data for every feature, then what to open and try next.
 demo: venv
