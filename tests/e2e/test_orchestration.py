@@ -21,7 +21,7 @@ from tools.samples.databricks import event_time
 from tests.support.repository import PROJECT_ROOT
 from tests.e2e.lineage_helpers import Atlas, replay, write_events
 from tests.support.airflow_identity import DAG, TASK, parent_facet
-from tests.support.orchestration_events import APP_RUN, airflow_task_events, orchestrated_events
+from tests.support.orchestration_events import APP_RUN, airflow_task_events, dr_env, orchestrated_events
 
 pytestmark = pytest.mark.e2e
 
@@ -56,10 +56,6 @@ def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_
     header = next(line for line in table if line.strip().startswith("RUN ID"))
     row = next(line for line in table if line.strip().startswith(dr.run_id(1)))
     assert "RUN BY" in header and row[header.index("RUN BY"):].startswith("airflow/sales_daily")
-
-
-def dr_env() -> dict[str, str]:
-    return {"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"}
 
 
 @pytest.mark.parametrize("airflow_first", [True, False], ids=["airflow-first", "spark-first"])

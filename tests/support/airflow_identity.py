@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from olparser.lineage.identity import JobRef
 
-
 # ParentRunFacet 1-2-0 (shared/openlineage/spec/facets/ParentRunFacet.json): {run, job, root: {run, job}}. An Airflow
 # task that starts a Spark job hands its identity to Spark (spark.openlineage.parentJobName = `{dag}.{task}`,
 # rootParentJobName = the DAG); openlineage-spark then sends the application run as the parent of every SQL job and the

@@ -1,9 +1,6 @@
 """Where Debian's chromium is, and how the browser tests start it."""
 from __future__ import annotations
 
-
-
-
 CHROMIUM = "/usr/bin/chromium"
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 FREE_FORM = frozenset({"attributes", "guidAssignments", "guidEntityMap", "referredEntities", "widthCounts",
                        "relationshipAttributes"})  # keyed by data (guids, attribute names): only their values' types
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.26.0/integration/spark"
 
 

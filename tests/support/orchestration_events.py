@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
-from tests.support import databricks_runs as dr
-from tools.samples.databricks import event_time
-from tests.support.airflow_identity import APP, DAG, TASK, parent_facet
 
+from tests.support import databricks_runs as dr
+from tests.support.airflow_identity import APP, DAG, TASK, parent_facet
+from tools.samples.databricks import event_time
 
 APP_RUN = APP._replace(namespace=dr.JOB_NAMESPACE, run_id=dr.run_id(0))  # the builder's application run
 
@@ -40,3 +40,8 @@ def airflow_task_events() -> list[dict]:
              "job": {"namespace": TASK.namespace, "name": TASK.name, "facets": {"jobType": {
                  "processingType": "BATCH", "integration": "AIRFLOW", "jobType": "TASK"}}},
              "inputs": [], "outputs": []} for kind, seconds in (("START", -60), ("COMPLETE", 600))]
+
+
+def dr_env() -> dict[str, str]:
+    """The settings a serve of these runs gets: a Databricks run is written without waiting for its environment."""
+    return {"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"}

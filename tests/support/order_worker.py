@@ -5,13 +5,14 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
 import requests
+
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests.property.scenarios import WORKSPACE_HOSTS
 from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
-
 
 FAR_FUTURE = time.time() + 2 * 3600  # every held (60 s) or incomplete (3,600 s) run is due, none expired (7 days)
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
 from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
 from tests.support import databricks_runs as dr
-
 
 NOW = 1_800_000_000.0
 

@@ -5,7 +5,6 @@ from olparser.adapters.catalog import CatalogRejected
 from olparser.adapters.delivery.queues import SqliteQueueService
 from olparser.naming import MappingEngine
 
-
 RULE_LIST = [
     {"name": "kafkaTopic", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafka"}],
      "qualifiedName": "kafka://{nameGroups[0]}", "purviewDataType": "kafka_topic_made_up"},

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from olparser.runs.merge import merge_event
 
-
 PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.7.3"
 
 

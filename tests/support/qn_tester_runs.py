@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from olparser.settings import PROJECT_ROOT
 
+from olparser.settings import PROJECT_ROOT
 
 SCRIPT = PROJECT_ROOT / ".venv" / "bin" / "qn-tester"
 

@@ -5,8 +5,8 @@ import copy
 import json
 from datetime import datetime
 from typing import Any
-from tests.support import databricks_runs as dr
 
+from tests.support import databricks_runs as dr
 
 STABLE = ("typeName", "guid", "status", "attributes", "createdBy", "createTime", "classifications", "labels")
 
