@@ -15,7 +15,7 @@ help:
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
 	@echo "make lint         - ruff check, ruff format --check and mypy (strict on olparser/): what CI runs before the tests"
 	@echo "make fmt          - rewrite the code as make lint wants it: ruff check --fix, then ruff format"
-	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json"
+	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json (named: the default is the shipped rules)"
 	@echo "make docs         - build the documentation site into .site/ (mkdocs build --strict)"
 	@echo "make docs-reference - rewrite docs/reference/settings.md and cli.md from the code (a test checks them)"
 	@echo "make contract-checks - rewrite olparser/contract/lean_checks.py after editing the event contract"
@@ -48,6 +48,7 @@ browser:
 java:
 	@scripts/ensure-java.sh
 
+# serve runs the repository's function_app.py, which chooses the rules in config/; its state goes to .data/ here.
 run: venv node
 	$(BIN)/ol2purview serve
 
@@ -94,7 +95,7 @@ fmt: venv
 	$(BIN)/ruff format .
 
 lint-config: venv
-	$(BIN)/qn-tester lint
+	$(BIN)/qn-tester lint --config config/OlToPurviewMappings.json
 
 package: venv
 	$(BIN)/python deploy/package.py --out dist/ol2purview-function.zip

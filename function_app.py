@@ -27,11 +27,17 @@ Each function is its decorators and one call to its body in `olparser.adapters.f
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import azure.functions as func
 
 import olparser.adapters.function_handlers as handle
+from olparser.adapters.rules_file import use_app_rules
 from olparser.adapters.runtime import process_runtime
+
+# The mapping rules: config/OlToPurviewMappings.json next to this file (the repository, the deployment zip), unless
+# OL_TO_PURVIEW_MAPPINGS_PATH or OlToPurviewMappings names others; without that folder, the shipped rules.
+use_app_rules(Path(__file__).resolve().parent)
 
 LINEAGE_QUEUE = "lineage-events"  # LINEAGE_QUEUE must match: bindings are declared before settings are read
 STORAGE = "AzureWebJobsStorage"

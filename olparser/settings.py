@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+# The folder above olparser/: the repository (or the app's folder in Azure); site-packages when installed, so nothing
+# here defaults to a path under it (bench/ and the local host's launcher use it in the repository).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _PACKAGE = resources.files("olparser")
-# The rules as shipped (package data): what a fresh clone's config/ holds, what tests load, and the fallback when
-# the package is installed without config/.
+# The rules as shipped (package data): what a fresh clone's config/ holds, what tests load, and the default. The rule
+# file users edit (README "Add a mapping rule", config/OlToPurviewMappings.json) is chosen by the entry points that
+# run with it (function_app.py and `ol2purview serve` through olparser.adapters.app_rules, `make lint-config`), or by
+# OL_TO_PURVIEW_MAPPINGS_PATH; nothing looks for it at import.
 SHIPPED_MAPPINGS_PATH = Path(str(_PACKAGE.joinpath("naming", "shipped", "OlToPurviewMappings.json")))
-# The rule file users edit (README "Add a mapping rule"); it travels with the app zip and the wheel.
-USER_MAPPINGS_PATH = PROJECT_ROOT / "config" / "OlToPurviewMappings.json"
-DEFAULT_MAPPINGS_PATH = USER_MAPPINGS_PATH if USER_MAPPINGS_PATH.is_file() else SHIPPED_MAPPINGS_PATH
 TYPEDEFS_DIR = Path(str(_PACKAGE.joinpath("lineage", "typedefs")))  # the connector's own Atlas types
 
 DEFAULT_TEMPORARY_DATASET_SECONDS = 24 * 3600
@@ -139,7 +140,7 @@ def _storage_endpoints(env: Mapping[str, str]) -> StorageEndpoints | None:
 class Settings:
     # --- name mapping -------------------------------------------------------------------------------------------
     mappings_inline: str | None = None  # OlToPurviewMappings: the rule list as inline JSON (the reference's app setting)
-    mappings_path: Path = DEFAULT_MAPPINGS_PATH  # OL_TO_PURVIEW_MAPPINGS_PATH
+    mappings_path: Path = SHIPPED_MAPPINGS_PATH  # OL_TO_PURVIEW_MAPPINGS_PATH
     # --- ingest ------------------------------------------------------------------------------------------------
     max_body_bytes: int = 32 * 1024 * 1024  # MAX_EVENT_BYTES, after decompression
     stripped_facets: tuple[str, ...] = DEFAULT_STRIPPED_FACETS  # STRIP_FACETS (comma-separated)
@@ -216,7 +217,9 @@ class Settings:
     storage_endpoints: StorageEndpoints | None = None
     lineage_queue: str = "lineage-events"  # LINEAGE_QUEUE
     claim_check_container: str = "lineage-events"  # CLAIM_CHECK_CONTAINER
-    data_dir: Path = PROJECT_ROOT / ".data"  # OL2PURVIEW_DATA_DIR: local state (SQLite files)
+    # OL2PURVIEW_DATA_DIR: local state (SQLite files); by default .data in the working directory (the repository's
+    # for `make run`), never a folder of the installed package
+    data_dir: Path = Path(".data")
     # --- event archive -----------------------------------------------------------------------------------------
     archive_events: bool = True  # ARCHIVE_EVENTS: keep every accepted event (for `ol2purview spark backfill/remap`)
     archive_store: str = "folder"  # ARCHIVE_STORE: folder ($OL2PURVIEW_DATA_DIR/archive) | blob (Azure default)

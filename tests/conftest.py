@@ -9,43 +9,23 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import time
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, TypeVar
+from typing import Callable, Iterator, Mapping
 
 import pytest
 
-from tests import rules, shared_marker
+from tests import shared_marker
+from tests.support import rules
+from tests.support.ports import free_port
+from tests.support.repository import PROJECT_ROOT, SHARED
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED = PROJECT_ROOT.parent / "shared"
 STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
 _SHARED_TESTS: list[int] = []  # how many collected tests need ../shared (tests/shared_marker.py)
-T = TypeVar("T")
 # Fixtures defined once for the whole session, whichever folder asks for them (see each module's docstring).
-pytest_plugins = ("tests.azurite_fixture",)
+pytest_plugins = ("tests.support.azurite_fixture",)
 
-# The tests' own rules (tests/rules/__init__.py): every process a test starts inherits them through the environment;
-# the test process itself refuses to open the user's config/OlToPurviewMappings.json from now on (collection included).
+# The tests' rules (tests/support/rules.py): every process a test starts inherits them through the environment.
 rules.use_the_copy_in_child_processes()
-rules.install_guard()
-
-
-def repository_copy(root: Path) -> Path:
-    """The repository's files (tracked, and new ones not ignored) copied to `root`, modification times kept, as a
-    clone from GitHub has them: no .venv, node_modules or .data, and no ../shared next to it."""
-    import shutil
-    import subprocess
-
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=PROJECT_ROOT,
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    with rules.user_rules_file_allowed("a clone holds config/ (copied, never read as rules)"):
-        for name in filter(None, listed):
-            source = PROJECT_ROOT / name
-            if source.is_file():
-                (root / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(source, root / name)
-    return root
 
 
 def skips_are_failures(env: Mapping[str, str] = os.environ) -> bool:
@@ -65,14 +45,6 @@ def shared_dir() -> Path:
     return SHARED
 
 
-def free_port() -> int:
-    """A port that was free a moment ago. Another process may take it before the caller binds it: prefer a server
-    that binds port 0 itself and reports its port (`ol2purview serve --port 0`, `CatalogServer(port=0)`)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def port() -> int:
     return free_port()
@@ -85,18 +57,6 @@ def closed_port() -> Iterator[int]:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         yield s.getsockname()[1]
-
-
-def wait_until(condition: Callable[[], T], timeout: float = 15.0, interval: float = 0.05, what: str = "condition") -> T:
-    """Poll `condition` every `interval` seconds until it returns something truthy, and return that; AssertionError
-    naming `what` (and the last value) after `timeout` seconds. Tests wait on conditions this way, never for a fixed
-    time."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not reached after {timeout:.0f} s (last: {value!r})")
-        time.sleep(interval)
-    return value
 
 
 def lines_run(fn: Callable[[], object], where: str) -> int:
@@ -193,18 +153,6 @@ def _function_app_module_restored() -> Iterator[None]:
         sys.modules.pop("function_app", None)
     else:
         sys.modules["function_app"] = module
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
-    """A test (setup, call or teardown) that opened the user's rule file fails, even when the code under test caught
-    the guard's error (tests/rules/__init__.py)."""
-    report = yield
-    opened = rules.take_reads()
-    if opened and report.passed:
-        report.outcome = "failed"
-        report.longrepr = f"{rules.refusal(opened[0])} ({len(opened)} open(s); the refusal was caught)"
-    return report
 
 
 # --- the run-state stores: every test of the runner runs on each store the product ships -----------------------------

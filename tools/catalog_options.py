@@ -77,7 +77,7 @@ def catalog_target(args: argparse.Namespace, settings: Settings) -> CatalogTarge
     (or ValueError for a malformed setting) saying what to pass."""
     from olparser.adapters.catalog import CatalogTarget, resolve_target
 
-    from tools.functions_host.state import RunningHost
+    from .functions_host.state import RunningHost
 
     password = getattr(args, "password", None) or os.environ.get("ATLAS_PASSWORD") or settings.atlas_password
     if getattr(args, "atlas_url", None):
@@ -106,7 +106,7 @@ def function_endpoint(args: argparse.Namespace, env: Mapping[str, str],
     """(base URL as given, key): `--url`, else the running serve's; `--key`, else `$OL2PURVIEW_FUNCTION_KEY` (with
     `master_key`: `$OL2PURVIEW_MASTER_KEY`), else the running serve's kept key when the URL is that serve. Raises
     NoEndpoint saying what to pass."""
-    from tools.functions_host.state import RunningHost, kept_function_key
+    from .functions_host.state import RunningHost, kept_function_key
 
     folder = data_dir(args, env)
     running = RunningHost.find(folder)

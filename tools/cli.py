@@ -9,23 +9,23 @@ import argparse
 import importlib
 import sys
 
-from tools.exit_codes import CONVENTION, USAGE
+from .exit_codes import CONVENTION, USAGE
 
-# name -> (module, one-line help)
+# name -> (module, relative to this package: `tools` in the repository, `ol2purview_tools` in the wheel; one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "serve": ("tools.functions_host.cli", "serve function_app.py over HTTP as the Azure Functions host does"),
-    "worker": ("tools.functions_host.worker_cli", "run only the queue triggers of function_app.py (as `serve` does)"),
-    "catalog": ("tools.catalog.cli", "run the embedded Atlas-compatible catalog with its lineage page"),
-    "replay": ("tools.replay", "send OpenLineage events through the openlineage-python HTTP client"),
-    "typedefs": ("tools.typedefs", "register the connector's custom Atlas types (create or update)"),
-    "requeue": ("tools.requeue", "move poison (dead-letter) messages back onto the lineage queue"),
-    "prune": ("tools.prune", "remove processes whose last run is older than N days, and placeholders only they used"),
-    "columns": ("tools.columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
-    "history": ("tools.history", "lineage of a dataset or column in a time window, with its runs, from the run history"),
-    "status": ("tools.status", "what the running local host reports: queue depths, triggers, timers, catalog"),
-    "demo": ("tools.demo", "load sample data into the running serve: a scanned lake folder, a week of runs, "
+    "serve": (".functions_host.cli", "serve function_app.py over HTTP as the Azure Functions host does"),
+    "worker": (".functions_host.worker_cli", "run only the queue triggers of function_app.py (as `serve` does)"),
+    "catalog": (".catalog.cli", "run the embedded Atlas-compatible catalog with its lineage page"),
+    "replay": (".replay", "send OpenLineage events through the openlineage-python HTTP client"),
+    "typedefs": (".typedefs", "register the connector's custom Atlas types (create or update)"),
+    "requeue": (".requeue", "move poison (dead-letter) messages back onto the lineage queue"),
+    "prune": (".prune", "remove processes whose last run is older than N days, and placeholders only they used"),
+    "columns": (".columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
+    "history": (".history", "lineage of a dataset or column in a time window, with its runs, from the run history"),
+    "status": (".status", "what the running local host reports: queue depths, triggers, timers, catalog"),
+    "demo": (".demo", "load sample data into the running serve: a scanned lake folder, a week of runs, "
                            "system-table rows"),
-    "spark": ("tools.spark.cli", "backfill or re-map archived OpenLineage history on Spark (or in one process)"),
+    "spark": (".spark.cli", "backfill or re-map archived OpenLineage history on Spark (or in one process)"),
 }
 
 
@@ -77,7 +77,7 @@ def full_parser() -> argparse.ArgumentParser:
     """The parser with every sub-command's arguments (and sub-commands) added, and an epilog listing them all."""
     parser, subparsers = build_parser()
     for name, (module, _help) in SUBCOMMANDS.items():
-        importlib.import_module(module).add_arguments(subparsers[name])
+        importlib.import_module(module, __package__).add_arguments(subparsers[name])
     commands = every_command(parser)
     width = max(len(words) for words, _help in commands)
     parser.epilog = "\n".join(["every command and sub-command (`ol2purview COMMAND --help` for its options):",
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.parse_args(argv)  # prints usage / errors, exits 2
         parser.print_help()
         return USAGE
-    module = importlib.import_module(SUBCOMMANDS[command][0])
+    module = importlib.import_module(SUBCOMMANDS[command][0], __package__)
     module.add_arguments(subparsers[command])
     args = parser.parse_args(argv)
     return int(module.run(args) or 0)

@@ -19,7 +19,7 @@ from olparser.adapters.catalog import (AtlasCatalogClient, CatalogRejected, Cata
                               make_atlas_client)
 from olparser.adapters.catalog.errors import CatalogHttpError
 from olparser.settings import Settings
-from tools.catalog_options import add_target_arguments, catalog_target
+from .catalog_options import add_target_arguments, catalog_target
 from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, ColumnTrace, process_from_entity
 
 JSON = dict[str, Any]

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import requests
 
-from tools.catalog_options import add_target_arguments, data_dir
-from tools.exit_codes import FAILED, OK, USAGE
-from tools.functions_host.state import RunningHost, kept_function_key
-from tools.samples import demo
-from tools.samples.delivery import write_jsonl
-from tools.samples.system_tables import WORKSPACE, HOST, write_json_lines
+from .catalog_options import add_target_arguments, data_dir
+from .exit_codes import FAILED, OK, USAGE
+from .functions_host.state import RunningHost, kept_function_key
+from .samples import demo
+from .samples.delivery import write_jsonl
+from .samples.system_tables import WORKSPACE, HOST, write_json_lines
 
 STATUS_PATH = "/admin/ol2purview/status"
 PROCESSED_WITHIN = 120.0  # seconds the serve gets to process the demo's events before the demo says so and ends
@@ -53,7 +53,7 @@ def _processed(running: RunningHost, data: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tools.cli import main as ol2purview
+    from .cli import main as ol2purview
 
     data = data_dir(args)
     running = RunningHost.find(data)

@@ -19,8 +19,8 @@ from typing import Any, Mapping
 import requests
 
 from olparser.history.window import DIRECTIONS
-from tools.catalog_options import add_target_arguments, function_endpoint
-from tools.exit_codes import for_http_status
+from .catalog_options import add_target_arguments, function_endpoint
+from .exit_codes import for_http_status
 
 JSON = dict[str, Any]
 LINEAGE_PATH = "/api/ol2purview/lineage"

@@ -24,7 +24,7 @@ from olparser.adapters.catalog.existence import guid_batches
 from olparser.lineage import PROCESS_TYPES
 from olparser.lineage.datasets import PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE
 from olparser.settings import Settings
-from tools.catalog_options import NoCatalog, add_target_arguments, catalog_target
+from .catalog_options import NoCatalog, add_target_arguments, catalog_target
 
 PLACEHOLDER_TYPES = frozenset({PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE})
 Key = tuple[str, str]

@@ -22,7 +22,7 @@ from olparser.resolution import unity_catalog
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.model import Candidate, NamedDataset
 from olparser.resolution.resource_sets import ResourceSetRules
-from tools.qn_lint_catalog import CatalogLintError, choose_target
+from .qn_lint_catalog import CatalogLintError, choose_target
 
 
 def named_dataset(engine: MappingEngine, namespace: str, name: str, *, mounts: tuple[MountPoint, ...] = (),

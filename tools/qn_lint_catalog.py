@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping
 
 from olparser.adapters.catalog import CatalogTarget, load_typedefs, make_atlas_client
 from olparser.settings import TYPEDEFS_DIR, Settings
-from tools.catalog_options import catalog_target
+from .catalog_options import catalog_target
 
 
 class CatalogLintError(Exception):

@@ -11,7 +11,7 @@
 
 Exit codes: 0 every input matched a rule (and at the end of prompts on a terminal); 3 some input matched none; 2 usage or config error; lint: 1 problems found.
 The config is --config PATH, else the app setting OlToPurviewMappings (inline JSON), else
-OL_TO_PURVIEW_MAPPINGS_PATH, else config/OlToPurviewMappings.json.
+OL_TO_PURVIEW_MAPPINGS_PATH, else the shipped rules (olparser/naming/shipped; `make lint-config` names config/).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from olparser.naming.mounts import DBFS_NAMESPACES
 from olparser.naming.rules import parse_json, read_path, unwrap
 from olparser.resolution import unity_catalog
 from olparser.settings import Settings
-from tools.catalog_options import add_target_arguments
+from .catalog_options import add_target_arguments
 
 EXIT_OK, EXIT_LINT_FINDINGS, EXIT_USAGE, EXIT_UNMATCHED = 0, 1, 2, 3
 CLOSEST_SHOWN = 5  # rules listed by the --explain summary
@@ -299,7 +299,7 @@ def run_lint(config: str | None, out: TextIO, catalog: str | None = None,
             raw, source = read_path(settings.mappings_path), str(settings.mappings_path)
     findings: list[Any] = list(lint_config(raw))
     if catalog is not None:
-        from tools.qn_lint_catalog import CatalogLintError, lint_against_catalog
+        from .qn_lint_catalog import CatalogLintError, lint_against_catalog
         try:
             findings += lint_against_catalog(unwrap(raw), catalog or None, os.environ, where)
         except CatalogLintError as exc:
@@ -395,8 +395,8 @@ def run_map(args: argparse.Namespace, out: TextIO) -> int:
 
 def _candidates_text(engine: MappingEngine, args: argparse.Namespace, mounts: tuple[MountPoint, ...],
                      workspace: str | None) -> str:
-    from tools.qn_candidates import explain_candidates, named_dataset
-    from tools.qn_lint_catalog import CatalogLintError
+    from .qn_candidates import explain_candidates, named_dataset
+    from .qn_lint_catalog import CatalogLintError
 
     dataset = named_dataset(engine, args.namespace, args.name, mounts=mounts, workspace_url=workspace,
                             metastore=args.metastore)

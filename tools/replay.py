@@ -26,7 +26,7 @@ import requests
 from openlineage.client.transport.http import HttpCompression, HttpConfig, HttpTransport
 from tqdm import tqdm
 
-from tools.catalog_options import add_target_arguments, function_endpoint
+from .catalog_options import add_target_arguments, function_endpoint
 
 EVENT_SUFFIXES = (".json", ".jsonl", ".ndjson")
 KEY_HEADER = "x-functions-key"

@@ -20,10 +20,10 @@ from azure.storage.queue import ExponentialRetry
 
 from olparser.adapters.delivery.queues import (AzureQueueService, QueueService, SqliteQueueService, check_queue_name,
                                       embedded_queue_path, poison_queue_name)
-from tools.requeue_messages import Selection, requeue
+from .requeue_messages import Selection, requeue
 from olparser.settings import Settings
-from tools.catalog_options import add_target_arguments, data_dir
-from tools.functions_host.state import RunningHost
+from .catalog_options import add_target_arguments, data_dir
+from .functions_host.state import RunningHost
 
 DEVELOPMENT_STORAGE = "UseDevelopmentStorage=true"
 

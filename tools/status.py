@@ -12,7 +12,7 @@ import sys
 
 import requests
 
-from tools.catalog_options import add_target_arguments, function_endpoint
+from .catalog_options import add_target_arguments, function_endpoint
 
 STATUS_PATH = "/admin/ol2purview/status"
 

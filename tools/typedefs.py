@@ -8,7 +8,7 @@ from pathlib import Path
 from olparser.adapters.catalog import (CatalogRejected, CatalogUnavailable, RetryPolicy, load_typedefs,
                               make_atlas_client, register_typedefs)
 from olparser.settings import TYPEDEFS_DIR, Settings
-from tools.catalog_options import add_target_arguments, catalog_target
+from .catalog_options import add_target_arguments, catalog_target
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

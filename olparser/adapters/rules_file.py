@@ -9,6 +9,10 @@ so that a change is noticed and logged within seconds even when no event arrives
 
 `rules_problem(settings)` is the check `ol2purview serve` and `worker` make before they start: the first problem
 of the rules in force, as `FILE:LINE:COLUMN: rule N 'name', field F: what`.
+
+`use_app_rules(app_folder)` is how an entry point chooses the rule file users edit: function_app.py (in Azure, its
+deployment zip holds config/) and `ol2purview serve` for the app it serves. Settings alone default to the shipped
+rules.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, MutableMapping
 
 from olparser.settings import PROJECT_ROOT, Settings
 
@@ -26,6 +30,25 @@ from olparser.naming.rules import ConfigError, located, parse_json, unwrap
 
 log = logging.getLogger(__name__)
 DEFAULT_CHECK_SECONDS = 2.0
+
+
+APP_RULES_FILE = Path("config") / "OlToPurviewMappings.json"  # in the app's folder (README "Add a mapping rule")
+PATH_SETTING, INLINE_SETTING = "OL_TO_PURVIEW_MAPPINGS_PATH", "OlToPurviewMappings"
+
+
+def use_app_rules(app_folder: Path, environ: MutableMapping[str, str] = os.environ) -> Path | None:
+    """Choose the app's own rule file, `config/OlToPurviewMappings.json` in `app_folder`, by setting
+    OL_TO_PURVIEW_MAPPINGS_PATH in `environ` to it, unless rules are already chosen there (that setting or the inline
+    `OlToPurviewMappings`, an empty value being unset) or the app's folder carries no such file (the copy of
+    function_app.py the wheel holds for `ol2purview serve`): then the shipped rules, the settings' default, apply.
+    Returns the file chosen, or None."""
+    if (environ.get(PATH_SETTING) or "").strip() or (environ.get(INLINE_SETTING) or "").strip():
+        return None
+    rules = Path(app_folder).resolve() / APP_RULES_FILE
+    if not rules.is_file():
+        return None
+    environ[PATH_SETTING] = str(rules)
+    return rules
 
 
 def shown_path(path: Path) -> str:

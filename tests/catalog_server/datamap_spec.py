@@ -12,7 +12,7 @@ from typing import Any
 
 from jsonschema import Draft4Validator
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 
 SPEC_DIR = PROJECT_ROOT.parent / "shared" / "purview-datamap" / "2023-09-01"
 SPEC_PATH = SPEC_DIR / "purviewdatamap.json"

@@ -11,7 +11,7 @@ from typing import Any, Iterable
 from olparser.contract import read_event
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "openlineage"
 CLL_SEQUENCE = SHARED / "sequences" / "compat-tests__CLL"

@@ -19,7 +19,7 @@ from olparser.contract import read_event
 from olparser.settings import Settings
 from tests.catalog_server.datamap_spec import SPEC_PATH, example, examples_listed, examples_of, operation_for, problems
 from tests.catalog_server.pipeline_data import MAPPINGS_PATH, medallion_events, sequence_events, CLL_SEQUENCE
-from tests.catalog_server.test_purview_examples import compare
+from tests.support.datamap_compare import compare
 from tools.catalog import CatalogServer
 
 ACCOUNT = "contoso-purview"

@@ -10,7 +10,7 @@ import re
 
 from olparser.resolution.resource_sets import CONTAINER_TYPES, RESOURCE_SET_TYPES
 from olparser.resolution.unity_catalog import DATABRICKS_TABLE, DATABRICKS_TABLE_COLUMN, DATABRICKS_VIEW
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 from tools.catalog.builtin_types import builtin_typedefs
 
 KNOWN = {typedef["name"] for typedef in builtin_typedefs()}

@@ -13,9 +13,9 @@ import requests
 
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tests.catalog_server.conftest import calls_since_reset
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 LAKE = "https://contosolake.dfs.core.windows.net"

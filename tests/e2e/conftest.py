@@ -17,8 +17,9 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
-from tools.functions_host.launcher import (ServeHandle, start_serve)
+from tests.support.repository import PROJECT_ROOT
+from tools.functions_host.launcher import (READY_PREFIX, START_TIMEOUT, ServeHandle, WorkerHandle, start_serve,
+                                          start_worker)
 
 @pytest.fixture(scope="module")
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
@@ -57,7 +58,7 @@ def serve_on_each_store(serve_factory: Callable[..., ServeHandle],
     RUN_STATE_STORE=table on the Azurite that serve starts (the test's own emulator: run-state and queue names are
     the product's fixed ones)."""
     if run_state_store_kind == "table":
-        from tests.azurite_fixture import require_azurite
+        from tests.support.azurite_fixture import require_azurite
 
         require_azurite()
 
@@ -74,7 +75,7 @@ def start_serve_on_store(kind: str, folder: Path, env: dict[str, str], key: str 
     """`start_serve` on one run-state store, for module-scoped fixtures parametrized over ("sqlite", "table"):
     RUN_STATE_STORE=sqlite with the embedded queues, or RUN_STATE_STORE=table on the Azurite that serve starts."""
     if kind == "table":
-        from tests.azurite_fixture import require_azurite
+        from tests.support.azurite_fixture import require_azurite
 
         require_azurite()
         env = {**env, "RUN_STATE_STORE": "table"}

@@ -12,7 +12,7 @@ from typing import Any
 
 import requests
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle
 
 EVENTS = SHARED_OPENLINEAGE / "events"

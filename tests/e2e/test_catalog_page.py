@@ -16,10 +16,8 @@ import requests
 from tests.catalog_server.pipeline_data import (BRONZE, CLL_SEQUENCE, CUSTOMERS, GOLD, SILVER, medallion_events,
                                                 sequence_events, write_through_pipeline)
 from tools.catalog import CatalogServer
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 USER, PASSWORD = "viewer", "page-pw"
 CLL_OUTPUT = "file:/tmp/cll_test/default.tbl1"

@@ -36,14 +36,15 @@ import pytest
 from olparser.runs.store import TOMBSTONE_SECONDS
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
-from tests import databricks_runs as dr
-from tests import temporary_runs as tr
-from tests.conftest import SLOW_TEST_TIMEOUT, wait_until
+from tests.support import databricks_runs as dr
+from tests.support import temporary_runs as tr
+from tests.conftest import SLOW_TEST_TIMEOUT
+from tests.support.waiting import wait_until
 from tests.e2e.conftest import ServeHandle, WorkerHandle, start_serve, start_worker
 from tests.property.scenarios import (INPUT_CHOICES, LAST_ENDING, NOTEBOOKS, REAL_SOURCES, STATEMENTS,
                                       WORKSPACE_HOSTS, generated_run)
-from tests.property.test_order_worker import catalog_content, in_order
-from tests.rules import MAPPINGS_PATH
+from tests.support.order_worker import catalog_content, in_order
+from tests.support.rules import MAPPINGS_PATH
 from tools.replay import DEFAULT_ENDPOINT, make_transport
 
 

@@ -19,10 +19,11 @@ from typing import Any, Callable, Iterator
 import pytest
 import requests
 
-from tests import databricks_runs as dr
-from tests.conftest import PROJECT_ROOT, wait_until
+from tests.support import databricks_runs as dr
+from tests.support.repository import PROJECT_ROOT
+from tests.support.waiting import wait_until
 from tests.e2e.lineage_helpers import Atlas, replay, write_events
-from tests.e2e.test_scanned_assets import dataset, notebook_run, stable
+from tests.support.scanned_assets import dataset, notebook_run, stable
 from tools.catalog import CatalogServer
 
 pytestmark = pytest.mark.e2e

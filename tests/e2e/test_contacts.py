@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tests.e2e.lineage_helpers import Atlas, replay, write_events
 
 pytestmark = pytest.mark.e2e

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT, wait_until
+from tests.support.repository import PROJECT_ROOT
+from tests.support.waiting import wait_until
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay
 from tools.samples.delivery import (catalog_calls, catalog_dump, catalog_mismatches, generated_events, landed_run_ids,

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from tests.e2e.conftest import start_serve
 from tools.samples.delivery import catalog_dump, catalog_mismatches, generated_events, post_events, set_catalog_faults
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tools.samples.delivery import databricks_run, write_jsonl
 
 pytestmark = pytest.mark.e2e

@@ -13,8 +13,9 @@ import sys
 import pytest
 import requests
 
-from tests.conftest import PROJECT_ROOT, wait_until
-from tests.rules import BROKEN_RULES, BROKEN_RULES_PROBLEM, MAPPINGS_PATH
+from tests.support.repository import PROJECT_ROOT
+from tests.support.waiting import wait_until
+from tests.support.rules import BROKEN_RULES, BROKEN_RULES_PROBLEM, MAPPINGS_PATH
 
 pytestmark = pytest.mark.e2e
 

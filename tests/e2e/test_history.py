@@ -14,8 +14,9 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from tests import history_scenario as week
-from tests.conftest import PROJECT_ROOT, wait_until
+from tests.support import history_scenario as week
+from tests.support.repository import PROJECT_ROOT
+from tests.support.waiting import wait_until
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, Atlas, replay, write_events
 

@@ -13,19 +13,30 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from tests import history_scenario as week
-from tests.conftest import wait_until
+from tests.support import history_scenario as week
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, replay, write_events
-from tests.e2e.test_catalog_page import CHROMIUM, CHROMIUM_ARGS
+from tests.support.chromium import CHROMIUM
+from tests.support.waiting import wait_until
 from tools.catalog import CatalogServer
 from tools.catalog.history_link import HistoryLink
+from tests.support.history_page import open_browser, open_inputs_of, set_window
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 if not (os.path.exists(CHROMIUM) or shutil.which("chromium")) and not os.environ.get("CI"):
     pytest.skip("chromium is not installed (required in CI)", allow_module_level=True)
+
+
+def open_curated(page: Any) -> None:
+    open_inputs_of(page, "curated/orders", week.CURATED)
+
+
+def graph(page: Any) -> dict[str, str]:
+    nodes = page.locator("#graph .node")
+    return {week.NAMES.get(nodes.nth(i).get_attribute("data-qualified-name"), "?"): nodes.nth(i).get_attribute("class")
+            for i in range(nodes.count())}
 
 
 @pytest.fixture(scope="module")
@@ -44,56 +55,9 @@ def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
         assert handle.stop() == 0, handle.output()
 
 
-def open_browser(url: str) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_context(viewport={"width": 1600, "height": 900}).new_page()
-            page.errors = []  # type: ignore[attr-defined]
-            page.on("pageerror", lambda error: page.errors.append(str(error)))  # type: ignore[attr-defined]
-            requests_seen: list[str] = []
-            page.on("request", lambda r: requests_seen.append(r.url + " " + str(r.headers)))
-            page.requests_seen = requests_seen  # type: ignore[attr-defined]
-            page.goto(url + "/")
-            yield page
-            assert page.errors == []  # type: ignore[attr-defined]
-        finally:
-            browser.close()
-
-
 @pytest.fixture
 def page(serve: ServeHandle) -> Iterator[Any]:
     yield from open_browser(serve.catalog_url or "")
-
-
-def open_inputs_of(page: Any, search: str, qualified_name: str) -> None:
-    """Search `search`, open the dataset `qualified_name` and show its inputs, one level deep."""
-    page.locator('#time-window[data-available="true"]').wait_for(state="attached")
-    page.fill("#search-input", search)
-    page.click("#search-button")
-    page.locator(f'.result[data-qualified-name="{qualified_name}"] > .name').click()
-    page.locator(f'.node.base[data-qualified-name="{qualified_name}"]').wait_for()
-    page.select_option("#direction", "INPUT")
-    page.select_option("#depth", "1")
-
-
-def open_curated(page: Any) -> None:
-    open_inputs_of(page, "curated/orders", week.CURATED)
-
-
-def set_window(page: Any, since: str, until: str) -> None:
-    page.fill("#window-since", since[:-1])  # datetime-local, read as UTC
-    page.fill("#window-until", until[:-1])
-    page.click("#window-apply")
-    page.locator("#status", has_text=f"from {since[:-1]}.000Z").wait_for()
-
-
-def graph(page: Any) -> dict[str, str]:
-    nodes = page.locator("#graph .node")
-    return {week.NAMES.get(nodes.nth(i).get_attribute("data-qualified-name"), "?"): nodes.nth(i).get_attribute("class")
-            for i in range(nodes.count())}
 
 
 def run_rows(page: Any) -> list[tuple[str, str]]:

@@ -14,11 +14,12 @@ import pytest
 import requests
 
 from olparser.adapters.delivery.queues import AzureQueueService
-from tests.azurite_fixture import require_azurite
-from tests.conftest import PROJECT_ROOT, wait_until
+from tests.support.azurite_fixture import require_azurite
+from tests.support.repository import PROJECT_ROOT
+from tests.support.waiting import wait_until
 from tests.e2e.conftest import ServeHandle, real_event_files
 from tests.e2e.lineage_helpers import Atlas
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 pytestmark = pytest.mark.e2e
 SAMPLE_APP = PROJECT_ROOT / "tests" / "unit" / "functions_host" / "sample_app" / "function_app.py"

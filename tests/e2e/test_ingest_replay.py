@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tests.e2e.conftest import ServeHandle, drain_queue, real_event_files, sequence_folders
 
 pytestmark = pytest.mark.e2e

@@ -15,8 +15,9 @@ import pytest
 import requests
 from openlineage.client import OpenLineageClient
 
-from tests.azurite_fixture import require_azurite
-from tests.conftest import PROJECT_ROOT, wait_until
+from tests.support.azurite_fixture import require_azurite
+from tests.support.repository import PROJECT_ROOT
+from tests.support.waiting import wait_until
 from tests.e2e.conftest import drain_queue, real_event_files, start_serve
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tests.e2e.conftest import STORAGE_OF_RUN_STATE_STORE
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 from tools.functions_host.launcher import start_serve
@@ -41,7 +41,7 @@ def _notebook_entities(atlas: Atlas) -> list[dict]:
 
 def _start(data: Path, kind: str, root: Path = PROJECT_ROOT):
     if kind == "table":
-        from tests.azurite_fixture import require_azurite
+        from tests.support.azurite_fixture import require_azurite
 
         require_azurite()
     return start_serve(data, key=secrets.token_urlsafe(16), env={"RUN_STATE_STORE": kind},

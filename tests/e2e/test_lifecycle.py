@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
-from tests.unit.pipeline.test_lifecycle import LAKE, drop, run_event, table, write
+from tests.support.lifecycle_events import LAKE, drop, run_event, table, write
 
 pytestmark = pytest.mark.e2e
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.azurite_fixture import require_azurite
+from tests.support.azurite_fixture import require_azurite
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import (ACCELERATOR_EVENT, WORKSPACE_HOST, WORKSPACE_HOSTS_ENV, Atlas, load_event,
                                        refs, replay, write_events)

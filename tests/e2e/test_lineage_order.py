@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests import databricks_runs as dr
-from tests.conftest import PROJECT_ROOT, wait_until
+from tests.support import databricks_runs as dr
+from tests.support.repository import PROJECT_ROOT
+from tests.support.waiting import wait_until
 from tests.e2e.conftest import ServeHandle
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 

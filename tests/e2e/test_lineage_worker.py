@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from tests.azurite_fixture import require_azurite
+from tests.support.azurite_fixture import require_azurite
 from tests.e2e.conftest import sequence_folders, start_worker
 from tests.e2e.lineage_helpers import Atlas, replay
 

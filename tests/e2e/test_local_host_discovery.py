@@ -13,9 +13,9 @@ import pytest
 
 from olparser.adapters.catalog import load_typedefs
 from olparser.settings import TYPEDEFS_DIR
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle, start_serve
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 TYPE_COUNT = sum(len(defs) for defs in load_typedefs(TYPEDEFS_DIR).values())  # every definition the connector ships
 

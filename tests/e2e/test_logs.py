@@ -10,7 +10,7 @@ from pathlib import Path
 
 from olparser.adapters.catalog import load_typedefs
 from olparser.settings import TYPEDEFS_DIR
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay
 

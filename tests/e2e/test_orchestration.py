@@ -14,47 +14,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from datetime import timedelta
 
 import pytest
 
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tools.samples.databricks import event_time
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tests.e2e.lineage_helpers import Atlas, replay, write_events
-from tests.unit.lineage.test_identity import APP, DAG, TASK, parent_facet
+from tests.support.airflow_identity import DAG, TASK, parent_facet
+from tests.support.orchestration_events import (APP_RUN, TASK_QN, airflow_task_events, application_events, dr_env,
+                                                orchestrated_events, sql_job_events)
 
 pytestmark = pytest.mark.e2e
-
-APP_RUN = APP._replace(namespace=dr.JOB_NAMESPACE, run_id=dr.run_id(0))  # the builder's application run
-JOB_ENV = {"spark.databricks.job.id": "812", "spark.databricks.job.runId": "5001", "spark.databricks.job.type": "notebook"}
-TASK_QN = f"databricks://{dr.HOST}/jobs/812/tasks/Repos/etl/orders"
-
-
-def orchestrated_events(number: int = 1) -> list[dict]:
-    return [*sql_job_events(number), application_events()[1]]
-
-
-def sql_job_events(number: int = 1) -> list[dict]:
-    """A SQL job's events (SparkSQLExecutionContext.buildApplicationParentFacet: parent the application run, root
-    the DAG that the provider's rootParentJob* settings name)."""
-    return dr.events(replace(dr.orders_run(number), environment_extra=JOB_ENV, run_facets=parent_facet(APP_RUN, DAG),
-                             job_type=True))
-
-
-def application_events() -> list[dict]:
-    """SparkApplicationExecutionContext's START and COMPLETE: parent the Airflow task, root the DAG (its
-    buildApplicationParentFacet, from the provider's parentJob* and rootParentJob* settings); the COMPLETE here with
-    an output (some producers send them)."""
-    return [{"eventType": kind, "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)), "producer": dr.PRODUCER,
-             "schemaURL": dr.SCHEMA_URL, "run": {"runId": APP_RUN.run_id, "facets": parent_facet(TASK, DAG)},
-             "job": {"namespace": dr.JOB_NAMESPACE, "name": "databricks_shell",
-                     "facets": {"jobType": {"processingType": "BATCH", "integration": "SPARK",
-                                            "jobType": "APPLICATION"}}},
-             "inputs": [], "outputs": outputs}
-            for kind, seconds, outputs in (("START", -5, []),
-                                           ("COMPLETE", 5, [{"namespace": "dbfs", "name": "/mnt/curated/app_log"}]))]
 
 
 def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_on_each_store, tmp_path):
@@ -85,26 +57,6 @@ def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_
     header = next(line for line in table if line.strip().startswith("RUN ID"))
     row = next(line for line in table if line.strip().startswith(dr.run_id(1)))
     assert "RUN BY" in header and row[header.index("RUN BY"):].startswith("airflow/sales_daily")
-
-
-def dr_env() -> dict[str, str]:
-    return {"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"}
-
-
-# The Airflow task that triggered the Databricks job: apache-airflow-providers-openlineage's START and COMPLETE
-# (plugins/adapter.py: job `{dag_id}.{task_id}`, `_JOB_TYPE_TASK` {TASK, AIRFLOW, BATCH}, the DAG run as parent and
-# root; a DatabricksRunNowOperator's task reports no datasets). Its run writes the task and its DAG, no process.
-AIRFLOW_PRODUCER = "https://github.com/apache/airflow/tree/providers-openlineage/2.7.3"
-
-
-def airflow_task_events() -> list[dict]:
-    dag = {"run": {"runId": DAG.run_id}, "job": {"namespace": DAG.namespace, "name": DAG.name}}
-    return [{"eventType": kind, "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)),
-             "producer": AIRFLOW_PRODUCER, "schemaURL": dr.SCHEMA_URL,
-             "run": {"runId": TASK.run_id, "facets": {"parent": {**dag, "root": dag}}},
-             "job": {"namespace": TASK.namespace, "name": TASK.name, "facets": {"jobType": {
-                 "processingType": "BATCH", "integration": "AIRFLOW", "jobType": "TASK"}}},
-             "inputs": [], "outputs": []} for kind, seconds in (("START", -60), ("COMPLETE", 600))]
 
 
 @pytest.mark.parametrize("airflow_first", [True, False], ids=["airflow-first", "spark-first"])

@@ -11,9 +11,9 @@ import pytest
 
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay, write_events
-from tests.e2e.test_catalog_page import CHROMIUM
-from tests.e2e.test_history_page import open_browser, open_inputs_of, set_window
-from tests.e2e.test_orchestration import dr_env, orchestrated_events
+from tests.support.chromium import CHROMIUM
+from tests.support.history_page import open_browser, open_inputs_of, set_window
+from tests.support.orchestration_events import dr_env, orchestrated_events
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 

@@ -29,8 +29,9 @@ from typing import Callable, Iterator
 import pytest
 import requests
 
-from tests.azurite_fixture import require_azurite
-from tests.conftest import PROJECT_ROOT, repository_copy, wait_until
+from tests.support.azurite_fixture import require_azurite
+from tests.support.repository import PROJECT_ROOT, repository_copy
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite]
 README = PROJECT_ROOT / "README.md"
@@ -88,7 +89,7 @@ def user_environment(root: Path, data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in USER_SETTINGS}
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
                                   if Path(p).resolve() != (PROJECT_ROOT / ".venv" / "bin").resolve())
-    rules = root / "olparser" / "naming" / "shipped" / "OlToPurviewMappings.json"  # the copy's (tests/rules)
+    rules = root / "olparser" / "naming" / "shipped" / "OlToPurviewMappings.json"  # the copy's (tests/support/rules.py)
     return {**env, "OL2PURVIEW_DATA_DIR": str(data_dir), "OL_TO_PURVIEW_MAPPINGS_PATH": str(rules),
             "PYTHONUNBUFFERED": "1"}
 

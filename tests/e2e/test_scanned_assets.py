@@ -9,7 +9,6 @@ Catalog input to its `databricks_table`, a OneLake table to its `fabric_lakehous
 entity is ever changed by the connector."""
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 import sys
@@ -20,10 +19,12 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from tests import databricks_runs as dr
-from tests.conftest import PROJECT_ROOT, wait_until
+from tests.support import databricks_runs as dr
+from tests.support.repository import PROJECT_ROOT
+from tests.support.waiting import wait_until
 from tests.e2e.conftest import ServeHandle, start_serve_on_store
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
+from tests.support.scanned_assets import dataset, notebook_run, stable
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +38,6 @@ ONELAKE = f"abfss://{WS_ID}@onelake.dfs.fabric.microsoft.com"
 FABRIC_TABLE = f"https://app.fabric.microsoft.com/groups/{WS_ID}/lakehouses/{LH_ID}/tables/daily_orders"
 UC_CUSTOMERS = f"databricks://{METASTORE}/catalogs/main/schemas/sales/tables/customers"
 NOTEBOOK = f"databricks://{dr.HOST}/notebooks/Repos/etl/orders"
-STABLE = ("typeName", "guid", "status", "attributes", "createdBy", "createTime", "classifications", "labels")
 SCANNED = [
     ("azure_datalake_gen2_resource_set", f"{LAKE}/silver/orders/{{SparkPartitions}}", {"partitionCount": 4}),
     ("azure_datalake_gen2_resource_set", f"{LAKE}/silver/sales/Year={{Year}}/Month={{Month}}/{{SparkPartitions}}",
@@ -61,35 +61,6 @@ def serve(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     handle.scanned = {(t, q): stable(Atlas(handle.atlas_url).entity(t, q)) for t, q, _ in SCANNED}  # type: ignore
     yield handle
     assert handle.stop() == 0, handle.output()
-
-
-def stable(entity: dict[str, Any]) -> str:
-    """What the connector must never change on a scanned entity: referencing it adds relationships and Atlas's
-    update bookkeeping (updateTime, updatedBy, version), nothing else."""
-    return json.dumps({k: entity.get(k) for k in STABLE}, sort_keys=True)
-
-
-def dataset(namespace: str, name: str, **facets: Any) -> dict[str, Any]:
-    return {"namespace": namespace, "name": name, "facets": {"schema": {
-        "_producer": dr.PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
-        "fields": [{"name": "id", "type": "long"}, {"name": "amount", "type": "decimal(10,2)"}]}, **facets}}
-
-
-def notebook_run(number: int, statement: str, inputs: list[dict[str, Any]], output: dict[str, Any], *,
-                 started: datetime | None = None) -> list[dict]:
-    """A Databricks notebook run (START, RUNNING with the environment, COMPLETE) with these datasets; the output's
-    `id` and `amount` come from the first input."""
-    events = dr.events(dr.orders_run(number, started or dr.T0.replace(hour=number % 24), statement=statement))
-    lineage = {"_producer": dr.PRODUCER,
-               "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
-               "fields": {column: {"inputFields": [{"namespace": inputs[0]["namespace"], "name": inputs[0]["name"],
-                                                    "field": column}]} for column in ("id", "amount")}}
-    for event in events:
-        event["inputs"] = copy.deepcopy(inputs)
-        event["outputs"] = [copy.deepcopy(output)]
-        if event["eventType"] == "COMPLETE":
-            event["outputs"][0]["facets"]["columnLineage"] = lineage
-    return events
 
 
 def send(serve: ServeHandle, folder: Path, events: list[dict]) -> None:

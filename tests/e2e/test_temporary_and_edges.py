@@ -14,8 +14,8 @@ from typing import Iterator
 import pytest
 import requests
 
-from tests import temporary_runs as tr
-from tests.azurite_fixture import require_azurite
+from tests.support import temporary_runs as tr
+from tests.support.azurite_fixture import require_azurite
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 

@@ -11,7 +11,7 @@ from typing import Iterator
 import pytest
 import requests
 
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 from tools.catalog import CatalogServer
 

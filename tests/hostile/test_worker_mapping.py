@@ -14,7 +14,7 @@ from olparser.naming.tokens import tokenize_name
 from olparser.runs.merge import merge_event
 from tools.samples import hostile as payloads
 from tests.hostile.conftest import BOUND, SLACK_SECONDS, cpu_seconds
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 OPTIONS = LineageOptions()
 

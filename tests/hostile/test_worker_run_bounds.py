@@ -22,7 +22,7 @@ from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
 from tools.samples.hostile import LAKE, base_event, body
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 pytestmark = pytest.mark.slow

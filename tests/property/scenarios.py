@@ -18,9 +18,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests import databricks_runs as dr
-from tests import temporary_runs as tr
-from tests.conftest import SHARED
+from tests.support import databricks_runs as dr
+from tests.support import temporary_runs as tr
+from tests.support.repository import SHARED
 from tools.samples.notebooks import T0 as FABRIC_T0
 from tools.samples.notebooks import fabric_ctas_run
 

@@ -13,7 +13,7 @@ import requests
 
 from olparser.settings import Settings
 from tests.e2e.lineage_helpers import WORKSPACE_HOSTS_ENV, Atlas
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 from tools.spark.job import BackfillJob
 

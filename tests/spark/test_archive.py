@@ -71,7 +71,7 @@ def test_the_queue_trigger_archives_an_event_before_processing_it_even_when_proc
     import function_app
     from olparser.adapters.delivery import envelope
     from olparser.adapters.runtime import reset_process_runtime
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     for name, value in {"OL2PURVIEW_DATA_DIR": str(tmp_path), "CATALOG_MAX_ATTEMPTS": "1",
                         "ATLAS_ENDPOINT": f"http://127.0.0.1:{free_port()}/api/atlas/v2"}.items():

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle, sequence_folders, start_serve
 from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, WORKSPACE_HOSTS_ENV
 from tests.spark.conftest import catalog_view, job_for
+from tests.support.catalog_compare import assert_same_catalog
 from tools.spark.spark_job import run_spark
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e, pytest.mark.azurite]
@@ -30,16 +31,6 @@ REFUSED = {
     "400 $ is not an OpenLineage event: expected run and job (RunEvent), job (JobEvent) or dataset (DatasetEvent)": 10,
     "400 $.producer is required but missing": 2,
 }
-
-
-def assert_same_catalog(backfilled: tuple[list[dict], set], served: tuple[list[dict], set]) -> None:
-    """Equal entities (every attribute and relationship) and lineage relations."""
-    ours = {(e["typeName"], e["attributes"]["qualifiedName"]): e for e in backfilled[0]}
-    theirs = {(e["typeName"], e["attributes"]["qualifiedName"]): e for e in served[0]}
-    assert sorted(ours) == sorted(theirs)
-    for key, entity in theirs.items():
-        assert ours[key] == entity, key
-    assert backfilled[1] == served[1]
 
 
 def replay_all(serve: ServeHandle, *paths: Path) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tests.e2e.lineage_helpers import Atlas
 from tools.catalog import CatalogServer
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from olparser.adapters.delivery.archive import EventArchive, FolderArchiveStore
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tests.spark.events import spark_run, write_json_lines
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
-from tests import temporary_runs as tr
-from tests.rules import MAPPINGS_PATH
+from tests.support import temporary_runs as tr
+from tests.support.rules import MAPPINGS_PATH
 from tests.spark.conftest import job_for
 from tests.spark.events import spark_run, write_json_lines
 from tools.spark.dry_run import NewestRuns

@@ -10,9 +10,9 @@ import pytest
 
 from olparser.adapters.delivery.archive import EventArchive, FolderArchiveStore
 from olparser.adapters.runtime import Runtime
-from tests.azurite_fixture import require_azurite
+from tests.support.azurite_fixture import require_azurite
 from tests.e2e.lineage_helpers import Atlas, refs
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 from tests.spark.conftest import job_for
 from tests.spark.events import spark_run, write_json_lines
 from tools.azurite import start_azurite

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 from tests.spark.events import spark_run
 from tools.spark.catalog import (SUPERSEDED, UNCHANGED, WRITE, RateLimiter, process_verdict,
                                  replaced_placeholders)

@@ -14,7 +14,7 @@ from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import WritePolicy
 from olparser.runs.merge import merge_events
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 from tools.spark.records import AcceptedRecord, read_record
 from tools.spark.runs import plan_run
 from tools.spark.system_job import _json_bytes

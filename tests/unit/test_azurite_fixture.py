@@ -1,4 +1,4 @@
-"""One Azurite per test session: the `azurite` fixture is defined in exactly one place (tests/azurite_fixture.py,
+"""One Azurite per test session: the `azurite` fixture is defined in exactly one place (tests/support/azurite_fixture.py,
 registered by tests/conftest.py), because every conftest or test module that imports a session fixture holds a
 definition of its own, and pytest starts one emulator per definition."""
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 
 TESTS = PROJECT_ROOT / "tests"
-FIXTURE_MODULE = TESTS / "azurite_fixture.py"
+FIXTURE_MODULE = TESTS / "support" / "azurite_fixture.py"
 
 
 def definitions_of_the_azurite_fixture(path: Path, root: Path = PROJECT_ROOT) -> list[str]:
@@ -30,11 +30,11 @@ def test_the_fixture_is_defined_once_and_registered_for_the_whole_session():
                  for where in definitions_of_the_azurite_fixture(path)]
     assert elsewhere == []
     [definition] = definitions_of_the_azurite_fixture(FIXTURE_MODULE)
-    assert definition.startswith("tests/azurite_fixture.py:") and definition.endswith(" defines it")
-    assert "tests.azurite_fixture" in conftest.pytest_plugins
+    assert definition.startswith("tests/support/azurite_fixture.py:") and definition.endswith(" defines it")
+    assert "tests.support.azurite_fixture" in conftest.pytest_plugins
 
 
 def test_an_import_of_the_fixture_counts_as_a_definition(tmp_path):
-    (tmp_path / "conftest.py").write_text("import pytest\nfrom tests.azurite_fixture import azurite  # noqa\n",
+    (tmp_path / "conftest.py").write_text("import pytest\nfrom tests.support.azurite_fixture import azurite  # noqa\n",
                                           encoding="utf-8")
     assert definitions_of_the_azurite_fixture(tmp_path / "conftest.py", tmp_path) == ["conftest.py:2 imports it"]

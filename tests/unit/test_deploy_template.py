@@ -19,8 +19,8 @@ from olparser.adapters.delivery.queues import SqliteQueueService, poison_queue_n
 from olparser.history.store import HISTORY_TABLE
 from olparser.runs.store import RUN_STATE_TABLE
 from olparser.settings import Settings
-from tests.unit.test_poison_at_once import UNKNOWN
-from tests.unit.test_poison_at_once import Runtime as PoisonRuntime
+from tests.support.poison_runtime import UNKNOWN
+from tests.support.poison_runtime import Runtime as PoisonRuntime
 from tools.functions_host.functions import describe_functions, load_app
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

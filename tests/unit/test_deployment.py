@@ -1,9 +1,6 @@
 """The package Azure receives (the zip `deploy/package.py` builds from everything `.funcignore` does not leave out)
 works on its own: it imports without the local tools, the tests or `../shared`, and it carries the mapping rules and
-typedefs it loads.
-
-Building the zip copies config/OlToPurviewMappings.json into it (packaging, not reading rules), so that build may open
-the user's rule file; the unpacked package then runs with the tests' copy of the rules in its place."""
+typedefs it loads."""
 from __future__ import annotations
 
 import subprocess
@@ -12,14 +9,13 @@ import zipfile
 from pathlib import Path
 
 from deploy.package import build_zip
-from tests.rules import MAPPINGS_PATH, user_rules_file_allowed
+from tests.support.rules import MAPPINGS_PATH
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _build_zip(out: Path) -> list[Path]:
-    with user_rules_file_allowed("the package carries config/OlToPurviewMappings.json"):
-        return build_zip(out)
+    return build_zip(out)
 
 
 def _deployed_files(folder: Path) -> Path:

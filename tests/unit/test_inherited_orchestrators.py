@@ -10,8 +10,8 @@ import pytest
 
 from olparser.inherited_orchestrators import look_up_orchestration, record_passed_orchestration
 from olparser.lineage.identity import Orchestration
-from tests.unit.lineage.test_identity import APP, DAG, TASK, parent_facet
-from tests.unit.lineage.test_inherited_orchestrator import SQL_RUN_ID, application_run, sql_job_run
+from tests.support.airflow_identity import APP, DAG, TASK, parent_facet
+from tests.support.orchestration_events import SQL_RUN_ID, application_run, sql_job_run
 
 
 @pytest.mark.parametrize("application_first", [True, False], ids=["application-first", "sql-job-first"])

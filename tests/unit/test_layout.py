@@ -1,6 +1,8 @@
 """The layout tells the truth: the import graph, read from the source, has no circles; the pure core (olparser outside
-olparser/adapters) imports nothing from the adapters, and olparser imports nothing from tools; bench imports nothing
-from tests. Imports under `if TYPE_CHECKING:` are annotations only and are not counted."""
+olparser/adapters) imports nothing from the adapters, and olparser imports nothing from tools (tools use olparser,
+never the reverse); bench imports nothing from tests; no module imports another package's private names (`_name`) or
+private modules; tools/ modules import each other relatively, since the wheel installs tools/ as `ol2purview_tools`
+(setup.py). Imports under `if TYPE_CHECKING:` are annotations only and are not counted."""
 from __future__ import annotations
 
 import ast
@@ -8,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 
 PACKAGES = ("olparser", "tools", "bench")
 ADAPTERS = "olparser.adapters"
@@ -52,6 +54,32 @@ def _imports(tree: ast.AST, package: str) -> set[str]:
 
 FILES = {_module_name(p): p for name in PACKAGES for p in (PROJECT_ROOT / name).rglob("*.py")}
 MODULES = frozenset(FILES)
+
+
+def _package_of(module: str) -> str:
+    return module if module in FILES and FILES[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def private_imports(tree: ast.AST, package: str) -> list[str]:
+    """`module -> name` for each private name (`_name`, not `__dunder__`) or private module imported from a package
+    other than `package`."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            pairs = [(alias.name, alias.name.rpartition(".")[2]) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            pairs = [(base, alias.name) for alias in node.names]
+            pairs += [(base, part) for part in base.split(".")]
+        else:
+            continue
+        for module, name in pairs:
+            if name.startswith("_") and not name.endswith("__") and _package_of(module) != package:
+                found.append(f"{module} -> {name}")
+    return sorted(set(found))
 
 
 def _graph() -> dict[str, set[str]]:
@@ -122,6 +150,30 @@ def test_olparser_imports_nothing_from_tools_and_bench_nothing_from_tests():
     bench_imports = {name for path in (PROJECT_ROOT / "bench").rglob("*.py")
                      for name in _imports(ast.parse(path.read_text(encoding="utf-8")), "bench")}
     assert sorted(name for name in bench_imports if name == "tests" or name.startswith("tests.")) == []
+
+
+def test_no_module_imports_another_packages_private_names():
+    found = {module: names for module, path in FILES.items()
+             if (names := private_imports(ast.parse(path.read_text(encoding="utf-8")),
+                                          module if path.name == "__init__.py" else module.rpartition(".")[0]))}
+    assert found == {}
+
+
+def test_a_private_import_from_another_package_is_seen():
+    tree = ast.parse("from olparser.naming.engine import _cache\nfrom ..spark import _rows\nfrom .jobs import _own\n"
+                     "import olparser._hidden\nfrom olparser.runs import merge\n")
+    assert private_imports(tree, "tools.catalog") == [
+        "olparser._hidden -> _hidden", "olparser.naming.engine -> _cache", "tools.spark -> _rows"]
+
+
+def test_tools_modules_import_each_other_relatively():
+    """In the wheel, tools/ is `ol2purview_tools`: an absolute `tools.` import would load another distribution's
+    `tools` (or none). Only the spark-submit script, run by path, names both (tools/spark/main.py)."""
+    absolute = sorted(f"{module} -> {name}" for module, path in FILES.items() if module.startswith("tools.")
+                      and module != "tools.spark.main"
+                      for name in _imports(ast.parse(path.read_text(encoding="utf-8")), "")
+                      if name == "tools" or name.startswith("tools."))
+    assert absolute == []
 
 
 def test_the_graph_is_read_from_the_source():

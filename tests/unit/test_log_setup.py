@@ -5,7 +5,7 @@ import logging
 import re
 import sys
 
-from tests.conftest import PROJECT_ROOT
+from tests.support.repository import PROJECT_ROOT
 from tools.log_setup import LifecycleOnce, OneLineFormatter
 
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (INFO|WARNING|ERROR) [\w.]+: ")

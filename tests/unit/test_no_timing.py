@@ -1,6 +1,6 @@
 """No test asserts on time: on a loaded 2-core machine a wall-clock or CPU bound fails for reasons that are not the
 code's. Bounds on work are asserted by counting (calls, polls, bytes, attempts); timings live in bench/. Liveness
-waits go through the one poll helper, tests.conftest.wait_until (it raises AssertionError after a generous limit,
+waits go through the one poll helper, tests.support.waiting.wait_until (it raises AssertionError after a generous limit,
 it never `assert`s a clock reading).
 
 The check reads every test module's syntax tree: within each function, a name assigned from an expression that reads
@@ -164,4 +164,4 @@ def test_no_test_asserts_on_time():
         relative = path.relative_to(TESTS).as_posix()
         if lines := timing_assertions(path.read_text(encoding="utf-8")):
             found[relative] = lines
-    assert found == {}, "assert on a count of work instead (calls, polls, bytes), or wait with tests.conftest.wait_until"
+    assert found == {}, "assert on a count of work instead (calls, polls, bytes), or wait with tests.support.waiting.wait_until"

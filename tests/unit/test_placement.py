@@ -71,7 +71,8 @@ def test_a_file_with_problems_is_refused_naming_it(tmp_path):
 
 
 def test_qn_tester_lint_checks_the_placement_rules_too(tmp_path):
-    from tests.unit.naming.test_cli import MAPPINGS_PATH, qn_tester
+    from tests.support.qn_tester_runs import qn_tester
+    from tests.support.rules import MAPPINGS_PATH
 
     path = tmp_path / "placement.json"
     path.write_text(json.dumps({"rules": [{"collection": "fin01a", "workspace": WORKSPACE},

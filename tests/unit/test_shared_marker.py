@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import repository_copy
+from tests.support.repository import PROJECT_ROOT, repository_copy
 from tests.shared_marker import reaching
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.azurite_fixture import require_azurite
-from tests.conftest import PROJECT_ROOT, STRICT_ENV, skips_are_failures
+from tests.support.azurite_fixture import require_azurite
+from tests.conftest import STRICT_ENV, skips_are_failures
+from tests.support.repository import PROJECT_ROOT
 
 SKIPPING_TESTS = '''
 import pytest

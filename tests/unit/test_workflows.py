@@ -68,6 +68,7 @@ def test_the_readme_says_how_to_get_the_commands_on_path_and_they_are_installed_
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     assert "`. .venv/bin/activate`" in readme
     pyproject = (PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'qn-tester = "tools.qn_tester:main"' in pyproject and 'ol2purview = "tools.cli:main"' in pyproject
+    assert ('qn-tester = "ol2purview_tools.qn_tester:main"' in pyproject
+            and 'ol2purview = "ol2purview_tools.cli:main"' in pyproject)
     for command in ("ol2purview", "qn-tester"):
         assert (PROJECT_ROOT / ".venv" / "bin" / command).exists()  # `make venv` put them where activate looks

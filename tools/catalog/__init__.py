@@ -6,13 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tools.catalog.server import CatalogServer
+    from .server import CatalogServer
 
 __all__ = ["CatalogServer"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "CatalogServer":
-        from tools.catalog.server import CatalogServer
+        from .server import CatalogServer
         return CatalogServer
     raise AttributeError(name)

@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
 from olparser.resolution.resource_sets import ResourceSetRules, default_account_config
-from tools.catalog.store import CatalogStore
+from .store import CatalogStore
 
 JSON = dict[str, Any]
 CONFIG_NAME = "defaultResourceSetRuleConfig"

@@ -10,17 +10,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
-from tools.catalog import errors
-from tools.catalog.lineage import entity_lineage
-from tools.catalog.collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
-from tools.catalog.mutations import delete_entities, move_entities, partial_update, upsert_entities
-from tools.catalog.relationships import (create_relationship, delete_relationship, get_relationship,
+from . import errors
+from .lineage import entity_lineage
+from .collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
+from .mutations import delete_entities, move_entities, partial_update, upsert_entities
+from .relationships import (create_relationship, delete_relationship, get_relationship,
                                          update_relationship)
-from tools.catalog.search import autocomplete, basic_search, basic_search_parameters, purview_query, suggest
-from tools.catalog.store import CatalogStore, Session
-from tools.catalog.typedefs import TypeCatalog
-from tools.catalog.typeregistry import KEY_BY_CATEGORY, typedefs_from_payload
-from tools.catalog.views import full_header, render_entity
+from .search import autocomplete, basic_search, basic_search_parameters, purview_query, suggest
+from .store import CatalogStore, Session
+from .typedefs import TypeCatalog
+from .typeregistry import KEY_BY_CATEGORY, typedefs_from_payload
+from .views import full_header, render_entity
 
 JSON = dict[str, Any]
 T = TypeVar("T")

@@ -21,19 +21,19 @@ from starlette.routing import Match, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tools.catalog.account import CONFIG_PATH, LIST_PATH, PREFIXES as ACCOUNT_PREFIXES, AccountApi
-from tools.catalog.api import AtlasApi
-from tools.catalog.calls import CallCounter
-from tools.catalog.collections import DEFAULT_ACCOUNT_NAME, CollectionsApi, Permissions
-from tools.catalog import errors
-from tools.catalog.errors import AtlasError
-from tools.catalog.faults import Fault, FaultInjector, parse_fault_spec
-from tools.catalog.guard import RequestGuard
-from tools.catalog.history_link import HistoryLink
-from tools.catalog.page import history_routes, page_routes
-from tools.catalog.protocol import RESET_EXTENSION
-from tools.catalog.store import CatalogStore
-from tools.catalog.typedefs import TypeCatalog
+from .account import CONFIG_PATH, LIST_PATH, PREFIXES as ACCOUNT_PREFIXES, AccountApi
+from .api import AtlasApi
+from .calls import CallCounter
+from .collections import DEFAULT_ACCOUNT_NAME, CollectionsApi, Permissions
+from . import errors
+from .errors import AtlasError
+from .faults import Fault, FaultInjector, parse_fault_spec
+from .guard import RequestGuard
+from .history_link import HistoryLink
+from .page import history_routes, page_routes
+from .protocol import RESET_EXTENSION
+from .store import CatalogStore
+from .typedefs import TypeCatalog
 
 STATIC_DIR = Path(__file__).parent / "static"
 ATLAS_PREFIXES = ("/api/atlas/v2", "/datamap/api/atlas/v2", "/catalog/api/atlas/v2", "/datamap/api", "/catalog/api")

@@ -6,11 +6,11 @@ import argparse
 import os
 
 from olparser.settings import Settings
-from tools.catalog.collections import DEFAULT_ACCOUNT_NAME, parse_curator_of
-from tools.catalog.faults import parse_fault_spec
-from tools.catalog.history_link import HistoryLink
-from tools.catalog.server import CatalogServer
-from tools.log_setup import configure_logging
+from .collections import DEFAULT_ACCOUNT_NAME, parse_curator_of
+from .faults import parse_fault_spec
+from .history_link import HistoryLink
+from .server import CatalogServer
+from ..log_setup import configure_logging
 
 DEFAULT_PORT = 21000  # Apache Atlas's usual port
 PASSWORD_ENV = "OL2PURVIEW_CATALOG_PASSWORD"  # the basic-auth password, kept out of `ps` (wins over nothing else)
@@ -39,14 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     scan = sub.add_parser("scan", help="register a local folder as Purview's ADLS (or Blob) scanner would",
                           description="register a local folder as Purview's ADLS (or Blob) scanner would: the "
                                       "container, the resource sets and the single files")
-    from tools.catalog import scan as scan_command
+    from . import scan as scan_command
 
     scan_command.add_arguments(scan)
 
 
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "catalog_command", None) == "scan":
-        from tools.catalog import scan as scan_command
+        from . import scan as scan_command
 
         return scan_command.run(args)
     password = args.password or os.environ.get(PASSWORD_ENV) or None

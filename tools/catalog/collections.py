@@ -29,9 +29,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
-from tools.catalog import errors
-from tools.catalog.account import account_error, api_version_problem
-from tools.catalog.store import CatalogStore, Session, now_ms
+from . import errors
+from .account import account_error, api_version_problem
+from .store import CatalogStore, Session, now_ms
 
 JSON = dict[str, Any]
 DEFAULT_ACCOUNT_NAME = "ol2purview"

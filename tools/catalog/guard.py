@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tools.catalog import errors
+from . import errors
 
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})

@@ -17,7 +17,7 @@ import requests
 
 from olparser.resolution.resource_sets import display_name
 
-from tools.functions_host.state import RunningHost, kept_function_key
+from ..functions_host.state import RunningHost, kept_function_key
 
 LINEAGE_PATH = "/api/ol2purview/lineage"
 RUNS_PATH = "/api/ol2purview/runs/"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.catalog import errors
-from tools.catalog.store import EntityRow, RelationshipRow, Session
-from tools.catalog.typeregistry import TypeRegistry
-from tools.catalog.views import entity_header
+from . import errors
+from .store import EntityRow, RelationshipRow, Session
+from .typeregistry import TypeRegistry
+from .views import entity_header
 
 JSON = dict[str, Any]
 

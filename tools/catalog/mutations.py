@@ -12,11 +12,11 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from tools.catalog import errors
-from tools.catalog.collections import Placement
-from tools.catalog.store import EntityRow, RelationshipRow, Session, now_ms
-from tools.catalog.typeregistry import EntityType, Reference, TypeRegistry
-from tools.catalog.views import mutation_header
+from . import errors
+from .collections import Placement
+from .store import EntityRow, RelationshipRow, Session, now_ms
+from .typeregistry import EntityType, Reference, TypeRegistry
+from .views import mutation_header
 
 JSON = dict[str, Any]
 

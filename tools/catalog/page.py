@@ -18,14 +18,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tools.catalog import errors
-from tools.catalog.history_link import HistoryLink
+from . import errors
+from .history_link import HistoryLink
 from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
-from tools.catalog.lineage import INPUTS, OUTPUTS, entity_lineage
-from tools.catalog.store import CatalogStore, EntityRow, Session
-from tools.catalog.typedefs import TypeCatalog
-from tools.catalog.typeregistry import TypeRegistry
-from tools.catalog.views import entity_header
+from .lineage import INPUTS, OUTPUTS, entity_lineage
+from .store import CatalogStore, EntityRow, Session
+from .typedefs import TypeCatalog
+from .typeregistry import TypeRegistry
+from .views import entity_header
 
 JSON = dict[str, Any]
 T = TypeVar("T")

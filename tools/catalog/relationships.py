@@ -8,10 +8,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from tools.catalog import errors
-from tools.catalog.store import EntityRow, RelationshipDetail, RelationshipRow, Session, now_ms
-from tools.catalog.typeregistry import TypeRegistry
-from tools.catalog.views import entity_header, object_id
+from . import errors
+from .store import EntityRow, RelationshipDetail, RelationshipRow, Session, now_ms
+from .typeregistry import TypeRegistry
+from .views import entity_header, object_id
 
 JSON = dict[str, Any]
 

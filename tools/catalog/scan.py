@@ -28,8 +28,8 @@ from olparser.adapters.catalog.errors import CatalogHttpError
 from olparser.resolution.resource_sets import (CONTAINER_TYPES, ResourceSetRules, ScannedAsset, group_files,
                                                split_storage_path)
 from olparser.settings import Settings
-from tools.catalog.account import CONFIG_PATH
-from tools.catalog_options import NoCatalog, add_target_arguments, catalog_target
+from .account import CONFIG_PATH
+from ..catalog_options import NoCatalog, add_target_arguments, catalog_target
 
 JSON = dict[str, Any]
 _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")

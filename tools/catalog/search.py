@@ -11,10 +11,10 @@ import json
 import time
 from typing import Any, Callable, Iterable
 
-from tools.catalog import errors
-from tools.catalog.store import EntityRow, Session
-from tools.catalog.typeregistry import TypeRegistry
-from tools.catalog.views import entity_header
+from . import errors
+from .store import EntityRow, Session
+from .typeregistry import TypeRegistry
+from .views import entity_header
 
 JSON = dict[str, Any]
 Predicate = Callable[[EntityRow], bool]

@@ -9,15 +9,15 @@ from typing import Callable, Iterable
 
 import uvicorn
 
-from tools.catalog.app import build_app
-from tools.catalog.calls import CallCounter
-from tools.catalog.collections import DEFAULT_ACCOUNT_NAME, Permissions
-from tools.catalog.faults import FaultInjector, FaultSpec, parse_fault_spec
-from tools.catalog.history_link import HistoryLink
-from tools.catalog.protocol import ResettableHttpToolsProtocol
-from tools.catalog.store import CatalogStore
-from tools.catalog.typedefs import TypeCatalog
-from tools.log_setup import UVICORN_LOG_CONFIG
+from .app import build_app
+from .calls import CallCounter
+from .collections import DEFAULT_ACCOUNT_NAME, Permissions
+from .faults import FaultInjector, FaultSpec, parse_fault_spec
+from .history_link import HistoryLink
+from .protocol import ResettableHttpToolsProtocol
+from .store import CatalogStore
+from .typedefs import TypeCatalog
+from ..log_setup import UVICORN_LOG_CONFIG
 
 
 class CatalogServer:

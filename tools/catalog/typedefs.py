@@ -5,10 +5,10 @@ import threading
 import uuid
 from typing import Any
 
-from tools.catalog import errors
-from tools.catalog.builtin_types import builtin_typedefs
-from tools.catalog.store import CatalogStore, now_ms
-from tools.catalog.typeregistry import KEY_BY_CATEGORY, TypeRegistry, typedefs_from_payload
+from . import errors
+from .builtin_types import builtin_typedefs
+from .store import CatalogStore, now_ms
+from .typeregistry import KEY_BY_CATEGORY, TypeRegistry, typedefs_from_payload
 
 JSON = dict[str, Any]
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Iterable, Mapping
 
-from tools.catalog import errors
+from . import errors
 
 JSON = dict[str, Any]
 

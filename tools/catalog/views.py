@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from tools.catalog.store import EntityRow, RelationshipRow, Session
-from tools.catalog.typeregistry import TypeRegistry
+from .store import EntityRow, RelationshipRow, Session
+from .typeregistry import TypeRegistry
 
 JSON = dict[str, Any]
 

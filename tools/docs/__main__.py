@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tools.docs import cli, settings
+from . import cli, settings
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = {"reference/settings.md": settings.page, "reference/cli.md": cli.page}

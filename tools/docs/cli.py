@@ -23,8 +23,8 @@ def walk(parser: argparse.ArgumentParser, words: tuple[str, ...]) -> Iterator[tu
 
 
 def commands() -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    from tools import qn_tester
-    from tools.cli import full_parser
+    from .. import qn_tester
+    from ..cli import full_parser
     return [*walk(full_parser(), ("ol2purview",)), *walk(qn_tester.build_parser(), ("qn-tester",))]
 
 

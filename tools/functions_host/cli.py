@@ -28,23 +28,28 @@ from typing import Callable
 
 import uvicorn
 
-from olparser.adapters.rules_file import rules_problem
-from olparser.settings import PROJECT_ROOT, Settings
-from tools.azurite import AzuriteNotInstalled, AzuriteStartError
-from tools.functions_host.functions import FunctionAppError
-from tools.functions_host.http_app import FunctionsHttpApp, HttpRoute
-from tools.functions_host.keys import KEY_HEADER, KeyRing
-from tools.functions_host.local_catalog import add_catalog_arguments
-from tools.functions_host.local_host import LoadedApp, LocalHost
-from tools.functions_host.protocol import HEADER_TIMEOUT_SECONDS, protocol_with_header_timeout
-from tools.functions_host.queue_host import DEFAULT_LEASE_SECONDS
-from tools.functions_host.routes import RouteTemplateError
-from tools.functions_host.state import (HostKeys, RunningHost, forget_running, owner_only_dir,
+from olparser.adapters.rules_file import rules_problem, use_app_rules
+from olparser.settings import Settings
+from ..azurite import AzuriteNotInstalled, AzuriteStartError
+from .functions import FunctionAppError
+from .http_app import FunctionsHttpApp, HttpRoute
+from .keys import KEY_HEADER, KeyRing
+from .local_catalog import add_catalog_arguments
+from .local_host import LoadedApp, LocalHost
+from .protocol import HEADER_TIMEOUT_SECONDS, protocol_with_header_timeout
+from .queue_host import DEFAULT_LEASE_SECONDS
+from .routes import RouteTemplateError
+from .state import (HostKeys, RunningHost, forget_running, owner_only_dir,
                                         stop_leftover_azurite)
-from tools.functions_host.storage import STORAGE_SETTING, add_storage_arguments
-from tools.log_setup import UVICORN_LOG_CONFIG, configure_logging
+from .storage import STORAGE_SETTING, add_storage_arguments
+from ..log_setup import UVICORN_LOG_CONFIG, configure_logging
 
-DEFAULT_APP = PROJECT_ROOT / "function_app.py"
+# The app `serve` runs by default: the repository's function_app.py next to the tools/ folder (also when tools/ is
+# imported as ol2purview_tools by the editable install), or else the copy an installed wheel carries in
+# ol2purview_tools/app/ (setup.py), which has no config/ folder and so runs on the shipped rules.
+_PACKAGE_FOLDER = Path(__file__).resolve().parent.parent
+DEFAULT_APP = (_PACKAGE_FOLDER.parent / "function_app.py" if _PACKAGE_FOLDER.name == "tools"
+               else _PACKAGE_FOLDER / "app" / "function_app.py")
 INGEST_FUNCTION = "ingest_event"
 READY_LINE = "ready"
 DEFAULT_PORT = 7071
@@ -164,6 +169,7 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] | int:
     os.umask(0o077)  # every file this host writes (keys, queues, claim checks, run state, Azurite data) owner-only
+    use_app_rules(options.app_path.parent)  # the app's config/ rules, as function_app.py chooses them in Azure
     if options.run_worker:  # rules that cannot be used would send every event to the poison queue: refuse to start
         problem = rules_problem(Settings.from_env())
         if problem:

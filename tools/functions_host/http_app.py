@@ -26,11 +26,11 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from tools.functions_host.config import MAX_REQUEST_BYTES, HostConfig
-from tools.functions_host.functions import FunctionSpec
-from tools.functions_host.invocation import BindingDelivery, DeliveryFailed, check_supported, invoke
-from tools.functions_host.keys import KeyRing, presented_key
-from tools.functions_host.routes import RouteTemplate, full_template
+from .config import MAX_REQUEST_BYTES, HostConfig
+from .functions import FunctionSpec
+from .invocation import BindingDelivery, DeliveryFailed, check_supported, invoke
+from .keys import KeyRing, presented_key
+from .routes import RouteTemplate, full_template
 
 HTTP_TRIGGER = "httpTrigger"
 UNAUTHORIZED = {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}

@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 import azure.functions as func
 
-from tools.functions_host.functions import BindingSpec, FunctionAppError, FunctionSpec
+from .functions import BindingSpec, FunctionAppError, FunctionSpec
 
 T = TypeVar("T")
 

@@ -19,6 +19,7 @@ import requests
 from olparser.settings import PROJECT_ROOT
 
 READY_PREFIX = "ready:"
+CLI_MODULE = f"{__package__.rpartition('.')[0]}.cli"  # `tools.cli` in the repository, `ol2purview_tools.cli` installed
 START_TIMEOUT = 30.0
 
 
@@ -124,7 +125,7 @@ def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, .
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / f"serve-{secrets.token_hex(4)}.log"
     ports = () if default_ports else ("--port", "0", "--catalog-port", "0")
-    command = [sys.executable, "-m", "tools.cli", "serve", *ports, "--data", str(data_dir),
+    command = [sys.executable, "-m", CLI_MODULE, "serve", *ports, "--data", str(data_dir),
                f"--master-key={secrets.token_urlsafe(24)}", "--storage", storage,
                *([f"--key={key}"] if key else []), *([] if worker else ["--no-worker"]), *extra_args]
     base_env = {name: value for name, value in os.environ.items()
@@ -171,7 +172,7 @@ def start_worker(serve: ServeHandle, storage: str, env: dict[str, str] | None = 
     log_path = serve.data_dir / f"worker-{time.monotonic_ns()}.log"
     env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {}), "ATLAS_ENDPOINT": serve.atlas_url}
     env.pop("AzureWebJobsStorage", None)
-    command = [sys.executable, "-m", "tools.cli", "worker", "--data", str(serve.data_dir), *extra_args]
+    command = [sys.executable, "-m", CLI_MODULE, "worker", "--data", str(serve.data_dir), *extra_args]
     if storage == "embedded":
         command += ["--storage", "embedded"]
     else:

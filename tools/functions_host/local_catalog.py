@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import MutableMapping
 
-from tools.catalog import CatalogServer
-from tools.catalog.history_link import HistoryLink
+from ..catalog import CatalogServer
+from ..catalog.history_link import HistoryLink
 
 DEFAULT_CATALOG_PORT = 21000
 CATALOG_DB = "catalog.sqlite"

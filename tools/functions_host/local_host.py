@@ -13,19 +13,19 @@ from typing import Any, Callable, Mapping
 
 from olparser.adapters.catalog.type_ownership import ForeignTypeConflict
 from olparser.adapters.delivery.queues import QueueService
-from tools.functions_host.trigger_settings import QueueTriggerSettings, queue_trigger_settings
+from .trigger_settings import QueueTriggerSettings, queue_trigger_settings
 from olparser.adapters.rules_file import ReloadingEngine
 from olparser.adapters.runtime import ConfigurationError, process_runtime
-from tools.catalog import CatalogServer
-from tools.functions_host.config import HostConfig
-from tools.functions_host.functions import FunctionSpec, describe_functions, load_app
-from tools.functions_host.http_app import HTTP_TRIGGER
-from tools.functions_host.invocation import BindingDelivery, check_supported
-from tools.functions_host.local_catalog import describe_catalog, start_catalog_unless_configured
-from tools.functions_host.queue_host import (DEFAULT_LEASE_SECONDS, QUEUE_OUTPUT, QUEUE_TRIGGER, QueueDelivery,
+from ..catalog import CatalogServer
+from .config import HostConfig
+from .functions import FunctionSpec, describe_functions, load_app
+from .http_app import HTTP_TRIGGER
+from .invocation import BindingDelivery, check_supported
+from .local_catalog import describe_catalog, start_catalog_unless_configured
+from .queue_host import (DEFAULT_LEASE_SECONDS, QUEUE_OUTPUT, QUEUE_TRIGGER, QueueDelivery,
                                              QueueTriggers)
-from tools.functions_host.storage import LocalStorage, open_storage
-from tools.functions_host.timer_host import TIMER_TRIGGER, TimerTriggers, resolve_schedule
+from .storage import LocalStorage, open_storage
+from .timer_host import TIMER_TRIGGER, TimerTriggers, resolve_schedule
 
 log = logging.getLogger("ol2purview.host")
 

@@ -15,10 +15,10 @@ from azure.functions.queue import QueueMessage  # the worker's message type: has
 
 from olparser.adapters.delivery.poison import moved_at_once
 from olparser.adapters.delivery.queues import QueueService, poison_queue_name
-from tools.functions_host.trigger_settings import QueueTriggerSettings
-from tools.functions_host.queue_worker import QueueWorker
-from tools.functions_host.functions import FunctionSpec
-from tools.functions_host.invocation import BindingDelivery, invoke_in_thread
+from .trigger_settings import QueueTriggerSettings
+from .queue_worker import QueueWorker
+from .functions import FunctionSpec
+from .invocation import BindingDelivery, invoke_in_thread
 
 QUEUE_TRIGGER = "queueTrigger"
 QUEUE_OUTPUT = "queue"

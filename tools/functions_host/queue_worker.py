@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from olparser.adapters.delivery.queues import MAX_RECEIVE, LineageQueue, MessageGone, QueuedMessage
-from tools.functions_host.trigger_settings import QueueTriggerSettings
+from .trigger_settings import QueueTriggerSettings
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.functions_host.keys import generate_key
+from .keys import generate_key
 
 KEYS_FILE = "host-keys.json"
 RUNNING_FILE = "serve.json"

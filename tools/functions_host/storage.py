@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import MutableMapping
 
-from tools.azurite import AZURITE_BIN, Azurite, AzuriteStartError, resolve_connection_string, start_azurite
+from ..azurite import AZURITE_BIN, Azurite, AzuriteStartError, resolve_connection_string, start_azurite
 
 STORAGE_SETTING = "AzureWebJobsStorage"
 STORAGE_MODES = ("azurite", "embedded")

@@ -20,9 +20,9 @@ from typing import Any, Callable, Collection, Mapping
 
 from azure.functions.timer import TimerRequest  # the worker's own TimerRequest (has past_due, schedule_status)
 
-from tools.functions_host.functions import FunctionSpec
-from tools.functions_host.invocation import BindingDelivery, invoke_in_thread
-from tools.functions_host.ncrontab import CronSchedule, ScheduleError
+from .functions import FunctionSpec
+from .invocation import BindingDelivery, invoke_in_thread
+from .ncrontab import CronSchedule, ScheduleError
 
 TIMER_TRIGGER = "timerTrigger"
 PAST_DUE_AFTER = timedelta(seconds=1)  # a run starting this much after its due time is past due

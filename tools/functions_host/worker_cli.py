@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from tools.functions_host.cli import add_worker_arguments, run_worker
+from .cli import add_worker_arguments, run_worker
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

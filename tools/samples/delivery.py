@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 
 import requests
 
-from tools.samples.databricks import ColumnEdge, Dataset, NotebookRun, events
+from .databricks import ColumnEdge, Dataset, NotebookRun, events
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
 WORKSPACE = "adb-5551234567890123.7.azuredatabricks.net"

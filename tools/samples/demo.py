@@ -19,8 +19,8 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from tools.samples import databricks as runs
-from tools.samples.system_tables import row
+from . import databricks as runs
+from .system_tables import row
 
 ACCOUNT, CONTAINER = "contosolake", "silver"
 LAKE = f"abfss://{CONTAINER}@{ACCOUNT}.dfs.core.windows.net"  # how Spark names the container (ADLS Gen2)

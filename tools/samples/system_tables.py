@@ -8,7 +8,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from tools.spark.system_rows import COLUMN_LINEAGE_SCHEMA, TABLE_LINEAGE_SCHEMA
+from ..spark.system_rows import COLUMN_LINEAGE_SCHEMA, TABLE_LINEAGE_SCHEMA
 
 ACCOUNT = "7af234db-66d7-4db3-bbf0-956098224879"
 METASTORE = "5a31ba44-bbf4-4174-bf33-e1fa078e6765"

@@ -1,6 +1,6 @@
 """`python -m tools.spark backfill|remap ...` (the same as `ol2purview spark ...`)."""
 import sys
 
-from tools.spark.cli import main
+from .cli import main
 
 sys.exit(main())

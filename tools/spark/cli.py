@@ -28,9 +28,9 @@ from pathlib import Path
 
 from olparser.adapters.delivery.archive import ARCHIVE_FOLDER
 from olparser.settings import Settings
-from tools.spark.java import java_problem
-from tools.catalog_options import NoCatalog, add_target_arguments, catalog_target, data_dir, with_catalog
-from tools.log_setup import configure_logging
+from .java import java_problem
+from ..catalog_options import NoCatalog, add_target_arguments, catalog_target, data_dir, with_catalog
+from ..log_setup import configure_logging
 
 from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob
 from .report import BackfillReport
@@ -234,7 +234,7 @@ def _print(report: BackfillReport, folder: Path | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tools.cli import as_written
+    from ..cli import as_written
 
     parser = argparse.ArgumentParser(prog="ol2purview spark", description=__doc__.splitlines()[0])
     add_arguments(parser)

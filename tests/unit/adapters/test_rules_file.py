@@ -6,11 +6,11 @@ import threading
 
 from olparser.naming import MappingEngine
 from olparser.naming.rules import rule_offsets
-from olparser.adapters.rules_file import ReloadingEngine, rules_problem
+from olparser.adapters.rules_file import ReloadingEngine, rules_problem, use_app_rules
 from olparser.adapters.runtime import Runtime
 from olparser.settings import SHIPPED_MAPPINGS_PATH, Settings
-from tests.conftest import wait_until
-from tests.rules import BROKEN_RULES, BROKEN_RULES_PROBLEM
+from tests.support.waiting import wait_until
+from tests.support.rules import BROKEN_RULES, BROKEN_RULES_PROBLEM
 
 NS, NAME = "kafka://broker:9092", "orders"
 
@@ -154,3 +154,21 @@ def test_status_names_a_file_inside_the_app_relative_to_it():
     status = ReloadingEngine(SHIPPED_MAPPINGS_PATH, check_seconds=2.0).status()
     assert status["path"] == "olparser/naming/shipped/OlToPurviewMappings.json"
     assert status["ok"] is True
+
+
+def test_an_entry_point_chooses_its_apps_rule_file_unless_rules_are_already_chosen(tmp_path):
+    app = tmp_path / "app"
+    (app / "config").mkdir(parents=True)
+    (app / "config" / "OlToPurviewMappings.json").write_text("[]", encoding="utf-8")
+    chosen = str(app / "config" / "OlToPurviewMappings.json")
+    # Azure's ARM template sets OL_TO_PURVIEW_MAPPINGS_PATH to "" (deploy/azuredeploy.json): unset, like absent
+    for environ in ({}, {"OL_TO_PURVIEW_MAPPINGS_PATH": ""}, {"OlToPurviewMappings": " "}):
+        assert use_app_rules(app, environ) == app.resolve() / "config" / "OlToPurviewMappings.json"
+        assert environ["OL_TO_PURVIEW_MAPPINGS_PATH"] == chosen
+    given = {"OL_TO_PURVIEW_MAPPINGS_PATH": "/rules/mine.json"}
+    inline = {"OlToPurviewMappings": "[]"}
+    assert (use_app_rules(app, given), given) == (None, {"OL_TO_PURVIEW_MAPPINGS_PATH": "/rules/mine.json"})
+    assert (use_app_rules(app, inline), inline) == (None, {"OlToPurviewMappings": "[]"})
+    bare = {}  # the copy of function_app.py in the wheel has no config/ next to it: the shipped rules
+    assert (use_app_rules(tmp_path, bare), bare) == (None, {})
+    assert Settings.from_env(bare).mappings_path == SHIPPED_MAPPINGS_PATH

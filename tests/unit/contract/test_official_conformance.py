@@ -18,7 +18,7 @@ from referencing.jsonschema import DRAFT202012
 from olparser.contract import IngestError, IntakeLimits, read_event
 from olparser.contract.reader import event_kind
 from olparser.contract.strip import facet_maps
-from tests.conftest import SHARED
+from tests.support.repository import SHARED
 
 SPEC = SHARED / "openlineage" / "spec"
 CORE_ID = "https://openlineage.io/spec/2-0-2/OpenLineage.json"

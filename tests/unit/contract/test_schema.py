@@ -10,7 +10,7 @@ import pytest
 from olparser.contract.facets import facet_group
 from olparser.contract.schema import CONTRACT, CompiledDef, contract_validators
 from olparser.contract.strip import facet_maps
-from tests.conftest import SHARED
+from tests.support.repository import SHARED
 from tests.unit.contract.helpers import minimal_event
 
 NAMES = ["ok", "", "a\nb", "tail\n", "x" * 4097, "\x7f", "{prefix}", 5, None]

@@ -11,7 +11,8 @@ from olparser.adapters.catalog import CatalogUnavailable
 from olparser.adapters.delivery.envelope import ClaimCheckEnvelope, InlineEnvelope, parse
 from olparser.adapters.delivery.queues import SqliteQueueService
 from olparser.adapters.runtime import reset_process_runtime
-from tests.conftest import PROJECT_ROOT, SHARED, free_port
+from tests.support.ports import free_port
+from tests.support.repository import PROJECT_ROOT, SHARED
 from tools.catalog import CatalogServer
 from tools.functions_host.config import HostConfig
 from tools.functions_host.functions import describe_functions, load_app

@@ -14,12 +14,12 @@ from tools.azurite import connection_string
 from tools.functions_host.cli import ServeOptions, add_worker_arguments
 from tools.functions_host.functions import BindingSpec, FunctionSpec
 from tools.functions_host.local_catalog import start_catalog_unless_configured
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from tools.functions_host import queue_worker
 from tools.functions_host.queue_host import QueueDelivery, QueueTriggers, message_texts
 from tools.functions_host.storage import open_storage, parse_ports
 from olparser.adapters.delivery.poison import poison_at_once
-from tests.unit.test_poison_at_once import UNKNOWN, Runtime as PoisonRuntime
+from tests.support.poison_runtime import UNKNOWN, Runtime as PoisonRuntime
 
 FAST = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_dequeue_count=2, visibility_timeout=0.0,
                             max_polling_interval=0.1)

@@ -16,7 +16,7 @@ import pytest
 from olparser.adapters.delivery.queues import QueueService, SqliteQueueService, poison_queue_name
 from tools.functions_host.trigger_settings import QueueTriggerSettings
 from tools.functions_host.queue_worker import QueueWorker, WorkerCounts
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from tests.unit.conftest import unique_name
 
 FAST = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_dequeue_count=3, visibility_timeout=0.0,

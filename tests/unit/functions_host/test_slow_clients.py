@@ -11,7 +11,7 @@ from typing import Iterator
 import requests
 import uvicorn
 
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from tools.functions_host.cli import bind_http
 from tools.functions_host.config import HostConfig
 from tools.functions_host.functions import describe_functions, load_app

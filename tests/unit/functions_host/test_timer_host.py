@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from tools.functions_host.functions import BindingSpec, describe_functions, load_app
 from tools.functions_host.ncrontab import ScheduleError
 from tools.functions_host.timer_host import TimerTriggers, resolve_schedule

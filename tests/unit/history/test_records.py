@@ -7,9 +7,9 @@ from olparser.history.model import READ, WRITE, DatasetRef, RunRecord
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events, snapshot_from_static
-from tests import databricks_runs as dr
-from tests import history_scenario as week
-from tests.rules import MAPPINGS_PATH
+from tests.support import databricks_runs as dr
+from tests.support import history_scenario as week
+from tests.support.rules import MAPPINGS_PATH
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 OPTIONS = LineageOptions()

@@ -18,7 +18,7 @@ from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.merge import merge_event
 from olparser.settings import Settings
 from tests.conftest import open_test_history_store, open_test_run_state_store
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 from tools.samples.notebooks import streaming_batches
 

@@ -15,8 +15,8 @@ from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.merge import instant_seconds
 from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
-from tests import history_scenario as week
-from tests.rules import MAPPINGS_PATH
+from tests.support import history_scenario as week
+from tests.support.rules import MAPPINGS_PATH
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)

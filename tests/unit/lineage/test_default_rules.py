@@ -1,5 +1,5 @@
 """Real events through the real mapping engine with the default rules (the tests' copy of
-config/OlToPurviewMappings.json, tests/rules)."""
+config/OlToPurviewMappings.json, tests/support/rules.py)."""
 from __future__ import annotations
 
 import copy
@@ -9,7 +9,7 @@ import pytest
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 from .conftest import load_event, load_sequence
 

@@ -17,36 +17,12 @@ from olparser.lineage.inherited import (CHANNEL, inherited_orchestration, inheri
                                         orchestration_from_bytes, orchestration_to_bytes, passed_orchestration)
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_event
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
-from .test_identity import APP, DAG, TASK, parent_facet
+from tests.support.airflow_identity import APP, DAG, TASK, parent_facet
+from tests.support.orchestration_events import SQL_RUN_ID, application_run, sql_job_run
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
-APPLICATION_TYPE = {"processingType": "BATCH", "integration": "SPARK", "jobType": "APPLICATION"}
-SQL_JOB_TYPE = {"processingType": "BATCH", "integration": "SPARK", "jobType": "SQL_JOB"}
-SQL_RUN_ID = "0190f000-0000-7000-8000-00000000d000"
-
-
-def _event(run_id: str, job_name: str, facets: dict, job_type: dict, outputs: list) -> dict:
-    return {"eventType": "COMPLETE", "eventTime": "2026-03-02T06:12:00.000Z",
-            "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.40.1/integration/spark",
-            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-            "run": {"runId": run_id, "facets": facets},
-            "job": {"namespace": APP.namespace, "name": job_name, "facets": {"jobType": job_type}},
-            "inputs": [], "outputs": outputs}
-
-
-def application_run(facets: dict | None = None):
-    return merge_event(None, _event(APP.run_id, APP.name, parent_facet(TASK, DAG) if facets is None else facets,
-                                    APPLICATION_TYPE, []))
-
-
-def sql_job_run(facets: dict | None = None, outputs: list | None = None):
-    out = [{"namespace": "abfss://curated@contosolake.dfs.core.windows.net", "name": "/orders"}]
-    return merge_event(None, _event(SQL_RUN_ID, "databricks_shell.execute_insert_into_hadoop_fs_relation_command",
-                                    parent_facet(APP, DAG) if facets is None else facets, SQL_JOB_TYPE,
-                                    out if outputs is None else outputs))
-
 
 def test_the_application_run_passes_on_its_parent_and_root_in_the_scope_of_its_run_id():
     scope, data = passed_orchestration(application_run())

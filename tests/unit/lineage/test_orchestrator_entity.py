@@ -22,10 +22,10 @@ from olparser.lineage.identity import orchestration
 from olparser.lineage.owners import airflow_orchestrator
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_event
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
-from .test_identity import APP, DAG, TASK, parent_facet
-from .test_producer_owners import TASK_FACET, _task_run
+from tests.support.airflow_identity import APP, DAG, TASK, parent_facet
+from tests.support.producer_runs import TASK_FACET, _task_run
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 TASK_QN = "airflow://airflow/sales_daily/tasks/load_orders"

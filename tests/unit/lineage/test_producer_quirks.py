@@ -6,7 +6,7 @@ from __future__ import annotations
 from olparser.lineage import LineageOptions, awaits_environment, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 LAKE = "abfss://raw@contosolake.dfs.core.windows.net"

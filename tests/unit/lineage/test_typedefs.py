@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pyapacheatlas.core.typedef import EntityTypeDef, RelationshipTypeDef
 
-from tests.unit.lineage.test_producer_owners import _dbt_model_run
-from tests.unit.lineage.test_producer_owners import _task_run as _airflow_task_run
+from tests.support.producer_runs import _dbt_model_run
+from tests.support.producer_runs import _task_run as _airflow_task_run
 
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.runs.merge import merge_events

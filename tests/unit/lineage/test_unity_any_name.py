@@ -14,7 +14,7 @@ from olparser.resolution import unity_catalog
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.resource_sets import ResourceSetRules
 from olparser.runs.model import DatasetFacts, RunSnapshot
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 WORKSPACE = "adb-5550001112223334.4.azuredatabricks.net"
 METASTORE = "0a1b2c3d-0000-4000-8000-00000000abcd"

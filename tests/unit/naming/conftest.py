@@ -1,4 +1,4 @@
-"""Shared fixtures for the naming tests: the shipped default config (the tests' copy, tests/rules) and the reference
+"""Shared fixtures for the naming tests: the shipped default config (the tests' copy, tests/support/rules.py) and the reference
 vectors."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from olparser.naming import MappingEngine, MountPoint, mounts_from_facet
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -13,25 +12,15 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, R
 from openlineage.client.serde import Serde
 
 from olparser.settings import PROJECT_ROOT
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 from .conftest import rule
+from tests.support.qn_tester_runs import COMMAND, qn_tester
 
-SCRIPT = PROJECT_ROOT / ".venv" / "bin" / "qn-tester"
-COMMAND = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "tools.qn_tester"]
 # the engine says why no shipped rule names a Kafka topic (olparser/naming/stores.py)
 KAFKA = ("; Kafka (also Event Hubs' Kafka endpoint): no Purview scanner registers it, so it stays a placeholder "
          "(see docs/guides/producers-and-names.md)")
 SQL_NS = "sqlserver://purviewadbsynapsews.sql.azuresynapse.net:1433;database=SQLPool1;"
-
-
-def qn_tester(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """qn-tester with the test process's environment (its rules: OL_TO_PURVIEW_MAPPINGS_PATH is the tests' copy, see
-    tests/rules) and `env`."""
-    environment = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [*COMMAND, *args], input=stdin, capture_output=True, text=True, cwd=PROJECT_ROOT, env=environment, timeout=60
-    )
 
 
 def json_lines(text: str) -> list[dict]:
@@ -320,7 +309,7 @@ def test_catalog_without_explain_is_a_usage_error():
 
 
 def test_lint_against_a_catalog_that_cannot_be_reached_exits_2(tmp_path: Path):
-    from tests.conftest import free_port
+    from tests.support.ports import free_port
 
     url = f"http://127.0.0.1:{free_port()}/api/atlas/v2"
     done = qn_tester("lint", "--catalog", url)

@@ -12,8 +12,8 @@ from olparser.naming import stores
 from olparser.naming_coverage import (FORMS, GUIDE_END, GUIDE_START, OTHER, SCANNER, SEARCH, counts, coverage_rows,
                                       guide_with_table, markdown_table, mismatches)
 from olparser.naming.tokens import tokenize_namespace
-from tests.conftest import PROJECT_ROOT
-from tests.rules import MAPPINGS_PATH
+from tests.support.repository import PROJECT_ROOT
+from tests.support.rules import MAPPINGS_PATH
 from tools import qn_tester
 
 GUIDE = PROJECT_ROOT / "docs" / "guides" / "producers-and-names.md"

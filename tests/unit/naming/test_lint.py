@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from olparser.naming import lint_config
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 from .conftest import rule
 

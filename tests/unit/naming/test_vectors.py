@@ -6,8 +6,8 @@ import json
 import pytest
 
 from olparser.naming import MappingEngine
-from tests.conftest import SHARED
-from tests.rules import MAPPINGS_PATH
+from tests.support.repository import SHARED
+from tests.support.rules import MAPPINGS_PATH
 
 VECTOR_FILE = SHARED / "vectors" / "qn_cases.json"
 # none without ../shared: the tests are marked `shared` (tests/shared_marker.py) and still collect

@@ -1,5 +1,5 @@
 """Fixtures of the runner's tests: a fresh run-state store of each kind (tests/conftest.py's `run_state_store`), a
-fresh run-history store of the same kind, and the mapping engine with the shipped rules (the tests' copy, tests/rules; read, never edited)."""
+fresh run-history store of the same kind, and the mapping engine with the shipped rules (the tests' copy, tests/support/rules.py; read, never edited)."""
 from __future__ import annotations
 
 import itertools
@@ -9,7 +9,7 @@ import pytest
 
 from olparser.naming import MappingEngine
 from tests.conftest import open_test_history_store, open_test_run_state_store
-from tests.rules import MAPPINGS_PATH
+from tests.support.rules import MAPPINGS_PATH
 
 
 @pytest.fixture

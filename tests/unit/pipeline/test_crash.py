@@ -15,7 +15,7 @@ from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
 from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 pytestmark = pytest.mark.slow  # a whole scenario per step boundary: on Azurite, minutes on a busy machine

@@ -4,7 +4,6 @@ store; the catalog is the boundary fake (RENAME, which reads the catalog's relat
 tests/e2e/test_lifecycle.py)."""
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -17,49 +16,9 @@ from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.merge import merge_event
 from olparser.runs.model import DatasetFacts
 from tests.unit.pipeline.fake_catalog import FakeCatalog
+from tests.support.lifecycle_batch import BatchCatalog as _BatchCatalog, backfill as _batch
+from tests.support.lifecycle_events import LAKE, NOW, drop, lifecycle_pipeline as _pipeline, run_event, table, write
 
-NOW = 1_800_000_000.0
-PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.26.0/integration/spark"
-LAKE = "abfss://curated@contosolake.dfs.core.windows.net"
-
-
-def table(namespace: str, name: str, change: str | None = None, previous: tuple[str, str] | None = None,
-          symlink: tuple[str, str] | None = None) -> dict[str, Any]:
-    """A dataset as openlineage-spark's DDL visitors send it (shared/openlineage/events/
-    container__pysparkDropTableEvent.json, container__pysparkAlterTableRenameEnd.json: the location, a TABLE symlink,
-    `lifecycleStateChange` with `previousIdentifier` for RENAME)."""
-    facets: dict[str, Any] = {}
-    if symlink:
-        facets["symlinks"] = {"identifiers": [{"namespace": symlink[0], "name": symlink[1], "type": "TABLE"}]}
-    if change:
-        facets["lifecycleStateChange"] = {"lifecycleStateChange": change}
-        if previous:
-            facets["lifecycleStateChange"]["previousIdentifier"] = {"namespace": previous[0], "name": previous[1]}
-    return {"namespace": namespace, "name": name, "facets": facets}
-
-
-def run_event(run: str, job: str, inputs: list, outputs: list, at: str = "2026-09-23T10:00:00Z") -> dict[str, Any]:
-    return {"eventType": "COMPLETE", "eventTime": at, "producer": PRODUCER,
-            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-            "run": {"runId": str(uuid.uuid5(uuid.NAMESPACE_URL, run))}, "job": {"namespace": "etl", "name": job}, "inputs": inputs, "outputs": outputs}
-
-
-# DropTableCommandVisitor: the dropped table as the only output, no input; job `{app}.execute_drop_table_command.{t}`
-def drop(run: str, dataset: dict[str, Any], at: str = "2026-09-23T11:00:00Z") -> dict[str, Any]:
-    name = dataset["name"].rsplit("/", 1)[-1]
-    return run_event(run, f"app.execute_drop_table_command.{name}", [],
-                     [{**dataset, "facets": {**dataset["facets"], "lifecycleStateChange": {"lifecycleStateChange":
-                                                                                          "DROP"}}}], at)
-
-
-def write(run: str, output: dict[str, Any], at: str = "2026-09-23T10:00:00Z") -> dict[str, Any]:
-    return run_event(run, "app.execute_insert_into_hadoop_fs_relation_command.t",
-                     [table(LAKE, "raw/orders")], [output], at)
-
-
-def _pipeline(store, engine, catalog) -> LineagePipeline:
-    return LineagePipeline(store, engine, LineageOptions(), catalog, WritePolicy(environment_wait_seconds=0),
-                           clock=lambda: NOW)
 
 
 def test_a_statement_that_only_changes_a_tables_lifecycle_is_not_a_process(engine):
@@ -123,41 +82,6 @@ def test_drop_never_touches_a_scanned_asset(store, engine):
 
     assert (outcome.status, outcome.deleted) == ("written", 0)
     assert catalog.entities[scanned]["attributes"] == {"qualifiedName": scanned[1], "name": "orders"}
-
-
-def _batch(store, catalog, engine, *runs: tuple[str, list[dict[str, Any]]]) -> int:
-    """`spark backfill`'s steps for these runs (tools/spark/runs.py plan_run, selected_plan, lifecycle_keys,
-    standing_changes, batch_marks; tools/spark/catalog.py PlanWriter.write, then PlanWriter.apply_lifecycle as
-    tools/spark/spark_job.py calls them), through the catalog fake in place of the throttled client's uploader.
-    Returns the entities the drops and renames deleted."""
-    import json
-    import zlib
-
-    from tools.spark.catalog import PlanWriter
-    from tools.spark.runs import PLANNED, batch_marks, lifecycle_keys, plan_run, selected_plan, standing_changes
-
-    results = [plan_run(key, [zlib.compress(json.dumps(e).encode()) for e in events], engine, LineageOptions())
-               for key, events in runs]
-    assert {r.status for r in results} == {PLANNED}
-    selected = [selected_plan(result, {}, {}) for result in results]
-    writer = object.__new__(PlanWriter)
-    writer.uploader, writer.registry, writer.resolver, writer.history = catalog, store, None, None
-    writer.bulk_size = 100
-    stats = writer.write(selected)
-    changing = [s for s in selected if s.lifecycle]
-    wanted = frozenset(key for s in changing for key in s.lifecycle.keys())
-    written: dict = {}
-    for key, order in (pair for s in selected for pair in lifecycle_keys(s, wanted)):
-        written[key] = max(order, written.get(key, order))
-    return writer.apply_lifecycle(standing_changes(changing, written), stats.links,
-                                  batch_marks(changing, written, stats.links)).deleted
-
-
-class _BatchCatalog(FakeCatalog):
-    """The fake as the backfill's uploader: it holds no process the batch writes (each is written)."""
-
-    def read(self, keys: Any, calls: list[int]) -> dict:
-        return {}
 
 
 def _batch_drop(store, catalog, engine, event: dict[str, Any]) -> int:

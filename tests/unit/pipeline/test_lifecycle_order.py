@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from olparser.lineage.lifecycle import (DROP, RENAME, LifecycleChanges, LifecycleMark, Marked, lifecycle_marks,
                                         standing)
 from tests.unit.pipeline.fake_catalog import FakeCatalog
-from tests.unit.pipeline.test_lifecycle import NOW, _pipeline, drop, table, write
+from tests.support.lifecycle_batch import BatchCatalog, backfill
+from tests.support.lifecycle_events import NOW, drop, lifecycle_pipeline as _pipeline, table, write
 
 K, NEW, OTHER = ("openlineage_dataset", "file:/t"), ("openlineage_dataset", "file:/t_new"), ("p", "x")
 T1, T2, T3 = (10.0, "w1"), (11.0, "d1"), (12.0, "w2")
@@ -163,10 +164,8 @@ def test_a_drop_older_than_the_newest_write_deletes_nothing(store, engine):
 
 # --- the batch paths and the live path share the marks -----------------------------------------------------------
 def test_a_backfilled_drop_is_remembered_and_a_late_older_live_write_is_dropped_again(store, engine):
-    from tests.unit.pipeline.test_lifecycle import _batch, _BatchCatalog
-
-    catalog = _BatchCatalog()
-    _batch(store, catalog, engine, ("d1", [drop("d1", TARGET)]))  # spark backfill of the 11:00 drop
+    catalog = BatchCatalog()
+    backfill(store, catalog, engine, ("d1", [drop("d1", TARGET)]))  # spark backfill of the 11:00 drop
 
     _pipeline(store, engine, catalog).process(write("w1", TARGET), now=NOW)  # a 10:00 write arrives live
 
@@ -174,12 +173,10 @@ def test_a_backfilled_drop_is_remembered_and_a_late_older_live_write_is_dropped_
 
 
 def test_a_newer_live_drop_stands_over_what_a_backfill_writes_of_the_same_name(store, engine):
-    from tests.unit.pipeline.test_lifecycle import _batch, _BatchCatalog
-
-    catalog = _BatchCatalog()
+    catalog = BatchCatalog()
     _pipeline(store, engine, catalog).process(drop("d2", TARGET, at="2026-09-23T13:00:00Z"), now=NOW)  # live
     # the backfill drops the table at 11:00 and writes it again at 12:00: it stands in the batch, not after 13:00
-    _batch(store, catalog, engine, ("d1", [drop("d1", TARGET)]),
+    backfill(store, catalog, engine, ("d1", [drop("d1", TARGET)]),
            ("w2", [write("w2", TARGET, at="2026-09-23T12:00:00Z")]))
 
     assert catalog.keys() == WRITTEN

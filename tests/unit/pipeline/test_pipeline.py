@@ -8,7 +8,6 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from pathlib import Path
 
 from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
@@ -16,17 +15,13 @@ from olparser.runs.rules import static_key
 from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import TOMBSTONE_SECONDS
 from tests.conftest import same_store_elsewhere
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
+from tests.support.pipelines import Clock, NOTEBOOK, NOW, STATEMENT, WS, _cll, make_pipeline
 
-NOW = 1_800_000_000.0
-CLL = "openlineage/sequences/compat-tests__CLL"
 CLL_RUN = "019127df-0850-72bc-b214-b255290588a6"
-WS = f"databricks://{dr.HOST}"
-NOTEBOOK = f"{WS}/notebooks/Repos/etl/orders"
 APP = f"{WS}/applications/databricks_shell"
 LAKE = "https://contosolake.dfs.core.windows.net"
-STATEMENT = "execute_insert_into_hadoop_fs_relation_command.orders"
 PROCESS = ("databricks_process", f"{NOTEBOOK}/processes/{STATEMENT}/{LAKE}/curated/orders")
 INTERIM_PROCESS = ("spark_process", f"{APP}/processes/{STATEMENT}/dbfs:/mnt/curated/orders")
 IN_ORDER_KEYS = [
@@ -37,28 +32,6 @@ IN_ORDER_KEYS = [
     PROCESS,
     ("databricks_workspace", WS),
 ]
-
-
-class Clock:
-    def __init__(self, now: float = NOW) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.now += seconds
-
-
-def make_pipeline(store, engine, catalog, clock=None, resolver=None, **policy) -> LineagePipeline:
-    clock = clock or Clock()
-    return LineagePipeline(store, engine, LineageOptions(), catalog,
-                           WritePolicy(**{"environment_wait_seconds": 0, **policy}), clock=clock, sleep=clock.sleep,
-                           resolver=resolver)
-
-
-def _cll(shared_dir: Path, *numbers: int) -> list[dict]:
-    return [json.loads((shared_dir / CLL / f"{n}.json").read_text()) for n in numbers]
 
 
 def _inputs(catalog: FakeCatalog, key) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import same_store_elsewhere
 from tests.unit.pipeline.fake_catalog import FakeCatalog
-from tests.unit.pipeline.test_pipeline import _cll, make_pipeline
+from tests.support.pipelines import _cll, make_pipeline
 
 CLL_PROCESS = ("spark_process", "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
                                 "execute_create_hive_table_as_select_command.default_tbl1/file:/tmp/cll_test/default.tbl1")

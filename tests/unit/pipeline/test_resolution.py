@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from olparser.adapters.catalog.resolver import Resolution
 from olparser.resolution.model import Candidate
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
-from tests.unit.pipeline.test_pipeline import NOTEBOOK, STATEMENT, make_pipeline
+from tests.support.pipelines import NOTEBOOK, STATEMENT, make_pipeline
 
 LAKE = "https://contosolake.dfs.core.windows.net"
 PATH, SET = "azure_datalake_gen2_path", "azure_datalake_gen2_resource_set"

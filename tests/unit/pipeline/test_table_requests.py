@@ -22,7 +22,7 @@ from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, RunStatus, WritePolicy
 from olparser.adapters.history_stores.table_store import TableHistoryStore
 from olparser.adapters.run_state.table_store import TableRunStateStore
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 from tools.samples.databricks import event_time
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 

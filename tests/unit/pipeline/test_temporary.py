@@ -7,7 +7,7 @@ import itertools
 
 from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
-from tests import temporary_runs as tr
+from tests.support import temporary_runs as tr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 NOW = 1_800_000_000.0

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import SHARED
+from tests.support.repository import SHARED
 
 SEQUENCES = SHARED / "openlineage" / "sequences"
 

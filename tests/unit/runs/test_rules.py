@@ -8,7 +8,7 @@ from olparser.pipeline import Decision, WritePolicy, decide
 from olparser.runs import merge_event, snapshot_from_static
 from olparser.runs.merge import merge_events
 from olparser.runs.rules import RunStatus, is_static_key, newest_static, run_key, run_order, static_key
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 
 JOB = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
        "job": {"namespace": "adf", "name": "copy_orders"}, "inputs": [{"namespace": "kafka://b:9092", "name": "a"}]}

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.support.repository import PROJECT_ROOT
 from tools import cli
 from tools.exit_codes import CONVENTION, FAILED, USAGE, for_http_status
 from tools.replay import Outcome, read_events, summary

@@ -7,7 +7,7 @@ from olparser.adapters.delivery import envelope as env
 from olparser.adapters.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, poison_queue_name
 from tools.requeue_messages import RequeuedMessage, Selection, requeue
 from tools import cli
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from tests.unit.conftest import unique_name
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from olparser.adapters.delivery.group_commit import GroupCommit
 from olparser.adapters.delivery.queues import SqliteQueueService
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 
 
 class GatedCommit:

@@ -8,7 +8,7 @@ from azure.storage.queue import QueueClient
 
 from olparser.adapters.delivery.queues import (MessageGone, MessageTooLarge, QueueService, check_queue_name,
                                       poison_queue_name)
-from tests.conftest import wait_until
+from tests.support.waiting import wait_until
 from tests.unit.conftest import unique_name
 
 

@@ -11,8 +11,8 @@ from azure.data.tables import TableServiceClient
 from azure.storage.blob import BlobServiceClient
 from azure.storage.queue import QueueClient
 
-from tests.azurite_fixture import require_azurite
-from tests.conftest import free_port
+from tests.support.azurite_fixture import require_azurite
+from tests.support.ports import free_port
 from tools.azurite import (
     ACCOUNT_KEY,
     Azurite,

@@ -8,7 +8,7 @@ from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.model import DatasetFacts
 from olparser.runs.store import MAX_TEMPORARY_ROWS
 from tests.conftest import same_store_elsewhere
-from tests.temporary_runs import etl_chain
+from tests.support.temporary_runs import etl_chain
 
 T0 = 1_700_000_000.0
 # website/docs/spec/examples.md (OpenLineage repo) line 255: the temporary output of the "Load task"

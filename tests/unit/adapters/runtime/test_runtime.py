@@ -15,8 +15,9 @@ from azure.core.credentials import AccessToken
 from olparser.adapters.catalog import CatalogUnavailable
 from olparser.adapters.runtime import ConfigurationError, Runtime, TypedefsFirstUploader
 from olparser.settings import Settings
-from tests.conftest import SHARED, free_port
-from tests.rules import MAPPINGS_PATH
+from tests.support.ports import free_port
+from tests.support.repository import SHARED
+from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 EVENTS = SHARED / "openlineage" / "events"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from tests import databricks_runs as dr
+from tests.support import databricks_runs as dr
 
 LAKE = "https://contosolake.dfs.core.windows.net"
 ORDERS, CUSTOMERS = f"{LAKE}/raw/orders", f"{LAKE}/raw/customers"
