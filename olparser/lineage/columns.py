@@ -144,11 +144,13 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
             continue
         text, sort_key, direct = _transformations(item.get("transformations"))
         if direct and pairs is not None:
+            # Why the type errors are ignored: `middle` is set, so is every piece (`_Datasets.add`), which mypy
+            # cannot narrow from one element of the tuple; checking each would cost the hot loop
             if qualified_name in pairs:
                 pairs[qualified_name].add((field, sink_column))
             else:
-                pairs[qualified_name] = {(field, sink_column)}
-        found.append((qualified_name, field, type_name, namespace, name, sort_key,
+                pairs[qualified_name] = {(field, sink_column)}  # type: ignore[index]
+        found.append((qualified_name, field, type_name, namespace, name, sort_key,  # type: ignore[arg-type]
                       f'{{"field":{encode(field)}{middle}{text}{end}'))
     if len(found) < 2:
         return found[0][6] if found else ""

@@ -219,7 +219,9 @@ def _job_ref(value: Any) -> JobRef | None:
     if not isinstance(value, dict):
         return None
     job = value.get("job")
-    name = _text(job.get("name")) if isinstance(job, dict) else None
+    if not isinstance(job, dict):
+        return None
+    name = _text(job.get("name"))
     if not name:
         return None
     run = value.get("run")

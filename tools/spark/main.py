@@ -4,7 +4,8 @@ repository, `tools`)."""
 import sys
 
 try:
-    from ol2purview_tools.spark.cli import main
+    # Why the type error is ignored: the wheel's name for tools/, absent from the repository mypy reads
+    from ol2purview_tools.spark.cli import main  # type: ignore[import-not-found]
 except ImportError:  # the repository's source tree, without the wheel installed
     from tools.spark.cli import main
 

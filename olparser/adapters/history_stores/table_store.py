@@ -229,7 +229,9 @@ class TableHistoryStore:
             new = [record.run_id not in self._recorded]
         # a run this instance never recorded is taken to be new: its row is created without reading it first (one
         # that exists fails the create, and the retry reads it)
-        return self._with_retries(lambda: self._record_once(record, keep_changes, new.pop() if new else False))
+        recorded: frozenset[str] = self._with_retries(
+            lambda: self._record_once(record, keep_changes, new.pop() if new else False))
+        return recorded
 
     def refreshed(self, run_id: str, names: Iterable[str]) -> None:
         names = frozenset(names)
@@ -317,7 +319,7 @@ class TableHistoryStore:
         purge = self._read({"PartitionKey": f"purge-{entity['day']}", "RowKey": entity["RowKey"]})
         return purge is not None and purge.get("digest") == entity.get("digest")
 
-    def _finish(self, run_id: str, etag: str, row: TableEntity, unrefreshed: frozenset[str],
+    def _finish(self, run_id: str, etag: str | None, row: TableEntity, unrefreshed: frozenset[str],
                 keep_changes: bool) -> None:
         """Mark the run's row complete (what it replaces dropped), conditional on `etag`: now when no process waits
         for the catalog to show its counts, else with the runner's `refreshed` mark (one write: until then the row
@@ -388,13 +390,15 @@ class TableHistoryStore:
                 longest = max(longest, record.facts.end - record.facts.start)
         for partition, markers in process_runs.items():
             earliest = sorted((float(m["start"]), m["RowKey"][2:]) for m in markers)[:EARLIEST_KEPT]
-            partitions[partition].append(self._summary_operation(partition, None, len(markers), earliest)[1])
+            operation = self._summary_operation(partition, None, len(markers), earliest)
+            assert operation is not None and isinstance(operation[1], TableEntity)  # a count > 0 with no summary: created
+            partitions[partition].append(operation[1])
         batches = [batch for rows in partitions.values() for batch in _batches(rows)]
 
         def send(batch: list[TableEntity]) -> None:
             """Created (the history is empty: a row there already fails the batch); after a dropped connection,
             which may have written them, upserted."""
-            sent = []
+            sent: list[bool] = []
             for attempt in Retrying(retry=retry_if_exception_type(ServiceResponseError), reraise=True,
                                     stop=stop_after_attempt(10), wait=wait_random_exponential(multiplier=0.2, max=5)):
                 with attempt:
@@ -493,7 +497,7 @@ class TableHistoryStore:
                 while len(self._summaries) > KNOWN_ROWS:
                     self._summaries.popitem(last=False)
 
-    def _submit(self, operations: list[tuple]) -> list:
+    def _submit(self, operations: list[TableOperation]) -> list[TableAnswer]:
         return submit(self.table, operations, HistoryConflict)
 
     def _note_duration(self, facts: RunFacts) -> None:

@@ -8,16 +8,16 @@ from typing import Any
 from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableEntity, UpdateMode
 
+from olparser.adapters.run_state.table_base import RunRows
 from olparser.runs import ledger
 from olparser.adapters.run_state.table_rows import unchanged as _unchanged
 
 DUE_PARTITION = "due"
 
 
-class DueRows:
+class DueRows(RunRows):
     """The incomplete-runs timer's rows (a mixin of TableRunStateStore)."""
 
-    table: Any
 
     # --- the incomplete-runs timer -----------------------------------------------------------------------------
     def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
@@ -60,7 +60,7 @@ class DueRows:
                                          parameters={"p": DUE_PARTITION, "now": float(now)},
                                          select=["PartitionKey", "RowKey", "run_key", "due_at"])
         found = sorted(((float(row["due_at"]), row["run_key"], row) for row in rows), key=lambda item: item[:2])
-        due = []
+        due: list[Any] = []
         for _, run_key, row in found:  # the run's own row says when it is due (its due row may be earlier: postponed)
             if len(due) >= limit:
                 break

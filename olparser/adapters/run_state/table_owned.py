@@ -11,6 +11,7 @@ from typing import Any, Iterable, Sequence
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableEntity
 
+from olparser.adapters.run_state.table_base import RunRows
 from olparser.runs import ledger
 from olparser.runs.ledger import Key, Writer, sorted_keys
 from olparser.runs.store import TOMBSTONE_SECONDS
@@ -28,10 +29,9 @@ class RunStateConflict(TableConflict):
     """Another writer changed the entity between our read and our write (retried up to max_attempts times)."""
 
 
-class OwnedRows:
+class OwnedRows(RunRows):
     """Users of the connector's entities and writers of its processes (a mixin of TableRunStateStore)."""
 
-    table: Any
     _fold_lock: Any
     _heads: Any
     _legacy_checked: Any
@@ -139,7 +139,7 @@ class OwnedRows:
             head, user = self._owned_rows(key, run_key)
             users, legacy = self._counts(key, head)
             # the head is remembered as written here: `finish_deletes` deletes it without reading it again
-            if ledger.releases(int(user["epoch"]) if user is not None else None, epoch):
+            if user is not None and ledger.releases(int(user["epoch"]), epoch):  # (releases None: never)
                 users = max(users - 1, 0)
                 unused = ledger.orphaned(users, legacy)
                 since = {"deleting_since": float(now)} if unused else {}
@@ -168,9 +168,10 @@ class OwnedRows:
 
     def _known_head(self, key: Key) -> TableEntity | None:
         with self._fold_lock:
-            return self._heads.get(_head_keys(key)["PartitionKey"])
+            head: TableEntity | None = self._heads.get(_head_keys(key)["PartitionKey"])
+            return head
 
-    def _remember_head(self, key: Key, head: TableEntity | None, written: list | None = None) -> None:
+    def _remember_head(self, key: Key, head: TableEntity | None, written: list[Any] | None = None) -> None:
         """Remember the entity's head row as read (`written`: the answers of the batch that wrote it, its ETag
         first); None forgets it."""
         etag = (written[0] or {}).get("etag") if written else (head.metadata.get("etag") if head is not None else None)
@@ -208,9 +209,10 @@ class OwnedRows:
             # (the first row, following continuations: a scan across partitions may answer a page with none)
             checked = (next(iter(rows), None) is not None, time.monotonic())
             self._legacy_checked = checked
-        return checked[0]
+        found: bool = checked[0]
+        return found
 
-    def _transact(self, operations: list, key: Key | None = None) -> list:
+    def _transact(self, operations: list[Any], key: Key | None = None) -> list[Any]:
         """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write; `key`: the
         entity whose head it changes, forgotten then). The answers of its operations (their ETags)."""
         try:

@@ -39,7 +39,7 @@ def unchanged(read: Mapping[str, Any]) -> dict[str, Any]:
     return {"etag": etag, "match_condition": MatchConditions.IfNotModified}
 
 
-def put_op(row: TableEntity, read: TableEntity | None) -> tuple:
+def put_op(row: TableEntity, read: TableEntity | None) -> tuple[Any, ...]:
     """The batch operation that creates `row` (nothing was read) or replaces what was read if unchanged."""
     if read is None:
         return ("create", row)
@@ -83,7 +83,7 @@ def delete_row(table: TableClient, read: TableEntity, conflict: type[TableConfli
         raise
 
 
-def submit(table: TableClient, operations: list, conflict: type[TableConflict]) -> list:
+def submit(table: TableClient, operations: list[Any], conflict: type[TableConflict]) -> list[Any]:
     """One entity-group transaction (one partition): all or nothing; the answers of its operations (their ETags).
     `conflict` when a condition failed (a row changed, created or deleted since it was read)."""
     try:

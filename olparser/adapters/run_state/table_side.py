@@ -3,6 +3,7 @@ reader), for interim datasets (the re-link timer's partition) and for the lifecy
 tables (one partition). Mixed into TableRunStateStore (table_store.py)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -12,6 +13,7 @@ from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableEntity, UpdateMode
 
+from olparser.adapters.run_state.table_base import RunRows
 from olparser.adapters.run_state.table_rows import put_op
 from olparser.runs.ledger import Key, sorted_keys
 from olparser.runs.marks import LifecycleMark
@@ -24,18 +26,9 @@ FILTER_KEYS = 14  # RowKeys per query: a filter holds at most 15 comparisons (on
 BATCH_ROWS = 100  # operations per batch transaction
 
 
-class SideRows:
+class SideRows(RunRows):
     """Temporary and interim datasets (a mixin of TableRunStateStore)."""
 
-    table: Any
-    temporary_seconds: float
-    ttl_seconds: float
-
-    def _transact(self, operations: list[Any], key: Key | None = None) -> list[Any]:
-        raise NotImplementedError  # TableRunStateStore's (table_owned.OwnedRows)
-
-    def _with_retries(self, attempt: Any) -> Any:
-        raise NotImplementedError  # TableRunStateStore's
 
     # --- temporary datasets -----------------------------------------------------------------------------------
     # One partition per (scope, temporary dataset); a row per writer (`w-` + sha256 of its run key, `passed_on`)
@@ -53,7 +46,7 @@ class SideRows:
             readers.update(self._temporary_rows(partition, "r-", now, ("run_key",)))
         readers.discard(writer)
         for reader in sorted(readers):
-            self._with_retries(lambda reader=reader: self._bump_version(reader))
+            self._with_retries(functools.partial(self._bump_version, reader))
         return frozenset(readers)
 
     def _bump_version(self, run_key: str) -> None:
