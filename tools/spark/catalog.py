@@ -3,14 +3,14 @@ many runs per call, and removing placeholders. Every call goes through the live 
 
 - `RateLimiter`: calls spaced 1/rate apart (a task gets the global rate divided by the number of upload tasks).
 - `ThrottledClient`: a catalog client whose every HTTP call waits for the limiter (retries included).
-- `process_verdict`: write, unchanged (the catalog holds the same process) or superseded (the catalog holds it
-  from a newer run, by `lastRunTime`).
+- `process_verdict`: write, or unchanged (the catalog holds the same process).
 - `PlanWriter`: one task's share of the plans: resolves their datasets against the scanned assets with the live
   path's `ScannedAssetResolver` (all runs of the task together: one lookup per type, the answers cached for the
-  task) and links each plan (`link_plan`), reads the processes they write (one GET per type and URL-sized chunk),
-  drops the unchanged and superseded ones, packs the rest (`olparser.lineage.combine`) and uploads each pack with
-  `CatalogUploader` in one bulk call. Through the live path's run-state store (`registry`) it keeps the live path's
-  ledger (claim, upload, commit, delete what no run uses any more), the interim datasets the live path created
+  task) and links each plan (`link_plan`), then writes them through the live path's own write procedure
+  (olparser/writing.py `write_plans` and `carry_out`) with the live path's run-state store (`registry`): claim, the
+  store's newer-run test, upload, commit, delete what no run uses any more, done. Its own parts are the batch's:
+  it reads the processes the plans write (one GET per type and URL-sized chunk) and drops the unchanged ones, and
+  packs the rest (`olparser.lineage.combine`) into one bulk call each. The interim datasets the live path created
   count as the connector's and those the backfill creates are registered for the re-link timer.
 - `delete_entities`: `DELETE /entity/bulk?guid=...` of entities already read (the remap reads the placeholders with
   their relationships to see which are unused, so their guids are known: `CatalogUploader.delete`, which looks them
@@ -18,7 +18,6 @@ many runs per call, and removing placeholders. Every call goes through the live 
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -31,23 +30,24 @@ from olparser.adapters.catalog.existence import existence_cache_for, guid_batche
 from olparser.adapters.catalog.placement import placement_from_settings
 from olparser.adapters.catalog.resolver import resolver_for
 from olparser.history import RunHistoryStore, with_run_history
-from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
+from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.lifecycle import LifecycleChanges
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import is_process
-from olparser.resolution.model import candidates_to_json
+from olparser.resolution.model import Resolution
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
-from olparser.pipeline import apply_lifecycle, delete_orphans, wait_for_deletions
+from olparser.pipeline import apply_lifecycle
 from olparser.runs import RunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
+from olparser.writing import RunWrite, carry_out, wait_for_deletions, write_plans
 
-from .records import event_instant
 from .runs import Selected
 
 log = logging.getLogger(__name__)
-WRITE, UNCHANGED, SUPERSEDED = "write", "unchanged", "superseded"
+MAX_RESOLUTIONS = 3  # a linked scanned asset vanished during the upload: the plans are resolved again, at most so often
+WRITE, UNCHANGED = "write", "unchanged"
 
 
 class RateLimiter:
@@ -147,15 +147,12 @@ def _is_reference(value: Any) -> bool:
 
 
 def process_verdict(ours: JSON, theirs: JSON | None) -> str:
-    """`superseded` when the catalog's version comes from a newer run, `unchanged` when it holds what we would
-    write (every attribute and reference we send), else `write`."""
+    """`unchanged` when the catalog holds what we would write (every attribute and reference we send), else
+    `write`. Whether a newer run wrote the process is the run-state store's answer (`writing.newer_writers`), not
+    the catalog's: such a process is not read at all."""
     if theirs is None:
         return WRITE
     their_attributes = theirs.get("attributes") or {}
-    our_time = event_instant(ours["attributes"].get("lastRunTime"))
-    their_time = event_instant(their_attributes.get("lastRunTime"))
-    if our_time is not None and their_time is not None and their_time > our_time:
-        return SUPERSEDED
     their_relations = {**their_attributes, **(theirs.get("relationshipAttributes") or {})}
     for name, value in ours["attributes"].items():
         if _is_reference(value):
@@ -204,9 +201,10 @@ class WriteStats:
 class PlanWriter:
     """Writes plans of many runs through one CatalogUploader and one resolver (their caches shared by all of them).
 
-    `registry`: the live path's run-state store. Through it the writes keep the live path's ledger: each run claims
-    what its plan has before the upload and commits it after, and what an earlier plan of the same run had that no
-    run uses any more is deleted (a remap's old process and its placeholders), as the live path's runner does."""
+    `registry`: the live path's run-state store (needed to write). Through it the writes keep the live path's ledger
+    with the live path's procedure (olparser/writing.py): each run claims what its plan has before the upload and
+    commits it after, a process a newer run wrote (the store says so) is left alone, and what an earlier plan of
+    the same run had that no run uses any more is deleted (a remap's old process and its placeholders)."""
 
     def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None,
                  registry: RunStateStore | None = None, history: RunHistoryStore | None = None) -> None:
@@ -222,40 +220,58 @@ class PlanWriter:
         self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
+        """Write the runs' plans through the one write procedure (olparser/writing.py `write_plans`: claim, the
+        run-state store's newer-run test, upload with the interim datasets registered, commit; `carry_out`: delete
+        what no run uses any more, done), many runs per bulk call. The processes the catalog already holds as they
+        would be written are not uploaded again (one read per type and URL-sized chunk)."""
+        if self.registry is None:
+            raise ValueError("PlanWriter.write needs the run-state store (registry)")
         stats = WriteStats()
         selected = list(selected)
         stats.superseded = sum(s.superseded for s in selected)
         calls = [0]
-        selected, interim = self._linked(selected, calls, stats.links)
-        runs = [s for s in selected if s.plan is not None]
-        if self.history is not None:
-            summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
-            runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
-        self._claim(runs)
-        processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
+        for _ in range(MAX_RESOLUTIONS):
+            linked, resolution = self._linked(selected, calls, stats.links)
+            runs = [s for s in linked if s.plan is not None]
+            if self.history is not None:
+                summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
+                runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
+            verdicts = WriteStats()
+            written = write_plans(
+                self.registry, self.uploader, self.resolver,  # type: ignore[arg-type]
+                [RunWrite(s.key, s.plan, None if s.run_time is None else s.order, None, s.owned_keys(),  # type: ignore[arg-type]
+                          s.processes) for s in runs], resolution,
+                wait=lambda contested: wait_for_deletions(self.registry, contested, time.time, time.sleep),  # type: ignore[arg-type]
+                select=lambda chosen: self._changed(chosen, calls, verdicts),
+                pack=lambda plans: [combine_plans(group) for group in pack_plans(plans, self.bulk_size, _itself)])
+            if written is not None:
+                break
+        else:
+            raise RuntimeError("the scanned assets the plans link to kept vanishing while they were written")
+        calls[0] += written.calls
+        stats.written, stats.unchanged, stats.placeholders = verdicts.written, verdicts.unchanged, verdicts.placeholders
+        stats.superseded += sum(len(c.superseded) for c in written.committed)
+        stats.requests = written.requests
+        stats.deleted, delete_calls = carry_out(self.registry, self.uploader, self.resolver,  # type: ignore[arg-type]
+                                                [(c.run.key, c.result) for c in written.committed])  # one request
+        stats.calls = calls[0] + delete_calls
+        return stats
+
+    def _changed(self, chosen: list[tuple[RunWrite, LineagePlan]], calls: list[int],
+                 stats: WriteStats) -> list[LineagePlan]:
+        """The plans minus the processes the catalog already holds as they would be written (`process_verdict`);
+        `stats` counts the written and unchanged processes and the placeholders written processes stop using."""
+        processes = {key_of(e): e for _, plan in chosen for e in plan.entities if is_process(e)}
         held = read_entities(self.uploader, processes, calls) if processes else {}
         skip: set[str] = set()
         for key, ours in processes.items():
-            verdict = process_verdict(ours, held.get(key))
-            if verdict == WRITE:
+            if process_verdict(ours, held.get(key)) == WRITE:
                 stats.written += 1
                 stats.placeholders |= replaced_placeholders(ours, held.get(key))
             else:
                 skip.add(key[1])
-                stats.unchanged += verdict == UNCHANGED
-                stats.superseded += verdict == SUPERSEDED
-        plans = [plan for plan in (_without(s.plan, skip) for s in runs) if plan is not None]  # type: ignore[arg-type]
-        for group in pack_plans(plans, self.bulk_size, lambda plan: plan):
-            report = self.uploader.upload(combine_plans(group))
-            stats.requests += 1
-            calls[0] += report.calls
-            created = set(report.created) & set(interim)
-            if created and self.registry is not None:
-                self.registry.register_interim({k: json.dumps(candidates_to_json(interim[k]), separators=(",", ":"))
-                                                for k in created})
-        stats.deleted = self._commit(runs, calls)
-        stats.calls = calls[0]
-        return stats
+                stats.unchanged += 1
+        return [plan for plan in (_without(plan, skip) for _, plan in chosen) if plan is not None]
 
     def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key]) -> WriteStats:
         """After every write of the batch, in the runs' time order: the tables these runs drop and rename (each
@@ -274,49 +290,15 @@ class PlanWriter:
         stats.calls = calls[0]
         return stats
 
-    def _claim(self, runs: list[Selected]) -> None:
-        """Before the upload: each run counts as a user of what its plan has; wait for a deletion of one of those
-        entities that a live worker has under way."""
-        if self.registry is None:
-            return
-        contested: set[Key] = set()
-        for selected in runs:
-            contested |= self.registry.claim(selected.key, selected.owned_keys())
-        wait_for_deletions(self.registry, frozenset(contested), time.time, time.sleep)
-
-    def _commit(self, runs: list[Selected], calls: list[int]) -> int:
-        """After the upload: record each run's plan as what it has written, then delete what no run uses any more
-        (what earlier plans of these runs had and theirs lack) and tell the store it is done. A run that dropped a
-        process whose older writer still has it leaves that restore pending in the store: the live path's timer
-        carries it out (the older run's state is there, not in this batch). Returns how many entities were
-        deleted."""
-        if self.registry is None:
-            return 0
-        results = [(selected.key, self.registry.commit(
-            selected.key, selected.owned_keys(), version=None,
-            fingerprint=plan_fingerprint(selected.plan),  # type: ignore[arg-type]
-            process_names=selected.processes, run_time=selected.run_time, process_types=PROCESS_TYPES))
-            for selected in runs]
-        orphans = tuple(sorted({key for _, result in results for key in result.orphans}))
-        deleted, delete_calls = delete_orphans(self.registry, self.uploader, orphans, self.resolver)  # one request
-        calls[0] += delete_calls
-        for key, result in results:
-            if result.restores:
-                log.info("run %s: %d process(es) it no longer has go back to their older writers; the live path's "
-                         "timer writes them", key, len(result.restores))
-            elif result.epoch is not None:
-                self.registry.done(key, result.epoch)
-        return deleted
-
     def _linked(self, selected: list[Selected], calls: list[int],
-                links: dict[Key, Key]) -> tuple[list[Selected], dict]:
-        """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them), and
-        the interim datasets with their candidates; `links` gets the datasets linked to another asset."""
+                links: dict[Key, Key]) -> tuple[list[Selected], Resolution | None]:
+        """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them, which
+        has the interim datasets with their candidates); `links` gets the datasets linked to another asset."""
         if self.resolver is None:
-            return selected, {}
+            return selected, None
         datasets = list(dict.fromkeys(d for s in selected if s.plan is not None for d in s.plan.datasets))
         if not datasets:
-            return selected, {}
+            return selected, None
         resolution = self.resolver.resolve(datasets, bounded=False)  # the backfill's call rate bounds it
         calls[0] += resolution.calls
         links.update((source, target) for source, target in resolution.links.items() if source != target)
@@ -324,7 +306,11 @@ class PlanWriter:
             self.registry.forget_interim(resolution.taken_over)
         linked = [replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None
                   else s for s in selected]
-        return linked, resolution.interim
+        return linked, resolution
+
+
+def _itself(plan: LineagePlan) -> LineagePlan:
+    return plan
 
 
 def _no_lock(names: Iterable[str]) -> nullcontext:
