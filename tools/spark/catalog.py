@@ -25,10 +25,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable
 
-from olparser.adapters.catalog import CatalogUploader, RetryPolicy, entity_type_names, load_typedefs
-from olparser.adapters.catalog.existence import existence_cache_for, guid_batches
-from olparser.adapters.catalog.placement import placement_from_settings
-from olparser.adapters.catalog.resolver import resolver_for
+from olparser.adapters.catalog import CatalogUploader, RetryPolicy
+from olparser.adapters.catalog.existence import guid_batches
+from olparser.adapters.runtime import Runtime
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
@@ -40,7 +39,7 @@ from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.pipeline import apply_lifecycle
 from olparser.runs import RunStateStore
-from olparser.settings import TYPEDEFS_DIR, Settings
+from olparser.settings import Settings
 from olparser.writing import RunWrite, carry_out, wait_for_deletions, write_plans
 
 from .runs import Selected
@@ -209,14 +208,11 @@ class PlanWriter:
     def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None,
                  registry: RunStateStore | None = None, history: RunHistoryStore | None = None) -> None:
         self.client = client
-        cache = existence_cache_for(settings)
-        self.uploader = CatalogUploader(client, settings=settings, cache=cache,  # type: ignore[arg-type]
-                                        connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)),
-                                        placement=placement_from_settings(client, settings))  # type: ignore[arg-type]
+        parts = Runtime(settings, catalog_client=client, run_state_store=registry)  # the live path's composition
+        self.uploader = parts.catalog_uploader()
         self.bulk_size = bulk_size or settings.catalog_bulk_size
         self.registry = registry
-        self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \
-            if settings.resolve_scanned_assets else None  # type: ignore[arg-type]
+        self.resolver = parts.resolver() if registry is not None else None  # None: RESOLVE_SCANNED_ASSETS off
         self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
