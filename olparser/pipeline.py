@@ -554,7 +554,8 @@ class LineagePipeline:
         changes = lifecycle_changes(run, lambda r: dataset_resolver(r, self._engine, self._options))
         if not changes:
             return outcome
-        links = self.linked_plan(run, run.event_type).resolution if changes.moves and self._resolver is not None else None
+        moves = changes.moves and self._resolver is not None
+        links = self.linked_plan(run, run.event_type).resolution if moves else None
         calls = [0]
         deleted = apply_lifecycle(changes, self._uploader, self._store, self._resolver, self._locked_processes,
                                   links.links if links else {}, calls, now,

@@ -117,9 +117,10 @@ def write_plans(store: RunStateStore, uploader: Uploader, resolver: Resolver | N
     """Claim, wait, test for newer writers, count, upload (registering the interim datasets created), commit — the
     runs of the batch together. `wait`: for the entities another writer is deleting; `locked`: the locks serialising
     writes of these processes (None: no other writer of this process; then no lookup of what the runs dropped);
-    `count`: the plan with its processes' counts, taken once the writes are serial (None: counted already); `select`: the plans to upload
-    (default: each plan minus its superseded processes); `pack`: how they are grouped into uploads. None when an
-    entity a plan references has vanished from the catalog (the caller resolves the plans again)."""
+    `count`: the plan with its processes' counts, taken once the writes are serial (None: counted already);
+    `select`: the plans to upload (default: each plan minus its superseded processes); `pack`: how they are grouped
+    into uploads. None when an entity a plan references has vanished from the catalog (the caller resolves the plans
+    again)."""
     contested: set[Key] = set()
     for run in runs:
         contested |= store.claim(run.key, run.owned_keys(), **_at(now))
@@ -135,7 +136,8 @@ def write_plans(store: RunStateStore, uploader: Uploader, resolver: Resolver | N
             if newer[run.key]:
                 log.info("run %s: %d process(es) were written by a newer run and are left alone", run.key,
                          len(newer[run.key]))
-        counted = [run.plan if count is None else count(run.plan) for run in runs]  # the counts as they are now that writes are serial
+        # the counts as they are now that writes are serial
+        counted = [run.plan if count is None else count(run.plan) for run in runs]
         chosen = [(run, plan.without_processes(newer[run.key])) for run, plan in zip(runs, counted)]
         plans = select(chosen) if select is not None else [plan for _, plan in chosen]
         calls = requests = 0

@@ -233,11 +233,12 @@ class PlanWriter:
                 summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
                 runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
             verdicts = WriteStats()
+            registry = self.registry
             written = write_plans(
-                self.registry, self.uploader, self.resolver,  # type: ignore[arg-type]
-                [RunWrite(s.key, s.plan, None if s.run_time is None else s.order, None, s.owned_keys(),  # type: ignore[arg-type]
-                          s.processes) for s in runs], resolution,
-                wait=lambda contested: wait_for_deletions(self.registry, contested, time.time, time.sleep),  # type: ignore[arg-type]
+                registry, self.uploader, self.resolver,  # type: ignore[arg-type]
+                [RunWrite(s.key, s.plan, None if s.run_time is None else s.order, None,  # type: ignore[arg-type]
+                          s.owned_keys(), s.processes) for s in runs], resolution,
+                wait=lambda contested: wait_for_deletions(registry, contested, time.time, time.sleep),
                 select=lambda chosen: self._changed(chosen, calls, verdicts),
                 pack=lambda plans: [combine_plans(group) for group in pack_plans(plans, self.bulk_size, _itself)])
             if written is not None:
