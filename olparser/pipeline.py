@@ -220,6 +220,10 @@ def apply_lifecycle(changes: LifecycleChanges, catalog: Any, store: RunStateStor
 
 
 class LineagePipeline:
+    """The runner: `process` (the queue trigger) folds an event into its run and writes the run when it is due;
+    `write_due` (the timer) writes the runs whose wait is over and retries deletions. The catalog write is the one
+    write procedure's (olparser/writing.py); the store, uploader, resolver and history are passed in."""
+
     def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
                  uploader: Uploader, policy: WritePolicy = WritePolicy(), *,
                  clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,

@@ -231,6 +231,8 @@ class PatternRule:
 
 @dataclass(frozen=True)
 class ScopedRules:
+    """A `scopedRules` entry: the pattern rules that apply under one storage URL."""
+
     binding_url: str  # without a trailing slash
     rules: tuple[PatternRule, ...]
 
