@@ -44,12 +44,15 @@ rule identity although it has candidates (an interim dataset) is connector-owned
 when the upload creates it, re-resolved later by the re-link timer (`olparser/relink.py`). A scanned asset that
 vanished between resolution and upload (404 on its reference) is forgotten and the plan resolved again.
 
+The catalog write itself — claim, the newer-run test, upload with the interim datasets registered, commit, then
+delete, restore and done — is the one write procedure (`olparser/writing.py`), which the Spark paths use too; this
+runner adds what a single live run needs around it (rebuilds, the history, the streaming window, the log lines).
+
 It owns no I/O of its own: the run-state store, the resolver and the catalog uploader are passed in, so the same runner
 serves the queue trigger in Azure, the local host, the tests and the benchmarks.
 """
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -57,7 +60,7 @@ import zlib
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable
 
 from olparser.history import RunHistoryStore, history_record, with_run_history
 from olparser.history.records import history_run_id
@@ -65,25 +68,25 @@ from olparser.lineage.streaming import stream_run_id
 from olparser.history.model import WRITE
 from olparser.history.window import Window
 from olparser.inherited_orchestrators import look_up_orchestration, record_passed_orchestration
-from olparser.lineage import (PROCESS_TYPES, LineageOptions, LineagePlan, awaits_environment, build_lineage,
+from olparser.lineage import (LineageOptions, LineagePlan, awaits_environment, build_lineage,
                               plan_fingerprint, should_write_lineage)
 from olparser.lineage.edges import temporary_scope, temporary_writes, upstream_inputs
 from olparser.lineage.build import dataset_resolver
 from olparser.lineage.identity import job_identity, legacy_writers
 from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes, lifecycle_marks, standing
 from olparser.lineage.link import link_plan
-from olparser.lineage.plan import DeleteReport, UploadReport, unmatched_text
+from olparser.lineage.plan import unmatched_text
 from olparser.lineage.governance import UNRESOLVED_NOTE
 from olparser.naming import MappingEngine
 from olparser.relink import drop_datasets, move_datasets
-from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
 from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
-from olparser.runs.ledger import CommitResult, Key
 from olparser.runs.model import DatasetFacts
-from olparser.runs.store import TOMBSTONE_SECONDS, Schedule
+from olparser.runs.store import CommitResult, Key, Schedule
 from olparser.sql import ParseSql
+from olparser.writing import (Committed, Linked, Resolver, RunWrite, Uploader, carry_out,
+                              delete_orphans, upload_linked, wait_for_deletions, write_plans)
 
 log = logging.getLogger(__name__)
 
@@ -93,37 +96,6 @@ DUE_RETRY_SECONDS = 60.0
 MAX_DUE_ATTEMPTS = 5
 TAKE_OVER_ROWS = 200  # history rows read per output when a notebook process looks for its session-specific forms
 TAKE_OVER_DAYS = 366  # how far back (run starts) it looks: beyond the run state's lifetime, whose runs it rewrites
-
-
-REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
-
-
-class Uploader(Protocol):
-    """olparser.adapters.catalog.CatalogUploader: writes plans, deletes what no run uses; typed reports."""
-
-    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport: ...
-    def delete(self, keys: Iterable[Key]) -> DeleteReport: ...
-
-
-class Resolver(Protocol):
-    """olparser.adapters.catalog.resolver.ScannedAssetResolver: which scanned asset each dataset is."""
-
-    def resolve(self, datasets: Iterable[Any], *, fresh: bool = False) -> Resolution: ...
-    def note_interim(self, keys: Iterable[Key]) -> None: ...
-    def forget(self, keys: Iterable[Key]) -> None: ...
-    def forget_datasets(self, datasets: Iterable[Any]) -> None: ...
-
-
-@dataclass(frozen=True)
-class Linked:
-    """A plan after resolution and linking, with what resolution found (None: no resolver)."""
-
-    plan: LineagePlan
-    resolution: Resolution | None = None
-
-    @property
-    def calls(self) -> int:
-        return 0 if self.resolution is None else self.resolution.calls
 
 
 @dataclass(frozen=True)
@@ -249,38 +221,11 @@ def apply_lifecycle(changes: LifecycleChanges, catalog: Any, store: RunStateStor
     return deleted
 
 
-def delete_orphans(store: RunStateStore, uploader: Uploader, orphans: tuple[Key, ...],
-                   resolver: Resolver | None = None) -> tuple[int, int]:
-    """Delete entities no run uses (a commit's `orphans`) and forget their tombstones; on failure the timer tries
-    again (their tombstones stay). Returns (entities deleted, catalog calls). The runner and the Spark paths."""
-    if not orphans:
-        return 0, 0
-    try:
-        report = uploader.delete(orphans)
-    except Exception as exc:
-        log.warning("%d entities no run uses could not be deleted now (%s); the timer tries again",
-                    len(orphans), type(exc).__name__)
-        return 0, 0
-    store.finish_deletes(orphans)
-    if resolver is not None:  # what is gone (or a scan's now) is no longer an interim dataset to re-link
-        kept = set(report.kept)
-        gone = [key for key in orphans if key not in kept]
-        store.forget_interim(gone)
-        resolver.forget(gone)
-    return len(orphans), report.calls
-
-
-def wait_for_deletions(store: RunStateStore, contested: frozenset[Key], clock: Callable[[], float],
-                       sleep: Callable[[float], None]) -> None:
-    """Another writer is deleting some of the entities a plan needs (`claim` said so): let it finish first
-    (bounded by TOMBSTONE_SECONDS)."""
-    deadline = clock() + TOMBSTONE_SECONDS
-    while contested and clock() < deadline:
-        sleep(0.05)
-        contested = store.contested(contested)
-
-
 class LineagePipeline:
+    """The runner: `process` (the queue trigger) folds an event into its run and writes the run when it is due;
+    `write_due` (the timer) writes the runs whose wait is over and retries deletions. The catalog write is the one
+    write procedure's (olparser/writing.py); the store, uploader, resolver and history are passed in."""
+
     def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
                  uploader: Uploader, policy: WritePolicy = WritePolicy(), *,
                  clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
@@ -429,86 +374,82 @@ class LineagePipeline:
     def _write(self, key: str, run: RunSnapshot, version: int | None, status: str, now: float,
                event_type: str | None, *, empty: bool = False, rewrite: bool = False) -> LineageOutcome:
         """Write the run's plan (`empty`: take back what it wrote), unless the store says this very plan is written;
-        `rewrite` writes it even then (a redelivered message: the catalog may be older than the store says)."""
+        `rewrite` writes it even then (a redelivered message: the catalog may be older than the store says). The
+        catalog work is the one write procedure's (olparser/writing.py `write_plans`, `carry_out`)."""
         uploaded: set[Key] = set()
         changed: set[str] = set()
         calls = self._carry_out_pending(key, now)[1]  # what an earlier commit of this run decided and a crash left
         stream = None if empty else stream_run_id(run, self._options)  # a micro-batch: its window's plan
         for _ in range(MAX_REBUILDS):
-            linked = self.plan(run, status)  # resolved even when empty: the history records the names written
+            linked = self.linked_plan(run, status)  # resolved even when empty: the history records the names written
             calls += linked.calls
             changed |= self._record(run, linked.plan, status, now)
             plan = LineagePlan() if empty else self._counted(linked.plan, recorded=run.run_id)
-            fingerprint = plan_fingerprint(plan)
-            if not (uploaded or rewrite) and (self._store.written_fingerprint(key, now=now) == fingerprint
-                                              or self._window_written(stream, plan, fingerprint, now)):
+            if not (uploaded or rewrite) and self._written_already(key, stream, plan, now):
                 self._store.schedule(key, None)
-                calls += self._refresh(changed, key, now)
-                self._refreshed(run, changed)
+                calls += self._rewrite_changed(changed, key, now)
+                self._history_rewritten(run, changed)
                 return self._outcome(run, event_type, RunStatus.UNCHANGED, plan, calls=calls)
-            keys = plan.owned_keys()
-            self._wait_for_deletions(self._store.claim(key, keys, now=now))
-            order = run_order(key, run)
-            run_time = None if order is None else order[0]
-            processes = plan.process_names()
-            # the processes an earlier plan of this run had and this one drops are locked too: a restore of one of
-            # them (from this run's older state) must not upload it after this commit has released and deleted it
-            dropped = {name for type_name, name in self._store.claimed(key)
-                       if type_name in PROCESS_TYPES} - set(processes)
-            with self._locked_processes([*processes, *sorted(dropped)]):
-                superseded = {name for name, writer in self._store.process_writers(processes).items()
-                              if writer > order} if processes and order is not None else set()
-                if superseded:
-                    log.info("run %s: %d process(es) were written by a newer run and are left alone", key,
-                             len(superseded))
-                plan = plan if empty else self._counted(linked.plan)  # the counts as they are now that writes are serial
-                fingerprint = plan_fingerprint(plan)
-                to_upload = plan.without_processes(superseded)
-                if to_upload.entities or to_upload.external_datasets:
-                    report = self._upload_linked(Linked(to_upload, linked.resolution))
-                    if report is None:  # a linked scanned asset vanished: resolve the plan again
-                        continue
-                    calls += report.calls
-                uploaded |= set(keys)
-                result = self._store.commit(key, keys, version=version, fingerprint=fingerprint,
-                                            process_names=processes, run_time=run_time,
-                                            dangling=uploaded - set(keys), process_types=PROCESS_TYPES, now=now)
-                late = superseded & result.newest  # their newer writer dropped them meanwhile: this run is newest now
-                if late and not result.stale:
-                    calls += self._uploader.upload(plan.without_processes(set(processes) - late)).calls
-            if result.stale:
-                fresh, version = self._store.get_versioned(key, now=now)
-                if fresh is None:
+            written = write_plans(
+                self._store, self._uploader, self._resolver, [RunWrite(
+                    key, plan if empty else linked.plan, run_order(key, run), version, dangling=frozenset(uploaded))],
+                linked.resolution, now=now, wait=self._wait_for_deletions, locked=self._locked_processes,
+                count=None if empty else self._counted)
+            if written is None:  # a linked scanned asset vanished: resolve the plan again
+                continue
+            (done,), calls = written.committed, calls + written.calls
+            uploaded |= set(done.run.owned_keys())
+            if done.result.stale:
+                run, version = self._store.get_versioned(key, now=now)
+                if run is None:
                     break
-                run = fresh
                 log.info("run %s changed while it was being written: writing it again", key)
                 continue
-            deleted, catalog_calls = self._carry_out(key, result, now)
-            if stream is not None and stream != key:  # what the window's batches now write: the next one skips it
-                self._carry_out(stream, self._store.commit(stream, (), version=None, fingerprint=fingerprint,
-                                                           now=now), now)
-            calls += catalog_calls
-            calls += self._refresh(changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key,
-                                   now)
-            self._refreshed(run, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
-            if plan.unmatched and self._unmatched_reported.first_time(key, plan.unmatched):
-                log.info("run %s: no mapping rule for %d dataset(s), written as placeholders (qn-tester --explain "
-                         "says why): %s", key, len(plan.unmatched), unmatched_text(plan.unmatched))
-            for note in plan.notes:  # an ownership name without an object id: said once per process and names
-                if note.startswith(UNRESOLVED_NOTE) and self._unmatched_reported.first_time("contacts:" + note, True):
-                    log.warning("%s; they are not written as contacts", note)
-            if plan.notes and any("MAX_" in note for note in plan.notes):
-                log.warning("run %s: %s", key, "; ".join(n for n in plan.notes if "MAX_" in n))
-            status_word = (RunStatus.SUPERSEDED if processes and len(superseded) == len(processes)
-                           else RunStatus.WRITTEN)
-            if not empty and order is not None:  # the tables it (or a run whose events came first) drops or renames
-                lifecycle_calls, lifecycle_deleted = self._apply_lifecycle(order, run, linked, now)
-                calls, deleted = calls + lifecycle_calls, deleted + lifecycle_deleted
-            return self._outcome(run, event_type, status_word, plan, calls=calls, superseded=len(superseded),
-                                 deleted=deleted)
+            return self._written(key, run, event_type, done, stream, changed, calls, now, None if empty else linked)
         raise RuntimeError(f"run {key} kept changing while it was being written")
 
-    def plan(self, run: RunSnapshot, status: str) -> Linked:
+    def _written_already(self, key: str, stream: str | None, plan: LineagePlan, now: float) -> bool:
+        """Whether the store says this very plan is what the run (or its streaming window) last wrote."""
+        fingerprint = plan_fingerprint(plan)
+        return (self._store.written_fingerprint(key, now=now) == fingerprint
+                or self._window_written(stream, plan, fingerprint, now))
+
+    def _written(self, key: str, run: RunSnapshot, event_type: str | None, done: Committed, stream: str | None,
+                 changed: set[str], calls: int, now: float, linked: Linked | None) -> LineageOutcome:
+        """After the commit: the catalog work it left, the window's record, the history's rewrites, the log lines,
+        and the tables it (or a run whose events came first) drops or renames (`linked`: the plan written; None when
+        the run took back what it wrote)."""
+        plan, result, superseded = done.plan, done.result, done.superseded
+        processes = plan.process_names()
+        deleted, catalog_calls = self._settle(key, result, now)
+        if stream is not None and stream != key:  # what the window's batches now write: the next one skips it
+            self._settle(stream, self._store.commit(stream, (), version=None, fingerprint=done.fingerprint,
+                                                    now=now), now)
+        calls += catalog_calls
+        calls += self._rewrite_changed(changed - (set(processes) - superseded) - {n for n, _ in result.restores},
+                                       key, now)
+        self._history_rewritten(run, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
+        self._log_plan(key, plan)
+        status_word = (RunStatus.SUPERSEDED if processes and len(superseded) == len(processes)
+                       else RunStatus.WRITTEN)
+        if linked is not None and done.run.order is not None:
+            lifecycle_calls, lifecycle_deleted = self._apply_lifecycle(done.run.order, run, linked, now)
+            calls, deleted = calls + lifecycle_calls, deleted + lifecycle_deleted
+        return self._outcome(run, event_type, status_word, plan, calls=calls, superseded=len(superseded),
+                             deleted=deleted)
+
+    def _log_plan(self, key: str, plan: LineagePlan) -> None:
+        """What the plan could not write as asked: said once per run (and set of datasets, or note)."""
+        if plan.unmatched and self._unmatched_reported.first_time(key, plan.unmatched):
+            log.info("run %s: no mapping rule for %d dataset(s), written as placeholders (qn-tester --explain "
+                     "says why): %s", key, len(plan.unmatched), unmatched_text(plan.unmatched))
+        for note in plan.notes:  # an ownership name without an object id: said once per process and names
+            if note.startswith(UNRESOLVED_NOTE) and self._unmatched_reported.first_time("contacts:" + note, True):
+                log.warning("%s; they are not written as contacts", note)
+        if plan.notes and any("MAX_" in note for note in plan.notes):
+            log.warning("run %s: %s", key, "; ".join(n for n in plan.notes if "MAX_" in n))
+
+    def linked_plan(self, run: RunSnapshot, status: str) -> Linked:
         """build → resolve → link: the plan of a run as it will be written."""
         plan = build_lineage(run, self._engine, self._options, status=status, parse_sql=self._parse_sql,
                              upstream=self._upstream(run),
@@ -520,29 +461,9 @@ class LineagePipeline:
             self._store.forget_interim(resolution.taken_over)
         return Linked(link_plan(plan, resolution.links, resolution.interim), resolution)
 
-    def _upload_linked(self, linked: Linked) -> UploadReport | None:
-        """Upload; register the interim datasets the upload created. None when an entity the plan references has
-        vanished — a scanned asset deleted, or an interim entity the re-link timer replaced while this worker still
-        believed nothing was scanned: every answer about the plan's datasets is forgotten and the caller resolves
-        the plan again."""
-        if self._resolver is None or linked.resolution is None:
-            return self._uploader.upload(linked.plan)
-        try:
-            report = self._uploader.upload(linked.plan, refresh=False)
-        except Exception as exc:  # CatalogRejected: the catalog's error code tells a vanished reference apart
-            if getattr(exc, "error_code", None) != REFERENCE_NOT_FOUND:
-                raise
-            log.warning("an entity the plan references is gone from the catalog (deleted, or re-linked): "
-                        "resolving the plan again")
-            self._resolver.forget_datasets(linked.plan.datasets)
-            return None
-        resolution = linked.resolution
-        created = set(report.created) & set(resolution.interim)
-        if created:
-            self._store.register_interim({k: json.dumps(candidates_to_json(resolution.interim[k]),
-                                                        separators=(",", ":")) for k in created})
-            self._resolver.note_interim(created)
-        return report
+    def _upload_linked(self, linked: Linked) -> Any:
+        """Upload through the write procedure's step (`writing.upload_linked`); None: resolve the plan again."""
+        return upload_linked(self._store, self._uploader, self._resolver, linked)
 
     def _carry_out_pending(self, key: str, now: float) -> tuple[int, int]:
         """Carry out the intentions an earlier commit of the run recorded and a crash left undone."""
@@ -551,7 +472,7 @@ class LineagePipeline:
             return 0, 0
         log.info("run %s: carrying out what its last commit decided (%d deletions, %d restores)", key,
                  len(result.orphans), len(result.restores))
-        return self._carry_out(key, result, now)
+        return self._settle(key, result, now)
 
     def _window_written(self, stream: str | None, plan: LineagePlan, fingerprint: str, now: float) -> bool:
         """True when `stream` (a micro-batch's window, olparser.lineage.streaming) last wrote this very plan: every
@@ -560,16 +481,11 @@ class LineagePipeline:
         return stream is not None and bool(plan.entities) and self._store.written_fingerprint(
             stream, now=now) == fingerprint
 
-    def _carry_out(self, key: str, result: CommitResult, now: float) -> tuple[int, int]:
-        """The catalog work a commit left: delete the orphans, restore the processes, then tell the store it is
-        done (until then the intentions stay recorded: a crash leaves them to the next writer or the timer).
-        Returns the entities deleted and the catalog calls."""
-        deleted, calls = self._delete(result.orphans)
-        for name, writer in result.restores:
-            calls += self._restore(name, writer, now)
-        if result.epoch is not None:
-            self._store.done(key, result.epoch)
-        return deleted, calls
+    def _settle(self, key: str, result: CommitResult, now: float) -> tuple[int, int]:
+        """The catalog work a commit left (`writing.carry_out`): delete the orphans, restore the processes, then
+        tell the store it is done. Returns the entities deleted and the catalog calls."""
+        return carry_out(self._store, self._uploader, self._resolver, [(key, result)],
+                         lambda process, writer: self._restore(process, writer, now))
 
     def _restore(self, process: str, writer: str | None, now: float, *, unless: str | None = None) -> int:
         """Write `process` again as its newest writer wrote it (`writer`, unless a newer one committed meanwhile;
@@ -587,7 +503,7 @@ class LineagePipeline:
                 return 0
             calls = 0
             for _ in range(2):  # once more if a linked asset vanished meanwhile (resolved again)
-                linked = self.plan(run, run.event_type if run.is_terminal else INCOMPLETE)
+                linked = self.linked_plan(run, run.event_type if run.is_terminal else INCOMPLETE)
                 calls += linked.calls
                 others = set(linked.plan.process_names()) - {process}
                 if len(others) == len(linked.plan.process_names()):
@@ -718,7 +634,7 @@ class LineagePipeline:
         record = history_record(run, plan, self._options, status=status)
         return self._history.record(record, now=now) if record is not None else frozenset()
 
-    def _refreshed(self, run: RunSnapshot, changed: Iterable[str]) -> None:
+    def _history_rewritten(self, run: RunSnapshot, changed: Iterable[str]) -> None:
         """The processes whose history this run changed are rewritten in the catalog: the history stops answering
         them (until then a redelivery of the message finds them again, even when its record is unchanged). The
         record's key is the run's, or its streaming window's."""
@@ -737,19 +653,16 @@ class LineagePipeline:
         """A run that writes nothing (FAIL, ABORT): its plan is built for the history only."""
         if self._history is None:
             return 0
-        linked = self.plan(run, run.event_type)  # resolved, so that the history records the names written
+        linked = self.linked_plan(run, run.event_type)  # resolved, so that the history records the names written
         changed = self._record(run, linked.plan, run.event_type, now)
-        calls = linked.calls + self._refresh(changed, key, now)
-        self._refreshed(run, changed)
+        calls = linked.calls + self._rewrite_changed(changed, key, now)
+        self._history_rewritten(run, changed)
         return calls
 
-    def _refresh(self, processes: Iterable[str], key: str, now: float) -> int:
+    def _rewrite_changed(self, processes: Iterable[str], key: str, now: float) -> int:
         """Processes whose history this run changed without writing them: written again from their newest writer,
         so that their runCount and firstRunTime are the history's. Returns the catalog calls it cost."""
         return sum(self._restore(name, None, now, unless=key) for name in sorted(processes))
-
-    def _delete(self, orphans: tuple[Key, ...]) -> tuple[int, int]:
-        return delete_orphans(self._store, self._uploader, orphans, self._resolver)
 
     def _wait_for_deletions(self, contested: frozenset[Key]) -> None:
         wait_for_deletions(self._store, contested, self._clock, self._sleep)

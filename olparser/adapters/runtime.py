@@ -89,13 +89,21 @@ class TypedefsFirstUploader:
 
 
 class Runtime:
-    """The objects built from one Settings. `credential` replaces DefaultAzureCredential (tests)."""
+    """The objects built from one Settings. `credential` replaces DefaultAzureCredential (tests). `catalog_client`
+    and `run_state_store`: parts a caller built itself — the Spark paths' rate-limited catalog client
+    (tools/spark/catalog.py `ThrottledClient`) and the run-state store a task opened — from which the rest is built
+    as for the live path (tools/spark builds its uploader, resolver, run state and history here)."""
 
-    def __init__(self, settings: Settings, *, credential: Any = None, typedefs_dir: Path = TYPEDEFS_DIR) -> None:
+    def __init__(self, settings: Settings, *, credential: Any = None, typedefs_dir: Path = TYPEDEFS_DIR,
+                 catalog_client: Any = None, run_state_store: RunStateStore | None = None) -> None:
         self.settings = settings
         self._credential = credential
         self._typedefs_dir = typedefs_dir
         self._built: dict[str, Any] = {}
+        if catalog_client is not None:
+            self._built["catalog_client"] = catalog_client
+        if run_state_store is not None:
+            self._built["run_state_store"] = run_state_store
         self._lock = threading.RLock()
 
     def _once(self, name: str, build: Callable[[], T]) -> T:
@@ -180,13 +188,18 @@ class Runtime:
     def uploader(self) -> TypedefsFirstUploader:
         """The process's one uploader (one existence cache), registering typedefs before its first upload. Entities
         of types that are not the connector's own are deleted only when nothing else uses them."""
-        def build() -> TypedefsFirstUploader:
-            typedefs = load_typedefs(self._typedefs_dir)
-            return TypedefsFirstUploader(
-                CatalogUploader(self.catalog_client(), settings=self.settings, cache=self.existence_cache(),
-                                connector_types=entity_type_names(typedefs), placement=self.placement()),
-                lambda: typedefs)
-        return self._once("uploader", build)
+        return self._once("uploader", lambda: TypedefsFirstUploader(self.catalog_uploader(),
+                                                                     lambda: self._typedefs()))
+
+    def catalog_uploader(self) -> CatalogUploader:
+        """The uploader itself, without the typedef registration (the Spark paths register them before they start:
+        `ol2purview spark` registers the typedefs once, not per task)."""
+        return self._once("catalog_uploader", lambda: CatalogUploader(
+            self.catalog_client(), settings=self.settings, cache=self.existence_cache(),
+            connector_types=entity_type_names(self._typedefs()), placement=self.placement()))
+
+    def _typedefs(self) -> dict[str, list[dict[str, Any]]]:
+        return self._once("typedefs", lambda: load_typedefs(self._typedefs_dir))
 
     def placement(self) -> CollectionPlacement | None:
         """The collection of each run (PLACEMENT_RULES_PATH, PURVIEW_COLLECTION), or None: every entity in the

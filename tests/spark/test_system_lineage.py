@@ -130,6 +130,9 @@ def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, catalog_factory
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ATLAS_ENDPOINT", catalog.atlas_url)
     monkeypatch.setenv("OL_TO_PURVIEW_MAPPINGS_PATH", str(rules))
+    # the test's own run state and history (not the worktree's .data): the run-state store says which run last wrote
+    # each process, and a store left by another test's catalog would have this test's processes written already
+    monkeypatch.setenv("OL2PURVIEW_DATA_DIR", str(tmp_path / "data"))
     return catalog
 
 

@@ -6,6 +6,7 @@ private modules; tools/ modules import each other relatively, since the wheel in
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,52 @@ def test_every_package_says_what_it_is(package: str):
     tree = ast.parse((PROJECT_ROOT / package / "__init__.py").read_text(encoding="utf-8"))
     docstring = ast.get_docstring(tree) or ""
     assert len(docstring) > 40, f"{package}/__init__.py needs a docstring that says what the package is"
+
+
+PATH_NAMED = re.compile(r"\b((?:olparser|tools|bench|tests)/[\w/]+\.py)\b")
+MODULE_NAMED = re.compile(r"\b(olparser(?:\.\w+)+)")
+
+
+def _docstrings(tree: ast.AST) -> list[str]:
+    """The module's docstring and those of its classes and functions."""
+    nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)))]
+    return [text for text in (ast.get_docstring(node) for node in nodes) if text]  # type: ignore[arg-type]
+
+
+def _defines(module: str, name: str) -> bool:
+    """Whether `module` (or the package) defines or imports `name` at its top level."""
+    tree = ast.parse(FILES[module].read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return True
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == name for a in node.names):
+            return True
+    return False
+
+
+def _named_but_missing(text: str) -> list[str]:
+    missing = [path for path in PATH_NAMED.findall(text) if not (PROJECT_ROOT / path).is_file()]
+    for dotted in MODULE_NAMED.findall(text):
+        parts = dotted.rstrip(".").split(".")
+        known = next((i for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in MODULES), 0)
+        rest = parts[known:]
+        if not known or len(rest) > 1 or (rest and not _defines(".".join(parts[:known]), rest[0])):
+            missing.append(dotted)
+    return missing
+
+
+def test_every_module_a_docstring_names_exists():
+    # a docstring that points at a file or module that was moved or renamed tells the reader something untrue
+    found = {f"{module}: {name}" for module, path in FILES.items() if module.split(".")[0] in ("olparser", "tools")
+             for text in _docstrings(ast.parse(path.read_text(encoding="utf-8"))) for name in _named_but_missing(text)}
+    assert sorted(found) == []
+
+
+def test_a_docstring_naming_a_missing_module_is_found():
+    assert _named_but_missing("see olparser/writing.py and olparser.writing.write_plans") == []
+    assert _named_but_missing("see olparser/nowhere.py, olparser.nowhere and olparser.writing.nothing") == [
+        "olparser/nowhere.py", "olparser.nowhere", "olparser.writing.nothing"]

@@ -3,14 +3,14 @@ many runs per call, and removing placeholders. Every call goes through the live 
 
 - `RateLimiter`: calls spaced 1/rate apart (a task gets the global rate divided by the number of upload tasks).
 - `ThrottledClient`: a catalog client whose every HTTP call waits for the limiter (retries included).
-- `process_verdict`: write, unchanged (the catalog holds the same process) or superseded (the catalog holds it
-  from a newer run, by `lastRunTime`).
+- `process_verdict`: write, or unchanged (the catalog holds the same process).
 - `PlanWriter`: one task's share of the plans: resolves their datasets against the scanned assets with the live
   path's `ScannedAssetResolver` (all runs of the task together: one lookup per type, the answers cached for the
-  task) and links each plan (`link_plan`), reads the processes they write (one GET per type and URL-sized chunk),
-  drops the unchanged and superseded ones, packs the rest (`olparser.lineage.combine`) and uploads each pack with
-  `CatalogUploader` in one bulk call. Through the live path's run-state store (`registry`) it keeps the live path's
-  ledger (claim, upload, commit, delete what no run uses any more), the interim datasets the live path created
+  task) and links each plan (`link_plan`), then writes them through the live path's own write procedure
+  (olparser/writing.py `write_plans` and `carry_out`) with the live path's run-state store (`registry`): claim, the
+  store's newer-run test, upload, commit, delete what no run uses any more, done. Its own parts are the batch's:
+  it reads the processes the plans write (one GET per type and URL-sized chunk) and drops the unchanged ones, and
+  packs the rest (`olparser.lineage.combine`) into one bulk call each. The interim datasets the live path created
   count as the connector's and those the backfill creates are registered for the re-link timer.
 - `delete_entities`: `DELETE /entity/bulk?guid=...` of entities already read (the remap reads the placeholders with
   their relationships to see which are unused, so their guids are known: `CatalogUploader.delete`, which looks them
@@ -18,38 +18,35 @@ many runs per call, and removing placeholders. Every call goes through the live 
 """
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable
 
-from olparser.adapters.catalog import CatalogUploader, RetryPolicy, entity_type_names, load_typedefs
-from olparser.adapters.catalog.existence import existence_cache_for, guid_batches
-from olparser.adapters.catalog.placement import placement_from_settings
-from olparser.adapters.catalog.resolver import resolver_for
+from olparser.adapters.catalog import CatalogUploader, RetryPolicy
+from olparser.adapters.catalog.existence import guid_batches
+from olparser.adapters.runtime import Runtime
 from olparser.history import RunHistoryStore, with_run_history
-from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
+from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
-from olparser.lineage.lifecycle import LifecycleChanges, standing
-from olparser.runs.marks import LifecycleMark
+from olparser.lineage.lifecycle import LifecycleChanges
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import is_process
-from olparser.resolution.model import candidates_to_json
+from olparser.resolution.model import Resolution
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
-from olparser.pipeline import apply_lifecycle, delete_orphans, wait_for_deletions
+from olparser.pipeline import apply_lifecycle
 from olparser.runs import RunStateStore
-from olparser.settings import TYPEDEFS_DIR, Settings
+from olparser.settings import Settings
+from olparser.writing import RunWrite, carry_out, wait_for_deletions, write_plans
 
-from .records import event_instant
 from .runs import Selected
 
 log = logging.getLogger(__name__)
-WRITE, UNCHANGED, SUPERSEDED = "write", "unchanged", "superseded"
+MAX_RESOLUTIONS = 3  # a linked scanned asset vanished during the upload: the plans are resolved again, at most so often
+WRITE, UNCHANGED = "write", "unchanged"
 
 
 class RateLimiter:
@@ -86,40 +83,40 @@ class ThrottledClient:
         self._limiter.acquire()
         return getattr(self._client, name)(*args, **kwargs)
 
-    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]:
         return self._call("find_entities", type_name, qualified_names)
 
-    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]:
         return self._call("find_entities_with_relationships", type_name, qualified_names)
 
-    def entities_by_guid(self, guids: list[str]) -> list[dict[str, Any]]:
+    def entities_by_guid(self, guids: list[str]) -> list[dict]:
         return self._call("entities_by_guid", guids)
 
-    def upload_bulk(self, entities: list[dict[str, Any]], collection_id: str | None = None) -> dict[str, Any]:
+    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict:
         return self._call("upload_bulk", entities, **({"collection_id": collection_id} if collection_id else {}))
 
-    def collections(self) -> list[dict[str, Any]]:
+    def collections(self) -> list[dict]:
         return self._call("collections")
 
-    def search_assets(self, query: dict[str, Any]) -> list[tuple[str, str]]:
+    def search_assets(self, query: dict) -> list[tuple[str, str]]:
         return self._call("search_assets", query)
 
-    def resource_set_rule_config(self) -> dict[str, Any]:
+    def resource_set_rule_config(self) -> dict:
         return self._call("resource_set_rule_config")
 
-    def delete_guids(self, guids: list[str]) -> dict[str, Any]:
+    def delete_guids(self, guids: list[str]) -> dict:
         return self._call("delete_entity", guid=list(guids)) or {}
 
-    def typedef_headers(self) -> list[dict[str, Any]]:
+    def typedef_headers(self) -> list[dict]:
         return self._call("typedef_headers")
 
-    def typedefs(self) -> dict[str, Any]:
+    def typedefs(self) -> dict:
         return self._call("typedefs")
 
-    def create_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
+    def create_typedefs(self, typedefs: dict) -> dict:
         return self._call("create_typedefs", typedefs)
 
-    def update_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
+    def update_typedefs(self, typedefs: dict) -> dict:
         return self._call("update_typedefs", typedefs)
 
 
@@ -140,7 +137,7 @@ def _reference_keys(value: Any) -> list[Key] | None:
         if not isinstance(qualified_name, str):
             return None
         keys.append((item.get("typeName"), qualified_name))
-    return sorted(keys)  # type: ignore[arg-type]  # an object id with a unique name names its type
+    return sorted(keys)
 
 
 def _is_reference(value: Any) -> bool:
@@ -149,15 +146,12 @@ def _is_reference(value: Any) -> bool:
 
 
 def process_verdict(ours: JSON, theirs: JSON | None) -> str:
-    """`superseded` when the catalog's version comes from a newer run, `unchanged` when it holds what we would
-    write (every attribute and reference we send), else `write`."""
+    """`unchanged` when the catalog holds what we would write (every attribute and reference we send), else
+    `write`. Whether a newer run wrote the process is the run-state store's answer (`writing.newer_writers`), not
+    the catalog's: such a process is not read at all."""
     if theirs is None:
         return WRITE
     their_attributes = theirs.get("attributes") or {}
-    our_time = event_instant(ours["attributes"].get("lastRunTime"))
-    their_time = event_instant(their_attributes.get("lastRunTime"))
-    if our_time is not None and their_time is not None and their_time > our_time:
-        return SUPERSEDED
     their_relations = {**their_attributes, **(theirs.get("relationshipAttributes") or {})}
     for name, value in ours["attributes"].items():
         if _is_reference(value):
@@ -206,133 +200,102 @@ class WriteStats:
 class PlanWriter:
     """Writes plans of many runs through one CatalogUploader and one resolver (their caches shared by all of them).
 
-    `registry`: the live path's run-state store. Through it the writes keep the live path's ledger: each run claims
-    what its plan has before the upload and commits it after, and what an earlier plan of the same run had that no
-    run uses any more is deleted (a remap's old process and its placeholders), as the live path's runner does."""
+    `registry`: the live path's run-state store (needed to write). Through it the writes keep the live path's ledger
+    with the live path's procedure (olparser/writing.py): each run claims what its plan has before the upload and
+    commits it after, a process a newer run wrote (the store says so) is left alone, and what an earlier plan of
+    the same run had that no run uses any more is deleted (a remap's old process and its placeholders)."""
 
     def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None,
                  registry: RunStateStore | None = None, history: RunHistoryStore | None = None) -> None:
         self.client = client
-        cache = existence_cache_for(settings)
-        self.uploader = CatalogUploader(client, settings=settings, cache=cache,
-                                        connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)),
-                                        placement=placement_from_settings(client, settings))
+        parts = Runtime(settings, catalog_client=client, run_state_store=registry)  # the live path's composition
+        self.uploader = parts.catalog_uploader()
         self.bulk_size = bulk_size or settings.catalog_bulk_size
         self.registry = registry
-        self.resolver = resolver_for(client, settings, cache, owned=registry.interim_keys if registry else None) \
-            if settings.resolve_scanned_assets else None
+        self.resolver = parts.resolver() if registry is not None else None  # None: RESOLVE_SCANNED_ASSETS off
         self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
+        """Write the runs' plans through the one write procedure (olparser/writing.py `write_plans`: claim, the
+        run-state store's newer-run test, upload with the interim datasets registered, commit; `carry_out`: delete
+        what no run uses any more, done), many runs per bulk call. The processes the catalog already holds as they
+        would be written are not uploaded again (one read per type and URL-sized chunk)."""
+        if self.registry is None:
+            raise ValueError("PlanWriter.write needs the run-state store (registry)")
         stats = WriteStats()
         selected = list(selected)
         stats.superseded = sum(s.superseded for s in selected)
         calls = [0]
-        selected, interim = self._linked(selected, calls, stats.links)
-        runs = [s for s in selected if s.plan is not None]
-        if self.history is not None:
-            summaries = self.history.process_summaries(
-                sorted({n for s in runs for n in s.plan.process_names()}))  # type: ignore[union-attr]  # runs: planned
-            # Why the type error is ignored: runs: the selected runs with a plan (filtered above)
-            runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
-        self._claim(runs)
-        # Why the type error is ignored: runs: the selected runs with a plan (filtered above)
-        processes = {key_of(e): e for s in runs for e in s.plan.entities if is_process(e)}  # type: ignore[union-attr]
+        for _ in range(MAX_RESOLUTIONS):
+            linked, resolution = self._linked(selected, calls, stats.links)
+            runs = [s for s in linked if s.plan is not None]
+            if self.history is not None:
+                summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
+                runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
+            verdicts = WriteStats()
+            registry = self.registry
+            written = write_plans(
+                registry, self.uploader, self.resolver,  # type: ignore[arg-type]
+                [RunWrite(s.key, s.plan, None if s.run_time is None else s.order, None,  # type: ignore[arg-type]
+                          s.owned_keys(), s.processes) for s in runs], resolution,
+                wait=lambda contested: wait_for_deletions(registry, contested, time.time, time.sleep),
+                select=lambda chosen: self._changed(chosen, calls, verdicts),
+                pack=lambda plans: [combine_plans(group) for group in pack_plans(plans, self.bulk_size, _itself)])
+            if written is not None:
+                break
+        else:
+            raise RuntimeError("the scanned assets the plans link to kept vanishing while they were written")
+        calls[0] += written.calls
+        stats.written, stats.unchanged, stats.placeholders = verdicts.written, verdicts.unchanged, verdicts.placeholders
+        stats.superseded += sum(len(c.superseded) for c in written.committed)
+        stats.requests = written.requests
+        stats.deleted, delete_calls = carry_out(self.registry, self.uploader, self.resolver,  # type: ignore[arg-type]
+                                                [(c.run.key, c.result) for c in written.committed])  # one request
+        stats.calls = calls[0] + delete_calls
+        return stats
+
+    def _changed(self, chosen: list[tuple[RunWrite, LineagePlan]], calls: list[int],
+                 stats: WriteStats) -> list[LineagePlan]:
+        """The plans minus the processes the catalog already holds as they would be written (`process_verdict`);
+        `stats` counts the written and unchanged processes and the placeholders written processes stop using."""
+        processes = {key_of(e): e for _, plan in chosen for e in plan.entities if is_process(e)}
         held = read_entities(self.uploader, processes, calls) if processes else {}
         skip: set[str] = set()
         for key, ours in processes.items():
-            verdict = process_verdict(ours, held.get(key))
-            if verdict == WRITE:
+            if process_verdict(ours, held.get(key)) == WRITE:
                 stats.written += 1
                 stats.placeholders |= replaced_placeholders(ours, held.get(key))
             else:
                 skip.add(key[1])
-                stats.unchanged += verdict == UNCHANGED
-                stats.superseded += verdict == SUPERSEDED
-        # Why the type error is ignored: runs: the selected runs with a plan (filtered above)
-        plans = [plan for plan in (_without(s.plan, skip) for s in runs) if plan is not None]  # type: ignore[arg-type]
-        for group in pack_plans(plans, self.bulk_size, lambda plan: plan):
-            report = self.uploader.upload(combine_plans(group))
-            stats.requests += 1
-            calls[0] += report.calls
-            created = set(report.created) & set(interim)
-            if created and self.registry is not None:
-                self.registry.register_interim({k: json.dumps(candidates_to_json(interim[k]), separators=(",", ":"))
-                                                for k in created})
-        stats.deleted = self._commit(runs, calls)
-        stats.calls = calls[0]
-        return stats
+                stats.unchanged += 1
+        return [plan for plan in (_without(plan, skip) for _, plan in chosen) if plan is not None]
 
-    def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key],
-                        marks: Mapping[Key, LifecycleMark] | None = None) -> WriteStats:
+    def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key]) -> WriteStats:
         """After every write of the batch, in the runs' time order: the tables these runs drop and rename (each
         run's key with its changes, those a newer run of the batch undoes left out: `LifecycleChanges.newer_than`),
         as the live runner applies them (`olparser.pipeline.apply_lifecycle`, one implementation): what the
         connector created for a dropped table is deleted, what it created for a renamed one moves to the new name
         (`links`: the writes' links to scanned assets). Needs the run-state store (which knows the interim
-        entities). `marks` (`runs.batch_marks`) are recorded in it, as the live path records them; a change the
-        live path recorded that still stands over what the batch wrote is applied too."""
+        entities)."""
         stats = WriteStats()
         if self.registry is None:
             return stats
         calls = [0]
-        now = time.time()
-        merged = self.registry.record_lifecycle(marks, now=now) if marks else {}
         for key, change in changes:
             stats.deleted += apply_lifecycle(change, self.uploader, self.registry, self.resolver, _no_lock, links,
-                                             calls, now, label=f"run {key}")
-        applied = {k for _, change in changes for k in change.keys()}
-        live = standing({k: mark for k, mark in merged.items() if k not in applied})
-        if live:
-            stats.deleted += apply_lifecycle(live, self.uploader, self.registry, self.resolver, _no_lock, {}, calls,
-                                             now, label="changes recorded by the live path")
+                                             calls, time.time(), label=f"run {key}")
         stats.calls = calls[0]
         return stats
 
-    def _claim(self, runs: list[Selected]) -> None:
-        """Before the upload: each run counts as a user of what its plan has; wait for a deletion of one of those
-        entities that a live worker has under way."""
-        if self.registry is None:
-            return
-        contested: set[Key] = set()
-        for selected in runs:
-            contested |= self.registry.claim(selected.key, selected.owned_keys())
-        wait_for_deletions(self.registry, frozenset(contested), time.time, time.sleep)
-
-    def _commit(self, runs: list[Selected], calls: list[int]) -> int:
-        """After the upload: record each run's plan as what it has written, then delete what no run uses any more
-        (what earlier plans of these runs had and theirs lack) and tell the store it is done. A run that dropped a
-        process whose older writer still has it leaves that restore pending in the store: the live path's timer
-        carries it out (the older run's state is there, not in this batch). Returns how many entities were
-        deleted."""
-        if self.registry is None:
-            return 0
-        results = [(selected.key, self.registry.commit(
-            selected.key, selected.owned_keys(), version=None,
-            # Why the type error is ignored: only a selected run with a plan is committed
-            fingerprint=plan_fingerprint(selected.plan),  # type: ignore[arg-type]
-            process_names=selected.processes, run_time=selected.run_time, process_types=PROCESS_TYPES))
-            for selected in runs]
-        orphans = tuple(sorted({key for _, result in results for key in result.orphans}))
-        deleted, delete_calls = delete_orphans(self.registry, self.uploader, orphans, self.resolver)  # one request
-        calls[0] += delete_calls
-        for key, result in results:
-            if result.restores:
-                log.info("run %s: %d process(es) it no longer has go back to their older writers; the live path's "
-                         "timer writes them", key, len(result.restores))
-            elif result.epoch is not None:
-                self.registry.done(key, result.epoch)
-        return deleted
-
     def _linked(self, selected: list[Selected], calls: list[int],
-                links: dict[Key, Key]) -> tuple[list[Selected], dict[Key, Any]]:
-        """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them), and
-        the interim datasets with their candidates; `links` gets the datasets linked to another asset."""
+                links: dict[Key, Key]) -> tuple[list[Selected], Resolution | None]:
+        """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them, which
+        has the interim datasets with their candidates); `links` gets the datasets linked to another asset."""
         if self.resolver is None:
-            return selected, {}
+            return selected, None
         datasets = list(dict.fromkeys(d for s in selected if s.plan is not None for d in s.plan.datasets))
         if not datasets:
-            return selected, {}
+            return selected, None
         resolution = self.resolver.resolve(datasets, bounded=False)  # the backfill's call rate bounds it
         calls[0] += resolution.calls
         links.update((source, target) for source, target in resolution.links.items() if source != target)
@@ -340,10 +303,14 @@ class PlanWriter:
             self.registry.forget_interim(resolution.taken_over)
         linked = [replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None
                   else s for s in selected]
-        return linked, resolution.interim
+        return linked, resolution
 
 
-def _no_lock(names: Iterable[str]) -> nullcontext[None]:
+def _itself(plan: LineagePlan) -> LineagePlan:
+    return plan
+
+
+def _no_lock(names: Iterable[str]) -> nullcontext:
     return nullcontext()
 
 
@@ -360,5 +327,5 @@ def delete_entities(client: ThrottledClient, retry: RetryPolicy, entities: Itera
     """Delete entities read from the catalog (they carry their guids): `DELETE /entity/bulk?guid=...` in chunks."""
     guids = sorted({e["guid"] for e in entities if isinstance(e.get("guid"), str)})
     for chunk in guid_batches(client.endpoint_url, guids):
-        retry.run("delete", functools.partial(client.delete_guids, chunk), calls)
+        retry.run("delete", lambda c=chunk: client.delete_guids(c), calls)
     return len(guids)

@@ -1,5 +1,7 @@
 """What a backfill or remap runs with (one picklable value the Spark driver broadcasts to its executors), and the
-steps both runners (Spark and single-process) share around the per-run work.
+steps both runners (Spark and single-process) share around the per-run work. The catalog client, the run-state store
+and the run history are built by the live path's composition root (olparser/adapters/runtime.py `Runtime`), as are
+the writers' uploader and resolver (tools/spark/catalog.py `PlanWriter`).
 
 The mapping rules travel as text inside the job, so that an executor maps with exactly the driver's rules (its own
 copy of config/ is never read); each Python worker compiles them once.
@@ -12,19 +14,18 @@ import time
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
-from olparser.adapters.catalog import CatalogUploader, RetryPolicy, load_typedefs, make_atlas_client, resolve_target
+from olparser.adapters.catalog import RetryPolicy, load_typedefs, resolve_target
 from olparser.contract import IntakeLimits
 from olparser.history import RunHistoryStore, RunRecord, relink_record
-from olparser.adapters.history_stores import open_history_store
 from olparser.lineage import LineageOptions
 from olparser.lineage.combine import without_placeholders
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.naming import MappingEngine
 from olparser.runs import RunStateStore
-from olparser.adapters.run_state import open_run_state_store
+from olparser.adapters.runtime import Runtime
 from olparser.pipeline import WritePolicy
 from olparser.settings import TYPEDEFS_DIR, Settings
 from olparser.adapters.sql.process_parser import SqlParser
@@ -54,7 +55,6 @@ class BackfillJob:
     def create(cls, settings: Settings, **kwargs: object) -> "BackfillJob":
         """A job whose settings carry the rules as text (read once here, from the file or the inline setting)."""
         rules = settings.mappings_inline or Path(settings.mappings_path).read_text(encoding="utf-8")
-        # Why the type error is ignored: the job's other fields, by name, from the caller
         return cls(replace(settings, mappings_inline=rules), **kwargs)  # type: ignore[arg-type]
 
     def engine(self) -> MappingEngine:
@@ -94,8 +94,7 @@ class BackfillJob:
         if target.endpoint is None:
             raise ValueError("no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
                              "`ol2purview serve` (its data folder: --data DIR); or use --dry-run")
-        client = make_atlas_client(target, timeout=self.settings.catalog_timeout_seconds)
-        return ThrottledClient(client, RateLimiter(rate))
+        return ThrottledClient(Runtime(self.settings).catalog_client(), RateLimiter(rate))
 
     def retry(self) -> RetryPolicy:
         return RetryPolicy(max_attempts=self.settings.catalog_max_attempts)
@@ -104,12 +103,12 @@ class BackfillJob:
         """The live path's run-state store (RUN_STATE_STORE: SQLite in the data folder, or Table storage), opened
         anew by each task; close it after use. The writes keep its ledger of what each run has written and its
         registry of interim datasets, as the live path does."""
-        return open_run_state_store(self.settings)
+        return Runtime(self.settings).run_state_store()
 
     def history(self) -> RunHistoryStore:
         """The run history the live path keeps (next to its run state: SQLite in the data folder, or Table storage),
         opened anew by each task; close it after use."""
-        return open_history_store(self.settings)
+        return Runtime(self.settings).history_store()
 
 
 def record_history(job: BackfillJob, records: Iterable[RunRecord], now: float | None = None) -> int:
@@ -157,7 +156,6 @@ def keyed_records(job: BackfillJob, bodies: Iterable[bytes | Exception]) -> Iter
     tally = Tally()
     for body in bodies:
         tally.events_read += 1
-        # Why the type error is ignored: the readers yield an IngestError (records.py) for a body they cannot read
         record = read_record(body, limits)  # type: ignore[arg-type]
         if not isinstance(record, AcceptedRecord):
             tally.refused[record.reason] += 1
@@ -212,7 +210,7 @@ def remove_unused_placeholders(client: ThrottledClient, job: BackfillJob, names:
     does not know (lineage written before the ledger, or with another run-state store)."""
     calls = [0]
     retry = job.retry()
-    held = read_entities(CatalogUploader(client, settings=job.settings),
+    held = read_entities(Runtime(job.settings, catalog_client=client).catalog_uploader(),
                          ((PLACEHOLDER_TYPE, name) for name in names), calls)
     unused = [entity for entity in held.values() if not _used(entity)]
     columns = [column for entity in unused for column in (entity.get("relationshipAttributes") or {}).get("columns")

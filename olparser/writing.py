@@ -1,0 +1,252 @@
+"""The one write procedure: how plans go into the catalog under the run-state store's ledger, for the live path
+(`olparser.pipeline.LineagePipeline`, one run at a time) and the Spark batch paths (tools/spark/catalog.py
+`PlanWriter`, many runs per bulk call) alike.
+
+For a batch of runs (the live path passes one): each run claims what its plan has (`claim`) and waits for a
+deletion of one of those entities that another writer has under way; under the processes' locks the run-state store
+says which processes a newer run already wrote (`newer_writers`: left alone, the run still writes its datasets and
+owners); the plans are counted (their processes' runCount and firstRunTime), uploaded — the interim datasets an
+upload created are registered for the re-link timer (`upload_linked`) — and committed; a process whose newer writer
+dropped it meanwhile is uploaded after all. Then `carry_out` does the catalog work the commits left: delete what no
+run uses any more, restore the processes their last writer no longer has, tell the store it is done.
+
+It owns no I/O of its own: the run-state store, the uploader and the resolver are passed in.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from contextlib import nullcontext
+from dataclasses import dataclass
+from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
+
+from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
+from olparser.lineage.plan import DeleteReport, UploadReport
+from olparser.resolution.model import Resolution, candidates_to_json
+from olparser.runs import RunStateStore
+from olparser.runs.rules import RunOrder
+from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key
+
+log = logging.getLogger(__name__)
+
+REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
+
+
+class Uploader(Protocol):
+    """olparser.adapters.catalog.CatalogUploader: writes plans, deletes what no run uses; typed reports."""
+
+    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport: ...
+    def delete(self, keys: Iterable[Key]) -> DeleteReport: ...
+
+
+class Resolver(Protocol):
+    """olparser.adapters.catalog.resolver.ScannedAssetResolver: which scanned asset each dataset is."""
+
+    def resolve(self, datasets: Iterable[Any], *, fresh: bool = False) -> Resolution: ...
+    def note_interim(self, keys: Iterable[Key]) -> None: ...
+    def forget(self, keys: Iterable[Key]) -> None: ...
+    def forget_datasets(self, datasets: Iterable[Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Linked:
+    """A plan after resolution and linking, with what resolution found (None: no resolver)."""
+
+    plan: LineagePlan
+    resolution: Resolution | None = None
+
+    @property
+    def calls(self) -> int:
+        return 0 if self.resolution is None else self.resolution.calls
+
+
+@dataclass(frozen=True)
+class RunWrite:
+    """One run's plan to write. `keys`: what the run answers for in the ledger (default: the plan's connector-owned
+    entities); `processes`: the processes its whole plan has (default: the plan's); `order`: its place among the
+    runs that write the same process (None: static lineage or no readable time, never superseded); `version`: the
+    run state the plan was built from (None: not versioned); `dangling`: keys an earlier attempt uploaded."""
+
+    key: str
+    plan: LineagePlan
+    order: RunOrder | None = None
+    version: int | None = None
+    keys: tuple[Key, ...] | None = None
+    processes: tuple[str, ...] | None = None
+    dangling: frozenset[Key] = frozenset()
+
+    def owned_keys(self) -> tuple[Key, ...]:
+        return self.plan.owned_keys() if self.keys is None else self.keys
+
+    def process_names(self) -> tuple[str, ...]:
+        return tuple(self.plan.process_names()) if self.processes is None else self.processes
+
+
+@dataclass(frozen=True)
+class Committed:
+    """A run after its commit: the plan as counted and fingerprinted, the processes a newer run wrote (left alone)
+    and the store's answer."""
+
+    run: RunWrite
+    plan: LineagePlan
+    fingerprint: str
+    superseded: frozenset[str]
+    result: CommitResult
+
+
+@dataclass(frozen=True)
+class BatchWritten:
+    """What `write_plans` did: each run's commit, the catalog calls, the upload requests."""
+
+    committed: tuple[Committed, ...]
+    calls: int
+    requests: int
+
+
+def _each(plans: list[LineagePlan]) -> list[LineagePlan]:
+    return plans
+
+
+def write_plans(store: RunStateStore, uploader: Uploader, resolver: Resolver | None, runs: Sequence[RunWrite],
+                resolution: Resolution | None, *, now: float | None = None,
+                wait: Callable[[frozenset[Key]], None],
+                locked: Callable[[Iterable[str]], ContextManager[Any]] | None = None,
+                count: Callable[[LineagePlan], LineagePlan] | None = None,
+                select: Callable[[list[tuple[RunWrite, LineagePlan]]], list[LineagePlan]] | None = None,
+                pack: Callable[[list[LineagePlan]], Iterable[LineagePlan]] = _each) -> BatchWritten | None:
+    """Claim, wait, test for newer writers, count, upload (registering the interim datasets created), commit — the
+    runs of the batch together. `wait`: for the entities another writer is deleting; `locked`: the locks serialising
+    writes of these processes (None: no other writer of this process; then no lookup of what the runs dropped);
+    `count`: the plan with its processes' counts, taken once the writes are serial (None: counted already);
+    `select`: the plans to upload (default: each plan minus its superseded processes); `pack`: how they are grouped
+    into uploads. None when an entity a plan references has vanished from the catalog (the caller resolves the plans
+    again)."""
+    contested: set[Key] = set()
+    for run in runs:
+        contested |= store.claim(run.key, run.owned_keys(), **_at(now))
+    wait(frozenset(contested))
+    names = sorted({name for run in runs for name in run.process_names()})
+    # the processes an earlier plan of a run had and this one drops are locked too: a restore of one of them (from
+    # the run's older state) must not upload it after this commit has released and deleted it
+    dropped = set() if locked is None else {name for run in runs for type_name, name in store.claimed(run.key)
+                                            if type_name in PROCESS_TYPES} - set(names)
+    with (nullcontext() if locked is None else locked([*names, *sorted(dropped)])):
+        newer = newer_writers(store, runs)
+        for run in runs:
+            if newer[run.key]:
+                log.info("run %s: %d process(es) were written by a newer run and are left alone", run.key,
+                         len(newer[run.key]))
+        # the counts as they are now that writes are serial
+        counted = [run.plan if count is None else count(run.plan) for run in runs]
+        chosen = [(run, plan.without_processes(newer[run.key])) for run, plan in zip(runs, counted)]
+        plans = select(chosen) if select is not None else [plan for _, plan in chosen]
+        calls = requests = 0
+        for group in pack([plan for plan in plans if plan.entities or plan.external_datasets]):
+            report = upload_linked(store, uploader, resolver, Linked(group, resolution))
+            if report is None:  # a linked scanned asset vanished: resolve the plans again
+                return None
+            calls, requests = calls + report.calls, requests + 1
+        committed = []
+        for run, plan in zip(runs, counted):
+            fingerprint = plan_fingerprint(plan)
+            keys = run.owned_keys()
+            processes = run.process_names()
+            result = store.commit(run.key, keys, version=run.version, fingerprint=fingerprint,
+                                  process_names=processes, run_time=None if run.order is None else run.order[0],
+                                  dangling=run.dangling - set(keys), process_types=PROCESS_TYPES, **_at(now))
+            late = newer[run.key] & result.newest  # their newer writer dropped them meanwhile: this run is newest now
+            if late and not result.stale:
+                calls += uploader.upload(plan.without_processes(set(processes) - late)).calls
+            committed.append(Committed(run, plan, fingerprint, frozenset(newer[run.key]), result))
+    return BatchWritten(tuple(committed), calls, requests)
+
+
+def _at(now: float | None) -> dict[str, float]:
+    return {} if now is None else {"now": now}
+
+
+def newer_writers(store: RunStateStore, runs: Sequence[RunWrite]) -> dict[str, set[str]]:
+    """For each run, the processes of its plan that a newer run already wrote, as the run-state store knows them
+    (one lookup for the whole batch): the one newer-run test of the live and batch paths."""
+    names = sorted({name for run in runs if run.order is not None for name in run.process_names()})
+    writers = store.process_writers(names) if names else {}
+    return {run.key: ({name for name in run.process_names() if name in writers and writers[name] > run.order}
+                      if run.order is not None else set()) for run in runs}
+
+
+def upload_linked(store: RunStateStore, uploader: Uploader, resolver: Resolver | None, linked: Linked) -> Any:
+    """Upload; register the interim datasets the upload created. None when an entity the plan references has
+    vanished — a scanned asset deleted, or an interim entity the re-link timer replaced while this worker still
+    believed nothing was scanned: every answer about the plan's datasets is forgotten and the caller resolves
+    the plan again."""
+    if resolver is None or linked.resolution is None:
+        return uploader.upload(linked.plan)
+    try:
+        report = uploader.upload(linked.plan, refresh=False)
+    except Exception as exc:  # CatalogRejected: the catalog's error code tells a vanished reference apart
+        if getattr(exc, "error_code", None) != REFERENCE_NOT_FOUND:
+            raise
+        log.warning("an entity the plan references is gone from the catalog (deleted, or re-linked): "
+                    "resolving the plan again")
+        resolver.forget_datasets(linked.plan.datasets)
+        return None
+    resolution = linked.resolution
+    created = set(report.created) & set(resolution.interim)
+    if created:
+        store.register_interim({k: json.dumps(candidates_to_json(resolution.interim[k]),
+                                              separators=(",", ":")) for k in created})
+        resolver.note_interim(created)
+    return report
+
+
+def carry_out(store: RunStateStore, uploader: Uploader, resolver: Resolver | None,
+              results: Sequence[tuple[str, CommitResult]],
+              restore: Callable[[str, str | None], int] | None = None) -> tuple[int, int]:
+    """The catalog work commits left: delete the orphans (one request for all of them), restore the processes
+    (`restore(process, writer)`, returning its calls), then tell the store it is done (until then the intentions
+    stay recorded: a crash leaves them to the next writer or the timer). Without `restore` (the batch paths, which
+    do not hold the older runs' states) a run with restores leaves them pending for the live path's timer. Returns
+    the entities deleted and the catalog calls."""
+    orphans = tuple(sorted({key for _, result in results for key in result.orphans}))
+    deleted, calls = delete_orphans(store, uploader, orphans, resolver)
+    for key, result in results:
+        if restore is None and result.restores:
+            log.info("run %s: %d process(es) it no longer has go back to their older writers; the live path's "
+                     "timer writes them", key, len(result.restores))
+            continue
+        for name, writer in result.restores:
+            calls += restore(name, writer)  # type: ignore[misc]
+        if result.epoch is not None:
+            store.done(key, result.epoch)
+    return deleted, calls
+
+
+def delete_orphans(store: RunStateStore, uploader: Uploader, orphans: tuple[Key, ...],
+                   resolver: Resolver | None = None) -> tuple[int, int]:
+    """Delete entities no run uses (a commit's `orphans`) and forget their tombstones; on failure the timer tries
+    again (their tombstones stay). Returns (entities deleted, catalog calls). The runner and the Spark paths."""
+    if not orphans:
+        return 0, 0
+    try:
+        report = uploader.delete(orphans)
+    except Exception as exc:
+        log.warning("%d entities no run uses could not be deleted now (%s); the timer tries again",
+                    len(orphans), type(exc).__name__)
+        return 0, 0
+    store.finish_deletes(orphans)
+    if resolver is not None:  # what is gone (or a scan's now) is no longer an interim dataset to re-link
+        kept = set(report.kept)
+        gone = [key for key in orphans if key not in kept]
+        store.forget_interim(gone)
+        resolver.forget(gone)
+    return len(orphans), report.calls
+
+
+def wait_for_deletions(store: RunStateStore, contested: frozenset[Key], clock: Callable[[], float],
+                       sleep: Callable[[float], None]) -> None:
+    """Another writer is deleting some of the entities a plan needs (`claim` said so): let it finish first
+    (bounded by TOMBSTONE_SECONDS)."""
+    deadline = clock() + TOMBSTONE_SECONDS
+    while contested and clock() < deadline:
+        sleep(0.05)
+        contested = store.contested(contested)
