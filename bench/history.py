@@ -207,7 +207,7 @@ def bench_window() -> None:
                                                             select=["digest"])
         for title, root, window, direction, depth, target in window_cases(last):
             counting = CountingReader(sqlite_store)
-            sqlite_ms, reads, answer = query_costs(counting, lambda: counting.reads, root, window, direction, depth,
+            sqlite_ms, reads, answer = query_costs(counting, lambda counting=counting: counting.reads, root, window, direction, depth,
                                                    15)
             table_ms, requests, table_answer = query_costs(table_store, lambda: hook.calls, root, window, direction,
                                                            depth, 3)

@@ -75,7 +75,7 @@ from olparser.lineage.build import dataset_resolver
 from olparser.lineage.identity import job_identity, legacy_writers
 from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes, lifecycle_marks, standing
 from olparser.lineage.link import link_plan
-from olparser.lineage.plan import unmatched_text
+from olparser.lineage.plan import UploadReport, unmatched_text
 from olparser.lineage.governance import UNRESOLVED_NOTE
 from olparser.naming import MappingEngine
 from olparser.relink import drop_datasets, move_datasets
@@ -83,7 +83,8 @@ from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_
 from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
 from olparser.runs.model import DatasetFacts
-from olparser.runs.store import CommitResult, Key, Schedule
+from olparser.runs.ledger import CommitResult, Key
+from olparser.runs.store import Schedule
 from olparser.sql import ParseSql
 from olparser.writing import (Committed, Linked, Resolver, RunWrite, Uploader, carry_out,
                               delete_orphans, upload_linked, wait_for_deletions, write_plans)
@@ -400,9 +401,10 @@ class LineagePipeline:
             (done,), calls = written.committed, calls + written.calls
             uploaded |= set(done.run.owned_keys())
             if done.result.stale:
-                run, version = self._store.get_versioned(key, now=now)
-                if run is None:
+                fresh, version = self._store.get_versioned(key, now=now)
+                if fresh is None:
                     break
+                run = fresh
                 log.info("run %s changed while it was being written: writing it again", key)
                 continue
             return self._written(key, run, event_type, done, stream, changed, calls, now, None if empty else linked)
@@ -461,7 +463,7 @@ class LineagePipeline:
             self._store.forget_interim(resolution.taken_over)
         return Linked(link_plan(plan, resolution.links, resolution.interim), resolution)
 
-    def _upload_linked(self, linked: Linked) -> Any:
+    def _upload_linked(self, linked: Linked) -> UploadReport | None:
         """Upload through the write procedure's step (`writing.upload_linked`); None: resolve the plan again."""
         return upload_linked(self._store, self._uploader, self._resolver, linked)
 

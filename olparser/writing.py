@@ -25,7 +25,8 @@ from olparser.lineage.plan import DeleteReport, UploadReport
 from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunStateStore
 from olparser.runs.rules import RunOrder
-from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, Key
+from olparser.runs.ledger import CommitResult, Key
+from olparser.runs.store import TOMBSTONE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -138,7 +139,7 @@ def write_plans(store: RunStateStore, uploader: Uploader, resolver: Resolver | N
                          len(newer[run.key]))
         # the counts as they are now that writes are serial
         counted = [run.plan if count is None else count(run.plan) for run in runs]
-        chosen = [(run, plan.without_processes(newer[run.key])) for run, plan in zip(runs, counted)]
+        chosen = [(run, plan.without_processes(newer[run.key])) for run, plan in zip(runs, counted, strict=True)]
         plans = select(chosen) if select is not None else [plan for _, plan in chosen]
         calls = requests = 0
         for group in pack([plan for plan in plans if plan.entities or plan.external_datasets]):
@@ -147,7 +148,7 @@ def write_plans(store: RunStateStore, uploader: Uploader, resolver: Resolver | N
                 return None
             calls, requests = calls + report.calls, requests + 1
         committed = []
-        for run, plan in zip(runs, counted):
+        for run, plan in zip(runs, counted, strict=True):
             fingerprint = plan_fingerprint(plan)
             keys = run.owned_keys()
             processes = run.process_names()
@@ -174,7 +175,8 @@ def newer_writers(store: RunStateStore, runs: Sequence[RunWrite]) -> dict[str, s
                       if run.order is not None else set()) for run in runs}
 
 
-def upload_linked(store: RunStateStore, uploader: Uploader, resolver: Resolver | None, linked: Linked) -> Any:
+def upload_linked(store: RunStateStore, uploader: Uploader, resolver: Resolver | None,
+                  linked: Linked) -> UploadReport | None:
     """Upload; register the interim datasets the upload created. None when an entity the plan references has
     vanished — a scanned asset deleted, or an interim entity the re-link timer replaced while this worker still
     believed nothing was scanned: every answer about the plan's datasets is forgotten and the caller resolves

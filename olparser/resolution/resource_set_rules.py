@@ -47,21 +47,21 @@ def _get(obj: JSON, key: str, path: str, kind: type | tuple[type, ...], default:
 
 
 def _required(obj: JSON, key: str, path: str) -> str:
-    value = _get(obj, key, path, str)
+    value: str = _get(obj, key, path, str)
     if not value:
         raise _field(f"{path}.{key}", "is required")
     return value
 
 
 def _list(obj: JSON, key: str, path: str) -> list[JSON]:
-    items = _get(obj, key, path, list, [])
+    items: list[JSON] = _get(obj, key, path, list, [])
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise _field(f"{path}.{key}[{index}]", f"must be an object, got {type(item).__name__}")
     return items
 
 
-def _compile_net(pattern: str, options: int, path: str) -> regex.Pattern:
+def _compile_net(pattern: str, options: int, path: str) -> regex.Pattern[str]:
     """A .NET regex (as Purview stores them) as a `regex` pattern: variable-width lookbehind and scoped inline flags
     (`(?i)…(?-i)`) work as in .NET; `options` are .NET RegexOptions bits."""
     if options & ~_NET_SUPPORTED_OPTIONS:
@@ -142,8 +142,8 @@ class RegexReplacer:
     condition: str | None = None
     keep: tuple[str, int] | None = None  # doNotReplaceRegex: spans it matches are never replaced
     final: bool = False  # disableRecursiveReplacerApplication: no later replacer touches a segment this one changed
-    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
-    keep_compiled: regex.Pattern | None = field(init=False, compare=False, repr=False)
+    compiled: regex.Pattern[str] = field(init=False, compare=False, repr=False)
+    keep_compiled: regex.Pattern[str] | None = field(init=False, compare=False, repr=False)
     substitution: tuple[str | int, ...] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -162,7 +162,7 @@ class PathFilter:
     name: str
     path: str
     is_regex: bool
-    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
+    compiled: regex.Pattern[str] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.is_regex:
@@ -200,7 +200,7 @@ class PatternRule:
     name: str
     qualified_name: str
     is_resource_set: bool = True
-    compiled: regex.Pattern = field(init=False, compare=False, repr=False)
+    compiled: regex.Pattern[str] = field(init=False, compare=False, repr=False)
     output: tuple[tuple[str, str], ...] = field(init=False, compare=False, repr=False)  # (kind, text or group)
 
     def __post_init__(self) -> None:
@@ -330,7 +330,8 @@ def _scoped_rules(config: JSON, path: str) -> tuple[ScopedRules, ...]:
 
 def default_account_config() -> JSON:
     """A fresh copy of the default configuration body (what the embedded catalog answers until a PUT replaces it)."""
-    return json.loads(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    config: JSON = json.loads(DEFAULT_CONFIG_PATH.read_text(encoding="utf-8"))
+    return config
 
 
 @lru_cache(maxsize=1)

@@ -43,13 +43,15 @@ Choices where Purview documents nothing (kept here, in one place, so that the co
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Iterable, Sequence
 
 import regex
 
 from olparser.resolution.resource_set_rules import (APPLY_TO_FILE_NAME, APPLY_TO_FILE_NAME_OR_NON_VERSION,
                                                     APPLY_TO_NON_FILE_NAME, MATCH_TIMEOUT_SECONDS, RegexReplacer,
-                                                    ResourceSetRules, default_account_config)  # noqa: F401
+                                                    ResourceSetRules as ResourceSetRules,
+                                                    default_account_config as default_account_config)
 from olparser.resolution.resource_set_rules import safely as _safely
 
 JSON = dict[str, Any]
@@ -162,6 +164,10 @@ def _generalize_segment(segment: str, is_file: bool, rules: ResourceSetRules) ->
     return known
 
 
+def _all_matches(pattern: regex.Pattern[str], text: str) -> list[regex.Match[str]]:
+    return list(pattern.finditer(text, timeout=MATCH_TIMEOUT_SECONDS))
+
+
 def _apply_replacers(segment: str, is_file: bool, rules: ResourceSetRules) -> str:
     for replacer in rules.replacers:
         if (replacer.condition == APPLY_TO_FILE_NAME and not is_file) or (
@@ -169,7 +175,7 @@ def _apply_replacers(segment: str, is_file: bool, rules: ResourceSetRules) -> st
             continue
         keep = []
         if replacer.keep_compiled is not None:
-            found = _safely(lambda: list(replacer.keep_compiled.finditer(segment, timeout=MATCH_TIMEOUT_SECONDS)))
+            found = _safely(partial(_all_matches, replacer.keep_compiled, segment))
             keep = [m.span() for m in found or ()]
             if replacer.condition == APPLY_TO_FILE_NAME_OR_NON_VERSION and keep and not is_file:
                 continue  # a folder named like a version string keeps its name

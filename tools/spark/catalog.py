@@ -23,7 +23,8 @@ import threading
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable
+from functools import partial
+from typing import Any, Callable, Iterable, Mapping
 
 from olparser.adapters.catalog import CatalogUploader, RetryPolicy
 from olparser.adapters.catalog.existence import guid_batches
@@ -31,7 +32,8 @@ from olparser.adapters.runtime import Runtime
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
-from olparser.lineage.lifecycle import LifecycleChanges
+from olparser.lineage.lifecycle import LifecycleChanges, standing
+from olparser.runs.marks import LifecycleMark
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import is_process
 from olparser.resolution.model import Resolution
@@ -83,40 +85,40 @@ class ThrottledClient:
         self._limiter.acquire()
         return getattr(self._client, name)(*args, **kwargs)
 
-    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+    def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         return self._call("find_entities", type_name, qualified_names)
 
-    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict]:
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         return self._call("find_entities_with_relationships", type_name, qualified_names)
 
-    def entities_by_guid(self, guids: list[str]) -> list[dict]:
+    def entities_by_guid(self, guids: list[str]) -> list[dict[str, Any]]:
         return self._call("entities_by_guid", guids)
 
-    def upload_bulk(self, entities: list[dict], collection_id: str | None = None) -> dict:
+    def upload_bulk(self, entities: list[dict[str, Any]], collection_id: str | None = None) -> dict[str, Any]:
         return self._call("upload_bulk", entities, **({"collection_id": collection_id} if collection_id else {}))
 
-    def collections(self) -> list[dict]:
+    def collections(self) -> list[dict[str, Any]]:
         return self._call("collections")
 
-    def search_assets(self, query: dict) -> list[tuple[str, str]]:
+    def search_assets(self, query: dict[str, Any]) -> list[tuple[str, str]]:
         return self._call("search_assets", query)
 
-    def resource_set_rule_config(self) -> dict:
+    def resource_set_rule_config(self) -> dict[str, Any]:
         return self._call("resource_set_rule_config")
 
-    def delete_guids(self, guids: list[str]) -> dict:
+    def delete_guids(self, guids: list[str]) -> dict[str, Any]:
         return self._call("delete_entity", guid=list(guids)) or {}
 
-    def typedef_headers(self) -> list[dict]:
+    def typedef_headers(self) -> list[dict[str, Any]]:
         return self._call("typedef_headers")
 
-    def typedefs(self) -> dict:
+    def typedefs(self) -> dict[str, Any]:
         return self._call("typedefs")
 
-    def create_typedefs(self, typedefs: dict) -> dict:
+    def create_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
         return self._call("create_typedefs", typedefs)
 
-    def update_typedefs(self, typedefs: dict) -> dict:
+    def update_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]:
         return self._call("update_typedefs", typedefs)
 
 
@@ -137,7 +139,7 @@ def _reference_keys(value: Any) -> list[Key] | None:
         if not isinstance(qualified_name, str):
             return None
         keys.append((item.get("typeName"), qualified_name))
-    return sorted(keys)
+    return sorted(keys)  # type: ignore[arg-type]  # an object id with a unique name names its type
 
 
 def _is_reference(value: Any) -> bool:
@@ -230,16 +232,18 @@ class PlanWriter:
             linked, resolution = self._linked(selected, calls, stats.links)
             runs = [s for s in linked if s.plan is not None]
             if self.history is not None:
-                summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))
+                # Why the type errors are ignored: runs: the selected runs with a plan (filtered above)
+                summaries = self.history.process_summaries(
+                    sorted({n for s in runs for n in s.plan.process_names()}))  # type: ignore[union-attr]
                 runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
             verdicts = WriteStats()
             registry = self.registry
             written = write_plans(
-                registry, self.uploader, self.resolver,  # type: ignore[arg-type]
+                registry, self.uploader, self.resolver,
                 [RunWrite(s.key, s.plan, None if s.run_time is None else s.order, None,  # type: ignore[arg-type]
                           s.owned_keys(), s.processes) for s in runs], resolution,
-                wait=lambda contested: wait_for_deletions(registry, contested, time.time, time.sleep),
-                select=lambda chosen: self._changed(chosen, calls, verdicts),
+                wait=partial(_wait_for_deletions, registry),
+                select=partial(self._changed, calls=calls, stats=verdicts),
                 pack=lambda plans: [combine_plans(group) for group in pack_plans(plans, self.bulk_size, _itself)])
             if written is not None:
                 break
@@ -249,7 +253,7 @@ class PlanWriter:
         stats.written, stats.unchanged, stats.placeholders = verdicts.written, verdicts.unchanged, verdicts.placeholders
         stats.superseded += sum(len(c.superseded) for c in written.committed)
         stats.requests = written.requests
-        stats.deleted, delete_calls = carry_out(self.registry, self.uploader, self.resolver,  # type: ignore[arg-type]
+        stats.deleted, delete_calls = carry_out(self.registry, self.uploader, self.resolver,
                                                 [(c.run.key, c.result) for c in written.committed])  # one request
         stats.calls = calls[0] + delete_calls
         return stats
@@ -270,20 +274,29 @@ class PlanWriter:
                 stats.unchanged += 1
         return [plan for plan in (_without(plan, skip) for _, plan in chosen) if plan is not None]
 
-    def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key]) -> WriteStats:
+    def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key],
+                        marks: Mapping[Key, LifecycleMark] | None = None) -> WriteStats:
         """After every write of the batch, in the runs' time order: the tables these runs drop and rename (each
         run's key with its changes, those a newer run of the batch undoes left out: `LifecycleChanges.newer_than`),
         as the live runner applies them (`olparser.pipeline.apply_lifecycle`, one implementation): what the
         connector created for a dropped table is deleted, what it created for a renamed one moves to the new name
         (`links`: the writes' links to scanned assets). Needs the run-state store (which knows the interim
-        entities)."""
+        entities). `marks` (`runs.batch_marks`) are recorded in it, as the live path records them; a change the
+        live path recorded that still stands over what the batch wrote is applied too."""
         stats = WriteStats()
         if self.registry is None:
             return stats
         calls = [0]
+        now = time.time()
+        merged = self.registry.record_lifecycle(marks, now=now) if marks else {}
         for key, change in changes:
             stats.deleted += apply_lifecycle(change, self.uploader, self.registry, self.resolver, _no_lock, links,
-                                             calls, time.time(), label=f"run {key}")
+                                             calls, now, label=f"run {key}")
+        applied = {k for _, change in changes for k in change.keys()}
+        live = standing({k: mark for k, mark in merged.items() if k not in applied})
+        if live:
+            stats.deleted += apply_lifecycle(live, self.uploader, self.registry, self.resolver, _no_lock, {}, calls,
+                                             now, label="changes recorded by the live path")
         stats.calls = calls[0]
         return stats
 
@@ -310,8 +323,13 @@ def _itself(plan: LineagePlan) -> LineagePlan:
     return plan
 
 
-def _no_lock(names: Iterable[str]) -> nullcontext:
+def _no_lock(names: Iterable[str]) -> nullcontext[None]:
     return nullcontext()
+
+
+def _wait_for_deletions(registry: RunStateStore | None, contested: frozenset[Key]) -> None:
+    """Wait (sleeping) for the deletions of `contested` entities a live worker has under way."""
+    wait_for_deletions(registry, contested, time.time, time.sleep)  # type: ignore[arg-type]
 
 
 def _without(plan: LineagePlan, skipped: set[str]) -> LineagePlan | None:
@@ -327,5 +345,5 @@ def delete_entities(client: ThrottledClient, retry: RetryPolicy, entities: Itera
     """Delete entities read from the catalog (they carry their guids): `DELETE /entity/bulk?guid=...` in chunks."""
     guids = sorted({e["guid"] for e in entities if isinstance(e.get("guid"), str)})
     for chunk in guid_batches(client.endpoint_url, guids):
-        retry.run("delete", lambda c=chunk: client.delete_guids(c), calls)
+        retry.run("delete", partial(client.delete_guids, chunk), calls)
     return len(guids)

@@ -443,7 +443,6 @@ class TableHistoryStore:
             assert record is not None
             facts = slim(record.facts)
             run_row, new_marker = _process_run_rows(partition, run_key, facts, process_run)
-            row_key = run_row["RowKey"]
             operations.append(("upsert", run_row, {"mode": UpdateMode.REPLACE}))
             operations.append(("create", new_marker) if marker is None else (
                 "update", new_marker, {"mode": UpdateMode.REPLACE, **unchanged(marker)}))

@@ -51,7 +51,7 @@ class OwnedRows(RunRows):
             # changed since fails that, and the retry reads it
             known = [self._known_head(key)]
 
-            def attempt(key: Key = key) -> None:
+            def attempt(key: Key = key, known: list[TableEntity | None] = known) -> None:
                 head = known.pop() if known else None
                 self._forget_head(key)
                 if head is None:

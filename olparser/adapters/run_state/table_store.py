@@ -129,7 +129,8 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
 
         def merge_into(entity: TableEntity | None, from_memory: bool) -> tuple[RunSnapshot, int] | None:
             live = entity is not None and not self._expired(entity, now)
-            snapshot = merge_event(self._decode(entity) if live else None, event, max_datasets=max_datasets)
+            snapshot = merge_event(self._decode(entity) if entity is not None and live else None, event,
+                                   max_datasets=max_datasets)
             state = _compressed_state(snapshot, run_id, self.max_state_bytes)
             new = self._carry_over(run_id, entity)
             version = int(entity.get("version", 0)) if entity is not None else 0
@@ -151,13 +152,15 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
                 self._due_row_gone(run_id, entity)
             return snapshot, version
 
-        return self._with_retries(attempt)
+        merged: tuple[RunSnapshot, int] = self._with_retries(attempt)
+        return merged
 
     @contextmanager
     def folded_reads(self, run_key: str) -> Iterator[None]:
-        row = tuple(self._keys(run_key).values())
+        keys = self._keys(run_key)
+        row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
-            self._folding[row] = self._folding.get(row, 0) + 1  # type: ignore[index]
+            self._folding[row] = self._folding.get(row, 0) + 1
         done = False
         outer = getattr(self._scope, "processes", None) is None
         if outer:
@@ -169,13 +172,13 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             if outer:
                 self._scope.processes = None
             with self._fold_lock:
-                self._folding[row] -= 1  # type: ignore[index]
-                if not self._folding[row]:  # type: ignore[index]
-                    del self._folding[row]  # type: ignore[arg-type]
-                    last = self._folded.pop(row, None)  # type: ignore[arg-type]
-                    self._recent.pop(row, None)  # type: ignore[arg-type]
+                self._folding[row] -= 1
+                if not self._folding[row]:
+                    del self._folding[row]
+                    last = self._folded.pop(row, None)
+                    self._recent.pop(row, None)
                     if done and last is not None and last.metadata.get("etag"):
-                        self._recent[row] = last  # type: ignore[index]
+                        self._recent[row] = last
                         while len(self._recent) > RECENT_ROWS:
                             self._recent.popitem(last=False)
 
@@ -226,6 +229,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
                                 process_types=process_types)
             if new is None:
                 return None
+            assert new.pending is not None  # a commit records its intentions (ledger.commit)
             settle_at = now + ledger.SETTLE_SECONDS
             self._put_due(run_key, settle_at)  # first: the timer finds the run even if we crash after the write
             row = self._carry_over(run_key, entity)
@@ -236,10 +240,11 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
                        due_at=settle_at)
             return new.pending, self._write(row, entity)
 
-        written = self._with_retries(attempt)
+        written: tuple[ledger.Intentions, TableEntity] | None = self._with_retries(attempt)
         if written is None:
             return CommitResult(stale=True)
-        return self._carry_out(run_key, *written, now)
+        intentions, row = written
+        return self._carry_out(run_key, intentions, row, now)
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
         now = time.time() if now is None else now

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from olparser.lineage import LineageOptions, build_lineage
-from olparser.lineage.identity import JobIdentity, is_session_of, job_identity
+from olparser.lineage.identity import JobIdentity, is_application_run, is_session_of, job_identity, orchestration
+from tests.support.airflow_identity import APP, DAG, TASK, parent_facet
 from olparser.runs.merge import merge_event
 from olparser.runs.model import RunSnapshot
 from tools.samples.notebooks import (CTAS, FABRIC_NAMESPACE, FABRIC_NOTEBOOK_ID, fabric_ctas_run, fabric_properties,
@@ -96,8 +97,6 @@ def test_two_sessions_of_one_notebook_write_one_owner_and_one_process():
 
 
 # --- who ran it ---------------------------------------------------------------------------------------------------
-from olparser.lineage.identity import is_application_run, orchestration
-from tests.support.airflow_identity import APP, DAG, TASK, parent_facet
 
 
 @pytest.mark.parametrize("job_name, facets, expected", [
