@@ -24,6 +24,7 @@
 Each function is its decorators and one call to its body in `olparser.adapters.function_handlers`, with the runtime
 `olparser.adapters.runtime` builds from the app settings, once per process.
 """
+
 from __future__ import annotations
 
 import os

@@ -7,6 +7,7 @@ in the wheel: an installed connector runs on the rules shipped in olparser/namin
 OL_TO_PURVIEW_MAPPINGS_PATH or OlToPurviewMappings names others. `ol2purview serve` needs the function app itself:
 function_app.py and host.json travel as ol2purview_tools/app/ (tests/unit/test_wheel.py checks the names).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -39,7 +40,8 @@ CACHES = ["__pycache__", "*.__pycache__"]
 
 setup(
     packages=find_namespace_packages(include=["olparser", "olparser.*"], exclude=CACHES)
-    + [TOOLS] + [f"{TOOLS}.{name}" for name in find_namespace_packages("tools", exclude=["docs", "docs.*", *CACHES])],
+    + [TOOLS]
+    + [f"{TOOLS}.{name}" for name in find_namespace_packages("tools", exclude=["docs", "docs.*", *CACHES])],
     package_dir={TOOLS: "tools"},
     cmdclass={"build_py": BuildWithApp},
 )

@@ -4,6 +4,7 @@ Like the tests, benchmarks use the shipped rules (package data, `MAPPINGS_PATH` 
 config/OlToPurviewMappings.json, which users edit: `MAPPINGS_PATH` in this process, OL_TO_PURVIEW_MAPPINGS_PATH (set
 here) in the processes they start. Benchmarks import nothing from tests/.
 """
+
 import os
 
 from olparser.settings import SHIPPED_MAPPINGS_PATH as MAPPINGS_PATH

@@ -3,6 +3,7 @@
 `--markdown` prints the figures they recorded (bench/report.py) as the docs' table; `--docs` writes them into the
 generated table of docs/explanation/benchmarks.md, replacing the rows of the modules that ran and keeping the others.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,11 +22,14 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="bench modules to run (default: all)")
     parser.add_argument("--markdown", action="store_true", help="print the recorded figures as the docs' table")
-    parser.add_argument("--docs", action="store_true", help="write the recorded figures into docs/explanation/benchmarks.md")
+    parser.add_argument(
+        "--docs", action="store_true", help="write the recorded figures into docs/explanation/benchmarks.md"
+    )
     args = parser.parse_args(argv)
     here = Path(__file__).parent
-    names = args.names or sorted(m.name for m in pkgutil.iter_modules([str(here)])
-                                 if not m.name.startswith("_") and m.name not in NOT_BENCHES)
+    names = args.names or sorted(
+        m.name for m in pkgutil.iter_modules([str(here)]) if not m.name.startswith("_") and m.name not in NOT_BENCHES
+    )
     for name in names:
         print(f"== bench.{name}", flush=True)
         importlib.import_module(f"bench.{name}").main()

@@ -4,6 +4,7 @@ contract, no keys, no envelope. bench/ingest_http.py runs it with the same clien
 
 `python -m bench._floor_ingest PORT DB` serves on 127.0.0.1:PORT (0: a free port) and prints "listening on URL".
 """
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,7 @@ def main(argv: list[str]) -> None:
     sock.bind(("127.0.0.1", port))
     sock.listen(2048)  # connections wait in the backlog until uvicorn accepts
     print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}/ingest", flush=True)
-    config = uvicorn.Config(app_for(db_path), lifespan="off", access_log=False, log_level="warning",
-                            http="httptools")
+    config = uvicorn.Config(app_for(db_path), lifespan="off", access_log=False, log_level="warning", http="httptools")
     uvicorn.Server(config).run(sockets=[sock])
 
 

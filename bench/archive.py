@@ -1,6 +1,7 @@
 """What archiving every event costs: per event in the queue trigger (gzip + a file flushed to disk, or a blob in
 Azurite), and the HTTP intake with ARCHIVE_EVENTS off and on (the archive is written by the queue trigger, so the
 acknowledgement should not change). Medians of REPEATS. Run as `.venv/bin/python -m bench archive`."""
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,9 @@ def trigger_cost() -> None:
     from tools.azurite import start_azurite
 
     with tempfile.TemporaryDirectory() as location, start_azurite(Path(location)) as azurite:
-        blob = _median_ms_per_event(lambda root: EventArchive(
-            BlobArchiveStore(azurite.connection_string, f"archive-{uuid.uuid4().hex[:8]}")))
+        blob = _median_ms_per_event(
+            lambda root: EventArchive(BlobArchiveStore(azurite.connection_string, f"archive-{uuid.uuid4().hex[:8]}"))
+        )
     print(f"archive a {size:,} B COMPLETE event, blob (Azurite): median {blob:.2f} ms")
 
 

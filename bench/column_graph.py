@@ -5,6 +5,7 @@
 edges: 5,000 column edges. Each query is the page's route `GET /_ol2purview/page/column-lineage`: the dataset
 lineage walk, the process reads, parsing every process's detail, and the column walk. Target: median < 200 ms.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,20 +29,35 @@ def _qn(index: int) -> str:
 
 def _detail(source: str, columns: list[tuple[str, str]]) -> str:
     def field(name: str, transformation: tuple[str, str]) -> dict:
-        return {"field": name, "name": source, "namespace": "bench", "qualifiedName": source,
-                "transformations": [{"type": transformation[0], "subtype": transformation[1]}],
-                "typeName": "azure_datalake_gen2_path"}
-    return json.dumps({"dataset": [field("c0", ("INDIRECT", "FILTER"))],
-                       "fields": [{"field": sink, "inputFields": [field(src, ("DIRECT", "IDENTITY"))]}
-                                  for src, sink in columns]})
+        return {
+            "field": name,
+            "name": source,
+            "namespace": "bench",
+            "qualifiedName": source,
+            "transformations": [{"type": transformation[0], "subtype": transformation[1]}],
+            "typeName": "azure_datalake_gen2_path",
+        }
+
+    return json.dumps(
+        {
+            "dataset": [field("c0", ("INDIRECT", "FILTER"))],
+            "fields": [{"field": sink, "inputFields": [field(src, ("DIRECT", "IDENTITY"))]} for src, sink in columns],
+        }
+    )
 
 
 def build_catalog(server: CatalogServer) -> int:
     """Write the generated catalog; returns the number of column edges."""
     http = requests.Session()
     http.post(f"{server.atlas_url}/types/typedefs", json=json.loads(TYPEDEFS.read_text()), timeout=60)
-    entities = [{"typeName": "azure_datalake_gen2_path", "guid": f"-{i + 1}",
-                 "attributes": {"qualifiedName": _qn(i), "name": f"d{i:02d}"}} for i in range(DATASETS + 1)]
+    entities = [
+        {
+            "typeName": "azure_datalake_gen2_path",
+            "guid": f"-{i + 1}",
+            "attributes": {"qualifiedName": _qn(i), "name": f"d{i:02d}"},
+        }
+        for i in range(DATASETS + 1)
+    ]
     edges = 0
     for i in range(DATASETS - 1):
         columns = [(f"c{c}", f"c{c}") for c in range(COLUMNS)]
@@ -55,14 +71,25 @@ def build_catalog(server: CatalogServer) -> int:
 
 
 def _process(name: str, source: int, sink: int, detail: str) -> dict:
-    return {"typeName": "spark_process", "guid": f"-p{name}", "attributes": {
-        "qualifiedName": f"bench://{name}", "name": name, "inputs": [{"guid": f"-{source + 1}"}],
-        "outputs": [{"guid": f"-{sink + 1}"}], "columnLineageDetail": detail}}
+    return {
+        "typeName": "spark_process",
+        "guid": f"-p{name}",
+        "attributes": {
+            "qualifiedName": f"bench://{name}",
+            "name": name,
+            "inputs": [{"guid": f"-{source + 1}"}],
+            "outputs": [{"guid": f"-{sink + 1}"}],
+            "columnLineageDetail": detail,
+        },
+    }
 
 
 def _guid(server: CatalogServer, index: int) -> str:
-    return requests.get(f"{server.atlas_url}/entity/uniqueAttribute/type/azure_datalake_gen2_path",
-                        params={"attr:qualifiedName": _qn(index)}, timeout=10).json()["entity"]["guid"]
+    return requests.get(
+        f"{server.atlas_url}/entity/uniqueAttribute/type/azure_datalake_gen2_path",
+        params={"attr:qualifiedName": _qn(index)},
+        timeout=10,
+    ).json()["entity"]["guid"]
 
 
 def _median_ms(server: CatalogServer, params: dict) -> tuple[float, int]:
@@ -84,10 +111,12 @@ def main() -> None:
         last, middle = _guid(server, DATASETS - 1), _guid(server, DATASETS // 2)
         up, up_edges = _median_ms(server, {"guid": last, "column": "c7", "direction": "up"})
         both, both_edges = _median_ms(server, {"guid": middle, "column": "c7", "direction": "both"})
-        print(f"column graph, {edges} column edges in {DATASETS} datasets: "
-              f"upstream of the last dataset's column over {DATASETS - 1} hops ({up_edges} edges in the answer) "
-              f"median {up:.1f} ms; both ways from the middle ({both_edges} edges) median {both:.1f} ms "
-              f"(target < 200 ms)")
+        print(
+            f"column graph, {edges} column edges in {DATASETS} datasets: "
+            f"upstream of the last dataset's column over {DATASETS - 1} hops ({up_edges} edges in the answer) "
+            f"median {up:.1f} ms; both ways from the middle ({both_edges} edges) median {both:.1f} ms "
+            f"(target < 200 ms)"
+        )
 
 
 if __name__ == "__main__":

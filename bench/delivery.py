@@ -1,5 +1,6 @@
 """Lineage queue throughput on the embedded SQLite queue and on Azurite: send, receive + delete, a worker draining
 the queue with a no-op handler; and the cost of a 2 MB claim check (deliver + open). Prints medians of 3 rounds."""
+
 from __future__ import annotations
 
 import json
@@ -7,28 +8,49 @@ import statistics
 import tempfile
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
-from concurrent.futures import ThreadPoolExecutor
-
 from bench import report
 from olparser.adapters.delivery.claim_check import BlobClaimCheckStore, ClaimCheckStore, FolderClaimCheckStore
-from olparser.adapters.delivery.queues import (MAX_RECEIVE, AzureQueueService, LineageQueue, QueueService,
-                                      SqliteQueueService, poison_queue_name)
+from olparser.adapters.delivery.queues import (
+    MAX_RECEIVE,
+    AzureQueueService,
+    LineageQueue,
+    QueueService,
+    SqliteQueueService,
+    poison_queue_name,
+)
 from olparser.adapters.delivery.sender import EventCourier
-from tools.functions_host.trigger_settings import QueueTriggerSettings
-from tools.functions_host.queue_worker import QueueWorker
 from tools.azurite import start_azurite
+from tools.functions_host.queue_worker import QueueWorker
+from tools.functions_host.trigger_settings import QueueTriggerSettings
 
 MESSAGES = 500
 ROUNDS = 3
 SENDERS = 16
-SMALL_EVENT = json.dumps({"eventType": "COMPLETE", "run": {"runId": "r"}, "job": {"namespace": "ns", "name": "j"},
-                          "outputs": [{"namespace": "abfss://c@acct.dfs.core.windows.net", "name": f"/t/{i}"}
-                                      for i in range(10)]}).encode()
-BIG_EVENT = json.dumps({"eventType": "COMPLETE", "run": {"runId": "r", "facets": {"spark.logicalPlan": {
-    "plan": [{"class": "Project", "projectList": [f"col_{i}"]} for i in range(40_000)]}}}}).encode()
+SMALL_EVENT = json.dumps(
+    {
+        "eventType": "COMPLETE",
+        "run": {"runId": "r"},
+        "job": {"namespace": "ns", "name": "j"},
+        "outputs": [{"namespace": "abfss://c@acct.dfs.core.windows.net", "name": f"/t/{i}"} for i in range(10)],
+    }
+).encode()
+BIG_EVENT = json.dumps(
+    {
+        "eventType": "COMPLETE",
+        "run": {
+            "runId": "r",
+            "facets": {
+                "spark.logicalPlan": {
+                    "plan": [{"class": "Project", "projectList": [f"col_{i}"]} for i in range(40_000)]
+                }
+            },
+        },
+    }
+).encode()
 
 
 def _median_rate(measure: Callable[[], float]) -> float:
@@ -93,15 +115,26 @@ def _report(label: str, service: QueueService, store: ClaimCheckStore) -> None:
     send_rate = statistics.median(MESSAGES / s for s, _ in rounds)
     drain_rate = statistics.median(MESSAGES / d for _, d in rounds)
     worker_rate = _median_rate(lambda: _worker_drain(service))
-    print(f"{label:8s} send {send_rate:8.0f} msg/s | receive+delete {drain_rate:8.0f} msg/s | "
-          f"worker (no-op handler) {worker_rate:8.0f} msg/s | "
-          f"claim check {len(BIG_EVENT) / 1e6:.1f} MB deliver+open {_claim_check_ms(store):6.0f} ms", flush=True)
-    paired = [(MESSAGES / _concurrent_send(service, courier, SENDERS), MESSAGES / _concurrent_send(service, courier, 1))
-              for _ in range(ROUNDS)]
+    print(
+        f"{label:8s} send {send_rate:8.0f} msg/s | receive+delete {drain_rate:8.0f} msg/s | "
+        f"worker (no-op handler) {worker_rate:8.0f} msg/s | "
+        f"claim check {len(BIG_EVENT) / 1e6:.1f} MB deliver+open {_claim_check_ms(store):6.0f} ms",
+        flush=True,
+    )
+    paired = [
+        (MESSAGES / _concurrent_send(service, courier, SENDERS), MESSAGES / _concurrent_send(service, courier, 1))
+        for _ in range(ROUNDS)
+    ]
     how = "group commit" if label == "sqlite" else "no batch put in Azure queues: concurrent puts"
-    report.record(__name__, f"sends from {SENDERS} threads, {label} queue ({how})",
-                  statistics.median(c for c, _ in paired), "messages/s", statistics.median(s for _, s in paired),
-                  "one thread sending", paired=statistics.median(c / s for c, s in paired))
+    report.record(
+        __name__,
+        f"sends from {SENDERS} threads, {label} queue ({how})",
+        statistics.median(c for c, _ in paired),
+        "messages/s",
+        statistics.median(s for _, s in paired),
+        "one thread sending",
+        paired=statistics.median(c / s for c, s in paired),
+    )
 
 
 def main() -> None:
@@ -111,8 +144,11 @@ def main() -> None:
         _report("sqlite", sqlite, FolderClaimCheckStore(Path(tmp) / "claim-checks", "lineage-events"))
         sqlite.close()
         with start_azurite(Path(tmp) / "azurite") as azurite:
-            _report("azurite", AzureQueueService(azurite.connection_string),
-                    BlobClaimCheckStore(azurite.connection_string, "lineage-events"))
+            _report(
+                "azurite",
+                AzureQueueService(azurite.connection_string),
+                BlobClaimCheckStore(azurite.connection_string, "lineage-events"),
+            )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ last event is processed and its lineage is in the catalog. `OL2PURVIEW_LOAD=SEND
 size; `OL2PURVIEW_LOAD_STORAGE=embedded` uses the SQLite queues instead of Azurite (whose receive and delete calls
 slow down as its queue grows: ~3.5 ms a message with 100 waiting, ~29 ms with 6,000, on this 2-core machine).
 """
+
 from __future__ import annotations
 
 import os
@@ -42,11 +43,13 @@ class LoadResult:
         return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
     def describe(self) -> str:
-        return (f"{self.senders} senders x {self.events // self.senders} events: {self.errors} errors, "
-                f"{self.requests_per_second:,.0f} requests/s, acknowledgement p50 {self.percentile(50) * 1e3:.1f} ms "
-                f"p99 {self.percentile(99) * 1e3:.1f} ms (median of {len(self.latencies)}: "
-                f"{statistics.median(self.latencies) * 1e3:.1f} ms); all sent in {self.send_seconds:.1f} s, "
-                f"last event in the catalog after {self.landed_seconds:.1f} s")
+        return (
+            f"{self.senders} senders x {self.events // self.senders} events: {self.errors} errors, "
+            f"{self.requests_per_second:,.0f} requests/s, acknowledgement p50 {self.percentile(50) * 1e3:.1f} ms "
+            f"p99 {self.percentile(99) * 1e3:.1f} ms (median of {len(self.latencies)}: "
+            f"{statistics.median(self.latencies) * 1e3:.1f} ms); all sent in {self.send_seconds:.1f} s, "
+            f"last event in the catalog after {self.landed_seconds:.1f} s"
+        )
 
 
 def sender_events(sender: int, count: int, first_run: int = 0) -> list[dict]:
@@ -56,8 +59,9 @@ def sender_events(sender: int, count: int, first_run: int = 0) -> list[dict]:
     return [event for index in range(start, start + runs) for event in databricks_run(index)][:count]
 
 
-def run_load(url: str, key: str, senders: int, per_sender: int, wait_processed: Callable[[], object],
-             first_run: int = 0) -> LoadResult:
+def run_load(
+    url: str, key: str, senders: int, per_sender: int, wait_processed: Callable[[], object], first_run: int = 0
+) -> LoadResult:
     """Send from `senders` threads at once, then call `wait_processed` (it returns once the queue is drained)."""
     batches = [sender_events(s, per_sender, first_run) for s in range(senders)]
 
@@ -80,8 +84,14 @@ def run_load(url: str, key: str, senders: int, per_sender: int, wait_processed: 
     sent = time.monotonic() - started
     wait_processed()
     landed = time.monotonic() - started
-    return LoadResult(senders, senders * per_sender, sum(e for _, e in results), sent,
-                      tuple(t for latencies, _ in results for t in latencies), landed)
+    return LoadResult(
+        senders,
+        senders * per_sender,
+        sum(e for _, e in results),
+        sent,
+        tuple(t for latencies, _ in results for t in latencies),
+        landed,
+    )
 
 
 def _size() -> tuple[int, int]:
@@ -101,8 +111,9 @@ def main() -> None:
         storage = os.environ.get("OL2PURVIEW_LOAD_STORAGE", "azurite")
         serve = start_serve(Path(folder) / "load", key="load-key", storage=storage)
         try:
-            result = run_load(serve.url, serve.key, senders, per_sender,
-                              lambda: serve.wait_until_processed(timeout=3600))
+            result = run_load(
+                serve.url, serve.key, senders, per_sender, lambda: serve.wait_until_processed(timeout=3600)
+            )
             status = serve.status()
             processes = counts_by_type(catalog_dump(serve.atlas_url)).get("databricks_process", 0)
         finally:
@@ -110,9 +121,11 @@ def main() -> None:
     print(f"queue storage: {storage}")
     print(result.describe())
     worker = status.get("worker") or {}
-    print(f"worker: {worker.get('succeeded')} succeeded, {worker.get('failed')} failed, "
-          f"{status['queues']['lineage-events']['poisonCount']} poisoned; {processes} processes in the catalog "
-          f"(expected {senders * ((per_sender + 1) // 2)})")
+    print(
+        f"worker: {worker.get('succeeded')} succeeded, {worker.get('failed')} failed, "
+        f"{status['queues']['lineage-events']['poisonCount']} poisoned; {processes} processes in the catalog "
+        f"(expected {senders * ((per_sender + 1) // 2)})"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ its query requests slow as the table grows, where Table storage reads a key rang
 The write figures are for the runner's whole use of the history per run: `record` (what it wrote), then the process
 summaries read twice (for the fingerprint, then again under the process lock), as olparser/pipeline.py does.
 """
+
 from __future__ import annotations
 
 import os
@@ -39,19 +40,37 @@ ADLS = "azure_datalake_gen2_path"
 SHARED = DatasetRef(f"{LAKE}/reference/calendar", ADLS)
 
 
-def chain_record(chain: int, step: int, day: int, *, run_id: str | None = None, start: float | None = None,
-                 end: float | None = -1.0, status: str = "COMPLETE") -> RunRecord:
+def chain_record(
+    chain: int,
+    step: int,
+    day: int,
+    *,
+    run_id: str | None = None,
+    start: float | None = None,
+    end: float | None = -1.0,
+    status: str = "COMPLETE",
+) -> RunRecord:
     """Run `day` of process `step` of chain `chain`: reads its chain's dataset `step` and the shared calendar."""
     begin = start if start is not None else T0 + day * DAY + chain * 7 + step * 600
     finish = begin + 300 if end == -1.0 else end
     source, target = (DatasetRef(f"{LAKE}/chain{chain}/d{n}", ADLS) for n in (step, step + 1))
-    process = f"databricks://adb-1.2.azuredatabricks.net/notebooks/etl/chain{chain}/processes/step{step}/" \
-              f"{target.qualified_name}"
-    facts = RunFacts(run_id or str(uuid.UUID(int=(chain << 40) + (step << 32) + day)), f"ns/chain{chain}.step{step}",
-                     f"databricks://adb-1.2.azuredatabricks.net/notebooks/etl/chain{chain}", "databricks_notebook",
-                     begin, finish, status, {"user": "etl@contoso.com", "clusterId": "0101-123456-abcdefgh"})
-    return RunRecord(facts, (ProcessRun(process, "databricks_process", f"step{step}", tuple(sorted((source, SHARED))),
-                                        (target,)),))
+    process = (
+        f"databricks://adb-1.2.azuredatabricks.net/notebooks/etl/chain{chain}/processes/step{step}/"
+        f"{target.qualified_name}"
+    )
+    facts = RunFacts(
+        run_id or str(uuid.UUID(int=(chain << 40) + (step << 32) + day)),
+        f"ns/chain{chain}.step{step}",
+        f"databricks://adb-1.2.azuredatabricks.net/notebooks/etl/chain{chain}",
+        "databricks_notebook",
+        begin,
+        finish,
+        status,
+        {"user": "etl@contoso.com", "clusterId": "0101-123456-abcdefgh"},
+    )
+    return RunRecord(
+        facts, (ProcessRun(process, "databricks_process", f"step{step}", tuple(sorted((source, SHARED))), (target,)),)
+    )
 
 
 class CountingHook:
@@ -81,14 +100,18 @@ def write_costs(store: Any, calls: Callable[[], int]) -> dict[str, tuple[float, 
         record = chain_record(n % CHAINS, n % 4, n // CHAINS)
         measure("new run", record)
         measure("replay", record)
-        incomplete = chain_record(n % CHAINS, n % 4, 50 + n // CHAINS, run_id=f"late-{n}", end=None,
-                                  status="INCOMPLETE")
+        incomplete = chain_record(
+            n % CHAINS, n % 4, 50 + n // CHAINS, run_id=f"late-{n}", end=None, status="INCOMPLETE"
+        )
         store.record(incomplete, now=T0 + 60 * DAY)
-        complete = chain_record(n % CHAINS, n % 4, 50 + n // CHAINS, run_id=f"late-{n}",
-                                start=incomplete.facts.start - 30)
+        complete = chain_record(
+            n % CHAINS, n % 4, 50 + n // CHAINS, run_id=f"late-{n}", start=incomplete.facts.start - 30
+        )
         measure("replaced", complete)
-    return {kind: (statistics.median(c for c, _ in samples), statistics.median(ms for _, ms in samples))
-            for kind, samples in results.items()}
+    return {
+        kind: (statistics.median(c for c, _ in samples), statistics.median(ms for _, ms in samples))
+        for kind, samples in results.items()
+    }
 
 
 def bench_writes() -> None:
@@ -116,13 +139,33 @@ def bench_writes() -> None:
 def window_cases(last: float) -> list[tuple[str, str, Window, str, int, int]]:
     """(title, root, window, direction, depth, target requests on Table storage)."""
     chain = min(17, CHAINS - 1)
-    return [("upstream, depth 3, 30 days", f"{LAKE}/chain{chain}/d4", Window(last - 30 * DAY, last), "upstream", 3, 50),
-            ("both, depth 3, 7 days, from the middle", f"{LAKE}/chain{chain}/d2", Window(last - 7 * DAY, last), "both",
-             3, 50),
-            ("worst hub: downstream of the input every process reads, depth 1, 1 day", SHARED.qualified_name,
-             Window(last - DAY, last), "downstream", 1, 200),
-            ("worst hub: downstream of the input every process reads, depth 1, 30 days", SHARED.qualified_name,
-             Window(last - 30 * DAY, last), "downstream", 1, 200)]
+    return [
+        ("upstream, depth 3, 30 days", f"{LAKE}/chain{chain}/d4", Window(last - 30 * DAY, last), "upstream", 3, 50),
+        (
+            "both, depth 3, 7 days, from the middle",
+            f"{LAKE}/chain{chain}/d2",
+            Window(last - 7 * DAY, last),
+            "both",
+            3,
+            50,
+        ),
+        (
+            "worst hub: downstream of the input every process reads, depth 1, 1 day",
+            SHARED.qualified_name,
+            Window(last - DAY, last),
+            "downstream",
+            1,
+            200,
+        ),
+        (
+            "worst hub: downstream of the input every process reads, depth 1, 30 days",
+            SHARED.qualified_name,
+            Window(last - 30 * DAY, last),
+            "downstream",
+            1,
+            200,
+        ),
+    ]
 
 
 class CountingReader:
@@ -141,11 +184,13 @@ class CountingReader:
         def counted(*args: Any, **kwargs: Any) -> Any:
             self.reads += 1
             return found(*args, **kwargs)
+
         return counted
 
 
-def query_costs(store: Any, calls: Callable[[], int], root: str, window: Window, direction: str, depth: int,
-                repeats: int) -> tuple[float, int, dict]:
+def query_costs(
+    store: Any, calls: Callable[[], int], root: str, window: Window, direction: str, depth: int, repeats: int
+) -> tuple[float, int, dict]:
     """Median ms of `repeats` queries, the most requests one made (the first reads the longest run recorded, then
     cached for a minute), and the answer."""
     samples, answer, requests = [], {}, 0
@@ -187,50 +232,81 @@ def bench_window() -> None:
         for record in records:
             sqlite_store.record(record, now=last)
         loaded = time.perf_counter() - started
-        print(f"SQLite: recorded {sqlite_store.count_runs():,} runs ({CHAINS * 4} processes x {days} days) in "
-              f"{loaded:.0f} s ({loaded / len(records) * 1e3:.2f} ms a run), "
-              f"{(Path(folder) / 'history.sqlite3').stat().st_size / 1e6:.0f} MB", flush=True)
+        print(
+            f"SQLite: recorded {sqlite_store.count_runs():,} runs ({CHAINS * 4} processes x {days} days) in "
+            f"{loaded:.0f} s ({loaded / len(records) * 1e3:.2f} ms a run), "
+            f"{(Path(folder) / 'history.sqlite3').stat().st_size / 1e6:.0f} MB",
+            flush=True,
+        )
         hook = CountingHook()
         service = TableServiceClient.from_connection_string(azurite.connection_string, raw_request_hook=hook)
-        table_store = TableHistoryStore(service.create_table_if_not_exists(f"bench{uuid.uuid4().hex[:12]}"),
-                                        retention_days=36500)
+        table_store = TableHistoryStore(
+            service.create_table_if_not_exists(f"bench{uuid.uuid4().hex[:12]}"), retention_days=36500
+        )
         started = time.perf_counter()
         transactions = table_store.seed(records)  # the store's own rows, 100 to a transaction, on 2 threads
         seeded = time.perf_counter() - started
-        print(f"Table storage (Azurite): seeded {len(records):,} runs in {seeded:.0f} s ({transactions:,} "
-              f"entity-group transactions, {hook.calls:,} requests)", flush=True)
+        print(
+            f"Table storage (Azurite): seeded {len(records):,} runs in {seeded:.0f} s ({transactions:,} "
+            f"entity-group transactions, {hook.calls:,} requests)",
+            flush=True,
+        )
         one_run = records[-1].run_id
-        sqlite_lookup = lambda: sqlite_store._connection().execute(  # noqa: E731
-            "SELECT digest FROM history_runs WHERE run_id = ?", (one_run,)).fetchone()
         keys = table_store._run_keys(one_run)
-        table_lookup = lambda: table_store.table.get_entity(keys["PartitionKey"], keys["RowKey"],  # noqa: E731
-                                                            select=["digest"])
+
+        def sqlite_lookup() -> object:
+            query = "SELECT digest FROM history_runs WHERE run_id = ?"
+            return sqlite_store._connection().execute(query, (one_run,)).fetchone()
+
+        def table_lookup() -> object:
+            return table_store.table.get_entity(keys["PartitionKey"], keys["RowKey"], select=["digest"])
+
         for title, root, window, direction, depth, target in window_cases(last):
             counting = CountingReader(sqlite_store)
-            sqlite_ms, reads, answer = query_costs(counting, lambda counting=counting: counting.reads, root, window, direction, depth,
-                                                   15)
-            table_ms, requests, table_answer = query_costs(table_store, lambda: hook.calls, root, window, direction,
-                                                           depth, 3)
+            sqlite_ms, reads, answer = query_costs(
+                counting, lambda counting=counting: counting.reads, root, window, direction, depth, 15
+            )
+            table_ms, requests, table_answer = query_costs(
+                table_store, lambda: hook.calls, root, window, direction, depth, 3
+            )
             sqlite_floor = floor_ms(sqlite_lookup, reads, 15)
             table_floor = floor_ms(table_lookup, requests, 3)
             runs = {r["runId"] for p in table_answer["processes"] for r in p["runs"]}
-            same = ("the same answer as SQLite" if table_answer == answer
-                    else "ANSWERS DIFFER" if not table_answer["truncated"]
-                    else f"cut short: {table_answer['truncated']}")
+            same = (
+                "the same answer as SQLite"
+                if table_answer == answer
+                else "ANSWERS DIFFER"
+                if not table_answer["truncated"]
+                else f"cut short: {table_answer['truncated']}"
+            )
             cut = f", cut short: {answer['truncated']}" if answer["truncated"] else ""
-            print(f"window query over {len(records):,} runs, {title}: SQLite median {sqlite_ms:.1f} ms in {reads} "
-                  f"reads{cut} (floor {sqlite_floor:.2f} ms); Table storage median {table_ms:.1f} ms in {requests} "
-                  f"requests, target <= {target} (floor {table_floor:.1f} ms; {len(table_answer['datasets'])} "
-                  f"datasets, {len(table_answer['processes'])} processes, {len(runs)} runs; {same})", flush=True)
-            report.record(__name__, f"window query over {len(records):,} recorded runs, {title}, Table storage "
-                          "(Azurite)", table_ms, "ms", table_floor,
-                          f"{requests} one-row point reads of the same Azurite",
-                          detail=f"{requests} requests (target ≤ {target}), "
-                                 + ("the same answer as SQLite" if table_answer == answer else "cut short")
-                                 + f"; {len(records):,} runs seeded in {seeded:.0f} s")
-            report.record(__name__, f"window query over {len(records):,} recorded runs, {title}, SQLite",
-                          sqlite_ms, "ms", sqlite_floor, f"{reads} one-row key lookups of the same file",
-                          detail=f"{reads} reads" + (", cut short" if answer["truncated"] else ""))
+            print(
+                f"window query over {len(records):,} runs, {title}: SQLite median {sqlite_ms:.1f} ms in {reads} "
+                f"reads{cut} (floor {sqlite_floor:.2f} ms); Table storage median {table_ms:.1f} ms in {requests} "
+                f"requests, target <= {target} (floor {table_floor:.1f} ms; {len(table_answer['datasets'])} "
+                f"datasets, {len(table_answer['processes'])} processes, {len(runs)} runs; {same})",
+                flush=True,
+            )
+            report.record(
+                __name__,
+                f"window query over {len(records):,} recorded runs, {title}, Table storage (Azurite)",
+                table_ms,
+                "ms",
+                table_floor,
+                f"{requests} one-row point reads of the same Azurite",
+                detail=f"{requests} requests (target ≤ {target}), "
+                + ("the same answer as SQLite" if table_answer == answer else "cut short")
+                + f"; {len(records):,} runs seeded in {seeded:.0f} s",
+            )
+            report.record(
+                __name__,
+                f"window query over {len(records):,} recorded runs, {title}, SQLite",
+                sqlite_ms,
+                "ms",
+                sqlite_floor,
+                f"{reads} one-row key lookups of the same file",
+                detail=f"{reads} reads" + (", cut short" if answer["truncated"] else ""),
+            )
         sqlite_store.close()
         table_store.close()
 

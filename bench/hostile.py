@@ -3,21 +3,23 @@ the shape gets through) and mapping (the naming engine over the event's inputs a
 the worker does). Payloads are tools/samples/hostile.py, the ones the hostile suite checks. Prints medians of CPU
 time per KiB, and the answer intake gives at default limits.
 """
+
 from __future__ import annotations
 
 import statistics
 from typing import Any, Callable
 
+from bench import MAPPINGS_PATH
 from olparser.contract import IngestError, IntakeLimits, read_event
 from olparser.naming import MappingEngine, mounts_from_facet
 from olparser.naming.tokens import tokenize_name
 from tools.samples import hostile as payloads
 from tools.samples.hostile import cpu_times
-from bench import MAPPINGS_PATH
 
 ROUNDS = 5
-RAISED = IntakeLimits(max_datasets_per_event=100_000, max_facets_per_event=1_000_000, max_mount_points=100_000,
-                      max_gzip_members=1_000_000)
+RAISED = IntakeLimits(
+    max_datasets_per_event=100_000, max_facets_per_event=1_000_000, max_mount_points=100_000, max_gzip_members=1_000_000
+)
 
 
 def _median_seconds(fn: Callable[[], Any], rounds: int) -> float:
@@ -73,8 +75,11 @@ def main() -> None:
         intake = _median_seconds(lambda data=data: read_event(data, {}, IntakeLimits()), rounds)
         raised = _median_seconds(lambda data=data: read_event(data, {}, RAISED), rounds)
         mapping = "-" if isinstance(shape, bytes) else f"{_mapping_seconds(engine, shape, rounds) / kib * 1e6:9.1f}"
-        print(f"{label:52} {kib:8,.0f} {_answer(data, IntakeLimits()):>28} {intake / kib * 1e6:9.1f} "
-              f"{raised / kib * 1e6:9.1f} {mapping:>9}", flush=True)
+        print(
+            f"{label:52} {kib:8,.0f} {_answer(data, IntakeLimits()):>28} {intake / kib * 1e6:9.1f} "
+            f"{raised / kib * 1e6:9.1f} {mapping:>9}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

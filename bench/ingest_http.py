@@ -7,6 +7,7 @@ inserts it into SQLite with the queue's durability (bench/_floor_ingest.py). Rou
 queue, Azurite (BENCH_ROUNDS, default 5); the ratio reported is the median of each round's ratio to that round's
 floor, so that load from elsewhere on the machine, which changes from round to round, falls on both alike.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,8 +26,13 @@ import requests
 from bench import report
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-EVENT = (PROJECT_ROOT.parent / "shared" / "openlineage" / "events"
-         / "compat-tests_bigquery-shakespeare-1.23.0__1729097631761_COMPLETE.json")
+EVENT = (
+    PROJECT_ROOT.parent
+    / "shared"
+    / "openlineage"
+    / "events"
+    / "compat-tests_bigquery-shakespeare-1.23.0__1729097631761_COMPLETE.json"
+)
 SENDERS = 16
 WARM_UP_SECONDS = 1.0
 
@@ -39,8 +45,15 @@ class Load:
     failures: int
 
 
-def _sender(url: str, headers: dict[str, str], body: bytes, stop_at: float, measure_from: float,
-            latencies: list[float], failures: list[int]) -> None:
+def _sender(
+    url: str,
+    headers: dict[str, str],
+    body: bytes,
+    stop_at: float,
+    measure_from: float,
+    latencies: list[float],
+    failures: list[int],
+) -> None:
     with requests.Session() as session:
         while True:
             started = time.perf_counter()
@@ -57,8 +70,10 @@ def load(url: str, headers: dict[str, str], body: bytes, seconds: float) -> Load
     measure_from, stop_at = now + WARM_UP_SECONDS, now + WARM_UP_SECONDS + seconds
     latencies: list[float] = []
     failures: list[int] = []
-    threads = [threading.Thread(target=_sender, args=(url, headers, body, stop_at, measure_from, latencies, failures))
-               for _ in range(SENDERS)]
+    threads = [
+        threading.Thread(target=_sender, args=(url, headers, body, stop_at, measure_from, latencies, failures))
+        for _ in range(SENDERS)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -69,8 +84,12 @@ def load(url: str, headers: dict[str, str], body: bytes, seconds: float) -> Load
 
 def measure_floor(body: bytes, seconds: float) -> Load:
     with tempfile.TemporaryDirectory() as data:
-        process = subprocess.Popen([sys.executable, "-m", "bench._floor_ingest", "0", str(Path(data) / "floor.db")],
-                                   cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bench._floor_ingest", "0", str(Path(data) / "floor.db")],
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             url = process.stdout.readline().strip().removeprefix("listening on ")  # type: ignore[union-attr]
             return load(url, {"Content-Type": "application/json"}, body, seconds)
@@ -83,8 +102,13 @@ def measure_serve(storage: str, body: bytes, seconds: float) -> Load:
     from tools.functions_host.launcher import start_serve  # the same launcher as the end-to-end tests
 
     with tempfile.TemporaryDirectory() as data:
-        server = start_serve(Path(data), key=secrets.token_urlsafe(24), storage=storage, worker=False,
-                             extra_args=("--log-level", "warning"))
+        server = start_serve(
+            Path(data),
+            key=secrets.token_urlsafe(24),
+            storage=storage,
+            worker=False,
+            extra_args=("--log-level", "warning"),
+        )
         try:
             headers = {"x-functions-key": server.key, "Content-Type": "application/json"}
             return load(f"{server.url}/api/v1/lineage", headers, body, seconds)
@@ -93,8 +117,12 @@ def measure_serve(storage: str, body: bytes, seconds: float) -> Load:
 
 
 def _median(loads: list[Load]) -> Load:
-    return Load(statistics.median(x.rate for x in loads), statistics.median(x.p50_ms for x in loads),
-                statistics.median(x.p99_ms for x in loads), sum(x.failures for x in loads))
+    return Load(
+        statistics.median(x.rate for x in loads),
+        statistics.median(x.p50_ms for x in loads),
+        statistics.median(x.p99_ms for x in loads),
+        sum(x.failures for x in loads),
+    )
 
 
 def main() -> None:
@@ -106,17 +134,28 @@ def main() -> None:
         runs["floor"].append(measure_floor(body, seconds))
         for storage in ("embedded", "azurite"):
             runs[storage].append(measure_serve(storage, body, seconds))
-    print(f"ingest over HTTP: {SENDERS} keep-alive senders, {len(body)} B COMPLETE event, {rounds} rounds of "
-          f"{seconds:.0f} s each, medians")
+    print(
+        f"ingest over HTTP: {SENDERS} keep-alive senders, {len(body)} B COMPLETE event, {rounds} rounds of "
+        f"{seconds:.0f} s each, medians"
+    )
     medians = {name: _median(loads) for name, loads in runs.items()}
     for name, m in medians.items():
-        print(f"  {name}: {m.rate:.0f} requests/s, p50 {m.p50_ms:.1f} ms, p99 {m.p99_ms:.1f} ms "
-              f"(non-200: {m.failures}); rounds: {', '.join(f'{x.rate:.0f}' for x in runs[name])}")
+        print(
+            f"  {name}: {m.rate:.0f} requests/s, p50 {m.p50_ms:.1f} ms, p99 {m.p99_ms:.1f} ms "
+            f"(non-200: {m.failures}); rounds: {', '.join(f'{x.rate:.0f}' for x in runs[name])}"
+        )
     floor = medians["floor"]
     floor_what = "bare uvicorn + Starlette endpoint, json.loads + SQLite insert (FULL sync)"
     for storage, label in (("embedded", "SQLite queue"), ("azurite", "Azurite queue")):
         m = medians[storage]
         paired = statistics.median(x.rate / f.rate for x, f in zip(runs[storage], runs["floor"], strict=True))
-        report.record(__name__, f"intake through serve, {SENDERS} keep-alive senders, {len(body) // 1000} KB event, "
-                      f"{label}", m.rate, "requests/s", floor.rate, floor_what,
-                      f"p50 {m.p50_ms:.1f} ms, p99 {m.p99_ms:.1f} ms (floor p50 {floor.p50_ms:.1f} ms)", paired)
+        report.record(
+            __name__,
+            f"intake through serve, {SENDERS} keep-alive senders, {len(body) // 1000} KB event, {label}",
+            m.rate,
+            "requests/s",
+            floor.rate,
+            floor_what,
+            f"p50 {m.p50_ms:.1f} ms, p99 {m.p99_ms:.1f} ms (floor p50 {floor.p50_ms:.1f} ms)",
+            paired,
+        )

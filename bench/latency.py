@@ -7,6 +7,7 @@ Its floor, in the same run: the same three events handed to the pipeline in this
 queue trigger's own call) against another embedded catalog: the work that must happen, without HTTP, contract and
 queue. Medians over LATENCY_RUNS runs after a first one that registers the datasets.
 """
+
 from __future__ import annotations
 
 import os
@@ -32,16 +33,24 @@ def through_serve(runs: int) -> list[float]:
 
     seconds = []
     with tempfile.TemporaryDirectory() as folder:
-        serve = start_serve(Path(folder), key=secrets.token_urlsafe(16), extra_args=("--log-level", "warning"),
-                            env={"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS})
+        serve = start_serve(
+            Path(folder),
+            key=secrets.token_urlsafe(16),
+            extra_args=("--log-level", "warning"),
+            env={"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS},
+        )
         try:
             with requests.Session() as session:
                 for _ in range(runs + 1):
                     events = databricks_run(str(uuid.uuid4()))
                     started = time.perf_counter()
                     for event in events:
-                        session.post(f"{serve.url}/api/v1/lineage", headers={"x-functions-key": serve.key},
-                                     json=event, timeout=30).raise_for_status()
+                        session.post(
+                            f"{serve.url}/api/v1/lineage",
+                            headers={"x-functions-key": serve.key},
+                            json=event,
+                            timeout=30,
+                        ).raise_for_status()
                     serve.wait_until_processed(interval=0.002)
                     seconds.append(time.perf_counter() - started)
         finally:
@@ -58,9 +67,16 @@ def in_process(runs: int) -> list[float]:
     seconds = []
     with tempfile.TemporaryDirectory() as folder:
         catalog = CatalogServer(Path(folder) / "catalog.db", port=0).start()
-        runtime = Runtime(Settings.from_env({**os.environ, "ATLAS_ENDPOINT": catalog.atlas_url,
-                                             "OL2PURVIEW_DATA_DIR": folder,
-                                             "DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS}))
+        runtime = Runtime(
+            Settings.from_env(
+                {
+                    **os.environ,
+                    "ATLAS_ENDPOINT": catalog.atlas_url,
+                    "OL2PURVIEW_DATA_DIR": folder,
+                    "DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
+                }
+            )
+        )
         try:
             for _ in range(runs + 1):
                 events = databricks_run(str(uuid.uuid4()))
@@ -78,8 +94,16 @@ def main() -> None:
     floor = statistics.median(in_process(RUNS)) * 1000
     served = through_serve(RUNS)
     median, p90 = statistics.median(served) * 1000, statistics.quantiles(served, n=10)[8] * 1000
-    print(f"one run (3 events) from first POST to lineage in the catalog through serve: median {median:.0f} ms, "
-          f"p90 {p90:.0f} ms ({RUNS} runs); the pipeline alone in-process: median {floor:.0f} ms")
-    report.record(__name__, "one run (3 events) from its first POST to its lineage in the catalog, through serve",
-                  median, "ms", floor, "the same events through the pipeline in-process (no HTTP, no queue)",
-                  f"p90 {p90:.0f} ms")
+    print(
+        f"one run (3 events) from first POST to lineage in the catalog through serve: median {median:.0f} ms, "
+        f"p90 {p90:.0f} ms ({RUNS} runs); the pipeline alone in-process: median {floor:.0f} ms"
+    )
+    report.record(
+        __name__,
+        "one run (3 events) from its first POST to its lineage in the catalog, through serve",
+        median,
+        "ms",
+        floor,
+        "the same events through the pipeline in-process (no HTTP, no queue)",
+        f"p90 {p90:.0f} ms",
+    )

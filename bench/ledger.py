@@ -12,6 +12,7 @@ The catalog is a stand-in that answers at once: only the store's requests are co
 Run as `.venv/bin/python -m bench ledger`. It only uses the pipeline's and the store's public constructors, so the
 same file runs against an older checkout (PYTHONPATH=<checkout>) for a before/after comparison.
 """
+
 from __future__ import annotations
 
 import os
@@ -59,21 +60,26 @@ class CountingHook:
 def _mappings() -> Path:
     try:
         from bench import MAPPINGS_PATH  # the shipped rules (package data), where the checkout has them
+
         return MAPPINGS_PATH
     except ImportError:
         return Path("config/OlToPurviewMappings.json")
 
 
 def requests_per_scenario(table: Any, hook: CountingHook) -> dict[str, list[int]]:
+    from olparser.adapters.run_state.table_store import TableRunStateStore
     from olparser.lineage import LineageOptions
     from olparser.naming import MappingEngine
     from olparser.pipeline import LineagePipeline, WritePolicy
-    from olparser.adapters.run_state.table_store import TableRunStateStore
 
     store = TableRunStateStore(table, ttl_seconds=7 * 86400)
-    pipeline = LineagePipeline(store, MappingEngine.from_path(_mappings()),
-                               LineageOptions(workspace_hosts=WORKSPACE_HOSTS), NullCatalog(),
-                               WritePolicy(environment_wait_seconds=0))
+    pipeline = LineagePipeline(
+        store,
+        MappingEngine.from_path(_mappings()),
+        LineageOptions(workspace_hosts=WORKSPACE_HOSTS),
+        NullCatalog(),
+        WritePolicy(environment_wait_seconds=0),
+    )
     counts: dict[str, list[int]] = {"new run": [], "replayed run": [], "changed run that drops a process": []}
     statuses: dict[str, set[tuple[str, int]]] = {kind: set() for kind in counts}
 
@@ -110,8 +116,10 @@ def main() -> None:
         table = service.create_table_if_not_exists(f"bench{uuid.uuid4().hex[:12]}")
         counts = requests_per_scenario(table, hook)
     for kind, samples in counts.items():
-        print(f"run-state store on Table storage, {kind}: median {statistics.median(samples):.0f} requests "
-              f"(min {min(samples)}, max {max(samples)}, {len(samples)} runs)")
+        print(
+            f"run-state store on Table storage, {kind}: median {statistics.median(samples):.0f} requests "
+            f"(min {min(samples)}, max {max(samples)}, {len(samples)} runs)"
+        )
 
 
 if __name__ == "__main__":

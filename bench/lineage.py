@@ -1,17 +1,18 @@
 """Entity building: builds per second (name mapping with the default rules + entity building, no network), for a
 typical Databricks COMPLETE run with 30 columns of lineage (the run-merging benchmark's workload); and the same
 with the run's three events merged first."""
+
 from __future__ import annotations
 
 import statistics
 import time
 import uuid
 
+from bench import MAPPINGS_PATH
 from bench.merge import databricks_run
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from bench import MAPPINGS_PATH
 
 REPEATS = 7
 RUNS_PER_SAMPLE = 300

@@ -3,6 +3,7 @@
 The workload is a typical Databricks notebook write: START (two inputs, one output with a 30-column schema),
 RUNNING carrying the `environment-properties` facet, COMPLETE with column lineage for all 30 columns.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -12,9 +13,9 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.runs.codec import to_json
 from olparser.runs.merge import merge_event
-from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from tools.samples.databricks import ColumnEdge, Dataset, NotebookRun, events
 
 COLUMNS = 30
@@ -33,18 +34,31 @@ def databricks_run(run_id: str) -> list[dict]:
     Databricks runs, tools/samples/databricks.py)."""
     orders = Dataset(RAW, "sales/orders", BENCH_COLUMNS, data_source=True, symlink=(HIVE, "raw.orders"))
     customers = Dataset(RAW, "sales/customers", BENCH_COLUMNS, data_source=True, symlink=(HIVE, "raw.customers"))
-    output = Dataset(CURATED, "sales/orders_enriched", BENCH_COLUMNS, data_source=True,
-                     symlink=(HIVE, "curated.orders_enriched"))
-    lineage = tuple(edge for column in BENCH_COLUMNS for edge in (
-        ColumnEdge(column, 0, column), ColumnEdge(column, 1, "customer_id", "INDIRECT", "JOIN")))
-    return events(NotebookRun(
-        run_id=run_id, started=datetime(2025, 3, 1, 10, 0, 0, 100000, tzinfo=timezone.utc),
-        statement="append_data.curated_orders", inputs=(orders, customers), output=output,
-        notebook="/Repos/etl/sales/enrich_orders", column_lineage=lineage,
-        mounts=tuple((f"/mnt/m{i}", f"abfss://c{i}@contosolake.dfs.core.windows.net/") for i in range(8)),
-        job_namespace="adb-1234.5.azuredatabricks.net", workspace_id="1234567890123456",
-        environment_extra={"spark.databricks.job.id": "881", "spark.databricks.job.runId": "42017"},
-        job_type=True, offsets=(0.0, 1.1, 9.2)))
+    output = Dataset(
+        CURATED, "sales/orders_enriched", BENCH_COLUMNS, data_source=True, symlink=(HIVE, "curated.orders_enriched")
+    )
+    lineage = tuple(
+        edge
+        for column in BENCH_COLUMNS
+        for edge in (ColumnEdge(column, 0, column), ColumnEdge(column, 1, "customer_id", "INDIRECT", "JOIN"))
+    )
+    return events(
+        NotebookRun(
+            run_id=run_id,
+            started=datetime(2025, 3, 1, 10, 0, 0, 100000, tzinfo=timezone.utc),
+            statement="append_data.curated_orders",
+            inputs=(orders, customers),
+            output=output,
+            notebook="/Repos/etl/sales/enrich_orders",
+            column_lineage=lineage,
+            mounts=tuple((f"/mnt/m{i}", f"abfss://c{i}@contosolake.dfs.core.windows.net/") for i in range(8)),
+            job_namespace="adb-1234.5.azuredatabricks.net",
+            workspace_id="1234567890123456",
+            environment_extra={"spark.databricks.job.id": "881", "spark.databricks.job.runId": "42017"},
+            job_type=True,
+            offsets=(0.0, 1.1, 9.2),
+        )
+    )
 
 
 def _median_seconds_per_event(runs: list[list[dict]], handle) -> float:
@@ -77,8 +91,10 @@ def main() -> None:
         store_runs = [databricks_run(str(uuid.uuid4())) for _ in range(100)]
         with SqliteRunStateStore(Path(folder) / "bench.sqlite3", ttl_seconds=3600) as store:
             per_event = _median_seconds_per_event(store_runs, lambda events: [store.merge_versioned(e) for e in events])
-    print(f"SqliteRunStateStore.merge: median {per_event * 1e3:.3f} ms per event "
-          f"({1 / per_event:,.0f} events/s, load + merge + save in one transaction)")
+    print(
+        f"SqliteRunStateStore.merge: median {per_event * 1e3:.3f} ms per event "
+        f"({1 / per_event:,.0f} events/s, load + merge + save in one transaction)"
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ Kusto, Cosmos DB, Snowflake, Hive, DBFS mounts) and unmatched sources, over a re
 and servers (namespaces repeat; names mostly do not). Prints the median of several rounds, warm (per-namespace plans
 built) and cold (a fresh engine, every namespace seen for the first time).
 """
+
 from __future__ import annotations
 
 import json
@@ -12,9 +13,9 @@ import random
 import statistics
 import time
 
+from bench import MAPPINGS_PATH
 from olparser.naming import MappingEngine, MountPoint, mounts_from_facet
 from olparser.settings import PROJECT_ROOT
-from bench import MAPPINGS_PATH
 
 VECTORS = PROJECT_ROOT.parent / "shared" / "vectors"
 WORKSPACE = "adb-1234567890123456.7.azuredatabricks.net"
@@ -43,11 +44,19 @@ def generated_cases(count: int, seed: int = 7) -> list[Case]:
         return "/".join(word() for _ in range(rnd.randint(1, 4)))
 
     families = [
-        lambda: (f"abfss://{word()[:3]}@{rnd.choice(accounts)}.dfs.core.windows.net", rnd.choice(("", "/")) + path(), ()),
+        lambda: (
+            f"abfss://{word()[:3]}@{rnd.choice(accounts)}.dfs.core.windows.net",
+            rnd.choice(("", "/")) + path(),
+            (),
+        ),
         lambda: (f"abfs://raw@{rnd.choice(accounts)}.dfs.core.windows.net", "", ()),
         lambda: (f"abfss://raw@{rnd.choice(accounts)}.blob.core.windows.net", path(), ()),
         lambda: (f"wasbs://c@{rnd.choice(accounts)}.blob.core.windows.net", "/" + path(), ()),
-        lambda: (f"sqlserver://{rnd.choice(servers)}.database.windows.net:1433;database=db;encrypt=true;", f"{word()}.{word()}", ()),
+        lambda: (
+            f"sqlserver://{rnd.choice(servers)}.database.windows.net:1433;database=db;encrypt=true;",
+            f"{word()}.{word()}",
+            (),
+        ),
         lambda: (f"sqlserver://{rnd.choice(servers)}.database.windows.net:1433", f"db.{word()}.{word()}", ()),
         lambda: (f"sqlserver://{rnd.choice(servers)}.sql.azuresynapse.net:1433", f"pool.{word()}", ()),
         lambda: (f"postgres://{rnd.choice(servers)}.postgres.database.azure.com:5432", f"app.public.{word()}", ()),

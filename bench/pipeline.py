@@ -8,6 +8,7 @@ The floor is `json.loads` of the same COMPLETE event's text, timed in the same r
 process (`time.process_time`, so that other processes on a busy machine do not count), each work interleaved with the
 floor within every round; the ratio is the median of the rounds' ratios (`bench/report.py`).
 """
+
 from __future__ import annotations
 
 import json
@@ -21,12 +22,11 @@ from typing import Callable
 
 import requests
 
-from bench import report
+from bench import MAPPINGS_PATH, report
 from bench.merge import databricks_run
 from olparser.lineage import LineageOptions, build_lineage, plan_fingerprint
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_event
-from bench import MAPPINGS_PATH
 
 REPEATS = 7
 RUNS = 300
@@ -71,20 +71,29 @@ def core_throughput() -> None:
             plan_fingerprint(build_lineage(merge_event(snapshot, complete), engine, options))
 
     floor = f"json.loads of the same {len(texts[0]) // 1000} KB COMPLETE"
-    rounds = _interleaved_rounds(RUNS, {floor: parse, "merge + map + build": build,
-                                        "merge + map + build + fingerprint": build_and_fingerprint})
+    rounds = _interleaved_rounds(
+        RUNS, {floor: parse, "merge + map + build": build, "merge + map + build + fingerprint": build_and_fingerprint}
+    )
     floor_seconds = statistics.median(rounds[floor])
     entities = len(plan.entities) + len(plan.external_datasets)
     for label, samples in rounds.items():
         if label == floor:
             continue
         seconds = statistics.median(samples)
-        print(f"{label}: {1 / seconds:,.0f} COMPLETE events/s on one core (median {seconds * 1e6:.0f} us CPU per "
-              f"event; {entities} entities, 30 columns of lineage per run)")
-        report.record(__name__, f"{label}, Databricks COMPLETE with 30 columns of lineage, per event",
-                      seconds * 1e6, "µs CPU", floor_seconds * 1e6, floor,
-                      f"{1 / seconds:,.0f} events/s on one core",
-                      paired=statistics.median(s / f for s, f in zip(samples, rounds[floor], strict=True)))
+        print(
+            f"{label}: {1 / seconds:,.0f} COMPLETE events/s on one core (median {seconds * 1e6:.0f} us CPU per "
+            f"event; {entities} entities, 30 columns of lineage per run)"
+        )
+        report.record(
+            __name__,
+            f"{label}, Databricks COMPLETE with 30 columns of lineage, per event",
+            seconds * 1e6,
+            "µs CPU",
+            floor_seconds * 1e6,
+            floor,
+            f"{1 / seconds:,.0f} events/s on one core",
+            paired=statistics.median(s / f for s, f in zip(samples, rounds[floor], strict=True)),
+        )
 
 
 def stack_calls_per_run() -> None:
@@ -92,8 +101,12 @@ def stack_calls_per_run() -> None:
     from tools.functions_host.launcher import start_serve  # the same launcher as the end-to-end tests
 
     with tempfile.TemporaryDirectory() as folder:
-        serve = start_serve(Path(folder), key=secrets.token_urlsafe(16), extra_args=("--log-level", "warning"),
-                            env={"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS})
+        serve = start_serve(
+            Path(folder),
+            key=secrets.token_urlsafe(16),
+            extra_args=("--log-level", "warning"),
+            env={"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS},
+        )
         try:
             calls, seconds = [], []
             with requests.Session() as session:
@@ -101,17 +114,22 @@ def stack_calls_per_run() -> None:
                     serve.reset_catalog_calls()
                     started = time.perf_counter()
                     for event in databricks_run(str(uuid.uuid4())):
-                        session.post(f"{serve.url}/api/v1/lineage", headers={"x-functions-key": serve.key},
-                                     json=event).raise_for_status()
+                        session.post(
+                            f"{serve.url}/api/v1/lineage", headers={"x-functions-key": serve.key}, json=event
+                        ).raise_for_status()
                     serve.wait_until_processed(interval=0.01)
                     seconds.append(time.perf_counter() - started)
                     calls.append(serve.catalog_calls()["total"])
         finally:
             serve.stop(timeout=30)
-    print(f"catalog calls per run through serve: first run (new datasets) {calls[0]}, "
-          f"then median {statistics.median(calls[1:]):.0f} (cached datasets); max {max(calls)}")
-    print(f"one run (3 events) from first POST to lineage in the catalog: median "
-          f"{statistics.median(seconds) * 1e3:.0f} ms (includes the queue's polling)")
+    print(
+        f"catalog calls per run through serve: first run (new datasets) {calls[0]}, "
+        f"then median {statistics.median(calls[1:]):.0f} (cached datasets); max {max(calls)}"
+    )
+    print(
+        f"one run (3 events) from first POST to lineage in the catalog: median "
+        f"{statistics.median(seconds) * 1e3:.0f} ms (includes the queue's polling)"
+    )
 
 
 def main() -> None:

@@ -13,6 +13,7 @@
 Run as `.venv/bin/python -m bench resolution` (BASE: the environment variable OL2PURVIEW_BENCH_BASE, default the
 commit before issue 19's resolution work).
 """
+
 from __future__ import annotations
 
 import os
@@ -29,16 +30,16 @@ from typing import Any
 
 import requests
 
+from bench import MAPPINGS_PATH
 from olparser.adapters.catalog import CatalogTarget, CatalogUploader, RetryPolicy, load_typedefs, make_atlas_client
 from olparser.adapters.catalog.existence import ExistenceCache
 from olparser.adapters.catalog.resolver import ScannedAssetResolver
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.relink import Relinker
-from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.settings import PROJECT_ROOT, TYPEDEFS_DIR, Settings
-from bench import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 RUNS, DATASETS, SECONDS_APART = 1000, 50, 7.2
@@ -64,18 +65,33 @@ def _event(number: int, rng: random.Random) -> dict[str, Any]:
     """One COMPLETE of job `job_{n % 60}`: two inputs and one output drawn from the 50 datasets."""
     picked = rng.sample(range(DATASETS), 3)
     dataset = lambda i: {"namespace": LAKE, "name": f"table_{i:02d}", "facets": {}}  # noqa: E731
-    return {"eventType": "COMPLETE", "eventTime": f"2026-01-01T00:00:{number % 60:02d}.{number % 1000:03d}Z",
-            "producer": PRODUCER, "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-            "run": {"runId": str(uuid.UUID(int=number + 1)), "facets": {}},
-            "job": {"namespace": "bench", "name": f"bench_app.job_{number % 60}"},
-            "inputs": [dataset(picked[0]), dataset(picked[1])], "outputs": [dataset(picked[2])]}
+    return {
+        "eventType": "COMPLETE",
+        "eventTime": f"2026-01-01T00:00:{number % 60:02d}.{number % 1000:03d}Z",
+        "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": str(uuid.UUID(int=number + 1)), "facets": {}},
+        "job": {"namespace": "bench", "name": f"bench_app.job_{number % 60}"},
+        "inputs": [dataset(picked[0]), dataset(picked[1])],
+        "outputs": [dataset(picked[2])],
+    }
 
 
 def _scanned(catalog: CatalogServer) -> None:
     """Half the datasets have their resource set: 20 plain, 5 partitioned (found by a search)."""
-    entities = [{"typeName": "azure_datalake_gen2_resource_set", "guid": f"-{i + 1}", "attributes": {
-        "qualifiedName": f"{LAKE_QN}/table_{i:02d}" + ("/Year={Year}" if i >= 20 else "") + "/{SparkPartitions}",
-        "name": f"table_{i:02d}"}} for i in range(25)]
+    entities = [
+        {
+            "typeName": "azure_datalake_gen2_resource_set",
+            "guid": f"-{i + 1}",
+            "attributes": {
+                "qualifiedName": f"{LAKE_QN}/table_{i:02d}"
+                + ("/Year={Year}" if i >= 20 else "")
+                + "/{SparkPartitions}",
+                "name": f"table_{i:02d}",
+            },
+        }
+        for i in range(25)
+    ]
     requests.post(f"{catalog.atlas_url}/entity/bulk", json={"entities": entities}, timeout=30).raise_for_status()
 
 
@@ -85,21 +101,36 @@ def stream_calls(resolve: bool) -> tuple[list[int], list[int]]:
         clock = SimulatedClock()
         client = make_atlas_client(CatalogTarget("atlas", catalog.atlas_url), timeout=30)
         defaults = Settings()
-        cache = ExistenceCache(defaults.catalog_cache_seconds, clock=clock,
-                               absent_ttl_seconds=defaults.resolution_negative_cache_seconds)
+        cache = ExistenceCache(
+            defaults.catalog_cache_seconds, clock=clock, absent_ttl_seconds=defaults.resolution_negative_cache_seconds
+        )
         typedefs = load_typedefs(TYPEDEFS_DIR)
-        uploader = CatalogUploader(client, cache=cache, connector_types=frozenset(
-            t["name"] for t in typedefs["entityDefs"]))
+        uploader = CatalogUploader(
+            client, cache=cache, connector_types=frozenset(t["name"] for t in typedefs["entityDefs"])
+        )
         uploader.register_typedefs(typedefs)
         _scanned(catalog)
         store = SqliteRunStateStore(Path(folder) / "runs.sqlite3", ttl_seconds=7 * 86400)
-        resolver = ScannedAssetResolver(client, cache=cache, retry=RetryPolicy(), owned=store.interim_keys,
-                                        clock=clock) if resolve else None
-        pipeline = LineagePipeline(store, MappingEngine.from_path(MAPPINGS_PATH), LineageOptions(), uploader,
-                                   WritePolicy(environment_wait_seconds=0), clock=clock, sleep=clock.sleep,
-                                   resolver=resolver)
-        relinker = Relinker(store, resolver, uploader, batch_size=Settings().relink_batch_size, clock=clock) \
-            if resolver is not None else None
+        resolver = (
+            ScannedAssetResolver(client, cache=cache, retry=RetryPolicy(), owned=store.interim_keys, clock=clock)
+            if resolve
+            else None
+        )
+        pipeline = LineagePipeline(
+            store,
+            MappingEngine.from_path(MAPPINGS_PATH),
+            LineageOptions(),
+            uploader,
+            WritePolicy(environment_wait_seconds=0),
+            clock=clock,
+            sleep=clock.sleep,
+            resolver=resolver,
+        )
+        relinker = (
+            Relinker(store, resolver, uploader, batch_size=Settings().relink_batch_size, clock=clock)
+            if resolver is not None
+            else None
+        )
         rng = random.Random(19)
         calls, ticks = [], []
         for number in range(RUNS):
@@ -117,12 +148,16 @@ def report_stream() -> None:
         calls, ticks = stream_calls(resolve)
         steady = calls[100:]
         label = "with resolution" if resolve else "RESOLVE_SCANNED_ASSETS=false"
-        print(f"{label}: first run {calls[0]} calls; runs 2-100 mean {statistics.mean(calls[1:100]):.2f}; "
-              f"steady state (runs 101-1000) median {statistics.median(steady):.0f}, mean {statistics.mean(steady):.2f}"
-              f", max {max(steady)}; {sum(calls)} calls for {RUNS} runs over {DATASETS} datasets in 2 simulated hours")
+        print(
+            f"{label}: first run {calls[0]} calls; runs 2-100 mean {statistics.mean(calls[1:100]):.2f}; "
+            f"steady state (runs 101-1000) median {statistics.median(steady):.0f}, mean {statistics.mean(steady):.2f}"
+            f", max {max(steady)}; {sum(calls)} calls for {RUNS} runs over {DATASETS} datasets in 2 simulated hours"
+        )
         if ticks:
-            print(f"  re-link timer: {len(ticks)} ticks, median {statistics.median(ticks):.0f} calls per tick "
-                  f"({sum(ticks)} in all) for the {DATASETS // 2} interim datasets nothing is scanned for")
+            print(
+                f"  re-link timer: {len(ticks)} ticks, median {statistics.median(ticks):.0f} calls per tick "
+                f"({sum(ticks)} in all) for the {DATASETS // 2} interim datasets nothing is scanned for"
+            )
 
 
 _CORE = """
@@ -169,9 +204,15 @@ print(1 / statistics.median(samples))
 
 
 def _rate(tree: Path, mode: str, rules: Path) -> float:
-    done = subprocess.run([sys.executable, "-c", _CORE, mode, str(rules)], cwd=tree,
-                          env={**os.environ, "PYTHONPATH": str(tree)},
-                          capture_output=True, text=True, timeout=600, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _CORE, mode, str(rules)],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
     return float(done.stdout.strip().splitlines()[-1])
 
 
@@ -188,10 +229,12 @@ def report_ab() -> None:
             rates["after"].append(_rate(PROJECT_ROOT, "build", MAPPINGS_PATH))
             rates["after+link"].append(_rate(PROJECT_ROOT, "link", MAPPINGS_PATH))
     medians = {k: statistics.median(v) for k, v in rates.items()}
-    print(f"merge + map + build, bench.merge's Databricks run ({AB_ROUNDS} interleaved rounds, medians of 7): "
-          f"before ({BASE}) {medians['before']:,.0f} events/s, after {medians['after']:,.0f} events/s "
-          f"({(medians['after'] / medians['before'] - 1) * 100:+.1f}%); with resolve (cached) + link "
-          f"{medians['after+link']:,.0f} events/s ({(medians['after+link'] / medians['before'] - 1) * 100:+.1f}%)")
+    print(
+        f"merge + map + build, bench.merge's Databricks run ({AB_ROUNDS} interleaved rounds, medians of 7): "
+        f"before ({BASE}) {medians['before']:,.0f} events/s, after {medians['after']:,.0f} events/s "
+        f"({(medians['after'] / medians['before'] - 1) * 100:+.1f}%); with resolve (cached) + link "
+        f"{medians['after+link']:,.0f} events/s ({(medians['after+link'] / medians['before'] - 1) * 100:+.1f}%)"
+    )
     print("  rounds: " + "; ".join(f"{k} " + ", ".join(f"{r:,.0f}" for r in v) for k, v in rates.items()))
 
 

@@ -7,6 +7,7 @@
 
 Prints the median of several rounds.
 """
+
 from __future__ import annotations
 
 import random
@@ -28,8 +29,10 @@ def _folders(count: int, seed: int = 3) -> list[str]:
         lambda: f"{LAKE}/gold/orders_{rnd.randint(1, 99)}",
         lambda: f"{LAKE}/bronze/events/{rnd.randint(2019, 2025)}/{rnd.randint(1, 12):02d}/{rnd.randint(1, 28):02d}",
         lambda: f"{LAKE}/sales/Year={rnd.randint(2019, 2025)}/Month={rnd.randint(1, 12)}",
-        lambda: f"{LAKE}/__unitystorage/catalogs/{uuid.UUID(int=rnd.getrandbits(128))}/tables/"
-                f"{uuid.UUID(int=rnd.getrandbits(128))}",
+        lambda: (
+            f"{LAKE}/__unitystorage/catalogs/{uuid.UUID(int=rnd.getrandbits(128))}/tables/"
+            f"{uuid.UUID(int=rnd.getrandbits(128))}"
+        ),
         lambda: f"{LAKE}/curated/customer_dim",
     ]
     return [rnd.choice(shapes)() for _ in range(count)]
@@ -45,10 +48,15 @@ def _files(count: int, seed: int = 5) -> list[str]:
         if shape == 0:
             files += [f"{table}/{part}", f"{table}/.{part}.crc", f"{table}/_SUCCESS"]
         elif shape == 1:
-            files += [f"{table}/region=r{rnd.randint(0, 9)}/{part}", f"{table}/_delta_log/{rnd.randint(0, 99):020d}.json"]
+            files += [
+                f"{table}/region=r{rnd.randint(0, 9)}/{part}",
+                f"{table}/_delta_log/{rnd.randint(0, 99):020d}.json",
+            ]
         elif shape == 2:
-            files.append(f"{LAKE}/logs/{rnd.choice(('en_us', 'de_de', 'fr_fr'))}/{rnd.randint(2019, 2025)}/"
-                         f"{rnd.randint(1, 12):02d}/{rnd.randint(1, 28):02d}/app_{rnd.randint(0, 999)}.json")
+            files.append(
+                f"{LAKE}/logs/{rnd.choice(('en_us', 'de_de', 'fr_fr'))}/{rnd.randint(2019, 2025)}/"
+                f"{rnd.randint(1, 12):02d}/{rnd.randint(1, 28):02d}/app_{rnd.randint(0, 999)}.json"
+            )
         else:
             files.append(f"{LAKE}/docs/note_{rnd.randint(0, 50)}.docx")
     return files[:count]
@@ -70,13 +78,17 @@ def main() -> None:
     folders = _folders(FOLDERS)
     for label, cold in (("cold", True), ("warm", False)):
         seconds = _median(lambda rules: [resource_set_names(f, rules) for f in folders], cold=cold)
-        print(f"resource_set_names ({label}): {FOLDERS / seconds:,.0f} folders/s ({seconds / FOLDERS * 1e6:.1f} µs "
-              f"each, median of {ROUNDS})")
+        print(
+            f"resource_set_names ({label}): {FOLDERS / seconds:,.0f} folders/s ({seconds / FOLDERS * 1e6:.1f} µs "
+            f"each, median of {ROUNDS})"
+        )
     files = _files(FILES)
     seconds = _median(lambda rules: group_files(files, rules), rounds=3, cold=True)
     assets = group_files(files, ResourceSetRules.default())
-    print(f"group_files (cold): {FILES / seconds:,.0f} files/s ({FILES:,} files -> {len(assets):,} assets in "
-          f"{seconds * 1000:.0f} ms, median of 3)")
+    print(
+        f"group_files (cold): {FILES / seconds:,.0f} files/s ({FILES:,} files -> {len(assets):,} assets in "
+        f"{seconds * 1000:.0f} ms, median of 3)"
+    )
 
 
 if __name__ == "__main__":

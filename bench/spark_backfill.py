@@ -18,6 +18,7 @@ reading a source no rule maps. Events are written as gzipped JSON lines to a tem
 BENCH_SPARK_SUBSET=0 skips the catalog calls. Run as `.venv/bin/python -m bench spark_backfill`; both figures are
 recorded for README's table, with the load average at the end of each.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -71,17 +72,22 @@ def _run_lines(run: int, templates: tuple[list[str], list[str]]) -> list[str]:
     notebook = run % NOTEBOOKS
     start = BASE + timedelta(seconds=run * 10)
     texts = templates[1] if run % UNMATCHED_EVERY == 0 else templates[0]
-    times = {"2025-03-01T10:00:00.100Z": start, "2025-03-01T10:00:01.200Z": start + timedelta(seconds=1),
-             "2025-03-01T10:00:09.300Z": start + timedelta(seconds=9)}
+    times = {
+        "2025-03-01T10:00:00.100Z": start,
+        "2025-03-01T10:00:01.200Z": start + timedelta(seconds=1),
+        "2025-03-01T10:00:09.300Z": start + timedelta(seconds=9),
+    }
     lines = []
     for text in texts:
         for marker, moment in times.items():
             text = text.replace(marker, moment.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z")
-        lines.append(text.replace(RUN_ID, f"00000000-0000-4000-8000-{run:012d}")
-                     .replace(PARENT_ID, f"00000000-0000-4000-9000-{run:012d}")
-                     .replace("enrich_orders", f"enrich_{notebook}")
-                     .replace("orders_enriched", f"enriched_{notebook}")
-                     .replace("curated_orders", f"curated_{notebook}"))
+        lines.append(
+            text.replace(RUN_ID, f"00000000-0000-4000-8000-{run:012d}")
+            .replace(PARENT_ID, f"00000000-0000-4000-9000-{run:012d}")
+            .replace("enrich_orders", f"enrich_{notebook}")
+            .replace("orders_enriched", f"enriched_{notebook}")
+            .replace("curated_orders", f"curated_{notebook}")
+        )
     return lines
 
 
@@ -168,11 +174,28 @@ def backfill_command(folder: Path, out: Path, *runner: str) -> Command:
     its JVM's peak memory until it ends."""
     report_dir = out.parent / f"report-{out.stem}"
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "tools.cli", "spark", "backfill", str(folder), *runner,
-                                "--dry-run", str(out), "--report", str(report_dir)], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL,
-                               env={**os.environ, "DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
-                                    "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH)})
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tools.cli",
+            "spark",
+            "backfill",
+            str(folder),
+            *runner,
+            "--dry-run",
+            str(out),
+            "--report",
+            str(report_dir),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={
+            **os.environ,
+            "DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
+            "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH),
+        },
+    )
     peak = [0.0]
     done = threading.Event()
 
@@ -217,24 +240,36 @@ def speed(folder: Path, root: Path, shape: str, in_row: str = "") -> None:
         ratios.append(single.seconds / spark.seconds)
         singles.append(single)
         sparks.append(spark)
-        print(f"round {round_ + 1}: single process {single.seconds:.1f} s (start {single.start_seconds:.1f} s), "
-              f"Spark local[2] {spark.seconds:.1f} s (start with session {spark.start_seconds:.1f} s, JVM peak "
-              f"{spark.jvm_peak_mb:,.0f} MB): {ratios[-1]:.2f}x; planned entities identical", flush=True)
+        print(
+            f"round {round_ + 1}: single process {single.seconds:.1f} s (start {single.start_seconds:.1f} s), "
+            f"Spark local[2] {spark.seconds:.1f} s (start with session {spark.start_seconds:.1f} s, JVM peak "
+            f"{spark.jvm_peak_mb:,.0f} MB): {ratios[-1]:.2f}x; planned entities identical",
+            flush=True,
+        )
     single_s = statistics.median(c.seconds for c in singles)
     spark_s = statistics.median(c.seconds for c in sparks)
-    print(f"spark backfill --dry-run, {EVENTS:,} events {shape}, end to end: "
-          f"Spark local[2] {EVENTS / spark_s:,.0f} events/s "
-          f"(median {spark_s:.1f} s, of which {statistics.median(c.start_seconds for c in sparks):.1f} s start), "
-          f"single process {EVENTS / single_s:,.0f} events/s (median {single_s:.1f} s, "
-          f"{statistics.median(c.start_seconds for c in singles):.1f} s start): "
-          f"{statistics.median(ratios):.2f}x the single-process runner (median of {ROUNDS} paired rounds; {archive} "
-          "at the start)")
-    report.record(__name__, f"`spark backfill --dry-run` end to end as a user runs it, {EVENTS:,} generated Databricks "
-                  f"events{in_row}, Spark `local[2]`", EVENTS / spark_s, "events/s", EVENTS / single_s,
-                  "the single-process runner on the same files, one after the other",
-                  f"median {spark_s:.1f} s of which {statistics.median(c.start_seconds for c in sparks):.1f} s start "
-                  f"with the session (single process: {single_s:.1f} s), median of {ROUNDS} paired rounds ({archive} "
-                  f"at the start), load average {_load()}", statistics.median(ratios))
+    print(
+        f"spark backfill --dry-run, {EVENTS:,} events {shape}, end to end: "
+        f"Spark local[2] {EVENTS / spark_s:,.0f} events/s "
+        f"(median {spark_s:.1f} s, of which {statistics.median(c.start_seconds for c in sparks):.1f} s start), "
+        f"single process {EVENTS / single_s:,.0f} events/s (median {single_s:.1f} s, "
+        f"{statistics.median(c.start_seconds for c in singles):.1f} s start): "
+        f"{statistics.median(ratios):.2f}x the single-process runner (median of {ROUNDS} paired rounds; {archive} "
+        "at the start)"
+    )
+    report.record(
+        __name__,
+        f"`spark backfill --dry-run` end to end as a user runs it, {EVENTS:,} generated Databricks "
+        f"events{in_row}, Spark `local[2]`",
+        EVENTS / spark_s,
+        "events/s",
+        EVENTS / single_s,
+        "the single-process runner on the same files, one after the other",
+        f"median {spark_s:.1f} s of which {statistics.median(c.start_seconds for c in sparks):.1f} s start "
+        f"with the session (single process: {single_s:.1f} s), median of {ROUNDS} paired rounds ({archive} "
+        f"at the start), load average {_load()}",
+        statistics.median(ratios),
+    )
 
 
 def _load() -> str:
@@ -252,16 +287,25 @@ def memory(root: Path) -> None:
     generate(root / "tiny", 3)
     idle = backfill_command(root / "tiny", root / "tiny.jsonl", "--master", "local[2]")
     loaded = backfill_command(big, root / "memory.jsonl", "--master", "local[2]")
-    print(f"spark backfill --dry-run, {MEMORY_EVENTS:,} events on Spark local[2]: JVM peak {loaded.jvm_peak_mb:,.0f} MB "
-          f"({loaded.jvm_peak_mb / MEMORY_BUDGET_MB:.2f}x the {MEMORY_BUDGET_MB:,} MB budget; the same command on 3 "
-          f"events: {idle.jvm_peak_mb:,.0f} MB, {loaded.jvm_peak_mb / idle.jvm_peak_mb:.2f}x), "
-          f"{MEMORY_EVENTS / loaded.seconds:,.0f} events/s end to end", flush=True)
-    report.record(__name__, f"JVM peak (driver and executors) of `spark backfill --dry-run` on Spark `local[2]`, "
-                  f"{MEMORY_EVENTS:,} generated Databricks events", loaded.jvm_peak_mb, "MB", idle.jvm_peak_mb,
-                  "the same command on 3 events (the session itself)",
-                  f"{loaded.jvm_peak_mb / MEMORY_BUDGET_MB:.2f}x the {MEMORY_BUDGET_MB:,} MB budget, "
-                  f"{MEMORY_EVENTS / loaded.seconds:,.0f} events/s end to end ({loaded.seconds / 60:.0f} min), load "
-                  f"average {_load()}")
+    print(
+        f"spark backfill --dry-run, {MEMORY_EVENTS:,} events on Spark local[2]: JVM peak {loaded.jvm_peak_mb:,.0f} MB "
+        f"({loaded.jvm_peak_mb / MEMORY_BUDGET_MB:.2f}x the {MEMORY_BUDGET_MB:,} MB budget; the same command on 3 "
+        f"events: {idle.jvm_peak_mb:,.0f} MB, {loaded.jvm_peak_mb / idle.jvm_peak_mb:.2f}x), "
+        f"{MEMORY_EVENTS / loaded.seconds:,.0f} events/s end to end",
+        flush=True,
+    )
+    report.record(
+        __name__,
+        f"JVM peak (driver and executors) of `spark backfill --dry-run` on Spark `local[2]`, "
+        f"{MEMORY_EVENTS:,} generated Databricks events",
+        loaded.jvm_peak_mb,
+        "MB",
+        idle.jvm_peak_mb,
+        "the same command on 3 events (the session itself)",
+        f"{loaded.jvm_peak_mb / MEMORY_BUDGET_MB:.2f}x the {MEMORY_BUDGET_MB:,} MB budget, "
+        f"{MEMORY_EVENTS / loaded.seconds:,.0f} events/s end to end ({loaded.seconds / 60:.0f} min), load "
+        f"average {_load()}",
+    )
 
 
 def calls_per_run(spark, folder: Path, data: Path) -> tuple[int, int, int, int]:
@@ -272,10 +316,14 @@ def calls_per_run(spark, folder: Path, data: Path) -> tuple[int, int, int, int]:
     from tools.spark.spark_job import run_spark
 
     with CatalogServer(data / "catalog.sqlite") as catalog:
-        settings = Settings.from_env({"DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
-                                      "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH),
-                                      "ATLAS_ENDPOINT": catalog.atlas_url,
-                                      "OL2PURVIEW_DATA_DIR": str(data)})  # its run history too, not the project's
+        settings = Settings.from_env(
+            {
+                "DATABRICKS_WORKSPACE_HOSTS": WORKSPACE_HOSTS,
+                "OL_TO_PURVIEW_MAPPINGS_PATH": str(MAPPINGS_PATH),
+                "ATLAS_ENDPOINT": catalog.atlas_url,
+                "OL2PURVIEW_DATA_DIR": str(data),
+            }
+        )  # its run history too, not the project's
         report = run_spark(spark, [str(folder)], BackfillJob.create(settings, calls_per_second=None))
     return report.catalog_calls, report.tally.runs["planned"], report.processes_written, report.bulk_requests
 
@@ -289,8 +337,11 @@ def main() -> None:
         raw = generate(root / "events", EVENTS)
         generate(root / "one-file", EVENTS, per_file=EVENTS)
         size = sum(p.stat().st_size for p in (root / "events").iterdir())
-        print(f"generated {EVENTS:,} events ({raw / 1e9:.1f} GB of JSON, {size / 1e6:.0f} MB gzipped) twice in "
-              f"{time.perf_counter() - started:.0f} s", flush=True)
+        print(
+            f"generated {EVENTS:,} events ({raw / 1e9:.1f} GB of JSON, {size / 1e6:.0f} MB gzipped) twice in "
+            f"{time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
         speed(root / "events", root, f"in {-(-EVENTS // EVENTS_PER_FILE)} gzip files")
         speed(root / "one-file", root, "in one gzip file", " in one gzip file")
         memory(root)
@@ -301,8 +352,10 @@ def main() -> None:
         spark.sparkContext.setLogLevel("ERROR")
         try:
             calls, runs, written, requests = calls_per_run(spark, root / "subset", root)
-            print(f"{SUBSET:,}-event subset into the embedded catalog: {calls} catalog calls for {runs:,} runs "
-                  f"= {calls / runs:.3f} calls per run ({written:,} processes written in {requests} bulk requests)")
+            print(
+                f"{SUBSET:,}-event subset into the embedded catalog: {calls} catalog calls for {runs:,} runs "
+                f"= {calls / runs:.3f} calls per run ({written:,} processes written in {requests} bulk requests)"
+            )
         finally:
             spark.stop()
 

@@ -10,6 +10,7 @@
 
 Medians and 99th percentiles over REPEAT rounds of every event. Run as `.venv/bin/python -m bench sql_lineage`.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from bench import MAPPINGS_PATH
+from olparser.adapters.sql.process_parser import SqlParser
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
-from olparser.adapters.sql.process_parser import SqlParser
-from bench import MAPPINGS_PATH
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "openlineage"
 REPEAT = 200
@@ -66,21 +67,39 @@ def main() -> None:
     cached = SqlParser()
     try:
         uncached(*facets[0])  # start the worker outside the measurement
-        samples = [s for _ in range(REPEAT) for query, dialect in facets
-                   for s in timed(lambda q=query, d=dialect: uncached(q, d), 1)]
+        samples = [
+            s
+            for _ in range(REPEAT)
+            for query, dialect in facets
+            for s in timed(lambda q=query, d=dialect: uncached(q, d), 1)
+        ]
         print(f"SqlParser, uncached (worker round trip + parse): {percentiles(samples)} per event")
         for query, dialect in facets:
             cached(query, dialect)
-        samples = [s for _ in range(REPEAT) for query, dialect in facets
-                   for s in timed(lambda q=query, d=dialect: cached(q, d), 1)]
+        samples = [
+            s
+            for _ in range(REPEAT)
+            for query, dialect in facets
+            for s in timed(lambda q=query, d=dialect: cached(q, d), 1)
+        ]
         print(f"SqlParser, cached: {percentiles(samples)} per event")
-        samples = [s for _ in range(REPEAT) for query, dialect in facets
-                   for s in timed(lambda q=query, d=dialect: openlineage_sql.parse([q], dialect=d), 1)]
+        samples = [
+            s
+            for _ in range(REPEAT)
+            for query, dialect in facets
+            for s in timed(lambda q=query, d=dialect: openlineage_sql.parse([q], dialect=d), 1)
+        ]
         print(f"openlineage_sql.parse in this process (no bound, for comparison): {percentiles(samples)} per event")
 
-        events = [json.loads(p.read_text()) for p in sorted(
-            (SHARED / "sequences" / "compat-tests__spark_dataproc_simple_producer_test_complete").glob("[0-9]*.json"),
-            key=lambda p: int(p.stem))]
+        events = [
+            json.loads(p.read_text())
+            for p in sorted(
+                (SHARED / "sequences" / "compat-tests__spark_dataproc_simple_producer_test_complete").glob(
+                    "[0-9]*.json"
+                ),
+                key=lambda p: int(p.stem),
+            )
+        ]
         events = [e for e in events if e["run"]["runId"] == "019299c5-73cf-7069-a70f-74eb8070b577"]
         for event in events:
             for output in event.get("outputs") or ():
@@ -89,8 +108,10 @@ def main() -> None:
         engine, options = MappingEngine.from_path(MAPPINGS_PATH), LineageOptions()
         plain = timed(lambda: build_lineage(run, engine, options), REPEAT * 5)
         derived = timed(lambda: build_lineage(run, engine, options, parse_sql=cached), REPEAT * 5)
-        print(f"build_lineage of the real CTAS run without its columnLineage: {percentiles(plain)} without "
-              f"derivation, {percentiles(derived)} with it (statement cached)")
+        print(
+            f"build_lineage of the real CTAS run without its columnLineage: {percentiles(plain)} without "
+            f"derivation, {percentiles(derived)} with it (statement cached)"
+        )
 
         bounded = SqlParser(max_chars=10_000_000, timeout_seconds=0.5, cache_size=0)
         chain = "INSERT INTO t SELECT " + "+".join(f"c{i}" for i in range(30_000)) + " AS z FROM x"
@@ -98,11 +119,15 @@ def main() -> None:
         refused = timed(lambda: cached(chain, "spark"), 1)[0]
         print(f"an oversize query ({len(chain):,} characters) refused in {refused * 1e6:,.0f} us")
         started = time.perf_counter()
-        print(f"3,000 UNIONs ({len(unions):,} characters): {bounded(unions, 'spark').reason} after "  # type: ignore
-              f"{time.perf_counter() - started:.2f} s")
+        print(
+            f"3,000 UNIONs ({len(unions):,} characters): {bounded(unions, 'spark').reason} after "  # type: ignore
+            f"{time.perf_counter() - started:.2f} s"
+        )
         started = time.perf_counter()
-        print(f"a 30,000-term sum: {bounded(chain, 'spark').reason} after "  # type: ignore[union-attr]
-              f"{time.perf_counter() - started:.2f} s")
+        print(
+            f"a 30,000-term sum: {bounded(chain, 'spark').reason} after "  # type: ignore[union-attr]
+            f"{time.perf_counter() - started:.2f} s"
+        )
         started = time.perf_counter()
         bounded("INSERT INTO t SELECT a FROM b", "spark")
         print(f"the next statement, on a new worker: {time.perf_counter() - started:.2f} s")

@@ -4,6 +4,7 @@ Each run is one notebook, one process and two ADLS datasets (one type): a run ov
 2 calls (1 existence read + 1 bulk), a repeat with the datasets cached 1 call. The reference connector makes
 about 13-23 calls per event.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,13 @@ import time
 import urllib.request
 from pathlib import Path
 
-from olparser.adapters.catalog import (CatalogTarget, CatalogUploader, load_typedefs, make_atlas_client,
-                                       register_typedefs)
+from olparser.adapters.catalog import (
+    CatalogTarget,
+    CatalogUploader,
+    load_typedefs,
+    make_atlas_client,
+    register_typedefs,
+)
 from olparser.lineage.plan import LineagePlan
 from olparser.settings import TYPEDEFS_DIR, Settings
 
@@ -33,12 +39,21 @@ def run_plan(i: int) -> LineagePlan:
             {"typeName": ADLS, "guid": "-2", "attributes": {"qualifiedName": curated, "name": f"table-{i}"}},
         ),
         entities=(
-            {"typeName": "databricks_notebook", "guid": "-3",
-             "attributes": {"qualifiedName": notebook, "name": f"job-{i}"}},
-            {"typeName": "databricks_process", "guid": "-4",
-             "attributes": {"qualifiedName": notebook + "/processes/p", "name": "p"},
-             "relationshipAttributes": {"inputs": [{"guid": "-1"}], "outputs": [{"guid": "-2"}],
-                                        "notebook": {"guid": "-3"}}},
+            {
+                "typeName": "databricks_notebook",
+                "guid": "-3",
+                "attributes": {"qualifiedName": notebook, "name": f"job-{i}"},
+            },
+            {
+                "typeName": "databricks_process",
+                "guid": "-4",
+                "attributes": {"qualifiedName": notebook + "/processes/p", "name": "p"},
+                "relationshipAttributes": {
+                    "inputs": [{"guid": "-1"}],
+                    "outputs": [{"guid": "-2"}],
+                    "notebook": {"guid": "-3"},
+                },
+            },
         ),
     )
 
@@ -78,8 +93,12 @@ def main() -> None:
             cached_calls, cached_ms, cached_rate = _phase(uploader, server.atlas_url, plans)
         finally:
             server.stop()
-    print(f"upload, new datasets:    median {new_calls:g} catalog calls/run, {new_ms:.2f} ms/run, "
-          f"{new_rate:.0f} runs/s ({RUNS} runs)")
-    print(f"upload, cached datasets: median {cached_calls:g} catalog calls/run, {cached_ms:.2f} ms/run, "
-          f"{cached_rate:.0f} runs/s ({RUNS} runs)")
+    print(
+        f"upload, new datasets:    median {new_calls:g} catalog calls/run, {new_ms:.2f} ms/run, "
+        f"{new_rate:.0f} runs/s ({RUNS} runs)"
+    )
+    print(
+        f"upload, cached datasets: median {cached_calls:g} catalog calls/run, {cached_ms:.2f} ms/run, "
+        f"{cached_rate:.0f} runs/s ({RUNS} runs)"
+    )
     print("reference connector: about 13-23 Purview calls per event")

@@ -8,6 +8,7 @@ and `#` comments are skipped. Files are written in sorted order with a fixed tim
 same zip. The zip is what `az functionapp deployment source config-zip --build-remote true` takes (Azure installs
 requirements.txt).
 """
+
 from __future__ import annotations
 
 import argparse

@@ -5,6 +5,7 @@ answer alike and whichever run comes first, the other finds it: the SQL jobs wri
 parent was known are the readers `record_passed_orchestration` answers, which the runner writes again (as it writes
 again the readers of a temporary dataset). Bounded as that channel is: at most MAX_TEMPORARY_ROWS readers answered
 per record, remembered TEMPORARY_DATASET_SECONDS after the application run's last event."""
+
 from __future__ import annotations
 
 from olparser.lineage.identity import Orchestration

@@ -51,6 +51,7 @@ runner adds what a single live run needs around it (rebuilds, the history, the s
 It owns no I/O of its own: the run-state store, the resolver and the catalog uploader are passed in, so the same runner
 serves the queue trigger in Azure, the local host, the tests and the benchmarks.
 """
+
 from __future__ import annotations
 
 import logging
@@ -63,31 +64,47 @@ from enum import StrEnum
 from typing import Any, Callable, Iterable
 
 from olparser.history import RunHistoryStore, history_record, with_run_history
-from olparser.history.records import history_run_id
-from olparser.lineage.streaming import stream_run_id
 from olparser.history.model import WRITE
+from olparser.history.records import history_run_id
 from olparser.history.window import Window
 from olparser.inherited_orchestrators import look_up_orchestration, record_passed_orchestration
-from olparser.lineage import (LineageOptions, LineagePlan, awaits_environment, build_lineage,
-                              plan_fingerprint, should_write_lineage)
-from olparser.lineage.edges import temporary_scope, temporary_writes, upstream_inputs
+from olparser.lineage import (
+    LineageOptions,
+    LineagePlan,
+    awaits_environment,
+    build_lineage,
+    plan_fingerprint,
+    should_write_lineage,
+)
 from olparser.lineage.build import dataset_resolver
+from olparser.lineage.edges import temporary_scope, temporary_writes, upstream_inputs
+from olparser.lineage.governance import UNRESOLVED_NOTE
 from olparser.lineage.identity import job_identity, legacy_writers
 from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes, lifecycle_marks, standing
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import UploadReport, unmatched_text
-from olparser.lineage.governance import UNRESOLVED_NOTE
+from olparser.lineage.streaming import stream_run_id
 from olparser.naming import MappingEngine
 from olparser.relink import drop_datasets, move_datasets
 from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
 from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
-from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
-from olparser.runs.model import DatasetFacts
 from olparser.runs.ledger import CommitResult, Key
+from olparser.runs.model import DatasetFacts
+from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
 from olparser.runs.store import Schedule
 from olparser.sql import ParseSql
-from olparser.writing import (Committed, Linked, Resolver, RunWrite, Uploader, carry_out,
-                              delete_orphans, upload_linked, wait_for_deletions, write_plans)
+from olparser.writing import (
+    Committed,
+    Linked,
+    Resolver,
+    RunWrite,
+    Uploader,
+    carry_out,
+    delete_orphans,
+    upload_linked,
+    wait_for_deletions,
+    write_plans,
+)
 
 log = logging.getLogger(__name__)
 
@@ -109,9 +126,11 @@ class WritePolicy:
 
     @classmethod
     def from_settings(cls, settings: Any) -> "WritePolicy":
-        return cls(incomplete_run_seconds=settings.incomplete_run_seconds,
-                   environment_wait_seconds=settings.databricks_environment_wait_seconds,
-                   max_datasets=settings.max_datasets_per_run)
+        return cls(
+            incomplete_run_seconds=settings.incomplete_run_seconds,
+            environment_wait_seconds=settings.databricks_environment_wait_seconds,
+            max_datasets=settings.max_datasets_per_run,
+        )
 
     def complete(self) -> "WritePolicy":
         """The policy when every event of every run is there (a backfill): nothing left to hold a run for."""
@@ -138,9 +157,17 @@ class LineageOutcome:
     run_state: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"runId": self.run_id, "eventType": self.event_type, "runState": self.run_state,
-                "status": self.status, "entities": self.entities, "unmatched": self.unmatched,
-                "catalogCalls": self.catalog_calls, "superseded": self.superseded, "deleted": self.deleted}
+        return {
+            "runId": self.run_id,
+            "eventType": self.event_type,
+            "runState": self.run_state,
+            "status": self.status,
+            "entities": self.entities,
+            "unmatched": self.unmatched,
+            "catalogCalls": self.catalog_calls,
+            "superseded": self.superseded,
+            "deleted": self.deleted,
+        }
 
 
 @dataclass(frozen=True)
@@ -163,8 +190,13 @@ class DueReport:
         return any((self.written, self.failed, self.deletes_retried, self.purged, self.history_purged))
 
     def to_json(self) -> dict[str, Any]:
-        return {"written": self.written, "failed": self.failed, "deletesRetried": self.deletes_retried,
-                "purged": self.purged, "historyPurged": self.history_purged}
+        return {
+            "written": self.written,
+            "failed": self.failed,
+            "deletesRetried": self.deletes_retried,
+            "purged": self.purged,
+            "historyPurged": self.history_purged,
+        }
 
 
 class Decision(StrEnum):
@@ -190,9 +222,19 @@ def decide(run: RunSnapshot, policy: WritePolicy, options: LineageOptions) -> De
     return Decision.WRITE
 
 
-def apply_lifecycle(changes: LifecycleChanges, catalog: Any, store: RunStateStore, resolver: Resolver | None,
-                    locked: Callable[[Iterable[str]], Any], links: dict[Key, Key], calls: list[int], now: float,
-                    *, reads_catalog: bool = True, label: str = "run") -> int:
+def apply_lifecycle(
+    changes: LifecycleChanges,
+    catalog: Any,
+    store: RunStateStore,
+    resolver: Resolver | None,
+    locked: Callable[[Iterable[str]], Any],
+    links: dict[Key, Key],
+    calls: list[int],
+    now: float,
+    *,
+    reads_catalog: bool = True,
+    label: str = "run",
+) -> int:
     """What a run that drops or renames tables does to what the connector created (olparser/lineage/lifecycle.py),
     on the live path (`LineageRunner`) and the Spark batch paths (tools/spark/catalog.py) alike: a dropped dataset
     the connector created (a placeholder or Unity Catalog table it owns, or an interim entity) is deleted; a renamed
@@ -213,8 +255,9 @@ def apply_lifecycle(changes: LifecycleChanges, catalog: Any, store: RunStateStor
         log.info("%s: %d dropped dataset(s) the connector had created are deleted", label, deleted)
     olds = [old for old, _ in changes.moves]
     created = {d.key for d in olds if d.owned} | store.interim_keys({d.key for d in olds if not d.owned})
-    moved = {old.key: links.get(new.key, new.key) for old, new in changes.moves
-             if old.key in created and old.key != new.key}
+    moved = {
+        old.key: links.get(new.key, new.key) for old, new in changes.moves if old.key in created and old.key != new.key
+    }
     if moved and reads_catalog:
         _, count, _ = move_datasets(moved, catalog, store, resolver, locked, calls, now)
         deleted += count
@@ -227,11 +270,20 @@ class LineagePipeline:
     `write_due` (the timer) writes the runs whose wait is over and retries deletions. The catalog write is the one
     write procedure's (olparser/writing.py); the store, uploader, resolver and history are passed in."""
 
-    def __init__(self, store: RunStateStore, engine: MappingEngine, options: LineageOptions,
-                 uploader: Uploader, policy: WritePolicy = WritePolicy(), *,
-                 clock: Callable[[], float] = time.time, sleep: Callable[[float], None] = time.sleep,
-                 resolver: Resolver | None = None, history: RunHistoryStore | None = None,
-                 parse_sql: ParseSql | None = None) -> None:
+    def __init__(
+        self,
+        store: RunStateStore,
+        engine: MappingEngine,
+        options: LineageOptions,
+        uploader: Uploader,
+        policy: WritePolicy = WritePolicy(),
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+        resolver: Resolver | None = None,
+        history: RunHistoryStore | None = None,
+        parse_sql: ParseSql | None = None,
+    ) -> None:
         self._store = store
         self._history = history
         self._engine = engine
@@ -269,10 +321,15 @@ class LineagePipeline:
         run_id = key
         with self._locked(run_id):
             with self._store.folded_reads(run_id):
-                run, version = self._store.merge_versioned(event, now=now, max_datasets=self._policy.max_datasets,
-                                                           schedule=lambda merged: self._waiting(merged, now))
+                run, version = self._store.merge_versioned(
+                    event,
+                    now=now,
+                    max_datasets=self._policy.max_datasets,
+                    schedule=lambda merged: self._waiting(merged, now),
+                )
                 readers = self._record_temporary(run_id, run, now) | record_passed_orchestration(
-                    self._store, run_id, run, now)  # an application run's orchestrator, for its SQL jobs
+                    self._store, run_id, run, now
+                )  # an application run's orchestrator, for its SQL jobs
                 outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
         self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
         if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
@@ -292,9 +349,14 @@ class LineagePipeline:
                     outcome = self._write_due_run(key, now)
                 except Exception as exc:  # the next tick tries again; a run never blocks the others
                     failed += 1
-                    attempts = self._store.postpone(key, now + DUE_RETRY_SECONDS * 2 ** failed)
-                    log.warning("timer: run %s could not be written (attempt %d of %d): %s", key, attempts,
-                                MAX_DUE_ATTEMPTS, type(exc).__name__)
+                    attempts = self._store.postpone(key, now + DUE_RETRY_SECONDS * 2**failed)
+                    log.warning(
+                        "timer: run %s could not be written (attempt %d of %d): %s",
+                        key,
+                        attempts,
+                        MAX_DUE_ATTEMPTS,
+                        type(exc).__name__,
+                    )
                     if attempts >= MAX_DUE_ATTEMPTS:
                         log.error("timer: run %s given up after %d attempts", key, attempts)
                         self._store.schedule(key, None)
@@ -305,8 +367,14 @@ class LineagePipeline:
         purged = self._store.purge_expired(now)
         history_purged = self._history.purge(now) if self._history is not None else 0
         written = sum(1 for o in outcomes if o.status == RunStatus.WRITTEN)
-        return DueReport(written=written, failed=failed, deletes_retried=retried, purged=purged,
-                         outcomes=tuple(outcomes), history_purged=history_purged)
+        return DueReport(
+            written=written,
+            failed=failed,
+            deletes_retried=retried,
+            purged=purged,
+            outcomes=tuple(outcomes),
+            history_purged=history_purged,
+        )
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
         with self._store.folded_reads(key):
@@ -354,8 +422,9 @@ class LineagePipeline:
             return Schedule(now + policy.environment_wait_seconds, keep_earlier=True)
         return None
 
-    def _decide(self, run_id: str, run: RunSnapshot, version: int, now: float,
-                event_type: str | None, *, rewrite: bool = False) -> LineageOutcome:
+    def _decide(
+        self, run_id: str, run: RunSnapshot, version: int, now: float, event_type: str | None, *, rewrite: bool = False
+    ) -> LineageOutcome:
         """What to do with the run after a merge (which scheduled it if it waits: `_waiting`)."""
         policy = self._policy
         decision = decide(run, policy, self._options)
@@ -363,8 +432,7 @@ class LineagePipeline:
             return self._outcome(run, event_type, RunStatus.WAITING)
         if decision is Decision.SKIP:
             if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
-                return self._write(run_id, run, version, run.event_type, now, event_type, empty=True,
-                                   rewrite=rewrite)
+                return self._write(run_id, run, version, run.event_type, now, event_type, empty=True, rewrite=rewrite)
             self._store.schedule(run_id, None)
             calls = self._record_unwritten(run_id, run, now)
             return self._outcome(run, event_type, RunStatus.SKIPPED, calls=calls)
@@ -372,8 +440,18 @@ class LineagePipeline:
             return self._outcome(run, event_type, RunStatus.HELD)
         return self._write(run_id, run, version, run.event_type, now, event_type, rewrite=rewrite)
 
-    def _write(self, key: str, run: RunSnapshot, version: int | None, status: str, now: float,
-               event_type: str | None, *, empty: bool = False, rewrite: bool = False) -> LineageOutcome:
+    def _write(
+        self,
+        key: str,
+        run: RunSnapshot,
+        version: int | None,
+        status: str,
+        now: float,
+        event_type: str | None,
+        *,
+        empty: bool = False,
+        rewrite: bool = False,
+    ) -> LineageOutcome:
         """Write the run's plan (`empty`: take back what it wrote), unless the store says this very plan is written;
         `rewrite` writes it even then (a redelivered message: the catalog may be older than the store says). The
         catalog work is the one write procedure's (olparser/writing.py `write_plans`, `carry_out`)."""
@@ -392,10 +470,20 @@ class LineagePipeline:
                 self._history_rewritten(run, changed)
                 return self._outcome(run, event_type, RunStatus.UNCHANGED, plan, calls=calls)
             written = write_plans(
-                self._store, self._uploader, self._resolver, [RunWrite(
-                    key, plan if empty else linked.plan, run_order(key, run), version, dangling=frozenset(uploaded))],
-                linked.resolution, now=now, wait=self._wait_for_deletions, locked=self._locked_processes,
-                count=None if empty else self._counted)
+                self._store,
+                self._uploader,
+                self._resolver,
+                [
+                    RunWrite(
+                        key, plan if empty else linked.plan, run_order(key, run), version, dangling=frozenset(uploaded)
+                    )
+                ],
+                linked.resolution,
+                now=now,
+                wait=self._wait_for_deletions,
+                locked=self._locked_processes,
+                count=None if empty else self._counted,
+            )
             if written is None:  # a linked scanned asset vanished: resolve the plan again
                 continue
             (done,), calls = written.committed, calls + written.calls
@@ -413,11 +501,22 @@ class LineagePipeline:
     def _written_already(self, key: str, stream: str | None, plan: LineagePlan, now: float) -> bool:
         """Whether the store says this very plan is what the run (or its streaming window) last wrote."""
         fingerprint = plan_fingerprint(plan)
-        return (self._store.written_fingerprint(key, now=now) == fingerprint
-                or self._window_written(stream, plan, fingerprint, now))
+        return self._store.written_fingerprint(key, now=now) == fingerprint or self._window_written(
+            stream, plan, fingerprint, now
+        )
 
-    def _written(self, key: str, run: RunSnapshot, event_type: str | None, done: Committed, stream: str | None,
-                 changed: set[str], calls: int, now: float, linked: Linked | None) -> LineageOutcome:
+    def _written(
+        self,
+        key: str,
+        run: RunSnapshot,
+        event_type: str | None,
+        done: Committed,
+        stream: str | None,
+        changed: set[str],
+        calls: int,
+        now: float,
+        linked: Linked | None,
+    ) -> LineageOutcome:
         """After the commit: the catalog work it left, the window's record, the history's rewrites, the log lines,
         and the tables it (or a run whose events came first) drops or renames (`linked`: the plan written; None when
         the run took back what it wrote)."""
@@ -425,26 +524,32 @@ class LineagePipeline:
         processes = plan.process_names()
         deleted, catalog_calls = self._settle(key, result, now)
         if stream is not None and stream != key:  # what the window's batches now write: the next one skips it
-            self._settle(stream, self._store.commit(stream, (), version=None, fingerprint=done.fingerprint,
-                                                    now=now), now)
+            self._settle(
+                stream, self._store.commit(stream, (), version=None, fingerprint=done.fingerprint, now=now), now
+            )
         calls += catalog_calls
-        calls += self._rewrite_changed(changed - (set(processes) - superseded) - {n for n, _ in result.restores},
-                                       key, now)
+        calls += self._rewrite_changed(
+            changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key, now
+        )
         self._history_rewritten(run, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
         self._log_plan(key, plan)
-        status_word = (RunStatus.SUPERSEDED if processes and len(superseded) == len(processes)
-                       else RunStatus.WRITTEN)
+        status_word = RunStatus.SUPERSEDED if processes and len(superseded) == len(processes) else RunStatus.WRITTEN
         if linked is not None and done.run.order is not None:
             lifecycle_calls, lifecycle_deleted = self._apply_lifecycle(done.run.order, run, linked, now)
             calls, deleted = calls + lifecycle_calls, deleted + lifecycle_deleted
-        return self._outcome(run, event_type, status_word, plan, calls=calls, superseded=len(superseded),
-                             deleted=deleted)
+        return self._outcome(
+            run, event_type, status_word, plan, calls=calls, superseded=len(superseded), deleted=deleted
+        )
 
     def _log_plan(self, key: str, plan: LineagePlan) -> None:
         """What the plan could not write as asked: said once per run (and set of datasets, or note)."""
         if plan.unmatched and self._unmatched_reported.first_time(key, plan.unmatched):
-            log.info("run %s: no mapping rule for %d dataset(s), written as placeholders (qn-tester --explain "
-                     "says why): %s", key, len(plan.unmatched), unmatched_text(plan.unmatched))
+            log.info(
+                "run %s: no mapping rule for %d dataset(s), written as placeholders (qn-tester --explain says why): %s",
+                key,
+                len(plan.unmatched),
+                unmatched_text(plan.unmatched),
+            )
         for note in plan.notes:  # an ownership name without an object id: said once per process and names
             if note.startswith(UNRESOLVED_NOTE) and self._unmatched_reported.first_time("contacts:" + note, True):
                 log.warning("%s; they are not written as contacts", note)
@@ -453,9 +558,15 @@ class LineagePipeline:
 
     def linked_plan(self, run: RunSnapshot, status: str) -> Linked:
         """build → resolve → link: the plan of a run as it will be written."""
-        plan = build_lineage(run, self._engine, self._options, status=status, parse_sql=self._parse_sql,
-                             upstream=self._upstream(run),
-                             inherited=look_up_orchestration(self._store, run, self._clock()))
+        plan = build_lineage(
+            run,
+            self._engine,
+            self._options,
+            status=status,
+            parse_sql=self._parse_sql,
+            upstream=self._upstream(run),
+            inherited=look_up_orchestration(self._store, run, self._clock()),
+        )
         if self._resolver is None or not plan.datasets:
             return Linked(plan)
         resolution = self._resolver.resolve(plan.datasets)
@@ -472,22 +583,34 @@ class LineagePipeline:
         result = self._store.settle(key, now=now)
         if result is None:
             return 0, 0
-        log.info("run %s: carrying out what its last commit decided (%d deletions, %d restores)", key,
-                 len(result.orphans), len(result.restores))
+        log.info(
+            "run %s: carrying out what its last commit decided (%d deletions, %d restores)",
+            key,
+            len(result.orphans),
+            len(result.restores),
+        )
         return self._settle(key, result, now)
 
     def _window_written(self, stream: str | None, plan: LineagePlan, fingerprint: str, now: float) -> bool:
         """True when `stream` (a micro-batch's window, olparser.lineage.streaming) last wrote this very plan: every
         batch of a window writes the same plan, so a batch that changes nothing costs no catalog write. The window's
         record in the run state holds only that fingerprint (it claims nothing: the batches that wrote claim)."""
-        return stream is not None and bool(plan.entities) and self._store.written_fingerprint(
-            stream, now=now) == fingerprint
+        return (
+            stream is not None
+            and bool(plan.entities)
+            and self._store.written_fingerprint(stream, now=now) == fingerprint
+        )
 
     def _settle(self, key: str, result: CommitResult, now: float) -> tuple[int, int]:
         """The catalog work a commit left (`writing.carry_out`): delete the orphans, restore the processes, then
         tell the store it is done. Returns the entities deleted and the catalog calls."""
-        return carry_out(self._store, self._uploader, self._resolver, [(key, result)],
-                         lambda process, writer: self._restore(process, writer, now))
+        return carry_out(
+            self._store,
+            self._uploader,
+            self._resolver,
+            [(key, result)],
+            lambda process, writer: self._restore(process, writer, now),
+        )
 
     def _restore(self, process: str, writer: str | None, now: float, *, unless: str | None = None) -> int:
         """Write `process` again as its newest writer wrote it (`writer`, unless a newer one committed meanwhile;
@@ -500,8 +623,7 @@ class LineagePipeline:
                 return 0
             run, _ = self._store.get_versioned(writer, now=now)
             if run is None:
-                log.info("process %s: run %s, which still has it, is no longer known; left as it is", process,
-                         writer)
+                log.info("process %s: run %s, which still has it, is no longer known; left as it is", process, writer)
                 return 0
             calls = 0
             for _ in range(2):  # once more if a linked asset vanished meanwhile (resolved again)
@@ -510,13 +632,15 @@ class LineagePipeline:
                 others = set(linked.plan.process_names()) - {process}
                 if len(others) == len(linked.plan.process_names()):
                     return calls
-                report = self._upload_linked(Linked(self._counted(linked.plan).without_processes(others),
-                                                    linked.resolution))
+                report = self._upload_linked(
+                    Linked(self._counted(linked.plan).without_processes(others), linked.resolution)
+                )
                 if report is not None:
                     break
             else:
-                log.warning("process %s: its datasets kept vanishing while it was written again; left as it is",
-                            process)
+                log.warning(
+                    "process %s: its datasets kept vanishing while it was written again; left as it is", process
+                )
                 return calls
         log.info("process %s: written again from run %s, its newest writer", process, writer)
         return calls + report.calls
@@ -529,8 +653,9 @@ class LineagePipeline:
         writes = temporary_writes(run) if scope is not None else {}
         if scope is None or not writes:
             return frozenset()
-        return self._store.record_temporary(scope, key, {name: passed_on_to_bytes(datasets)
-                                                         for name, datasets in writes.items()}, now=now)
+        return self._store.record_temporary(
+            scope, key, {name: passed_on_to_bytes(datasets) for name, datasets in writes.items()}, now=now
+        )
 
     def _upstream(self, run: RunSnapshot) -> dict[tuple[str, str], tuple[DatasetFacts, ...]]:
         """What the run's temporary inputs stand for: their writers' inputs, as far as the store knows them (the run
@@ -541,8 +666,10 @@ class LineagePipeline:
 
         def lookup(names: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[DatasetFacts, ...]]:
             found = self._store.temporary_sources(scope, list(names), run_id, now=self._clock())
-            return {name: tuple(d for data in passed for d in passed_on_from_bytes(data))
-                    for name, passed in found.items()}
+            return {
+                name: tuple(d for data in passed for d in passed_on_from_bytes(data)) for name, passed in found.items()
+            }
+
         return upstream_inputs(run, lookup)
 
     def _rewrite_readers(self, readers: frozenset[str], now: float) -> None:
@@ -558,8 +685,9 @@ class LineagePipeline:
                 self._write(reader, run, version, run.event_type if run.is_terminal else INCOMPLETE, now, None)
 
     # --- tables dropped and renamed -----------------------------------------------------------------------------
-    def _apply_lifecycle(self, order: tuple[float, str], run: RunSnapshot, linked: Linked,
-                         now: float) -> tuple[int, int]:
+    def _apply_lifecycle(
+        self, order: tuple[float, str], run: RunSnapshot, linked: Linked, now: float
+    ) -> tuple[int, int]:
         """After a run is written: the store remembers the run's drops and renames and the connector's datasets its
         plan wrote (olparser/lineage/lifecycle.py, `LifecycleMark`), and what then stands on those keys is applied
         — the run's own changes unless a newer run wrote the name again, and a change of a newer run whose events
@@ -577,8 +705,18 @@ class LineagePipeline:
         if not todo:
             return 0, 0
         calls = [0]
-        deleted = apply_lifecycle(todo, self._uploader, self._store, self._resolver, self._locked_processes, {},
-                                  calls, now, reads_catalog=self._reads_catalog(), label=f"run {run.run_id}")
+        deleted = apply_lifecycle(
+            todo,
+            self._uploader,
+            self._store,
+            self._resolver,
+            self._locked_processes,
+            {},
+            calls,
+            now,
+            reads_catalog=self._reads_catalog(),
+            label=f"run {run.run_id}",
+        )
         return calls[0], deleted
 
     def _reads_catalog(self) -> bool:
@@ -606,16 +744,23 @@ class LineagePipeline:
         for process in record.processes:
             if self._taken_over.seen(process.qualified_name):
                 continue
-            writes = [(access.process, access.run.run_id) for output in process.outputs
-                      for access in self._history.dataset_accesses(output.qualified_name, window, TAKE_OVER_ROWS,
-                                                                   access=WRITE)]
+            writes = [
+                (access.process, access.run.run_id)
+                for output in process.outputs
+                for access in self._history.dataset_accesses(
+                    output.qualified_name, window, TAKE_OVER_ROWS, access=WRITE
+                )
+            ]
             legacy = legacy_writers(process.qualified_name, record.facts.owner, run.job_namespace, identity, writes)
             for legacy_key in legacy:
                 done = self._write_again(legacy_key, now)
                 calls, deleted = calls + done.catalog_calls, deleted + done.deleted
             if legacy:
-                log.info("process %s: took over the session-specific processes of %d earlier run(s)",
-                         process.qualified_name, len(legacy))
+                log.info(
+                    "process %s: took over the session-specific processes of %d earlier run(s)",
+                    process.qualified_name,
+                    len(legacy),
+                )
             self._taken_over.first_time(process.qualified_name, True)
         return replace(outcome, catalog_calls=outcome.catalog_calls + calls, deleted=outcome.deleted + deleted)
 
@@ -684,12 +829,27 @@ class LineagePipeline:
         return stack
 
     @staticmethod
-    def _outcome(run: RunSnapshot, event_type: str | None, status: str, plan: LineagePlan | None = None,
-                 calls: int = 0, superseded: int = 0, deleted: int = 0) -> LineageOutcome:
+    def _outcome(
+        run: RunSnapshot,
+        event_type: str | None,
+        status: str,
+        plan: LineagePlan | None = None,
+        calls: int = 0,
+        superseded: int = 0,
+        deleted: int = 0,
+    ) -> LineageOutcome:
         plan = plan or LineagePlan()
-        return LineageOutcome(run.run_id, event_type, status, entities=len(plan.entities) + len(plan.external_datasets),
-                              unmatched=len(plan.unmatched), catalog_calls=calls, superseded=superseded,
-                              deleted=deleted, run_state=run.event_type)
+        return LineageOutcome(
+            run.run_id,
+            event_type,
+            status,
+            entities=len(plan.entities) + len(plan.external_datasets),
+            unmatched=len(plan.unmatched),
+            catalog_calls=calls,
+            superseded=superseded,
+            deleted=deleted,
+            run_state=run.event_type,
+        )
 
 
 class ReportedOnce:

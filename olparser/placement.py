@@ -14,6 +14,7 @@ ran in) or `outputPrefix` (the start of a process output's qualifiedName, as wri
 matches wins. Otherwise the collection of the run's output's scanned asset, else PURVIEW_COLLECTION, else the root
 (chosen by the uploader, which knows the catalog).
 """
+
 from __future__ import annotations
 
 import json
@@ -60,8 +61,10 @@ def problems(document: Any) -> list[str]:
             found.append(f"{where}: 'collection' must name a collection (its name or friendly name)")
         conditions = [key for key in CONDITIONS if key in rule]
         if len(conditions) != 1:
-            found.append(f"{where}: give exactly one of {', '.join(CONDITIONS)} (got "
-                         f"{', '.join(conditions) if conditions else 'none'})")
+            found.append(
+                f"{where}: give exactly one of {', '.join(CONDITIONS)} (got "
+                f"{', '.join(conditions) if conditions else 'none'})"
+            )
         for key in conditions:
             if not isinstance(rule[key], str) or not rule[key].strip():
                 found.append(f"{where}: '{key}' must be a non-empty string")
@@ -111,7 +114,7 @@ def run_facts(entities: Iterable[dict[str, Any]], is_process: Any) -> RunFacts:
         if entity.get("typeName") == _WORKSPACE_TYPE:
             qualified_name = str(attributes.get("qualifiedName", ""))
             if qualified_name.startswith(WORKSPACE_PREFIX):
-                workspaces.add(qualified_name[len(WORKSPACE_PREFIX):].split("/", 1)[0])
+                workspaces.add(qualified_name[len(WORKSPACE_PREFIX) :].split("/", 1)[0])
         if not is_process(entity):
             continue
         job = str(attributes.get("openlineageJob") or "")

@@ -21,6 +21,7 @@ itself (the resolver's cache was refreshed here; other workers' negative answers
 `RESOLUTION_NEGATIVE_CACHE_SECONDS`, and if one writes the interim entity again meanwhile, it is registered again and
 the next tick re-links it). Scanned entities are only ever referenced.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,9 +32,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
 from olparser.lineage import PROCESS_TYPES, LineagePlan
-from olparser.lineage.plan import DeleteReport, UploadReport
 from olparser.lineage.entities import JSON, Key, object_id
 from olparser.lineage.link import LINKED_ATTRIBUTES, relink_attributes
+from olparser.lineage.plan import DeleteReport, UploadReport
 from olparser.resolution.model import candidates_from_json
 from olparser.runs import RunStateStore
 
@@ -69,14 +70,27 @@ class RelinkReport:
         return any((self.relinked, self.processes, self.deleted, self.kept))
 
     def to_json(self) -> dict[str, int]:
-        return {"checked": self.checked, "relinked": self.relinked, "processes": self.processes,
-                "deleted": self.deleted, "kept": self.kept, "calls": self.calls}
+        return {
+            "checked": self.checked,
+            "relinked": self.relinked,
+            "processes": self.processes,
+            "deleted": self.deleted,
+            "kept": self.kept,
+            "calls": self.calls,
+        }
 
 
 class Relinker:
-    def __init__(self, store: RunStateStore, resolver: Any, catalog: RelinkCatalog, *, batch_size: int,
-                 locked_processes: Callable[[Iterable[str]], AbstractContextManager[Any]] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: RunStateStore,
+        resolver: Any,
+        catalog: RelinkCatalog,
+        *,
+        batch_size: int,
+        locked_processes: Callable[[Iterable[str]], AbstractContextManager[Any]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._store = store
         self._resolver = resolver
         self._catalog = catalog
@@ -106,16 +120,23 @@ class Relinker:
             return RelinkReport(checked=len(planned), calls=resolution.calls)
         calls = [resolution.calls]
         processes, deleted, kept = self._relink(moved, calls, now)
-        return RelinkReport(checked=len(planned), relinked=len(moved), processes=processes, deleted=deleted,
-                            kept=kept, calls=calls[0])
+        return RelinkReport(
+            checked=len(planned), relinked=len(moved), processes=processes, deleted=deleted, kept=kept, calls=calls[0]
+        )
 
     def _relink(self, moved: dict[Key, Key], calls: list[int], now: float) -> tuple[int, int, int]:
         return move_datasets(moved, self._catalog, self._store, self._resolver, self._locked, calls, now)
 
 
-def move_datasets(moved: dict[Key, Key], catalog: RelinkCatalog, store: RunStateStore, resolver: Any,
-                  locked: Callable[[Iterable[str]], AbstractContextManager[Any]], calls: list[int],
-                  now: float) -> tuple[int, int, int]:
+def move_datasets(
+    moved: dict[Key, Key],
+    catalog: RelinkCatalog,
+    store: RunStateStore,
+    resolver: Any,
+    locked: Callable[[Iterable[str]], AbstractContextManager[Any]],
+    calls: list[int],
+    now: float,
+) -> tuple[int, int, int]:
     """Point the connector's processes that use each dataset of `moved` at its target (which exists) and delete the
     dataset unless another tool's process uses it or a scan filled it in: the re-link's step, and what the runner
     does for a renamed table (olparser/lineage/lifecycle.py). Returns (processes rewritten, deleted, kept)."""
@@ -134,8 +155,9 @@ def move_datasets(moved: dict[Key, Key], catalog: RelinkCatalog, store: RunState
     if rewritten:
         names = [e["attributes"]["qualifiedName"] for e in rewritten]
         with locked(names):
-            calls[0] += catalog.upload(LineagePlan(entities=tuple(
-                {**e, "guid": f"-{i}"} for i, e in enumerate(rewritten, 1)))).calls
+            calls[0] += catalog.upload(
+                LineagePlan(entities=tuple({**e, "guid": f"-{i}"} for i, e in enumerate(rewritten, 1)))
+            ).calls
         for key, target in moved.items():
             log.info("re-linked %d process(es) from %s to %s", len(rewritten), key[0], target[0])
     deletable = [key for key in interim if not users[key] & foreign]
@@ -150,8 +172,9 @@ def move_datasets(moved: dict[Key, Key], catalog: RelinkCatalog, store: RunState
     return len(rewritten), len(deleted), len(kept)
 
 
-def drop_datasets(keys: Iterable[Key], catalog: RelinkCatalog, store: RunStateStore, resolver: Any,
-                  calls: list[int]) -> int:
+def drop_datasets(
+    keys: Iterable[Key], catalog: RelinkCatalog, store: RunStateStore, resolver: Any, calls: list[int]
+) -> int:
     """Delete datasets the connector created for tables that were dropped, unless another tool's process uses
     them (the connector's own processes keep their history; Atlas drops their references). Returns how many."""
     found = catalog.read(keys, calls)
@@ -177,9 +200,15 @@ def _ours(process: dict[str, Any]) -> bool:
 def _users(entity: dict[str, Any]) -> set[str]:
     """Guids of the active processes that read or write an entity."""
     relations = entity.get("relationshipAttributes") or {}
-    return {item["guid"] for name in USED_BY for item in relations.get(name) or []
-            if isinstance(item, dict) and isinstance(item.get("guid"), str)
-            and item.get("entityStatus", "ACTIVE") == "ACTIVE" and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"}
+    return {
+        item["guid"]
+        for name in USED_BY
+        for item in relations.get(name) or []
+        if isinstance(item, dict)
+        and isinstance(item.get("guid"), str)
+        and item.get("entityStatus", "ACTIVE") == "ACTIVE"
+        and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+    }
 
 
 def _rewritten(process: dict[str, Any], by_guid: dict[str, Key], moved: dict[Key, Key]) -> JSON | None:
@@ -188,8 +217,11 @@ def _rewritten(process: dict[str, Any], by_guid: dict[str, Key], moved: dict[Key
     relations = process.get("relationshipAttributes") or {}
     for name in ("inputs", "outputs"):
         refs = relations.get(name) if relations.get(name) is not None else attributes.get(name)
-        attributes[name] = [_reference(ref, by_guid) for ref in refs or []
-                            if isinstance(ref, dict) and ref.get("relationshipStatus", "ACTIVE") == "ACTIVE"]
+        attributes[name] = [
+            _reference(ref, by_guid)
+            for ref in refs or []
+            if isinstance(ref, dict) and ref.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+        ]
     changed = relink_attributes(attributes, moved)
     if changed is attributes:
         return None

@@ -12,6 +12,7 @@ run uses any more, restore the processes their last writer no longer has, tell t
 
 It owns no I/O of its own: the run-state store, the uploader and the resolver are passed in.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,8 @@ from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.plan import DeleteReport, UploadReport
 from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunStateStore
-from olparser.runs.rules import RunOrder
 from olparser.runs.ledger import CommitResult, Key
+from olparser.runs.rules import RunOrder
 from olparser.runs.store import TOMBSTONE_SECONDS
 
 log = logging.getLogger(__name__)
@@ -108,13 +109,20 @@ def _each(plans: list[LineagePlan]) -> list[LineagePlan]:
     return plans
 
 
-def write_plans(store: RunStateStore, uploader: Uploader, resolver: Resolver | None, runs: Sequence[RunWrite],
-                resolution: Resolution | None, *, now: float | None = None,
-                wait: Callable[[frozenset[Key]], None],
-                locked: Callable[[Iterable[str]], ContextManager[Any]] | None = None,
-                count: Callable[[LineagePlan], LineagePlan] | None = None,
-                select: Callable[[list[tuple[RunWrite, LineagePlan]]], list[LineagePlan]] | None = None,
-                pack: Callable[[list[LineagePlan]], Iterable[LineagePlan]] = _each) -> BatchWritten | None:
+def write_plans(
+    store: RunStateStore,
+    uploader: Uploader,
+    resolver: Resolver | None,
+    runs: Sequence[RunWrite],
+    resolution: Resolution | None,
+    *,
+    now: float | None = None,
+    wait: Callable[[frozenset[Key]], None],
+    locked: Callable[[Iterable[str]], ContextManager[Any]] | None = None,
+    count: Callable[[LineagePlan], LineagePlan] | None = None,
+    select: Callable[[list[tuple[RunWrite, LineagePlan]]], list[LineagePlan]] | None = None,
+    pack: Callable[[list[LineagePlan]], Iterable[LineagePlan]] = _each,
+) -> BatchWritten | None:
     """Claim, wait, test for newer writers, count, upload (registering the interim datasets created), commit — the
     runs of the batch together. `wait`: for the entities another writer is deleting; `locked`: the locks serialising
     writes of these processes (None: no other writer of this process; then no lookup of what the runs dropped);
@@ -129,14 +137,21 @@ def write_plans(store: RunStateStore, uploader: Uploader, resolver: Resolver | N
     names = sorted({name for run in runs for name in run.process_names()})
     # the processes an earlier plan of a run had and this one drops are locked too: a restore of one of them (from
     # the run's older state) must not upload it after this commit has released and deleted it
-    dropped = set() if locked is None else {name for run in runs for type_name, name in store.claimed(run.key)
-                                            if type_name in PROCESS_TYPES} - set(names)
-    with (nullcontext() if locked is None else locked([*names, *sorted(dropped)])):
+    dropped = (
+        set()
+        if locked is None
+        else {name for run in runs for type_name, name in store.claimed(run.key) if type_name in PROCESS_TYPES}
+        - set(names)
+    )
+    with nullcontext() if locked is None else locked([*names, *sorted(dropped)]):
         newer = newer_writers(store, runs)
         for run in runs:
             if newer[run.key]:
-                log.info("run %s: %d process(es) were written by a newer run and are left alone", run.key,
-                         len(newer[run.key]))
+                log.info(
+                    "run %s: %d process(es) were written by a newer run and are left alone",
+                    run.key,
+                    len(newer[run.key]),
+                )
         # the counts as they are now that writes are serial
         counted = [run.plan if count is None else count(run.plan) for run in runs]
         chosen = [(run, plan.without_processes(newer[run.key])) for run, plan in zip(runs, counted, strict=True)]
@@ -152,9 +167,17 @@ def write_plans(store: RunStateStore, uploader: Uploader, resolver: Resolver | N
             fingerprint = plan_fingerprint(plan)
             keys = run.owned_keys()
             processes = run.process_names()
-            result = store.commit(run.key, keys, version=run.version, fingerprint=fingerprint,
-                                  process_names=processes, run_time=None if run.order is None else run.order[0],
-                                  dangling=run.dangling - set(keys), process_types=PROCESS_TYPES, **_at(now))
+            result = store.commit(
+                run.key,
+                keys,
+                version=run.version,
+                fingerprint=fingerprint,
+                process_names=processes,
+                run_time=None if run.order is None else run.order[0],
+                dangling=run.dangling - set(keys),
+                process_types=PROCESS_TYPES,
+                **_at(now),
+            )
             late = newer[run.key] & result.newest  # their newer writer dropped them meanwhile: this run is newest now
             if late and not result.stale:
                 calls += uploader.upload(plan.without_processes(set(processes) - late)).calls
@@ -171,12 +194,19 @@ def newer_writers(store: RunStateStore, runs: Sequence[RunWrite]) -> dict[str, s
     (one lookup for the whole batch): the one newer-run test of the live and batch paths."""
     names = sorted({name for run in runs if run.order is not None for name in run.process_names()})
     writers = store.process_writers(names) if names else {}
-    return {run.key: ({name for name in run.process_names() if name in writers and writers[name] > run.order}
-                      if run.order is not None else set()) for run in runs}
+    return {
+        run.key: (
+            {name for name in run.process_names() if name in writers and writers[name] > run.order}
+            if run.order is not None
+            else set()
+        )
+        for run in runs
+    }
 
 
-def upload_linked(store: RunStateStore, uploader: Uploader, resolver: Resolver | None,
-                  linked: Linked) -> UploadReport | None:
+def upload_linked(
+    store: RunStateStore, uploader: Uploader, resolver: Resolver | None, linked: Linked
+) -> UploadReport | None:
     """Upload; register the interim datasets the upload created. None when an entity the plan references has
     vanished — a scanned asset deleted, or an interim entity the re-link timer replaced while this worker still
     believed nothing was scanned: every answer about the plan's datasets is forgotten and the caller resolves
@@ -188,22 +218,28 @@ def upload_linked(store: RunStateStore, uploader: Uploader, resolver: Resolver |
     except Exception as exc:  # CatalogRejected: the catalog's error code tells a vanished reference apart
         if getattr(exc, "error_code", None) != REFERENCE_NOT_FOUND:
             raise
-        log.warning("an entity the plan references is gone from the catalog (deleted, or re-linked): "
-                    "resolving the plan again")
+        log.warning(
+            "an entity the plan references is gone from the catalog (deleted, or re-linked): resolving the plan again"
+        )
         resolver.forget_datasets(linked.plan.datasets)
         return None
     resolution = linked.resolution
     created = set(report.created) & set(resolution.interim)
     if created:
-        store.register_interim({k: json.dumps(candidates_to_json(resolution.interim[k]),
-                                              separators=(",", ":")) for k in created})
+        store.register_interim(
+            {k: json.dumps(candidates_to_json(resolution.interim[k]), separators=(",", ":")) for k in created}
+        )
         resolver.note_interim(created)
     return report
 
 
-def carry_out(store: RunStateStore, uploader: Uploader, resolver: Resolver | None,
-              results: Sequence[tuple[str, CommitResult]],
-              restore: Callable[[str, str | None], int] | None = None) -> tuple[int, int]:
+def carry_out(
+    store: RunStateStore,
+    uploader: Uploader,
+    resolver: Resolver | None,
+    results: Sequence[tuple[str, CommitResult]],
+    restore: Callable[[str, str | None], int] | None = None,
+) -> tuple[int, int]:
     """The catalog work commits left: delete the orphans (one request for all of them), restore the processes
     (`restore(process, writer)`, returning its calls), then tell the store it is done (until then the intentions
     stay recorded: a crash leaves them to the next writer or the timer). Without `restore` (the batch paths, which
@@ -213,8 +249,12 @@ def carry_out(store: RunStateStore, uploader: Uploader, resolver: Resolver | Non
     deleted, calls = delete_orphans(store, uploader, orphans, resolver)
     for key, result in results:
         if restore is None and result.restores:
-            log.info("run %s: %d process(es) it no longer has go back to their older writers; the live path's "
-                     "timer writes them", key, len(result.restores))
+            log.info(
+                "run %s: %d process(es) it no longer has go back to their older writers; the live path's "
+                "timer writes them",
+                key,
+                len(result.restores),
+            )
             continue
         for name, writer in result.restores:
             calls += restore(name, writer)  # type: ignore[misc]
@@ -223,8 +263,9 @@ def carry_out(store: RunStateStore, uploader: Uploader, resolver: Resolver | Non
     return deleted, calls
 
 
-def delete_orphans(store: RunStateStore, uploader: Uploader, orphans: tuple[Key, ...],
-                   resolver: Resolver | None = None) -> tuple[int, int]:
+def delete_orphans(
+    store: RunStateStore, uploader: Uploader, orphans: tuple[Key, ...], resolver: Resolver | None = None
+) -> tuple[int, int]:
     """Delete entities no run uses (a commit's `orphans`) and forget their tombstones; on failure the timer tries
     again (their tombstones stay). Returns (entities deleted, catalog calls). The runner and the Spark paths."""
     if not orphans:
@@ -232,8 +273,11 @@ def delete_orphans(store: RunStateStore, uploader: Uploader, orphans: tuple[Key,
     try:
         report = uploader.delete(orphans)
     except Exception as exc:
-        log.warning("%d entities no run uses could not be deleted now (%s); the timer tries again",
-                    len(orphans), type(exc).__name__)
+        log.warning(
+            "%d entities no run uses could not be deleted now (%s); the timer tries again",
+            len(orphans),
+            type(exc).__name__,
+        )
         return 0, 0
     store.finish_deletes(orphans)
     if resolver is not None:  # what is gone (or a scan's now) is no longer an interim dataset to re-link
@@ -244,8 +288,9 @@ def delete_orphans(store: RunStateStore, uploader: Uploader, orphans: tuple[Key,
     return len(orphans), report.calls
 
 
-def wait_for_deletions(store: RunStateStore, contested: frozenset[Key], clock: Callable[[], float],
-                       sleep: Callable[[float], None]) -> None:
+def wait_for_deletions(
+    store: RunStateStore, contested: frozenset[Key], clock: Callable[[], float], sleep: Callable[[float], None]
+) -> None:
     """Another writer is deleting some of the entities a plan needs (`claim` said so): let it finish first
     (bounded by TOMBSTONE_SECONDS)."""
     deadline = clock() + TOMBSTONE_SECONDS

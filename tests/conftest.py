@@ -4,6 +4,7 @@ the tests' own copy of the mapping rules.
 Strict mode (`make test` sets OL2PURVIEW_TESTS_STRICT=1; CI=true means the same): a test that cannot run here
 (no Azurite, no Chromium) must not pass silently, so every skip makes the run fail, with the list of what skipped.
 """
+
 from __future__ import annotations
 
 import os
@@ -118,7 +119,9 @@ def mark_tiers(items: list[pytest.Item]) -> None:
         marker = FOLDER_MARKERS.get(parts[0]) if len(parts) > 1 else None
         if marker and item.get_closest_marker(marker) is None:
             item.add_marker(marker)
-        if (item.get_closest_marker("spark") or item.get_closest_marker("slow")) and not item.get_closest_marker("timeout"):
+        if (item.get_closest_marker("spark") or item.get_closest_marker("slow")) and not item.get_closest_marker(
+            "timeout"
+        ):
             item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT))
 
 
@@ -131,12 +134,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if _SHARED_TESTS:
         deselected = "not shared" in (config.getoption("markexpr") or "").replace("  ", " ")
-        where = "deselected (-m \"not shared\")" if deselected else (
-            "run" if SHARED.is_dir() else f"selected, but {SHARED} is missing: they fail")
+        where = (
+            "deselected (-m \"not shared\")"
+            if deselected
+            else ("run" if SHARED.is_dir() else f"selected, but {SHARED} is missing: they fail")
+        )
         terminalreporter.write_line(f"tests that need ../shared (marker `shared`): {_SHARED_TESTS[-1]}, {where}")
     if _SKIPPED and skips_are_failures():
-        terminalreporter.section(f"{len(_SKIPPED)} skipped, which fails the run ({STRICT_ENV}=1 or CI=true)",
-                                 sep="!", red=True)
+        terminalreporter.section(
+            f"{len(_SKIPPED)} skipped, which fails the run ({STRICT_ENV}=1 or CI=true)", sep="!", red=True
+        )
         for line in _SKIPPED:
             terminalreporter.line(line)
 
@@ -159,8 +166,9 @@ def _function_app_module_restored() -> Iterator[None]:
 RUN_STATE_TTL_SECONDS = 7 * 86400
 
 
-def open_test_run_state_store(kind: str, folder: Path, request: pytest.FixtureRequest | None = None, *,
-                              ttl_seconds: int = RUN_STATE_TTL_SECONDS):
+def open_test_run_state_store(
+    kind: str, folder: Path, request: pytest.FixtureRequest | None = None, *, ttl_seconds: int = RUN_STATE_TTL_SECONDS
+):
     """A fresh, empty run-state store of `kind` (`sqlite`: a file in `folder`; `table`: a new table on the session's
     Azurite, which `request` provides)."""
     if kind == "sqlite":
@@ -172,8 +180,9 @@ def open_test_run_state_store(kind: str, folder: Path, request: pytest.FixtureRe
     from olparser.adapters.run_state.table_store import TableRunStateStore
 
     emulator = request.getfixturevalue("azurite")
-    return TableRunStateStore.from_connection_string(emulator.connection_string, f"runs{uuid.uuid4().hex[:16]}",
-                                                     ttl_seconds=ttl_seconds)
+    return TableRunStateStore.from_connection_string(
+        emulator.connection_string, f"runs{uuid.uuid4().hex[:16]}", ttl_seconds=ttl_seconds
+    )
 
 
 def open_test_history_store(kind: str, folder: Path, request: pytest.FixtureRequest, *, retention_days: int):
@@ -188,8 +197,9 @@ def open_test_history_store(kind: str, folder: Path, request: pytest.FixtureRequ
     from olparser.adapters.history_stores.table_store import TableHistoryStore
 
     emulator = request.getfixturevalue("azurite")
-    return TableHistoryStore.from_connection_string(emulator.connection_string, f"hist{uuid.uuid4().hex[:16]}",
-                                                    retention_days=retention_days)
+    return TableHistoryStore.from_connection_string(
+        emulator.connection_string, f"hist{uuid.uuid4().hex[:16]}", retention_days=retention_days
+    )
 
 
 RUN_STATE_STORE_KINDS = ["sqlite", pytest.param("table", marks=pytest.mark.azurite)]
@@ -220,5 +230,6 @@ def same_store_elsewhere(store):
     from olparser.adapters.run_state.table_store import TableRunStateStore
 
     table = TableClient.from_connection_string(store.connection_string, store.table.table_name)
-    return TableRunStateStore(table, ttl_seconds=store.ttl_seconds, max_datasets=store.max_datasets,
-                              connection_string=store.connection_string)
+    return TableRunStateStore(
+        table, ttl_seconds=store.ttl_seconds, max_datasets=store.max_datasets, connection_string=store.connection_string
+    )

@@ -9,6 +9,7 @@ module of this project; a test needs ../shared when its function reaches it, or 
 does. Module-level reads are written so that a module still collects without ../shared (its shared-built lists are
 empty): the marked tests are deselected, the others run.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,9 +33,13 @@ def _used_names(node: ast.AST) -> set[str]:
             used.add(child.id)
         elif isinstance(child, ast.arg):
             used.add(child.arg)  # a fixture named as a parameter
-        elif isinstance(child, ast.BinOp) and isinstance(child.op, ast.Div) and \
-                isinstance(child.right, ast.Constant) and child.right.value == "shared" and \
-                any(isinstance(n, ast.Attribute) and n.attr in ("parent", "parents") for n in ast.walk(child.left)):
+        elif (
+            isinstance(child, ast.BinOp)
+            and isinstance(child.op, ast.Div)
+            and isinstance(child.right, ast.Constant)
+            and child.right.value == "shared"
+            and any(isinstance(n, ast.Attribute) and n.attr in ("parent", "parents") for n in ast.walk(child.left))
+        ):
             used.add("SHARED")  # `PROJECT_ROOT.parent / "shared"`, `Path(__file__).parents[2].parent / "shared"`
     return used
 
@@ -61,7 +66,7 @@ def _imports(tree: ast.Module, module: str) -> dict[str, tuple[str, str]]:
             continue
         source = node.module or ""
         if node.level:
-            base = module.split(".")[:-node.level]
+            base = module.split(".")[: -node.level]
             source = ".".join(base + ([source] if source else []))
         if source.split(".")[0] in PROJECT_PACKAGES:
             for alias in node.names:
@@ -101,7 +106,7 @@ def reaching(module: str) -> frozenset[str]:
 
 def _fixture_defs(item: pytest.Item) -> Iterable[Any]:
     info = getattr(item, "_fixtureinfo", None)
-    for definitions in (info.name2fixturedefs.values() if info else ()):
+    for definitions in info.name2fixturedefs.values() if info else ():
         yield from definitions
 
 

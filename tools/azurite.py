@@ -8,6 +8,7 @@ directly (no shell), so the recorded PID is Azurite's own and `stop()` ends exac
 
 Run `python -m tools.azurite [--location DIR]` to keep one running in the foreground and print its connection string.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,9 +42,11 @@ class AzuriteStartError(RuntimeError):
 def connection_string(blob_port: int, queue_port: int, table_port: int, host: str = LOOPBACK) -> str:
     """The full connection string for an Azurite listening on these ports."""
     base = f"http://{host}:{{}}/{ACCOUNT_NAME}"
-    return (f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT_NAME};AccountKey={ACCOUNT_KEY};"
-            f"BlobEndpoint={base.format(blob_port)};QueueEndpoint={base.format(queue_port)};"
-            f"TableEndpoint={base.format(table_port)};")
+    return (
+        f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT_NAME};AccountKey={ACCOUNT_KEY};"
+        f"BlobEndpoint={base.format(blob_port)};QueueEndpoint={base.format(queue_port)};"
+        f"TableEndpoint={base.format(table_port)};"
+    )
 
 
 def resolve_connection_string(value: str) -> str:
@@ -97,16 +100,25 @@ class Azurite:
 def azurite_command(binary: Path = AZURITE_BIN) -> list[str]:
     """`node <azurite.js>`: the node process itself, without a shell or `env` in between."""
     if not binary.exists():
-        raise AzuriteNotInstalled(f"Azurite is not installed at {binary}: run `npm ci` (or `make node`) in "
-                                  f"{PROJECT_ROOT}")
+        raise AzuriteNotInstalled(
+            f"Azurite is not installed at {binary}: run `npm ci` (or `make node`) in {PROJECT_ROOT}"
+        )
     node = shutil.which("node")
     if node is None:
         raise AzuriteNotInstalled("node is not on PATH: Azurite needs Node.js 20")
     return [node, str(binary.resolve())]
 
 
-def start_azurite(location: Path, *, blob_port: int = 0, queue_port: int = 0, table_port: int = 0,
-                  host: str = LOOPBACK, startup_timeout: float = 30.0, binary: Path = AZURITE_BIN) -> Azurite:
+def start_azurite(
+    location: Path,
+    *,
+    blob_port: int = 0,
+    queue_port: int = 0,
+    table_port: int = 0,
+    host: str = LOOPBACK,
+    startup_timeout: float = 30.0,
+    binary: Path = AZURITE_BIN,
+) -> Azurite:
     """Start Azurite with its data in `location`; a port of 0 picks a free one. Returns once all ports answer.
 
     Picked ports can be taken by someone else before Azurite binds them: then it starts again on new ones.
@@ -131,14 +143,28 @@ def start_azurite(location: Path, *, blob_port: int = 0, queue_port: int = 0, ta
 def _launch(command: list[str], location: Path, ports: list[int], host: str, timeout: float) -> Azurite:
     log_path = location / "azurite.log"
     arguments = [
-        "--silent", "--skipApiVersionCheck", "--disableTelemetry", "--location", str(location),
-        "--blobHost", host, "--blobPort", str(ports[0]),
-        "--queueHost", host, "--queuePort", str(ports[1]),
-        "--tableHost", host, "--tablePort", str(ports[2]),
+        "--silent",
+        "--skipApiVersionCheck",
+        "--disableTelemetry",
+        "--location",
+        str(location),
+        "--blobHost",
+        host,
+        "--blobPort",
+        str(ports[0]),
+        "--queueHost",
+        host,
+        "--queuePort",
+        str(ports[1]),
+        "--tableHost",
+        host,
+        "--tablePort",
+        str(ports[2]),
     ]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command + arguments, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                   cwd=location, start_new_session=True)
+        process = subprocess.Popen(
+            command + arguments, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=location, start_new_session=True
+        )
     blob_port, queue_port, table_port = ports
     azurite = Azurite(process, location, blob_port, queue_port, table_port, host=host, log_path=log_path)
     try:
@@ -158,15 +184,17 @@ def _wait_for_ports(azurite: Azurite, timeout: float) -> None:
     waiting = [azurite.blob_port, azurite.queue_port, azurite.table_port]
     while waiting:
         if not azurite.running():
-            raise AzuriteStartError(f"Azurite exited with code {azurite.process.returncode}: "
-                                    f"{_tail(azurite.log_path)}")
+            raise AzuriteStartError(f"Azurite exited with code {azurite.process.returncode}: {_tail(azurite.log_path)}")
         if time.monotonic() > deadline:
-            raise AzuriteStartError(f"Azurite did not open ports {waiting} within {timeout:.0f} s: "
-                                    f"{_tail(azurite.log_path)}")
+            raise AzuriteStartError(
+                f"Azurite did not open ports {waiting} within {timeout:.0f} s: {_tail(azurite.log_path)}"
+            )
         log = azurite.log_path.read_text(errors="replace") if azurite.log_path else ""
-        waiting = [port for port in waiting
-                   if f"successfully listening at http://{azurite.host}:{port}" not in log
-                   or not _answers(azurite.host, port)]
+        waiting = [
+            port
+            for port in waiting
+            if f"successfully listening at http://{azurite.host}:{port}" not in log or not _answers(azurite.host, port)
+        ]
         if waiting:
             time.sleep(0.05)
 
@@ -194,8 +222,9 @@ def _tail(path: Path | None, limit: int = 2000) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.azurite", description=__doc__.splitlines()[0])
     parser.add_argument("--location", type=Path, default=PROJECT_ROOT / ".data" / "azurite")
-    parser.add_argument("--default-ports", action="store_true",
-                        help="listen on 10000-10002 (what UseDevelopmentStorage=true means)")
+    parser.add_argument(
+        "--default-ports", action="store_true", help="listen on 10000-10002 (what UseDevelopmentStorage=true means)"
+    )
     args = parser.parse_args(argv)
     ports = DEFAULT_PORTS if args.default_ports else (0, 0, 0)
     with start_azurite(args.location, blob_port=ports[0], queue_port=ports[1], table_port=ports[2]) as azurite:

@@ -12,6 +12,7 @@ flags, added by `add_target_arguments`:
 - the function endpoint: `--url URL`, else the running `serve`'s; the key: `--key KEY` (or `--key=KEY`), else
   `$OL2PURVIEW_FUNCTION_KEY`, else the key that `serve` keeps in the data folder, sent only to that serve.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,25 +40,35 @@ class NoEndpoint(ValueError):
     """No function endpoint could be chosen; the message says how to name one."""
 
 
-def add_target_arguments(parser: argparse.ArgumentParser, *, catalog: bool = False, endpoint: bool = False,
-                         master_key: bool = False) -> None:
+def add_target_arguments(
+    parser: argparse.ArgumentParser, *, catalog: bool = False, endpoint: bool = False, master_key: bool = False
+) -> None:
     """`--data`, and the catalog flags (`--atlas-url`, `--user`) and/or the endpoint flags (`--url`, `--key`) of the
     tools that need them; `master_key`: `--key` is the master key (admin endpoints)."""
     group = parser.add_argument_group("where (default: the `ol2purview serve` running on the data folder)")
-    group.add_argument("--data", metavar="DIR", help="the local host's data folder (default: OL2PURVIEW_DATA_DIR or "
-                                                     ".data)")
+    group.add_argument(
+        "--data", metavar="DIR", help="the local host's data folder (default: OL2PURVIEW_DATA_DIR or .data)"
+    )
     if catalog:
-        group.add_argument("--atlas-url", metavar="URL",
-                           help="an Atlas v2 base URL, e.g. http://127.0.0.1:21000/api/atlas/v2 (default: "
-                                "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running serve's catalog)")
-        group.add_argument("--user", help="basic-auth user for --atlas-url (default: ATLAS_USERNAME); the password is "
-                                          "read from ATLAS_PASSWORD")
+        group.add_argument(
+            "--atlas-url",
+            metavar="URL",
+            help="an Atlas v2 base URL, e.g. http://127.0.0.1:21000/api/atlas/v2 (default: "
+            "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running serve's catalog)",
+        )
+        group.add_argument(
+            "--user",
+            help="basic-auth user for --atlas-url (default: ATLAS_USERNAME); the password is read from ATLAS_PASSWORD",
+        )
     if endpoint:
-        group.add_argument("--url", help="the function's base URL, e.g. https://<app>.azurewebsites.net (default: "
-                                         "the running serve's)")
+        group.add_argument(
+            "--url", help="the function's base URL, e.g. https://<app>.azurewebsites.net (default: the running serve's)"
+        )
         which, env = ("master key", MASTER_KEY_ENV) if master_key else ("function key", KEY_ENV)
-        group.add_argument("--key", help=f"{which} (default: ${env}, else the {which} the running serve keeps in "
-                                         "<data>/host-keys.json)")
+        group.add_argument(
+            "--key",
+            help=f"{which} (default: ${env}, else the {which} the running serve keeps in <data>/host-keys.json)",
+        )
 
 
 def data_dir(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Path:
@@ -81,28 +92,42 @@ def catalog_target(args: argparse.Namespace, settings: Settings) -> CatalogTarge
 
     password = getattr(args, "password", None) or os.environ.get("ATLAS_PASSWORD") or settings.atlas_password
     if getattr(args, "atlas_url", None):
-        return CatalogTarget("atlas", atlas_base(args.atlas_url), username=getattr(args, "user", None)
-                             or settings.atlas_username, password=password, type_prefix=settings.type_prefix)
+        return CatalogTarget(
+            "atlas",
+            atlas_base(args.atlas_url),
+            username=getattr(args, "user", None) or settings.atlas_username,
+            password=password,
+            type_prefix=settings.type_prefix,
+        )
     if settings.purview_account_name or settings.purview_endpoint or settings.atlas_endpoint:
         return resolve_target(settings)
     folder = data_dir(args)
     running = RunningHost.find(folder)
     if running is not None and running.atlas_url:
         return CatalogTarget("atlas", running.atlas_url, type_prefix=settings.type_prefix)
-    raise NoCatalog("no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
-                    f"`ol2purview serve` (none runs on {folder}; --data DIR names another data folder)")
+    raise NoCatalog(
+        "no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
+        f"`ol2purview serve` (none runs on {folder}; --data DIR names another data folder)"
+    )
 
 
 def with_catalog(settings: Settings, target: CatalogTarget) -> Settings:
     """`settings` that name `target` as their catalog (for the jobs that read the catalog from the settings)."""
     if target.kind != "atlas" or not target.endpoint:
         return settings
-    return replace(settings, purview_account_name=None, purview_endpoint=None, atlas_endpoint=target.endpoint,
-                   atlas_username=target.username, atlas_password=target.password)
+    return replace(
+        settings,
+        purview_account_name=None,
+        purview_endpoint=None,
+        atlas_endpoint=target.endpoint,
+        atlas_username=target.username,
+        atlas_password=target.password,
+    )
 
 
-def function_endpoint(args: argparse.Namespace, env: Mapping[str, str],
-                      master_key: bool = False) -> tuple[str, str | None]:
+def function_endpoint(
+    args: argparse.Namespace, env: Mapping[str, str], master_key: bool = False
+) -> tuple[str, str | None]:
     """(base URL as given, key): `--url`, else the running serve's; `--key`, else `$OL2PURVIEW_FUNCTION_KEY` (with
     `master_key`: `$OL2PURVIEW_MASTER_KEY`), else the running serve's kept key when the URL is that serve. Raises
     NoEndpoint saying what to pass."""
@@ -112,8 +137,10 @@ def function_endpoint(args: argparse.Namespace, env: Mapping[str, str],
     running = RunningHost.find(folder)
     url = getattr(args, "url", None) or (running.url if running else None)
     if not url:
-        raise NoEndpoint(f"no --url given and no `ol2purview serve` is running on {folder}: start it, or pass "
-                         "--url URL --key KEY (or --data DIR of the running serve)")
+        raise NoEndpoint(
+            f"no --url given and no `ol2purview serve` is running on {folder}: start it, or pass "
+            "--url URL --key KEY (or --data DIR of the running serve)"
+        )
     parts = urlsplit(url)
     base = f"{parts.scheme}://{parts.netloc}"
     which, key_env = ("masterKey", MASTER_KEY_ENV) if master_key else ("functionKey", KEY_ENV)

@@ -3,6 +3,7 @@
 Each sub-command lives in its own module that exposes `add_arguments(parser)` and `run(args) -> int`; modules are
 imported only when their sub-command runs, so a tool's dependencies never slow down another.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "columns": (".columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
     "history": (".history", "lineage of a dataset or column in a time window, with its runs, from the run history"),
     "status": (".status", "what the running local host reports: queue depths, triggers, timers, catalog"),
-    "demo": (".demo", "load sample data into the running serve: a scanned lake folder, a week of runs, "
-                           "system-table rows"),
+    "demo": (
+        ".demo",
+        "load sample data into the running serve: a scanned lake folder, a week of runs, system-table rows",
+    ),
     "spark": (".spark.cli", "backfill or re-map archived OpenLineage history on Spark (or in one process)"),
 }
 
@@ -80,9 +83,15 @@ def full_parser() -> argparse.ArgumentParser:
         importlib.import_module(module, __package__).add_arguments(subparsers[name])
     commands = every_command(parser)
     width = max(len(words) for words, _help in commands)
-    parser.epilog = "\n".join(["every command and sub-command (`ol2purview COMMAND --help` for its options):",
-                                *(f"  {words:<{width}}  {text}" for words, text in commands),
-                                "", CONVENTION, "documentation: docs/ (README.md links every page)"])
+    parser.epilog = "\n".join(
+        [
+            "every command and sub-command (`ol2purview COMMAND --help` for its options):",
+            *(f"  {words:<{width}}  {text}" for words, text in commands),
+            "",
+            CONVENTION,
+            "documentation: docs/ (README.md links every page)",
+        ]
+    )
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     return parser
 

@@ -5,6 +5,7 @@ qualifiedName, or by search), reads its dataset lineage (`GET /lineage/{guid}`),
 (`GET /entity/bulk?guid=`), and walks their column lineage with olparser.lineage.column_graph (columnLineageDetail
 when present, else Purview's columnMapping). Exit codes: 0 answered, 1 catalog error, 2 usage or dataset not found.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,12 +16,12 @@ from typing import Any, Protocol
 
 import requests
 
-from olparser.adapters.catalog import (AtlasCatalogClient, CatalogRejected, CatalogUnavailable,
-                              make_atlas_client)
+from olparser.adapters.catalog import AtlasCatalogClient, CatalogRejected, CatalogUnavailable, make_atlas_client
 from olparser.adapters.catalog.errors import CatalogHttpError
-from olparser.settings import Settings
-from .catalog_options import add_target_arguments, catalog_target
 from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, ColumnTrace, process_from_entity
+from olparser.settings import Settings
+
+from .catalog_options import add_target_arguments, catalog_target
 
 JSON = dict[str, Any]
 LINEAGE_DIRECTION = {"up": "INPUT", "down": "OUTPUT", "both": "BOTH"}
@@ -59,8 +60,9 @@ class AtlasLineageReader:
         if not found:
             raise NotFound(f"no {type_name or 'entity'} with qualifiedName {qualified_name}")
         if len(found) > 1:
-            raise NotFound(f"{qualified_name} names entities of several types ({', '.join(map(str, types))}): "
-                           "pick one with --type")
+            raise NotFound(
+                f"{qualified_name} names entities of several types ({', '.join(map(str, types))}): pick one with --type"
+            )
         hit = found[0]
         return {"guid": hit.get("guid") or hit.get("id"), "typeName": types[0]}
 
@@ -68,14 +70,28 @@ class AtlasLineageReader:
         """Entities whose qualifiedName may be this one: Purview's search/query, or Atlas's basic search."""
         if self.purview:
             base = self.client.endpoint_url.removesuffix("/atlas/v2")
-            body = self.client._post_http(base + "/search/query", json={  # noqa: SLF001 - the client's own session
-                "keywords": None, "limit": 50,
-                "filter": {"attributeName": "qualifiedName", "operator": "eq", "attributeValue": qualified_name}}).body
+            body = self.client._post_http(
+                base + "/search/query",
+                json={  # noqa: SLF001 - the client's own session
+                    "keywords": None,
+                    "limit": 50,
+                    "filter": {"attributeName": "qualifiedName", "operator": "eq", "attributeValue": qualified_name},
+                },
+            ).body
             return list((body or {}).get("value") or [])
-        body = self.client._post_http(self.client.endpoint_url + "/search/basic", json={  # noqa: SLF001
-            "typeName": "DataSet", "query": qualified_name, "limit": 100, "excludeDeletedEntities": True}).body
-        return [{**e, "qualifiedName": (e.get("attributes") or {}).get("qualifiedName")}
-                for e in (body or {}).get("entities") or []]
+        body = self.client._post_http(
+            self.client.endpoint_url + "/search/basic",
+            json={  # noqa: SLF001
+                "typeName": "DataSet",
+                "query": qualified_name,
+                "limit": 100,
+                "excludeDeletedEntities": True,
+            },
+        ).body
+        return [
+            {**e, "qualifiedName": (e.get("attributes") or {}).get("qualifiedName")}
+            for e in (body or {}).get("entities") or []
+        ]
 
     def lineage(self, guid: str, direction: str, depth: int) -> JSON:
         return self.client.get_entity_lineage(guid, depth=depth, width=-1, direction=direction) or {}
@@ -83,20 +99,25 @@ class AtlasLineageReader:
     def entities(self, guids: list[str]) -> list[JSON]:
         found: list[JSON] = []
         for start in range(0, len(guids), ENTITIES_PER_READ):
-            body = self.client.get_entity(guid=guids[start:start + ENTITIES_PER_READ], ignoreRelationships=True,
-                                          minExtInfo=True)
+            body = self.client.get_entity(
+                guid=guids[start : start + ENTITIES_PER_READ], ignoreRelationships=True, minExtInfo=True
+            )
             found += (body or {}).get("entities") or []
         return found
 
 
-def column_trace(reader: LineageReader, qualified_name: str, column: str, type_name: str | None, direction: str,
-                 depth: int) -> tuple[ColumnGraph, ColumnTrace]:
+def column_trace(
+    reader: LineageReader, qualified_name: str, column: str, type_name: str | None, direction: str, depth: int
+) -> tuple[ColumnGraph, ColumnTrace]:
     """The column graph of the processes that the dataset's lineage reaches, walked from (dataset, column)."""
     dataset = reader.find_dataset(qualified_name, type_name)
     lineage = reader.lineage(dataset["guid"], LINEAGE_DIRECTION[direction], depth)
     guids = [g for g in lineage.get("guidEntityMap") or {} if g != dataset["guid"]]
-    processes = [process_from_entity(e) for e in reader.entities(guids)
-                 if "inputs" in (e.get("attributes") or {}) or "outputs" in (e.get("attributes") or {})]
+    processes = [
+        process_from_entity(e)
+        for e in reader.entities(guids)
+        if "inputs" in (e.get("attributes") or {}) or "outputs" in (e.get("attributes") or {})
+    ]
     graph = ColumnGraph(processes)
     return graph, graph.trace(qualified_name, column, direction, depth)
 
@@ -104,8 +125,10 @@ def column_trace(reader: LineageReader, qualified_name: str, column: str, type_n
 def render_text(graph: ColumnGraph, trace: ColumnTrace) -> str:
     """A person's view: one line per column edge, upstream first (farthest last), then downstream."""
     qualified_name, column = trace.root
-    lines = [f"Column lineage of {qualified_name} . {column}  ({trace.direction}, "
-             f"{'any depth' if not trace.depth else f'depth {trace.depth}'})"]
+    lines = [
+        f"Column lineage of {qualified_name} . {column}  ({trace.direction}, "
+        f"{'any depth' if not trace.depth else f'depth {trace.depth}'})"
+    ]
     for title, sign in (("upstream", -1), ("downstream", 1)):
         if (sign < 0 and trace.direction == "down") or (sign > 0 and trace.direction == "up"):
             continue
@@ -118,8 +141,10 @@ def render_text(graph: ColumnGraph, trace: ColumnTrace) -> str:
             via = process.name or process.qualified_name if process else e.process
             kind = " [indirect]" if e.indirect else ""
             whole = " (whole dataset)" if e.dataset_level else ""
-            lines.append(f"  {far:+d}  {e.source[0]} . {e.source[1]}  --{e.label}-->  {e.target[0]} . "
-                         f"{e.target[1]}{whole}{kind}  via {via}")
+            lines.append(
+                f"  {far:+d}  {e.source[0]} . {e.source[1]}  --{e.label}-->  {e.target[0]} . "
+                f"{e.target[1]}{whole}{kind}  via {via}"
+            )
         if not edges:
             lines.append("  (none)")
     indirect = trace.indirect_only_datasets()
@@ -130,12 +155,16 @@ def render_text(graph: ColumnGraph, trace: ColumnTrace) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("qualified_name", metavar="QUALIFIED_NAME", help="the dataset's qualifiedName")
-    parser.add_argument("column", metavar="COLUMN", help="the column name, as the lineage writes it (`*` and "
-                                                          "expressions such as `sum(x)` are names too)")
+    parser.add_argument(
+        "column",
+        metavar="COLUMN",
+        help="the column name, as the lineage writes it (`*` and expressions such as `sum(x)` are names too)",
+    )
     parser.add_argument("--type", dest="type_name", help="the dataset's type (default: found by search)")
     parser.add_argument("--direction", choices=DIRECTIONS, default="both", help="default: both")
-    parser.add_argument("--depth", type=int, default=DEFAULT_DEPTH,
-                        help=f"process hops to follow (default {DEFAULT_DEPTH})")
+    parser.add_argument(
+        "--depth", type=int, default=DEFAULT_DEPTH, help=f"process hops to follow (default {DEFAULT_DEPTH})"
+    )
     parser.add_argument("--json", action="store_true", help="print the graph as JSON (datasets, columns, edges)")
     parser.add_argument("--password", help="basic-auth password (default: ATLAS_PASSWORD, which `ps` does not show)")
     add_target_arguments(parser, catalog=True)
@@ -154,8 +183,9 @@ def run(args: argparse.Namespace) -> int:
     client = make_atlas_client(target, timeout=settings.catalog_timeout_seconds)
     reader = AtlasLineageReader(client, purview=target.kind == "purview")
     try:
-        graph, trace = column_trace(reader, args.qualified_name, args.column, args.type_name, args.direction,
-                                    args.depth)
+        graph, trace = column_trace(
+            reader, args.qualified_name, args.column, args.type_name, args.direction, args.depth
+        )
     except NotFound as exc:
         print(f"ol2purview columns: {exc}", file=sys.stderr)
         return 2

@@ -9,11 +9,14 @@ docs/guides/troubleshooting.md ("Exit codes") and in `ol2purview --help`.
   found for what was asked (a dataset the catalog or the history does not hold: 404);
 - 3 `NO_MATCH`: `qn-tester` only: no mapping rule matched (1 is its lint findings).
 """
+
 from __future__ import annotations
 
 OK, FAILED, USAGE, NO_MATCH = 0, 1, 2, 3
-CONVENTION = ("exit codes: 0 done; 1 the work failed (refused, e.g. a wrong key, or unreachable); 2 usage (bad "
-              "arguments, no serve to talk to, nothing found); qn-tester: 3 no rule matched, 1 lint findings")
+CONVENTION = (
+    "exit codes: 0 done; 1 the work failed (refused, e.g. a wrong key, or unreachable); 2 usage (bad "
+    "arguments, no serve to talk to, nothing found); qn-tester: 3 no rule matched, 1 lint findings"
+)
 
 
 def for_http_status(status: int) -> int:

@@ -11,6 +11,7 @@ a definition that contains itself (nested schema fields), which becomes a functi
 bound the contract (IntakeLimits: name length, array sizes) are parameters of the factory the module exposes, so
 the code is generated once and never at run time.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,12 +20,31 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from olparser.contract.schema import (ARRAY_BOUNDS, CONTRACT, EVENT_KINDS, FACET_GROUPS, NO_CONTROL_CHARACTERS,
-                                      SCHEMA_PATH)
+from olparser.contract.schema import (
+    ARRAY_BOUNDS,
+    CONTRACT,
+    EVENT_KINDS,
+    FACET_GROUPS,
+    NO_CONTROL_CHARACTERS,
+    SCHEMA_PATH,
+)
 
 OUTPUT = SCHEMA_PATH.with_name("lean_checks.py")
-SUPPORTED = frozenset({"$ref", "type", "enum", "required", "properties", "additionalProperties", "items", "maxItems",
-                       "maxLength", "pattern", "format"})
+SUPPORTED = frozenset(
+    {
+        "$ref",
+        "type",
+        "enum",
+        "required",
+        "properties",
+        "additionalProperties",
+        "items",
+        "maxItems",
+        "maxLength",
+        "pattern",
+        "format",
+    }
+)
 ANNOTATIONS = frozenset({"description", "$comment", "title"})
 FORMATS = {"uuid": "is_uuid", "date-time": "is_date_time"}  # format -> the factory's parameter that tests it
 NAME_LENGTH = (("Name", "maxLength"), "max_string_chars")
@@ -85,8 +105,9 @@ class _Writer:
     def bound(self, path: tuple[str, ...], literal: Any) -> str:
         return self.parameters.get(path) or repr(int(literal))
 
-    def node(self, schema: dict[str, Any], var: str, indent: int, path: tuple[str, ...], open_defs: tuple[str, ...]
-             ) -> None:
+    def node(
+        self, schema: dict[str, Any], var: str, indent: int, path: tuple[str, ...], open_defs: tuple[str, ...]
+    ) -> None:
         """Lines that `return False` when the value in `var` breaks `schema` (at `path` in $defs)."""
         unknown = set(schema) - SUPPORTED - ANNOTATIONS
         if unknown:
@@ -123,8 +144,16 @@ class _Writer:
         self.typed(schema, var, indent, path, open_defs, "object", self.object)
         self.typed(schema, var, indent, path, open_defs, "array", self.array)
 
-    def typed(self, schema: dict[str, Any], var: str, indent: int, path: tuple[str, ...], open_defs: tuple[str, ...],
-              json_type: str, write: Any) -> None:
+    def typed(
+        self,
+        schema: dict[str, Any],
+        var: str,
+        indent: int,
+        path: tuple[str, ...],
+        open_defs: tuple[str, ...],
+        json_type: str,
+        write: Any,
+    ) -> None:
         """The keywords of one JSON type, under a test of that type unless the schema allows no other."""
         types = _type_names(schema.get("type"), path)
         if types and json_type not in types:
@@ -150,8 +179,9 @@ class _Writer:
             self.emit(indent, f"if not {FORMATS[schema['format']]}({var}):")
             self.emit(indent + 1, "return False")
 
-    def object(self, schema: dict[str, Any], var: str, indent: int, path: tuple[str, ...],
-               open_defs: tuple[str, ...]) -> None:
+    def object(
+        self, schema: dict[str, Any], var: str, indent: int, path: tuple[str, ...], open_defs: tuple[str, ...]
+    ) -> None:
         required = schema.get("required", [])
         if required:
             missing = " or ".join(f"{json.dumps(key)} not in {var}" for key in required)
@@ -168,8 +198,10 @@ class _Writer:
             if present:
                 self.lines.insert(mark, "    " * indent + f"{member} = {var}[{json.dumps(key)}]")
             else:
-                self.lines[mark:mark] = ["    " * indent + f"{member} = {var}.get({json.dumps(key)}, _MISSING)",
-                                         "    " * indent + f"if {member} is not _MISSING:"]
+                self.lines[mark:mark] = [
+                    "    " * indent + f"{member} = {var}.get({json.dumps(key)}, _MISSING)",
+                    "    " * indent + f"if {member} is not _MISSING:",
+                ]
         extra = schema.get("additionalProperties", True)
         if extra is True:
             return
@@ -186,8 +218,9 @@ class _Writer:
                 head.append("    " * (indent + 1) + f"if {key} not in {named}:")
             self.lines[mark:mark] = head
 
-    def array(self, schema: dict[str, Any], var: str, indent: int, path: tuple[str, ...],
-              open_defs: tuple[str, ...]) -> None:
+    def array(
+        self, schema: dict[str, Any], var: str, indent: int, path: tuple[str, ...], open_defs: tuple[str, ...]
+    ) -> None:
         if "maxItems" in schema:
             self.emit(indent, f"if len({var}) > {self.bound((*path, 'maxItems'), schema['maxItems'])}:")
             self.emit(indent + 1, "return False")

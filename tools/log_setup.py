@@ -8,6 +8,7 @@ commands): `2026-11-25 18:20:05,000 INFO ol2purview.host: message`, one line per
   process: `serve` runs two servers (the function host and the embedded catalog) that share uvicorn's logger.
 - The Azure SDK logs every request with its headers at INFO: it is held at WARNING.
 """
+
 from __future__ import annotations
 
 import logging
@@ -16,8 +17,14 @@ import threading
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LINE_BREAK = " | "
 UVICORN_LOG_CONFIG = None  # uvicorn.Config(log_config=...): no config of its own, our handler on the root logger
-LIFECYCLE_PREFIXES = ("Started server process", "Waiting for application", "Application startup complete",
-                      "Shutting down", "Waiting for connections to close", "Finished server process")
+LIFECYCLE_PREFIXES = (
+    "Started server process",
+    "Waiting for application",
+    "Application startup complete",
+    "Shutting down",
+    "Waiting for connections to close",
+    "Finished server process",
+)
 
 
 class OneLineFormatter(logging.Formatter):

@@ -11,6 +11,7 @@ and writes through the Atlas API only, so it works against the embedded catalog,
 
 The run-state store is not consulted: a process pruned here is simply written again by the next run of its code.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,6 +25,7 @@ from olparser.adapters.catalog.existence import guid_batches
 from olparser.lineage import PROCESS_TYPES
 from olparser.lineage.datasets import PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE
 from olparser.settings import Settings
+
 from .catalog_options import NoCatalog, add_target_arguments, catalog_target
 
 PLACEHOLDER_TYPES = frozenset({PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE})
@@ -65,12 +67,12 @@ def _referenced(entity: dict[str, Any], names: Iterable[str]) -> list[dict[str, 
     return found
 
 
-def plan_prune(processes: list[dict[str, Any]], placeholders: dict[str, dict[str, Any]],
-               cutoff: datetime) -> PrunePlan:
+def plan_prune(processes: list[dict[str, Any]], placeholders: dict[str, dict[str, Any]], cutoff: datetime) -> PrunePlan:
     """Pure: which processes ran last before `cutoff`, and which of the placeholders they read or write no process
     that stays uses (`placeholders`: guid -> entity with relationship attributes)."""
-    stale = {p["guid"]: p for p in processes
-             if p.get("status", "ACTIVE") == "ACTIVE" and (last_run(p) or cutoff) < cutoff}
+    stale = {
+        p["guid"]: p for p in processes if p.get("status", "ACTIVE") == "ACTIVE" and (last_run(p) or cutoff) < cutoff
+    }
     pruned, kept = [], 0
     for _guid, placeholder in sorted(placeholders.items()):
         users = {item.get("guid") for item in _referenced(placeholder, ("inputToProcesses", "outputFromProcesses"))}
@@ -78,13 +80,21 @@ def plan_prune(processes: list[dict[str, Any]], placeholders: dict[str, dict[str
             pruned.append(_key(placeholder))
         elif users & set(stale):
             kept += 1
-    return PrunePlan(processes=tuple(sorted(_key(p) for p in stale.values())), placeholders=tuple(sorted(pruned)),
-                     kept_placeholders=kept)
+    return PrunePlan(
+        processes=tuple(sorted(_key(p) for p in stale.values())),
+        placeholders=tuple(sorted(pruned)),
+        kept_placeholders=kept,
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--older-than", type=float, required=True, metavar="DAYS",
-                        help="remove processes whose last run is more than DAYS days old")
+    parser.add_argument(
+        "--older-than",
+        type=float,
+        required=True,
+        metavar="DAYS",
+        help="remove processes whose last run is more than DAYS days old",
+    )
     parser.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
     add_target_arguments(parser, catalog=True)
 
@@ -104,15 +114,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         plan = _plan(client, cutoff)
         verb = "would remove" if args.dry_run else "removing"
-        print(f"{target.endpoint}: {verb} {len(plan.processes)} processes last run before {cutoff:%Y-%m-%d %H:%M} "
-              f"UTC and {len(plan.placeholders)} placeholders only they used "
-              f"({plan.kept_placeholders} placeholders stay: other processes use them)")
+        print(
+            f"{target.endpoint}: {verb} {len(plan.processes)} processes last run before {cutoff:%Y-%m-%d %H:%M} "
+            f"UTC and {len(plan.placeholders)} placeholders only they used "
+            f"({plan.kept_placeholders} placeholders stay: other processes use them)"
+        )
         for type_name, name in (*plan.processes, *plan.placeholders):
             print(f"  {type_name}  {name}")
         if not args.dry_run and (plan.processes or plan.placeholders):
             report = CatalogUploader(client, settings=settings).delete([*plan.processes, *plan.placeholders])
-            print(f"removed {len(report.deleted)} entities ({report.entities} with columns), "
-                  f"{report.calls} catalog calls")
+            print(
+                f"removed {len(report.deleted)} entities ({report.entities} with columns), {report.calls} catalog calls"
+            )
     except (CatalogRejected, CatalogUnavailable, OSError) as exc:
         print(f"ol2purview prune: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
         return 1
@@ -125,8 +138,12 @@ def _plan(client: Any, cutoff: datetime) -> PrunePlan:
     guids = list(dict.fromkeys(g for type_name in sorted(PROCESS_TYPES) for g in client.guids_of_type(type_name)))
     processes = _read(client, guids)
     stale = [p for p in processes if (last_run(p) or cutoff) < cutoff]
-    touched = {item["guid"] for p in stale for item in _referenced(p, ("inputs", "outputs"))
-               if item.get("typeName") in PLACEHOLDER_TYPES and isinstance(item.get("guid"), str)}
+    touched = {
+        item["guid"]
+        for p in stale
+        for item in _referenced(p, ("inputs", "outputs"))
+        if item.get("typeName") in PLACEHOLDER_TYPES and isinstance(item.get("guid"), str)
+    }
     placeholders = {e["guid"]: e for e in _read(client, sorted(touched))}
     return plan_prune(processes, placeholders, cutoff)
 

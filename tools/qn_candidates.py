@@ -7,6 +7,7 @@ connector's own `ScannedAssetResolver` (one lookup per type, a discovery query p
 `qn-tester lint --catalog` chooses it (tools/qn_lint_catalog.py); its resource-set rules are the account's, else
 Purview's defaults. Entities the connector created itself count as found here (the run-state registry is not read).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,19 +23,28 @@ from olparser.resolution import unity_catalog
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.model import Candidate, NamedDataset
 from olparser.resolution.resource_sets import ResourceSetRules
+
 from .qn_lint_catalog import CatalogLintError, choose_target
 
 
-def named_dataset(engine: MappingEngine, namespace: str, name: str, *, mounts: tuple[MountPoint, ...] = (),
-                  workspace_url: str | None = None, metastore: str | None = None) -> NamedDataset:
+def named_dataset(
+    engine: MappingEngine,
+    namespace: str,
+    name: str,
+    *,
+    mounts: tuple[MountPoint, ...] = (),
+    workspace_url: str | None = None,
+    metastore: str | None = None,
+) -> NamedDataset:
     host = unity_catalog.unity_namespace(namespace)[1]  # `--metastore` is the metastore of the host it names
     options = LineageOptions(workspace_metastores=((host, metastore),) if host and metastore else ())
     resolver = DatasetResolver(engine, mounts, workspace_url, options, metastore_id=metastore)
     return resolver.resolve_name(namespace, name).named(metastore)
 
 
-def explain_candidates(dataset: NamedDataset, catalog: str | None, env: Mapping[str, str],
-                       where: argparse.Namespace | None = None) -> str:
+def explain_candidates(
+    dataset: NamedDataset, catalog: str | None, env: Mapping[str, str], where: argparse.Namespace | None = None
+) -> str:
     """The candidates section of `--explain`; `catalog`: None (offline), "" (the configured catalog) or a URL."""
     if catalog is None:
         candidates = dataset_candidates(dataset, ResourceSetRules.default())
@@ -42,16 +52,21 @@ def explain_candidates(dataset: NamedDataset, catalog: str | None, env: Mapping[
     target = choose_target(catalog or None, env, where)
     client = make_atlas_client(target, timeout=30.0)
     retry = RetryPolicy(max_attempts=2)
-    resolver = ScannedAssetResolver(client, cache=ExistenceCache(60.0, absent_ttl_seconds=60.0), retry=retry,
-                                    rules=ResourceSetRuleSource(client, retry))
+    resolver = ScannedAssetResolver(
+        client,
+        cache=ExistenceCache(60.0, absent_ttl_seconds=60.0),
+        retry=retry,
+        rules=ResourceSetRuleSource(client, retry),
+    )
     try:
         candidates = resolver.candidates(dataset)
         resolution = resolver.resolve([dataset])
         found = {c.key: _answer(c, resolver) for c in candidates}
     except Exception as exc:  # unreachable, refused: one line, exit code 2
         reason = str(exc).splitlines()[0][:300] if str(exc) else ""
-        raise CatalogLintError(f"cannot check the candidates in {target.endpoint}: {type(exc).__name__}"
-                               f"{': ' + reason if reason else ''}") from None
+        raise CatalogLintError(
+            f"cannot check the candidates in {target.endpoint}: {type(exc).__name__}{': ' + reason if reason else ''}"
+        ) from None
     finally:
         client.close()
     return _lines(dataset, candidates, found, resolution.links.get(dataset.default), target)
@@ -64,21 +79,29 @@ def _answer(candidate: Candidate, resolver: ScannedAssetResolver) -> str:
     return f"found {match[1]}" if match else "no single asset of that shape"
 
 
-def _lines(dataset: NamedDataset, candidates: tuple[Candidate, ...], found: dict[Any, Any], linked: tuple[str, str] | None,
-           target: CatalogTarget | None = None) -> str:
+def _lines(
+    dataset: NamedDataset,
+    candidates: tuple[Candidate, ...],
+    found: dict[Any, Any],
+    linked: tuple[str, str] | None,
+    target: CatalogTarget | None = None,
+) -> str:
     lines = ["candidates (the first the catalog holds is the asset the lineage links to):"]
     if not candidates:
         lines.append("  none: no scanner registers this dataset under another name")
     for number, candidate in enumerate(candidates, 1):
         kind = "exact " if candidate.exact else "search"
         answer = f"  [{found[candidate.key]}]" if candidate.key in found else ""
-        lines.append(f"  {number}. {kind} {candidate.type_name} {candidate.qualified_name}  ({candidate.origin})"
-                     f"{answer}")
+        lines.append(
+            f"  {number}. {kind} {candidate.type_name} {candidate.qualified_name}  ({candidate.origin}){answer}"
+        )
     if target is not None:
         where = target.endpoint or target.kind
         if linked is not None:
             lines.append(f"linked in {where}: {linked[0]} {linked[1]}")
         else:
-            lines.append(f"nothing found in {where}: written as {dataset.default[0]} {dataset.default[1]}"
-                         + ("; the re-link timer looks again later" if candidates else ""))
+            lines.append(
+                f"nothing found in {where}: written as {dataset.default[0]} {dataset.default[1]}"
+                + ("; the re-link timer looks again later" if candidates else "")
+            )
     return "\n".join(lines)

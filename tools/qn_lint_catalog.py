@@ -8,6 +8,7 @@ Which catalog: URL (an Atlas v2 base such as http://127.0.0.1:21000/api/atlas/v2
 URL), else the configured target (PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, with ATLAS_USERNAME / ATLAS_PASSWORD),
 else the catalog of the `ol2purview serve` running on the data folder.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,6 +18,7 @@ from typing import Any, Iterable, Mapping
 
 from olparser.adapters.catalog import CatalogTarget, load_typedefs, make_atlas_client
 from olparser.settings import TYPEDEFS_DIR, Settings
+
 from .catalog_options import catalog_target
 
 
@@ -32,9 +34,11 @@ class UnknownTypeFinding:
     catalog: str
 
     def __str__(self) -> str:
-        return (f"[type] rule {self.rule_index} '{self.rule_name}': purviewDataType {self.type_name!r} is not an "
-                f"entity type of the catalog at {self.catalog} (nor one the connector registers): every run it "
-                "maps would be rejected (ATLAS-400-00-014)")
+        return (
+            f"[type] rule {self.rule_index} '{self.rule_name}': purviewDataType {self.type_name!r} is not an "
+            f"entity type of the catalog at {self.catalog} (nor one the connector registers): every run it "
+            "maps would be rejected (ATLAS-400-00-014)"
+        )
 
 
 def unknown_types(rules: Iterable[Any], known: set[str], catalog: str) -> list[UnknownTypeFinding]:
@@ -71,14 +75,19 @@ def catalog_entity_types(target: CatalogTarget, timeout: float = 30.0) -> set[st
         headers = client.typedef_headers()
     except Exception as exc:  # connection refused, 401, a token failure: one line, no stack trace
         reason = str(exc).splitlines()[0][:300] if str(exc) else ""
-        raise CatalogLintError(f"cannot read the type names from {target.endpoint}: {type(exc).__name__}"
-                               f"{': ' + reason if reason else ''}") from None
-    return {h["name"] for h in headers
-            if isinstance(h, dict) and isinstance(h.get("name"), str) and h.get("category", "ENTITY") == "ENTITY"}
+        raise CatalogLintError(
+            f"cannot read the type names from {target.endpoint}: {type(exc).__name__}{': ' + reason if reason else ''}"
+        ) from None
+    return {
+        h["name"]
+        for h in headers
+        if isinstance(h, dict) and isinstance(h.get("name"), str) and h.get("category", "ENTITY") == "ENTITY"
+    }
 
 
-def lint_against_catalog(rules: list[Any], url: str | None, env: Mapping[str, str],
-                         where: argparse.Namespace | None = None) -> list[UnknownTypeFinding]:
+def lint_against_catalog(
+    rules: list[Any], url: str | None, env: Mapping[str, str], where: argparse.Namespace | None = None
+) -> list[UnknownTypeFinding]:
     target = choose_target(url, env, where)
     known = catalog_entity_types(target) | connector_types()
     return unknown_types(rules, known, target.endpoint or target.kind)

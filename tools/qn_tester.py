@@ -13,6 +13,7 @@ Exit codes: 0 every input matched a rule (and at the end of prompts on a termina
 The config is --config PATH, else the app setting OlToPurviewMappings (inline JSON), else
 OL_TO_PURVIEW_MAPPINGS_PATH, else the shipped rules (olparser/naming/shipped; `make lint-config` names config/).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,7 @@ from olparser.naming.mounts import DBFS_NAMESPACES
 from olparser.naming.rules import parse_json, read_path, unwrap
 from olparser.resolution import unity_catalog
 from olparser.settings import Settings
+
 from .catalog_options import add_target_arguments
 
 EXIT_OK, EXIT_LINT_FINDINGS, EXIT_USAGE, EXIT_UNMATCHED = 0, 1, 2, 3
@@ -45,41 +47,72 @@ def build_parser() -> argparse.ArgumentParser:
         prog="qn-tester",
         description="Map OpenLineage (namespace, name) pairs to Purview qualified names with the mapping rules.",
     )
-    parser.add_argument("--config", metavar="PATH", help="mapping config (default: the app setting or the shipped file)")
+    parser.add_argument(
+        "--config", metavar="PATH", help="mapping config (default: the app setting or the shipped file)"
+    )
     parser.add_argument("--namespace", metavar="NS", help="OpenLineage dataset namespace")
     parser.add_argument("--name", metavar="NAME", help="OpenLineage dataset name")
     parser.add_argument("--mounts", metavar="FILE", help="Databricks mount points: a JSON list of {mountPoint, source}")
     parser.add_argument("--workspace-url", metavar="HOST", help="Databricks workspace host, for Hive tables")
-    parser.add_argument("--explain", action="store_true",
-                        help="show the tokens, the winner and the closest rules (with --full: every rule)")
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="show the tokens, the winner and the closest rules (with --full: every rule)",
+    )
     parser.add_argument("--full", action="store_true", help="with --explain: every rule and every condition")
-    parser.add_argument("--catalog", dest="explain_catalog", nargs="?", const="", metavar="URL",
-                        help="with --explain: check the candidates in this catalog (an Atlas v2 URL; without URL: "
-                             "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s)")
-    parser.add_argument("--metastore", metavar="ID", help="the Unity Catalog metastore id of the workspace (as "
-                                                          "DATABRICKS_METASTORE_IDS gives it), for Unity Catalog names "
-                                                          "(unity-catalog, unitycatalog://, databricks://)")
-    parser.add_argument("--batch", metavar="FILE", help="JSON lines of {namespace, name}, or a JSON file with 'cases' (- for stdin)")
+    parser.add_argument(
+        "--catalog",
+        dest="explain_catalog",
+        nargs="?",
+        const="",
+        metavar="URL",
+        help="with --explain: check the candidates in this catalog (an Atlas v2 URL; without URL: "
+        "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s)",
+    )
+    parser.add_argument(
+        "--metastore",
+        metavar="ID",
+        help="the Unity Catalog metastore id of the workspace (as "
+        "DATABRICKS_METASTORE_IDS gives it), for Unity Catalog names "
+        "(unity-catalog, unitycatalog://, databricks://)",
+    )
+    parser.add_argument(
+        "--batch", metavar="FILE", help="JSON lines of {namespace, name}, or a JSON file with 'cases' (- for stdin)"
+    )
     parser.add_argument("--event", metavar="FILE", help="an OpenLineage event: map all its inputs and outputs")
     add_target_arguments(parser, catalog=True)  # --atlas-url URL is --catalog URL; --data: whose serve's catalog
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     lint = sub.add_parser("lint", help="check a mapping config", description="Check a mapping config for problems.")
     lint.add_argument("--config", dest="lint_config", metavar="PATH", help="mapping config to check")
-    lint.add_argument("--catalog", nargs="?", const="", metavar="URL",
-                      help="also check every rule's purviewDataType against the entity types of this catalog (an "
-                           "Atlas v2 URL such as http://127.0.0.1:21000/api/atlas/v2); without URL: "
-                           "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s catalog")
-    lint.add_argument("--placement", metavar="PATH",
-                      help="also check a collection placement rules file (default: PLACEMENT_RULES_PATH, when set)")
+    lint.add_argument(
+        "--catalog",
+        nargs="?",
+        const="",
+        metavar="URL",
+        help="also check every rule's purviewDataType against the entity types of this catalog (an "
+        "Atlas v2 URL such as http://127.0.0.1:21000/api/atlas/v2); without URL: "
+        "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s catalog",
+    )
+    lint.add_argument(
+        "--placement",
+        metavar="PATH",
+        help="also check a collection placement rules file (default: PLACEMENT_RULES_PATH, when set)",
+    )
     add_target_arguments(lint, catalog=True)  # --atlas-url URL is --catalog URL; --data: whose serve's catalog
-    coverage = sub.add_parser("coverage", help="the naming spec's table: each form's qualifiedName, type, status",
-                              description="Each dataset form of the OpenLineage naming spec and of today's producers "
-                                          "-> qualifiedName, type, and whether it is a scanner's form, found by "
-                                          "search, or a documented other store; with counts.")
+    coverage = sub.add_parser(
+        "coverage",
+        help="the naming spec's table: each form's qualifiedName, type, status",
+        description="Each dataset form of the OpenLineage naming spec and of today's producers "
+        "-> qualifiedName, type, and whether it is a scanner's form, found by "
+        "search, or a documented other store; with counts.",
+    )
     coverage.add_argument("--config", dest="coverage_config", metavar="PATH", help="mapping config to use")
     coverage.add_argument("--json", action="store_true", help="one JSON line per form, then one with the counts")
-    coverage.add_argument("--guide", metavar="PAGE", help="write the table into this page between its markers "
-                                                          "(docs/guides/producers-and-names.md)")
+    coverage.add_argument(
+        "--guide",
+        metavar="PAGE",
+        help="write the table into this page between its markers (docs/guides/producers-and-names.md)",
+    )
     return parser
 
 
@@ -124,7 +157,9 @@ def batch_cases(path: str) -> tuple[list[tuple[str, str]], str | None]:
         if not isinstance(whole.get("cases"), list):
             raise UsageError(f"batch file {path}: a JSON object needs a 'cases' list")
         workspace = whole.get("workspaceUrl")
-        return [_case(c, f"case {i}") for i, c in enumerate(whole["cases"])], workspace if isinstance(workspace, str) else None
+        return [_case(c, f"case {i}") for i, c in enumerate(whole["cases"])], workspace if isinstance(
+            workspace, str
+        ) else None
     if isinstance(whole, list):
         return [_case(c, f"case {i}") for i, c in enumerate(whole)], None
     cases = []
@@ -140,13 +175,22 @@ def batch_cases(path: str) -> tuple[list[tuple[str, str]], str | None]:
 
 
 def _case(item: Any, where: str) -> tuple[str, str]:
-    if not isinstance(item, dict) or not isinstance(item.get("namespace"), str) or not isinstance(item.get("name"), str):
+    if (
+        not isinstance(item, dict)
+        or not isinstance(item.get("namespace"), str)
+        or not isinstance(item.get("name"), str)
+    ):
         raise UsageError(f"{where}: expected an object with string 'namespace' and 'name'")
     return item["namespace"], item["name"]
 
 
-def event_datasets(path: str, engine: MappingEngine, mounts: tuple[MountPoint, ...] = (),
-                   workspace_url: str | None = None, metastore: str | None = None) -> list[dict[str, Any]]:
+def event_datasets(
+    path: str,
+    engine: MappingEngine,
+    mounts: tuple[MountPoint, ...] = (),
+    workspace_url: str | None = None,
+    metastore: str | None = None,
+) -> list[dict[str, Any]]:
     """One line per input and output of the event, named as the connector names it (`dataset_resolver`: the rules,
     the run's mount points, workspace host and metastore; a table's `symlinks` identifier when that is what the
     catalog gets): the identity written, and the other one as `also`. `--mounts`, `--workspace-url` and `--metastore`
@@ -167,16 +211,23 @@ def event_datasets(path: str, engine: MappingEngine, mounts: tuple[MountPoint, .
     resolver = dataset_resolver(run, engine, LineageOptions.from_settings(Settings.from_env()))
     overrides: dict[str, Any] = {"mounts": mounts, "workspace_url": workspace_url, "metastore_id": metastore}
     resolver = replace(resolver, **{name: value for name, value in overrides.items() if value})
-    return [{"direction": direction, **identity_json(resolver.resolve(facts))}
-            for direction, datasets in (("input", run.inputs), ("output", run.outputs)) for facts in datasets]
+    return [
+        {"direction": direction, **identity_json(resolver.resolve(facts))}
+        for direction, datasets in (("input", run.inputs), ("output", run.outputs))
+        for facts in datasets
+    ]
 
 
 def identity_json(dataset: Any) -> dict[str, Any]:
     """A dataset as the catalog gets it (a placeholder `openlineage_dataset` with `error` when no rule matched),
     with the identity not chosen under `also`."""
-    out: dict[str, Any] = {"namespace": dataset.namespace, "name": dataset.name,
-                           "QualifiedName": dataset.qualified_name, "PurviewType": dataset.type_name,
-                           "Rule": dataset.rule}
+    out: dict[str, Any] = {
+        "namespace": dataset.namespace,
+        "name": dataset.name,
+        "QualifiedName": dataset.qualified_name,
+        "PurviewType": dataset.type_name,
+        "Rule": dataset.rule,
+    }
     if dataset.unmatched_reason:
         out["error"] = dataset.unmatched_reason
     if dataset.alternate is not None:
@@ -233,17 +284,26 @@ def _prompt(stdin: TextIO, out: TextIO, label: str, interactive: bool) -> str | 
 def hints(namespace: str, name: str, mounts: tuple[MountPoint, ...]) -> list[str]:
     """Advice for inputs that usually mean a mistake in how they were typed, not in the rules."""
     found = []
-    if not mounts and (name.startswith(("/mnt/", "dbfs:/mnt/", "/dbfs/mnt/")) or namespace.startswith("dbfs:/mnt")) \
-            and (namespace in DBFS_NAMESPACES or namespace.startswith("dbfs")):
-        found.append("hint: /mnt/... is a Databricks mount point: pass --mounts FILE (a JSON list of {\"mountPoint\", "
-                     "\"source\"}, as in the run's environment-properties facet) or --event FILE, so that it maps like "
-                     "the storage path it mounts")
+    if (
+        not mounts
+        and (name.startswith(("/mnt/", "dbfs:/mnt/", "/dbfs/mnt/")) or namespace.startswith("dbfs:/mnt"))
+        and (namespace in DBFS_NAMESPACES or namespace.startswith("dbfs"))
+    ):
+        found.append(
+            "hint: /mnt/... is a Databricks mount point: pass --mounts FILE (a JSON list of {\"mountPoint\", "
+            "\"source\"}, as in the run's environment-properties facet) or --event FILE, so that it maps like "
+            "the storage path it mounts"
+        )
     if unity_catalog.unity_namespace(namespace.strip())[0]:
-        found.append("hint: a Unity Catalog table is named from its metastore, not by a rule: try --explain --metastore "
-                     "ID (the metastore id DATABRICKS_METASTORE_IDS gives), or --event FILE")
+        found.append(
+            "hint: a Unity Catalog table is named from its metastore, not by a rule: try --explain --metastore "
+            "ID (the metastore id DATABRICKS_METASTORE_IDS gives), or --event FILE"
+        )
     if namespace.lower().startswith("jdbc:"):
-        found.append(f"hint: OpenLineage namespaces have no 'jdbc:' prefix (Spark sends {namespace[5:]!r}, not "
-                     f"{namespace!r}): try --namespace {namespace[5:]!r}")
+        found.append(
+            f"hint: OpenLineage namespaces have no 'jdbc:' prefix (Spark sends {namespace[5:]!r}, not "
+            f"{namespace!r}): try --namespace {namespace[5:]!r}"
+        )
     return found
 
 
@@ -257,7 +317,7 @@ def explain_summary(explanation: Explanation, engine: MappingEngine) -> str:
     """The input, its tokens, the winner and the closest rules (those the namespace did not rule out), with a count
     of the rest: a page instead of the ~200 lines `--full` prints for an input no rule matches."""
     full = explanation.to_text().splitlines()
-    head = full[:full.index("rules:")]
+    head = full[: full.index("rules:")]
     rules = {rule.index: rule for rule in engine.rules}
     closest, by_namespace = [], 0
     for trace in explanation.rules:
@@ -277,8 +337,11 @@ def explain_summary(explanation: Explanation, engine: MappingEngine) -> str:
     if len(closest) > CLOSEST_SHOWN:
         lines.append(f"  ... and {len(closest) - CLOSEST_SHOWN} more whose namespace conditions held")
     result = explanation.result
-    lines.append(f"winner: {result.rule_name} -> {result.qualified_name} ({result.purview_type})" if result.matched
-                 else f"winner: none - {result.error}")
+    lines.append(
+        f"winner: {result.rule_name} -> {result.qualified_name} ({result.purview_type})"
+        if result.matched
+        else f"winner: none - {result.error}"
+    )
     lines.append("(--explain --full lists every rule and condition)")
     return "\n".join(lines)
 
@@ -286,8 +349,9 @@ def explain_summary(explanation: Explanation, engine: MappingEngine) -> str:
 # --- commands -------------------------------------------------------------------------------------------------------
 
 
-def run_lint(config: str | None, out: TextIO, catalog: str | None = None,
-             where: argparse.Namespace | None = None) -> int:
+def run_lint(
+    config: str | None, out: TextIO, catalog: str | None = None, where: argparse.Namespace | None = None
+) -> int:
     if config:
         raw = read_path(config)
         source = config
@@ -300,6 +364,7 @@ def run_lint(config: str | None, out: TextIO, catalog: str | None = None,
     findings: list[Any] = list(lint_config(raw))
     if catalog is not None:
         from .qn_lint_catalog import CatalogLintError, lint_against_catalog
+
         try:
             findings += lint_against_catalog(unwrap(raw), catalog or None, os.environ, where)
         except CatalogLintError as exc:
@@ -332,6 +397,7 @@ def run_coverage(config: str | None, out: TextIO, as_json: bool = False, guide: 
     """`qn-tester coverage`: olparser.naming_coverage's table (Markdown, or JSON lines; with `guide`, also written
     into that page); exit 1 when a form's computed status differs from the documented one."""
     from olparser.naming_coverage import counts, coverage_rows, guide_with_table, markdown_table, mismatches
+
     rows = coverage_rows(load_engine(config))
     if guide:
         try:
@@ -341,9 +407,19 @@ def run_coverage(config: str | None, out: TextIO, as_json: bool = False, guide: 
             raise UsageError(f"cannot write the table into {guide}: {exc}") from None
     if as_json:
         for row in rows:
-            _emit({"store": row.form.store, "producer": row.form.producer, "namespace": row.form.namespace,
-                   "name": row.form.name, "qualifiedName": row.qualified_name, "type": row.type_name,
-                   "status": row.status, "purview": row.form.purview}, out)
+            _emit(
+                {
+                    "store": row.form.store,
+                    "producer": row.form.producer,
+                    "namespace": row.form.namespace,
+                    "name": row.form.name,
+                    "qualifiedName": row.qualified_name,
+                    "type": row.type_name,
+                    "status": row.status,
+                    "purview": row.form.purview,
+                },
+                out,
+            )
         _emit({"counts": counts(rows)}, out)
     else:
         out.write(markdown_table(rows))
@@ -393,13 +469,15 @@ def run_map(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if all_matched or at_terminal else EXIT_UNMATCHED
 
 
-def _candidates_text(engine: MappingEngine, args: argparse.Namespace, mounts: tuple[MountPoint, ...],
-                     workspace: str | None) -> str:
+def _candidates_text(
+    engine: MappingEngine, args: argparse.Namespace, mounts: tuple[MountPoint, ...], workspace: str | None
+) -> str:
     from .qn_candidates import explain_candidates, named_dataset
     from .qn_lint_catalog import CatalogLintError
 
-    dataset = named_dataset(engine, args.namespace, args.name, mounts=mounts, workspace_url=workspace,
-                            metastore=args.metastore)
+    dataset = named_dataset(
+        engine, args.namespace, args.name, mounts=mounts, workspace_url=workspace, metastore=args.metastore
+    )
     try:
         return explain_candidates(dataset, args.explain_catalog, os.environ, args)
     except CatalogLintError as exc:
@@ -409,7 +487,15 @@ def _candidates_text(engine: MappingEngine, args: argparse.Namespace, mounts: tu
 def _check_usage(args: argparse.Namespace) -> None:
     if (args.namespace is None) != (args.name is None):
         raise UsageError("--namespace and --name go together")
-    modes = [m for m, on in (("--namespace/--name", args.namespace is not None), ("--batch", args.batch), ("--event", args.event)) if on]
+    modes = [
+        m
+        for m, on in (
+            ("--namespace/--name", args.namespace is not None),
+            ("--batch", args.batch),
+            ("--event", args.event),
+        )
+        if on
+    ]
     if len(modes) > 1:
         raise UsageError(f"choose one of {', '.join(modes)}")
     if args.explain and args.namespace is None:
@@ -419,7 +505,9 @@ def _check_usage(args: argparse.Namespace) -> None:
     if args.explain_catalog is not None and not args.explain:
         raise UsageError("--catalog goes with --explain (or with lint)")
     if args.namespace is not None and not args.namespace.strip():
-        raise UsageError("--namespace is empty (an OpenLineage namespace such as abfss://raw@lake.dfs.core.windows.net)")
+        raise UsageError(
+            "--namespace is empty (an OpenLineage namespace such as abfss://raw@lake.dfs.core.windows.net)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

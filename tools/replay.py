@@ -10,6 +10,7 @@ Without `--url`, events go to the `ol2purview serve` running on the data folder 
 the function key it keeps in `<data>/host-keys.json`. A `--url` that carries a path (`http://host/api/v1/lineage`) is
 split into the base URL and the endpoint.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,8 +63,11 @@ def event_files(paths: Iterable[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found = [p for p in path.iterdir() if p.is_file() and p.suffix.lower() in EVENT_SUFFIXES
-                     and not p.name.startswith(("_", "."))]
+            found = [
+                p
+                for p in path.iterdir()
+                if p.is_file() and p.suffix.lower() in EVENT_SUFFIXES and not p.name.startswith(("_", "."))
+            ]
             files.extend(sorted(found, key=_natural_key))
         elif path.is_file():
             files.append(path)
@@ -117,18 +121,19 @@ def _checked(source: str, document: Any) -> SourcedEvent:
     return SourcedEvent(source, document)
 
 
-def make_transport(url: str, endpoint: str, key: str | None, gzip: bool, timeout: float,
-                   retries: int) -> HttpTransport:
+def make_transport(url: str, endpoint: str, key: str | None, gzip: bool, timeout: float, retries: int) -> HttpTransport:
     """The openlineage-python HTTP transport, configured as a producer would configure it for this endpoint."""
-    config = HttpConfig.from_dict({
-        "type": "http",
-        "url": url,
-        "endpoint": endpoint,
-        "timeout": timeout,
-        "retry": {"total": retries, "connect": retries, "read": retries},
-        "custom_headers": {KEY_HEADER: key} if key else {},
-        **({"compression": HttpCompression.GZIP.value} if gzip else {}),
-    })
+    config = HttpConfig.from_dict(
+        {
+            "type": "http",
+            "url": url,
+            "endpoint": endpoint,
+            "timeout": timeout,
+            "retry": {"total": retries, "connect": retries, "read": retries},
+            "custom_headers": {KEY_HEADER: key} if key else {},
+            **({"compression": HttpCompression.GZIP.value} if gzip else {}),
+        }
+    )
     return HttpTransport(config)
 
 
@@ -160,7 +165,7 @@ def send(events: list[SourcedEvent], transport: HttpTransport, progress: tqdm[An
             outcomes.append(Outcome(item.source, False, response.status_code, _refusal_reason(response)))
             if response.status_code == 401:  # the key: every other event would be refused the same way
                 reason = "not sent: the endpoint refused the key (401 above)"
-                outcomes.extend(Outcome(rest.source, False, None, reason) for rest in events[index + 1:])
+                outcomes.extend(Outcome(rest.source, False, None, reason) for rest in events[index + 1 :])
                 progress.update(len(events) - index)
                 break
         except requests.exceptions.RetryError:
@@ -199,8 +204,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gzip", action="store_true", help="gzip each request body, as compression=gzip does")
     parser.add_argument("--endpoint", help=f"path of the endpoint (default: the --url's path, else {DEFAULT_ENDPOINT})")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds per request (default 5, as Spark)")
-    parser.add_argument("--retries", type=int, default=5,
-                        help="retries on connection errors and 500/502/503/504 (default 5, the client's default)")
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=5,
+        help="retries on connection errors and 500/502/503/504 (default 5, the client's default)",
+    )
     add_target_arguments(parser, endpoint=True)  # --url (may be the whole endpoint), --key (sent in x-functions-key)
 
 

@@ -1,4 +1,5 @@
 """Moves poison messages back onto their queue (all of them, or those chosen by message id, envelope id or runId)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,8 +17,12 @@ class Selection:
     run_ids: frozenset[str] = frozenset()
 
     def matches(self, message_id: str, envelope_id: str | None, run_id: str | None) -> bool:
-        return (self.everything or message_id in self.ids or (envelope_id is not None and envelope_id in self.ids)
-                or (run_id is not None and run_id in self.run_ids))
+        return (
+            self.everything
+            or message_id in self.ids
+            or (envelope_id is not None and envelope_id in self.ids)
+            or (run_id is not None and run_id in self.run_ids)
+        )
 
 
 @dataclass(frozen=True)
@@ -40,8 +45,9 @@ def describe(text: str) -> tuple[str | None, str | None, str | None]:
     return envelope.id, envelope.run_id, envelope.event_type
 
 
-def requeue(poison: LineageQueue, target: LineageQueue, selection: Selection, dry_run: bool = False,
-            hold_seconds: float = 120.0) -> list[RequeuedMessage]:
+def requeue(
+    poison: LineageQueue, target: LineageQueue, selection: Selection, dry_run: bool = False, hold_seconds: float = 120.0
+) -> list[RequeuedMessage]:
     """Send each selected poison message's text to `target`, then delete it from `poison`.
 
     Every poison message is looked at once: messages are held invisible for `hold_seconds` while the poison queue

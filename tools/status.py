@@ -3,6 +3,7 @@ master key): its state, queue depths (lineage, poison), what each trigger proces
 catalog. Found as every tool finds it (tools/catalog_options.py): without flags, the `ol2purview serve` of the data
 folder with the master key it keeps. Exit status 0 when it answered, 1 when it could not be reached or refused.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -1,19 +1,31 @@
 """`ol2purview typedefs`: register the connector's custom Atlas types (create the missing, update the existing)."""
+
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
 
-from olparser.adapters.catalog import (CatalogRejected, CatalogUnavailable, RetryPolicy, load_typedefs,
-                              make_atlas_client, register_typedefs)
+from olparser.adapters.catalog import (
+    CatalogRejected,
+    CatalogUnavailable,
+    RetryPolicy,
+    load_typedefs,
+    make_atlas_client,
+    register_typedefs,
+)
 from olparser.settings import TYPEDEFS_DIR, Settings
+
 from .catalog_options import add_target_arguments, catalog_target
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dir", type=Path, default=TYPEDEFS_DIR,
-                        help="folder of TypesDef JSON files (default: the connector's own, olparser/lineage/typedefs)")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=TYPEDEFS_DIR,
+        help="folder of TypesDef JSON files (default: the connector's own, olparser/lineage/typedefs)",
+    )
     parser.add_argument("--password", help="basic-auth password for --atlas-url (default: ATLAS_PASSWORD)")
     add_target_arguments(parser, catalog=True)
 

@@ -4,6 +4,7 @@ function_app.py declares the triggers and bindings and calls one function here e
 (`olparser.adapters.runtime.process_runtime()`), so these can be called with any runtime — tests pass their own. See
 function_app.py's docstring for what each function is for.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import azure.functions as func
 
-from olparser.contract import AcceptedEvent, IngestError, batch_response, read_batch, read_event
 from olparser.adapters.delivery.poison import poison_at_once
 from olparser.adapters.delivery.queues import poison_queue_name
+from olparser.contract import AcceptedEvent, IngestError, batch_response, read_batch, read_event
 
 if TYPE_CHECKING:
     from olparser.adapters.runtime import Runtime
@@ -38,8 +39,12 @@ def _envelope(runtime: Runtime, event: AcceptedEvent) -> str:
 
 
 def _accepted(event: AcceptedEvent) -> dict[str, Any]:
-    body: dict[str, Any] = {"runId": event.run_id, "eventType": event.event_type, "status": "accepted",
-                            "handoff": "queued"}
+    body: dict[str, Any] = {
+        "runId": event.run_id,
+        "eventType": event.event_type,
+        "status": "accepted",
+        "handoff": "queued",
+    }
     if event.warnings:
         body["warnings"] = list(event.warnings)
     return body
@@ -97,30 +102,53 @@ def process_lineage_event(runtime: Runtime, msg: func.QueueMessage, queue_name: 
         if poison_at_once(runtime, queue_name, text, exc, (event.get("run") or {}).get("runId"), mapped_with):
             return
         raise
-    log.info("Processed runId=%s eventType=%s status=%s entities=%d unmatched=%d calls=%d attempt=%d",
-             outcome.run_id, event.get("eventType") or outcome.event_type, outcome.status, outcome.entities,
-             outcome.unmatched, outcome.catalog_calls, msg.dequeue_count or 1)
+    log.info(
+        "Processed runId=%s eventType=%s status=%s entities=%d unmatched=%d calls=%d attempt=%d",
+        outcome.run_id,
+        event.get("eventType") or outcome.event_type,
+        outcome.status,
+        outcome.entities,
+        outcome.unmatched,
+        outcome.catalog_calls,
+        msg.dequeue_count or 1,
+    )
 
 
 def write_due_runs(runtime: Runtime, timer: func.TimerRequest | None, queue_name: str) -> None:
     """Runs whose time has come (incomplete, or held for their Databricks environment), failed deletions, and
     expired run state. A failing run is retried on later ticks; the timer itself never fails on one."""
     report = runtime.write_due_runs()
-    log.log(logging.INFO if report.did_something else logging.DEBUG,
-            "Timer: written=%d failed=%d deletesRetried=%d purged=%d historyPurged=%d pastDue=%s", report.written,
-            report.failed, report.deletes_retried, report.purged, report.history_purged,
-            bool(getattr(timer, "past_due", False)))
+    log.log(
+        logging.INFO if report.did_something else logging.DEBUG,
+        "Timer: written=%d failed=%d deletesRetried=%d purged=%d historyPurged=%d pastDue=%s",
+        report.written,
+        report.failed,
+        report.deletes_retried,
+        report.purged,
+        report.history_purged,
+        bool(getattr(timer, "past_due", False)),
+    )
     if report.poison_waiting:  # every tick while it lasts: the template's poison alert reads this line
-        log.warning("%s holds %d message(s): fix the cause, then `ol2purview requeue --all` (docs/guides/operations.md)",
-                    poison_queue_name(queue_name), report.poison_waiting)
+        log.warning(
+            "%s holds %d message(s): fix the cause, then `ol2purview requeue --all` (docs/guides/operations.md)",
+            poison_queue_name(queue_name),
+            report.poison_waiting,
+        )
 
 
 def relink_scanned_assets(runtime: Runtime, timer: func.TimerRequest | None) -> None:
     """Interim datasets re-linked to the assets a scan registered since they were written."""
     report = runtime.relink_scanned_assets()
-    log.log(logging.INFO if report.did_something else logging.DEBUG,
-            "Re-link: checked=%d relinked=%d processes=%d deleted=%d kept=%d calls=%d", report.checked,
-            report.relinked, report.processes, report.deleted, report.kept, report.calls)
+    log.log(
+        logging.INFO if report.did_something else logging.DEBUG,
+        "Re-link: checked=%d relinked=%d processes=%d deleted=%d kept=%d calls=%d",
+        report.checked,
+        report.relinked,
+        report.processes,
+        report.deleted,
+        report.kept,
+        report.calls,
+    )
 
 
 def reset_process_runs(runtime: Runtime, req: func.HttpRequest) -> func.HttpResponse:
@@ -132,8 +160,10 @@ def reset_process_runs(runtime: Runtime, req: func.HttpRequest) -> func.HttpResp
         return _json(400, {"error": "the body is not JSON", "path": "$"})
     names = body.get("processes") if isinstance(body, dict) else None
     if not isinstance(names, list) or not names or not all(isinstance(n, str) and n for n in names):
-        return _json(400, {"error": "expected {\"processes\": [qualifiedName, ...]} with at least one name",
-                           "path": "$.processes"})
+        return _json(
+            400,
+            {"error": "expected {\"processes\": [qualifiedName, ...]} with at least one name", "path": "$.processes"},
+        )
     if len(names) > MAX_RESET_PROCESSES:
         return _json(413, {"error": f"at most {MAX_RESET_PROCESSES} processes per request", "path": "$.processes"})
     reset = runtime.reset_process_runs(names)

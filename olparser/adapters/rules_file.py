@@ -14,6 +14,7 @@ of the rules in force, as `FILE:LINE:COLUMN: rule N 'name', field F: what`.
 deployment zip holds config/) and `ol2purview serve` for the app it serves. Settings alone default to the shipped
 rules.
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,10 +24,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, MutableMapping
 
-from olparser.settings import PROJECT_ROOT, Settings
-
 from olparser.naming.engine import MappingEngine, MappingResult
 from olparser.naming.rules import ConfigError, located, parse_json, unwrap
+from olparser.settings import PROJECT_ROOT, Settings
 
 log = logging.getLogger(__name__)
 DEFAULT_CHECK_SECONDS = 2.0
@@ -100,8 +100,13 @@ def rules_problem(settings: Settings) -> str | None:
 class ReloadingEngine:
     """Delegates to the current `MappingEngine` of `path`, reloading it when the file changes."""
 
-    def __init__(self, path: str | Path, *, check_seconds: float = DEFAULT_CHECK_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        check_seconds: float = DEFAULT_CHECK_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.path = Path(path)
         self._check_seconds = check_seconds
         self._clock = clock
@@ -142,8 +147,11 @@ class ReloadingEngine:
             engine = load_rules_file(self.path)
         except (RulesFileError, OSError, ValueError) as exc:
             self.error = str(exc)
-            log.error("mapping rules in %s changed but cannot be used, so the previous rules stay in force: %s",
-                      self.path, exc)
+            log.error(
+                "mapping rules in %s changed but cannot be used, so the previous rules stay in force: %s",
+                self.path,
+                exc,
+            )
             return
         self._engine = engine
         self.error = None
@@ -159,8 +167,13 @@ class ReloadingEngine:
     def status(self) -> dict[str, Any]:
         """For the status endpoint: whether the file's current version is in force, and if not why."""
         self.current  # noqa: B018 - looks at the file when check_seconds have passed
-        return {"ok": self.error is None, "path": shown_path(self.path), "rules": len(self._engine.rules),
-                "reloads": self.reloads, **({"error": self.error} if self.error else {})}
+        return {
+            "ok": self.error is None,
+            "path": shown_path(self.path),
+            "rules": len(self._engine.rules),
+            "reloads": self.reloads,
+            **({"error": self.error} if self.error else {}),
+        }
 
     def watch(self) -> None:
         """Look at the file every `check_seconds` from a daemon thread (once; `close()` stops it)."""

@@ -12,6 +12,7 @@ existence cache, shared with the resolver), behind one lock so concurrent first 
 reads no network: the first catalog call happens on the first upload, preceded once per process by the typedef
 registration (at most 3 calls, create-or-update), so a fresh deployment needs no manual step.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,29 +24,44 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from azure.storage.queue import ExponentialRetry
 
-from olparser.adapters.catalog import (AtlasCatalogClient, CatalogTarget, CatalogUploader, DeleteReport, TypedefReport,
-                              UploadReport, entity_type_names, load_typedefs, make_atlas_client, resolve_target)
+from olparser.adapters.catalog import (
+    AtlasCatalogClient,
+    CatalogTarget,
+    CatalogUploader,
+    DeleteReport,
+    TypedefReport,
+    UploadReport,
+    entity_type_names,
+    load_typedefs,
+    make_atlas_client,
+    resolve_target,
+)
 from olparser.adapters.catalog.existence import ExistenceCache, existence_cache_for
 from olparser.adapters.catalog.placement import CollectionPlacement, placement_from_settings
+from olparser.adapters.delivery.archive import EventArchive, archive_from_settings
+from olparser.adapters.delivery.queues import (
+    AzureQueueService,
+    QueueService,
+    SqliteQueueService,
+    embedded_queue_path,
+    poison_queue_name,
+)
+from olparser.adapters.delivery.sender import EventCourier, courier_from_settings
+from olparser.adapters.history_stores import open_history_store
+from olparser.adapters.rules_file import ReloadingEngine
+from olparser.adapters.run_state import open_run_state_store
+from olparser.adapters.sql.process_parser import SqlParser
+from olparser.adapters.storage_account import StorageAccount
 from olparser.contract import IntakeLimits
 from olparser.contract.reader import validators_for
-from olparser.adapters.delivery.archive import EventArchive, archive_from_settings
-from olparser.adapters.delivery.queues import (AzureQueueService, QueueService, SqliteQueueService, embedded_queue_path,
-                                      poison_queue_name)
-from olparser.adapters.delivery.sender import EventCourier, courier_from_settings
 from olparser.history import RunHistoryStore
-from olparser.adapters.history_stores import open_history_store
 from olparser.history.api import lineage_answer, run_answer
 from olparser.lineage import LineageOptions, LineagePlan
 from olparser.naming import MappingEngine
-from olparser.adapters.rules_file import ReloadingEngine
 from olparser.pipeline import DueReport, LineageOutcome, LineagePipeline, WritePolicy
 from olparser.relink import Relinker, RelinkReport
 from olparser.runs import RunStateStore
-from olparser.adapters.run_state import open_run_state_store
 from olparser.settings import TYPEDEFS_DIR, Settings
-from olparser.adapters.storage_account import StorageAccount
-from olparser.adapters.sql.process_parser import SqlParser
 
 T = TypeVar("T")
 log = logging.getLogger("ol2purview.runtime")
@@ -94,8 +110,15 @@ class Runtime:
     (tools/spark/catalog.py `ThrottledClient`) and the run-state store a task opened — from which the rest is built
     as for the live path (tools/spark builds its uploader, resolver, run state and history here)."""
 
-    def __init__(self, settings: Settings, *, credential: Any = None, typedefs_dir: Path = TYPEDEFS_DIR,
-                 catalog_client: Any = None, run_state_store: RunStateStore | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        credential: Any = None,
+        typedefs_dir: Path = TYPEDEFS_DIR,
+        catalog_client: Any = None,
+        run_state_store: RunStateStore | None = None,
+    ) -> None:
         self.settings = settings
         self._credential = credential
         self._typedefs_dir = typedefs_dir
@@ -116,10 +139,12 @@ class Runtime:
     # --- intake ------------------------------------------------------------------------------------------------
     def limits(self) -> IntakeLimits:
         """The intake's limits, with the contract compiled for them (so that no request waits for that)."""
+
         def build() -> IntakeLimits:
             limits = IntakeLimits.from_settings(self.settings)
             validators_for(limits)
             return limits
+
         return self._once("limits", build)
 
     def courier(self) -> EventCourier:
@@ -133,14 +158,17 @@ class Runtime:
         A sender is waiting for its answer: a few quick retries (not the SDK's 15 s, 18 s, 24 s), then the host
         answers 503 and the sender sends again.
         """
+
         def build() -> QueueService:
             if (account := StorageAccount.from_settings(self.settings)) is not None:
                 # Fractions of a second: the SDK annotates these as int but computes the backoff with floats.
                 backoff: dict[str, Any] = {"initial_backoff": 0.2, "increment_base": 1.5, "random_jitter_range": 0.2}
                 quick = ExponentialRetry(retry_total=2, **backoff)
-                return AzureQueueService(account, message_encoding, retry_policy=quick,
-                                         connection_timeout=5, read_timeout=20)
+                return AzureQueueService(
+                    account, message_encoding, retry_policy=quick, connection_timeout=5, read_timeout=20
+                )
             return SqliteQueueService(embedded_queue_path(self.settings.data_dir))
+
         return self._once("queue_service", build)
 
     def event_archive(self) -> EventArchive | None:
@@ -161,25 +189,34 @@ class Runtime:
     def sql_parser(self) -> SqlParser | None:
         """Column lineage from a run's SQL (SQL_COLUMN_LINEAGE): the parser's worker processes start on the first
         statement that needs them, not here."""
-        return self._once("sql_parser", lambda: SqlParser.from_settings(self.settings)
-                          if self.settings.sql_column_lineage else None)
+        return self._once(
+            "sql_parser", lambda: SqlParser.from_settings(self.settings) if self.settings.sql_column_lineage else None
+        )
 
     def catalog_target(self) -> CatalogTarget:
         """Purview or an Atlas endpoint. `embedded` needs the endpoint of a running local catalog (the local host
         starts one and sets ATLAS_ENDPOINT), so without one it is a configuration error."""
+
         def build() -> CatalogTarget:
             try:
                 target = resolve_target(self.settings)
             except ValueError as exc:
                 raise ConfigurationError(str(exc)) from None
             if target.endpoint is None:
-                raise ConfigurationError("no catalog configured: set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT")
+                raise ConfigurationError(
+                    "no catalog configured: set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT"
+                )
             return target
+
         return self._once("catalog_target", build)
 
     def catalog_client(self) -> AtlasCatalogClient:
-        return self._once("catalog_client", lambda: make_atlas_client(
-            self.catalog_target(), timeout=self.settings.catalog_timeout_seconds, credential=self._credential))
+        return self._once(
+            "catalog_client",
+            lambda: make_atlas_client(
+                self.catalog_target(), timeout=self.settings.catalog_timeout_seconds, credential=self._credential
+            ),
+        )
 
     def existence_cache(self) -> ExistenceCache:
         """What the catalog holds, as far as this process knows: shared by the resolver and the uploader."""
@@ -188,15 +225,21 @@ class Runtime:
     def uploader(self) -> TypedefsFirstUploader:
         """The process's one uploader (one existence cache), registering typedefs before its first upload. Entities
         of types that are not the connector's own are deleted only when nothing else uses them."""
-        return self._once("uploader", lambda: TypedefsFirstUploader(self.catalog_uploader(),
-                                                                     lambda: self._typedefs()))
+        return self._once("uploader", lambda: TypedefsFirstUploader(self.catalog_uploader(), lambda: self._typedefs()))
 
     def catalog_uploader(self) -> CatalogUploader:
         """The uploader itself, without the typedef registration (the Spark paths register them before they start:
         `ol2purview spark` registers the typedefs once, not per task)."""
-        return self._once("catalog_uploader", lambda: CatalogUploader(
-            self.catalog_client(), settings=self.settings, cache=self.existence_cache(),
-            connector_types=entity_type_names(self._typedefs()), placement=self.placement()))
+        return self._once(
+            "catalog_uploader",
+            lambda: CatalogUploader(
+                self.catalog_client(),
+                settings=self.settings,
+                cache=self.existence_cache(),
+                connector_types=entity_type_names(self._typedefs()),
+                placement=self.placement(),
+            ),
+        )
 
     def _typedefs(self) -> dict[str, list[dict[str, Any]]]:
         return self._once("typedefs", lambda: load_typedefs(self._typedefs_dir))
@@ -204,23 +247,28 @@ class Runtime:
     def placement(self) -> CollectionPlacement | None:
         """The collection of each run (PLACEMENT_RULES_PATH, PURVIEW_COLLECTION), or None: every entity in the
         root. The rules are read (and checked) here, once."""
+
         def build() -> CollectionPlacement | None:
             try:
                 return placement_from_settings(self.catalog_client(), self.settings)
             except ValueError as exc:
                 raise ConfigurationError(str(exc)) from None
+
         return self._once("placement", build)
 
     def resolver(self) -> Any:
         """The process's one ScannedAssetResolver (None when RESOLVE_SCANNED_ASSETS is off). The resource-set rules are
         read from the catalog on first use."""
+
         def build() -> Any:
             if not self.settings.resolve_scanned_assets:
                 return None
             from olparser.adapters.catalog.resolver import resolver_for  # loads the resource-set rules engine
 
-            return resolver_for(self.catalog_client(), self.settings, self.existence_cache(),
-                                owned=self.run_state_store().interim_keys)
+            return resolver_for(
+                self.catalog_client(), self.settings, self.existence_cache(), owned=self.run_state_store().interim_keys
+            )
+
         return self._once("resolver", build)
 
     def ensure_typedefs(self) -> TypedefReport:
@@ -228,21 +276,34 @@ class Runtime:
         return self.uploader().ensure_typedefs()
 
     def pipeline(self) -> LineagePipeline:
-        return self._once("pipeline", lambda: LineagePipeline(
-            self.run_state_store(),
-            self.engine(),  # type: ignore[arg-type]  # a ReloadingEngine delegates to its current MappingEngine
-            self.lineage_options(), self.uploader(),
-            WritePolicy.from_settings(self.settings), resolver=self.resolver(), history=self.history_store(),
-            parse_sql=self.sql_parser()))
+        return self._once(
+            "pipeline",
+            lambda: LineagePipeline(
+                self.run_state_store(),
+                self.engine(),  # type: ignore[arg-type]  # a ReloadingEngine delegates to its current MappingEngine
+                self.lineage_options(),
+                self.uploader(),
+                WritePolicy.from_settings(self.settings),
+                resolver=self.resolver(),
+                history=self.history_store(),
+                parse_sql=self.sql_parser(),
+            ),
+        )
 
     def relinker(self) -> Relinker | None:
         """The re-link timer's worker (None when RESOLVE_SCANNED_ASSETS is off)."""
+
         def build() -> Relinker | None:
             if self.resolver() is None:
                 return None
-            return Relinker(self.run_state_store(), self.resolver(), self.uploader().uploader,
-                            batch_size=self.settings.relink_batch_size,
-                            locked_processes=self.pipeline().locked_processes)
+            return Relinker(
+                self.run_state_store(),
+                self.resolver(),
+                self.uploader().uploader,
+                batch_size=self.settings.relink_batch_size,
+                locked_processes=self.pipeline().locked_processes,
+            )
+
         return self._once("relinker", build)
 
     def process(self, event: dict[str, Any], *, redelivered: bool = False) -> LineageOutcome:
@@ -269,6 +330,7 @@ class Runtime:
         """The re-link timer's work: interim datasets whose scanned asset a scan has registered since."""
         relinker = self.relinker()
         return relinker.run(now=now) if relinker is not None else RelinkReport()
+
     # --- the run history ----------------------------------------------------------------------------------------
     def history_store(self) -> RunHistoryStore:
         """Where every run's dataset accesses are kept (RUN_HISTORY_DAYS), next to the run state."""

@@ -1,5 +1,6 @@
 """One SQLite file shared by the threads (a connection each) and processes (SQLite's file locks) of a local run:
 what the run-state store and the run-history store have in common."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -65,8 +66,7 @@ class SqliteFile:
     def _connection(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
         if db is None:
-            db = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None,
-                                 check_same_thread=False)
+            db = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA synchronous=NORMAL")
             with self._connections_lock:
                 self._connections.append(db)

@@ -6,6 +6,7 @@ template sets `AzureWebJobsStorage__accountName` (and the service URIs) for the 
 gives the app's identity the storage data roles. The credential is azure-identity's DefaultAzureCredential (the
 managed identity in Azure; `AZURE_CLIENT_ID` chooses a user-assigned one), created once per process.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,8 +35,9 @@ def default_credential() -> Any:
 class StorageAccount:
     """Builds the storage SDK clients from a connection string, or from service URIs and a token credential."""
 
-    def __init__(self, connection_string: str | None = None, endpoints: StorageEndpoints | None = None,
-                 credential: Any = None) -> None:
+    def __init__(
+        self, connection_string: str | None = None, endpoints: StorageEndpoints | None = None, credential: Any = None
+    ) -> None:
         if (connection_string is None) == (endpoints is None):
             raise ValueError("a storage account needs either a connection string or service URIs")
         self.connection_string = connection_string
@@ -56,8 +58,10 @@ class StorageAccount:
         """The account from the settings; a ValueError naming `what` (the setting that needs it) when none is set."""
         account = cls.from_settings(settings)
         if account is None:
-            raise ValueError(f"{what} needs AzureWebJobsStorage (a connection string, or "
-                             "AzureWebJobsStorage__accountName for the managed identity)")
+            raise ValueError(
+                f"{what} needs AzureWebJobsStorage (a connection string, or "
+                "AzureWebJobsStorage__accountName for the managed identity)"
+            )
         return account
 
     @property

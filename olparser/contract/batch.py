@@ -1,4 +1,5 @@
 """The answer to POST /lineage/batch (OpenLineage.yml): 204 when every event was taken, else 200 with details."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence

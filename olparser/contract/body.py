@@ -5,6 +5,7 @@ notices duplicate keys) would: orjson accepts the body and it has no duplicate k
 lone surrogates, integers past 64 bits, 1e400, errors) goes the exact path, so values, warnings and messages stay
 the same.
 """
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,13 @@ def decode_body(body: bytes, headers: Mapping[str, str], limits: IntakeLimits) -
     parsed = parse_fast(body)
     if parsed is not None:
         value, indented = parsed
-        return DecodedBody(value, (), by_orjson=True, control_free=control_free(body),
-                           within_depth=indented_within(indented, limits.max_depth))
+        return DecodedBody(
+            value,
+            (),
+            by_orjson=True,
+            control_free=control_free(body),
+            within_depth=indented_within(indented, limits.max_depth),
+        )
     return parse_json(decode_utf8(body), limits.max_depth)
 
 
@@ -99,7 +105,7 @@ def parse_fast(body: bytes) -> tuple[Any, bytes] | None:
     """
     if len(body) > FAST_PATH_MAX_BYTES:
         return None
-    data = body[len(UTF8_BOM_BYTES):] if body.startswith(UTF8_BOM_BYTES) else body
+    data = body[len(UTF8_BOM_BYTES) :] if body.startswith(UTF8_BOM_BYTES) else body
     if b"\\" in data and any(escaped in data for escaped in _ESCAPED_COLONS):
         return None
     if may_hold_long_integer(data):

@@ -3,6 +3,7 @@ column-lineage fields. Each count is compared with its limit (IntakeLimits) and 
 413, naming the limit and its setting. One pass over the parts counted, linear in the event's size; any shape is
 tolerated (validation reports shapes), so parts that are not what they should be are simply not counted.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -14,8 +15,12 @@ from olparser.contract.strip import DATASET_LISTS, facet_maps
 ENVIRONMENT_FACET = "environment-properties"
 
 
-def check_counts(event: dict[str, Any], limits: IntakeLimits, prefix: str = "$",
-                 maps: Sequence[tuple[tuple[str | int, ...], dict[str, Any]]] | None = None) -> None:
+def check_counts(
+    event: dict[str, Any],
+    limits: IntakeLimits,
+    prefix: str = "$",
+    maps: Sequence[tuple[tuple[str | int, ...], dict[str, Any]]] | None = None,
+) -> None:
     """Raise IngestError(413) for the first count over its limit; return quietly when all fit. `maps`: the event's
     facet maps when the caller has listed them already (strip.facet_maps)."""
     _check_datasets(event, limits, prefix)
@@ -36,8 +41,10 @@ def check_counts(event: dict[str, Any], limits: IntakeLimits, prefix: str = "$",
             columns = schema_columns(schema)
             if columns > limits.max_schema_columns:
                 where = json_path((*path, "schema", "fields"), prefix)
-                message = (f"{where} has {columns:,} columns (nested fields included), "
-                           f"{over_limit('max_schema_columns', limits.max_schema_columns)}")
+                message = (
+                    f"{where} has {columns:,} columns (nested fields included), "
+                    f"{over_limit('max_schema_columns', limits.max_schema_columns)}"
+                )
                 raise IngestError(413, message, where)
         lineage = facet_map.get("columnLineage")
         if type(lineage) is dict:
@@ -45,20 +52,26 @@ def check_counts(event: dict[str, Any], limits: IntakeLimits, prefix: str = "$",
             output_fields += outputs
             input_fields += inputs
     if output_fields > limits.max_column_lineage_fields:
-        message = (f"the columnLineage facets of the event have {output_fields:,} output fields, "
-                   f"{over_limit('max_column_lineage_fields', limits.max_column_lineage_fields)}")
+        message = (
+            f"the columnLineage facets of the event have {output_fields:,} output fields, "
+            f"{over_limit('max_column_lineage_fields', limits.max_column_lineage_fields)}"
+        )
         raise IngestError(413, message, prefix)
     if input_fields > limits.max_column_lineage_input_fields:
-        message = (f"the columnLineage facets of the event have {input_fields:,} input fields, "
-                   f"{over_limit('max_column_lineage_input_fields', limits.max_column_lineage_input_fields)}")
+        message = (
+            f"the columnLineage facets of the event have {input_fields:,} input fields, "
+            f"{over_limit('max_column_lineage_input_fields', limits.max_column_lineage_input_fields)}"
+        )
         raise IngestError(413, message, prefix)
 
 
 def _check_datasets(event: dict[str, Any], limits: IntakeLimits, prefix: str) -> None:
     count = sum(len(event[name]) for name in DATASET_LISTS if type(event.get(name)) is list)
     if count > limits.max_datasets_per_event:
-        message = (f"the event has {count:,} datasets in inputs and outputs, "
-                   f"{over_limit('max_datasets_per_event', limits.max_datasets_per_event)}")
+        message = (
+            f"the event has {count:,} datasets in inputs and outputs, "
+            f"{over_limit('max_datasets_per_event', limits.max_datasets_per_event)}"
+        )
         raise IngestError(413, message, prefix)
 
 

@@ -1,4 +1,5 @@
 """The one error type of the contract: a client problem with an HTTP status, a message and the JSON path it is about."""
+
 from __future__ import annotations
 
 import json

@@ -1,5 +1,6 @@
 """Dropping malformed facets: a facet the connector reads that breaks its contract is removed with a warning, so one
 bad facet never costs the whole event; any facet that is not a JSON object is removed the same way."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable
@@ -18,9 +19,13 @@ def facet_group(path: tuple[str | int, ...]) -> str:
     return str(path[0]) if path[0] in ("run", "job") else "dataset"
 
 
-def drop_malformed_facets(event: dict[str, Any], validators: ContractValidators, prefix: str = "$",
-                          control_free: bool = False,
-                          maps: Iterable[tuple[tuple[str | int, ...], dict[str, Any]]] | None = None) -> list[str]:
+def drop_malformed_facets(
+    event: dict[str, Any],
+    validators: ContractValidators,
+    prefix: str = "$",
+    control_free: bool = False,
+    maps: Iterable[tuple[tuple[str | int, ...], dict[str, Any]]] | None = None,
+) -> list[str]:
     """Check every facet the connector reads against its contract; delete the malformed ones in place.
 
     Returns one warning per facet dropped, e.g.
@@ -39,8 +44,7 @@ def drop_malformed_facets(event: dict[str, Any], validators: ContractValidators,
                 problem = "a facet must be a JSON object"
             else:
                 validator = read.get(name)
-                found = (validator.problem(facet, (*path, name), prefix, control_free) if validator is not None
-                         else None)
+                found = validator.problem(facet, (*path, name), prefix, control_free) if validator is not None else None
                 if found is None:
                     continue
                 problem = found[0]

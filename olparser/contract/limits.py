@@ -4,6 +4,7 @@ Each limit bounds something that multiplies the work done on an event after it i
 dataset, column or mount), so that intake and worker work stay linear in the event's size with a small constant
 (docs/decisions.md, "Cost model"). Each has a setting (olparser.settings, README "Limits"); a refusal names it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

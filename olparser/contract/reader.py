@@ -1,4 +1,5 @@
 """The intake: request bytes in, accepted events (validated, stripped, with warnings) or an IngestError out."""
+
 from __future__ import annotations
 
 import json
@@ -56,9 +57,15 @@ def read_event(
     if isinstance(decoded.value, list):
         message = "expected one event as a JSON object, got an array: send arrays to the batch endpoint"
         raise IngestError(400, message, "$")
-    return accept_event(decoded.value, limits, decoded.warnings, received_at=received_at,
-                        by_orjson=decoded.by_orjson, control_free=decoded.control_free,
-                        within_depth=decoded.within_depth)
+    return accept_event(
+        decoded.value,
+        limits,
+        decoded.warnings,
+        received_at=received_at,
+        by_orjson=decoded.by_orjson,
+        control_free=decoded.control_free,
+        within_depth=decoded.within_depth,
+    )
 
 
 def read_batch(
@@ -85,17 +92,32 @@ def read_batch(
     received_at = received_at or datetime.now(timezone.utc)
     for index, item in enumerate(items):
         try:
-            results.append(accept_event(item, limits, decoded.warnings, f"{prefix}[{index}]", received_at=received_at,
-                                        by_orjson=decoded.by_orjson, control_free=decoded.control_free,
-                                        within_depth=decoded.within_depth))  # an item nests less than the body
+            results.append(
+                accept_event(
+                    item,
+                    limits,
+                    decoded.warnings,
+                    f"{prefix}[{index}]",
+                    received_at=received_at,
+                    by_orjson=decoded.by_orjson,
+                    control_free=decoded.control_free,
+                    within_depth=decoded.within_depth,
+                )
+            )  # an item nests less than the body
         except IngestError as exc:
             results.append(exc)
     return results
 
 
 def accept_event(
-    value: Any, limits: IntakeLimits, warnings: tuple[str, ...] = (), prefix: str = "$", *,
-    received_at: datetime | None = None, by_orjson: bool = False, control_free: bool = False,
+    value: Any,
+    limits: IntakeLimits,
+    warnings: tuple[str, ...] = (),
+    prefix: str = "$",
+    *,
+    received_at: datetime | None = None,
+    by_orjson: bool = False,
+    control_free: bool = False,
     within_depth: bool = False,
 ) -> AcceptedEvent:
     """Strip, check depth and counts, validate, clean and date one parsed event; `prefix` is its JSON path in the
@@ -117,8 +139,9 @@ def accept_event(
         raise IngestError(400, *problem)
     notes = list(warnings)
     notes += drop_malformed_facets(value, validators, prefix, control_free, maps)
-    clamped = clamp_event_time(value, received_at or datetime.now(timezone.utc), limits.max_event_time_skew_seconds,
-                               prefix)
+    clamped = clamp_event_time(
+        value, received_at or datetime.now(timezone.utc), limits.max_event_time_skew_seconds, prefix
+    )
     if clamped is not None:
         notes.append(clamped)
     is_run = kind == "RunEvent"
@@ -137,8 +160,11 @@ def accept_event(
 def validators_for(limits: IntakeLimits) -> ContractValidators:
     """The contract compiled for these limits (once per set of limits: the first call takes about a second)."""
     return contract_validators(
-        limits.max_string_chars, datasets=limits.max_datasets_per_event, columns=limits.max_schema_columns,
-        mounts=limits.max_mount_points, input_fields=limits.max_column_lineage_input_fields,
+        limits.max_string_chars,
+        datasets=limits.max_datasets_per_event,
+        columns=limits.max_schema_columns,
+        mounts=limits.max_mount_points,
+        input_fields=limits.max_column_lineage_input_fields,
     )
 
 

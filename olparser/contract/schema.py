@@ -9,6 +9,7 @@ be resolved. So a malformed part costs one fast pass that stops where it breaks,
 Both use the same format functions (is_uuid, is_date_time). Array bounds (`maxItems`) that have a setting are set
 from IntakeLimits when the contract is compiled, like Name.maxLength.
 """
+
 from __future__ import annotations
 
 import copy
@@ -118,8 +119,9 @@ class CompiledDef:
     lean: Callable[[Any], bool] | None = None  # "valid?" only: the generated function (lean_checks.py)
     lean_plain: Callable[[Any], bool] | None = None  # `lean` without the control-character patterns
 
-    def problem(self, instance: Any, root: tuple[str | int, ...] = (), prefix: str = "$",
-                control_free: bool = False) -> tuple[str, str] | None:
+    def problem(
+        self, instance: Any, root: tuple[str | int, ...] = (), prefix: str = "$", control_free: bool = False
+    ) -> tuple[str, str] | None:
         """(message, JSON path) of the most relevant violation, or None when `instance` is valid.
 
         `root` is where `instance` sits in the event and `prefix` the path of the event itself ("$" or "$[3]").
@@ -196,8 +198,10 @@ ARRAY_BOUNDS = (
     (("SchemaDatasetFacet", "properties", "fields"), "columns"),
     (("SchemaField", "properties", "fields"), "columns"),
     (("EnvironmentPropertiesRunFacet", "properties", "environment-properties", "properties", "mountPoints"), "mounts"),
-    (("ColumnLineageDatasetFacet", "properties", "fields", "additionalProperties", "properties", "inputFields"),
-     "input_fields"),
+    (
+        ("ColumnLineageDatasetFacet", "properties", "fields", "additionalProperties", "properties", "inputFields"),
+        "input_fields",
+    ),
     (("ColumnLineageDatasetFacet", "properties", "dataset"), "input_fields"),
 )
 
@@ -228,9 +232,14 @@ def contract_validators(
         if bounds[limit] is not None:
             _bounded_array(schema, path)["maxItems"] = bounds[limit]
     registry = Registry().with_resource(CONTRACT_ID, Resource.from_contents(schema, default_specification=DRAFT202012))
-    given = {"max_string_chars": max_string_chars, **{limit: value for limit, value in bounds.items() if value is not None}}
-    lean, lean_plain = (lean_checks.checks(**given, is_uuid=is_uuid, is_date_time=is_date_time, refuse_control=refuse)
-                        for refuse in (True, False))
+    given = {
+        "max_string_chars": max_string_chars,
+        **{limit: value for limit, value in bounds.items() if value is not None},
+    }
+    lean, lean_plain = (
+        lean_checks.checks(**given, is_uuid=is_uuid, is_date_time=is_date_time, refuse_control=refuse)
+        for refuse in (True, False)
+    )
 
     def compile_def(name: str) -> CompiledDef:
         fast = fastjsonschema.compile(
@@ -252,7 +261,9 @@ def contract_validators(
 
 def describe(error: ValidationError, root: tuple[str | int, ...], prefix: str) -> tuple[str, str]:
     """The message for a jsonschema error (the fallback when fastjsonschema's location cannot be resolved)."""
-    return message_for(str(error.validator), error.validator_value, error.instance, (*root, *error.absolute_path), prefix)
+    return message_for(
+        str(error.validator), error.validator_value, error.instance, (*root, *error.absolute_path), prefix
+    )
 
 
 def message_for(keyword: str, expected: Any, value: Any, parts: tuple[Any, ...], prefix: str) -> tuple[str, str]:

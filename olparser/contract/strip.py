@@ -1,4 +1,5 @@
 """Removing heavy facets the connector never reads (spark.logicalPlan, spark_unknown, debug...) before validation."""
+
 from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
@@ -29,8 +30,11 @@ def facet_maps(event: dict[str, Any]) -> Iterator[tuple[tuple[str | int, ...], d
                     yield (list_name, index, map_name), facets
 
 
-def strip_facets(event: dict[str, Any], names: tuple[str, ...] | frozenset[str],
-                 maps: Iterable[tuple[tuple[str | int, ...], dict[str, Any]]] | None = None) -> int:
+def strip_facets(
+    event: dict[str, Any],
+    names: tuple[str, ...] | frozenset[str],
+    maps: Iterable[tuple[tuple[str | int, ...], dict[str, Any]]] | None = None,
+) -> int:
     """Delete the named facets from every facet map of `event` in place (`maps`: those maps when the caller has
     listed them already); return how many were removed."""
     if not names:

@@ -8,6 +8,7 @@ buys to the skew window, exactly as a refusal would, and keeps the lineage of pr
 refused and never retries it. The clamped event keeps its relative order, since intake sees a producer's events in
 the order it sends them. Times in the past are left alone: an old time never outranks a newer run.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,8 +42,9 @@ def instant_by_pattern(text: str) -> float | None:
     year, month, day, hour, minute, second, fraction, sign, off_h, off_m = match.groups()
     micro = int((fraction[1:] + "000000")[:6]) if fraction else 0
     try:
-        moment = datetime(int(year), int(month), int(day), int(hour), int(minute), min(int(second), 59), micro,
-                          tzinfo=timezone.utc)
+        moment = datetime(
+            int(year), int(month), int(day), int(hour), int(minute), min(int(second), 59), micro, tzinfo=timezone.utc
+        )
     except ValueError:
         return None
     offset = 0 if sign is None else (int(off_h) * 3600 + int(off_m) * 60) * (1 if sign == "+" else -1)
@@ -53,8 +55,14 @@ def is_spark_form(text: str) -> bool:
     """True for the shape Spark and most producers write (`2024-05-01T12:00:00.000Z`: UTC, milliseconds), which
     datetime.fromisoformat reads exactly as the general reading does when it reads it at all (the digits are
     checked there)."""
-    return (len(text) == 24 and text[10] == "T" and text[19] == "." and text[23] == "Z" and text[4] == "-"
-            and text.isascii())
+    return (
+        len(text) == 24
+        and text[10] == "T"
+        and text[19] == "."
+        and text[23] == "Z"
+        and text[4] == "-"
+        and text.isascii()
+    )
 
 
 def format_event_time(moment: datetime) -> str:
@@ -75,5 +83,7 @@ def clamp_event_time(event: dict[str, Any], received_at: datetime, skew_seconds:
     clamped = format_event_time(latest)
     event["eventTime"] = clamped
     setting = SETTING_NAMES["max_event_time_skew_seconds"]
-    return (f"{prefix}.eventTime {text[:40]!r} is more than {skew_seconds:,} seconds ahead of the time it was "
-            f"received (setting {setting}): recorded as {clamped}")
+    return (
+        f"{prefix}.eventTime {text[:40]!r} is more than {skew_seconds:,} seconds ahead of the time it was "
+        f"received (setting {setting}): recorded as {clamped}"
+    )

@@ -8,6 +8,7 @@ Times are ISO 8601 (a date, or a date-time; UTC when it has no offset), `now`, o
 Defaults: `until` now, `since` 24 hours before `until`, direction `both`, depth 3. A bad parameter is a 400 whose
 `path` names it; a run the history does not hold is a 404.
 """
+
 from __future__ import annotations
 
 import re
@@ -61,8 +62,11 @@ def parse_time(text: str, now: float, parameter: str) -> float:
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
-        raise QueryError(parameter, f"{parameter} must be an ISO 8601 date or date-time, now, or a duration such as "
-                                    f"-24h or -7d; got {value[:40]!r}") from None
+        raise QueryError(
+            parameter,
+            f"{parameter} must be an ISO 8601 date or date-time, now, or a duration such as "
+            f"-24h or -7d; got {value[:40]!r}",
+        ) from None
     return (moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment).timestamp()
 
 
@@ -110,25 +114,28 @@ def last_run_window(reader: HistoryReader, qualified_name: str, now: float) -> W
     return Window(start, max(end, start + 0.001))
 
 
-def lineage_answer(reader: HistoryReader, params: Mapping[str, str], now: float,
-                   limits: WalkLimits = WalkLimits()) -> tuple[int, JSON]:
+def lineage_answer(
+    reader: HistoryReader, params: Mapping[str, str], now: float, limits: WalkLimits = WalkLimits()
+) -> tuple[int, JSON]:
     """GET /api/ol2purview/lineage: (200, the graph) or (400/404, {"error", "path"})."""
     try:
         query = parse_lineage_query(params, now, limits)
         window = query.window or last_run_window(reader, query.qualified_name, now)
     except QueryError as error:
         return error.status, error.to_json()
-    return 200, lineage_in_window(reader, query.qualified_name, window, query.direction, query.depth,
-                                  column=query.column, limits=limits)
+    return 200, lineage_in_window(
+        reader, query.qualified_name, window, query.direction, query.depth, column=query.column, limits=limits
+    )
 
 
 def run_answer(reader: HistoryReader, run_id: str) -> tuple[int, JSON]:
     """GET /api/ol2purview/runs/{runId}: (200, the run with its accesses and metadata) or (400/404, error)."""
     if not run_id or len(run_id) > MAX_RUN_ID or _CONTROL.search(run_id):
-        return 400, {"error": f"runId must be 1 to {MAX_RUN_ID} characters without control characters",
-                     "path": "runId"}
+        return 400, {"error": f"runId must be 1 to {MAX_RUN_ID} characters without control characters", "path": "runId"}
     record = reader.run(run_id)
     if record is None:
-        return 404, {"error": f"the run history holds no run {run_id} (runs are kept RUN_HISTORY_DAYS days)",
-                     "path": "runId"}
+        return 404, {
+            "error": f"the run history holds no run {run_id} (runs are kept RUN_HISTORY_DAYS days)",
+            "path": "runId",
+        }
     return 200, run_detail(record)

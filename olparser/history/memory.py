@@ -1,5 +1,6 @@
 """A HistoryReader over records held in memory: what `spark history` walks once Spark has computed the records of a
 window from the event archive (and what tests use to walk records without a store). Pure."""
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -20,16 +21,20 @@ class MemoryHistory:
             facts = slim(record.facts)
             for access in record.accesses():
                 self._accesses.setdefault(access.dataset.qualified_name, []).append(
-                    Access(access.dataset, access.access, access.process, access.process_type, facts))
+                    Access(access.dataset, access.access, access.process, access.process_type, facts)
+                )
             for process in record.processes:
                 self._processes.setdefault(process.qualified_name, []).append((facts, process))
 
     def dataset_accesses(self, dataset: str, window: Window, limit: int, access: str | None = None) -> list[Access]:
-        return [a for a in self._accesses.get(dataset, ()) if window.overlaps(a.run.start, a.run.end)
-                and access in (None, a.access)][:max(limit, 0)]
+        return [
+            a
+            for a in self._accesses.get(dataset, ())
+            if window.overlaps(a.run.start, a.run.end) and access in (None, a.access)
+        ][: max(limit, 0)]
 
     def process_runs(self, process: str, window: Window, limit: int) -> list[tuple[RunFacts, ProcessRun]]:
-        return [(f, p) for f, p in self._processes.get(process, ()) if window.overlaps(f.start, f.end)][:max(limit, 0)]
+        return [(f, p) for f, p in self._processes.get(process, ()) if window.overlaps(f.start, f.end)][: max(limit, 0)]
 
     def newest_access(self, dataset: str) -> Access | None:
         found = self._accesses.get(dataset)

@@ -6,6 +6,7 @@ replay or a retry yields the same record, and a run whose start or status became
 replaces its old one. Times are Unix seconds; `end` is None while the run has no terminal event (an INCOMPLETE run,
 which may still be running).
 """
+
 from __future__ import annotations
 
 import json
@@ -90,8 +91,9 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, document: JSON) -> "RunRecord":
-        return cls(facts_from_json(document["facts"]),
-                   tuple(process_from_json(p) for p in document.get("processes") or ()))
+        return cls(
+            facts_from_json(document["facts"]), tuple(process_from_json(p) for p in document.get("processes") or ())
+        )
 
     def canonical(self) -> str:
         """Compact JSON with sorted keys: equal records give equal text (the stores' digest of what they hold)."""
@@ -107,15 +109,29 @@ class ProcessSummary:
 
 
 def facts_to_json(facts: RunFacts) -> JSON:
-    return {"runId": facts.run_id, "job": facts.job, "owner": facts.owner, "ownerType": facts.owner_type,
-            "start": facts.start, "end": facts.end, "status": facts.status, "metadata": facts.metadata}
+    return {
+        "runId": facts.run_id,
+        "job": facts.job,
+        "owner": facts.owner,
+        "ownerType": facts.owner_type,
+        "start": facts.start,
+        "end": facts.end,
+        "status": facts.status,
+        "metadata": facts.metadata,
+    }
 
 
 def facts_from_json(document: JSON) -> RunFacts:
-    return RunFacts(run_id=document["runId"], job=document.get("job", ""), owner=document.get("owner", ""),
-                    owner_type=document.get("ownerType", ""), start=float(document["start"]),
-                    end=None if document.get("end") is None else float(document["end"]),
-                    status=document.get("status", ""), metadata=document.get("metadata") or {})
+    return RunFacts(
+        run_id=document["runId"],
+        job=document.get("job", ""),
+        owner=document.get("owner", ""),
+        owner_type=document.get("ownerType", ""),
+        start=float(document["start"]),
+        end=None if document.get("end") is None else float(document["end"]),
+        status=document.get("status", ""),
+        metadata=document.get("metadata") or {},
+    )
 
 
 def _refs_to_json(refs: tuple[DatasetRef, ...]) -> list[list[str]]:
@@ -127,8 +143,13 @@ def _refs_from_json(items: Any) -> tuple[DatasetRef, ...]:
 
 
 def process_to_json(process: ProcessRun) -> JSON:
-    document: JSON = {"qualifiedName": process.qualified_name, "typeName": process.type_name, "name": process.name,
-                      "inputs": _refs_to_json(process.inputs), "outputs": _refs_to_json(process.outputs)}
+    document: JSON = {
+        "qualifiedName": process.qualified_name,
+        "typeName": process.type_name,
+        "name": process.name,
+        "inputs": _refs_to_json(process.inputs),
+        "outputs": _refs_to_json(process.outputs),
+    }
     if process.column_mapping:
         document["columnMapping"] = process.column_mapping
     if process.column_lineage_detail:
@@ -137,8 +158,12 @@ def process_to_json(process: ProcessRun) -> JSON:
 
 
 def process_from_json(document: JSON) -> ProcessRun:
-    return ProcessRun(qualified_name=document["qualifiedName"], type_name=document.get("typeName", ""),
-                      name=document.get("name", ""), inputs=_refs_from_json(document.get("inputs")),
-                      outputs=_refs_from_json(document.get("outputs")),
-                      column_mapping=document.get("columnMapping", ""),
-                      column_lineage_detail=document.get("columnLineageDetail", ""))
+    return ProcessRun(
+        qualified_name=document["qualifiedName"],
+        type_name=document.get("typeName", ""),
+        name=document.get("name", ""),
+        inputs=_refs_from_json(document.get("inputs")),
+        outputs=_refs_from_json(document.get("outputs")),
+        column_mapping=document.get("columnMapping", ""),
+        column_lineage_detail=document.get("columnLineageDetail", ""),
+    )

@@ -15,6 +15,7 @@ so that every batch of the window writes the same record.
 `with_run_history` puts the history's `runCount` and `firstRunTime` on the plan's processes. `relink_record` links a
 record's datasets to scanned assets as `olparser.lineage.link` links a plan (the backfill records before it writes).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -34,6 +35,7 @@ from .model import DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord
 
 JSON = dict[str, Any]
 
+
 def history_record(run: RunSnapshot, plan: LineagePlan, options: LineageOptions, *, status: str) -> RunRecord | None:
     """The history record of `run` written (or, for FAIL and ABORT, not written) with `plan`; `status` is the run's
     final status: COMPLETE, FAIL, ABORT, or INCOMPLETE (no terminal event). A streaming micro-batch's record is its
@@ -50,8 +52,16 @@ def history_record(run: RunSnapshot, plan: LineagePlan, options: LineageOptions,
         start = start // window * window
         end = start + window if end is not None else None
         metadata = {k: v for k, v in metadata.items() if k not in PER_BATCH_METADATA}
-    facts = RunFacts(run_id=history_run_id(run, options), job=f"{run.job_namespace}/{run.job_name}", owner=owner,
-                     owner_type=owner_type, start=start, end=end, status=status, metadata=metadata)
+    facts = RunFacts(
+        run_id=history_run_id(run, options),
+        job=f"{run.job_namespace}/{run.job_name}",
+        owner=owner,
+        owner_type=owner_type,
+        start=start,
+        end=end,
+        status=status,
+        metadata=metadata,
+    )
     return RunRecord(facts, tuple(sorted((_process_run(e) for e in processes), key=lambda p: p.qualified_name)))
 
 
@@ -70,9 +80,14 @@ def with_run_history(plan: LineagePlan, summaries: Mapping[str, ProcessSummary])
     for entity in plan.entities:
         if is_process(entity):
             summary = summaries.get(entity["attributes"]["qualifiedName"])
-            entity = {**entity, "attributes": {
-                **entity["attributes"], "runCount": summary.run_count if summary else None,
-                "firstRunTime": iso_time(summary.first_start) if summary else ""}}
+            entity = {
+                **entity,
+                "attributes": {
+                    **entity["attributes"],
+                    "runCount": summary.run_count if summary else None,
+                    "firstRunTime": iso_time(summary.first_start) if summary else "",
+                },
+            }
         entities.append(entity)
     return replace(plan, entities=tuple(entities))
 
@@ -85,13 +100,24 @@ def relink_record(record: RunRecord, links: Mapping[Key, Key]) -> RunRecord:
         return record
     processes = []
     for process in record.processes:
-        attributes = {"inputs": [object_id(d.type_name, d.qualified_name) for d in process.inputs],
-                      "outputs": [object_id(d.type_name, d.qualified_name) for d in process.outputs],
-                      "columnMapping": process.column_mapping, "columnLineageDetail": process.column_lineage_detail}
+        attributes = {
+            "inputs": [object_id(d.type_name, d.qualified_name) for d in process.inputs],
+            "outputs": [object_id(d.type_name, d.qualified_name) for d in process.outputs],
+            "columnMapping": process.column_mapping,
+            "columnLineageDetail": process.column_lineage_detail,
+        }
         linked = relink_attributes(attributes, moved)
-        processes.append(process if linked is attributes else replace(
-            process, inputs=_refs(linked["inputs"]), outputs=_refs(linked["outputs"]),
-            column_mapping=linked["columnMapping"], column_lineage_detail=linked["columnLineageDetail"]))
+        processes.append(
+            process
+            if linked is attributes
+            else replace(
+                process,
+                inputs=_refs(linked["inputs"]),
+                outputs=_refs(linked["outputs"]),
+                column_mapping=linked["columnMapping"],
+                column_lineage_detail=linked["columnLineageDetail"],
+            )
+        )
     return replace(record, processes=tuple(processes))
 
 
@@ -115,8 +141,12 @@ def _owner(process: JSON) -> tuple[str, str]:
 
 def _process_run(entity: JSON) -> ProcessRun:
     attributes = entity["attributes"]
-    return ProcessRun(qualified_name=attributes["qualifiedName"], type_name=entity["typeName"],
-                      name=str(attributes.get("name") or ""), inputs=_refs(attributes.get("inputs")),
-                      outputs=_refs(attributes.get("outputs")),
-                      column_mapping=str(attributes.get("columnMapping") or ""),
-                      column_lineage_detail=str(attributes.get("columnLineageDetail") or ""))
+    return ProcessRun(
+        qualified_name=attributes["qualifiedName"],
+        type_name=entity["typeName"],
+        name=str(attributes.get("name") or ""),
+        inputs=_refs(attributes.get("inputs")),
+        outputs=_refs(attributes.get("outputs")),
+        column_mapping=str(attributes.get("columnMapping") or ""),
+        column_lineage_detail=str(attributes.get("columnLineageDetail") or ""),
+    )

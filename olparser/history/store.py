@@ -18,6 +18,7 @@ they are rewritten (`refreshed`): a worker that dies in between leaves them to t
 the timer. A query reads closed runs that started at most the longest run duration recorded before `since`, and
 every open (INCOMPLETE) run that started before `until`; the walk keeps those that overlap.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 SQLITE_FILE_NAME = "run-history.sqlite3"
 HISTORY_TABLE = "olrunhistory"
 SLIM_METADATA = ("user", "runBy")  # what the index rows keep of a run's metadata (the run's own row keeps all of it)
-INVERT_MS = 10 ** 13  # inverted start = INVERT_MS - start in ms: 13 digits until the year 2286
+INVERT_MS = 10**13  # inverted start = INVERT_MS - start in ms: 13 digits until the year 2286
 PURGE_BATCH = 500
 
 
@@ -61,8 +62,16 @@ class RunHistoryStore(HistoryReader, Protocol):
 
 def slim(facts: RunFacts) -> RunFacts:
     """The facts an index row carries: the run's metadata cut to SLIM_METADATA."""
-    return RunFacts(facts.run_id, facts.job, facts.owner, facts.owner_type, facts.start, facts.end, facts.status,
-                    {k: v for k, v in facts.metadata.items() if k in SLIM_METADATA})
+    return RunFacts(
+        facts.run_id,
+        facts.job,
+        facts.owner,
+        facts.owner_type,
+        facts.start,
+        facts.end,
+        facts.status,
+        {k: v for k, v in facts.metadata.items() if k in SLIM_METADATA},
+    )
 
 
 def inverted_ms(seconds: float) -> int:

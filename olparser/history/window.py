@@ -15,6 +15,7 @@ hundreds of processes read would cost two requests per process), `max_rows_per_r
 or one process's runs (the newest; the store's own when the limits set none: on Table storage one page per key
 range) and `seconds` of wall time; what is cut short says so (`truncated`).
 """
+
 from __future__ import annotations
 
 import time
@@ -63,8 +64,7 @@ class HistoryReader(Protocol):
     walk keeps those that do. Rows come newest start first, at most `limit` of them; `access` (read or write)
     keeps one kind only, so that walking up from a dataset that many processes read does not read their reads."""
 
-    def dataset_accesses(self, dataset: str, window: Window, limit: int,
-                         access: str | None = None) -> list[Access]: ...
+    def dataset_accesses(self, dataset: str, window: Window, limit: int, access: str | None = None) -> list[Access]: ...
 
     def process_runs(self, process: str, window: Window, limit: int) -> list[tuple[RunFacts, ProcessRun]]: ...
 
@@ -76,9 +76,14 @@ class HistoryReader(Protocol):
 def run_summary(facts: RunFacts) -> JSON:
     """A run as the lineage answer lists it; `runBy` (the orchestrator's `{namespace}/{job}`) when something ran
     it (an Airflow task or DAG, a pipeline: olparser/lineage/identity.py)."""
-    summary = {"runId": facts.run_id, "status": facts.status, "start": iso_time(facts.start),
-               "end": iso_time(facts.end) or None, "durationMs": facts.duration_ms,
-               "user": facts.metadata.get("user", "")}
+    summary = {
+        "runId": facts.run_id,
+        "status": facts.status,
+        "start": iso_time(facts.start),
+        "end": iso_time(facts.end) or None,
+        "durationMs": facts.duration_ms,
+        "user": facts.metadata.get("user", ""),
+    }
     if facts.metadata.get("runBy"):
         summary["runBy"] = facts.metadata["runBy"]
     return summary
@@ -87,13 +92,32 @@ def run_summary(facts: RunFacts) -> JSON:
 def run_detail(record: RunRecord) -> JSON:
     """One run with its accesses and metadata (GET /runs/{runId})."""
     facts = record.facts
-    return {**run_summary(facts), "job": facts.job, "owner": facts.owner, "ownerType": facts.owner_type,
-            "metadata": facts.metadata,
-            "processes": [{"qualifiedName": p.qualified_name, "typeName": p.type_name, "name": p.name,
-                           "inputs": [_dataset_json(d) for d in p.inputs],
-                           "outputs": [_dataset_json(d) for d in p.outputs]} for p in record.processes],
-            "accesses": [{"dataset": a.dataset.qualified_name, "typeName": a.dataset.type_name, "access": a.access,
-                          "process": a.process} for a in record.accesses()]}
+    return {
+        **run_summary(facts),
+        "job": facts.job,
+        "owner": facts.owner,
+        "ownerType": facts.owner_type,
+        "metadata": facts.metadata,
+        "processes": [
+            {
+                "qualifiedName": p.qualified_name,
+                "typeName": p.type_name,
+                "name": p.name,
+                "inputs": [_dataset_json(d) for d in p.inputs],
+                "outputs": [_dataset_json(d) for d in p.outputs],
+            }
+            for p in record.processes
+        ],
+        "accesses": [
+            {
+                "dataset": a.dataset.qualified_name,
+                "typeName": a.dataset.type_name,
+                "access": a.access,
+                "process": a.process,
+            }
+            for a in record.accesses()
+        ],
+    }
 
 
 def _dataset_json(dataset: DatasetRef) -> JSON:
@@ -167,14 +191,14 @@ class _Walk:
         if process not in self._process_runs:
             limit = self._limit()
             rows = self._read(self.reader.process_runs(process, self.window, limit), limit)
-            self._process_runs[process] = {facts.run_id: (facts, run) for facts, run in rows
-                                           if self.window.overlaps(facts.start, facts.end)}
+            self._process_runs[process] = {
+                facts.run_id: (facts, run) for facts, run in rows if self.window.overlaps(facts.start, facts.end)
+            }
         return self._process_runs[process]
 
     # --- the graph ---------------------------------------------------------------------------------------------
     def add_dataset(self, dataset: DatasetRef, distance: int) -> None:
-        known = self.datasets.setdefault(dataset.qualified_name, {"typeName": dataset.type_name,
-                                                                 "distance": distance})
+        known = self.datasets.setdefault(dataset.qualified_name, {"typeName": dataset.type_name, "distance": distance})
         if not known["typeName"]:
             known["typeName"] = dataset.type_name
 
@@ -204,7 +228,7 @@ class _Walk:
                     if found is None:  # its process row is gone (purged meanwhile): nothing beyond it
                         continue
                     facts, process_run = found
-                    for far in (process_run.inputs if upstream else process_run.outputs):
+                    for far in process_run.inputs if upstream else process_run.outputs:
                         self.add_dataset(far, sign * (hops + 1))
                         edge = (far.qualified_name, process_name) if upstream else (process_name, far.qualified_name)
                         self.add_edge(*edge, READ if upstream else WRITE, facts)
@@ -212,13 +236,15 @@ class _Walk:
                             visited.add(far.qualified_name)
                             queue.append((far.qualified_name, hops + 1))
 
-    def _add_process_run(self, name: str, access: Access, found: tuple[RunFacts, ProcessRun] | None,
-                         distance: int) -> None:
+    def _add_process_run(
+        self, name: str, access: Access, found: tuple[RunFacts, ProcessRun] | None, distance: int
+    ) -> None:
         node = self.processes.get(name)
         if node is None:
             facts = access.run
-            node = self.processes[name] = _Process(access.process_type, found[1].name if found else "",
-                                                   facts.owner, facts.job, distance)
+            node = self.processes[name] = _Process(
+                access.process_type, found[1].name if found else "", facts.owner, facts.job, distance
+            )
             for run_id, (run_facts, _) in self.process_runs(name).items():  # every run of it in the window
                 node.runs[run_id] = run_facts
         node.runs.setdefault(access.run.run_id, access.run)
@@ -228,34 +254,63 @@ class _Walk:
     # --- the answer --------------------------------------------------------------------------------------------
     def _runs_json(self, runs: Iterable[RunFacts]) -> tuple[list[JSON], int]:
         ordered = sorted(runs, key=lambda f: (-f.start, f.run_id))
-        return [run_summary(f) for f in ordered[:self.limits.max_runs_listed]], len(ordered)
+        return [run_summary(f) for f in ordered[: self.limits.max_runs_listed]], len(ordered)
 
     def graph_json(self, keep_datasets: set[str] | None = None, keep_processes: set[str] | None = None) -> JSON:
-        datasets = [{"qualifiedName": qn, **info} for qn, info in self.datasets.items()
-                    if keep_datasets is None or qn in keep_datasets]
+        datasets = [
+            {"qualifiedName": qn, **info}
+            for qn, info in self.datasets.items()
+            if keep_datasets is None or qn in keep_datasets
+        ]
         processes = []
         for qn, node in self.processes.items():
             if keep_processes is not None and qn not in keep_processes:
                 continue
             runs, count = self._runs_json(node.runs.values())
-            processes.append({"qualifiedName": qn, "typeName": node.type_name, "name": node.name,
-                              "owner": node.owner, "job": node.job, "distance": node.distance, "runCount": count,
-                              "runs": runs})
+            processes.append(
+                {
+                    "qualifiedName": qn,
+                    "typeName": node.type_name,
+                    "name": node.name,
+                    "owner": node.owner,
+                    "job": node.job,
+                    "distance": node.distance,
+                    "runCount": count,
+                    "runs": runs,
+                }
+            )
         kept = {d["qualifiedName"] for d in datasets} | {p["qualifiedName"] for p in processes}
         edges = []
         for (source, target), (kind, edge_runs) in self.edges.items():
             if source in kept and target in kept:
                 ordered = sorted(edge_runs.values(), key=lambda f: (-f.start, f.run_id))
-                edges.append({"from": source, "to": target, "kind": kind, "runCount": len(ordered),
-                              "runs": [f.run_id for f in ordered[:self.limits.max_runs_listed]]})
-        return {"datasets": sorted(datasets, key=lambda d: (d["distance"], d["qualifiedName"])),
-                "processes": sorted(processes, key=lambda p: (p["distance"], p["qualifiedName"])),
-                "edges": sorted(edges, key=lambda e: (e["from"], e["to"]))}
+                edges.append(
+                    {
+                        "from": source,
+                        "to": target,
+                        "kind": kind,
+                        "runCount": len(ordered),
+                        "runs": [f.run_id for f in ordered[: self.limits.max_runs_listed]],
+                    }
+                )
+        return {
+            "datasets": sorted(datasets, key=lambda d: (d["distance"], d["qualifiedName"])),
+            "processes": sorted(processes, key=lambda p: (p["distance"], p["qualifiedName"])),
+            "edges": sorted(edges, key=lambda e: (e["from"], e["to"])),
+        }
 
 
-def lineage_in_window(reader: HistoryReader, qualified_name: str, window: Window, direction: str = "both",
-                      depth: int = 3, *, column: str | None = None, limits: WalkLimits = WalkLimits(),
-                      clock: Callable[[], float] = time.monotonic) -> JSON:
+def lineage_in_window(
+    reader: HistoryReader,
+    qualified_name: str,
+    window: Window,
+    direction: str = "both",
+    depth: int = 3,
+    *,
+    column: str | None = None,
+    limits: WalkLimits = WalkLimits(),
+    clock: Callable[[], float] = time.monotonic,
+) -> JSON:
     """The graph of datasets and processes whose runs overlapped `window`, from the dataset `qualified_name`."""
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
@@ -273,8 +328,14 @@ def lineage_in_window(reader: HistoryReader, qualified_name: str, window: Window
         newest = reader.newest_access(qualified_name)
         if newest is not None:
             walk.add_dataset(newest.dataset, 0)
-    answer: JSON = {"qualifiedName": qualified_name, "column": column, "since": iso_time(window.since),
-                    "until": iso_time(window.until), "direction": direction, "depth": depth}
+    answer: JSON = {
+        "qualifiedName": qualified_name,
+        "column": column,
+        "since": iso_time(window.since),
+        "until": iso_time(window.until),
+        "direction": direction,
+        "depth": depth,
+    }
     if column is None:
         answer.update(walk.graph_json())
     else:
@@ -288,11 +349,18 @@ def _column_answer(walk: _Walk, root: str, column: str, direction: str, depth: i
     facts = {(name, run_id): node.runs[run_id] for name, node in walk.processes.items() for run_id in node.runs}
     processes = []
     for (name, run_id), run in sorted(walk.used.items()):
-        processes.append(ProcessColumns(
-            guid=f"{name}\n{run_id}", qualified_name=name, type_name=walk.processes[name].type_name, name=run.name,
-            inputs=tuple(ColumnDataset(d.qualified_name, d.type_name) for d in run.inputs),
-            outputs=tuple(ColumnDataset(d.qualified_name, d.type_name) for d in run.outputs),
-            column_mapping=run.column_mapping or None, column_lineage_detail=run.column_lineage_detail or None))
+        processes.append(
+            ProcessColumns(
+                guid=f"{name}\n{run_id}",
+                qualified_name=name,
+                type_name=walk.processes[name].type_name,
+                name=run.name,
+                inputs=tuple(ColumnDataset(d.qualified_name, d.type_name) for d in run.inputs),
+                outputs=tuple(ColumnDataset(d.qualified_name, d.type_name) for d in run.outputs),
+                column_mapping=run.column_mapping or None,
+                column_lineage_detail=run.column_lineage_detail or None,
+            )
+        )
     graph = ColumnGraph(processes)
     trace = graph.trace(root, column, COLUMN_DIRECTIONS[direction], depth)
     edges: dict[tuple[tuple[str, str], tuple[str, str], str, str, bool, bool], dict[str, RunFacts]] = {}
@@ -303,12 +371,21 @@ def _column_answer(walk: _Walk, root: str, column: str, direction: str, depth: i
     column_edges: list[dict[str, Any]] = []
     for (source, target, process, label, indirect, dataset_level), runs in sorted(edges.items()):
         ordered = sorted(runs.values(), key=lambda f: (-f.start, f.run_id))
-        column_edges.append({"from": {"dataset": source[0], "column": source[1]},
-                             "to": {"dataset": target[0], "column": target[1]}, "process": process,
-                             "label": label, "indirect": indirect, "datasetLevel": dataset_level,
-                             "runs": [f.run_id for f in ordered[:walk.limits.max_runs_listed]]})
+        column_edges.append(
+            {
+                "from": {"dataset": source[0], "column": source[1]},
+                "to": {"dataset": target[0], "column": target[1]},
+                "process": process,
+                "label": label,
+                "indirect": indirect,
+                "datasetLevel": dataset_level,
+                "runs": [f.run_id for f in ordered[: walk.limits.max_runs_listed]],
+            }
+        )
     datasets = {qn for qn, _ in trace.distances}
     graph_part = walk.graph_json(datasets, {e["process"] for e in column_edges})
-    columns = [{"dataset": qn, "column": c, "distance": d}
-               for (qn, c), d in sorted(trace.distances.items(), key=lambda item: (item[1], item[0]))]
+    columns = [
+        {"dataset": qn, "column": c, "distance": d}
+        for (qn, c), d in sorted(trace.distances.items(), key=lambda item: (item[1], item[0]))
+    ]
     return {**graph_part, "columns": columns, "columnEdges": column_edges}

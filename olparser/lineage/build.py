@@ -11,6 +11,7 @@ What a run can make the builder write is bounded: inputs × outputs (one process
 input) is at most `max_process_edges` — beyond it the first outputs and inputs (in name order) that fit are written
 and the truncation is recorded on every process of the run (`lineageTruncated`) and in the plan's notes.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -22,8 +23,8 @@ from olparser.sql import ParseSql
 
 from .columns import ColumnLineage, column_lineage
 from .context import RunContext, run_context
-from .edges import (Name, is_temporary, is_temporary_name, lineage_facet_names, narrowed, temporary_names)
 from .datasets import DatasetResolver, ResolvedDataset
+from .edges import Name, is_temporary, is_temporary_name, lineage_facet_names, narrowed, temporary_names
 from .entities import JSON, assign_guids, entity, key_of, object_id
 from .governance import with_governance
 from .identity import Orchestration, is_application_run, orchestration
@@ -34,8 +35,8 @@ from .options import LineageOptions
 from .owners import ORCHESTRATED_PROCESS_TYPES, build_owner, producer_job_type
 from .plan import COLUMN_TYPE, LineagePlan, UnmatchedDataset
 from .processes import build_process
-from .streaming import PER_BATCH_METADATA, stream_run_id, window_start
 from .sql_columns import SQL_SOURCE, DerivedColumns, derive_column_lineage, has_column_lineage
+from .streaming import PER_BATCH_METADATA, stream_run_id, window_start
 
 NO_OUTPUTS = "the run has no outputs: nothing to write"
 LIFECYCLE_ONLY_NOTE = "the run only drops, renames, truncates or alters tables: not a process"
@@ -60,20 +61,28 @@ def awaits_environment(run: RunSnapshot, options: LineageOptions) -> bool:
     return ctx.is_databricks and not ctx.environment
 
 
-def dataset_resolver(run: RunSnapshot, engine: MappingEngine, options: LineageOptions,
-                     ctx: RunContext | None = None) -> DatasetResolver:
+def dataset_resolver(
+    run: RunSnapshot, engine: MappingEngine, options: LineageOptions, ctx: RunContext | None = None
+) -> DatasetResolver:
     """How the datasets of `run` are named: the rules with the run's mount points, workspace host and Unity Catalog
     metastore (`qn-tester --event` names an event's datasets with it, as the builder does)."""
     ctx = ctx or run_context(run, options)
     metastore = options.metastore_for(ctx.workspace_id, ctx.workspace_host)
-    return DatasetResolver(engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options,
-                           metastore_id=metastore)
+    return DatasetResolver(
+        engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options, metastore_id=metastore
+    )
 
 
-def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, *,
-                  status: str | None = None, parse_sql: ParseSql | None = None,
-                  upstream: Mapping[Name, tuple[DatasetFacts, ...]] | None = None,
-                  inherited: Orchestration | None = None) -> LineagePlan:
+def build_lineage(
+    run: RunSnapshot,
+    engine: MappingEngine,
+    options: LineageOptions,
+    *,
+    status: str | None = None,
+    parse_sql: ParseSql | None = None,
+    upstream: Mapping[Name, tuple[DatasetFacts, ...]] | None = None,
+    inherited: Orchestration | None = None,
+) -> LineagePlan:
     """The Atlas entities for one run: datasets, owner, one process per (job, output), column lineage.
 
     `status` is the processes' `lastRunStatus` (default: the run's state; the incomplete-runs timer passes
@@ -96,8 +105,9 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
         if run.job_name and producer_job_type(run.job_facets) == ("AIRFLOW", "TASK"):
             # a task that only triggers other work (a Databricks job) reports no datasets: no process, but the
             # task and its DAG, which the runs it triggered reference (owners.airflow_orchestrator)
-            owner = build_owner(run.job_namespace, run_context(run, options), run.job_facets, run.run_facets,
-                                run.job_name)
+            owner = build_owner(
+                run.job_namespace, run_context(run, options), run.job_facets, run.run_facets, run.job_name
+            )
             return LineagePlan(entities=tuple(assign_guids([owner.entities])), notes=notes)
         return LineagePlan(notes=notes)
     derived = derive_column_lineage(run, parse_sql) if parse_sql is not None else None
@@ -106,8 +116,10 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
     run_inputs, run_outputs, truncation = _within_edge_limit(run, options.max_process_edges)
     inputs = [resolver.resolve(facts) for facts in run_inputs]
     outputs = [resolver.resolve(facts) for facts in run_outputs]
-    by_location = {(facts.namespace, facts.name): resolved
-                   for facts, resolved in zip((*run_inputs, *run_outputs), (*inputs, *outputs), strict=True)}
+    by_location = {
+        (facts.namespace, facts.name): resolved
+        for facts, resolved in zip((*run_inputs, *run_outputs), (*inputs, *outputs), strict=True)
+    }
 
     def resolve_field_dataset(namespace: str, name: str) -> ResolvedDataset:
         return by_location.get((namespace, name)) or resolver.resolve_name(namespace, name)
@@ -147,35 +159,62 @@ def build_lineage(run: RunSnapshot, engine: MappingEngine, options: LineageOptio
                 declared.append(_declared_keys(facts, run, lineage, upstream or {}, resolve_field_dataset, skip))
         each_inputs = narrowed(inputs, declared) if several else [inputs] * len(outputs)
         for output, (lineage, source), output_inputs in zip(outputs, lineages, each_inputs, strict=True):
-            processes.append(build_process(run, ctx, owner, output, output_inputs, lineage,
-                                           status=status or run.event_type, truncation=truncation,
-                                           max_inputs=max(len(inputs), 1) if truncation else None,
-                                           lineage_source=source, summary=summary,
-                                           last_run=last_run, orchestrator=orchestrator))
+            processes.append(
+                build_process(
+                    run,
+                    ctx,
+                    owner,
+                    output,
+                    output_inputs,
+                    lineage,
+                    status=status or run.event_type,
+                    truncation=truncation,
+                    max_inputs=max(len(inputs), 1) if truncation else None,
+                    lineage_source=source,
+                    summary=summary,
+                    last_run=last_run,
+                    orchestrator=orchestrator,
+                )
+            )
         processes, owner_entities, governance_notes = with_governance(
-            processes, owner_entities, (owner.type_name, owner.qualified_name), run.job_facets,
-            dict(options.owner_contacts))
+            processes,
+            owner_entities,
+            (owner.type_name, owner.qualified_name),
+            run.job_facets,
+            dict(options.owner_contacts),
+        )
     unique = _unique_datasets(datasets)
     in_order = [unique[key] for key in sorted(unique)]
     owned = [d for d in in_order if d.owned]
     external = [d for d in in_order if not d.owned]
-    ordered = assign_guids([
-        [_dataset_entity(d) for d in external],
-        owner_entities,
-        [_dataset_entity(d) for d in owned],
-        sorted((c for d in owned for c in _column_entities(d)), key=key_of),
-        sorted(processes, key=key_of),
-    ])
+    ordered = assign_guids(
+        [
+            [_dataset_entity(d) for d in external],
+            owner_entities,
+            [_dataset_entity(d) for d in owned],
+            sorted((c for d in owned for c in _column_entities(d)), key=key_of),
+            sorted(processes, key=key_of),
+        ]
+    )
     # the external datasets come first, each once (their keys are distinct), and no later entity has their key
     return LineagePlan(
-        entities=tuple(ordered[len(external):]),
-        external_datasets=tuple(ordered[:len(external)]),
-        unmatched=tuple(sorted({UnmatchedDataset(d.namespace, d.name, d.unmatched_reason)
-                                for d in unique.values() if d.unmatched_reason},
-                               key=lambda u: (u.namespace, u.name, u.reason))),
-        notes=_notes(ctx) + governance_notes + ((LIFECYCLE_ONLY_NOTE,) if lifecycle_only else ())
-              + ((truncation,) if truncation else ()) + ((derived.note,) if derived and derived.note
-                                                                       else ()),
+        entities=tuple(ordered[len(external) :]),
+        external_datasets=tuple(ordered[: len(external)]),
+        unmatched=tuple(
+            sorted(
+                {
+                    UnmatchedDataset(d.namespace, d.name, d.unmatched_reason)
+                    for d in unique.values()
+                    if d.unmatched_reason
+                },
+                key=lambda u: (u.namespace, u.name, u.reason),
+            )
+        ),
+        notes=_notes(ctx)
+        + governance_notes
+        + ((LIFECYCLE_ONLY_NOTE,) if lifecycle_only else ())
+        + ((truncation,) if truncation else ())
+        + ((derived.note,) if derived and derived.note else ()),
         datasets=tuple(d.named(resolver.metastore_id) for d in in_order),
     )
 
@@ -188,13 +227,21 @@ def _without_temporary(run: RunSnapshot, upstream: Mapping[Name, tuple[DatasetFa
         if is_temporary(facts):
             for source in upstream.get((facts.namespace, facts.name), ()):
                 inputs.setdefault((source.namespace, source.name), source)
-    return replace(run, inputs=tuple(inputs[key] for key in sorted(inputs)),
-                   outputs=tuple(d for d in run.outputs if not is_temporary(d)))
+    return replace(
+        run,
+        inputs=tuple(inputs[key] for key in sorted(inputs)),
+        outputs=tuple(d for d in run.outputs if not is_temporary(d)),
+    )
 
 
-def _declared_keys(facts: DatasetFacts, run: RunSnapshot, lineage: ColumnLineage | None,
-                   upstream: Mapping[Name, tuple[DatasetFacts, ...]], resolve: Callable[[str, str], ResolvedDataset],
-                   skip: Callable[[str, str], bool]) -> frozenset[tuple[str, str]] | None:
+def _declared_keys(
+    facts: DatasetFacts,
+    run: RunSnapshot,
+    lineage: ColumnLineage | None,
+    upstream: Mapping[Name, tuple[DatasetFacts, ...]],
+    resolve: Callable[[str, str], ResolvedDataset],
+    skip: Callable[[str, str], bool],
+) -> frozenset[tuple[str, str]] | None:
     """The (type, qualifiedName) of the datasets an output says it derives from: its column lineage's sources (the
     temporary ones it names by what they pass on), and what the `lineage` facets name; None when nothing is said."""
     named = lineage_facet_names(facts, run.job_facets)
@@ -222,19 +269,25 @@ def _column_lineage_facet(facts: DatasetFacts, derived: DerivedColumns | None) -
     return (found, SQL_SOURCE) if found else (facet, "")
 
 
-def _within_edge_limit(run: RunSnapshot, max_edges: int) -> tuple[tuple[DatasetFacts, ...], tuple[DatasetFacts, ...], str]:
+def _within_edge_limit(
+    run: RunSnapshot, max_edges: int
+) -> tuple[tuple[DatasetFacts, ...], tuple[DatasetFacts, ...], str]:
     """The run's inputs and outputs cut so that inputs × outputs stays within `max_edges` (name order kept), and
     what was cut, as a sentence ("" when nothing was)."""
     inputs, outputs = run.inputs, run.outputs
     notes = []
     if run.truncated:
-        notes.append(f"more than {run.truncated} inputs or outputs were sent; the first {run.truncated} of each "
-                     "(in name order) are kept (MAX_DATASETS_PER_RUN)")
+        notes.append(
+            f"more than {run.truncated} inputs or outputs were sent; the first {run.truncated} of each "
+            "(in name order) are kept (MAX_DATASETS_PER_RUN)"
+        )
     if len(inputs) * len(outputs) > max_edges:
         kept_inputs = inputs[:max_edges]
-        kept_outputs = outputs[:max(1, max_edges // max(1, len(kept_inputs)))]
-        notes.append(f"{len(kept_outputs)} of {len(outputs)} outputs and {len(kept_inputs)} of {len(inputs)} inputs "
-                     f"are written: inputs × outputs is limited to {max_edges} per run (MAX_PROCESS_EDGES_PER_RUN)")
+        kept_outputs = outputs[: max(1, max_edges // max(1, len(kept_inputs)))]
+        notes.append(
+            f"{len(kept_outputs)} of {len(outputs)} outputs and {len(kept_inputs)} of {len(inputs)} inputs "
+            f"are written: inputs × outputs is limited to {max_edges} per run (MAX_PROCESS_EDGES_PER_RUN)"
+        )
         inputs, outputs = kept_inputs, kept_outputs
     return inputs, outputs, "; ".join(notes)
 
@@ -256,25 +309,40 @@ def _informed(dataset: ResolvedDataset) -> tuple[bool, bool]:
 def _dataset_entity(dataset: ResolvedDataset) -> JSON:
     if not dataset.owned:
         return entity(dataset.type_name, dataset.qualified_name, {"name": dataset.display_name})
-    return entity(dataset.type_name, dataset.qualified_name, {
-        "name": dataset.display_name,
-        "openlineageNamespace": dataset.namespace,
-        "openlineageName": dataset.name,
-        "storageLocation": dataset.location or "",
-    })
+    return entity(
+        dataset.type_name,
+        dataset.qualified_name,
+        {
+            "name": dataset.display_name,
+            "openlineageNamespace": dataset.namespace,
+            "openlineageName": dataset.name,
+            "storageLocation": dataset.location or "",
+        },
+    )
 
 
 def _column_entities(dataset: ResolvedDataset) -> list[JSON]:
-    return [entity(COLUMN_TYPE, f"{dataset.qualified_name}#{column.name}",
-                   {"name": column.name, "dataType": column.data_type or "", "description": column.description or "",
-                    "position": position},
-                   {"dataset": object_id(*dataset.key)})
-            for position, column in enumerate(dataset.columns)]
+    return [
+        entity(
+            COLUMN_TYPE,
+            f"{dataset.qualified_name}#{column.name}",
+            {
+                "name": column.name,
+                "dataType": column.data_type or "",
+                "description": column.description or "",
+                "position": position,
+            },
+            {"dataset": object_id(*dataset.key)},
+        )
+        for position, column in enumerate(dataset.columns)
+    ]
 
 
 def _notes(ctx: RunContext) -> tuple[str, ...]:
     if ctx.is_databricks and not ctx.workspace_host:
-        return ("Databricks run without a workspace host: recorded as a Spark application. Set "
-                "spark.openlineage.namespace to <workspace id>.<shard>#<cluster id>, or map the workspace id in "
-                "DATABRICKS_WORKSPACE_HOSTS.",)
+        return (
+            "Databricks run without a workspace host: recorded as a Spark application. Set "
+            "spark.openlineage.namespace to <workspace id>.<shard>#<cluster id>, or map the workspace id in "
+            "DATABRICKS_WORKSPACE_HOSTS.",
+        )
     return ()

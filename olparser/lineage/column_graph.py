@@ -18,6 +18,7 @@ Column names are opaque text (`sum(x)`, `a.b`, spaces): matched exactly. The col
 its dataset: an edge into `(D, *)` feeds every column of D; `(S, *) -> (D, *)` passes each column through under its
 own name. A walk visits each (dataset, column) once per direction, so cycles end; depth counts process hops.
 """
+
 from __future__ import annotations
 
 import json
@@ -98,10 +99,15 @@ class ColumnEdge:
         return ", ".join(t.label for t in ordered)
 
     def to_json(self) -> JSON:
-        return {"from": {"dataset": self.source[0], "column": self.source[1]},
-                "to": {"dataset": self.target[0], "column": self.target[1]}, "process": self.process,
-                "transformations": [t.to_json() for t in self.transformations], "label": self.label,
-                "indirect": self.indirect, "datasetLevel": self.dataset_level}
+        return {
+            "from": {"dataset": self.source[0], "column": self.source[1]},
+            "to": {"dataset": self.target[0], "column": self.target[1]},
+            "process": self.process,
+            "transformations": [t.to_json() for t in self.transformations],
+            "label": self.label,
+            "indirect": self.indirect,
+            "datasetLevel": self.dataset_level,
+        }
 
 
 # --- reading processes ---------------------------------------------------------------------------------------------
@@ -117,8 +123,11 @@ def _dataset_refs(value: object) -> tuple[DatasetRef, ...]:
         unique = item.get("uniqueAttributes")
         qualified_name = unique.get("qualifiedName") if isinstance(unique, dict) else None
         if isinstance(qualified_name, str):
-            refs.append(DatasetRef(qualified_name, _text(item.get("typeName")), _text(item.get("guid")),
-                                   _text(item.get("displayText"))))
+            refs.append(
+                DatasetRef(
+                    qualified_name, _text(item.get("typeName")), _text(item.get("guid")), _text(item.get("displayText"))
+                )
+            )
     return tuple(refs)
 
 
@@ -129,11 +138,15 @@ def process_from_entity(entity: Mapping[str, Any]) -> ProcessColumns:
         attributes = {}
     mapping, detail = attributes.get("columnMapping"), attributes.get("columnLineageDetail")
     return ProcessColumns(
-        guid=_text(entity.get("guid")), qualified_name=_text(attributes.get("qualifiedName")),
-        type_name=_text(entity.get("typeName")), name=_text(attributes.get("name")),
-        inputs=_dataset_refs(attributes.get("inputs")), outputs=_dataset_refs(attributes.get("outputs")),
+        guid=_text(entity.get("guid")),
+        qualified_name=_text(attributes.get("qualifiedName")),
+        type_name=_text(entity.get("typeName")),
+        name=_text(attributes.get("name")),
+        inputs=_dataset_refs(attributes.get("inputs")),
+        outputs=_dataset_refs(attributes.get("outputs")),
         column_mapping=mapping if isinstance(mapping, str) else None,
-        column_lineage_detail=detail if isinstance(detail, str) else None)
+        column_lineage_detail=detail if isinstance(detail, str) else None,
+    )
 
 
 def _parse(text: str | None) -> Any:
@@ -149,8 +162,14 @@ def _transformations(items: object, legacy: object) -> tuple[Transformation, ...
     found = []
     for item in items if isinstance(items, list) else ():
         if isinstance(item, dict) and isinstance(item.get("type"), str):
-            found.append(Transformation(item["type"].upper(), _text(item.get("subtype")).upper(),
-                                        _text(item.get("description")), item.get("masking") is True))
+            found.append(
+                Transformation(
+                    item["type"].upper(),
+                    _text(item.get("subtype")).upper(),
+                    _text(item.get("description")),
+                    item.get("masking") is True,
+                )
+            )
     if found:
         return tuple(found)
     if isinstance(legacy, str) and legacy:  # the deprecated field-level transformationType (IDENTITY, MASKED...)
@@ -171,13 +190,23 @@ def _detail_edges(process: ProcessColumns, detail: Mapping[str, Any]) -> list[Co
             if not isinstance(source_qn, str) or not isinstance(source_field, str):
                 continue
             transformations = _transformations(item.get("transformations"), entry.get("transformationType"))
-            edges += [ColumnEdge((source_qn, source_field), (sink, entry["field"]), process.guid, transformations)
-                      for sink in sinks]
+            edges += [
+                ColumnEdge((source_qn, source_field), (sink, entry["field"]), process.guid, transformations)
+                for sink in sinks
+            ]
     for item in detail.get("dataset") or ():
         if isinstance(item, dict) and isinstance(item.get("qualifiedName"), str) and isinstance(item.get("field"), str):
             transformations = _transformations(item.get("transformations"), None)
-            edges += [ColumnEdge((item["qualifiedName"], item["field"]), (sink, ALL_COLUMNS), process.guid,
-                                 transformations, dataset_level=True) for sink in sinks]
+            edges += [
+                ColumnEdge(
+                    (item["qualifiedName"], item["field"]),
+                    (sink, ALL_COLUMNS),
+                    process.guid,
+                    transformations,
+                    dataset_level=True,
+                )
+                for sink in sinks
+            ]
     return edges
 
 
@@ -191,10 +220,14 @@ def _mapping_edges(process: ProcessColumns, mapping: object) -> list[ColumnEdge]
             continue
         sources = [i.qualified_name for i in process.inputs] if source == ALL_COLUMNS else [source]
         for column in pair.get("ColumnMapping") or ():
-            if isinstance(column, dict) and isinstance(column.get("Source"), str) and isinstance(column.get("Sink"),
-                                                                                                  str):
-                edges += [ColumnEdge((s, column["Source"]), (sink, column["Sink"]), process.guid, (DIRECT,))
-                          for s in sources]
+            if (
+                isinstance(column, dict)
+                and isinstance(column.get("Source"), str)
+                and isinstance(column.get("Sink"), str)
+            ):
+                edges += [
+                    ColumnEdge((s, column["Source"]), (sink, column["Sink"]), process.guid, (DIRECT,)) for s in sources
+                ]
     return edges
 
 
@@ -270,6 +303,7 @@ class ColumnGraph:
 
         def far(edge: ColumnEdge) -> tuple[str, str]:
             return edge.source if upstream else edge.target
+
         if column == ALL_COLUMNS:  # every column of the dataset
             for edge in by_dataset.get(dataset, ()):
                 yield edge, far(edge)
@@ -304,8 +338,9 @@ class ColumnGraph:
                     key = (id(edge), source, target)
                     if key not in seen_edges:
                         seen_edges.add(key)
-                        trace.edges.append(ColumnEdge(source, target, edge.process, edge.transformations,
-                                                      edge.dataset_level))
+                        trace.edges.append(
+                            ColumnEdge(source, target, edge.process, edge.transformations, edge.dataset_level)
+                        )
                     if reached not in visited:
                         visited.add(reached)
                         trace.distances.setdefault(reached, sign * (hops + 1))
@@ -315,26 +350,45 @@ class ColumnGraph:
     def trace_json(self, trace: ColumnTrace) -> JSON:
         """The trace with the datasets and processes it involves, as the page and `columns --json` show it."""
         columns_by_dataset: dict[str, list[str]] = {}
-        for (qualified_name, column) in trace.distances:
+        for qualified_name, column in trace.distances:
             columns_by_dataset.setdefault(qualified_name, []).append(column)
         indirect_only = set(trace.indirect_only_datasets())
         datasets = []
         for qualified_name, columns in columns_by_dataset.items():
             ref = self.datasets.get(qualified_name, DatasetRef(qualified_name))
             distance = min((trace.distances[(qualified_name, c)] for c in columns), key=abs)
-            datasets.append({"qualifiedName": qualified_name, "typeName": ref.type_name, "guid": ref.guid,
-                             "name": ref.name, "distance": distance, "indirectOnly": qualified_name in indirect_only,
-                             "columns": sorted(columns)})
+            datasets.append(
+                {
+                    "qualifiedName": qualified_name,
+                    "typeName": ref.type_name,
+                    "guid": ref.guid,
+                    "name": ref.name,
+                    "distance": distance,
+                    "indirectOnly": qualified_name in indirect_only,
+                    "columns": sorted(columns),
+                }
+            )
         datasets.sort(key=lambda d: (d["distance"], d["qualifiedName"]))
         process_guids = sorted({e.process for e in trace.edges})
         return {
-            "root": {"dataset": trace.root[0], "column": trace.root[1]}, "direction": trace.direction,
-            "depth": trace.depth, "datasets": datasets,
-            "columns": [{"dataset": qn, "column": c, "distance": d}
-                        for (qn, c), d in sorted(trace.distances.items(), key=lambda item: (item[1], item[0]))],
-            "processes": [{"guid": g, "qualifiedName": self.processes[g].qualified_name,
-                           "name": self.processes[g].name, "typeName": self.processes[g].type_name}
-                          for g in process_guids if g in self.processes],
+            "root": {"dataset": trace.root[0], "column": trace.root[1]},
+            "direction": trace.direction,
+            "depth": trace.depth,
+            "datasets": datasets,
+            "columns": [
+                {"dataset": qn, "column": c, "distance": d}
+                for (qn, c), d in sorted(trace.distances.items(), key=lambda item: (item[1], item[0]))
+            ],
+            "processes": [
+                {
+                    "guid": g,
+                    "qualifiedName": self.processes[g].qualified_name,
+                    "name": self.processes[g].name,
+                    "typeName": self.processes[g].type_name,
+                }
+                for g in process_guids
+                if g in self.processes
+            ],
             "edges": [e.to_json() for e in sorted(trace.edges, key=lambda e: _edge_order(trace, e))],
         }
 

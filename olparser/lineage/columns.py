@@ -13,6 +13,7 @@ bounded in entries and size), and both texts are assembled from pieces encoded o
 (compact, not ASCII-escaped) writes for the detail object `{"dataset": [...], "fields": [{"field", "inputFields",
 ...}]}` and for the mapping list.
 """
+
 from __future__ import annotations
 
 import json
@@ -74,15 +75,22 @@ class _Datasets:
             return _SKIPPED
         dataset = self._resolve(namespace, name)
         self.sources.setdefault(dataset.key, dataset)
-        middle = (f',"name":{encode_basestring(name)},"namespace":{encode_basestring(namespace)},'
-                  f'"qualifiedName":{encode_basestring(dataset.qualified_name)},"transformations":')
-        known = self.known[(namespace, name)] = (dataset.qualified_name, dataset.type_name, middle,
-                                                  f',"typeName":{encode_basestring(dataset.type_name)}}}')
+        middle = (
+            f',"name":{encode_basestring(name)},"namespace":{encode_basestring(namespace)},'
+            f'"qualifiedName":{encode_basestring(dataset.qualified_name)},"transformations":'
+        )
+        known = self.known[(namespace, name)] = (
+            dataset.qualified_name,
+            dataset.type_name,
+            middle,
+            f',"typeName":{encode_basestring(dataset.type_name)}}}',
+        )
         return known
 
 
-def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName,
-                   skip: SkipName | None = None) -> ColumnLineage | None:
+def column_lineage(
+    facet: Any, output: ResolvedDataset, resolve: ResolveName, skip: SkipName | None = None
+) -> ColumnLineage | None:
     """The column lineage of `output` from its `columnLineage` facet, or None when there is no usable facet.
     Input fields of the datasets `skip` names (temporary ones) are left out, and listed in `skipped`."""
     if not isinstance(facet, dict) or not isinstance(facet.get("fields"), dict):
@@ -105,10 +113,12 @@ def column_lineage(facet: Any, output: ResolvedDataset, resolve: ResolveName,
         fields_text.append(f'{{"field":{encode(sink_column)},"inputFields":[{inputs}]{legacy}}}')
     dataset_text = _input_fields(facet.get("dataset"), datasets, None, "")
     sources = datasets.sources
-    return ColumnLineage(column_mapping=_column_mapping(pairs, output.qualified_name),
-                         detail=f'{{"dataset":[{dataset_text}],"fields":[{",".join(fields_text)}]}}',
-                         sources=tuple(sources[key] for key in sorted(sources)),
-                         skipped=frozenset(datasets.skipped) if datasets.skipped else _NOTHING_SKIPPED)
+    return ColumnLineage(
+        column_mapping=_column_mapping(pairs, output.qualified_name),
+        detail=f'{{"dataset":[{dataset_text}],"fields":[{",".join(fields_text)}]}}',
+        sources=tuple(sources[key] for key in sorted(sources)),
+        skipped=frozenset(datasets.skipped) if datasets.skipped else _NOTHING_SKIPPED,
+    )
 
 
 def _column_mapping(pairs: dict[str, set[tuple[str, str]]], sink: str) -> str:
@@ -118,13 +128,16 @@ def _column_mapping(pairs: dict[str, set[tuple[str, str]]], sink: str) -> str:
     sink_text = encode(sink)
     entries = [
         f'{{"DatasetMapping":{{"Source":{encode(source)},"Sink":{sink_text}}},"ColumnMapping":['
-        + ",".join([f'{{"Source":{encode(a)},"Sink":{encode(b)}}}' for a, b in sorted(columns)]) + "]}"
-        for source, columns in sorted(pairs.items())]
+        + ",".join([f'{{"Source":{encode(a)},"Sink":{encode(b)}}}' for a, b in sorted(columns)])
+        + "]}"
+        for source, columns in sorted(pairs.items())
+    ]
     return f"[{','.join(entries)}]"
 
 
-def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[str, str]]] | None,
-                  sink_column: str) -> str:
+def _input_fields(
+    items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[str, str]]] | None, sink_column: str
+) -> str:
     """The JSON texts of the well-formed input fields (field, name, namespace, transformations as sent, with the
     qualifiedName and typeName of the dataset they map to, keys sorted), without duplicates, sorted by dataset, field,
     then everything else, joined; their direct dependencies are added to `pairs`."""
@@ -150,8 +163,17 @@ def _input_fields(items: Any, datasets: _Datasets, pairs: dict[str, set[tuple[st
                 pairs[qualified_name].add((field, sink_column))
             else:
                 pairs[qualified_name] = {(field, sink_column)}  # type: ignore[index]
-        found.append((qualified_name, field, type_name, namespace, name, sort_key,  # type: ignore[arg-type]
-                      f'{{"field":{encode(field)}{middle}{text}{end}'))
+        found.append(
+            (
+                qualified_name,
+                field,
+                type_name,
+                namespace,
+                name,
+                sort_key,  # type: ignore[arg-type]
+                f'{{"field":{encode(field)}{middle}{text}{end}',
+            )
+        )
     if len(found) < 2:
         return found[0][6] if found else ""
     if len(found) == 2:
@@ -192,8 +214,9 @@ def _normalised(value: list[Any], key: Any, cache: dict[Any, _Transformations]) 
     normalised = [t if len(t) < 2 else dict(sorted(t.items())) for t in value if isinstance(t, dict)]
     if len(normalised) > 1:
         normalised.sort(key=repr)
-    known = _Transformations(json.dumps(normalised, separators=(",", ":"), ensure_ascii=False), repr(normalised),
-                             _is_direct(normalised))
+    known = _Transformations(
+        json.dumps(normalised, separators=(",", ":"), ensure_ascii=False), repr(normalised), _is_direct(normalised)
+    )
     if len(known.text) <= _CACHED_CHARS:  # a long description is normalised every time: the cache stays small
         if len(cache) >= _CACHE_SIZE:
             cache.clear()

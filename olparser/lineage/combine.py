@@ -11,6 +11,7 @@ datasets, so it packs the plans of many runs into one plan per request:
 - `with_versions` puts one chosen version of shared entities into a plan (a backfill chooses the newest run's), so
   that every request writing a shared entity writes the same content, whatever order the requests run in.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,11 @@ T = TypeVar("T")
 def without_placeholders(value: Any) -> Any:
     """`value` with every placeholder guid ("-N") removed: references keep their typeName and uniqueAttributes."""
     if isinstance(value, dict):
-        return {k: without_placeholders(v) for k, v in value.items()
-                if not (k == "guid" and isinstance(v, str) and v.startswith("-"))}
+        return {
+            k: without_placeholders(v)
+            for k, v in value.items()
+            if not (k == "guid" and isinstance(v, str) and v.startswith("-"))
+        }
     if isinstance(value, list):
         return [without_placeholders(v) for v in value]
     return value
@@ -81,14 +85,16 @@ def _assembled(plans: Sequence[LineagePlan], version: Callable[[JSON], JSON]) ->
     once (the first met), placeholders unique, references completed with their target's placeholder."""
     external_keys = {key_of(e) for plan in plans for e in plan.external_datasets}
     external = [without_placeholders(version(e)) for plan in plans for e in plan.external_datasets]
-    owned = [without_placeholders(version(e)) for plan in plans for e in plan.entities
-             if key_of(e) not in external_keys]
+    owned = [
+        without_placeholders(version(e)) for plan in plans for e in plan.entities if key_of(e) not in external_keys
+    ]
     ordered = assign_guids([external, owned])
     return LineagePlan(
         entities=tuple(e for e in ordered if key_of(e) not in external_keys),
         external_datasets=tuple(e for e in ordered if key_of(e) in external_keys),
-        unmatched=tuple(sorted({u for plan in plans for u in plan.unmatched},
-                               key=lambda u: (u.namespace, u.name, u.reason))),
+        unmatched=tuple(
+            sorted({u for plan in plans for u in plan.unmatched}, key=lambda u: (u.namespace, u.name, u.reason))
+        ),
         notes=tuple(dict.fromkeys(note for plan in plans for note in plan.notes)),
         datasets=tuple(dict.fromkeys(d for plan in plans for d in plan.datasets)),
         interim=tuple(sorted({k for plan in plans for k in plan.interim})),

@@ -9,6 +9,7 @@ The Databricks workspace host is looked for, in this order (first found wins):
 4. a job name prefix that is a workspace host (recent openlineage-spark replaces `databricks_shell.` with it).
 Real events checked: the accelerator sample carries only the workspace id (so 2.), the 0.12 quickstart nothing.
 """
+
 from __future__ import annotations
 
 import re
@@ -66,19 +67,41 @@ def run_context(run: RunSnapshot, options: LineageOptions) -> RunContext:
     host, source = _workspace_host(run, environment, properties, options)
     identity = job_identity(run.job_namespace, run.job_name, run.run_facets)
     app_key = identity.app_key
-    is_databricks = (host is not None or any(str(k).startswith("spark.databricks.") for k in environment)
-                     or app_key == DATABRICKS_SHELL)
+    is_databricks = (
+        host is not None
+        or any(str(k).startswith("spark.databricks.") for k in environment)
+        or app_key == DATABRICKS_SHELL
+    )
     user = environment.get("user") or _facet(run.run_facets, "spark_applicationDetails").get("userName")
-    app_display = (identity.app_display_name or properties.get("spark.app.name") or _facet(run.run_facets, "spark_applicationDetails").get("appName")
-                   or app_key)
-    workspace_id = next((str(environment[key]).strip() for key in WORKSPACE_ID_KEYS
-                         if isinstance(environment.get(key), (str, int)) and str(environment[key]).strip()), None)
-    return RunContext(environment=environment, workspace_host=host, workspace_source=source,
-                      is_databricks=is_databricks, app_key=app_key, app_display_name=str(app_display),
-                      # the identity's job name is the job name without its application prefix already
-                      display_job_name=(identity.job_name if identity.service
-                                        else _without_host_prefix(run.job_name) or identity.job_name),
-                      user=str(user) if user else None, workspace_id=workspace_id, identity=identity)
+    app_display = (
+        identity.app_display_name
+        or properties.get("spark.app.name")
+        or _facet(run.run_facets, "spark_applicationDetails").get("appName")
+        or app_key
+    )
+    workspace_id = next(
+        (
+            str(environment[key]).strip()
+            for key in WORKSPACE_ID_KEYS
+            if isinstance(environment.get(key), (str, int)) and str(environment[key]).strip()
+        ),
+        None,
+    )
+    return RunContext(
+        environment=environment,
+        workspace_host=host,
+        workspace_source=source,
+        is_databricks=is_databricks,
+        app_key=app_key,
+        app_display_name=str(app_display),
+        # the identity's job name is the job name without its application prefix already
+        display_job_name=(
+            identity.job_name if identity.service else _without_host_prefix(run.job_name) or identity.job_name
+        ),
+        user=str(user) if user else None,
+        workspace_id=workspace_id,
+        identity=identity,
+    )
 
 
 def display_job_name(job_name: str, app_key: str) -> str:
@@ -91,7 +114,7 @@ def _without_host_prefix(job_name: str) -> str | None:
     for pattern in (_PREFIX_AZURE_HOST, _PREFIX_AZURE_NORMALISED, _PREFIX_AWS):
         match = pattern.match(job_name)
         if match and len(job_name) > match.end():
-            return job_name[match.end():]
+            return job_name[match.end() :]
     return None
 
 
@@ -110,10 +133,13 @@ def _normalise_host(value: str) -> str | None:
     return host or None
 
 
-def _workspace_host(run: RunSnapshot, environment: Mapping[str, Any], properties: Mapping[str, Any],
-                    options: LineageOptions) -> tuple[str | None, str | None]:
-    for source, value in (("environment-properties", environment.get(WORKSPACE_URL_KEY)),
-                          ("spark_properties", properties.get(WORKSPACE_URL_KEY))):
+def _workspace_host(
+    run: RunSnapshot, environment: Mapping[str, Any], properties: Mapping[str, Any], options: LineageOptions
+) -> tuple[str | None, str | None]:
+    for source, value in (
+        ("environment-properties", environment.get(WORKSPACE_URL_KEY)),
+        ("spark_properties", properties.get(WORKSPACE_URL_KEY)),
+    ):
         if isinstance(value, str) and _normalise_host(value):
             return _normalise_host(value), source
     for key in WORKSPACE_ID_KEYS:

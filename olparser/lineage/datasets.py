@@ -26,6 +26,7 @@
   `{namespace}/{name}` (normalised) of the identity `dataset_identity` prefers, with its schema columns, and reported
   as unmatched.
 """
+
 from __future__ import annotations
 
 import re
@@ -146,15 +147,23 @@ class DatasetResolver:
                 return known[1]
         is_unity, host = unity_catalog.unity_namespace(namespace)
         three_parts = unity_catalog.split_three_part_name(name) if is_unity else None
-        unity = None if three_parts is None else UnityTable(*three_parts, host=host,
-                                                            metastore=self._host_metastore(host))
+        unity = (
+            None if three_parts is None else UnityTable(*three_parts, host=host, metastore=self._host_metastore(host))
+        )
         if result.matched:
             # Both names are set when the result matched (MappingResult.matched).
             type_name: str = result.purview_type  # type: ignore[assignment]
             qualified_name: str = result.qualified_name  # type: ignore[assignment]
-            dataset = ResolvedDataset(type_name=type_name, qualified_name=qualified_name,
-                                      display_name=display_name(namespace, name), owned=False,
-                                      namespace=namespace, name=name, rule=result.rule_name or "", unity=unity)
+            dataset = ResolvedDataset(
+                type_name=type_name,
+                qualified_name=qualified_name,
+                display_name=display_name(namespace, name),
+                owned=False,
+                namespace=namespace,
+                name=name,
+                rule=result.rule_name or "",
+                unity=unity,
+            )
             # the engine keeps no answer for a longer one; a Unity Catalog host's metastore depends on the options
             if len(namespace) + len(name) <= CACHED_CHARS and (unity is None or unity.host is None):
                 _remember((namespace, name), (result, dataset))
@@ -162,26 +171,47 @@ class DatasetResolver:
         if unity is not None:
             return self._unity_dataset(namespace, name, unity, facets)
         columns = schema_columns(facets) if facets else ()
-        return ResolvedDataset(type_name=PLACEHOLDER_TYPE, qualified_name=placeholder_qualified_name(namespace, name),
-                               display_name=display_name(namespace, name), owned=True, namespace=namespace,
-                               name=name, columns=columns, unmatched_reason=result.error or NO_RULE)
+        return ResolvedDataset(
+            type_name=PLACEHOLDER_TYPE,
+            qualified_name=placeholder_qualified_name(namespace, name),
+            display_name=display_name(namespace, name),
+            owned=True,
+            namespace=namespace,
+            name=name,
+            columns=columns,
+            unmatched_reason=result.error or NO_RULE,
+        )
 
-    def _unity_dataset(self, namespace: str, name: str, unity: UnityTable,
-                       facets: Mapping[str, Any] | None) -> ResolvedDataset:
+    def _unity_dataset(
+        self, namespace: str, name: str, unity: UnityTable, facets: Mapping[str, Any] | None
+    ) -> ResolvedDataset:
         """A Unity Catalog table: the scan's `databricks_table` when the metastore (and the catalog) are known,
         else the connector's `databricks_unity_catalog_table` (with its columns)."""
         table = unity.table.strip("`").lower()
         metastore = unity.metastore if unity.host else self.metastore_id
         if metastore and unity.catalog:
             qualified_name = unity_catalog.table_qualified_name(metastore, unity.catalog, unity.schema, unity.table)
-            return ResolvedDataset(type_name=unity_catalog.DATABRICKS_TABLE, qualified_name=qualified_name,
-                                   display_name=table, owned=False, namespace=namespace, name=name,
-                                   rule=UNITY_CATALOG_SCAN_RULE, unity=unity)
+            return ResolvedDataset(
+                type_name=unity_catalog.DATABRICKS_TABLE,
+                qualified_name=qualified_name,
+                display_name=table,
+                owned=False,
+                namespace=namespace,
+                name=name,
+                rule=UNITY_CATALOG_SCAN_RULE,
+                unity=unity,
+            )
         parts = [p.strip("`").lower() for p in (unity.catalog, unity.schema, unity.table) if p]
-        return ResolvedDataset(type_name=UNITY_CATALOG_TYPE, qualified_name=f"{UNITY_CATALOG_NAMESPACE}://"
-                                                                           f"{'.'.join(parts)}",
-                               display_name=table, owned=True, namespace=namespace, name=name,
-                               columns=schema_columns(facets) if facets else (), unity=unity)
+        return ResolvedDataset(
+            type_name=UNITY_CATALOG_TYPE,
+            qualified_name=f"{UNITY_CATALOG_NAMESPACE}://{'.'.join(parts)}",
+            display_name=table,
+            owned=True,
+            namespace=namespace,
+            name=name,
+            columns=schema_columns(facets) if facets else (),
+            unity=unity,
+        )
 
     def _host_metastore(self, host: str | None) -> str | None:
         """The metastore of the host a Unity Catalog namespace names (DATABRICKS_METASTORE_IDS), else the run's when
@@ -231,8 +261,11 @@ def _older_unity_table(symlink: tuple[str, str], facts: DatasetFacts) -> UnityTa
     storage = facts.facets.get("storage")
     storage_layer = storage.get("storageLayer") if isinstance(storage, dict) else None
     unity_catalog_facet = str(catalog_facet.get("type", "")).lower() == "unity"
-    if not (unity_catalog_facet or str(storage_layer or "").lower() == "unity"
-            or f"/{UNITY_STORAGE_SEGMENT}/" in f"/{facts.name.strip('/')}/"):
+    if not (
+        unity_catalog_facet
+        or str(storage_layer or "").lower() == "unity"
+        or f"/{UNITY_STORAGE_SEGMENT}/" in f"/{facts.name.strip('/')}/"
+    ):
         return None
     parts = [p.strip().strip("`") for p in name.split(".")]
     if not all(parts):
@@ -250,9 +283,13 @@ def _table_symlink(facets: Mapping[str, Any]) -> tuple[str, str] | None:
     symlinks = facets.get("symlinks")
     identifiers = symlinks.get("identifiers") if isinstance(symlinks, dict) else None
     for identifier in identifiers if isinstance(identifiers, list) else ():
-        if (isinstance(identifier, dict) and identifier.get("type", "TABLE") == "TABLE"
-                and isinstance(identifier.get("namespace"), str) and isinstance(identifier.get("name"), str)
-                and identifier["name"]):
+        if (
+            isinstance(identifier, dict)
+            and identifier.get("type", "TABLE") == "TABLE"
+            and isinstance(identifier.get("namespace"), str)
+            and isinstance(identifier.get("name"), str)
+            and identifier["name"]
+        ):
             return identifier["namespace"], identifier["name"]
     return None
 
@@ -268,8 +305,13 @@ def schema_columns(facets: Mapping[str, Any]) -> tuple[Column, ...]:
             continue
         seen.add(item["name"])
         data_type, description = item.get("type"), item.get("description")
-        columns.append(Column(name=item["name"], data_type=data_type if isinstance(data_type, str) else None,
-                              description=description if isinstance(description, str) else None))
+        columns.append(
+            Column(
+                name=item["name"],
+                data_type=data_type if isinstance(data_type, str) else None,
+                description=description if isinstance(description, str) else None,
+            )
+        )
     return tuple(columns)
 
 

@@ -21,6 +21,7 @@ names nothing keeps every input, as before. Column mappings are not changed by t
 place, the inputs of the runs that wrote it under the same parent run (`temporary_scope`): what `upstream_inputs`
 returns from the writers the run-state store remembers (`temporary_writes`).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Mapping
@@ -44,15 +45,21 @@ def is_temporary(facts: DatasetFacts) -> bool:
     if is_temporary_name(facts.namespace):
         return True
     facet = facts.facets.get("datasetType")
-    return (isinstance(facet, dict) and isinstance(facet.get("subType"), str)
-            and facet["subType"].upper() == TEMPORARY_SUBTYPE)
+    return (
+        isinstance(facet, dict)
+        and isinstance(facet.get("subType"), str)
+        and facet["subType"].upper() == TEMPORARY_SUBTYPE
+    )
 
 
 def temporary_names(run: RunSnapshot) -> frozenset[Name]:
     """The (namespace, name) of the run's temporary inputs and outputs (the common case, none, costs one look at
     each dataset's namespace and facet names)."""
-    found = [(d.namespace, d.name) for d in (*run.inputs, *run.outputs)
-             if (d.namespace.startswith(TEMPORARY_NAMESPACE) or "datasetType" in d.facets) and is_temporary(d)]
+    found = [
+        (d.namespace, d.name)
+        for d in (*run.inputs, *run.outputs)
+        if (d.namespace.startswith(TEMPORARY_NAMESPACE) or "datasetType" in d.facets) and is_temporary(d)
+    ]
     return frozenset(found) if found else NO_NAMES
 
 
@@ -80,13 +87,16 @@ def temporary_writes(run: RunSnapshot) -> dict[Name, tuple[DatasetFacts, ...]]:
     for output in temporary_outputs:
         names = declared[(output.namespace, output.name)]
         writes[(output.namespace, output.name)] = tuple(
-            d for d in run.inputs
-            if names is None or (d.namespace, d.name) in names or (d.namespace, d.name) not in mentioned)
+            d
+            for d in run.inputs
+            if names is None or (d.namespace, d.name) in names or (d.namespace, d.name) not in mentioned
+        )
     return writes
 
 
-def upstream_inputs(run: RunSnapshot, lookup: Callable[[Iterable[Name]], Mapping[Name, Iterable[DatasetFacts]]]
-                    ) -> dict[Name, tuple[DatasetFacts, ...]]:
+def upstream_inputs(
+    run: RunSnapshot, lookup: Callable[[Iterable[Name]], Mapping[Name, Iterable[DatasetFacts]]]
+) -> dict[Name, tuple[DatasetFacts, ...]]:
     """For each temporary input of `run`, the non-temporary datasets its writers read, following temporary datasets
     read by those writers (at most MAX_TEMPORARY_DEPTH hops; a cycle ends). `lookup(names)` answers the writers'
     inputs of each temporary name known (the run-state store, within the run's scope)."""
@@ -156,8 +166,12 @@ def lineage_facet_names(output: DatasetFacts, job_facets: Mapping[str, Any]) -> 
     entries = job.get("entries") if isinstance(job, dict) else None
     if isinstance(entries, list):
         for entry in entries:
-            if (isinstance(entry, dict) and entry.get("type", "DATASET") == "DATASET"
-                    and entry.get("namespace") == output.namespace and entry.get("name") == output.name):
+            if (
+                isinstance(entry, dict)
+                and entry.get("type", "DATASET") == "DATASET"
+                and entry.get("namespace") == output.namespace
+                and entry.get("name") == output.name
+            ):
                 said |= _add_entry(entry, names)
     return frozenset(names) if said else None
 
@@ -193,5 +207,7 @@ def narrowed(inputs: list[Any], declared: list[frozenset[Any] | None]) -> list[l
     if declared.count(None) == len(declared):
         return [inputs] * len(declared)
     mentioned = set().union(*(names for names in declared if names is not None))
-    return [inputs if names is None else [d for d in inputs if d.key in names or d.key not in mentioned]
-            for names in declared]
+    return [
+        inputs if names is None else [d for d in inputs if d.key in names or d.key not in mentioned]
+        for names in declared
+    ]

@@ -1,4 +1,5 @@
 """Atlas entity JSON: entities, object ids, and placeholder guids in dependency order. Pure helpers."""
+
 from __future__ import annotations
 
 from typing import Any, Callable, Iterable
@@ -7,8 +8,9 @@ JSON = dict[str, Any]
 Key = tuple[str, str]  # (typeName, qualifiedName)
 
 
-def entity(type_name: str, qualified_name: str, attributes: JSON | None = None,
-           relationships: JSON | None = None) -> JSON:
+def entity(
+    type_name: str, qualified_name: str, attributes: JSON | None = None, relationships: JSON | None = None
+) -> JSON:
     """An entity without guid (assign_guids gives one). None-valued attributes are left out."""
     attrs = {"qualifiedName": qualified_name}
     attrs.update({k: v for k, v in (attributes or {}).items() if v is not None})

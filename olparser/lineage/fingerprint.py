@@ -16,6 +16,7 @@ string (its quotes would be escaped). Fingerprints stored before 2026-11-25 diff
 writes a run it already wrote once more when an event of that run comes again (an idempotent upsert), then stores
 the new fingerprint and skips as before.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -35,8 +36,10 @@ HASHED_APART = ("columnLineageDetail", "columnMapping")  # attributes hashed as 
 def plan_fingerprint(plan: LineagePlan) -> str:
     """Hex SHA-256 of the plan's entities and external datasets without placeholder guids."""
     texts: list[str] = []
-    content = [[_without_texts(e, texts) for e in sorted(plan.entities, key=key_of)],
-               [_without_texts(e, texts) for e in sorted(plan.external_datasets, key=key_of)]]
+    content = [
+        [_without_texts(e, texts) for e in sorted(plan.entities, key=key_of)],
+        [_without_texts(e, texts) for e in sorted(plan.external_datasets, key=key_of)],
+    ]
     digest = hashlib.sha256(_PLACEHOLDER_GUID.sub(b"", _encoded(content)))
     for text in texts:
         data = text.encode("utf-8", "surrogatepass")  # a lone surrogate too, as its own bytes
@@ -49,8 +52,11 @@ def _without_texts(entity: JSON, texts: list[str]) -> list[Any]:
     """`[entity, names]`: the entity without the text attributes of HASHED_APART, which are appended to `texts`, and
     their names."""
     attributes = entity.get("attributes")
-    names = [name for name in HASHED_APART if name in attributes and attributes[name].__class__ is str] \
-        if attributes.__class__ is dict else ()
+    names = (
+        [name for name in HASHED_APART if name in attributes and attributes[name].__class__ is str]
+        if attributes.__class__ is dict
+        else ()
+    )
     if not names:
         return [entity, ()]
     kept = dict(attributes)  # type: ignore[arg-type]  # a dict: `names` is empty otherwise (`__class__ is dict`)

@@ -15,6 +15,7 @@ connector creates for a run, applied after they are built (pure; never on datase
 - Purview's 2 MB asset limit: a process whose column lineage texts (`columnMapping`, `columnLineageDetail`) would take
   it over is written without them and says so in `lineageTruncated`.
 """
+
 from __future__ import annotations
 
 import re
@@ -30,8 +31,10 @@ GOVERNANCE_FACETS = frozenset({"ownership", "documentation", "tags"})  # the job
 MAX_LABEL_CHARS = 50  # Atlas INVALID_LABEL_LENGTH
 _NOT_IN_LABEL = re.compile(r"[^A-Za-z0-9_-]")  # Atlas INVALID_LABEL_CHARACTERS
 UNRESOLVED_NOTE = "ownership: no Entra object id in OWNER_CONTACTS for "
-TRIMMED = ("column lineage left out: the process would exceed Purview's 2 MB asset limit "
-           "(columnMapping {mapping} characters, columnLineageDetail {detail} characters)")
+TRIMMED = (
+    "column lineage left out: the process would exceed Purview's 2 MB asset limit "
+    "(columnMapping {mapping} characters, columnLineageDetail {detail} characters)"
+)
 
 
 def contacts_of(job_facets: Mapping[str, Any], directory: Mapping[str, str]) -> tuple[JSON, tuple[str, ...]]:
@@ -74,9 +77,13 @@ def labels_of(job_facets: Mapping[str, Any]) -> list[str] | None:
     return sorted(labels)
 
 
-def with_governance(processes: Iterable[JSON], owner_entities: Iterable[JSON], owner_key: tuple[str, str],
-                    job_facets: Mapping[str, Any], directory: Mapping[str, str]
-                    ) -> tuple[list[JSON], tuple[JSON, ...], tuple[str, ...]]:
+def with_governance(
+    processes: Iterable[JSON],
+    owner_entities: Iterable[JSON],
+    owner_key: tuple[str, str],
+    job_facets: Mapping[str, Any],
+    directory: Mapping[str, str],
+) -> tuple[list[JSON], tuple[JSON, ...], tuple[str, ...]]:
     """(processes, owner entities, notes) with contacts, description and the 2 MB guard applied. Entities are
     copied where changed, never mutated."""
     if GOVERNANCE_FACETS.isdisjoint(job_facets):  # most runs: nothing to apply but the 2 MB guard
@@ -88,15 +95,21 @@ def with_governance(processes: Iterable[JSON], owner_entities: Iterable[JSON], o
     for process in processes:
         process = within_asset_limit(process)
         if contacts or description or labels is not None:
-            process = {**process, "attributes": {**process["attributes"],
-                                                 **({"description": description} if description else {})}}
+            process = {
+                **process,
+                "attributes": {**process["attributes"], **({"description": description} if description else {})},
+            }
             if contacts:
                 process["contacts"] = contacts
             if labels is not None:
                 process["labels"] = labels
         governed.append(process)
-    owners = tuple({**e, "contacts": contacts} if contacts and (e.get("typeName"), (e.get("attributes") or {})
-                   .get("qualifiedName")) == owner_key else e for e in owner_entities)
+    owners = tuple(
+        {**e, "contacts": contacts}
+        if contacts and (e.get("typeName"), (e.get("attributes") or {}).get("qualifiedName")) == owner_key
+        else e
+        for e in owner_entities
+    )
     notes = (UNRESOLVED_NOTE + ", ".join(unresolved),) if unresolved else ()
     return governed, owners, notes
 
@@ -107,18 +120,25 @@ def within_asset_limit(process: JSON) -> JSON:
     mapping, detail = attributes.get("columnMapping") or "", attributes.get("columnLineageDetail") or ""
     if len(mapping) + len(detail) <= (MAX_ASSET_BYTES - _OTHER_ATTRIBUTES_BYTES) // 2:
         return process  # cannot be over, even with every character escaped in the request body
-    sent = len(mapping) + mapping.count('"') + mapping.count("\\") + len(detail) + detail.count('"') \
-        + detail.count("\\")  # the texts are ASCII-escaped: a quote or a backslash takes two bytes in the body
+    sent = (
+        len(mapping) + mapping.count('"') + mapping.count("\\") + len(detail) + detail.count('"') + detail.count("\\")
+    )  # the texts are ASCII-escaped: a quote or a backslash takes two bytes in the body
     if sent <= MAX_ASSET_BYTES - _OTHER_ATTRIBUTES_BYTES:
         return process
     note = TRIMMED.format(mapping=len(mapping), detail=len(detail))
-    return {**process, "attributes": {**attributes, "columnMapping": "[]", "columnLineageDetail": "",
-                                      "lineageTruncated": "; ".join(filter(None, (attributes.get("lineageTruncated"),
-                                                                                  note)))}}
+    return {
+        **process,
+        "attributes": {
+            **attributes,
+            "columnMapping": "[]",
+            "columnLineageDetail": "",
+            "lineageTruncated": "; ".join(filter(None, (attributes.get("lineageTruncated"), note))),
+        },
+    }
 
 
 def _without_prefix(name: str) -> str:
     for prefix in NAME_PREFIXES:
         if name.startswith(prefix):
-            return name[len(prefix):]
+            return name[len(prefix) :]
     return name

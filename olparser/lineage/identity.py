@@ -18,6 +18,7 @@ and strips the session prefix from the job name. `legacy_app_key` is the session
 wrote: the runner finds the processes written under it through the run history and has their runs write again
 (`olparser/pipeline.py`, "take-over"), so that the ledger replaces them as a re-map does.
 """
+
 from __future__ import annotations
 
 import re
@@ -108,14 +109,13 @@ def strip_application(job_name: str, app_key: str) -> str:
     """The job name without its application prefix `{app_key}.` (unchanged when it has none)."""
     prefix = f"{app_key}."
     if app_key and job_name.startswith(prefix) and len(job_name) > len(prefix):
-        return job_name[len(prefix):]
+        return job_name[len(prefix) :]
     return job_name
 
 
 def _notebook_identity(app_key: str, notebook: str, job_name: str, session: str, service: str) -> JobIdentity:
     job = notebook if job_name == session else strip_application(job_name, session)
-    return JobIdentity(app_key, notebook, job, legacy_app_key=session if session != app_key else None,
-                       service=service)
+    return JobIdentity(app_key, notebook, job, legacy_app_key=session if session != app_key else None, service=service)
 
 
 def _stripped(name: str, pattern: re.Pattern[str]) -> str | None:
@@ -130,8 +130,9 @@ def _normalised(name: str) -> str:
     `nbBronzeToSilver` -> `nb_bronze_to_silver`)."""
     trimmed = re.sub(r"[^\w]+$", "", re.sub(r"^[^\w]+", "", name))
     plain = "".join(c for c in unicodedata.normalize("NFKD", trimmed) if not unicodedata.combining(c))
-    words = re.sub(r"(\d)([A-Z])", r"\1 \2",
-                   re.sub(r"(?<!^)([A-Z])([a-z])", r" \1\2", re.sub(r"([a-z])([A-Z])", r"\1 \2", plain)))
+    words = re.sub(
+        r"(\d)([A-Z])", r"\1 \2", re.sub(r"(?<!^)([A-Z])([a-z])", r" \1\2", re.sub(r"([a-z])([A-Z])", r"\1 \2", plain))
+    )
     return re.sub(r"[^a-zA-Z0-9]+", "_", words.lower())
 
 
@@ -144,8 +145,9 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
-def legacy_writers(process: str, owner: str, job_namespace: str, identity: JobIdentity,
-                   writes: Iterable[tuple[str, str]]) -> list[str]:
+def legacy_writers(
+    process: str, owner: str, job_namespace: str, identity: JobIdentity, writes: Iterable[tuple[str, str]]
+) -> list[str]:
     """The runs whose process is `process` written under a session-specific owner: of `writes` — (process
     qualifiedName, run id) of the runs that wrote the same output, as the run history holds them — those whose
     process is `spark://{job namespace}/{session}/processes/{same job}/{same output}` for a session of the notebook
@@ -153,18 +155,19 @@ def legacy_writers(process: str, owner: str, job_namespace: str, identity: JobId
     head = f"{owner}/processes/"
     if not identity.service or not process.startswith(head):
         return []
-    tail = "/processes/" + process[len(head):]
+    tail = "/processes/" + process[len(head) :]
     prefix = f"spark://{job_namespace}/"
     found: dict[str, None] = {}
     for name, run_id in writes:
         if name != process and name.startswith(prefix) and name.endswith(tail):
-            session = name[len(prefix):len(name) - len(tail)]
+            session = name[len(prefix) : len(name) - len(tail)]
             if "/" not in session and is_session_of(session, identity):
                 found[run_id] = None
     return list(found)
 
 
 # --- who ran it: the parent and root runs ----------------------------------------------------------------------------
+
 
 class JobRef(NamedTuple):
     """A run of a job, as a ParentRunFacet names it (a named tuple: built for every run, kept cheap)."""

@@ -17,6 +17,7 @@ may come first: a SQL job written before its application's parent arrived is wri
 of a temporary dataset is). A run that names an Airflow task in its own facet needs no lookup, and a plain Spark
 application (its SQL jobs' root is the application itself) costs none.
 """
+
 from __future__ import annotations
 
 import json

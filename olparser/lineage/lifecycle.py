@@ -20,6 +20,7 @@ one), TRUNCATE and the ALTER visitors (add columns, partitions, set location), a
   whose events arrive after the drop re-creates the entity and the drop deletes it again, an older write of a
   renamed name is moved to the new name, a drop older than the newest write deletes nothing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -88,11 +89,15 @@ class LifecycleChanges:
         """The changes of a run at `order` that no newer run undoes: `written` maps a dataset key to the order of
         the newest run that writes it; a run that writes the name after the drop or rename creates it anew, so the
         change is left out for that name (a batch applies its changes after all its writes)."""
+
         def stands(key: Any) -> bool:
             newest = written.get(key)
             return newest is None or newest < order
-        return LifecycleChanges(tuple(d for d in self.drops if stands(d.key)),
-                                tuple((old, new) for old, new in self.moves if stands(old.key)))
+
+        return LifecycleChanges(
+            tuple(d for d in self.drops if stands(d.key)),
+            tuple((old, new) for old, new in self.moves if stands(old.key)),
+        )
 
 
 def lifecycle_changes(run: RunSnapshot, resolver_of: Callable[[RunSnapshot], Any]) -> LifecycleChanges:
@@ -102,8 +107,10 @@ def lifecycle_changes(run: RunSnapshot, resolver_of: Callable[[RunSnapshot], Any
     if not drops and not renames:
         return LifecycleChanges()
     resolver = resolver_of(run)
-    return LifecycleChanges(tuple(resolver.resolve(facts) for facts in drops),
-                            tuple((resolver.resolve(r.previous), resolver.resolve(r.current)) for r in renames))
+    return LifecycleChanges(
+        tuple(resolver.resolve(facts) for facts in drops),
+        tuple((resolver.resolve(r.previous), resolver.resolve(r.current)) for r in renames),
+    )
 
 
 @dataclass(frozen=True)
@@ -114,18 +121,21 @@ class Marked:
     owned: bool = False
 
 
-def lifecycle_marks(order: Order, written: Iterable[Key], changes: LifecycleChanges,
-                    links: Mapping[Key, Key] | None = None) -> dict[Key, LifecycleMark]:
+def lifecycle_marks(
+    order: Order, written: Iterable[Key], changes: LifecycleChanges, links: Mapping[Key, Key] | None = None
+) -> dict[Key, LifecycleMark]:
     """What a run at `order` tells the store: each dataset key it wrote (`written`: the connector's datasets its plan
     has), and each change it makes (a rename's target linked to its scanned asset by `links`, as applied)."""
     links = links or {}
     marks = {key: LifecycleMark(written_at=order) for key in written}
     for dataset in changes.drops:
         marks[dataset.key] = marks.get(dataset.key, LifecycleMark()).merged(
-            LifecycleMark(DROP, order, None, bool(dataset.owned)))
+            LifecycleMark(DROP, order, None, bool(dataset.owned))
+        )
     for old, new in changes.moves:
         marks[old.key] = marks.get(old.key, LifecycleMark()).merged(
-            LifecycleMark(RENAME, order, links.get(new.key, new.key), bool(old.owned)))
+            LifecycleMark(RENAME, order, links.get(new.key, new.key), bool(old.owned))
+        )
     return marks
 
 
@@ -139,8 +149,13 @@ def standing(marks: Mapping[Key, LifecycleMark]) -> LifecycleChanges:
         if mark.change is None or mark.changed_at is None:
             continue
         dataset = Marked(key, mark.owned)
-        change = LifecycleChanges(drops=(dataset,)) if mark.change == DROP else \
-            LifecycleChanges(moves=((dataset, Marked(mark.target)),)) if mark.target is not None else LifecycleChanges()
+        change = (
+            LifecycleChanges(drops=(dataset,))
+            if mark.change == DROP
+            else LifecycleChanges(moves=((dataset, Marked(mark.target)),))
+            if mark.target is not None
+            else LifecycleChanges()
+        )
         kept = change.newer_than(mark.changed_at, written)
         drops.extend(kept.drops)
         moves.extend(kept.moves)
@@ -171,9 +186,15 @@ def _renamed_back(current: DatasetFacts, namespace: str, name: str) -> DatasetFa
     facets: dict[str, Any] = {k: v for k, v in current.facets.items() if k != "lifecycleStateChange"}
     symlinks = facets.get("symlinks")
     if isinstance(symlinks, dict) and isinstance(symlinks.get("identifiers"), list) and new_table and old_table:
-        facets["symlinks"] = {**symlinks, "identifiers": [
-            {**i, "name": _replace_last(i["name"], new_table, old_table)}
-            if isinstance(i, dict) and isinstance(i.get("name"), str) else i for i in symlinks["identifiers"]]}
+        facets["symlinks"] = {
+            **symlinks,
+            "identifiers": [
+                {**i, "name": _replace_last(i["name"], new_table, old_table)}
+                if isinstance(i, dict) and isinstance(i.get("name"), str)
+                else i
+                for i in symlinks["identifiers"]
+            ],
+        }
     return replace(current, namespace=namespace, name=name, facets=facets)
 
 

@@ -13,6 +13,7 @@ Resolution (`olparser/adapters/catalog/resolver.py`) says, for some datasets of 
 Process qualifiedNames are not touched: they were built from the rule identity of the output, so a process keeps its
 name when its datasets are linked later (the re-link timer rewrites the same process, with `relink_attributes`).
 """
+
 from __future__ import annotations
 
 import json
@@ -42,11 +43,16 @@ def link_plan(plan: LineagePlan, links: Mapping[Key, Key], interim: Iterable[Key
         if is_process(entity):
             entity = {**entity, "attributes": relink_attributes(entity["attributes"], moved)}
         entities.append(entity)
-    unmatched = tuple(u for u in plan.unmatched
-                      if (PLACEHOLDER_TYPE, placeholder_qualified_name(u.namespace, u.name)) not in gone)
-    return replace(plan, entities=tuple(entities),
-                   external_datasets=tuple(e for e in plan.external_datasets if key_of(e) not in gone),
-                   interim=interim_keys, unmatched=unmatched)
+    unmatched = tuple(
+        u for u in plan.unmatched if (PLACEHOLDER_TYPE, placeholder_qualified_name(u.namespace, u.name)) not in gone
+    )
+    return replace(
+        plan,
+        entities=tuple(entities),
+        external_datasets=tuple(e for e in plan.external_datasets if key_of(e) not in gone),
+        interim=interim_keys,
+        unmatched=unmatched,
+    )
 
 
 def relink_attributes(attributes: JSON, links: Mapping[Key, Key]) -> JSON:
@@ -58,8 +64,12 @@ def relink_attributes(attributes: JSON, links: Mapping[Key, Key]) -> JSON:
         value = attributes.get(attribute)
         if isinstance(value, list) and any(_ref_key(ref) in links for ref in value):
             changed[attribute] = _relinked_refs(value, links)
-    for attribute, rewrite in (("columnMapping", _column_mapping), ("columnLineageDetail", _lineage_detail),
-                               ("datasetLocations", _keyed_map), ("datasetTables", _keyed_map)):
+    for attribute, rewrite in (
+        ("columnMapping", _column_mapping),
+        ("columnLineageDetail", _lineage_detail),
+        ("datasetLocations", _keyed_map),
+        ("datasetTables", _keyed_map),
+    ):
         value = attributes.get(attribute)
         if isinstance(value, str) and value and any(name in value for name in names):
             text = rewrite(value, links, names)
@@ -118,16 +128,18 @@ def _column_mapping(text: str, links: Mapping[Key, Key], names: Mapping[str, str
         if not isinstance(entry, dict) or not isinstance(entry.get("DatasetMapping"), dict):
             return text
         mapping = entry["DatasetMapping"]
-        pair = (names.get(mapping.get("Source"), mapping.get("Source")), names.get(mapping.get("Sink"),
-                                                                                   mapping.get("Sink")))
+        pair = (
+            names.get(mapping.get("Source"), mapping.get("Source")),
+            names.get(mapping.get("Sink"), mapping.get("Sink")),
+        )
         columns = merged.setdefault(pair, {})
         for column in entry.get("ColumnMapping") or []:
             if isinstance(column, dict):
                 columns.setdefault((str(column.get("Source")), str(column.get("Sink"))), column)
-    rewritten = [{"DatasetMapping": {"Source": source, "Sink": sink},
-                  "ColumnMapping": [columns[key] for key in sorted(columns)]}
-                 for (source, sink), columns in sorted(merged.items(), key=lambda item: (str(item[0][0]),
-                                                                                         str(item[0][1])))]
+    rewritten = [
+        {"DatasetMapping": {"Source": source, "Sink": sink}, "ColumnMapping": [columns[key] for key in sorted(columns)]}
+        for (source, sink), columns in sorted(merged.items(), key=lambda item: (str(item[0][0]), str(item[0][1])))
+    ]
     return _compact(rewritten)
 
 
@@ -152,8 +164,10 @@ def _lineage_detail(text: str, links: Mapping[Key, Key], names: Mapping[str, str
 
     detail = {**detail, "dataset": relinked(detail.get("dataset"))}
     if isinstance(detail.get("fields"), list):
-        detail["fields"] = [{**field, "inputFields": relinked(field.get("inputFields"))} if isinstance(field, dict)
-                            else field for field in detail["fields"]]
+        detail["fields"] = [
+            {**field, "inputFields": relinked(field.get("inputFields"))} if isinstance(field, dict) else field
+            for field in detail["fields"]
+        ]
     return _compact(detail)
 
 

@@ -8,6 +8,7 @@ duration, cluster and job ids, Spark and OpenLineage versions, rows and bytes wr
 `firstRunTime` from the history). Every process attribute is sent on every write: "" for unknown text, null for an
 unknown number (Atlas keeps an attribute an update leaves out).
 """
+
 from __future__ import annotations
 
 import re
@@ -33,15 +34,27 @@ MAX_QUALITY_DATASETS = 20
 MAX_QUALITY_COLUMNS = 50
 _PRODUCER_VERSION = re.compile(r"/tree/([^/]+)/")
 # Process attributes from the summary, text ones ("" when unknown) and numbers (null when unknown).
-TEXT_ATTRIBUTES = (("lastRunStartTime", "startTime"), ("lastRunEndTime", "endTime"), ("lastRunClusterId", "clusterId"),
-                   ("lastRunJobId", "jobId"), ("lastRunJobRunId", "jobRunId"),
-                   ("lastRunApplicationId", "applicationId"), ("lastRunSparkVersion", "sparkVersion"),
-                   ("lastRunOpenLineageVersion", "openlineageVersion"),
-                   ("lastRunParentJobNamespace", "parentJobNamespace"), ("lastRunParentJobName", "parentJobName"),
-                   ("lastRunParentRunId", "parentRunId"), ("lastRunRootJobNamespace", "rootJobNamespace"),
-                   ("lastRunRootJobName", "rootJobName"), ("lastRunRootRunId", "rootRunId"))
-NUMBER_ATTRIBUTES = (("lastRunDurationMs", "durationMs"), ("lastRunRowsWritten", "rowsWritten"),
-                     ("lastRunBytesWritten", "bytesWritten"))
+TEXT_ATTRIBUTES = (
+    ("lastRunStartTime", "startTime"),
+    ("lastRunEndTime", "endTime"),
+    ("lastRunClusterId", "clusterId"),
+    ("lastRunJobId", "jobId"),
+    ("lastRunJobRunId", "jobRunId"),
+    ("lastRunApplicationId", "applicationId"),
+    ("lastRunSparkVersion", "sparkVersion"),
+    ("lastRunOpenLineageVersion", "openlineageVersion"),
+    ("lastRunParentJobNamespace", "parentJobNamespace"),
+    ("lastRunParentJobName", "parentJobName"),
+    ("lastRunParentRunId", "parentRunId"),
+    ("lastRunRootJobNamespace", "rootJobNamespace"),
+    ("lastRunRootJobName", "rootJobName"),
+    ("lastRunRootRunId", "rootRunId"),
+)
+NUMBER_ATTRIBUTES = (
+    ("lastRunDurationMs", "durationMs"),
+    ("lastRunRowsWritten", "rowsWritten"),
+    ("lastRunBytesWritten", "bytesWritten"),
+)
 _NO_RUN_TEXT = {name: "" for name, _ in TEXT_ATTRIBUTES}
 _TEXT_ATTRIBUTE_OF = {key: name for name, key in TEXT_ATTRIBUTES}  # summary key -> process attribute
 HISTORY_ATTRIBUTES = ("runCount", "firstRunTime")  # set from the run history (olparser.history)
@@ -69,8 +82,9 @@ def system_metadata(run: RunSnapshot, ctx: RunContext, orchestrated: Orchestrati
         "endTime": iso_time(end),
         "durationMs": round((end - start) * 1000) if start is not None and end is not None and end >= start else None,
         "producer": run.producer,
-        "openlineageVersion": _text(engine.get("openlineageAdapterVersion")) or _text(
-            legacy.get("openlineage-spark-version")) or _producer_version(run.producer),
+        "openlineageVersion": _text(engine.get("openlineageAdapterVersion"))
+        or _text(legacy.get("openlineage-spark-version"))
+        or _producer_version(run.producer),
         "sparkVersion": (_text(engine.get("version")) if _text(engine.get("name")).lower() in ("", "spark") else "")
         or _text(legacy.get("spark-version")),
         "user": ctx.user or "",
@@ -150,9 +164,11 @@ def _data_quality(run: RunSnapshot) -> list[JSON]:
                 entry[key] = metrics[key]
         columns = metrics.get("columnMetrics")
         if isinstance(columns, dict) and columns:
-            entry["columnMetrics"] = {name: {k: v for k, v in values.items() if isinstance(v, (int, float, str))}
-                                      for name, values in sorted(columns.items())[:MAX_QUALITY_COLUMNS]
-                                      if isinstance(values, dict)}
+            entry["columnMetrics"] = {
+                name: {k: v for k, v in values.items() if isinstance(v, (int, float, str))}
+                for name, values in sorted(columns.items())[:MAX_QUALITY_COLUMNS]
+                if isinstance(values, dict)
+            }
         found.append(entry)
         if len(found) == MAX_QUALITY_DATASETS:
             break

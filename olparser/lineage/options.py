@@ -1,4 +1,5 @@
 """How the entity builder represents datasets and which runs it writes: plain options, read once from Settings."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -33,8 +34,9 @@ class LineageOptions:
 
     def __post_init__(self) -> None:
         if self.dataset_identity not in DATASET_IDENTITIES:
-            raise ValueError(f"dataset_identity must be one of {', '.join(DATASET_IDENTITIES)}: "
-                             f"got {self.dataset_identity!r}")
+            raise ValueError(
+                f"dataset_identity must be one of {', '.join(DATASET_IDENTITIES)}: got {self.dataset_identity!r}"
+            )
 
     @classmethod
     def from_settings(cls, settings: Any) -> "LineageOptions":
@@ -42,15 +44,20 @@ class LineageOptions:
         pairs) is read when Settings has it (proposed setting DATABRICKS_WORKSPACE_HOSTS="id=host,...")."""
         hosts = getattr(settings, "databricks_workspace_hosts", None) or ()
         pairs = hosts.items() if isinstance(hosts, Mapping) else hosts
-        return cls(dataset_identity=settings.dataset_identity,
-                   lineage_on_failure=settings.lineage_on_failure,
-                   workspace_hosts=tuple(sorted((str(k), str(v)) for k, v in pairs)),
-                   max_process_edges=settings.max_process_edges_per_run,
-                   workspace_metastores=tuple(sorted(
-                       (str(k).strip().lower(), str(v).strip().lower())
-                       for k, v in (getattr(settings, "databricks_metastore_ids", None) or ()))),
-                   owner_contacts=tuple(sorted((getattr(settings, "owner_contacts", None) or {}).items())),
-                   streaming_history_window=float(getattr(settings, "streaming_history_window_seconds", 3600)))
+        return cls(
+            dataset_identity=settings.dataset_identity,
+            lineage_on_failure=settings.lineage_on_failure,
+            workspace_hosts=tuple(sorted((str(k), str(v)) for k, v in pairs)),
+            max_process_edges=settings.max_process_edges_per_run,
+            workspace_metastores=tuple(
+                sorted(
+                    (str(k).strip().lower(), str(v).strip().lower())
+                    for k, v in (getattr(settings, "databricks_metastore_ids", None) or ())
+                )
+            ),
+            owner_contacts=tuple(sorted((getattr(settings, "owner_contacts", None) or {}).items())),
+            streaming_history_window=float(getattr(settings, "streaming_history_window_seconds", 3600)),
+        )
 
     def workspace_host_for(self, workspace_id: str) -> str | None:
         return dict(self.workspace_hosts).get(workspace_id)

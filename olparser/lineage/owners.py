@@ -31,6 +31,7 @@ of one application share the entity — except for Fabric and Synapse notebooks,
 session: their key is the notebook (`notebooks/{artifact id}`, `notebooks/{notebook name}`), their name its
 display name, so every session of one notebook shares the entity and its processes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -71,8 +72,13 @@ class Owner:
         return object_id(self.type_name, self.qualified_name)
 
 
-def build_owner(job_namespace: str, ctx: RunContext, job_facets: Mapping[str, Any] | None = None,
-                run_facets: Mapping[str, Any] | None = None, job_name: str = "") -> Owner:
+def build_owner(
+    job_namespace: str,
+    ctx: RunContext,
+    job_facets: Mapping[str, Any] | None = None,
+    run_facets: Mapping[str, Any] | None = None,
+    job_name: str = "",
+) -> Owner:
     integration, job_type = producer_job_type(job_facets or {})
     if integration == "AIRFLOW" and job_type == "TASK":
         return _airflow_owner(job_namespace, ctx)
@@ -97,43 +103,73 @@ def _databricks_owner(ctx: RunContext) -> Owner:
     notebook_ref = None
     if notebook_path:
         notebook_qn = f"{workspace_qn}/notebooks/{notebook_path.strip('/')}"
-        chain.append(entity("databricks_notebook", notebook_qn,
-                            {"name": notebook_path.rstrip("/").rsplit("/", 1)[-1], "path": notebook_path},
-                            {"workspace": workspace_ref}))
+        chain.append(
+            entity(
+                "databricks_notebook",
+                notebook_qn,
+                {"name": notebook_path.rstrip("/").rsplit("/", 1)[-1], "path": notebook_path},
+                {"workspace": workspace_ref},
+            )
+        )
         notebook_ref = object_id("databricks_notebook", notebook_qn)
     notebook_id = ctx.env_text(NOTEBOOK_ID_KEY)
     if notebook_id and not notebook_path:
         notebook_qn = f"{workspace_qn}/notebook-ids/{notebook_id}"
-        chain.append(entity("databricks_notebook", notebook_qn, {"name": f"notebook {notebook_id}",
-                                                                 "notebookId": notebook_id},
-                            {"workspace": workspace_ref}))
+        chain.append(
+            entity(
+                "databricks_notebook",
+                notebook_qn,
+                {"name": f"notebook {notebook_id}", "notebookId": notebook_id},
+                {"workspace": workspace_ref},
+            )
+        )
         notebook_ref = object_id("databricks_notebook", notebook_qn)
     job_id = ctx.env_text("spark.databricks.job.id")
     if job_id:
         job_qn = f"{workspace_qn}/jobs/{job_id}"
-        chain.append(entity("databricks_job", job_qn, {"name": f"job {job_id}", "jobId": job_id},
-                            {"workspace": workspace_ref}))
+        chain.append(
+            entity("databricks_job", job_qn, {"name": f"job {job_id}", "jobId": job_id}, {"workspace": workspace_ref})
+        )
         job_type = (ctx.env_text("spark.databricks.job.type") or "").lower()
         task_type = TASK_TYPES.get(job_type, GENERIC_TASK_TYPE)
-        task_key = notebook_path.strip("/") if notebook_path else (
-            f"notebook-{notebook_id}" if notebook_id else job_type or "task")
+        task_key = (
+            notebook_path.strip("/")
+            if notebook_path
+            else (f"notebook-{notebook_id}" if notebook_id else job_type or "task")
+        )
         task_qn = f"{job_qn}/tasks/{task_key}"
         relationships: JSON = {"job": object_id("databricks_job", job_qn)}
         if notebook_ref and task_type == TASK_TYPES["notebook"]:
             relationships["notebook"] = notebook_ref
-        chain.append(entity(task_type, task_qn, {"name": task_key.rsplit("/", 1)[-1], "taskKey": task_key,
-                                                 "taskType": job_type}, relationships))
+        chain.append(
+            entity(
+                task_type,
+                task_qn,
+                {"name": task_key.rsplit("/", 1)[-1], "taskKey": task_key, "taskType": job_type},
+                relationships,
+            )
+        )
         return Owner(tuple(chain), task_type, task_qn, DATABRICKS_PROCESS, "task")
     pipeline_id = ctx.env_text(PIPELINE_ID_KEY)
     if pipeline_id:
         pipeline_qn = f"{workspace_qn}/pipelines/{pipeline_id}"
-        chain.append(entity("databricks_pipeline", pipeline_qn, {"name": f"pipeline {pipeline_id}",
-                                                                 "pipelineId": pipeline_id},
-                            {"workspace": workspace_ref}))
+        chain.append(
+            entity(
+                "databricks_pipeline",
+                pipeline_qn,
+                {"name": f"pipeline {pipeline_id}", "pipelineId": pipeline_id},
+                {"workspace": workspace_ref},
+            )
+        )
         return Owner(tuple(chain), "databricks_pipeline", pipeline_qn, DATABRICKS_PROCESS, "pipeline")
     if notebook_ref:
-        return Owner(tuple(chain), "databricks_notebook", notebook_ref["uniqueAttributes"]["qualifiedName"],
-                     DATABRICKS_PROCESS, "notebook")
+        return Owner(
+            tuple(chain),
+            "databricks_notebook",
+            notebook_ref["uniqueAttributes"]["qualifiedName"],
+            DATABRICKS_PROCESS,
+            "notebook",
+        )
     app_qn = f"{workspace_qn}/applications/{ctx.app_key}"
     chain.append(entity("spark_application", app_qn, {"name": ctx.app_display_name, "appName": ctx.app_key}))
     return Owner(tuple(chain), "spark_application", app_qn, SPARK_PROCESS, "application")
@@ -160,12 +196,15 @@ def airflow_entities(job_namespace: str, dag_id: str, task_id: str) -> tuple[JSO
     dag_qn = f"airflow://{job_namespace}/{dag_id}"
     task_qn = f"{dag_qn}/tasks/{task_id}"
     dag = entity("airflow_dag", dag_qn, {"name": dag_id, "dagId": dag_id})
-    task = entity("airflow_task", task_qn, {"name": task_id, "taskId": task_id},
-                  {"dag": object_id("airflow_dag", dag_qn)})
+    task = entity(
+        "airflow_task", task_qn, {"name": task_id, "taskId": task_id}, {"dag": object_id("airflow_dag", dag_qn)}
+    )
     return dag, task
 
 
-ORCHESTRATED_PROCESS_TYPES = frozenset({SPARK_PROCESS, DATABRICKS_PROCESS})  # typedefs spark.json, databricks.json: `orchestrator`
+ORCHESTRATED_PROCESS_TYPES = frozenset(
+    {SPARK_PROCESS, DATABRICKS_PROCESS}
+)  # typedefs spark.json, databricks.json: `orchestrator`
 
 
 def airflow_orchestrator(orchestration: Orchestration) -> tuple[JSON, JSON] | None:
@@ -182,7 +221,7 @@ def airflow_orchestrator(orchestration: Orchestration) -> tuple[JSON, JSON] | No
     prefix = root.name + "."
     if not parent.name.startswith(prefix) or len(parent.name) == len(prefix):
         return None
-    return airflow_entities(parent.namespace, root.name, parent.name[len(prefix):])
+    return airflow_entities(parent.namespace, root.name, parent.name[len(prefix) :])
 
 
 def _dbt_owner(job_namespace: str, ctx: RunContext, run_facets: Mapping[str, Any]) -> Owner:
@@ -198,8 +237,12 @@ def _dbt_owner(job_namespace: str, ctx: RunContext, run_facets: Mapping[str, Any
     project_qn = f"dbt://{job_namespace}/{project}"
     model_qn = f"{project_qn}/{unique_id}"
     project_entity = entity("dbt_project", project_qn, {"name": project, "projectName": project})
-    model = entity("dbt_model", model_qn, {"name": unique_id.rsplit(".", 1)[-1], "uniqueId": unique_id},
-                   {"project": object_id("dbt_project", project_qn)})
+    model = entity(
+        "dbt_model",
+        model_qn,
+        {"name": unique_id.rsplit(".", 1)[-1], "uniqueId": unique_id},
+        {"project": object_id("dbt_project", project_qn)},
+    )
     return Owner((project_entity, model), "dbt_model", model_qn, DBT_PROCESS, "model")
 
 

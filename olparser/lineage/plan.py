@@ -1,5 +1,6 @@
 """What the entity builder hands to the uploader: Atlas v2 entities for one run, as plain JSON dicts; and what the
 uploader reports back (`UploadReport`, `DeleteReport`), so that the core reads typed reports."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -23,6 +24,7 @@ class UnmatchedDataset:
 def unmatched_text(unmatched: tuple[UnmatchedDataset, ...], shown: int = 10, longest: int = 200) -> str:
     """The datasets no rule matched, for a log line: each by namespace and name (cut to `longest` characters), the
     first `shown` of them and how many more."""
+
     def cut(text: str) -> str:
         return text if len(text) <= longest else text[:longest] + "..."
 
@@ -61,13 +63,22 @@ class LineagePlan:
         """(typeName, qualifiedName) of the connector-owned entities a run answers for: everything in `entities`
         but the columns, which belong to their dataset (deleting a dataset deletes its columns), and the interim
         external datasets it creates."""
-        return tuple(sorted({(e["typeName"], e["attributes"]["qualifiedName"]) for e in self.entities
-                             if e["typeName"] != COLUMN_TYPE} | set(self.interim)))
+        return tuple(
+            sorted(
+                {
+                    (e["typeName"], e["attributes"]["qualifiedName"])
+                    for e in self.entities
+                    if e["typeName"] != COLUMN_TYPE
+                }
+                | set(self.interim)
+            )
+        )
 
     def without_processes(self, qualified_names: set[str]) -> "LineagePlan":
         """The same plan minus the named processes (owners and datasets stay)."""
-        kept = tuple(e for e in self.entities
-                     if not (is_process(e) and e["attributes"]["qualifiedName"] in qualified_names))
+        kept = tuple(
+            e for e in self.entities if not (is_process(e) and e["attributes"]["qualifiedName"] in qualified_names)
+        )
         return replace(self, entities=kept)
 
 
@@ -93,8 +104,10 @@ class UploadReport:
         always add up to the whole."""
         written = set(sent) | set(self.created) | set(self.updated)
         created, updated = set(self.created), set(self.updated) - set(self.created)
-        return (f"{len(written)} entities: {len(created)} created, {len(updated)} updated, "
-                f"{len(written - created - updated)} unchanged, {len(set(self.referenced))} referenced")
+        return (
+            f"{len(written)} entities: {len(created)} created, {len(updated)} updated, "
+            f"{len(written - created - updated)} unchanged, {len(set(self.referenced))} referenced"
+        )
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from an older run would otherwise survive). Run attributes (`lastRun*`) describe
 metadata (`olparser.lineage.metadata`); `runCount` and `firstRunTime` come from the run history
 (`olparser.history.with_run_history`), null and "" until it fills them.
 """
+
 from __future__ import annotations
 
 from json.encoder import encode_basestring_ascii
@@ -39,11 +40,22 @@ def process_qualified_name(owner: Owner, job_name: str, output: ResolvedDataset)
     return f"{owner.qualified_name}/processes/{job_key(job_name)}/{output.qualified_name}"
 
 
-def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: ResolvedDataset,
-                  inputs: Iterable[ResolvedDataset], lineage: ColumnLineage | None, *, status: str,
-                  truncation: str = "", max_inputs: int | None = None, lineage_source: str = "",
-                  summary: JSON | None = None, last_run: tuple[str, str] | None = None,
-                  orchestrator: JSON | None = None) -> JSON:
+def build_process(
+    run: RunSnapshot,
+    ctx: RunContext,
+    owner: Owner,
+    output: ResolvedDataset,
+    inputs: Iterable[ResolvedDataset],
+    lineage: ColumnLineage | None,
+    *,
+    status: str,
+    truncation: str = "",
+    max_inputs: int | None = None,
+    lineage_source: str = "",
+    summary: JSON | None = None,
+    last_run: tuple[str, str] | None = None,
+    orchestrator: JSON | None = None,
+) -> JSON:
     """`last_run`: the (id, time) the `lastRunId` and `lastRunTime` attributes show instead of the run's own (a
     streaming micro-batch's window: olparser.lineage.streaming). `orchestrator`: the reference (by unique
     attributes) to the entity of the orchestrator's job that ran it (olparser.lineage.owners.airflow_orchestrator)."""
@@ -72,9 +84,12 @@ def build_process(run: RunSnapshot, ctx: RunContext, owner: Owner, output: Resol
         "lineageTruncated": truncation,
         "columnLineageSource": lineage_source,
     }
-    body = entity(owner.process_type, process_qualified_name(owner, job, output), attributes,
-                  {owner.process_relationship: owner.reference(),
-                   **({"orchestrator": orchestrator} if orchestrator else {})})
+    body = entity(
+        owner.process_type,
+        process_qualified_name(owner, job, output),
+        attributes,
+        {owner.process_relationship: owner.reference(), **({"orchestrator": orchestrator} if orchestrator else {})},
+    )
     body["attributes"].update(process_run_attributes(summary or {}))  # null numbers kept: sent to clear old values
     return body
 

@@ -18,6 +18,7 @@ Pure and deterministic: nothing is parsed when there is no `sql` facet or every 
   `*` (the lineage page reads `*` as every column); a star over several inputs whose schemas are unknown is marked
   ambiguous on each.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,8 +32,11 @@ from .datasets import schema_columns
 STAR = "*"
 SQL_SOURCE = "sql"
 DIRECT = {"type": "DIRECT"}
-AMBIGUOUS = {"type": "DIRECT", "description": "ambiguous: the statement does not say which table this column comes "
-                                              "from; each candidate has an edge"}
+AMBIGUOUS = {
+    "type": "DIRECT",
+    "description": "ambiguous: the statement does not say which table this column comes "
+    "from; each candidate has an edge",
+}
 DatasetKey = tuple[str, str]
 
 
@@ -85,8 +89,15 @@ def _parts(name: str) -> tuple[str, ...]:
 def _table_names(facts: DatasetFacts) -> list[tuple[str, ...]]:
     symlinks = facts.facets.get("symlinks")
     identifiers = symlinks.get("identifiers") if isinstance(symlinks, dict) else None
-    return [_parts(i["name"]) for i in identifiers if isinstance(i, dict) and isinstance(i.get("name"), str)
-            and i.get("type", "TABLE") == "TABLE"] if isinstance(identifiers, list) else []
+    return (
+        [
+            _parts(i["name"])
+            for i in identifiers
+            if isinstance(i, dict) and isinstance(i.get("name"), str) and i.get("type", "TABLE") == "TABLE"
+        ]
+        if isinstance(identifiers, list)
+        else []
+    )
 
 
 def match_table(table: SqlTable, datasets: Iterable[DatasetFacts]) -> DatasetFacts | None:
@@ -95,8 +106,11 @@ def match_table(table: SqlTable, datasets: Iterable[DatasetFacts]) -> DatasetFac
     wanted = tuple(p.lower() for p in table.parts)
     candidates = list(datasets)
     for names_of in (_table_names, lambda facts: [_parts(facts.name)]):
-        found = {_key(d): d for d in candidates if any(len(n) >= len(wanted) and n[-len(wanted):] == wanted
-                                                       for n in names_of(d))}
+        found = {
+            _key(d): d
+            for d in candidates
+            if any(len(n) >= len(wanted) and n[-len(wanted) :] == wanted for n in names_of(d))
+        }
         if len(found) == 1:
             return next(iter(found.values()))
         if found:
@@ -118,17 +132,20 @@ class _Derivation:
                 self.inputs[table] = found
         self.sources = {_key(d): d for d in self.inputs.values()}
         self.outputs = {t: d for t in parsed.out_tables if (d := match_table(t, run.outputs)) is not None}
-        self.schemas = {_key(d): {c.name.lower(): c.name for c in schema_columns(d.facets)}
-                        for d in (*run.inputs, *run.outputs)}
+        self.schemas = {
+            _key(d): {c.name.lower(): c.name for c in schema_columns(d.facets)} for d in (*run.inputs, *run.outputs)
+        }
         # output key -> output column -> (input key, input column) -> ambiguous
         self.edges: dict[DatasetKey, dict[str, dict[tuple[DatasetKey, str], bool]]] = {}
 
     def facets(self) -> dict[DatasetKey, dict[str, Any]]:
         for item in self.parsed.columns:
-            target_table = item.target.table or (self.parsed.out_tables[0] if len(self.parsed.out_tables) == 1
-                                                 else None)
-            output = (self.outputs.get(target_table) or match_table(target_table, self.run_outputs)
-                      if target_table else None)
+            target_table = item.target.table or (
+                self.parsed.out_tables[0] if len(self.parsed.out_tables) == 1 else None
+            )
+            output = (
+                self.outputs.get(target_table) or match_table(target_table, self.run_outputs) if target_table else None
+            )
             if output is None or _key(output) not in self.targets:
                 continue
             column = self._column(_key(output), item.target.name)
@@ -138,12 +155,26 @@ class _Derivation:
                 for dataset_key, name, ambiguous in self._sources_of(source):
                     self._add(_key(output), column, dataset_key, name, ambiguous)
         self._add_stars()
-        return {key: {"fields": {column: {"inputFields": [
-            {"namespace": source[0], "name": source[1], "field": field,
-             "transformations": [AMBIGUOUS if ambiguous else DIRECT]}
-            for (source, field), ambiguous in sorted(sources.items())]}
-            for column, sources in sorted(columns.items())}}
-            for key, columns in sorted(self.edges.items()) if columns}
+        return {
+            key: {
+                "fields": {
+                    column: {
+                        "inputFields": [
+                            {
+                                "namespace": source[0],
+                                "name": source[1],
+                                "field": field,
+                                "transformations": [AMBIGUOUS if ambiguous else DIRECT],
+                            }
+                            for (source, field), ambiguous in sorted(sources.items())
+                        ]
+                    }
+                    for column, sources in sorted(columns.items())
+                }
+            }
+            for key, columns in sorted(self.edges.items())
+            if columns
+        }
 
     def _column(self, key: DatasetKey, name: str) -> str | None:
         """The column's spelling in the dataset's schema; the name itself when the schema is unknown; None when the
@@ -206,8 +237,9 @@ class _Derivation:
                 for lower, name in schema.items():
                     column = self._column(output, name)
                     if column is not None:
-                        in_others = shared and any(lower in (self.schemas.get(k) or {lower: lower}) for k in sources
-                                                   if k != key)
+                        in_others = shared and any(
+                            lower in (self.schemas.get(k) or {lower: lower}) for k in sources if k != key
+                        )
                         self._add(output, column, key, name, in_others)
 
     def _input_for(self, table: SqlTable) -> DatasetFacts | None:

@@ -7,6 +7,7 @@ attributes name the window (its id, its start), and what each batch has of its o
 rows, bytes, error, data quality) is left out. So an unchanged micro-batch has the fingerprint of the window's last
 write, and costs no catalog write (olparser.pipeline).
 """
+
 from __future__ import annotations
 
 import uuid
@@ -17,8 +18,9 @@ from olparser.runs.model import RunSnapshot
 from .options import LineageOptions
 
 # what differs between the micro-batches of one stream: left out of its window's record and of its processes
-PER_BATCH_METADATA = frozenset({"startTime", "endTime", "durationMs", "rowsWritten", "bytesWritten", "errorMessage",
-                                "dataQuality"})
+PER_BATCH_METADATA = frozenset(
+    {"startTime", "endTime", "durationMs", "rowsWritten", "bytesWritten", "errorMessage", "dataQuality"}
+)
 
 
 def streaming_window(run: RunSnapshot, options: LineageOptions) -> float | None:

@@ -10,6 +10,7 @@ DBFS paths and /mnt mount points: mounts.py. Lint: lint.py.
     engine.map(namespace, name, mounts=mounts_from_facet(env_props), workspace_url=host) -> MappingResult
     engine.explain(...) -> Explanation                        # tokens, each rule's conditions, the winner
 """
+
 from .engine import ConditionTrace, Explanation, MappingEngine, MappingResult, RuleTrace
 from .lint import LintFinding, lint_config
 from .mounts import MountPoint, mounts_from_facet

@@ -8,6 +8,7 @@ Operators (all case-sensitive unless the name says otherwise; a condition that r
   contains-in               the reference's form: op2 is `a|b|c`, true when the value contains any of them
   >  <                      numbers; a bare list token (e.g. `nameGroups`) reads as its length
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -11,6 +11,7 @@ JDBC URLs: a namespace such as `jdbc:postgresql://host:5432/db` is first mapped 
 `jdbc:` form wins), and only when no rule matches it, again as its plain form without `jdbc:`
 (`postgresql://host:5432/db`), which the rules for the plain form then map; `explain` shows both attempts.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -96,8 +97,10 @@ class Explanation:
                 mark = {True: "held", False: "FAILED", None: "not evaluated"}[c.held]
                 lines.append(f"      {c.op1} {c.compare} {c.op2!r}: {mark}" + (f" ({c.reason})" if c.reason else ""))
         if self.plain_form is not None:
-            lines.append(f"no rule matched the jdbc: namespace as sent; tried again as its plain form "
-                         f"{self.plain_form.namespace!r}:")
+            lines.append(
+                f"no rule matched the jdbc: namespace as sent; tried again as its plain form "
+                f"{self.plain_form.namespace!r}:"
+            )
             lines.extend("  " + line for line in self.plain_form.to_text().splitlines()[:-1])
         r = self.result
         if r.matched:
@@ -112,7 +115,9 @@ RESULT_CACHE_SIZE = 8192  # mapping results kept per engine, by (namespace, name
 CACHED_CHARS = 512  # a longer namespace + name is mapped every time: the cache stays a few MB whatever is sent
 
 # (checks that depend on the name or workspace url, template pieces with namespace tokens filled in, normalisers, rule)
-PlannedRule = tuple[tuple[Callable[..., bool], ...], tuple[Union[str, Callable[..., Value]], ...], tuple[Any, ...], Rule]
+PlannedRule = tuple[
+    tuple[Callable[..., bool], ...], tuple[Union[str, Callable[..., Value]], ...], tuple[Any, ...], Rule
+]
 
 
 def plan_rule(rule: Rule, ns: NamespaceTokens) -> PlannedRule | None:
@@ -210,8 +215,13 @@ class MappingEngine:
         return namespace, name, None
 
     def map(
-        self, namespace: str, name: str, *, mounts: Sequence[MountPoint] | MountIndex = (),
-        workspace_url: str | None = None, _retry_jdbc: bool = True
+        self,
+        namespace: str,
+        name: str,
+        *,
+        mounts: Sequence[MountPoint] | MountIndex = (),
+        workspace_url: str | None = None,
+        _retry_jdbc: bool = True,
     ) -> MappingResult:
         """The first matching rule's qualifiedName and type; unmatched results carry `error`. A `jdbc:` namespace that
         no rule matches is mapped once more as its plain form (`_retry_jdbc` is that attempt's guard)."""
@@ -274,12 +284,19 @@ class MappingEngine:
             reason += f"; {note}"
         if near_miss is not None:
             missing = near_miss.template.missing_token(ns, nm, ws)
-            reason += f"; the conditions of rule '{near_miss.name}' held but its template reads {missing}, which is missing"
+            reason += (
+                f"; the conditions of rule '{near_miss.name}' held but its template reads {missing}, which is missing"
+            )
         return reason
 
     def explain(
-        self, namespace: str, name: str, *, mounts: Sequence[MountPoint] | MountIndex = (),
-        workspace_url: str | None = None, _retry_jdbc: bool = True
+        self,
+        namespace: str,
+        name: str,
+        *,
+        mounts: Sequence[MountPoint] | MountIndex = (),
+        workspace_url: str | None = None,
+        _retry_jdbc: bool = True,
     ) -> Explanation:
         """Tokens, and for each rule in order (up to the winner) which condition held or failed and why; for a `jdbc:`
         namespace that no rule matched, the same for its plain form (`plain_form`)."""

@@ -5,6 +5,7 @@ duplicate rule names, and rules that can never match because an earlier rule alw
 check is conservative (it only reports what it can prove): rule A shadows a later rule B when every condition of A
 is implied by a condition of B and every token A's template reads is known to exist whenever B matches.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -56,8 +57,13 @@ def _implies(b: Condition, a: Condition) -> bool:
     if (a.compare, ao) == (b.compare, bo):
         return True
     if b.compare == "=" and not a.token.is_count:
-        tests: dict[str, Callable[[Any], bool]] = {"=": lambda v: v in ao, "!=": lambda v: v not in ao, "contains": lambda v: any(o in v for o in ao),
-                 "startswith": lambda v: v.startswith(ao), "endswith": lambda v: v.endswith(ao)}
+        tests: dict[str, Callable[[Any], bool]] = {
+            "=": lambda v: v in ao,
+            "!=": lambda v: v not in ao,
+            "contains": lambda v: any(o in v for o in ao),
+            "startswith": lambda v: v.startswith(ao),
+            "endswith": lambda v: v.endswith(ao),
+        }
         test = tests.get(a.compare)
         return test is not None and all(test(v) for v in bo)
     if len(bo) == 1 and a.compare == b.compare:
@@ -94,7 +100,9 @@ def lint_rules(raw_rules: list[Any]) -> list[LintFinding]:
         name = raw.get("name") if isinstance(raw, dict) else None
         if isinstance(name, str):
             if name in seen:
-                findings.append(LintFinding("duplicate-name", f"the name is already used by rule {seen[name]}", index, name, "name"))
+                findings.append(
+                    LintFinding("duplicate-name", f"the name is already used by rule {seen[name]}", index, name, "name")
+                )
             else:
                 seen[name] = index
     for position, later in enumerate(compiled):

@@ -12,6 +12,7 @@ Canonical DBFS form (before resolution): namespace `dbfs` or `file`, with names 
 OpenLineage 1.17+) and `file` names `/dbfs/x` (the FUSE mount) all become namespace `dbfs`, name `/x`.
 The DBFS root mount `/` is never applied: paths outside `/mnt` keep namespace `dbfs` (e.g. Hive managed tables).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -161,7 +162,7 @@ def location_dataset(location: str) -> tuple[str, str]:
     scheme, separator, _ = location.partition("://")
     if separator and scheme and "/" not in scheme:
         scheme = scheme.lower()
-        return split_source(_SPARK_SCHEMES.get(scheme, scheme) + location[len(scheme):])
+        return split_source(_SPARK_SCHEMES.get(scheme, scheme) + location[len(scheme) :])
     return canonical_dbfs("dbfs", location)
 
 
@@ -178,9 +179,7 @@ def canonical_dbfs(namespace: str, name: str) -> tuple[str, str]:
     return "dbfs", name
 
 
-def resolve_mount(
-    name: str, mounts: Sequence[MountPoint] | MountIndex
-) -> tuple[str, str, MountPoint] | None:
+def resolve_mount(name: str, mounts: Sequence[MountPoint] | MountIndex) -> tuple[str, str, MountPoint] | None:
     """(namespace, name, mount) for a `/mnt` path under one of the mounts (MountPoints, facet dicts or a MountIndex),
     else None."""
     if not name.startswith("/mnt/") or not mounts:

@@ -3,6 +3,7 @@
 Accepted shapes: a bare JSON list of rules (the reference connector's file), or an object holding that list under
 `olToPurviewMappings` (any case; the reference's app setting and deployment file) or `rules`.
 """
+
 from __future__ import annotations
 
 import json
@@ -71,8 +72,13 @@ def parse_json(text: str, source: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(ConfigProblem(f"{source} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
-                                        line=exc.lineno, column=exc.colno)) from None
+        raise ConfigError(
+            ConfigProblem(
+                f"{source} is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})",
+                line=exc.lineno,
+                column=exc.colno,
+            )
+        ) from None
 
 
 def rule_offsets(text: str) -> list[int]:
@@ -147,7 +153,9 @@ def unwrap(raw: Any) -> list[Any]:
             if key.lower() in ("oltopurviewmappings", "rules") and isinstance(value, list):
                 return value
     raise ConfigError(
-        ConfigProblem("a mapping config is a JSON list of rules, or an object with an 'olToPurviewMappings' or 'rules' list")
+        ConfigProblem(
+            "a mapping config is a JSON list of rules, or an object with an 'olToPurviewMappings' or 'rules' list"
+        )
     )
 
 
@@ -178,8 +186,9 @@ def schema_problems(rules: list[Any]) -> list[ConfigProblem]:
         for where, message in located:
             index = where[0] if where and isinstance(where[0], int) else None
             field = _field_path(where[1:]) if index is not None else _field_path(where)
-            problems.append(ConfigProblem(message, index, _rule_name(rules, index) if index is not None else None,
-                                          field))
+            problems.append(
+                ConfigProblem(message, index, _rule_name(rules, index) if index is not None else None, field)
+            )
     return problems
 
 
@@ -203,8 +212,7 @@ def compile_rule(index: int, raw: dict[str, Any]) -> tuple[Rule | None, list[Con
     return Rule(index, name, tuple(conditions), template, raw["purviewDataType"]), []
 
 
-def compile_schema_valid(rules: list[Any], schema: list[ConfigProblem]) -> tuple[tuple[Rule, ...],
-                                                                                list[ConfigProblem]]:
+def compile_schema_valid(rules: list[Any], schema: list[ConfigProblem]) -> tuple[tuple[Rule, ...], list[ConfigProblem]]:
     """Compile every rule that has no schema problem of its own (none when the list itself is invalid): the rules
     that compiled and the compilation problems, so that one rule's schema error hides nothing about the others."""
     if any(problem.rule_index is None for problem in schema):

@@ -8,6 +8,7 @@ Two kinds (Microsoft Learn, "Supported data sources and file types", microsoft-p
   connector does not guess, a user who knows the form adds a rule.
 Either way the dataset is the connector's readable placeholder, with its columns, and lineage through it is kept.
 """
+
 from __future__ import annotations
 
 GUIDE = "docs/guides/producers-and-names.md"

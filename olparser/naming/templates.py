@@ -5,6 +5,7 @@ error. Rendering fills the placeholders, applies the rule's normalisation steps 
 reference does). A placeholder that reads a missing token makes the whole template yield None (the rule does not match).
 Never `eval`, never `str.format`.
 """
+
 from __future__ import annotations
 
 import re

@@ -11,6 +11,7 @@ Tokenising is compatible with the reference connector:
              and `/`. Tokenising is one left-to-right scan: linear in the length of the name.
 A reference reads one value, or None when the index or key does not exist: the rule engine never raises on data.
 """
+
 from __future__ import annotations
 
 import re
@@ -161,7 +162,9 @@ def parse_token(text: str) -> TokenRef:
     text = text.strip()
     m = _REF.match(text)
     if m is None:
-        raise TokenError(f"'{text}' is not a token reference (expected NAME, NAME[i], NAME['key'] or nameGroups[i].parts[j])")
+        raise TokenError(
+            f"'{text}' is not a token reference (expected NAME, NAME[i], NAME['key'] or nameGroups[i].parts[j])"
+        )
     name, idx, parts, pidx = m["name"], m["idx"], m["parts"], m["pidx"]
     key = m["skey"] if m["skey"] is not None else m["dkey"]
     if name not in TOKEN_NAMES:

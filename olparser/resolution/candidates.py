@@ -27,14 +27,27 @@ is not what anyone browses, and the table's own candidates stand for the dataset
 A search candidate links only when exactly one hit of its type has the expected qualifiedName shape: two tables of
 one name in two metastores (or lakehouses) are ambiguous, and nothing is linked rather than the wrong one.
 """
+
 from __future__ import annotations
 
 import re
 from typing import Iterable
 
 from olparser.resolution import unity_catalog
-from olparser.resolution.model import (PARTITIONS, SEGMENT, TEXT, UNITY_STORAGE_SEGMENT, Candidate, Identity, Key,
-                                       NamedDataset, Search, Shape, UnityTable, shape_text)
+from olparser.resolution.model import (
+    PARTITIONS,
+    SEGMENT,
+    TEXT,
+    UNITY_STORAGE_SEGMENT,
+    Candidate,
+    Identity,
+    Key,
+    NamedDataset,
+    Search,
+    Shape,
+    UnityTable,
+    shape_text,
+)
 from olparser.resolution.resource_sets import RESOURCE_SET_TYPES, ResourceSetRules, resource_set_names
 
 SPARK_PARTITIONS = "{SparkPartitions}"
@@ -46,20 +59,24 @@ ONELAKE_HOSTS = ("onelake.dfs.fabric.microsoft.com", "onelake.blob.fabric.micros
 _SQLALCHEMY = re.compile(r"^(mssql|postgresql|postgres)(?:\+[A-Za-z0-9_]+)?://([^/:?#@\s]+)(?::\d+)?/?$", re.IGNORECASE)
 # (URL scheme without driver, host suffix, scanned type, qualifiedName scheme) of the Azure databases whose scanned
 # form is known (purview-and-atlas.md, "Built-in types and their qualified names")
-_AZURE_SQL_HOSTS = (("mssql", ".database.windows.net", "azure_sql_table", "mssql://"),
-                    ("postgresql", ".postgres.database.azure.com", "azure_postgresql_table", "postgresql://"),
-                    ("postgres", ".postgres.database.azure.com", "azure_postgresql_table", "postgresql://"))
+_AZURE_SQL_HOSTS = (
+    ("mssql", ".database.windows.net", "azure_sql_table", "mssql://"),
+    ("postgresql", ".postgres.database.azure.com", "azure_postgresql_table", "postgresql://"),
+    ("postgres", ".postgres.database.azure.com", "azure_postgresql_table", "postgresql://"),
+)
 _GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 _ONELAKE = re.compile(r"^abfss?://([^@/]+)@(onelake\.(?:dfs|blob)\.fabric\.microsoft\.com)/?$", re.IGNORECASE)
 
 
-def _search(type_name: str, keywords: str, shape: Shape, origin: str,
-            attributes: tuple[tuple[str, str], ...] = ()) -> Candidate:
+def _search(
+    type_name: str, keywords: str, shape: Shape, origin: str, attributes: tuple[tuple[str, str], ...] = ()
+) -> Candidate:
     search = Search(type_name, keywords, shape, attributes)
     return Candidate(type_name, shape_text(shape), origin, search)
 
 
 # --- the candidates --------------------------------------------------------------------------------------------------
+
 
 def dataset_candidates(dataset: NamedDataset, rules: ResourceSetRules) -> tuple[Candidate, ...]:
     """The dataset's candidates, most preferred first, each key once (see the module docstring)."""
@@ -102,15 +119,29 @@ def unity_candidates(unity: UnityTable, metastore: str | None) -> list[Candidate
     schema, table = unity.schema.strip("`").lower(), unity.table.strip("`").lower()
     catalog = unity.catalog.strip("`").lower() if unity.catalog else None
     if metastore and catalog:
-        return [Candidate(unity_catalog.DATABRICKS_TABLE,
-                          unity_catalog.table_qualified_name(metastore, catalog, schema, table), "Unity Catalog scan")]
-    shape: Shape = ((TEXT, unity_catalog.SCHEME), (SEGMENT, ""),
-                    *(((TEXT, f"/catalogs/{catalog}/schemas/"),) if catalog else
-                      ((TEXT, "/catalogs/"), (SEGMENT, ""), (TEXT, "/schemas/"))),
-                    (TEXT, f"{schema}/tables/{table}"))
+        return [
+            Candidate(
+                unity_catalog.DATABRICKS_TABLE,
+                unity_catalog.table_qualified_name(metastore, catalog, schema, table),
+                "Unity Catalog scan",
+            )
+        ]
+    shape: Shape = (
+        (TEXT, unity_catalog.SCHEME),
+        (SEGMENT, ""),
+        *(
+            ((TEXT, f"/catalogs/{catalog}/schemas/"),)
+            if catalog
+            else ((TEXT, "/catalogs/"), (SEGMENT, ""), (TEXT, "/schemas/"))
+        ),
+        (TEXT, f"{schema}/tables/{table}"),
+    )
     attributes = (("schemaName", schema),) + ((("catalogName", catalog),) if catalog else ())
-    return [_search(unity_catalog.DATABRICKS_TABLE, table, shape, "Unity Catalog scan (search: metastore unknown)",
-                    attributes)]
+    return [
+        _search(
+            unity_catalog.DATABRICKS_TABLE, table, shape, "Unity Catalog scan (search: metastore unknown)", attributes
+        )
+    ]
 
 
 def sql_table_search_candidates(namespace: str, name: str) -> list[Candidate]:
@@ -143,8 +174,13 @@ def fabric_candidates(namespace: str, name: str) -> list[Candidate]:
     if _GUID.match(workspace) and _GUID.match(lakehouse):
         qualified_name = f"{FABRIC_BASE}{workspace.lower()}/lakehouses/{lakehouse.lower()}/tables/{table}"
         return [Candidate(FABRIC_TABLE, qualified_name, "Fabric scan")]
-    shape: Shape = ((TEXT, FABRIC_BASE), (SEGMENT, ""), (TEXT, "/lakehouses/"), (SEGMENT, ""),
-                    (TEXT, f"/tables/{table}"))
+    shape: Shape = (
+        (TEXT, FABRIC_BASE),
+        (SEGMENT, ""),
+        (TEXT, "/lakehouses/"),
+        (SEGMENT, ""),
+        (TEXT, f"/tables/{table}"),
+    )
     return [_search(FABRIC_TABLE, table_path.rsplit("/", 1)[-1], shape, "Fabric scan (search: names, not ids)")]
 
 
@@ -159,7 +195,7 @@ def onelake_table(namespace: str, name: str) -> tuple[str, str, str] | None:
         return None
     lakehouse = segments[0]
     if lakehouse.lower().endswith(".lakehouse"):
-        lakehouse = lakehouse[:-len(".lakehouse")]
+        lakehouse = lakehouse[: -len(".lakehouse")]
     if not lakehouse:
         return None
     return match.group(1), lakehouse, "/".join(segments[2:])

@@ -2,6 +2,7 @@
 (`Candidate`, exact or a `Search` whose hits must have a qualifiedName `Shape`), with their JSON form (the re-link
 registry keeps candidates as JSON). No I/O, no rules: `candidates.py` derives candidates, the catalog resolver checks
 them."""
+
 from __future__ import annotations
 
 import re
@@ -78,10 +79,14 @@ class Search:
     def query(self, limit: int = SEARCH_LIMIT) -> dict[str, Any]:
         """The body of Purview's `POST search/query` (Data Map API 2023-09-01)."""
         clauses: list[dict[str, Any]] = [{"entityType": self.type_name}]
-        clauses += [{"attributeName": name, "operator": "eq", "attributeValue": value}
-                    for name, value in self.attributes]
-        return {"keywords": self.keywords, "limit": limit,
-                "filter": clauses[0] if len(clauses) == 1 else {"and": clauses}}
+        clauses += [
+            {"attributeName": name, "operator": "eq", "attributeValue": value} for name, value in self.attributes
+        ]
+        return {
+            "keywords": self.keywords,
+            "limit": limit,
+            "filter": clauses[0] if len(clauses) == 1 else {"and": clauses},
+        }
 
 
 @dataclass(frozen=True)
@@ -121,15 +126,21 @@ def search_match(search: Search, hits: Sequence[Key]) -> Key | None:
 
 # --- plain JSON, for the re-link registry ---------------------------------------------------------------------------
 
+
 def candidates_to_json(candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
     out = []
     for candidate in candidates:
-        item: dict[str, Any] = {"typeName": candidate.type_name, "qualifiedName": candidate.qualified_name,
-                                "origin": candidate.origin}
+        item: dict[str, Any] = {
+            "typeName": candidate.type_name,
+            "qualifiedName": candidate.qualified_name,
+            "origin": candidate.origin,
+        }
         if candidate.search is not None:
-            item["search"] = {"keywords": candidate.search.keywords,
-                              "shape": [list(part) for part in candidate.search.shape],
-                              "attributes": [list(pair) for pair in candidate.search.attributes]}
+            item["search"] = {
+                "keywords": candidate.search.keywords,
+                "shape": [list(part) for part in candidate.search.shape],
+                "attributes": [list(pair) for pair in candidate.search.attributes],
+            }
         out.append(item)
     return out
 
@@ -140,8 +151,11 @@ def candidates_from_json(items: Any) -> tuple[Candidate, ...]:
         raise ValueError("candidates must be a list")
     found = []
     for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("typeName"), str) \
-                or not isinstance(item.get("qualifiedName"), str):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("typeName"), str)
+            or not isinstance(item.get("qualifiedName"), str)
+        ):
             raise ValueError("a candidate needs typeName and qualifiedName")
         search = None
         if isinstance(item.get("search"), dict):
@@ -149,8 +163,12 @@ def candidates_from_json(items: Any) -> tuple[Candidate, ...]:
             shape = tuple((str(kind), str(value)) for kind, value in spec.get("shape") or ())
             if not shape or any(kind not in (TEXT, SEGMENT, PARTITIONS) for kind, _ in shape):
                 raise ValueError("a search candidate needs a shape of text, segment and partitions parts")
-            search = Search(item["typeName"], str(spec.get("keywords") or ""), shape,
-                            tuple((str(a), str(b)) for a, b in spec.get("attributes") or ()))
+            search = Search(
+                item["typeName"],
+                str(spec.get("keywords") or ""),
+                shape,
+                tuple((str(a), str(b)) for a, b in spec.get("attributes") or ()),
+            )
         found.append(Candidate(item["typeName"], item["qualifiedName"], str(item.get("origin") or ""), search))
     return tuple(found)
 

@@ -3,6 +3,7 @@ default, `default_resource_set_rule_config.json` beside this module) → `Resour
 with their options and conditions, the accepted and rejected path filters, the scoped pattern rules. What the rules
 do to a path is `olparser/resolution/resource_sets.py`'s. Pure: no I/O beyond reading the shipped default once.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,9 +27,21 @@ _CONDITIONS = (APPLY_TO_FILE_NAME, APPLY_TO_NON_FILE_NAME, APPLY_TO_FILE_NAME_OR
 
 MATCH_TIMEOUT_SECONDS = 0.05  # per regex call: an account's own regexes cannot stall a worker (a timeout = no match)
 _NET_IGNORE_CASE, _NET_MULTILINE, _NET_COMPILED, _NET_SINGLELINE, _NET_IGNORE_WHITESPACE, _NET_CULTURE_INVARIANT = (
-    1, 2, 8, 16, 32, 512)
-_NET_SUPPORTED_OPTIONS = (_NET_IGNORE_CASE | _NET_MULTILINE | _NET_COMPILED | _NET_SINGLELINE | _NET_IGNORE_WHITESPACE
-                          | _NET_CULTURE_INVARIANT)
+    1,
+    2,
+    8,
+    16,
+    32,
+    512,
+)
+_NET_SUPPORTED_OPTIONS = (
+    _NET_IGNORE_CASE
+    | _NET_MULTILINE
+    | _NET_COMPILED
+    | _NET_SINGLELINE
+    | _NET_IGNORE_WHITESPACE
+    | _NET_CULTURE_INVARIANT
+)
 
 
 # --- configuration -------------------------------------------------------------------------------------------------
@@ -65,8 +78,9 @@ def _compile_net(pattern: str, options: int, path: str) -> regex.Pattern[str]:
     """A .NET regex (as Purview stores them) as a `regex` pattern: variable-width lookbehind and scoped inline flags
     (`(?i)…(?-i)`) work as in .NET; `options` are .NET RegexOptions bits."""
     if options & ~_NET_SUPPORTED_OPTIONS:
-        raise _field(f"{path}.options", f"RegexOptions {options} are not supported (ExplicitCapture, RightToLeft, "
-                                         f"ECMAScript)")
+        raise _field(
+            f"{path}.options", f"RegexOptions {options} are not supported (ExplicitCapture, RightToLeft, ECMAScript)"
+        )
     flags = regex.V1
     flags |= regex.IGNORECASE if options & _NET_IGNORE_CASE else 0
     flags |= regex.MULTILINE if options & _NET_MULTILINE else 0
@@ -119,13 +133,13 @@ def _group_reference(text: str, i: int, groups: int, group_index: dict[str, int]
         return 0, 2
     if following == "{":
         end = text.find("}", i + 2)
-        name = text[i + 2:end] if end != -1 else ""
+        name = text[i + 2 : end] if end != -1 else ""
         if name.isdigit() and int(name) <= groups:
             return int(name), end - i + 1
         if name in group_index:
             return group_index[name], end - i + 1
         return None, 1
-    digits = regex.match(r"\d+", text[i + 1:])
+    digits = regex.match(r"\d+", text[i + 1 :])
     number = digits.group(0) if digits else ""
     while number and int(number) > groups:
         number = number[:-1]
@@ -135,6 +149,7 @@ def _group_reference(text: str, i: int, groups: int, group_index: dict[str, int]
 @dataclass(frozen=True)
 class RegexReplacer:
     """One `regexReplacers` entry. Compared by its configuration; the compiled forms are derived."""
+
     name: str
     pattern: str
     options: int
@@ -149,16 +164,19 @@ class RegexReplacer:
     def __post_init__(self) -> None:
         compiled = _compile_net(self.pattern, self.options, self.name)
         object.__setattr__(self, "compiled", compiled)
-        object.__setattr__(self, "keep_compiled",
-                           _compile_net(self.keep[0], self.keep[1], self.name) if self.keep else None)
-        object.__setattr__(self, "substitution",
-                           _template(self.replace_with, compiled.groups, dict(compiled.groupindex)))
+        object.__setattr__(
+            self, "keep_compiled", _compile_net(self.keep[0], self.keep[1], self.name) if self.keep else None
+        )
+        object.__setattr__(
+            self, "substitution", _template(self.replace_with, compiled.groups, dict(compiled.groupindex))
+        )
 
 
 @dataclass(frozen=True)
 class PathFilter:
     """A `rejectedPatterns`/`acceptedPatterns` entry: a regex, or a wildcard pattern (`*`, `?`) over the whole
     qualifiedName."""
+
     name: str
     path: str
     is_regex: bool
@@ -197,6 +215,7 @@ _RULE_TOKEN = regex.compile(r"\{\{([^{}:]*):([A-Za-z]+)\}\}|\{([^{}:]*):([A-Za-z
 class PatternRule:
     """One rule of a scoped rule set: `qualifiedName` relative to the scope, with `{name:type}` (generalised to
     `{name}`) and `{{name:type}}` (the matched value kept) groups."""
+
     name: str
     qualified_name: str
     is_resource_set: bool = True
@@ -206,7 +225,7 @@ class PatternRule:
     def __post_init__(self) -> None:
         pattern, output, position, index = [], [], 0, 0
         for token in _RULE_TOKEN.finditer(self.qualified_name):
-            literal = self.qualified_name[position:token.start()]
+            literal = self.qualified_name[position : token.start()]
             pattern.append(regex.escape(literal))
             output.append(("text", literal))
             static = token.group(1) is not None
@@ -240,6 +259,7 @@ class ScopedRules:
 @dataclass(frozen=True)
 class ResourceSetRules:
     """An account's resource-set rules, ready to apply. Build with `default()` or `from_account_config(body)`."""
+
     replacers: tuple[RegexReplacer, ...]
     spark_paths: bool = True
     dates_in_path: bool = True
@@ -276,10 +296,17 @@ class ResourceSetRules:
             condition = _get(item, "condition", where, str)
             if condition is not None and condition not in _CONDITIONS:
                 raise _field(f"{where}.condition", f"unknown condition '{condition}' (one of {list(_CONDITIONS)})")
-            replacers.append(RegexReplacer(
-                name=name, pattern=source, options=options, replace_with=_get(item, "replaceWith", where, str, ""),
-                condition=condition, keep=_regex(item, "doNotReplaceRegex", where, required=False),
-                final=_get(item, "disableRecursiveReplacerApplication", where, bool, False)))
+            replacers.append(
+                RegexReplacer(
+                    name=name,
+                    pattern=source,
+                    options=options,
+                    replace_with=_get(item, "replaceWith", where, str, ""),
+                    condition=condition,
+                    keep=_regex(item, "doNotReplaceRegex", where, required=False),
+                    final=_get(item, "disableRecursiveReplacerApplication", where, bool, False),
+                )
+            )
         complex_types = set()
         for index, item in enumerate(_list(config, "complexReplacers", path)):
             where = f"{path}.complexReplacers[{index}]"
@@ -292,7 +319,8 @@ class ResourceSetRules:
             rejected=_filters(config, "rejectedPatterns", path),
             accepted=_filters(config, "acceptedPatterns", path),
             scoped=_scoped_rules(config, path),
-            default_patterns=_get(config, "enableDefaultPatterns", path, bool, True))
+            default_patterns=_get(config, "enableDefaultPatterns", path, bool, True),
+        )
 
 
 def _filters(config: JSON, key: str, path: str) -> tuple[PathFilter, ...]:
@@ -319,9 +347,13 @@ def _scoped_rules(config: JSON, path: str) -> tuple[ScopedRules, ...]:
             rule_where = f"{where}.rules[{rule_index}]"
             qualified_name = _required(rule, "qualifiedName", rule_where)
             try:
-                rules.append(PatternRule(name=_get(rule, "name", rule_where, str, rule_where),
-                                         qualified_name=qualified_name.lstrip("/"),
-                                         is_resource_set=_get(rule, "isResourceSet", rule_where, bool, True)))
+                rules.append(
+                    PatternRule(
+                        name=_get(rule, "name", rule_where, str, rule_where),
+                        qualified_name=qualified_name.lstrip("/"),
+                        is_resource_set=_get(rule, "isResourceSet", rule_where, bool, True),
+                    )
+                )
             except ValueError as exc:
                 raise _field(f"{rule_where}.qualifiedName", str(exc)) from None
         scopes.append(ScopedRules(binding_url=binding.rstrip("/"), rules=tuple(rules)))

@@ -40,6 +40,7 @@ Choices where Purview documents nothing (kept here, in one place, so that the co
   one folder (`[^/]+`).
 - Container, filesystem, share and bucket names are never generalised; only the path inside them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,10 +49,15 @@ from typing import Any, Iterable, Sequence
 
 import regex
 
-from olparser.resolution.resource_set_rules import (APPLY_TO_FILE_NAME, APPLY_TO_FILE_NAME_OR_NON_VERSION,
-                                                    APPLY_TO_NON_FILE_NAME, MATCH_TIMEOUT_SECONDS, RegexReplacer,
-                                                    ResourceSetRules as ResourceSetRules,
-                                                    default_account_config as default_account_config)
+from olparser.resolution.resource_set_rules import (
+    APPLY_TO_FILE_NAME,
+    APPLY_TO_FILE_NAME_OR_NON_VERSION,
+    APPLY_TO_NON_FILE_NAME,
+    MATCH_TIMEOUT_SECONDS,
+    RegexReplacer,
+)
+from olparser.resolution.resource_set_rules import ResourceSetRules as ResourceSetRules
+from olparser.resolution.resource_set_rules import default_account_config as default_account_config
 from olparser.resolution.resource_set_rules import safely as _safely
 
 JSON = dict[str, Any]
@@ -78,7 +84,8 @@ CONTAINER_TYPES: dict[str, str] = {
 _PART_FILE = regex.compile(r"part-(?:[rm]-)?\d{5,}.*", regex.V1)
 _BOOKKEEPING_FOLDERS = frozenset({"_delta_log", "_change_data", "_spark_metadata"})
 _BOOKKEEPING_FILES = regex.compile(
-    r"_SUCCESS|_committed_.*|_started_.*|_metadata|_common_metadata|\..*\.crc|deletion_vector_.*\.bin", regex.V1)
+    r"_SUCCESS|_committed_.*|_started_.*|_metadata|_common_metadata|\..*\.crc|deletion_vector_.*\.bin", regex.V1
+)
 _PARTITION_SEGMENT = regex.compile(r"([^=/]+)=([^/]*)", regex.V1)
 _PLACEHOLDER = regex.compile(r"\{[^{}/]*\}", regex.V1)
 # the file the connector imagines in a folder a Spark job wrote (a real Spark 3 part file name)
@@ -98,6 +105,7 @@ _HOST_PATH_TYPES = {"dfs": "azure_datalake_gen2_path", "blob": "azure_blob_path"
 class StoragePath:
     """A storage qualifiedName split where Purview's patterns start: `root` (scheme, host and container) and the
     path's segments below it."""
+
     root: str
     segments: tuple[str, ...]
     path_type: str
@@ -119,16 +127,16 @@ def split_storage_path(qualified_name: str) -> StoragePath | None:
         return None
     host = _STORAGE_HOST.match(qualified_name)
     if host:
-        parts = [p for p in qualified_name[host.end():].split("/") if p]
+        parts = [p for p in qualified_name[host.end() :].split("/") if p]
         if len(parts) < 2:
             return None
         return StoragePath(f"{host.group(0)}/{parts[0]}", tuple(parts[1:]), _HOST_PATH_TYPES[host.group(1).lower()])
     for scheme, path_type in (("adl://", "azure_datalake_gen1_path"), ("s3://", "aws_s3_v2_object")):
         if qualified_name.lower().startswith(scheme):
-            parts = [p for p in qualified_name[len(scheme):].split("/") if p]
+            parts = [p for p in qualified_name[len(scheme) :].split("/") if p]
             if len(parts) < 2:
                 return None
-            return StoragePath(f"{qualified_name[:len(scheme)]}{parts[0]}", tuple(parts[1:]), path_type)
+            return StoragePath(f"{qualified_name[: len(scheme)]}{parts[0]}", tuple(parts[1:]), path_type)
     return None
 
 
@@ -171,7 +179,8 @@ def _all_matches(pattern: regex.Pattern[str], text: str) -> list[regex.Match[str
 def _apply_replacers(segment: str, is_file: bool, rules: ResourceSetRules) -> str:
     for replacer in rules.replacers:
         if (replacer.condition == APPLY_TO_FILE_NAME and not is_file) or (
-                replacer.condition == APPLY_TO_NON_FILE_NAME and is_file):
+            replacer.condition == APPLY_TO_NON_FILE_NAME and is_file
+        ):
             continue
         keep = []
         if replacer.keep_compiled is not None:
@@ -196,7 +205,7 @@ def _generalize_folders(folders: Sequence[str], rules: ResourceSetRules) -> list
         i = 0
         while i + 2 < len(out):
             if _YEAR.fullmatch(out[i]) and _MONTH.fullmatch(out[i + 1]) and _DAY.fullmatch(out[i + 2]):
-                out[i:i + 3], done[i:i + 3] = ["{Year}", "{Month}", "{Day}"], [True] * 3
+                out[i : i + 3], done[i : i + 3] = ["{Year}", "{Month}", "{Day}"], [True] * 3
                 i += 3
             else:
                 i += 1
@@ -246,6 +255,7 @@ def _spark_resource_set(root: str, spark: _SparkFile, rules: ResourceSetRules) -
 class Placement:
     """Where the scanner puts one file: the asset's qualifiedName and whether it is a resource set; for Spark and
     Delta bookkeeping (not a partition), `table` is the table's unpartitioned resource set."""
+
     qualified_name: str
     is_resource_set: bool
     table: str | None = None
@@ -259,16 +269,18 @@ def scanned_name(file_qualified_name: str, rules: ResourceSetRules) -> Placement
         return Placement(file_qualified_name, False)
     qualified_name = path.qualified_name
     if any(f.matches(qualified_name) for f in rules.rejected) or (
-            rules.accepted and not any(f.matches(qualified_name) for f in rules.accepted)):
+        rules.accepted and not any(f.matches(qualified_name) for f in rules.accepted)
+    ):
         return Placement(qualified_name, False)
     for scope in rules.scoped:
         if qualified_name.startswith(scope.binding_url + "/"):
-            relative = qualified_name[len(scope.binding_url) + 1:]
+            relative = qualified_name[len(scope.binding_url) + 1 :]
             for rule in scope.rules:
                 named = rule.apply(relative)
                 if named is not None:
-                    return Placement(f"{scope.binding_url}/{named}" if rule.is_resource_set else qualified_name,
-                                     rule.is_resource_set)
+                    return Placement(
+                        f"{scope.binding_url}/{named}" if rule.is_resource_set else qualified_name, rule.is_resource_set
+                    )
     if not rules.default_patterns:
         return Placement(qualified_name, False)
     spark = _spark_file(path.segments) if rules.spark_paths else None
@@ -336,6 +348,7 @@ def matches_folder(resource_set_qualified_name: str, path_qualified_name: str, r
 @dataclass(frozen=True)
 class ScannedAsset:
     """A resource set, or a single file no rule groups, as the scanner registers it."""
+
     qualified_name: str
     type_name: str
     name: str
@@ -357,7 +370,7 @@ def display_name(qualified_name: str) -> str:
             continue
         text = _PLACEHOLDER.sub("", segment)
         if index == len(segments) - 1 and "." in text:
-            text = text[:text.rindex(".")]
+            text = text[: text.rindex(".")]
         words = regex.sub(r"[-_.@= ]+", " ", text).strip()
         if words:
             return words
@@ -395,6 +408,14 @@ def group_files(paths: Iterable[str], rules: ResourceSetRules) -> list[ScannedAs
         members.setdefault(owner, []).extend(files)
         counts.setdefault(owner, 0)
         is_set[owner] = True
-    return [ScannedAsset(qualified_name=qn, type_name=types[qn], name=display_name(qn), is_resource_set=is_set[qn],
-                         partition_count=counts[qn], files=tuple(sorted(set(members[qn]))))
-            for qn in sorted(members)]
+    return [
+        ScannedAsset(
+            qualified_name=qn,
+            type_name=types[qn],
+            name=display_name(qn),
+            is_resource_set=is_set[qn],
+            partition_count=counts[qn],
+            files=tuple(sorted(set(members[qn]))),
+        )
+        for qn in sorted(members)
+    ]

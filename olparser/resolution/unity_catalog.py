@@ -5,6 +5,7 @@
 `/columns/{column}`. Unity Catalog keeps names in lower case, so the names are lower-cased here; the metastore id
 (a UUID) is lower-cased too. One implementation for the live resolution and for `ol2purview spark system-lineage`.
 """
+
 from __future__ import annotations
 
 import re

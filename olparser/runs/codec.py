@@ -2,6 +2,7 @@
 
 The JSON uses short keys and leaves empty parts out; `from_json(to_json(s)) == s` for every snapshot.
 """
+
 from __future__ import annotations
 
 import json
@@ -88,8 +89,13 @@ def _dataset_to_json(dataset: DatasetFacts) -> JSON:
 
 
 def _dataset_from_json(document: JSON) -> DatasetFacts:
-    return DatasetFacts(namespace=document["ns"], name=document["name"], facets=document.get("f", {}),
-                        io_facets=document.get("io", {}), merge_times=document.get("mt", {}))
+    return DatasetFacts(
+        namespace=document["ns"],
+        name=document["name"],
+        facets=document.get("f", {}),
+        io_facets=document.get("io", {}),
+        merge_times=document.get("mt", {}),
+    )
 
 
 def _put(document: JSON, key: str, value: Any) -> None:
@@ -104,10 +110,22 @@ def passed_on_to_bytes(datasets: tuple[DatasetFacts, ...]) -> bytes:
     """The datasets a run passes on through a temporary dataset, compressed JSON: with their facets (naming needs the
     symlinks; columns come from the schema) but no column lineage, and without facets when that is too large, so
     that it fits in one Table storage property."""
-    full = zlib.compress(json.dumps([_dataset_to_json(replace(d, facets={k: v for k, v in d.facets.items()
-                                                                         if k != "columnLineage"},
-                                                              io_facets={}, merge_times={}))
-                                     for d in datasets], separators=(",", ":")).encode())
+    full = zlib.compress(
+        json.dumps(
+            [
+                _dataset_to_json(
+                    replace(
+                        d,
+                        facets={k: v for k, v in d.facets.items() if k != "columnLineage"},
+                        io_facets={},
+                        merge_times={},
+                    )
+                )
+                for d in datasets
+            ],
+            separators=(",", ":"),
+        ).encode()
+    )
     if len(full) <= MAX_PASSED_ON_BYTES:
         return full
     return zlib.compress(json.dumps([{"ns": d.namespace, "name": d.name} for d in datasets]).encode())

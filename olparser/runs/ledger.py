@@ -21,6 +21,7 @@ Four kinds of bookkeeping (see olparser/pipeline.py for the protocol that uses t
 A release only removes an entry whose epoch is not newer than the commit that decided it: intentions carried out
 late (by a worker that crashed, or by the timer) can never release a claim that the run made again afterwards.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -51,14 +52,23 @@ class Intentions:
     dropped: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"epoch": self.epoch, "release": [list(k) for k in self.release], "wrote": list(self.wrote),
-                "runTime": self.run_time, "dropped": list(self.dropped)}
+        return {
+            "epoch": self.epoch,
+            "release": [list(k) for k in self.release],
+            "wrote": list(self.wrote),
+            "runTime": self.run_time,
+            "dropped": list(self.dropped),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Intentions":
-        return cls(epoch=int(data["epoch"]), release=tuple((str(t), str(q)) for t, q in data.get("release", ())),
-                   wrote=tuple(data.get("wrote", ())), run_time=data.get("runTime"),
-                   dropped=tuple(data.get("dropped", ())))
+        return cls(
+            epoch=int(data["epoch"]),
+            release=tuple((str(t), str(q)) for t, q in data.get("release", ())),
+            wrote=tuple(data.get("wrote", ())),
+            run_time=data.get("runTime"),
+            dropped=tuple(data.get("dropped", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -91,15 +101,24 @@ class CommitResult:
 
 # --- the run's record --------------------------------------------------------------------------------------------
 
+
 def claim(record: RunRecord, keys: Iterable[Key]) -> RunRecord:
     """Before uploading a plan: the run may upload `keys` (its next commit releases those its plan then lacks)."""
     wanted = frozenset(sorted_keys(keys))
     return record if wanted <= record.claimed else replace(record, claimed=record.claimed | wanted)
 
 
-def commit(record: RunRecord, keys: Iterable[Key], *, version: int | None, fingerprint: str,
-           process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
-           process_types: frozenset[str] = frozenset()) -> RunRecord | None:
+def commit(
+    record: RunRecord,
+    keys: Iterable[Key],
+    *,
+    version: int | None,
+    fingerprint: str,
+    process_names: Sequence[str] = (),
+    run_time: float | None = None,
+    dangling: Iterable[Key] = (),
+    process_types: frozenset[str] = frozenset(),
+) -> RunRecord | None:
     """After uploading a plan built from the run's state at `version` (None: static lineage, not versioned): the
     record with `keys` as what the run has, and the intentions that carry the change out. None when the run was
     merged since (`version` is not the record's). `dangling`: keys this writer uploaded in an earlier attempt that
@@ -115,8 +134,13 @@ def commit(record: RunRecord, keys: Iterable[Key], *, version: int | None, finge
     if record.pending is not None:  # a crash left them: what the new plan has again is no longer released
         release |= set(record.pending.release) - kept
         dropped |= set(record.pending.dropped) - set(process_names)
-    intentions = Intentions(epoch=record.epoch, release=tuple(sorted(release)), wrote=wrote, run_time=run_time,
-                            dropped=tuple(sorted(dropped)))
+    intentions = Intentions(
+        epoch=record.epoch,
+        release=tuple(sorted(release)),
+        wrote=wrote,
+        run_time=run_time,
+        dropped=tuple(sorted(dropped)),
+    )
     return replace(record, epoch=record.epoch + 1, claimed=kept, fingerprint=fingerprint, pending=intentions)
 
 
@@ -127,8 +151,9 @@ def done(record: RunRecord, epoch: int) -> RunRecord:
     return replace(record, pending=None)
 
 
-def due_at(record: RunRecord, current: float | None, wanted: float | None, *, keep_earlier: bool = False,
-           now: float = 0.0) -> float | None:
+def due_at(
+    record: RunRecord, current: float | None, wanted: float | None, *, keep_earlier: bool = False, now: float = 0.0
+) -> float | None:
     """When the timer should look at the run: `wanted` (None: never), or the `current` time when `keep_earlier` and
     it is earlier — but never later than SETTLE_SECONDS from `now` while intentions are pending, so that they are
     carried out even if no event of the run comes again."""
@@ -140,6 +165,7 @@ def due_at(record: RunRecord, current: float | None, wanted: float | None, *, ke
 
 
 # --- users of an entity ------------------------------------------------------------------------------------------
+
 
 def claimed_epoch(current: int | None, epoch: int) -> int | None:
     """The epoch to record for a run claiming an entity at `epoch` when its entry holds `current` (None: no entry);
@@ -159,6 +185,7 @@ def orphaned(users: int, legacy: int = 0) -> bool:
 
 
 # --- writers of a process ----------------------------------------------------------------------------------------
+
 
 def add_writer(writers: Sequence[Writer], writer: Writer) -> list[Writer]:
     """The newest MAX_WRITERS of `writers` and `writer`, newest first (one entry per run key)."""
@@ -202,11 +229,11 @@ def writers_after(writers: Sequence[Writer], run_key: str, intentions: Intention
 def settlement(intentions: Intentions, orphans: Iterable[Key], changes: dict[str, WriterChange]) -> CommitResult:
     """What carrying out `intentions` leaves for the catalog, from the entities left without users and the writer
     changes of each process."""
-    restores = tuple((name, change.restore_from) for name, change in sorted(changes.items())
-                     if change.restore_from is not None)
+    restores = tuple(
+        (name, change.restore_from) for name, change in sorted(changes.items()) if change.restore_from is not None
+    )
     newest = frozenset(name for name, change in changes.items() if change.newest)
-    return CommitResult(orphans=tuple(sorted_keys(orphans)), restores=restores, newest=newest,
-                        epoch=intentions.epoch)
+    return CommitResult(orphans=tuple(sorted_keys(orphans)), restores=restores, newest=newest, epoch=intentions.epoch)
 
 
 def has_catalog_work(result: CommitResult) -> bool:

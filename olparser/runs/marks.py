@@ -1,5 +1,6 @@
 """What the run-state store remembers of a dataset key whose table may be dropped or renamed (a `LifecycleMark`):
 plain data and its merge rule, shared by both stores; what the runner does with it is olparser/lineage/lifecycle.py."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -30,16 +31,26 @@ class LifecycleMark:
         return LifecycleMark(newer.change, newer.changed_at, newer.target, newer.owned, written)
 
     def to_json(self) -> JSON:
-        return {"change": self.change, "changedAt": list(self.changed_at) if self.changed_at else None,
-                "target": list(self.target) if self.target else None, "owned": self.owned,
-                "writtenAt": list(self.written_at) if self.written_at else None}
+        return {
+            "change": self.change,
+            "changedAt": list(self.changed_at) if self.changed_at else None,
+            "target": list(self.target) if self.target else None,
+            "owned": self.owned,
+            "writtenAt": list(self.written_at) if self.written_at else None,
+        }
 
     @classmethod
     def from_json(cls, data: JSON) -> "LifecycleMark":
         def pair(value: Any, first: Callable[[Any], Any]) -> Any:
             return (first(value[0]), str(value[1])) if isinstance(value, list) and len(value) == 2 else None
-        return cls(data.get("change"), pair(data.get("changedAt"), float), pair(data.get("target"), str),
-                   bool(data.get("owned")), pair(data.get("writtenAt"), float))
+
+        return cls(
+            data.get("change"),
+            pair(data.get("changedAt"), float),
+            pair(data.get("target"), str),
+            bool(data.get("owned")),
+            pair(data.get("writtenAt"), float),
+        )
 
 
 def _newer(order: Order | None, than: Order | None) -> bool:

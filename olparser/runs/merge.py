@@ -15,6 +15,7 @@ RUNNING only. The merger folds them into one snapshot whose value depends only o
 then to the content, so that every tie is broken the same way whatever the arrival order. Only the facets the rest
 of the pipeline reads are kept (KEPT_* below): logical plans and unknown vendor facets are dropped here.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,23 +25,37 @@ from typing import Any, Iterable
 
 from olparser.runs.model import JSON, TERMINAL_EVENT_TYPES, DatasetFacts, RunSnapshot
 
-KEPT_RUN_FACETS = frozenset({
-    "environment-properties",  # Databricks: notebook path, job/run ids, cluster tags, mountPoints, user
-    "parent",
-    "processing_engine",
-    "spark_version",  # before openlineage-spark 1.14 (replaced by processing_engine)
-    "spark_applicationDetails",  # application id and name, user: the Spark application's identity
-    "spark_properties",  # spark.app.name and the properties the user chose to capture
-    "nominalTime",
-    "errorMessage",
-})
-KEPT_JOB_FACETS = frozenset({"jobType", "sourceCodeLocation", "sql", "documentation", "ownership", "tags",
-                             "lineage"})  # lineage: which inputs each output derives from (olparser/lineage/edges.py)
-KEPT_DATASET_FACETS = frozenset({
-    "schema", "symlinks", "columnLineage", "dataSource", "storage", "catalog", "version", "lifecycleStateChange",
-    "documentation", "dataQualityMetrics",
-    "datasetType", "lineage",  # temporary datasets, and declared sources (olparser/lineage/edges.py)
-})
+KEPT_RUN_FACETS = frozenset(
+    {
+        "environment-properties",  # Databricks: notebook path, job/run ids, cluster tags, mountPoints, user
+        "parent",
+        "processing_engine",
+        "spark_version",  # before openlineage-spark 1.14 (replaced by processing_engine)
+        "spark_applicationDetails",  # application id and name, user: the Spark application's identity
+        "spark_properties",  # spark.app.name and the properties the user chose to capture
+        "nominalTime",
+        "errorMessage",
+    }
+)
+KEPT_JOB_FACETS = frozenset(
+    {"jobType", "sourceCodeLocation", "sql", "documentation", "ownership", "tags", "lineage"}
+)  # lineage: which inputs each output derives from (olparser/lineage/edges.py)
+KEPT_DATASET_FACETS = frozenset(
+    {
+        "schema",
+        "symlinks",
+        "columnLineage",
+        "dataSource",
+        "storage",
+        "catalog",
+        "version",
+        "lifecycleStateChange",
+        "documentation",
+        "dataQualityMetrics",
+        "datasetType",
+        "lineage",  # temporary datasets, and declared sources (olparser/lineage/edges.py)
+    }
+)
 KEPT_INPUT_FACETS = frozenset({"inputStatistics", "dataQualityMetrics"})  # inputs[].inputFacets
 KEPT_OUTPUT_FACETS = frozenset({"outputStatistics"})  # outputs[].outputFacets
 KEPT_IO_FACETS = KEPT_INPUT_FACETS | KEPT_OUTPUT_FACETS
@@ -69,8 +84,9 @@ def merge_event(previous: RunSnapshot | None, event: JSON, *, max_datasets: int 
         raise ValueError("event has no run.runId: a static JobEvent/DatasetEvent goes to snapshot_from_static")
     if previous is not None and previous.run_id != run_id:
         raise ValueError(f"event of run {run_id} cannot be merged into run {previous.run_id}")
-    base = previous or RunSnapshot(run_id=run_id, job_namespace="", job_name="", event_type="OTHER",
-                                   event_time="", producer="")
+    base = previous or RunSnapshot(
+        run_id=run_id, job_namespace="", job_name="", event_type="OTHER", event_time="", producer=""
+    )
     return _fold(base, event, _event_type(event), run.get("facets"), max_datasets)
 
 
@@ -90,8 +106,7 @@ def snapshot_from_static(event: JSON, *, max_datasets: int | None = None) -> Run
     return _fold(base, event, STATIC_EVENT_TYPE, None, max_datasets)
 
 
-def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any,
-          max_datasets: int | None) -> RunSnapshot:
+def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any, max_datasets: int | None) -> RunSnapshot:
     time = event.get("eventTime")
     if not isinstance(time, str):
         time = ""
@@ -104,8 +119,11 @@ def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any,
     if not isinstance(producer, str):
         producer = ""
     event_time, newest_producer = base.event_time, base.producer
-    if not base.event_time or (_instant(time), time, producer) > (_instant(base.event_time), base.event_time,
-                                                                   base.producer):
+    if not base.event_time or (_instant(time), time, producer) > (
+        _instant(base.event_time),
+        base.event_time,
+        base.producer,
+    ):
         event_time, newest_producer = time, producer
 
     start_time, start_from = base.start_time, times.get("start_from")
@@ -119,14 +137,20 @@ def _fold(base: RunSnapshot, event: JSON, event_type: str, run_facets: Any,
     job_namespace, job_name, job_time = base.job_namespace, base.job_name, times.get("job")
     name, namespace = job.get("name"), job.get("namespace")
     if isinstance(name, str) and name and isinstance(namespace, str):
-        if job_time is None or (_instant(time), time, namespace, name) > (_instant(job_time), job_time,
-                                                                          job_namespace, job_name):
+        if job_time is None or (_instant(time), time, namespace, name) > (
+            _instant(job_time),
+            job_time,
+            job_namespace,
+            job_name,
+        ):
             job_namespace, job_name, job_time = namespace, name, time
 
-    run_facets_merged, run_times = _merge_facets(base.run_facets, times.get("run_facets", {}), run_facets,
-                                                 KEPT_RUN_FACETS, time)
-    job_facets_merged, job_times = _merge_facets(base.job_facets, times.get("job_facets", {}), job.get("facets"),
-                                                 KEPT_JOB_FACETS, time)
+    run_facets_merged, run_times = _merge_facets(
+        base.run_facets, times.get("run_facets", {}), run_facets, KEPT_RUN_FACETS, time
+    )
+    job_facets_merged, job_times = _merge_facets(
+        base.job_facets, times.get("job_facets", {}), job.get("facets"), KEPT_JOB_FACETS, time
+    )
     merge_times: JSON = {"state": state_time, "run_facets": run_times, "job_facets": job_times}
     if job_time is not None:
         merge_times["job"] = job_time
@@ -166,8 +190,9 @@ def _start_key(event_type: str | None, time: str) -> tuple[int, datetime, str]:
     return (0 if event_type == "START" else 1), _instant(time), time
 
 
-def _merge_datasets(current: tuple[DatasetFacts, ...], incoming: Any, io_key: str, time: str,
-                    limit: int | None) -> tuple[tuple[DatasetFacts, ...], bool]:
+def _merge_datasets(
+    current: tuple[DatasetFacts, ...], incoming: Any, io_key: str, time: str, limit: int | None
+) -> tuple[tuple[DatasetFacts, ...], bool]:
     """The union of `current` and `incoming` by (namespace, name), sorted, cut to `limit`; and whether it was cut."""
     if not isinstance(incoming, list) or not incoming:
         return current, False
@@ -179,20 +204,31 @@ def _merge_datasets(current: tuple[DatasetFacts, ...], incoming: Any, io_key: st
         if not isinstance(namespace, str) or not isinstance(name, str):
             continue
         known = by_key.get((namespace, name)) or DatasetFacts(namespace=namespace, name=name)
-        facets, facet_times = _merge_facets(known.facets, known.merge_times.get("facets", {}),
-                                            dataset.get("facets"), KEPT_DATASET_FACETS, time)
-        io_facets, io_times = _merge_facets(known.io_facets, known.merge_times.get("io_facets", {}),
-                                            dataset.get(io_key),
-                                            KEPT_INPUT_FACETS if io_key == "inputFacets" else KEPT_OUTPUT_FACETS, time)
-        by_key[(namespace, name)] = DatasetFacts(namespace=namespace, name=name, facets=facets, io_facets=io_facets,
-                                                 merge_times={"facets": facet_times, "io_facets": io_times})
+        facets, facet_times = _merge_facets(
+            known.facets, known.merge_times.get("facets", {}), dataset.get("facets"), KEPT_DATASET_FACETS, time
+        )
+        io_facets, io_times = _merge_facets(
+            known.io_facets,
+            known.merge_times.get("io_facets", {}),
+            dataset.get(io_key),
+            KEPT_INPUT_FACETS if io_key == "inputFacets" else KEPT_OUTPUT_FACETS,
+            time,
+        )
+        by_key[(namespace, name)] = DatasetFacts(
+            namespace=namespace,
+            name=name,
+            facets=facets,
+            io_facets=io_facets,
+            merge_times={"facets": facet_times, "io_facets": io_times},
+        )
     keys = sorted(by_key)
     cut = limit is not None and len(keys) > limit
     return tuple(by_key[key] for key in (keys[:limit] if cut else keys)), cut
 
 
-def _merge_facets(current: JSON, current_times: JSON, incoming: Any, kept: frozenset[str],
-                  time: str) -> tuple[JSON, JSON]:
+def _merge_facets(
+    current: JSON, current_times: JSON, incoming: Any, kept: frozenset[str], time: str
+) -> tuple[JSON, JSON]:
     """Facets of `current` updated with the kept facets of `incoming` (sent at `time`) that are newer."""
     if not isinstance(incoming, dict) or not incoming:
         return current, current_times
@@ -277,8 +313,9 @@ def instant_seconds(text: str) -> float | None:
     return None if moment == _OLDEST else moment.timestamp()
 
 
-def merge_events(events: Iterable[JSON], previous: RunSnapshot | None = None, *,
-                 max_datasets: int | None = None) -> RunSnapshot | None:
+def merge_events(
+    events: Iterable[JSON], previous: RunSnapshot | None = None, *, max_datasets: int | None = None
+) -> RunSnapshot | None:
     """Fold several events of one run (a convenience for tests, tools and benchmarks)."""
     snapshot = previous
     for event in events:

@@ -1,4 +1,5 @@
 """What the run merger hands to the entity builder: one run, merged from all its events, as plain data."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,7 +16,9 @@ class DatasetFacts:
 
     namespace: str
     name: str
-    facets: JSON = field(default_factory=dict)  # dataset facets: schema, symlinks, columnLineage, dataSource, storage...
+    facets: JSON = field(
+        default_factory=dict
+    )  # dataset facets: schema, symlinks, columnLineage, dataSource, storage...
     io_facets: JSON = field(default_factory=dict)  # inputFacets / outputFacets (statistics...), if kept
     # The eventTime each facet came from, so that merging does not depend on arrival order:
     # {"facets": {facet name: eventTime}, "io_facets": {facet name: eventTime}}. Bookkeeping of the merger only.

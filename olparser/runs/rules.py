@@ -9,6 +9,7 @@ data, written once.
 - `RunStatus`: the words for what happened to a run (the runner's outcome, the backfill's counts).
 - `INCOMPLETE`: the `lastRunStatus` of a run written without a terminal event.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -75,10 +76,10 @@ def run_order(key: str, run: RunSnapshot) -> RunOrder | None:
 def newest_static(events: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Of several declarations of the same job or dataset, the one processing them in order leaves: the newest
     eventTime (one without a readable time is the oldest), ties broken by content."""
+
     def order(event: dict[str, Any]) -> tuple[float, str]:
         text = event.get("eventTime")
         instant = instant_seconds(text) if isinstance(text, str) else None
-        return (float("-inf") if instant is None else instant,
-                json.dumps(event, sort_keys=True, separators=(",", ":")))
+        return (float("-inf") if instant is None else instant, json.dumps(event, sort_keys=True, separators=(",", ":")))
 
     return max(events, key=order)

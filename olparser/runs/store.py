@@ -26,13 +26,13 @@ ledger needs and saves its result under its own atomic write:
   the newest run that wrote it (`LifecycleMark`), so that the runs of a queue, processed in any order, leave the
   catalog as processing them in time order does. Purged with the runs, after the run-state TTL without a change.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterable, Mapping, Protocol, Sequence
 
-from olparser.runs.ledger import (MAX_WRITERS, CommitResult, Key, Writer, add_writer,  # noqa: F401  (re-exported)
-                                  drop_writer, sorted_keys)
+from olparser.runs.ledger import MAX_WRITERS, CommitResult, Key, Writer, add_writer, drop_writer, sorted_keys  # noqa: F401  (re-exported)
 from olparser.runs.marks import LifecycleMark
 from olparser.runs.model import JSON, RunSnapshot
 
@@ -52,6 +52,7 @@ def state_rewrite_needed(same_state: bool, updated_at: float, now: float, ttl_se
     (a replayed event leaves the state as it is: no write, its version stays, unless the row is to be kept alive).
     The one rule of every store."""
     return not same_state or updated_at <= now - ttl_seconds / 2
+
 
 @dataclass(frozen=True)
 class InterimDataset:
@@ -76,8 +77,13 @@ class StoreStats:
     interim: int = 0  # datasets the connector created for want of a scanned asset, waiting for a re-link
 
     def to_json(self) -> JSON:
-        return {"runs": self.runs, "dueRuns": self.due, "trackedEntities": self.entities,
-                "trackedProcesses": self.processes, "interimDatasets": self.interim}
+        return {
+            "runs": self.runs,
+            "dueRuns": self.due,
+            "trackedEntities": self.entities,
+            "trackedProcesses": self.processes,
+            "interimDatasets": self.interim,
+        }
 
 
 @dataclass(frozen=True)
@@ -93,8 +99,14 @@ ScheduleAfterMerge = Callable[[RunSnapshot], "Schedule | None"]
 
 
 class RunStateStore(Protocol):
-    def merge_versioned(self, event: JSON, *, now: float | None = None, max_datasets: int | None = None,
-                        schedule: ScheduleAfterMerge | None = None) -> tuple[RunSnapshot, int]:
+    def merge_versioned(
+        self,
+        event: JSON,
+        *,
+        now: float | None = None,
+        max_datasets: int | None = None,
+        schedule: ScheduleAfterMerge | None = None,
+    ) -> tuple[RunSnapshot, int]:
         """Load the run's state, merge the event, save: atomically; concurrent writers are safe. Returns the merged
         state and the run's version after it (every merge that changes the state bumps it; see
         `state_rewrite_needed`). `schedule`: asked with the merged state; what it returns is saved in the same
@@ -124,9 +136,19 @@ class RunStateStore(Protocol):
     def claimed(self, run_key: str) -> frozenset[Key]:
         """The keys the run has claimed (what its plans may have uploaded and its next commit may release)."""
 
-    def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
-               process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
-               process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
+    def commit(
+        self,
+        run_key: str,
+        keys: Iterable[Key],
+        *,
+        version: int | None,
+        fingerprint: str,
+        process_names: Sequence[str] = (),
+        run_time: float | None = None,
+        dangling: Iterable[Key] = (),
+        process_types: frozenset[str] = frozenset(),
+        now: float | None = None,
+    ) -> CommitResult:
         """After uploading a plan built from the run's state at `version` (None: static lineage, not versioned):
         record `keys` as what the run has written and, in the same atomic write, the intentions (ledger.commit):
         stop being a user of what it claimed before and no longer has, tombstone the entities that then have no
@@ -191,13 +213,15 @@ class RunStateStore(Protocol):
     def forget_interim(self, keys: Iterable[Key]) -> None:
         """These are no longer interim datasets of the connector (re-linked, deleted, or taken over by a scan)."""
 
-    def record_lifecycle(self, marks: Mapping[Key, LifecycleMark], *,
-                         now: float | None = None) -> dict[Key, LifecycleMark]:
+    def record_lifecycle(
+        self, marks: Mapping[Key, LifecycleMark], *, now: float | None = None
+    ) -> dict[Key, LifecycleMark]:
         """Merge each mark into the one stored for its key (`LifecycleMark.merged`: the newer change, the newer
         write), atomically, and answer the merged marks of these keys (one read and at most one write)."""
 
-    def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,
-                         now: float | None = None) -> frozenset[str]:
+    def record_temporary(
+        self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *, now: float | None = None
+    ) -> frozenset[str]:
         """Remember what run `writer` passes on through each temporary dataset (namespace, name) it writes in
         `scope` (`codec.passed_on_to_bytes`; a writer's earlier entry is replaced), then answer the runs that read
         any of them (at most MAX_TEMPORARY_ROWS each), each given a new version (its state unchanged): a plan of a
@@ -205,8 +229,9 @@ class RunStateStore(Protocol):
         writer); the runner writes again the readers already written. Expires after TEMPORARY_DATASET_SECONDS
         without a write."""
 
-    def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
-                          now: float | None = None) -> dict[tuple[str, str], list[bytes]]:
+    def temporary_sources(
+        self, scope: str, names: Sequence[tuple[str, str]], reader: str, *, now: float | None = None
+    ) -> dict[tuple[str, str], list[bytes]]:
         """Note `reader` as a run that reads these temporary datasets of `scope` (before looking: a writer recorded
         afterwards finds it), then answer what their writers pass on (at most MAX_TEMPORARY_ROWS writers each)."""
 

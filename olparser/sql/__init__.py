@@ -5,7 +5,16 @@
   statements      pure: the `*` items and table aliases of a statement, from its tokens
 The parser itself runs in worker processes: olparser/adapters/sql.
 """
+
 from .model import ParsedSql, ParseResult, ParseSql, SqlColumn, SqlColumnLineage, SqlParseFailure, SqlStar, SqlTable
 
-__all__ = ["ParseResult", "ParseSql", "ParsedSql", "SqlColumn", "SqlColumnLineage", "SqlParseFailure", "SqlStar",
-           "SqlTable"]
+__all__ = [
+    "ParseResult",
+    "ParseSql",
+    "ParsedSql",
+    "SqlColumn",
+    "SqlColumnLineage",
+    "SqlParseFailure",
+    "SqlStar",
+    "SqlTable",
+]

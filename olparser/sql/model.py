@@ -5,6 +5,7 @@
 over the size limit, a timeout, a crashed parser) in words that name the setting and carry no SQL text.
 `ParseSql` is the function the builder is given, so that the builder stays pure and tests can pass their own.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -59,22 +60,28 @@ class ParsedSql:
     ctes: tuple[tuple[str, tuple[SqlTable, ...]], ...] = ()  # (name, the tables its body reads) of WITH name AS (...)
 
     def to_json(self) -> dict[str, Any]:
-        return {"in": [list(t.parts) for t in self.in_tables], "out": [list(t.parts) for t in self.out_tables],
-                "columns": [[_column_json(c.target), [_column_json(s) for s in c.sources]] for c in self.columns],
-                "stars": [s.qualifier for s in self.stars],
-                "aliases": [[alias, list(table.parts)] for alias, table in self.aliases],
-                "ctes": [[name, [list(t.parts) for t in tables]] for name, tables in self.ctes]}
+        return {
+            "in": [list(t.parts) for t in self.in_tables],
+            "out": [list(t.parts) for t in self.out_tables],
+            "columns": [[_column_json(c.target), [_column_json(s) for s in c.sources]] for c in self.columns],
+            "stars": [s.qualifier for s in self.stars],
+            "aliases": [[alias, list(table.parts)] for alias, table in self.aliases],
+            "ctes": [[name, [list(t.parts) for t in tables]] for name, tables in self.ctes],
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "ParsedSql":
-        return cls(in_tables=tuple(SqlTable(tuple(p)) for p in data.get("in", ())),
-                   out_tables=tuple(SqlTable(tuple(p)) for p in data.get("out", ())),
-                   columns=tuple(SqlColumnLineage(_column(target), tuple(_column(s) for s in sources))
-                                 for target, sources in data.get("columns", ())),
-                   stars=tuple(SqlStar(q) for q in data.get("stars", ())),
-                   aliases=tuple((alias, SqlTable(tuple(parts))) for alias, parts in data.get("aliases", ())),
-                   ctes=tuple((name, tuple(SqlTable(tuple(p)) for p in tables))
-                              for name, tables in data.get("ctes", ())))
+        return cls(
+            in_tables=tuple(SqlTable(tuple(p)) for p in data.get("in", ())),
+            out_tables=tuple(SqlTable(tuple(p)) for p in data.get("out", ())),
+            columns=tuple(
+                SqlColumnLineage(_column(target), tuple(_column(s) for s in sources))
+                for target, sources in data.get("columns", ())
+            ),
+            stars=tuple(SqlStar(q) for q in data.get("stars", ())),
+            aliases=tuple((alias, SqlTable(tuple(parts))) for alias, parts in data.get("aliases", ())),
+            ctes=tuple((name, tuple(SqlTable(tuple(p)) for p in tables)) for name, tables in data.get("ctes", ())),
+        )
 
 
 @dataclass(frozen=True)

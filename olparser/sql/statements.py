@@ -9,6 +9,7 @@ inside a CTE or a subquery feeds a query whose own select list decides the outpu
 `UPDATE SET *` and `INSERT *` do. `count(*)` and `a * b` are not select items (a star is one only right after SELECT,
 DISTINCT, ALL or a comma, or after `qualifier.`, and right before FROM, a comma, EXCEPT, `)`, `;` or the end).
 """
+
 from __future__ import annotations
 
 import re
@@ -16,23 +17,28 @@ from typing import Iterator
 
 from .model import SqlStar, SqlTable
 
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<space>\s+)
   | (?P<comment>--[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?)
   | (?P<string>'(?:[^'\\]|\\.?)*'?|"(?:[^"\\]|\\.?)*"?)
   | (?P<quoted>`(?:[^`]|``)*`?)
   | (?P<word>\w+)
   | (?P<other>.)
-""", re.VERBOSE | re.DOTALL)
+""",
+    re.VERBOSE | re.DOTALL,
+)
 
 _STAR_BEFORE = {"select", "distinct", "all", ","}
 _STAR_AFTER = {"from", ",", "except", ")", ";", None}
 _TABLE_AFTER = {"from", "join", "using", "into"}
-_NOT_ALIAS = frozenset("""
+_NOT_ALIAS = frozenset(
+    """
     where join inner left right full cross outer on using group order having limit union intersect except minus
     window lateral natural select when set values partition tablesample anti semi pivot unpivot cluster distribute
     sort qualify insert update delete merge version timestamp for with as then
-""".split())
+""".split()
+)
 
 Token = tuple[str, bool]  # (text, quoted identifier); keywords and bare identifiers are lower-cased
 
@@ -53,8 +59,9 @@ def tokens(sql: str) -> Iterator[Token]:
             yield text, False
 
 
-def read_statement(sql: str) -> tuple[tuple[SqlStar, ...], tuple[tuple[str, SqlTable], ...],
-                                       tuple[tuple[str, tuple[SqlTable, ...]], ...]]:
+def read_statement(
+    sql: str,
+) -> tuple[tuple[SqlStar, ...], tuple[tuple[str, SqlTable], ...], tuple[tuple[str, tuple[SqlTable, ...]], ...]]:
     """The `*` items of the outermost select list (of MERGE's UPDATE SET / INSERT only, in a MERGE), the (alias,
     table) pairs, and the tables each common table expression (WITH name AS (...)) reads, in the order they appear."""
     items = list(tokens(sql))
@@ -68,23 +75,32 @@ def read_statement(sql: str) -> tuple[tuple[SqlStar, ...], tuple[tuple[str, SqlT
             depth = max(0, depth - 1)
     select_depths = [d for (text, quoted), d in zip(items, depths, strict=True) if text == "select" and not quoted]
     top = min(select_depths) if select_depths else None
-    merge = any(_word(items, i) == "merge" and _word(items, i + 1) == "into" and depths[i] == 0
-                for i in range(len(items)))
+    merge = any(
+        _word(items, i) == "merge" and _word(items, i + 1) == "into" and depths[i] == 0 for i in range(len(items))
+    )
     stars: list[SqlStar] = []
     for index, (text, quoted) in enumerate(items):
         if text != "*" or quoted:
             continue
         before = _word(items, index - 1)
         after = _word(items, index + 1)
-        if before == "set" and _word(items, index - 2) == "update" or before == "insert" and _word(
-                items, index - 2) == "then":
+        if (
+            before == "set"
+            and _word(items, index - 2) == "update"
+            or before == "insert"
+            and _word(items, index - 2) == "then"
+        ):
             stars.append(SqlStar(None))
         elif merge or depths[index] != top or after not in _STAR_AFTER:
             continue
         elif before in _STAR_BEFORE:
             stars.append(SqlStar(None))
-        elif before == "." and index >= 3 and _is_name(items[index - 2]) and _word(items, index - 3) in (
-                *_STAR_BEFORE, "."):
+        elif (
+            before == "."
+            and index >= 3
+            and _is_name(items[index - 2])
+            and _word(items, index - 3) in (*_STAR_BEFORE, ".")
+        ):
             stars.append(SqlStar(items[index - 2][0].lower()))
     references = list(_references(items, 0, len(items)))
     aliases = tuple((alias, table) for table, alias in references if alias)

@@ -3,6 +3,7 @@ basic auth) and by Microsoft's Purview Data Map SDK (`azure-purview-datamap`, a 
 
 Every test gets a fresh catalog, so the call counter shows exactly the routes that test's client used.
 """
+
 from __future__ import annotations
 
 import time
@@ -23,10 +24,18 @@ USER, PASSWORD = "steward", "client-suite-pw"
 LAKE = "https://contosolake.dfs.core.windows.net/raw"
 HOST = "adb-1234567890123456.7.azuredatabricks.net"
 # the built-in relationship defs of the scanner types, in the order the catalog lists them
-SCANNER_RELATIONSHIPS = ["hive_table_columns", "azure_sql_table_columns", "databricks_metastore_catalogs",
-                         "databricks_catalog_schemas", "databricks_schema_tables", "databricks_schema_views",
-                         "databricks_table_columns", "databricks_view_columns", "fabric_lake_warehouse_tables",
-                         "fabric_lakehouse_table_columns"]
+SCANNER_RELATIONSHIPS = [
+    "hive_table_columns",
+    "azure_sql_table_columns",
+    "databricks_metastore_catalogs",
+    "databricks_catalog_schemas",
+    "databricks_schema_tables",
+    "databricks_schema_views",
+    "databricks_table_columns",
+    "databricks_view_columns",
+    "fabric_lake_warehouse_tables",
+    "fabric_lakehouse_table_columns",
+]
 TIME_FIELDS = frozenset({"createTime", "updateTime", "create_time", "update_time"})
 
 
@@ -66,7 +75,9 @@ class Calls:
 def without_times(value: Any) -> Any:
     """The value with every createTime/updateTime (set by the server clock) replaced by "<time>"; ints only."""
     if isinstance(value, dict):
-        return {k: ("<time>" if k in TIME_FIELDS and isinstance(v, int) else without_times(v)) for k, v in value.items()}
+        return {
+            k: ("<time>" if k in TIME_FIELDS and isinstance(v, int) else without_times(v)) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [without_times(v) for v in value]
     return value

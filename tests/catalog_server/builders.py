@@ -1,4 +1,5 @@
 """Builders for catalog unit tests: a store with its type catalog, and entity JSON for blobs and processes."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,13 +33,19 @@ class Catalog:
 
 
 def blob(guid: str, name: str, **attributes: Any) -> dict:
-    return {"typeName": "azure_blob_path", "guid": guid,
-            "attributes": {"qualifiedName": f"{BLOB}/{name}", "name": name, **attributes}}
+    return {
+        "typeName": "azure_blob_path",
+        "guid": guid,
+        "attributes": {"qualifiedName": f"{BLOB}/{name}", "name": name, **attributes},
+    }
 
 
 def process(guid: str, name: str, inputs: list | None, outputs: list | None, where: str = "attributes") -> dict:
-    entity: dict[str, Any] = {"typeName": "Process", "guid": guid, "attributes": {"qualifiedName": f"proc://{name}",
-                                                                                   "name": name}}
+    entity: dict[str, Any] = {
+        "typeName": "Process",
+        "guid": guid,
+        "attributes": {"qualifiedName": f"proc://{name}", "name": name},
+    }
     refs = {k: v for k, v in (("inputs", inputs), ("outputs", outputs)) if v is not None}
     if where == "attributes":
         entity["attributes"].update(refs)

@@ -1,4 +1,5 @@
 """Fixtures: a catalog on a free port over a fresh SQLite file, and pyapacheatlas clients for it."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,5 +44,6 @@ def calls_since_reset(catalog: CatalogServer) -> dict[str, int]:
 
 @pytest.fixture
 def client(catalog: CatalogServer) -> AtlasClient:
-    return AtlasClient(endpoint_url=catalog.atlas_url, authentication=BasicAuthentication(USER, PASSWORD),
-                       requests_timeout=10)
+    return AtlasClient(
+        endpoint_url=catalog.atlas_url, authentication=BasicAuthentication(USER, PASSWORD), requests_timeout=10
+    )

@@ -1,6 +1,7 @@
 """Microsoft's Data Map API specification (../shared/purview-datamap/2023-09-01/purviewdatamap.json, Swagger 2.0) as
 JSON Schema validators: which operation a request is, and whether its body and its answer fit the operation's
 schemas. Swagger's own keys (x-ms-*, readOnly, discriminator) are annotations to jsonschema; `format` is not checked."""
+
 from __future__ import annotations
 
 import json
@@ -55,10 +56,10 @@ def operation_for(method: str, path: str) -> Operation | None:
     none (the account API, the catalog's own routes)."""
     for base in _BASES:
         if path.startswith(base + "/"):
-            path = path[len(base):]
+            path = path[len(base) :]
             break
     if path.startswith("/atlas/v2/search/") or path == "/atlas/v2/search/query":
-        path = path[len("/atlas/v2"):]  # the embedded catalog also serves Purview's search under its Atlas base
+        path = path[len("/atlas/v2") :]  # the embedded catalog also serves Purview's search under its Atlas base
     for pattern, op in operations():
         if op.method == method.upper() and pattern.match(path):
             return op
@@ -75,9 +76,11 @@ def problems(schema: dict | None, value: Any) -> list[str]:
     `x-nullable: false`, and the spec's own examples answer `"description": null`."""
     if schema is None:
         return []
-    return sorted(f"{'/'.join(map(str, error.absolute_path)) or '$'}: {error.message}"
-                  for error in _validator(schema).iter_errors(value)
-                  if not (error.validator == "type" and error.instance is None))
+    return sorted(
+        f"{'/'.join(map(str, error.absolute_path)) or '$'}: {error.message}"
+        for error in _validator(schema).iter_errors(value)
+        if not (error.validator == "type" and error.instance is None)
+    )
 
 
 def example(name: str) -> dict[str, Any]:
@@ -89,8 +92,11 @@ def examples_of(operation_id: str) -> list[str]:
     for item in spec()["paths"].values():
         for op in item.values():
             if isinstance(op, dict) and op.get("operationId") == operation_id:
-                return sorted(name for name, ref in (op.get("x-ms-examples") or {}).items()
-                              if (EXAMPLES / Path(ref["$ref"]).name).exists())
+                return sorted(
+                    name
+                    for name, ref in (op.get("x-ms-examples") or {}).items()
+                    if (EXAMPLES / Path(ref["$ref"]).name).exists()
+                )
     return []
 
 

@@ -3,6 +3,7 @@ run mapped by such a rule would be rejected (ATLAS-400-00-014) when the page or 
 The same for the types Purview's scanners create that the README and issue 19 name (resource sets, Unity Catalog,
 Fabric), which `ol2purview catalog scan` and the resolution tests register; none of them is one of the connector's
 own types (olparser/lineage/typedefs), which the worker registers itself."""
+
 from __future__ import annotations
 
 import json
@@ -15,11 +16,24 @@ from tools.catalog.builtin_types import builtin_typedefs
 
 KNOWN = {typedef["name"] for typedef in builtin_typedefs()}
 # families of Purview type names; a README identifier in one of them that is not a type is listed below
-TYPE_PREFIXES = ("azure_", "aws_s3_", "databricks_", "fabric_", "hive_", "mssql_", "mysql_", "postgresql_",
-                 "snowflake_", "openlineage_", "spark_")
-README_NAMES_THAT_ARE_NOT_TYPES = {"databricks_shell",  # the generic Spark application name on Databricks
-                                  "spark_version",  # a run facet of older openlineage-spark
-                                  "spark_properties"}  # the run facet of Spark properties (docs/guides/job-identity.md)
+TYPE_PREFIXES = (
+    "azure_",
+    "aws_s3_",
+    "databricks_",
+    "fabric_",
+    "hive_",
+    "mssql_",
+    "mysql_",
+    "postgresql_",
+    "snowflake_",
+    "openlineage_",
+    "spark_",
+)
+README_NAMES_THAT_ARE_NOT_TYPES = {
+    "databricks_shell",  # the generic Spark application name on Databricks
+    "spark_version",  # a run facet of older openlineage-spark
+    "spark_properties",
+}  # the run facet of Spark properties (docs/guides/job-identity.md)
 
 
 def _connector_types(project_root) -> set[str]:
@@ -40,22 +54,50 @@ def test_the_embedded_catalog_knows_every_type_the_default_rules_write():
 
 def test_the_embedded_catalog_knows_the_types_purview_scanners_create():
     resource_sets = set(RESOURCE_SET_TYPES) | set(RESOURCE_SET_TYPES.values()) | set(CONTAINER_TYPES.values())
-    unity_catalog = {DATABRICKS_TABLE, DATABRICKS_VIEW, DATABRICKS_TABLE_COLUMN, "databricks_view_column",
-                     "databricks_metastore", "databricks_catalog", "databricks_schema"}
-    fabric = {"fabric_lakehouse_table", "fabric_lakehouse_path", "fabric_lake_warehouse",
-              "fabric_lakehouse_table_column"}
+    unity_catalog = {
+        DATABRICKS_TABLE,
+        DATABRICKS_VIEW,
+        DATABRICKS_TABLE_COLUMN,
+        "databricks_view_column",
+        "databricks_metastore",
+        "databricks_catalog",
+        "databricks_schema",
+    }
+    fabric = {
+        "fabric_lakehouse_table",
+        "fabric_lakehouse_path",
+        "fabric_lake_warehouse",
+        "fabric_lakehouse_table_column",
+    }
     assert sorted((resource_sets | unity_catalog | fabric) - KNOWN) == []
-    assert {"azure_datalake_gen2_resource_set", "azure_blob_resource_set", "azure_datalake_gen1_resource_set",
-            "azure_file_resource_set", "aws_s3_v2_resource_set"} <= resource_sets
+    assert {
+        "azure_datalake_gen2_resource_set",
+        "azure_blob_resource_set",
+        "azure_datalake_gen1_resource_set",
+        "azure_file_resource_set",
+        "aws_s3_v2_resource_set",
+    } <= resource_sets
 
 
 def test_tables_and_their_columns_are_related_as_purview_relates_them():
-    relationships = {d["name"]: (d["endDef1"]["type"], d["endDef1"]["name"], d["endDef2"]["type"], d["endDef2"]["name"])
-                     for d in builtin_typedefs() if d["category"] == "RELATIONSHIP"}
-    assert relationships["databricks_table_columns"] == ("databricks_table", "columns", "databricks_table_column", "table")
+    relationships = {
+        d["name"]: (d["endDef1"]["type"], d["endDef1"]["name"], d["endDef2"]["type"], d["endDef2"]["name"])
+        for d in builtin_typedefs()
+        if d["category"] == "RELATIONSHIP"
+    }
+    assert relationships["databricks_table_columns"] == (
+        "databricks_table",
+        "columns",
+        "databricks_table_column",
+        "table",
+    )
     assert relationships["databricks_schema_tables"] == ("databricks_schema", "tables", "databricks_table", "schema")
     assert relationships["fabric_lakehouse_table_columns"] == (
-        "fabric_lakehouse_table", "columns", "fabric_lakehouse_table_column", "table")
+        "fabric_lakehouse_table",
+        "columns",
+        "fabric_lakehouse_table_column",
+        "table",
+    )
 
 
 def test_every_type_the_readme_and_the_docs_name_is_known(project_root):

@@ -1,4 +1,5 @@
 """Fault specs: parsing, reproducible draws, outages."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,21 +9,41 @@ from tools.catalog.faults import Fault, FaultInjector, FaultSpec, parse_fault_sp
 
 def test_parse_full_spec() -> None:
     spec = parse_fault_spec("429:0.2, 503:0.1,reset:0.05,latency:50ms,retry-after:2,seed:7")
-    assert spec == FaultSpec(outcomes=(("429", 0.2), ("503", 0.1), ("reset", 0.05)), latency_seconds=0.05,
-                             retry_after_seconds=2, seed=7, down=None)
+    assert spec == FaultSpec(
+        outcomes=(("429", 0.2), ("503", 0.1), ("reset", 0.05)),
+        latency_seconds=0.05,
+        retry_after_seconds=2,
+        seed=7,
+        down=None,
+    )
     assert str(spec) == "429:0.2,503:0.1,reset:0.05,latency:50ms,retry-after:2,seed:7"
 
 
-@pytest.mark.parametrize("text, expected", [("", FaultSpec()), ("none", FaultSpec()), ("down", FaultSpec(down="503")),
-                                            ("down:reset", FaultSpec(down="reset")),
-                                            ("latency:0.2s", FaultSpec(latency_seconds=0.2)),
-                                            ("latency:30", FaultSpec(latency_seconds=0.03))])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", FaultSpec()),
+        ("none", FaultSpec()),
+        ("down", FaultSpec(down="503")),
+        ("down:reset", FaultSpec(down="reset")),
+        ("latency:0.2s", FaultSpec(latency_seconds=0.2)),
+        ("latency:30", FaultSpec(latency_seconds=0.03)),
+    ],
+)
 def test_parse_simple_specs(text: str, expected: FaultSpec) -> None:
     assert parse_fault_spec(text) == expected
 
 
-@pytest.mark.parametrize("text, bad", [("429:1.5", "429:1.5"), ("teapot:0.1", "teapot:0.1"), ("302:0.1", "302:0.1"),
-                                       ("latency:fast", "latency:fast"), ("down:maybe", "down:maybe")])
+@pytest.mark.parametrize(
+    "text, bad",
+    [
+        ("429:1.5", "429:1.5"),
+        ("teapot:0.1", "teapot:0.1"),
+        ("302:0.1", "302:0.1"),
+        ("latency:fast", "latency:fast"),
+        ("down:maybe", "down:maybe"),
+    ],
+)
 def test_bad_items_are_named(text: str, bad: str) -> None:
     with pytest.raises(ValueError, match=f"bad fault spec item '{bad}'"):
         parse_fault_spec(text)

@@ -4,6 +4,7 @@ processes), on each run-state store. A write of the old name by an older run who
 lands on the new name, not on a resurrected old one. Event shapes: tests/unit/pipeline/test_lifecycle.py
 (openlineage-spark's AlterTableRenameCommandVisitor: the new table, `previousIdentifier` = its location with the old
 name; START then COMPLETE for each statement)."""
+
 from __future__ import annotations
 
 import tempfile
@@ -20,26 +21,44 @@ from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.settings import Settings
 from tests.conftest import open_test_run_state_store
 from tests.e2e.lineage_helpers import Atlas, refs
-from tests.support.rules import MAPPINGS_PATH
 from tests.support.lifecycle_events import NOW, run_event, table, write
+from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 OLD, NEW = "file:/tmp/alter_test/alter_table_test", "file:/tmp/alter_test/alter_table_test_new"
 PROCESS = ("spark_process", f"spark://etl/app/processes/execute_insert_into_hadoop_fs_relation_command.t/{OLD}")
-EXPECTED = [("azure_datalake_gen2_path", "https://contosolake.dfs.core.windows.net/curated/raw/orders"),
-            ("openlineage_dataset", NEW), ("spark_application", "spark://etl/app"), PROCESS]
+EXPECTED = [
+    ("azure_datalake_gen2_path", "https://contosolake.dfs.core.windows.net/curated/raw/orders"),
+    ("openlineage_dataset", NEW),
+    ("spark_application", "spark://etl/app"),
+    PROCESS,
+]
 
 
 def _events() -> list[dict[str, Any]]:
     """Written at 10:00 under the old name; renamed at 11:00."""
     created = write("w1", table("file", "/tmp/alter_test/alter_table_test"))
-    renamed = run_event("n1", "app.execute_alter_table_rename_command", [], [
-        table("file", "/tmp/alter_test/alter_table_test_new", "RENAME", previous=("file",
-                                                                                "/tmp/alter_test/alter_table_test"))],
-        at="2026-09-23T11:00:00Z")
-    return [{**created, "eventType": "START", "eventTime": "2026-09-23T09:59:00Z"}, created,
-            {**renamed, "eventType": "START", "eventTime": "2026-09-23T10:59:00Z"}, renamed]
+    renamed = run_event(
+        "n1",
+        "app.execute_alter_table_rename_command",
+        [],
+        [
+            table(
+                "file",
+                "/tmp/alter_test/alter_table_test_new",
+                "RENAME",
+                previous=("file", "/tmp/alter_test/alter_table_test"),
+            )
+        ],
+        at="2026-09-23T11:00:00Z",
+    )
+    return [
+        {**created, "eventType": "START", "eventTime": "2026-09-23T09:59:00Z"},
+        created,
+        {**renamed, "eventType": "START", "eventTime": "2026-09-23T10:59:00Z"},
+        renamed,
+    ]
 
 
 def _catalog_after(events: list[dict[str, Any]], kind: str, request: Any) -> tuple[list, dict]:
@@ -47,12 +66,24 @@ def _catalog_after(events: list[dict[str, Any]], kind: str, request: Any) -> tup
     on a fresh catalog and a fresh store of `kind`."""
     with tempfile.TemporaryDirectory() as folder:
         server = CatalogServer(Path(folder) / "catalog.sqlite").start()
-        runtime = Runtime(Settings(data_dir=Path(folder) / "data", atlas_endpoint=server.atlas_url,
-                                   mappings_path=MAPPINGS_PATH, resolve_scanned_assets=False))
+        runtime = Runtime(
+            Settings(
+                data_dir=Path(folder) / "data",
+                atlas_endpoint=server.atlas_url,
+                mappings_path=MAPPINGS_PATH,
+                resolve_scanned_assets=False,
+            )
+        )
         store = open_test_run_state_store(kind, Path(folder), request)
         try:
-            pipeline = LineagePipeline(store, ENGINE, LineageOptions(), runtime.uploader(),
-                                       WritePolicy(environment_wait_seconds=0), clock=lambda: NOW)
+            pipeline = LineagePipeline(
+                store,
+                ENGINE,
+                LineageOptions(),
+                runtime.uploader(),
+                WritePolicy(environment_wait_seconds=0),
+                clock=lambda: NOW,
+            )
             for event in events:
                 pipeline.process(event, now=NOW)
             atlas = Atlas(server.atlas_url)

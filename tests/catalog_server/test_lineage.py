@@ -1,4 +1,5 @@
 """Lineage walks: direction, depth counted in process hops, deleted entities left out."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,8 +36,10 @@ def walk(cat: Catalog, names: dict[str, str], base: str, direction: str, depth: 
 
 def test_depth_counts_process_hops_from_a_dataset(chain: tuple[Catalog, dict[str, str]]) -> None:
     cat, names = chain
-    assert walk(cat, names, "d0", "OUTPUT", 2) == (["d0", "d1", "d2", "p1", "p2"],
-                                                   [("d0", "p1"), ("d1", "p2"), ("p1", "d1"), ("p2", "d2")])
+    assert walk(cat, names, "d0", "OUTPUT", 2) == (
+        ["d0", "d1", "d2", "p1", "p2"],
+        [("d0", "p1"), ("d1", "p2"), ("p1", "d1"), ("p2", "d2")],
+    )
     assert walk(cat, names, "d3", "INPUT", 1) == (["d2", "d3", "p3"], [("d2", "p3"), ("p3", "d3")])
     assert walk(cat, names, "d0", "INPUT", 3) == (["d0"], [])
     assert walk(cat, names, "d0", "OUTPUT", 0)[0] == ["d0", "d1", "d2", "d3", "p1", "p2", "p3"]
@@ -57,8 +60,9 @@ def test_deleted_entities_cut_the_walk(chain: tuple[Catalog, dict[str, str]]) ->
 
 def test_only_datasets_and_processes_have_lineage(chain: tuple[Catalog, dict[str, str]]) -> None:
     cat, _ = chain
-    guid = cat.upsert({"typeName": "azure_storage_account", "guid": "-1",
-                       "attributes": {"qualifiedName": "acct", "name": "acct"}})["guidAssignments"]["-1"]
+    guid = cat.upsert(
+        {"typeName": "azure_storage_account", "guid": "-1", "attributes": {"qualifiedName": "acct", "name": "acct"}}
+    )["guidAssignments"]["-1"]
     with cat.store.read() as session, pytest.raises(AtlasError) as raised:
         entity_lineage(session, cat.types.registry, guid)
     assert raised.value.code == "ATLAS-404-00-011"

@@ -2,6 +2,7 @@
 request, through Purview's `/datamap/api` paths with `api-version`, and the response's shape compared with the
 documented one — every key path and the JSON type at it. Where the two differ, the difference is written here
 exactly (keys only Purview sends, keys only we send), so a new divergence fails the test."""
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,8 @@ import pytest
 import requests
 
 from tests.catalog_server.conftest import PASSWORD, USER
-from tools.catalog import CatalogServer
 from tests.support.datamap_compare import compare, paths
+from tools.catalog import CatalogServer
 
 EXAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "atlas" / "purview_examples"
 AUTH = (USER, PASSWORD)
@@ -31,10 +32,15 @@ def datamap(catalog: CatalogServer) -> str:
 def test_bulk_create_or_update(datamap: str) -> None:
     documented = example("Entity_BulkCreateOrUpdate_azure-rest-api-specs_2023-09-01.json")
     second = documented["request"]["body"]["entities"][1]
-    requests.post(f"{datamap}/atlas/v2/entity/bulk?{API_VERSION}", auth=AUTH, timeout=10, json={"entities": [
-        {"typeName": second["typeName"], "attributes": {**second["attributes"], "name": "before"}}]})
-    answer = requests.post(f"{datamap}/atlas/v2/entity/bulk?{API_VERSION}", auth=AUTH, timeout=10,
-                           json=documented["request"]["body"])
+    requests.post(
+        f"{datamap}/atlas/v2/entity/bulk?{API_VERSION}",
+        auth=AUTH,
+        timeout=10,
+        json={"entities": [{"typeName": second["typeName"], "attributes": {**second["attributes"], "name": "before"}}]},
+    )
+    answer = requests.post(
+        f"{datamap}/atlas/v2/entity/bulk?{API_VERSION}", auth=AUTH, timeout=10, json=documented["request"]["body"]
+    )
     assert answer.status_code == 200
     body = answer.json()
     assert compare(body, documented["response_200"]) == (set(), set(), {})
@@ -46,55 +52,128 @@ def test_bulk_create_or_update(datamap: str) -> None:
 def test_get_by_unique_attributes(datamap: str) -> None:
     documented = example("Entity_GetByUniqueAttributes_azure-rest-api-specs_2023-09-01.json")
     entity = documented["response_200"]["entity"]
-    requests.post(f"{datamap}/atlas/v2/entity/bulk?{API_VERSION}", auth=AUTH, timeout=10, json={"entities": [
-        {"typeName": entity["typeName"], "attributes": entity["attributes"]}]}).raise_for_status()
-    answer = requests.get(f"{datamap}{documented['request']['path'].removeprefix('/datamap/api')}", auth=AUTH,
-                          timeout=10)
+    requests.post(
+        f"{datamap}/atlas/v2/entity/bulk?{API_VERSION}",
+        auth=AUTH,
+        timeout=10,
+        json={"entities": [{"typeName": entity["typeName"], "attributes": entity["attributes"]}]},
+    ).raise_for_status()
+    answer = requests.get(
+        f"{datamap}{documented['request']['path'].removeprefix('/datamap/api')}", auth=AUTH, timeout=10
+    )
     assert answer.status_code == 200
     only_documented, only_ours, differ = compare(answer.json(), documented["response_200"])
     # Purview's azure_storage_account has `services` and glossary `meanings` relationships, which we do not model;
     # the spec's AtlasEntity has a read-only `collectionId`, which this example leaves out.
-    assert (only_documented, only_ours, differ) == ({"$.entity.relationshipAttributes.*"}, {"$.entity.collectionId"},
-                                                    {})
+    assert (only_documented, only_ours, differ) == (
+        {"$.entity.relationshipAttributes.*"},
+        {"$.entity.collectionId"},
+        {},
+    )
 
 
 def test_lineage_get(datamap: str, catalog: CatalogServer) -> None:
     documented = example("Lineage_Get_azure-rest-api-specs_2023-09-01.json")
-    created = requests.post(f"{catalog.atlas_url}/entity/bulk", auth=AUTH, timeout=10, json={"entities": [
-        {"typeName": "azure_blob_path", "guid": "-1", "attributes": {"qualifiedName": "https://a/c/x", "name": "x"}}]})
+    created = requests.post(
+        f"{catalog.atlas_url}/entity/bulk",
+        auth=AUTH,
+        timeout=10,
+        json={
+            "entities": [
+                {
+                    "typeName": "azure_blob_path",
+                    "guid": "-1",
+                    "attributes": {"qualifiedName": "https://a/c/x", "name": "x"},
+                }
+            ]
+        },
+    )
     guid = created.json()["guidAssignments"]["-1"]
     parameters = documented["parameters"]
-    answer = requests.get(f"{datamap}/atlas/v2/lineage/{guid}", auth=AUTH, timeout=10, params={
-        "depth": parameters["depth"], "width": parameters["width"], "direction": parameters["direction"]})
+    answer = requests.get(
+        f"{datamap}/atlas/v2/lineage/{guid}",
+        auth=AUTH,
+        timeout=10,
+        params={"depth": parameters["depth"], "width": parameters["width"], "direction": parameters["direction"]},
+    )
     body = answer.json()
-    assert compare(body, documented["responses"]["200"]["body"]) == (set(), {"$.guidEntityMap.*"} | {
-        p for p in paths(body) if p.startswith("$.guidEntityMap.*.")}, {})
+    assert compare(body, documented["responses"]["200"]["body"]) == (
+        set(),
+        {"$.guidEntityMap.*"} | {p for p in paths(body) if p.startswith("$.guidEntityMap.*.")},
+        {},
+    )
     assert (body["lineageDirection"], body["lineageDepth"], body["lineageWidth"]) == ("INPUT", 1, 5)
 
 
 def test_lineage_with_column_mapping_like_purview(datamap: str, catalog: CatalogServer) -> None:
     """The purviewcli doc's real lineage answer (ADF copy with a columnMapping) against ours for a similar graph."""
     documented = example("lineage_response_adf_copy_purviewcli_doc.json")
-    requests.post(f"{catalog.atlas_url}/types/typedefs", auth=AUTH, timeout=10, json={"entityDefs": [{
-        "name": "copy_operation", "superTypes": ["Process"],
-        "attributeDefs": [{"name": "columnMapping", "typeName": "string"}]}]}).raise_for_status()
-    created = requests.post(f"{catalog.atlas_url}/entity/bulk", auth=AUTH, timeout=10, json={"entities": [
-        {"typeName": "azure_datalake_gen2_resource_set", "guid": "-1",
-         "attributes": {"qualifiedName": "https://a.dfs.core.windows.net/bing/{N}.tsv", "name": "in"}},
-        {"typeName": "azure_datalake_gen2_path", "guid": "-2",
-         "attributes": {"qualifiedName": "https://a.dfs.core.windows.net/out/x.csv", "name": "x.csv"}},
-        {"typeName": "copy_operation", "guid": "-3", "attributes": {
-            "qualifiedName": "adf://copy", "name": "copy", "inputs": [{"guid": "-1"}], "outputs": [{"guid": "-2"}],
-            "columnMapping": json.dumps([{"DatasetMapping": {"Source": "*", "Sink": "*"},
-                                          "ColumnMapping": [{"Source": "a", "Sink": "a"}]}])}}]}).json()
-    answer = requests.get(f"{datamap}/atlas/v2/lineage/{created['guidAssignments']['-3']}", auth=AUTH, timeout=10,
-                          params={"direction": "BOTH", "depth": 3})
+    requests.post(
+        f"{catalog.atlas_url}/types/typedefs",
+        auth=AUTH,
+        timeout=10,
+        json={
+            "entityDefs": [
+                {
+                    "name": "copy_operation",
+                    "superTypes": ["Process"],
+                    "attributeDefs": [{"name": "columnMapping", "typeName": "string"}],
+                }
+            ]
+        },
+    ).raise_for_status()
+    created = requests.post(
+        f"{catalog.atlas_url}/entity/bulk",
+        auth=AUTH,
+        timeout=10,
+        json={
+            "entities": [
+                {
+                    "typeName": "azure_datalake_gen2_resource_set",
+                    "guid": "-1",
+                    "attributes": {"qualifiedName": "https://a.dfs.core.windows.net/bing/{N}.tsv", "name": "in"},
+                },
+                {
+                    "typeName": "azure_datalake_gen2_path",
+                    "guid": "-2",
+                    "attributes": {"qualifiedName": "https://a.dfs.core.windows.net/out/x.csv", "name": "x.csv"},
+                },
+                {
+                    "typeName": "copy_operation",
+                    "guid": "-3",
+                    "attributes": {
+                        "qualifiedName": "adf://copy",
+                        "name": "copy",
+                        "inputs": [{"guid": "-1"}],
+                        "outputs": [{"guid": "-2"}],
+                        "columnMapping": json.dumps(
+                            [
+                                {
+                                    "DatasetMapping": {"Source": "*", "Sink": "*"},
+                                    "ColumnMapping": [{"Source": "a", "Sink": "a"}],
+                                }
+                            ]
+                        ),
+                    },
+                },
+            ]
+        },
+    ).json()
+    answer = requests.get(
+        f"{datamap}/atlas/v2/lineage/{created['guidAssignments']['-3']}",
+        auth=AUTH,
+        timeout=10,
+        params={"direction": "BOTH", "depth": 3},
+    )
     only_documented, only_ours, differ = compare(answer.json(), documented)
     assert only_documented == {
         "$.includeParent",  # Purview's parent (containment) lineage, which Atlas does not have
-        "$.parentRelations[]", "$.parentRelations[].childEntityId", "$.parentRelations[].parentEntityId",
+        "$.parentRelations[]",
+        "$.parentRelations[].childEntityId",
+        "$.parentRelations[].parentEntityId",
         "$.parentRelations[].relationshipId",
-        "$.widthCounts.*", "$.widthCounts.*.*",  # Purview's paging counts; ours is {}
+        "$.widthCounts.*",
+        "$.widthCounts.*.*",  # Purview's paging counts; ours is {}
         "$.guidEntityMap.*.classificationNames[]",  # the doc's assets are classified; ours carry no classification
     }
     assert only_ours == {"$.guidEntityMap.*.isIncomplete", "$.guidEntityMap.*.labels"}  # Atlas 2.x header fields
@@ -103,16 +182,30 @@ def test_lineage_with_column_mapping_like_purview(datamap: str, catalog: Catalog
 
 def test_search_query_first_page(datamap: str, catalog: CatalogServer) -> None:
     documented = example("Discovery_Query_PaginationFirstPage_azure-rest-api-specs_2023-09-01.json")
-    requests.post(f"{catalog.atlas_url}/entity/bulk", auth=AUTH, timeout=10, json={"entities": [
-        {"typeName": "azure_blob_path", "guid": f"-{i}", "attributes": {
-            "qualifiedName": f"https://exampleaccount.blob.core.windows.net/examplepath/exampledata{i}.txt",
-            "name": f"exampledata{i}.txt"}} for i in range(1, 4)]}).raise_for_status()
-    answer = requests.post(f"{datamap}/search/query?{API_VERSION}", auth=AUTH, timeout=10,
-                           json=documented["request"]["body"])
+    requests.post(
+        f"{catalog.atlas_url}/entity/bulk",
+        auth=AUTH,
+        timeout=10,
+        json={
+            "entities": [
+                {
+                    "typeName": "azure_blob_path",
+                    "guid": f"-{i}",
+                    "attributes": {
+                        "qualifiedName": f"https://exampleaccount.blob.core.windows.net/examplepath/exampledata{i}.txt",
+                        "name": f"exampledata{i}.txt",
+                    },
+                }
+                for i in range(1, 4)
+            ]
+        },
+    ).raise_for_status()
+    answer = requests.post(
+        f"{datamap}/search/query?{API_VERSION}", auth=AUTH, timeout=10, json=documented["request"]["body"]
+    )
     body = answer.json()
     assert compare(body, documented["response_200"]) == (set(), set(), {})
-    assert ([v["name"] for v in body["value"]], body["@search.count"]) == (
-        ["exampledata1.txt", "exampledata2.txt"], 3)
+    assert ([v["name"] for v in body["value"]], body["@search.count"]) == (["exampledata1.txt", "exampledata2.txt"], 3)
 
 
 def test_entity_def_by_name(datamap: str) -> None:

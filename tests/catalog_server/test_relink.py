@@ -2,6 +2,7 @@
 embedded catalog over HTTP): a run written before the scan leaves interim paths; once the scan has registered the
 output folder's resource set, one tick points the process at it and deletes the interim path, whatever happened to
 the run's state; an interim entity another tool's process uses, or that a scan took over, is kept."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,8 @@ import requests
 
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
-from tests.support import databricks_runs as dr
 from tests.catalog_server.conftest import calls_since_reset
+from tests.support import databricks_runs as dr
 from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
@@ -35,8 +36,14 @@ def catalog(open_catalog: CatalogServer) -> CatalogServer:
 
 @pytest.fixture
 def runtime(catalog: CatalogServer, tmp_path: Path) -> Iterator[Runtime]:
-    rt = Runtime(Settings(data_dir=tmp_path / "data", atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH,
-                          databricks_environment_wait_seconds=0))
+    rt = Runtime(
+        Settings(
+            data_dir=tmp_path / "data",
+            atlas_endpoint=catalog.atlas_url,
+            mappings_path=MAPPINGS_PATH,
+            databricks_environment_wait_seconds=0,
+        )
+    )
     yield rt
     rt.close()
 
@@ -48,15 +55,34 @@ def atlas(catalog: CatalogServer, method: str, path: str, **kwargs: Any) -> Any:
 
 
 def entity(catalog: CatalogServer, type_name: str, qualified_name: str) -> dict[str, Any] | None:
-    found = atlas(catalog, "GET", f"/entity/bulk/uniqueAttribute/type/{type_name}",
-                  params={"attr_0:qualifiedName": qualified_name}).get("entities") or []
+    found = (
+        atlas(
+            catalog,
+            "GET",
+            f"/entity/bulk/uniqueAttribute/type/{type_name}",
+            params={"attr_0:qualifiedName": qualified_name},
+        ).get("entities")
+        or []
+    )
     return next((e for e in found if e.get("status") == "ACTIVE"), None)
 
 
 def scan(catalog: CatalogServer, type_name: str, qualified_name: str, **attributes: Any) -> dict[str, Any]:
     """What a scanner registers, through the Atlas API; returns the entity as the catalog then holds it."""
-    atlas(catalog, "POST", "/entity/bulk", json={"entities": [{"typeName": type_name, "guid": "-1", "attributes": {
-        "qualifiedName": qualified_name, "name": "orders (scanned)", **attributes}}]})
+    atlas(
+        catalog,
+        "POST",
+        "/entity/bulk",
+        json={
+            "entities": [
+                {
+                    "typeName": type_name,
+                    "guid": "-1",
+                    "attributes": {"qualifiedName": qualified_name, "name": "orders (scanned)", **attributes},
+                }
+            ]
+        },
+    )
     return entity(catalog, type_name, qualified_name)
 
 
@@ -72,8 +98,11 @@ def write_run(runtime: Runtime, number: int) -> None:
 
 
 def refs(process: dict[str, Any], name: str) -> list[tuple[str, str]]:
-    return sorted((r["typeName"], r["uniqueAttributes"]["qualifiedName"])
-                  for r in process["relationshipAttributes"][name] if r.get("relationshipStatus") == "ACTIVE")
+    return sorted(
+        (r["typeName"], r["uniqueAttributes"]["qualifiedName"])
+        for r in process["relationshipAttributes"][name]
+        if r.get("relationshipStatus") == "ACTIVE"
+    )
 
 
 def test_a_scan_after_the_run_is_picked_up_by_one_tick_and_the_interim_path_goes(catalog, runtime):
@@ -87,11 +116,15 @@ def test_a_scan_after_the_run_is_picked_up_by_one_tick_and_the_interim_path_goes
     report = runtime.relink_scanned_assets()
 
     assert report.to_json() == {"checked": 3, "relinked": 1, "processes": 1, "deleted": 1, "kept": 0, "calls": 9}
-    assert calls_since_reset(catalog) == {"GET /entity/bulk/uniqueAttribute/type/{type_name}": 2 + 1 + 1,  # the interim paths
-                              # (a scan may have filled them in) and the resource sets, the interim path's users,
-                              # the lookup before deleting it
-                              "POST /search/query": 2,  # the raw inputs: no resource set, partitioned or not
-                              "GET /entity/bulk": 1, "POST /entity/bulk": 1, "DELETE /entity/bulk": 1}
+    assert calls_since_reset(catalog) == {
+        "GET /entity/bulk/uniqueAttribute/type/{type_name}": 2 + 1 + 1,  # the interim paths
+        # (a scan may have filled them in) and the resource sets, the interim path's users,
+        # the lookup before deleting it
+        "POST /search/query": 2,  # the raw inputs: no resource set, partitioned or not
+        "GET /entity/bulk": 1,
+        "POST /entity/bulk": 1,
+        "DELETE /entity/bulk": 1,
+    }
     process = entity(catalog, "databricks_process", PROCESS)
     assert refs(process, "outputs") == [(SET, CURATED_SET)]
     mapping = json.loads(process["attributes"]["columnMapping"])
@@ -102,8 +135,14 @@ def test_a_scan_after_the_run_is_picked_up_by_one_tick_and_the_interim_path_goes
     assert [e.key for e in store.due_interim(10)] == [(PATH, f"{LAKE}/raw/customers"), (PATH, RAW)]
     assert stable(entity(catalog, SET, CURATED_SET)) == stable(scanned)
 
-    assert runtime.relink_scanned_assets().to_json() == {"checked": 2, "relinked": 0, "processes": 0, "deleted": 0,
-                                                         "kept": 0, "calls": 4}  # the same lookups and searches
+    assert runtime.relink_scanned_assets().to_json() == {
+        "checked": 2,
+        "relinked": 0,
+        "processes": 0,
+        "deleted": 0,
+        "kept": 0,
+        "calls": 4,
+    }  # the same lookups and searches
 
 
 def test_the_next_run_links_by_itself_and_the_process_keeps_its_name(catalog, runtime):
@@ -130,9 +169,25 @@ def test_runs_whose_state_expired_are_relinked_from_what_the_catalog_holds(catal
 
 def test_an_interim_entity_another_tools_process_uses_is_kept_but_no_longer_used_by_ours(catalog, runtime):
     write_run(runtime, 1)
-    atlas(catalog, "POST", "/entity/bulk", json={"entities": [{"typeName": "Process", "guid": "-1", "attributes": {
-        "qualifiedName": "adf://copy_orders", "name": "copy_orders", "inputs": [
-            {"typeName": PATH, "uniqueAttributes": {"qualifiedName": CURATED}}], "outputs": []}}]})
+    atlas(
+        catalog,
+        "POST",
+        "/entity/bulk",
+        json={
+            "entities": [
+                {
+                    "typeName": "Process",
+                    "guid": "-1",
+                    "attributes": {
+                        "qualifiedName": "adf://copy_orders",
+                        "name": "copy_orders",
+                        "inputs": [{"typeName": PATH, "uniqueAttributes": {"qualifiedName": CURATED}}],
+                        "outputs": [],
+                    },
+                }
+            ]
+        },
+    )
     scan(catalog, SET, CURATED_SET)
 
     assert runtime.relink_scanned_assets().to_json()["kept"] == 1
@@ -152,12 +207,14 @@ def test_an_interim_path_a_scan_has_filled_in_is_the_scanners_and_stays(catalog,
     assert runtime.run_state_store().interim_keys([(PATH, CURATED)]) == set()
 
 
-def test_a_worker_that_still_believes_nothing_was_scanned_links_the_next_run_to_the_scanned_asset(catalog, runtime,
-                                                                                                    tmp_path):
+def test_a_worker_that_still_believes_nothing_was_scanned_links_the_next_run_to_the_scanned_asset(
+    catalog, runtime, tmp_path
+):
     write_run(runtime, 1)  # this worker's caches: no resource set for curated/orders, for an hour
     scan(catalog, SET, CURATED_SET)
-    timer_instance = Runtime(Settings(data_dir=tmp_path / "data", atlas_endpoint=catalog.atlas_url,
-                                      mappings_path=MAPPINGS_PATH))
+    timer_instance = Runtime(
+        Settings(data_dir=tmp_path / "data", atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH)
+    )
     try:
         assert timer_instance.relink_scanned_assets().deleted == 1  # on another instance: the interim path goes
     finally:
@@ -172,20 +229,39 @@ def test_a_worker_that_still_believes_nothing_was_scanned_links_the_next_run_to_
 def test_a_registry_entry_whose_candidates_cannot_be_read_is_forgotten_not_fatal(catalog, runtime):
     store = runtime.run_state_store()
     store.register_interim({(PATH, f"{LAKE}/broken"): "not json", (PATH, f"{LAKE}/odd"): '[{"typeName": 1}]'})
-    assert runtime.relink_scanned_assets().to_json() == {"checked": 0, "relinked": 0, "processes": 0, "deleted": 0,
-                                                         "kept": 0, "calls": 0}
+    assert runtime.relink_scanned_assets().to_json() == {
+        "checked": 0,
+        "relinked": 0,
+        "processes": 0,
+        "deleted": 0,
+        "kept": 0,
+        "calls": 0,
+    }
     assert store.due_interim(10) == []
 
 
 def test_a_process_of_the_same_type_written_by_another_tool_is_not_rewritten(catalog, runtime):
     write_run(runtime, 1)
     other = f"{NOTEBOOK}/processes/reference-connector/abc->def"  # the reference connector's databricks_process
-    atlas(catalog, "POST", "/entity/bulk", json={"entities": [{"typeName": "databricks_process", "guid": "-1",
-                                                               "attributes": {"qualifiedName": other, "name": "x",
-                                                                              "inputs": [{"typeName": PATH,
-                                                                              "uniqueAttributes": {
-                                                                                  "qualifiedName": CURATED}}],
-                                                                              "outputs": []}}]})
+    atlas(
+        catalog,
+        "POST",
+        "/entity/bulk",
+        json={
+            "entities": [
+                {
+                    "typeName": "databricks_process",
+                    "guid": "-1",
+                    "attributes": {
+                        "qualifiedName": other,
+                        "name": "x",
+                        "inputs": [{"typeName": PATH, "uniqueAttributes": {"qualifiedName": CURATED}}],
+                        "outputs": [],
+                    },
+                }
+            ]
+        },
+    )
     scan(catalog, SET, CURATED_SET)
     assert runtime.relink_scanned_assets().to_json()["kept"] == 1
     assert refs(entity(catalog, "databricks_process", other), "inputs") == [(PATH, CURATED)]

@@ -1,6 +1,7 @@
 """The resolver against the embedded catalog over loopback (real HTTP, the connector's own client): which candidate a
 dataset links to, what it leaves interim, and exactly how many catalog calls each answer costs, first and from its
 caches (positive, negative, their lifetimes, searches)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -38,9 +39,12 @@ def catalog(open_catalog: CatalogServer) -> CatalogServer:
 
 def register(catalog: CatalogServer, *entities: tuple[str, str, dict[str, Any]]) -> None:
     """Entities as a scanner would register them, through the Atlas API."""
-    body = {"entities": [{"typeName": t, "guid": f"-{i}", "attributes": {"qualifiedName": q, "name": q.split("/")[-1],
-                                                                         **attributes}}
-                         for i, (t, q, attributes) in enumerate(entities, 1)]}
+    body = {
+        "entities": [
+            {"typeName": t, "guid": f"-{i}", "attributes": {"qualifiedName": q, "name": q.split("/")[-1], **attributes}}
+            for i, (t, q, attributes) in enumerate(entities, 1)
+        ]
+    }
     requests.post(f"{catalog.atlas_url}/entity/bulk", json=body, timeout=10).raise_for_status()
 
 
@@ -48,8 +52,15 @@ def make_resolver(catalog: CatalogServer, clock: Clock, owned: set | None = None
     client = make_atlas_client(CatalogTarget("atlas", catalog.atlas_url), timeout=10)
     cache = ExistenceCache(POSITIVE, absent_ttl_seconds=NEGATIVE, clock=clock)
     retry = RetryPolicy(max_attempts=1)
-    return ScannedAssetResolver(client, cache=cache, retry=retry, owned=lambda keys: set(keys) & (owned or set()),
-                                clock=clock, rules=ResourceSetRuleSource(client, retry, clock=clock), **options)
+    return ScannedAssetResolver(
+        client,
+        cache=cache,
+        retry=retry,
+        owned=lambda keys: set(keys) & (owned or set()),
+        clock=clock,
+        rules=ResourceSetRuleSource(client, retry, clock=clock),
+        **options,
+    )
 
 
 def folder(name: str) -> NamedDataset:
@@ -65,7 +76,10 @@ def test_a_folder_links_to_its_resource_set_at_the_cost_of_one_lookup_per_type_t
     resolution = resolver.resolve([folder("orders")])
     assert resolution.links == {(PATH, f"{LAKE}/orders"): (SET, f"{LAKE}/orders/{{SparkPartitions}}")}
     assert (resolution.interim, resolution.taken_over, resolution.calls) == ({}, frozenset(), 3)
-    assert calls_since_reset(catalog) == {RULES: 1, LOOKUP: 2}  # the account's rules once; the path and the resource set types
+    assert calls_since_reset(catalog) == {
+        RULES: 1,
+        LOOKUP: 2,
+    }  # the account's rules once; the path and the resource set types
 
     assert resolver.resolve([folder("orders")]).calls == 0
     assert calls_since_reset(catalog) == {}
@@ -77,7 +91,10 @@ def test_nothing_scanned_leaves_the_dataset_interim_and_the_negative_answers_las
     first = resolver.resolve([folder("orders")])
     assert first.links == {}
     assert [c.qualified_name for c in first.interim[(PATH, f"{LAKE}/orders")]] == [
-        f"{LAKE}/orders", f"{LAKE}/orders/{{SparkPartitions}}", f"{LAKE}/orders[/k={{k}}]+/{{SparkPartitions}}"]
+        f"{LAKE}/orders",
+        f"{LAKE}/orders/{{SparkPartitions}}",
+        f"{LAKE}/orders[/k={{k}}]+/{{SparkPartitions}}",
+    ]
     assert calls_since_reset(catalog) == {RULES: 1, LOOKUP: 2, SEARCH: 1}  # the partitioned shape needs a search
 
     clock.now += NEGATIVE - 1
@@ -88,14 +105,18 @@ def test_nothing_scanned_leaves_the_dataset_interim_and_the_negative_answers_las
 
 
 def test_a_partitioned_output_named_by_its_root_is_found_by_the_search(catalog):
-    register(catalog, (SET, f"{LAKE}/sales/Year={{Year}}/Month={{Month}}/{{SparkPartitions}}", {}),
-             (SET, f"{LAKE}/sales_eu/Year={{Year}}/{{SparkPartitions}}", {}))
+    register(
+        catalog,
+        (SET, f"{LAKE}/sales/Year={{Year}}/Month={{Month}}/{{SparkPartitions}}", {}),
+        (SET, f"{LAKE}/sales_eu/Year={{Year}}/{{SparkPartitions}}", {}),
+    )
     clock = Clock()
     resolver = make_resolver(catalog, clock)
     calls_since_reset(catalog)
     resolution = resolver.resolve([folder("sales")])
-    assert resolution.links == {(PATH, f"{LAKE}/sales"): (SET, f"{LAKE}/sales/Year={{Year}}/Month={{Month}}/"
-                                                                "{SparkPartitions}")}
+    assert resolution.links == {
+        (PATH, f"{LAKE}/sales"): (SET, f"{LAKE}/sales/Year={{Year}}/Month={{Month}}/{{SparkPartitions}}")
+    }
     assert calls_since_reset(catalog) == {RULES: 1, LOOKUP: 2, SEARCH: 1}
     assert resolver.resolve([folder("sales")]).calls == 0
     clock.now += NEGATIVE  # the exact names ranked above it are looked up again; the search answer is still known
@@ -141,18 +162,32 @@ def test_lookups_are_split_to_keep_urls_short(catalog):
     resolver = make_resolver(catalog, Clock())  # URLs of at most 2,000 characters
     calls_since_reset(catalog)
     resolver.resolve([folder(f"table_{i:03d}") for i in range(50)])
-    assert calls_since_reset(catalog)[LOOKUP] == 7  # 50 paths in 3 requests (21, 21, 8), their resource sets in 4 (16, 16, 16, 2)
+    assert (
+        calls_since_reset(catalog)[LOOKUP] == 7
+    )  # 50 paths in 3 requests (21, 21, 8), their resource sets in 4 (16, 16, 16, 2)
 
 
-UNITY = Identity("databricks_unity_catalog_table", "unity-catalog://main.sales.orders", "unity-catalog",
-                 "main.sales.orders", False, UnityTable("main", "sales", "orders"))
+UNITY = Identity(
+    "databricks_unity_catalog_table",
+    "unity-catalog://main.sales.orders",
+    "unity-catalog",
+    "main.sales.orders",
+    False,
+    UnityTable("main", "sales", "orders"),
+)
 UC_TABLE = "databricks://0a1b2c3d-0000-4000-8000-00000000abcd/catalogs/main/schemas/sales/tables/orders"
 
 
 def test_a_unity_catalog_table_of_an_unknown_metastore_is_found_by_a_search_and_checked_exactly(catalog):
-    register(catalog, ("databricks_table", UC_TABLE, {"catalogName": "main", "schemaName": "sales"}),
-             ("databricks_table", UC_TABLE.replace("/orders", "/orders_old"),
-              {"catalogName": "main", "schemaName": "sales"}))
+    register(
+        catalog,
+        ("databricks_table", UC_TABLE, {"catalogName": "main", "schemaName": "sales"}),
+        (
+            "databricks_table",
+            UC_TABLE.replace("/orders", "/orders_old"),
+            {"catalogName": "main", "schemaName": "sales"},
+        ),
+    )
     resolver = make_resolver(catalog, Clock())
     calls_since_reset(catalog)
     resolution = resolver.resolve([NamedDataset(UNITY.key, (UNITY,))])
@@ -162,8 +197,11 @@ def test_a_unity_catalog_table_of_an_unknown_metastore_is_found_by_a_search_and_
 
 def test_two_metastores_with_the_same_table_are_ambiguous_and_nothing_is_linked(catalog):
     attributes = {"catalogName": "main", "schemaName": "sales"}
-    register(catalog, ("databricks_table", UC_TABLE, attributes),
-             ("databricks_table", UC_TABLE.replace("0a1b2c3d", "ffffffff"), attributes))
+    register(
+        catalog,
+        ("databricks_table", UC_TABLE, attributes),
+        ("databricks_table", UC_TABLE.replace("0a1b2c3d", "ffffffff"), attributes),
+    )
     resolver = make_resolver(catalog, Clock())
     resolution = resolver.resolve([NamedDataset(UNITY.key, (UNITY,))])
     assert (resolution.links, list(resolution.interim)) == ({}, [UNITY.key])
@@ -183,14 +221,23 @@ def test_fresh_resolution_looks_again_where_the_answer_was_no_but_trusts_the_yes
 
 
 def test_the_accounts_own_rules_are_used(catalog):
-    config = requests.get(f"{catalog.url}/resourceSetRuleConfigs/defaultResourceSetRuleConfig",
-                          params={"api-version": "2019-11-01-preview"}, timeout=10).json()
+    config = requests.get(
+        f"{catalog.url}/resourceSetRuleConfigs/defaultResourceSetRuleConfig",
+        params={"api-version": "2019-11-01-preview"},
+        timeout=10,
+    ).json()
     config["pathPatternConfig"]["enableDefaultPatterns"] = False  # no replacers: Spark's files are not grouped
-    requests.put(f"{catalog.url}/resourceSetRuleConfigs/defaultResourceSetRuleConfig",
-                 params={"api-version": "2019-11-01-preview"}, json=config, timeout=10).raise_for_status()
+    requests.put(
+        f"{catalog.url}/resourceSetRuleConfigs/defaultResourceSetRuleConfig",
+        params={"api-version": "2019-11-01-preview"},
+        json=config,
+        timeout=10,
+    ).raise_for_status()
     resolver = make_resolver(catalog, Clock())
     assert [c.qualified_name for c in resolver.candidates(folder("orders"))] == [
-        f"{LAKE}/orders", f"{LAKE}/orders[/k={{k}}]+/{{SparkPartitions}}"]
+        f"{LAKE}/orders",
+        f"{LAKE}/orders[/k={{k}}]+/{{SparkPartitions}}",
+    ]
 
 
 class RefusingClient:

@@ -1,4 +1,5 @@
 """The running server: concurrent upserts, restarts, fault injection, call counting, auth, the page."""
+
 from __future__ import annotations
 
 import threading
@@ -40,26 +41,56 @@ def test_concurrent_upserts_of_one_qualified_name_end_with_one_entity(catalog: C
     for t in threads:
         t.join()
     assert len(results) == clients * 5 and len(set(results)) == 1
-    found = requests.post(f"{catalog.atlas_url}/search/basic", auth=AUTH, timeout=10,
-                          json={"typeName": "azure_datalake_gen2_path", "query": "shared"}).json()
+    found = requests.post(
+        f"{catalog.atlas_url}/search/basic",
+        auth=AUTH,
+        timeout=10,
+        json={"typeName": "azure_datalake_gen2_path", "query": "shared"},
+    ).json()
     assert [e["guid"] for e in found["entities"]] == [results[0]]
 
 
 def test_restart_keeps_types_entities_and_relationships(db_path: Path) -> None:
     with CatalogServer(db_path) as first:
-        requests.post(f"{first.atlas_url}/types/typedefs", timeout=10, json={"entityDefs": [
-            {"name": "custom_dataset", "superTypes": ["DataSet"], "attributeDefs": [{"name": "format",
-                                                                                     "typeName": "string"}]}]})
-        created = requests.post(f"{first.atlas_url}/entity/bulk", timeout=10, json={"entities": [
-            {"typeName": "custom_dataset", "guid": "-1", "attributes": {"qualifiedName": "c://a", "name": "a",
-                                                                        "format": "delta"}},
-            {"typeName": "Process", "guid": "-2", "attributes": {"qualifiedName": "p://x", "name": "x",
-                                                                 "outputs": [{"guid": "-1"}]}}]}).json()
+        requests.post(
+            f"{first.atlas_url}/types/typedefs",
+            timeout=10,
+            json={
+                "entityDefs": [
+                    {
+                        "name": "custom_dataset",
+                        "superTypes": ["DataSet"],
+                        "attributeDefs": [{"name": "format", "typeName": "string"}],
+                    }
+                ]
+            },
+        )
+        created = requests.post(
+            f"{first.atlas_url}/entity/bulk",
+            timeout=10,
+            json={
+                "entities": [
+                    {
+                        "typeName": "custom_dataset",
+                        "guid": "-1",
+                        "attributes": {"qualifiedName": "c://a", "name": "a", "format": "delta"},
+                    },
+                    {
+                        "typeName": "Process",
+                        "guid": "-2",
+                        "attributes": {"qualifiedName": "p://x", "name": "x", "outputs": [{"guid": "-1"}]},
+                    },
+                ]
+            },
+        ).json()
         before = requests.get(f"{first.atlas_url}/entity/guid/{created['guidAssignments']['-2']}", timeout=10).json()
     with CatalogServer(db_path) as second:
         after = requests.get(f"{second.atlas_url}/entity/guid/{created['guidAssignments']['-2']}", timeout=10).json()
-        dataset = requests.get(f"{second.atlas_url}/entity/uniqueAttribute/type/custom_dataset",
-                               params={"attr:qualifiedName": "c://a"}, timeout=10).json()
+        dataset = requests.get(
+            f"{second.atlas_url}/entity/uniqueAttribute/type/custom_dataset",
+            params={"attr:qualifiedName": "c://a"},
+            timeout=10,
+        ).json()
     assert after == before
     assert dataset["entity"]["attributes"] == {"qualifiedName": "c://a", "name": "a", "format": "delta"}
 
@@ -76,10 +107,10 @@ def test_injected_429_carries_retry_after_and_calls_are_counted(db_path: Path) -
         requests.get(f"{server.atlas_url}/entity/guid/def", timeout=10)
         requests.post(f"{server.url}/datamap/api/atlas/v2/entity/bulk", json={"entities": []}, timeout=10)
         assert requests.get(f"{server.url}/_ol2purview/calls", timeout=10).json() == {
-            "total": 4, "byRoute": {"GET /entity/guid/{guid}": 2, "GET /types/typedefs/headers": 1,
-                                    "POST /entity/bulk": 1}}
-        assert requests.post(f"{server.url}/_ol2purview/calls/reset", timeout=10).json() == {"total": 0,
-                                                                                              "byRoute": {}}
+            "total": 4,
+            "byRoute": {"GET /entity/guid/{guid}": 2, "GET /types/typedefs/headers": 1, "POST /entity/bulk": 1},
+        }
+        assert requests.post(f"{server.url}/_ol2purview/calls/reset", timeout=10).json() == {"total": 0, "byRoute": {}}
 
 
 def test_outage_on_and_off_at_runtime_and_connection_resets(db_path: Path) -> None:
@@ -95,10 +126,14 @@ def test_outage_on_and_off_at_runtime_and_connection_resets(db_path: Path) -> No
         requests.put(f"{server.url}/_ol2purview/faults", data="none", timeout=10)
         assert requests.get(url, timeout=10).status_code == 200
         bad = requests.put(f"{server.url}/_ol2purview/faults", data="429:2", timeout=10)
-        assert (bad.status_code, bad.json()) == (400, {
-            "errorCode": "ATLAS-400-00-01A",
-            "errorMessage": "invalid parameters: bad fault spec item '429:2': expected <status 400-599>:<p>, "
-                            "reset:<p>, latency:<ms>, retry-after:<s>, seed:<n> or down"})
+        assert (bad.status_code, bad.json()) == (
+            400,
+            {
+                "errorCode": "ATLAS-400-00-01A",
+                "errorMessage": "invalid parameters: bad fault spec item '429:2': expected <status 400-599>:<p>, "
+                "reset:<p>, latency:<ms>, retry-after:<s>, seed:<n> or down",
+            },
+        )
 
 
 def test_latency_delays_atlas_calls(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,4 +167,5 @@ def test_page_assets_are_served_without_any_cdn(db_path: Path) -> None:
         style = requests.get(f"{server.url}/static/style.css", timeout=10)
     assert script.status_code == 200 and style.status_code == 200
     assert "http" not in html.replace('http-equiv', '') and "https://" not in script.text.replace(
-        "http://www.w3.org/2000/svg", "")
+        "http://www.w3.org/2000/svg", ""
+    )

@@ -8,6 +8,7 @@ endpoint, `wait_until_processed()`, `stop()`. The `serve` fixture gives one per 
 start its own (stopped at the end of the test). `start_worker(...)` runs `ol2purview worker` against a serve's storage
 and catalog.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -18,8 +19,11 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from tests.support.repository import PROJECT_ROOT
-from tools.functions_host.launcher import (READY_PREFIX, START_TIMEOUT, ServeHandle, WorkerHandle, start_serve,
-                                          start_worker)
+from tools.functions_host.launcher import (
+    ServeHandle,
+    start_serve,
+)
+
 
 @pytest.fixture(scope="module")
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
@@ -35,10 +39,23 @@ def serve_factory(tmp_path: Path) -> Iterator[Callable[..., ServeHandle]]:
     worker=True)`; stopped after the test."""
     started: list[ServeHandle] = []
 
-    def factory(key: str | None = None, extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
-                storage: str = "embedded", worker: bool = True, default_ports: bool = False) -> ServeHandle:
-        handle = start_serve(tmp_path / f"serve{len(started)}", key=key, extra_args=extra_args, env=env,
-                             storage=storage, worker=worker, default_ports=default_ports)
+    def factory(
+        key: str | None = None,
+        extra_args: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
+        storage: str = "embedded",
+        worker: bool = True,
+        default_ports: bool = False,
+    ) -> ServeHandle:
+        handle = start_serve(
+            tmp_path / f"serve{len(started)}",
+            key=key,
+            extra_args=extra_args,
+            env=env,
+            storage=storage,
+            worker=worker,
+            default_ports=default_ports,
+        )
         started.append(handle)
         return handle
 
@@ -51,8 +68,9 @@ STORAGE_OF_RUN_STATE_STORE = {"sqlite": "embedded", "table": "azurite"}  # the q
 
 
 @pytest.fixture
-def serve_on_each_store(serve_factory: Callable[..., ServeHandle],
-                        run_state_store_kind: str) -> Callable[..., ServeHandle]:
+def serve_on_each_store(
+    serve_factory: Callable[..., ServeHandle], run_state_store_kind: str
+) -> Callable[..., ServeHandle]:
     """`serve_factory` on each run-state store the product ships (the test runs once per store, see
     `run_state_store_kind` in tests/conftest.py): RUN_STATE_STORE=sqlite with the embedded queues, or
     RUN_STATE_STORE=table on the Azurite that serve starts (the test's own emulator: run-state and queue names are
@@ -62,11 +80,16 @@ def serve_on_each_store(serve_factory: Callable[..., ServeHandle],
 
         require_azurite()
 
-    def factory(key: str | None = None, extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
-                worker: bool = True) -> ServeHandle:
-        return serve_factory(key=key, extra_args=extra_args, worker=worker,
-                             env={**(env or {}), "RUN_STATE_STORE": run_state_store_kind},
-                             storage=STORAGE_OF_RUN_STATE_STORE[run_state_store_kind])
+    def factory(
+        key: str | None = None, extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None, worker: bool = True
+    ) -> ServeHandle:
+        return serve_factory(
+            key=key,
+            extra_args=extra_args,
+            worker=worker,
+            env={**(env or {}), "RUN_STATE_STORE": run_state_store_kind},
+            storage=STORAGE_OF_RUN_STATE_STORE[run_state_store_kind],
+        )
 
     return factory
 
@@ -125,8 +148,11 @@ def drain_queue(handle: ServeHandle, queue_name: str = "lineage-events") -> list
         while batch := queue.receive(32, 60):
             for message in batch:
                 envelope = parse(message.text)
-                taken.append(QueuedEvent(envelope.run_id, envelope.event_type, courier.open_event(message.text),
-                                         message.dequeue_count))
+                taken.append(
+                    QueuedEvent(
+                        envelope.run_id, envelope.event_type, courier.open_event(message.text), message.dequeue_count
+                    )
+                )
                 queue.delete(message)
     finally:
         service.close()

@@ -2,6 +2,7 @@
 
 Everything here talks HTTP to real processes: the serve under test and its embedded catalog.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,8 @@ from typing import Any
 
 import requests
 
-from tests.support.repository import PROJECT_ROOT
 from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle
+from tests.support.repository import PROJECT_ROOT
 
 EVENTS = SHARED_OPENLINEAGE / "events"
 ACCELERATOR_EVENT = EVENTS / "accelerator__UnitTestColData_CompleteOlColMessage.json"
@@ -26,8 +27,10 @@ VOLATILE = ("createTime", "updateTime", "version", "createdBy", "updatedBy", "la
 # One event at a time, in queue order (app settings overriding host.json, as in Azure): several runs of one
 # application write the same process (one per output); the newest run's lineage stays, and sequential processing
 # also makes the catalog's intermediate states (and so its call counts) repeatable.
-SEQUENTIAL_ENV = {"AzureFunctionsJobHost__extensions__queues__batchSize": "1",
-                  "AzureFunctionsJobHost__extensions__queues__newBatchThreshold": "0"}
+SEQUENTIAL_ENV = {
+    "AzureFunctionsJobHost__extensions__queues__batchSize": "1",
+    "AzureFunctionsJobHost__extensions__queues__newBatchThreshold": "0",
+}
 
 
 def replay(serve: ServeHandle, *paths: Path, timeout: float = 300) -> str:
@@ -73,19 +76,25 @@ class Atlas:
     def dump(self) -> list[dict[str, Any]]:
         """All active entities without what changes on every write (times, versions) and without the catalog's
         internal relationship ids (a relationship dropped by one write and restored by the next gets a new one)."""
-        return [_without_relationship_ids({k: v for k, v in entity.items() if k not in VOLATILE})
-                for entity in self.all_entities()]
+        return [
+            _without_relationship_ids({k: v for k, v in entity.items() if k not in VOLATILE})
+            for entity in self.all_entities()
+        ]
 
     def entity(self, type_name: str, qualified_name: str) -> dict[str, Any]:
-        response = requests.get(f"{self.url}/entity/uniqueAttribute/type/{type_name}",
-                                params={"attr:qualifiedName": qualified_name}, timeout=10)
+        response = requests.get(
+            f"{self.url}/entity/uniqueAttribute/type/{type_name}",
+            params={"attr:qualifiedName": qualified_name},
+            timeout=10,
+        )
         assert response.status_code == 200, (type_name, qualified_name, response.text)
         return response.json()["entity"]
 
     def lineage(self, guid: str, direction: str = "BOTH", depth: int = 3) -> set[tuple[str, str]]:
         """The lineage API's relations as (from qualifiedName, to qualifiedName)."""
-        body = requests.get(f"{self.url}/lineage/{guid}", params={"direction": direction, "depth": depth},
-                            timeout=10).json()
+        body = requests.get(
+            f"{self.url}/lineage/{guid}", params={"direction": direction, "depth": depth}, timeout=10
+        ).json()
         names = {guid: header["attributes"]["qualifiedName"] for guid, header in body["guidEntityMap"].items()}
         return {(names[r["fromEntityId"]], names[r["toEntityId"]]) for r in body["relations"]}
 
@@ -94,8 +103,12 @@ def refs(entity: dict[str, Any], attribute: str) -> list[str]:
     """qualifiedNames of an entity's relationship attribute (inputs, outputs, notebook...), sorted."""
     value = entity.get("relationshipAttributes", {}).get(attribute) or entity.get("attributes", {}).get(attribute)
     items = value if isinstance(value, list) else [value] if value else []
-    return sorted(item["uniqueAttributes"]["qualifiedName"] if "uniqueAttributes" in item
-                  else item.get("displayText") or item["guid"] for item in items)
+    return sorted(
+        item["uniqueAttributes"]["qualifiedName"]
+        if "uniqueAttributes" in item
+        else item.get("displayText") or item["guid"]
+        for item in items
+    )
 
 
 def _without_relationship_ids(value: Any) -> Any:

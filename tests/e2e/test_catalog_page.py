@@ -3,6 +3,7 @@ compat-tests CLL sequence and a bronze -> silver -> gold chain of our own. Searc
 dataset), the graph (full names, placeholders), a process's last run and column lineage detail, expanding a dataset
 to its columns and tracing a gold column upstream through both hops, zoom and fit, odd attribute types, and the call
 counter left untouched by the page. `UPDATE_SCREENSHOT=1` rewrites the screenshots in docs/."""
+
 from __future__ import annotations
 
 import os
@@ -13,10 +14,18 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from tests.catalog_server.pipeline_data import (BRONZE, CLL_SEQUENCE, CUSTOMERS, GOLD, SILVER, medallion_events,
-                                                sequence_events, write_through_pipeline)
-from tools.catalog import CatalogServer
+from tests.catalog_server.pipeline_data import (
+    BRONZE,
+    CLL_SEQUENCE,
+    CUSTOMERS,
+    GOLD,
+    SILVER,
+    medallion_events,
+    sequence_events,
+    write_through_pipeline,
+)
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tools.catalog import CatalogServer
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 USER, PASSWORD = "viewer", "page-pw"
@@ -47,8 +56,9 @@ def browser_page(catalog: CatalogServer) -> Iterator[Any]:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": 1500, "height": 860},
-                                          http_credentials={"username": USER, "password": PASSWORD})
+            context = browser.new_context(
+                viewport={"width": 1500, "height": 860}, http_credentials={"username": USER, "password": PASSWORD}
+            )
             page = context.new_page()
             page.errors = []  # type: ignore[attr-defined]
             page.on("pageerror", lambda error: page.errors.append(str(error)))  # type: ignore[attr-defined]
@@ -72,8 +82,10 @@ def open_dataset(page: Any, qualified_name: str) -> None:
 
 def nodes(page: Any) -> dict[str, str]:
     found = page.locator("#graph .node")
-    return {found.nth(i).get_attribute("data-qualified-name"): found.nth(i).get_attribute("class")
-            for i in range(found.count())}
+    return {
+        found.nth(i).get_attribute("data-qualified-name"): found.nth(i).get_attribute("class")
+        for i in range(found.count())
+    }
 
 
 def rows(page: Any, selector: str) -> list[list[str]]:
@@ -94,8 +106,11 @@ def test_cll_sample_search_graph_placeholders_and_process_details(browser_page: 
     open_dataset(page, CLL_OUTPUT)
     classes = nodes(page)
     datasets = {qn: c for qn, c in classes.items() if "dataset" in c}
-    assert datasets == {CLL_OUTPUT: "node dataset base placeholder selected",
-                        CLL_SOURCES[0]: "node dataset placeholder", CLL_SOURCES[1]: "node dataset placeholder"}
+    assert datasets == {
+        CLL_OUTPUT: "node dataset base placeholder selected",
+        CLL_SOURCES[0]: "node dataset placeholder",
+        CLL_SOURCES[1]: "node dataset placeholder",
+    }
     assert sorted(c for qn, c in classes.items() if qn not in datasets) == ["node process"] * 3
     labels = [" ".join(t.split()) for t in page.locator("#graph .node .label").all_text_contents()]
     assert len(set(labels)) == len(labels) == 6  # full names, wrapped, none alike
@@ -103,14 +118,18 @@ def test_cll_sample_search_graph_placeholders_and_process_details(browser_page: 
     assert page.locator("#placeholder-notice").inner_text() == (
         'Placeholder: no name-mapping rule matched OpenLineage namespace "file:/tmp/cll_test", name "default.tbl1", '
         "so ol2purview wrote this dataset itself instead of linking a scanned asset. Add a rule to "
-        "config/OlToPurviewMappings.json (try it with qn-tester --explain).")
+        "config/OlToPurviewMappings.json (try it with qn-tester --explain)."
+    )
 
     page.locator(".node.process", has_text="default_tbl1").click()
     page.locator(".column-lineage-detail-row").first.wait_for()
     assert page.locator("#placeholder-notice").inner_text() == ""
     assert page.locator('#details-summary dd[data-field="Collection"]').inner_text() == "ol2purview"  # the root
     assert [page.locator(f'.last-run dd[data-field="{f}"]').inner_text() for f in ("Status", "User", "Duration")] == [
-        "COMPLETE", "(unknown)", "0.6 s"]  # lastRunDurationMs: START 13:26:53.776, COMPLETE 13:26:54.34
+        "COMPLETE",
+        "(unknown)",
+        "0.6 s",
+    ]  # lastRunDurationMs: START 13:26:53.776, COMPLETE 13:26:54.34
     assert page.locator('.last-run dd[data-field="Ended"]').inner_text().startswith("2024-08-06T13:26:")
     source1, source2 = CLL_SOURCES
     assert rows(page, ".column-lineage-detail-row") == [
@@ -123,10 +142,13 @@ def test_cll_sample_search_graph_placeholders_and_process_details(browser_page: 
         ["ident", source2, "a", "INDIRECT FILTER, INDIRECT JOIN"],
         ["trans", source1, "a", "INDIRECT FILTER, INDIRECT GROUP_BY, INDIRECT JOIN"],
         ["trans", source1, "b", "TRANSFORMATION, INDIRECT GROUP_BY"],
-        ["trans", source2, "a", "INDIRECT FILTER, INDIRECT JOIN"]]
-    assert rows(page, ".column-mapping-row") == [[source1, CLL_OUTPUT, "a", "ident"],
-                                                 [source1, CLL_OUTPUT, "b", "trans"],
-                                                 [source2, CLL_OUTPUT, "c", "agg"]]
+        ["trans", source2, "a", "INDIRECT FILTER, INDIRECT JOIN"],
+    ]
+    assert rows(page, ".column-mapping-row") == [
+        [source1, CLL_OUTPUT, "a", "ident"],
+        [source1, CLL_OUTPUT, "b", "trans"],
+        [source2, CLL_OUTPUT, "c", "agg"],
+    ]
     shoot(page, "lineage-page.png")
 
 
@@ -138,36 +160,62 @@ def test_trace_a_gold_column_upstream_through_both_hops(browser_page: Any) -> No
     base_rows = page.locator(".node.base .column-row")
     base_rows.first.wait_for()
     assert [base_rows.nth(i).get_attribute("data-column") for i in range(base_rows.count())] == [
-        "country", "total_amount"]
+        "country",
+        "total_amount",
+    ]
     assert base_rows.first.get_attribute("class") == "column-row lineage-only"  # no schema: known from column lineage
     page.locator('.node.base .column-row[data-column="total_amount"]').click()
     page.locator(".column-edge").first.wait_for(state="attached")
     assert page.locator("#graph-title").inner_text() == "Column lineage of total_amount in sales_by_country"
     boxes = page.locator(".col-dataset")
-    shown = {boxes.nth(i).get_attribute("data-qualified-name"): (
-        boxes.nth(i).get_attribute("class"), boxes.nth(i).locator(".column-row").all_text_contents())
-        for i in range(boxes.count())}
-    assert shown == {BRONZE: ("col-dataset", ["amount", "customer_id", "status"]),
-                     SILVER: ("col-dataset", ["amount", "customer_id"]),
-                     CUSTOMERS: ("col-dataset indirect-only", ["country", "customer_id"]),
-                     GOLD: ("col-dataset root", ["total_amount"])}
+    shown = {
+        boxes.nth(i).get_attribute("data-qualified-name"): (
+            boxes.nth(i).get_attribute("class"),
+            boxes.nth(i).locator(".column-row").all_text_contents(),
+        )
+        for i in range(boxes.count())
+    }
+    assert shown == {
+        BRONZE: ("col-dataset", ["amount", "customer_id", "status"]),
+        SILVER: ("col-dataset", ["amount", "customer_id"]),
+        CUSTOMERS: ("col-dataset indirect-only", ["country", "customer_id"]),
+        GOLD: ("col-dataset root", ["total_amount"]),
+    }
     edges = page.locator("path.column-edge")
-    drawn = sorted((edges.nth(i).get_attribute("data-from"), edges.nth(i).get_attribute("data-to"),
-                    edges.nth(i).get_attribute("data-label"), edges.nth(i).get_attribute("class"))
-                   for i in range(edges.count()))
-    assert drawn == sorted([
-        (f"{SILVER}.amount", f"{GOLD}.total_amount", "AGGREGATION", "column-edge"),
-        (f"{SILVER}.customer_id", f"{GOLD}.total_amount", "INDIRECT JOIN", "column-edge indirect"),
-        (f"{CUSTOMERS}.customer_id", f"{GOLD}.total_amount", "INDIRECT JOIN", "column-edge indirect"),
-        (f"{CUSTOMERS}.country", f"{GOLD}.total_amount", "INDIRECT GROUP_BY", "column-edge indirect"),
-        (f"{BRONZE}.amount", f"{SILVER}.amount", "IDENTITY", "column-edge"),
-        (f"{BRONZE}.customer_id", f"{SILVER}.customer_id", "IDENTITY", "column-edge"),
-        (f"{BRONZE}.status", f"{SILVER}.amount", "INDIRECT FILTER (whole dataset)",
-         "column-edge indirect dataset-level"),
-        (f"{BRONZE}.status", f"{SILVER}.customer_id", "INDIRECT FILTER (whole dataset)",
-         "column-edge indirect dataset-level")])
+    drawn = sorted(
+        (
+            edges.nth(i).get_attribute("data-from"),
+            edges.nth(i).get_attribute("data-to"),
+            edges.nth(i).get_attribute("data-label"),
+            edges.nth(i).get_attribute("class"),
+        )
+        for i in range(edges.count())
+    )
+    assert drawn == sorted(
+        [
+            (f"{SILVER}.amount", f"{GOLD}.total_amount", "AGGREGATION", "column-edge"),
+            (f"{SILVER}.customer_id", f"{GOLD}.total_amount", "INDIRECT JOIN", "column-edge indirect"),
+            (f"{CUSTOMERS}.customer_id", f"{GOLD}.total_amount", "INDIRECT JOIN", "column-edge indirect"),
+            (f"{CUSTOMERS}.country", f"{GOLD}.total_amount", "INDIRECT GROUP_BY", "column-edge indirect"),
+            (f"{BRONZE}.amount", f"{SILVER}.amount", "IDENTITY", "column-edge"),
+            (f"{BRONZE}.customer_id", f"{SILVER}.customer_id", "IDENTITY", "column-edge"),
+            (
+                f"{BRONZE}.status",
+                f"{SILVER}.amount",
+                "INDIRECT FILTER (whole dataset)",
+                "column-edge indirect dataset-level",
+            ),
+            (
+                f"{BRONZE}.status",
+                f"{SILVER}.customer_id",
+                "INDIRECT FILTER (whole dataset)",
+                "column-edge indirect dataset-level",
+            ),
+        ]
+    )
     assert page.locator("#status").inner_text() == (
-        "7 related column(s), 8 edge(s) across 2 process(es); 1 dataset(s) influence it only indirectly.")
+        "7 related column(s), 8 edge(s) across 2 process(es); 1 dataset(s) influence it only indirectly."
+    )
     shoot(page, "column-lineage.png")
 
     before = page.locator("#graph svg").get_attribute("viewBox")
@@ -182,7 +230,9 @@ def test_trace_a_gold_column_upstream_through_both_hops(browser_page: Any) -> No
     page.select_option("#direction", "OUTPUT")  # the same column, downstream only: gold's sum is the only reader
     page.locator("#status", has_text="1 related column(s), 1 edge(s) across 1 process(es).").wait_for()
     assert sorted(page.locator(".col-dataset").evaluate_all("boxes => boxes.map(b => b.dataset.qualifiedName)")) == [
-        GOLD, SILVER]
+        GOLD,
+        SILVER,
+    ]
     page.click("#back-to-lineage")
     page.locator(f'.node.base[data-qualified-name="{GOLD}"]').wait_for()
 
@@ -190,10 +240,26 @@ def test_trace_a_gold_column_upstream_through_both_hops(browser_page: Any) -> No
 def test_odd_attribute_types_and_the_call_counter(browser_page: Any, catalog: CatalogServer) -> None:
     page = browser_page
     auth = (USER, PASSWORD)
-    requests.post(f"{catalog.atlas_url}/entity/bulk", auth=auth, timeout=10, json={"entities": [{
-        "typeName": "hive_table", "guid": "-1", "attributes": {
-            "qualifiedName": "default.odd@h", "name": 12345, "description": {"not": ["a", "string"]},
-            "comment": None, "temporary": True}}]}).raise_for_status()
+    requests.post(
+        f"{catalog.atlas_url}/entity/bulk",
+        auth=auth,
+        timeout=10,
+        json={
+            "entities": [
+                {
+                    "typeName": "hive_table",
+                    "guid": "-1",
+                    "attributes": {
+                        "qualifiedName": "default.odd@h",
+                        "name": 12345,
+                        "description": {"not": ["a", "string"]},
+                        "comment": None,
+                        "temporary": True,
+                    },
+                }
+            ]
+        },
+    ).raise_for_status()
     requests.post(f"{catalog.url}/_ol2purview/calls/reset", auth=auth, timeout=10).raise_for_status()
     search(page, "odd")
     result = page.locator('.result[data-qualified-name="default.odd@h"]')
@@ -252,8 +318,9 @@ def sized_page(request: pytest.FixtureRequest, catalog: CatalogServer) -> Iterat
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": width, "height": height},
-                                          http_credentials={"username": USER, "password": PASSWORD})
+            context = browser.new_context(
+                viewport={"width": width, "height": height}, http_credentials={"username": USER, "password": PASSWORD}
+            )
             page = context.new_page()
             page.errors, page.failed = [], []  # type: ignore[attr-defined]
             page.on("pageerror", lambda error: page.errors.append(str(error)))  # type: ignore[attr-defined]
@@ -292,7 +359,12 @@ def test_a_process_shows_last_run_once_and_no_empty_mapping_table(sized_page: An
     page.locator(".column-mapping-row").first.wait_for()
     assert page.locator("#details-panel").get_by_text("Last run", exact=True).count() == 1
     assert [page.locator(".last-run dt").nth(i).inner_text() for i in range(5)] == [
-        "Ended", "Status", "User", "Run id", "Duration"]
+        "Ended",
+        "Status",
+        "User",
+        "Run id",
+        "Duration",
+    ]
     without_inputs = page.evaluate("""() => [...document.querySelectorAll('#graph .node.process')]
         .filter((n) => !document.querySelector(`#graph path.edge[data-to="${n.dataset.guid}"]`))
         .map((n) => n.dataset.guid)""")
@@ -311,8 +383,10 @@ def test_a_click_anywhere_on_a_result_opens_the_dataset_and_a_column_button_trac
     result = page.locator(f'.result[data-qualified-name="{CLL_OUTPUT}"]')
     group = page.locator(f'.result-group[data-qualified-name="{CLL_OUTPUT}"]')
     for target, (fx, fy) in [(group, (0.5, 0.5)), (result, (0.5, 0.5)), (result, (0.03, 0.92)), (result, (0.97, 0.08))]:
-        page.evaluate("() => { document.querySelector('#graph').replaceChildren(); "
-                      "document.querySelector('#graph-title').textContent = ''; }")
+        page.evaluate(
+            "() => { document.querySelector('#graph').replaceChildren(); "
+            "document.querySelector('#graph-title').textContent = ''; }"
+        )
         box = target.bounding_box()
         page.mouse.click(box["x"] + box["width"] * fx, box["y"] + box["height"] * fy)
         page.locator(f'.node.base[data-qualified-name="{CLL_OUTPUT}"]').wait_for()
@@ -323,16 +397,23 @@ def test_a_click_anywhere_on_a_result_opens_the_dataset_and_a_column_button_trac
     settled(page)
     placeholders = page.locator(".col-dataset.placeholder")
     assert sorted(placeholders.nth(i).get_attribute("data-qualified-name") for i in range(placeholders.count())) == [
-        *CLL_SOURCES, CLL_OUTPUT]  # every dataset of the CLL sample is a placeholder
-    assert page.evaluate(RECT_STYLE, f'.col-dataset.placeholder[data-qualified-name="{CLL_SOURCES[0]}"] rect') == \
-        GREY_DASHED  # as in the dataset view
+        *CLL_SOURCES,
+        CLL_OUTPUT,
+    ]  # every dataset of the CLL sample is a placeholder
+    assert (
+        page.evaluate(RECT_STYLE, f'.col-dataset.placeholder[data-qualified-name="{CLL_SOURCES[0]}"] rect')
+        == GREY_DASHED
+    )  # as in the dataset view
     assert page.evaluate(SMALLEST_TEXT_PX) >= 12
     assert page.evaluate(INSIDE_PANEL, f'.col-dataset.root[data-qualified-name="{CLL_OUTPUT}"]')
     shoot(page, f"column-lineage-{page.size}.png")
 
 
 def test_the_favicon_is_served(sized_page: Any, catalog: CatalogServer) -> None:
-    assert sized_page.evaluate("() => document.querySelector('link[rel=icon]').href") == f"{catalog.url}/static/favicon.svg"
+    assert (
+        sized_page.evaluate("() => document.querySelector('link[rel=icon]').href")
+        == f"{catalog.url}/static/favicon.svg"
+    )
     for path in ("/favicon.ico", "/static/favicon.svg"):
         response = requests.get(catalog.url + path, auth=(USER, PASSWORD), timeout=10)
         assert (response.status_code, response.headers["content-type"]) == (200, "image/svg+xml"), path

@@ -19,6 +19,7 @@ RUNNING is written at once, then corrected.
 The seed is random on every run and printed (`chaos seed N`); CHAOS_SEED=N replays that corpus and order (the kills
 depend on timing). CHAOS_SCALE=N multiplies the generated runs (default 1; bench/chaos.py runs larger ones).
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,25 +34,34 @@ from typing import Any
 
 import pytest
 
-from olparser.runs.store import TOMBSTONE_SECONDS
 from olparser.adapters.runtime import Runtime
+from olparser.runs.store import TOMBSTONE_SECONDS
 from olparser.settings import Settings
+from tests.conftest import SLOW_TEST_TIMEOUT
+from tests.e2e.conftest import ServeHandle, WorkerHandle, start_serve, start_worker
+from tests.property.scenarios import (
+    INPUT_CHOICES,
+    LAST_ENDING,
+    NOTEBOOKS,
+    REAL_SOURCES,
+    STATEMENTS,
+    WORKSPACE_HOSTS,
+    generated_run,
+)
 from tests.support import databricks_runs as dr
 from tests.support import temporary_runs as tr
-from tests.conftest import SLOW_TEST_TIMEOUT
-from tests.support.waiting import wait_until
-from tests.e2e.conftest import ServeHandle, WorkerHandle, start_serve, start_worker
-from tests.property.scenarios import (INPUT_CHOICES, LAST_ENDING, NOTEBOOKS, REAL_SOURCES, STATEMENTS,
-                                      WORKSPACE_HOSTS, generated_run)
 from tests.support.order_worker import catalog_content, in_order
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.waiting import wait_until
 from tools.replay import DEFAULT_ENDPOINT, make_transport
 
-
-SEED = int(os.environ.get("CHAOS_SEED") or random.SystemRandom().randrange(2 ** 32))
+SEED = int(os.environ.get("CHAOS_SEED") or random.SystemRandom().randrange(2**32))
 SCALE = int(os.environ.get("CHAOS_SCALE") or 1)
-pytestmark = [pytest.mark.e2e, pytest.mark.slow,
-              pytest.mark.timeout(SLOW_TEST_TIMEOUT * SCALE)]  # CHAOS_SCALE=N: N times the runs and the time
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.timeout(SLOW_TEST_TIMEOUT * SCALE),
+]  # CHAOS_SCALE=N: N times the runs and the time
 RUNS_PER_OUTPUT = 8  # generated runs that write one output table
 OUTPUTS_PER_SCALE = 2  # output tables per unit of CHAOS_SCALE
 SENDERS = 8
@@ -78,10 +88,16 @@ def generated_runs(rng: random.Random, outputs: int) -> list[dict[str, Any]]:
         output = dr.Dataset("dbfs", "/mnt/curated/orders" + (f"_{table}" if table else ""), dr.CURATED_ORDERS.columns)
         for index in range(RUNS_PER_OUTPUT):
             events += generated_run(
-                1000 + table * RUNS_PER_OUTPUT + index, minutes=10 * rng.randint(0, 5),
-                inputs=tuple(rng.sample(INPUT_CHOICES, rng.randint(0, 3))), statement=rng.choice(STATEMENTS),
-                running=rng.random() < 0.5, notebook=rng.choice(NOTEBOOKS), ending=rng.randint(0, LAST_ENDING),
-                may_fail=index > 0, output=output)
+                1000 + table * RUNS_PER_OUTPUT + index,
+                minutes=10 * rng.randint(0, 5),
+                inputs=tuple(rng.sample(INPUT_CHOICES, rng.randint(0, 3))),
+                statement=rng.choice(STATEMENTS),
+                running=rng.random() < 0.5,
+                notebook=rng.choice(NOTEBOOKS),
+                ending=rng.randint(0, LAST_ENDING),
+                may_fail=index > 0,
+                output=output,
+            )
     return events
 
 
@@ -90,8 +106,11 @@ def corpus(rng: random.Random, scale: int) -> list[dict[str, Any]]:
     temporary datasets (whose readers may be processed before their writers, on another worker) and a run with two
     outputs (tests/temporary_runs.py)."""
     real = [copy.deepcopy(event) for name in sorted(REAL_SOURCES) for event in REAL_SOURCES[name]]
-    temporary = [event for job in range(scale) for event in (*tr.etl_chain(f"chaos-{job}"),
-                                                                 *tr.two_outputs(f"chaos-split-{job}"))]
+    temporary = [
+        event
+        for job in range(scale)
+        for event in (*tr.etl_chain(f"chaos-{job}"), *tr.two_outputs(f"chaos-split-{job}"))
+    ]
     return real + generated_runs(rng, OUTPUTS_PER_SCALE * scale) + temporary
 
 
@@ -124,8 +143,9 @@ class Senders:
             return next(self._events, None)
 
     def _send(self) -> None:
-        transport = make_transport(self._serve.url, DEFAULT_ENDPOINT, self._serve.key, gzip=False, timeout=30,
-                                   retries=5)
+        transport = make_transport(
+            self._serve.url, DEFAULT_ENDPOINT, self._serve.key, gzip=False, timeout=30, retries=5
+        )
         try:
             while (event := self._next()) is not None:
                 status = transport.emit(event).status_code
@@ -145,16 +165,24 @@ class Senders:
 
 def start_workers(serve: ServeHandle, storage: str, env: dict[str, str], count: int) -> list[WorkerHandle]:
     with ThreadPoolExecutor(count) as pool:
-        return list(pool.map(lambda _: start_worker(serve, storage, env, ("--lease", str(LEASE_SECONDS))),
-                             range(count)))
+        return list(
+            pool.map(lambda _: start_worker(serve, storage, env, ("--lease", str(LEASE_SECONDS))), range(count))
+        )
 
 
 def sweep(serve: ServeHandle, store: str) -> None:
     """One tick of the timer on the workers' storage and catalog, once every incomplete run is due (1 s after its
     last event) and long before a stalled deletion counts as abandoned (TOMBSTONE_SECONDS)."""
-    settings = Settings(data_dir=serve.data_dir, atlas_endpoint=serve.atlas_url, run_state_store=store,
-                        storage_connection=serve.storage_connection, databricks_workspace_hosts=WORKSPACE_HOSTS,
-                        databricks_environment_wait_seconds=0, incomplete_run_seconds=1, mappings_path=MAPPINGS_PATH)
+    settings = Settings(
+        data_dir=serve.data_dir,
+        atlas_endpoint=serve.atlas_url,
+        run_state_store=store,
+        storage_connection=serve.storage_connection,
+        databricks_workspace_hosts=WORKSPACE_HOSTS,
+        databricks_environment_wait_seconds=0,
+        incomplete_run_seconds=1,
+        mappings_path=MAPPINGS_PATH,
+    )
     runtime = Runtime(settings)
     try:
         report = runtime.write_due_runs(now=time.time() + 2)
@@ -170,8 +198,11 @@ def differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
     for key in sorted(expected["entities"].keys() & got["entities"].keys()):
         for part in ("attributes", "relationships"):
             want, have = expected["entities"][key][part], got["entities"][key][part]
-            lines += [f"{key} {part}.{name}: in order {want.get(name)!r:.300}, after chaos {have.get(name)!r:.300}"
-                      for name in sorted(want.keys() | have.keys()) if want.get(name) != have.get(name)]
+            lines += [
+                f"{key} {part}.{name}: in order {want.get(name)!r:.300}, after chaos {have.get(name)!r:.300}"
+                for name in sorted(want.keys() | have.keys())
+                if want.get(name) != have.get(name)
+            ]
     lines += [f"lineage missing {relation}" for relation in sorted(expected["lineage"] - got["lineage"])]
     lines += [f"lineage extra {relation}" for relation in sorted(got["lineage"] - expected["lineage"])]
     return lines
@@ -179,8 +210,12 @@ def differences(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
 
 def problems_logged(*handles: WorkerHandle) -> list[str]:
     """ERROR and WARNING lines of the workers' logs (shown with a failure)."""
-    return [line for handle in handles for line in handle.output().splitlines()
-            if " ERROR " in line or " WARNING " in line or line.startswith("Traceback")]
+    return [
+        line
+        for handle in handles
+        for line in handle.output().splitlines()
+        if " ERROR " in line or " WARNING " in line or line.startswith("Traceback")
+    ]
 
 
 @pytest.mark.parametrize("store", [pytest.param("table", marks=pytest.mark.azurite), "sqlite"])
@@ -189,8 +224,10 @@ def test_scaled_out_workers_killed_midway_leave_the_in_order_catalog(store, tmp_
     rng = random.Random(SEED)
     ordered = corpus(rng, SCALE)
     delivered = deliveries(rng, ordered)
-    print(f"\nchaos seed {SEED} (CHAOS_SEED={SEED} replays it), scale {SCALE}, store {store}: {len(ordered)} events, "
-          f"{len(delivered)} deliveries")
+    print(
+        f"\nchaos seed {SEED} (CHAOS_SEED={SEED} replays it), scale {SCALE}, store {store}: {len(ordered)} events, "
+        f"{len(delivered)} deliveries"
+    )
     expected = in_order(ordered, hold=0)
 
     env = {**CHAOS_ENV, "RUN_STATE_STORE": store}
@@ -199,8 +236,14 @@ def test_scaled_out_workers_killed_midway_leave_the_in_order_catalog(store, tmp_
     everyone = list(workers)
     try:
         senders = Senders(serve, delivered).start()
-        wait_until(lambda: senders.sent() - serve.status()["queues"]["lineage-events"]["approximateCount"]
-                   >= len(delivered) // 3, timeout=120, interval=0.05, what="a third of the deliveries processed")
+        wait_until(
+            lambda: (
+                senders.sent() - serve.status()["queues"]["lineage-events"]["approximateCount"] >= len(delivered) // 3
+            ),
+            timeout=120,
+            interval=0.05,
+            what="a third of the deliveries processed",
+        )
         for victim in workers[:KILLED]:
             victim.process.send_signal(signal.SIGKILL)
             assert victim.process.wait(10) == -signal.SIGKILL
@@ -220,13 +263,21 @@ def test_scaled_out_workers_killed_midway_leave_the_in_order_catalog(store, tmp_
             worker.stop()
         serve.stop()
     elapsed = time.monotonic() - started
-    print(f"chaos seed {SEED}, store {store}: killed {KILLED} of {WORKERS} workers with {killed_at[0]} sent and "
-          f"{killed_at[1]} waiting; {len(got['entities'])} entities, {len(got['lineage'])} lineage relations; "
-          f"{elapsed:.1f} s")
+    print(
+        f"chaos seed {SEED}, store {store}: killed {KILLED} of {WORKERS} workers with {killed_at[0]} sent and "
+        f"{killed_at[1]} waiting; {len(got['entities'])} entities, {len(got['lineage'])} lineage relations; "
+        f"{elapsed:.1f} s"
+    )
     assert status["queues"]["lineage-events"]["poisonCount"] == 0, problems_logged(*everyone)
     assert expected["entities"] and expected["lineage"]
     found = differences(expected, got)
-    print("\n".join(["differences from in-order processing:", *found, "worker problems:",
-                      *problems_logged(*everyone)]) if found else "no difference from in-order processing")
-    assert found == [], (f"chaos seed {SEED} (store {store}): {len(found)} differences from in-order processing",
-                         found[:40], problems_logged(*everyone)[-40:])
+    print(
+        "\n".join(["differences from in-order processing:", *found, "worker problems:", *problems_logged(*everyone)])
+        if found
+        else "no difference from in-order processing"
+    )
+    assert found == [], (
+        f"chaos seed {SEED} (store {store}): {len(found)} differences from in-order processing",
+        found[:40],
+        problems_logged(*everyone)[-40:],
+    )

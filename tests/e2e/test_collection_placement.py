@@ -8,6 +8,7 @@ PURVIEW_COLLECTION; the exact `collectionId` of each process is asserted. A chan
 process and never the scanned asset. Without the Data Curator role on the target collection the run's message goes
 to the poison queue with a message naming the collection and the role; after the grant, `ol2purview requeue`
 writes it."""
+
 from __future__ import annotations
 
 import json
@@ -19,11 +20,11 @@ from typing import Any, Callable, Iterator
 import pytest
 import requests
 
+from tests.e2e.lineage_helpers import Atlas, replay, write_events
 from tests.support import databricks_runs as dr
 from tests.support.repository import PROJECT_ROOT
-from tests.support.waiting import wait_until
-from tests.e2e.lineage_helpers import Atlas, replay, write_events
 from tests.support.scanned_assets import dataset, notebook_run, stable
+from tests.support.waiting import wait_until
 from tools.catalog import CatalogServer
 
 pytestmark = pytest.mark.e2e
@@ -34,13 +35,23 @@ GOLD = "abfss://gold@lakeacct.dfs.core.windows.net"  # qn-tester: https://lakeac
 LAKE_GOLD = "https://lakeacct.dfs.core.windows.net/gold"
 SCANNED_OUTPUT = f"{LAKE_GOLD}/sales/scanned.csv"
 # (name, friendly name, parent)
-COLLECTIONS = [("fin01a", "Finance", ACCOUNT), ("lineage-team", "Lineage team", ACCOUNT),
-               ("sales01", "Sales", ACCOUNT), ("dflt01", "Default team", ACCOUNT)]
-RULES = {"rules": [{"collection": "Finance", "outputPrefix": f"{LAKE_GOLD}/finance/"},
-                   {"collection": "lineage-team", "jobNamespace": "other-namespace"}]}
-QUICK_POISON_ENV = {"AzureFunctionsJobHost__extensions__queues__maxDequeueCount": "2",
-                    "AzureFunctionsJobHost__extensions__queues__visibilityTimeout": "00:00:00",
-                    "CATALOG_MAX_ATTEMPTS": "1"}
+COLLECTIONS = [
+    ("fin01a", "Finance", ACCOUNT),
+    ("lineage-team", "Lineage team", ACCOUNT),
+    ("sales01", "Sales", ACCOUNT),
+    ("dflt01", "Default team", ACCOUNT),
+]
+RULES = {
+    "rules": [
+        {"collection": "Finance", "outputPrefix": f"{LAKE_GOLD}/finance/"},
+        {"collection": "lineage-team", "jobNamespace": "other-namespace"},
+    ]
+}
+QUICK_POISON_ENV = {
+    "AzureFunctionsJobHost__extensions__queues__maxDequeueCount": "2",
+    "AzureFunctionsJobHost__extensions__queues__visibilityTimeout": "00:00:00",
+    "CATALOG_MAX_ATTEMPTS": "1",
+}
 
 
 @pytest.fixture
@@ -48,11 +59,24 @@ def catalog(tmp_path: Path) -> Iterator[CatalogServer]:
     """The estate: four collections under the root, and a scanned file in `sales01`."""
     server = CatalogServer(tmp_path / "catalog.sqlite", account_name=ACCOUNT).start()
     for name, friendly, parent in COLLECTIONS:
-        requests.put(f"{server.url}/account/collections/{name}?{ACCOUNT_API}", timeout=10, json={
-            "friendlyName": friendly, "parentCollection": {"referenceName": parent}}).raise_for_status()
-    requests.post(f"{server.atlas_url}/entity/bulk?collectionId=sales01", timeout=10, json={"entities": [
-        {"typeName": "azure_datalake_gen2_path", "guid": "-1",
-         "attributes": {"qualifiedName": SCANNED_OUTPUT, "name": "scanned.csv"}}]}).raise_for_status()
+        requests.put(
+            f"{server.url}/account/collections/{name}?{ACCOUNT_API}",
+            timeout=10,
+            json={"friendlyName": friendly, "parentCollection": {"referenceName": parent}},
+        ).raise_for_status()
+    requests.post(
+        f"{server.atlas_url}/entity/bulk?collectionId=sales01",
+        timeout=10,
+        json={
+            "entities": [
+                {
+                    "typeName": "azure_datalake_gen2_path",
+                    "guid": "-1",
+                    "attributes": {"qualifiedName": SCANNED_OUTPUT, "name": "scanned.csv"},
+                }
+            ]
+        },
+    ).raise_for_status()
     yield server
     server.stop()
 
@@ -60,16 +84,23 @@ def catalog(tmp_path: Path) -> Iterator[CatalogServer]:
 def start(serve_on_each_store: Callable[..., Any], catalog: CatalogServer, rules: dict, folder: Path) -> Any:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "placement.json").write_text(json.dumps(rules))
-    return serve_on_each_store(key="k", env={
-        "ATLAS_ENDPOINT": catalog.atlas_url, "PLACEMENT_RULES_PATH": str(folder / "placement.json"),
-        "PURVIEW_COLLECTION": "Default team", "DATABRICKS_WORKSPACE_HOSTS": f"{dr.WORKSPACE_ID}={dr.HOST}",
-        **QUICK_POISON_ENV})
+    return serve_on_each_store(
+        key="k",
+        env={
+            "ATLAS_ENDPOINT": catalog.atlas_url,
+            "PLACEMENT_RULES_PATH": str(folder / "placement.json"),
+            "PURVIEW_COLLECTION": "Default team",
+            "DATABRICKS_WORKSPACE_HOSTS": f"{dr.WORKSPACE_ID}={dr.HOST}",
+            **QUICK_POISON_ENV,
+        },
+    )
 
 
 def run_events(number: int, output_path: str, job_namespace: str | None = None) -> list[dict]:
     # a Databricks notebook run as openlineage-spark sends it (tools/samples/databricks.py), writing a plain file
-    events = notebook_run(number, f"write_file.run{number}", [dataset(GOLD, "raw/input.csv")],
-                          dataset(GOLD, output_path))
+    events = notebook_run(
+        number, f"write_file.run{number}", [dataset(GOLD, "raw/input.csv")], dataset(GOLD, output_path)
+    )
     if job_namespace:
         for event in events:
             event["job"]["namespace"] = job_namespace
@@ -83,8 +114,11 @@ def send(serve: Any, folder: Path, events: list[dict]) -> dict:
 
 def process_of(atlas_url: str, statement: str) -> dict:
     atlas = Atlas(atlas_url)
-    found = [e for e in atlas.all_entities() if e["typeName"] == "databricks_process"
-             and f"/processes/{statement}/" in e["attributes"]["qualifiedName"]]
+    found = [
+        e
+        for e in atlas.all_entities()
+        if e["typeName"] == "databricks_process" and f"/processes/{statement}/" in e["attributes"]["qualifiedName"]
+    ]
     assert len(found) == 1, [e["attributes"]["qualifiedName"] for e in found]
     return atlas.entity("databricks_process", found[0]["attributes"]["qualifiedName"])
 
@@ -98,8 +132,13 @@ def set_curator_of(catalog: CatalogServer, names: list[str] | None) -> None:
 
 
 def requeue_all(serve: Any) -> str:
-    done = subprocess.run([sys.executable, "-m", "tools.cli", "requeue", "--all", "--data", str(serve.data_dir)],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.cli", "requeue", "--all", "--data", str(serve.data_dir)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -127,13 +166,20 @@ def test_runs_are_placed_moved_and_refused_as_purview_would(catalog, serve_on_ea
     # 4. neither: PURVIEW_COLLECTION, by friendly name; but first the connector is no Data Curator there
     set_curator_of(catalog, ["fin01a", "lineage-team", "sales01"])
     status = send(serve, tmp_path / "r204", run_events(204, "misc/plain.csv"))
-    wait_until(lambda: serve.status()["queues"]["lineage-events"]["poisonCount"] >= 1, timeout=60,
-               what="the refused run in the poison queue")
-    assert ("CatalogRejected: catalog rejected the request: 403 OL2PURVIEW-COLLECTION-NOT-ALLOWED: grant the "
-            "connector's identity the Data Curator role on collection dflt01 (Default team), then requeue"
-            ) in serve.output()
-    assert not [e for e in Atlas(atlas_url).all_entities()
-                if "/processes/write_file.run204/" in e["attributes"]["qualifiedName"]]
+    wait_until(
+        lambda: serve.status()["queues"]["lineage-events"]["poisonCount"] >= 1,
+        timeout=60,
+        what="the refused run in the poison queue",
+    )
+    assert (
+        "CatalogRejected: catalog rejected the request: 403 OL2PURVIEW-COLLECTION-NOT-ALLOWED: grant the "
+        "connector's identity the Data Curator role on collection dflt01 (Default team), then requeue"
+    ) in serve.output()
+    assert not [
+        e
+        for e in Atlas(atlas_url).all_entities()
+        if "/processes/write_file.run204/" in e["attributes"]["qualifiedName"]
+    ]
     set_curator_of(catalog, None)  # the grant
     assert requeue_all(serve).strip().splitlines()[-1].startswith("moved ")
     status = serve.wait_until_processed(timeout=120)

@@ -4,6 +4,7 @@ event its run and warnings), nothing gets a 5xx, the host stays up, error bodies
 and the catalog ends up holding exactly the valid runs (the stream, and the hostile-looking but valid ones): no
 refused event leaves anything in it.
 """
+
 from __future__ import annotations
 
 from typing import Iterator
@@ -24,8 +25,9 @@ FIRST_VALID_RUN = 5000
 
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
-    handle = start_serve(tmp_path_factory.mktemp("corpus"), key=KEY,
-                         extra_args=("--function-key", f"ingest_batch={OTHER_FUNCTION_KEY}"))
+    handle = start_serve(
+        tmp_path_factory.mktemp("corpus"), key=KEY, extra_args=("--function-key", f"ingest_batch={OTHER_FUNCTION_KEY}")
+    )
     yield handle
     assert handle.stop() == 0, handle.output()[-3000:]
 
@@ -48,8 +50,9 @@ def credentials(case: Case, handle: ServeHandle) -> tuple[dict[str, str], dict[s
 
 def send(handle: ServeHandle, case: Case, body: bytes) -> requests.Response:
     headers, params = credentials(case, handle)
-    return requests.request(case.method, handle.url + case.route, data=body, params=params,
-                            headers={**case.headers, **headers}, timeout=120)
+    return requests.request(
+        case.method, handle.url + case.route, data=body, params=params, headers={**case.headers, **headers}, timeout=120
+    )
 
 
 def answer_json(response: requests.Response) -> object:
@@ -86,15 +89,17 @@ def test_hostile_requests_mixed_into_a_valid_stream(host: ServeHandle):
         del body  # some are tens of megabytes
         if (response.status_code, answer_json(response)) != (case.status, expected):
             mismatches.append(f"{case.name}: {response.status_code} {response.text[:300]}")
-        if case.status in (400, 413, 415) and (len(response.content) > 1024
-                                               or not response.headers["content-type"].startswith("application/json")):
+        if case.status in (400, 413, 415) and (
+            len(response.content) > 1024 or not response.headers["content-type"].startswith("application/json")
+        ):
             mismatches.append(f"{case.name}: not a small JSON error: {response.text[:300]}")
         if leaks(response.text):
             mismatches.append(f"{case.name}: the answer leaks internals: {response.text[:300]}")
         for _ in range(2):
             index, event = next(stream)
-            answer = requests.post(host.url + "/api/v1/lineage", headers={"x-functions-key": KEY}, json=event,
-                                   timeout=30)
+            answer = requests.post(
+                host.url + "/api/v1/lineage", headers={"x-functions-key": KEY}, json=event, timeout=30
+            )
             if answer.status_code != 200:
                 mismatches.append(f"valid event after {case.name}: {answer.status_code} {answer.text[:300]}")
             valid_runs.add(index)

@@ -4,6 +4,7 @@ the one a fault-free replay of the same runs builds. What the faults cost (retri
 
 Also: what an operator does when a message has gone to poison (the cause fixed, `ol2purview requeue --all`).
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -13,12 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repository import PROJECT_ROOT
-from tests.support.waiting import wait_until
 from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay
-from tools.samples.delivery import (catalog_calls, catalog_dump, catalog_mismatches, generated_events, landed_run_ids,
-                                    run_id_for, set_catalog_faults, write_jsonl)
+from tests.support.repository import PROJECT_ROOT
+from tests.support.waiting import wait_until
+from tools.samples.delivery import (
+    catalog_calls,
+    catalog_dump,
+    catalog_mismatches,
+    generated_events,
+    landed_run_ids,
+    run_id_for,
+    set_catalog_faults,
+    write_jsonl,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, pytest.mark.slow]
 
@@ -31,9 +40,13 @@ TUNED_CLIENT_ENV = {"CATALOG_MAX_ATTEMPTS": "8"}
 
 
 def requeue_all(serve: ServeHandle) -> str:
-    done = subprocess.run([sys.executable, "-m", "tools.cli", "requeue", "--all",
-                           f"--connection={serve.storage_connection}"],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.cli", "requeue", "--all", f"--connection={serve.storage_connection}"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -78,9 +91,11 @@ def test_300_runs_land_exactly_once_while_30_percent_of_catalog_calls_fail(tmp_p
         assert serve.stop() == 0
     retries = output.count("retrying in")
     worker = status["worker"]
-    print(f"\nfaults {FAULTS}: {RUNS} runs ({2 * RUNS} events) landed in {elapsed:.1f} s; {calls} catalog calls, "
-          f"{retries} retried calls, {worker['failed']} failed attempts of messages, {poisoned} poisoned"
-          f"{' then requeued: ' + requeued.strip().splitlines()[-1] if requeued else ''}")
+    print(
+        f"\nfaults {FAULTS}: {RUNS} runs ({2 * RUNS} events) landed in {elapsed:.1f} s; {calls} catalog calls, "
+        f"{retries} retried calls, {worker['failed']} failed attempts of messages, {poisoned} poisoned"
+        f"{' then requeued: ' + requeued.strip().splitlines()[-1] if requeued else ''}"
+    )
     assert retries >= 100  # the faults did happen: about 30% of calls
     assert status["queues"]["lineage-events"]["poisonCount"] == 0
     assert worker["succeeded"] >= 2 * RUNS
@@ -95,8 +110,11 @@ def test_poisoned_messages_land_after_the_cause_is_fixed_and_they_are_requeued(t
     COMPLETE updates the lineage and would be poisoned too. Once the catalog is back, `ol2purview requeue --all`
     brings the COMPLETEs back."""
     runs = 5
-    env = {"CATALOG_MAX_ATTEMPTS": "1", "AzureFunctionsJobHost__extensions__queues__maxDequeueCount": "2",
-           "AzureFunctionsJobHost__extensions__queues__visibilityTimeout": "00:00:00"}
+    env = {
+        "CATALOG_MAX_ATTEMPTS": "1",
+        "AzureFunctionsJobHost__extensions__queues__maxDequeueCount": "2",
+        "AzureFunctionsJobHost__extensions__queues__visibilityTimeout": "00:00:00",
+    }
     serve = start_serve(tmp_path / "poison", key="k", storage="azurite", env=env)
     try:
         set_catalog_faults(serve.catalog_url, "down")

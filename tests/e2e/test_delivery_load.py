@@ -1,5 +1,6 @@
 """Load, scaled down from bench/delivery_load.py (16 x 1,000): 4 concurrent senders x 100 events through
 `ol2purview serve` in queue mode on Azurite. Zero errors, and every run lands in the catalog exactly as sent."""
+
 from __future__ import annotations
 
 import pytest

@@ -4,14 +4,15 @@
 The outage lasts at least OUTAGE_SECONDS and until every COMPLETE sent during it has been tried and refused at least
 twice (the worker's failure count says so), so the proof does not depend on how fast this machine is.
 """
+
 from __future__ import annotations
 
 import time
 
 import pytest
 
-from tests.support.waiting import wait_until
 from tests.e2e.conftest import start_serve
+from tests.support.waiting import wait_until
 from tools.samples.delivery import catalog_dump, catalog_mismatches, generated_events, post_events, set_catalog_faults
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, pytest.mark.slow]
@@ -47,8 +48,10 @@ def test_events_wait_in_the_queue_while_the_catalog_is_down_and_land_after(tmp_p
         assert serve.stop() == 0
     waiting = [s["queues"]["lineage-events"]["approximateCount"] for s in samples]
     failed = [s["worker"]["failed"] for s in samples]
-    print(f"\noutage {OUTAGE_SECONDS:.0f} s: queue {waiting[0]} -> max {max(waiting)} messages waiting, "
-          f"{failed[-1]} failed attempts, all landed {landed_after:.1f} s after the catalog came back")
+    print(
+        f"\noutage {OUTAGE_SECONDS:.0f} s: queue {waiting[0]} -> max {max(waiting)} messages waiting, "
+        f"{failed[-1]} failed attempts, all landed {landed_after:.1f} s after the catalog came back"
+    )
     # Every COMPLETE sent during the outage needs the catalog: they all wait in the queue until it is back.
     assert waiting[0] == 0
     assert waiting[-1] >= DURING

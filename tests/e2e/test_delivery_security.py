@@ -3,6 +3,7 @@
 One `ol2purview serve` (queue mode, embedded storage, its worker running) with a function key, a master key and a key
 that belongs to `ingest_batch` only; everything it prints is captured and searched after the run.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,32 +26,40 @@ WRONG_KEYS = ("wrong-" + secrets.token_urlsafe(16), "guess-" + secrets.token_url
 EVENT = "/api/v1/lineage"
 BATCH = "/api/v1/lineage/batch"
 KEY_ERROR = {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}
-ADMIN_KEY_ERROR = {"error": "missing or wrong function key: this endpoint needs the master key, not a function key "
-                            "(printed by `ol2purview serve`, kept in host-keys.json in its data folder); send it in "
-                            "the x-functions-key header or as ?code="}
+ADMIN_KEY_ERROR = {
+    "error": "missing or wrong function key: this endpoint needs the master key, not a function key "
+    "(printed by `ol2purview serve`, kept in host-keys.json in its data folder); send it in "
+    "the x-functions-key header or as ?code="
+}
 
 
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
-    handle = start_serve(tmp_path_factory.mktemp("security"), key=KEY,
-                         extra_args=("--function-key", f"ingest_batch={BATCH_ONLY_KEY}"))
+    handle = start_serve(
+        tmp_path_factory.mktemp("security"), key=KEY, extra_args=("--function-key", f"ingest_batch={BATCH_ONLY_KEY}")
+    )
     yield handle
     handle.stop()
 
 
-def post(host: ServeHandle, route: str, body: object, headers: dict | None = None,
-         params: dict | None = None) -> requests.Response:
-    return requests.post(host.url + route, data=json.dumps(body), headers=headers or {}, params=params or {},
-                         timeout=30)
+def post(
+    host: ServeHandle, route: str, body: object, headers: dict | None = None, params: dict | None = None
+) -> requests.Response:
+    return requests.post(
+        host.url + route, data=json.dumps(body), headers=headers or {}, params=params or {}, timeout=30
+    )
 
 
 @pytest.mark.parametrize("route", [EVENT, BATCH])
-@pytest.mark.parametrize(("what", "headers", "params"), [
-    ("no key", {}, {}),
-    ("a wrong key in the header", {"x-functions-key": WRONG_KEYS[0]}, {}),
-    ("a wrong key as ?code=", {}, {"code": WRONG_KEYS[1]}),
-    ("the key as a bearer token", {"Authorization": f"Bearer {KEY}"}, {}),
-])
+@pytest.mark.parametrize(
+    ("what", "headers", "params"),
+    [
+        ("no key", {}, {}),
+        ("a wrong key in the header", {"x-functions-key": WRONG_KEYS[0]}, {}),
+        ("a wrong key as ?code=", {}, {"code": WRONG_KEYS[1]}),
+        ("the key as a bearer token", {"Authorization": f"Bearer {KEY}"}, {}),
+    ],
+)
 def test_no_key_or_a_wrong_key_is_401_on_every_ingest_route(host, route, what, headers, params):
     event = databricks_run(7000)[0]
     response = post(host, route, [event] if route == BATCH else event, headers, params)
@@ -76,8 +85,11 @@ def test_the_status_endpoint_needs_the_master_key(host):
 def test_the_master_key_gets_the_queue_status(host):
     allowed = requests.get(f"{host.url}/admin/ol2purview/status", params={"code": host.master_key}, timeout=10)
     queue = allowed.json()["queues"]["lineage-events"]
-    assert (allowed.status_code, queue["function"], queue["poisonQueue"]) == (200, "process_lineage_event",
-                                                                              "lineage-events-poison")
+    assert (allowed.status_code, queue["function"], queue["poisonQueue"]) == (
+        200,
+        "process_lineage_event",
+        "lineage-events-poison",
+    )
 
 
 def test_a_malformed_http_request_is_400_and_the_host_stays_up(host):

@@ -5,6 +5,7 @@
 - A COMPLETE whose 25 MB is in a facet that is kept (a SQL text): too big for a queue message, so it is stored as a
   blob (claim check) that the message points at, then processed, and its lineage lands.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -26,15 +27,42 @@ PLAN_RUN, SQL_RUN = 600, 601
 
 def logical_plan(size: int) -> dict:
     """A `spark.logicalPlan` facet shaped like Spark's (a flat list of plan nodes) of about `size` bytes."""
-    node = {"class": "org.apache.spark.sql.catalyst.plans.logical.Project", "num-children": 1, "projectList": [[{
-        "class": "org.apache.spark.sql.catalyst.expressions.AttributeReference", "num-children": 0,
-        "name": "amount", "dataType": "decimal(18,2)", "nullable": True, "metadata": {},
-        "exprId": {"product-class": "org.apache.spark.sql.catalyst.expressions.ExprId", "id": 0,
-                   "jvmId": "6f0b7a52-4c1e-4d8e-9a55-0d2f3c9e1a10"}, "qualifier": ["spark_catalog", "raw"]}]]}
+    node = {
+        "class": "org.apache.spark.sql.catalyst.plans.logical.Project",
+        "num-children": 1,
+        "projectList": [
+            [
+                {
+                    "class": "org.apache.spark.sql.catalyst.expressions.AttributeReference",
+                    "num-children": 0,
+                    "name": "amount",
+                    "dataType": "decimal(18,2)",
+                    "nullable": True,
+                    "metadata": {},
+                    "exprId": {
+                        "product-class": "org.apache.spark.sql.catalyst.expressions.ExprId",
+                        "id": 0,
+                        "jvmId": "6f0b7a52-4c1e-4d8e-9a55-0d2f3c9e1a10",
+                    },
+                    "qualifier": ["spark_catalog", "raw"],
+                }
+            ]
+        ],
+    }
     count = size // len(json.dumps(node)) + 1
-    return {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/LogicalPlanFacet.json",
-            "plan": [{**node, "projectList": [[{**node["projectList"][0][0], "exprId": {
-                **node["projectList"][0][0]["exprId"], "id": i}}]]} for i in range(count)]}
+    return {
+        "_producer": PRODUCER,
+        "_schemaURL": "https://openlineage.io/spec/facets/1-0-0/LogicalPlanFacet.json",
+        "plan": [
+            {
+                **node,
+                "projectList": [
+                    [{**node["projectList"][0][0], "exprId": {**node["projectList"][0][0]["exprId"], "id": i}}]
+                ],
+            }
+            for i in range(count)
+        ],
+    }
 
 
 def blob_names(connection: str) -> list[str]:
@@ -51,15 +79,24 @@ def test_25_mb_events_are_accepted_stored_processed_and_land(tmp_path):
     serve = start_serve(tmp_path / "size", key="k", storage="azurite", worker=False)
     try:
         started = time.monotonic()
-        plan_answer = requests.post(f"{serve.url}/api/v1/lineage", data=plan_body, timeout=120,
-                                    headers={"x-functions-key": serve.key, "Content-Type": "application/json"})
-        sql_answer = requests.post(f"{serve.url}/api/v1/lineage", data=sql_body, timeout=120,
-                                   headers={"x-functions-key": serve.key, "Content-Type": "application/json",
-                                            "Content-Encoding": "gzip"})
+        plan_answer = requests.post(
+            f"{serve.url}/api/v1/lineage",
+            data=plan_body,
+            timeout=120,
+            headers={"x-functions-key": serve.key, "Content-Type": "application/json"},
+        )
+        sql_answer = requests.post(
+            f"{serve.url}/api/v1/lineage",
+            data=sql_body,
+            timeout=120,
+            headers={"x-functions-key": serve.key, "Content-Type": "application/json", "Content-Encoding": "gzip"},
+        )
         acknowledged = time.monotonic() - started
         for answer, index in ((plan_answer, PLAN_RUN), (sql_answer, SQL_RUN)):
-            assert (answer.status_code, answer.json()) == (200, {"runId": run_id_for(index), "eventType": "COMPLETE",
-                                                                 "status": "accepted", "handoff": "queued"})
+            assert (answer.status_code, answer.json()) == (
+                200,
+                {"runId": run_id_for(index), "eventType": "COMPLETE", "status": "accepted", "handoff": "queued"},
+            )
         # Stored before the answer: one claim-check blob (the SQL event); the stripped plan event travels inline.
         (blob,) = blob_names(serve.storage_connection)
         assert blob.endswith(".json.gz")

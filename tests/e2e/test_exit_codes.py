@@ -1,6 +1,7 @@
 """One exit-code convention across commands (tools/exit_codes.py, docs/guides/troubleshooting.md "Exit codes"): the
 same failure gives `replay`, `history` and `status` the same code, and a wrong key is said once (issue 36, point 5:
 `history` exited 2 where `replay` and `status` exited 1, and `replay` printed nine identical 401 lines)."""
+
 from __future__ import annotations
 
 import subprocess
@@ -16,13 +17,17 @@ WRONG_KEY = "not-the-key-of-this-serve"
 
 
 def ol2purview(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tools.cli", *args], cwd=PROJECT_ROOT, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "tools.cli", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 def commands(events: str) -> dict[str, tuple[str, ...]]:
-    return {"replay": ("replay", events), "history": ("history", "abfss://x@y.dfs.core.windows.net/t"),
-            "status": ("status",)}
+    return {
+        "replay": ("replay", events),
+        "history": ("history", "abfss://x@y.dfs.core.windows.net/t"),
+        "status": ("status",),
+    }
 
 
 def test_a_wrong_key_is_one_refusal_with_the_same_exit_code_everywhere(serve, tmp_path):
@@ -36,27 +41,33 @@ def test_a_wrong_key_is_one_refusal_with_the_same_exit_code_everywhere(serve, tm
             lines = done.stdout.splitlines()
             assert lines[0] == f"{sent} events to {serve.url}/api/v1/lineage: 0 accepted, {sent} refused"
             assert [line.split()[0] for line in lines[1:]] == ["401", "---"]  # one 401 line, the rest not sent
-            assert lines[2].endswith(f"(and {sent - 2} more after it): not sent: the endpoint refused the key "
-                                     "(401 above)")
+            assert lines[2].endswith(
+                f"(and {sent - 2} more after it): not sent: the endpoint refused the key (401 above)"
+            )
         else:
             assert len(done.stderr.splitlines()) == 1 and "401" in done.stderr, done.stderr
     assert codes == {"replay": 1, "history": 1, "status": 1}
 
 
 def test_no_serve_to_talk_to_is_usage_everywhere(tmp_path):
-    codes = {name: ol2purview(*args, "--data", str(tmp_path / "empty")).returncode
-             for name, args in {**commands(str(tmp_path)), "demo": ("demo",)}.items()}
+    codes = {
+        name: ol2purview(*args, "--data", str(tmp_path / "empty")).returncode
+        for name, args in {**commands(str(tmp_path)), "demo": ("demo",)}.items()
+    }
     assert codes == {"replay": 2, "history": 2, "status": 2, "demo": 2}
     done = ol2purview("demo", "--data", str(tmp_path / "empty"))
     assert done.stderr.splitlines() == [
         f"ol2purview demo: no `ol2purview serve` is running on {tmp_path / 'empty'}: start it first (`make run` in "
-        "another terminal), or pass --data DIR of the running serve"]
+        "another terminal), or pass --data DIR of the running serve"
+    ]
 
 
 def test_an_unreachable_endpoint_is_a_failure_everywhere(tmp_path):
     events = write_jsonl(tmp_path / "run.jsonl", databricks_run(1))
-    codes = {name: ol2purview(*args, "--url", "http://127.0.0.1:9", "--key", WRONG_KEY).returncode
-             for name, args in commands(str(events)).items()}
+    codes = {
+        name: ol2purview(*args, "--url", "http://127.0.0.1:9", "--key", WRONG_KEY).returncode
+        for name, args in commands(str(events)).items()
+    }
     assert codes == {"replay": 1, "history": 1, "status": 1}
 
 
@@ -66,8 +77,10 @@ def test_the_banner_says_a_real_cluster_cannot_reach_loopback(serve):
     lines = serve.output().splitlines()
     at = lines.index("Spark / Databricks (cluster Spark config):")
     assert lines[at + 3] == f"  spark.openlineage.transport.url {serve.url}"
-    assert lines[at + 7] == ("  (127.0.0.1 is this machine: a Spark on it can use these settings, a real cluster "
-                             "cannot reach them; to try one before deploying, see docs/guides/run-locally.md, "
-                             "\"Try it from a real cluster\")")
+    assert lines[at + 7] == (
+        "  (127.0.0.1 is this machine: a Spark on it can use these settings, a real cluster "
+        "cannot reach them; to try one before deploying, see docs/guides/run-locally.md, "
+        "\"Try it from a real cluster\")"
+    )
     guide = (PROJECT_ROOT / "docs" / "guides" / "run-locally.md").read_text(encoding="utf-8")
     assert "\n## Try it from a real cluster\n" in guide

@@ -3,6 +3,7 @@ replay`) to a real `ol2purview serve`, processed by its queue worker and timer (
 over real HTTP: `GET /api/ol2purview/lineage` answers exactly the runs and edges of each period, `GET
 /api/ol2purview/runs/{runId}` one run, `ol2purview history` the same as a table or JSON; sending everything again
 changes nothing."""
+
 from __future__ import annotations
 
 import json
@@ -14,26 +15,37 @@ from typing import Any, Iterator
 import pytest
 import requests
 
+from tests.e2e.conftest import ServeHandle, start_serve
+from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, Atlas, replay, write_events
 from tests.support import history_scenario as week
 from tests.support.repository import PROJECT_ROOT
 from tests.support.waiting import wait_until
-from tests.e2e.conftest import ServeHandle, start_serve
-from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, Atlas, replay, write_events
 
 pytestmark = pytest.mark.e2e
 
-HISTORY_ENV = {**SEQUENTIAL_ENV, "RUN_HISTORY_DAYS": "36500", "INCOMPLETE_RUN_SECONDS": "1",
-               "LINEAGE_TIMER_SCHEDULE": "*/1 * * * * *"}
+HISTORY_ENV = {
+    **SEQUENTIAL_ENV,
+    "RUN_HISTORY_DAYS": "36500",
+    "INCOMPLETE_RUN_SECONDS": "1",
+    "LINEAGE_TIMER_SCHEDULE": "*/1 * * * * *",
+}
 
 
 def lineage(serve: ServeHandle, key: str | None = None, **params: Any) -> requests.Response:
-    return requests.get(f"{serve.url}/api/ol2purview/lineage", params=params, timeout=30,
-                        headers={"x-functions-key": serve.key if key is None else key})
+    return requests.get(
+        f"{serve.url}/api/ol2purview/lineage",
+        params=params,
+        timeout=30,
+        headers={"x-functions-key": serve.key if key is None else key},
+    )
 
 
 def run_of(serve: ServeHandle, name: str) -> requests.Response:
-    return requests.get(f"{serve.url}/api/ol2purview/runs/{week.RUNS.get(name, name)}", timeout=30,
-                        headers={"x-functions-key": serve.key})
+    return requests.get(
+        f"{serve.url}/api/ol2purview/runs/{week.RUNS.get(name, name)}",
+        timeout=30,
+        headers={"x-functions-key": serve.key},
+    )
 
 
 def send_week(serve: ServeHandle, folder: Path) -> None:
@@ -53,10 +65,12 @@ def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:
         assert handle.stop() == 0, handle.output()
 
 
-def answer(serve: ServeHandle, qualified_name: str, window: tuple[str, str], direction: str, depth: int = 1,
-           **extra: str) -> dict:
-    response = lineage(serve, qualifiedName=qualified_name, since=window[0], until=window[1], direction=direction,
-                       depth=depth, **extra)
+def answer(
+    serve: ServeHandle, qualified_name: str, window: tuple[str, str], direction: str, depth: int = 1, **extra: str
+) -> dict:
+    response = lineage(
+        serve, qualifiedName=qualified_name, since=window[0], until=window[1], direction=direction, depth=depth, **extra
+    )
     assert response.status_code == 200, response.text
     return response.json()
 
@@ -69,19 +83,31 @@ def test_each_period_answers_exactly_its_runs_and_edges(serve, window):
 def test_downstream_both_directions_and_columns(serve):
     assert week.view(answer(serve, week.CUSTOMERS, week.WEEK, "downstream", 2)) == week.DOWNSTREAM_OF_CUSTOMERS_WEEK
     assert week.view(answer(serve, week.CURATED, week.THURSDAY, "both")) == week.BOTH_OF_CURATED_THURSDAY
-    assert week.column_view(answer(serve, week.GOLD, week.WEEK, "upstream", 2, column="amount")) == \
-        week.AMOUNT_OF_GOLD_WEEK
-    assert week.column_view(answer(serve, week.CURATED, week.TUESDAY, "upstream", column="name")) == \
-        week.NAME_OF_CURATED_TUESDAY
+    assert (
+        week.column_view(answer(serve, week.GOLD, week.WEEK, "upstream", 2, column="amount"))
+        == week.AMOUNT_OF_GOLD_WEEK
+    )
+    assert (
+        week.column_view(answer(serve, week.CURATED, week.TUESDAY, "upstream", column="name"))
+        == week.NAME_OF_CURATED_TUESDAY
+    )
 
 
 def test_one_run_with_its_accesses_and_metadata(serve):
     failed = run_of(serve, "r3").json()
     assert {k: failed[k] for k in ("status", "start", "end", "durationMs", "user", "ownerType")} == {
-        "status": "FAIL", "start": "2026-03-04T08:00:00.000Z", "end": "2026-03-04T08:00:02.000Z",
-        "durationMs": 2000, "user": "etl@contoso.com", "ownerType": "databricks_notebook"}
+        "status": "FAIL",
+        "start": "2026-03-04T08:00:00.000Z",
+        "end": "2026-03-04T08:00:02.000Z",
+        "durationMs": 2000,
+        "user": "etl@contoso.com",
+        "ownerType": "databricks_notebook",
+    }
     assert [(a["dataset"], a["access"]) for a in failed["accesses"]] == [
-        (week.CUSTOMERS, "read"), (week.ORDERS, "read"), (week.CURATED, "write")]
+        (week.CUSTOMERS, "read"),
+        (week.ORDERS, "read"),
+        (week.CURATED, "write"),
+    ]
     assert failed["metadata"]["notebookPath"] == "/Repos/etl/orders"
     unknown = run_of(serve, "0190f000-0000-7000-8000-0000000000ff")
     assert (unknown.status_code, unknown.json()["path"]) == (404, "runId")
@@ -89,29 +115,55 @@ def test_one_run_with_its_accesses_and_metadata(serve):
 
 def test_a_bad_parameter_is_a_400_naming_it_and_the_key_is_required(serve):
     refused = lineage(serve, qualifiedName=week.CURATED, since="yesterday")
-    assert (refused.status_code, refused.json()) == (400, {
-        "error": "since must be an ISO 8601 date or date-time, now, or a duration such as -24h or -7d; got "
-                 "'yesterday'", "path": "since"})
+    assert (refused.status_code, refused.json()) == (
+        400,
+        {
+            "error": "since must be an ISO 8601 date or date-time, now, or a duration such as -24h or -7d; got "
+            "'yesterday'",
+            "path": "since",
+        },
+    )
     assert lineage(serve, qualifiedName=week.CURATED, depth=99).json()["path"] == "depth"
     assert lineage(serve, key="wrong", qualifiedName=week.CURATED).status_code == 401
 
 
 def test_the_catalog_process_has_the_newest_run_and_the_run_count(serve):
     process = Atlas(serve.atlas_url).entity("databricks_process", week.ORDERS_JOB)["attributes"]
-    assert {k: process[k] for k in ("lastRunId", "lastRunStatus", "lastRunStartTime", "lastRunEndTime", "runCount",
-                                    "firstRunTime")} == {
-        "lastRunId": week.RUNS["r5"], "lastRunStatus": "INCOMPLETE", "lastRunStartTime": "2026-03-06T08:00:00.000Z",
-        "lastRunEndTime": "", "runCount": 5, "firstRunTime": "2026-03-02T08:00:00.000Z"}
+    assert {
+        k: process[k]
+        for k in ("lastRunId", "lastRunStatus", "lastRunStartTime", "lastRunEndTime", "runCount", "firstRunTime")
+    } == {
+        "lastRunId": week.RUNS["r5"],
+        "lastRunStatus": "INCOMPLETE",
+        "lastRunStartTime": "2026-03-06T08:00:00.000Z",
+        "lastRunEndTime": "",
+        "runCount": 5,
+        "firstRunTime": "2026-03-02T08:00:00.000Z",
+    }
 
 
 def history_cli(serve: ServeHandle, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tools.cli", "history", *args, "--data", str(serve.data_dir)],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "tools.cli", "history", *args, "--data", str(serve.data_dir)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_the_cli_prints_the_same_as_a_table_or_json(serve):
-    args = (week.CURATED, "--since", week.TUESDAY[0], "--until", week.TUESDAY[1], "--direction", "upstream",
-            "--depth", "1")
+    args = (
+        week.CURATED,
+        "--since",
+        week.TUESDAY[0],
+        "--until",
+        week.TUESDAY[1],
+        "--direction",
+        "upstream",
+        "--depth",
+        "1",
+    )
     done = history_cli(serve, *args, "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == answer(serve, week.CURATED, week.TUESDAY, "upstream")
@@ -135,19 +187,37 @@ def test_the_cli_prints_the_same_as_a_table_or_json(serve):
         "runs (1)",
         f"  RUN ID{' ' * 30}  STATUS    START                     END                       DURATION  USER"
         f"{' ' * 11}  PROCESS",
-        f"  {r2}  COMPLETE  2026-03-03T08:00:00.000Z  2026-03-03T08:00:02.000Z  2.0 s     etl@contoso.com  {job}"]
-    failed = history_cli(serve, week.CURATED, "--since", week.WEDNESDAY[0], "--until", week.WEDNESDAY[1],
-                         "--direction", "upstream", "--depth", "1")
+        f"  {r2}  COMPLETE  2026-03-03T08:00:00.000Z  2026-03-03T08:00:02.000Z  2.0 s     etl@contoso.com  {job}",
+    ]
+    failed = history_cli(
+        serve,
+        week.CURATED,
+        "--since",
+        week.WEDNESDAY[0],
+        "--until",
+        week.WEDNESDAY[1],
+        "--direction",
+        "upstream",
+        "--depth",
+        "1",
+    )
     assert f"  {week.RUNS['r3']}  FAIL !  2026-03-04T08:00:00.000Z" in failed.stdout  # failed runs are marked
     refused = history_cli(serve, week.CURATED, "--since", "yesterday")
-    assert (refused.returncode, refused.stderr.strip()) == (2, (
-        "ol2purview history: 400 since must be an ISO 8601 date or date-time, now, or a duration such as -24h or "
-        "-7d; got 'yesterday' (parameter since)"))
+    assert (refused.returncode, refused.stderr.strip()) == (
+        2,
+        (
+            "ol2purview history: 400 since must be an ISO 8601 date or date-time, now, or a duration such as -24h or "
+            "-7d; got 'yesterday' (parameter since)"
+        ),
+    )
 
 
 def test_sending_everything_again_changes_nothing(serve, tmp_path):
-    queries = [(week.CURATED, week.WEEK, "upstream"), (week.CUSTOMERS, week.WEEK, "downstream", 2),
-               (week.CURATED, week.SATURDAY, "both")]
+    queries = [
+        (week.CURATED, week.WEEK, "upstream"),
+        (week.CUSTOMERS, week.WEEK, "downstream", 2),
+        (week.CURATED, week.SATURDAY, "both"),
+    ]
     before = [answer(serve, *query) for query in queries]
     send_week(serve, tmp_path / "again")
     assert [answer(serve, *query) for query in queries] == before

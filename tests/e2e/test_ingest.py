@@ -1,4 +1,5 @@
 """End to end: real OpenLineage events through openlineage-python into `ol2purview serve`, and onto its lineage queue."""
+
 from __future__ import annotations
 
 import gzip
@@ -21,13 +22,17 @@ def transport(serve: ServeHandle, *, key_in: str, gzip_body: bool, key: str | No
     """The client configured as a user would: key as Spark's urlParams.code (`?code=`) or as the custom header."""
     key = serve.key if key is None else key
     endpoint = f"api/v1/lineage?code={key}" if key_in == "urlParams" else "api/v1/lineage"
-    return HttpTransport(HttpConfig.from_dict({
-        "url": serve.url,
-        "endpoint": endpoint,
-        "custom_headers": {"x-functions-key": key} if key_in == "header" else {},
-        **({"compression": "gzip"} if gzip_body else {}),
-        "retry": {"total": 0},
-    }))
+    return HttpTransport(
+        HttpConfig.from_dict(
+            {
+                "url": serve.url,
+                "endpoint": endpoint,
+                "custom_headers": {"x-functions-key": key} if key_in == "header" else {},
+                **({"compression": "gzip"} if gzip_body else {}),
+                "retry": {"total": 0},
+            }
+        )
+    )
 
 
 def _natural(path: Path) -> list[object]:
@@ -39,8 +44,12 @@ def load(path: Path) -> dict:
 
 
 def expected_answer(event: dict) -> dict:
-    return {"runId": event.get("run", {}).get("runId"), "eventType": event.get("eventType"),
-            "status": "accepted", "handoff": "queued"}
+    return {
+        "runId": event.get("run", {}).get("runId"),
+        "eventType": event.get("eventType"),
+        "status": "accepted",
+        "handoff": "queued",
+    }
 
 
 def test_health_is_anonymous(serve):
@@ -48,8 +57,9 @@ def test_health_is_anonymous(serve):
     assert (response.status_code, response.json()) == (200, {"status": "ok"})
 
 
-@pytest.mark.parametrize(("key_in", "gzip_body"), [("urlParams", False), ("urlParams", True),
-                                                   ("header", False), ("header", True)])
+@pytest.mark.parametrize(
+    ("key_in", "gzip_body"), [("urlParams", False), ("urlParams", True), ("header", False), ("header", True)]
+)
 def test_real_events_are_accepted_and_stored_in_order(serve, key_in, gzip_body):
     drain_queue(serve)
     files = real_event_files()
@@ -85,9 +95,13 @@ def test_complete_spark_runs_are_accepted_in_emission_order(serve):
 def test_spark_gzip_without_content_encoding_is_recognised_by_its_magic_bytes(serve):
     drain_queue(serve)
     event = load(real_event_files()[0])
-    response = requests.post(f"{serve.url}/api/v1/lineage", params={"code": serve.key},
-                             data=gzip.compress(json.dumps(event).encode()),
-                             headers={"Content-Type": "application/json"}, timeout=5)
+    response = requests.post(
+        f"{serve.url}/api/v1/lineage",
+        params={"code": serve.key},
+        data=gzip.compress(json.dumps(event).encode()),
+        headers={"Content-Type": "application/json"},
+        timeout=5,
+    )
     assert response.status_code == 200
     assert [item.run_id for item in drain_queue(serve)] == [event["run"]["runId"]]
 
@@ -122,8 +136,9 @@ BAD_BODIES = {
 def test_bad_body_gets_its_4xx_and_the_next_valid_event_is_accepted(serve, name):
     body, status = BAD_BODIES[name]
     drain_queue(serve)
-    response = requests.post(f"{serve.url}/api/v1/lineage", headers={"x-functions-key": serve.key},
-                             data=body, timeout=10)
+    response = requests.post(
+        f"{serve.url}/api/v1/lineage", headers={"x-functions-key": serve.key}, data=body, timeout=10
+    )
     assert response.status_code == status, response.text
     problem = response.json()
     assert set(problem) == {"error", "path"} and problem["error"]
@@ -137,12 +152,15 @@ def test_batch_answers_per_event_as_the_openlineage_spec_says(serve):
     drain_queue(serve)
     good = [load(p) for p in real_event_files()[:2]]
     bad = {**good[0], "run": {"runId": "not-a-uuid"}}
-    response = requests.post(f"{serve.url}/api/v1/lineage/batch", params={"code": serve.key},
-                             json=[good[0], bad, good[1]], timeout=10)
+    response = requests.post(
+        f"{serve.url}/api/v1/lineage/batch", params={"code": serve.key}, json=[good[0], bad, good[1]], timeout=10
+    )
     assert response.status_code == 200
     body = response.json()
     assert (body["status"], body["summary"]) == (
-        "partial_success", {"received": 3, "successful": 2, "failed": 1, "retriable": 0, "non_retriable": 1})
+        "partial_success",
+        {"received": 3, "successful": 2, "failed": 1, "retriable": 0, "non_retriable": 1},
+    )
     assert [(f["index"], f["retriable"]) for f in body["failed_events"]] == [(1, False)]
     assert "runId" in body["failed_events"][0]["reason"]
     assert [item.run_id for item in drain_queue(serve)] == [good[0]["run"]["runId"], good[1]["run"]["runId"]]
@@ -152,8 +170,11 @@ def test_batch_of_valid_events_is_answered_204(serve):
     drain_queue(serve)
     events = [load(p) for p in real_event_files()]
     response = requests.post(
-        f"{serve.url}/api/v1/lineage/batch", headers={"x-functions-key": serve.key, "Content-Encoding": "gzip"},
-        data=gzip.compress(json.dumps({"events": events}).encode()), timeout=10)
+        f"{serve.url}/api/v1/lineage/batch",
+        headers={"x-functions-key": serve.key, "Content-Encoding": "gzip"},
+        data=gzip.compress(json.dumps({"events": events}).encode()),
+        timeout=10,
+    )
     assert (response.status_code, response.content) == (204, b"")
     assert [item.run_id for item in drain_queue(serve)] == [event["run"]["runId"] for event in events]
 

@@ -1,4 +1,5 @@
 """End to end: `ol2purview replay` sends files through openlineage-python to `ol2purview serve`."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repository import PROJECT_ROOT
 from tests.e2e.conftest import ServeHandle, drain_queue, real_event_files, sequence_folders
+from tests.support.repository import PROJECT_ROOT
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,5 @@
 """End to end: `ol2purview serve` as a process — what it prints, its keys, signals, concurrent keep-alive clients."""
+
 from __future__ import annotations
 
 import json
@@ -15,10 +16,10 @@ import pytest
 import requests
 from openlineage.client import OpenLineageClient
 
+from tests.e2e.conftest import drain_queue, real_event_files, start_serve
 from tests.support.azurite_fixture import require_azurite
 from tests.support.repository import PROJECT_ROOT
 from tests.support.waiting import wait_until
-from tests.e2e.conftest import drain_queue, real_event_files, start_serve
 
 pytestmark = pytest.mark.e2e
 
@@ -56,8 +57,11 @@ def test_start_prints_the_exact_spark_and_python_client_settings(serve_factory):
 
 def test_printed_python_client_settings_work(serve_factory, monkeypatch):
     handle = serve_factory(key="client-key", worker=False)
-    settings = dict(line.strip().split("=", 1) for line in handle.output().splitlines()
-                    if line.strip().startswith(("OPENLINEAGE_URL=", "OPENLINEAGE_ENDPOINT=")))
+    settings = dict(
+        line.strip().split("=", 1)
+        for line in handle.output().splitlines()
+        if line.strip().startswith(("OPENLINEAGE_URL=", "OPENLINEAGE_ENDPOINT="))
+    )
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
     client = OpenLineageClient()
@@ -84,8 +88,10 @@ def test_without_key_one_is_generated_kept_in_the_data_folder_and_reused_by_the_
     try:
         assert second.key == first.key
         assert f"function key: {first.key} (kept in {keys}; reused by the next serve)" in second.output()
-        assert requests.post(f"{second.url}/api/v1/lineage", params={"code": first.key}, json=event,
-                             timeout=5).status_code == 200
+        assert (
+            requests.post(f"{second.url}/api/v1/lineage", params={"code": first.key}, json=event, timeout=5).status_code
+            == 200
+        )
     finally:
         assert second.stop() == 0
 
@@ -149,21 +155,29 @@ def test_a_second_serve_on_the_same_data_folder_is_refused_naming_the_first(serv
     with pytest.raises(RuntimeError) as raised:
         start_serve(serve.data_dir, key="k", worker=False)
     assert "exited with 1" in str(raised.value)
-    assert (f"ol2purview serve: another ol2purview serve (pid {serve.process.pid}, {serve.url}) is using the data "
-            f"folder {serve.data_dir}: stop it, or pass --data DIR to run a second one") in str(raised.value)
+    assert (
+        f"ol2purview serve: another ol2purview serve (pid {serve.process.pid}, {serve.url}) is using the data "
+        f"folder {serve.data_dir}: stop it, or pass --data DIR to run a second one"
+    ) in str(raised.value)
 
 
 def test_data_files_are_owner_only(serve_factory, tmp_path):
     handle = serve_factory(key="k")
     big = json.loads(real_event_files()[0].read_text())
     big.setdefault("run", {}).setdefault("facets", {})["padding"] = {
-        "_producer": "https://example.com", "_schemaURL": "https://example.com/padding.json", "text": "x" * 200_000}
+        "_producer": "https://example.com",
+        "_schemaURL": "https://example.com/padding.json",
+        "text": "x" * 200_000,
+    }
     assert requests.post(f"{handle.url}/api/v1/lineage", params={"code": "k"}, json=big, timeout=10).status_code == 200
     handle.wait_until_processed()
     written = [p for p in handle.data_dir.rglob("*") if not p.name.startswith("serve-")]  # the test's own log
     assert any(p.suffix == ".gz" for p in written), sorted(p.name for p in written)  # the claim check is there
-    wide = {str(p.relative_to(handle.data_dir)): oct(stat.S_IMODE(os.stat(p).st_mode)) for p in written
-            if stat.S_IMODE(os.stat(p).st_mode) & 0o077}
+    wide = {
+        str(p.relative_to(handle.data_dir)): oct(stat.S_IMODE(os.stat(p).st_mode))
+        for p in written
+        if stat.S_IMODE(os.stat(p).st_mode) & 0o077
+    }
     assert wide == {}
     assert stat.S_IMODE(os.stat(handle.data_dir).st_mode) == 0o700
 
@@ -174,8 +188,12 @@ def test_concurrent_keep_alive_senders_are_all_stored(serve):
 
     def sender(count: int) -> list[int]:
         with requests.Session() as session:
-            return [session.post(f"{serve.url}/api/v1/lineage", headers={"x-functions-key": serve.key},
-                                 json=event, timeout=10).status_code for _ in range(count)]
+            return [
+                session.post(
+                    f"{serve.url}/api/v1/lineage", headers={"x-functions-key": serve.key}, json=event, timeout=10
+                ).status_code
+                for _ in range(count)
+            ]
 
     with ThreadPoolExecutor(8) as pool:
         statuses = [s for batch in pool.map(sender, [10] * 8) for s in batch]
@@ -187,8 +205,10 @@ def test_a_port_in_use_fails_to_start_naming_the_port_and_the_flag(serve, serve_
     with pytest.raises(RuntimeError) as raised:
         serve_factory(key="k", extra_args=("--port", str(serve.port)))
     assert "exited with 1" in str(raised.value)
-    assert (f"ol2purview serve: port {serve.port} on 127.0.0.1 is already in use (another `ol2purview serve`?): "
-            "pass --port N to listen on another one") in str(raised.value)
+    assert (
+        f"ol2purview serve: port {serve.port} on 127.0.0.1 is already in use (another `ol2purview serve`?): "
+        "pass --port N to listen on another one"
+    ) in str(raised.value)
     assert "Traceback" not in str(raised.value)
 
 
@@ -196,9 +216,11 @@ def test_a_catalog_port_in_use_names_the_catalog_flag(serve, serve_factory):
     catalog_port = int(serve.catalog_url.rsplit(":", 1)[1])
     with pytest.raises(RuntimeError) as raised:
         serve_factory(key="k", extra_args=("--catalog-port", str(catalog_port)))
-    assert (f"ol2purview serve: could not start: port {catalog_port} of the embedded catalog is already in use "
-            "(another `ol2purview serve` or `ol2purview catalog`?): pass --catalog-port N (0 = any free port), or "
-            "set ATLAS_ENDPOINT to use that catalog") in str(raised.value)
+    assert (
+        f"ol2purview serve: could not start: port {catalog_port} of the embedded catalog is already in use "
+        "(another `ol2purview serve` or `ol2purview catalog`?): pass --catalog-port N (0 = any free port), or "
+        "set ATLAS_ENDPOINT to use that catalog"
+    ) in str(raised.value)
 
 
 def test_an_app_with_a_trigger_the_host_cannot_run_is_refused_at_start(serve_factory):
@@ -206,8 +228,10 @@ def test_an_app_with_a_trigger_the_host_cannot_run_is_refused_at_start(serve_fac
     with pytest.raises(RuntimeError) as raised:
         serve_factory(key="k", extra_args=("--app", str(sample)))
     assert "exited with 2" in str(raised.value)
-    assert ("ol2purview serve: function 'on_upload': this host does not run 'blobTrigger' triggers "
-            "(supported: httpTrigger, queueTrigger, timerTrigger)" in str(raised.value))
+    assert (
+        "ol2purview serve: function 'on_upload': this host does not run 'blobTrigger' triggers "
+        "(supported: httpTrigger, queueTrigger, timerTrigger)" in str(raised.value)
+    )
 
 
 SAMPLE_APP = PROJECT_ROOT / "tests" / "unit" / "functions_host" / "sample_app" / "function_app.py"
@@ -216,8 +240,12 @@ SAMPLE_APP = PROJECT_ROOT / "tests" / "unit" / "functions_host" / "sample_app" /
 def test_serve_runs_the_timer_triggers_and_reports_them_on_the_status_endpoint(serve_factory):
     handle = serve_factory(key="k", extra_args=("--app", str(SAMPLE_APP)))
     assert "timer triggers: every_second (* * * * * *) (running)" in handle.output().splitlines()
-    timer = wait_until(lambda: (t := handle.status()["timers"]["every_second"])["runs"] >= 2 and t, 30, 0.1,
-                       what="two runs of every_second")
+    timer = wait_until(
+        lambda: (t := handle.status()["timers"]["every_second"])["runs"] >= 2 and t,
+        30,
+        0.1,
+        what="two runs of every_second",
+    )
     assert (timer["schedule"], timer["failures"], timer["lastResult"]) == ("* * * * * *", 0, "succeeded")
     assert timer["nextRun"] > timer["lastRun"]
 

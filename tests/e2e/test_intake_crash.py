@@ -3,6 +3,7 @@ trigger off), and serve is killed with SIGKILL right after a number of 200s came
 flight. Every event that was answered 200 is in the queue file (big ones through their claim check), and a restarted
 serve processes them all.
 """
+
 from __future__ import annotations
 
 import signal
@@ -29,8 +30,11 @@ BIG_FACET = {"bulk": {"_producer": "test", "_schemaURL": "test", "text": "x" * 7
 
 def events() -> list[dict]:
     """START and COMPLETE of RUNS runs; every tenth run carries a facet that makes its events travel by claim check."""
-    return [event for index in range(RUNS)
-            for event in databricks_run(index, extra_run_facets=BIG_FACET if index % 10 == 0 else None)]
+    return [
+        event
+        for index in range(RUNS)
+        for event in databricks_run(index, extra_run_facets=BIG_FACET if index % 10 == 0 else None)
+    ]
 
 
 def test_every_event_answered_200_is_in_the_queue_after_a_sigkill(tmp_path):
@@ -44,8 +48,9 @@ def test_every_event_answered_200_is_in_the_queue_after_a_sigkill(tmp_path):
         with requests.Session() as session:
             for i in indexes:
                 try:
-                    response = session.post(serve.url + ENDPOINT, headers={"x-functions-key": serve.key},
-                                            json=all_events[i], timeout=30)
+                    response = session.post(
+                        serve.url + ENDPOINT, headers={"x-functions-key": serve.key}, json=all_events[i], timeout=30
+                    )
                 except requests.RequestException:
                     return  # serve is gone
                 if response.status_code == 200:
@@ -56,8 +61,9 @@ def test_every_event_answered_200_is_in_the_queue_after_a_sigkill(tmp_path):
     for sender in senders:
         sender.start()
     try:
-        wait_until(lambda: len(acknowledged) >= KILL_AFTER, timeout=120, interval=0.001,
-                   what=f"{KILL_AFTER} acknowledgements")
+        wait_until(
+            lambda: len(acknowledged) >= KILL_AFTER, timeout=120, interval=0.001, what=f"{KILL_AFTER} acknowledgements"
+        )
         serve.process.send_signal(signal.SIGKILL)
         assert serve.process.wait(10) == -signal.SIGKILL
     finally:

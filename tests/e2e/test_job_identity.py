@@ -6,6 +6,7 @@ same data folder) replaces the session-named processes that release wrote.
 Events: tools/samples/notebooks.py, shaped as DataHub's Fabric fixture (openlineage-spark 1.26.0 in Fabric Runtime
 1.3, `fabric_runtime_notebook_events.jsonl`): job `{notebook}_{session}.{action}.{table}`, `spark_properties` with the
 `trident.artifact.*` keys."""
+
 from __future__ import annotations
 
 import secrets
@@ -15,17 +16,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repository import PROJECT_ROOT
 from tests.e2e.conftest import STORAGE_OF_RUN_STATE_STORE
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
+from tests.support.repository import PROJECT_ROOT
 from tools.functions_host.launcher import start_serve
 from tools.samples.notebooks import CTAS, FABRIC_NAMESPACE, FABRIC_NOTEBOOK_ID, T0, fabric_ctas_run, session_job
 
 pytestmark = pytest.mark.e2e
 
 RELEASE_BEFORE = "571b3bf3fa7b1df4e48d3cab7e151ee262eaec36"  # main before the stable job identity
-SESSIONS = ("00000000-1111-4222-8333-444444444444", "9b2f6c1e-7d4a-4c3b-a5e8-0f1d2c3b4a59",
-            "5d0c3e2a-1f4b-4a6c-9e8d-7b6a5c4d3e2f")
+SESSIONS = (
+    "00000000-1111-4222-8333-444444444444",
+    "9b2f6c1e-7d4a-4c3b-a5e8-0f1d2c3b4a59",
+    "5d0c3e2a-1f4b-4a6c-9e8d-7b6a5c4d3e2f",
+)
 OWNER = f"spark://{FABRIC_NAMESPACE}/notebooks/{FABRIC_NOTEBOOK_ID}"
 
 
@@ -44,8 +48,13 @@ def _start(data: Path, kind: str, root: Path = PROJECT_ROOT):
         from tests.support.azurite_fixture import require_azurite
 
         require_azurite()
-    return start_serve(data, key=secrets.token_urlsafe(16), env={"RUN_STATE_STORE": kind},
-                       storage=STORAGE_OF_RUN_STATE_STORE[kind], root=root)
+    return start_serve(
+        data,
+        key=secrets.token_urlsafe(16),
+        env={"RUN_STATE_STORE": kind},
+        storage=STORAGE_OF_RUN_STATE_STORE[kind],
+        root=root,
+    )
 
 
 def test_two_sessions_of_one_fabric_notebook_make_one_process(serve_on_each_store, tmp_path):
@@ -54,10 +63,15 @@ def test_two_sessions_of_one_fabric_notebook_make_one_process(serve_on_each_stor
 
     entities = _notebook_entities(Atlas(serve.atlas_url))
     assert [(e["typeName"], e["attributes"]["qualifiedName"].split("/processes/")[0]) for e in entities] == [
-        ("spark_application", OWNER), ("spark_process", OWNER)]
+        ("spark_application", OWNER),
+        ("spark_process", OWNER),
+    ]
     app, process = entities
     assert (app["attributes"]["name"], process["attributes"]["name"], process["attributes"]["runCount"]) == (
-        "nb_bronze_to_silver", CTAS, 2)
+        "nb_bronze_to_silver",
+        CTAS,
+        2,
+    )
     assert refs(process, "application") == [OWNER]
 
 
@@ -68,8 +82,12 @@ def _release_tree(tmp_path: Path) -> Path:
         pytest.skip(f"the earlier release {RELEASE_BEFORE[:10]} is not in this clone's history")
     tree = tmp_path / "release"
     tree.mkdir()
-    archive = subprocess.run(["git", "archive", RELEASE_BEFORE, "olparser", "tools", "function_app.py", "host.json",
-                              "config"], cwd=PROJECT_ROOT, capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "archive", RELEASE_BEFORE, "olparser", "tools", "function_app.py", "host.json", "config"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     (tree / "node_modules").symlink_to(PROJECT_ROOT / "node_modules")  # its Azurite: the one installed here
     return tree
@@ -85,7 +103,9 @@ def test_an_upgraded_deployment_replaces_the_session_named_processes(run_state_s
         assert old.stop() == 0, old.output()
     sessions = [f"spark://{FABRIC_NAMESPACE}/{session_job('nb_bronze_to_silver', s)}" for s in SESSIONS[:2]]
     assert sorted({(e["typeName"], e["attributes"]["qualifiedName"].split("/processes/")[0]) for e in before}) == [
-        *(("spark_application", s) for s in sessions), *(("spark_process", s) for s in sessions)]
+        *(("spark_application", s) for s in sessions),
+        *(("spark_process", s) for s in sessions),
+    ]
 
     new = _start(data, run_state_store_kind)
     try:
@@ -94,5 +114,7 @@ def test_an_upgraded_deployment_replaces_the_session_named_processes(run_state_s
     finally:
         assert new.stop() == 0, new.output()
     assert [(e["typeName"], e["attributes"]["qualifiedName"].split("/processes/")[0]) for e in after] == [
-        ("spark_application", OWNER), ("spark_process", OWNER)]
+        ("spark_application", OWNER),
+        ("spark_process", OWNER),
+    ]
     assert after[1]["attributes"]["runCount"] == 3  # the runs of both earlier sessions and the new one

@@ -2,6 +2,7 @@
 embedded catalog. Databricks-like runs built from the real accelerator event (new runId, eventTime, inputs, job
 properties): catalog calls per run from the catalog's own counter, a notebook re-run that no longer reads an input,
 and a job run with its job and task owners."""
+
 from __future__ import annotations
 
 import copy
@@ -13,10 +14,18 @@ from typing import Any
 
 import pytest
 
-from tests.support.azurite_fixture import require_azurite
 from tests.e2e.conftest import ServeHandle, start_serve
-from tests.e2e.lineage_helpers import (ACCELERATOR_EVENT, WORKSPACE_HOST, WORKSPACE_HOSTS_ENV, Atlas, load_event,
-                                       refs, replay, write_events)
+from tests.e2e.lineage_helpers import (
+    ACCELERATOR_EVENT,
+    WORKSPACE_HOST,
+    WORKSPACE_HOSTS_ENV,
+    Atlas,
+    load_event,
+    refs,
+    replay,
+    write_events,
+)
+from tests.support.azurite_fixture import require_azurite
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite]
 
@@ -33,15 +42,18 @@ def serve(tmp_path) -> ServeHandle:
     """A serve of its own for every test (its catalog, its existence cache, its counters): no test depends on
     another's datasets or calls."""
     require_azurite()
-    handle = start_serve(tmp_path / "serve", key=secrets.token_urlsafe(16), storage="azurite",
-                         env=WORKSPACE_HOSTS_ENV)
+    handle = start_serve(tmp_path / "serve", key=secrets.token_urlsafe(16), storage="azurite", env=WORKSPACE_HOSTS_ENV)
     assert "storage: Azurite (pid " in handle.output()
     yield handle
     assert handle.stop() == 0, handle.output()
 
 
-def notebook_run(event_time: str, *, inputs: tuple[str, ...] = ("DimOrganization.parquet",),
-                 environment: dict[str, str] | None = None) -> dict[str, Any]:
+def notebook_run(
+    event_time: str,
+    *,
+    inputs: tuple[str, ...] = ("DimOrganization.parquet",),
+    environment: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """The real accelerator COMPLETE event as a new run of its notebook: new runId and eventTime, these ADLS inputs
     (same container, same schema facet), extra environment properties."""
     event = load_event(ACCELERATOR_EVENT)
@@ -64,11 +76,15 @@ def process_and_count_calls(serve: ServeHandle, folder: Path, *events: dict[str,
 def test_a_run_over_new_datasets_costs_six_catalog_calls_and_over_cached_ones_one(serve, tmp_path):
     first = notebook_run("2024-05-01T10:00:00.000Z", inputs=("DimOrganization.parquet", "DimGeography.parquet"))
     assert process_and_count_calls(serve, tmp_path / "first", first) == 6
-    assert serve.catalog_calls() == {"total": 6, "byRoute": {
-        "GET /resourceSetRuleConfigs/defaultResourceSetRuleConfig": 1,  # the account's resource-set rules, once
-        "GET /entity/bulk/uniqueAttribute/type/{type_name}": 2,  # the inputs' paths, their resource sets
-        "POST /search/query": 2,  # a partitioned resource set under each input folder
-        "POST /entity/bulk": 1}}
+    assert serve.catalog_calls() == {
+        "total": 6,
+        "byRoute": {
+            "GET /resourceSetRuleConfigs/defaultResourceSetRuleConfig": 1,  # the account's resource-set rules, once
+            "GET /entity/bulk/uniqueAttribute/type/{type_name}": 2,  # the inputs' paths, their resource sets
+            "POST /search/query": 2,  # a partitioned resource set under each input folder
+            "POST /entity/bulk": 1,
+        },
+    }
     again = notebook_run("2024-05-01T11:00:00.000Z", inputs=("DimOrganization.parquet", "DimGeography.parquet"))
     assert process_and_count_calls(serve, tmp_path / "again", again) == 1  # datasets cached: the bulk write only
     duplicate = copy.deepcopy(again)
@@ -90,16 +106,23 @@ def test_a_rerun_of_the_notebook_without_one_input_leaves_the_process_without_it
     assert refs(process, "inputs") == ["N1/inputTable", ORGANIZATION]
     assert refs(process, "outputs") == ["N2/outputTable"]
     assert (process["attributes"]["lastRunId"], process["attributes"]["lastRunTime"]) == (
-        without_currency["run"]["runId"], "2024-06-02T10:00:00.000Z")
+        without_currency["run"]["runId"],
+        "2024-06-02T10:00:00.000Z",
+    )
     currency = atlas.entity("azure_datalake_gen2_path", CURRENCY)  # the dataset stays, only the edge is gone
     assert refs(currency, "inputToProcesses") == []
 
 
 def test_a_job_run_is_attached_to_its_job_and_notebook_task(serve, tmp_path):
     atlas = Atlas(serve.atlas_url)
-    job_run = notebook_run("2024-07-01T10:00:00.000Z", environment={
-        "spark.databricks.job.id": "918273", "spark.databricks.job.runId": "5550001",
-        "spark.databricks.job.type": "notebook"})
+    job_run = notebook_run(
+        "2024-07-01T10:00:00.000Z",
+        environment={
+            "spark.databricks.job.id": "918273",
+            "spark.databricks.job.runId": "5550001",
+            "spark.databricks.job.type": "notebook",
+        },
+    )
     process_and_count_calls(serve, tmp_path / "job", job_run)
     job_qn = f"{WORKSPACE}/jobs/918273"
     task_qn = f"{job_qn}/tasks/{NOTEBOOK_PATH.strip('/')}"
@@ -113,10 +136,14 @@ def test_a_job_run_is_attached_to_its_job_and_notebook_task(serve, tmp_path):
     assert refs(process, "task") == [task_qn]
     assert refs(process, "inputs") == ["N1/inputTable", ORGANIZATION]
     assert json.loads(process["attributes"]["columnMapping"]) == [
-        {"DatasetMapping": {"Source": "N1/inputTable", "Sink": "N2/outputTable"},
-         "ColumnMapping": [{"Source": "col_a", "Sink": "col_a"}, {"Source": "col_b", "Sink": "col_b"}]}]
+        {
+            "DatasetMapping": {"Source": "N1/inputTable", "Sink": "N2/outputTable"},
+            "ColumnMapping": [{"Source": "col_a", "Sink": "col_a"}, {"Source": "col_b", "Sink": "col_b"}],
+        }
+    ]
     lineage = atlas.lineage(process["guid"], "BOTH", 1)
-    assert lineage == {("N1/inputTable", process["attributes"]["qualifiedName"]),
-                       (ORGANIZATION, process["attributes"]["qualifiedName"]),
-                       (process["attributes"]["qualifiedName"], "N2/outputTable")}
-
+    assert lineage == {
+        ("N1/inputTable", process["attributes"]["qualifiedName"]),
+        (ORGANIZATION, process["attributes"]["qualifiedName"]),
+        (process["attributes"]["qualifiedName"], "N2/outputTable"),
+    }

@@ -4,6 +4,7 @@ a COMPLETE processed before its RUNNING leaves nothing behind, a held run never 
 Synapse-style table is linked through its scanned storage location, a quirky producer's event maps as its plain
 form, a run that never completes is written by the timer, `prune` removes processes of code that no longer runs,
 and the admin route resets a process's remembered newest run. Everything is asserted through the Atlas API."""
+
 from __future__ import annotations
 
 import json
@@ -15,11 +16,11 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.e2e.conftest import ServeHandle
+from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 from tests.support import databricks_runs as dr
 from tests.support.repository import PROJECT_ROOT
 from tests.support.waiting import wait_until
-from tests.e2e.conftest import ServeHandle
-from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 
 pytestmark = pytest.mark.e2e
 
@@ -46,8 +47,9 @@ def send(serve: ServeHandle, folder: Path, *events: dict) -> None:
     serve.wait_until_processed()
 
 
-def test_a_complete_processed_before_its_running_leaves_no_interim_process_or_placeholder(serve_on_each_store,
-                                                                                          tmp_path):
+def test_a_complete_processed_before_its_running_leaves_no_interim_process_or_placeholder(
+    serve_on_each_store, tmp_path
+):
     serve = serve_on_each_store(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
     atlas = Atlas(serve.atlas_url)
     start, running, complete = dr.events(dr.orders_run(1))
@@ -61,9 +63,15 @@ def test_a_complete_processed_before_its_running_leaves_no_interim_process_or_pl
     assert atlas.keys() == FINAL_KEYS  # the generic process, its application and the /mnt placeholders are gone
     process = atlas.entity("databricks_process", PROCESS)
     assert (refs(process, "inputs"), refs(process, "outputs"), refs(process, "notebook")) == (
-        [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"], [f"{LAKE}/curated/orders"], [NOTEBOOK])
+        [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"],
+        [f"{LAKE}/curated/orders"],
+        [NOTEBOOK],
+    )
     assert atlas.lineage(process["guid"], "BOTH", 1) == {
-        (f"{LAKE}/raw/customers", PROCESS), (f"{LAKE}/raw/orders", PROCESS), (PROCESS, f"{LAKE}/curated/orders")}
+        (f"{LAKE}/raw/customers", PROCESS),
+        (f"{LAKE}/raw/orders", PROCESS),
+        (PROCESS, f"{LAKE}/curated/orders"),
+    }
 
 
 def test_a_held_run_never_shows_its_interim_version(serve_on_each_store, tmp_path):
@@ -83,26 +91,50 @@ def test_a_synapse_table_no_rule_maps_is_linked_through_its_scanned_storage_loca
     serve = serve_on_each_store(key="k")
     atlas = Atlas(serve.atlas_url)
     location = "abfss://data@synapselake.dfs.core.windows.net"
-    event = {"eventType": "COMPLETE", "eventTime": "2026-02-01T10:00:00.000Z", "producer": dr.PRODUCER,
-             "schemaURL": dr.SCHEMA_URL,
-             "run": {"runId": dr.run_id(300), "facets": {"environment-properties": {
-                 "_producer": dr.PRODUCER, "_schemaURL": "file:/opt/spark/facets/EnvironmentFacet.json",
-                 "environment-properties": {}}}},  # Synapse and Fabric send it empty
-             "job": {"namespace": "synapse-ws", "name": "load_dims.execute_insert_into_hadoop_fs_relation_command"},
-             "inputs": [{"namespace": location, "name": "reference/dim_region", "facets": {"symlinks": {
-                 "_producer": dr.PRODUCER, "_schemaURL": "file:/opt/spark/facets/SymlinksDatasetFacet.json",
-                 "identifiers": [{"namespace": "/reference", "name": "reference.dim_region", "type": "TABLE"}]}}}],
-             "outputs": [{"namespace": location, "name": "curated/dim_region"}]}
+    event = {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-02-01T10:00:00.000Z",
+        "producer": dr.PRODUCER,
+        "schemaURL": dr.SCHEMA_URL,
+        "run": {
+            "runId": dr.run_id(300),
+            "facets": {
+                "environment-properties": {
+                    "_producer": dr.PRODUCER,
+                    "_schemaURL": "file:/opt/spark/facets/EnvironmentFacet.json",
+                    "environment-properties": {},
+                }
+            },
+        },  # Synapse and Fabric send it empty
+        "job": {"namespace": "synapse-ws", "name": "load_dims.execute_insert_into_hadoop_fs_relation_command"},
+        "inputs": [
+            {
+                "namespace": location,
+                "name": "reference/dim_region",
+                "facets": {
+                    "symlinks": {
+                        "_producer": dr.PRODUCER,
+                        "_schemaURL": "file:/opt/spark/facets/SymlinksDatasetFacet.json",
+                        "identifiers": [{"namespace": "/reference", "name": "reference.dim_region", "type": "TABLE"}],
+                    }
+                },
+            }
+        ],
+        "outputs": [{"namespace": location, "name": "curated/dim_region"}],
+    }
     send(serve, tmp_path / "synapse", event)
-    process_name = ("spark://synapse-ws/load_dims/processes/execute_insert_into_hadoop_fs_relation_command/"
-                    "https://synapselake.dfs.core.windows.net/data/curated/dim_region")
+    process_name = (
+        "spark://synapse-ws/load_dims/processes/execute_insert_into_hadoop_fs_relation_command/"
+        "https://synapselake.dfs.core.windows.net/data/curated/dim_region"
+    )
     process = atlas.entity("spark_process", process_name)
     assert refs(process, "inputs") == ["https://synapselake.dfs.core.windows.net/data/reference/dim_region"]
-    assert atlas.entity("azure_datalake_gen2_path",
-                        "https://synapselake.dfs.core.windows.net/data/reference/dim_region")["typeName"] == (
-        "azure_datalake_gen2_path")
+    assert atlas.entity(
+        "azure_datalake_gen2_path", "https://synapselake.dfs.core.windows.net/data/reference/dim_region"
+    )["typeName"] == ("azure_datalake_gen2_path")
     assert json.loads(process["attributes"]["datasetTables"]) == {
-        "https://synapselake.dfs.core.windows.net/data/reference/dim_region": "reference/reference.dim_region"}
+        "https://synapselake.dfs.core.windows.net/data/reference/dim_region": "reference/reference.dim_region"
+    }
     assert not any(t == "openlineage_dataset" for t, _ in atlas.keys())
 
 
@@ -111,35 +143,70 @@ def test_a_quirky_producers_event_maps_as_its_plain_forms(serve_on_each_store, t
     atlas = Atlas(serve.atlas_url)
     postgres = {"namespace": "jdbc:postgresql://pg.contoso.com:5432/sales", "name": "public.orders"}
     lake = {"namespace": f"abfss://raw@{dr.LAKE_ACCOUNT}", "name": "/payments"}  # a leading slash
-    event = {"eventType": "COMPLETE", "eventTime": "2026-02-01T10:00:00.000Z", "producer": "https://example.com/p",
-             "schemaURL": "file:/unresolvable/OpenLineage.json",
-             "run": {"runId": dr.run_id(301)},
-             "job": {"namespace": "team,finance", "name": "nightly.join_orders"},
-             "inputs": [postgres, postgres, {**lake, "facets": {}}],  # listed twice; empty facets
-             "outputs": [{"namespace": f"abfss://curated@{dr.LAKE_ACCOUNT}", "name": "orders", "facets": {
-                 "columnLineage": {"_producer": "p", "_schemaURL": "file:/x.json", "fields": {"amount": {
-                     "inputFields": [{"namespace": f"abfss://raw@{dr.LAKE_ACCOUNT}", "name": "refunds",
-                                      "field": "amount"}]}}}}}]}
+    event = {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-02-01T10:00:00.000Z",
+        "producer": "https://example.com/p",
+        "schemaURL": "file:/unresolvable/OpenLineage.json",
+        "run": {"runId": dr.run_id(301)},
+        "job": {"namespace": "team,finance", "name": "nightly.join_orders"},
+        "inputs": [postgres, postgres, {**lake, "facets": {}}],  # listed twice; empty facets
+        "outputs": [
+            {
+                "namespace": f"abfss://curated@{dr.LAKE_ACCOUNT}",
+                "name": "orders",
+                "facets": {
+                    "columnLineage": {
+                        "_producer": "p",
+                        "_schemaURL": "file:/x.json",
+                        "fields": {
+                            "amount": {
+                                "inputFields": [
+                                    {
+                                        "namespace": f"abfss://raw@{dr.LAKE_ACCOUNT}",
+                                        "name": "refunds",
+                                        "field": "amount",
+                                    }
+                                ]
+                            }
+                        },
+                    }
+                },
+            }
+        ],
+    }
     send(serve, tmp_path / "quirky", event)
-    process = atlas.entity("spark_process", "spark://team,finance/nightly/processes/join_orders/"
-                                            f"{LAKE}/curated/orders")
+    process = atlas.entity("spark_process", f"spark://team,finance/nightly/processes/join_orders/{LAKE}/curated/orders")
     assert refs(process, "inputs") == [  # the column-lineage source not in `inputs` is an input too
-        f"{LAKE}/raw/payments", f"{LAKE}/raw/refunds",
-        "postgresql://servers/pg.contoso.com:5432/dbs/sales/schemas/public/tables/orders"]
-    assert {t for t, _ in atlas.keys()} == {"azure_datalake_gen2_path", "postgresql_table", "spark_application",
-                                            "spark_process"}
+        f"{LAKE}/raw/payments",
+        f"{LAKE}/raw/refunds",
+        "postgresql://servers/pg.contoso.com:5432/dbs/sales/schemas/public/tables/orders",
+    ]
+    assert {t for t, _ in atlas.keys()} == {
+        "azure_datalake_gen2_path",
+        "postgresql_table",
+        "spark_application",
+        "spark_process",
+    }
 
 
-def test_a_run_that_never_completes_is_written_by_the_timer_and_updated_when_it_completes(serve_on_each_store,
-                                                                                           tmp_path):
+def test_a_run_that_never_completes_is_written_by_the_timer_and_updated_when_it_completes(
+    serve_on_each_store, tmp_path
+):
     serve = serve_on_each_store(key="k", env={"INCOMPLETE_RUN_SECONDS": "1", "LINEAGE_TIMER_SCHEDULE": "*/1 * * * * *"})
     atlas = Atlas(serve.atlas_url)
     start, running, complete = dr.events(dr.orders_run(1))
     send(serve, tmp_path / "started", start, running)
 
-    status = wait_until(lambda: (("databricks_process", PROCESS) in atlas.keys()
-                                 and atlas.entity("databricks_process", PROCESS)["attributes"]["lastRunStatus"]),
-                        30, 0.1, what="the timer writing the incomplete run")
+    status = wait_until(
+        lambda: (
+            ("databricks_process", PROCESS) in atlas.keys()
+            and atlas.entity("databricks_process", PROCESS)["attributes"]["lastRunStatus"]
+        ),
+        30,
+        0.1,
+        what="the timer writing the incomplete run",
+    )
     assert status == "INCOMPLETE"
     assert atlas.keys() == FINAL_KEYS
     send(serve, tmp_path / "completed", complete)
@@ -150,14 +217,20 @@ def test_a_run_that_never_completes_is_written_by_the_timer_and_updated_when_it_
 
 
 def _prune(serve: ServeHandle, *args: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "tools.cli", "prune", "--atlas-url", serve.atlas_url, *args],
-                          cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.cli", "prune", "--atlas-url", serve.atlas_url, *args],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
-def test_prune_removes_processes_of_code_that_no_longer_runs_and_placeholders_only_they_used(serve_on_each_store,
-                                                                                               tmp_path):
+def test_prune_removes_processes_of_code_that_no_longer_runs_and_placeholders_only_they_used(
+    serve_on_each_store, tmp_path
+):
     serve = serve_on_each_store(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
     atlas = Atlas(serve.atlas_url)
     long_ago = datetime.now(timezone.utc) - timedelta(days=120)
@@ -176,16 +249,23 @@ def test_prune_removes_processes_of_code_that_no_longer_runs_and_placeholders_on
     assert atlas.keys() == before
 
     _prune(serve, "--older-than", "30")
-    assert atlas.keys() == before - {legacy, kafka, ("openlineage_column", f"{kafka[1]}#id"),
-                                     ("openlineage_column", f"{kafka[1]}#amount")}
+    assert atlas.keys() == before - {
+        legacy,
+        kafka,
+        ("openlineage_column", f"{kafka[1]}#id"),
+        ("openlineage_column", f"{kafka[1]}#amount"),
+    }
 
 
 def test_the_admin_route_resets_a_process_remembered_newest_run(serve_on_each_store, tmp_path):
     serve = serve_on_each_store(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
     atlas = Atlas(serve.atlas_url)
     # a cluster with a wrong clock ran the notebook "in 2031": a later real run would be superseded
-    send(serve, tmp_path / "future", *dr.events(dr.orders_run(1, datetime(2031, 1, 1, tzinfo=timezone.utc),
-                                                                inputs=(dr.RAW_ORDERS,))))
+    send(
+        serve,
+        tmp_path / "future",
+        *dr.events(dr.orders_run(1, datetime(2031, 1, 1, tzinfo=timezone.utc), inputs=(dr.RAW_ORDERS,))),
+    )
     url = f"{serve.url}/api/ol2purview/processes/reset"
     refused = requests.post(url, params={"code": serve.key}, json={"processes": [PROCESS]}, timeout=10)
     assert refused.status_code == 401
@@ -194,6 +274,8 @@ def test_the_admin_route_resets_a_process_remembered_newest_run(serve_on_each_st
     send(serve, tmp_path / "real", *dr.events(dr.orders_run(2)))
     process = atlas.entity("databricks_process", PROCESS)
     assert (process["attributes"]["lastRunId"], refs(process, "inputs")) == (
-        dr.run_id(2), [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"])
+        dr.run_id(2),
+        [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"],
+    )
     bad = requests.post(url, params={"code": serve.master_key}, json={"processes": []}, timeout=10)
     assert (bad.status_code, bad.json()["path"]) == (400, "$.processes")

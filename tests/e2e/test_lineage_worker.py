@@ -1,20 +1,24 @@
 """`ol2purview serve --no-worker` keeps accepting while `ol2purview worker`, a separate process on the same storage
 and catalog, does the processing; the worker can stop (or be replaced) without losing queued events."""
+
 from __future__ import annotations
 
 import signal
 
 import pytest
 
-from tests.support.azurite_fixture import require_azurite
 from tests.e2e.conftest import sequence_folders, start_worker
 from tests.e2e.lineage_helpers import Atlas, replay
+from tests.support.azurite_fixture import require_azurite
 
 pytestmark = pytest.mark.e2e
 
 CLL = next((f for f in sequence_folders() if f.name == "compat-tests__CLL"), None)  # None without ../shared
-CLL_PROCESS = ("spark_process", "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
-                                "execute_create_hive_table_as_select_command.default_tbl1/file:/tmp/cll_test/default.tbl1")
+CLL_PROCESS = (
+    "spark_process",
+    "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
+    "execute_create_hive_table_as_select_command.default_tbl1/file:/tmp/cll_test/default.tbl1",
+)
 
 
 @pytest.mark.parametrize("storage", ["embedded", pytest.param("azurite", marks=pytest.mark.azurite)])

@@ -2,6 +2,7 @@
 uvicorn's lifecycle lines once although two servers run (the function host and the embedded catalog); timers quiet
 when they did nothing and at INFO when they wrote a run; the typedefs line says what changed, and `up to date` on
 the next start."""
+
 from __future__ import annotations
 
 import re
@@ -10,9 +11,9 @@ from pathlib import Path
 
 from olparser.adapters.catalog import load_typedefs
 from olparser.settings import TYPEDEFS_DIR
-from tests.support.waiting import wait_until
 from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay
+from tests.support.waiting import wait_until
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: \S.*$")
 UVICORN_DEFAULT = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s")
@@ -41,8 +42,10 @@ def test_an_idle_serve_logs_one_format_and_its_lifecycle_once(tmp_path: Path):
     lines = log_lines(output)
     assert lines and all(LOG_LINE.match(line) for line in lines), lines
     assert [line.split(": ", 1)[1] for line in lines if "uvicorn.error" in line] == [
-        f"Started server process [{serve.process.pid}]", "Shutting down",
-        f"Finished server process [{serve.process.pid}]"]
+        f"Started server process [{serve.process.pid}]",
+        "Shutting down",
+        f"Finished server process [{serve.process.pid}]",
+    ]
     assert "Timer:" not in output and "timer 'write_due_runs' ran" not in output  # three ticks, nothing to do
     [typedefs] = [line for line in output.splitlines() if line.startswith("typedefs: ")]
     assert typedefs.startswith(f"typedefs: created {TYPE_COUNT} (airflow_dag, airflow_task, ")
@@ -51,7 +54,8 @@ def test_an_idle_serve_logs_one_format_and_its_lifecycle_once(tmp_path: Path):
     again = start_serve(tmp_path / "data", env=EVERY_SECOND)
     output = stopped_output(again)
     assert [line for line in output.splitlines() if line.startswith("typedefs: ")] == [
-        f"typedefs: up to date ({TYPE_COUNT} types, 1 call)"]
+        f"typedefs: up to date ({TYPE_COUNT} types, 1 call)"
+    ]
 
 
 def test_a_timer_that_writes_a_run_says_so_at_info_on_one_line(tmp_path: Path):
@@ -60,8 +64,11 @@ def test_a_timer_that_writes_a_run_says_so_at_info_on_one_line(tmp_path: Path):
     started.mkdir()
     shutil.copy(SHARED_OPENLINEAGE / "sequences" / "compat-tests__CLL" / "5.json", started / "1.json")  # a START
     replay(serve, started)
-    line = wait_until(lambda: next((line for line in serve.output().splitlines() if "Timer: written=1" in line), None),
-                      timeout=30, what="the timer writing the incomplete run")
+    line = wait_until(
+        lambda: next((line for line in serve.output().splitlines() if "Timer: written=1" in line), None),
+        timeout=30,
+        what="the timer writing the incomplete run",
+    )
     assert LOG_LINE.match(line) and " INFO ol2purview: Timer: written=1 failed=0 " in line, line
     output = stopped_output(serve)
     assert all(LOG_LINE.match(line) for line in log_lines(output)), log_lines(output)

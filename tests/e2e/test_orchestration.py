@@ -9,6 +9,7 @@ the SQL job comes first.
 
 Events: the one builder of Databricks runs (tools/samples/databricks.py) with the ParentRunFacet 1-2-0 openlineage-spark
 sends when Airflow handed it its task and DAG (tests/unit/lineage/test_identity.py says where each part comes from)."""
+
 from __future__ import annotations
 
 import json
@@ -18,13 +19,20 @@ from datetime import timedelta
 
 import pytest
 
-from tests.support import databricks_runs as dr
-from tools.samples.databricks import event_time
-from tests.support.repository import PROJECT_ROOT
 from tests.e2e.lineage_helpers import Atlas, replay, write_events
+from tests.support import databricks_runs as dr
 from tests.support.airflow_identity import DAG, TASK, parent_facet
-from tests.support.orchestration_events import (APP_RUN, TASK_QN, airflow_task_events, application_events, dr_env,
-                                                orchestrated_events, sql_job_events)
+from tests.support.orchestration_events import (
+    APP_RUN,
+    TASK_QN,
+    airflow_task_events,
+    application_events,
+    dr_env,
+    orchestrated_events,
+    sql_job_events,
+)
+from tests.support.repository import PROJECT_ROOT
+from tools.samples.databricks import event_time
 
 pytestmark = pytest.mark.e2e
 
@@ -38,25 +46,68 @@ def test_the_process_records_parent_and_root_and_the_history_shows_run_by(serve_
     assert [p["attributes"]["qualifiedName"].split("/processes/")[0] for p in processes] == [TASK_QN]
     attributes = processes[0]["attributes"]
     assert {k: attributes[k] for k in sorted(attributes) if k.startswith(("lastRunParent", "lastRunRoot"))} == {
-        "lastRunParentJobName": "databricks_shell", "lastRunParentJobNamespace": dr.JOB_NAMESPACE,
-        "lastRunParentRunId": APP_RUN.run_id, "lastRunRootJobName": "sales_daily",
-        "lastRunRootJobNamespace": "airflow", "lastRunRootRunId": DAG.run_id}
+        "lastRunParentJobName": "databricks_shell",
+        "lastRunParentJobNamespace": dr.JOB_NAMESPACE,
+        "lastRunParentRunId": APP_RUN.run_id,
+        "lastRunRootJobName": "sales_daily",
+        "lastRunRootJobNamespace": "airflow",
+        "lastRunRootRunId": DAG.run_id,
+    }
 
     output = "https://contosolake.dfs.core.windows.net/curated/orders"
-    done = subprocess.run([sys.executable, "-m", "tools.cli", "history", output, "--since", "2026-03-01",
-                           "--until", "2026-03-03", "--direction", "upstream", "--depth", "1", "--json",
-                           "--data", str(serve.data_dir)], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.cli",
+            "history",
+            output,
+            "--since",
+            "2026-03-01",
+            "--until",
+            "2026-03-03",
+            "--direction",
+            "upstream",
+            "--depth",
+            "1",
+            "--json",
+            "--data",
+            str(serve.data_dir),
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     runs = [r for p in json.loads(done.stdout)["processes"] for r in p["runs"]]
     assert [(r["runId"], r["runBy"]) for r in runs] == [(dr.run_id(1), "airflow/sales_daily")]
-    table = subprocess.run([sys.executable, "-m", "tools.cli", "history", output, "--since", "2026-03-01",
-                            "--until", "2026-03-03", "--direction", "upstream", "--depth", "1",
-                            "--data", str(serve.data_dir)], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                           timeout=60).stdout.splitlines()
+    table = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools.cli",
+            "history",
+            output,
+            "--since",
+            "2026-03-01",
+            "--until",
+            "2026-03-03",
+            "--direction",
+            "upstream",
+            "--depth",
+            "1",
+            "--data",
+            str(serve.data_dir),
+        ],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.splitlines()
     header = next(line for line in table if line.strip().startswith("RUN ID"))
     row = next(line for line in table if line.strip().startswith(dr.run_id(1)))
-    assert "RUN BY" in header and row[header.index("RUN BY"):].startswith("airflow/sales_daily")
+    assert "RUN BY" in header and row[header.index("RUN BY") :].startswith("airflow/sales_daily")
 
 
 @pytest.mark.parametrize("airflow_first", [True, False], ids=["airflow-first", "spark-first"])
@@ -72,7 +123,9 @@ def test_the_airflow_task_and_dag_are_written_whatever_the_order(serve_on_each_s
         by_type.setdefault(e["typeName"], []).append(e)
     (dag,), (task,) = by_type["airflow_dag"], by_type["airflow_task"]
     assert (dag["attributes"]["qualifiedName"], task["attributes"]["qualifiedName"]) == (
-        "airflow://airflow/sales_daily", "airflow://airflow/sales_daily/tasks/load_orders")
+        "airflow://airflow/sales_daily",
+        "airflow://airflow/sales_daily/tasks/load_orders",
+    )
     assert task["relationshipAttributes"]["dag"]["guid"] == dag["guid"]
     assert "airflow_process" not in by_type  # the task moved no data itself
     processes = [e for e in entities if e["typeName"].endswith("_process")]
@@ -91,18 +144,25 @@ def test_the_airflow_task_and_dag_are_written_whatever_the_order(serve_on_each_s
 # (the naming spec's abfss form). Its process references the task: pipeline -> job -> table.
 def _script_events() -> list[dict]:
     facets = parent_facet(TASK, DAG)
-    return [{"eventType": kind, "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)),
-             "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.40.1/client/python",
-             "schemaURL": dr.SCHEMA_URL, "run": {"runId": "0190f000-0000-7000-8000-00000000e000", "facets": facets},
-             "job": {"namespace": "scripts", "name": "export_orders"},
-             "inputs": [{"namespace": "abfss://raw@contosolake.dfs.core.windows.net", "name": "/orders"}],
-             "outputs": [{"namespace": "abfss://curated@contosolake.dfs.core.windows.net", "name": "/orders_export"}]}
-            for kind, seconds in (("START", 0), ("COMPLETE", 30))]
+    return [
+        {
+            "eventType": kind,
+            "eventTime": event_time(dr.T0 + timedelta(seconds=seconds)),
+            "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.40.1/client/python",
+            "schemaURL": dr.SCHEMA_URL,
+            "run": {"runId": "0190f000-0000-7000-8000-00000000e000", "facets": facets},
+            "job": {"namespace": "scripts", "name": "export_orders"},
+            "inputs": [{"namespace": "abfss://raw@contosolake.dfs.core.windows.net", "name": "/orders"}],
+            "outputs": [{"namespace": "abfss://curated@contosolake.dfs.core.windows.net", "name": "/orders_export"}],
+        }
+        for kind, seconds in (("START", 0), ("COMPLETE", 30))
+    ]
 
 
 @pytest.mark.parametrize("airflow_first", [True, False], ids=["airflow-first", "script-first"])
-def test_a_process_run_by_an_airflow_task_references_it_whatever_the_order(serve_on_each_store, tmp_path,
-                                                                             airflow_first):
+def test_a_process_run_by_an_airflow_task_references_it_whatever_the_order(
+    serve_on_each_store, tmp_path, airflow_first
+):
     serve = serve_on_each_store(env=dr_env())
     airflow, script = airflow_task_events(), _script_events()
     replay(serve, write_events(tmp_path / "events", *(airflow + script if airflow_first else script + airflow)))
@@ -112,14 +172,24 @@ def test_a_process_run_by_an_airflow_task_references_it_whatever_the_order(serve
     (dag,) = [e for e in entities if e["typeName"] == "airflow_dag"]
     (task,) = [e for e in entities if e["typeName"] == "airflow_task"]
     (process,) = [e for e in entities if e["typeName"] == "spark_process"]
-    assert (dag["attributes"]["qualifiedName"], task["attributes"]["qualifiedName"], task["attributes"]["taskId"],
-            task["relationshipAttributes"]["dag"]["guid"]) == (
-        "airflow://airflow/sales_daily", "airflow://airflow/sales_daily/tasks/load_orders", "load_orders", dag["guid"])
+    assert (
+        dag["attributes"]["qualifiedName"],
+        task["attributes"]["qualifiedName"],
+        task["attributes"]["taskId"],
+        task["relationshipAttributes"]["dag"]["guid"],
+    ) == (
+        "airflow://airflow/sales_daily",
+        "airflow://airflow/sales_daily/tasks/load_orders",
+        "load_orders",
+        dag["guid"],
+    )
     orchestrator = process["relationshipAttributes"]["orchestrator"]
     assert (orchestrator["typeName"], orchestrator["guid"]) == ("airflow_task", task["guid"])
     assert [p["guid"] for p in task["relationshipAttributes"]["orchestratedSparkProcesses"]] == [process["guid"]]
     assert (process["attributes"]["lastRunParentJobName"], process["attributes"]["lastRunRootJobName"]) == (
-        "sales_daily.load_orders", "sales_daily")
+        "sales_daily.load_orders",
+        "sales_daily",
+    )
 
 
 # The issue's chain: Airflow DAG -> task -> Databricks job -> one Spark process that references the task, with the
@@ -127,8 +197,9 @@ def test_a_process_run_by_an_airflow_task_references_it_whatever_the_order(serve
 # Application last: the SQL job is written first (no task known yet), then written again when its application's
 # START and COMPLETE come (the run-state store answers it as a reader of what the application passes on).
 @pytest.mark.parametrize("application_last", [False, True], ids=["application-first", "application-last"])
-def test_a_sql_job_references_the_task_that_ran_its_application_whatever_the_order(serve_on_each_store, tmp_path,
-                                                                                      application_last):
+def test_a_sql_job_references_the_task_that_ran_its_application_whatever_the_order(
+    serve_on_each_store, tmp_path, application_last
+):
     serve = serve_on_each_store(env=dr_env())
     atlas = Atlas(serve.atlas_url)
 
@@ -142,8 +213,9 @@ def test_a_sql_job_references_the_task_that_ran_its_application_whatever_the_ord
         assert not the_process()["relationshipAttributes"].get("orchestrator")  # its application is not known yet
         replay(serve, write_events(tmp_path / "last", *application_events()))
     else:
-        replay(serve, write_events(tmp_path / "events", *application_events(), *sql_job_events(),
-                                   *airflow_task_events()))
+        replay(
+            serve, write_events(tmp_path / "events", *application_events(), *sql_job_events(), *airflow_task_events())
+        )
     serve.wait_until_processed()
 
     entities = atlas.all_entities()
@@ -151,15 +223,23 @@ def test_a_sql_job_references_the_task_that_ran_its_application_whatever_the_ord
     (task,) = [e for e in entities if e["typeName"] == "airflow_task"]
     process = the_process()
     assert (process["typeName"], process["attributes"]["qualifiedName"].split("/processes/")[0]) == (
-        "databricks_process", TASK_QN)
+        "databricks_process",
+        TASK_QN,
+    )
     orchestrator = process["relationshipAttributes"]["orchestrator"]
     assert (orchestrator["typeName"], orchestrator["guid"]) == ("airflow_task", task["guid"])
     assert task["relationshipAttributes"]["dag"]["guid"] == dag["guid"]
     assert [p["guid"] for p in task["relationshipAttributes"]["orchestratedDatabricksProcesses"]] == [process["guid"]]
     attributes = process["attributes"]
     assert {k: attributes[k] for k in sorted(attributes) if k.startswith(("lastRunParent", "lastRunRoot"))} == {
-        "lastRunParentJobName": "databricks_shell", "lastRunParentJobNamespace": dr.JOB_NAMESPACE,
-        "lastRunParentRunId": APP_RUN.run_id, "lastRunRootJobName": "sales_daily",
-        "lastRunRootJobNamespace": "airflow", "lastRunRootRunId": DAG.run_id}
+        "lastRunParentJobName": "databricks_shell",
+        "lastRunParentJobNamespace": dr.JOB_NAMESPACE,
+        "lastRunParentRunId": APP_RUN.run_id,
+        "lastRunRootJobName": "sales_daily",
+        "lastRunRootJobNamespace": "airflow",
+        "lastRunRootRunId": DAG.run_id,
+    }
     assert (dag["attributes"]["qualifiedName"], task["attributes"]["qualifiedName"]) == (
-        "airflow://airflow/sales_daily", "airflow://airflow/sales_daily/tasks/load_orders")
+        "airflow://airflow/sales_daily",
+        "airflow://airflow/sales_daily/tasks/load_orders",
+    )

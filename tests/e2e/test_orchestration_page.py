@@ -1,6 +1,7 @@
 """Issue 35 on the lineage page (a real headless Chromium on the catalog page of a real `ol2purview serve`): a run that
 an Airflow DAG ran shows it under "Run by", in the process's runs and in the run's details. Events: those of
 tests/e2e/test_orchestration.py."""
+
 from __future__ import annotations
 
 import os

@@ -14,6 +14,7 @@ is the only substitution: OL2PURVIEW_DATA_DIR (a documented setting) names the t
 as a user copying them from the banner would see). Every later block runs after `. .venv/bin/activate`, which the
 README says each terminal needs once.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,9 +38,18 @@ pytestmark = [pytest.mark.e2e, pytest.mark.azurite]
 README = PROJECT_ROOT / "README.md"
 LINEAGE_PAGE_GUIDE = PROJECT_ROOT / "docs" / "guides" / "lineage-page.md"
 TERMINAL_2 = "# terminal 2"
-USER_SETTINGS = ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME", "OL2PURVIEW_FUNCTION_KEY",
-                 "OL2PURVIEW_MASTER_KEY", "OL2PURVIEW_DATA_DIR", "VIRTUAL_ENV", "OlToPurviewMappings",
-                 "OL_TO_PURVIEW_MAPPINGS_PATH", "PYTHONPATH")
+USER_SETTINGS = (
+    "AzureWebJobsStorage",
+    "ATLAS_ENDPOINT",
+    "PURVIEW_ACCOUNT_NAME",
+    "OL2PURVIEW_FUNCTION_KEY",
+    "OL2PURVIEW_MASTER_KEY",
+    "OL2PURVIEW_DATA_DIR",
+    "VIRTUAL_ENV",
+    "OlToPurviewMappings",
+    "OL_TO_PURVIEW_MAPPINGS_PATH",
+    "PYTHONPATH",
+)
 STORE = "https://contosolake.dfs.core.windows.net/silver"
 SALES = f"{STORE}/sales/Year={{Year}}/Month={{Month}}/{{SparkPartitions}}"
 ORDERS, CUSTOMERS = f"{STORE}/orders/{{SparkPartitions}}", f"{STORE}/customers/{{SparkPartitions}}"
@@ -53,7 +63,7 @@ def section(title: str) -> str:
     text = README.read_text(encoding="utf-8")
     start = text.index(f"\n## {title}")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end >= 0 else None]
+    return text[start : end if end >= 0 else None]
 
 
 def command_blocks(text: str) -> list[str]:
@@ -61,8 +71,11 @@ def command_blocks(text: str) -> list[str]:
 
 
 QUICKSTART = command_blocks(section("Quickstart"))
-CATALOG_EXAMPLE = [line for line in command_blocks(LINEAGE_PAGE_GUIDE.read_text(encoding="utf-8"))[0].splitlines()
-                   if line.startswith("ol2purview columns 'https:")]
+CATALOG_EXAMPLE = [
+    line
+    for line in command_blocks(LINEAGE_PAGE_GUIDE.read_text(encoding="utf-8"))[0].splitlines()
+    if line.startswith("ol2purview columns 'https:")
+]
 
 
 def lone_copy(folder: Path) -> Path:
@@ -77,8 +90,10 @@ def lone_copy(folder: Path) -> Path:
     (site / "ol2purview-copy.pth").write_text(f"{root}\n{packages}\n", encoding="utf-8")
     for command, module in (("ol2purview", "tools.cli"), ("qn-tester", "tools.qn_tester")):
         script = root / ".venv" / "bin" / command
-        script.write_text(f"#!{root / '.venv' / 'bin' / 'python'}\nimport sys\nfrom {module} import main\n"
-                          "sys.exit(main())\n", encoding="utf-8")
+        script.write_text(
+            f"#!{root / '.venv' / 'bin' / 'python'}\nimport sys\nfrom {module} import main\nsys.exit(main())\n",
+            encoding="utf-8",
+        )
         script.chmod(0o755)
     (root / ".venv" / "bin" / ".installed").touch()  # newer than pyproject.toml: `make venv` has nothing to do
     return root
@@ -87,11 +102,18 @@ def lone_copy(folder: Path) -> Path:
 def user_environment(root: Path, data_dir: Path) -> dict[str, str]:
     """A terminal's environment: no connector settings, no virtualenv active, the test's data folder and rules."""
     env = {k: v for k, v in os.environ.items() if k not in USER_SETTINGS}
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                  if Path(p).resolve() != (PROJECT_ROOT / ".venv" / "bin").resolve())
+    env["PATH"] = os.pathsep.join(
+        p
+        for p in env.get("PATH", "").split(os.pathsep)
+        if Path(p).resolve() != (PROJECT_ROOT / ".venv" / "bin").resolve()
+    )
     rules = root / "olparser" / "naming" / "shipped" / "OlToPurviewMappings.json"  # the copy's (tests/support/rules.py)
-    return {**env, "OL2PURVIEW_DATA_DIR": str(data_dir), "OL_TO_PURVIEW_MAPPINGS_PATH": str(rules),
-            "PYTHONUNBUFFERED": "1"}
+    return {
+        **env,
+        "OL2PURVIEW_DATA_DIR": str(data_dir),
+        "OL_TO_PURVIEW_MAPPINGS_PATH": str(rules),
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 class Terminal1:
@@ -102,10 +124,19 @@ class Terminal1:
         self.log_path = log_path
         self.data_dir = Path(env["OL2PURVIEW_DATA_DIR"])
         with open(log_path, "wb") as log:  # a file, not a pipe: a full pipe would block the server
-            self.process = subprocess.Popen(["bash", "-e", "-c", script], cwd=root, env=env, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
-        wait_until(lambda: self.printed("ready: ") or self.process.poll() is not None, timeout=120,
-                   what="the serve of `make run` to print ready")
+            self.process = subprocess.Popen(
+                ["bash", "-e", "-c", script],
+                cwd=root,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        wait_until(
+            lambda: self.printed("ready: ") or self.process.poll() is not None,
+            timeout=120,
+            what="the serve of `make run` to print ready",
+        )
         assert self.process.poll() is None, self.output()
         self.url = self.printed("ready: ")
         self.catalog = (self.printed("catalog page: ") or "").rstrip("/")
@@ -115,7 +146,7 @@ class Terminal1:
 
     def printed(self, prefix: str) -> str | None:
         line = next((line for line in self.output().splitlines() if line.startswith(prefix)), None)
-        return line[len(prefix):].split()[0] if line else None
+        return line[len(prefix) :].split()[0] if line else None
 
     def stop(self) -> int:
         """Ctrl-C in that terminal: SIGINT to its process group (make and the serve)."""
@@ -147,8 +178,9 @@ def run_block(script: str, serve: Terminal1, env: dict[str, str], activate: bool
     """A block as typed in the second terminal; README URLs replaced by the ones the serve printed."""
     script = script.replace("http://127.0.0.1:7071", serve.url).replace("http://127.0.0.1:21000", serve.catalog)
     prefix = ". .venv/bin/activate\n" if activate else ""
-    return subprocess.run(["bash", "-e", "-c", prefix + script], cwd=serve.root, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        ["bash", "-e", "-c", prefix + script], cwd=serve.root, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def demo(done: subprocess.CompletedProcess, serve: Terminal1) -> None:
@@ -162,7 +194,8 @@ def demo(done: subprocess.CompletedProcess, serve: Terminal1) -> None:
     assert f"demo loaded. Open {serve.catalog}/ and search `sales`" in out
     rows = serve.data_dir / "demo" / "system-tables" / "table_lineage" / "part-00000.json"
     assert [json.loads(line)["target_table_full_name"] for line in rows.read_text().splitlines()] == [
-        "main.sales.daily_revenue"] * 3
+        "main.sales.daily_revenue"
+    ] * 3
     atlas = f"{serve.catalog}/api/atlas/v2"
     found = requests.get(f"{atlas}/search/basic", params={"query": "sales"}, timeout=10).json()["entities"]
     assert SALES in {e["attributes"]["qualifiedName"] for e in found}
@@ -179,18 +212,22 @@ def columns_and_history(done: subprocess.CompletedProcess, serve: Terminal1) -> 
     assert lines[:2] == [f"Column lineage of {SALES} . amount  (up, depth 10)", "upstream: 2 edge(s)"]
     assert AMOUNT_FROM_ORDERS in lines
     assert any(line.startswith(f"  -2  {SFTP_FILE} . amount  --IDENTITY-->  {ORDERS} . amount") for line in lines)
-    history = lines[lines.index(next(line for line in lines if line.startswith("Lineage of "))):]
-    runs = history[history.index("runs (8)") + 2:]
+    history = lines[lines.index(next(line for line in lines if line.startswith("Lineage of "))) :]
+    runs = history[history.index("runs (8)") + 2 :]
     statuses = [line.split()[1] for line in runs]
     assert sorted(statuses) == ["COMPLETE"] * 7 + ["FAIL"]
 
 
 def status(done: subprocess.CompletedProcess, serve: Terminal1) -> None:
-    """"state": "Running", the queue depths, what the triggers processed, the catalog, the rules in force."""
+    """ "state": "Running", the queue depths, what the triggers processed, the catalog, the rules in force."""
     answer = json.loads(done.stdout)
     lineage = answer["queues"]["lineage-events"]
     assert (answer["state"], lineage["approximateCount"], lineage["poisonCount"], answer["catalog"]["url"]) == (
-        "Running", 0, 0, f"{serve.catalog}/")
+        "Running",
+        0,
+        0,
+        f"{serve.catalog}/",
+    )
     assert answer["worker"]["succeeded"] >= 26 and answer["worker"]["poisoned"] == 0
     assert answer["rules"]["ok"] is True
 

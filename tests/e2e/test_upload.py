@@ -2,6 +2,7 @@
 
 Call counts come from the catalog's own counter (`GET /_ol2purview/calls`); faults from its injector.
 """
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,15 @@ import urllib.request
 
 import pytest
 
-from olparser.adapters.catalog import (CatalogRejected, CatalogUnavailable, CatalogUploader, load_typedefs,
-                              make_atlas_client, register_typedefs, resolve_target)
+from olparser.adapters.catalog import (
+    CatalogRejected,
+    CatalogUnavailable,
+    CatalogUploader,
+    load_typedefs,
+    make_atlas_client,
+    register_typedefs,
+    resolve_target,
+)
 from olparser.lineage.plan import LineagePlan
 from olparser.settings import TYPEDEFS_DIR, Settings
 from tools.catalog import CatalogServer
@@ -25,20 +33,34 @@ PROCESS = NOTEBOOK + "/processes/orders"
 
 
 def orders_plan(inputs: tuple[str, ...] = (RAW,)) -> LineagePlan:
-    datasets = [{"typeName": ADLS, "guid": f"-{i + 10}",
-                 "attributes": {"qualifiedName": qn, "name": qn.rsplit("/", 1)[1], "description": "from lineage"}}
-                for i, qn in enumerate(inputs + (CURATED,))]
+    datasets = [
+        {
+            "typeName": ADLS,
+            "guid": f"-{i + 10}",
+            "attributes": {"qualifiedName": qn, "name": qn.rsplit("/", 1)[1], "description": "from lineage"},
+        }
+        for i, qn in enumerate(inputs + (CURATED,))
+    ]
     return LineagePlan(
         external_datasets=tuple(datasets),
         entities=(
-            {"typeName": "databricks_process", "guid": "-2",
-             "attributes": {"qualifiedName": PROCESS, "name": "orders"},
-             "relationshipAttributes": {"inputs": [{"guid": d["guid"]} for d in datasets[:-1]],
-                                        "outputs": [{"guid": datasets[-1]["guid"]}],
-                                        "notebook": {"guid": "-1"}}},
-            {"typeName": "databricks_notebook", "guid": "-1",
-             "attributes": {"qualifiedName": NOTEBOOK, "name": "orders", "path": "/etl/orders"}},
-        ))
+            {
+                "typeName": "databricks_process",
+                "guid": "-2",
+                "attributes": {"qualifiedName": PROCESS, "name": "orders"},
+                "relationshipAttributes": {
+                    "inputs": [{"guid": d["guid"]} for d in datasets[:-1]],
+                    "outputs": [{"guid": datasets[-1]["guid"]}],
+                    "notebook": {"guid": "-1"},
+                },
+            },
+            {
+                "typeName": "databricks_notebook",
+                "guid": "-1",
+                "attributes": {"qualifiedName": NOTEBOOK, "name": "orders", "path": "/etl/orders"},
+            },
+        ),
+    )
 
 
 class Waits:
@@ -101,8 +123,12 @@ def test_new_run_takes_two_calls_and_a_cached_one_takes_one(catalog, client):
 
     assert after_first - before == 2 and first.calls == 2  # the reference connector: about 13-23 per event
     assert calls(catalog) - after_first == 1 and second.calls == 1
-    assert set(first.created) == {(ADLS, RAW), (ADLS, CURATED), ("databricks_notebook", NOTEBOOK),
-                                  ("databricks_process", PROCESS)}
+    assert set(first.created) == {
+        (ADLS, RAW),
+        (ADLS, CURATED),
+        ("databricks_notebook", NOTEBOOK),
+        ("databricks_process", PROCESS),
+    }
     assert second.referenced == ((ADLS, RAW), (ADLS, CURATED))
     process_guid = first.guid_assignments["-2"]
     assert lineage_edges(catalog, process_guid) == {(RAW, PROCESS), (PROCESS, CURATED)}
@@ -110,8 +136,15 @@ def test_new_run_takes_two_calls_and_a_cached_one_takes_one(catalog, client):
 
 def test_scanned_dataset_keeps_its_attributes(catalog, client):
     scanned = "https://lake.dfs.core.windows.net/raw/customers"
-    client.upload_bulk([{"typeName": ADLS, "guid": "-1", "attributes": {
-        "qualifiedName": scanned, "name": "customers", "description": "scanned by Purview"}}])
+    client.upload_bulk(
+        [
+            {
+                "typeName": ADLS,
+                "guid": "-1",
+                "attributes": {"qualifiedName": scanned, "name": "customers", "description": "scanned by Purview"},
+            }
+        ]
+    )
     before = client.find_entities(ADLS, [scanned])[0]
 
     report = CatalogUploader(client).upload(orders_plan(inputs=(scanned,)))

@@ -1,5 +1,6 @@
 """Measuring cost for the hostile suite: CPU seconds of this process (other processes on the machine do not count),
 the least of a few runs, compared with an honest event per KiB."""
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -7,8 +8,7 @@ from typing import Any, Callable
 import pytest
 
 from olparser.contract import IngestError, IntakeLimits, read_event
-from tools.samples.hostile import cpu_times
-from tools.samples.hostile import body, honest_event
+from tools.samples.hostile import body, cpu_times, honest_event
 
 BOUND = 10  # a hostile payload may cost this many times an honest event of the same size
 SLACK_SECONDS = 0.02  # timer and cache noise on small payloads

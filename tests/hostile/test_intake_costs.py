@@ -1,17 +1,19 @@
 """Intake answers each hostile payload of issue #15 within 10x the CPU of an honest event of the same size, with the
 status the README's Limits table promises."""
+
 from __future__ import annotations
 
 import pytest
 
 from olparser.contract import IntakeLimits, read_event
-from tools.samples import hostile as payloads
 from tests.hostile.conftest import answer, cpu_seconds, within_bound
+from tools.samples import hostile as payloads
 from tools.samples.hostile import OVER_LIMITS, OverLimit, body
 
 # Limits raised far past their defaults, to show that intake stays linear even where a limit does not refuse.
-RAISED = IntakeLimits(max_datasets_per_event=100_000, max_facets_per_event=1_000_000, max_mount_points=100_000,
-                      max_gzip_members=1_000_000)
+RAISED = IntakeLimits(
+    max_datasets_per_event=100_000, max_facets_per_event=1_000_000, max_mount_points=100_000, max_gzip_members=1_000_000
+)
 
 
 def test_names_of_four_thousand_brackets_are_accepted_within_the_bound(honest_intake_per_kib: float) -> None:
@@ -23,8 +25,11 @@ def test_names_of_four_thousand_brackets_are_accepted_within_the_bound(honest_in
 
 def test_fifteen_thousand_mounts_and_inputs_are_refused_by_the_dataset_limit(honest_intake_per_kib: float) -> None:
     data = body(payloads.mounts_event())
-    assert answer(data) == (413, "the event has 15,001 datasets in inputs and outputs, more than the limit of 1,000 "
-                                 "(setting MAX_DATASETS_PER_EVENT)")
+    assert answer(data) == (
+        413,
+        "the event has 15,001 datasets in inputs and outputs, more than the limit of 1,000 "
+        "(setting MAX_DATASETS_PER_EVENT)",
+    )
     assert within_bound(cpu_seconds(lambda: answer(data)), len(data), honest_intake_per_kib)
 
 
@@ -36,8 +41,10 @@ def test_fifteen_thousand_mounts_pass_a_raised_limit_within_the_bound(honest_int
 
 def test_four_hundred_thousand_empty_gzip_members_are_refused_at_once() -> None:
     data = payloads.empty_gzip_members_body(400_000)
-    assert answer(data) == (400, "body has more than 64 gzip members, more than the limit of 64 "
-                                 "(setting MAX_GZIP_MEMBERS)")
+    assert answer(data) == (
+        400,
+        "body has more than 64 gzip members, more than the limit of 64 (setting MAX_GZIP_MEMBERS)",
+    )
     assert cpu_seconds(lambda: answer(data)) < 0.01
 
 
@@ -52,13 +59,16 @@ def test_gzip_members_cost_linear_time_past_a_raised_limit(honest_intake_per_kib
 
 def test_six_hundred_thousand_malformed_facets_are_refused_by_the_facet_limit(honest_intake_per_kib: float) -> None:
     data = body(payloads.malformed_facets_event())
-    assert answer(data) == (413, "the event has 600,000 facets, more than the limit of 10,000 "
-                                 "(setting MAX_FACETS_PER_EVENT)")
+    assert answer(data) == (
+        413,
+        "the event has 600,000 facets, more than the limit of 10,000 (setting MAX_FACETS_PER_EVENT)",
+    )
     assert within_bound(cpu_seconds(lambda: answer(data), repeat=1), len(data), honest_intake_per_kib)
 
 
 def test_six_hundred_thousand_malformed_facets_past_a_raised_limit_are_dropped_within_the_bound(
-        honest_intake_per_kib: float) -> None:
+    honest_intake_per_kib: float,
+) -> None:
     data = body(payloads.malformed_facets_event())
     accepted = read_event(data, {}, RAISED)
     assert accepted.event["run"]["facets"] == {}
@@ -77,11 +87,15 @@ def test_malformed_facets_the_connector_reads_cost_one_first_error_each(honest_i
 
 
 @pytest.mark.parametrize("inputs, outputs, count", [(600, 600, "1,200"), (2_000, 1_500, "3,500")])
-def test_inputs_times_outputs_are_refused_at_intake(inputs: int, outputs: int, count: str,
-                                                   honest_intake_per_kib: float) -> None:
+def test_inputs_times_outputs_are_refused_at_intake(
+    inputs: int, outputs: int, count: str, honest_intake_per_kib: float
+) -> None:
     data = body(payloads.inputs_outputs_event(inputs, outputs))
-    assert answer(data) == (413, f"the event has {count} datasets in inputs and outputs, more than the limit of "
-                                 "1,000 (setting MAX_DATASETS_PER_EVENT)")
+    assert answer(data) == (
+        413,
+        f"the event has {count} datasets in inputs and outputs, more than the limit of "
+        "1,000 (setting MAX_DATASETS_PER_EVENT)",
+    )
     assert within_bound(cpu_seconds(lambda: answer(data)), len(data), honest_intake_per_kib)
 
 

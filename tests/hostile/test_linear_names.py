@@ -6,6 +6,7 @@ loaded machine, unlike a timer). The longer must cost at most 20x the shorter pl
 quadratic 64x). The last test shows that the check catches a quadratic name-group scan. What a count of Python lines
 cannot see is the work inside a regular expression: that is measured as CPU time per KiB by `bench/hostile.py`.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,10 +27,16 @@ NAMING = str(Path(olparser.naming.__file__).parent)
 NAMESPACE = "abfss://c@acct.dfs.core.windows.net"
 
 UNITS = st.text(alphabet="[]./ab-_", min_size=1, max_size=6)
-GROUP_TOKENS = st.sampled_from([
-    "nameGroups[0]", "nameGroups[1]", "nameGroups[-1]", "nameGroups[0].parts[0]", "nameGroups[0].parts[-1]",
-    "nameGroups[-1].parts[1]",
-])
+GROUP_TOKENS = st.sampled_from(
+    [
+        "nameGroups[0]",
+        "nameGroups[1]",
+        "nameGroups[-1]",
+        "nameGroups[0].parts[0]",
+        "nameGroups[0].parts[-1]",
+        "nameGroups[-1].parts[1]",
+    ]
+)
 COUNT_TOKENS = st.sampled_from(["nameGroups", "nameGroups[0].parts", "nameGroups[-1].parts"])
 LITERALS = st.text(alphabet="[]./ab", max_size=4)
 
@@ -37,7 +44,11 @@ LITERALS = st.text(alphabet="[]./ab", max_size=4)
 @st.composite
 def conditions(draw: st.DrawFn) -> dict:
     if draw(st.booleans()):
-        return {"op1": draw(COUNT_TOKENS), "compare": draw(st.sampled_from([">", "<"])), "op2": draw(st.integers(0, 50))}
+        return {
+            "op1": draw(COUNT_TOKENS),
+            "compare": draw(st.sampled_from([">", "<"])),
+            "op2": draw(st.integers(0, 50)),
+        }
     compare = draw(st.sampled_from(["=", "!=", "contains", "notcontains", "icontains", "startswith", "endswith"]))
     return {"op1": draw(GROUP_TOKENS), "compare": compare, "op2": draw(LITERALS)}
 
@@ -48,14 +59,24 @@ def rules(draw: st.DrawFn) -> list[dict]:
     for index in range(draw(st.integers(1, 4))):
         tokens = draw(st.lists(GROUP_TOKENS, min_size=1, max_size=3))
         template = "https://{nameSpcBodyParts[1]}/" + "/".join("{" + token + "}" for token in tokens)
-        out.append({
-            "name": f"r{index}",
-            "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "abfss"}, *draw(st.lists(conditions(), max_size=3))],
-            "qualifiedName": template,
-            "purviewDataType": "t",
-            "normalize": draw(st.lists(st.sampled_from(["lowercaseSchemeHost", "collapseSlashes", "lowercase"]),
-                                       max_size=3, unique=True)),
-        })
+        out.append(
+            {
+                "name": f"r{index}",
+                "parserConditions": [
+                    {"op1": "prefix", "compare": "=", "op2": "abfss"},
+                    *draw(st.lists(conditions(), max_size=3)),
+                ],
+                "qualifiedName": template,
+                "purviewDataType": "t",
+                "normalize": draw(
+                    st.lists(
+                        st.sampled_from(["lowercaseSchemeHost", "collapseSlashes", "lowercase"]),
+                        max_size=3,
+                        unique=True,
+                    )
+                ),
+            }
+        )
     return out
 
 
@@ -65,10 +86,11 @@ def _lines_run(fn: Callable[[], object], folder: str = NAMING) -> int:
     return lines_run(fn, folder)
 
 
-def _grows_linearly(cost: Callable[[str], object], unit: str, folder: str = NAMING,
-                    lengths: tuple[int, int] = (SHORT, LONG)) -> bool:
-    short = (unit * (lengths[0] // len(unit) + 1))[:lengths[0]]
-    long = (unit * (lengths[1] // len(unit) + 1))[:lengths[1]]
+def _grows_linearly(
+    cost: Callable[[str], object], unit: str, folder: str = NAMING, lengths: tuple[int, int] = (SHORT, LONG)
+) -> bool:
+    short = (unit * (lengths[0] // len(unit) + 1))[: lengths[0]]
+    long = (unit * (lengths[1] // len(unit) + 1))[: lengths[1]]
     return _lines_run(lambda: cost(long), folder) <= MAX_RATIO * _lines_run(lambda: cost(short), folder) + SLACK_LINES
 
 

@@ -1,5 +1,6 @@
 """The worker's mapping of hostile payloads (intake limits raised so they get that far): within 10x the CPU of an
 honest payload of the same shape, peak memory checked with tracemalloc."""
+
 from __future__ import annotations
 
 import tracemalloc
@@ -12,9 +13,9 @@ from olparser.lineage.options import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.naming.tokens import tokenize_name
 from olparser.runs.merge import merge_event
-from tools.samples import hostile as payloads
 from tests.hostile.conftest import BOUND, SLACK_SECONDS, cpu_seconds
 from tests.support.rules import MAPPINGS_PATH
+from tools.samples import hostile as payloads
 
 OPTIONS = LineageOptions()
 
@@ -25,8 +26,9 @@ def engine() -> MappingEngine:
 
 
 def _map_inputs(engine: MappingEngine, event: dict[str, Any], mounts: tuple = ()) -> list:
-    return [engine.map(d["namespace"], d["name"], mounts=mounts, workspace_url=payloads.WORKSPACE)
-            for d in event["inputs"]]
+    return [
+        engine.map(d["namespace"], d["name"], mounts=mounts, workspace_url=payloads.WORKSPACE) for d in event["inputs"]
+    ]
 
 
 def _build(engine: MappingEngine, event: dict[str, Any]):
@@ -69,9 +71,18 @@ def test_fifteen_thousand_mounts_do_not_multiply_the_lookups(engine: MappingEngi
     mounts = payloads.mount_points(15_000)
     result = engine.map("dbfs", "/mnt/m00042/t1", mounts=mounts)
     assert (result.qualified_name, result.purview_type) == (
-        "https://account.dfs.core.windows.net/c00042/t1", "azure_datalake_gen2_path")
-    resolved = {"inputs": [{"namespace": f"abfss://c{d['name'][6:11]}@account.dfs.core.windows.net/",
-                            "name": d["name"].split("/", 3)[3]} for d in hostile["inputs"]]}
+        "https://account.dfs.core.windows.net/c00042/t1",
+        "azure_datalake_gen2_path",
+    )
+    resolved = {
+        "inputs": [
+            {
+                "namespace": f"abfss://c{d['name'][6:11]}@account.dfs.core.windows.net/",
+                "name": d["name"].split("/", 3)[3],
+            }
+            for d in hostile["inputs"]
+        ]
+    }
     assert engine.map(**resolved["inputs"][0]).qualified_name == _map_inputs(engine, hostile, mounts)[0].qualified_name
     hostile_s = cpu_seconds(lambda: _map_inputs(engine, hostile, mounts), repeat=2)
     honest_s = cpu_seconds(lambda: _map_inputs(engine, resolved), repeat=2)
@@ -84,7 +95,6 @@ def test_the_worker_builds_the_fifteen_thousand_mount_run_within_the_bound(engin
     hostile_s = cpu_seconds(lambda: _build(engine, hostile), repeat=1)
     honest_s = cpu_seconds(lambda: _build(engine, honest), repeat=1)
     assert hostile_s <= BOUND * honest_s + SLACK_SECONDS, (hostile_s, honest_s)
-
 
 
 def test_fifteen_thousand_mounts_cost_the_worker_little_memory(engine: MappingEngine) -> None:

@@ -4,6 +4,7 @@ listing every input), and 1,500 outputs × 2,000 inputs cost 1,503 catalog calls
 MAX_DATASETS_PER_RUN inputs and outputs, writes at most MAX_PROCESS_EDGES_PER_RUN inputs × outputs, and says so on
 the processes. Measured through the real runner, intake contract and embedded catalog over HTTP, as counts (catalog
 calls, processes, edges) and peak memory; CPU time is the benchmarks' (`bench/hostile.py`)."""
+
 from __future__ import annotations
 
 import json
@@ -15,15 +16,15 @@ import pytest
 from olparser.adapters.catalog import CatalogTarget, CatalogUploader, load_typedefs, make_atlas_client
 from olparser.adapters.catalog.existence import existence_cache_for
 from olparser.adapters.catalog.resolver import resolver_for
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.contract import IntakeLimits, read_event
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
-from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
-from tools.samples.hostile import LAKE, base_event, body
 from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
+from tools.samples.hostile import LAKE, base_event, body
 
 pytestmark = pytest.mark.slow
 
@@ -35,14 +36,15 @@ SETTINGS = Settings(databricks_environment_wait_seconds=0)
 def spread(inputs: int, outputs: int, per_event: int = 400) -> list[dict]:
     """A run naming `inputs` inputs and `outputs` outputs over RUNNING events of at most `per_event` datasets each,
     then a COMPLETE: every event is one intake accepts."""
-    names = [("inputs", f"raw/i{i:05d}") for i in range(inputs)] + [("outputs", f"curated/o{i:05d}")
-                                                                      for i in range(outputs)]
+    names = [("inputs", f"raw/i{i:05d}") for i in range(inputs)] + [
+        ("outputs", f"curated/o{i:05d}") for i in range(outputs)
+    ]
     events = []
     for start in range(0, len(names), per_event):
         event = base_event(61, inputs=[], outputs=[])
         event["eventType"] = "RUNNING"
         event["eventTime"] = f"2025-03-01T11:{start // per_event:02d}:00.000Z"
-        for side, name in names[start:start + per_event]:
+        for side, name in names[start : start + per_event]:
             event[side].append({"namespace": LAKE, "name": name})
         events.append(event)
     events.append(base_event(61, inputs=[], outputs=[]))
@@ -59,12 +61,18 @@ def process_run(events: list[dict], tmp_path: Path, *, resolve: bool = False) ->
         cache = existence_cache_for(SETTINGS)
         uploader = CatalogUploader(client, settings=SETTINGS, cache=cache)
         uploader.register_typedefs(load_typedefs(TYPEDEFS_DIR))
-        store = SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=3600,
-                                    max_datasets=SETTINGS.max_datasets_per_run)
+        store = SqliteRunStateStore(
+            tmp_path / "runs.sqlite3", ttl_seconds=3600, max_datasets=SETTINGS.max_datasets_per_run
+        )
         resolver = resolver_for(client, SETTINGS, cache, owned=store.interim_keys) if resolve else None
-        pipeline = LineagePipeline(store, MappingEngine.from_path(MAPPINGS_PATH),
-                                   LineageOptions.from_settings(SETTINGS), uploader, WritePolicy.from_settings(SETTINGS),
-                                   resolver=resolver)
+        pipeline = LineagePipeline(
+            store,
+            MappingEngine.from_path(MAPPINGS_PATH),
+            LineageOptions.from_settings(SETTINGS),
+            uploader,
+            WritePolicy.from_settings(SETTINGS),
+            resolver=resolver,
+        )
         calls_before = catalog.counter.snapshot()["total"]
         tracemalloc.start()
         try:
@@ -92,7 +100,8 @@ def test_six_hundred_outputs_by_six_hundred_inputs_write_what_fits_in_calls_and_
     assert first["attributes"]["lineageTruncated"] == (
         "more than 500 inputs or outputs were sent; the first 500 of each (in name order) are kept "
         "(MAX_DATASETS_PER_RUN); 20 of 500 outputs and 500 of 500 inputs are written: inputs × outputs is limited to "
-        "10000 per run (MAX_PROCESS_EDGES_PER_RUN)")
+        "10000 per run (MAX_PROCESS_EDGES_PER_RUN)"
+    )
     assert peak < 150 * 2**20, peak  # was 769 MB
     assert calls <= 30, calls  # ~26 existence lookups (about 20 names fit a 2,000-character URL), then the writes
 

@@ -7,6 +7,7 @@ re-runs that drop an input, two statements writing one output, runs without a Sp
 and the tasks of one job passing temporary datasets with a run of two outputs (tests/temporary_runs.py).
 A delivery is every event of the scenario at least once (duplicates allowed), in any order.
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,28 +34,41 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def _sequence(name: str) -> tuple[dict[str, Any], ...]:
-    files = sorted((p for p in (SEQUENCES / name).glob("*.json") if not p.name.startswith("_")),
-                   key=lambda p: int(p.stem))
+    files = sorted(
+        (p for p in (SEQUENCES / name).glob("*.json") if not p.name.startswith("_")), key=lambda p: int(p.stem)
+    )
     return tuple(_load(p) for p in files)
 
 
 # Empty without ../shared: the tests that use them are marked `shared` (tests/shared_marker.py) and still collect.
-REAL_SOURCES: dict[str, tuple[dict[str, Any], ...]] = {
-    "cll": _sequence("compat-tests__CLL"),
-    "dataproc": _sequence("compat-tests__spark_dataproc_simple_producer_test_complete"),
-    "bigquery": _sequence("compat-tests__spark_dataproc_bigquery_shakespare"),
-    "accelerator": (_load(EVENTS / "accelerator__UnitTestColData_CompleteOlColMessage.json"),),
-    "quickstart": (_load(EVENTS / "website-docs__quickstart_databricks_COMPLETE_0.12.0.json"),),
-    # two sessions of one Fabric notebook (DataHub's fixture's shape): one owner and one process, the newer writes
-    "fabric": tuple(e for number, session in enumerate(("00000000-1111-4222-8333-444444444444",
-                                                        "9b2f6c1e-7d4a-4c3b-a5e8-0f1d2c3b4a59"))
-                    for e in fabric_ctas_run(session, started=FABRIC_T0 + timedelta(hours=number))),
-} if SHARED.is_dir() else {}
+REAL_SOURCES: dict[str, tuple[dict[str, Any], ...]] = (
+    {
+        "cll": _sequence("compat-tests__CLL"),
+        "dataproc": _sequence("compat-tests__spark_dataproc_simple_producer_test_complete"),
+        "bigquery": _sequence("compat-tests__spark_dataproc_bigquery_shakespare"),
+        "accelerator": (_load(EVENTS / "accelerator__UnitTestColData_CompleteOlColMessage.json"),),
+        "quickstart": (_load(EVENTS / "website-docs__quickstart_databricks_COMPLETE_0.12.0.json"),),
+        # two sessions of one Fabric notebook (DataHub's fixture's shape): one owner and one process, the newer writes
+        "fabric": tuple(
+            e
+            for number, session in enumerate(
+                ("00000000-1111-4222-8333-444444444444", "9b2f6c1e-7d4a-4c3b-a5e8-0f1d2c3b4a59")
+            )
+            for e in fabric_ctas_run(session, started=FABRIC_T0 + timedelta(hours=number))
+        ),
+    }
+    if SHARED.is_dir()
+    else {}
+)
 # The accelerator cluster carries only its workspace id; this is how the tests name its host.
 WORKSPACE_HOSTS = (("3464153745686717", "adb-3464153745686717.17.azuredatabricks.net"),)
 
-INPUT_CHOICES = (dr.RAW_ORDERS, dr.RAW_CUSTOMERS, dr.KAFKA_PAYMENTS,
-                 dr.Dataset(f"abfss://raw@{dr.LAKE_ACCOUNT}", "refunds", ("id", "amount")))
+INPUT_CHOICES = (
+    dr.RAW_ORDERS,
+    dr.RAW_CUSTOMERS,
+    dr.KAFKA_PAYMENTS,
+    dr.Dataset(f"abfss://raw@{dr.LAKE_ACCOUNT}", "refunds", ("id", "amount")),
+)
 STATEMENTS = ("execute_insert_into_hadoop_fs_relation_command.orders", "create_table_as_select.orders")
 NOTEBOOKS = ("/Repos/etl/orders", "/Repos/etl/orders_backfill")
 
@@ -62,13 +76,21 @@ NOTEBOOKS = ("/Repos/etl/orders", "/Repos/etl/orders_backfill")
 LAST_ENDING = 5  # endings are 0 (COMPLETE lost), 1 (FAIL) or more (COMPLETE)
 
 
-def generated_run(number: int, *, minutes: int, inputs: tuple[dr.Dataset, ...], statement: str, running: bool,
-                  notebook: str, ending: int, may_fail: bool, output: dr.Dataset = dr.CURATED_ORDERS
-                  ) -> list[dict[str, Any]]:
+def generated_run(
+    number: int,
+    *,
+    minutes: int,
+    inputs: tuple[dr.Dataset, ...],
+    statement: str,
+    running: bool,
+    notebook: str,
+    ending: int,
+    may_fail: bool,
+    output: dr.Dataset = dr.CURATED_ORDERS,
+) -> list[dict[str, Any]]:
     """The events of one generated notebook run `minutes` after T0, with how it ends: 0 its COMPLETE was lost (the
     timer writes it as INCOMPLETE), 1 it failed (if it `may_fail`), more it completed."""
-    run = dr.orders_run(number, dr.T0 + timedelta(minutes=minutes), inputs=inputs, statement=statement,
-                        running=running)
+    run = dr.orders_run(number, dr.T0 + timedelta(minutes=minutes), inputs=inputs, statement=statement, running=running)
     emitted = dr.events(replace(run, notebook=notebook, output=output))
     if ending == 0:
         emitted = emitted[:-1]
@@ -85,10 +107,16 @@ def generated_runs(draw: st.DrawFn, first_number: int = 100) -> list[dict[str, A
     for number in range(first_number, first_number + draw(st.integers(1, 4))):
         inputs = tuple(draw(st.lists(st.sampled_from(INPUT_CHOICES), max_size=3, unique=True)))
         # the first run does not fail: it writes something, as every scenario must
-        events += generated_run(number, minutes=10 * draw(st.integers(0, 5)), inputs=inputs,
-                                statement=draw(st.sampled_from(STATEMENTS)), running=draw(st.booleans()),
-                                notebook=draw(st.sampled_from(NOTEBOOKS)), ending=draw(st.integers(0, LAST_ENDING)),
-                                may_fail=number > first_number)
+        events += generated_run(
+            number,
+            minutes=10 * draw(st.integers(0, 5)),
+            inputs=inputs,
+            statement=draw(st.sampled_from(STATEMENTS)),
+            running=draw(st.booleans()),
+            notebook=draw(st.sampled_from(NOTEBOOKS)),
+            ending=draw(st.integers(0, LAST_ENDING)),
+            may_fail=number > first_number,
+        )
     return events
 
 

@@ -4,6 +4,7 @@ concurrent workers — run history included, so every process's runCount and fir
 store the product ships (SQLite; Azure Table storage on Azurite, with fewer examples: each costs real HTTP calls).
 The same property through the real queue worker and the embedded catalog over HTTP is
 tests/property/test_order_worker.py."""
+
 from __future__ import annotations
 
 import tempfile
@@ -35,9 +36,14 @@ def catalog_after(events, *, hold: int, workers: int, kind: str = "sqlite", requ
         store = open_test_run_state_store(kind, Path(folder), request)
         history = SqliteHistoryStore(Path(folder) / "history.sqlite3", retention_days=36500)
         catalog = FakeCatalog()
-        pipeline = LineagePipeline(store, ENGINE, LineageOptions(workspace_hosts=WORKSPACE_HOSTS), catalog,
-                                   WritePolicy(environment_wait_seconds=hold, incomplete_run_seconds=3600),
-                                   history=history)
+        pipeline = LineagePipeline(
+            store,
+            ENGINE,
+            LineageOptions(workspace_hosts=WORKSPACE_HOSTS),
+            catalog,
+            WritePolicy(environment_wait_seconds=hold, incomplete_run_seconds=3600),
+            history=history,
+        )
         if workers == 1:
             for event in events:
                 pipeline.process(event)
@@ -51,16 +57,27 @@ def catalog_after(events, *, hold: int, workers: int, kind: str = "sqlite", requ
 
 
 def describe(events) -> list[str]:
-    return [f"{e.get('eventType')} {e['run']['runId'][-4:] if 'run' in e else 'static'} {e.get('eventTime')}"
-            for e in events]
+    return [
+        f"{e.get('eventType')} {e['run']['runId'][-4:] if 'run' in e else 'static'} {e.get('eventTime')}"
+        for e in events
+    ]
 
 
 def difference(got: dict, expected: dict) -> dict:
     """What differs between two catalogs, small enough to read in a failure."""
-    return {"missing": sorted(set(expected) - set(got)), "extra": sorted(set(got) - set(expected)),
-            "changed": {k: {a: (got[k]["attributes"].get(a), v) for a, v in expected[k]["attributes"].items()
-                            if got[k]["attributes"].get(a) != v}
-                        for k in set(got) & set(expected) if got[k] != expected[k]}}
+    return {
+        "missing": sorted(set(expected) - set(got)),
+        "extra": sorted(set(got) - set(expected)),
+        "changed": {
+            k: {
+                a: (got[k]["attributes"].get(a), v)
+                for a, v in expected[k]["attributes"].items()
+                if got[k]["attributes"].get(a) != v
+            }
+            for k in set(got) & set(expected)
+            if got[k] != expected[k]
+        },
+    }
 
 
 @st.composite
@@ -72,8 +89,12 @@ def cases(draw):
 def test_any_order_with_duplicates_and_workers_gives_the_in_order_catalog(run_state_store_kind, request):
     kind = run_state_store_kind
 
-    @settings(max_examples=EXAMPLES[kind], print_blob=False, deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=EXAMPLES[kind],
+        print_blob=False,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(cases())
     def check(case):
         in_order, delivered, hold, workers = case

@@ -6,6 +6,7 @@ attributes, every relationship, every lineage relation — must equal the catalo
 emission order gives. One timer tick at the end writes held and incomplete runs in both. The worker runs on each
 run-state store the product ships (SQLite; Azure Table storage on Azurite, fewer examples); in-order processing on
 SQLite is the reference."""
+
 from __future__ import annotations
 
 import json
@@ -18,15 +19,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from olparser.adapters.delivery.queues import poison_queue_name
-from tools.functions_host.trigger_settings import load_queue_trigger_settings
-from tools.functions_host.queue_worker import QueueWorker
 from olparser.adapters.runtime import Runtime
 from tests.conftest import open_test_run_state_store
+from tests.property.scenarios import deliveries, scenarios
+from tests.support.order_worker import FAR_FUTURE, _settings, catalog_content, in_order
 from tests.support.repository import PROJECT_ROOT
 from tests.support.waiting import wait_until
-from tests.property.scenarios import deliveries, scenarios
 from tools.catalog import CatalogServer
-from tests.support.order_worker import FAR_FUTURE, _settings, catalog_content, in_order
+from tools.functions_host.queue_worker import QueueWorker
+from tools.functions_host.trigger_settings import load_queue_trigger_settings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -34,8 +35,7 @@ HOST_JSON = PROJECT_ROOT / "host.json"
 EXAMPLES = {"sqlite": 40, "table": 6}
 
 
-def through_the_worker(events: list[dict[str, Any]], hold: int, kind: str = "sqlite",
-                       request=None) -> dict[str, Any]:
+def through_the_worker(events: list[dict[str, Any]], hold: int, kind: str = "sqlite", request=None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder, CatalogServer(Path(folder) / "catalog.db") as catalog:
         runtime = Runtime(_settings(Path(folder), catalog.atlas_url, hold))
         store = open_test_run_state_store(kind, Path(folder), request)
@@ -46,17 +46,24 @@ def through_the_worker(events: list[dict[str, Any]], hold: int, kind: str = "sql
             courier = runtime.courier()
             for event in events:
                 run = event.get("run") or {}
-                queue.send(courier.deliver(json.dumps(event).encode("utf-8"), run.get("runId"),
-                                           event.get("eventType")))
+                queue.send(courier.deliver(json.dumps(event).encode("utf-8"), run.get("runId"), event.get("eventType")))
 
             def handler(text: str, dequeue_count: int) -> None:  # what function_app.process_lineage_event does
                 runtime.process(courier.open_event(text))
 
-            worker = QueueWorker(queue, service.queue(poison_queue_name("lineage-events")), handler,
-                                 load_queue_trigger_settings(HOST_JSON))
+            worker = QueueWorker(
+                queue,
+                service.queue(poison_queue_name("lineage-events")),
+                handler,
+                load_queue_trigger_settings(HOST_JSON),
+            )
             with worker:
-                wait_until(lambda: worker.counts.succeeded + worker.counts.failed >= len(events), 120, 0.01,
-                           what=f"{len(events)} events handled")
+                wait_until(
+                    lambda: worker.counts.succeeded + worker.counts.failed >= len(events),
+                    120,
+                    0.01,
+                    what=f"{len(events)} events handled",
+                )
             assert (worker.counts.succeeded, worker.counts.failed, worker.counts.poisoned) == (len(events), 0, 0)
             runtime.write_due_runs(now=FAR_FUTURE)
         finally:
@@ -73,8 +80,13 @@ def cases(draw):
 def test_the_real_worker_gives_the_in_order_catalog_whatever_the_order(run_state_store_kind, request):
     kind = run_state_store_kind
 
-    @settings(max_examples=EXAMPLES[kind], deadline=None, print_blob=False, derandomize=False,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=EXAMPLES[kind],
+        deadline=None,
+        print_blob=False,
+        derandomize=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(cases())
     def check(case):
         ordered, delivered, hold = case

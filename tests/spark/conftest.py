@@ -1,5 +1,6 @@
 """Fixtures for `ol2purview spark`: one local Spark (`local[2]`) for the whole test session, embedded catalogs on
 free ports, and a comparable view of a catalog (entities without guids and times, and their lineage relations)."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,16 @@ from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 from tools.spark.job import BackfillJob
 
-VOLATILE = {"guid", "relationshipGuid", "createTime", "updateTime", "version", "createdBy", "updatedBy",
-            "lastModifiedTS"}
+VOLATILE = {
+    "guid",
+    "relationshipGuid",
+    "createTime",
+    "updateTime",
+    "version",
+    "createdBy",
+    "updatedBy",
+    "lastModifiedTS",
+}
 WORKSPACE_HOSTS = (tuple(WORKSPACE_HOSTS_ENV["DATABRICKS_WORKSPACE_HOSTS"].split("=", 1)),)
 
 
@@ -34,8 +43,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from tools.spark.spark_job import spark_session
 
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    session = spark_session("local[2]", "ol2purview-tests", progress=False,
-                            config={"spark.sql.warehouse.dir": str(warehouse)})
+    session = spark_session(
+        "local[2]", "ol2purview-tests", progress=False, config={"spark.sql.warehouse.dir": str(warehouse)}
+    )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
@@ -63,8 +73,9 @@ def job_for(catalog: CatalogServer | None, **settings: Any) -> BackfillJob:
     settings.setdefault("mappings_path", MAPPINGS_PATH)
     if catalog is not None:
         settings.setdefault("data_dir", catalog.db_path.parent / f"{catalog.db_path.stem}-data")
-    base = Settings(atlas_endpoint=catalog.atlas_url if catalog else None, databricks_workspace_hosts=WORKSPACE_HOSTS,
-                    **settings)
+    base = Settings(
+        atlas_endpoint=catalog.atlas_url if catalog else None, databricks_workspace_hosts=WORKSPACE_HOSTS, **settings
+    )
     return BackfillJob.create(base, calls_per_second=rate)
 
 

@@ -1,5 +1,6 @@
 """The event archive: every accepted event once, gzip, under the UTC hour of its eventTime, in a folder or in Blob
 storage (Azurite), written by the queue trigger before processing."""
+
 from __future__ import annotations
 
 import gzip
@@ -10,8 +11,15 @@ from pathlib import Path
 import pytest
 from azure.storage.blob import BlobServiceClient
 
-from olparser.adapters.delivery.archive import (BlobArchiveStore, EventArchive, FolderArchiveStore,
-                                                archive_from_settings, archive_name, event_hour, event_json)
+from olparser.adapters.delivery.archive import (
+    BlobArchiveStore,
+    EventArchive,
+    FolderArchiveStore,
+    archive_from_settings,
+    archive_name,
+    event_hour,
+    event_json,
+)
 from olparser.adapters.delivery.envelope import sha256_hex
 from olparser.settings import Settings
 from tests.spark.events import spark_run
@@ -60,7 +68,8 @@ def test_the_blob_archive_keeps_each_event_once(azurite):  # noqa: F811
     name = archive.keep(EVENT)
     assert archive.keep(json.loads(json.dumps(EVENT))) == name  # a retried message: the same blob again
     container = BlobServiceClient.from_connection_string(azurite.connection_string).get_container_client(
-        "lineage-archive-test")
+        "lineage-archive-test"
+    )
     assert [b.name for b in container.list_blobs()] == [name]
     assert json.loads(gzip.decompress(container.download_blob(name).readall())) == EVENT
 
@@ -73,8 +82,11 @@ def test_the_queue_trigger_archives_an_event_before_processing_it_even_when_proc
     from olparser.adapters.runtime import reset_process_runtime
     from tests.support.ports import free_port
 
-    for name, value in {"OL2PURVIEW_DATA_DIR": str(tmp_path), "CATALOG_MAX_ATTEMPTS": "1",
-                        "ATLAS_ENDPOINT": f"http://127.0.0.1:{free_port()}/api/atlas/v2"}.items():
+    for name, value in {
+        "OL2PURVIEW_DATA_DIR": str(tmp_path),
+        "CATALOG_MAX_ATTEMPTS": "1",
+        "ATLAS_ENDPOINT": f"http://127.0.0.1:{free_port()}/api/atlas/v2",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AzureWebJobsStorage", raising=False)
     complete = spark_run(0)[1]

@@ -6,6 +6,7 @@ the sender, one event at a time in queue order; the templates that are not valid
 same files then go through `spark backfill` on local[2] into a fresh embedded catalog, and so does the archive that
 serve wrote: both catalogs must equal serve's, entity for entity and relation for relation.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -15,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repository import PROJECT_ROOT
 from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle, sequence_folders, start_serve
 from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, WORKSPACE_HOSTS_ENV
 from tests.spark.conftest import catalog_view, job_for
 from tests.support.catalog_compare import assert_same_catalog
+from tests.support.repository import PROJECT_ROOT
 from tools.spark.spark_job import run_spark
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e, pytest.mark.azurite]
@@ -44,8 +45,12 @@ def replay_all(serve: ServeHandle, *paths: Path) -> str:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> ServeHandle:
     """serve on its default storage (Azurite) with every shared event replayed and processed, then stopped."""
-    serve = start_serve(tmp_path_factory.mktemp("serve"), key=secrets.token_urlsafe(16), storage="azurite",
-                        env={**WORKSPACE_HOSTS_ENV, **SEQUENTIAL_ENV, "DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
+    serve = start_serve(
+        tmp_path_factory.mktemp("serve"),
+        key=secrets.token_urlsafe(16),
+        storage="azurite",
+        env={**WORKSPACE_HOSTS_ENV, **SEQUENTIAL_ENV, "DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"},
+    )
     try:
         replay_all(serve, *SOURCES)
         serve.wait_until_processed(timeout=300)

@@ -1,5 +1,6 @@
 """Bad lines and files (not JSON, not OpenLineage, too big, hostile strings, broken gzip, not UTF-8) are counted in
 the report by reason, and every good event around them still makes it into the plan."""
+
 from __future__ import annotations
 
 import gzip
@@ -15,8 +16,9 @@ from tools.spark.spark_job import run_spark
 pytestmark = pytest.mark.spark
 
 LIMIT = 16_384  # MAX_EVENT_BYTES for these tests
-NOT_OPENLINEAGE = ("400 $ is not an OpenLineage event: expected run and job (RunEvent), job (JobEvent) or dataset "
-                   "(DatasetEvent)")
+NOT_OPENLINEAGE = (
+    "400 $ is not an OpenLineage event: expected run and job (RunEvent), job (JobEvent) or dataset (DatasetEvent)"
+)
 
 
 def hostile_events() -> list[str]:
@@ -27,10 +29,20 @@ def hostile_events() -> list[str]:
     long_name = json.loads(json.dumps(good))
     long_name["inputs"][0]["name"] = "x" * 5000
     bad_time = {**good, "eventTime": "'; DROP TABLE lineage; --"}
-    too_big = {**good, "job": {**good["job"], "facets": {"sql": {"_producer": "p", "_schemaURL": "s",
-                                                                  "query": "select 1 " * 3000}}}}
-    return ["not JSON at all", json.dumps({"eventType": "START"}), json.dumps(control), json.dumps(long_name),
-            json.dumps(bad_time), json.dumps(too_big), "[1, 2", "{}"]
+    too_big = {
+        **good,
+        "job": {**good["job"], "facets": {"sql": {"_producer": "p", "_schemaURL": "s", "query": "select 1 " * 3000}}},
+    }
+    return [
+        "not JSON at all",
+        json.dumps({"eventType": "START"}),
+        json.dumps(control),
+        json.dumps(long_name),
+        json.dumps(bad_time),
+        json.dumps(too_big),
+        "[1, 2",
+        "{}",
+    ]
 
 
 def entities(path: Path) -> set[str]:

@@ -1,5 +1,6 @@
 """Class Data Sharing for local sessions (tools/spark/class_sharing.py): the options a local JVM gets, and from the
 command line, the first local run writing the archive into the cache folder and the next one mapping it."""
+
 from __future__ import annotations
 
 import json
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.repository import PROJECT_ROOT
 from tests.spark.events import spark_run, write_json_lines
+from tests.support.repository import PROJECT_ROOT
 from tools.spark import class_sharing
 
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -25,7 +26,8 @@ def test_a_jvm_writes_the_archive_into_a_file_of_its_own_then_every_jvm_maps_it(
 
     assert class_sharing.java_options(write=False) == ""
     assert class_sharing.java_options(write=True) == (
-        f"-XX:ArchiveClassesAtExit={archive.parent}/{archive.stem}.{os.getpid()}.tmp {QUIET}")
+        f"-XX:ArchiveClassesAtExit={archive.parent}/{archive.stem}.{os.getpid()}.tmp {QUIET}"
+    )
     archive.write_bytes(b"archive")
     assert class_sharing.java_options(write=False) == f"-XX:SharedArchiveFile={archive} {QUIET}"
 
@@ -42,10 +44,27 @@ def test_the_first_local_run_leaves_the_archive_and_the_next_maps_it_with_the_sa
     env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
 
     def backfill(out: str) -> dict:
-        done = subprocess.run([sys.executable, "-m", "tools.cli", "spark", "backfill", str(tmp_path / "in"),
-                               "--master", "local[1]", "--dry-run", str(tmp_path / out), "--report",
-                               str(tmp_path / f"report-{out}")], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                              timeout=300, env=env)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tools.cli",
+                "spark",
+                "backfill",
+                str(tmp_path / "in"),
+                "--master",
+                "local[1]",
+                "--dry-run",
+                str(tmp_path / out),
+                "--report",
+                str(tmp_path / f"report-{out}"),
+            ],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         return json.loads((tmp_path / f"report-{out}" / "report.json").read_text())
 

@@ -1,4 +1,5 @@
 """olparser.lineage.combine: many runs' plans into one request with unique placeholders (pure, no I/O)."""
+
 from __future__ import annotations
 
 from olparser.lineage import LineagePlan, UnmatchedDataset
@@ -8,20 +9,41 @@ from olparser.lineage.entities import assign_guids, entity, object_id
 
 def plan(process: str, inputs: list[str], owner: str = "app", columns: tuple[str, ...] = ()) -> LineagePlan:
     """A run's plan: an external output, owned input placeholders (with columns), the owner and one process."""
-    ordered = assign_guids([
-        [entity("azure_blob_path", f"out/{process}", {"name": process})],
-        [entity("spark_application", owner, {"name": owner})],
-        [entity("openlineage_dataset", name, {"name": name}) for name in inputs],
-        [entity("openlineage_column", f"{name}#{c}", {"name": c}, {"dataset": object_id("openlineage_dataset", name)})
-         for name in inputs for c in columns],
-        [entity("spark_process", process, {"name": process, "lastRunId": process,
-                                           "inputs": [object_id("openlineage_dataset", n) for n in inputs],
-                                           "outputs": [object_id("azure_blob_path", f"out/{process}")]},
-                {"application": object_id("spark_application", owner)})],
-    ])
-    return LineagePlan(entities=tuple(e for e in ordered if e["typeName"] != "azure_blob_path"),
-                       external_datasets=tuple(e for e in ordered if e["typeName"] == "azure_blob_path"),
-                       unmatched=tuple(UnmatchedDataset("ns", name, "no rule") for name in inputs))
+    ordered = assign_guids(
+        [
+            [entity("azure_blob_path", f"out/{process}", {"name": process})],
+            [entity("spark_application", owner, {"name": owner})],
+            [entity("openlineage_dataset", name, {"name": name}) for name in inputs],
+            [
+                entity(
+                    "openlineage_column",
+                    f"{name}#{c}",
+                    {"name": c},
+                    {"dataset": object_id("openlineage_dataset", name)},
+                )
+                for name in inputs
+                for c in columns
+            ],
+            [
+                entity(
+                    "spark_process",
+                    process,
+                    {
+                        "name": process,
+                        "lastRunId": process,
+                        "inputs": [object_id("openlineage_dataset", n) for n in inputs],
+                        "outputs": [object_id("azure_blob_path", f"out/{process}")],
+                    },
+                    {"application": object_id("spark_application", owner)},
+                )
+            ],
+        ]
+    )
+    return LineagePlan(
+        entities=tuple(e for e in ordered if e["typeName"] != "azure_blob_path"),
+        external_datasets=tuple(e for e in ordered if e["typeName"] == "azure_blob_path"),
+        unmatched=tuple(UnmatchedDataset("ns", name, "no rule") for name in inputs),
+    )
 
 
 def test_combined_plan_has_each_entity_once_with_unique_placeholders_and_resolved_references():
@@ -29,17 +51,23 @@ def test_combined_plan_has_each_entity_once_with_unique_placeholders_and_resolve
 
     everything = [*combined.external_datasets, *combined.entities]
     assert [(e["typeName"], e["attributes"]["qualifiedName"], e["guid"]) for e in everything] == [
-        ("azure_blob_path", "out/p1", "-1"), ("azure_blob_path", "out/p2", "-2"),
+        ("azure_blob_path", "out/p1", "-1"),
+        ("azure_blob_path", "out/p2", "-2"),
         ("spark_application", "app", "-3"),
-        ("openlineage_dataset", "a", "-4"), ("openlineage_dataset", "b", "-5"),
-        ("openlineage_column", "a#x", "-6"), ("openlineage_column", "b#x", "-7"),
+        ("openlineage_dataset", "a", "-4"),
+        ("openlineage_dataset", "b", "-5"),
+        ("openlineage_column", "a#x", "-6"),
+        ("openlineage_column", "b#x", "-7"),
         ("spark_process", "p1", "-8"),
-        ("openlineage_dataset", "c", "-9"), ("openlineage_column", "c#x", "-10"),
+        ("openlineage_dataset", "c", "-9"),
+        ("openlineage_column", "c#x", "-10"),
         ("spark_process", "p2", "-11"),
     ]
     p2 = everything[-1]
     assert [(r["guid"], r["uniqueAttributes"]["qualifiedName"]) for r in p2["attributes"]["inputs"]] == [
-        ("-5", "b"), ("-9", "c")]
+        ("-5", "b"),
+        ("-9", "c"),
+    ]
     assert p2["attributes"]["outputs"][0]["guid"] == "-2"
     assert p2["relationshipAttributes"]["application"]["guid"] == "-3"
     assert everything[9]["relationshipAttributes"]["dataset"]["guid"] == "-9"

@@ -1,5 +1,6 @@
 """Which planned runs a dry run's listing keeps (tools/spark/dry_run.py), without Spark; and on Spark, that the listing
 and its counts equal the single-process runner's when runs of the same jobs are spread over several partitions."""
+
 from __future__ import annotations
 
 import json
@@ -10,10 +11,10 @@ import pytest
 
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
-from tests.support import temporary_runs as tr
-from tests.support.rules import MAPPINGS_PATH
 from tests.spark.conftest import job_for
 from tests.spark.events import spark_run, write_json_lines
+from tests.support import temporary_runs as tr
+from tests.support.rules import MAPPINGS_PATH
 from tools.spark.dry_run import NewestRuns
 from tools.spark.local import run_local
 from tools.spark.runs import RunResult, plan_run
@@ -73,9 +74,21 @@ def test_a_dry_run_on_spark_lists_and_counts_what_the_single_process_runner_does
     single = run_local([str(tmp_path / "events")], job, dry_run=tmp_path / "single.jsonl")
 
     assert (tmp_path / "spark.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
-    assert ((on_spark.tally.runs["planned"], on_spark.processes_planned, on_spark.processes_superseded,
-             on_spark.dry_run_entities) == (single.tally.runs["planned"], single.processes_planned,
-                                            single.processes_superseded, single.dry_run_entities) == (30, 5, 25, 22))
+    assert (
+        (
+            on_spark.tally.runs["planned"],
+            on_spark.processes_planned,
+            on_spark.processes_superseded,
+            on_spark.dry_run_entities,
+        )
+        == (
+            single.tally.runs["planned"],
+            single.processes_planned,
+            single.processes_superseded,
+            single.dry_run_entities,
+        )
+        == (30, 5, 25, 22)
+    )
     # 22: the application, 5 processes (each as its newest run has it), 5 outputs, 11 inputs (sales/part_3_2 only
     # from job 3's oldest run, which is kept for it)
 
@@ -94,8 +107,12 @@ def test_temporary_datasets_and_narrowed_inputs_in_a_dry_run_on_spark_and_in_one
     assert (tmp_path / "spark.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
     assert dict(on_spark.tally.runs) == dict(single.tally.runs) == {"planned": 2, "skipped": 2}
     entities = [json.loads(line) for line in (tmp_path / "spark.jsonl").read_text().splitlines()]
-    edges = {e["attributes"]["outputs"][0]["uniqueAttributes"]["qualifiedName"]:
-             sorted(i["uniqueAttributes"]["qualifiedName"] for i in e["attributes"]["inputs"])
-             for e in entities if e["typeName"] == "spark_process"}
+    edges = {
+        e["attributes"]["outputs"][0]["uniqueAttributes"]["qualifiedName"]: sorted(
+            i["uniqueAttributes"]["qualifiedName"] for i in e["attributes"]["inputs"]
+        )
+        for e in entities
+        if e["typeName"] == "spark_process"
+    }
     assert edges == {**tr.ETL_EDGES, **tr.TWO_OUTPUT_EDGES}
     assert not [e for e in entities if "inmemory" in e["attributes"]["qualifiedName"]]

@@ -2,6 +2,7 @@
 its share of the rate, and every catalog call goes through it, counted at the embedded catalog's call counter. The
 limiter's pacing itself (slots 1/rate apart, no bursts) is tested with a fake clock in test_runs_and_catalog_edge.py;
 the rate a real job reaches is a benchmark's figure (bench/spark_backfill.py), never a test's."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields

@@ -1,6 +1,7 @@
 """How the backfill reads its files on local[2]: a few large files get a task each (so that both cores work to the
 end), many small ones stay packed as Spark packs them, and the session's settings are left as found; local files are
 read by the Python workers themselves, with the same outcome as Spark's own read."""
+
 from __future__ import annotations
 
 import gzip
@@ -11,8 +12,7 @@ import pytest
 
 from tests.spark.conftest import job_for
 from tools.spark import spark_job
-from tools.spark.spark_job import (READ_TASK_BYTES, _balanced_bins, _shared_files, event_bodies,
-                                   local_event_bodies)
+from tools.spark.spark_job import READ_TASK_BYTES, _balanced_bins, _shared_files, event_bodies, local_event_bodies
 
 pytestmark = pytest.mark.spark
 
@@ -63,8 +63,17 @@ def test_local_files_read_by_the_workers_give_the_bodies_spark_reads(spark, tmp_
     assert local is not None
     found = sorted(local.map(_outcome).collect(), key=repr)
     assert found == sorted(read_by_spark.map(_outcome).collect(), key=repr)
-    assert found == sorted([*(b'{"eventType": "START", "n": %d}' % n for n in range(5)), b'{"eventType": "COMPLETE"}',
-                            b'{"a":1}', b'{"b":2}', "400", "413"], key=repr)  # array elements re-encoded
+    assert found == sorted(
+        [
+            *(b'{"eventType": "START", "n": %d}' % n for n in range(5)),
+            b'{"eventType": "COMPLETE"}',
+            b'{"a":1}',
+            b'{"b":2}',
+            "400",
+            "413",
+        ],
+        key=repr,
+    )  # array elements re-encoded
 
 
 def test_spark_reads_what_the_workers_cannot(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,8 +108,9 @@ def test_one_big_file_is_parsed_by_every_core_each_body_once(spark, tmp_path: Pa
     assert sorted(shares, key=repr) == [odd, [b'{"eventType": "START", "n": %d}' % n for n in (0, 2, 4, 6)]]
 
 
-def test_the_lines_of_one_large_gzip_file_spark_reads_go_to_every_core(spark, tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_lines_of_one_large_gzip_file_spark_reads_go_to_every_core(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Over LARGE_FILE_BYTES (and from cluster storage) Spark reads the file as text lines; a gzip file is one
     partition, so its lines are spread over the cores before they are parsed."""
     lines = b"".join(b'{"eventType": "START", "n": %d}\n' % n for n in range(40))

@@ -1,4 +1,5 @@
 """From file bytes to event bodies and checked records (no Spark)."""
+
 from __future__ import annotations
 
 import gzip
@@ -6,8 +7,14 @@ import json
 
 from olparser.contract import IngestError, IntakeLimits
 from tests.spark.events import spark_run
-from tools.spark.records import (AcceptedRecord, RefusedRecord, bodies_in_file, in_time_range, read_record,
-                                 refusal_reason)
+from tools.spark.records import (
+    AcceptedRecord,
+    RefusedRecord,
+    bodies_in_file,
+    in_time_range,
+    read_record,
+    refusal_reason,
+)
 
 LIMIT = 1000
 
@@ -38,7 +45,10 @@ def test_a_json_array_is_one_body_per_element():
 def test_a_line_over_the_limit_is_refused_and_the_next_lines_are_kept():
     content = b'{"a": 1}\n{"big": "' + b"x" * 2000 + b'"}\n{"a": 3}\n'
     assert texts(bodies_in_file(content, LIMIT)) == [
-        b'{"a": 1}', "413 event of 2011 bytes is larger than the limit of 1000 bytes", b'{"a": 3}']
+        b'{"a": 1}',
+        "413 event of 2011 bytes is larger than the limit of 1000 bytes",
+        b'{"a": 3}',
+    ]
 
 
 def test_a_document_over_the_limit_is_one_refusal():
@@ -56,8 +66,12 @@ def test_records_are_keyed_by_run_id_and_static_events_by_their_hash():
     record = read_record(json.dumps(start).encode(), IntakeLimits())
     assert isinstance(record, AcceptedRecord)
     assert (record.key, record.event_time) == ("00000000-0000-0000-0000-000000000001", 1740823201.0)
-    dataset_event = {"eventTime": "2025-03-01T10:00:00Z", "producer": "p", "schemaURL": "s",
-                     "dataset": {"namespace": "n", "name": "d"}}
+    dataset_event = {
+        "eventTime": "2025-03-01T10:00:00Z",
+        "producer": "p",
+        "schemaURL": "s",
+        "dataset": {"namespace": "n", "name": "d"},
+    }
     static = read_record(json.dumps(dataset_event).encode(), IntakeLimits())
     assert static.key.startswith("static:") and len(static.key) == len("static:") + 64
 
@@ -65,15 +79,17 @@ def test_records_are_keyed_by_run_id_and_static_events_by_their_hash():
 def test_refusals_are_grouped_without_numbers_or_quoted_text():
     assert read_record(b"{", IntakeLimits()) == RefusedRecord(
         "400 body is not valid JSON: it ends early (truncated?) at line N column N (char N): "
-        "Expecting property name enclosed in double quotes")
+        "Expecting property name enclosed in double quotes"
+    )
     error = IngestError(400, "$.job.name is \"secret-value\" and 12 more in UTF-8 at 0x1f")
     assert refusal_reason(error) == "400 $.job.name is '…' and N more in UTF-8 at 0xN"
 
 
 def test_time_range_is_half_open_and_unreadable_times_only_pass_without_bounds():
     record = AcceptedRecord("k", b"{}", 100.0)
-    assert [in_time_range(record, since, until) for since, until in
-            ((None, None), (100.0, None), (None, 100.0), (50.0, 150.0), (101.0, None))] == [
-        True, True, False, True, False]
+    assert [
+        in_time_range(record, since, until)
+        for since, until in ((None, None), (100.0, None), (None, 100.0), (50.0, 150.0), (101.0, None))
+    ] == [True, True, False, True, False]
     unknown = AcceptedRecord("k", b"{}", None)
     assert (in_time_range(unknown, None, None), in_time_range(unknown, 1.0, None)) == (True, False)

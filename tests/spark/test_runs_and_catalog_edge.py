@@ -1,5 +1,6 @@
 """Per-run steps and the decisions around the catalog, without Spark: merging in any order, the newest run per
 process, shared entity versions, verdicts against what the catalog holds, the rate limiter, sources, the report."""
+
 from __future__ import annotations
 
 import json
@@ -10,10 +11,9 @@ from pathlib import Path
 
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
-from tests.support.rules import MAPPINGS_PATH
 from tests.spark.events import spark_run
-from tools.spark.catalog import (UNCHANGED, WRITE, RateLimiter, process_verdict,
-                                 replaced_placeholders)
+from tests.support.rules import MAPPINGS_PATH
+from tools.spark.catalog import UNCHANGED, WRITE, RateLimiter, process_verdict, replaced_placeholders
 from tools.spark.report import BackfillReport, Tally
 from tools.spark.runs import PLANNED, WAITING, plan_run, reduce_facts, selected_plan
 from tools.spark.sources import archive_days, local_files, spark_paths
@@ -61,8 +61,9 @@ def test_entities_runs_disagree_about_get_the_newest_runs_version_everywhere():
     new = plan_run("new", run_events(0, minute=5), no_adls, OPTIONS)
     summary = reduce_facts([old, new])
 
-    columns = [("openlineage_column", f"abfss://raw@contosolake.dfs.core.windows.net/sales/part_0_{i}#id")
-               for i in range(2)]
+    columns = [
+        ("openlineage_column", f"abfss://raw@contosolake.dfs.core.windows.net/sales/part_0_{i}#id") for i in range(2)
+    ]
     assert sorted(summary.versions) == columns
     assert [summary.versions[c]["attributes"]["dataType"] for c in columns] == ["long", "long"]
     assert summary.unmatched == Counter({"abfss://raw@contosolake.dfs.core.windows.net": 2})
@@ -70,19 +71,27 @@ def test_entities_runs_disagree_about_get_the_newest_runs_version_everywhere():
 
 def process(inputs: list[tuple[str, str]], time: str = "2025-03-01T10:00:09Z", **attributes) -> dict:
     refs = [{"guid": "-1", "typeName": t, "uniqueAttributes": {"qualifiedName": q}} for t, q in inputs]
-    return {"typeName": "spark_process", "attributes": {"qualifiedName": "p", "name": "n", "lastRunTime": time,
-                                                         "inputs": refs, **attributes},
-            "relationshipAttributes": {"application": {"typeName": "spark_application",
-                                                       "uniqueAttributes": {"qualifiedName": "app"}}}}
+    return {
+        "typeName": "spark_process",
+        "attributes": {"qualifiedName": "p", "name": "n", "lastRunTime": time, "inputs": refs, **attributes},
+        "relationshipAttributes": {
+            "application": {"typeName": "spark_application", "uniqueAttributes": {"qualifiedName": "app"}}
+        },
+    }
 
 
 def held(entity: dict) -> dict:
     """What the catalog answers: real guids, the relationship in relationshipAttributes."""
-    attributes = {k: ([{**r, "guid": "g"} for r in v] if k == "inputs" else v)
-                  for k, v in entity["attributes"].items()}
-    return {**entity, "guid": "g", "attributes": attributes, "status": "ACTIVE",
-            "relationshipAttributes": {"application": {"guid": "a", "typeName": "spark_application",
-                                                       "uniqueAttributes": {"qualifiedName": "app"}}}}
+    attributes = {k: ([{**r, "guid": "g"} for r in v] if k == "inputs" else v) for k, v in entity["attributes"].items()}
+    return {
+        **entity,
+        "guid": "g",
+        "attributes": attributes,
+        "status": "ACTIVE",
+        "relationshipAttributes": {
+            "application": {"guid": "a", "typeName": "spark_application", "uniqueAttributes": {"qualifiedName": "app"}}
+        },
+    }
 
 
 def test_verdicts_against_what_the_catalog_holds():
@@ -132,45 +141,78 @@ def test_sources_skip_hidden_names_and_narrow_an_archive_to_its_days(tmp_path: P
         (tmp_path / name).write_bytes(b"{}")
     since = datetime(2025, 3, 2, tzinfo=timezone.utc).timestamp()
     assert [p.relative_to(tmp_path).as_posix() for p in local_files([str(tmp_path)])] == [
-        "2025/03/01/10/a.json.gz", "2025/03/02/10/b.json.gz"]
+        "2025/03/01/10/a.json.gz",
+        "2025/03/02/10/b.json.gz",
+    ]
     assert [p.name for p in local_files([str(tmp_path)], since, since + 86400)] == ["b.json.gz"]
     assert [p.name for p in local_files([str(tmp_path / "2025/*/*/10/*.gz")])] == ["a.json.gz", "b.json.gz"]
     assert spark_paths([str(tmp_path)], since, since + 2 * 86400) == [f"{tmp_path}/{{2025/03/02,2025/03/03}}"]
     assert spark_paths(["abfss://lineage-archive@acct.dfs.core.windows.net/"], since, since + 86400) == [
-        "abfss://lineage-archive@acct.dfs.core.windows.net/2025/03/02"]
+        "abfss://lineage-archive@acct.dfs.core.windows.net/2025/03/02"
+    ]
     assert spark_paths(["abfss://exports@acct.dfs.core.windows.net/ol"], since, None) == [
-        "abfss://exports@acct.dfs.core.windows.net/ol"]
+        "abfss://exports@acct.dfs.core.windows.net/ol"
+    ]
 
 
 def test_the_report_table_csv_and_json(tmp_path: Path):
-    tally = Tally(events_read=10, outside_range=1, refused=Counter({"400 b": 1, "400 a": 1}),
-                  runs=Counter({"planned": 3, "waiting": 1}))
-    report = BackfillReport("backfill", tally, processes_planned=3, processes_written=2, processes_unchanged=1,
-                            processes_superseded=4, catalog_calls=5, bulk_requests=1, entities_deleted=6,
-                            unmatched_namespaces=[("=cmd|'/c calc'!A1", 7), ("dbfs", 2)], seconds=1.25)
+    tally = Tally(
+        events_read=10,
+        outside_range=1,
+        refused=Counter({"400 b": 1, "400 a": 1}),
+        runs=Counter({"planned": 3, "waiting": 1}),
+    )
+    report = BackfillReport(
+        "backfill",
+        tally,
+        processes_planned=3,
+        processes_written=2,
+        processes_unchanged=1,
+        processes_superseded=4,
+        catalog_calls=5,
+        bulk_requests=1,
+        entities_deleted=6,
+        unmatched_namespaces=[("=cmd|'/c calc'!A1", 7), ("dbfs", 2)],
+        seconds=1.25,
+    )
     csv_path, json_path = report.write(tmp_path)
-    assert csv_path.read_text().splitlines()[:4] == ["section,item,value", "events,read,10", "events,accepted,8",
-                                                     "events,refused,2"]
+    assert csv_path.read_text().splitlines()[:4] == [
+        "section,item,value",
+        "events,read,10",
+        "events,accepted,8",
+        "events,refused,2",
+    ]
     assert "unmatched namespaces,'=cmd|'/c calc'!A1,7" in csv_path.read_text().splitlines()
     assert json.loads(json_path.read_text()) == {
-        "command": "backfill", "events": {"read": 10, "refused": 2, "outsideTimeRange": 1},
+        "command": "backfill",
+        "events": {"read": 10, "refused": 2, "outsideTimeRange": 1},
         "refusedByReason": {"400 a": 1, "400 b": 1},
         "runs": {"total": 4, "withLineage": 3, "waiting": 1, "skipped": 0},
         "processes": {"planned": 3, "written": 2, "unchanged": 1, "superseded": 4},
         "catalog": {"calls": 5, "bulkRequests": 1, "placeholdersRemoved": 0, "entitiesDeleted": 6},
         "history": {"runsRecorded": 0},
-        "unmatchedNamespaces": [{"namespace": "=cmd|'/c calc'!A1", "datasets": 7},
-                                {"namespace": "dbfs", "datasets": 2}],
-        "dryRunEntities": None, "seconds": 1.25}
+        "unmatchedNamespaces": [
+            {"namespace": "=cmd|'/c calc'!A1", "datasets": 7},
+            {"namespace": "dbfs", "datasets": 2},
+        ],
+        "dryRunEntities": None,
+        "seconds": 1.25,
+    }
     assert report.table().splitlines()[1].split() == ["events:", "read", "10"]
 
 
 def test_the_report_table_stays_aligned_with_long_reasons_and_namespaces():
-    reason = ("400 $.inputs[3].facets.schema.fields[12]: expected an object with name and type, got a list of "
-              "1,204 strings from a producer that writes\nits schema facet by hand")
+    reason = (
+        "400 $.inputs[3].facets.schema.fields[12]: expected an object with name and type, got a list of "
+        "1,204 strings from a producer that writes\nits schema facet by hand"
+    )
     namespace = "abfss://" + "very-long-container-name@storageaccount" * 3 + ".dfs.core.windows.net"
-    report = BackfillReport("backfill", Tally(events_read=1_234_567, refused=Counter({reason: 3, "400 b": 1})),
-                            processes_written=12, unmatched_namespaces=[(namespace, 7), ("dbfs", 2)])
+    report = BackfillReport(
+        "backfill",
+        Tally(events_read=1_234_567, refused=Counter({reason: 3, "400 b": 1})),
+        processes_written=12,
+        unmatched_namespaces=[(namespace, 7), ("dbfs", 2)],
+    )
     lines = report.table().splitlines()[1:]
     assert len(lines) == 21 and all(line.rstrip()[-1:].isdigit() for line in lines)
     assert {len(line) for line in lines} == {2 + 60 + 2 + 10}  # the value column ends at the same place

@@ -1,4 +1,5 @@
 """The Airflow DAG and task an orchestrated run names, and the parent facet that names them."""
+
 from __future__ import annotations
 
 from olparser.lineage.identity import JobRef

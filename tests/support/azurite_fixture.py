@@ -9,6 +9,7 @@ apart by their own queue, container and table names (a random suffix each). With
 when run by hand (run `npm ci`) and fail under `make test` (OL2PURVIEW_TESTS_STRICT=1) and in CI (CI=true), where a
 missing emulator must not pass silently.
 """
+
 from __future__ import annotations
 
 import os

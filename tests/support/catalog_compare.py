@@ -1,5 +1,7 @@
 """Two catalogs written by different paths (backfill, serve) hold the same entities and edges."""
+
 from __future__ import annotations
+
 
 def assert_same_catalog(backfilled: tuple[list[dict], set], served: tuple[list[dict], set]) -> None:
     """Equal entities (every attribute and relationship) and lineage relations."""

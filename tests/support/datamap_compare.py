@@ -1,10 +1,12 @@
 """Comparing the embedded catalog's answers with the documented Data Map examples (key by key)."""
+
 from __future__ import annotations
 
 from typing import Any
 
-FREE_FORM = frozenset({"attributes", "guidAssignments", "guidEntityMap", "referredEntities", "widthCounts",
-                       "relationshipAttributes"})  # keyed by data (guids, attribute names): only their values' types
+FREE_FORM = frozenset(
+    {"attributes", "guidAssignments", "guidEntityMap", "referredEntities", "widthCounts", "relationshipAttributes"}
+)  # keyed by data (guids, attribute names): only their values' types
 
 
 def kind(value: Any) -> str:
@@ -35,6 +37,9 @@ def paths(value: Any, prefix: str = "$") -> dict[str, set[str]]:
 def compare(ours: Any, documented: Any) -> tuple[set[str], set[str], dict[str, tuple[set[str], set[str]]]]:
     """(paths only documented, paths only ours, paths whose types differ and are not null on one side)."""
     a, b = paths(ours), paths(documented)
-    differ = {p: (a[p], b[p]) for p in a.keys() & b.keys()
-              if a[p] != b[p] and not ({"null"} in (a[p] - b[p], b[p] - a[p]) or a[p] & b[p])}
+    differ = {
+        p: (a[p], b[p])
+        for p in a.keys() & b.keys()
+        if a[p] != b[p] and not ({"null"} in (a[p] - b[p], b[p] - a[p]) or a[p] & b[p])
+    }
     return b.keys() - a.keys(), a.keys() - b.keys(), differ

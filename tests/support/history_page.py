@@ -1,4 +1,5 @@
 """Driving the lineage page in Chromium: open it, open a node's inputs, set the time window."""
+
 from __future__ import annotations
 
 from typing import Any, Iterator

@@ -1,5 +1,6 @@
 """`spark backfill`'s lifecycle steps run on a catalog fake, for the tests of dropped and renamed tables that mix the
 batch and the live paths (tests/unit/pipeline/test_lifecycle.py, test_lifecycle_order.py)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,8 +20,10 @@ def backfill(store: Any, catalog: Any, engine: Any, *runs: tuple[str, list[dict[
     from tools.spark.catalog import PlanWriter
     from tools.spark.runs import PLANNED, batch_marks, lifecycle_keys, plan_run, selected_plan, standing_changes
 
-    results = [plan_run(key, [zlib.compress(json.dumps(e).encode()) for e in events], engine, LineageOptions())
-               for key, events in runs]
+    results = [
+        plan_run(key, [zlib.compress(json.dumps(e).encode()) for e in events], engine, LineageOptions())
+        for key, events in runs
+    ]
     assert {r.status for r in results} == {PLANNED}
     selected = [selected_plan(result, {}, {}) for result in results]
     writer = object.__new__(PlanWriter)
@@ -32,8 +35,9 @@ def backfill(store: Any, catalog: Any, engine: Any, *runs: tuple[str, list[dict[
     written: dict = {}
     for key, order in (pair for s in selected for pair in lifecycle_keys(s, wanted)):
         written[key] = max(order, written.get(key, order))
-    return writer.apply_lifecycle(standing_changes(changing, written), stats.links,
-                                  batch_marks(changing, written, stats.links)).deleted
+    return writer.apply_lifecycle(
+        standing_changes(changing, written), stats.links, batch_marks(changing, written, stats.links)
+    ).deleted
 
 
 class BatchCatalog(FakeCatalog):

@@ -1,4 +1,5 @@
 """A pipeline over a fake catalog, and the constants and column-lineage inputs the pipeline tests share."""
+
 from __future__ import annotations
 
 import json
@@ -36,9 +37,16 @@ class Clock:
 
 def make_pipeline(store, engine, catalog, clock=None, resolver=None, **policy) -> LineagePipeline:
     clock = clock or Clock()
-    return LineagePipeline(store, engine, LineageOptions(), catalog,
-                           WritePolicy(**{"environment_wait_seconds": 0, **policy}), clock=clock, sleep=clock.sleep,
-                           resolver=resolver)
+    return LineagePipeline(
+        store,
+        engine,
+        LineageOptions(),
+        catalog,
+        WritePolicy(**{"environment_wait_seconds": 0, **policy}),
+        clock=clock,
+        sleep=clock.sleep,
+        resolver=resolver,
+    )
 
 
 def _cll(shared_dir: Path, *numbers: int) -> list[dict]:

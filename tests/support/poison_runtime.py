@@ -1,4 +1,5 @@
 """A runtime whose catalog rejects a type it does not know: what goes to the poison queue at once."""
+
 from __future__ import annotations
 
 from olparser.adapters.catalog import CatalogRejected
@@ -6,12 +7,24 @@ from olparser.adapters.delivery.queues import SqliteQueueService
 from olparser.naming import MappingEngine
 
 RULE_LIST = [
-    {"name": "kafkaTopic", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafka"}],
-     "qualifiedName": "kafka://{nameGroups[0]}", "purviewDataType": "kafka_topic_made_up"},
-    {"name": "kafkaCompacted", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafkac"}],
-     "qualifiedName": "kafkac://{nameGroups[0]}", "purviewDataType": "kafka_topic_made_up"},
-    {"name": "lake", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "abfss"}],
-     "qualifiedName": "https://{nameGroups[0]}", "purviewDataType": "azure_datalake_gen2_path"},
+    {
+        "name": "kafkaTopic",
+        "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafka"}],
+        "qualifiedName": "kafka://{nameGroups[0]}",
+        "purviewDataType": "kafka_topic_made_up",
+    },
+    {
+        "name": "kafkaCompacted",
+        "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafkac"}],
+        "qualifiedName": "kafkac://{nameGroups[0]}",
+        "purviewDataType": "kafka_topic_made_up",
+    },
+    {
+        "name": "lake",
+        "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "abfss"}],
+        "qualifiedName": "https://{nameGroups[0]}",
+        "purviewDataType": "azure_datalake_gen2_path",
+    },
 ]
 
 

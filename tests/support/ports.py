@@ -1,4 +1,5 @@
 """Loopback ports for the servers tests start."""
+
 from __future__ import annotations
 
 import socket

@@ -1,4 +1,5 @@
 """qn-tester run as a user runs it (a subprocess), on the shipped rules."""
+
 from __future__ import annotations
 
 import os

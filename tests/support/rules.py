@@ -10,6 +10,7 @@ sets OL_TO_PURVIEW_MAPPINGS_PATH to `MAPPINGS_PATH` in os.environ when it is imp
 function_app.py a test imports reads the shipped rules. A test that builds a child's environment from scratch passes
 OL_TO_PURVIEW_MAPPINGS_PATH itself.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,5 +38,7 @@ BROKEN_RULES = """[
    "qualifiedName": "x://{nameGroups[0]}", "purviewDataType": "t"}
 ]
 """
-BROKEN_RULES_PROBLEM = ("{path}:4:3: rule 1 'broken', field parserConditions[0].compare: '~' is not one of ['=', '!=', "
-                        "'contains', 'notcontains', 'icontains', 'startswith', 'endswith', 'contains-in', '>', '<']")
+BROKEN_RULES_PROBLEM = (
+    "{path}:4:3: rule 1 'broken', field parserConditions[0].compare: '~' is not one of ['=', '!=', "
+    "'contains', 'notcontains', 'icontains', 'startswith', 'endswith', 'contains-in', '>', '<']"
+)

@@ -1,4 +1,5 @@
 """Runs over datasets a scanner registered: their names, the notebook run that reads them, stable answers."""
+
 from __future__ import annotations
 
 import copy
@@ -18,20 +19,39 @@ def stable(entity: dict[str, Any]) -> str:
 
 
 def dataset(namespace: str, name: str, **facets: Any) -> dict[str, Any]:
-    return {"namespace": namespace, "name": name, "facets": {"schema": {
-        "_producer": dr.PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
-        "fields": [{"name": "id", "type": "long"}, {"name": "amount", "type": "decimal(10,2)"}]}, **facets}}
+    return {
+        "namespace": namespace,
+        "name": name,
+        "facets": {
+            "schema": {
+                "_producer": dr.PRODUCER,
+                "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+                "fields": [{"name": "id", "type": "long"}, {"name": "amount", "type": "decimal(10,2)"}],
+            },
+            **facets,
+        },
+    }
 
 
-def notebook_run(number: int, statement: str, inputs: list[dict[str, Any]], output: dict[str, Any], *,
-                 started: datetime | None = None) -> list[dict]:
+def notebook_run(
+    number: int,
+    statement: str,
+    inputs: list[dict[str, Any]],
+    output: dict[str, Any],
+    *,
+    started: datetime | None = None,
+) -> list[dict]:
     """A Databricks notebook run (START, RUNNING with the environment, COMPLETE) with these datasets; the output's
     `id` and `amount` come from the first input."""
     events = dr.events(dr.orders_run(number, started or dr.T0.replace(hour=number % 24), statement=statement))
-    lineage = {"_producer": dr.PRODUCER,
-               "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
-               "fields": {column: {"inputFields": [{"namespace": inputs[0]["namespace"], "name": inputs[0]["name"],
-                                                    "field": column}]} for column in ("id", "amount")}}
+    lineage = {
+        "_producer": dr.PRODUCER,
+        "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
+        "fields": {
+            column: {"inputFields": [{"namespace": inputs[0]["namespace"], "name": inputs[0]["name"], "field": column}]}
+            for column in ("id", "amount")
+        },
+    }
     for event in events:
         event["inputs"] = copy.deepcopy(inputs)
         event["outputs"] = [copy.deepcopy(output)]

@@ -11,6 +11,7 @@ equivalence tests: one builder, so every test sends the same shapes.
   ColumnLineageDatasetFacet's `fields`, spec/facets/ColumnLineageDatasetFacet.json line 13): each output's process
   lists only its own input.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -35,40 +36,72 @@ def _schema(*columns: str) -> dict[str, Any]:
 
 def temporary(name: str, *columns: str) -> dict[str, Any]:
     """A temporary dataset as examples.md lines 254-262 write it: `inmemory://`, datasetType JOB_OUTPUT/TEMPORARY."""
-    return {"namespace": "inmemory://", "name": name, "facets": {
-        "datasetType": _facet("1-0-0/DatasetTypeDatasetFacet.json", datasetType="JOB_OUTPUT", subType="TEMPORARY"),
-        "schema": _schema(*columns)}}
+    return {
+        "namespace": "inmemory://",
+        "name": name,
+        "facets": {
+            "datasetType": _facet("1-0-0/DatasetTypeDatasetFacet.json", datasetType="JOB_OUTPUT", subType="TEMPORARY"),
+            "schema": _schema(*columns),
+        },
+    }
 
 
 def lake(path: str, *columns: str, lineage: dict[str, list[tuple[str, str, str]]] | None = None) -> dict[str, Any]:
     """A dataset of the lake; `lineage`: output column -> [(namespace, name, field)] of its direct inputs."""
     facets: dict[str, Any] = {"schema": _schema(*columns)} if columns else {}
     if lineage:
-        facets["columnLineage"] = _facet("1-2-0/ColumnLineageDatasetFacet.json", fields={
-            column: {"inputFields": [{"namespace": ns, "name": name, "field": field,
-                                      "transformations": [{"type": "DIRECT", "subtype": "IDENTITY",
-                                                           "description": "", "masking": False}]}
-                                     for ns, name, field in sources]}
-            for column, sources in lineage.items()})
+        facets["columnLineage"] = _facet(
+            "1-2-0/ColumnLineageDatasetFacet.json",
+            fields={
+                column: {
+                    "inputFields": [
+                        {
+                            "namespace": ns,
+                            "name": name,
+                            "field": field,
+                            "transformations": [
+                                {"type": "DIRECT", "subtype": "IDENTITY", "description": "", "masking": False}
+                            ],
+                        }
+                        for ns, name, field in sources
+                    ]
+                }
+                for column, sources in lineage.items()
+            },
+        )
     return {"namespace": LAKE, "name": path, "facets": facets}
 
 
-def run_events(run_id: str, job: str, started: datetime, inputs: list[dict], outputs: list[dict], *,
-               parent: str | None) -> list[dict[str, Any]]:
+def run_events(
+    run_id: str, job: str, started: datetime, inputs: list[dict], outputs: list[dict], *, parent: str | None
+) -> list[dict[str, Any]]:
     """START (datasets without facets) and COMPLETE (with them) of one task run; `parent`: the ETL job's runId
     (examples.md lines 220-228, ParentRunFacet)."""
-    run_facets = {"parent": _facet("1-0-0/ParentRunFacet.json", run={"runId": parent},
-                                   job={"namespace": JOB_NAMESPACE, "name": ETL_JOB})} if parent else {}
+    run_facets = (
+        {
+            "parent": _facet(
+                "1-0-0/ParentRunFacet.json", run={"runId": parent}, job={"namespace": JOB_NAMESPACE, "name": ETL_JOB}
+            )
+        }
+        if parent
+        else {}
+    )
 
     def event(kind: str, minutes: int, full: bool) -> dict[str, Any]:
         def datasets(items: list[dict]) -> list[dict]:
             return [item if full else {"namespace": item["namespace"], "name": item["name"]} for item in items]
-        return {"eventType": kind, "eventTime": (started + timedelta(minutes=minutes)).isoformat(),
-                "producer": PRODUCER,
-                "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-                "run": {"runId": run_id, "facets": run_facets},
-                "job": {"namespace": JOB_NAMESPACE, "name": job}, "inputs": datasets(inputs),
-                "outputs": datasets(outputs)}
+
+        return {
+            "eventType": kind,
+            "eventTime": (started + timedelta(minutes=minutes)).isoformat(),
+            "producer": PRODUCER,
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": run_id, "facets": run_facets},
+            "job": {"namespace": JOB_NAMESPACE, "name": job},
+            "inputs": datasets(inputs),
+            "outputs": datasets(outputs),
+        }
+
     return [event("START", 0, False), event("COMPLETE", 1, True)]
 
 
@@ -82,31 +115,71 @@ def etl_chain(seed: str = "etl", started: datetime = T0) -> list[dict[str, Any]]
     load = temporary("orders.Load task", "id", "amount")
     transformed = temporary("orders.Transform task", "id", "amount", "rate")
     return [
-        *run_events(run_id(f"{seed}/load"), f"{ETL_JOB}.Load task", started,
-                    [lake("/raw/orders", "id", "amount")], [load], parent=parent),
-        *run_events(run_id(f"{seed}/transform"), f"{ETL_JOB}.Transform task", started + timedelta(minutes=2),
-                    [load, lake("/raw/rates", "rate")], [transformed], parent=parent),
-        *run_events(run_id(f"{seed}/save"), f"{ETL_JOB}.Save task", started + timedelta(minutes=4),
-                    [transformed], [lake("/curated/orders", "id", "amount", lineage={
+        *run_events(
+            run_id(f"{seed}/load"),
+            f"{ETL_JOB}.Load task",
+            started,
+            [lake("/raw/orders", "id", "amount")],
+            [load],
+            parent=parent,
+        ),
+        *run_events(
+            run_id(f"{seed}/transform"),
+            f"{ETL_JOB}.Transform task",
+            started + timedelta(minutes=2),
+            [load, lake("/raw/rates", "rate")],
+            [transformed],
+            parent=parent,
+        ),
+        *run_events(
+            run_id(f"{seed}/save"),
+            f"{ETL_JOB}.Save task",
+            started + timedelta(minutes=4),
+            [transformed],
+            [
+                lake(
+                    "/curated/orders",
+                    "id",
+                    "amount",
+                    lineage={
                         "id": [("inmemory://", "orders.Transform task", "id")],
-                        "amount": [("inmemory://", "orders.Transform task", "amount")]})], parent=parent),
+                        "amount": [("inmemory://", "orders.Transform task", "amount")],
+                    },
+                )
+            ],
+            parent=parent,
+        ),
     ]
 
 
 def two_outputs(seed: str = "split", started: datetime = T0) -> list[dict[str, Any]]:
     """One run, two outputs with disjoint column lineage, and an input (rates) no output's lineage names."""
-    return run_events(run_id(seed), "split_orders", started,
-                      [lake("/raw/orders", "id", "amount"), lake("/raw/customers", "id", "name"),
-                       lake("/raw/rates", "rate")],
-                      [lake("/gold/order_amounts", "id", "amount",
-                            lineage={"id": [(LAKE, "/raw/orders", "id")], "amount": [(LAKE, "/raw/orders", "amount")]}),
-                       lake("/gold/customer_names", "id", "name",
-                            lineage={"id": [(LAKE, "/raw/customers", "id")],
-                                     "name": [(LAKE, "/raw/customers", "name")]})],
-                      parent=run_id(f"{seed}/job"))
+    return run_events(
+        run_id(seed),
+        "split_orders",
+        started,
+        [lake("/raw/orders", "id", "amount"), lake("/raw/customers", "id", "name"), lake("/raw/rates", "rate")],
+        [
+            lake(
+                "/gold/order_amounts",
+                "id",
+                "amount",
+                lineage={"id": [(LAKE, "/raw/orders", "id")], "amount": [(LAKE, "/raw/orders", "amount")]},
+            ),
+            lake(
+                "/gold/customer_names",
+                "id",
+                "name",
+                lineage={"id": [(LAKE, "/raw/customers", "id")], "name": [(LAKE, "/raw/customers", "name")]},
+            ),
+        ],
+        parent=run_id(f"{seed}/job"),
+    )
 
 
 # What the catalog must show (process output qualifiedName -> its input qualifiedNames, sorted).
 ETL_EDGES = {f"{LAKE_QN}/curated/orders": [f"{LAKE_QN}/raw/orders", f"{LAKE_QN}/raw/rates"]}
-TWO_OUTPUT_EDGES = {f"{LAKE_QN}/gold/order_amounts": [f"{LAKE_QN}/raw/orders", f"{LAKE_QN}/raw/rates"],
-                    f"{LAKE_QN}/gold/customer_names": [f"{LAKE_QN}/raw/customers", f"{LAKE_QN}/raw/rates"]}
+TWO_OUTPUT_EDGES = {
+    f"{LAKE_QN}/gold/order_amounts": [f"{LAKE_QN}/raw/orders", f"{LAKE_QN}/raw/rates"],
+    f"{LAKE_QN}/gold/customer_names": [f"{LAKE_QN}/raw/customers", f"{LAKE_QN}/raw/rates"],
+}

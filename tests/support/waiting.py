@@ -1,4 +1,5 @@
 """The one way tests wait: on a condition, polled, with a generous limit (tests/unit/test_no_timing.py)."""
+
 from __future__ import annotations
 
 import time

@@ -1,4 +1,5 @@
 """Fixtures shared by the unit tests: queue services (the same contract runs on the SQLite queues and on Azurite)."""
+
 from __future__ import annotations
 
 import uuid

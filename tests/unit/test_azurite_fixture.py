@@ -1,6 +1,7 @@
 """One Azurite per test session: the `azurite` fixture is defined in exactly one place (tests/support/azurite_fixture.py,
 registered by tests/conftest.py), because every conftest or test module that imports a session fixture holds a
 definition of its own, and pytest starts one emulator per definition."""
+
 from __future__ import annotations
 
 import ast
@@ -26,8 +27,12 @@ def definitions_of_the_azurite_fixture(path: Path, root: Path = PROJECT_ROOT) ->
 def test_the_fixture_is_defined_once_and_registered_for_the_whole_session():
     from tests import conftest
 
-    elsewhere = [where for path in sorted(TESTS.rglob("*.py")) if path != FIXTURE_MODULE
-                 for where in definitions_of_the_azurite_fixture(path)]
+    elsewhere = [
+        where
+        for path in sorted(TESTS.rglob("*.py"))
+        if path != FIXTURE_MODULE
+        for where in definitions_of_the_azurite_fixture(path)
+    ]
     assert elsewhere == []
     [definition] = definitions_of_the_azurite_fixture(FIXTURE_MODULE)
     assert definition.startswith("tests/support/azurite_fixture.py:") and definition.endswith(" defines it")
@@ -35,6 +40,7 @@ def test_the_fixture_is_defined_once_and_registered_for_the_whole_session():
 
 
 def test_an_import_of_the_fixture_counts_as_a_definition(tmp_path):
-    (tmp_path / "conftest.py").write_text("import pytest\nfrom tests.support.azurite_fixture import azurite  # noqa\n",
-                                          encoding="utf-8")
+    (tmp_path / "conftest.py").write_text(
+        "import pytest\nfrom tests.support.azurite_fixture import azurite  # noqa\n", encoding="utf-8"
+    )
     assert definitions_of_the_azurite_fixture(tmp_path / "conftest.py", tmp_path) == ["conftest.py:2 imports it"]

@@ -4,6 +4,7 @@ the code's defaults; the queue, container and table names match the function's b
 and it describes a Linux Python 3.11 Function App with a managed identity, Application Insights and lifecycle rules.
 
 When a setting is added to olparser/settings.py, the second test fails naming it: add it to the template."""
+
 from __future__ import annotations
 
 import ast
@@ -30,11 +31,15 @@ SET_BY_AZURE = {"WEBSITE_INSTANCE_ID": "set on every instance; tells Settings it
 # Set by the template for the platform (the Functions host, Application Insights), not read by our code.
 FOR_THE_PLATFORM = {"APPLICATIONINSIGHTS_CONNECTION_STRING", "APPLICATIONINSIGHTS_AUTHENTICATION_STRING"}
 # Read by the code but deliberately not set in Azure, and why.
-NOT_SET_IN_AZURE = {"AzureWebJobsStorage": "an account-key connection string; Azure uses AzureWebJobsStorage__* (identity)"}
+NOT_SET_IN_AZURE = {
+    "AzureWebJobsStorage": "an account-key connection string; Azure uses AzureWebJobsStorage__* (identity)"
+}
 # Settings whose template value deliberately differs from the code's local default, and why.
-AZURE_VALUES = {"run_state_store": "table: shared by scaled-out instances",
-                "data_dir": "/tmp: the app folder is read-only in Azure",
-                "archive_store": "blob: the archive lives in the storage account's lineage-archive container"}
+AZURE_VALUES = {
+    "run_state_store": "table: shared by scaled-out instances",
+    "data_dir": "/tmp: the app folder is read-only in Azure",
+    "archive_store": "blob: the archive lives in the storage account's lineage-archive container",
+}
 _EXPRESSION = re.compile(r"^\[(parameters|variables)\('([^']+)'\)\]$")
 
 
@@ -71,11 +76,18 @@ def settings_read_by_function_app() -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
             target = ast.unparse(node.func)
-            if target in ("os.environ.get", "environ.get", "os.getenv", "getenv") and \
-                    isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            if (
+                target in ("os.environ.get", "environ.get", "os.getenv", "getenv")
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
                 names.add(node.args[0].value)
-        if isinstance(node, ast.Subscript) and ast.unparse(node.value) in ("os.environ", "environ") and \
-                isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        if (
+            isinstance(node, ast.Subscript)
+            and ast.unparse(node.value) in ("os.environ", "environ")
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, str)
+        ):
             names.add(node.slice.value)
     return names
 
@@ -91,8 +103,9 @@ def resolve(value: Any) -> Any:
     if match is None:
         return value
     kind, name = match.groups()
-    return resolve(TEMPLATE["parameters"][name].get("defaultValue") if kind == "parameters"
-                   else TEMPLATE["variables"][name])
+    return resolve(
+        TEMPLATE["parameters"][name].get("defaultValue") if kind == "parameters" else TEMPLATE["variables"][name]
+    )
 
 
 def site() -> dict[str, Any]:
@@ -134,7 +147,8 @@ def test_every_setting_the_code_reads_is_set_and_every_setting_set_is_read():
     missing = sorted(read - template - set(SET_BY_AZURE) - set(NOT_SET_IN_AZURE))
     unknown = sorted(template - read - platform_settings())
     assert (missing, unknown) == ([], []), (
-        f"add these settings to deploy/azuredeploy.json: {missing}; these are set but nothing reads them: {unknown}")
+        f"add these settings to deploy/azuredeploy.json: {missing}; these are set but nothing reads them: {unknown}"
+    )
 
 
 def test_the_settings_carry_the_code_defaults_except_where_azure_needs_another_value():
@@ -148,10 +162,14 @@ def test_the_settings_carry_the_code_defaults_except_where_azure_needs_another_v
 
 
 def test_storage_names_match_the_bindings_and_the_code():
-    queues, containers, tables = (storage_child(kind) for kind in (
-        "Microsoft.Storage/storageAccounts/queueServices/queues",
-        "Microsoft.Storage/storageAccounts/blobServices/containers",
-        "Microsoft.Storage/storageAccounts/tableServices/tables"))
+    queues, containers, tables = (
+        storage_child(kind)
+        for kind in (
+            "Microsoft.Storage/storageAccounts/queueServices/queues",
+            "Microsoft.Storage/storageAccounts/blobServices/containers",
+            "Microsoft.Storage/storageAccounts/tableServices/tables",
+        )
+    )
     bound = {b.settings["queueName"] for b in QUEUE_BINDINGS}
     assert bound == {"lineage-events"}
     assert queues == bound | {poison_queue_name(q) for q in bound}
@@ -166,9 +184,11 @@ def test_storage_names_match_the_bindings_and_the_code():
 
 def test_the_claim_check_and_archive_containers_have_lifecycle_rules():
     [policy] = resources("Microsoft.Storage/storageAccounts/managementPolicies")
-    prefixes = {resolve(re.sub(r"^\[concat\((variables\('\w+'\)), '/'\)\]$", r"[\1]", prefix)): rule["definition"]
-                for rule in policy["properties"]["policy"]["rules"]
-                for prefix in rule["definition"]["filters"]["prefixMatch"]}
+    prefixes = {
+        resolve(re.sub(r"^\[concat\((variables\('\w+'\)), '/'\)\]$", r"[\1]", prefix)): rule["definition"]
+        for rule in policy["properties"]["policy"]["rules"]
+        for prefix in rule["definition"]["filters"]["prefixMatch"]
+    }
     assert set(prefixes) == {"lineage-events", "lineage-archive"}
     assert all("delete" in definition["actions"]["baseBlob"] for definition in prefixes.values())
 
@@ -193,9 +213,11 @@ def test_host_json_uses_the_queue_encoding_the_code_writes():
 
 
 # --- enterprise policy (#23 item 2) ----------------------------------------------------------------------------------
-STORAGE_DATA_ROLES = {"b7e6dc6d-f1e8-4753-8033-0f276bb0955b": "Storage Blob Data Owner",
-                      "974c5e8b-45b9-4653-ba55-5f855dd0fb88": "Storage Queue Data Contributor",
-                      "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3": "Storage Table Data Contributor"}
+STORAGE_DATA_ROLES = {
+    "b7e6dc6d-f1e8-4753-8033-0f276bb0955b": "Storage Blob Data Owner",
+    "974c5e8b-45b9-4653-ba55-5f855dd0fb88": "Storage Queue Data Contributor",
+    "0a9a7e1f-b9d0-4cc4-a60d-0319b160aaa3": "Storage Table Data Contributor",
+}
 MONITORING_METRICS_PUBLISHER = "3913510d-42f4-4e42-8a64-420c390055eb"
 TEMPLATE_TEXT = (PROJECT_ROOT / "deploy" / "azuredeploy.json").read_text(encoding="utf-8")
 
@@ -220,14 +242,24 @@ def test_the_identity_settings_point_the_host_and_the_code_at_the_template_stora
     settings = app_settings()
     assert resolve(settings["AzureWebJobsStorage__accountName"]) == TEMPLATE["variables"]["storageAccountName"]
     for service in ("blob", "queue", "table"):
-        assert settings[f"AzureWebJobsStorage__{service}ServiceUri"] == \
-            f"[reference(variables('storageId'), '2023-05-01').primaryEndpoints.{service}]"
+        assert (
+            settings[f"AzureWebJobsStorage__{service}ServiceUri"]
+            == f"[reference(variables('storageId'), '2023-05-01').primaryEndpoints.{service}]"
+        )
     # what the code makes of those settings once Azure has filled them in
-    deployed = Settings.from_env({"AzureWebJobsStorage__accountName": "ol2pxyz",
-                                  **{f"AzureWebJobsStorage__{s}ServiceUri": f"https://ol2pxyz.{s}.core.windows.net/"
-                                     for s in ("blob", "queue", "table")}})
+    deployed = Settings.from_env(
+        {
+            "AzureWebJobsStorage__accountName": "ol2pxyz",
+            **{
+                f"AzureWebJobsStorage__{s}ServiceUri": f"https://ol2pxyz.{s}.core.windows.net/"
+                for s in ("blob", "queue", "table")
+            },
+        }
+    )
     assert (deployed.storage_connection, deployed.storage_endpoints.queue) == (
-        None, "https://ol2pxyz.queue.core.windows.net")
+        None,
+        "https://ol2pxyz.queue.core.windows.net",
+    )
 
 
 def test_the_app_identity_gets_the_storage_data_roles_and_the_metrics_publisher_role():
@@ -250,14 +282,27 @@ def test_the_app_identity_gets_the_storage_data_roles_and_the_metrics_publisher_
 
 def test_vnet_integration_private_endpoints_and_public_access_are_parameters():
     parameters = TEMPLATE["parameters"]
-    assert {name: parameters[name]["defaultValue"] for name in (
-        "vnetSubnetId", "privateEndpointSubnetId", "purviewAccountResourceId", "privateDnsZoneIds",
-        "storagePublicNetworkAccess")} == {"vnetSubnetId": "", "privateEndpointSubnetId": "",
-                                           "purviewAccountResourceId": "", "privateDnsZoneIds": {},
-                                           "storagePublicNetworkAccess": "Enabled"}
+    assert {
+        name: parameters[name]["defaultValue"]
+        for name in (
+            "vnetSubnetId",
+            "privateEndpointSubnetId",
+            "purviewAccountResourceId",
+            "privateDnsZoneIds",
+            "storagePublicNetworkAccess",
+        )
+    } == {
+        "vnetSubnetId": "",
+        "privateEndpointSubnetId": "",
+        "purviewAccountResourceId": "",
+        "privateDnsZoneIds": {},
+        "storagePublicNetworkAccess": "Enabled",
+    }
     app = site()["properties"]
-    assert app["virtualNetworkSubnetId"] == \
-        "[if(empty(parameters('vnetSubnetId')), json('null'), parameters('vnetSubnetId'))]"
+    assert (
+        app["virtualNetworkSubnetId"]
+        == "[if(empty(parameters('vnetSubnetId')), json('null'), parameters('vnetSubnetId'))]"
+    )
     assert storage_account()["properties"]["publicNetworkAccess"] == "[parameters('storagePublicNetworkAccess')]"
     endpoints = resources("Microsoft.Network/privateEndpoints")
     [storage_pe] = [e for e in endpoints if e.get("copy")]
@@ -266,12 +311,16 @@ def test_vnet_integration_private_endpoints_and_public_access_are_parameters():
     assert storage_pe["condition"] == "[variables('usePrivateEndpoints')]"
     assert TEMPLATE["variables"]["storageServices"] == ["blob", "queue", "table"]  # every service the app uses
     [connection] = storage_pe["properties"]["privateLinkServiceConnections"]
-    assert connection["properties"] == {"privateLinkServiceId": "[variables('storageId')]",
-                                        "groupIds": ["[variables('storageServices')[copyIndex()]]"]}
+    assert connection["properties"] == {
+        "privateLinkServiceId": "[variables('storageId')]",
+        "groupIds": ["[variables('storageServices')[copyIndex()]]"],
+    }
     assert "parameters('purviewAccountResourceId')" in purview_pe["condition"]
     [connection] = purview_pe["properties"]["privateLinkServiceConnections"]
-    assert connection["properties"] == {"privateLinkServiceId": "[parameters('purviewAccountResourceId')]",
-                                        "groupIds": ["account"]}
+    assert connection["properties"] == {
+        "privateLinkServiceId": "[parameters('purviewAccountResourceId')]",
+        "groupIds": ["account"],
+    }
     assert all(e["properties"]["subnet"] == {"id": "[parameters('privateEndpointSubnetId')]"} for e in endpoints)
     zones = resources("Microsoft.Network/privateEndpoints/privateDnsZoneGroups")
     assert len(zones) == 2 and all("privateDnsZones" in zone["condition"] for zone in zones)
@@ -279,10 +328,15 @@ def test_vnet_integration_private_endpoints_and_public_access_are_parameters():
 
 def test_inbound_ip_restrictions_deny_everyone_else_once_a_range_is_given():
     assert TEMPLATE["parameters"]["allowedInboundIpRanges"] == {
-        "type": "array", "defaultValue": [], "metadata": TEMPLATE["parameters"]["allowedInboundIpRanges"]["metadata"]}
+        "type": "array",
+        "defaultValue": [],
+        "metadata": TEMPLATE["parameters"]["allowedInboundIpRanges"]["metadata"],
+    }
     config = site()["properties"]["siteConfig"]
-    assert config["ipSecurityRestrictionsDefaultAction"] == \
-        "[if(empty(parameters('allowedInboundIpRanges')), 'Allow', 'Deny')]"
+    assert (
+        config["ipSecurityRestrictionsDefaultAction"]
+        == "[if(empty(parameters('allowedInboundIpRanges')), 'Allow', 'Deny')]"
+    )
     [loop] = config["copy"]
     assert (loop["name"], loop["count"]) == ("ipSecurityRestrictions", "[length(parameters('allowedInboundIpRanges'))]")
     assert loop["input"]["action"] == "Allow"
@@ -292,8 +346,10 @@ def test_inbound_ip_restrictions_deny_everyone_else_once_a_range_is_given():
 
 def test_alerts_on_the_poison_queue_and_on_repeated_failures_notify_the_action_group():
     rules = {r["name"]: r["properties"] for r in resources("Microsoft.Insights/scheduledQueryRules")}
-    assert set(rules) == {"[concat(parameters('appName'), '-poison-queue')]",
-                          "[concat(parameters('appName'), '-failures')]"}
+    assert set(rules) == {
+        "[concat(parameters('appName'), '-poison-queue')]",
+        "[concat(parameters('appName'), '-failures')]",
+    }
     poison = rules["[concat(parameters('appName'), '-poison-queue')]"]
     failures = rules["[concat(parameters('appName'), '-failures')]"]
     [poison_criterion], [failure_criterion] = poison["criteria"]["allOf"], failures["criteria"]["allOf"]
@@ -302,13 +358,16 @@ def test_alerts_on_the_poison_queue_and_on_repeated_failures_notify_the_action_g
     assert (poison_criterion["operator"], poison_criterion["threshold"]) == ("GreaterThan", 0)
     assert failure_criterion["query"] == "requests | where success == false"
     assert (failure_criterion["operator"], failure_criterion["threshold"]) == (
-        "GreaterThanOrEqual", "[parameters('failureAlertThreshold')]")
+        "GreaterThanOrEqual",
+        "[parameters('failureAlertThreshold')]",
+    )
     for rule in (poison, failures):
         assert rule["autoMitigate"] is True  # resolved when the poison queue is empty again / failures stop
         assert rule["scopes"] == ["[variables('insightsId')]"]
         assert rule["actions"] == {"actionGroups": "[variables('alertActions')]"}
     assert TEMPLATE["variables"]["alertActions"] == (  # scheduledQueryRules take action group ids, as strings
-        "[if(empty(parameters('alertActionGroupId')), createArray(), createArray(parameters('alertActionGroupId')))]")
+        "[if(empty(parameters('alertActionGroupId')), createArray(), createArray(parameters('alertActionGroupId')))]"
+    )
     assert TEMPLATE["parameters"]["alertActionGroupId"]["defaultValue"] == ""
 
 
@@ -319,8 +378,11 @@ def test_the_poison_alert_finds_the_lines_our_code_logs_about_the_poison_queue(t
     from olparser.pipeline import DueReport
 
     service = SqliteQueueService(tmp_path / "queues.sqlite3")
-    monkeypatch.setattr(function_app, "process_runtime",
-                        lambda: type("Ticked", (), {"write_due_runs": lambda self: DueReport(poison_waiting=1)})())
+    monkeypatch.setattr(
+        function_app,
+        "process_runtime",
+        lambda: type("Ticked", (), {"write_due_runs": lambda self: DueReport(poison_waiting=1)})(),
+    )
     with caplog.at_level(logging.WARNING):
         assert poison_at_once(PoisonRuntime(service), "lineage-events", "{}", UNKNOWN, "run-1") is True
         function_app.write_due_runs(None)
@@ -334,7 +396,9 @@ def test_the_poison_alert_finds_the_lines_our_code_logs_about_the_poison_queue(t
 
 def test_the_outputs_give_the_function_url_and_the_lineage_endpoint():
     outputs = TEMPLATE["outputs"]
-    assert outputs["functionAppUrl"]["value"].startswith("[concat('https://', reference(resourceId('Microsoft.Web/sites'")
+    assert outputs["functionAppUrl"]["value"].startswith(
+        "[concat('https://', reference(resourceId('Microsoft.Web/sites'"
+    )
     assert outputs["lineageEndpointUrl"]["value"].endswith(".defaultHostName, '/api/v1/lineage')]")
 
 
@@ -351,9 +415,31 @@ def _strings(value: Any):
 
 def test_every_template_expression_is_well_formed():
     """Parentheses balance outside quotes, quotes close, and every function, parameter and variable named exists."""
-    known = {"parameters", "variables", "concat", "resourceId", "subscriptionResourceId", "reference",
-             "resourceGroup", "uniqueString", "environment", "if", "empty", "not", "and", "equals", "json", "length",
-             "items", "copyIndex", "add", "guid", "createArray", "createObject", "union"}
+    known = {
+        "parameters",
+        "variables",
+        "concat",
+        "resourceId",
+        "subscriptionResourceId",
+        "reference",
+        "resourceGroup",
+        "uniqueString",
+        "environment",
+        "if",
+        "empty",
+        "not",
+        "and",
+        "equals",
+        "json",
+        "length",
+        "items",
+        "copyIndex",
+        "add",
+        "guid",
+        "createArray",
+        "createObject",
+        "union",
+    }
     expressions = [s for s in _strings(TEMPLATE) if s.startswith("[") and s.endswith("]") and not s.startswith("[[")]
     assert len(expressions) > 80
     for expression in expressions:

@@ -1,6 +1,7 @@
 """The package Azure receives (the zip `deploy/package.py` builds from everything `.funcignore` does not leave out)
 works on its own: it imports without the local tools, the tests or `../shared`, and it carries the mapping rules and
 typedefs it loads."""
+
 from __future__ import annotations
 
 import subprocess
@@ -28,8 +29,13 @@ def _deployed_files(folder: Path) -> Path:
 
 def test_the_deployed_package_is_exactly_the_function_and_its_core(tmp_path):
     site = _deployed_files(tmp_path)
-    assert sorted(p.name for p in site.iterdir()) == ["config", "function_app.py", "host.json", "olparser",
-                                                      "requirements.txt"]
+    assert sorted(p.name for p in site.iterdir()) == [
+        "config",
+        "function_app.py",
+        "host.json",
+        "olparser",
+        "requirements.txt",
+    ]
 
 
 def test_the_deployed_package_imports_and_builds_its_parts_without_tools_tests_or_shared(tmp_path):
@@ -52,14 +58,21 @@ def test_the_deployed_package_imports_and_builds_its_parts_without_tools_tests_o
         "      rt.engine().map('abfss://raw@lake.dfs.core.windows.net', '/sales/orders').qualified_name,\n"
         "      *resource_set_names('https://lake.dfs.core.windows.net/raw/sales', ResourceSetRules.default()))\n"
     ) % (str(PROJECT_ROOT), str(site), str(site))
-    env = {"PATH": "/usr/bin:/bin", "WEBSITE_INSTANCE_ID": "instance-1", "PURVIEW_ACCOUNT_NAME": "contoso",
-           "AzureWebJobsStorage": "UseDevelopmentStorage=true"}
-    done = subprocess.run([sys.executable, "-c", script], cwd=site, env=env, capture_output=True, text=True,
-                          timeout=60)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "WEBSITE_INSTANCE_ID": "instance-1",
+        "PURVIEW_ACCOUNT_NAME": "contoso",
+        "AzureWebJobsStorage": "UseDevelopmentStorage=true",
+    }
+    done = subprocess.run([sys.executable, "-c", script], cwd=site, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.split() == ["9", "table", "purview",  # 9 functions: the re-link timer, two history endpoints
-                                   "https://lake.dfs.core.windows.net/raw/sales/orders",
-                                   "https://lake.dfs.core.windows.net/raw/sales/{SparkPartitions}"]
+    assert done.stdout.split() == [
+        "9",
+        "table",
+        "purview",  # 9 functions: the re-link timer, two history endpoints
+        "https://lake.dfs.core.windows.net/raw/sales/orders",
+        "https://lake.dfs.core.windows.net/raw/sales/{SparkPartitions}",
+    ]
 
 
 def test_the_zip_is_the_same_for_the_same_tree(tmp_path):
@@ -68,5 +81,10 @@ def test_the_zip_is_the_same_for_the_same_tree(tmp_path):
     _build_zip(second)
     assert first.read_bytes() == second.read_bytes()
     assert all(not part.startswith(".") and part != "__pycache__" for path in files for part in path.parts)
-    assert {path.parts[0] for path in files} == {"config", "function_app.py", "host.json", "olparser",
-                                                 "requirements.txt"}
+    assert {path.parts[0] for path in files} == {
+        "config",
+        "function_app.py",
+        "host.json",
+        "olparser",
+        "requirements.txt",
+    }

@@ -2,6 +2,7 @@
 is not in `nav` yet); the generated reference pages are what the code generates; and every command block of README
 and the site names commands and flags that exist (the Quickstart's blocks are also executed, in
 tests/e2e/test_readme.py)."""
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,24 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 DOCS = PROJECT_ROOT / "docs"
 README = PROJECT_ROOT / "README.md"
 # Programs other than ours that the documentation tells users to run (Azure CLI, Databricks CLI, ...).
-OTHER_PROGRAMS = {".", "cd", "export", "echo", "cat", "ls", "git", "jq", "az", "func", "databricks", "curl",
-                  "spark-submit", "pip", "python", ".venv/bin/python"}
+OTHER_PROGRAMS = {
+    ".",
+    "cd",
+    "export",
+    "echo",
+    "cat",
+    "ls",
+    "git",
+    "jq",
+    "az",
+    "func",
+    "databricks",
+    "curl",
+    "spark-submit",
+    "pip",
+    "python",
+    ".venv/bin/python",
+}
 
 
 def documents() -> list[Path]:
@@ -57,8 +74,13 @@ def check(command: str, known: dict, targets: set[str]) -> str | None:
         for word in words[1:]:
             if path + (word,) in known:
                 path += (word,)
-            elif not word.startswith(("[", "-", "<")) and word.isidentifier() and word.islower() and \
-                    len(path) == 1 and words[0] == "ol2purview":
+            elif (
+                not word.startswith(("[", "-", "<"))
+                and word.isidentifier()
+                and word.islower()
+                and len(path) == 1
+                and words[0] == "ol2purview"
+            ):
                 return f"`{word}` is not an ol2purview command"
         options = {o for action in known[path]._actions for o in action.option_strings}
         flags = set(re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", command))
@@ -86,13 +108,17 @@ def test_every_command_block_names_commands_and_flags_that_exist():
 
 def test_a_wrong_flag_or_command_in_a_block_is_found():
     known = parsers()
-    assert check("ol2purview serve --port 7071 --no-such-flag", known, set()) == \
-        "`ol2purview serve` has no option ['--no-such-flag']"
+    assert (
+        check("ol2purview serve --port 7071 --no-such-flag", known, set())
+        == "`ol2purview serve` has no option ['--no-such-flag']"
+    )
     assert check("ol2purview spark backfill ./x --since 2025-03-01", known, set()) is None
     assert check("ol2purview nosuch --x", known, set()) == "`nosuch` is not an ol2purview command"
     assert check("make nosuch", known, {"run"}) == "no make target ['nosuch']"
-    assert check("rm -rf /", known, set()) == "`rm` is neither a command of this project nor a program the " \
-                                              "documentation names"
+    assert (
+        check("rm -rf /", known, set()) == "`rm` is neither a command of this project nor a program the "
+        "documentation names"
+    )
 
 
 def test_the_generated_reference_pages_are_current():
@@ -105,15 +131,22 @@ def test_the_generated_reference_pages_are_current():
 def test_the_cli_page_has_every_command_and_sub_command():
     text = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
     headings = re.findall(r"^## (.+)$", text, re.M)
-    assert {"ol2purview catalog scan", "ol2purview spark system-lineage", "ol2purview spark backfill",
-            "qn-tester lint", "ol2purview serve"} <= set(headings)
+    assert {
+        "ol2purview catalog scan",
+        "ol2purview spark system-lineage",
+        "ol2purview spark backfill",
+        "qn-tester lint",
+        "ol2purview serve",
+    } <= set(headings)
     assert len(headings) == len(set(headings)) == len(cli.commands())
 
 
 def test_the_settings_page_shows_the_code_defaults():
-    rows = {line.split(" | ")[0].strip("| `"): line.split(" | ")[1]
-            for line in (DOCS / "reference" / "settings.md").read_text(encoding="utf-8").splitlines()
-            if line.startswith("| `")}
+    rows = {
+        line.split(" | ")[0].strip("| `"): line.split(" | ")[1]
+        for line in (DOCS / "reference" / "settings.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| `")
+    }
     assert rows["MAX_DATASETS_PER_RUN`, `MAX_PROCESS_EDGES_PER_RUN"] == "500, 10000"
     assert rows["RUN_HISTORY_DAYS"] == "400"
     assert rows["SQL_PARSE_TIMEOUT_SECONDS"] == "2"
@@ -135,11 +168,17 @@ def test_the_site_builds_strictly_with_a_page_that_is_not_in_nav(tmp_path):
     for name in ("mkdocs.yml", "README.md"):
         shutil.copy(PROJECT_ROOT / name, tmp_path / name)
     shutil.copytree(DOCS, tmp_path / "docs")
-    (tmp_path / "docs" / "guides" / "not-in-nav-yet.md").write_text("# Not in nav yet\n\nSee [the quickstart]"
-                                                                      "(quickstart.md).\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"})
+    (tmp_path / "docs" / "guides" / "not-in-nav-yet.md").write_text(
+        "# Not in nav yet\n\nSee [the quickstart](quickstart.md).\n", encoding="utf-8"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"NO_MKDOCS_2_WARNING": "1", "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "site" / "guides" / "not-in-nav-yet" / "index.html").is_file()
     quickstart = (tmp_path / "site" / "guides" / "quickstart" / "index.html").read_text(encoding="utf-8")

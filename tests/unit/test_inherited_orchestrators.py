@@ -2,6 +2,7 @@
 store (SQLite, Azure Tables on Azurite): an application run that an Airflow task ran records its parent and root, a
 SQL job of it looks them up, whichever comes first (events: tests/unit/lineage/test_inherited_orchestrator.py says
 where each part comes from)."""
+
 from __future__ import annotations
 
 from dataclasses import replace

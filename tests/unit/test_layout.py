@@ -3,6 +3,7 @@ olparser/adapters) imports nothing from the adapters, and olparser imports nothi
 never the reverse); bench imports nothing from tests; no module imports another package's private names (`_name`) or
 private modules; tools/ modules import each other relatively, since the wheel installs tools/ as `ol2purview_tools`
 (setup.py). Imports under `if TYPE_CHECKING:` are annotations only and are not counted."""
+
 from __future__ import annotations
 
 import ast
@@ -25,7 +26,8 @@ def _module_name(path: Path) -> str:
 def _is_type_checking(node: ast.If) -> bool:
     test = node.test
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _imports(tree: ast.AST, package: str) -> set[str]:
@@ -42,7 +44,7 @@ def _imports(tree: ast.AST, package: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([base] if base else []))
             for alias in node.names:  # `from package import module` depends on the module, not the package
                 found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base)
@@ -71,7 +73,7 @@ def private_imports(tree: ast.AST, package: str) -> list[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parent = package.split(".")[:len(package.split(".")) - node.level + 1]
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([base] if base else []))
             pairs = [(base, alias.name) for alias in node.names]
             pairs += [(base, part) for part in base.split(".")]
@@ -88,8 +90,11 @@ def _graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for module, path in files.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-        graph[module] = {name for name in _imports(ast.parse(path.read_text(encoding="utf-8")), package)
-                         if name in files and name != module}
+        graph[module] = {
+            name
+            for name in _imports(ast.parse(path.read_text(encoding="utf-8")), package)
+            if name in files and name != module
+        }
     return graph
 
 
@@ -140,40 +145,67 @@ def test_the_import_graph_has_no_circles():
 
 
 def test_the_pure_core_imports_nothing_from_the_adapters_or_the_tools():
-    crossings = sorted(f"{module} -> {target}" for module, targets in GRAPH.items() if _core(module)
-                       for target in targets if not _core(target))
+    crossings = sorted(
+        f"{module} -> {target}"
+        for module, targets in GRAPH.items()
+        if _core(module)
+        for target in targets
+        if not _core(target)
+    )
     assert crossings == []
 
 
 def test_olparser_imports_nothing_from_tools_and_bench_nothing_from_tests():
-    assert sorted(f"{m} -> {t}" for m, ts in GRAPH.items() if m.startswith("olparser")
-                  for t in ts if t.startswith("tools")) == []
-    bench_imports = {name for path in (PROJECT_ROOT / "bench").rglob("*.py")
-                     for name in _imports(ast.parse(path.read_text(encoding="utf-8")), "bench")}
+    assert (
+        sorted(
+            f"{m} -> {t}" for m, ts in GRAPH.items() if m.startswith("olparser") for t in ts if t.startswith("tools")
+        )
+        == []
+    )
+    bench_imports = {
+        name
+        for path in (PROJECT_ROOT / "bench").rglob("*.py")
+        for name in _imports(ast.parse(path.read_text(encoding="utf-8")), "bench")
+    }
     assert sorted(name for name in bench_imports if name == "tests" or name.startswith("tests.")) == []
 
 
 def test_no_module_imports_another_packages_private_names():
-    found = {module: names for module, path in FILES.items()
-             if (names := private_imports(ast.parse(path.read_text(encoding="utf-8")),
-                                          module if path.name == "__init__.py" else module.rpartition(".")[0]))}
+    found = {
+        module: names
+        for module, path in FILES.items()
+        if (
+            names := private_imports(
+                ast.parse(path.read_text(encoding="utf-8")),
+                module if path.name == "__init__.py" else module.rpartition(".")[0],
+            )
+        )
+    }
     assert found == {}
 
 
 def test_a_private_import_from_another_package_is_seen():
-    tree = ast.parse("from olparser.naming.engine import _cache\nfrom ..spark import _rows\nfrom .jobs import _own\n"
-                     "import olparser._hidden\nfrom olparser.runs import merge\n")
+    tree = ast.parse(
+        "from olparser.naming.engine import _cache\nfrom ..spark import _rows\nfrom .jobs import _own\n"
+        "import olparser._hidden\nfrom olparser.runs import merge\n"
+    )
     assert private_imports(tree, "tools.catalog") == [
-        "olparser._hidden -> _hidden", "olparser.naming.engine -> _cache", "tools.spark -> _rows"]
+        "olparser._hidden -> _hidden",
+        "olparser.naming.engine -> _cache",
+        "tools.spark -> _rows",
+    ]
 
 
 def test_tools_modules_import_each_other_relatively():
     """In the wheel, tools/ is `ol2purview_tools`: an absolute `tools.` import would load another distribution's
     `tools` (or none). Only the spark-submit script, run by path, names both (tools/spark/main.py)."""
-    absolute = sorted(f"{module} -> {name}" for module, path in FILES.items() if module.startswith("tools.")
-                      and module != "tools.spark.main"
-                      for name in _imports(ast.parse(path.read_text(encoding="utf-8")), "")
-                      if name == "tools" or name.startswith("tools."))
+    absolute = sorted(
+        f"{module} -> {name}"
+        for module, path in FILES.items()
+        if module.startswith("tools.") and module != "tools.spark.main"
+        for name in _imports(ast.parse(path.read_text(encoding="utf-8")), "")
+        if name == "tools" or name.startswith("tools.")
+    )
     assert absolute == []
 
 
@@ -183,8 +215,10 @@ def test_the_graph_is_read_from_the_source():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-@pytest.mark.parametrize("package", sorted(p.parent.relative_to(PROJECT_ROOT).as_posix()
-                                           for p in (PROJECT_ROOT / "olparser").rglob("__init__.py")))
+@pytest.mark.parametrize(
+    "package",
+    sorted(p.parent.relative_to(PROJECT_ROOT).as_posix() for p in (PROJECT_ROOT / "olparser").rglob("__init__.py")),
+)
 def test_every_package_says_what_it_is(package: str):
     tree = ast.parse((PROJECT_ROOT / package / "__init__.py").read_text(encoding="utf-8"))
     docstring = ast.get_docstring(tree) or ""
@@ -229,12 +263,20 @@ def _named_but_missing(text: str) -> list[str]:
 
 def test_every_module_a_docstring_names_exists():
     # a docstring that points at a file or module that was moved or renamed tells the reader something untrue
-    found = {f"{module}: {name}" for module, path in FILES.items() if module.split(".")[0] in ("olparser", "tools")
-             for text in _docstrings(ast.parse(path.read_text(encoding="utf-8"))) for name in _named_but_missing(text)}
+    found = {
+        f"{module}: {name}"
+        for module, path in FILES.items()
+        if module.split(".")[0] in ("olparser", "tools")
+        for text in _docstrings(ast.parse(path.read_text(encoding="utf-8")))
+        for name in _named_but_missing(text)
+    }
     assert sorted(found) == []
 
 
 def test_a_docstring_naming_a_missing_module_is_found():
     assert _named_but_missing("see olparser/writing.py and olparser.writing.write_plans") == []
     assert _named_but_missing("see olparser/nowhere.py, olparser.nowhere and olparser.writing.nothing") == [
-        "olparser/nowhere.py", "olparser.nowhere", "olparser.writing.nothing"]
+        "olparser/nowhere.py",
+        "olparser.nowhere",
+        "olparser.writing.nothing",
+    ]

@@ -10,6 +10,7 @@ reads a clock or a clock value is a timing assertion. (time.time() is left out: 
 between the stamps before and after the upload", which a loaded machine cannot make fail; the result of a call that
 was given a clock value is not one either.)
 """
+
 from __future__ import annotations
 
 import ast
@@ -23,7 +24,13 @@ CLOCKS |= {f"{name}_ns" for name in CLOCKS}
 
 
 PASS_ON = {"min", "max", "abs", "round", "float", "int", "sum", "next", "sorted", "list", "tuple"}  # keep clock values
-FILLS = {"append", "extend", "add", "insert", "appendleft"}  # `samples.append((time.monotonic(), n))`: a clock container
+FILLS = {
+    "append",
+    "extend",
+    "add",
+    "insert",
+    "appendleft",
+}  # `samples.append((time.monotonic(), n))`: a clock container
 ALL = -1  # a function whose whole result is a clock value (else: the positions of its returned tuple that are)
 
 
@@ -59,8 +66,13 @@ class _Clocks:
         """The names `node` gives a clock value."""
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         value = node.value
-        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and len(targets) == 1
-                and isinstance(targets[0], ast.Tuple) and ALL not in self.functions.get(value.func.id, {ALL})):
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and len(targets) == 1
+            and isinstance(targets[0], ast.Tuple)
+            and ALL not in self.functions.get(value.func.id, {ALL})
+        ):
             positions = self.functions[value.func.id]
             return {elt.id for i, elt in enumerate(targets[0].elts) if i in positions and isinstance(elt, ast.Name)}
         if not self.reads(value, names):
@@ -70,8 +82,12 @@ class _Clocks:
     def filled(self, node: ast.Call, names: set[str]) -> set[str]:
         """The container `node` puts a clock value into (`samples.append((time.monotonic(), calls))`), if any."""
         func = node.func
-        if (isinstance(func, ast.Attribute) and func.attr in FILLS and isinstance(func.value, ast.Name)
-                and any(self.reads(arg, names) for arg in node.args)):
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in FILLS
+            and isinstance(func.value, ast.Name)
+            and any(self.reads(arg, names) for arg in node.args)
+        ):
             return {func.value.id}
         return set()
 
@@ -80,12 +96,17 @@ class _Clocks:
         own = list(_own_nodes(scope))
         # a nested function filling a container of its scope counts too (a sampler thread's loop)
         calls = [n for n in ast.walk(scope) if isinstance(n, ast.Call)]
-        assignments = [n for n in own if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                       and n.value is not None]
+        assignments = [
+            n for n in own if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None
+        ]
         changed = True
         while changed:  # until no new name: `b = a - 1` after `a = time.monotonic()`, in any order
-            new = set().union(*(self.assigned(node, names) for node in assignments),
-                              *(self.filled(call, names) for call in calls)) - names
+            new = (
+                set().union(
+                    *(self.assigned(node, names) for node in assignments), *(self.filled(call, names) for call in calls)
+                )
+                - names
+            )
             names |= new
             changed = bool(new)
         return names
@@ -133,27 +154,51 @@ def module_paths() -> list[Path]:
     return sorted(p for p in TESTS.rglob("*.py") if "sample_app" not in p.parts)
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("import time\ndef t():\n    started = time.monotonic()\n    work()\n    assert time.monotonic() - started < 2\n", [5]),
-    ("import time\ndef t():\n    s = time.process_time()\n    e = time.process_time() - s\n    x = e * 2\n"
-     "    assert x < 0.5\n", [6]),
-    ("from time import perf_counter\ndef t():\n    assert perf_counter() < deadline\n", [3]),
-    ("import time\ndef t():\n    deadline = time.monotonic() + 10\n    while not done():\n"
-     "        assert time.monotonic() < deadline\n", [5]),
-    ("import time\ndef t():\n    calls = count()\n    time.sleep(0.1)\n    assert calls == 3\n", []),  # sleeping is no clock
-    ("def t():\n    time = 3\n    assert time == 3\n", []),
-    ("import time\ndef t():\n    report = sweep(now=time.monotonic() + 2)\n    assert report.failed == 0\n", []),
-    ("import time\ndef t():\n    start = int(time.time() * 1000)\n    assert created >= start\n", []),  # a stamp
-    ("import time\nstarted = time.monotonic()\ndef t():\n    assert started\n", []),  # another scope
-    ("import time\ndef t():\n    best = min(time.process_time() - s for s in x)\n    assert best < 1\n", [4]),
-    ("import time\ndef run():\n    s = time.process_time()\n    return time.process_time() - s, 3\n"
-     "def t():\n    cpu, calls = run()\n    assert calls == 3\n    assert cpu < 10\n", [8]),  # through a tuple
-    ("import time\ndef t():\n    samples = []\n    def sample():\n        samples.append((time.monotonic(), 3))\n"
-     "    first = next(s for s in samples if s[1] > 1)\n    rate = 3 / (samples[-1][0] - first[0])\n"
-     "    assert rate < 12\n", [8]),  # through a container filled by a nested function
-    ("import time\ndef least():\n    return time.process_time()\ndef ok():\n    return least() < 2\n"
-     "def t():\n    assert ok()\n", [7]),  # through two functions
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (
+            "import time\ndef t():\n    started = time.monotonic()\n    work()\n    assert time.monotonic() - started < 2\n",
+            [5],
+        ),
+        (
+            "import time\ndef t():\n    s = time.process_time()\n    e = time.process_time() - s\n    x = e * 2\n"
+            "    assert x < 0.5\n",
+            [6],
+        ),
+        ("from time import perf_counter\ndef t():\n    assert perf_counter() < deadline\n", [3]),
+        (
+            "import time\ndef t():\n    deadline = time.monotonic() + 10\n    while not done():\n"
+            "        assert time.monotonic() < deadline\n",
+            [5],
+        ),
+        (
+            "import time\ndef t():\n    calls = count()\n    time.sleep(0.1)\n    assert calls == 3\n",
+            [],
+        ),  # sleeping is no clock
+        ("def t():\n    time = 3\n    assert time == 3\n", []),
+        ("import time\ndef t():\n    report = sweep(now=time.monotonic() + 2)\n    assert report.failed == 0\n", []),
+        ("import time\ndef t():\n    start = int(time.time() * 1000)\n    assert created >= start\n", []),  # a stamp
+        ("import time\nstarted = time.monotonic()\ndef t():\n    assert started\n", []),  # another scope
+        ("import time\ndef t():\n    best = min(time.process_time() - s for s in x)\n    assert best < 1\n", [4]),
+        (
+            "import time\ndef run():\n    s = time.process_time()\n    return time.process_time() - s, 3\n"
+            "def t():\n    cpu, calls = run()\n    assert calls == 3\n    assert cpu < 10\n",
+            [8],
+        ),  # through a tuple
+        (
+            "import time\ndef t():\n    samples = []\n    def sample():\n        samples.append((time.monotonic(), 3))\n"
+            "    first = next(s for s in samples if s[1] > 1)\n    rate = 3 / (samples[-1][0] - first[0])\n"
+            "    assert rate < 12\n",
+            [8],
+        ),  # through a container filled by a nested function
+        (
+            "import time\ndef least():\n    return time.process_time()\ndef ok():\n    return least() < 2\n"
+            "def t():\n    assert ok()\n",
+            [7],
+        ),  # through two functions
+    ],
+)
 def test_the_check_finds_timing_assertions_and_only_them(source, expected):
     assert timing_assertions(source) == expected
 
@@ -164,4 +209,6 @@ def test_no_test_asserts_on_time():
         relative = path.relative_to(TESTS).as_posix()
         if lines := timing_assertions(path.read_text(encoding="utf-8")):
             found[relative] = lines
-    assert found == {}, "assert on a count of work instead (calls, polls, bytes), or wait with tests.support.waiting.wait_until"
+    assert found == {}, (
+        "assert on a count of work instead (calls, polls, bytes), or wait with tests.support.waiting.wait_until"
+    )

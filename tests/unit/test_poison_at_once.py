@@ -1,4 +1,5 @@
 """An unknown-type rejection goes to the poison queue at once, naming the rules that produce the type."""
+
 import json
 import logging
 
@@ -6,7 +7,7 @@ from olparser.adapters.catalog import CatalogRejected, CatalogUnavailable
 from olparser.adapters.delivery.poison import UnknownType, classify, poison_at_once, unknown_type_name
 from olparser.adapters.delivery.queues import SqliteQueueService
 from olparser.adapters.rules_file import ReloadingEngine
-from tests.support.poison_runtime import RULES, RULE_LIST, Runtime, UNKNOWN
+from tests.support.poison_runtime import RULE_LIST, RULES, UNKNOWN, Runtime
 
 
 def test_the_type_name_is_read_from_the_rejection():
@@ -20,10 +21,12 @@ def test_the_type_name_is_read_from_the_rejection():
 def test_the_rules_that_produce_the_type_are_named():
     assert classify(UNKNOWN, RULES.rules) == UnknownType("kafka_topic_made_up", ("kafkaTopic", "kafkaCompacted"))
     assert UnknownType("kafka_topic_made_up", ("kafkaTopic",)).describe() == (
-        "the catalog has no entity type 'kafka_topic_made_up' (produced by mapping rule(s) 'kafkaTopic')")
+        "the catalog has no entity type 'kafka_topic_made_up' (produced by mapping rule(s) 'kafkaTopic')"
+    )
     assert UnknownType("databricks_job", ()).describe() == (
         "the catalog has no entity type 'databricks_job' (no mapping rule produces it (one of the connector's own "
-        "types from olparser/lineage/typedefs?))")
+        "types from olparser/lineage/typedefs?))"
+    )
 
 
 def test_an_unknown_type_is_written_unchanged_to_the_poison_queue_with_one_error_line(tmp_path, caplog):
@@ -37,14 +40,18 @@ def test_an_unknown_type_is_written_unchanged_to_the_poison_queue_with_one_error
     assert [r.getMessage() for r in caplog.records] == [
         "runId=run-1 moved to lineage-events-poison at once, as no retry can fix it: the catalog has no entity type "
         "'kafka_topic_made_up' (produced by mapping rule(s) 'kafkaTopic', 'kafkaCompacted'). Add the type to the "
-        "catalog or change the rule (check with `qn-tester lint --catalog`), then `ol2purview requeue`"]
+        "catalog or change the rule (check with `qn-tester lint --catalog`), then `ol2purview requeue`"
+    ]
     service.close()
 
 
 def test_other_failures_are_left_to_the_queue_retries(tmp_path):
     service = SqliteQueueService(tmp_path / "queues.sqlite3")
-    for failure in (CatalogUnavailable("down", status=503), CatalogRejected(404, "ATLAS-404-00-00A", "gone"),
-                    RuntimeError("bug")):
+    for failure in (
+        CatalogUnavailable("down", status=503),
+        CatalogRejected(404, "ATLAS-404-00-00A", "gone"),
+        RuntimeError("bug"),
+    ):
         assert poison_at_once(Runtime(service), "lineage-events", "text", failure) is False
     assert service.queue("lineage-events-poison").approximate_count() == 0
     service.close()
@@ -72,7 +79,8 @@ def test_a_rule_fixed_since_the_event_was_mapped_means_a_retry_not_the_poison_qu
     assert [r.getMessage() for r in caplog.records if r.name.endswith("poison")] == [
         "runId=run-1: the catalog has no entity type 'kafka_topic_made_up' (produced by mapping rule(s) "
         "'kafkaTopic', 'kafkaCompacted'), but the mapping rules have changed since it was mapped: retried with the "
-        "new rules instead of moved to the poison queue"]
+        "new rules instead of moved to the poison queue"
+    ]
     assert engine.reloads == 1
     # mapped with the rules in force now: poisoned, naming the rules that mapped it
     assert poison_at_once(Reloading(service), "lineage-events", "text", UNKNOWN, "run-2", engine.current) is True

@@ -1,6 +1,7 @@
 """The `shared` marker (tests/shared_marker.py): the tests that need ../shared are found from the source, and a copy
 of the repository with no ../shared next to it (a clone from GitHub, which the workflow tests) collects without an
 error and deselects exactly them with `-m "not shared"`, saying how many."""
+
 from __future__ import annotations
 
 import os
@@ -10,8 +11,8 @@ import sys
 
 import pytest
 
-from tests.support.repository import PROJECT_ROOT, repository_copy
 from tests.shared_marker import reaching
+from tests.support.repository import repository_copy
 
 
 def test_the_names_that_reach_shared_are_found_across_modules():
@@ -27,12 +28,30 @@ def test_a_copy_without_shared_collects_and_deselects_the_marked_tests(tmp_path)
     root = repository_copy(tmp_path / "ol2purview")
     assert not (tmp_path / "shared").exists()
     env = {**os.environ, "PYTHONPATH": str(root)}
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly", "-p",
-                           "no:cacheprovider", "-m", "not shared"], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not shared",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    marked = re.search(r"^tests that need \.\./shared \(marker `shared`\): (\d+), deselected \(-m \"not shared\"\)$",
-                       done.stdout, re.M)
+    marked = re.search(
+        r"^tests that need \.\./shared \(marker `shared`\): (\d+), deselected \(-m \"not shared\"\)$", done.stdout, re.M
+    )
     counts = re.search(r"^(\d+)/(\d+) tests collected \((\d+) deselected\)", done.stdout, re.M)
     assert marked and counts, done.stdout[-2000:]
     assert int(marked.group(1)) == int(counts.group(3)) > 100

@@ -3,6 +3,7 @@
 Each case runs pytest in a subprocess on a small test folder with tests/conftest.py loaded as a plugin, so the hooks
 under test are the real ones.
 """
+
 from __future__ import annotations
 
 import os
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.azurite_fixture import require_azurite
 from tests.conftest import STRICT_ENV, skips_are_failures
+from tests.support.azurite_fixture import require_azurite
 from tests.support.repository import PROJECT_ROOT
 
 SKIPPING_TESTS = '''
@@ -36,10 +37,24 @@ def test_never_collected():
 
 def run_pytest(folder: Path, env_changes: dict[str, str]) -> subprocess.CompletedProcess:
     env = {name: value for name, value in os.environ.items() if name not in ("CI", STRICT_ENV)}
-    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:randomly", "-p", "no:cacheprovider",
-               "-q", "--rootdir", str(folder), str(folder)]
-    return subprocess.run(command, cwd=PROJECT_ROOT, env={**env, **env_changes}, capture_output=True, text=True,
-                          timeout=120)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "tests.conftest",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--rootdir",
+        str(folder),
+        str(folder),
+    ]
+    return subprocess.run(
+        command, cwd=PROJECT_ROOT, env={**env, **env_changes}, capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.fixture
@@ -55,7 +70,7 @@ def test_a_skip_fails_the_run_in_strict_mode(suite: Path, env_changes: dict[str,
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if "2 skipped, which fails the run" in line)
-    assert sorted(lines[header + 1:header + 3]) == [
+    assert sorted(lines[header + 1 : header + 3]) == [
         "test_skip_in_test.py::test_needs_a_browser: Skipped: chromium is not installed",
         "test_skip_module.py: Skipped: no emulator here",
     ]
@@ -69,10 +84,17 @@ def test_by_hand_a_skip_stays_a_skip(suite: Path) -> None:
     assert done.stdout.splitlines()[-1].startswith("1 passed, 2 skipped")
 
 
-@pytest.mark.parametrize("env, strict", [
-    ({}, False), ({"CI": "false"}, False), ({STRICT_ENV: "0"}, False),
-    ({"CI": "true"}, True), ({"CI": " TRUE "}, True), ({STRICT_ENV: "1"}, True),
-])
+@pytest.mark.parametrize(
+    "env, strict",
+    [
+        ({}, False),
+        ({"CI": "false"}, False),
+        ({STRICT_ENV: "0"}, False),
+        ({"CI": "true"}, True),
+        ({"CI": " TRUE "}, True),
+        ({STRICT_ENV: "1"}, True),
+    ],
+)
 def test_which_environments_are_strict(env: dict[str, str], strict: bool) -> None:
     assert skips_are_failures(env) is strict
 
@@ -80,5 +102,7 @@ def test_which_environments_are_strict(env: dict[str, str], strict: bool) -> Non
 def test_missing_azurite_fails_under_make_test(tmp_path: Path) -> None:
     with pytest.raises(pytest.fail.Exception) as failed:
         require_azurite(tmp_path / "azurite", env={STRICT_ENV: "1"})
-    assert str(failed.value) == (f"{STRICT_ENV}=1 (make test) and Azurite is not installed at {tmp_path / 'azurite'}: "
-                                 f"run `npm ci` (or `make node`) in {PROJECT_ROOT}")
+    assert str(failed.value) == (
+        f"{STRICT_ENV}=1 (make test) and Azurite is not installed at {tmp_path / 'azurite'}: "
+        f"run `npm ci` (or `make node`) in {PROJECT_ROOT}"
+    )

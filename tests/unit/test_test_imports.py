@@ -1,6 +1,7 @@
 """No test module imports another: what several tests share lives in fixtures (conftest.py) or in the tests/support
 package. Importing a test module runs its collection-time code again under another name and registers its tests
 twice when pytest collects it; a helper kept in a test module also breaks when that test is moved or deleted."""
+
 from __future__ import annotations
 
 import ast
@@ -21,7 +22,7 @@ def _absolute(module: str | None, level: int, importer: str, is_package: bool) -
     if not level:
         return module or ""
     base = importer.split(".")
-    base = base[:len(base) - level + (1 if is_package else 0)]
+    base = base[: len(base) - level + (1 if is_package else 0)]
     return ".".join([*base, *([module] if module else [])])
 
 
@@ -42,8 +43,11 @@ def imports_of_test_modules(path: Path, root: Path) -> list[tuple[int, str]]:
 
 
 def test_no_test_module_imports_another():
-    found = {str(path.relative_to(PROJECT_ROOT)): imported for path in sorted(TESTS.rglob("*.py"))
-             if (imported := imports_of_test_modules(path, PROJECT_ROOT))}
+    found = {
+        str(path.relative_to(PROJECT_ROOT)): imported
+        for path in sorted(TESTS.rglob("*.py"))
+        if (imported := imports_of_test_modules(path, PROJECT_ROOT))
+    }
     assert found == {}, "move what is shared into tests/support (or a fixture in conftest.py)"
 
 
@@ -51,10 +55,18 @@ def test_every_form_of_import_is_seen(tmp_path: Path):
     package = tmp_path / "tests" / "unit"
     package.mkdir(parents=True)
     module = package / "test_b.py"
-    module.write_text("import tests.unit.test_a\nfrom tests.unit.test_a import helper\nfrom tests.unit import test_a\n"
-                      "from .test_a import helper\nfrom . import test_a as a\nfrom tests.support.rules import X\n"
-                      "from .conftest import rule\n", encoding="utf-8")
+    module.write_text(
+        "import tests.unit.test_a\nfrom tests.unit.test_a import helper\nfrom tests.unit import test_a\n"
+        "from .test_a import helper\nfrom . import test_a as a\nfrom tests.support.rules import X\n"
+        "from .conftest import rule\n",
+        encoding="utf-8",
+    )
     assert imports_of_test_modules(module, tmp_path) == [
-        (1, "tests.unit.test_a"), (2, "tests.unit.test_a"), (2, "tests.unit.test_a.helper"),
-        (3, "tests.unit.test_a"), (4, "tests.unit.test_a"), (4, "tests.unit.test_a.helper"),
-        (5, "tests.unit.test_a")]
+        (1, "tests.unit.test_a"),
+        (2, "tests.unit.test_a"),
+        (2, "tests.unit.test_a.helper"),
+        (3, "tests.unit.test_a"),
+        (4, "tests.unit.test_a"),
+        (4, "tests.unit.test_a.helper"),
+        (5, "tests.unit.test_a"),
+    ]

@@ -1,4 +1,5 @@
 """The timers log at INFO only when a tick did something, at DEBUG otherwise (#23 item 8)."""
+
 from __future__ import annotations
 
 import logging
@@ -22,43 +23,65 @@ class Runtime:
         return self.relink
 
 
-@pytest.mark.parametrize("report,level", [
-    (DueReport(), logging.DEBUG),
-    (DueReport(written=2), logging.INFO),
-    (DueReport(failed=1), logging.INFO),
-    (DueReport(deletes_retried=1), logging.INFO),
-    (DueReport(purged=40), logging.INFO),
-    (DueReport(history_purged=3), logging.INFO),
-])
+@pytest.mark.parametrize(
+    "report,level",
+    [
+        (DueReport(), logging.DEBUG),
+        (DueReport(written=2), logging.INFO),
+        (DueReport(failed=1), logging.INFO),
+        (DueReport(deletes_retried=1), logging.INFO),
+        (DueReport(purged=40), logging.INFO),
+        (DueReport(history_purged=3), logging.INFO),
+    ],
+)
 def test_the_due_runs_timer(monkeypatch, caplog, report, level):
     monkeypatch.setattr(function_app, "process_runtime", lambda: Runtime(due=report))
     with caplog.at_level(logging.DEBUG, logger="ol2purview"):
         function_app.write_due_runs(SimpleNamespace(past_due=False))
-    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [(level, (
-        f"Timer: written={report.written} failed={report.failed} deletesRetried={report.deletes_retried} "
-        f"purged={report.purged} historyPurged={report.history_purged} pastDue=False"))]
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (
+            level,
+            (
+                f"Timer: written={report.written} failed={report.failed} deletesRetried={report.deletes_retried} "
+                f"purged={report.purged} historyPurged={report.history_purged} pastDue=False"
+            ),
+        )
+    ]
 
 
-@pytest.mark.parametrize("report,level", [
-    (RelinkReport(), logging.DEBUG),
-    (RelinkReport(checked=200, calls=3), logging.DEBUG),  # looked again, nothing new was scanned
-    (RelinkReport(checked=5, relinked=1, processes=2, deleted=1, calls=6), logging.INFO),
-])
+@pytest.mark.parametrize(
+    "report,level",
+    [
+        (RelinkReport(), logging.DEBUG),
+        (RelinkReport(checked=200, calls=3), logging.DEBUG),  # looked again, nothing new was scanned
+        (RelinkReport(checked=5, relinked=1, processes=2, deleted=1, calls=6), logging.INFO),
+    ],
+)
 def test_the_relink_timer(monkeypatch, caplog, report, level):
     monkeypatch.setattr(function_app, "process_runtime", lambda: Runtime(relink=report))
     with caplog.at_level(logging.DEBUG, logger="ol2purview"):
         function_app.relink_scanned_assets(SimpleNamespace(past_due=False))
     [logged] = caplog.records
-    assert (logged.levelno, logged.getMessage()) == (level, (
-        f"Re-link: checked={report.checked} relinked={report.relinked} processes={report.processes} "
-        f"deleted={report.deleted} kept={report.kept} calls={report.calls}"))
+    assert (logged.levelno, logged.getMessage()) == (
+        level,
+        (
+            f"Re-link: checked={report.checked} relinked={report.relinked} processes={report.processes} "
+            f"deleted={report.deleted} kept={report.kept} calls={report.calls}"
+        ),
+    )
 
 
 def test_the_timer_warns_while_the_poison_queue_holds_messages(monkeypatch, caplog):
     monkeypatch.setattr(function_app, "process_runtime", lambda: Runtime(due=DueReport(poison_waiting=2)))
     with caplog.at_level(logging.DEBUG, logger="ol2purview"):
         function_app.write_due_runs(SimpleNamespace(past_due=False))
-    assert [(r.levelno, r.getMessage()) for r in caplog.records][1:] == [(logging.WARNING, (
-        "lineage-events-poison holds 2 message(s): fix the cause, then `ol2purview requeue --all` "
-        "(docs/guides/operations.md)"))]
+    assert [(r.levelno, r.getMessage()) for r in caplog.records][1:] == [
+        (
+            logging.WARNING,
+            (
+                "lineage-events-poison holds 2 message(s): fix the cause, then `ol2purview requeue --all` "
+                "(docs/guides/operations.md)"
+            ),
+        )
+    ]
     assert caplog.records[0].levelno == logging.DEBUG  # nothing else happened: the Timer line stays at DEBUG

@@ -2,6 +2,7 @@
 carries what an installed connector needs (code, shipped rules, typedefs, the function app `serve` runs), and, once
 installed in a fresh virtual environment and run from an empty folder, uses the shipped rules and keeps its state in
 the working directory, not in site-packages (setup.py says how the wheel is laid out)."""
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,13 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel built from a copy of the repository (so that the build leaves no build/ folder in it)."""
     folder = tmp_path_factory.mktemp("wheel")
     source = repository_copy(folder / "source")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q", "-w", str(folder)],
-                          cwd=source, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "-q", "-w", str(folder)],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return next(folder.glob("ol2purview-*.whl"))
 
@@ -42,26 +48,42 @@ def test_the_wheel_claims_only_the_projects_own_top_level_names(wheel: Path):
 
 def test_the_wheel_carries_the_code_the_rules_the_typedefs_and_the_app(wheel: Path):
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert {"olparser/naming/shipped/OlToPurviewMappings.json", "olparser/lineage/typedefs/databricks.json",
-            "olparser/lineage/typedefs/spark.json", "olparser/lineage/typedefs/openlineage_datasets.json",
-            "olparser/contract/event-contract.schema.json", "olparser/naming/mappings.schema.json",
-            "olparser/lineage/combine.py", "olparser/adapters/delivery/archive.py", "olparser/adapters/sql/worker.py",
-            "ol2purview_tools/spark/spark_job.py", "ol2purview_tools/spark/main.py",
-            "ol2purview_tools/spark/system_job.py", "ol2purview_tools/catalog/static/app.js",
-            "ol2purview_tools/app/function_app.py", "ol2purview_tools/app/host.json"} <= names
+    assert {
+        "olparser/naming/shipped/OlToPurviewMappings.json",
+        "olparser/lineage/typedefs/databricks.json",
+        "olparser/lineage/typedefs/spark.json",
+        "olparser/lineage/typedefs/openlineage_datasets.json",
+        "olparser/contract/event-contract.schema.json",
+        "olparser/naming/mappings.schema.json",
+        "olparser/lineage/combine.py",
+        "olparser/adapters/delivery/archive.py",
+        "olparser/adapters/sql/worker.py",
+        "ol2purview_tools/spark/spark_job.py",
+        "ol2purview_tools/spark/main.py",
+        "ol2purview_tools/spark/system_job.py",
+        "ol2purview_tools/catalog/static/app.js",
+        "ol2purview_tools/app/function_app.py",
+        "ol2purview_tools/app/host.json",
+    } <= names
     # the repository's own things stay out: its rule file, the docs generator, tests, benchmarks
-    assert [name for name in names if name.startswith(("config/", "tools/", "tests/", "bench/",
-                                                       "ol2purview_tools/docs/"))] == []
+    assert [
+        name for name in names if name.startswith(("config/", "tools/", "tests/", "bench/", "ol2purview_tools/docs/"))
+    ] == []
 
 
 def test_the_entry_points_and_the_tools_code_use_the_wheels_name(wheel: Path):
     archive = zipfile.ZipFile(wheel)
     entry_points = archive.read(next(n for n in archive.namelist() if n.endswith("entry_points.txt"))).decode()
     assert sorted(line.strip() for line in entry_points.splitlines() if " = " in line) == [
-        "ol2purview = ol2purview_tools.cli:main", "qn-tester = ol2purview_tools.qn_tester:main"]
+        "ol2purview = ol2purview_tools.cli:main",
+        "qn-tester = ol2purview_tools.qn_tester:main",
+    ]
     # tools/ modules import each other relatively; only the spark-submit script falls back to the repository's name
-    absolute = [name for name in archive.namelist() if name.endswith(".py")
-                and ABSOLUTE_TOOLS_IMPORT.search(archive.read(name).decode())]
+    absolute = [
+        name
+        for name in archive.namelist()
+        if name.endswith(".py") and ABSOLUTE_TOOLS_IMPORT.search(archive.read(name).decode())
+    ]
     assert absolute == ["ol2purview_tools/spark/main.py"]
 
 
@@ -76,49 +98,97 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = tmp_path_factory.mktemp("venv") / "env"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                           "-q", str(wheel)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     (Path(purelib) / "ol2purview_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     return venv / "bin"
 
 
 def _clean_env(home: Path) -> dict[str, str]:
     """The environment of a user's shell: none of the settings the test run sets, no PYTHONPATH."""
-    dropped = ("OL_TO_PURVIEW_MAPPINGS_PATH", "OlToPurviewMappings", "OL2PURVIEW_DATA_DIR", "PYTHONPATH",
-               "AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME", "PURVIEW_ENDPOINT", "VIRTUAL_ENV")
+    dropped = (
+        "OL_TO_PURVIEW_MAPPINGS_PATH",
+        "OlToPurviewMappings",
+        "OL2PURVIEW_DATA_DIR",
+        "PYTHONPATH",
+        "AzureWebJobsStorage",
+        "ATLAS_ENDPOINT",
+        "PURVIEW_ACCOUNT_NAME",
+        "PURVIEW_ENDPOINT",
+        "VIRTUAL_ENV",
+    )
     return {**{k: v for k, v in os.environ.items() if k not in dropped}, "HOME": str(home), "PYTHONUNBUFFERED": "1"}
 
 
 def _site_packages(bin_dir: Path) -> Path:
-    return Path(subprocess.run([str(bin_dir / "python"), "-c", "import olparser, pathlib; "
-                                "print(pathlib.Path(olparser.__file__).resolve().parent.parent)"],
-                               capture_output=True, text=True, check=True, cwd=bin_dir).stdout.strip())
+    return Path(
+        subprocess.run(
+            [
+                str(bin_dir / "python"),
+                "-c",
+                "import olparser, pathlib; print(pathlib.Path(olparser.__file__).resolve().parent.parent)",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=bin_dir,
+        ).stdout.strip()
+    )
 
 
 @pytest.mark.slow
 def test_installed_qn_tester_in_an_empty_folder_uses_the_shipped_rules(installed: Path, tmp_path: Path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    done = subprocess.run([str(installed / "qn-tester"), "lint"], cwd=empty, env=_clean_env(tmp_path),
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [str(installed / "qn-tester"), "lint"],
+        cwd=empty,
+        env=_clean_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     shipped = _site_packages(installed) / "olparser" / "naming" / "shipped" / "OlToPurviewMappings.json"
     assert (done.returncode, done.stdout) == (0, f"{shipped}: no problems found\n"), done.stderr[-2000:]
     assert sorted(p.name for p in empty.iterdir()) == []  # nothing written where it ran
 
 
 @pytest.mark.slow
-def test_installed_serve_in_an_empty_folder_uses_the_shipped_rules_and_keeps_state_there(installed: Path,
-                                                                                         tmp_path: Path):
+def test_installed_serve_in_an_empty_folder_uses_the_shipped_rules_and_keeps_state_there(
+    installed: Path, tmp_path: Path
+):
     empty = tmp_path / "empty"
     empty.mkdir()
     master_key = "test-master-key-0123456789"
-    process = subprocess.Popen([str(installed / "ol2purview"), "serve", "--port", "0", "--catalog-port", "0",
-                                "--storage", "embedded", f"--master-key={master_key}"],
-                               cwd=empty, env=_clean_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True)
+    process = subprocess.Popen(
+        [
+            str(installed / "ol2purview"),
+            "serve",
+            "--port",
+            "0",
+            "--catalog-port",
+            "0",
+            "--storage",
+            "embedded",
+            f"--master-key={master_key}",
+        ],
+        cwd=empty,
+        env=_clean_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         lines: list[str] = []
         for line in process.stdout:
@@ -128,13 +198,17 @@ def test_installed_serve_in_an_empty_folder_uses_the_shipped_rules_and_keeps_sta
         ready = next((line for line in lines if line.startswith("ready:")), None)
         assert ready is not None, "".join(lines)
         url = ready.split()[1].rstrip("/")
-        status = requests.get(f"{url}/admin/ol2purview/status", headers={"x-functions-key": master_key},
-                              timeout=30).json()
+        status = requests.get(
+            f"{url}/admin/ol2purview/status", headers={"x-functions-key": master_key}, timeout=30
+        ).json()
     finally:
         process.terminate()
         process.wait(timeout=60)
     # the path the status shows is relative to the folder above olparser/: site-packages here
-    assert (status["rules"]["ok"], status["rules"]["path"]) == (True, "olparser/naming/shipped/OlToPurviewMappings.json")
+    assert (status["rules"]["ok"], status["rules"]["path"]) == (
+        True,
+        "olparser/naming/shipped/OlToPurviewMappings.json",
+    )
     assert sorted(p.name for p in empty.iterdir()) == [".data"]
     site = _site_packages(installed)
     assert [p for p in site.rglob(".data")] == []
@@ -143,6 +217,11 @@ def test_installed_serve_in_an_empty_folder_uses_the_shipped_rules_and_keeps_sta
 
 def test_serve_in_the_repository_runs_its_function_app_also_through_the_editable_install(tmp_path: Path):
     """`make run` starts the editable install's `ol2purview`, which imports tools/ as ol2purview_tools."""
-    shown = subprocess.run([sys.executable, "-c", "import ol2purview_tools.functions_host.cli as serve, tools;"
-                            "print(serve.DEFAULT_APP)"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=60)
+    shown = subprocess.run(
+        [sys.executable, "-c", "import ol2purview_tools.functions_host.cli as serve, tools;print(serve.DEFAULT_APP)"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert (shown.returncode, shown.stdout) == (0, f"{PROJECT_ROOT / 'function_app.py'}\n"), shown.stderr[-2000:]

@@ -1,5 +1,6 @@
 """The CI workflows and the Makefile say what the README says: `make lint` (ruff and mypy), then `make test` on push
 and pull request with the toolchains the suite needs, then `make lint-config` on the shipped rules (which the suite does not read); a tag builds the deployment zip and the wheel; `make help` lists every target."""
+
 from __future__ import annotations
 
 import re
@@ -32,7 +33,11 @@ def test_the_test_workflow_runs_the_readme_test_command_on_push_and_pull_request
     test = workflow("test.yml")
     assert set(test["on"]) == {"push", "pull_request"}
     assert [s["run"] for s in steps(test) if "run" in s] == [
-        "scripts/ensure-chromium.sh", "make lint", "make test PYTEST_ARGS=\"-m 'not shared'\"", "make lint-config"]
+        "scripts/ensure-chromium.sh",
+        "make lint",
+        "make test PYTEST_ARGS=\"-m 'not shared'\"",
+        "make lint-config",
+    ]
     assert not any("shared" in str(s.get("with", {})) for s in steps(test))  # no ../shared checked out there
     ci_run = (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert ci_run[-2:] == ["make lint", "make test"]  # the lint tier first, then all of the tests
@@ -58,8 +63,9 @@ def test_make_help_lists_every_target():
     phony = set(re.search(r"^\.PHONY:(.*)$", makefile, re.MULTILINE).group(1).split())
     defined = set(re.findall(r"^([a-z][a-z-]*):", makefile, re.MULTILINE))
     assert phony == defined
-    done = subprocess.run(["make", "--no-print-directory", "help"], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                          timeout=30)
+    done = subprocess.run(
+        ["make", "--no-print-directory", "help"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=30
+    )
     listed = {line.split()[1] for line in done.stdout.splitlines() if line.startswith("make ")}
     assert listed == defined
 
@@ -68,7 +74,9 @@ def test_the_readme_says_how_to_get_the_commands_on_path_and_they_are_installed_
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     assert "`. .venv/bin/activate`" in readme
     pyproject = (PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert ('qn-tester = "ol2purview_tools.qn_tester:main"' in pyproject
-            and 'ol2purview = "ol2purview_tools.cli:main"' in pyproject)
+    assert (
+        'qn-tester = "ol2purview_tools.qn_tester:main"' in pyproject
+        and 'ol2purview = "ol2purview_tools.cli:main"' in pyproject
+    )
     for command in ("ol2purview", "qn-tester"):
         assert (PROJECT_ROOT / ".venv" / "bin" / command).exists()  # `make venv` put them where activate looks

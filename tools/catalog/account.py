@@ -7,6 +7,7 @@
 `ol2purview catalog scan` use, stored in the catalog's database and answered back; a DELETE restores the default.
 Errors have the account API's shape, `{"error": {"code", "message"}}`.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
 from olparser.resolution.resource_sets import ResourceSetRules, default_account_config
+
 from .store import CatalogStore
 
 JSON = dict[str, Any]
@@ -44,8 +46,11 @@ class AccountApi:
 
     async def config(self, request: Request) -> Response:
         if request.method not in _CONFIG_METHODS:
-            return account_error(405, "MethodNotAllowed", f"{request.method} is not supported on {request.url.path} "
-                                                          f"(use {', '.join(_CONFIG_METHODS)})")
+            return account_error(
+                405,
+                "MethodNotAllowed",
+                f"{request.method} is not supported on {request.url.path} (use {', '.join(_CONFIG_METHODS)})",
+            )
         refused = api_version_problem(request)
         if refused is not None:
             return refused
@@ -82,8 +87,10 @@ class AccountApi:
     def router(self) -> Router:
         routes = []
         for prefix in PREFIXES:
-            routes += [Route(prefix + CONFIG_PATH, self.config, methods=[*_CONFIG_METHODS, "POST", "PATCH"]),
-                       Route(prefix + LIST_PATH, self.configs, methods=["GET"])]
+            routes += [
+                Route(prefix + CONFIG_PATH, self.config, methods=[*_CONFIG_METHODS, "POST", "PATCH"]),
+                Route(prefix + LIST_PATH, self.configs, methods=["GET"]),
+            ]
         return Router(routes=routes, redirect_slashes=False)
 
 
@@ -91,10 +98,15 @@ def api_version_problem(request: Request, versions: tuple[str, ...] = API_VERSIO
     """The account API's 400 for a missing or unsupported api-version, else None."""
     version = request.query_params.get("api-version")
     if version is None:
-        return account_error(400, "MissingApiVersionParameter",
-                             "The api-version query parameter (?api-version=) is required for all requests.")
+        return account_error(
+            400,
+            "MissingApiVersionParameter",
+            "The api-version query parameter (?api-version=) is required for all requests.",
+        )
     if version not in versions:
-        return account_error(400, "InvalidApiVersionParameter",
-                             f"The api-version '{version}' is invalid. The supported versions are "
-                             f"'{', '.join(versions)}'.")
+        return account_error(
+            400,
+            "InvalidApiVersionParameter",
+            f"The api-version '{version}' is invalid. The supported versions are '{', '.join(versions)}'.",
+        )
     return None

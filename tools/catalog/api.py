@@ -1,4 +1,5 @@
 """The Atlas v2 REST endpoints (mounted under /api/atlas/v2): thin handlers over the typedef catalog and the store."""
+
 from __future__ import annotations
 
 import json
@@ -11,11 +12,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
 from . import errors
-from .lineage import entity_lineage
 from .collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
+from .lineage import entity_lineage
 from .mutations import delete_entities, move_entities, partial_update, upsert_entities
-from .relationships import (create_relationship, delete_relationship, get_relationship,
-                                         update_relationship)
+from .relationships import create_relationship, delete_relationship, get_relationship, update_relationship
 from .search import autocomplete, basic_search, basic_search_parameters, purview_query, suggest
 from .store import CatalogStore, Session
 from .typedefs import TypeCatalog
@@ -65,8 +65,14 @@ def _category_filter(request: Request) -> str | None:
 
 
 class AtlasApi:
-    def __init__(self, store: CatalogStore, types: TypeCatalog, user: str, account_name: str = DEFAULT_ACCOUNT_NAME,
-                 permissions: Permissions | None = None) -> None:
+    def __init__(
+        self,
+        store: CatalogStore,
+        types: TypeCatalog,
+        user: str,
+        account_name: str = DEFAULT_ACCOUNT_NAME,
+        permissions: Permissions | None = None,
+    ) -> None:
         self.store = store
         self.types = types
         self.user = user
@@ -82,12 +88,14 @@ class AtlasApi:
         def run() -> T:
             with self.store.read() as session:
                 return work(session)
+
         return await run_in_threadpool(run)
 
     async def _write(self, work: Callable[[Session], T]) -> T:
         def run() -> T:
             with self.store.write() as session:
                 return work(session)
+
         return await run_in_threadpool(run)
 
     def _entity_json(self, session: Session, guid: str, ignore_relationships: bool) -> JSON:
@@ -144,25 +152,32 @@ class AtlasApi:
         if request.method == "POST":
             body = await read_json(request)
             registry = self.types.registry
-            return JSONResponse(await self._write(lambda s: upsert_entities(
-                s, registry, body, self.user, self._placement(s, request))))
+            return JSONResponse(
+                await self._write(lambda s: upsert_entities(s, registry, body, self.user, self._placement(s, request)))
+            )
         guids = request.query_params.getlist("guid")
         if not guids:
             raise errors.invalid_parameters("give at least one guid=...")
         if request.method == "DELETE":
             return JSONResponse(await self._write(lambda s: delete_entities(s, guids, self.user, self._placement(s))))
         ignore = _flag(request, "ignoreRelationships")
-        return JSONResponse(await self._read(
-            lambda s: {"referredEntities": {},  # AtlasEntitiesWithExtInfo, as Purview answers it
-                       "entities": [self._entity_json(s, g, ignore) for g in dict.fromkeys(guids)]}))
+        return JSONResponse(
+            await self._read(
+                lambda s: {
+                    "referredEntities": {},  # AtlasEntitiesWithExtInfo, as Purview answers it
+                    "entities": [self._entity_json(s, g, ignore) for g in dict.fromkeys(guids)],
+                }
+            )
+        )
 
     async def entity_single(self, request: Request) -> Response:
         body = await read_json(request)
         if not isinstance(body, dict) or not isinstance(body.get("entity"), dict):
             raise errors.invalid_parameters("the body must be an AtlasEntityWithExtInfo: {\"entity\": {...}}")
         registry = self.types.registry
-        return JSONResponse(await self._write(lambda s: upsert_entities(
-            s, registry, body, self.user, self._placement(s, request))))
+        return JSONResponse(
+            await self._write(lambda s: upsert_entities(s, registry, body, self.user, self._placement(s, request)))
+        )
 
     async def entity_move(self, request: Request) -> Response:
         """POST /entity/moveTo?collectionId= (Data Map API): `{"entityGuids": [...]}` into that collection."""
@@ -193,12 +208,13 @@ class AtlasApi:
                 if entity_type is None or (name not in entity_type.attributes and name not in entity_type.references):
                     raise errors.unknown_attribute(name, row.type_name)
                 entity = {"typeName": row.type_name, "guid": guid, "attributes": {name: value}}
-                return partial_update(session, registry, guid, {"entity": entity}, self.user,
-                                      self._placement(session))
+                return partial_update(session, registry, guid, {"entity": entity}, self.user, self._placement(session))
+
             return JSONResponse(await self._write(update))
         ignore = _flag(request, "ignoreRelationships")
-        return JSONResponse(await self._read(
-            lambda s: {"entity": self._entity_json(s, guid, ignore), "referredEntities": {}}))
+        return JSONResponse(
+            await self._read(lambda s: {"entity": self._entity_json(s, guid, ignore), "referredEntities": {}})
+        )
 
     def _found_guid(self, session: Session, type_name: str, qualified_name: str) -> str:
         guid = self._unique_guid(session, type_name, qualified_name)
@@ -211,21 +227,35 @@ class AtlasApi:
         ignore = _flag(request, "ignoreRelationships")
         found = self._found_guid
         if request.method == "DELETE":
-            return JSONResponse(await self._write(
-                lambda s: delete_entities(s, [found(s, type_name, qualified_name)], self.user, self._placement(s))))
+            return JSONResponse(
+                await self._write(
+                    lambda s: delete_entities(s, [found(s, type_name, qualified_name)], self.user, self._placement(s))
+                )
+            )
         if request.method == "PUT":
             body = await read_json(request)
             registry = self.types.registry
-            return JSONResponse(await self._write(lambda s: partial_update(
-                s, registry, found(s, type_name, qualified_name), body, self.user, self._placement(s))))
-        return JSONResponse(await self._read(
-            lambda s: {"entity": self._entity_json(s, found(s, type_name, qualified_name), ignore),
-                       "referredEntities": {}}))
+            return JSONResponse(
+                await self._write(
+                    lambda s: partial_update(
+                        s, registry, found(s, type_name, qualified_name), body, self.user, self._placement(s)
+                    )
+                )
+            )
+        return JSONResponse(
+            await self._read(
+                lambda s: {
+                    "entity": self._entity_json(s, found(s, type_name, qualified_name), ignore),
+                    "referredEntities": {},
+                }
+            )
+        )
 
     async def entity_header_by_unique_attribute(self, request: Request) -> Response:
         type_name, qualified_name = self._unique_attribute(request)
-        return JSONResponse(await self._read(
-            lambda s: self._header_json(s, self._found_guid(s, type_name, qualified_name))))
+        return JSONResponse(
+            await self._read(lambda s: self._header_json(s, self._found_guid(s, type_name, qualified_name)))
+        )
 
     def _header_json(self, session: Session, guid: str) -> JSON:
         row = session.entity(guid)
@@ -256,6 +286,7 @@ class AtlasApi:
             guids = [self._unique_guid(session, type_name, qn) for qn in indexed]
             found = [self._entity_json(session, g, ignore) for g in dict.fromkeys(g for g in guids if g)]
             return {"referredEntities": {}, "entities": found} if found else {}
+
         return JSONResponse(await self._read(lookup))
 
     # --- lineage and search ----------------------------------------------------------------------------------
@@ -273,12 +304,20 @@ class AtlasApi:
         depth = _int_param(request, "depth", 3)
         width = _int_param(request, "width", -1)
         registry = self.types.registry
-        return JSONResponse(await self._read(lambda s: entity_lineage(
-            s, registry, self._found_guid(s, type_name, qualified_name), direction, depth, width)))
+        return JSONResponse(
+            await self._read(
+                lambda s: entity_lineage(
+                    s, registry, self._found_guid(s, type_name, qualified_name), direction, depth, width
+                )
+            )
+        )
 
     async def search_basic(self, request: Request) -> Response:
-        body = await read_json(request) if request.method == "POST" else basic_search_parameters(
-            request.query_params.multi_items())
+        body = (
+            await read_json(request)
+            if request.method == "POST"
+            else basic_search_parameters(request.query_params.multi_items())
+        )
         registry = self.types.registry
         return JSONResponse(await self._read(lambda s: basic_search(s, registry, body)))
 
@@ -314,29 +353,39 @@ class AtlasApi:
         return JSONResponse(await self._read(lambda s: purview_query(s, registry, body)))
 
     def router(self) -> Router:
-        return Router(routes=[
-            Route("/types/typedefs", self.typedefs, methods=["GET", "POST", "PUT", "DELETE"]),
-            Route("/types/typedefs/headers", self.typedef_headers, methods=["GET"]),
-            Route("/types/{category}/name/{name}", self.typedef_by_name, methods=["GET", "DELETE"]),
-            Route("/types/{category}/guid/{guid}", self.typedef_by_guid, methods=["GET"]),
-            Route("/entity/bulk", self.entity_bulk, methods=["GET", "POST", "DELETE"]),
-            Route("/entity", self.entity_single, methods=["POST"]),
-            Route("/entity/moveTo", self.entity_move, methods=["POST"]),
-            Route("/entity/guid/{guid}", self.entity_by_guid, methods=["GET", "PUT", "DELETE"]),
-            Route("/entity/guid/{guid}/header", self.entity_header, methods=["GET"]),
-            Route("/entity/uniqueAttribute/type/{type_name}", self.entity_by_unique_attribute,
-                  methods=["GET", "PUT", "DELETE"]),
-            Route("/entity/uniqueAttribute/type/{type_name}/header", self.entity_header_by_unique_attribute,
-                  methods=["GET"]),
-            Route("/entity/bulk/uniqueAttribute/type/{type_name}", self.entities_by_unique_attributes,
-                  methods=["GET"]),
-            Route("/lineage/uniqueAttribute/type/{type_name}", self.lineage_by_unique_attribute, methods=["GET"]),
-            Route("/lineage/{guid}", self.lineage, methods=["GET"]),
-            Route("/relationship", self.relationship, methods=["POST", "PUT"]),
-            Route("/relationship/guid/{guid}", self.relationship_by_guid, methods=["GET", "DELETE"]),
-            Route("/search/basic", self.search_basic, methods=["GET", "POST"]),
-            Route("/search/query", self.search_query, methods=["POST"]),
-            Route("/search/advanced", self.search_query, methods=["POST"]),
-            Route("/search/suggest", self.search_suggest, methods=["POST"]),
-            Route("/search/autocomplete", self.search_autocomplete, methods=["POST"]),
-        ], redirect_slashes=False)
+        return Router(
+            routes=[
+                Route("/types/typedefs", self.typedefs, methods=["GET", "POST", "PUT", "DELETE"]),
+                Route("/types/typedefs/headers", self.typedef_headers, methods=["GET"]),
+                Route("/types/{category}/name/{name}", self.typedef_by_name, methods=["GET", "DELETE"]),
+                Route("/types/{category}/guid/{guid}", self.typedef_by_guid, methods=["GET"]),
+                Route("/entity/bulk", self.entity_bulk, methods=["GET", "POST", "DELETE"]),
+                Route("/entity", self.entity_single, methods=["POST"]),
+                Route("/entity/moveTo", self.entity_move, methods=["POST"]),
+                Route("/entity/guid/{guid}", self.entity_by_guid, methods=["GET", "PUT", "DELETE"]),
+                Route("/entity/guid/{guid}/header", self.entity_header, methods=["GET"]),
+                Route(
+                    "/entity/uniqueAttribute/type/{type_name}",
+                    self.entity_by_unique_attribute,
+                    methods=["GET", "PUT", "DELETE"],
+                ),
+                Route(
+                    "/entity/uniqueAttribute/type/{type_name}/header",
+                    self.entity_header_by_unique_attribute,
+                    methods=["GET"],
+                ),
+                Route(
+                    "/entity/bulk/uniqueAttribute/type/{type_name}", self.entities_by_unique_attributes, methods=["GET"]
+                ),
+                Route("/lineage/uniqueAttribute/type/{type_name}", self.lineage_by_unique_attribute, methods=["GET"]),
+                Route("/lineage/{guid}", self.lineage, methods=["GET"]),
+                Route("/relationship", self.relationship, methods=["POST", "PUT"]),
+                Route("/relationship/guid/{guid}", self.relationship_by_guid, methods=["GET", "DELETE"]),
+                Route("/search/basic", self.search_basic, methods=["GET", "POST"]),
+                Route("/search/query", self.search_query, methods=["POST"]),
+                Route("/search/advanced", self.search_query, methods=["POST"]),
+                Route("/search/suggest", self.search_suggest, methods=["POST"]),
+                Route("/search/autocomplete", self.search_autocomplete, methods=["POST"]),
+            ],
+            redirect_slashes=False,
+        )

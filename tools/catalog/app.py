@@ -1,6 +1,7 @@
 """The catalog's ASGI app: the Atlas API behind a gate (call counting, fault injection), the lineage page and its own
 routes, and the `/_ol2purview` control endpoints; the request guard (Host, Origin, Content-Type) and optional HTTP
 basic auth in front of everything. Every error is an Atlas JSON error body, 404 and 405 included."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +10,6 @@ import binascii
 import hmac
 import json
 from pathlib import Path
-
 from typing import Iterable
 
 from starlette.applications import Starlette
@@ -21,11 +21,12 @@ from starlette.routing import Match, Mount, Route, Router
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .account import CONFIG_PATH, LIST_PATH, PREFIXES as ACCOUNT_PREFIXES, AccountApi
+from . import errors
+from .account import CONFIG_PATH, LIST_PATH, AccountApi
+from .account import PREFIXES as ACCOUNT_PREFIXES
 from .api import AtlasApi
 from .calls import CallCounter
 from .collections import DEFAULT_ACCOUNT_NAME, CollectionsApi, Permissions
-from . import errors
 from .errors import AtlasError
 from .faults import Fault, FaultInjector, parse_fault_spec
 from .guard import RequestGuard
@@ -38,8 +39,13 @@ from .typedefs import TypeCatalog
 STATIC_DIR = Path(__file__).parent / "static"
 ATLAS_PREFIXES = ("/api/atlas/v2", "/datamap/api/atlas/v2", "/catalog/api/atlas/v2", "/datamap/api", "/catalog/api")
 PAGE_CLIENT_HEADER = b"x-ol2purview-client"  # the lineage page marks its own calls, which the counter leaves out
-_STATUS_CODES = {429: "TooManyRequests", 500: "InternalServerError", 502: "BadGateway", 503: "ServiceUnavailable",
-                 504: "GatewayTimeout"}
+_STATUS_CODES = {
+    429: "TooManyRequests",
+    500: "InternalServerError",
+    502: "BadGateway",
+    503: "ServiceUnavailable",
+    504: "GatewayTimeout",
+}
 
 
 class AtlasGate:
@@ -95,8 +101,11 @@ def _fault_response(fault: Fault) -> Response:
     assert fault.status is not None
     code = _STATUS_CODES.get(fault.status, f"Http{fault.status}")
     headers = {"Retry-After": str(fault.retry_after_seconds)} if fault.status in (429, 503) else {}
-    return JSONResponse({"error": {"code": code, "message": f"Injected fault: HTTP {fault.status} ({code})"}},
-                        status_code=fault.status, headers=headers)
+    return JSONResponse(
+        {"error": {"code": code, "message": f"Injected fault: HTTP {fault.status} ({code})"}},
+        status_code=fault.status,
+        headers=headers,
+    )
 
 
 class BasicAuth:
@@ -122,8 +131,9 @@ class BasicAuth:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and not self.allows(scope):
             error = errors.unauthenticated()
-            response = JSONResponse(error.body(), status_code=error.status,
-                                    headers={"WWW-Authenticate": 'Basic realm="ol2purview catalog"'})
+            response = JSONResponse(
+                error.body(), status_code=error.status, headers={"WWW-Authenticate": 'Basic realm="ol2purview catalog"'}
+            )
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)
@@ -193,10 +203,18 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return JSONResponse(error.body(), status_code=error.status, headers=exc.headers)
 
 
-def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, faults: FaultInjector,
-              user: str | None = None, password: str | None = None, allowed_hosts: Iterable[str] = (),
-              history: HistoryLink | None = None, account_name: str = DEFAULT_ACCOUNT_NAME,
-              permissions: Permissions | None = None) -> Starlette:
+def build_app(
+    store: CatalogStore,
+    types: TypeCatalog,
+    counter: CallCounter,
+    faults: FaultInjector,
+    user: str | None = None,
+    password: str | None = None,
+    allowed_hosts: Iterable[str] = (),
+    history: HistoryLink | None = None,
+    account_name: str = DEFAULT_ACCOUNT_NAME,
+    permissions: Permissions | None = None,
+) -> Starlette:
     permissions = permissions or Permissions()
     gate = AtlasGate(AtlasApi(store, types, user or "admin", account_name, permissions).router(), counter, faults)
     account = AtlasGate(AccountApi(store).router(), counter, faults)  # Purview's account API, at the root as in Purview
@@ -208,14 +226,24 @@ def build_app(store: CatalogStore, types: TypeCatalog, counter: CallCounter, fau
     async def favicon(request: Request) -> Response:  # what a browser asks for when a page names no icon
         return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
 
-    routes = [Route("/", index, methods=["GET"]), Route("/favicon.ico", favicon, methods=["GET"]), Mount("/static", StaticFiles(directory=STATIC_DIR)),
-              *_control_routes(counter, faults, permissions), *page_routes(store, types), *history_routes(history),
-              *[Route(prefix + path, endpoint=account) for prefix in ACCOUNT_PREFIXES for path in (CONFIG_PATH, LIST_PATH)],
-              *[Route(prefix + path, endpoint=collections) for prefix in ACCOUNT_PREFIXES
-                for path in ("/collections", "/collections/{name}")],
-              *[Mount(prefix, app=gate) for prefix in ATLAS_PREFIXES]]
+    routes = [
+        Route("/", index, methods=["GET"]),
+        Route("/favicon.ico", favicon, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=STATIC_DIR)),
+        *_control_routes(counter, faults, permissions),
+        *page_routes(store, types),
+        *history_routes(history),
+        *[Route(prefix + path, endpoint=account) for prefix in ACCOUNT_PREFIXES for path in (CONFIG_PATH, LIST_PATH)],
+        *[
+            Route(prefix + path, endpoint=collections)
+            for prefix in ACCOUNT_PREFIXES
+            for path in ("/collections", "/collections/{name}")
+        ],
+        *[Mount(prefix, app=gate) for prefix in ATLAS_PREFIXES],
+    ]
     middleware = [Middleware(RequestGuard, allowed_hosts=allowed_hosts)]
     if user:
         middleware.append(Middleware(BasicAuth, user=user, password=password or ""))
-    return Starlette(routes=routes, middleware=middleware,
-                     exception_handlers={AtlasError: _atlas_error, HTTPException: _http_error})
+    return Starlette(
+        routes=routes, middleware=middleware, exception_handlers={AtlasError: _atlas_error, HTTPException: _http_error}
+    )

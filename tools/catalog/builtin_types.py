@@ -3,6 +3,7 @@
 Written for this project as plain data (not copied from Atlas or Purview). The connector's own types (databricks_*,
 spark_*, placeholder datasets) are not here: `ol2purview typedefs` registers them like it does on a real Purview.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,44 +11,93 @@ from typing import Any
 JSON = dict[str, Any]
 
 
-def _attr(name: str, type_name: str = "string", *, optional: bool = True, unique: bool = False,
-          cardinality: str = "SINGLE") -> JSON:
-    return {"name": name, "typeName": type_name, "cardinality": cardinality, "isOptional": optional,
-            "isUnique": unique, "isIndexable": unique or not optional, "valuesMinCount": 0 if optional else 1,
-            "valuesMaxCount": 1}
+def _attr(
+    name: str, type_name: str = "string", *, optional: bool = True, unique: bool = False, cardinality: str = "SINGLE"
+) -> JSON:
+    return {
+        "name": name,
+        "typeName": type_name,
+        "cardinality": cardinality,
+        "isOptional": optional,
+        "isUnique": unique,
+        "isIndexable": unique or not optional,
+        "valuesMinCount": 0 if optional else 1,
+        "valuesMaxCount": 1,
+    }
 
 
 def _entity(name: str, super_types: list[str], attributes: list[JSON], service_type: str, description: str) -> JSON:
-    return {"category": "ENTITY", "name": name, "description": description, "serviceType": service_type,
-            "typeVersion": "1.0", "superTypes": super_types, "attributeDefs": attributes}
+    return {
+        "category": "ENTITY",
+        "name": name,
+        "description": description,
+        "serviceType": service_type,
+        "typeVersion": "1.0",
+        "superTypes": super_types,
+        "attributeDefs": attributes,
+    }
 
 
 def _end(type_name: str, name: str, cardinality: str, *, container: bool = False, legacy: bool = False) -> JSON:
-    return {"type": type_name, "name": name, "isContainer": container, "cardinality": cardinality,
-            "isLegacyAttribute": legacy}
+    return {
+        "type": type_name,
+        "name": name,
+        "isContainer": container,
+        "cardinality": cardinality,
+        "isLegacyAttribute": legacy,
+    }
 
 
 def _relationship(name: str, category: str, end1: JSON, end2: JSON, service_type: str) -> JSON:
-    return {"category": "RELATIONSHIP", "name": name, "description": name, "serviceType": service_type,
-            "typeVersion": "1.0", "relationshipCategory": category, "propagateTags": "NONE",
-            "attributeDefs": [], "endDef1": end1, "endDef2": end2}
+    return {
+        "category": "RELATIONSHIP",
+        "name": name,
+        "description": name,
+        "serviceType": service_type,
+        "typeVersion": "1.0",
+        "relationshipCategory": category,
+        "propagateTags": "NONE",
+        "attributeDefs": [],
+        "endDef1": end1,
+        "endDef2": end2,
+    }
 
 
 _CORE = "atlas_core"
 
-_PATH_ATTRIBUTES = [_attr("path"), _attr("isFile", "boolean"), _attr("size", "long"), _attr("modifiedTime", "long"),
-                    _attr("contentType")]
+_PATH_ATTRIBUTES = [
+    _attr("path"),
+    _attr("isFile", "boolean"),
+    _attr("size", "long"),
+    _attr("modifiedTime", "long"),
+    _attr("contentType"),
+]
 # what Purview's storage scanners keep on a resource set (Learn, "Understanding resource sets": partition count,
 # schema count, total size; `ol2purview catalog scan` writes partitionCount)
-_RESOURCE_SET_ATTRIBUTES = [_attr("partitionCount", "int"), _attr("schemaCount", "int"), _attr("totalSizeBytes", "long"),
-                            _attr("modifiedTime", "long")]
+_RESOURCE_SET_ATTRIBUTES = [
+    _attr("partitionCount", "int"),
+    _attr("schemaCount", "int"),
+    _attr("totalSizeBytes", "long"),
+    _attr("modifiedTime", "long"),
+]
 _UNITY_CATALOG = "Azure Databricks"
 _FABRIC = "Microsoft Fabric"
-_COLUMN_ATTRIBUTES = [_attr("dataType"), _attr("isNullable", "boolean"), _attr("ordinalPosition", "int"),
-                      _attr("comment")]
-_UC_TABLE_ATTRIBUTES = [_attr("catalogName"), _attr("schemaName"), _attr("tableType"), _attr("dataSourceFormat"),
-                        _attr("storageLocation"), _attr("comment"), _attr("createTime", "long"),
-                        _attr("modifiedTime", "long")]
+_COLUMN_ATTRIBUTES = [
+    _attr("dataType"),
+    _attr("isNullable", "boolean"),
+    _attr("ordinalPosition", "int"),
+    _attr("comment"),
+]
+_UC_TABLE_ATTRIBUTES = [
+    _attr("catalogName"),
+    _attr("schemaName"),
+    _attr("tableType"),
+    _attr("dataSourceFormat"),
+    _attr("storageLocation"),
+    _attr("comment"),
+    _attr("createTime", "long"),
+    _attr("modifiedTime", "long"),
+]
 
 # (type name, service type, extra attributes) for the DataSet subtypes Purview's scanners create.
 _DATASET_TYPES: list[tuple[str, str, list[JSON]]] = [
@@ -74,8 +124,17 @@ _DATASET_TYPES: list[tuple[str, str, list[JSON]]] = [
     ("mysql_table", "MySQL", []),
     ("azure_cosmosdb_sqlapi_collection", "Azure Cosmos DB", []),
     ("azure_data_explorer_table", "Azure Data Explorer", [_attr("folder")]),
-    ("hive_table", "Hive", [_attr("tableType"), _attr("temporary", "boolean"), _attr("comment"),
-                            _attr("createTime", "long"), _attr("lastAccessTime", "long")]),
+    (
+        "hive_table",
+        "Hive",
+        [
+            _attr("tableType"),
+            _attr("temporary", "boolean"),
+            _attr("comment"),
+            _attr("createTime", "long"),
+            _attr("lastAccessTime", "long"),
+        ],
+    ),
     ("snowflake_table", "Snowflake", []),
     ("hive_column", "Hive", [_attr("type"), _attr("comment"), _attr("position", "int")]),
     ("azure_sql_column", "Azure SQL Database", [_attr("data_type")]),
@@ -100,47 +159,98 @@ _CONTAINER_TYPES: list[tuple[str, str, list[JSON]]] = [
 _COMPOSITIONS: list[tuple[str, str, str, str, str, str]] = [
     ("hive_table_columns", "hive_table", "columns", "hive_column", "table", "Hive"),
     ("azure_sql_table_columns", "azure_sql_table", "columns", "azure_sql_column", "table", "Azure SQL Database"),
-    ("databricks_metastore_catalogs", "databricks_metastore", "catalogs", "databricks_catalog", "metastore",
-     _UNITY_CATALOG),
+    (
+        "databricks_metastore_catalogs",
+        "databricks_metastore",
+        "catalogs",
+        "databricks_catalog",
+        "metastore",
+        _UNITY_CATALOG,
+    ),
     ("databricks_catalog_schemas", "databricks_catalog", "schemas", "databricks_schema", "catalog", _UNITY_CATALOG),
     ("databricks_schema_tables", "databricks_schema", "tables", "databricks_table", "schema", _UNITY_CATALOG),
     ("databricks_schema_views", "databricks_schema", "views", "databricks_view", "schema", _UNITY_CATALOG),
     ("databricks_table_columns", "databricks_table", "columns", "databricks_table_column", "table", _UNITY_CATALOG),
     ("databricks_view_columns", "databricks_view", "columns", "databricks_view_column", "view", _UNITY_CATALOG),
-    ("fabric_lake_warehouse_tables", "fabric_lake_warehouse", "tables", "fabric_lakehouse_table", "lakehouse",
-     _FABRIC),
-    ("fabric_lakehouse_table_columns", "fabric_lakehouse_table", "columns", "fabric_lakehouse_table_column", "table",
-     _FABRIC),
+    ("fabric_lake_warehouse_tables", "fabric_lake_warehouse", "tables", "fabric_lakehouse_table", "lakehouse", _FABRIC),
+    (
+        "fabric_lakehouse_table_columns",
+        "fabric_lakehouse_table",
+        "columns",
+        "fabric_lakehouse_table_column",
+        "table",
+        _FABRIC,
+    ),
 ]
 
 
 def builtin_typedefs() -> list[JSON]:
     """Every built-in typedef, dependencies first (a fresh list of fresh dicts on each call)."""
     defs: list[JSON] = [
-        _entity("Referenceable", [], [_attr("qualifiedName", optional=False, unique=True)], _CORE,
-                "Anything that can be referenced by its unique qualifiedName"),
-        _entity("Asset", ["Referenceable"],
-                [_attr("name", optional=False), _attr("displayName"), _attr("description"), _attr("userDescription"),
-                 _attr("owner")], _CORE, "A named asset"),
+        _entity(
+            "Referenceable",
+            [],
+            [_attr("qualifiedName", optional=False, unique=True)],
+            _CORE,
+            "Anything that can be referenced by its unique qualifiedName",
+        ),
+        _entity(
+            "Asset",
+            ["Referenceable"],
+            [
+                _attr("name", optional=False),
+                _attr("displayName"),
+                _attr("description"),
+                _attr("userDescription"),
+                _attr("owner"),
+            ],
+            _CORE,
+            "A named asset",
+        ),
         _entity("DataSet", ["Asset"], [], _CORE, "Data that a process reads or writes"),
-        _entity("Process", ["Asset"],
-                [_attr("inputs", "array<DataSet>", cardinality="SET"),
-                 _attr("outputs", "array<DataSet>", cardinality="SET")], _CORE,
-                "A process that reads datasets and writes datasets"),
+        _entity(
+            "Process",
+            ["Asset"],
+            [
+                _attr("inputs", "array<DataSet>", cardinality="SET"),
+                _attr("outputs", "array<DataSet>", cardinality="SET"),
+            ],
+            _CORE,
+            "A process that reads datasets and writes datasets",
+        ),
         _entity("Infrastructure", ["Asset"], [], _CORE, "Servers, accounts and other infrastructure"),
-        _relationship("dataset_process_inputs", "AGGREGATION",
-                      _end("Process", "inputs", "SET", container=True, legacy=True),
-                      _end("DataSet", "inputToProcesses", "SET"), _CORE),
-        _relationship("process_dataset_outputs", "AGGREGATION",
-                      _end("Process", "outputs", "SET", container=True, legacy=True),
-                      _end("DataSet", "outputFromProcesses", "SET"), _CORE),
-        _entity("azure_storage_account", ["Infrastructure"],
-                [_attr("publicAccessLevel"), _attr("createTime", "long"), _attr("modifiedTime", "long")],
-                "Azure Storage", "An Azure storage account"),
+        _relationship(
+            "dataset_process_inputs",
+            "AGGREGATION",
+            _end("Process", "inputs", "SET", container=True, legacy=True),
+            _end("DataSet", "inputToProcesses", "SET"),
+            _CORE,
+        ),
+        _relationship(
+            "process_dataset_outputs",
+            "AGGREGATION",
+            _end("Process", "outputs", "SET", container=True, legacy=True),
+            _end("DataSet", "outputFromProcesses", "SET"),
+            _CORE,
+        ),
+        _entity(
+            "azure_storage_account",
+            ["Infrastructure"],
+            [_attr("publicAccessLevel"), _attr("createTime", "long"), _attr("modifiedTime", "long")],
+            "Azure Storage",
+            "An Azure storage account",
+        ),
     ]
     defs += [_entity(name, ["DataSet"], list(attrs), service, name) for name, service, attrs in _DATASET_TYPES]
     defs += [_entity(name, ["Asset"], list(attrs), service, name) for name, service, attrs in _CONTAINER_TYPES]
-    defs += [_relationship(name, "COMPOSITION", _end(parent, children, "SET", container=True),
-                           _end(member, member_end, "SINGLE"), service)
-             for name, parent, children, member, member_end, service in _COMPOSITIONS]
+    defs += [
+        _relationship(
+            name,
+            "COMPOSITION",
+            _end(parent, children, "SET", container=True),
+            _end(member, member_end, "SINGLE"),
+            service,
+        )
+        for name, parent, children, member, member_end, service in _COMPOSITIONS
+    ]
     return defs

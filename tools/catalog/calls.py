@@ -1,4 +1,5 @@
 """A counter of Atlas API calls by route (method + route template), so that "catalog calls per event" can be measured."""
+
 from __future__ import annotations
 
 import threading

@@ -17,6 +17,7 @@ Curator of those collections only (inherited by their sub-collections, as in Pur
 creating, updating, deleting or moving it out of or into a collection — answers 403 with Atlas's UNAUTHORIZED_ACCESS
 body, rolling the whole request back. `None` (the default) allows everything.
 """
+
 from __future__ import annotations
 
 import json
@@ -101,13 +102,18 @@ def check_write(tree: CollectionTree, permissions: Permissions | None, collectio
     allowed = permissions.curator_of if permissions is not None else None
     if allowed is None or set(tree.ancestors(collection)) & allowed:
         return
-    raise errors.forbidden(f"{user} is not authorized to perform write on collection {collection} of account "
-                           f"{tree.root}")
+    raise errors.forbidden(
+        f"{user} is not authorized to perform write on collection {collection} of account {tree.root}"
+    )
 
 
 def _root_collection(account_name: str) -> JSON:
-    return {"name": account_name, "friendlyName": account_name, "description": "The root collection.",
-            "collectionProvisioningState": "Succeeded"}
+    return {
+        "name": account_name,
+        "friendlyName": account_name,
+        "description": "The root collection.",
+        "collectionProvisioningState": "Succeeded",
+    }
 
 
 class CollectionsApi:
@@ -149,19 +155,30 @@ class CollectionsApi:
 
     def _put(self, name: str, body: object) -> Response:
         if not _NAME.match(name):
-            return account_error(400, "InvalidCollectionName", f"Collection name {name!r} is invalid: 1-36 letters, "
-                                                               "digits, '-' or '_', starting with a letter or digit.")
+            return account_error(
+                400,
+                "InvalidCollectionName",
+                f"Collection name {name!r} is invalid: 1-36 letters, "
+                "digits, '-' or '_', starting with a letter or digit.",
+            )
         if not isinstance(body, dict):
             return account_error(400, "BadRequest", "the body must be a JSON object (friendlyName, parentCollection)")
         with self.store.write() as session:
             tree = CollectionTree.of(session, self.account_name)
             if name == tree.root:
                 return account_error(400, "BadRequest", "the root collection cannot be changed")
-            parent = (body.get("parentCollection") or {}).get("referenceName") if isinstance(
-                body.get("parentCollection"), dict) else None
+            parent = (
+                (body.get("parentCollection") or {}).get("referenceName")
+                if isinstance(body.get("parentCollection"), dict)
+                else None
+            )
             if not isinstance(parent, str) or not parent:
-                return account_error(400, "BadRequest", "parentCollection.referenceName is required (the name of "
-                                                        f"the parent collection; the root is {tree.root})")
+                return account_error(
+                    400,
+                    "BadRequest",
+                    "parentCollection.referenceName is required (the name of "
+                    f"the parent collection; the root is {tree.root})",
+                )
             if parent not in tree.by_name:
                 return account_error(400, "ParentCollectionNotFound", f"Parent collection {parent} is not found.")
             if name in tree.ancestors(parent):
@@ -171,12 +188,17 @@ class CollectionsApi:
                 return account_error(400, "BadRequest", "friendlyName must be a string")
             previous = tree.by_name.get(name) or {}
             when = now_ms()
-            stored = {"name": name, "friendlyName": friendly or previous.get("friendlyName") or name,
-                      "description": body.get("description", previous.get("description")),
-                      "parentCollection": {"type": "CollectionReference", "referenceName": parent},
-                      "collectionProvisioningState": "Succeeded",
-                      "systemData": {"createdAt": (previous.get("systemData") or {}).get("createdAt", when),
-                                     "lastModifiedAt": when}}
+            stored = {
+                "name": name,
+                "friendlyName": friendly or previous.get("friendlyName") or name,
+                "description": body.get("description", previous.get("description")),
+                "parentCollection": {"type": "CollectionReference", "referenceName": parent},
+                "collectionProvisioningState": "Succeeded",
+                "systemData": {
+                    "createdAt": (previous.get("systemData") or {}).get("createdAt", when),
+                    "lastModifiedAt": when,
+                },
+            }
             tree.by_name[name] = stored
             tree.save(session)
         return JSONResponse(stored)
@@ -188,11 +210,13 @@ class CollectionsApi:
                 return account_error(400, "BadRequest", "the root collection cannot be deleted")
             if name not in tree.by_name:
                 return Response(status_code=204)
-            children = sorted(n for n, c in tree.by_name.items()
-                              if ((c.get("parentCollection") or {}).get("referenceName")) == name)
+            children = sorted(
+                n for n, c in tree.by_name.items() if ((c.get("parentCollection") or {}).get("referenceName")) == name
+            )
             if children:
-                return account_error(409, "CollectionNotEmpty", f"Collection {name} has child collections: "
-                                                                f"{', '.join(children)}.")
+                return account_error(
+                    409, "CollectionNotEmpty", f"Collection {name} has child collections: {', '.join(children)}."
+                )
             if session.count_entities_in_collection(name):
                 return account_error(409, "CollectionNotEmpty", f"Collection {name} still holds assets.")
             del tree.by_name[name]
@@ -202,20 +226,22 @@ class CollectionsApi:
     def routes(self, prefixes: Iterable[str]) -> list[Route]:
         routes: list[Route] = []
         for prefix in prefixes:
-            routes += [Route(prefix + "/collections", self.collections, methods=["GET"]),
-                       Route(prefix + "/collections/{name}", self.collection, methods=["GET", "PUT", "DELETE"])]
+            routes += [
+                Route(prefix + "/collections", self.collections, methods=["GET"]),
+                Route(prefix + "/collections/{name}", self.collection, methods=["GET", "PUT", "DELETE"]),
+            ]
         return routes
 
     def router(self, prefixes: Iterable[str]) -> Router:
         return Router(routes=self.routes(prefixes), redirect_slashes=False)
 
 
-
 class Placement:
     """Where one write request puts entities, and the permission check for each entity it writes."""
 
-    def __init__(self, tree: CollectionTree, permissions: Permissions | None, user: str,
-                 target: str | None = None) -> None:
+    def __init__(
+        self, tree: CollectionTree, permissions: Permissions | None, user: str, target: str | None = None
+    ) -> None:
         self.tree = tree
         self.permissions = permissions
         self.user = user

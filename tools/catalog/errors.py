@@ -2,6 +2,7 @@
 
 Codes and message wording follow Atlas's AtlasErrorCode enum; messages are built with f-strings, never templates.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -49,7 +50,9 @@ def invalid_type_definition(detail: str) -> AtlasError:
 
 
 def relationship_end_type_not_found(relationship: str, end_type: str) -> AtlasError:
-    return AtlasError(404, "ATLAS-404-00-00E", f"RelationshipDef {relationship} endDef typename {end_type} cannot be found")
+    return AtlasError(
+        404, "ATLAS-404-00-00E", f"RelationshipDef {relationship} endDef typename {end_type} cannot be found"
+    )
 
 
 def missing_mandatory_attribute(type_name: str, attribute: str, declared_by: str) -> AtlasError:
@@ -150,8 +153,9 @@ def relationship_already_deleted(guid: str) -> AtlasError:
 
 
 def relationship_already_exists(type_name: str, end1: str, end2: str) -> AtlasError:
-    return AtlasError(409, "ATLAS-409-00-004",
-                      f"relationship {type_name} already exists between entities {end1} and {end2}")
+    return AtlasError(
+        409, "ATLAS-409-00-004", f"relationship {type_name} already exists between entities {end1} and {end2}"
+    )
 
 
 def relationship_end_is_null(which: str) -> AtlasError:
@@ -159,25 +163,36 @@ def relationship_end_is_null(which: str) -> AtlasError:
 
 
 def invalid_relationship_end_types(name: str, end1: str, end2: str, expected1: str, expected2: str) -> AtlasError:
-    return AtlasError(400, "ATLAS-400-00-036",
-                      f"invalid relationshipDef: {name}: actual: [end type 1: {end1}, end type 2: {end2}]. "
-                      f"expected: [end type 1: {expected1}, end type 2: {expected2}]")
+    return AtlasError(
+        400,
+        "ATLAS-400-00-036",
+        f"invalid relationshipDef: {name}: actual: [end type 1: {end1}, end type 2: {end2}]. "
+        f"expected: [end type 1: {expected1}, end type 2: {expected2}]",
+    )
 
 
 def relationship_type_change(guid: str, current: str, new: str) -> AtlasError:
-    return AtlasError(404, "ATLAS-400-00-06A", f"change of relationship type is not permitted. relationship-guid={guid}, "
-                                               f"current-type={current}, new-type={new}")
+    return AtlasError(
+        404,
+        "ATLAS-400-00-06A",
+        f"change of relationship type is not permitted. relationship-guid={guid}, "
+        f"current-type={current}, new-type={new}",
+    )
 
 
 def relationship_end_change(type_name: str, guid: str, end: str, new_end: str) -> AtlasError:
-    return AtlasError(404, "ATLAS-400-00-069",
-                      f"change of relationship end is not permitted. relationship-type={type_name}, "
-                      f"relationship-guid={guid}, end-guid={end}, updated-end-guid={new_end}")
+    return AtlasError(
+        404,
+        "ATLAS-400-00-069",
+        f"change of relationship end is not permitted. relationship-type={type_name}, "
+        f"relationship-guid={guid}, end-guid={end}, updated-end-guid={new_end}",
+    )
 
 
 def method_not_allowed(method: str, path: str) -> AtlasError:
-    return AtlasError(405, "ATLAS-405-00-001",
-                      f"Error 405 - The request method {method} is inappropriate for the URL: {path}")
+    return AtlasError(
+        405, "ATLAS-405-00-001", f"Error 405 - The request method {method} is inappropriate for the URL: {path}"
+    )
 
 
 def no_such_resource(method: str, path: str) -> AtlasError:
@@ -188,8 +203,9 @@ def no_such_resource(method: str, path: str) -> AtlasError:
 def unsupported_media_type(content_type: str) -> AtlasError:
     """415 with Atlas's BAD_REQUEST code: writes must be JSON (a cross-site form can only send text or form data)."""
     shown = content_type or "no Content-Type"
-    return AtlasError(415, "ATLAS-400-00-029",
-                      f"the request body must be JSON (Content-Type: application/json), got {shown}")
+    return AtlasError(
+        415, "ATLAS-400-00-029", f"the request body must be JSON (Content-Type: application/json), got {shown}"
+    )
 
 
 def forbidden(detail: str) -> AtlasError:
@@ -198,5 +214,8 @@ def forbidden(detail: str) -> AtlasError:
 
 def unauthenticated() -> AtlasError:
     """401 with Atlas's UNAUTHORIZED_ACCESS code (Atlas's own 401 comes from its servlet filter, without a body)."""
-    return AtlasError(401, "ATLAS-403-00-001", "anonymous is not authorized to perform this request: this catalog "
-                                               "requires HTTP basic authentication")
+    return AtlasError(
+        401,
+        "ATLAS-403-00-001",
+        "anonymous is not authorized to perform this request: this catalog requires HTTP basic authentication",
+    )

@@ -6,6 +6,7 @@ response; `latency:<d>` delays every call (`50ms`, `0.2s`, or a number of ms); `
 sent with 429 and 503 (default 1); `seed:<n>` makes the draws reproducible; `down` refuses every call with 503
 (`down:reset` closes every connection instead). An empty spec or `none` turns faults off.
 """
+
 from __future__ import annotations
 
 import random
@@ -86,8 +87,10 @@ def parse_fault_spec(spec: str | None) -> FaultSpec:
             else:
                 raise ValueError
         except ValueError:
-            raise ValueError(f"bad fault spec item '{item}': expected <status 400-599>:<p>, reset:<p>, latency:<ms>, "
-                             "retry-after:<s>, seed:<n> or down") from None
+            raise ValueError(
+                f"bad fault spec item '{item}': expected <status 400-599>:<p>, reset:<p>, latency:<ms>, "
+                "retry-after:<s>, seed:<n> or down"
+            ) from None
     if sum(p for _, p in outcomes) > 1 + 1e-9:
         raise ValueError(f"bad fault spec '{spec}': the probabilities add up to more than 1")
     return FaultSpec(tuple(outcomes), latency, retry_after, seed, down)
@@ -109,8 +112,12 @@ class FaultInjector:
         with self._lock:
             spec = self.spec
             if spec.down:
-                return Fault(spec.latency_seconds, None if spec.down == "reset" else 503, spec.down == "reset",
-                             spec.retry_after_seconds)
+                return Fault(
+                    spec.latency_seconds,
+                    None if spec.down == "reset" else 503,
+                    spec.down == "reset",
+                    spec.retry_after_seconds,
+                )
             if not spec.outcomes:
                 return Fault(spec.latency_seconds)
             roll = self._random.random()
@@ -118,6 +125,10 @@ class FaultInjector:
         for kind, probability in spec.outcomes:
             cumulative += probability
             if roll < cumulative:
-                return Fault(spec.latency_seconds, None if kind == "reset" else int(kind), kind == "reset",
-                             spec.retry_after_seconds)
+                return Fault(
+                    spec.latency_seconds,
+                    None if kind == "reset" else int(kind),
+                    kind == "reset",
+                    spec.retry_after_seconds,
+                )
         return Fault(spec.latency_seconds)

@@ -11,6 +11,7 @@
 
 Refusals are Atlas-style JSON errors (403 or 415) that name the problem.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -31,7 +32,7 @@ def host_name(host_header: str) -> str:
     """`Host` without its port, lower case, IPv6 brackets removed."""
     host = host_header.strip().lower()
     if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host[1:]
+        return host[1 : host.find("]")] if "]" in host else host[1:]
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
@@ -72,8 +73,10 @@ class RequestGuard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or ()}
         host = headers.get("host")
         if host is not None and not self.host_allowed(host_name(host)):
-            return errors.forbidden(f"Host '{host_name(host)}' is not allowed: this catalog answers loopback names "
-                                    "only (start it with --allow-host NAME to allow another)")
+            return errors.forbidden(
+                f"Host '{host_name(host)}' is not allowed: this catalog answers loopback names "
+                "only (start it with --allow-host NAME to allow another)"
+            )
         method = scope["method"]
         if method not in WRITE_METHODS:
             return None

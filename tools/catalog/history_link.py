@@ -6,6 +6,7 @@ running on the data folder (tools/functions_host/state.py), with the key given (
 own process knows serve's key) or the one kept in that folder. Answers are passed through; a host that does not run
 or does not answer is a 503 that says so.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,8 +23,10 @@ from ..functions_host.state import RunningHost, kept_function_key
 LINEAGE_PATH = "/api/ol2purview/lineage"
 RUNS_PATH = "/api/ol2purview/runs/"
 FORWARDED = ("qualifiedName", "since", "until", "direction", "depth", "column")
-NO_HOST = ("the time window needs a running `ol2purview serve` on {data}: its run history answers it (start "
-           "`ol2purview serve`, or open the page it prints)")
+NO_HOST = (
+    "the time window needs a running `ol2purview serve` on {data}: its run history answers it (start "
+    "`ol2purview serve`, or open the page it prints)"
+)
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,9 @@ class HistoryLink:
             return 503, _error(NO_HOST.format(data=self.data_dir))
         url, key = host
         try:
-            response = requests.get(url + path, params=params, headers={"x-functions-key": key} if key else {},
-                                    timeout=self.timeout)
+            response = requests.get(
+                url + path, params=params, headers={"x-functions-key": key} if key else {}, timeout=self.timeout
+            )
             body = response.json()
         except (requests.RequestException, ValueError) as exc:
             return 503, _error(f"the local ol2purview serve at {url} did not answer ({type(exc).__name__})")

@@ -4,6 +4,7 @@ Edges go in the direction of data flow (dataset -> process -> dataset). Depth co
 depth 1 reaches the processes next to it and their datasets on the far side; from a process, depth 1 is the process
 with its own inputs and outputs. Depth 0 means no limit. Deleted entities are left out.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -54,8 +55,9 @@ class _Walk:
                 return
 
 
-def entity_lineage(session: Session, registry: TypeRegistry, guid: str, direction: str = "BOTH", depth: int = 3,
-                   width: int = -1) -> JSON:
+def entity_lineage(
+    session: Session, registry: TypeRegistry, guid: str, direction: str = "BOTH", depth: int = 3, width: int = -1
+) -> JSON:
     direction = direction.upper()
     if direction not in DIRECTIONS:
         raise errors.invalid_lineage_params("direction", direction)
@@ -69,12 +71,21 @@ def entity_lineage(session: Session, registry: TypeRegistry, guid: str, directio
         raise errors.invalid_lineage_entity_type(guid, base.type_name)
     nodes: dict[str, EntityRow] = {}
     relations: dict[str, JSON] = {}
-    for upstream in ((True,) if direction == "INPUT" else (False,) if direction == "OUTPUT" else (True, False)):
+    for upstream in (True,) if direction == "INPUT" else (False,) if direction == "OUTPUT" else (True, False):
         walk = _Walk(session, base)
         walk.run(upstream, is_process, depth)
         nodes.update(walk.nodes)
         relations.update(walk.relations)
-    return {"baseEntityGuid": guid, "lineageDirection": direction, "lineageDepth": depth, "lineageWidth": width,
-            "childrenCount": -1, "guidEntityMap": {g: {**entity_header(row), "collectionId": row.extra.get("collectionId")}
-                                                for g, row in nodes.items()},
-            "relations": list(relations.values()), "parentRelations": [], "widthCounts": {}}
+    return {
+        "baseEntityGuid": guid,
+        "lineageDirection": direction,
+        "lineageDepth": depth,
+        "lineageWidth": width,
+        "childrenCount": -1,
+        "guidEntityMap": {
+            g: {**entity_header(row), "collectionId": row.extra.get("collectionId")} for g, row in nodes.items()
+        },
+        "relations": list(relations.values()),
+        "parentRelations": [],
+        "widthCounts": {},
+    }

@@ -2,6 +2,7 @@
 
 Runs inside one store write transaction: any error raised here rolls the whole request back.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -50,8 +51,9 @@ def entities_of(body: object) -> list[JSON]:
     return found
 
 
-def upsert_entities(session: Session, registry: TypeRegistry, body: object, user: str,
-                    placement: Placement | None = None) -> JSON:
+def upsert_entities(
+    session: Session, registry: TypeRegistry, body: object, user: str, placement: Placement | None = None
+) -> JSON:
     """POST /entity/bulk: an EntityMutationResponse (`mutatedEntities`, `guidAssignments`). `placement`: the
     collection of new entities (and of the existing ones sent, which move there), and who may write where."""
     return _Upsert(session, registry, user, placement).run(entities_of(body))
@@ -75,8 +77,9 @@ def move_entities(session: Session, guids: object, placement: Placement) -> JSON
     return {"mutatedEntities": {"UPDATE": [mutation_header(r) for r in moved]}}
 
 
-def partial_update(session: Session, registry: TypeRegistry, guid: str, body: object, user: str,
-                   placement: Placement | None = None) -> JSON:
+def partial_update(
+    session: Session, registry: TypeRegistry, guid: str, body: object, user: str, placement: Placement | None = None
+) -> JSON:
     """PUT /entity/guid/{guid}?name= and PUT /entity/uniqueAttribute/type/{t}: update the entity `guid` with only the
     attributes sent (an AtlasEntityWithExtInfo); Atlas reports the entity as PARTIAL_UPDATE."""
     if not isinstance(body, dict) or not isinstance(body.get("entity"), dict):
@@ -182,8 +185,11 @@ class _Upsert:
         elif is_placeholder(sent_guid):
             existing = self._find(entity_type.name, qualified_name)
         else:
-            existing = self.rows.get(sent_guid) or self.session.entity(sent_guid) or self._find(
-                entity_type.name, qualified_name)
+            existing = (
+                self.rows.get(sent_guid)
+                or self.session.entity(sent_guid)
+                or self._find(entity_type.name, qualified_name)
+            )
         if existing is None:
             self._check_required(entity_type, primitives)
             if qualified_name is None:  # a type outside Referenceable still needs its identity
@@ -191,8 +197,19 @@ class _Upsert:
             guid = str(uuid.uuid4()) if is_placeholder(sent_guid) else sent_guid
             if self.placement is not None:
                 kept["collectionId"] = self.placement.of_new()
-            row = EntityRow(guid, entity_type.name, qualified_name, "ACTIVE", primitives, kept, self.when, self.when,
-                            self.user, self.user, 1)
+            row = EntityRow(
+                guid,
+                entity_type.name,
+                qualified_name,
+                "ACTIVE",
+                primitives,
+                kept,
+                self.when,
+                self.when,
+                self.user,
+                self.user,
+                1,
+            )
             self._write(row, insert=True)
             self.created[guid] = None
         else:
@@ -226,7 +243,8 @@ class _Upsert:
             self.session.insert_entity(row) if insert else self.session.update_entity(row)
         except sqlite3.IntegrityError as exc:
             raise errors.instance_already_exists(
-                f"{row.type_name} with qualifiedName {row.qualified_name} already exists") from exc
+                f"{row.type_name} with qualifiedName {row.qualified_name} already exists"
+            ) from exc
 
     def _row(self, guid: str) -> EntityRow:
         row = self.rows.get(guid) or self.session.entity(guid)
@@ -240,9 +258,15 @@ class _Upsert:
         sent: dict[str, tuple[Reference, object]] = {}
         for source in (entity.get("attributes") or {}, entity.get("relationshipAttributes") or {}):
             for name, value in source.items():
-                hint = value.get("relationshipType") if isinstance(value, dict) else (
-                    value[0].get("relationshipType") if isinstance(value, list) and value
-                    and isinstance(value[0], dict) else None)
+                hint = (
+                    value.get("relationshipType")
+                    if isinstance(value, dict)
+                    else (
+                        value[0].get("relationshipType")
+                        if isinstance(value, list) and value and isinstance(value[0], dict)
+                        else None
+                    )
+                )
                 reference = entity_type.reference(name, hint)
                 if reference is not None and value is not None:
                     sent[name] = (reference, value)
@@ -259,8 +283,9 @@ class _Upsert:
         for item in value if isinstance(value, list) else [value]:
             target = self._resolve(item)
             if not self.registry.is_a(target.type_name, reference.target_type):
-                raise errors.invalid_relationship_end(reference.attribute, target.guid, target.type_name,
-                                                      reference.target_type)
+                raise errors.invalid_relationship_end(
+                    reference.attribute, target.guid, target.type_name, reference.target_type
+                )
             if target.guid not in guids:
                 guids.append(target.guid)
         return guids
@@ -290,16 +315,19 @@ class _Upsert:
         if row is None:
             raise errors.referenced_entity_not_found(
                 f"AtlasObjectId{{guid='null', typeName='{type_name}', "
-                f"uniqueAttributes={{qualifiedName:{qualified_name}}}}}")
+                f"uniqueAttributes={{qualifiedName:{qualified_name}}}}}"
+            )
         return row
 
     def _replace(self, owner: str, reference: Reference, targets: list[str]) -> None:
         """Make the owner's relationships of this reference exactly `targets`, in order (a new list replaces)."""
+
         def other(r: RelationshipRow) -> str:
             return r.end2_guid if reference.end == 1 else r.end1_guid
 
-        current = {other(r): r for r in self.session.relationships_at(reference.end, reference.relationship_type,
-                                                                      [owner])}
+        current = {
+            other(r): r for r in self.session.relationships_at(reference.end, reference.relationship_type, [owner])
+        }
         removed = [r for g, r in current.items() if g not in targets]
         self.session.delete_relationships(r.guid for r in removed)
         for r in removed:
@@ -316,7 +344,8 @@ class _Upsert:
                 self.affected.update({(r.end1_guid if reference.end == 1 else r.end2_guid): None for r in taken})
             end1, end2 = (owner, target) if reference.end == 1 else (target, owner)
             self.session.insert_relationship(
-                RelationshipRow(str(uuid.uuid4()), reference.relationship_type, end1, end2, position), self.when)
+                RelationshipRow(str(uuid.uuid4()), reference.relationship_type, end1, end2, position), self.when
+            )
             self.affected.update({owner: None, target: None})
 
     def _single_at_other_end(self, reference: Reference) -> bool:

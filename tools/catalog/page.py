@@ -9,6 +9,7 @@
   `.../history/runs/{runId}` — the run history of the running `ol2purview serve`, asked by this server with the
   function key (tools/catalog/history_link.py), so that the page can draw lineage in a time window.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
@@ -18,9 +19,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
+
 from . import errors
 from .history_link import HistoryLink
-from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
 from .lineage import INPUTS, OUTPUTS, entity_lineage
 from .store import CatalogStore, EntityRow, Session
 from .typedefs import TypeCatalog
@@ -41,8 +43,9 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def processes_near(session: Session, registry: TypeRegistry, guid: str, direction: str, depth: int
-                   ) -> list[ProcessColumns]:
+def processes_near(
+    session: Session, registry: TypeRegistry, guid: str, direction: str, depth: int
+) -> list[ProcessColumns]:
     """The processes that the dataset lineage of `guid` reaches, with their inputs, outputs and column lineage."""
     lineage = entity_lineage(session, registry, guid, _LINEAGE_DIRECTION[direction], depth)
     rows = session.entities(list(lineage["guidEntityMap"]))
@@ -56,11 +59,22 @@ def processes_near(session: Session, registry: TypeRegistry, guid: str, directio
     processes = []
     for g in guids:
         row = rows[g]
-        active = {side: tuple(_ref(rows[d]) for d in ends[g][side] if d in rows and rows[d].status == "ACTIVE")
-                  for side in (INPUTS, OUTPUTS)}
-        processes.append(ProcessColumns(g, row.qualified_name, row.type_name, row.name or "", active[INPUTS],
-                                        active[OUTPUTS], _text(row.attributes.get("columnMapping")),
-                                        _text(row.attributes.get("columnLineageDetail"))))
+        active = {
+            side: tuple(_ref(rows[d]) for d in ends[g][side] if d in rows and rows[d].status == "ACTIVE")
+            for side in (INPUTS, OUTPUTS)
+        }
+        processes.append(
+            ProcessColumns(
+                g,
+                row.qualified_name,
+                row.type_name,
+                row.name or "",
+                active[INPUTS],
+                active[OUTPUTS],
+                _text(row.attributes.get("columnMapping")),
+                _text(row.attributes.get("columnLineageDetail")),
+            )
+        )
     return processes
 
 
@@ -89,13 +103,16 @@ def dataset_columns(session: Session, registry: TypeRegistry, guid: str) -> JSON
     from_schema = schema_columns(session, registry, row)
     graph = ColumnGraph(processes_near(session, registry, guid, "both", 1))
     from_lineage = graph.columns_of(row.qualified_name)
-    columns = [{"name": name, "inSchema": name in from_schema, "inLineage": name in from_lineage}
-               for name in sorted(set(from_schema) | set(from_lineage))]
+    columns = [
+        {"name": name, "inSchema": name in from_schema, "inLineage": name in from_lineage}
+        for name in sorted(set(from_schema) | set(from_lineage))
+    ]
     return {"dataset": entity_header(row), "columns": columns}
 
 
-def column_lineage(session: Session, registry: TypeRegistry, guid: str, column: str, direction: str, depth: int
-                   ) -> JSON:
+def column_lineage(
+    session: Session, registry: TypeRegistry, guid: str, column: str, direction: str, depth: int
+) -> JSON:
     if direction not in DIRECTIONS:
         raise errors.invalid_parameters(f"direction must be one of {', '.join(DIRECTIONS)}, got '{direction}'")
     if depth < 0:
@@ -129,8 +146,7 @@ def grouped_search(session: Session, registry: TypeRegistry, text: str) -> JSON:
         if parent is None:
             groups.setdefault(row.guid, {"entity": entity_header(row), "columns": []})
             continue
-        group = groups.setdefault(parent.guid, {"entity": entity_header(parent), "columns": [],
-                                                "matchedBy": "column"})
+        group = groups.setdefault(parent.guid, {"entity": entity_header(parent), "columns": [], "matchedBy": "column"})
         group["columns"].append(entity_header(row))
     return {"count": len(rows), "shown": min(len(rows), MAX_SEARCH_HITS), "groups": list(groups.values())}
 
@@ -154,6 +170,7 @@ def _required(request: Request, name: str) -> str:
 
 def history_routes(link: HistoryLink | None) -> list[Route]:
     """The run history's routes (503 saying why when there is no link or no running serve)."""
+
     async def status(request: Request) -> Response:
         if link is None:
             return JSONResponse({"available": False, "reason": "this catalog was started without a data folder"})
@@ -169,9 +186,11 @@ def history_routes(link: HistoryLink | None) -> list[Route]:
         found = await run_in_threadpool(link.run, run_id) if link else (503, {"errorMessage": "no run history"})
         return JSONResponse(found[1], status_code=found[0])
 
-    return [Route("/_ol2purview/page/history/status", status, methods=["GET"]),
-            Route("/_ol2purview/page/history/lineage", lineage, methods=["GET"]),
-            Route("/_ol2purview/page/history/runs/{run_id}", run, methods=["GET"])]
+    return [
+        Route("/_ol2purview/page/history/status", status, methods=["GET"]),
+        Route("/_ol2purview/page/history/lineage", lineage, methods=["GET"]),
+        Route("/_ol2purview/page/history/runs/{run_id}", run, methods=["GET"]),
+    ]
 
 
 def page_routes(store: CatalogStore, types: TypeCatalog) -> list[Route]:
@@ -181,6 +200,7 @@ def page_routes(store: CatalogStore, types: TypeCatalog) -> list[Route]:
         def run() -> T:
             with store.read() as session:
                 return work(session, registry)
+
         return await run_in_threadpool(run)
 
     async def search(request: Request) -> Response:
@@ -197,6 +217,8 @@ def page_routes(store: CatalogStore, types: TypeCatalog) -> list[Route]:
         depth = _int(request, "depth", 0)
         return JSONResponse(await read(lambda s, r: column_lineage(s, r, guid, column, direction, depth)))
 
-    return [Route("/_ol2purview/page/search", search, methods=["GET"]),
-            Route("/_ol2purview/page/columns", columns, methods=["GET"]),
-            Route("/_ol2purview/page/column-lineage", lineage, methods=["GET"])]
+    return [
+        Route("/_ol2purview/page/search", search, methods=["GET"]),
+        Route("/_ol2purview/page/columns", columns, methods=["GET"]),
+        Route("/_ol2purview/page/column-lineage", lineage, methods=["GET"]),
+    ]

@@ -3,6 +3,7 @@
 ASGI has no "drop the connection" message, and an exception before the response makes uvicorn answer 500; so this
 protocol puts a callable in `scope["extensions"]` that aborts the transport with SO_LINGER 0 (a TCP reset).
 """
+
 from __future__ import annotations
 
 import socket

@@ -3,6 +3,7 @@ relationship defs of the registry (the base model's, the built-in scanner types'
 
 Runs inside one store transaction per request; errors are Atlas's (codes from AtlasErrorCode).
 """
+
 from __future__ import annotations
 
 import uuid
@@ -33,13 +34,22 @@ def render_relationship(session: Session, registry: TypeRegistry, detail: Relati
     definition = registry.get(detail.row.type_name) or {"name": detail.row.type_name}
     ends = session.entities([detail.row.end1_guid, detail.row.end2_guid])
     return {
-        "typeName": detail.row.type_name, "attributes": dict(detail.attributes), "guid": detail.row.guid,
-        "provenanceType": 0, "status": detail.status, "createdBy": detail.created_by, "updatedBy": detail.updated_by,
-        "createTime": detail.create_time, "updateTime": detail.update_time, "version": detail.version,
+        "typeName": detail.row.type_name,
+        "attributes": dict(detail.attributes),
+        "guid": detail.row.guid,
+        "provenanceType": 0,
+        "status": detail.status,
+        "createdBy": detail.created_by,
+        "updatedBy": detail.updated_by,
+        "createTime": detail.create_time,
+        "updateTime": detail.update_time,
+        "version": detail.version,
         "end1": _end(ends.get(detail.row.end1_guid), detail.row.end1_guid),
         "end2": _end(ends.get(detail.row.end2_guid), detail.row.end2_guid),
-        "label": relationship_label(definition), "propagateTags": definition.get("propagateTags", "NONE"),
-        "propagatedClassifications": [], "blockedPropagatedClassifications": [],
+        "label": relationship_label(definition),
+        "propagateTags": definition.get("propagateTags", "NONE"),
+        "propagatedClassifications": [],
+        "blockedPropagatedClassifications": [],
     }
 
 
@@ -63,14 +73,19 @@ def create_relationship(session: Session, registry: TypeRegistry, body: object, 
     end1, end2 = (_resolve_end(session, registry, relationship.get(key), key) for key in ("end1", "end2"))
     expected1, expected2 = definition["endDef1"]["type"], definition["endDef2"]["type"]
     if not (registry.is_a(end1.type_name, expected1) and registry.is_a(end2.type_name, expected2)):
-        raise errors.invalid_relationship_end_types(definition["name"], end1.type_name, end2.type_name, expected1,
-                                                    expected2)
+        raise errors.invalid_relationship_end_types(
+            definition["name"], end1.type_name, end2.type_name, expected1, expected2
+        )
     if session.relationships_between(definition["name"], end1.guid, end2.guid):
         raise errors.relationship_already_exists(definition["name"], end1.guid, end2.guid)
     guid = str(uuid.uuid4())
     position = len(session.relationships_at(1, definition["name"], [end1.guid]))
-    session.insert_relationship(RelationshipRow(guid, definition["name"], end1.guid, end2.guid, position), now_ms(),
-                                user, _declared_attributes(definition, relationship.get("attributes")))
+    session.insert_relationship(
+        RelationshipRow(guid, definition["name"], end1.guid, end2.guid, position),
+        now_ms(),
+        user,
+        _declared_attributes(definition, relationship.get("attributes")),
+    )
     detail = session.relationship(guid)
     assert detail is not None
     return render_relationship(session, registry, detail)

@@ -11,6 +11,7 @@ Purview's defaults. Registered through the Atlas API in bulk: the filesystem or 
 of the same files changes nothing; a folder that gained a partition updates its resource set. It never deletes, and
 it refuses a real Purview: there, run Purview's own scan.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,11 +26,17 @@ import requests
 
 from olparser.adapters.catalog import make_atlas_client
 from olparser.adapters.catalog.errors import CatalogHttpError
-from olparser.resolution.resource_sets import (CONTAINER_TYPES, ResourceSetRules, ScannedAsset, group_files,
-                                               split_storage_path)
+from olparser.resolution.resource_sets import (
+    CONTAINER_TYPES,
+    ResourceSetRules,
+    ScannedAsset,
+    group_files,
+    split_storage_path,
+)
 from olparser.settings import Settings
-from .account import CONFIG_PATH
+
 from ..catalog_options import NoCatalog, add_target_arguments, catalog_target
+from .account import CONFIG_PATH
 
 JSON = dict[str, Any]
 _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
@@ -63,12 +70,19 @@ def scan_entities(container_qn: str, assets: Sequence[ScannedAsset], files: dict
     """The Atlas entities the scanner registers: the container first, then each resource set and single file."""
     path = split_storage_path(container_qn + "/x")
     assert path is not None, container_qn
-    entities: list[JSON] = [{"typeName": CONTAINER_TYPES[path.path_type],
-                             "attributes": {"qualifiedName": container_qn, "name": container_qn.rsplit("/", 1)[1]}}]
+    entities: list[JSON] = [
+        {
+            "typeName": CONTAINER_TYPES[path.path_type],
+            "attributes": {"qualifiedName": container_qn, "name": container_qn.rsplit("/", 1)[1]},
+        }
+    ]
     for asset in assets:
         members = [files[qn] for qn in asset.files]
-        attributes: JSON = {"qualifiedName": asset.qualified_name, "name": asset.name,
-                            "modifiedTime": max(f.modified_ms for f in members)}
+        attributes: JSON = {
+            "qualifiedName": asset.qualified_name,
+            "name": asset.name,
+            "modifiedTime": max(f.modified_ms for f in members),
+        }
         if asset.is_resource_set:
             attributes.update(partitionCount=asset.partition_count, totalSizeBytes=sum(f.size for f in members))
         else:
@@ -79,7 +93,7 @@ def scan_entities(container_qn: str, assets: Sequence[ScannedAsset], files: dict
 
 def _chunks(items: Sequence[JSON], size: int) -> Iterable[Sequence[JSON]]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]
 
 
 def _catalog_rules(atlas_url: str, auth: tuple[str, str] | None, timeout: float) -> ResourceSetRules | None:
@@ -87,7 +101,7 @@ def _catalog_rules(atlas_url: str, auth: tuple[str, str] | None, timeout: float)
     root = atlas_url
     for suffix in _ATLAS_SUFFIXES:
         if root.endswith(suffix):
-            root = root[:-len(suffix)]
+            root = root[: -len(suffix)]
             break
     try:
         answer = requests.get(root + CONFIG_PATH, params={"api-version": RULES_API_VERSION}, auth=auth, timeout=timeout)
@@ -101,14 +115,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--account", required=True, help="the storage account name the files are named under")
     parser.add_argument("--container", required=True, help="the filesystem (ADLS) or container (blob)")
     parser.add_argument("--prefix", default="", help="where PATH sits inside the container (default: its root)")
-    parser.add_argument("--blob", action="store_true",
-                        help="scan as the Blob scanner (https://{account}.blob.core.windows.net/...)")
-    parser.add_argument("--rules", type=Path, metavar="FILE",
-                        help="an account's resource-set rule config (JSON, as GET defaultResourceSetRuleConfig "
-                             "answers); default: the catalog's own, else Purview's defaults")
-    parser.add_argument("--collection", metavar="NAME",
-                        help="the collection (its name) the scan registers into, as a Purview scan registers a "
-                             "source's assets in the source's collection (default: the root)")
+    parser.add_argument(
+        "--blob", action="store_true", help="scan as the Blob scanner (https://{account}.blob.core.windows.net/...)"
+    )
+    parser.add_argument(
+        "--rules",
+        type=Path,
+        metavar="FILE",
+        help="an account's resource-set rule config (JSON, as GET defaultResourceSetRuleConfig "
+        "answers); default: the catalog's own, else Purview's defaults",
+    )
+    parser.add_argument(
+        "--collection",
+        metavar="NAME",
+        help="the collection (its name) the scan registers into, as a Purview scan registers a "
+        "source's assets in the source's collection (default: the root)",
+    )
     add_target_arguments(parser, catalog=True)
 
 
@@ -123,16 +145,22 @@ def run(args: argparse.Namespace) -> int:
     if not _ACCOUNT.fullmatch(args.account):
         return _fail(f"--account must be 3-24 lowercase letters or digits, got {args.account!r}", 2)
     if not _CONTAINER.fullmatch(args.container):
-        return _fail("--container must be 3-63 lowercase letters, digits or single hyphens, starting and ending with "
-                     f"a letter or digit, got {args.container!r}", 2)
+        return _fail(
+            "--container must be 3-63 lowercase letters, digits or single hyphens, starting and ending with "
+            f"a letter or digit, got {args.container!r}",
+            2,
+        )
     settings = Settings.from_env()
     try:
         target = catalog_target(args, settings)
     except (NoCatalog, ValueError) as exc:
         return _fail(str(exc), 2)
     if target.kind == "purview" or not target.endpoint:
-        return _fail("it writes what Purview's scanners would and refuses a real Purview (run Purview's scan there); "
-                     "point it at an Atlas or the embedded catalog with --atlas-url", 2)
+        return _fail(
+            "it writes what Purview's scanners would and refuses a real Purview (run Purview's scan there); "
+            "point it at an Atlas or the embedded catalog with --atlas-url",
+            2,
+        )
     auth = (target.username, target.password or "") if target.username else None
     if args.rules is not None:
         try:
@@ -141,8 +169,11 @@ def run(args: argparse.Namespace) -> int:
             return _fail(f"--rules {args.rules}: {exc}", 2)
     else:
         found = _catalog_rules(target.endpoint, auth, settings.catalog_timeout_seconds)
-        rules, source = (found, "the catalog's resource-set rule config") if found else (
-            ResourceSetRules.default(), "Purview's default resource-set rules")
+        rules, source = (
+            (found, "the catalog's resource-set rule config")
+            if found
+            else (ResourceSetRules.default(), "Purview's default resource-set rules")
+        )
     container_qn = container_name(args.account, args.container, blob=args.blob)
     base = "/".join([container_qn, *(p for p in args.prefix.split("/") if p)])
     files = {f"{base}/{relative}": info for relative, info in local_files(args.path).items()}
@@ -163,8 +194,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def report(endpoint: str, source: object, entities: Sequence[JSON], assets: Sequence[ScannedAsset], created: int,
-           updated: int) -> str:
+def report(
+    endpoint: str, source: object, entities: Sequence[JSON], assets: Sequence[ScannedAsset], created: int, updated: int
+) -> str:
     """The table of what was registered, and the counts."""
     width = max(len(e["typeName"]) for e in entities)
     lines = [f"registered in {endpoint} (rules: {source})", f"{'TYPE':<{width}}  {'PARTITIONS':>10}  QUALIFIED NAME"]
@@ -173,9 +205,11 @@ def report(endpoint: str, source: object, entities: Sequence[JSON], assets: Sequ
         lines.append(f"{entity['typeName']:<{width}}  {partitions:>10}  {entity['attributes']['qualifiedName']}")
     sets = [a for a in assets if a.is_resource_set]
     container = entities[0]["typeName"].rsplit("_", 1)[1]
-    lines.append(f"1 {container}, {_count(len(sets), 'resource set')} ({_count(sum(len(a.files) for a in sets), 'file')}), "
-                 f"{_count(len(assets) - len(sets), 'single file')}: {created} created, {updated} updated, "
-                 f"{len(entities) - created - updated} unchanged")
+    lines.append(
+        f"1 {container}, {_count(len(sets), 'resource set')} ({_count(sum(len(a.files) for a in sets), 'file')}), "
+        f"{_count(len(assets) - len(sets), 'single file')}: {created} created, {updated} updated, "
+        f"{len(entities) - created - updated} unchanged"
+    )
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 Text matching is a case-insensitive substring of name or qualifiedName; `*` or nothing matches everything.
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,12 +22,24 @@ Predicate = Callable[[EntityRow], bool]
 
 MAX_LIMIT = 1000
 _ASSET_TYPES = {  # type name prefix -> Purview's assetType facet value
-    "azure_blob": "Azure Blob Storage", "azure_datalake_gen2": "Azure Data Lake Storage Gen2",
-    "azure_datalake_gen1": "Azure Data Lake Storage Gen1", "azure_sql": "Azure SQL Database",
-    "azure_synapse": "Azure Synapse Analytics", "mssql": "SQL Server", "azure_postgresql": "Azure Database for PostgreSQL",
-    "postgresql": "PostgreSQL", "azure_mysql": "Azure Database for MySQL", "azure_cosmosdb": "Azure Cosmos DB",
-    "azure_data_explorer": "Azure Data Explorer", "hive": "Hive", "snowflake": "Snowflake", "databricks": "Databricks",
-    "azure_storage": "Azure Storage", "azure_file": "Azure Files", "aws_s3": "Amazon S3", "fabric": "Microsoft Fabric",
+    "azure_blob": "Azure Blob Storage",
+    "azure_datalake_gen2": "Azure Data Lake Storage Gen2",
+    "azure_datalake_gen1": "Azure Data Lake Storage Gen1",
+    "azure_sql": "Azure SQL Database",
+    "azure_synapse": "Azure Synapse Analytics",
+    "mssql": "SQL Server",
+    "azure_postgresql": "Azure Database for PostgreSQL",
+    "postgresql": "PostgreSQL",
+    "azure_mysql": "Azure Database for MySQL",
+    "azure_cosmosdb": "Azure Cosmos DB",
+    "azure_data_explorer": "Azure Data Explorer",
+    "hive": "Hive",
+    "snowflake": "Snowflake",
+    "databricks": "Databricks",
+    "azure_storage": "Azure Storage",
+    "azure_file": "Azure Files",
+    "aws_s3": "Amazon S3",
+    "fabric": "Microsoft Fabric",
 }
 
 
@@ -61,22 +74,44 @@ def basic_search(session: Session, registry: TypeRegistry, body: object) -> JSON
     type_name, query = body.get("typeName"), _text(body.get("query"))
     if type_name is None and body.get("query") is None:
         raise errors.invalid_search_params()
-    types = None if type_name in (None, "_ALL_ENTITY_TYPES") else _types(
-        registry, type_name, body.get("includeSubTypes", True) is not False)
+    types = (
+        None
+        if type_name in (None, "_ALL_ENTITY_TYPES")
+        else _types(registry, type_name, body.get("includeSubTypes", True) is not False)
+    )
     limit, offset = _int(body, "limit", 100, 1, MAX_LIMIT), _int(body, "offset", 0, 0, 2**31)
     rows = session.search(types, query, include_deleted=body.get("excludeDeletedEntities") is False)
     attributes = body.get("attributes") if isinstance(body.get("attributes"), list) else []
-    return {"queryType": "BASIC", "searchParameters": body, "approximateCount": len(rows),
-            "entities": [entity_header(row, attributes) for row in rows[offset:offset + limit]]}
+    return {
+        "queryType": "BASIC",
+        "searchParameters": body,
+        "approximateCount": len(rows),
+        "entities": [entity_header(row, attributes) for row in rows[offset : offset + limit]],
+    }
 
 
-_TIME_RANGES_MS = {"LAST_24H": 86_400_000, "LAST_7D": 7 * 86_400_000, "LAST_30D": 30 * 86_400_000,
-                   "LAST_365D": 365 * 86_400_000}
+_TIME_RANGES_MS = {
+    "LAST_24H": 86_400_000,
+    "LAST_7D": 7 * 86_400_000,
+    "LAST_30D": 30 * 86_400_000,
+    "LAST_365D": 365 * 86_400_000,
+}
 _MORE_THAN_365D = "MORE_THAN_365D"
 _SYSTEM_TIMES = ("createTime", "updateTime")
 # facets of Purview's index this catalog keeps no data for: a filter on them matches nothing (so `not` matches all)
-_UNMODELLED = frozenset({"term", "termGuid", "contactId", "contactType", "glossaryType", "termStatus", "termTemplate",
-                         "domainId", "glossary"})
+_UNMODELLED = frozenset(
+    {
+        "term",
+        "termGuid",
+        "contactId",
+        "contactType",
+        "glossaryType",
+        "termStatus",
+        "termTemplate",
+        "domainId",
+        "glossary",
+    }
+)
 
 
 def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
@@ -111,13 +146,14 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
         allowed = set(_types(registry, type_name, subtypes))
         return lambda e: e.type_name in allowed
     if "attributeName" in clause:
-        return _attribute_test(clause["attributeName"], clause.get("operator", "eq"), clause.get("attributeValue"),
-                               now_ms)
+        return _attribute_test(
+            clause["attributeName"], clause.get("operator", "eq"), clause.get("attributeValue"), now_ms
+        )
     if "classification" in clause and isinstance(clause.get("includeSubClassifications"), bool):
         clause = {"classification": clause["classification"]}  # no classification hierarchy here: the same test
     if len(clause) != 1:
         raise errors.invalid_parameters(f"a filter clause names one field, got {json.dumps(clause)}")
-    (key, value), = clause.items()
+    ((key, value),) = clause.items()
     if key in _SYSTEM_TIMES:
         if isinstance(value, dict):
             return _attribute_test(key, value.get("operator"), value.get("timeThreshold"), now_ms)
@@ -159,14 +195,20 @@ def _ordered(test: Callable[[float, float], bool]) -> Callable[[object, object],
         numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
         # Why the type error is ignored: both are numbers (checked just before)
         return numbers and test(a, b)  # type: ignore[arg-type]
+
     return compare
 
 
 _OPERATORS: dict[str, Callable[[object, object], bool]] = {
-    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
-    "contains": _lower(lambda a, b: b in a), "startswith": _lower(str.startswith), "prefix": _lower(str.startswith),
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "contains": _lower(lambda a, b: b in a),
+    "startswith": _lower(str.startswith),
+    "prefix": _lower(str.startswith),
     "endswith": _lower(str.endswith),
-    "lt": _ordered(lambda a, b: a < b), "le": _ordered(lambda a, b: a <= b), "gt": _ordered(lambda a, b: a > b),
+    "lt": _ordered(lambda a, b: a < b),
+    "le": _ordered(lambda a, b: a <= b),
+    "gt": _ordered(lambda a, b: a > b),
     "ge": _ordered(lambda a, b: a >= b),
 }
 
@@ -192,7 +234,8 @@ def _attribute_test(attribute: object, operator: object, value: object, now_ms: 
     if operator == "timerange":
         if value != _MORE_THAN_365D and value not in _TIME_RANGES_MS:
             raise errors.invalid_parameters(
-                f"time range on '{attribute}' must be one of {[*_TIME_RANGES_MS, _MORE_THAN_365D]}, got {json.dumps(value)}")
+                f"time range on '{attribute}' must be one of {[*_TIME_RANGES_MS, _MORE_THAN_365D]}, got {json.dumps(value)}"
+            )
 
         def in_range(e: EntityRow) -> bool:
             actual = _attribute_value(e, attribute)
@@ -200,11 +243,13 @@ def _attribute_test(attribute: object, operator: object, value: object, now_ms: 
                 return False
             age = now_ms - actual
             return age > _TIME_RANGES_MS["LAST_365D"] if value == _MORE_THAN_365D else age <= _TIME_RANGES_MS[value]
+
         return in_range
     test = _OPERATORS.get(operator)
     if test is None:
         raise errors.invalid_parameters(
-            f"unsupported filter operator '{operator}' (use one of {sorted([*_OPERATORS, 'timerange'])})")
+            f"unsupported filter operator '{operator}' (use one of {sorted([*_OPERATORS, 'timerange'])})"
+        )
     if value is None or isinstance(value, (dict, list)):
         raise errors.invalid_parameters(f"filter on '{attribute}' needs a string, number or boolean 'attributeValue'")
     return lambda e: test(_attribute_value(e, attribute), value)
@@ -218,8 +263,11 @@ def _asset_type(type_name: str) -> list[str]:
 
 
 _ORDER_FIELDS: dict[str, Callable[[EntityRow], Any]] = {
-    "name": lambda e: (e.name or "").lower(), "qualifiedName": lambda e: e.qualified_name,
-    "entityType": lambda e: e.type_name, "createTime": lambda e: e.create_time, "updateTime": lambda e: e.update_time,
+    "name": lambda e: (e.name or "").lower(),
+    "qualifiedName": lambda e: e.qualified_name,
+    "entityType": lambda e: e.type_name,
+    "createTime": lambda e: e.create_time,
+    "updateTime": lambda e: e.update_time,
     "id": lambda e: e.guid,
 }
 
@@ -231,11 +279,12 @@ def _sorted(rows: list[EntityRow], orderby: object) -> list[EntityRow]:
     if not isinstance(orderby, list) or not all(isinstance(o, dict) and len(o) == 1 for o in orderby):
         raise errors.invalid_parameters('orderby must be a list of {"field": "ASC"|"DESC"} objects')
     for item in reversed(orderby):
-        (field, direction), = item.items()
+        ((field, direction),) = item.items()
         key = _ORDER_FIELDS.get(field)
         if key is None or not isinstance(direction, str) or direction.upper() not in ("ASC", "DESC"):
             raise errors.invalid_parameters(
-                f"orderby {json.dumps(item)}: sort by one of {sorted(_ORDER_FIELDS)}, ASC or DESC")
+                f"orderby {json.dumps(item)}: sort by one of {sorted(_ORDER_FIELDS)}, ASC or DESC"
+            )
         rows = sorted(rows, key=key, reverse=direction.upper() == "DESC")
     return rows
 
@@ -268,18 +317,29 @@ def purview_query(session: Session, registry: TypeRegistry, body: object, now_ms
         if issued_for != request_hash or offset < 0:
             raise errors.invalid_parameters("continuationToken belongs to another query (keywords, filter, orderby)")
     rows = _sorted([row for row in session.search(None, keywords) if predicate(row)], body.get("orderby"))
-    page = rows[offset:offset + limit]
+    page = rows[offset : offset + limit]
     response: JSON = {"@search.count": len(rows), "@search.count.approximate": False}
     if offset + limit < len(rows):
-        response["continuationToken"] = base64.b64encode(json.dumps(
-            {"offset": offset + limit, "requestHash": request_hash}).encode()).decode()
+        response["continuationToken"] = base64.b64encode(
+            json.dumps({"offset": offset + limit, "requestHash": request_hash}).encode()
+        ).decode()
     response["value"] = [
-        {"@search.score": 1.0, "id": row.guid, "qualifiedName": row.qualified_name, "name": row.name,
-         "description": row.attributes.get("description"), "owner": row.attributes.get("owner"),
-         "entityType": row.type_name, "classification": _classification_names(row),
-         "label": list(row.extra.get("labels") or []), "assetType": _asset_type(row.type_name), "term": [],
-         "contact": []}
-        for row in page]
+        {
+            "@search.score": 1.0,
+            "id": row.guid,
+            "qualifiedName": row.qualified_name,
+            "name": row.name,
+            "description": row.attributes.get("description"),
+            "owner": row.attributes.get("owner"),
+            "entityType": row.type_name,
+            "classification": _classification_names(row),
+            "label": list(row.extra.get("labels") or []),
+            "assetType": _asset_type(row.type_name),
+            "term": [],
+            "contact": [],
+        }
+        for row in page
+    ]
     return response
 
 
@@ -325,8 +385,11 @@ def _prefix_at(text: str, prefix: str) -> int:
 
 def _prefixed(session: Session, registry: TypeRegistry, body: JSON, keywords: str) -> list[tuple[EntityRow, str, int]]:
     """Active entities with a word of their name (else qualifiedName) starting with `keywords`: (row, text, where)."""
-    predicate = _compile(body["filter"], registry, int(time.time() * 1000)) if body.get("filter") is not None \
+    predicate = (
+        _compile(body["filter"], registry, int(time.time() * 1000))
+        if body.get("filter") is not None
         else (lambda e: True)
+    )
     found = []
     for row in session.search(None, keywords):
         for text in (row.name or "", row.qualified_name):
@@ -345,13 +408,27 @@ def suggest(session: Session, registry: TypeRegistry, body: object) -> JSON:
     value = []
     for row, text, where in _prefixed(session, registry, body, keywords)[:limit]:
         end = where + len(keywords)
-        value.append({
-            "@search.score": 1.0, "@search.text": f"{text[:where]}<em>{text[where:end]}</em>{text[end:]}",
-            "objectType": _object_type(registry, row.type_name), "createTime": row.create_time,
-            "updateTime": row.update_time, "id": row.guid, "name": row.name, "qualifiedName": row.qualified_name,
-            "entityType": row.type_name, "description": row.attributes.get("description"), "endorsement": [],
-            "owner": row.attributes.get("owner"), "classification": [], "label": [], "term": [], "contact": [],
-            "assetType": _asset_type(row.type_name)})
+        value.append(
+            {
+                "@search.score": 1.0,
+                "@search.text": f"{text[:where]}<em>{text[where:end]}</em>{text[end:]}",
+                "objectType": _object_type(registry, row.type_name),
+                "createTime": row.create_time,
+                "updateTime": row.update_time,
+                "id": row.guid,
+                "name": row.name,
+                "qualifiedName": row.qualified_name,
+                "entityType": row.type_name,
+                "description": row.attributes.get("description"),
+                "endorsement": [],
+                "owner": row.attributes.get("owner"),
+                "classification": [],
+                "label": [],
+                "term": [],
+                "contact": [],
+                "assetType": _asset_type(row.type_name),
+            }
+        )
     return {"value": value}
 
 

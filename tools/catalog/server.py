@@ -1,4 +1,5 @@
 """CatalogServer: the embedded catalog on a port, in a background thread (tests, the local host) or in the foreground."""
+
 from __future__ import annotations
 
 import socket
@@ -9,6 +10,7 @@ from typing import Callable, Iterable
 
 import uvicorn
 
+from ..log_setup import UVICORN_LOG_CONFIG
 from .app import build_app
 from .calls import CallCounter
 from .collections import DEFAULT_ACCOUNT_NAME, Permissions
@@ -17,7 +19,6 @@ from .history_link import HistoryLink
 from .protocol import ResettableHttpToolsProtocol
 from .store import CatalogStore
 from .typedefs import TypeCatalog
-from ..log_setup import UVICORN_LOG_CONFIG
 
 
 class CatalogServer:
@@ -26,10 +27,21 @@ class CatalogServer:
     It answers requests whose `Host` is a loopback name or address, the bind host, or one of `allowed_hosts`
     (`"*"`: any), and refuses cross-origin writes and non-JSON write bodies (tools.catalog.guard)."""
 
-    def __init__(self, db_path: str | Path, host: str = "127.0.0.1", port: int = 0, user: str | None = None,
-                 password: str | None = None, faults: str | FaultSpec | None = None, log_level: str = "warning",
-                 access_log: bool = False, allowed_hosts: Iterable[str] = (), history: HistoryLink | None = None,
-                 account_name: str = DEFAULT_ACCOUNT_NAME, curator_of: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        db_path: str | Path,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        user: str | None = None,
+        password: str | None = None,
+        faults: str | FaultSpec | None = None,
+        log_level: str = "warning",
+        access_log: bool = False,
+        allowed_hosts: Iterable[str] = (),
+        history: HistoryLink | None = None,
+        account_name: str = DEFAULT_ACCOUNT_NAME,
+        curator_of: Iterable[str] | None = None,
+    ) -> None:
         self.db_path = Path(db_path)
         self.host = host
         self.port = port
@@ -63,26 +75,46 @@ class CatalogServer:
         self._store = CatalogStore(self.db_path)
         with self._store.write() as session:
             session.place_unplaced(self.account_name)
-        app = build_app(self._store, TypeCatalog(self._store), self.counter, self.faults, self._user, self._password,
-                        self.allowed_hosts, self.history, self.account_name, self.permissions)
+        app = build_app(
+            self._store,
+            TypeCatalog(self._store),
+            self.counter,
+            self.faults,
+            self._user,
+            self._password,
+            self.allowed_hosts,
+            self.history,
+            self.account_name,
+            self.permissions,
+        )
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # IPPROTO_TCP: asyncio then sets TCP_NODELAY
+        sock = socket.socket(
+            family, socket.SOCK_STREAM, socket.IPPROTO_TCP
+        )  # IPPROTO_TCP: asyncio then sets TCP_NODELAY
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, self.port))
         sock.listen(2048)  # connections made as soon as the port is announced wait in the backlog, not refused
         self.port = sock.getsockname()[1]
         self._socket = sock
-        config = uvicorn.Config(app, http=ResettableHttpToolsProtocol, lifespan="off", ws="none",
-                                log_level=self._log_level, access_log=self._access_log, timeout_graceful_shutdown=2,
-                                log_config=UVICORN_LOG_CONFIG)
+        config = uvicorn.Config(
+            app,
+            http=ResettableHttpToolsProtocol,
+            lifespan="off",
+            ws="none",
+            log_level=self._log_level,
+            access_log=self._access_log,
+            timeout_graceful_shutdown=2,
+            log_config=UVICORN_LOG_CONFIG,
+        )
         self._server = uvicorn.Server(config)
         return self._server
 
     def start(self, timeout: float = 10.0) -> "CatalogServer":
         """Serve in a background thread; returns once the port accepts connections."""
         server = self._prepare()
-        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [self._socket]},
-                                        name=f"catalog:{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [self._socket]}, name=f"catalog:{self.port}", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + timeout
         while not server.started:

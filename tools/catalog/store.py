@@ -5,6 +5,7 @@ One connection per thread (WAL, so readers never block the writer). Writes run i
 so that concurrent upserts of the same (typeName, qualifiedName) serialize; a partial UNIQUE index on active
 entities is the last line of defence.
 """
+
 from __future__ import annotations
 
 import json
@@ -73,11 +74,14 @@ CREATE UNIQUE INDEX IF NOT EXISTS relationships_active_end1 ON relationships (en
     WHERE status = 'ACTIVE';
 """
 _RELATIONSHIP_COLUMNS = "guid, type_name, end1_guid, end2_guid, position"
-_RELATIONSHIP_DETAIL_COLUMNS = (f"{_RELATIONSHIP_COLUMNS}, status, attributes, create_time, update_time, created_by, "
-                                "updated_by, version")
+_RELATIONSHIP_DETAIL_COLUMNS = (
+    f"{_RELATIONSHIP_COLUMNS}, status, attributes, create_time, update_time, created_by, updated_by, version"
+)
 
-_ENTITY_COLUMNS = ("guid, type_name, qualified_name, name, status, attributes, extra, create_time, update_time, "
-                   "created_by, updated_by, modifications")
+_ENTITY_COLUMNS = (
+    "guid, type_name, qualified_name, name, status, attributes, extra, create_time, update_time, "
+    "created_by, updated_by, modifications"
+)
 _MAX_PARAMS = 500
 
 
@@ -132,18 +136,20 @@ class RelationshipDetail:
 
 
 def _relationship_detail(row: tuple[Any, ...]) -> RelationshipDetail:
-    return RelationshipDetail(RelationshipRow(*row[:5]), row[5], json.loads(row[6]), row[7], row[8], row[9], row[10],
-                              row[11])
+    return RelationshipDetail(
+        RelationshipRow(*row[:5]), row[5], json.loads(row[6]), row[7], row[8], row[9], row[10], row[11]
+    )
 
 
 def _entity(row: tuple[Any, ...]) -> EntityRow:
-    return EntityRow(row[0], row[1], row[2], row[4], json.loads(row[5]), json.loads(row[6]), row[7], row[8], row[9],
-                     row[10], row[11])
+    return EntityRow(
+        row[0], row[1], row[2], row[4], json.loads(row[5]), json.loads(row[6]), row[7], row[8], row[9], row[10], row[11]
+    )
 
 
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), _MAX_PARAMS):
-        yield items[start:start + _MAX_PARAMS]
+        yield items[start : start + _MAX_PARAMS]
 
 
 class Session:
@@ -157,9 +163,11 @@ class Session:
         return [json.loads(body) for (body,) in self.conn.execute("SELECT body FROM typedefs ORDER BY rowid")]
 
     def save_typedef(self, d: JSON) -> None:
-        self.conn.execute("INSERT INTO typedefs (name, category, body) VALUES (?, ?, ?) ON CONFLICT (name) DO "
-                          "UPDATE SET category = excluded.category, body = excluded.body",
-                          (d["name"], d["category"], json.dumps(d)))
+        self.conn.execute(
+            "INSERT INTO typedefs (name, category, body) VALUES (?, ?, ?) ON CONFLICT (name) DO "
+            "UPDATE SET category = excluded.category, body = excluded.body",
+            (d["name"], d["category"], json.dumps(d)),
+        )
 
     def delete_typedef(self, name: str) -> None:
         self.conn.execute("DELETE FROM typedefs WHERE name = ?", (name,))
@@ -170,20 +178,28 @@ class Session:
         return json.loads(row[0]) if row else None
 
     def save_account_setting(self, name: str, body: JSON) -> None:
-        self.conn.execute("INSERT INTO account_settings (name, body) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "
-                          "body = excluded.body", (name, json.dumps(body)))
+        self.conn.execute(
+            "INSERT INTO account_settings (name, body) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET "
+            "body = excluded.body",
+            (name, json.dumps(body)),
+        )
 
     def delete_account_setting(self, name: str) -> None:
         self.conn.execute("DELETE FROM account_settings WHERE name = ?", (name,))
 
     def count_entities_in_collection(self, collection: str) -> int:
-        return self.conn.execute("SELECT COUNT(*) FROM entities WHERE status = 'ACTIVE' AND "
-                                 "json_extract(extra, '$.collectionId') = ?", (collection,)).fetchone()[0]
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM entities WHERE status = 'ACTIVE' AND json_extract(extra, '$.collectionId') = ?",
+            (collection,),
+        ).fetchone()[0]
 
     def place_unplaced(self, root: str) -> None:
         """Entities stored before the catalog knew collections are in the root collection."""
-        self.conn.execute("UPDATE entities SET extra = json_set(extra, '$.collectionId', ?) WHERE "
-                          "json_extract(extra, '$.collectionId') IS NULL", (root,))
+        self.conn.execute(
+            "UPDATE entities SET extra = json_set(extra, '$.collectionId', ?) WHERE "
+            "json_extract(extra, '$.collectionId') IS NULL",
+            (root,),
+        )
 
     def count_entities_of_type(self, type_name: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM entities WHERE type_name = ?", (type_name,)).fetchone()[0]
@@ -206,7 +222,9 @@ class Session:
         for type_name in type_names:
             row = self.conn.execute(
                 f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE type_name = ? AND qualified_name = ? "
-                "AND status = 'ACTIVE'", (type_name, qualified_name)).fetchone()
+                "AND status = 'ACTIVE'",
+                (type_name, qualified_name),
+            ).fetchone()
             if row:
                 return _entity(row)
         return None
@@ -214,18 +232,43 @@ class Session:
     def insert_entity(self, e: EntityRow) -> None:
         self.conn.execute(
             f"INSERT INTO entities ({_ENTITY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (e.guid, e.type_name, e.qualified_name, e.name, e.status, json.dumps(e.attributes), json.dumps(e.extra),
-             e.create_time, e.update_time, e.created_by, e.updated_by, e.modifications))
+            (
+                e.guid,
+                e.type_name,
+                e.qualified_name,
+                e.name,
+                e.status,
+                json.dumps(e.attributes),
+                json.dumps(e.extra),
+                e.create_time,
+                e.update_time,
+                e.created_by,
+                e.updated_by,
+                e.modifications,
+            ),
+        )
 
     def update_entity(self, e: EntityRow) -> None:
         self.conn.execute(
             "UPDATE entities SET type_name = ?, qualified_name = ?, name = ?, status = ?, attributes = ?, extra = ?, "
             "update_time = ?, updated_by = ?, modifications = ? WHERE guid = ?",
-            (e.type_name, e.qualified_name, e.name, e.status, json.dumps(e.attributes), json.dumps(e.extra),
-             e.update_time, e.updated_by, e.modifications, e.guid))
+            (
+                e.type_name,
+                e.qualified_name,
+                e.name,
+                e.status,
+                json.dumps(e.attributes),
+                json.dumps(e.extra),
+                e.update_time,
+                e.updated_by,
+                e.modifications,
+                e.guid,
+            ),
+        )
 
-    def search(self, type_names: Sequence[str] | None, text: str | None, include_deleted: bool = False
-               ) -> list[EntityRow]:
+    def search(
+        self, type_names: Sequence[str] | None, text: str | None, include_deleted: bool = False
+    ) -> list[EntityRow]:
         """Entities of the given types whose name or qualifiedName contains `text` (case-insensitive)."""
         clauses: list[str] = []
         params: list[Any] = []
@@ -240,7 +283,8 @@ class Session:
             params.extend([pattern, pattern])
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         rows = self.conn.execute(
-            f"SELECT {_ENTITY_COLUMNS} FROM entities {where} ORDER BY name COLLATE NOCASE, qualified_name", params)
+            f"SELECT {_ENTITY_COLUMNS} FROM entities {where} ORDER BY name COLLATE NOCASE, qualified_name", params
+        )
         return [_entity(row) for row in rows]
 
     # --- relationships ---------------------------------------------------------------------------------------
@@ -249,7 +293,9 @@ class Session:
         rows = self.conn.execute(
             f"SELECT {_RELATIONSHIP_COLUMNS} FROM relationships WHERE end1_guid = ? AND status = 'ACTIVE' "
             f"UNION ALL SELECT {_RELATIONSHIP_COLUMNS} FROM relationships WHERE end2_guid = ? AND status = 'ACTIVE' "
-            "ORDER BY position", (guid, guid))
+            "ORDER BY position",
+            (guid, guid),
+        )
         return [RelationshipRow(*row) for row in rows]
 
     def relationships_at(self, end: int, type_name: str, guids: Sequence[str]) -> list[RelationshipRow]:
@@ -258,35 +304,57 @@ class Session:
         found: list[RelationshipRow] = []
         for chunk in _chunks(list(guids)):
             marks = ",".join("?" * len(chunk))
-            found += [RelationshipRow(*row) for row in self.conn.execute(
-                f"SELECT {_RELATIONSHIP_COLUMNS} FROM relationships "
-                f"WHERE {column} IN ({marks}) AND type_name = ? AND status = 'ACTIVE' ORDER BY position",
-                (*chunk, type_name))]
+            found += [
+                RelationshipRow(*row)
+                for row in self.conn.execute(
+                    f"SELECT {_RELATIONSHIP_COLUMNS} FROM relationships "
+                    f"WHERE {column} IN ({marks}) AND type_name = ? AND status = 'ACTIVE' ORDER BY position",
+                    (*chunk, type_name),
+                )
+            ]
         return found
 
     def relationships_between(self, type_name: str, end1_guid: str, end2_guid: str) -> list[RelationshipRow]:
         rows = self.conn.execute(
             f"SELECT {_RELATIONSHIP_COLUMNS} FROM relationships WHERE end1_guid = ? AND type_name = ? "
-            "AND end2_guid = ? AND status = 'ACTIVE'", (end1_guid, type_name, end2_guid))
+            "AND end2_guid = ? AND status = 'ACTIVE'",
+            (end1_guid, type_name, end2_guid),
+        )
         return [RelationshipRow(*row) for row in rows]
 
     def relationship(self, guid: str) -> RelationshipDetail | None:
         """One relationship by guid, active or deleted."""
-        row = self.conn.execute(f"SELECT {_RELATIONSHIP_DETAIL_COLUMNS} FROM relationships WHERE guid = ?",
-                                (guid,)).fetchone()
+        row = self.conn.execute(
+            f"SELECT {_RELATIONSHIP_DETAIL_COLUMNS} FROM relationships WHERE guid = ?", (guid,)
+        ).fetchone()
         return _relationship_detail(row) if row else None
 
-    def insert_relationship(self, r: RelationshipRow, when: int, user: str = "", attributes: JSON | None = None
-                            ) -> None:
+    def insert_relationship(
+        self, r: RelationshipRow, when: int, user: str = "", attributes: JSON | None = None
+    ) -> None:
         self.conn.execute(
             "INSERT INTO relationships (guid, type_name, end1_guid, end2_guid, position, create_time, update_time, "
             "created_by, updated_by, attributes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (r.guid, r.type_name, r.end1_guid, r.end2_guid, r.position, when, when, user, user,
-             json.dumps(attributes or {})))
+            (
+                r.guid,
+                r.type_name,
+                r.end1_guid,
+                r.end2_guid,
+                r.position,
+                when,
+                when,
+                user,
+                user,
+                json.dumps(attributes or {}),
+            ),
+        )
 
     def update_relationship(self, guid: str, status: str, attributes: JSON, user: str, when: int) -> None:
-        self.conn.execute("UPDATE relationships SET status = ?, attributes = ?, updated_by = ?, update_time = ?, "
-                          "version = version + 1 WHERE guid = ?", (status, json.dumps(attributes), user, when, guid))
+        self.conn.execute(
+            "UPDATE relationships SET status = ?, attributes = ?, updated_by = ?, update_time = ?, "
+            "version = version + 1 WHERE guid = ?",
+            (status, json.dumps(attributes), user, when, guid),
+        )
 
     def set_relationship_position(self, guid: str, position: int) -> None:
         self.conn.execute("UPDATE relationships SET position = ? WHERE guid = ?", (position, guid))
@@ -325,8 +393,7 @@ class CatalogStore:
     def _connection(self) -> sqlite3.Connection:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None,
-                                   check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")

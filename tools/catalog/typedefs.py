@@ -1,4 +1,5 @@
 """Typedef operations (create, update, read, delete) over the registry and the store, as Atlas answers them."""
+
 from __future__ import annotations
 
 import threading
@@ -12,9 +13,15 @@ from .typeregistry import KEY_BY_CATEGORY, TypeRegistry, typedefs_from_payload
 
 JSON = dict[str, Any]
 
-_CATEGORY_BY_PATH = {"entitydef": "ENTITY", "relationshipdef": "RELATIONSHIP", "enumdef": "ENUM",
-                     "structdef": "STRUCT", "classificationdef": "CLASSIFICATION",
-                     "businessmetadatadef": "BUSINESS_METADATA", "typedef": None}
+_CATEGORY_BY_PATH = {
+    "entitydef": "ENTITY",
+    "relationshipdef": "RELATIONSHIP",
+    "enumdef": "ENUM",
+    "structdef": "STRUCT",
+    "classificationdef": "CLASSIFICATION",
+    "businessmetadatadef": "BUSINESS_METADATA",
+    "typedef": None,
+}
 
 
 def _stamped(d: JSON, user: str, when: int, previous: JSON | None) -> JSON:
@@ -83,8 +90,11 @@ class TypeCatalog:
                     raise errors.type_name_not_found(name)
             remaining = [d for d in self.registry.all() if d["name"] not in names]
             for d in remaining:
-                used = {*(d.get("superTypes") or ()), (d.get("endDef1") or {}).get("type"),
-                        (d.get("endDef2") or {}).get("type")}
+                used = {
+                    *(d.get("superTypes") or ()),
+                    (d.get("endDef1") or {}).get("type"),
+                    (d.get("endDef2") or {}).get("type"),
+                }
                 if used & set(names):
                     raise errors.type_has_references(next(iter(used & set(names))))
             with self._store.write() as session:
@@ -114,8 +124,11 @@ class TypeCatalog:
         return self._grouped([self.render(d) for d in self.registry.all() if category in (None, d["category"])])
 
     def headers(self, category: str | None = None) -> list[JSON]:
-        return [{k: d[k] for k in ("guid", "name", "category", "serviceType") if d.get(k) is not None}
-                for d in self.registry.all() if category in (None, d["category"])]
+        return [
+            {k: d[k] for k in ("guid", "name", "category", "serviceType") if d.get(k) is not None}
+            for d in self.registry.all()
+            if category in (None, d["category"])
+        ]
 
     @staticmethod
     def _grouped(defs: list[JSON]) -> JSON:

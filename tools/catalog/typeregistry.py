@@ -2,6 +2,7 @@
 
 Pure: no I/O. A registry is immutable; `with_defs` returns a new, validated one.
 """
+
 from __future__ import annotations
 
 import re
@@ -156,19 +157,29 @@ class TypeRegistry:
         attributes: dict[str, AttributeDef] = {}
         for type_name in [*reversed(ancestors), name]:
             for a in self._defs[type_name].get("attributeDefs") or ():
-                attributes[a["name"]] = AttributeDef(a["name"], a.get("typeName", "string"),
-                                                     bool(a.get("isOptional", True)), type_name)
+                attributes[a["name"]] = AttributeDef(
+                    a["name"], a.get("typeName", "string"), bool(a.get("isOptional", True)), type_name
+                )
         lineage = {name, *ancestors}
         references: dict[str, list[Reference]] = {}
         for d in self._defs.values():
             if d["category"] != "RELATIONSHIP":
                 continue
-            for end, mine, other in ((1, d.get("endDef1") or {}, d.get("endDef2") or {}),
-                                     (2, d.get("endDef2") or {}, d.get("endDef1") or {})):
+            for end, mine, other in (
+                (1, d.get("endDef1") or {}, d.get("endDef2") or {}),
+                (2, d.get("endDef2") or {}, d.get("endDef1") or {}),
+            ):
                 if mine.get("type") in lineage and mine.get("name"):
-                    references.setdefault(mine["name"], []).append(Reference(
-                        mine["name"], d["name"], end, other.get("type", ""),
-                        mine.get("cardinality", "SINGLE") != "SINGLE", mine["name"] in attributes))
+                    references.setdefault(mine["name"], []).append(
+                        Reference(
+                            mine["name"],
+                            d["name"],
+                            end,
+                            other.get("type", ""),
+                            mine.get("cardinality", "SINGLE") != "SINGLE",
+                            mine["name"] in attributes,
+                        )
+                    )
         for a in attributes.values():
             target, many = element_type(a.type_name)
             if a.name not in references and self.is_entity_type(target):
@@ -206,7 +217,8 @@ class TypeRegistry:
                     raise errors.AtlasError(400, "ATLAS-400-00-003", f"{name}: incompatible supertype {parent}")
             if name in self._ancestors(name):
                 raise errors.AtlasError(
-                    400, "ATLAS-400-00-002", f"{name}: invalid supertypes - circular reference back to self {name}")
+                    400, "ATLAS-400-00-002", f"{name}: invalid supertypes - circular reference back to self {name}"
+                )
         for a in d.get("attributeDefs") or ():
             if not self._known_type(a.get("typeName", "string")):
                 raise errors.unknown_attribute_type(a.get("typeName"), name, a["name"])
@@ -226,9 +238,11 @@ def normalize_typedef(d: object, category: str) -> JSON:
     name = d.get("name")
     if not isinstance(name, str) or not _TYPE_NAME.match(name):
         raise errors.AtlasError(
-            400, "ATLAS-400-00-019",
+            400,
+            "ATLAS-400-00-019",
             f"{name}: invalid name for {category.lower()} type.  Names must consist of a letter followed by a "
-            "sequence of letter, number, space, or '_' characters")
+            "sequence of letter, number, space, or '_' characters",
+        )
     attribute_defs = d.get("attributeDefs") or []
     if not isinstance(attribute_defs, list) or not all(isinstance(a, dict) and a.get("name") for a in attribute_defs):
         raise errors.invalid_type_definition(f"{name}: attributeDefs must be a list of objects with a name")

@@ -1,5 +1,6 @@
 """`python -m tools.docs [--check]`: write the generated reference pages (docs/reference/settings.md, cli.md), or
 with --check say which differ from what the code generates (exit 1) without writing."""
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     missing = settings.undocumented()
     if missing:
-        print(f"settings read by the code with no row in tools/docs/settings.py: {', '.join(missing)}",
-              file=sys.stderr)
+        print(f"settings read by the code with no row in tools/docs/settings.py: {', '.join(missing)}", file=sys.stderr)
         return 1
     stale = []
     for name, make in PAGES.items():

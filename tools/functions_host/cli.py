@@ -11,6 +11,7 @@ timer triggers, so that a worker can be stopped or killed while HTTP keeps accep
 storage and catalog of the `serve` running on its data folder.
 SIGTERM, SIGHUP (the terminal closed) and Ctrl-C stop either gracefully (in-flight messages finish) with status 0.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,9 @@ import uvicorn
 
 from olparser.adapters.rules_file import rules_problem, use_app_rules
 from olparser.settings import Settings
+
 from ..azurite import AzuriteNotInstalled, AzuriteStartError
+from ..log_setup import UVICORN_LOG_CONFIG, configure_logging
 from .functions import FunctionAppError
 from .http_app import FunctionsHttpApp, HttpRoute
 from .keys import KEY_HEADER, KeyRing
@@ -39,25 +42,33 @@ from .local_host import LoadedApp, LocalHost
 from .protocol import HEADER_TIMEOUT_SECONDS, protocol_with_header_timeout
 from .queue_host import DEFAULT_LEASE_SECONDS
 from .routes import RouteTemplateError
-from .state import (HostKeys, RunningHost, forget_running, owner_only_dir,
-                                        stop_leftover_azurite)
+from .state import HostKeys, RunningHost, forget_running, owner_only_dir, stop_leftover_azurite
 from .storage import STORAGE_SETTING, add_storage_arguments
-from ..log_setup import UVICORN_LOG_CONFIG, configure_logging
 
 # The app `serve` runs by default: the repository's function_app.py next to the tools/ folder (also when tools/ is
 # imported as ol2purview_tools by the editable install), or else the copy an installed wheel carries in
 # ol2purview_tools/app/ (setup.py), which has no config/ folder and so runs on the shipped rules.
 _PACKAGE_FOLDER = Path(__file__).resolve().parent.parent
-DEFAULT_APP = (_PACKAGE_FOLDER.parent / "function_app.py" if _PACKAGE_FOLDER.name == "tools"
-               else _PACKAGE_FOLDER / "app" / "function_app.py")
+DEFAULT_APP = (
+    _PACKAGE_FOLDER.parent / "function_app.py"
+    if _PACKAGE_FOLDER.name == "tools"
+    else _PACKAGE_FOLDER / "app" / "function_app.py"
+)
 INGEST_FUNCTION = "ingest_event"
 READY_LINE = "ready"
 DEFAULT_PORT = 7071
 KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
 MASTER_KEY_ENV = "OL2PURVIEW_MASTER_KEY"
 STATUS_PATH = "/admin/ol2purview/status"
-STARTUP_ERRORS = (FunctionAppError, RouteTemplateError, ValueError, AzuriteNotInstalled, AzuriteStartError,
-                  RuntimeError, OSError)
+STARTUP_ERRORS = (
+    FunctionAppError,
+    RouteTemplateError,
+    ValueError,
+    AzuriteNotInstalled,
+    AzuriteStartError,
+    RuntimeError,
+    OSError,
+)
 MAX_CONNECTIONS = 1000  # open connections and requests together; beyond that uvicorn answers 503
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # SIGHUP: the terminal was closed
 
@@ -91,9 +102,13 @@ class ServeOptions:
     @classmethod
     def from_args(cls, args: argparse.Namespace, *, with_keys: bool = True) -> "ServeOptions":
         data_dir = Path(args.data).resolve() if args.data else Settings.from_env().data_dir.resolve()
-        keys = (HostKeys.load_or_create(data_dir, getattr(args, "key", None) or None,
-                                        getattr(args, "master_key", None) or None)
-                if with_keys else HostKeys("", "", None, False, False))
+        keys = (
+            HostKeys.load_or_create(
+                data_dir, getattr(args, "key", None) or None, getattr(args, "master_key", None) or None
+            )
+            if with_keys
+            else HostKeys("", "", None, False, False)
+        )
         return cls(
             app_path=Path(args.app),
             host=getattr(args, "host", "127.0.0.1"),
@@ -122,34 +137,58 @@ def _function_keys(items: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def _add_common_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", help="folder for local state: run state, queues, catalog, Azurite "
-                                       "(sets OL2PURVIEW_DATA_DIR; default .data)")
+    parser.add_argument(
+        "--data",
+        help="folder for local state: run state, queues, catalog, Azurite (sets OL2PURVIEW_DATA_DIR; default .data)",
+    )
     add_storage_arguments(parser)
     add_catalog_arguments(parser)
     parser.add_argument("--app", default=str(DEFAULT_APP), help="the function app to serve (default: function_app.py)")
-    parser.add_argument("--lease", type=_lease_seconds, default=DEFAULT_LEASE_SECONDS, metavar="SECONDS",
-                        help="how long a message the queue triggers took stays invisible to other workers, renewed "
-                             "while it runs: a killed worker's messages come back after this "
-                             f"(default {DEFAULT_LEASE_SECONDS:g})")
+    parser.add_argument(
+        "--lease",
+        type=_lease_seconds,
+        default=DEFAULT_LEASE_SECONDS,
+        metavar="SECONDS",
+        help="how long a message the queue triggers took stays invisible to other workers, renewed "
+        "while it runs: a killed worker's messages come back after this "
+        f"(default {DEFAULT_LEASE_SECONDS:g})",
+    )
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"], help="log level (default info)"
     )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, help=f"port to listen on (default {DEFAULT_PORT}, as func start, or a free "
-                                                 "one when that is in use; 0 = a free port)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        help=f"port to listen on (default {DEFAULT_PORT}, as func start, or a free "
+        "one when that is in use; 0 = a free port)",
+    )
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (0.0.0.0 for every interface)")
-    parser.add_argument("--key", default=os.environ.get(KEY_ENV),
-                        help=f"the function key callers must send (default: ${KEY_ENV}, else the key kept in "
-                             "<data>/host-keys.json, generated on the first start)")
-    parser.add_argument("--master-key", default=os.environ.get(MASTER_KEY_ENV),
-                        help=f"the master key, for admin endpoints (default: ${MASTER_KEY_ENV}, else the key kept in "
-                             "<data>/host-keys.json)")
-    parser.add_argument("--function-key", action="append", metavar="FUNCTION=KEY",
-                        help="an extra key valid for one function only (repeatable), as Azure's function keys")
-    parser.add_argument("--no-worker", action="store_true",
-                        help="serve HTTP only; run the queue and timer triggers with `ol2purview worker`")
+    parser.add_argument(
+        "--key",
+        default=os.environ.get(KEY_ENV),
+        help=f"the function key callers must send (default: ${KEY_ENV}, else the key kept in "
+        "<data>/host-keys.json, generated on the first start)",
+    )
+    parser.add_argument(
+        "--master-key",
+        default=os.environ.get(MASTER_KEY_ENV),
+        help=f"the master key, for admin endpoints (default: ${MASTER_KEY_ENV}, else the key kept in "
+        "<data>/host-keys.json)",
+    )
+    parser.add_argument(
+        "--function-key",
+        action="append",
+        metavar="FUNCTION=KEY",
+        help="an extra key valid for one function only (repeatable), as Azure's function keys",
+    )
+    parser.add_argument(
+        "--no-worker",
+        action="store_true",
+        help="serve HTTP only; run the queue and timer triggers with `ol2purview worker`",
+    )
     _add_common_arguments(parser)
 
 
@@ -173,8 +212,11 @@ def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] |
     if options.run_worker:  # rules that cannot be used would send every event to the poison queue: refuse to start
         problem = rules_problem(Settings.from_env())
         if problem:
-            print(f"ol2purview {command}: the mapping rules cannot be used (fix them, check with `qn-tester lint`): "
-                  f"{problem}", file=sys.stderr)
+            print(
+                f"ol2purview {command}: the mapping rules cannot be used (fix them, check with `qn-tester lint`): "
+                f"{problem}",
+                file=sys.stderr,
+            )
             return 2
     owner_only_dir(options.data_dir)
     try:
@@ -183,10 +225,17 @@ def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] |
         print(f"ol2purview {command}: {exc}", file=sys.stderr)
         return 2
     try:
-        host = LocalHost.start(app, options.data_dir, storage_mode=options.storage,
-                               azurite_ports=options.azurite_ports, catalog_port=options.catalog_port,
-                               catalog_faults=options.catalog_faults, run_worker=options.run_worker,
-                               function_key=options.key or None, lease_seconds=options.lease_seconds)
+        host = LocalHost.start(
+            app,
+            options.data_dir,
+            storage_mode=options.storage,
+            azurite_ports=options.azurite_ports,
+            catalog_port=options.catalog_port,
+            catalog_faults=options.catalog_faults,
+            run_worker=options.run_worker,
+            function_key=options.key or None,
+            lease_seconds=options.lease_seconds,
+        )
     except STARTUP_ERRORS as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         print(f"ol2purview {command}: could not start: {reason}", file=sys.stderr)
@@ -205,8 +254,10 @@ def bind_http(host: str, port: int | None) -> socket.socket:
             if exc.errno != errno.EADDRINUSE:
                 raise
         sock = bind_http(host, 0)
-        _say(f"port {DEFAULT_PORT} on {host} is in use (another `ol2purview serve`?): listening on "
-             f"{sock.getsockname()[1]}")
+        _say(
+            f"port {DEFAULT_PORT} on {host} is in use (another `ol2purview serve`?): listening on "
+            f"{sock.getsockname()[1]}"
+        )
         return sock
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -216,8 +267,11 @@ def bind_http(host: str, port: int | None) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise OSError(exc.errno, f"port {port} on {host} is already in use (another `ol2purview serve`?): "
-                                     f"pass --port N to listen on another one") from None
+            raise OSError(
+                exc.errno,
+                f"port {port} on {host} is already in use (another `ol2purview serve`?): "
+                f"pass --port N to listen on another one",
+            ) from None
         raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
     return sock
 
@@ -229,8 +283,10 @@ def _other_serve(data_dir: Path) -> str | None:
     if recorded is None:
         return None
     if recorded.is_running() and recorded.pid != os.getpid():
-        return (f"another ol2purview serve (pid {recorded.pid}, {recorded.url}) is using the data folder {data_dir}: "
-                "stop it, or pass --data DIR to run a second one")
+        return (
+            f"another ol2purview serve (pid {recorded.pid}, {recorded.url}) is using the data folder {data_dir}: "
+            "stop it, or pass --data DIR to run a second one"
+        )
     stopped = stop_leftover_azurite(recorded)
     if stopped is not None:
         print(f"ol2purview serve: stopped Azurite (pid {stopped}) left running by an earlier serve", flush=True)
@@ -240,11 +296,17 @@ def _other_serve(data_dir: Path) -> str | None:
 def _record(options: ServeOptions, host: LocalHost) -> RunningHost:
     azurite = host.storage.azurite
     running = RunningHost(
-        pid=os.getpid(), url=f"http://{_public_host(options.host)}:{options.port}", data_dir=str(options.data_dir),
-        storage_mode=host.storage.mode, storage_connection=os.environ.get(STORAGE_SETTING),
-        atlas_url=os.environ.get("ATLAS_ENDPOINT"), catalog_page=f"{host.catalog.url}/" if host.catalog else None,
-        azurite_pid=azurite.pid if azurite else None, azurite_location=str(azurite.location) if azurite else None,
-        started_at=time.time())
+        pid=os.getpid(),
+        url=f"http://{_public_host(options.host)}:{options.port}",
+        data_dir=str(options.data_dir),
+        storage_mode=host.storage.mode,
+        storage_connection=os.environ.get(STORAGE_SETTING),
+        atlas_url=os.environ.get("ATLAS_ENDPOINT"),
+        catalog_page=f"{host.catalog.url}/" if host.catalog else None,
+        azurite_pid=azurite.pid if azurite else None,
+        azurite_location=str(azurite.location) if azurite else None,
+        started_at=time.time(),
+    )
     running.write()
     return running
 
@@ -286,18 +348,29 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost, sock: socket.socket) -> int:
     try:
-        http = FunctionsHttpApp(app.functions, app.config, KeyRing(options.master_key, host_keys=(options.key,),
-                                                                   function_keys=options.function_keys),
-                                host.deliveries, admin_endpoints={STATUS_PATH: host.status})
+        http = FunctionsHttpApp(
+            app.functions,
+            app.config,
+            KeyRing(options.master_key, host_keys=(options.key,), function_keys=options.function_keys),
+            host.deliveries,
+            admin_endpoints={STATUS_PATH: host.status},
+        )
     except (FunctionAppError, RouteTemplateError, ValueError) as exc:
         print(f"ol2purview serve: {exc}", file=sys.stderr)
         return 2
     _say(banner(options, http.routes, host.describe()))
     server = uvicorn.Server(
         uvicorn.Config(
-            http, host=options.host, port=options.port, lifespan="off", access_log=False,  # URLs carry ?code=
-            http=protocol_with_header_timeout(HEADER_TIMEOUT_SECONDS), log_level=options.log_level,
-            timeout_graceful_shutdown=10, limit_concurrency=MAX_CONNECTIONS, log_config=UVICORN_LOG_CONFIG,
+            http,
+            host=options.host,
+            port=options.port,
+            lifespan="off",
+            access_log=False,  # URLs carry ?code=
+            http=protocol_with_header_timeout(HEADER_TIMEOUT_SECONDS),
+            log_level=options.log_level,
+            timeout_graceful_shutdown=10,
+            limit_concurrency=MAX_CONNECTIONS,
+            log_config=UVICORN_LOG_CONFIG,
         )
     )
     # uvicorn re-raises the signal that stopped it once it has shut down; these handlers make that a clean exit.
@@ -307,8 +380,10 @@ def _serve_http(options: ServeOptions, app: LoadedApp, host: LocalHost, sock: so
     signal.signal(signal.SIGHUP, lambda _sig, frame: server.handle_exit(signal.SIGTERM, frame))
     asyncio.run(_serve(server, sock, lambda: _say(f"{READY_LINE}: http://{options.host}:{options.port}")))
     if not server.started:
-        print(f"ol2purview serve: could not listen on {options.host}:{options.port} (see the error above)",
-              file=sys.stderr)
+        print(
+            f"ol2purview serve: could not listen on {options.host}:{options.port} (see the error above)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -323,8 +398,9 @@ def _use_running_serve(options: ServeOptions) -> tuple[ServeOptions, str | None]
         options = replace(options, storage="embedded")
     elif running.storage_connection:
         os.environ[STORAGE_SETTING] = running.storage_connection
-    if running.atlas_url and not (os.environ.get("ATLAS_ENDPOINT") or os.environ.get("PURVIEW_ACCOUNT_NAME")
-                                  or os.environ.get("PURVIEW_ENDPOINT")):
+    if running.atlas_url and not (
+        os.environ.get("ATLAS_ENDPOINT") or os.environ.get("PURVIEW_ACCOUNT_NAME") or os.environ.get("PURVIEW_ENDPOINT")
+    ):
         os.environ["ATLAS_ENDPOINT"] = running.atlas_url
     return options, f"using the storage and catalog of ol2purview serve (pid {running.pid}, {running.url})"
 
@@ -341,15 +417,26 @@ def run_worker(args: argparse.Namespace) -> int:
         return started
     _app, host = started
     try:
-        _say("\n".join(["ol2purview worker: queue and timer triggers of " + options.app_path.name,
-                        *([joined] if joined else []), *host.describe(), f"{READY_LINE}: worker"]))
+        _say(
+            "\n".join(
+                [
+                    "ol2purview worker: queue and timer triggers of " + options.app_path.name,
+                    *([joined] if joined else []),
+                    *host.describe(),
+                    f"{READY_LINE}: worker",
+                ]
+            )
+        )
         while not stop.wait(0.5):
             pass
     finally:
         host.stop()
     counts = host.triggers.counts() or {}
-    print(f"ol2purview worker: stopped ({counts.get('succeeded', 0)} succeeded, {counts.get('failed', 0)} failed, "
-          f"{counts.get('poisoned', 0)} poisoned)", flush=True)
+    print(
+        f"ol2purview worker: stopped ({counts.get('succeeded', 0)} succeeded, {counts.get('failed', 0)} failed, "
+        f"{counts.get('poisoned', 0)} poisoned)",
+        flush=True,
+    )
     return 0
 
 
@@ -388,9 +475,11 @@ def _public_host(host: str) -> str:
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-REAL_CLUSTER_NOTE = ("  ({host} is this machine: a Spark on it can use these settings, a real cluster cannot reach "
-                     "them; to try one before deploying, see docs/guides/run-locally.md, \"Try it from a real "
-                     "cluster\")")
+REAL_CLUSTER_NOTE = (
+    "  ({host} is this machine: a Spark on it can use these settings, a real cluster cannot reach "
+    "them; to try one before deploying, see docs/guides/run-locally.md, \"Try it from a real "
+    "cluster\")"
+)
 
 
 def banner(options: ServeOptions, routes: list[HttpRoute], services: list[str]) -> str:
@@ -400,8 +489,9 @@ def banner(options: ServeOptions, routes: list[HttpRoute], services: list[str]) 
     endpoint = "/" + ingest.template.template if ingest else "/api/v1/lineage"
     keys = options.keys
     kept = f"kept in {keys.path}" if keys.path else ""
-    key_note = (f" ({'generated, ' if keys.created else ''}{kept}; reused by the next serve)"
-                if keys.function_key_kept else "")
+    key_note = (
+        f" ({'generated, ' if keys.created else ''}{kept}; reused by the next serve)" if keys.function_key_kept else ""
+    )
     master_note = f" ({kept})" if keys.path else ""
     lines = [
         f"ol2purview serve: {options.app_path.name} on {url}",

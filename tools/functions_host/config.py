@@ -1,4 +1,5 @@
 """The parts of host.json the local host honours."""
+
 from __future__ import annotations
 
 import json

@@ -3,6 +3,7 @@
 `FunctionApp.get_functions()` may be called only once per app (a second call raises "does not have a unique function
 name"), so `describe_functions` calls it once and the host keeps the result.
 """
+
 from __future__ import annotations
 
 import importlib.util

@@ -11,6 +11,7 @@ Slow or vanished clients: the body must arrive within `body_deadline` seconds (e
 closed), and only requests whose body has arrived count against `maxOutstandingRequests`, so slow senders cannot
 take every slot; a client that disconnects is logged in one line.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,9 +35,11 @@ from .routes import RouteTemplate, full_template
 
 HTTP_TRIGGER = "httpTrigger"
 UNAUTHORIZED = {"error": "missing or wrong function key: send it in the x-functions-key header or as ?code="}
-ADMIN_UNAUTHORIZED = {"error": "missing or wrong function key: this endpoint needs the master key, not a function key "
-                               "(printed by `ol2purview serve`, kept in host-keys.json in its data folder); send it in "
-                               "the x-functions-key header or as ?code="}
+ADMIN_UNAUTHORIZED = {
+    "error": "missing or wrong function key: this endpoint needs the master key, not a function key "
+    "(printed by `ol2purview serve`, kept in host-keys.json in its data folder); send it in "
+    "the x-functions-key header or as ?code="
+}
 BODY_DEADLINE_SECONDS = 30.0  # the whole body, from the end of the headers
 AdminEndpoint = Callable[[], Mapping[str, Any]]  # GET /admin/<path> -> JSON body, master key only
 log = logging.getLogger("ol2purview.host")
@@ -105,8 +108,9 @@ class FunctionsHttpApp:
         self.keys = keys
         self.max_request_bytes = max_request_bytes
         self.body_deadline = body_deadline
-        self.admin_endpoints = {path.rstrip("/").lower(): endpoint
-                                for path, endpoint in (admin_endpoints or {}).items()}
+        self.admin_endpoints = {
+            path.rstrip("/").lower(): endpoint for path, endpoint in (admin_endpoints or {}).items()
+        }
         self._limiter: anyio.CapacityLimiter | None = None  # created inside the event loop
         self._in_flight = 0
 
@@ -131,8 +135,12 @@ class FunctionsHttpApp:
             response = await self._handle(request)
         except ClientDisconnect:
             client = request.client
-            log.info("client %s disconnected before sending the whole body of %s %s",
-                     f"{client.host}:{client.port}" if client else "?", request.method, scope["path"])
+            log.info(
+                "client %s disconnected before sending the whole body of %s %s",
+                f"{client.host}:{client.port}" if client else "?",
+                request.method,
+                scope["path"],
+            )
             return
         await response(scope, receive, send)
 
@@ -154,10 +162,15 @@ class FunctionsHttpApp:
         except BodyTooLarge:
             return json_response(413, {"error": f"request body over the host limit of {self.max_request_bytes} bytes"})
         except TimeoutError:
-            log.info("%s %s: the body did not arrive within %.0f s; answered 408", request.method, path,
-                     self.body_deadline)
-            return Response(json.dumps({"error": f"the request body did not arrive within {self.body_deadline:.0f} s"}),
-                            status_code=408, media_type="application/json", headers={"Connection": "close"})
+            log.info(
+                "%s %s: the body did not arrive within %.0f s; answered 408", request.method, path, self.body_deadline
+            )
+            return Response(
+                json.dumps({"error": f"the request body did not arrive within {self.body_deadline:.0f} s"}),
+                status_code=408,
+                media_type="application/json",
+                headers={"Connection": "close"},
+            )
         if self._in_flight >= self.config.max_outstanding_requests:
             return json_response(429, {"error": "too many requests in flight; retry later"})
         self._in_flight += 1
@@ -176,8 +189,9 @@ class FunctionsHttpApp:
             error += f" ({path} answers {', '.join(allowed)})"
         return json_response(404, {"error": error, "routes": routes})
 
-    async def _invoke(self, request: Request, route: HttpRoute, route_params: dict[str, str],
-                      params: dict[str, str], body: bytes) -> Response:
+    async def _invoke(
+        self, request: Request, route: HttpRoute, route_params: dict[str, str], params: dict[str, str], body: bytes
+    ) -> Response:
         http_request = func.HttpRequest(
             method=request.method,
             url=str(request.url),
@@ -193,14 +207,18 @@ class FunctionsHttpApp:
             response = to_response(result)
         except DeliveryFailed as exc:
             log.warning("Function %r: %s (invocation %s)", route.function.name, exc, invocation_id)
-            response = json_response(503, {"error": "the request could not be stored; send it again",
-                                            "invocationId": invocation_id})
+            response = json_response(
+                503, {"error": "the request could not be stored; send it again", "invocationId": invocation_id}
+            )
         except Exception:
             log.exception("Function %r failed (invocation %s)", route.function.name, invocation_id)
             response = json_response(500, {"error": "internal error", "invocationId": invocation_id})
         log.info(
             "Executed %r (status %d, %.1f ms, invocation %s)",
-            route.function.name, response.status_code, (time.perf_counter() - started) * 1000, invocation_id,
+            route.function.name,
+            response.status_code,
+            (time.perf_counter() - started) * 1000,
+            invocation_id,
         )
         return response
 

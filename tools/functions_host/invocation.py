@@ -5,6 +5,7 @@ to a `BindingDelivery` for their binding type once it returned, as the Azure hos
 delivery is refused when the host starts (`check_supported`), not at the first request. A delivery that fails raises
 `DeliveryFailed` (the HTTP host answers 503: the caller may send again; a queue trigger's message is retried).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -86,8 +87,9 @@ def _prepare(function: FunctionSpec, trigger_value: Any) -> tuple[Callable[[], A
     return call, outputs
 
 
-def _output_values(function: FunctionSpec, outputs: Mapping[str, OutputValue[Any]],
-                   result: Any) -> list[tuple[BindingSpec, Any]]:
+def _output_values(
+    function: FunctionSpec, outputs: Mapping[str, OutputValue[Any]], result: Any
+) -> list[tuple[BindingSpec, Any]]:
     values = [(b, outputs[b.name].get()) for b in function.outputs if outputs[b.name].is_set]
     if function.returns is not None and function.returns.type != "http" and result is not None:
         values.append((function.returns, result))
@@ -116,8 +118,12 @@ async def invoke(
     return result
 
 
-def _call_and_deliver(function: FunctionSpec, call: Callable[[], Any], outputs: Mapping[str, OutputValue[Any]],
-                      deliveries: Mapping[str, BindingDelivery]) -> Any:
+def _call_and_deliver(
+    function: FunctionSpec,
+    call: Callable[[], Any],
+    outputs: Mapping[str, OutputValue[Any]],
+    deliveries: Mapping[str, BindingDelivery],
+) -> Any:
     result = call()
     values = _output_values(function, outputs, result)
     if values:
@@ -139,5 +145,6 @@ def deliver_outputs(values: list[tuple[BindingSpec, Any]], deliveries: Mapping[s
         try:
             deliveries[binding.type].deliver(binding, value)
         except Exception as exc:
-            raise DeliveryFailed(f"output binding {binding.name!r} ({binding.type}) could not be delivered: "
-                                 f"{type(exc).__name__}") from exc
+            raise DeliveryFailed(
+                f"output binding {binding.name!r} ({binding.type}) could not be delivered: {type(exc).__name__}"
+            ) from exc

@@ -4,6 +4,7 @@ A key arrives in the `x-functions-key` header or the `code` query parameter. `an
 accepts the function's own keys, a host key or the master key; `admin` accepts only the master key. Keys are compared
 in constant time.
 """
+
 from __future__ import annotations
 
 import hmac

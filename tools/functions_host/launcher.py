@@ -2,6 +2,7 @@
 read back from its `ready:` line), so two servers never race for a port: what the end-to-end tests and the benchmarks
 start (`start_serve`, `start_worker`), with a handle to reach and stop each.
 """
+
 from __future__ import annotations
 
 import os
@@ -51,8 +52,9 @@ class ServeHandle:
         response.raise_for_status()
         return response.json()
 
-    def wait_until_processed(self, timeout: float = 60.0, queue: str = "lineage-events",
-                             interval: float = 0.1) -> dict[str, Any]:
+    def wait_until_processed(
+        self, timeout: float = 60.0, queue: str = "lineage-events", interval: float = 0.1
+    ) -> dict[str, Any]:
         """Wait until the lineage queue is empty (every message deleted: handled or poisoned) and nothing is in
         flight, asking every `interval` seconds; returns the last status."""
         deadline = time.monotonic() + timeout
@@ -92,7 +94,7 @@ class ServeHandle:
 
 def _printed(output: str, prefix: str) -> str | None:
     line = next((line for line in output.splitlines() if line.startswith(prefix)), None)
-    return line[len(prefix):].split()[0] if line else None
+    return line[len(prefix) :].split()[0] if line else None
 
 
 def _wait_ready(process: subprocess.Popen[bytes], log_path: Path, what: str) -> str:
@@ -113,9 +115,17 @@ def _wait_ready(process: subprocess.Popen[bytes], log_path: Path, what: str) -> 
     raise RuntimeError(f"{what} was not ready after {START_TIMEOUT} s:\n{log_path.read_text(errors='replace')}")
 
 
-def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, ...] = (),
-                env: dict[str, str] | None = None, *, storage: str = "embedded", worker: bool = True,
-                default_ports: bool = False, root: Path = PROJECT_ROOT) -> ServeHandle:
+def start_serve(
+    data_dir: Path,
+    key: str | None = None,
+    extra_args: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+    *,
+    storage: str = "embedded",
+    worker: bool = True,
+    default_ports: bool = False,
+    root: Path = PROJECT_ROOT,
+) -> ServeHandle:
     """Start `ol2purview serve` on port 0 (its catalog too), wait for its `ready` line and read the ports back.
 
     `key=None` lets it generate one. `storage`: "embedded" or "azurite" (started by serve, on free ports).
@@ -125,23 +135,48 @@ def start_serve(data_dir: Path, key: str | None = None, extra_args: tuple[str, .
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = data_dir / f"serve-{secrets.token_hex(4)}.log"
     ports = () if default_ports else ("--port", "0", "--catalog-port", "0")
-    command = [sys.executable, "-m", CLI_MODULE, "serve", *ports, "--data", str(data_dir),
-               f"--master-key={secrets.token_urlsafe(24)}", "--storage", storage,
-               *([f"--key={key}"] if key else []), *([] if worker else ["--no-worker"]), *extra_args]
-    base_env = {name: value for name, value in os.environ.items()
-                if name not in ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME", "PURVIEW_ENDPOINT")}
+    command = [
+        sys.executable,
+        "-m",
+        CLI_MODULE,
+        "serve",
+        *ports,
+        "--data",
+        str(data_dir),
+        f"--master-key={secrets.token_urlsafe(24)}",
+        "--storage",
+        storage,
+        *([f"--key={key}"] if key else []),
+        *([] if worker else ["--no-worker"]),
+        *extra_args,
+    ]
+    base_env = {
+        name: value
+        for name, value in os.environ.items()
+        if name not in ("AzureWebJobsStorage", "ATLAS_ENDPOINT", "PURVIEW_ACCOUNT_NAME", "PURVIEW_ENDPOINT")
+    }
     with open(log_path, "wb") as log:  # a file, not a pipe: a full pipe would block the server
-        process = subprocess.Popen(command, cwd=root, stdout=log, stderr=subprocess.STDOUT,
-                                   env={**base_env, "PYTHONUNBUFFERED": "1", **(env or {})})
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**base_env, "PYTHONUNBUFFERED": "1", **(env or {})},
+        )
     output = _wait_ready(process, log_path, "ol2purview serve")
     catalog = _printed(output, "catalog page: ")
     url = _printed(output, READY_PREFIX + " ") or ""
     return ServeHandle(
-        url, key or _printed(output, "function key: ") or "", data_dir, process, log_path,
+        url,
+        key or _printed(output, "function key: ") or "",
+        data_dir,
+        process,
+        log_path,
         master_key=_printed(output, "master key: ") or "",
         catalog_url=catalog.rstrip("/") if catalog and catalog.startswith("http") else None,
-        storage_connection=(output.split("AzureWebJobsStorage=", 1)[1].split()[0]
-                            if "AzureWebJobsStorage=" in output else None),
+        storage_connection=(
+            output.split("AzureWebJobsStorage=", 1)[1].split()[0] if "AzureWebJobsStorage=" in output else None
+        ),
     )
 
 
@@ -165,8 +200,9 @@ class WorkerHandle:
             return self.process.wait()
 
 
-def start_worker(serve: ServeHandle, storage: str, env: dict[str, str] | None = None,
-                 extra_args: tuple[str, ...] = ()) -> WorkerHandle:
+def start_worker(
+    serve: ServeHandle, storage: str, env: dict[str, str] | None = None, extra_args: tuple[str, ...] = ()
+) -> WorkerHandle:
     """`ol2purview worker` on the storage and catalog of `serve` (started with `worker=False`), with these app
     settings (`env`) and options (`extra_args`, e.g. `--lease 5`) besides."""
     log_path = serve.data_dir / f"worker-{time.monotonic_ns()}.log"

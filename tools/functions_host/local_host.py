@@ -2,6 +2,7 @@
 storage (tools/functions_host/storage), the catalog (local_catalog), the app's runtime with its typedefs registered,
 the queue bindings and, unless told otherwise, the queue-trigger workers.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,19 +14,19 @@ from typing import Any, Callable, Mapping
 
 from olparser.adapters.catalog.type_ownership import ForeignTypeConflict
 from olparser.adapters.delivery.queues import QueueService
-from .trigger_settings import QueueTriggerSettings, queue_trigger_settings
 from olparser.adapters.rules_file import ReloadingEngine
 from olparser.adapters.runtime import ConfigurationError, process_runtime
+
 from ..catalog import CatalogServer
 from .config import HostConfig
 from .functions import FunctionSpec, describe_functions, load_app
 from .http_app import HTTP_TRIGGER
 from .invocation import BindingDelivery, check_supported
 from .local_catalog import describe_catalog, start_catalog_unless_configured
-from .queue_host import (DEFAULT_LEASE_SECONDS, QUEUE_OUTPUT, QUEUE_TRIGGER, QueueDelivery,
-                                             QueueTriggers)
+from .queue_host import DEFAULT_LEASE_SECONDS, QUEUE_OUTPUT, QUEUE_TRIGGER, QueueDelivery, QueueTriggers
 from .storage import LocalStorage, open_storage
 from .timer_host import TIMER_TRIGGER, TimerTriggers, resolve_schedule
+from .trigger_settings import QueueTriggerSettings, queue_trigger_settings
 
 log = logging.getLogger("ol2purview.host")
 
@@ -43,7 +44,7 @@ def host_json_with_overrides(path: Path, env: Mapping[str, str]) -> dict[str, An
     for name, value in sorted(env.items()):
         if not name.startswith(HOST_OVERRIDE_PREFIX):
             continue
-        *parents, leaf = name[len(HOST_OVERRIDE_PREFIX):].split("__")
+        *parents, leaf = name[len(HOST_OVERRIDE_PREFIX) :].split("__")
         node = document
         for key in parents:
             node = node.setdefault(key, {})
@@ -89,17 +90,26 @@ class LocalHost:
     stopped: bool = field(default=False)
 
     @classmethod
-    def start(cls, app: LoadedApp, data_dir: Path, *, storage_mode: str | None, azurite_ports: str | None,
-              catalog_port: int | None, catalog_faults: str, run_worker: bool,
-              function_key: str | None = None, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> "LocalHost":
+    def start(
+        cls,
+        app: LoadedApp,
+        data_dir: Path,
+        *,
+        storage_mode: str | None,
+        azurite_ports: str | None,
+        catalog_port: int | None,
+        catalog_faults: str,
+        run_worker: bool,
+        function_key: str | None = None,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> "LocalHost":
         """Start storage, then the catalog, then the workers; on failure stop what was started and re-raise.
         `function_key`: serve's key, with which the catalog's page asks serve's run history."""
         os.environ["OL2PURVIEW_DATA_DIR"] = str(data_dir)  # read by Settings.from_env in the app
         storage = open_storage(storage_mode, data_dir, azurite_ports)
         catalog = None
         try:
-            catalog = start_catalog_unless_configured(data_dir, catalog_port, catalog_faults,
-                                                      function_key=function_key)
+            catalog = start_catalog_unless_configured(data_dir, catalog_port, catalog_faults, function_key=function_key)
             runtime = process_runtime()
             runtime.limits()  # compiles the contract for the configured limits before the first request
             engine = runtime.engine()  # the mapping rules (checked before the host started: see cli._start)
@@ -123,10 +133,18 @@ class LocalHost:
 
     def status(self) -> dict[str, Any]:
         """The body of GET /admin/ol2purview/status."""
-        return {"state": "Running", "storage": self.storage.mode, "rules": _rules_status(), **self.triggers.status(),
-                "timers": self.timers.status(), "runState": _run_state_size(),
-                "catalog": {"url": f"{self.catalog.url}/" if self.catalog else None,
-                            "atlasUrl": self.catalog.atlas_url if self.catalog else os.environ.get("ATLAS_ENDPOINT")}}
+        return {
+            "state": "Running",
+            "storage": self.storage.mode,
+            "rules": _rules_status(),
+            **self.triggers.status(),
+            "timers": self.timers.status(),
+            "runState": _run_state_size(),
+            "catalog": {
+                "url": f"{self.catalog.url}/" if self.catalog else None,
+                "atlasUrl": self.catalog.atlas_url if self.catalog else os.environ.get("ATLAS_ENDPOINT"),
+            },
+        }
 
     def describe(self) -> list[str]:
         """Lines for the start banner: data folder, storage, catalog, typedefs, workers."""
@@ -179,7 +197,9 @@ def _register_typedefs() -> str:
     except ConfigurationError as exc:  # e.g. a placement rules file with problems: named, not retried
         raise RuntimeError(str(exc)) from None
     except Exception as exc:  # the catalog may be down: the first upload tries again
-        log.warning("could not register the custom types yet (%s); they are registered before the first upload",
-                    type(exc).__name__)
+        log.warning(
+            "could not register the custom types yet (%s); they are registered before the first upload",
+            type(exc).__name__,
+        )
         return f"not registered yet ({type(exc).__name__}); retried before the first upload"
     return report.describe()

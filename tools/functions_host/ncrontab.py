@@ -10,6 +10,7 @@ days of the week are 0-6 from Sunday (7 is also Sunday). As in NCrontab (the lib
 moment matches when every field matches: a restricted day of the month and a restricted day of the week must both
 hold. Times are those of the clock the caller passes (the host uses UTC, as Azure does without WEBSITE_TIME_ZONE).
 """
+
 from __future__ import annotations
 
 import calendar
@@ -35,8 +36,11 @@ class ScheduleError(ValueError):
 
 def _value(text: str, field: str, low: int, high: int, names: dict[str, int]) -> int:
     word = text.strip().lower()
-    named = names.get(word) if len(word) < 3 else next(
-        (number for name, number in names.items() if name.startswith(word)), None)
+    named = (
+        names.get(word)
+        if len(word) < 3
+        else next((number for name, number in names.items() if name.startswith(word)), None)
+    )
     if named is not None:
         return named
     if not word.isdigit():
@@ -88,8 +92,10 @@ class CronSchedule:
     def parse(cls, expression: str) -> "CronSchedule":
         fields = expression.split()
         if len(fields) != 6:
-            raise ScheduleError(f"schedule {expression!r} has {len(fields)} fields; NCRONTAB needs 6: "
-                                "{second} {minute} {hour} {day} {month} {day-of-week}")
+            raise ScheduleError(
+                f"schedule {expression!r} has {len(fields)} fields; NCRONTAB needs 6: "
+                "{second} {minute} {hour} {day} {month} {day-of-week}"
+            )
         try:
             parsed = [_field(text, *spec) for text, spec in zip(fields, _FIELDS, strict=True)]
         except ScheduleError as exc:
@@ -99,8 +105,7 @@ class CronSchedule:
         return cls(expression, second, minute, hour, day, month, weekdays)
 
     def _day_matches(self, moment: datetime) -> bool:
-        return (moment.month in self.months and moment.day in self.days
-                and moment.isoweekday() % 7 in self.weekdays)
+        return moment.month in self.months and moment.day in self.days and moment.isoweekday() % 7 in self.weekdays
 
     def next_after(self, moment: datetime) -> datetime:
         """The next occurrence after `moment` (same time zone as `moment`). Raises ScheduleError when there is none."""

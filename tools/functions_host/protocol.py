@@ -5,6 +5,7 @@ headers: a client that sends a byte now and then holds its connection forever. H
 not complete `header_timeout` seconds after it opened (or after the first byte of its next request) is closed, and
 the close is logged in one line. The body has its own deadline in the app (http_app.BODY_DEADLINE_SECONDS).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -50,8 +51,9 @@ class HeaderDeadlineProtocol(HttpToolsProtocol):
         self._header_timer = None
         if not self.transport.is_closing():
             client = "%s:%d" % self.client if self.client else "a client"
-            log.info("closed the connection of %s: no complete request headers within %.0f s", client,
-                     self.header_timeout)
+            log.info(
+                "closed the connection of %s: no complete request headers within %.0f s", client, self.header_timeout
+            )
             self.transport.close()
 
 

@@ -4,6 +4,7 @@ functions run by a `QueueWorker` each (host.json `extensions.queues`: batch size
 The queue service is the storage the host runs with: Azure Storage queues (Azurite or a real account, base64 texts as
 the Functions host writes them) or the embedded SQLite queues.
 """
+
 from __future__ import annotations
 
 import threading
@@ -15,10 +16,11 @@ from azure.functions.queue import QueueMessage  # the worker's message type: has
 
 from olparser.adapters.delivery.poison import moved_at_once
 from olparser.adapters.delivery.queues import QueueService, poison_queue_name
-from .trigger_settings import QueueTriggerSettings
-from .queue_worker import QueueWorker
+
 from .functions import FunctionSpec
 from .invocation import BindingDelivery, invoke_in_thread
+from .queue_worker import QueueWorker
+from .trigger_settings import QueueTriggerSettings
 
 QUEUE_TRIGGER = "queueTrigger"
 QUEUE_OUTPUT = "queue"
@@ -66,9 +68,14 @@ def trigger_queue(function: FunctionSpec) -> str:
 class QueueTriggers:
     """The queue-triggered functions of an app: one QueueWorker per function once started, and their status."""
 
-    def __init__(self, functions: Collection[FunctionSpec], service: QueueService, settings: QueueTriggerSettings,
-                 deliveries: Mapping[str, BindingDelivery],
-                 lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
+    def __init__(
+        self,
+        functions: Collection[FunctionSpec],
+        service: QueueService,
+        settings: QueueTriggerSettings,
+        deliveries: Mapping[str, BindingDelivery],
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> None:
         self.functions = [f for f in functions if f.trigger.type == QUEUE_TRIGGER]
         self.service = service
         self.settings = settings
@@ -86,8 +93,13 @@ class QueueTriggers:
         """Start polling every trigger queue (creating the queues and their poison queues)."""
         for function in self.functions:
             name = trigger_queue(function)
-            worker = QueueWorker(self.service.queue(name), self.service.queue(poison_queue_name(name)),
-                                 self._handler(function), self.settings, lease_seconds=self._lease_seconds)
+            worker = QueueWorker(
+                self.service.queue(name),
+                self.service.queue(poison_queue_name(name)),
+                self._handler(function),
+                self.settings,
+                lease_seconds=self._lease_seconds,
+            )
             worker.start()
             with self._lock:
                 self.workers.append(worker)
@@ -97,6 +109,7 @@ class QueueTriggers:
             # azure.functions' QueueMessage constructor has no annotations.
             message = QueueMessage(body=text.encode("utf-8"), dequeue_count=dequeue_count)  # type: ignore[no-untyped-call]
             invoke_in_thread(function, message, self._deliveries)
+
         return handle
 
     def wake(self, queue_name: str) -> None:
@@ -123,19 +136,23 @@ class QueueTriggers:
         # A message the trigger moved to the poison queue itself (no retry could fix it) returned normally: it is
         # counted as poisoned, not succeeded, as one the host moved after maxDequeueCount attempts.
         at_once = moved_at_once() - self._moved_at_start
-        return {"succeeded": sum(w.counts.succeeded for w in workers) - at_once,
-                "failed": sum(w.counts.failed for w in workers),
-                "poisoned": sum(w.counts.poisoned for w in workers) + at_once,
-                "inFlight": sum(w.in_flight for w in workers),
-                "since": self._started_at}
+        return {
+            "succeeded": sum(w.counts.succeeded for w in workers) - at_once,
+            "failed": sum(w.counts.failed for w in workers),
+            "poisoned": sum(w.counts.poisoned for w in workers) + at_once,
+            "inFlight": sum(w.in_flight for w in workers),
+            "since": self._started_at,
+        }
 
     def status(self) -> dict[str, Any]:
         """Queue depths (approximate: in-flight and waiting-for-retry messages count) and what the workers did."""
         queues = {}
         for function in self.functions:
             name = trigger_queue(function)
-            queues[name] = {"function": function.name,
-                            "approximateCount": self.service.queue(name).approximate_count(),
-                            "poisonQueue": poison_queue_name(name),
-                            "poisonCount": self.service.queue(poison_queue_name(name)).approximate_count()}
+            queues[name] = {
+                "function": function.name,
+                "approximateCount": self.service.queue(name).approximate_count(),
+                "poisonQueue": poison_queue_name(name),
+                "poisonCount": self.service.queue(poison_queue_name(name)).approximate_count(),
+            }
         return {"queues": queues, "worker": self.counts()}

@@ -10,6 +10,7 @@
   `max_dequeue_count` attempts it is copied to "<queue>-poison" (same text) and deleted from the queue.
 - `stop()` stops receiving and waits for the messages in flight to finish.
 """
+
 from __future__ import annotations
 
 import logging
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from olparser.adapters.delivery.queues import MAX_RECEIVE, LineageQueue, MessageGone, QueuedMessage
+
 from .trigger_settings import QueueTriggerSettings
 
 log = logging.getLogger(__name__)
@@ -48,8 +50,14 @@ class _Lease:
 class QueueWorker:
     """The queue trigger for one queue and one handler. Use as a context manager, or call `start()` / `stop()`."""
 
-    def __init__(self, queue: LineageQueue, poison_queue: LineageQueue, handler: Handler,
-                 settings: QueueTriggerSettings = QueueTriggerSettings(), lease_seconds: float = 60.0) -> None:
+    def __init__(
+        self,
+        queue: LineageQueue,
+        poison_queue: LineageQueue,
+        handler: Handler,
+        settings: QueueTriggerSettings = QueueTriggerSettings(),
+        lease_seconds: float = 60.0,
+    ) -> None:
         if lease_seconds < 1:
             raise ValueError("lease_seconds must be at least 1 second")
         self.queue = queue
@@ -106,8 +114,9 @@ class QueueWorker:
                     self._sent.clear()
                     delay = 0.0
                 received = self._receive()
-                delay = 0.0 if received else min(max(delay * 2, MIN_POLLING_INTERVAL),
-                                                   self.settings.max_polling_interval)
+                delay = (
+                    0.0 if received else min(max(delay * 2, MIN_POLLING_INTERVAL), self.settings.max_polling_interval)
+                )
                 wait = delay
             else:
                 wait = self._lease_seconds  # finishing handlers wake us sooner
@@ -166,15 +175,25 @@ class QueueWorker:
             try:
                 self.queue.delete(lease.message)
             except MessageGone:
-                log.warning("queue %s: message %s was handled but its lease had run out; it will be handled again",
-                            self.queue.name, lease.message.id)
+                log.warning(
+                    "queue %s: message %s was handled but its lease had run out; it will be handled again",
+                    self.queue.name,
+                    lease.message.id,
+                )
         with self._lock:
             self.counts.succeeded += 1
 
     def _failed(self, lease: _Lease, exc: Exception) -> None:
         message = lease.message
-        log.warning("queue %s: message %s failed (attempt %d of %d): %s: %s", self.queue.name, message.id,
-                    message.dequeue_count, self.settings.max_dequeue_count, type(exc).__name__, str(exc)[:200])
+        log.warning(
+            "queue %s: message %s failed (attempt %d of %d): %s: %s",
+            self.queue.name,
+            message.id,
+            message.dequeue_count,
+            self.settings.max_dequeue_count,
+            type(exc).__name__,
+            str(exc)[:200],
+        )
         with self._lock:
             self.counts.failed += 1
         if message.dequeue_count >= self.settings.max_dequeue_count:
@@ -193,7 +212,12 @@ class QueueWorker:
                 self.queue.delete(lease.message)
             except MessageGone:
                 pass
-        log.error("queue %s: message %s moved to %s after %d attempts", self.queue.name, lease.message.id,
-                  self.poison_queue.name, lease.message.dequeue_count)
+        log.error(
+            "queue %s: message %s moved to %s after %d attempts",
+            self.queue.name,
+            lease.message.id,
+            self.poison_queue.name,
+            lease.message.dequeue_count,
+        )
         with self._lock:
             self.counts.poisoned += 1

@@ -4,6 +4,7 @@ Supported: literal segments, `{name}`, `{name:constraint}` (int, long, bool, alp
 `{name?}` (optional, whole segment), `{*name}` (catch-all, last segment), and parameters inside a segment
 (`file.{ext}`). Route precedence follows ASP.NET: literals before parameters, constrained before free, catch-all last.
 """
+
 from __future__ import annotations
 
 import re

@@ -9,6 +9,7 @@
 
 The data folder is created 0700 and these files 0600: they hold keys and a storage connection string.
 """
+
 from __future__ import annotations
 
 import json
@@ -65,8 +66,9 @@ class HostKeys:
     created: bool  # at least one key was generated on this start
 
     @classmethod
-    def load_or_create(cls, data_dir: Path, function_key: str | None = None,
-                       master_key: str | None = None) -> "HostKeys":
+    def load_or_create(
+        cls, data_dir: Path, function_key: str | None = None, master_key: str | None = None
+    ) -> "HostKeys":
         """Given keys win; missing ones come from `<data>/host-keys.json`, else are generated and written there."""
         path = Path(data_dir) / KEYS_FILE
         stored = _read_json(path) or {}
@@ -75,13 +77,19 @@ class HostKeys:
         created = (function_key is None and not kept_function) or (master_key is None and not kept_master)
         if created:
             owner_only_dir(path.parent)
-            write_private_json(path, {"functionKey": kept_function or generate_key(),
-                                      "masterKey": kept_master or generate_key()})
+            write_private_json(
+                path, {"functionKey": kept_function or generate_key(), "masterKey": kept_master or generate_key()}
+            )
             stored = _read_json(path) or {}
         if function_key is not None and master_key is not None:
             return cls(function_key, master_key, None, False, False)
-        return cls(function_key or stored["functionKey"], master_key or stored["masterKey"], path,
-                   function_key is None, created)
+        return cls(
+            function_key or stored["functionKey"],
+            master_key or stored["masterKey"],
+            path,
+            function_key is None,
+            created,
+        )
 
 
 def read_keys(data_dir: Path) -> dict[str, str]:

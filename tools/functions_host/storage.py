@@ -6,6 +6,7 @@
   `--azurite-ports`), its data under `<data>/azurite`, stopped by its PID on exit; AzureWebJobsStorage points at it.
 - `--storage embedded`: SQLite queues and folder claim checks under the data folder; no emulator.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,10 @@ class LocalStorage:
 
     def describe(self) -> str:
         if self.azurite is not None:
-            return (f"Azurite (pid {self.azurite.pid}, data {self.azurite.location}); "
-                    f"AzureWebJobsStorage={self.azurite.connection_string}")
+            return (
+                f"Azurite (pid {self.azurite.pid}, data {self.azurite.location}); "
+                f"AzureWebJobsStorage={self.azurite.connection_string}"
+            )
         if self.mode == "embedded":
             return "embedded (SQLite queues and claim-check folder in the data folder)"
         return "AzureWebJobsStorage from the environment"
@@ -47,12 +50,18 @@ def default_mode(env: MutableMapping[str, str]) -> str:
 
 
 def add_storage_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--storage", choices=STORAGE_MODES,
-                        help="queue and claim-check storage: azurite (start the emulator; the default when "
-                             "node_modules/.bin/azurite exists) or embedded (SQLite in the data folder). "
-                             "Default: AzureWebJobsStorage when it is set")
-    parser.add_argument("--azurite-ports", metavar="BLOB,QUEUE,TABLE",
-                        help="ports for the Azurite this command starts (default: free ports)")
+    parser.add_argument(
+        "--storage",
+        choices=STORAGE_MODES,
+        help="queue and claim-check storage: azurite (start the emulator; the default when "
+        "node_modules/.bin/azurite exists) or embedded (SQLite in the data folder). "
+        "Default: AzureWebJobsStorage when it is set",
+    )
+    parser.add_argument(
+        "--azurite-ports",
+        metavar="BLOB,QUEUE,TABLE",
+        help="ports for the Azurite this command starts (default: free ports)",
+    )
 
 
 def parse_ports(value: str | None) -> tuple[int, int, int]:
@@ -65,8 +74,9 @@ def parse_ports(value: str | None) -> tuple[int, int, int]:
     return blob, queue, table
 
 
-def open_storage(mode: str | None, data_dir: Path, azurite_ports: str | None,
-                 env: MutableMapping[str, str] = os.environ) -> LocalStorage:
+def open_storage(
+    mode: str | None, data_dir: Path, azurite_ports: str | None, env: MutableMapping[str, str] = os.environ
+) -> LocalStorage:
     """Start what `mode` needs and set AzureWebJobsStorage in `env` accordingly (removed for embedded)."""
     mode = mode or default_mode(env)
     if mode == "connection":
@@ -80,8 +90,10 @@ def open_storage(mode: str | None, data_dir: Path, azurite_ports: str | None,
         azurite = start_azurite(data_dir / "azurite", blob_port=blob, queue_port=queue, table_port=table)
     except AzuriteStartError as exc:
         if "EADDRINUSE" in str(exc):
-            raise AzuriteStartError(f"an Azurite port of --azurite-ports {azurite_ports} is already in use: pass "
-                                    "other ports, or leave --azurite-ports out to use free ones") from None
+            raise AzuriteStartError(
+                f"an Azurite port of --azurite-ports {azurite_ports} is already in use: pass "
+                "other ports, or leave --azurite-ports out to use free ones"
+            ) from None
         raise
     env[STORAGE_SETTING] = azurite.connection_string
     return LocalStorage("azurite", azurite)

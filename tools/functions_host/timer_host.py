@@ -7,6 +7,7 @@ with `past_due` (as is a run that starts over a second late because the machine 
 and the next occurrence runs as usual.
 Times are UTC. Each function has its own thread, stopped by `stop()` (a run in progress is waited for).
 """
+
 from __future__ import annotations
 
 import logging
@@ -41,8 +42,9 @@ def resolve_schedule(function: FunctionSpec, env: Mapping[str, str] = os.environ
     setting = _APP_SETTING.match(text.strip())
     if setting:
         if not env.get(setting.group(1)):
-            raise ScheduleError(f"function {function.name!r}: schedule {text} names app setting "
-                                f"{setting.group(1)}, which is not set")
+            raise ScheduleError(
+                f"function {function.name!r}: schedule {text} names app setting {setting.group(1)}, which is not set"
+            )
         text = env[setting.group(1)]
     try:
         schedule = CronSchedule.parse(text)
@@ -68,16 +70,29 @@ class TimerStatus:
     def to_json(self) -> dict[str, Any]:
         def iso(moment: datetime | None) -> str | None:
             return moment.isoformat() if moment else None
-        return {"schedule": self.schedule, "runs": self.runs, "failures": self.failures, "running": self.running,
-                "lastRun": iso(self.last_run), "lastResult": self.last_result, "lastPastDue": self.last_past_due,
-                "nextRun": iso(self.next_run)}
+
+        return {
+            "schedule": self.schedule,
+            "runs": self.runs,
+            "failures": self.failures,
+            "running": self.running,
+            "lastRun": iso(self.last_run),
+            "lastResult": self.last_result,
+            "lastPastDue": self.last_past_due,
+            "nextRun": iso(self.next_run),
+        }
 
 
 class TimerTrigger:
     """One timer-triggered function and its thread."""
 
-    def __init__(self, function: FunctionSpec, schedule: CronSchedule, deliveries: Mapping[str, BindingDelivery],
-                 clock: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        function: FunctionSpec,
+        schedule: CronSchedule,
+        deliveries: Mapping[str, BindingDelivery],
+        clock: Clock = utc_now,
+    ) -> None:
         self.function = function
         self.schedule = schedule
         self._deliveries = deliveries
@@ -129,9 +144,15 @@ class TimerTrigger:
         return latest
 
     def _run(self, due: datetime, previous: datetime | None, past_due: bool) -> None:
-        request = TimerRequest(past_due=past_due, schedule={"AdjustForDST": True}, schedule_status={
-            "Last": (previous or due).isoformat(), "Next": self.schedule.next_after(due).isoformat(),
-            "LastUpdated": self._clock().isoformat()})
+        request = TimerRequest(
+            past_due=past_due,
+            schedule={"AdjustForDST": True},
+            schedule_status={
+                "Last": (previous or due).isoformat(),
+                "Next": self.schedule.next_after(due).isoformat(),
+                "LastUpdated": self._clock().isoformat(),
+            },
+        )
         with self._lock:
             self.state.running = True
         started = time.perf_counter()
@@ -143,8 +164,13 @@ class TimerTrigger:
             log.warning("timer %r failed: %s: %s", self.function.name, type(exc).__name__, str(exc)[:200])
         else:
             # the function logs what it did; the host says more only when the run was late
-            log.log(logging.INFO if past_due else logging.DEBUG, "timer %r ran (%.1f ms%s)", self.function.name,
-                    (time.perf_counter() - started) * 1000, ", past due" if past_due else "")
+            log.log(
+                logging.INFO if past_due else logging.DEBUG,
+                "timer %r ran (%.1f ms%s)",
+                self.function.name,
+                (time.perf_counter() - started) * 1000,
+                ", past due" if past_due else "",
+            )
         with self._lock:
             self.state.running = False
             self.state.runs += 1
@@ -157,10 +183,18 @@ class TimerTrigger:
 class TimerTriggers:
     """The timer-triggered functions of an app. Schedules are checked when built, so a bad one fails the start."""
 
-    def __init__(self, functions: Collection[FunctionSpec], deliveries: Mapping[str, BindingDelivery],
-                 env: Mapping[str, str] = os.environ, clock: Clock = utc_now) -> None:
-        self.timers = [TimerTrigger(f, resolve_schedule(f, env), deliveries, clock)
-                       for f in functions if f.trigger.type == TIMER_TRIGGER]
+    def __init__(
+        self,
+        functions: Collection[FunctionSpec],
+        deliveries: Mapping[str, BindingDelivery],
+        env: Mapping[str, str] = os.environ,
+        clock: Clock = utc_now,
+    ) -> None:
+        self.timers = [
+            TimerTrigger(f, resolve_schedule(f, env), deliveries, clock)
+            for f in functions
+            if f.trigger.type == TIMER_TRIGGER
+        ]
         self.started = False
 
     def start(self) -> None:

@@ -1,4 +1,5 @@
 """The queue trigger's settings, read from host.json `extensions.queues` with the Functions host's defaults."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """`ol2purview worker`: the queue triggers of function_app.py without HTTP (see tools/functions_host/cli.py)."""
+
 from __future__ import annotations
 
 import argparse

@@ -13,6 +13,7 @@ events carry the environment (older versions and some set-ups send it on every e
 properties (job ids, `spark.databricks.workspaceUrl`), the `jobType`, `dataSource` and `symlinks` facets, the
 parent run, the times of the three events.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -24,8 +25,11 @@ WORKSPACE_ID = "5544332211009988"
 HOST = f"adb-{WORKSPACE_ID}.4.azuredatabricks.net"
 JOB_NAMESPACE = f"adb-{WORKSPACE_ID}.4#0101-123456-abcdefgh"
 LAKE_ACCOUNT = "contosolake.dfs.core.windows.net"
-MOUNTS = (("/mnt/raw", f"abfss://raw@{LAKE_ACCOUNT}/"), ("/mnt/curated", f"abfss://curated@{LAKE_ACCOUNT}/"),
-          ("/mnt/curated/gold", f"abfss://gold@{LAKE_ACCOUNT}/"))
+MOUNTS = (
+    ("/mnt/raw", f"abfss://raw@{LAKE_ACCOUNT}/"),
+    ("/mnt/curated", f"abfss://curated@{LAKE_ACCOUNT}/"),
+    ("/mnt/curated/gold", f"abfss://gold@{LAKE_ACCOUNT}/"),
+)
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
 SCHEMA_URL = "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
 T0 = datetime(2026, 3, 2, 8, 0, 0, tzinfo=timezone.utc)
@@ -94,8 +98,11 @@ def event_time(moment: datetime) -> str:
 
 
 def _schema(columns: tuple[str, ...]) -> dict[str, Any]:
-    return {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
-            "fields": [{"name": c, "type": "string" if c != "amount" else "decimal(10,2)"} for c in columns]}
+    return {
+        "_producer": PRODUCER,
+        "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+        "fields": [{"name": c, "type": "string" if c != "amount" else "decimal(10,2)"} for c in columns],
+    }
 
 
 def _dataset(dataset: Dataset) -> dict[str, Any]:
@@ -104,8 +111,10 @@ def _dataset(dataset: Dataset) -> dict[str, Any]:
         facets["dataSource"] = {"_producer": PRODUCER, "name": dataset.namespace, "uri": dataset.namespace}
     facets["schema"] = _schema(dataset.columns)
     if dataset.symlink is not None:
-        facets["symlinks"] = {"_producer": PRODUCER, "identifiers": [
-            {"namespace": dataset.symlink[0], "name": dataset.symlink[1], "type": "TABLE"}]}
+        facets["symlinks"] = {
+            "_producer": PRODUCER,
+            "identifiers": [{"namespace": dataset.symlink[0], "name": dataset.symlink[1], "type": "TABLE"}],
+        }
     return {"namespace": dataset.namespace, "name": dataset.name, "facets": facets}
 
 
@@ -113,12 +122,19 @@ def _column_lineage(run: NotebookRun) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for edge in run.column_lineage:
         source = run.inputs[edge.input]
-        fields.setdefault(edge.output, {"inputFields": []})["inputFields"].append({
-            "namespace": source.namespace, "name": source.name, "field": edge.column,
-            "transformations": [{"type": edge.type, "subtype": edge.subtype, "description": "", "masking": False}]})
-    return {"_producer": PRODUCER,
-            "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
-            "fields": fields}
+        fields.setdefault(edge.output, {"inputFields": []})["inputFields"].append(
+            {
+                "namespace": source.namespace,
+                "name": source.name,
+                "field": edge.column,
+                "transformations": [{"type": edge.type, "subtype": edge.subtype, "description": "", "masking": False}],
+            }
+        )
+    return {
+        "_producer": PRODUCER,
+        "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
+        "fields": fields,
+    }
 
 
 def _environment(run: NotebookRun) -> dict[str, Any]:
@@ -130,14 +146,20 @@ def _environment(run: NotebookRun) -> dict[str, Any]:
         properties["mountPoints"] = [{"mountPoint": m, "source": s} for m, s in run.mounts]
     properties["user"] = run.user
     properties.update(run.environment_extra)
-    return {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet",
-            "environment-properties": properties}
+    return {
+        "_producer": PRODUCER,
+        "_schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet",
+        "environment-properties": properties,
+    }
 
 
 def events(run: NotebookRun) -> list[dict[str, Any]]:
     """The run's events in emission order: START, RUNNING (if it has a Spark job), COMPLETE."""
-    job_facets = {"jobType": {"_producer": PRODUCER, "processingType": "BATCH", "integration": "SPARK",
-                              "jobType": "SQL_JOB"}} if run.job_type else {}
+    job_facets = (
+        {"jobType": {"_producer": PRODUCER, "processingType": "BATCH", "integration": "SPARK", "jobType": "SQL_JOB"}}
+        if run.job_type
+        else {}
+    )
 
     def event(event_type: str, offset: float) -> dict[str, Any]:
         output = _dataset(run.output)
@@ -146,19 +168,29 @@ def events(run: NotebookRun) -> list[dict[str, Any]]:
         facets: dict[str, Any] = {}
         if run.parent:
             facets["parent"] = {
-                "_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/ParentRunFacet.json",
-                "run": {"runId": run_id(0)}, "job": {"namespace": run.job_namespace, "name": "databricks_shell"}}
+                "_producer": PRODUCER,
+                "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/ParentRunFacet.json",
+                "run": {"runId": run_id(0)},
+                "job": {"namespace": run.job_namespace, "name": "databricks_shell"},
+            }
         if event_type in run.environment_on:
             facets["environment-properties"] = _environment(run)
         facets.update(run.run_facets)
-        body = {"eventType": event_type, "eventTime": event_time(run.started + timedelta(seconds=offset)),
-                "producer": PRODUCER, "schemaURL": SCHEMA_URL,
-                "run": {"runId": run.run_id, "facets": facets},
-                "job": {"namespace": run.job_namespace, "name": run.job_name, "facets": dict(job_facets)},
-                "inputs": [_dataset(d) for d in run.inputs],
-                "outputs": [output]}
+        body = {
+            "eventType": event_type,
+            "eventTime": event_time(run.started + timedelta(seconds=offset)),
+            "producer": PRODUCER,
+            "schemaURL": SCHEMA_URL,
+            "run": {"runId": run.run_id, "facets": facets},
+            "job": {"namespace": run.job_namespace, "name": run.job_name, "facets": dict(job_facets)},
+            "inputs": [_dataset(d) for d in run.inputs],
+            "outputs": [output],
+        }
         body.update(run.extra)
         return body
 
-    return [event(event_type, offset) for event_type, offset in zip(EVENT_TYPES, run.offsets, strict=True)
-            if event_type != "RUNNING" or run.running]
+    return [
+        event(event_type, offset)
+        for event_type, offset in zip(EVENT_TYPES, run.offsets, strict=True)
+        if event_type != "RUNNING" or run.running
+    ]

@@ -4,6 +4,7 @@ dump of the catalog.
 Every generated run is deterministic in its index (runId, times, names), so two replays of the same runs must leave
 identical catalogs, whatever faults, crashes or orderings happened in between.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,6 +33,7 @@ JSON = dict[str, Any]
 
 # --- generated events ------------------------------------------------------------------------------------------------
 
+
 def run_id_for(index: int, namespace: uuid.UUID = RUN_NAMESPACE) -> str:
     """The runId of generated run `index` (a UUID, the same in every replay)."""
     return str(uuid.uuid5(namespace, f"run-{index}"))
@@ -58,17 +60,33 @@ def databricks_run(index: int, *, extra_run_facets: JSON | None = None) -> list[
     shared inputs carry the same facets in every run: the final catalog does not depend on processing order.
     """
     first, second = run_inputs(index)
-    lineage = tuple(edge for column in COLUMNS for edge in (
-        ColumnEdge(column, 0, column), ColumnEdge(column, 1, "id", "INDIRECT", "JOIN")))
-    return events(NotebookRun(
-        run_id=run_id_for(index), started=datetime(2025, 3, 1, index // 60 % 24, index % 60, tzinfo=timezone.utc),
-        statement=f"append_data.out_{index:04d}",
-        inputs=(Dataset(RAW, first, COLUMNS, data_source=True), Dataset(RAW, second, COLUMNS, data_source=True)),
-        output=Dataset(CURATED, output_name(index), COLUMNS, data_source=True), notebook=notebook_path(index),
-        column_lineage=lineage, mounts=None, running=False, job_namespace=WORKSPACE, workspace_id=WORKSPACE_ID,
-        cluster_name=None, environment_on=("START", "COMPLETE"),
-        environment_extra={"spark.databricks.workspaceUrl": WORKSPACE}, run_facets=extra_run_facets or {},
-        parent=False, job_type=True, offsets=(1.0, 1.0, 9.5)))
+    lineage = tuple(
+        edge
+        for column in COLUMNS
+        for edge in (ColumnEdge(column, 0, column), ColumnEdge(column, 1, "id", "INDIRECT", "JOIN"))
+    )
+    return events(
+        NotebookRun(
+            run_id=run_id_for(index),
+            started=datetime(2025, 3, 1, index // 60 % 24, index % 60, tzinfo=timezone.utc),
+            statement=f"append_data.out_{index:04d}",
+            inputs=(Dataset(RAW, first, COLUMNS, data_source=True), Dataset(RAW, second, COLUMNS, data_source=True)),
+            output=Dataset(CURATED, output_name(index), COLUMNS, data_source=True),
+            notebook=notebook_path(index),
+            column_lineage=lineage,
+            mounts=None,
+            running=False,
+            job_namespace=WORKSPACE,
+            workspace_id=WORKSPACE_ID,
+            cluster_name=None,
+            environment_on=("START", "COMPLETE"),
+            environment_extra={"spark.databricks.workspaceUrl": WORKSPACE},
+            run_facets=extra_run_facets or {},
+            parent=False,
+            job_type=True,
+            offsets=(1.0, 1.0, 9.5),
+        )
+    )
 
 
 def generated_events(count: int, start: int = 0) -> list[JSON]:
@@ -84,6 +102,7 @@ def write_jsonl(path: Path, events: Iterable[JSON]) -> Path:
 
 # --- sending ---------------------------------------------------------------------------------------------------------
 
+
 def post_events(url: str, key: str, events: list[JSON], senders: int = 4, timeout: float = 30.0) -> list[int]:
     """POST each event to the single-event route from `senders` keep-alive sessions; the statuses, in event order."""
     chunks = [list(range(i, len(events), senders)) for i in range(senders)]
@@ -92,8 +111,9 @@ def post_events(url: str, key: str, events: list[JSON], senders: int = 4, timeou
     def send(indexes: list[int]) -> None:
         with requests.Session() as session:
             for i in indexes:
-                response = session.post(url + ENDPOINT, headers={"x-functions-key": key}, json=events[i],
-                                        timeout=timeout)
+                response = session.post(
+                    url + ENDPOINT, headers={"x-functions-key": key}, json=events[i], timeout=timeout
+                )
                 statuses[i] = response.status_code
 
     with ThreadPoolExecutor(senders) as pool:
@@ -103,18 +123,45 @@ def post_events(url: str, key: str, events: list[JSON], senders: int = 4, timeou
 
 # --- the catalog -----------------------------------------------------------------------------------------------------
 
-_VOLATILE_ENTITY_KEYS = frozenset({"guid", "createTime", "updateTime", "version", "createdBy", "updatedBy",
-                                   "lastModifiedTS", "homeId", "provenanceType", "proxy", "isIncomplete"})
-_VOLATILE_REFERENCE_KEYS = frozenset({"guid", "relationshipGuid", "relationshipStatus", "relationshipAttributes",
-                                      "displayText", "entityStatus", "relationshipType"})
+_VOLATILE_ENTITY_KEYS = frozenset(
+    {
+        "guid",
+        "createTime",
+        "updateTime",
+        "version",
+        "createdBy",
+        "updatedBy",
+        "lastModifiedTS",
+        "homeId",
+        "provenanceType",
+        "proxy",
+        "isIncomplete",
+    }
+)
+_VOLATILE_REFERENCE_KEYS = frozenset(
+    {
+        "guid",
+        "relationshipGuid",
+        "relationshipStatus",
+        "relationshipAttributes",
+        "displayText",
+        "entityStatus",
+        "relationshipType",
+    }
+)
 
 
 def all_entity_guids(atlas_url: str, include_deleted: bool = False) -> list[str]:
     """Every entity's guid, through basic search paged by 1,000."""
     guids: list[str] = []
     while True:
-        body = {"typeName": "_ALL_ENTITY_TYPES", "query": "*", "limit": 1000, "offset": len(guids),
-                "excludeDeletedEntities": not include_deleted}
+        body = {
+            "typeName": "_ALL_ENTITY_TYPES",
+            "query": "*",
+            "limit": 1000,
+            "offset": len(guids),
+            "excludeDeletedEntities": not include_deleted,
+        }
         page = requests.post(f"{atlas_url}/search/basic", json=body, timeout=30).json().get("entities") or []
         guids += [header["guid"] for header in page]
         if len(page) < 1000:
@@ -124,7 +171,7 @@ def all_entity_guids(atlas_url: str, include_deleted: bool = False) -> list[str]
 def fetch_entities(atlas_url: str, guids: list[str]) -> list[JSON]:
     entities: list[JSON] = []
     for start in range(0, len(guids), 100):
-        params = [("guid", guid) for guid in guids[start:start + 100]]
+        params = [("guid", guid) for guid in guids[start : start + 100]]
         response = requests.get(f"{atlas_url}/entity/bulk", params=params, timeout=30)
         response.raise_for_status()
         entities += response.json()["entities"]
@@ -152,8 +199,11 @@ def _without_guids(value: Any, names: dict[str, tuple[str, str]]) -> Any:
             return {"ref": list(names[value["guid"]])}
         if "guid" in value and "typeName" in value:  # a reference to an entity that is not active
             return {"ref": [value["typeName"], (value.get("uniqueAttributes") or {}).get("qualifiedName")]}
-        return {k: _without_guids(v, names) for k, v in sorted(value.items()) if k not in _VOLATILE_REFERENCE_KEYS
-                or k == "relationshipAttributes"}
+        return {
+            k: _without_guids(v, names)
+            for k, v in sorted(value.items())
+            if k not in _VOLATILE_REFERENCE_KEYS or k == "relationshipAttributes"
+        }
     if isinstance(value, list):
         items = [_without_guids(v, names) for v in value]
         return sorted(items, key=lambda v: json.dumps(v, sort_keys=True))
@@ -180,8 +230,11 @@ def set_catalog_faults(catalog_url: str, spec: str) -> str:
 
 def landed_run_ids(dump: dict[tuple[str, str], JSON]) -> set[str]:
     """The runIds that wrote a process (each process records the last run that wrote it)."""
-    return {entity["attributes"].get("lastRunId") for (type_name, _), entity in dump.items()
-            if type_name == "databricks_process"}
+    return {
+        entity["attributes"].get("lastRunId")
+        for (type_name, _), entity in dump.items()
+        if type_name == "databricks_process"
+    }
 
 
 def lake_path(namespace: str, name: str) -> str:
@@ -205,14 +258,17 @@ def expected_entity_keys(indexes: Iterable[int], outputs: Mapping[int, str] | No
     """Every entity but the processes that generated runs `indexes` leave in an empty catalog: the workspace, the
     shared inputs they read, and per run its notebook and its output."""
     indexes = list(indexes)
-    return {("databricks_workspace", f"databricks://{WORKSPACE}"),
-            *(("azure_datalake_gen2_path", lake_path(RAW, name)) for index in indexes for name in run_inputs(index)),
-            *(("databricks_notebook", notebook_name(index)) for index in indexes),
-            *(("azure_datalake_gen2_path", run_output(index, outputs)) for index in indexes)}
+    return {
+        ("databricks_workspace", f"databricks://{WORKSPACE}"),
+        *(("azure_datalake_gen2_path", lake_path(RAW, name)) for index in indexes for name in run_inputs(index)),
+        *(("databricks_notebook", notebook_name(index)) for index in indexes),
+        *(("azure_datalake_gen2_path", run_output(index, outputs)) for index in indexes),
+    }
 
 
-def catalog_mismatches(dump: dict[tuple[str, str], JSON], indexes: Iterable[int],
-                       outputs: Mapping[int, str] | None = None) -> list[str]:
+def catalog_mismatches(
+    dump: dict[tuple[str, str], JSON], indexes: Iterable[int], outputs: Mapping[int, str] | None = None
+) -> list[str]:
     """What is wrong with a catalog that should hold exactly generated runs `indexes`: missing or extra entities,
     and processes that are missing, extra, or not as sent (see `process_mismatches`). Empty when it is exact."""
     indexes = list(indexes)
@@ -226,8 +282,9 @@ def catalog_mismatches(dump: dict[tuple[str, str], JSON], indexes: Iterable[int]
     return problems + process_mismatches(dump, indexes, outputs)
 
 
-def process_mismatches(dump: dict[tuple[str, str], JSON], indexes: Iterable[int],
-                       outputs: Mapping[int, str] | None = None) -> list[str]:
+def process_mismatches(
+    dump: dict[tuple[str, str], JSON], indexes: Iterable[int], outputs: Mapping[int, str] | None = None
+) -> list[str]:
     """What is wrong with the processes of generated runs `indexes`: missing, another run's id, other inputs or
     outputs. Empty when every one landed as sent. A run's process is found by its output, so that these checks do
     not depend on how processes are named."""
@@ -260,4 +317,3 @@ LEAKS = ("Traceback", "/work/", ".py", 'File "')  # signs of a stack trace or an
 def leaks(text: str) -> bool:
     """Whether an answer or a log shows a stack trace or an internal path."""
     return any(leak in text for leak in LEAKS)
-

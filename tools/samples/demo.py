@@ -13,6 +13,7 @@ into a running `ol2purview serve` so that every feature has something to show (n
 - **Unity Catalog system-table rows** (`system_table_rows`): a notebook that builds `main.sales.daily_revenue` from
   `main.sales.orders` on three days, with column lineage, older than `spark system-lineage`'s default lag.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -48,13 +49,24 @@ def _run_id(name: str) -> str:
 
 def _daily_sales(started: datetime, name: str) -> runs.NotebookRun:
     return runs.NotebookRun(
-        run_id=_run_id(name), started=started, statement="execute_insert_into_hadoop_fs_relation_command.sales",
-        inputs=(runs.Dataset(LAKE, "/orders", ("id", "customer", "amount")),
-                runs.Dataset(LAKE, "/customers", ("customer", "region"))),
-        output=runs.Dataset(LAKE, "/sales", ("id", "region", "amount")), notebook=DAILY_SALES,
-        column_lineage=(runs.ColumnEdge("id", 0, "id"), runs.ColumnEdge("amount", 0, "amount"),
-                        runs.ColumnEdge("region", 1, "region")),
-        mounts=None, user="ana@contoso.com", offsets=(0.0, 5.0, 95.0))
+        run_id=_run_id(name),
+        started=started,
+        statement="execute_insert_into_hadoop_fs_relation_command.sales",
+        inputs=(
+            runs.Dataset(LAKE, "/orders", ("id", "customer", "amount")),
+            runs.Dataset(LAKE, "/customers", ("customer", "region")),
+        ),
+        output=runs.Dataset(LAKE, "/sales", ("id", "region", "amount")),
+        notebook=DAILY_SALES,
+        column_lineage=(
+            runs.ColumnEdge("id", 0, "id"),
+            runs.ColumnEdge("amount", 0, "amount"),
+            runs.ColumnEdge("region", 1, "region"),
+        ),
+        mounts=None,
+        user="ana@contoso.com",
+        offsets=(0.0, 5.0, 95.0),
+    )
 
 
 def demo_events(now: datetime) -> list[dict[str, Any]]:
@@ -68,11 +80,16 @@ def demo_events(now: datetime) -> list[dict[str, Any]]:
     events += runs.events(_daily_sales(now - timedelta(hours=3), "daily_sales-3h"))
     events += runs.events(_daily_sales(now - timedelta(minutes=20), "daily_sales-running"))[:2]  # no end yet
     landing = runs.NotebookRun(
-        run_id=_run_id("landing-1d"), started=now - timedelta(days=1, hours=3),
+        run_id=_run_id("landing-1d"),
+        started=now - timedelta(days=1, hours=3),
         statement="execute_insert_into_hadoop_fs_relation_command.orders",
         inputs=(runs.Dataset(SFTP, "/exports/orders.csv", ("id", "customer", "amount")),),
-        output=runs.Dataset(LAKE, "/orders", ("id", "customer", "amount")), notebook=LANDING, mounts=None,
-        user="ana@contoso.com", column_lineage=tuple(runs.ColumnEdge(c, 0, c) for c in ("id", "customer", "amount")))
+        output=runs.Dataset(LAKE, "/orders", ("id", "customer", "amount")),
+        notebook=LANDING,
+        mounts=None,
+        user="ana@contoso.com",
+        column_lineage=tuple(runs.ColumnEdge(c, 0, c) for c in ("id", "customer", "amount")),
+    )
     return events + runs.events(landing)
 
 
@@ -83,9 +100,17 @@ def system_table_rows(now: datetime) -> tuple[list[dict[str, Any]], list[dict[st
     for days in (3, 2, 1):
         time = (now - timedelta(days=days)).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
         entity = ("NOTEBOOK", UC_NOTEBOOK, f"demo-run-{days}")
-        common: dict[str, Any] = {"entity": entity, "notebook": UC_NOTEBOOK, "source": "main.sales.orders", "source_path": orders,
-                  "target": "main.sales.daily_revenue", "target_path": revenue}
+        common: dict[str, Any] = {
+            "entity": entity,
+            "notebook": UC_NOTEBOOK,
+            "source": "main.sales.orders",
+            "source_path": orders,
+            "target": "main.sales.daily_revenue",
+            "target_path": revenue,
+        }
         table.append(row(time, record=f"demo-t{days}", **common))
-        column += [row(time, record=f"demo-c{days}-{source}", columns=(source, target), **common)
-                   for source, target in (("amount", "revenue"), ("order_date", "day"))]
+        column += [
+            row(time, record=f"demo-c{days}-{source}", columns=(source, target), **common)
+            for source, target in (("amount", "revenue"), ("order_date", "day"))
+        ]
     return table, column

@@ -3,6 +3,7 @@
 Every builder returns plain data (an event dict, or body bytes for the gzip shapes) so that tests/hostile and
 bench/hostile.py measure exactly the same inputs, with the same `cpu_times`. Sizes are the issue's, scaled where noted.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -25,8 +26,9 @@ def run_id(index: int) -> str:
     return str(uuid.UUID(int=0x01912800_0000_7000_8000_000000000000 + index))
 
 
-def base_event(index: int = 0, inputs: list[JSON] | None = None, outputs: list[JSON] | None = None,
-               run_facets: JSON | None = None) -> JSON:
+def base_event(
+    index: int = 0, inputs: list[JSON] | None = None, outputs: list[JSON] | None = None, run_facets: JSON | None = None
+) -> JSON:
     """A COMPLETE RunEvent of a Databricks-style run."""
     return {
         "eventTime": "2025-03-01T12:00:00.000Z",
@@ -47,6 +49,7 @@ def body(event: Any) -> bytes:
 def honest_event(target_bytes: int, index: int = 0) -> JSON:
     """An honest event of about `target_bytes` of JSON: realistic inputs with schemas and column lineage onto one
     output, as many as it takes (the size is what hostile shapes are compared against)."""
+
     def dataset(i: int) -> JSON:
         fields = [{"name": f"col_{c}", "type": "string"} for c in range(20)]
         return {"namespace": LAKE, "name": f"raw/sales/region_{i:05d}/orders", "facets": {"schema": {"fields": fields}}}
@@ -54,13 +57,20 @@ def honest_event(target_bytes: int, index: int = 0) -> JSON:
     one = len(body(dataset(0))) + 220  # the dataset and its share of the column lineage
     count = max(1, min(900, target_bytes // one))
     inputs = [dataset(i) for i in range(count)]
-    lineage = {f"col_{c}": {"inputFields": [{"namespace": LAKE, "name": d["name"], "field": f"col_{c}"}
-                                             for d in inputs[:: max(1, count // 100)]]} for c in range(20)}
+    lineage = {
+        f"col_{c}": {
+            "inputFields": [
+                {"namespace": LAKE, "name": d["name"], "field": f"col_{c}"} for d in inputs[:: max(1, count // 100)]
+            ]
+        }
+        for c in range(20)
+    }
     output = {"namespace": LAKE, "name": "curated/sales", "facets": {"columnLineage": {"fields": lineage}}}
     return base_event(index, inputs=inputs, outputs=[output])
 
 
 # --- hostile shapes ----------------------------------------------------------------------------------------------
+
 
 def bracket_names_event(count: int = 200, length: int = 4000) -> JSON:
     """Inputs whose names are ~4,000 `[` (issue: 84 s of worker CPU with the quadratic name-group regex)."""
@@ -75,8 +85,10 @@ def honest_long_names_event(count: int = 200, length: int = 4000) -> JSON:
 
 
 def mounts(count: int) -> list[JSON]:
-    return [{"mountPoint": f"/mnt/m{i:05d}", "source": f"abfss://c{i:05d}@account.dfs.core.windows.net/"}
-            for i in range(count)]
+    return [
+        {"mountPoint": f"/mnt/m{i:05d}", "source": f"abfss://c{i:05d}@account.dfs.core.windows.net/"}
+        for i in range(count)
+    ]
 
 
 def mounts_event(mount_count: int = 15_000, input_count: int = 15_000) -> JSON:
@@ -102,16 +114,22 @@ def malformed_facets_event(facets: int = 600_000) -> JSON:
 
 def malformed_read_facets_event(datasets: int = 900) -> JSON:
     """Every dataset carrying three malformed facets the connector reads (each one validated, each one dropped)."""
-    bad = {"schema": {"fields": [{"name": 1}] * 5}, "symlinks": {"identifiers": [{"name": 2}]},
-           "columnLineage": {"fields": {"c": {"inputFields": [{"field": 3}]}}}}
+    bad = {
+        "schema": {"fields": [{"name": 1}] * 5},
+        "symlinks": {"identifiers": [{"name": 2}]},
+        "columnLineage": {"fields": {"c": {"inputFields": [{"field": 3}]}}},
+    }
     outputs = [{"namespace": LAKE, "name": f"curated/o{i}", "facets": dict(bad)} for i in range(datasets)]
     return base_event(5, outputs=outputs)
 
 
 def inputs_outputs_event(inputs: int, outputs: int) -> JSON:
     """`inputs` × `outputs` (issue: 600 × 600 cost 36 s and 769 MB in the worker; 1,500 × 2,000 cost 1,503 calls)."""
-    return base_event(6, inputs=[{"namespace": LAKE, "name": f"raw/i{i}"} for i in range(inputs)],
-                      outputs=[{"namespace": LAKE, "name": f"curated/o{i}"} for i in range(outputs)])
+    return base_event(
+        6,
+        inputs=[{"namespace": LAKE, "name": f"raw/i{i}"} for i in range(inputs)],
+        outputs=[{"namespace": LAKE, "name": f"curated/o{i}"} for i in range(outputs)],
+    )
 
 
 def forged_date_event() -> JSON:
@@ -122,9 +140,12 @@ def forged_date_event() -> JSON:
 
 # --- one payload per new limit, just over its default ---------------------------------------------------------------
 
+
 def _schema_columns_event() -> JSON:
     fields = [{"name": f"c{i}"} for i in range(10_001)]
-    return base_event(8, outputs=[{"namespace": LAKE, "name": "curated/wide", "facets": {"schema": {"fields": fields}}}])
+    return base_event(
+        8, outputs=[{"namespace": LAKE, "name": "curated/wide", "facets": {"schema": {"fields": fields}}}]
+    )
 
 
 def _lineage_event(output_fields: int, inputs_each: int) -> JSON:
@@ -144,13 +165,21 @@ class OverLimit:
 
 OVER_LIMITS = (
     OverLimit("MAX_DATASETS_PER_EVENT", 413, lambda: body(inputs_outputs_event(501, 500))),
-    OverLimit("MAX_FACETS_PER_EVENT", 413, lambda: body(base_event(10, run_facets={f"f{i}": {} for i in range(10_001)}))),
+    OverLimit(
+        "MAX_FACETS_PER_EVENT", 413, lambda: body(base_event(10, run_facets={f"f{i}": {} for i in range(10_001)}))
+    ),
     OverLimit("MAX_SCHEMA_COLUMNS", 413, lambda: body(_schema_columns_event())),
     OverLimit("MAX_COLUMN_LINEAGE_FIELDS", 413, lambda: body(_lineage_event(10_001, 1))),
     OverLimit("MAX_COLUMN_LINEAGE_INPUT_FIELDS", 413, lambda: body(_lineage_event(1_000, 101))),
-    OverLimit("MAX_MOUNT_POINTS", 413,
-              lambda: body(base_event(11, run_facets={"environment-properties": {
-                  "environment-properties": {"mountPoints": mounts(2_001)}}}))),
+    OverLimit(
+        "MAX_MOUNT_POINTS",
+        413,
+        lambda: body(
+            base_event(
+                11, run_facets={"environment-properties": {"environment-properties": {"mountPoints": mounts(2_001)}}}
+            )
+        ),
+    ),
     OverLimit("MAX_GZIP_MEMBERS", 400, lambda: empty_gzip_members_body(65)),
     OverLimit("MAX_NAME_CHARS", 400, lambda: body(base_event(12, inputs=[{"namespace": LAKE, "name": "n" * 4_097}]))),
 )

@@ -15,6 +15,7 @@ Shapes, from the producers' own output:
   in a job namespace containing `azuresynapsespark` (reference/producers-and-estate.md, "Job identity"), the notebook
   in `spark.synapse.context.notebookname` when the Spark properties are captured.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -45,25 +46,48 @@ def session_job(notebook: str, session: str) -> str:
 
 
 def fabric_properties(notebook_id: str = FABRIC_NOTEBOOK_ID, notebook: str = FABRIC_NOTEBOOK) -> dict[str, str]:
-    return {"spark.app.id": "application_1700000000000_0001", "trident.artifact.workspace.id": FABRIC_WORKSPACE,
-            "spark.master": "yarn", "spark.openlineage.source": "fabric",
-            "spark.trident.highconcurrency.enabled": "false", "trident.artifact.id": notebook_id,
-            "trident.workspace.id": FABRIC_WORKSPACE, "spark.openlineage.transport.type": "file",
-            "spark.app.name": "SynapseEnvPy", "spark.synapse.context.notebookname": notebook,
-            "trident.artifact.name": notebook}
+    return {
+        "spark.app.id": "application_1700000000000_0001",
+        "trident.artifact.workspace.id": FABRIC_WORKSPACE,
+        "spark.master": "yarn",
+        "spark.openlineage.source": "fabric",
+        "spark.trident.highconcurrency.enabled": "false",
+        "trident.artifact.id": notebook_id,
+        "trident.workspace.id": FABRIC_WORKSPACE,
+        "spark.openlineage.transport.type": "file",
+        "spark.app.name": "SynapseEnvPy",
+        "spark.synapse.context.notebookname": notebook,
+        "trident.artifact.name": notebook,
+    }
 
 
 def onelake_table(item: str, table: str, schema: str | None = "dbo") -> dict[str, Any]:
     name = f"/{item}/Tables/{schema}/{table}" if schema else f"/{item}/Tables/{table}"
-    return {"namespace": ONELAKE, "name": name, "facets": {
-        "dataSource": _facet(name=ONELAKE, uri=ONELAKE),
-        "schema": _facet(fields=[{"name": "CustomerID", "type": "integer"}, {"name": "CustomerName", "type": "string"}]),
-    }}
+    return {
+        "namespace": ONELAKE,
+        "name": name,
+        "facets": {
+            "dataSource": _facet(name=ONELAKE, uri=ONELAKE),
+            "schema": _facet(
+                fields=[{"name": "CustomerID", "type": "integer"}, {"name": "CustomerName", "type": "string"}]
+            ),
+        },
+    }
 
 
-def notebook_event(*, session_app: str, action: str, run: str, parent_run: str, namespace: str,
-                   properties: dict[str, str] | None, inputs: list[dict[str, Any]], outputs: list[dict[str, Any]],
-                   event_type: str = "COMPLETE", at: datetime = T0) -> dict[str, Any]:
+def notebook_event(
+    *,
+    session_app: str,
+    action: str,
+    run: str,
+    parent_run: str,
+    namespace: str,
+    properties: dict[str, str] | None,
+    inputs: list[dict[str, Any]],
+    outputs: list[dict[str, Any]],
+    event_type: str = "COMPLETE",
+    at: datetime = T0,
+) -> dict[str, Any]:
     """One event of one SQL job of a notebook session (`action`: `{command}.{table}`; "" for the session's own,
     application-level run)."""
     facets: dict[str, Any] = {
@@ -74,30 +98,50 @@ def notebook_event(*, session_app: str, action: str, run: str, parent_run: str, 
     if properties is not None:
         facets["spark_properties"] = _facet(properties=dict(properties))
     job_type = "SQL_JOB" if action else "APPLICATION"
-    return {"eventTime": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"), "producer": PRODUCER,
-            "schemaURL": SCHEMA_URL, "eventType": event_type, "run": {"runId": run, "facets": facets},
-            "job": {"namespace": namespace, "name": f"{session_app}.{action}" if action else session_app,
-                    "facets": {"jobType": _facet(processingType="BATCH", integration="SPARK", jobType=job_type)}},
-            "inputs": inputs, "outputs": outputs}
+    return {
+        "eventTime": at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "producer": PRODUCER,
+        "schemaURL": SCHEMA_URL,
+        "eventType": event_type,
+        "run": {"runId": run, "facets": facets},
+        "job": {
+            "namespace": namespace,
+            "name": f"{session_app}.{action}" if action else session_app,
+            "facets": {"jobType": _facet(processingType="BATCH", integration="SPARK", jobType=job_type)},
+        },
+        "inputs": inputs,
+        "outputs": outputs,
+    }
 
 
-def fabric_ctas_run(session: str, *, started: datetime = T0, properties: dict[str, str] | None = None,
-                    notebook: str = FABRIC_NOTEBOOK) -> list[dict[str, Any]]:
+def fabric_ctas_run(
+    session: str, *, started: datetime = T0, properties: dict[str, str] | None = None, notebook: str = FABRIC_NOTEBOOK
+) -> list[dict[str, Any]]:
     """The fixture's `saveAsTable` overwrite of silver `customers` from bronze `customers` in one session: START and
     COMPLETE of its SQL job."""
     session_app = session_job(notebook, session)
     run = str(uuid.uuid5(uuid.NAMESPACE_URL, f"fabric/{session}/ctas"))
     parent = str(uuid.uuid5(uuid.NAMESPACE_URL, f"fabric/{session}"))
     props = fabric_properties(notebook=notebook) if properties is None else properties
-    common: dict[str, Any] = dict(session_app=session_app, action=CTAS, run=run, parent_run=parent, namespace=FABRIC_NAMESPACE,
-                  properties=props, inputs=[onelake_table(BRONZE_ITEM, "customers", schema=None)],
-                  outputs=[onelake_table(SILVER_ITEM, "customers")])
-    return [notebook_event(event_type="START", at=started, **common),
-            notebook_event(event_type="COMPLETE", at=started + timedelta(seconds=4), **common)]
+    common: dict[str, Any] = dict(
+        session_app=session_app,
+        action=CTAS,
+        run=run,
+        parent_run=parent,
+        namespace=FABRIC_NAMESPACE,
+        properties=props,
+        inputs=[onelake_table(BRONZE_ITEM, "customers", schema=None)],
+        outputs=[onelake_table(SILVER_ITEM, "customers")],
+    )
+    return [
+        notebook_event(event_type="START", at=started, **common),
+        notebook_event(event_type="COMPLETE", at=started + timedelta(seconds=4), **common),
+    ]
 
 
-def streaming_batches(count: int, *, every_seconds: int = 10, started: datetime = T0,
-                      emission_pattern: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def streaming_batches(
+    count: int, *, every_seconds: int = 10, started: datetime = T0, emission_pattern: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
     """`count` micro-batches of one Structured Streaming query, each a run of its own (START, COMPLETE) as
     openlineage-spark emits them (reference/producers-and-estate.md: "Each Structured Streaming micro-batch is its own
     run"; the `jobType` facet with `processingType: STREAMING`, 2-0-4's `emissionPattern` when given): Kafka topic
@@ -109,16 +153,30 @@ def streaming_batches(count: int, *, every_seconds: int = 10, started: datetime 
     for number in range(count):
         at = started + timedelta(seconds=every_seconds * number)
         run = str(uuid.uuid5(uuid.NAMESPACE_URL, f"stream/orders/{number}"))
-        body = {"producer": PRODUCER, "schemaURL": SCHEMA_URL,
-                "run": {"runId": run, "facets": {"parent": _facet(
-                    run={"runId": str(uuid.uuid5(uuid.NAMESPACE_URL, "stream/orders"))},
-                    job={"namespace": "streams", "name": "orders_stream"})}},
-                "job": {"namespace": "streams", "name": "orders_stream.micro_batch_execution.orders",
-                        "facets": {"jobType": job_type}},
-                "inputs": [{"namespace": "kafka://broker.contoso.com:9092", "name": "orders"}],
-                "outputs": [{"namespace": "abfss://curated@contosolake.dfs.core.windows.net", "name": "orders"}]}
-        events += [{**body, "eventType": "START", "eventTime": _time(at)},
-                   {**body, "eventType": "COMPLETE", "eventTime": _time(at + timedelta(seconds=2))}]
+        body = {
+            "producer": PRODUCER,
+            "schemaURL": SCHEMA_URL,
+            "run": {
+                "runId": run,
+                "facets": {
+                    "parent": _facet(
+                        run={"runId": str(uuid.uuid5(uuid.NAMESPACE_URL, "stream/orders"))},
+                        job={"namespace": "streams", "name": "orders_stream"},
+                    )
+                },
+            },
+            "job": {
+                "namespace": "streams",
+                "name": "orders_stream.micro_batch_execution.orders",
+                "facets": {"jobType": job_type},
+            },
+            "inputs": [{"namespace": "kafka://broker.contoso.com:9092", "name": "orders"}],
+            "outputs": [{"namespace": "abfss://curated@contosolake.dfs.core.windows.net", "name": "orders"}],
+        }
+        events += [
+            {**body, "eventType": "START", "eventTime": _time(at)},
+            {**body, "eventType": "COMPLETE", "eventTime": _time(at + timedelta(seconds=2))},
+        ]
     return events
 
 

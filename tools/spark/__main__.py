@@ -1,4 +1,5 @@
 """`python -m tools.spark backfill|remap ...` (the same as `ol2purview spark ...`)."""
+
 import sys
 
 from .cli import main

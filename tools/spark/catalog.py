@@ -16,6 +16,7 @@ many runs per call, and removing placeholders. Every call goes through the live 
   their relationships to see which are unused, so their guids are known: `CatalogUploader.delete`, which looks them
   up by key, would read them a second time).
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,15 +33,15 @@ from olparser.adapters.runtime import Runtime
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
-from olparser.lineage.lifecycle import LifecycleChanges, standing
-from olparser.runs.marks import LifecycleMark
-from olparser.lineage.link import link_plan
-from olparser.lineage.plan import is_process
-from olparser.resolution.model import Resolution
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
+from olparser.lineage.lifecycle import LifecycleChanges, standing
+from olparser.lineage.link import link_plan
+from olparser.lineage.plan import is_process
 from olparser.pipeline import apply_lifecycle
+from olparser.resolution.model import Resolution
 from olparser.runs import RunStateStore
+from olparser.runs.marks import LifecycleMark
 from olparser.settings import Settings
 from olparser.writing import RunWrite, carry_out, wait_for_deletions, write_plans
 
@@ -54,8 +55,12 @@ WRITE, UNCHANGED = "write", "unchanged"
 class RateLimiter:
     """At most `rate` calls per second: each call waits for its slot, slots 1/rate apart (no bursts)."""
 
-    def __init__(self, rate: float | None, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        rate: float | None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.interval = 1.0 / rate if rate else 0.0
         self._clock, self._sleep = clock, sleep
         self._next = 0.0
@@ -193,10 +198,16 @@ class WriteStats:
     deleted: int = 0  # entities deleted because no run uses them any more (the run-state ledger)
 
     def add(self, other: "WriteStats") -> "WriteStats":
-        return WriteStats(self.written + other.written, self.unchanged + other.unchanged,
-                          self.superseded + other.superseded, self.requests + other.requests,
-                          self.calls + other.calls, self.placeholders | other.placeholders,
-                          {**self.links, **other.links}, self.deleted + other.deleted)
+        return WriteStats(
+            self.written + other.written,
+            self.unchanged + other.unchanged,
+            self.superseded + other.superseded,
+            self.requests + other.requests,
+            self.calls + other.calls,
+            self.placeholders | other.placeholders,
+            {**self.links, **other.links},
+            self.deleted + other.deleted,
+        )
 
 
 class PlanWriter:
@@ -207,8 +218,14 @@ class PlanWriter:
     commits it after, a process a newer run wrote (the store says so) is left alone, and what an earlier plan of
     the same run had that no run uses any more is deleted (a remap's old process and its placeholders)."""
 
-    def __init__(self, client: ThrottledClient, settings: Settings, bulk_size: int | None = None,
-                 registry: RunStateStore | None = None, history: RunHistoryStore | None = None) -> None:
+    def __init__(
+        self,
+        client: ThrottledClient,
+        settings: Settings,
+        bulk_size: int | None = None,
+        registry: RunStateStore | None = None,
+        history: RunHistoryStore | None = None,
+    ) -> None:
         self.client = client
         parts = Runtime(settings, catalog_client=client, run_state_store=registry)  # the live path's composition
         self.uploader = parts.catalog_uploader()
@@ -233,18 +250,20 @@ class PlanWriter:
             runs = [s for s in linked if s.plan is not None]
             if self.history is not None:
                 # Why the type errors are ignored: runs: the selected runs with a plan (filtered above)
-                summaries = self.history.process_summaries(
-                    sorted({n for s in runs for n in s.plan.process_names()}))  # type: ignore[union-attr]
+                summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))  # type: ignore[union-attr]
                 runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
             verdicts = WriteStats()
             registry = self.registry
             written = write_plans(
-                registry, self.uploader, self.resolver,
-                [RunWrite(s.key, s.plan, None if s.run_time is None else s.order, None,  # type: ignore[arg-type]
-                          s.owned_keys(), s.processes) for s in runs], resolution,
+                registry,
+                self.uploader,
+                self.resolver,
+                [_run_write(s) for s in runs],
+                resolution,
                 wait=partial(_wait_for_deletions, registry),
                 select=partial(self._changed, calls=calls, stats=verdicts),
-                pack=lambda plans: [combine_plans(group) for group in pack_plans(plans, self.bulk_size, _itself)])
+                pack=lambda plans: [combine_plans(group) for group in pack_plans(plans, self.bulk_size, _itself)],
+            )
             if written is not None:
                 break
         else:
@@ -253,13 +272,15 @@ class PlanWriter:
         stats.written, stats.unchanged, stats.placeholders = verdicts.written, verdicts.unchanged, verdicts.placeholders
         stats.superseded += sum(len(c.superseded) for c in written.committed)
         stats.requests = written.requests
-        stats.deleted, delete_calls = carry_out(self.registry, self.uploader, self.resolver,
-                                                [(c.run.key, c.result) for c in written.committed])  # one request
+        stats.deleted, delete_calls = carry_out(
+            self.registry, self.uploader, self.resolver, [(c.run.key, c.result) for c in written.committed]
+        )  # one request
         stats.calls = calls[0] + delete_calls
         return stats
 
-    def _changed(self, chosen: list[tuple[RunWrite, LineagePlan]], calls: list[int],
-                 stats: WriteStats) -> list[LineagePlan]:
+    def _changed(
+        self, chosen: list[tuple[RunWrite, LineagePlan]], calls: list[int], stats: WriteStats
+    ) -> list[LineagePlan]:
         """The plans minus the processes the catalog already holds as they would be written (`process_verdict`);
         `stats` counts the written and unchanged processes and the placeholders written processes stop using."""
         processes = {key_of(e): e for _, plan in chosen for e in plan.entities if is_process(e)}
@@ -274,8 +295,12 @@ class PlanWriter:
                 stats.unchanged += 1
         return [plan for plan in (_without(plan, skip) for _, plan in chosen) if plan is not None]
 
-    def apply_lifecycle(self, changes: list[tuple[str, LifecycleChanges]], links: dict[Key, Key],
-                        marks: Mapping[Key, LifecycleMark] | None = None) -> WriteStats:
+    def apply_lifecycle(
+        self,
+        changes: list[tuple[str, LifecycleChanges]],
+        links: dict[Key, Key],
+        marks: Mapping[Key, LifecycleMark] | None = None,
+    ) -> WriteStats:
         """After every write of the batch, in the runs' time order: the tables these runs drop and rename (each
         run's key with its changes, those a newer run of the batch undoes left out: `LifecycleChanges.newer_than`),
         as the live runner applies them (`olparser.pipeline.apply_lifecycle`, one implementation): what the
@@ -290,18 +315,29 @@ class PlanWriter:
         now = time.time()
         merged = self.registry.record_lifecycle(marks, now=now) if marks else {}
         for key, change in changes:
-            stats.deleted += apply_lifecycle(change, self.uploader, self.registry, self.resolver, _no_lock, links,
-                                             calls, now, label=f"run {key}")
+            stats.deleted += apply_lifecycle(
+                change, self.uploader, self.registry, self.resolver, _no_lock, links, calls, now, label=f"run {key}"
+            )
         applied = {k for _, change in changes for k in change.keys()}
         live = standing({k: mark for k, mark in merged.items() if k not in applied})
         if live:
-            stats.deleted += apply_lifecycle(live, self.uploader, self.registry, self.resolver, _no_lock, {}, calls,
-                                             now, label="changes recorded by the live path")
+            stats.deleted += apply_lifecycle(
+                live,
+                self.uploader,
+                self.registry,
+                self.resolver,
+                _no_lock,
+                {},
+                calls,
+                now,
+                label="changes recorded by the live path",
+            )
         stats.calls = calls[0]
         return stats
 
-    def _linked(self, selected: list[Selected], calls: list[int],
-                links: dict[Key, Key]) -> tuple[list[Selected], Resolution | None]:
+    def _linked(
+        self, selected: list[Selected], calls: list[int], links: dict[Key, Key]
+    ) -> tuple[list[Selected], Resolution | None]:
         """The plans linked to the scanned assets their datasets resolve to (one resolution for all of them, which
         has the interim datasets with their candidates); `links` gets the datasets linked to another asset."""
         if self.resolver is None:
@@ -314,8 +350,10 @@ class PlanWriter:
         links.update((source, target) for source, target in resolution.links.items() if source != target)
         if resolution.taken_over and self.registry is not None:
             self.registry.forget_interim(resolution.taken_over)
-        linked = [replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None
-                  else s for s in selected]
+        linked = [
+            replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None else s
+            for s in selected
+        ]
         return linked, resolution
 
 
@@ -325,6 +363,13 @@ def _itself(plan: LineagePlan) -> LineagePlan:
 
 def _no_lock(names: Iterable[str]) -> nullcontext[None]:
     return nullcontext()
+
+
+def _run_write(selected: Selected) -> RunWrite:
+    """What the write procedure takes of a selected run that has a plan (its time order: None without a run time)."""
+    assert selected.plan is not None  # the writer passes only the runs with a plan
+    order = None if selected.run_time is None else selected.order
+    return RunWrite(selected.key, selected.plan, order, None, selected.owned_keys(), selected.processes)
 
 
 def _wait_for_deletions(registry: RunStateStore | None, contested: frozenset[Key]) -> None:

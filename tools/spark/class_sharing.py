@@ -9,6 +9,7 @@ session maps it (`-XX:SharedArchiveFile`); a JVM that cannot use it (another Jav
 classes as before. The archive is about 110 MB under $XDG_CACHE_HOME/ol2purview (~/.cache/ol2purview); delete it at
 any time.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -59,8 +60,9 @@ def publish(spark: Any) -> None:
     """When the session's JVM writes the archive (`java_options(write=True)`): stop the session, let its JVM exit,
     then put the archive in place (or remove what it left). Any other session is left as it is."""
     options = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "")
-    pending = next((Path(option[len(WRITE_OPTION):]) for option in options.split()
-                    if option.startswith(WRITE_OPTION)), None)
+    pending = next(
+        (Path(option[len(WRITE_OPTION) :]) for option in options.split() if option.startswith(WRITE_OPTION)), None
+    )
     if pending is None:
         return
     from pyspark import SparkContext

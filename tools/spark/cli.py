@@ -16,6 +16,7 @@ tool chooses it (tools/catalog_options.py: `--atlas-url`, else PURVIEW_ACCOUNT_N
 catalog of the `ol2purview serve` running on `--data DIR`); the mapping rules come from the usual settings
 (OL_TO_PURVIEW_MAPPINGS_PATH...).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,10 +29,10 @@ from pathlib import Path
 
 from olparser.adapters.delivery.archive import ARCHIVE_FOLDER
 from olparser.settings import Settings
-from .java import java_problem
+
 from ..catalog_options import NoCatalog, add_target_arguments, catalog_target, data_dir, with_catalog
 from ..log_setup import configure_logging
-
+from .java import java_problem
 from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob
 from .report import BackfillReport
 from .system_cli import add_system_arguments, run_system
@@ -58,45 +59,70 @@ def positive(text: str) -> float:
     return value
 
 
-def _common(parser: argparse.ArgumentParser, single_process: bool = True,
-            subject: str = "only events with eventTime") -> None:
+def _common(
+    parser: argparse.ArgumentParser, single_process: bool = True, subject: str = "only events with eventTime"
+) -> None:
     parser.add_argument("--since", type=parse_time, help=f"{subject} at or after T (ISO 8601)")
     parser.add_argument("--until", type=parse_time, help=f"{subject} before T (ISO 8601)")
     parser.add_argument("--master", help="Spark master URL (default: the active session, else local[*])")
-    parser.add_argument("--dry-run", type=Path, metavar="OUT",
-                        help="write the planned entities as JSON lines to OUT instead of uploading")
+    parser.add_argument(
+        "--dry-run",
+        type=Path,
+        metavar="OUT",
+        help="write the planned entities as JSON lines to OUT instead of uploading",
+    )
     parser.add_argument("--report", type=Path, metavar="DIR", help="also write report.csv and report.json to DIR")
-    parser.add_argument("--max-calls-per-second", type=positive, default=DEFAULT_CALLS_PER_SECOND, metavar="N",
-                        help=f"catalog calls per second, all tasks together (default {DEFAULT_CALLS_PER_SECOND:g}, "
-                             "room for the live path on one Purview capacity unit)")
+    parser.add_argument(
+        "--max-calls-per-second",
+        type=positive,
+        default=DEFAULT_CALLS_PER_SECOND,
+        metavar="N",
+        help=f"catalog calls per second, all tasks together (default {DEFAULT_CALLS_PER_SECOND:g}, "
+        "room for the live path on one Purview capacity unit)",
+    )
     if single_process:
-        parser.add_argument("--single-process", action="store_true",
-                            help="run the same steps in this Python process, without Spark (small histories)")
+        parser.add_argument(
+            "--single-process",
+            action="store_true",
+            help="run the same steps in this Python process, without Spark (small histories)",
+        )
     add_target_arguments(parser, catalog=True)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="spark_command", metavar="COMMAND", required=True)
-    backfill = sub.add_parser("backfill", help="write the lineage of archived or exported OpenLineage events",
-                              description="Write the lineage of OpenLineage events read from files: folders, "
-                                          "files, globs, JSON, JSON lines, gzip, the archive layout, local or abfss://")
+    backfill = sub.add_parser(
+        "backfill",
+        help="write the lineage of archived or exported OpenLineage events",
+        description="Write the lineage of OpenLineage events read from files: folders, "
+        "files, globs, JSON, JSON lines, gzip, the archive layout, local or abfss://",
+    )
     backfill.add_argument("sources", nargs="+", metavar="SOURCE")
     _common(backfill)
-    remap = sub.add_parser("remap",
-                           help="re-derive archived lineage with the current rules; drop resolved placeholders",
-                           description="Rebuild the lineage of the archive with the current mapping rules, write "
-                                       "what changed, and remove placeholders that are resolved and no longer used")
+    remap = sub.add_parser(
+        "remap",
+        help="re-derive archived lineage with the current rules; drop resolved placeholders",
+        description="Rebuild the lineage of the archive with the current mapping rules, write "
+        "what changed, and remove placeholders that are resolved and no longer used",
+    )
     remap.add_argument("--archive", metavar="PATH", help="the event archive (default: where ARCHIVE_STORE keeps it)")
     _common(remap)
-    system = sub.add_parser("system-lineage", help="write the lineage of Unity Catalog's lineage system tables",
-                            description="Write the lineage that Unity Catalog records in system.access.table_lineage "
-                                        "and column_lineage (or copies of them), incrementally")
+    system = sub.add_parser(
+        "system-lineage",
+        help="write the lineage of Unity Catalog's lineage system tables",
+        description="Write the lineage that Unity Catalog records in system.access.table_lineage "
+        "and column_lineage (or copies of them), incrementally",
+    )
     add_system_arguments(system)
     _common(system, single_process=False, subject="only runs whose newest row has event_time")
-    _history_arguments(sub.add_parser(
-        "history", help="lineage of datasets in a time window, computed from the event archive",
-        description="The lineage of each dataset (or column) in a time window, computed from the event archive "
-                    "exactly as GET /api/ol2purview/lineage answers it from the run history"))
+    _history_arguments(
+        sub.add_parser(
+            "history",
+            help="lineage of datasets in a time window, computed from the event archive",
+            description="The lineage of each dataset (or column) in a time window, computed from the event archive "
+            "exactly as GET /api/ol2purview/lineage answers it from the run history",
+        )
+    )
 
 
 def _history_arguments(parser: argparse.ArgumentParser) -> None:
@@ -111,12 +137,21 @@ def _history_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--direction", choices=DIRECTIONS, default="both", help="default: both")
     parser.add_argument("--depth", type=int, default=3, help="process hops, 1 to 10 (default 3)")
     parser.add_argument("--column", help="trace this column through the column lineage each run recorded")
-    parser.add_argument("--lookback", type=positive, default=DEFAULT_LOOKBACK_HOURS, metavar="HOURS",
-                        help=f"read events this long before and after the window, for runs that overlap it "
-                             f"(default {DEFAULT_LOOKBACK_HOURS:g})")
-    parser.add_argument("--format", choices=FORMATS, default="jsonl",
-                        help="jsonl: one answer per dataset, as the endpoint gives it (default); parquet: one row "
-                             "per dataset, edge and run (needs --out)")
+    parser.add_argument(
+        "--lookback",
+        type=positive,
+        default=DEFAULT_LOOKBACK_HOURS,
+        metavar="HOURS",
+        help=f"read events this long before and after the window, for runs that overlap it "
+        f"(default {DEFAULT_LOOKBACK_HOURS:g})",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="jsonl",
+        help="jsonl: one answer per dataset, as the endpoint gives it (default); parquet: one row "
+        "per dataset, edge and run (needs --out)",
+    )
     parser.add_argument("--out", type=Path, help="file (jsonl) or folder (parquet) to write; default: stdout (jsonl)")
     parser.add_argument("--master", help="Spark master URL (default: the active session, else local[*])")
     add_target_arguments(parser)
@@ -152,8 +187,9 @@ def run_history_command(args: argparse.Namespace, settings: Settings) -> int:
     if args.format == "parquet" and args.out is None:
         print("ol2purview spark history: --format parquet needs --out FOLDER", file=sys.stderr)
         return 2
-    query = HistoryQuery(tuple(args.roots), Window(args.since, args.until), args.direction, args.depth, args.column,
-                         args.lookback * 3600)
+    query = HistoryQuery(
+        tuple(args.roots), Window(args.since, args.until), args.direction, args.depth, args.column, args.lookback * 3600
+    )
     spark = spark_session(args.master, "ol2purview-history", sys.stderr.isatty())
     try:
         answers = run_history(spark, [args.archive or default_archive(settings)], BackfillJob.create(settings), query)
@@ -181,8 +217,12 @@ def default_archive(settings: Settings) -> str:
 def run(args: argparse.Namespace) -> int:
     configure_logging("warning")
     command = args.spark_command
-    if command in ("backfill", "remap") and args.until is not None and args.since is not None \
-            and args.until <= args.since:
+    if (
+        command in ("backfill", "remap")
+        and args.until is not None
+        and args.since is not None
+        and args.until <= args.since
+    ):
         print("ol2purview spark: --until must be after --since", file=sys.stderr)
         return 2
     try:

@@ -9,6 +9,7 @@ entities is listed alike by a run that is kept. Such a run is dropped before it 
 superseded processes are counted. On the bench's history (each notebook run again and again) that leaves about one
 run in ten.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -15,6 +15,7 @@ Each answer is exactly what `GET /api/ol2purview/lineage` answers for the same r
 from the events read: one that started more than `--lookback` before the window (or ended that long after it)
 is seen only in part.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,23 @@ from .spark_job import _bodies_of_files, _records
 JSON = dict[str, Any]
 DEFAULT_LOOKBACK_HOURS = 24.0
 FORMATS = ("jsonl", "parquet")
-PARQUET_COLUMNS = ("root", "rootColumn", "since", "until", "direction", "kind", "from", "fromColumn", "to",
-                   "toColumn", "process", "runId", "status", "start", "end")
+PARQUET_COLUMNS = (
+    "root",
+    "rootColumn",
+    "since",
+    "until",
+    "direction",
+    "kind",
+    "from",
+    "fromColumn",
+    "to",
+    "toColumn",
+    "process",
+    "runId",
+    "status",
+    "start",
+    "end",
+)
 
 
 @dataclass(frozen=True)
@@ -116,16 +132,24 @@ def run_history(spark: Any, sources: list[str], job: BackfillJob, query: History
     """The lineage answer of each root, from the events in `sources` (the archive layout is read by day)."""
     sc = spark.sparkContext
     window = query.window
-    reading = BackfillJob(job.settings, since=window.since - query.lookback_seconds,
-                          until=window.until + query.lookback_seconds, calls_per_second=None)
+    reading = BackfillJob(
+        job.settings,
+        since=window.since - query.lookback_seconds,
+        until=window.until + query.lookback_seconds,
+        calls_per_second=None,
+    )
     paths = spark_paths(sources, reading.since, reading.until, job.settings.archive_container)
     records: list[RunRecord] = []
     files = _files(spark, paths)
     if files is not None:
         job_b = sc.broadcast(reading)
         limit = reading.limits().max_body_bytes
-        grouped = files.select("content").rdd.mapPartitions(partial(_bodies_of_files, limit)).mapPartitions(
-            partial(_records, job_b)).groupByKey()
+        grouped = (
+            files.select("content")
+            .rdd.mapPartitions(partial(_bodies_of_files, limit))
+            .mapPartitions(partial(_records, job_b))
+            .groupByKey()
+        )
         results = grouped.mapPartitions(partial(_history_results, job_b)).cache()
         summary = Summary.of(results.flatMap(_passed_on).collect())  # what temporary datasets pass on: small
         temporary_b = sc.broadcast(summary.temporary if summary.deferred else {})
@@ -140,8 +164,12 @@ def run_history(spark: Any, sources: list[str], job: BackfillJob, query: History
             in_window.unpersist()
             results.unpersist()
     reader = MemoryHistory(records)
-    return [lineage_in_window(reader, root, window, query.direction, query.depth, column=query.column,
-                              limits=WalkLimits(seconds=3600.0)) for root in query.roots]
+    return [
+        lineage_in_window(
+            reader, root, window, query.direction, query.depth, column=query.column, limits=WalkLimits(seconds=3600.0)
+        )
+        for root in query.roots
+    ]
 
 
 def parquet_rows(answers: Iterable[JSON]) -> list[tuple[Any, ...]]:
@@ -153,12 +181,35 @@ def parquet_rows(answers: Iterable[JSON]) -> list[tuple[Any, ...]]:
         processes = {p["qualifiedName"] for p in answer["processes"]}
         for edge in answer["edges"]:
             process = edge["from"] if edge["from"] in processes else edge["to"]
-            rows += [(*head, edge["kind"], edge["from"], None, edge["to"], None, process, run_id,
-                      *_run_columns(runs.get(run_id))) for run_id in edge["runs"]]
+            rows += [
+                (
+                    *head,
+                    edge["kind"],
+                    edge["from"],
+                    None,
+                    edge["to"],
+                    None,
+                    process,
+                    run_id,
+                    *_run_columns(runs.get(run_id)),
+                )
+                for run_id in edge["runs"]
+            ]
         for edge in answer.get("columnEdges") or ():
-            rows += [(*head, "column", edge["from"]["dataset"], edge["from"]["column"], edge["to"]["dataset"],
-                      edge["to"]["column"], edge["process"], run_id, *_run_columns(runs.get(run_id)))
-                     for run_id in edge["runs"]]
+            rows += [
+                (
+                    *head,
+                    "column",
+                    edge["from"]["dataset"],
+                    edge["from"]["column"],
+                    edge["to"]["dataset"],
+                    edge["to"]["column"],
+                    edge["process"],
+                    run_id,
+                    *_run_columns(runs.get(run_id)),
+                )
+                for run_id in edge["runs"]
+            ]
     return rows
 
 

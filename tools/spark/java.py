@@ -1,6 +1,7 @@
 """Java for a local Spark: found before the session starts, so that a missing or old Java is one line that says
 what to install, not pyspark's traceback. pyspark starts `$JAVA_HOME/bin/java`, else the `java` on PATH; Spark 4
 needs Java 17 or newer."""
+
 from __future__ import annotations
 
 import os
@@ -24,8 +25,11 @@ def java_version(output: str) -> int | None:
     return int(found.group(2) or 0) if major == 1 else major
 
 
-def java_problem(env: Mapping[str, str] | None = None, which: Callable[[str], str | None] = shutil.which,
-                 run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run) -> str | None:
+def java_problem(
+    env: Mapping[str, str] | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+    run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run,
+) -> str | None:
     """What keeps a local Spark from starting for want of Java, in one line; None when Java 17+ is there (or when
     this runs on a cluster, which brings its own)."""
     env = os.environ if env is None else env

@@ -6,6 +6,7 @@ the writers' uploader and resolver (tools/spark/catalog.py `PlanWriter`).
 The mapping rules travel as text inside the job, so that an executor maps with exactly the driver's rules (its own
 copy of config/ is never read); each Python worker compiles them once.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,11 @@ import time
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from olparser.adapters.catalog import RetryPolicy, load_typedefs, resolve_target
+from olparser.adapters.runtime import Runtime
+from olparser.adapters.sql.process_parser import SqlParser
 from olparser.contract import IntakeLimits
 from olparser.history import RunHistoryStore, RunRecord, relink_record
 from olparser.lineage import LineageOptions
@@ -24,11 +27,9 @@ from olparser.lineage.combine import without_placeholders
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.naming import MappingEngine
-from olparser.runs import RunStateStore
-from olparser.adapters.runtime import Runtime
 from olparser.pipeline import WritePolicy
+from olparser.runs import RunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
-from olparser.adapters.sql.process_parser import SqlParser
 
 from .catalog import RateLimiter, ThrottledClient, WriteStats, delete_entities, read_entities
 from .records import AcceptedRecord, in_time_range, read_record
@@ -92,8 +93,10 @@ class BackfillJob:
         rate = self.calls_per_second / share if self.calls_per_second else None
         target = resolve_target(self.settings)
         if target.endpoint is None:
-            raise ValueError("no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
-                             "`ol2purview serve` (its data folder: --data DIR); or use --dry-run")
+            raise ValueError(
+                "no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
+                "`ol2purview serve` (its data folder: --data DIR); or use --dry-run"
+            )
         return ThrottledClient(Runtime(self.settings).catalog_client(), RateLimiter(rate))
 
     def retry(self) -> RetryPolicy:
@@ -195,8 +198,9 @@ def register_typedefs(client: ThrottledClient, job: BackfillJob) -> int:
     return register(client, load_typedefs(TYPEDEFS_DIR), job.retry()).calls
 
 
-def finish_writes(report: BackfillReport, client: ThrottledClient, job: BackfillJob, stats: WriteStats,
-                  calls: int) -> None:
+def finish_writes(
+    report: BackfillReport, client: ThrottledClient, job: BackfillJob, stats: WriteStats, calls: int
+) -> None:
     """Count what the writers did; a remap then removes the placeholders that processes stopped referencing."""
     report.count_writes(stats, calls)
     if report.command == "remap":
@@ -210,11 +214,18 @@ def remove_unused_placeholders(client: ThrottledClient, job: BackfillJob, names:
     does not know (lineage written before the ledger, or with another run-state store)."""
     calls = [0]
     retry = job.retry()
-    held = read_entities(Runtime(job.settings, catalog_client=client).catalog_uploader(),
-                         ((PLACEHOLDER_TYPE, name) for name in names), calls)
+    held = read_entities(
+        Runtime(job.settings, catalog_client=client).catalog_uploader(),
+        ((PLACEHOLDER_TYPE, name) for name in names),
+        calls,
+    )
     unused = [entity for entity in held.values() if not _used(entity)]
-    columns = [column for entity in unused for column in (entity.get("relationshipAttributes") or {}).get("columns")
-               or [] if isinstance(column, dict) and column.get("entityStatus", "ACTIVE") == "ACTIVE"]
+    columns = [
+        column
+        for entity in unused
+        for column in (entity.get("relationshipAttributes") or {}).get("columns") or []
+        if isinstance(column, dict) and column.get("entityStatus", "ACTIVE") == "ACTIVE"
+    ]
     if unused:
         delete_entities(client, retry, [*columns, *unused], calls)
     return len(unused), calls[0]
@@ -222,6 +233,10 @@ def remove_unused_placeholders(client: ThrottledClient, job: BackfillJob, names:
 
 def _used(entity: JSON) -> bool:
     relations = entity.get("relationshipAttributes") or {}
-    return any(isinstance(item, dict) and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
-               and item.get("entityStatus", "ACTIVE") == "ACTIVE"
-               for name in ("inputToProcesses", "outputFromProcesses") for item in relations.get(name) or [])
+    return any(
+        isinstance(item, dict)
+        and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+        and item.get("entityStatus", "ACTIVE") == "ACTIVE"
+        for name in ("inputToProcesses", "outputFromProcesses")
+        for item in relations.get(name) or []
+    )

@@ -1,5 +1,6 @@
 """The single-process runner: the backfill's steps in one Python process, no Spark (small histories, the bench's
 baseline). Same functions, same order, same report as the Spark job (`tools/spark/spark_job.py`)."""
+
 from __future__ import annotations
 
 import pickle
@@ -12,16 +13,32 @@ from typing import Any, Iterator
 from tqdm import tqdm
 
 from .catalog import PlanWriter
-from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
-                  record_history, register_typedefs, relink_history, write_dry_run)
+from .job import (
+    TALLY_KEY,
+    BackfillJob,
+    finish_writes,
+    is_planned,
+    keyed_records,
+    planned_entities,
+    record_history,
+    register_typedefs,
+    relink_history,
+    write_dry_run,
+)
 from .records import bodies_in_path
 from .report import BackfillReport, Tally, ranked_namespaces
 from .runs import DEFERRED, FactReducer, RunResult, plan_run, replan, selected_plan
 from .sources import local_files
 
 
-def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill", dry_run: Path | None = None,
-              progress: bool = False) -> BackfillReport:
+def run_local(
+    sources: list[str],
+    job: BackfillJob,
+    *,
+    command: str = "backfill",
+    dry_run: Path | None = None,
+    progress: bool = False,
+) -> BackfillReport:
     started = time.monotonic()
     files = local_files(sources, job.since, job.until)
     limit = job.limits().max_body_bytes
@@ -61,10 +78,15 @@ def run_local(sources: list[str], job: BackfillJob, *, command: str = "backfill"
     for result in deferred:
         keep(replan(result, temporary, engine, options, parse_sql, job.policy()))
     summary = reducer.summary()
-    selected = (selected_plan(pickle.loads(zlib.decompress(data)), summary.winners, summary.versions)
-                for data in planned)
-    report = BackfillReport(command, tally.add(summary.tally), processes_planned=len(summary.winners),
-                            unmatched_namespaces=ranked_namespaces(summary.unmatched))
+    selected = (
+        selected_plan(pickle.loads(zlib.decompress(data)), summary.winners, summary.versions) for data in planned
+    )
+    report = BackfillReport(
+        command,
+        tally.add(summary.tally),
+        processes_planned=len(summary.winners),
+        unmatched_namespaces=ranked_namespaces(summary.unmatched),
+    )
     if dry_run is not None:
         entities: dict[Any, Any] = {}
         for choice in selected:

@@ -1,6 +1,7 @@
 """Entry point for `spark-submit tools/spark/main.py backfill|remap|system-lineage ...` (the package itself comes
 from the wheel, given with `--py-files` or installed on the cluster, where tools/ is named `ol2purview_tools`; in the
 repository, `tools`)."""
+
 import sys
 
 try:

@@ -6,6 +6,7 @@ the live path's own contract (`olparser.contract.read_event`): what it refuses i
 the backfill; what it accepts is keyed as the live path keys it (`olparser.runs.rules.run_key`: the runId, or a static
 JobEvent or DatasetEvent by its declared job or dataset).
 """
+
 from __future__ import annotations
 
 import gzip

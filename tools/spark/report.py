@@ -2,6 +2,7 @@
 
 Counts add up across tasks (`Tally.add`), so the Spark job and the single-process runner build the same report.
 """
+
 from __future__ import annotations
 
 import csv
@@ -26,8 +27,13 @@ class Tally:
     rows: Counter[str] = field(default_factory=Counter)  # system-lineage: rows read, and rows that made no run
 
     def add(self, other: "Tally") -> "Tally":
-        return Tally(self.events_read + other.events_read, self.outside_range + other.outside_range,
-                     self.refused + other.refused, self.runs + other.runs, self.rows + other.rows)
+        return Tally(
+            self.events_read + other.events_read,
+            self.outside_range + other.outside_range,
+            self.refused + other.refused,
+            self.runs + other.runs,
+            self.rows + other.rows,
+        )
 
 
 @dataclass
@@ -64,8 +70,10 @@ class BackfillReport:
         t = self.tally
         rows: list[tuple[str, str, Any]] = []
         if self.window is not None:
-            rows += [("time range", "since", self.window[0] or "(the beginning)"),
-                     ("time range", "until", self.window[1] or "(now)")]
+            rows += [
+                ("time range", "since", self.window[0] or "(the beginning)"),
+                ("time range", "until", self.window[1] or "(now)"),
+            ]
         rows += [("rows", item, count) for item, count in sorted(t.rows.items(), key=_ranked)]
         rows += [
             ("events", "read", t.events_read),
@@ -102,8 +110,11 @@ class BackfillReport:
         lines = [f"ol2purview spark {self.command}"]
         for section, item, value in rows:
             label = fit(f"{section}: {item}", width)
-            lines.append(f"  {label:<{width}}  {value:>10}" if isinstance(value, (int, float)) else
-                         f"  {label:<{width}}  {value}")
+            lines.append(
+                f"  {label:<{width}}  {value:>10}"
+                if isinstance(value, (int, float))
+                else f"  {label:<{width}}  {value}"
+            )
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -114,12 +125,24 @@ class BackfillReport:
             **({"rows": dict(sorted(t.rows.items(), key=_ranked))} if t.rows else {}),
             "events": {"read": t.events_read, "refused": sum(t.refused.values()), "outsideTimeRange": t.outside_range},
             "refusedByReason": dict(sorted(t.refused.items(), key=_ranked)),
-            "runs": {"total": sum(t.runs.values()), "withLineage": t.runs["planned"], "waiting": t.runs["waiting"],
-                     "skipped": t.runs["skipped"]},
-            "processes": {"planned": self.processes_planned, "written": self.processes_written,
-                          "unchanged": self.processes_unchanged, "superseded": self.processes_superseded},
-            "catalog": {"calls": self.catalog_calls, "bulkRequests": self.bulk_requests,
-                        "placeholdersRemoved": self.placeholders_removed, "entitiesDeleted": self.entities_deleted},
+            "runs": {
+                "total": sum(t.runs.values()),
+                "withLineage": t.runs["planned"],
+                "waiting": t.runs["waiting"],
+                "skipped": t.runs["skipped"],
+            },
+            "processes": {
+                "planned": self.processes_planned,
+                "written": self.processes_written,
+                "unchanged": self.processes_unchanged,
+                "superseded": self.processes_superseded,
+            },
+            "catalog": {
+                "calls": self.catalog_calls,
+                "bulkRequests": self.bulk_requests,
+                "placeholdersRemoved": self.placeholders_removed,
+                "entitiesDeleted": self.entities_deleted,
+            },
             "history": {"runsRecorded": self.runs_recorded},
             "unmatchedNamespaces": [{"namespace": ns, "datasets": n} for ns, n in self.unmatched_namespaces],
             "dryRunEntities": self.dry_run_entities,
@@ -142,7 +165,7 @@ def fit(label: str, width: int) -> str:
     """A label on one line (line breaks and runs of spaces as one space), cut to `width` with "…" when longer; the
     CSV and the JSON keep it whole."""
     label = " ".join(label.split())
-    return label if len(label) <= width else label[:width - 1] + "…"
+    return label if len(label) <= width else label[: width - 1] + "…"
 
 
 def ranked_namespaces(counts: dict[str, int], top: int = TOP_NAMESPACES) -> list[tuple[str, int]]:

@@ -19,13 +19,14 @@ over plain data, shared by the Spark job and the single-process runner.
   them is deferred like a reader of a temporary dataset and planned with them (`lookup_passed`), as the live path
   looks them up in the run-state store.
 """
+
 from __future__ import annotations
 
 import hashlib
 import zlib
-from functools import partial
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Iterable, Mapping
 
 from olparser.contract.body import parse_encoded
@@ -38,13 +39,13 @@ from olparser.lineage.entities import JSON, Key, key_of
 from olparser.lineage.identity import Orchestration
 from olparser.lineage.inherited import CHANNEL, inheriting_scope, lookup_passed, passed_orchestration
 from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes, lifecycle_marks
-from olparser.runs.marks import LifecycleMark
 from olparser.lineage.plan import is_process
 from olparser.naming import MappingEngine
 from olparser.pipeline import Decision, WritePolicy, decide
 from olparser.runs import RunSnapshot, merge_event, snapshot_from_static
-from olparser.runs.model import DatasetFacts
 from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
+from olparser.runs.marks import LifecycleMark
+from olparser.runs.model import DatasetFacts
 from olparser.runs.rules import INCOMPLETE, RunOrder, RunStatus, is_static_key, newest_static, run_order
 from olparser.sql import ParseSql
 
@@ -100,8 +101,14 @@ def batch_order(key: str, run: RunSnapshot) -> Order:
     return run_order(key, run) or (OLDEST, key)
 
 
-def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
-             parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunResult:
+def plan_run(
+    key: str,
+    events: Iterable[bytes],
+    engine: MappingEngine,
+    options: LineageOptions,
+    parse_sql: ParseSql | None = None,
+    policy: WritePolicy = BATCH_POLICY,
+) -> RunResult:
     """Merge a run's events and build its plan as the live path does: its limits (`policy.max_datasets`, from
     MAX_DATASETS_PER_RUN) and its write/wait/skip decision (`decide`), column lineage from the run's SQL when
     `parse_sql` is given."""
@@ -112,23 +119,30 @@ def plan_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: 
     return replace(_planned(key, run, engine, options, parse_sql, policy, {}, None), passes_on=passes_on)
 
 
-def replan(result: RunResult, temporary: Mapping[TemporaryKey, list[bytes]], engine: MappingEngine,
-           options: LineageOptions, parse_sql: ParseSql | None = None,
-           policy: WritePolicy = BATCH_POLICY) -> RunResult:
+def replan(
+    result: RunResult,
+    temporary: Mapping[TemporaryKey, list[bytes]],
+    engine: MappingEngine,
+    options: LineageOptions,
+    parse_sql: ParseSql | None = None,
+    policy: WritePolicy = BATCH_POLICY,
+) -> RunResult:
     """A deferred run planned with what the writers of its temporary inputs pass on (`temporary`, the reduced
     facts of every run: Summary.temporary), followed as the live path follows them (`upstream_inputs`)."""
     run = result.snapshot
     assert run is not None
-    planned = _planned(result.key, run, engine, options, parse_sql, policy, _upstream(run, temporary),
-                       _inherited(run, temporary))
+    planned = _planned(
+        result.key, run, engine, options, parse_sql, policy, _upstream(run, temporary), _inherited(run, temporary)
+    )
     return replace(planned, passes_on=result.passes_on)
 
 
 def _reads_temporary(run: RunSnapshot) -> bool:
     """Whether the run needs what other runs pass on: its temporary inputs' writers, or its application's
     orchestrator."""
-    return (temporary_scope(run) is not None and any(is_temporary(d) for d in run.inputs)) or \
-        inheriting_scope(run) is not None
+    return (temporary_scope(run) is not None and any(is_temporary(d) for d in run.inputs)) or inheriting_scope(
+        run
+    ) is not None
 
 
 def _inherited(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -> Orchestration | None:
@@ -144,8 +158,12 @@ def _upstream(run: RunSnapshot, temporary: Mapping[TemporaryKey, list[bytes]]) -
 
     def lookup(names: Iterable[tuple[str, str]]) -> dict[Name, tuple[DatasetFacts, ...]]:
         # `scope` is set: only a run that reads temporary datasets is looked up (_reads_temporary).
-        return {name: tuple(d for data in temporary[(scope, *name)] for d in passed_on_from_bytes(data))  # type: ignore[index]
-                for name in names if (scope, *name) in temporary}
+        return {
+            name: tuple(d for data in temporary[(scope, *name)] for d in passed_on_from_bytes(data))  # type: ignore[index]
+            for name in names
+            if (scope, *name) in temporary
+        }
+
     return upstream_inputs(run, lookup)
 
 
@@ -155,32 +173,54 @@ def _passes_on(run: RunSnapshot) -> tuple[tuple[TemporaryKey, bytes], ...]:
     orchestrator = (((passed[0], *CHANNEL), passed[1]),) if passed is not None else ()
     if scope is None:
         return orchestrator
-    return orchestrator + tuple(((scope, *name), passed_on_to_bytes(datasets))
-                                for name, datasets in sorted(temporary_writes(run).items()))
+    return orchestrator + tuple(
+        ((scope, *name), passed_on_to_bytes(datasets)) for name, datasets in sorted(temporary_writes(run).items())
+    )
 
 
-def _planned(key: str, run: RunSnapshot, engine: MappingEngine, options: LineageOptions,
-             parse_sql: ParseSql | None, policy: WritePolicy, upstream: Mapping[Name, tuple[DatasetFacts, ...]],
-             inherited: Orchestration | None) -> RunResult:
+def _planned(
+    key: str,
+    run: RunSnapshot,
+    engine: MappingEngine,
+    options: LineageOptions,
+    parse_sql: ParseSql | None,
+    policy: WritePolicy,
+    upstream: Mapping[Name, tuple[DatasetFacts, ...]],
+    inherited: Orchestration | None,
+) -> RunResult:
     order = batch_order(key, run)
     decision = decide(run, policy.complete(), options)
     if decision is not Decision.WRITE:
         if decision is Decision.WAIT:
             return RunResult(key, WAITING, order)
-        unwritten = build_lineage(run, engine, options, parse_sql=parse_sql, upstream=upstream,
-                                  inherited=inherited)  # for the history only, as live
+        unwritten = build_lineage(
+            run, engine, options, parse_sql=parse_sql, upstream=upstream, inherited=inherited
+        )  # for the history only, as live
         return RunResult(key, SKIPPED, order, record=history_record(run, unwritten, options, status=run.event_type))
     plan = build_lineage(run, engine, options, parse_sql=parse_sql, upstream=upstream, inherited=inherited)
     changes = lifecycle_changes(run, partial(dataset_resolver, engine=engine, options=options))  # as live
     if not plan.entities and not plan.external_datasets:
         return RunResult(key, PLANNED, order, lifecycle=changes) if changes else RunResult(key, SKIPPED, order)
     unmatched = tuple(sorted({(u.namespace, u.name) for u in plan.unmatched}))
-    return RunResult(key, PLANNED, order, plan, unmatched,
-                     history_record(run, plan, options, status=run.event_type), lifecycle=changes)
+    return RunResult(
+        key,
+        PLANNED,
+        order,
+        plan,
+        unmatched,
+        history_record(run, plan, options, status=run.event_type),
+        lifecycle=changes,
+    )
 
 
-def history_of_run(key: str, events: Iterable[bytes], engine: MappingEngine, options: LineageOptions,
-                   parse_sql: ParseSql | None = None, policy: WritePolicy = BATCH_POLICY) -> RunResult:
+def history_of_run(
+    key: str,
+    events: Iterable[bytes],
+    engine: MappingEngine,
+    options: LineageOptions,
+    parse_sql: ParseSql | None = None,
+    policy: WritePolicy = BATCH_POLICY,
+) -> RunResult:
     """The record the live path keeps for this run once the timer has done its work (`record`: a finished run with
     its final status, a run without terminal event as INCOMPLETE; None when it names no process), and what it passes
     on through temporary datasets; a run that reads one is deferred (`history_replan`), as `plan_run` defers it."""
@@ -188,12 +228,22 @@ def history_of_run(key: str, events: Iterable[bytes], engine: MappingEngine, opt
     passes_on = _passes_on(run)
     if _reads_temporary(run):
         return RunResult(key, DEFERRED, batch_order(key, run), passes_on=passes_on, snapshot=run)
-    return RunResult(key, PLANNED, batch_order(key, run), record=_history(run, engine, options, parse_sql, {}, None),
-                     passes_on=passes_on)
+    return RunResult(
+        key,
+        PLANNED,
+        batch_order(key, run),
+        record=_history(run, engine, options, parse_sql, {}, None),
+        passes_on=passes_on,
+    )
 
 
-def history_replan(result: RunResult, temporary: Mapping[TemporaryKey, list[bytes]], engine: MappingEngine,
-                   options: LineageOptions, parse_sql: ParseSql | None = None) -> RunResult:
+def history_replan(
+    result: RunResult,
+    temporary: Mapping[TemporaryKey, list[bytes]],
+    engine: MappingEngine,
+    options: LineageOptions,
+    parse_sql: ParseSql | None = None,
+) -> RunResult:
     """A deferred run's record, with what the writers of its temporary inputs pass on (as `replan`)."""
     run = result.snapshot
     assert run is not None
@@ -201,11 +251,18 @@ def history_replan(result: RunResult, temporary: Mapping[TemporaryKey, list[byte
     return replace(result, status=PLANNED, record=record, snapshot=None)
 
 
-def _history(run: RunSnapshot, engine: MappingEngine, options: LineageOptions, parse_sql: ParseSql | None,
-             upstream: Mapping[Name, tuple[DatasetFacts, ...]], inherited: Orchestration | None) -> RunRecord | None:
+def _history(
+    run: RunSnapshot,
+    engine: MappingEngine,
+    options: LineageOptions,
+    parse_sql: ParseSql | None,
+    upstream: Mapping[Name, tuple[DatasetFacts, ...]],
+    inherited: Orchestration | None,
+) -> RunRecord | None:
     status = run.event_type if run.is_terminal else INCOMPLETE
-    plan = build_lineage(run, engine, options, status=status, parse_sql=parse_sql, upstream=upstream,
-                         inherited=inherited)
+    plan = build_lineage(
+        run, engine, options, status=status, parse_sql=parse_sql, upstream=upstream, inherited=inherited
+    )
     return history_record(run, plan, options, status=status)
 
 
@@ -351,11 +408,13 @@ def selected_plan(result: RunResult, winners: Mapping[str, str], versions: Mappi
         return Selected(result.key, result.order, None, 0, lifecycle=result.lifecycle)
     processes = result.plan.process_names()
     lost = {name for name in processes if winners.get(name, result.key) != result.key}
-    left_out = tuple(sorted(key_of(e) for e in result.plan.entities
-                            if is_process(e) and e["attributes"]["qualifiedName"] in lost))
+    left_out = tuple(
+        sorted(key_of(e) for e in result.plan.entities if is_process(e) and e["attributes"]["qualifiedName"] in lost)
+    )
     plan = result.plan.without_processes(lost) if lost else result.plan
-    return Selected(result.key, result.order, with_versions(plan, versions), len(lost), processes, left_out,
-                    result.lifecycle)
+    return Selected(
+        result.key, result.order, with_versions(plan, versions), len(lost), processes, left_out, result.lifecycle
+    )
 
 
 def lifecycle_keys(selected: Selected, wanted: frozenset[Key]) -> list[tuple[Key, Order]]:
@@ -373,8 +432,9 @@ def standing_changes(changing: Iterable[Selected], written: Mapping[Key, Order])
     return [(key, changes) for _, key, changes in sorted(found, key=lambda item: item[:2]) if changes]
 
 
-def batch_marks(changing: Iterable[Selected], written: Mapping[Key, Order],
-                links: Mapping[Key, Key]) -> dict[Key, LifecycleMark]:
+def batch_marks(
+    changing: Iterable[Selected], written: Mapping[Key, Order], links: Mapping[Key, Key]
+) -> dict[Key, LifecycleMark]:
     """What the batch tells the run-state store about the names its runs drop and rename (`LifecycleMark`, as the
     live path records them): each change, and the newest write of each of those names in the batch; the live path
     then treats a late event of an older run as it would after processing these runs itself."""

@@ -4,6 +4,7 @@
 Names starting with `_` or `.` are skipped, as Spark and `ol2purview replay` skip them (`_SUCCESS`, `.crc`,
 `_config.json`).
 """
+
 from __future__ import annotations
 
 import glob
@@ -52,8 +53,9 @@ def archive_days(since: float | None, until: float | None, now: datetime | None 
     return [(first + timedelta(days=n)).strftime("%Y/%m/%d") for n in range((last - first).days + 1)]
 
 
-def spark_paths(sources: Iterable[str], since: float | None, until: float | None,
-                archive_container: str = "lineage-archive") -> list[str]:
+def spark_paths(
+    sources: Iterable[str], since: float | None, until: float | None, archive_container: str = "lineage-archive"
+) -> list[str]:
     """The paths to give Spark: sources as they are, an archive root narrowed to the days of the range (one glob)."""
     paths = []
     for source in sources:
@@ -74,8 +76,9 @@ def local_files(sources: Iterable[str], since: float | None = None, until: float
         if is_remote(source) and not source.startswith("file:"):
             raise ValueError(f"{source}: the single-process runner reads local files only (use Spark for URLs)")
         source = re.sub(r"^file:(//)?", "", source)
-        matches = [Path(p) for p in sorted(glob.glob(source, recursive=True))] if _GLOB.search(source) else [
-            Path(source)]
+        matches = (
+            [Path(p) for p in sorted(glob.glob(source, recursive=True))] if _GLOB.search(source) else [Path(source)]
+        )
         matches = [p for p in matches if p.exists()]
         if not matches:
             raise FileNotFoundError(f"no such file or folder: {source}")

@@ -16,6 +16,7 @@
 Counts travel with the data (one Tally per input partition through the same shuffle), never through
 accumulators, so a retried task cannot count twice.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,12 +32,35 @@ from typing import Any, Iterable, Iterator, Sequence
 from . import class_sharing
 from .catalog import PlanWriter, WriteStats
 from .dry_run import NewestRuns
-from .job import (TALLY_KEY, BackfillJob, finish_writes, is_planned, keyed_records, planned_entities,
-                  record_history, register_typedefs, relink_history, write_dry_run)
+from .job import (
+    TALLY_KEY,
+    BackfillJob,
+    finish_writes,
+    is_planned,
+    keyed_records,
+    planned_entities,
+    record_history,
+    register_typedefs,
+    relink_history,
+    write_dry_run,
+)
 from .records import bodies_in_file, bodies_in_lines, bodies_in_path
 from .report import BackfillReport, Tally, ranked_namespaces
-from .runs import (DEFERRED, FactReducer, RunResult, Selected, Summary, batch_marks, lifecycle_keys, merge_facts, plan_run,
-                   replan, run_facts, selected_plan, standing_changes)
+from .runs import (
+    DEFERRED,
+    FactReducer,
+    RunResult,
+    Selected,
+    Summary,
+    batch_marks,
+    lifecycle_keys,
+    merge_facts,
+    plan_run,
+    replan,
+    run_facts,
+    selected_plan,
+    standing_changes,
+)
 from .sources import is_remote, local_files, spark_paths
 
 LARGE_FILE_BYTES = 128 << 20  # larger files are read as lines by Spark, not whole
@@ -63,8 +87,13 @@ SUPERSEDED_RUNS = "superseded"  # and for a dry run, how many processes the runs
 SUPERSEDED = ("\x00", "superseded")  # sorts before every (typeName, qualifiedName) key of the dry run
 
 
-def spark_session(master: str | None, app_name: str = "ol2purview-backfill", progress: bool = True,
-                  config: dict[str, str] | None = None, write_class_archive: bool = False) -> Any:
+def spark_session(
+    master: str | None,
+    app_name: str = "ol2purview-backfill",
+    progress: bool = True,
+    config: dict[str, str] | None = None,
+    write_class_archive: bool = False,
+) -> Any:
     """The active SparkSession (Databricks, spark-submit), else a new one on `master` with `config`: by default the
     cluster's master under Databricks or spark-submit, `local[*]` anywhere else. A local session maps the classes
     its JVM loads from the archive the first local session of the command line wrote (class_sharing), or writes it
@@ -247,7 +276,8 @@ def _apply_lifecycle(job: Any, selected: Any, links: dict[tuple[str, str], tuple
     history, run_state = job.history(), job.run_state()
     try:
         return PlanWriter(job.client(), job.settings, registry=run_state, history=history).apply_lifecycle(
-            standing_changes(changing, written), links, batch_marks(changing, written, links))
+            standing_changes(changing, written), links, batch_marks(changing, written, links)
+        )
     finally:
         history.close()
         run_state.close()
@@ -310,10 +340,14 @@ def event_bodies(spark: Any, paths: list[str], limit: int) -> Any:
     files = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(paths)
     length = F.col("length")
     is_large = length > LARGE_FILE_BYTES
-    whole, whole_bytes, large_files = files.agg(F.count(F.when(~is_large, 1)), F.sum(F.when(~is_large, length)),
-                                                F.count(F.when(is_large, 1))).first()
-    with _session_conf(spark, "spark.sql.files.minPartitionNum",
-                       str(_read_partitions(spark.sparkContext.defaultParallelism, whole, whole_bytes or 0))):
+    whole, whole_bytes, large_files = files.agg(
+        F.count(F.when(~is_large, 1)), F.sum(F.when(~is_large, length)), F.count(F.when(is_large, 1))
+    ).first()
+    with _session_conf(
+        spark,
+        "spark.sql.files.minPartitionNum",
+        str(_read_partitions(spark.sparkContext.defaultParallelism, whole, whole_bytes or 0)),
+    ):
         bodies = files.filter(~is_large).select("content").rdd.mapPartitions(partial(_bodies_of_files, limit))
     if large_files:
         large = [row.path for row in files.filter(is_large).select("path").collect()]
@@ -371,8 +405,9 @@ def _balanced_bins(files: Sequence[Any], sizes: list[int], count: int) -> list[l
     return bins
 
 
-def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str = "backfill",
-              dry_run: Path | None = None) -> BackfillReport:
+def run_spark(
+    spark: Any, sources: list[str], job: BackfillJob, *, command: str = "backfill", dry_run: Path | None = None
+) -> BackfillReport:
     started = time.monotonic()
     sc = spark.sparkContext
     job_b = sc.broadcast(job)
@@ -389,8 +424,9 @@ def run_spark(spark: Any, sources: list[str], job: BackfillJob, *, command: str 
     return write_results(spark, job, results, command=command, dry_run=dry_run, started=started)
 
 
-def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, dry_run: Path | None,
-                  started: float) -> BackfillReport:
+def write_results(
+    spark: Any, job: BackfillJob, results: Any, *, command: str, dry_run: Path | None, started: float
+) -> BackfillReport:
     """The steps after planning, shared by every command: reduce the facts of the runs (`results`, an RDD of
     RunResult and Tally), select what to write, then the dry run or the writes."""
     from pyspark import StorageLevel
@@ -405,20 +441,29 @@ def write_results(spark: Any, job: BackfillJob, results: Any, *, command: str, d
         results = cached.filter(_is_run).map(_unpickled)
         if summary.deferred:  # runs that read temporary datasets: planned now that every writer is known
             temporary_b = sc.broadcast(summary.temporary)
-            replanned = results.filter(_is_deferred).mapPartitions(
-                partial(_replan_partition, job_b, temporary_b)).persist(StorageLevel.MEMORY_AND_DISK)
-            summary = Summary.of(facts.union(replanned.flatMap(run_facts)).reduceByKey(merge_facts)
-                                 .filter(_is_kept_fact).collect())
+            replanned = (
+                results.filter(_is_deferred)
+                .mapPartitions(partial(_replan_partition, job_b, temporary_b))
+                .persist(StorageLevel.MEMORY_AND_DISK)
+            )
+            summary = Summary.of(
+                facts.union(replanned.flatMap(run_facts)).reduceByKey(merge_facts).filter(_is_kept_fact).collect()
+            )
             results = results.filter(_is_not_deferred).union(replanned)
         summary_b = sc.broadcast(summary)
         selected = results.filter(_is_planned).map(partial(_selected, summary_b))
-        report = BackfillReport(command, summary.tally, processes_planned=len(summary.winners),
-                                unmatched_namespaces=ranked_namespaces(summary.unmatched))
+        report = BackfillReport(
+            command,
+            summary.tally,
+            processes_planned=len(summary.winners),
+            unmatched_namespaces=ranked_namespaces(summary.unmatched),
+        )
         if dry_run is not None:
             listed = cached.flatMap(partial(_listed_pairs, summary_b))
             if replanned is not None:
-                listed = listed.union(replanned.filter(_is_planned).map(partial(_selected, summary_b))
-                                      .flatMap(_dry_run_pairs))
+                listed = listed.union(
+                    replanned.filter(_is_planned).map(partial(_selected, summary_b)).flatMap(_dry_run_pairs)
+                )
             pairs = listed.reduceByKey(_first_or_sum, numPartitions=1)
             superseded = [0]
 

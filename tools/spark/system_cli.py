@@ -5,6 +5,7 @@ The window: `--since` (default: the watermark's `until`, else the beginning) to 
 that began before it are whole. The watermark (`--watermark FILE`, default `watermark.json` in the `--report`
 folder) is moved to `until` after a successful run that was not a dry run.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,27 +49,55 @@ def on_databricks() -> bool:
 def add_system_arguments(parser: argparse.ArgumentParser) -> None:
     from .system_job import SYSTEM_COLUMN_LINEAGE, SYSTEM_TABLE_LINEAGE
 
-    parser.add_argument("--table-lineage", metavar="SRC",
-                        help=f"a table name or a Delta/Parquet folder (default on Databricks: {SYSTEM_TABLE_LINEAGE})")
-    parser.add_argument("--column-lineage", metavar="SRC",
-                        help=f"a table name or a Delta/Parquet folder (default on Databricks: {SYSTEM_COLUMN_LINEAGE}"
-                             "; elsewhere none)")
-    parser.add_argument("--workspace", type=workspace_pair, action="append", default=[], metavar="ID=HOST",
-                        help="the host of a workspace id (adb-<id>.<n>.azuredatabricks.net), repeatable; also read "
-                             "from DATABRICKS_WORKSPACE_HOSTS. Rows of a workspace without a host are skipped")
-    parser.add_argument("--lag", type=hours, default=DEFAULT_LAG_HOURS, metavar="HOURS",
-                        help=f"without --until, stop this long before now: rows reach the system tables late "
-                             f"(default {DEFAULT_LAG_HOURS:g})")
-    parser.add_argument("--lookback", type=hours, default=DEFAULT_LOOKBACK_HOURS, metavar="HOURS",
-                        help=f"also read rows this long before --since, so that a run that began earlier is written "
-                             f"whole (default {DEFAULT_LOOKBACK_HOURS:g})")
+    parser.add_argument(
+        "--table-lineage",
+        metavar="SRC",
+        help=f"a table name or a Delta/Parquet folder (default on Databricks: {SYSTEM_TABLE_LINEAGE})",
+    )
+    parser.add_argument(
+        "--column-lineage",
+        metavar="SRC",
+        help=f"a table name or a Delta/Parquet folder (default on Databricks: {SYSTEM_COLUMN_LINEAGE}; elsewhere none)",
+    )
+    parser.add_argument(
+        "--workspace",
+        type=workspace_pair,
+        action="append",
+        default=[],
+        metavar="ID=HOST",
+        help="the host of a workspace id (adb-<id>.<n>.azuredatabricks.net), repeatable; also read "
+        "from DATABRICKS_WORKSPACE_HOSTS. Rows of a workspace without a host are skipped",
+    )
+    parser.add_argument(
+        "--lag",
+        type=hours,
+        default=DEFAULT_LAG_HOURS,
+        metavar="HOURS",
+        help=f"without --until, stop this long before now: rows reach the system tables late "
+        f"(default {DEFAULT_LAG_HOURS:g})",
+    )
+    parser.add_argument(
+        "--lookback",
+        type=hours,
+        default=DEFAULT_LOOKBACK_HOURS,
+        metavar="HOURS",
+        help=f"also read rows this long before --since, so that a run that began earlier is written "
+        f"whole (default {DEFAULT_LOOKBACK_HOURS:g})",
+    )
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--watermark", type=Path, metavar="FILE",
-                       help=f"where the last successful run stopped (default: {WATERMARK_FILE} in the --report "
-                            "folder; without either, every run starts at --since or the beginning)")
-    where.add_argument("--watermark-table", metavar="NAME",
-                       help="keep the watermark in this table instead (Delta on Databricks, e.g. "
-                            "main.ops.system_lineage_watermark): a row per successful run, the newest counts")
+    where.add_argument(
+        "--watermark",
+        type=Path,
+        metavar="FILE",
+        help=f"where the last successful run stopped (default: {WATERMARK_FILE} in the --report "
+        "folder; without either, every run starts at --since or the beginning)",
+    )
+    where.add_argument(
+        "--watermark-table",
+        metavar="NAME",
+        help="keep the watermark in this table instead (Delta on Databricks, e.g. "
+        "main.ops.system_lineage_watermark): a row per successful run, the newest counts",
+    )
 
 
 def run_system(args: argparse.Namespace, settings: Settings, show: Callable[[BackfillReport, Path | None], int]) -> int:
@@ -78,11 +107,14 @@ def run_system(args: argparse.Namespace, settings: Settings, show: Callable[[Bac
     table_source = args.table_lineage or (SYSTEM_TABLE_LINEAGE if on_databricks() else None)
     column_source = args.column_lineage or (SYSTEM_COLUMN_LINEAGE if on_databricks() else None)
     if table_source is None:
-        print(f"{name}: --table-lineage is required outside Databricks (a table name or a Delta/Parquet folder)",
-              file=sys.stderr)
+        print(
+            f"{name}: --table-lineage is required outside Databricks (a table name or a Delta/Parquet folder)",
+            file=sys.stderr,
+        )
         return 2
-    watermark_path = None if args.watermark_table else (
-        args.watermark or (args.report / WATERMARK_FILE if args.report else None))
+    watermark_path = (
+        None if args.watermark_table else (args.watermark or (args.report / WATERMARK_FILE if args.report else None))
+    )
     try:
         stored = load_watermark(watermark_path) if watermark_path else None
     except ValueError as exc:
@@ -103,8 +135,9 @@ def run_system(args: argparse.Namespace, settings: Settings, show: Callable[[Bac
             table = WatermarkTable(spark, args.watermark_table)
             if (window := _window(args, table.load(), name)) is None:
                 return 0
-        report = run_system_lineage(spark, table_source, column_source, job, window, dict(args.workspace),
-                                    dry_run=args.dry_run)
+        report = run_system_lineage(
+            spark, table_source, column_source, job, window, dict(args.workspace), dry_run=args.dry_run
+        )
     except (FileNotFoundError, ValueError) as exc:
         print(f"{name}: {exc}", file=sys.stderr)
         return 2

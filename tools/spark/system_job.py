@@ -10,6 +10,7 @@
 The job's options carry the (workspace, metastore) pairs of the rows, so that Unity Catalog tables are named as
 Purview's Unity Catalog scan names them. Counts travel with the data (a Tally per partition), as in the backfill.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,15 +28,29 @@ from .records import AcceptedRecord, read_record
 from .report import BackfillReport, Tally
 from .runs import RunResult, plan_run
 from .spark_job import write_results
-from .system_rows import (COLUMN_LINEAGE_SCHEMA, COLUMN_ROWS, ROW_FIELDS, TABLE_LINEAGE_SCHEMA, TABLE_ROWS,
-                          GroupKey, LineageRow, group_runs, iso_time, keyed_rows)
+from .system_rows import (
+    COLUMN_LINEAGE_SCHEMA,
+    COLUMN_ROWS,
+    ROW_FIELDS,
+    TABLE_LINEAGE_SCHEMA,
+    TABLE_ROWS,
+    GroupKey,
+    LineageRow,
+    group_runs,
+    iso_time,
+    keyed_rows,
+)
 
 SYSTEM_TABLE_LINEAGE = "system.access.table_lineage"
 SYSTEM_COLUMN_LINEAGE = "system.access.column_lineage"
 _TABLE_NAME = re.compile(r"^[\w`-]+(\.[\w`-]+){1,2}$")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_METADATA_IDS = {"job_id": "$.job_info.job_id", "job_run_id": "$.job_info.job_run_id",
-                 "notebook_id": "$.notebook_id", "pipeline_id": "$.dlt_pipeline_info.dlt_pipeline_id"}
+_METADATA_IDS = {
+    "job_id": "$.job_info.job_id",
+    "job_run_id": "$.job_info.job_run_id",
+    "notebook_id": "$.notebook_id",
+    "pipeline_id": "$.dlt_pipeline_info.dlt_pipeline_id",
+}
 ROWS_READ = {TABLE_ROWS: "table lineage rows read", COLUMN_ROWS: "column lineage rows read"}
 
 
@@ -56,8 +71,10 @@ class Window:
         return None if self.until is None else self.until + self.lookback_seconds
 
     def iso(self) -> tuple[str | None, str | None]:
-        return (iso_time(self.since) if self.since is not None else None,
-                iso_time(self.until) if self.until is not None else None)
+        return (
+            iso_time(self.since) if self.since is not None else None,
+            iso_time(self.until) if self.until is not None else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -114,8 +131,10 @@ def read_source(spark: Any, source: str, kind_of_rows: str = TABLE_ROWS) -> Any:
         return spark.read.format(kind).load(path)
     except Exception as exc:
         if kind == "delta" and "data source: delta" in str(exc).lower():  # DATA_SOURCE_NOT_FOUND
-            raise ValueError(f"{source} is a Delta table: reading it needs the delta-spark package (built into "
-                             "Databricks; elsewhere start Spark with io.delta:delta-spark)") from None
+            raise ValueError(
+                f"{source} is a Delta table: reading it needs the delta-spark package (built into "
+                "Databricks; elsewhere start Spark with io.delta:delta-spark)"
+            ) from None
         raise
 
 
@@ -179,8 +198,17 @@ def _plan_groups(plan_b: Any, groups: Iterable[tuple[Any, Iterable[Any]]]) -> It
     yield read.add(counted)
 
 
-def plan_group(key: GroupKey, rows: Iterable[LineageRow], plan: SystemPlan, hosts: dict[str, str], tally: Tally,
-               engine: Any, options: Any, parse_sql: Any, limits: Any) -> Iterator[RunResult]:
+def plan_group(
+    key: GroupKey,
+    rows: Iterable[LineageRow],
+    plan: SystemPlan,
+    hosts: dict[str, str],
+    tally: Tally,
+    engine: Any,
+    options: Any,
+    parse_sql: Any,
+    limits: Any,
+) -> Iterator[RunResult]:
     """The runs of one group through the live contract, merger and builder; counts go to `tally`."""
     outcome = group_runs(key, rows, hosts, plan.window.since, plan.window.until)
     tally.rows.update(outcome.counts)
@@ -213,16 +241,28 @@ def with_metastores(job: BackfillJob, pairs: Iterable[tuple[str, str]]) -> Backf
     return replace(job, settings=replace(job.settings, databricks_metastore_ids=tuple(sorted(known.items()))))
 
 
-def run_system_lineage(spark: Any, table_source: str, column_source: str | None, job: BackfillJob,
-                       window: Window, hosts: dict[str, str], *, dry_run: Path | None = None) -> BackfillReport:
+def run_system_lineage(
+    spark: Any,
+    table_source: str,
+    column_source: str | None,
+    job: BackfillJob,
+    window: Window,
+    hosts: dict[str, str],
+    *,
+    dry_run: Path | None = None,
+) -> BackfillReport:
     started = time.monotonic()
     from pyspark.sql import functions as F
 
     rows = select_rows(read_source(spark, table_source), TABLE_ROWS, window)
     if column_source:
         rows = rows.unionByName(select_rows(read_source(spark, column_source, COLUMN_ROWS), COLUMN_ROWS, window))
-    pairs = rows.where(F.col("workspace_id").isNotNull() & F.col("metastore_id").isNotNull()).select(
-        "workspace_id", "metastore_id").distinct().collect()
+    pairs = (
+        rows.where(F.col("workspace_id").isNotNull() & F.col("metastore_id").isNotNull())
+        .select("workspace_id", "metastore_id")
+        .distinct()
+        .collect()
+    )
     job = with_metastores(job, sorted((row.workspace_id, row.metastore_id) for row in pairs))
     hosts = {**dict(job.settings.databricks_workspace_hosts), **hosts}
     plan_b = spark.sparkContext.broadcast(SystemPlan(job, tuple(sorted(hosts.items())), window))

@@ -28,6 +28,7 @@ sql_query_id, dashboard_id...) and, in column_lineage, `source_column_name`/`tar
 - **Time.** A run's time is its newest row's `event_time`. `in_window` decides which runs a time window owns: the
   runs whose newest row is in [since, until). Each window writes exactly the runs it owns, with all their rows.
 """
+
 from __future__ import annotations
 
 import json
@@ -66,10 +67,31 @@ TABLE_LINEAGE_SCHEMA = f"{_COMMON}, {_TAIL}"
 COLUMN_LINEAGE_SCHEMA = f"{_COMMON}, source_column_name STRING, target_column_name STRING, {_TAIL}"
 
 # The row as the Spark job selects it (event_time as Unix seconds; entity_metadata's ids already extracted).
-ROW_FIELDS = ("kind", "workspace_id", "metastore_id", "entity_type", "entity_id", "entity_run_id", "statement_id",
-              "event_id", "record_id", "source_table_full_name", "source_path", "source_type",
-              "target_table_full_name", "target_path", "target_type", "source_column_name", "target_column_name",
-              "created_by", "event_time", "job_id", "job_run_id", "notebook_id", "pipeline_id")
+ROW_FIELDS = (
+    "kind",
+    "workspace_id",
+    "metastore_id",
+    "entity_type",
+    "entity_id",
+    "entity_run_id",
+    "statement_id",
+    "event_id",
+    "record_id",
+    "source_table_full_name",
+    "source_path",
+    "source_type",
+    "target_table_full_name",
+    "target_path",
+    "target_type",
+    "source_column_name",
+    "target_column_name",
+    "created_by",
+    "event_time",
+    "job_id",
+    "job_run_id",
+    "notebook_id",
+    "pipeline_id",
+)
 
 
 @dataclass(frozen=True)
@@ -108,8 +130,10 @@ class LineageRow:
 
 def cleaned(values: Iterable[Any]) -> tuple[Any, ...]:
     """A Spark row's values (ROW_FIELDS order) as LineageRow takes them: ids as text, empty text as None."""
-    return tuple(_text(v) if name != "event_time" else (float(v) if v is not None else None)
-                 for name, v in zip(ROW_FIELDS, values, strict=False))
+    return tuple(
+        _text(v) if name != "event_time" else (float(v) if v is not None else None)
+        for name, v in zip(ROW_FIELDS, values, strict=False)
+    )
 
 
 def _text(value: Any) -> str | None:
@@ -149,8 +173,10 @@ class Dataset:
     def to_json(self, facets: Mapping[str, Any] | None = None) -> dict[str, Any]:
         all_facets: dict[str, Any] = {}
         if self.table and (self.namespace, self.name) != (UNITY_CATALOG_NAMESPACE, self.table):
-            all_facets["symlinks"] = {**FACET_PRODUCER, "identifiers": [
-                {"namespace": UNITY_CATALOG_NAMESPACE, "name": self.table, "type": "TABLE"}]}
+            all_facets["symlinks"] = {
+                **FACET_PRODUCER,
+                "identifiers": [{"namespace": UNITY_CATALOG_NAMESPACE, "name": self.table, "type": "TABLE"}],
+            }
         all_facets.update(facets or {})
         body: dict[str, Any] = {"namespace": self.namespace, "name": self.name}
         if all_facets:
@@ -204,12 +230,18 @@ NO_HOST = "rows of workspace {} skipped: its host is unknown (--workspace {}=HOS
 OUTSIDE_WINDOW = "runs outside the time range (written by another window)"
 
 
-def group_runs(key: GroupKey, group: Iterable[LineageRow | tuple[Any, ...]], hosts: Mapping[str, str], since: float | None,
-               until: float | None) -> GroupOutcome:
+def group_runs(
+    key: GroupKey,
+    group: Iterable[LineageRow | tuple[Any, ...]],
+    hosts: Mapping[str, str],
+    since: float | None,
+    until: float | None,
+) -> GroupOutcome:
     """The runs of one group that the window [since, until) owns, as OpenLineage RunEvents (one COMPLETE per run, or
     several when it has more than DATASETS_PER_EVENT inputs). Rows are LineageRows or their `cleaned` values."""
-    rows = sorted((r if isinstance(r, LineageRow) else LineageRow(*r) for r in group),
-                  key=_row_order)  # groupByKey gives a group's rows in any order
+    rows = sorted(
+        (r if isinstance(r, LineageRow) else LineageRow(*r) for r in group), key=_row_order
+    )  # groupByKey gives a group's rows in any order
     counts: dict[str, int] = defaultdict(int)
     workspace = key[0]
     host = hosts.get(workspace or "")
@@ -238,12 +270,20 @@ def group_runs(key: GroupKey, group: Iterable[LineageRow | tuple[Any, ...]], hos
 
 
 def _row_order(row: LineageRow) -> tuple[Any, ...]:
-    return (row.event_time or 0.0, row.record_id or "", row.kind, row.source_path or "",
-            row.source_table_full_name or "", row.source_column_name or "", row.target_column_name or "")
+    return (
+        row.event_time or 0.0,
+        row.record_id or "",
+        row.kind,
+        row.source_path or "",
+        row.source_table_full_name or "",
+        row.source_column_name or "",
+        row.target_column_name or "",
+    )
 
 
-def _events(run_id: str, key: GroupKey, host: str, target: Dataset, rows: list[LineageRow],
-            newest: float) -> tuple[dict[str, Any], ...]:
+def _events(
+    run_id: str, key: GroupKey, host: str, target: Dataset, rows: list[LineageRow], newest: float
+) -> tuple[dict[str, Any], ...]:
     inputs: dict[tuple[str, str], Dataset] = {}
     columns: dict[str, dict[tuple[str, str, str], None]] = defaultdict(dict)
     for row in rows:
@@ -253,27 +293,50 @@ def _events(run_id: str, key: GroupKey, host: str, target: Dataset, rows: list[L
         inputs.setdefault(source.key, source)
         if row.kind == COLUMN_ROWS and row.source_column_name and row.target_column_name:
             columns[row.target_column_name][(source.namespace, source.name, row.source_column_name)] = None
-    output_facets = {"columnLineage": {**FACET_PRODUCER, "fields": {
-        column: {"inputFields": [{"namespace": ns, "name": name, "field": field} for ns, name, field in sorted(fields)]}
-        for column, fields in sorted(columns.items())}}} if columns else None
+    output_facets = (
+        {
+            "columnLineage": {
+                **FACET_PRODUCER,
+                "fields": {
+                    column: {
+                        "inputFields": [
+                            {"namespace": ns, "name": name, "field": field} for ns, name, field in sorted(fields)
+                        ]
+                    }
+                    for column, fields in sorted(columns.items())
+                },
+            }
+        }
+        if columns
+        else None
+    )
     ordered = [inputs[k] for k in sorted(inputs)]
-    chunks = [ordered[i:i + DATASETS_PER_EVENT] for i in range(0, len(ordered), DATASETS_PER_EVENT)] or [[]]
+    chunks = [ordered[i : i + DATASETS_PER_EVENT] for i in range(0, len(ordered), DATASETS_PER_EVENT)] or [[]]
     first = rows[0]
     run_facets = _run_facets(key, host, rows, first)
     job = {"namespace": f"databricks://{host}", "name": f"{_application(key) or JOB_PREFIX}.{target.label()}"}
-    return tuple({
-        "eventType": "COMPLETE", "eventTime": iso_time(newest), "producer": PRODUCER, "schemaURL": SCHEMA_URL,
-        "run": {"runId": run_id, "facets": run_facets}, "job": job,
-        "inputs": [d.to_json() for d in chunk],
-        "outputs": [target.to_json(output_facets if number == 0 else None)],
-    } for number, chunk in enumerate(chunks))
+    return tuple(
+        {
+            "eventType": "COMPLETE",
+            "eventTime": iso_time(newest),
+            "producer": PRODUCER,
+            "schemaURL": SCHEMA_URL,
+            "run": {"runId": run_id, "facets": run_facets},
+            "job": job,
+            "inputs": [d.to_json() for d in chunk],
+            "outputs": [target.to_json(output_facets if number == 0 else None)],
+        }
+        for number, chunk in enumerate(chunks)
+    )
 
 
 def _run_facets(key: GroupKey, host: str, rows: list[LineageRow], first: LineageRow) -> dict[str, Any]:
     workspace, entity_type, entity_id, entity_run_id = key[0], key[1], key[2], key[3]
     users = sorted({r.created_by for r in rows if r.created_by})
-    environment: dict[str, Any] = {"spark.databricks.workspaceUrl": host,
-                                   "spark.databricks.clusterUsageTags.clusterOwnerOrgId": workspace}
+    environment: dict[str, Any] = {
+        "spark.databricks.workspaceUrl": host,
+        "spark.databricks.clusterUsageTags.clusterOwnerOrgId": workspace,
+    }
     if users:
         environment["user"] = ", ".join(users)
     notebook = key[4] or first.notebook_id
@@ -287,13 +350,21 @@ def _run_facets(key: GroupKey, host: str, rows: list[LineageRow], first: Lineage
             environment["spark.databricks.job.type"] = "notebook"
     elif entity_type == "PIPELINE":
         environment[PIPELINE_ID_KEY] = entity_id or first.pipeline_id
-    facets: dict[str, Any] = {"environment-properties": {
-        **FACET_PRODUCER, "environment-properties": {k: v for k, v in environment.items() if v}}}
+    facets: dict[str, Any] = {
+        "environment-properties": {
+            **FACET_PRODUCER,
+            "environment-properties": {k: v for k, v in environment.items() if v},
+        }
+    }
     application = _application(key)
     if application:
-        facets["parent"] = {**FACET_PRODUCER, "run": {"runId": str(uuid.uuid5(RUN_NAMESPACE, json.dumps(
-            [workspace, entity_type, entity_id, entity_run_id])))},
-            "job": {"namespace": f"databricks://{host}", "name": application}}
+        facets["parent"] = {
+            **FACET_PRODUCER,
+            "run": {
+                "runId": str(uuid.uuid5(RUN_NAMESPACE, json.dumps([workspace, entity_type, entity_id, entity_run_id])))
+            },
+            "job": {"namespace": f"databricks://{host}", "name": application},
+        }
     return facets
 
 

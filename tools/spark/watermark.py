@@ -12,6 +12,7 @@ whose driver has no durable folder, and keeps the history of the runs.
 The next run starts at `until`: the window [since, until) owns the runs whose newest row's event_time is in it, so
 consecutive windows share no run and miss none (`system_rows.in_window`).
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,7 @@ def load_watermark(path: Path) -> Watermark | None:
     return Watermark(until)
 
 
-def save_watermark(path: Path, since: float | None, until: float, table_source: str,
-                   column_source: str | None) -> None:
+def save_watermark(path: Path, since: float | None, until: float, table_source: str, column_source: str | None) -> None:
     """Write the watermark atomically (a temporary file renamed over the old one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     body = _body(since, until, table_source, column_source)
@@ -59,8 +59,13 @@ def save_watermark(path: Path, since: float | None, until: float, table_source: 
 
 
 def _body(since: float | None, until: float, table_source: str, column_source: str | None) -> dict[str, Any]:
-    return {"until": iso_time(until), "since": iso_time(since) if since is not None else None,
-            "writtenAt": iso_time(time.time()), "tableLineage": table_source, "columnLineage": column_source}
+    return {
+        "until": iso_time(until),
+        "since": iso_time(since) if since is not None else None,
+        "writtenAt": iso_time(time.time()),
+        "tableLineage": table_source,
+        "columnLineage": column_source,
+    }
 
 
 class WatermarkTable:
@@ -83,10 +88,19 @@ class WatermarkTable:
         """Append this run's row (the table is created by the first run)."""
         from pyspark.sql.types import DoubleType, StringType, StructField, StructType
 
-        schema = StructType([StructField(name, DoubleType() if name == "untilSeconds" else StringType())
-                             for name in ("until", "untilSeconds", "since", "writtenAt", "tableLineage",
-                                          "columnLineage")])
+        schema = StructType(
+            [
+                StructField(name, DoubleType() if name == "untilSeconds" else StringType())
+                for name in ("until", "untilSeconds", "since", "writtenAt", "tableLineage", "columnLineage")
+            ]
+        )
         body = _body(since, until, table_source, column_source)
-        row = (body["until"], float(until), body["since"], body["writtenAt"], body["tableLineage"],
-               body["columnLineage"])
+        row = (
+            body["until"],
+            float(until),
+            body["since"],
+            body["writtenAt"],
+            body["tableLineage"],
+            body["columnLineage"],
+        )
         self.spark.createDataFrame([row], schema).write.mode("append").saveAsTable(self.name)

@@ -1,5 +1,6 @@
 """Uploading lineage to Purview or any Apache Atlas v2 endpoint: client wiring, retries, batching, existence cache,
 typedef registration."""
+
 from olparser.adapters.catalog.client import AtlasCatalogClient, make_atlas_client
 from olparser.adapters.catalog.errors import CatalogRejected, CatalogUnavailable
 from olparser.adapters.catalog.retry import RetryPolicy
@@ -9,8 +10,18 @@ from olparser.adapters.catalog.uploader import CatalogUploader
 from olparser.lineage.plan import DeleteReport, UploadReport
 
 __all__ = [
-    "AtlasCatalogClient", "CatalogRejected", "CatalogTarget", "CatalogUnavailable", "CatalogUploader", "DeleteReport",
+    "AtlasCatalogClient",
+    "CatalogRejected",
+    "CatalogTarget",
+    "CatalogUnavailable",
+    "CatalogUploader",
+    "DeleteReport",
     "RetryPolicy",
-    "TypedefReport", "UploadReport", "entity_type_names", "load_typedefs", "make_atlas_client", "register_typedefs",
+    "TypedefReport",
+    "UploadReport",
+    "entity_type_names",
+    "load_typedefs",
+    "make_atlas_client",
+    "register_typedefs",
     "resolve_target",
 ]

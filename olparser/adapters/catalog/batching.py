@@ -6,6 +6,7 @@ batches, and every reference that leaves its batch is rewritten from `{"guid": "
 `{"typeName", "uniqueAttributes": {"qualifiedName"}}`, which the catalog resolves against entities an earlier
 request created (or that already existed). The same rewrite points references at existing datasets that are not sent.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -91,8 +92,7 @@ def dependency_order(entities: list[JSON]) -> list[JSON]:
     """Entities reordered so that each follows those it references; otherwise the given order is kept.
     A reference cycle is broken at its earliest entity."""
     position = {e["guid"]: i for i, e in enumerate(entities) if isinstance(e.get("guid"), str)}
-    needs = [{position[g] for g in references(e) if g in position and position[g] != i}
-             for i, e in enumerate(entities)]
+    needs = [{position[g] for g in references(e) if g in position and position[g] != i} for i, e in enumerate(entities)]
     needed_by: list[list[int]] = [[] for _ in entities]
     for i, deps in enumerate(needs):
         for dep in deps:
@@ -117,8 +117,9 @@ def dependency_order(entities: list[JSON]) -> list[JSON]:
     return [entities[i] for i in order]
 
 
-def bulk_batches(entities: list[JSON], bulk_size: int, not_sent: Mapping[str, DatasetKey],
-                 aliases: Mapping[str, str] | None = None) -> list[list[JSON]]:
+def bulk_batches(
+    entities: list[JSON], bulk_size: int, not_sent: Mapping[str, DatasetKey], aliases: Mapping[str, str] | None = None
+) -> list[list[JSON]]:
     """The bulk requests for `entities`: one when they fit in `bulk_size`, else dependency-ordered slices.
 
     `not_sent` maps placeholders of entities that are not sent (datasets that already exist) to their keys; any
@@ -135,7 +136,7 @@ def bulk_batches(entities: list[JSON], bulk_size: int, not_sent: Mapping[str, Da
     everything = {**not_sent, **placeholder_keys(ordered)}
     batches = []
     for start in range(0, len(ordered), bulk_size):
-        batch = ordered[start:start + bulk_size]
+        batch = ordered[start : start + bulk_size]
         inside = {e.get("guid") for e in batch}
         outside = {g: key for g, key in everything.items() if g not in inside}
         batches.append([rewrite_references(e, outside) for e in batch])

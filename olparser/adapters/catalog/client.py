@@ -10,6 +10,7 @@ pyapacheatlas method but routes its four protected HTTP primitives through one p
 
 It also adds the three one-request calls the connector needs and pyapacheatlas lacks as public methods.
 """
+
 from __future__ import annotations
 
 import time
@@ -45,7 +46,7 @@ def account_root(endpoint_url: str) -> str:
     base = endpoint_url.rstrip("/")
     for suffix in _ATLAS_SUFFIXES:
         if base.endswith(suffix):
-            return base[:-len(suffix)]
+            return base[: -len(suffix)]
     return base
 
 
@@ -75,8 +76,16 @@ def raise_for_catalog_status(response: requests.Response, *args: Any, **kwargs: 
 class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas ships no types (Any)
     """An AtlasClient with timeouts, a pooled session, typed HTTP errors and an optional api-version."""
 
-    def __init__(self, endpoint_url: str, authentication: AtlasAuthBase | None = None, *, timeout: float,
-                 api_version: str | None = None, purview: bool = False, type_names: TypeNames | None = None) -> None:
+    def __init__(
+        self,
+        endpoint_url: str,
+        authentication: AtlasAuthBase | None = None,
+        *,
+        timeout: float,
+        api_version: str | None = None,
+        purview: bool = False,
+        type_names: TypeNames | None = None,
+    ) -> None:
         super().__init__(endpoint_url.rstrip("/"), authentication, requests_timeout=timeout)
         self._types = type_names or TypeNames((), "")
         self.type_prefix = self._types.prefix
@@ -87,15 +96,32 @@ class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas sh
         self._session.hooks["response"].append(raise_for_catalog_status)
 
     # --- pyapacheatlas' HTTP primitives, routed through the session ----------------------------------------------
-    def _send(self, method: str, url: str, params: Mapping[str, Any] | None = None, json: Any = None,
-              files: Any = None, **kwargs: Any) -> AtlasResponse:
+    def _send(
+        self,
+        method: str,
+        url: str,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        files: Any = None,
+        **kwargs: Any,
+    ) -> AtlasResponse:
         headers = self.generate_request_headers(kwargs.get("headers_include"), kwargs.get("headers_exclude"))
         translate = bool(self._types) and "/types/" not in url
         if translate:  # TYPE_PREFIX: the catalog knows the connector's types by their prefixed names
-            url, params, json = (self._types.outgoing_url(url), self._types.outgoing(dict(params or {})),
-                                 self._types.outgoing(json))
-        response = self._session.request(method, url, params={**self._api_params, **(params or {})} or None,
-                                         json=json, files=files, headers=headers, **self._requests_args)
+            url, params, json = (
+                self._types.outgoing_url(url),
+                self._types.outgoing(dict(params or {})),
+                self._types.outgoing(json),
+            )
+        response = self._session.request(
+            method,
+            url,
+            params={**self._api_params, **(params or {})} or None,
+            json=json,
+            files=files,
+            headers=headers,
+            **self._requests_args,
+        )
         answer = AtlasResponse(response, responseNotJson=kwargs.get("responseNotJson", False))
         if translate:
             answer.body = self._types.incoming(answer.body)
@@ -104,27 +130,34 @@ class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas sh
     def _get_http(self, url: str, params: dict[str, Any] | None = None, **kwargs: Any) -> AtlasResponse:
         return self._send("GET", url, params, **kwargs)
 
-    def _post_http(self, url: str, params: dict[str, Any] | None = None, json: Any = None, files: Any = None,
-                   **kwargs: Any) -> AtlasResponse:
+    def _post_http(
+        self, url: str, params: dict[str, Any] | None = None, json: Any = None, files: Any = None, **kwargs: Any
+    ) -> AtlasResponse:
         return self._send("POST", url, params, json=json, files=files, **kwargs)
 
-    def _put_http(self, url: str, params: dict[str, Any] | None = None, json: Any = None, **kwargs: Any) -> AtlasResponse:
+    def _put_http(
+        self, url: str, params: dict[str, Any] | None = None, json: Any = None, **kwargs: Any
+    ) -> AtlasResponse:
         return self._send("PUT", url, params, json=json, **kwargs)
 
-    def _delete_http(self, url: str, params: dict[str, Any] | None = None, json: Any = None, **kwargs: Any) -> AtlasResponse:
+    def _delete_http(
+        self, url: str, params: dict[str, Any] | None = None, json: Any = None, **kwargs: Any
+    ) -> AtlasResponse:
         return self._send("DELETE", url, params, json=json, **kwargs)
 
     # --- one request each --------------------------------------------------------------------------------------
     def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         """GET /entity/bulk/uniqueAttribute/type/{t}?attr_0:qualifiedName=...: the entities that exist."""
-        body = self.get_entity(qualifiedName=list(qualified_names), typeName=type_name,
-                               ignoreRelationships=True, minExtInfo=True)
+        body = self.get_entity(
+            qualifiedName=list(qualified_names), typeName=type_name, ignoreRelationships=True, minExtInfo=True
+        )
         return list((body or {}).get("entities") or [])
 
     def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]:
         """`find_entities` with relationship attributes (a dataset's `columns`, a process's inputs...)."""
-        body = self.get_entity(qualifiedName=list(qualified_names), typeName=type_name,
-                               ignoreRelationships=False, minExtInfo=True)
+        body = self.get_entity(
+            qualifiedName=list(qualified_names), typeName=type_name, ignoreRelationships=False, minExtInfo=True
+        )
         return list((body or {}).get("entities") or [])
 
     def delete_guids(self, guids: list[str]) -> dict[str, Any]:
@@ -161,8 +194,11 @@ class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas sh
         basic search (the entity type, the keywords and attribute equalities as `entityFilters`) on an Apache Atlas,
         which answers 404 to the discovery route (then remembered)."""
         if self._purview or self._discovery is not False:
-            url = (self.endpoint_url.rsplit("/atlas/v2", 1)[0] + "/search/query" if self._purview
-                   else self.endpoint_url + "/search/query")
+            url = (
+                self.endpoint_url.rsplit("/atlas/v2", 1)[0] + "/search/query"
+                if self._purview
+                else self.endpoint_url + "/search/query"
+            )
             try:
                 page = self._post_http(url, json=query).body or {}
             except CatalogHttpError as error:
@@ -171,25 +207,36 @@ class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas sh
                 self._discovery = False
             else:
                 self._discovery = True
-                return [(item["entityType"], item["qualifiedName"]) for item in page.get("value") or []
-                        if isinstance(item.get("entityType"), str) and isinstance(item.get("qualifiedName"), str)]
+                return [
+                    (item["entityType"], item["qualifiedName"])
+                    for item in page.get("value") or []
+                    if isinstance(item.get("entityType"), str) and isinstance(item.get("qualifiedName"), str)
+                ]
         return self._basic_search(query)
 
     def _basic_search(self, query: dict[str, Any]) -> list[tuple[str, str]]:
         clauses = query.get("filter") or {}
         clauses = clauses.get("and") or [clauses]
         type_name = next((c["entityType"] for c in clauses if isinstance(c.get("entityType"), str)), None)
-        criteria = [{"attributeName": c["attributeName"], "operator": "eq", "attributeValue": c["attributeValue"]}
-                    for c in clauses if "attributeName" in c]
-        body: dict[str, Any] = {"typeName": type_name, "query": query.get("keywords"), "excludeDeletedEntities": True,
-                                "limit": query.get("limit", 100)}
+        criteria = [
+            {"attributeName": c["attributeName"], "operator": "eq", "attributeValue": c["attributeValue"]}
+            for c in clauses
+            if "attributeName" in c
+        ]
+        body: dict[str, Any] = {
+            "typeName": type_name,
+            "query": query.get("keywords"),
+            "excludeDeletedEntities": True,
+            "limit": query.get("limit", 100),
+        }
         if criteria:
-            body["entityFilters"] = ({"condition": "AND", "criterion": criteria} if len(criteria) > 1
-                                     else criteria[0])
+            body["entityFilters"] = {"condition": "AND", "criterion": criteria} if len(criteria) > 1 else criteria[0]
         entities = (self._post_http(self.endpoint_url + "/search/basic", json=body).body or {}).get("entities")
-        return [(e["typeName"], e["attributes"]["qualifiedName"]) for e in entities or []
-                if isinstance(e.get("typeName"), str)
-                and isinstance((e.get("attributes") or {}).get("qualifiedName"), str)]
+        return [
+            (e["typeName"], e["attributes"]["qualifiedName"])
+            for e in entities or []
+            if isinstance(e.get("typeName"), str) and isinstance((e.get("attributes") or {}).get("qualifiedName"), str)
+        ]
 
     def resource_set_rule_config(self) -> dict[str, Any]:
         """`GET {account}/resourceSetRuleConfigs/defaultResourceSetRuleConfig` (api-version 2019-11-01-preview): the
@@ -201,8 +248,10 @@ class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas sh
 
     def entities_by_guid(self, guids: list[str]) -> list[dict[str, Any]]:
         """GET /entity/bulk?guid=...: these entities with their relationship attributes, in one request."""
-        body = self._get_http(self.endpoint_url + "/entity/bulk",
-                              params={"guid": list(guids), "minExtInfo": "true"}).body or {}
+        body = (
+            self._get_http(self.endpoint_url + "/entity/bulk", params={"guid": list(guids), "minExtInfo": "true"}).body
+            or {}
+        )
         return list(body.get("entities") or [])
 
     def upload_bulk(self, entities: list[dict[str, Any]], collection_id: str | None = None) -> dict[str, Any]:
@@ -210,8 +259,12 @@ class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas sh
         created in that collection, existing ones sent are moved there)."""
         if collection_id is None:
             return self.upload_entities({"entities": entities}) or {}
-        return self._post_http(self.endpoint_url + "/entity/bulk", params={"collectionId": collection_id},
-                               json={"entities": entities}).body or {}
+        return (
+            self._post_http(
+                self.endpoint_url + "/entity/bulk", params={"collectionId": collection_id}, json={"entities": entities}
+            ).body
+            or {}
+        )
 
     def collections(self) -> list[dict[str, Any]]:
         """`GET {account}/account/collections` (api-version 2019-11-01-preview), every page: the account's
@@ -261,5 +314,11 @@ def make_atlas_client(target: CatalogTarget, *, timeout: float, credential: Any 
     names = None
     if target.type_prefix:
         names = TypeNames(names_of(load_typedefs(TYPEDEFS_DIR)), target.type_prefix)
-    return AtlasCatalogClient(target.endpoint, auth, timeout=timeout, api_version=target.api_version,
-                              purview=target.kind == "purview", type_names=names)
+    return AtlasCatalogClient(
+        target.endpoint,
+        auth,
+        timeout=timeout,
+        api_version=target.api_version,
+        purview=target.kind == "purview",
+        type_names=names,
+    )

@@ -9,6 +9,7 @@ The retry policy turns it into one of the two public outcomes:
   The message must be retried later (the queue does that).
 - `CatalogRejected`: any other 4xx. Retrying cannot help; the message is poison.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,9 @@ class CatalogHttpError(Exception):
 class CatalogUnavailable(Exception):
     """The catalog could not be reached or kept failing (429 / 5xx / connection errors) after every retry."""
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None,
-                 attempts: int = 0) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, retry_after: float | None = None, attempts: int = 0
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after

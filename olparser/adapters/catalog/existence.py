@@ -1,5 +1,6 @@
 """What the catalog holds, as far as this process knows: time-limited answers (positive and negative), and URL-safe
 lookup batches."""
+
 from __future__ import annotations
 
 import threading
@@ -34,8 +35,11 @@ def taken_over(entity: dict[str, Any]) -> bool:
 def existence_cache_for(settings: Any) -> "ExistenceCache":
     """The process's existence cache as the settings size it (CATALOG_CACHE_SECONDS, RESOLUTION_NEGATIVE_CACHE_SECONDS,
     CATALOG_CACHE_ENTRIES): one rule for the live path and the backfill."""
-    return ExistenceCache(settings.catalog_cache_seconds, max_entries=settings.catalog_cache_entries,
-                          absent_ttl_seconds=settings.resolution_negative_cache_seconds)
+    return ExistenceCache(
+        settings.catalog_cache_seconds,
+        max_entries=settings.catalog_cache_entries,
+        absent_ttl_seconds=settings.resolution_negative_cache_seconds,
+    )
 
 
 class TtlMap(Generic[K, V]):
@@ -88,8 +92,14 @@ class ExistenceCache:
     `absent_ttl_seconds` (0: not kept). Thread-safe; bounded in size. The resolver and the uploader of a process share
     one, so a dataset looked up once is not looked up again by either."""
 
-    def __init__(self, ttl_seconds: float, *, clock: Callable[[], float] = time.monotonic,
-                 max_entries: int = 100_000, absent_ttl_seconds: float = 0.0) -> None:
+    def __init__(
+        self,
+        ttl_seconds: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_entries: int = 100_000,
+        absent_ttl_seconds: float = 0.0,
+    ) -> None:
         self._ttl = ttl_seconds
         self._absent_ttl = absent_ttl_seconds
         self._answers: TtlMap[DatasetKey, bool] = TtlMap(clock=clock, max_entries=max_entries)
@@ -127,14 +137,21 @@ class ExistenceCache:
         return len(self._answers)
 
 
-def lookup_batches(base_url: str, type_name: str, qualified_names: list[str],
-                   max_url_length: int = SAFE_URL_LENGTH) -> list[list[str]]:
+def lookup_batches(
+    base_url: str, type_name: str, qualified_names: list[str], max_url_length: int = SAFE_URL_LENGTH
+) -> list[list[str]]:
     """Split one type's names into lookups whose URL (`{base}/entity/bulk/uniqueAttribute/type/{t}?attr_N:...`,
     plus the fixed flags) stays under `max_url_length`. A name too long on its own still gets its own lookup."""
-    fixed = len(f"{base_url}/entity/bulk/uniqueAttribute/type/{quote_plus(type_name)}"
-                "?api-version=2023-09-01&ignoreRelationships=True&minExtInfo=True")
-    return _url_batches(fixed, qualified_names, max_url_length,
-                        lambda position, name: len(f"&attr_{position}%3AqualifiedName={quote_plus(name)}"))
+    fixed = len(
+        f"{base_url}/entity/bulk/uniqueAttribute/type/{quote_plus(type_name)}"
+        "?api-version=2023-09-01&ignoreRelationships=True&minExtInfo=True"
+    )
+    return _url_batches(
+        fixed,
+        qualified_names,
+        max_url_length,
+        lambda position, name: len(f"&attr_{position}%3AqualifiedName={quote_plus(name)}"),
+    )
 
 
 def guid_batches(base_url: str, guids: list[str], max_url_length: int = SAFE_URL_LENGTH) -> list[list[str]]:
@@ -143,8 +160,9 @@ def guid_batches(base_url: str, guids: list[str], max_url_length: int = SAFE_URL
     return _url_batches(fixed, guids, max_url_length, lambda _position, guid: len(f"&guid={quote_plus(guid)}"))
 
 
-def _url_batches(fixed: int, items: list[str], max_url_length: int,
-                 size_of: Callable[[int, str], int]) -> list[list[str]]:
+def _url_batches(
+    fixed: int, items: list[str], max_url_length: int, size_of: Callable[[int, str], int]
+) -> list[list[str]]:
     """Consecutive runs of `items` whose query parts (`size_of(position in the batch, item)`) fit after `fixed`."""
     batches: list[list[str]] = []
     current: list[str] = []

@@ -8,6 +8,7 @@ listed once per process (names and friendly names resolved once; listed again on
 once per cache period); the collection of a scanned output is read once per cache period (one lookup per type of the
 outputs not cached). In steady state placement adds no call.
 """
+
 from __future__ import annotations
 
 import functools
@@ -51,9 +52,17 @@ class Collection:
 class CollectionPlacement:
     """The collection of each run (one per process; thread-safe enough: caches are replaced whole)."""
 
-    def __init__(self, client: CollectionsClient, rules: Iterable[PlacementRule] = (), default: str | None = None,
-                 *, retry: RetryPolicy | None = None, cache_seconds: float = 600.0, max_entries: int = 100_000,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        client: CollectionsClient,
+        rules: Iterable[PlacementRule] = (),
+        default: str | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+        cache_seconds: float = 600.0,
+        max_entries: int = 100_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._client = client
         self.rules = tuple(rules)
         self.default = default
@@ -66,8 +75,13 @@ class CollectionPlacement:
         self._scanned: OrderedDict[tuple[str, str], tuple[str | None, float]] = OrderedDict()
 
     # --- the decision --------------------------------------------------------------------------------------------
-    def collection_for(self, entities: Iterable[dict[str, Any]], owned: Iterable[tuple[str, str]],
-                       is_process: Callable[[dict[str, Any]], bool], calls: list[int]) -> Collection | None:
+    def collection_for(
+        self,
+        entities: Iterable[dict[str, Any]],
+        owned: Iterable[tuple[str, str]],
+        is_process: Callable[[dict[str, Any]], bool],
+        calls: list[int],
+    ) -> Collection | None:
         """The collection of a run whose plan has these entities (`owned`: the keys the connector writes); None for
         the root (no collectionId is sent: new entities land in the root, existing ones stay)."""
         facts = run_facts(entities, is_process)
@@ -81,30 +95,39 @@ class CollectionPlacement:
             return self._resolve(self.default, "PURVIEW_COLLECTION", calls)
         return None
 
-    def _scanned_output_collection(self, facts: RunFacts, owned: set[tuple[str, str]],
-                                   calls: list[int]) -> Collection | None:
+    def _scanned_output_collection(
+        self, facts: RunFacts, owned: set[tuple[str, str]], calls: list[int]
+    ) -> Collection | None:
         outputs = [key for key in facts.outputs if key not in owned]
         if not outputs:
             return None
         now = self._clock()
-        missing = [key for key in outputs if key not in self._scanned
-                   or now - self._scanned[key][1] > self._cache_seconds]
+        missing = [
+            key for key in outputs if key not in self._scanned or now - self._scanned[key][1] > self._cache_seconds
+        ]
         by_type: dict[str, list[str]] = defaultdict(list)
         for type_name, qualified_name in missing:
             by_type[type_name].append(qualified_name)
         for type_name, names in sorted(by_type.items()):
-            found = self._retry.run("scanned collection", functools.partial(self._client.find_entities, type_name, names),
-                                    calls)
-            collections = {e.get("attributes", {}).get("qualifiedName"): e.get("collectionId") for e in found
-                           if e.get("status", "ACTIVE") == "ACTIVE"}
+            found = self._retry.run(
+                "scanned collection", functools.partial(self._client.find_entities, type_name, names), calls
+            )
+            collections = {
+                e.get("attributes", {}).get("qualifiedName"): e.get("collectionId")
+                for e in found
+                if e.get("status", "ACTIVE") == "ACTIVE"
+            }
             for name in names:
                 self._remember((type_name, name), collections.get(name), now)
         for key in outputs:
             collection = self._scanned[key][0] if key in self._scanned else None
             if collection:
                 info = (self._collections or {}).get(collection) or {}
-                return Collection(collection, str(info.get("friendlyName") or collection),
-                                  f"the collection of the scanned output {key[0]} {key[1]}")
+                return Collection(
+                    collection,
+                    str(info.get("friendlyName") or collection),
+                    f"the collection of the scanned output {key[0]} {key[1]}",
+                )
         return None
 
     def _remember(self, key: tuple[str, str], collection: str | None, now: float) -> None:
@@ -121,13 +144,19 @@ class CollectionPlacement:
             found = self._find(wanted)
         if found is None:
             names = sorted(self._collections or {})
-            raise CatalogRejected(404, NO_COLLECTION_CODE,
-                                  f"no collection named {wanted!r} (by name or friendly name) in the account, for "
-                                  f"{reason}; the account has {', '.join(names[:20]) or 'none'}")
+            raise CatalogRejected(
+                404,
+                NO_COLLECTION_CODE,
+                f"no collection named {wanted!r} (by name or friendly name) in the account, for "
+                f"{reason}; the account has {', '.join(names[:20]) or 'none'}",
+            )
         if isinstance(found, list):
-            raise CatalogRejected(409, NO_COLLECTION_CODE,
-                                  f"the friendly name {wanted!r} ({reason}) names several collections: "
-                                  f"{', '.join(found)}; use the collection's name")
+            raise CatalogRejected(
+                409,
+                NO_COLLECTION_CODE,
+                f"the friendly name {wanted!r} ({reason}) names several collections: "
+                f"{', '.join(found)}; use the collection's name",
+            )
         return Collection(found, str((self._collections or {})[found].get("friendlyName") or found), reason)
 
     def _find(self, wanted: str) -> str | list[str] | None:
@@ -135,8 +164,9 @@ class CollectionPlacement:
             return None
         if wanted in self._collections:
             return wanted
-        friendly = sorted(n for n, c in self._collections.items()
-                          if str(c.get("friendlyName", "")).casefold() == wanted.casefold())
+        friendly = sorted(
+            n for n, c in self._collections.items() if str(c.get("friendlyName", "")).casefold() == wanted.casefold()
+        )
         return friendly[0] if len(friendly) == 1 else (friendly or None)
 
     def _list(self, calls: list[int]) -> None:
@@ -148,12 +178,18 @@ class CollectionPlacement:
 def not_allowed(error: CatalogRejected, collection: Collection) -> CatalogRejected:
     """The 403 of a write into `collection`, saying which collection and which role to grant (first: log lines
     may be cut)."""
-    shown = (collection.name if collection.friendly_name in ("", collection.name)
-             else f"{collection.name} ({collection.friendly_name})")
-    return CatalogRejected(403, NOT_ALLOWED_CODE,
-                           f"grant the connector's identity the {ROLE} role on collection {shown}, then requeue "
-                           f"(ol2purview requeue); placed there by {collection.reason}; Purview said: "
-                           f"{error.error_code or '-'}: {error.message}")
+    shown = (
+        collection.name
+        if collection.friendly_name in ("", collection.name)
+        else f"{collection.name} ({collection.friendly_name})"
+    )
+    return CatalogRejected(
+        403,
+        NOT_ALLOWED_CODE,
+        f"grant the connector's identity the {ROLE} role on collection {shown}, then requeue "
+        f"(ol2purview requeue); placed there by {collection.reason}; Purview said: "
+        f"{error.error_code or '-'}: {error.message}",
+    )
 
 
 def placement_from_settings(client: CollectionsClient, settings: Settings) -> CollectionPlacement | None:
@@ -161,6 +197,11 @@ def placement_from_settings(client: CollectionsClient, settings: Settings) -> Co
     (None: no collectionId, the root). The rules are read and checked here (ValueError naming every problem)."""
     if settings.placement_rules_path is None and not settings.purview_collection:
         return None
-    return CollectionPlacement(client, load_rules(settings.placement_rules_path), settings.purview_collection,
-                               retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
-                               cache_seconds=settings.catalog_cache_seconds, max_entries=settings.catalog_cache_entries)
+    return CollectionPlacement(
+        client,
+        load_rules(settings.placement_rules_path),
+        settings.purview_collection,
+        retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
+        cache_seconds=settings.catalog_cache_seconds,
+        max_entries=settings.catalog_cache_entries,
+    )

@@ -25,6 +25,7 @@ The resource-set rules come from the account (`resourceSetRuleConfigs/defaultRes
 first use; Purview's documented defaults when the account API refuses (403), does not exist (404) or answers
 something unreadable. A transient failure uses the defaults and asks again after `RULES_RETRY_SECONDS`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,13 +35,12 @@ import time
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
-from olparser.resolution.candidates import dataset_candidates
-from olparser.resolution.model import Candidate, Key, NamedDataset, Resolution, Search, search_match
-from olparser.resolution.resource_sets import ResourceSetRules
-
 from olparser.adapters.catalog.errors import CatalogHttpError, CatalogRejected, CatalogUnavailable
 from olparser.adapters.catalog.existence import SAFE_URL_LENGTH, ExistenceCache, TtlMap, lookup_batches, taken_over
 from olparser.adapters.catalog.retry import RetryPolicy
+from olparser.resolution.candidates import dataset_candidates
+from olparser.resolution.model import Candidate, Key, NamedDataset, Resolution, Search, search_match
+from olparser.resolution.resource_sets import ResourceSetRules
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,9 @@ Ownership = Callable[[Sequence[Key]], set[Key]]  # which of these keys are inter
 class ResourceSetRuleSource:
     """The account's resource-set rules, read once (see the module docstring)."""
 
-    def __init__(self, client: ResolverClient, retry: RetryPolicy, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, client: ResolverClient, retry: RetryPolicy, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self._client = client
         self._retry = retry
         self._clock = clock
@@ -87,30 +88,49 @@ class ResourceSetRuleSource:
                 log.info("resource-set rules: the account API answered %s; using Purview's defaults", exc.status)
             except ValueError as exc:
                 self._rules, self._final = ResourceSetRules.default(), True
-                log.warning("resource-set rules: the account's configuration is unreadable (%s); using Purview's "
-                            "defaults", str(exc)[:200])
+                log.warning(
+                    "resource-set rules: the account's configuration is unreadable (%s); using Purview's defaults",
+                    str(exc)[:200],
+                )
             except (CatalogUnavailable, CatalogHttpError, OSError) as exc:
                 self._rules, self._retry_at = ResourceSetRules.default(), self._clock() + RULES_RETRY_SECONDS
-                log.warning("resource-set rules: the account API is unavailable (%s); using Purview's defaults for "
-                            "now", type(exc).__name__)
+                log.warning(
+                    "resource-set rules: the account API is unavailable (%s); using Purview's defaults for now",
+                    type(exc).__name__,
+                )
             return self._rules
 
 
-def resolver_for(client: ResolverClient, settings: Any, cache: ExistenceCache, *,
-                 owned: Ownership | None = None) -> "ScannedAssetResolver":
+def resolver_for(
+    client: ResolverClient, settings: Any, cache: ExistenceCache, *, owned: Ownership | None = None
+) -> "ScannedAssetResolver":
     """The resolver as the settings configure it (one rule for the live path and the backfill)."""
-    return ScannedAssetResolver(client, cache=cache, retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
-                                owned=owned, max_entries=settings.catalog_cache_entries,
-                                max_searches=settings.resolution_max_searches_per_run)
+    return ScannedAssetResolver(
+        client,
+        cache=cache,
+        retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
+        owned=owned,
+        max_entries=settings.catalog_cache_entries,
+        max_searches=settings.resolution_max_searches_per_run,
+    )
 
 
 class ScannedAssetResolver:
     """Resolves datasets against the catalog, with caches shared by every run of the process (thread-safe)."""
 
-    def __init__(self, client: ResolverClient, *, cache: ExistenceCache, retry: RetryPolicy,
-                 owned: Ownership | None = None, rules: ResourceSetRuleSource | None = None,
-                 max_url_length: int = SAFE_URL_LENGTH, max_entries: int = 100_000, max_searches: int | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        client: ResolverClient,
+        *,
+        cache: ExistenceCache,
+        retry: RetryPolicy,
+        owned: Ownership | None = None,
+        rules: ResourceSetRuleSource | None = None,
+        max_url_length: int = SAFE_URL_LENGTH,
+        max_entries: int = 100_000,
+        max_searches: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._client = client
         self._cache = cache
         self._retry = retry
@@ -121,7 +141,8 @@ class ScannedAssetResolver:
         self._ownership: TtlMap[Key, bool] = TtlMap(clock=clock, max_entries=max_entries)
         self._searches: TtlMap[Search, Key | None] = TtlMap(clock=clock, max_entries=max_entries)
         self._candidates: TtlMap[tuple[NamedDataset, int], tuple[Candidate, ...]] = TtlMap(
-            clock=clock, max_entries=max_entries)
+            clock=clock, max_entries=max_entries
+        )
 
     @property
     def cache(self) -> ExistenceCache:
@@ -142,11 +163,21 @@ class ScannedAssetResolver:
         that are not answered from the cache; the datasets whose search is deferred stay interim for now (the next run
         or the re-link timer asks). Raises CatalogUnavailable / CatalogRejected as the uploader does."""
         calls = [0]
-        return self.resolve_candidates({d.default: self.candidates(d, calls) for d in datasets}, fresh=fresh,
-                                       calls=calls, max_searches=self._max_searches if bounded else None)
+        return self.resolve_candidates(
+            {d.default: self.candidates(d, calls) for d in datasets},
+            fresh=fresh,
+            calls=calls,
+            max_searches=self._max_searches if bounded else None,
+        )
 
-    def resolve_candidates(self, planned: dict[Key, tuple[Candidate, ...]], *, fresh: bool = False,
-                           calls: list[int] | None = None, max_searches: int | None = None) -> Resolution:
+    def resolve_candidates(
+        self,
+        planned: dict[Key, tuple[Candidate, ...]],
+        *,
+        fresh: bool = False,
+        calls: list[int] | None = None,
+        max_searches: int | None = None,
+    ) -> Resolution:
         """`resolve` for datasets whose candidates are known already (the re-link registry keeps them)."""
         calls = calls if calls is not None else [0]
         budget = [max_searches if max_searches is not None else -1]  # -1: no bound
@@ -194,8 +225,9 @@ class ScannedAssetResolver:
         found: dict[Key, dict[str, Any]] = {}
         for type_name, names in by_type.items():
             for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                entities = self._retry.run("existence check", functools.partial(self._client.find_entities, type_name, chunk),
-                                           calls)
+                entities = self._retry.run(
+                    "existence check", functools.partial(self._client.find_entities, type_name, chunk), calls
+                )
                 wanted = set(chunk)
                 for entity in entities:
                     name = (entity.get("attributes") or {}).get("qualifiedName")
@@ -221,8 +253,16 @@ class ScannedAssetResolver:
             known.update(answers)
         return {key for key, mine in known.items() if mine}
 
-    def _first(self, candidates: tuple[Candidate, ...], present: set[Key], ours: set[Key], taken: set[Key],
-               calls: list[int], fresh: bool, budget: list[int]) -> Key | None:
+    def _first(
+        self,
+        candidates: tuple[Candidate, ...],
+        present: set[Key],
+        ours: set[Key],
+        taken: set[Key],
+        calls: list[int],
+        fresh: bool,
+        budget: list[int],
+    ) -> Key | None:
         for candidate in candidates:
             if candidate.exact:
                 if candidate.key in present and candidate.key not in ours:
@@ -244,8 +284,11 @@ class ScannedAssetResolver:
         hits = self._retry.run("discovery query", lambda: self._client.search_assets(search.query()), calls)
         match = search_match(search, hits)
         if match is None and len({h for h in hits if search.matches(*h)}) > 1:
-            log.warning("a search for %s %r found several assets of that shape: nothing linked (ambiguous)",
-                        search.type_name, search.keywords)
+            log.warning(
+                "a search for %s %r found several assets of that shape: nothing linked (ambiguous)",
+                search.type_name,
+                search.keywords,
+            )
         if match is not None:
             self._searches.put_many([(search, match)], self._cache.ttl_seconds)
             self._cache.remember([match])

@@ -4,6 +4,7 @@ Built on tenacity. What is retried: 408, 429, 5xx, connection errors, timeouts a
 fails at once.
 Clock, sleep and randomness are injected so that tests can record every wait without sleeping.
 """
+
 from __future__ import annotations
 
 import logging
@@ -105,23 +106,40 @@ class RetryPolicy:
 
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
-            log.warning("catalog %s failed (%s), attempt %d of %d, retrying in %.2fs", what, _describe(exc),
-                        state.attempt_number, self.max_attempts, state.upcoming_sleep)
+            log.warning(
+                "catalog %s failed (%s), attempt %d of %d, retrying in %.2fs",
+                what,
+                _describe(exc),
+                state.attempt_number,
+                self.max_attempts,
+                state.upcoming_sleep,
+            )
 
-        retrying = Retrying(stop=stop, wait=wait, retry=retry_if_exception(is_transient), sleep=self.sleep,
-                            before_sleep=before_sleep, reraise=True)
+        retrying = Retrying(
+            stop=stop,
+            wait=wait,
+            retry=retry_if_exception(is_transient),
+            sleep=self.sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        )
         try:
             return retrying(attempt)
         except CatalogHttpError as exc:
             if not exc.is_transient:
                 raise CatalogRejected(exc.status, exc.error_code, exc.message) from None
             attempts = retrying.statistics.get("attempt_number", 0)
-            raise CatalogUnavailable(f"catalog {what} kept failing after {attempts} attempts: {_describe(exc)}",
-                                     status=exc.status, retry_after=exc.retry_after, attempts=attempts) from exc
+            raise CatalogUnavailable(
+                f"catalog {what} kept failing after {attempts} attempts: {_describe(exc)}",
+                status=exc.status,
+                retry_after=exc.retry_after,
+                attempts=attempts,
+            ) from exc
         except _UNREACHABLE as exc:
             attempts = retrying.statistics.get("attempt_number", 0)
-            raise CatalogUnavailable(f"catalog {what} unreachable after {attempts} attempts: {_describe(exc)}",
-                                     attempts=attempts) from exc
+            raise CatalogUnavailable(
+                f"catalog {what} unreachable after {attempts} attempts: {_describe(exc)}", attempts=attempts
+            ) from exc
 
 
 def _describe(exc: BaseException | None) -> str:

@@ -1,4 +1,5 @@
 """Which catalog to write to, decided from settings alone (no I/O): Purview, any Atlas endpoint, or the embedded one."""
+
 from __future__ import annotations
 
 import re
@@ -47,20 +48,29 @@ def resolve_target(settings: Settings) -> CatalogTarget:
 
 def _resolve_target(settings: Settings) -> CatalogTarget:
     # PURVIEW_ENDPOINT wins over PURVIEW_ACCOUNT_NAME (the deployment template always sets the account name)
-    given = [name for name, value in (("PURVIEW_ACCOUNT_NAME", settings.purview_account_name and
-                                       not settings.purview_endpoint),
-                                      ("PURVIEW_ENDPOINT", settings.purview_endpoint),
-                                      ("ATLAS_ENDPOINT", settings.atlas_endpoint)) if value]
+    given = [
+        name
+        for name, value in (
+            ("PURVIEW_ACCOUNT_NAME", settings.purview_account_name and not settings.purview_endpoint),
+            ("PURVIEW_ENDPOINT", settings.purview_endpoint),
+            ("ATLAS_ENDPOINT", settings.atlas_endpoint),
+        )
+        if value
+    ]
     if len(given) > 1:
-        raise ValueError(f"set either PURVIEW_ACCOUNT_NAME (or PURVIEW_ENDPOINT) or ATLAS_ENDPOINT, not both; got "
-                         f"{' and '.join(given)}")
+        raise ValueError(
+            f"set either PURVIEW_ACCOUNT_NAME (or PURVIEW_ENDPOINT) or ATLAS_ENDPOINT, not both; got "
+            f"{' and '.join(given)}"
+        )
     if settings.purview_endpoint:
         return purview_endpoint_target(settings.purview_endpoint, settings.purview_api)
     if settings.purview_account_name:
         account = settings.purview_account_name.strip().lower()
         if not _ACCOUNT_NAME.match(account):
-            raise ValueError("PURVIEW_ACCOUNT_NAME must be 3-63 letters, digits or hyphens "
-                             f"(the account name, not a URL); got {settings.purview_account_name!r}")
+            raise ValueError(
+                "PURVIEW_ACCOUNT_NAME must be 3-63 letters, digits or hyphens "
+                f"(the account name, not a URL); got {settings.purview_account_name!r}"
+            )
         if settings.purview_api not in _PURVIEW_BASES:
             raise ValueError(f"PURVIEW_API must be one of {sorted(_PURVIEW_BASES)}; got {settings.purview_api!r}")
         endpoint = _PURVIEW_BASES[settings.purview_api].format(account=account)
@@ -70,8 +80,10 @@ def _resolve_target(settings: Settings) -> CatalogTarget:
         endpoint = settings.atlas_endpoint.strip().rstrip("/")
         parts = urlsplit(endpoint)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"ATLAS_ENDPOINT must be an http(s) URL such as http://host:21000/api/atlas/v2; "
-                             f"got {settings.atlas_endpoint!r}")
+            raise ValueError(
+                f"ATLAS_ENDPOINT must be an http(s) URL such as http://host:21000/api/atlas/v2; "
+                f"got {settings.atlas_endpoint!r}"
+            )
         return CatalogTarget("atlas", endpoint, username=settings.atlas_username, password=settings.atlas_password)
     return CatalogTarget("embedded", None, username=settings.atlas_username, password=settings.atlas_password)
 
@@ -83,12 +95,22 @@ def purview_endpoint_target(endpoint: str, purview_api: str = "datamap") -> Cata
     host. Token auth (scope PURVIEW_SCOPE), as for PURVIEW_ACCOUNT_NAME."""
     given = endpoint.strip()
     parts = urlsplit(given.rstrip("/"))
-    if parts.scheme != "https" or not parts.hostname or parts.path or parts.query or parts.fragment \
-            or parts.username or parts.password:
-        raise ValueError("PURVIEW_ENDPOINT must be an https host with nothing after it, such as "
-                         f"https://api.purview-service.microsoft.com; got {endpoint!r}")
+    if (
+        parts.scheme != "https"
+        or not parts.hostname
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or parts.username
+        or parts.password
+    ):
+        raise ValueError(
+            "PURVIEW_ENDPOINT must be an https host with nothing after it, such as "
+            f"https://api.purview-service.microsoft.com; got {endpoint!r}"
+        )
     if purview_api not in _PURVIEW_PATHS:
         raise ValueError(f"PURVIEW_API must be one of {sorted(_PURVIEW_PATHS)}; got {purview_api!r}")
     api_version = PURVIEW_API_VERSION if purview_api == "datamap" else None
-    return CatalogTarget("purview", f"https://{parts.netloc.lower()}{_PURVIEW_PATHS[purview_api]}",
-                         api_version=api_version)
+    return CatalogTarget(
+        "purview", f"https://{parts.netloc.lower()}{_PURVIEW_PATHS[purview_api]}", api_version=api_version
+    )

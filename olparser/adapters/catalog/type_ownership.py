@@ -14,6 +14,7 @@ Pure: plain functions over typedef JSON. The connector creates its types and upd
   `ForeignTypeConflict`, naming the type, what differs, and `TYPE_PREFIX`, which gives the connector's types their
   own names (`{prefix}{name}`) so that both coexist.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,17 +26,30 @@ OWNER_OPTION = "managedBy"
 OWNER_VALUE = "ol2purview"
 REFERENCE_SERVICE_TYPE = "Databricks"
 # The names the reference connector defines (its deployment/infra/Databricks_Types.json).
-REFERENCE_TYPE_NAMES = frozenset({
-    "databricks_workspace", "databricks_job", "databricks_job_task", "databricks_notebook_task",
-    "databricks_spark_jar_task", "databricks_python_task", "databricks_spark_submit_task",
-    "databricks_python_wheel_task", "databricks_notebook", "databricks_runnable", "databricks_process",
-    "databricks_workspace_hive_metastore", "databricks_workspace_notebooks", "databricks_workspace_jobs",
-    "databricks_job_job_tasks", "databricks_notebook_notebook_tasks", "databricks_runnable_processes",
-})
+REFERENCE_TYPE_NAMES = frozenset(
+    {
+        "databricks_workspace",
+        "databricks_job",
+        "databricks_job_task",
+        "databricks_notebook_task",
+        "databricks_spark_jar_task",
+        "databricks_python_task",
+        "databricks_spark_submit_task",
+        "databricks_python_wheel_task",
+        "databricks_notebook",
+        "databricks_runnable",
+        "databricks_process",
+        "databricks_workspace_hive_metastore",
+        "databricks_workspace_notebooks",
+        "databricks_workspace_jobs",
+        "databricks_job_job_tasks",
+        "databricks_notebook_notebook_tasks",
+        "databricks_runnable_processes",
+    }
+)
 LINEAGE_ROLES = ("Process", "DataSet")
 _PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,39}$")
-_CATEGORIES = ("enumDefs", "structDefs", "classificationDefs", "entityDefs", "relationshipDefs",
-               "businessMetadataDefs")
+_CATEGORIES = ("enumDefs", "structDefs", "classificationDefs", "entityDefs", "relationshipDefs", "businessMetadataDefs")
 TYPE_CONFLICT_CODE = "OL2PURVIEW-TYPE-NOT-OURS"
 
 TypesDef = dict[str, list[dict[str, Any]]]
@@ -45,8 +59,10 @@ class ForeignTypeConflict(CatalogRejected):
     """A type of the connector's name exists in the catalog, was not created by it, and cannot be written with."""
 
     def __init__(self, problems: list[str]) -> None:
-        message = ("; ".join(problems) + ". These types were not created by ol2purview and are never changed: set "
-                   "TYPE_PREFIX (for example TYPE_PREFIX=ol_) so that the connector's types get their own names")
+        message = (
+            "; ".join(problems) + ". These types were not created by ol2purview and are never changed: set "
+            "TYPE_PREFIX (for example TYPE_PREFIX=ol_) so that the connector's types get their own names"
+        )
         super().__init__(400, TYPE_CONFLICT_CODE, message)
         self.problems = tuple(problems)
 
@@ -54,15 +70,18 @@ class ForeignTypeConflict(CatalogRejected):
 def check_type_prefix(prefix: str) -> str:
     """TYPE_PREFIX as given, or a ValueError naming what a prefix may hold."""
     if prefix and not _PREFIX.match(prefix):
-        raise ValueError(f"TYPE_PREFIX must start with a letter and hold only letters, digits and '_' (at most 40); "
-                         f"got {prefix!r}")
+        raise ValueError(
+            f"TYPE_PREFIX must start with a letter and hold only letters, digits and '_' (at most 40); got {prefix!r}"
+        )
     return prefix
 
 
 def marked(typedefs: TypesDef) -> TypesDef:
     """Every definition with the connector's ownership marker in its `options`."""
-    return {category: [{**d, "options": {**(d.get("options") or {}), OWNER_OPTION: OWNER_VALUE}} for d in defs]
-            for category, defs in typedefs.items()}
+    return {
+        category: [{**d, "options": {**(d.get("options") or {}), OWNER_OPTION: OWNER_VALUE}} for d in defs]
+        for category, defs in typedefs.items()
+    }
 
 
 def with_type_prefix(typedefs: TypesDef, prefix: str) -> TypesDef:
@@ -84,8 +103,9 @@ def with_type_prefix(typedefs: TypesDef, prefix: str) -> TypesDef:
             if d.get("superTypes"):
                 copy["superTypes"] = [renamed.get(s, s) for s in d["superTypes"]]
             if d.get("attributeDefs"):
-                copy["attributeDefs"] = [{**a, "typeName": type_ref(a.get("typeName", "string"))}
-                                         for a in d["attributeDefs"]]
+                copy["attributeDefs"] = [
+                    {**a, "typeName": type_ref(a.get("typeName", "string"))} for a in d["attributeDefs"]
+                ]
             for end in ("endDef1", "endDef2"):
                 if isinstance(d.get(end), dict):
                     copy[end] = {**d[end], "type": renamed.get(d[end].get("type"), d[end].get("type"))}
@@ -106,11 +126,16 @@ def is_ours(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> bool:
     if theirs.get("category") != ours.get("category"):
         return False
     if ours.get("category") == "RELATIONSHIP":
-        return all((theirs.get(end) or {}).get(k) == (ours.get(end) or {}).get(k)
-                   for end in ("endDef1", "endDef2") for k in ("type", "name"))
+        return all(
+            (theirs.get(end) or {}).get(k) == (ours.get(end) or {}).get(k)
+            for end in ("endDef1", "endDef2")
+            for k in ("type", "name")
+        )
     our_attributes = {a.get("name") for a in ours.get("attributeDefs") or []}
-    return (list(theirs.get("superTypes") or []) == list(ours.get("superTypes") or [])
-            and {a.get("name") for a in theirs.get("attributeDefs") or []} <= our_attributes)
+    return (
+        list(theirs.get("superTypes") or []) == list(ours.get("superTypes") or [])
+        and {a.get("name") for a in theirs.get("attributeDefs") or []} <= our_attributes
+    )
 
 
 def foreign_types(typedefs: TypesDef, current: TypesDef) -> dict[str, dict[str, Any]]:
@@ -125,16 +150,21 @@ def check_foreign_types(typedefs: TypesDef, current: TypesDef) -> tuple[TypesDef
     foreign = foreign_types(typedefs, current)
     if not foreign:
         return typedefs, ()
-    problems = [problem for name, theirs in sorted(foreign.items())
-                for problem in [_incompatibility(name, theirs, typedefs, current, foreign)] if problem]
+    problems = [
+        problem
+        for name, theirs in sorted(foreign.items())
+        for problem in [_incompatibility(name, theirs, typedefs, current, foreign)]
+        if problem
+    ]
     if problems:
         raise ForeignTypeConflict(problems)
     kept = {category: [d for d in defs if d["name"] not in foreign] for category, defs in typedefs.items()}
     return {category: defs for category, defs in kept.items() if defs}, tuple(sorted(foreign))
 
 
-def _incompatibility(name: str, theirs: Mapping[str, Any], typedefs: TypesDef, current: TypesDef,
-                     foreign: Mapping[str, Any]) -> str | None:
+def _incompatibility(
+    name: str, theirs: Mapping[str, Any], typedefs: TypesDef, current: TypesDef, foreign: Mapping[str, Any]
+) -> str | None:
     ours = _by_name(typedefs)[name]
     owner = f"serviceType {theirs['serviceType']!r}" if theirs.get("serviceType") else "no ol2purview marker"
     differences: list[str] = []
@@ -144,27 +174,38 @@ def _incompatibility(name: str, theirs: Mapping[str, Any], typedefs: TypesDef, c
         catalog = {**_by_name(current), **{n: d for n, d in _by_name(typedefs).items() if n not in foreign}}
         their_role, our_role = _role(name, _by_name(current)), _role(name, catalog | {name: ours})
         if their_role != our_role:
-            differences.append(f"its supertypes {list(theirs.get('superTypes') or [])} lead to {their_role}, "
-                               f"ours {list(ours.get('superTypes') or [])} to {our_role}")
-        missing = sorted({a["name"] for a in ours.get("attributeDefs") or []}
-                         - _attribute_names(name, _by_name(current)))
+            differences.append(
+                f"its supertypes {list(theirs.get('superTypes') or [])} lead to {their_role}, "
+                f"ours {list(ours.get('superTypes') or [])} to {our_role}"
+            )
+        missing = sorted(
+            {a["name"] for a in ours.get("attributeDefs") or []} - _attribute_names(name, _by_name(current))
+        )
         if missing:
             differences.append(f"it has no attribute {', '.join(missing)}")
-        links = [d["name"] for d in typedefs.get("relationshipDefs", [])
-                 if d["name"] not in foreign and d["name"] not in _by_name(current)
-                 and name in ((d.get("endDef1") or {}).get("type"), (d.get("endDef2") or {}).get("type"))]
+        links = [
+            d["name"]
+            for d in typedefs.get("relationshipDefs", [])
+            if d["name"] not in foreign
+            and d["name"] not in _by_name(current)
+            and name in ((d.get("endDef1") or {}).get("type"), (d.get("endDef2") or {}).get("type"))
+        ]
         if links:
             differences.append(f"our relationships {', '.join(links)} would add attributes to it")
-        subtypes = sorted(d["name"] for d in typedefs.get("entityDefs", [])
-                          if name in (d.get("superTypes") or []) and d["name"] not in foreign)
+        subtypes = sorted(
+            d["name"]
+            for d in typedefs.get("entityDefs", [])
+            if name in (d.get("superTypes") or []) and d["name"] not in foreign
+        )
         if subtypes:
             differences.append(f"our {', '.join(subtypes)} would become its subtypes")
     elif ours.get("category") == "RELATIONSHIP":
         for end in ("endDef1", "endDef2"):
             mine, other = ours.get(end) or {}, theirs.get(end) or {}
             if (mine.get("type"), mine.get("name")) != (other.get("type"), other.get("name")):
-                differences.append(f"its {end} is {other.get('type')}.{other.get('name')}, ours "
-                                   f"{mine.get('type')}.{mine.get('name')}")
+                differences.append(
+                    f"its {end} is {other.get('type')}.{other.get('name')}, ours {mine.get('type')}.{mine.get('name')}"
+                )
     else:
         differences.append("it is not one of ours and the connector does not write with other types of this kind")
     if not differences:
@@ -172,16 +213,24 @@ def _incompatibility(name: str, theirs: Mapping[str, Any], typedefs: TypesDef, c
     return f"type {name} ({owner}) differs from the connector's: {'; '.join(differences)}"
 
 
-_CATEGORY_OF_KEY = {"enumDefs": "ENUM", "structDefs": "STRUCT", "classificationDefs": "CLASSIFICATION",
-                    "entityDefs": "ENTITY", "relationshipDefs": "RELATIONSHIP",
-                    "businessMetadataDefs": "BUSINESS_METADATA"}
+_CATEGORY_OF_KEY = {
+    "enumDefs": "ENUM",
+    "structDefs": "STRUCT",
+    "classificationDefs": "CLASSIFICATION",
+    "entityDefs": "ENTITY",
+    "relationshipDefs": "RELATIONSHIP",
+    "businessMetadataDefs": "BUSINESS_METADATA",
+}
 
 
 def _by_name(typesdef: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Definitions by name, each with its category (from the list it is in when it does not say)."""
-    return {d["name"]: d if d.get("category") else {**d, "category": _CATEGORY_OF_KEY[category]}
-            for category in _CATEGORIES for d in typesdef.get(category) or []
-            if isinstance(d, dict) and isinstance(d.get("name"), str)}
+    return {
+        d["name"]: d if d.get("category") else {**d, "category": _CATEGORY_OF_KEY[category]}
+        for category in _CATEGORIES
+        for d in typesdef.get(category) or []
+        if isinstance(d, dict) and isinstance(d.get("name"), str)
+    }
 
 
 def _ancestors(name: str, defs: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -249,8 +298,10 @@ class TypeNames:
 
 def _rename(value: Any, names: Mapping[str, str]) -> Any:
     if isinstance(value, dict):
-        return {key: (names.get(item, item) if key in _TYPE_KEYS and isinstance(item, str) else _rename(item, names))
-                for key, item in value.items()}
+        return {
+            key: (names.get(item, item) if key in _TYPE_KEYS and isinstance(item, str) else _rename(item, names))
+            for key, item in value.items()
+        }
     if isinstance(value, list):
         return [_rename(item, names) for item in value]
     return value

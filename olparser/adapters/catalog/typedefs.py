@@ -5,6 +5,7 @@ the catalog's. When every type is already there as defined, that is one call and
 Only the connector's own types are written (type_ownership.py): each carries its ownership marker and, with
 TYPE_PREFIX, its prefixed name; a same-named type someone else created is written with when compatible, never changed.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,12 +20,23 @@ from olparser.adapters.catalog.type_ownership import check_foreign_types, marked
 if TYPE_CHECKING:
     from olparser.adapters.catalog.uploader import CatalogClient
 
-TYPEDEF_CATEGORIES = ("enumDefs", "structDefs", "classificationDefs", "entityDefs", "relationshipDefs",
-                      "businessMetadataDefs")
+TYPEDEF_CATEGORIES = (
+    "enumDefs",
+    "structDefs",
+    "classificationDefs",
+    "entityDefs",
+    "relationshipDefs",
+    "businessMetadataDefs",
+)
 # category in a typedef header -> the TypesDef list it belongs to
-_HEADER_CATEGORY = {"ENUM": "enumDefs", "STRUCT": "structDefs", "CLASSIFICATION": "classificationDefs",
-                    "ENTITY": "entityDefs", "RELATIONSHIP": "relationshipDefs",
-                    "BUSINESS_METADATA": "businessMetadataDefs"}
+_HEADER_CATEGORY = {
+    "ENUM": "enumDefs",
+    "STRUCT": "structDefs",
+    "CLASSIFICATION": "classificationDefs",
+    "ENTITY": "entityDefs",
+    "RELATIONSHIP": "relationshipDefs",
+    "BUSINESS_METADATA": "businessMetadataDefs",
+}
 
 
 @dataclass(frozen=True)
@@ -39,10 +51,14 @@ class TypedefReport:
         """One line: `up to date` when nothing changed, else what was created and updated, by name."""
         foreign = f"; not ours, used as they are: {_some(self.foreign)}" if self.foreign else ""
         if not self.created and not self.updated:
-            return (f"up to date ({len(self.unchanged)} types, {self.calls} call{'s' if self.calls != 1 else ''})"
-                    f"{foreign}")
-        parts = [f"{verb} {len(names)} ({_some(names)})" for verb, names in
-                 (("created", self.created), ("updated", self.updated)) if names]
+            return (
+                f"up to date ({len(self.unchanged)} types, {self.calls} call{'s' if self.calls != 1 else ''}){foreign}"
+            )
+        parts = [
+            f"{verb} {len(names)} ({_some(names)})"
+            for verb, names in (("created", self.created), ("updated", self.updated))
+            if names
+        ]
         return f"{', '.join(parts)}; {len(self.unchanged)} up to date ({self.calls} calls){foreign}"
 
 
@@ -90,8 +106,9 @@ def load_typedefs(directory: Path) -> dict[str, list[dict[str, Any]]]:
     return {category: defs for category, defs in merged.items() if defs}
 
 
-def split_new_and_existing(typedefs: dict[str, list[dict[str, Any]]],
-                           headers: list[dict[str, Any]]) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
+def split_new_and_existing(
+    typedefs: dict[str, list[dict[str, Any]]], headers: list[dict[str, Any]]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str, list[dict[str, Any]]]]:
     """(types to create, types to update), each a TypesDef, given the catalog's typedef headers."""
     present = {(_HEADER_CATEGORY.get(str(h.get("category", "")).upper()), h.get("name")) for h in headers}
     new: dict[str, list[dict[str, Any]]] = {}
@@ -121,10 +138,17 @@ def same_definition(ours: Any, theirs: Any) -> bool:
     return bool(ours == theirs)
 
 
-def split_changed(existing: dict[str, list[dict[str, Any]]], current: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, list[dict[str, Any]]], tuple[str, ...]]:
+def split_changed(
+    existing: dict[str, list[dict[str, Any]]], current: dict[str, list[dict[str, Any]]]
+) -> tuple[dict[str, list[dict[str, Any]]], tuple[str, ...]]:
     """(the existing types whose catalog definition differs from ours, as a TypesDef; the names of the others)."""
-    theirs = {(category, d.get("name")): d for category, defs in current.items() if isinstance(defs, list)
-              for d in defs if isinstance(d, dict)}
+    theirs = {
+        (category, d.get("name")): d
+        for category, defs in current.items()
+        if isinstance(defs, list)
+        for d in defs
+        if isinstance(d, dict)
+    }
     changed: dict[str, list[dict[str, Any]]] = {}
     unchanged: list[str] = []
     for category, defs in existing.items():
@@ -139,16 +163,22 @@ def split_changed(existing: dict[str, list[dict[str, Any]]], current: dict[str, 
 def headers_of(current: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Typedef headers ({name, category}) of a TypesDef as the catalog returns it."""
     category_of = {key: category for category, key in _HEADER_CATEGORY.items()}
-    return [{"name": d.get("name"), "category": category_of[key]} for key, defs in current.items()
-            if key in category_of and isinstance(defs, list) for d in defs if isinstance(d, dict)]
+    return [
+        {"name": d.get("name"), "category": category_of[key]}
+        for key, defs in current.items()
+        if key in category_of and isinstance(defs, list)
+        for d in defs
+        if isinstance(d, dict)
+    ]
 
 
 def _names(typesdef: dict[str, list[dict[str, Any]]]) -> tuple[str, ...]:
     return tuple(typedef["name"] for category in TYPEDEF_CATEGORIES for typedef in typesdef.get(category, []))
 
 
-def register_typedefs(client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]],
-                      retry: RetryPolicy | None = None) -> TypedefReport:
+def register_typedefs(
+    client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]], retry: RetryPolicy | None = None
+) -> TypedefReport:
     """Create the types the catalog lacks (POST), update the ones it defines differently (PUT): at most 3 calls,
     1 when the catalog is up to date. The client's `type_prefix` (TYPE_PREFIX) prefixes every name. A same-named
     type the connector did not create is left as it is, or ForeignTypeConflict (a CatalogRejected) names it.
@@ -166,8 +196,9 @@ def register_typedefs(client: "CatalogClient", typedefs: dict[str, list[dict[str
         return _register_once(client, typedefs, retry, calls)
 
 
-def _register_once(client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]], retry: RetryPolicy,
-                   calls: list[int]) -> TypedefReport:
+def _register_once(
+    client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]], retry: RetryPolicy, calls: list[int]
+) -> TypedefReport:
     current = retry.run("typedefs", client.typedefs, calls) or {}
     ours, foreign = check_foreign_types(typedefs, current)
     new, existing = split_new_and_existing(ours, headers_of(current))
@@ -176,5 +207,6 @@ def _register_once(client: "CatalogClient", typedefs: dict[str, list[dict[str, A
         retry.run("typedef create", lambda: client.create_typedefs(new), calls)
     if changed:
         retry.run("typedef update", lambda: client.update_typedefs(changed), calls)
-    return TypedefReport(created=_names(new), updated=_names(changed), calls=calls[0], unchanged=unchanged,
-                         foreign=foreign)
+    return TypedefReport(
+        created=_names(new), updated=_names(changed), calls=calls[0], unchanged=unchanged, foreign=foreign
+    )

@@ -11,6 +11,7 @@ type that is not the connector's own (an interim dataset it created for want of 
 active process still reads or writes it (another tool's lineage) or when a scan has filled it in since (it is the
 scanner's now, `resolver.taken_over`).
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,8 +22,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from olparser.adapters.catalog.batching import bulk_batches, entity_key, placeholder_keys
 from olparser.adapters.catalog.errors import CatalogRejected
-from olparser.adapters.catalog.existence import (SAFE_URL_LENGTH, DatasetKey, ExistenceCache, guid_batches,
-                                                 lookup_batches, taken_over)
+from olparser.adapters.catalog.existence import (
+    SAFE_URL_LENGTH,
+    DatasetKey,
+    ExistenceCache,
+    guid_batches,
+    lookup_batches,
+    taken_over,
+)
 from olparser.adapters.catalog.placement import Collection, CollectionPlacement, not_allowed
 from olparser.adapters.catalog.retry import RetryPolicy
 from olparser.adapters.catalog.typedefs import TypedefReport, register_typedefs
@@ -55,24 +62,42 @@ class CatalogClient(Protocol):
 class CatalogUploader:
     """Uploads LineagePlans through a catalog client; keeps the existence cache between runs (one per process)."""
 
-    def __init__(self, client: CatalogClient, *, settings: Settings | None = None, bulk_size: int | None = None,
-                 cache_seconds: float | None = None, max_attempts: int | None = None,
-                 max_total_seconds: float = 120.0, max_url_length: int = SAFE_URL_LENGTH,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
-                 retry_policy: RetryPolicy | None = None, cache: ExistenceCache | None = None,
-                 connector_types: frozenset[str] | None = None,
-                 placement: CollectionPlacement | None = None) -> None:
+    def __init__(
+        self,
+        client: CatalogClient,
+        *,
+        settings: Settings | None = None,
+        bulk_size: int | None = None,
+        cache_seconds: float | None = None,
+        max_attempts: int | None = None,
+        max_total_seconds: float = 120.0,
+        max_url_length: int = SAFE_URL_LENGTH,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        retry_policy: RetryPolicy | None = None,
+        cache: ExistenceCache | None = None,
+        connector_types: frozenset[str] | None = None,
+        placement: CollectionPlacement | None = None,
+    ) -> None:
         settings = settings or Settings()
         self._client = client
         self._placement = placement  # the collection of each run's entities (None: no collectionId, the root)
         self._bulk_size = bulk_size if bulk_size is not None else settings.catalog_bulk_size
         self._max_url_length = max_url_length
-        self._cache = cache if cache is not None else ExistenceCache(
-            cache_seconds if cache_seconds is not None else settings.catalog_cache_seconds, clock=clock)
+        self._cache = (
+            cache
+            if cache is not None
+            else ExistenceCache(
+                cache_seconds if cache_seconds is not None else settings.catalog_cache_seconds, clock=clock
+            )
+        )
         self._connector_types = connector_types
         self._retry = retry_policy or RetryPolicy(
             max_attempts=max_attempts if max_attempts is not None else settings.catalog_max_attempts,
-            max_total_seconds=max_total_seconds, sleep=sleep, clock=clock)
+            max_total_seconds=max_total_seconds,
+            sleep=sleep,
+            clock=clock,
+        )
 
     @property
     def cache(self) -> ExistenceCache:
@@ -91,8 +116,11 @@ class CatalogUploader:
         """
         calls = [0]
         external, duplicates = _unique_by_key(plan.external_datasets)
-        collection = (self._placement.collection_for(plan.entities, plan.owned_keys(), is_process, calls)
-                      if self._placement is not None else None)
+        collection = (
+            self._placement.collection_for(plan.entities, plan.owned_keys(), is_process, calls)
+            if self._placement is not None
+            else None
+        )
         if collection is not None:
             log.info("placing the run in %s", collection.describe())
         try:
@@ -109,7 +137,8 @@ class CatalogUploader:
                 raise not_allowed(exc, collection) from None
             raise
         sent = [key for entity in plan.entities if (key := entity_key(entity)) is not None] + [
-            k for k in external if k not in report.referenced]
+            k for k in external if k not in report.referenced
+        ]
         log.info("uploaded %s, %d calls", report.counts(sent), report.calls)
         return report
 
@@ -128,17 +157,30 @@ class CatalogUploader:
             deleted.append(key)
             guids.append(entity["guid"])
             columns = (entity.get("relationshipAttributes") or {}).get("columns") or []
-            guids += [c["guid"] for c in columns if isinstance(c, dict) and isinstance(c.get("guid"), str)
-                      and c.get("entityStatus", "ACTIVE") == "ACTIVE"]
+            guids += [
+                c["guid"]
+                for c in columns
+                if isinstance(c, dict)
+                and isinstance(c.get("guid"), str)
+                and c.get("entityStatus", "ACTIVE") == "ACTIVE"
+            ]
         unique = list(dict.fromkeys(guids))
         for chunk in guid_batches(self._client.endpoint_url, unique, self._max_url_length):
             self._retry.run("bulk delete", functools.partial(self._client.delete_guids, chunk), calls)
         self._cache.forget(deleted)
         if deleted:
-            log.info("deleted %d entities no run uses any more (%d with columns), %d calls", len(deleted),
-                     len(unique), calls[0])
-        return DeleteReport(calls=calls[0], deleted=tuple(deleted), entities=len(unique),
-                            kept=tuple(key for key in found if key not in set(deleted)))
+            log.info(
+                "deleted %d entities no run uses any more (%d with columns), %d calls",
+                len(deleted),
+                len(unique),
+                calls[0],
+            )
+        return DeleteReport(
+            calls=calls[0],
+            deleted=tuple(deleted),
+            entities=len(unique),
+            kept=tuple(key for key in found if key not in set(deleted)),
+        )
 
     def read(self, keys: Iterable[DatasetKey], calls: list[int]) -> dict[DatasetKey, dict[str, Any]]:
         """The ACTIVE entities among `keys`, with their relationship attributes: one GET per type (and URL-sized
@@ -149,12 +191,16 @@ class CatalogUploader:
         """The ACTIVE entities with these guids, with their relationship attributes (URL-sized chunks)."""
         found: list[dict[str, Any]] = []
         for chunk in guid_batches(self._client.endpoint_url, list(dict.fromkeys(guids)), self._max_url_length):
-            found += [e for e in self._retry.run("read by guid", functools.partial(self._client.entities_by_guid, chunk),
-                                                 calls) if e.get("status", "ACTIVE") == "ACTIVE"]
+            found += [
+                e
+                for e in self._retry.run("read by guid", functools.partial(self._client.entities_by_guid, chunk), calls)
+                if e.get("status", "ACTIVE") == "ACTIVE"
+            ]
         return found
 
-    def _read_active(self, keys: Iterable[DatasetKey], calls: list[int], *,
-                     relationships: bool) -> dict[DatasetKey, dict[str, Any]]:
+    def _read_active(
+        self, keys: Iterable[DatasetKey], calls: list[int], *, relationships: bool
+    ) -> dict[DatasetKey, dict[str, Any]]:
         by_type: dict[str, list[str]] = defaultdict(list)
         for type_name, qualified_name in dict.fromkeys(keys):
             by_type[type_name].append(qualified_name)
@@ -174,9 +220,13 @@ class CatalogUploader:
         if self._connector_types is None or key[0] in self._connector_types:
             return False
         relations = entity.get("relationshipAttributes") or {}
-        used = not in_use and any(isinstance(item, dict) and item.get("entityStatus", "ACTIVE") == "ACTIVE"
-                   and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
-                   for name in ("inputToProcesses", "outputFromProcesses") for item in relations.get(name) or [])
+        used = not in_use and any(
+            isinstance(item, dict)
+            and item.get("entityStatus", "ACTIVE") == "ACTIVE"
+            and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+            for name in ("inputToProcesses", "outputFromProcesses")
+            for item in relations.get(name) or []
+        )
         if used or taken_over(entity):
             log.info("kept %s: %s", key[0], "another process still uses it" if used else "a scan has registered it")
             return True
@@ -186,37 +236,55 @@ class CatalogUploader:
         """Create the missing types and update the existing ones (at most 3 calls); safe to repeat."""
         return register_typedefs(self._client, typedef_json, self._retry)
 
-    def _upload(self, plan: LineagePlan, external: dict[DatasetKey, dict[str, Any]], duplicates: dict[str, DatasetKey],
-                calls: list[int], *, use_cache: bool, collection: Collection | None = None) -> UploadReport:
+    def _upload(
+        self,
+        plan: LineagePlan,
+        external: dict[DatasetKey, dict[str, Any]],
+        duplicates: dict[str, DatasetKey],
+        calls: list[int],
+        *,
+        use_cache: bool,
+        collection: Collection | None = None,
+    ) -> UploadReport:
         existing = self._existing(list(external), calls, use_cache)
         entities = [entity for key, entity in external.items() if key not in existing] + list(plan.entities)
         not_sent = {guid: key for guid, key in placeholder_keys(list(external.values())).items() if key in existing}
         not_sent |= {guid: key for guid, key in duplicates.items() if key in existing}
-        aliases = {guid: external[key]["guid"] for guid, key in duplicates.items()
-                   if key not in existing and isinstance(external[key].get("guid"), str)}
+        aliases = {
+            guid: external[key]["guid"]
+            for guid, key in duplicates.items()
+            if key not in existing and isinstance(external[key].get("guid"), str)
+        }
 
         created: list[DatasetKey] = []
         updated: list[DatasetKey] = []
         assignments: dict[str, str] = {}
         names = placeholder_keys(entities)
         for batch in bulk_batches(entities, self._bulk_size, not_sent, aliases):
-            result = self._retry.run("bulk upsert", functools.partial(self._client.upload_bulk, batch)
-                                     if collection is None else functools.partial(self._client.upload_bulk, batch,
-                                                                                  collection.name),
-                                     calls)
+            result = self._retry.run(
+                "bulk upsert",
+                functools.partial(self._client.upload_bulk, batch)
+                if collection is None
+                else functools.partial(self._client.upload_bulk, batch, collection.name),
+                calls,
+            )
             batch_assignments = dict(result.get("guidAssignments") or {})
             assignments.update(batch_assignments)
-            by_guid = {guid: names[placeholder] for placeholder, guid in batch_assignments.items()
-                       if placeholder in names}
+            by_guid = {
+                guid: names[placeholder] for placeholder, guid in batch_assignments.items() if placeholder in names
+            }
             mutated = result.get("mutatedEntities") or {}
             created += _headers_keys(mutated.get("CREATE"), by_guid)
             updated += _headers_keys((mutated.get("UPDATE") or []) + (mutated.get("PARTIAL_UPDATE") or []), by_guid)
             self._cache.remember(key for key in map(entity_key, batch) if key in external)
         created_once = tuple(dict.fromkeys(created))  # an entity a later batch updates again was still created
-        return UploadReport(calls=calls[0], created=created_once,
-                            updated=tuple(key for key in dict.fromkeys(updated) if key not in set(created_once)),
-                            referenced=tuple(key for key in external if key in existing),
-                            guid_assignments=assignments)
+        return UploadReport(
+            calls=calls[0],
+            created=created_once,
+            updated=tuple(key for key in dict.fromkeys(updated) if key not in set(created_once)),
+            referenced=tuple(key for key in external if key in existing),
+            guid_assignments=assignments,
+        )
 
     def _existing(self, keys: list[DatasetKey], calls: list[int], use_cache: bool) -> set[DatasetKey]:
         """Which of `keys` exist: from the cache (positive and negative answers), else one lookup per type (more
@@ -230,16 +298,22 @@ class CatalogUploader:
                 by_type[type_name].append(qualified_name)
         for type_name, names in by_type.items():
             for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                found = self._retry.run("existence check", functools.partial(self._client.find_entities, type_name, chunk),
-                                        calls)
-                hits = {(type_name, entity.get("attributes", {}).get("qualifiedName")) for entity in found
-                        if entity.get("status", "ACTIVE") == "ACTIVE"} & wanted
+                found = self._retry.run(
+                    "existence check", functools.partial(self._client.find_entities, type_name, chunk), calls
+                )
+                hits = {
+                    (type_name, entity.get("attributes", {}).get("qualifiedName"))
+                    for entity in found
+                    if entity.get("status", "ACTIVE") == "ACTIVE"
+                } & wanted
                 existing |= hits
                 self._cache.remember(hits)
         return existing
 
 
-def _unique_by_key(datasets: tuple[dict[str, Any], ...]) -> tuple[dict[DatasetKey, dict[str, Any]], dict[str, DatasetKey]]:
+def _unique_by_key(
+    datasets: tuple[dict[str, Any], ...],
+) -> tuple[dict[DatasetKey, dict[str, Any]], dict[str, DatasetKey]]:
     """External datasets by (typeName, qualifiedName), the first of each kept, and the placeholders of the
     duplicates dropped. A dataset without typeName and qualifiedName is an error."""
     unique: dict[DatasetKey, dict[str, Any]] = {}

@@ -11,6 +11,7 @@ that later fails (and goes to the poison queue) is archived all the same. The na
 JSON, so a retried message, a requeued one, or an event that Spark sent twice is stored once (a blob is written again
 under the same name; a file that exists is left as it is).
 """
+
 from __future__ import annotations
 
 import json

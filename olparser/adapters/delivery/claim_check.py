@@ -3,6 +3,7 @@
 Stored events are gzip-compressed JSON. References are "<container>/<name>" as carried in a claim-check envelope.
 Writing the same name twice stores the same bytes again, so retried uploads are harmless.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -14,9 +15,8 @@ from typing import Protocol
 from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
 from azure.storage.blob import ContentSettings
 
-from olparser.adapters.storage_account import StorageConnection, storage_account
-
 from olparser.adapters.delivery.group_commit import GroupCommit
+from olparser.adapters.storage_account import StorageConnection, storage_account
 
 GZIP_LEVEL = 6
 
@@ -85,7 +85,9 @@ class BlobClaimCheckStore:
                 pass
             self._container_ready = True
         self._container_client.upload_blob(
-            name, gzip.compress(data, GZIP_LEVEL), overwrite=True,
+            name,
+            gzip.compress(data, GZIP_LEVEL),
+            overwrite=True,
             content_settings=ContentSettings(content_type="application/gzip"),
         )
         return f"{self.container}/{name}"

@@ -3,6 +3,7 @@
 An event that fits travels inline; a bigger one is stored elsewhere (a blob) and the envelope carries a claim check
 (where it is, its SHA-256 and size). Pure functions over plain data: no I/O here.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -63,8 +64,12 @@ def sha256_hex(data: bytes) -> str:
 
 def to_text(envelope: Envelope) -> str:
     """The envelope as compact JSON text (the queue message body before base64)."""
-    body: dict[str, Any] = {"v": ENVELOPE_VERSION, "id": envelope.id, "runId": envelope.run_id,
-                            "eventType": envelope.event_type}
+    body: dict[str, Any] = {
+        "v": ENVELOPE_VERSION,
+        "id": envelope.id,
+        "runId": envelope.run_id,
+        "eventType": envelope.event_type,
+    }
     if isinstance(envelope, InlineEnvelope):
         body["inline"] = envelope.event
     else:
@@ -72,8 +77,13 @@ def to_text(envelope: Envelope) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
-def inline_text_if_fits(event_json: bytes, envelope_id: str, run_id: str | None, event_type: str | None,
-                        limit: int = MAX_INLINE_ENVELOPE_BYTES) -> str | None:
+def inline_text_if_fits(
+    event_json: bytes,
+    envelope_id: str,
+    run_id: str | None,
+    event_type: str | None,
+    limit: int = MAX_INLINE_ENVELOPE_BYTES,
+) -> str | None:
     """The inline envelope text for an event if its UTF-8 form is at most `limit` bytes, else None.
 
     Events clearly too big are rejected before parsing, so a 25 MB event costs nothing here.
@@ -85,8 +95,9 @@ def inline_text_if_fits(event_json: bytes, envelope_id: str, run_id: str | None,
     return text if len(text.encode("utf-8")) <= limit else None
 
 
-def claim_check_for(event_json: bytes, envelope_id: str, run_id: str | None, event_type: str | None,
-                    blob: str) -> ClaimCheckEnvelope:
+def claim_check_for(
+    event_json: bytes, envelope_id: str, run_id: str | None, event_type: str | None, blob: str
+) -> ClaimCheckEnvelope:
     """The claim-check envelope for an event stored at `blob`."""
     return ClaimCheckEnvelope(envelope_id, run_id, event_type, blob, sha256_hex(event_json), len(event_json))
 

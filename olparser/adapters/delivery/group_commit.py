@@ -7,6 +7,7 @@ others sleep meanwhile, and whoever comes during a commit rides in the next one.
 is skipped, so a lone request pays nothing for it: the window opens only when the previous commit was shared.
 A failed commit raises in every caller whose item it held.
 """
+
 from __future__ import annotations
 
 import threading
@@ -67,7 +68,7 @@ class GroupCommit(Generic[T, R]):
                         deadline = time.monotonic() + self._window
                         while len(self._waiting) < self._max_items and (left := deadline - time.monotonic()) > 0:
                             self._cond.wait(left)
-                    batch, self._waiting = self._waiting[:self._max_items], self._waiting[self._max_items:]
+                    batch, self._waiting = self._waiting[: self._max_items], self._waiting[self._max_items :]
                 self._run(batch)
         finally:
             with self._cond:

@@ -9,6 +9,7 @@ catalog is fixed, `ol2purview requeue` brings the message back.
 
 Other rejections keep the queue's retries: a 404 for a reference can be another instance's write in progress.
 """
+
 from __future__ import annotations
 
 import logging
@@ -70,8 +71,14 @@ def classify(exc: BaseException, rules: Iterable[Any]) -> UnknownType | None:
     return UnknownType(type_name, rules_producing(rules, type_name))
 
 
-def poison_at_once(runtime: PoisonRuntime, queue_name: str, text: str, exc: BaseException,
-                   run_id: str | None = None, mapped_with: Any = None) -> bool:
+def poison_at_once(
+    runtime: PoisonRuntime,
+    queue_name: str,
+    text: str,
+    exc: BaseException,
+    run_id: str | None = None,
+    mapped_with: Any = None,
+) -> bool:
     """Write `text` to `<queue_name>-poison` when `exc` cannot be fixed by retrying; True when it was written (the
     trigger then returns normally, so the host deletes the original message).
 
@@ -87,16 +94,24 @@ def poison_at_once(runtime: PoisonRuntime, queue_name: str, text: str, exc: Base
     if refresh is not None:
         refresh()  # look at the rule file now, not at its next check
     if getattr(engine, "current", engine) is not mapped:
-        log.warning("runId=%s: %s, but the mapping rules have changed since it was mapped: retried with the new "
-                    "rules instead of moved to the poison queue", run_id or "-", hopeless.describe())
+        log.warning(
+            "runId=%s: %s, but the mapping rules have changed since it was mapped: retried with the new "
+            "rules instead of moved to the poison queue",
+            run_id or "-",
+            hopeless.describe(),
+        )
         return False
     poison = poison_queue_name(queue_name)
     runtime.queue_service().queue(poison).send(text)
     with _moved_lock:
         _moved["count"] += 1
-    log.error("runId=%s moved to %s at once, as no retry can fix it: %s. Add the type to the catalog or change the "
-              "rule (check with `qn-tester lint --catalog`), then `ol2purview requeue`", run_id or "-", poison,
-              hopeless.describe())
+    log.error(
+        "runId=%s moved to %s at once, as no retry can fix it: %s. Add the type to the catalog or change the "
+        "rule (check with `qn-tester lint --catalog`), then `ol2purview requeue`",
+        run_id or "-",
+        poison,
+        hopeless.describe(),
+    )
     return True
 
 

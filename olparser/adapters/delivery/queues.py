@@ -4,6 +4,7 @@ Both behave like Azure Storage queues: a received message stays invisible for it
 back with a higher dequeue count unless it was deleted with its current pop receipt. Texts travel base64-encoded on
 Azure, as the Functions queue trigger expects.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,8 @@ from azure.core.exceptions import HttpResponseError, ResourceExistsError, Resour
 from azure.storage.queue import QueueClient, TextBase64DecodePolicy, TextBase64EncodePolicy
 
 from olparser.adapters.delivery.group_commit import GroupCommit
-from olparser.settings import Settings
 from olparser.adapters.storage_account import StorageAccount, StorageConnection, storage_account
+from olparser.settings import Settings
 
 MAX_MESSAGE_BYTES = 64 * 1024  # as stored: the base64 text
 MAX_RECEIVE = 32  # messages per receive call (the Azure limit)
@@ -116,7 +117,8 @@ class AzureLineageQueue:
     def receive(self, max_messages: int, visibility_timeout: float) -> list[QueuedMessage]:
         _check_receive(max_messages)
         pages = self._client.receive_messages(
-            messages_per_page=max_messages, max_messages=max_messages,
+            messages_per_page=max_messages,
+            max_messages=max_messages,
             visibility_timeout=max(1, math.ceil(visibility_timeout)),
         )
         # A received message has its pop receipt and dequeue count (the SDK's QueueMessage types them as optional).
@@ -131,7 +133,8 @@ class AzureLineageQueue:
     def update_visibility(self, message: QueuedMessage, visibility_timeout: float) -> QueuedMessage:
         try:
             updated = self._client.update_message(
-                message.id, message.pop_receipt, visibility_timeout=max(0, math.ceil(visibility_timeout)))
+                message.id, message.pop_receipt, visibility_timeout=max(0, math.ceil(visibility_timeout))
+            )
         except (ResourceNotFoundError, HttpResponseError) as exc:
             raise _gone_or_raise(message, exc) from None
         # An updated message has a new pop receipt (the SDK's QueueMessage types it as optional).
@@ -153,8 +156,9 @@ class AzureQueueService:
     """Azure Storage queues from a connection string (`UseDevelopmentStorage=true` means Azurite's default ports) or
     a StorageAccount (identity-based)."""
 
-    def __init__(self, connection_string: StorageConnection, message_encoding: str = "base64",
-                 **client_options: Any) -> None:
+    def __init__(
+        self, connection_string: StorageConnection, message_encoding: str = "base64", **client_options: Any
+    ) -> None:
         """`message_encoding` as in host.json ("base64" or "none"); `client_options` go to every `QueueClient`
         (e.g. `retry_policy=ExponentialRetry(...)`)."""
         if message_encoding not in ("base64", "none"):
@@ -162,8 +166,9 @@ class AzureQueueService:
         self._account = storage_account(connection_string)
         self._client_options = dict(client_options)
         if message_encoding == "base64":
-            self._client_options.update(message_encode_policy=TextBase64EncodePolicy(),
-                                        message_decode_policy=TextBase64DecodePolicy())
+            self._client_options.update(
+                message_encode_policy=TextBase64EncodePolicy(), message_decode_policy=TextBase64DecodePolicy()
+            )
         self._queues: dict[str, AzureLineageQueue] = {}
         self._lock = threading.Lock()
 
@@ -225,8 +230,9 @@ class SqliteQueueService:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany("INSERT INTO queue_messages (queue, id, text, visible_at) VALUES (?, ?, ?, ?)",
-                                     rows)
+                self._db.executemany(
+                    "INSERT INTO queue_messages (queue, id, text, visible_at) VALUES (?, ?, ?, ?)", rows
+                )
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -241,8 +247,13 @@ class SqliteQueueService:
 class SqliteLineageQueue:
     """One queue inside a `SqliteQueueService` file, with Azure Storage queue semantics."""
 
-    def __init__(self, name: str, db: sqlite3.Connection, lock: threading.Lock,
-                 sends: GroupCommit[tuple[str, str, str, float], None]) -> None:
+    def __init__(
+        self,
+        name: str,
+        db: sqlite3.Connection,
+        lock: threading.Lock,
+        sends: GroupCommit[tuple[str, str, str, float], None],
+    ) -> None:
         self.name = name
         self._db = db
         self._lock = lock
@@ -269,8 +280,10 @@ class SqliteLineageQueue:
 
     def delete(self, message: QueuedMessage) -> None:
         with self._lock:
-            cursor = self._db.execute("DELETE FROM queue_messages WHERE queue = ? AND id = ? AND pop_receipt = ?",
-                                      (self.name, message.id, message.pop_receipt))
+            cursor = self._db.execute(
+                "DELETE FROM queue_messages WHERE queue = ? AND id = ? AND pop_receipt = ?",
+                (self.name, message.id, message.pop_receipt),
+            )
         if cursor.rowcount != 1:
             raise MessageGone(f"message {message.id} was deleted or received again by another consumer")
 
@@ -287,8 +300,9 @@ class SqliteLineageQueue:
 
     def approximate_count(self) -> int:
         with self._lock:
-            count: int = self._db.execute("SELECT count(*) FROM queue_messages WHERE queue = ?",
-                                          (self.name,)).fetchone()[0]
+            count: int = self._db.execute(
+                "SELECT count(*) FROM queue_messages WHERE queue = ?", (self.name,)
+            ).fetchone()[0]
         return count
 
 

@@ -4,16 +4,21 @@ The HTTP function calls `deliver()` and puts the returned text on the lineage qu
 trigger calls `open_event()` on the message text. A claim-checked event is stored before its envelope exists, so a
 message on the queue always points at a stored event.
 """
+
 from __future__ import annotations
 
 import json
 from typing import Any
 
 from olparser.adapters.delivery import envelope as env
-from olparser.adapters.delivery.claim_check import (BlobClaimCheckStore, ClaimCheckError, ClaimCheckStore,
-                                           FolderClaimCheckStore)
-from olparser.settings import Settings
+from olparser.adapters.delivery.claim_check import (
+    BlobClaimCheckStore,
+    ClaimCheckError,
+    ClaimCheckStore,
+    FolderClaimCheckStore,
+)
 from olparser.adapters.storage_account import StorageAccount
+from olparser.settings import Settings
 
 
 class EventCourier:
@@ -23,8 +28,9 @@ class EventCourier:
         self.store = store
         self.inline_limit = inline_limit
 
-    def deliver(self, event_json: bytes, run_id: str | None, event_type: str | None,
-                envelope_id: str | None = None) -> str:
+    def deliver(
+        self, event_json: bytes, run_id: str | None, event_type: str | None, envelope_id: str | None = None
+    ) -> str:
         """The envelope text for one event; uploads the event first when it is too big to travel inline."""
         envelope_id = envelope_id or env.new_envelope_id()
         text = env.inline_text_if_fits(event_json, envelope_id, run_id, event_type, self.inline_limit)

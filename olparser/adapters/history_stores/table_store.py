@@ -27,6 +27,7 @@ and `seed` (many runs at once, for benches and tests) share.
 A window query reads two key ranges of a partition per step, newest first, at most one page of each
 (`max_rows_per_read`), and at most `max_reads` partitions: under 200 requests whatever the table holds.
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,27 +36,52 @@ import itertools
 import json
 import math
 import threading
-from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 import time
 import zlib
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar
 
-from azure.core import MatchConditions
-from azure.core.exceptions import (HttpResponseError, ResourceExistsError, ResourceNotFoundError,
-                                   ServiceResponseError)
+from azure.core.exceptions import ServiceResponseError
 from azure.data.tables import TableClient, TableEntity, UpdateMode
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
-from olparser.adapters.run_state.table_rows import (TableConflict, get_blob, put_blob, read_row, retried,
-                                                    safe_row_key, submit, unchanged, write_row)
-from olparser.adapters.storage_account import TableAnswer, TableOperation
-from olparser.adapters.storage_account import StorageConnection, storage_account
-from olparser.history.model import (READ, WRITE, Access, DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord,
-                                    facts_from_json, facts_to_json, process_from_json, process_to_json)
-from olparser.history.store import (PURGE_BATCH, access_keys, changed_processes, inverted_ms, is_open, process_runs_of,
-                                    slim)
+from olparser.adapters.run_state.table_rows import (
+    TableConflict,
+    get_blob,
+    put_blob,
+    read_row,
+    retried,
+    safe_row_key,
+    submit,
+    unchanged,
+    write_row,
+)
+from olparser.adapters.storage_account import StorageConnection, TableAnswer, TableOperation, storage_account
+from olparser.history.model import (
+    READ,
+    WRITE,
+    Access,
+    DatasetRef,
+    ProcessRun,
+    ProcessSummary,
+    RunFacts,
+    RunRecord,
+    facts_from_json,
+    facts_to_json,
+    process_from_json,
+    process_to_json,
+)
+from olparser.history.store import (
+    PURGE_BATCH,
+    access_keys,
+    changed_processes,
+    inverted_ms,
+    is_open,
+    process_runs_of,
+    slim,
+)
 from olparser.history.window import Window
 
 T = TypeVar("T")  # what one read-modify-write attempt returns (_with_retries)
@@ -111,12 +137,16 @@ def _compressed(record: RunRecord) -> bytes:
     """The record as stored in the run's row; column lineage left out when the whole would not fit."""
     data = zlib.compress(record.canonical().encode("utf-8"), 6)
     if len(data) > MAX_RECORD_BYTES:
-        lean = RunRecord(record.facts, tuple(ProcessRun(p.qualified_name, p.type_name, p.name, p.inputs, p.outputs)
-                                             for p in record.processes))
+        lean = RunRecord(
+            record.facts,
+            tuple(ProcessRun(p.qualified_name, p.type_name, p.name, p.inputs, p.outputs) for p in record.processes),
+        )
         data = zlib.compress(lean.canonical().encode("utf-8"), 6)
         if len(data) > MAX_RECORD_BYTES:
-            raise RunHistoryTooLarge(f"run {record.run_id}: its history record is {len(data)} bytes compressed, "
-                                     f"over the {MAX_RECORD_BYTES}-byte limit of a Table storage entity")
+            raise RunHistoryTooLarge(
+                f"run {record.run_id}: its history record is {len(data)} bytes compressed, "
+                f"over the {MAX_RECORD_BYTES}-byte limit of a Table storage entity"
+            )
     return data
 
 
@@ -134,11 +164,25 @@ def _record_of(entity: TableEntity | None, name: str) -> RunRecord | None:
     return RunRecord.from_json(json.loads(zlib.decompress(data))) if data else None
 
 
-def _run_row(keys: dict[str, str], record: RunRecord, digest: str, *, pending: Iterable[str],
-             unrefreshed: Iterable[str], previous: RunRecord | None) -> TableEntity:
+def _run_row(
+    keys: dict[str, str],
+    record: RunRecord,
+    digest: str,
+    *,
+    pending: Iterable[str],
+    unrefreshed: Iterable[str],
+    previous: RunRecord | None,
+) -> TableEntity:
     """The run's row as step 1 of `record` writes it (not complete yet)."""
-    row = TableEntity(keys, run_id=record.run_id, start=record.facts.start, digest=digest, complete=False,
-                      day=_day(record.facts.start), pending=_json(sorted(pending)))
+    row = TableEntity(
+        keys,
+        run_id=record.run_id,
+        start=record.facts.start,
+        digest=digest,
+        complete=False,
+        day=_day(record.facts.start),
+        pending=_json(sorted(pending)),
+    )
     put_blob(row, "record", _compressed(record))
     put_blob(row, UNREFRESHED, _names_blob(frozenset(unrefreshed)))
     if previous is not None:
@@ -154,13 +198,20 @@ def _completed(row: TableEntity) -> TableEntity:
 
 
 def _access_row(keys: tuple[str, str], access: Access, facts_text: str) -> TableEntity:
-    return TableEntity({"PartitionKey": keys[0], "RowKey": keys[1]}, dataset=access.dataset.qualified_name,
-                       dataset_type=access.dataset.type_name, access=access.access, process=access.process,
-                       process_type=access.process_type, facts=facts_text)
+    return TableEntity(
+        {"PartitionKey": keys[0], "RowKey": keys[1]},
+        dataset=access.dataset.qualified_name,
+        dataset_type=access.dataset.type_name,
+        access=access.access,
+        process=access.process,
+        process_type=access.process_type,
+        facts=facts_text,
+    )
 
 
-def _process_run_rows(partition: str, run_key: str, facts: RunFacts,
-                      process_run: ProcessRun) -> tuple[TableEntity, TableEntity]:
+def _process_run_rows(
+    partition: str, run_key: str, facts: RunFacts, process_run: ProcessRun
+) -> tuple[TableEntity, TableEntity]:
     """The row of one run of a process (slim facts, what it did) and its marker."""
     row_key = f"{_prefix(facts)}-{run_key}"
     run_row = TableEntity({"PartitionKey": partition, "RowKey": row_key}, facts=_json(facts_to_json(facts)))
@@ -198,8 +249,14 @@ class TableHistoryStore:
     max_reads = 95
     max_rows_per_read = PAGE_ROWS
 
-    def __init__(self, table: TableClient, *, retention_days: int, max_attempts: int = MAX_ATTEMPTS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        table: TableClient,
+        *,
+        retention_days: int,
+        max_attempts: int = MAX_ATTEMPTS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.table = table
         self.retention_seconds = retention_days * 86400.0
         self._max_attempts = max_attempts
@@ -214,8 +271,9 @@ class TableHistoryStore:
         self._summaries: OrderedDict[str, TableEntity] = OrderedDict()  # process partition -> its summary row
 
     @classmethod
-    def from_connection_string(cls, connection: StorageConnection, table_name: str,
-                               **options: Any) -> "TableHistoryStore":
+    def from_connection_string(
+        cls, connection: StorageConnection, table_name: str, **options: Any
+    ) -> "TableHistoryStore":
         service = storage_account(connection).table_service()
         return cls(service.create_table_if_not_exists(table_name), **options)
 
@@ -230,7 +288,8 @@ class TableHistoryStore:
         # a run this instance never recorded is taken to be new: its row is created without reading it first (one
         # that exists fails the create, and the retry reads it)
         recorded: frozenset[str] = self._with_retries(
-            lambda: self._record_once(record, keep_changes, new.pop() if new else False))
+            lambda: self._record_once(record, keep_changes, new.pop() if new else False)
+        )
         return recorded
 
     def refreshed(self, run_id: str, names: Iterable[str]) -> None:
@@ -277,11 +336,18 @@ class TableHistoryStore:
         previous = current if entity is None or complete else _record_of(entity, "previous")
         changed = changed_processes(previous, record)
         new_accesses = {self._access_keys(a): a for a in record.accesses()}
-        stale = ({self._access_key_text(k) for k in self._record_access_keys(current)}
-                 | set(json.loads(entity.get("pending") or "[]") if entity is not None else ()))
+        stale = {self._access_key_text(k) for k in self._record_access_keys(current)} | set(
+            json.loads(entity.get("pending") or "[]") if entity is not None else ()
+        )
         stale -= {self._access_key_text(k) for k in new_accesses}
-        row = _run_row(keys, record, digest, pending=stale, previous=previous,
-                       unrefreshed=unrefreshed | changed if keep_changes else unrefreshed)
+        row = _run_row(
+            keys,
+            record,
+            digest,
+            pending=stale,
+            previous=previous,
+            unrefreshed=unrefreshed | changed if keep_changes else unrefreshed,
+        )
         etag = self._write(row, entity)
         facts_text = _json(facts_to_json(slim(record.facts)))
         for access_keys_, access in new_accesses.items():
@@ -298,8 +364,7 @@ class TableHistoryStore:
             self.table.delete_entity(*json.loads(text))  # absent: no error
         old_day = entity.get("day") if entity is not None else None
         # the purge row, last, names the record whose rows are then all written (`_rows_written`)
-        self.table.upsert_entity(_purge_row(row["day"], keys["RowKey"], record.run_id, digest),
-                                 mode=UpdateMode.REPLACE)
+        self.table.upsert_entity(_purge_row(row["day"], keys["RowKey"], record.run_id, digest), mode=UpdateMode.REPLACE)
         if old_day and old_day != row["day"]:
             self.table.delete_entity(f"purge-{old_day}", keys["RowKey"])
         self._note_duration(record.facts)
@@ -319,8 +384,9 @@ class TableHistoryStore:
         purge = self._read({"PartitionKey": f"purge-{entity['day']}", "RowKey": entity["RowKey"]})
         return purge is not None and purge.get("digest") == entity.get("digest")
 
-    def _finish(self, run_id: str, etag: str | None, row: TableEntity, unrefreshed: frozenset[str],
-                keep_changes: bool) -> None:
+    def _finish(
+        self, run_id: str, etag: str | None, row: TableEntity, unrefreshed: frozenset[str], keep_changes: bool
+    ) -> None:
         """Mark the run's row complete (what it replaces dropped), conditional on `etag`: now when no process waits
         for the catalog to show its counts, else with the runner's `refreshed` mark (one write: until then the row
         says incomplete, and a record of the run finds its rows written from the purge row). A conflict: the retry
@@ -338,9 +404,11 @@ class TableHistoryStore:
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
         now = time.time() if now is None else now
         cutoff = now - self.retention_seconds
-        rows = self.table.query_entities("PartitionKey ge 'purge-' and PartitionKey lt @last",
-                                         parameters={"last": f"purge-{_day(cutoff)}"},
-                                         select=["PartitionKey", "RowKey", "run_id"])
+        rows = self.table.query_entities(
+            "PartitionKey ge 'purge-' and PartitionKey lt @last",
+            parameters={"last": f"purge-{_day(cutoff)}"},
+            select=["PartitionKey", "RowKey", "run_id"],
+        )
         purged = 0
         for row in rows:
             if purged >= limit:
@@ -374,8 +442,9 @@ class TableHistoryStore:
             digest = _sha(record.canonical())
             row = _completed(_run_row(keys, record, digest, pending=(), unrefreshed=(), previous=None))
             partitions.setdefault(keys["PartitionKey"], []).append(row)
-            partitions.setdefault(f"purge-{row['day']}", []).append(_purge_row(row["day"], keys["RowKey"],
-                                                                               record.run_id, digest))
+            partitions.setdefault(f"purge-{row['day']}", []).append(
+                _purge_row(row["day"], keys["RowKey"], record.run_id, digest)
+            )
             facts = slim(record.facts)
             facts_text = _json(facts_to_json(facts))
             for access in access_keys(record).values():
@@ -391,7 +460,9 @@ class TableHistoryStore:
         for partition, markers in process_runs.items():
             earliest = sorted((float(m["start"]), m["RowKey"][2:]) for m in markers)[:EARLIEST_KEPT]
             operation = self._summary_operation(partition, None, len(markers), earliest)
-            assert operation is not None and isinstance(operation[1], TableEntity)  # a count > 0 with no summary: created
+            assert operation is not None and isinstance(
+                operation[1], TableEntity
+            )  # a count > 0 with no summary: created
             partitions[partition].append(operation[1])
         batches = [batch for rows in partitions.values() for batch in _batches(rows)]
 
@@ -399,11 +470,16 @@ class TableHistoryStore:
             """Created (the history is empty: a row there already fails the batch); after a dropped connection,
             which may have written them, upserted."""
             sent: list[bool] = []
-            for attempt in Retrying(retry=retry_if_exception_type(ServiceResponseError), reraise=True,
-                                    stop=stop_after_attempt(10), wait=wait_random_exponential(multiplier=0.2, max=5)):
+            for attempt in Retrying(
+                retry=retry_if_exception_type(ServiceResponseError),
+                reraise=True,
+                stop=stop_after_attempt(10),
+                wait=wait_random_exponential(multiplier=0.2, max=5),
+            ):
                 with attempt:
-                    operations = [("upsert", row, {"mode": UpdateMode.REPLACE}) if sent else ("create", row)
-                                  for row in batch]
+                    operations = [
+                        ("upsert", row, {"mode": UpdateMode.REPLACE}) if sent else ("create", row) for row in batch
+                    ]
                     sent.append(True)
                     self.table.submit_transaction(operations)
 
@@ -423,9 +499,13 @@ class TableHistoryStore:
         with self._known_lock:
             summary, marker = (self._summaries.get(partition) if new else None), None
         if summary is None:
-            found = {e["RowKey"]: e for e in self.table.query_entities(
-                "PartitionKey eq @p and ( RowKey eq @s or RowKey eq @m )",
-                parameters={"p": partition, "s": SUMMARY, "m": marker_key})}
+            found = {
+                e["RowKey"]: e
+                for e in self.table.query_entities(
+                    "PartitionKey eq @p and ( RowKey eq @s or RowKey eq @m )",
+                    parameters={"p": partition, "s": SUMMARY, "m": marker_key},
+                )
+            }
             summary, marker = found.get(SUMMARY), found.get(marker_key)
         process_run = process_runs_of(record).get(name)
         if process_run is None and marker is None:
@@ -444,8 +524,11 @@ class TableHistoryStore:
             facts = slim(record.facts)
             run_row, new_marker = _process_run_rows(partition, run_key, facts, process_run)
             operations.append(("upsert", run_row, {"mode": UpdateMode.REPLACE}))
-            operations.append(("create", new_marker) if marker is None else (
-                "update", new_marker, {"mode": UpdateMode.REPLACE, **unchanged(marker)}))
+            operations.append(
+                ("create", new_marker)
+                if marker is None
+                else ("update", new_marker, {"mode": UpdateMode.REPLACE, **unchanged(marker)})
+            )
             # the list holds the earliest starts: every run it leaves out starts at or after its last one
             if len(earliest) == count or (earliest and facts.start <= earliest[-1][0]):
                 earliest.append((facts.start, run_key))
@@ -463,21 +546,33 @@ class TableHistoryStore:
         except HistoryConflict:
             self._know_summary(partition, None)
             raise
-        self._know_summary(partition, summary_operation[1] if summary_operation is not None and count > 0 else None,
-                           (answers[-1] or {}).get("etag") if answers else None)
+        self._know_summary(
+            partition,
+            summary_operation[1] if summary_operation is not None and count > 0 else None,
+            (answers[-1] or {}).get("etag") if answers else None,
+        )
         if record is not None:  # (not the purge)
-            self._written.summaries[1][name] = (ProcessSummary(count, float(earliest[0][0]) if earliest else None)
-                                             if count > 0 else None)
+            self._written.summaries[1][name] = (
+                ProcessSummary(count, float(earliest[0][0]) if earliest else None) if count > 0 else None
+            )
 
     def _earliest_markers(self, partition: str, exclude: str) -> list[tuple[float, str]]:
         """The earliest starts among the process's markers (when the summary's list ran out)."""
-        found = [(float(m["start"]), m["RowKey"][2:]) for m in self.table.query_entities(
-            "PartitionKey eq @p and RowKey ge 'm-' and RowKey lt 'm.'", parameters={"p": partition},
-            select=["RowKey", "start"]) if m["RowKey"][2:] != exclude]
+        found = [
+            (float(m["start"]), m["RowKey"][2:])
+            for m in self.table.query_entities(
+                "PartitionKey eq @p and RowKey ge 'm-' and RowKey lt 'm.'",
+                parameters={"p": partition},
+                select=["RowKey", "start"],
+            )
+            if m["RowKey"][2:] != exclude
+        ]
         return sorted(found)[:EARLIEST_KEPT]
 
     @staticmethod
-    def _summary_operation(partition: str, summary: TableEntity | None, count: int, earliest: list[tuple[float, str]]) -> TableOperation | None:
+    def _summary_operation(
+        partition: str, summary: TableEntity | None, count: int, earliest: list[tuple[float, str]]
+    ) -> TableOperation | None:
         keys = {"PartitionKey": partition, "RowKey": SUMMARY}
         condition = unchanged(summary) if summary is not None else {}
         if count <= 0:
@@ -549,38 +644,53 @@ class TableHistoryStore:
         query = "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi"
         ranges = []
         for prefix in prefixes:
-            ranges += [(query, {"p": partition, "lo": f"{prefix}c-{newest:013d}", "hi": f"{prefix}c-{oldest:013d}"}),
-                       (query, {"p": partition, "lo": f"{prefix}o-{newest:013d}", "hi": f"{prefix}o."})]
+            ranges += [
+                (query, {"p": partition, "lo": f"{prefix}c-{newest:013d}", "hi": f"{prefix}c-{oldest:013d}"}),
+                (query, {"p": partition, "lo": f"{prefix}o-{newest:013d}", "hi": f"{prefix}o."}),
+            ]
         return ranges
 
-    def _rows(self, partition: str, window: Window, limit: int, select: list[str],
-              prefixes: Iterable[str] = ("",)) -> list[TableEntity]:
+    def _rows(
+        self, partition: str, window: Window, limit: int, select: list[str], prefixes: Iterable[str] = ("",)
+    ) -> list[TableEntity]:
         """The first `limit` rows of each range (newest first; no page requested beyond them), merged."""
         rows: list[TableEntity] = []
         limit = max(limit, 0)
         for query, parameters in self._ranges(partition, window, prefixes):
-            rows += itertools.islice(self.table.query_entities(
-                query, parameters=parameters, select=select, results_per_page=max(1, min(limit, PAGE_ROWS))), limit)
+            rows += itertools.islice(
+                self.table.query_entities(
+                    query, parameters=parameters, select=select, results_per_page=max(1, min(limit, PAGE_ROWS))
+                ),
+                limit,
+            )
         return sorted(rows, key=_start_order)[:limit]
 
     def dataset_accesses(self, dataset: str, window: Window, limit: int, access: str | None = None) -> list[Access]:
         prefixes = [f"{kind}-" for kind in ((access,) if access else (READ, WRITE))]
-        return [self._access(dataset, e) for e in self._rows(self._dataset_partition(dataset), window, limit,
-                                                             _ACCESS_SELECT, prefixes)]
+        return [
+            self._access(dataset, e)
+            for e in self._rows(self._dataset_partition(dataset), window, limit, _ACCESS_SELECT, prefixes)
+        ]
 
     def process_runs(self, process: str, window: Window, limit: int) -> list[tuple[RunFacts, ProcessRun]]:
-        return [(facts_from_json(json.loads(e["facts"])),
-                 process_from_json(json.loads(zlib.decompress(get_blob(e, "run") or b""))))
-                for e in self._rows(self._process_partition(process), window, limit, _PROCESS_RUN_SELECT)]
+        return [
+            (
+                facts_from_json(json.loads(e["facts"])),
+                process_from_json(json.loads(zlib.decompress(get_blob(e, "run") or b""))),
+            )
+            for e in self._rows(self._process_partition(process), window, limit, _PROCESS_RUN_SELECT)
+        ]
 
     def newest_access(self, dataset: str) -> Access | None:
         partition = self._dataset_partition(dataset)
         newest = None
         for prefix in (f"{kind}-{state}" for kind in (READ, WRITE) for state in "co"):  # the first row of each range
             for entity in self.table.query_entities(
-                    "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi", results_per_page=1,
-                    parameters={"p": partition, "lo": f"{prefix}-", "hi": f"{prefix}."},
-                    select=_ACCESS_SELECT):
+                "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi",
+                results_per_page=1,
+                parameters={"p": partition, "lo": f"{prefix}-", "hi": f"{prefix}."},
+                select=_ACCESS_SELECT,
+            ):
                 if newest is None or _start_order(entity) < _start_order(newest):
                     newest = entity
                 break
@@ -592,8 +702,13 @@ class TableHistoryStore:
 
     @staticmethod
     def _access(dataset: str, entity: TableEntity) -> Access:
-        return Access(DatasetRef(dataset, entity["dataset_type"]), entity["access"], entity["process"],
-                      entity["process_type"], facts_from_json(json.loads(entity["facts"])))
+        return Access(
+            DatasetRef(dataset, entity["dataset_type"]),
+            entity["access"],
+            entity["process"],
+            entity["process_type"],
+            facts_from_json(json.loads(entity["facts"])),
+        )
 
     # --- keys --------------------------------------------------------------------------------------------------
     @staticmethod
@@ -610,8 +725,10 @@ class TableHistoryStore:
 
     def _access_keys(self, access: Access) -> tuple[str, str]:
         run_key = safe_row_key(access.run.run_id)
-        return (self._dataset_partition(access.dataset.qualified_name),
-                f"{access.access}-{_prefix(access.run)}-{run_key}-{_sha(access.process)[:20]}")
+        return (
+            self._dataset_partition(access.dataset.qualified_name),
+            f"{access.access}-{_prefix(access.run)}-{run_key}-{_sha(access.process)[:20]}",
+        )
 
     def _record_access_keys(self, record: RunRecord | None) -> list[tuple[str, str]]:
         return [self._access_keys(a) for a in access_keys(record).values()]
@@ -627,8 +744,12 @@ class TableHistoryStore:
     def _write(self, entity: TableEntity, read: TableEntity | None = None, *, etag: str | None = None) -> str:
         """Create `entity` if nothing was read (and no etag given), else replace it if nobody changed it since it was
         read (or written with `etag`); the new etag. HistoryConflict when somebody did."""
-        return write_row(self.table, entity, etag or (read.metadata["etag"] if read is not None else None),
-                         HistoryConflict) or ""
+        return (
+            write_row(
+                self.table, entity, etag or (read.metadata["etag"] if read is not None else None), HistoryConflict
+            )
+            or ""
+        )
 
     def _with_retries(self, attempt: Callable[[], Any]) -> Any:
         return retried(attempt, HistoryConflict, self._max_attempts)

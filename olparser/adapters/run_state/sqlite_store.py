@@ -8,6 +8,7 @@ and a tombstone while it is being deleted), `process_runs` (per process: the new
 registered and last re-resolved), `lifecycle_marks` (per dataset key: the newest drop or rename of its table and its
 newest writer, `olparser.runs.marks.LifecycleMark`; purged with the runs, after `ttl_seconds` without a change).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,16 +19,23 @@ from dataclasses import replace
 from pathlib import Path
 from typing import ContextManager, Iterable, Mapping, Sequence
 
+from olparser.adapters.sqlite_file import SqliteFile
+from olparser.runs import ledger
 from olparser.runs.codec import from_json, to_json
+from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
 from olparser.runs.marks import LifecycleMark
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs import ledger
-from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
-from olparser.runs.store import (MAX_TEMPORARY_ROWS, TOMBSTONE_SECONDS, InterimDataset, ScheduleAfterMerge,
-                                 StoreStats, event_run_id, state_rewrite_needed)
+from olparser.runs.store import (
+    MAX_TEMPORARY_ROWS,
+    TOMBSTONE_SECONDS,
+    InterimDataset,
+    ScheduleAfterMerge,
+    StoreStats,
+    event_run_id,
+    state_rewrite_needed,
+)
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS as TEMPORARY_DATASET_SECONDS
-from olparser.adapters.sqlite_file import SqliteFile
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run_state (
@@ -113,8 +121,15 @@ def _keys_from(text: str | None) -> set[Key]:
 class SqliteRunStateStore(SqliteFile):
     """RunStateStore over a local SQLite file (see the module docstring and olparser/runs/store.py)."""
 
-    def __init__(self, path: Path, *, ttl_seconds: int, busy_timeout_seconds: float = 30.0,
-                 max_datasets: int | None = None, temporary_seconds: float = TEMPORARY_DATASET_SECONDS) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        ttl_seconds: int,
+        busy_timeout_seconds: float = 30.0,
+        max_datasets: int | None = None,
+        temporary_seconds: float = TEMPORARY_DATASET_SECONDS,
+    ) -> None:
         super().__init__(path, busy_timeout_seconds)
         self.ttl_seconds = ttl_seconds
         self.temporary_seconds = temporary_seconds
@@ -139,20 +154,26 @@ class SqliteRunStateStore(SqliteFile):
                 db.execute("ALTER TABLE process_runs ADD COLUMN writers TEXT")
 
     # --- merged events -----------------------------------------------------------------------------------------
-    def merge_versioned(self, event: JSON, *, now: float | None = None, max_datasets: int | None = None,
-                        schedule: ScheduleAfterMerge | None = None) -> tuple[RunSnapshot, int]:
+    def merge_versioned(
+        self,
+        event: JSON,
+        *,
+        now: float | None = None,
+        max_datasets: int | None = None,
+        schedule: ScheduleAfterMerge | None = None,
+    ) -> tuple[RunSnapshot, int]:
         run_id = event_run_id(event)
         max_datasets = self.max_datasets if max_datasets is None else max_datasets
         now = time.time() if now is None else now
         with self._immediate() as db:
-            row = db.execute("SELECT state, fingerprint, updated_at, version FROM run_state WHERE run_id = ?",
-                             (run_id,)).fetchone()
+            row = db.execute(
+                "SELECT state, fingerprint, updated_at, version FROM run_state WHERE run_id = ?", (run_id,)
+            ).fetchone()
             live = row is not None and not self._expired(row[2], now)
             previous = from_json(row[0]) if live and row[0] else None
             snapshot = merge_event(previous, event, max_datasets=max_datasets)
             wanted = schedule(snapshot) if schedule is not None else None
-            if row is None or state_rewrite_needed(live and to_json(snapshot) == row[0], row[2], now,
-                                                   self.ttl_seconds):
+            if row is None or state_rewrite_needed(live and to_json(snapshot) == row[0], row[2], now, self.ttl_seconds):
                 version = (row[3] if row is not None else 0) + 1
                 db.execute(
                     "INSERT INTO run_state (run_id, state, fingerprint, updated_at, version) VALUES (?, ?, ?, ?, ?) "
@@ -173,8 +194,11 @@ class SqliteRunStateStore(SqliteFile):
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         now = time.time() if now is None else now
-        row = self._connection().execute("SELECT state, updated_at, version FROM run_state WHERE run_id = ?",
-                                         (run_id,)).fetchone()
+        row = (
+            self._connection()
+            .execute("SELECT state, updated_at, version FROM run_state WHERE run_id = ?", (run_id,))
+            .fetchone()
+        )
         if row is None:
             return None, 0
         live = not self._expired(row[1], now)
@@ -182,8 +206,11 @@ class SqliteRunStateStore(SqliteFile):
 
     def written_fingerprint(self, run_key: str, *, now: float | None = None) -> str | None:
         now = time.time() if now is None else now
-        row = self._connection().execute("SELECT fingerprint, updated_at FROM run_state WHERE run_id = ?",
-                                         (run_key,)).fetchone()
+        row = (
+            self._connection()
+            .execute("SELECT fingerprint, updated_at FROM run_state WHERE run_id = ?", (run_key,))
+            .fetchone()
+        )
         return None if row is None or self._expired(row[1], now) else row[0]
 
     # --- what runs wrote: the ownership ledger (olparser/runs/ledger.py), one transaction per step ---------------
@@ -195,13 +222,19 @@ class SqliteRunStateStore(SqliteFile):
             db.execute(
                 "INSERT INTO run_state (run_id, updated_at, claimed) VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE "
                 "SET claimed = excluded.claimed, updated_at = excluded.updated_at",
-                (run_key, now, _keys_json(ledger.claim(record, keys).claimed)))
+                (run_key, now, _keys_json(ledger.claim(record, keys).claimed)),
+            )
             current = self._user_epochs(db, run_key, keys)
-            rows = [(t, q, run_key, epoch) for (t, q) in sorted(keys)
-                    if (epoch := ledger.claimed_epoch(current.get((t, q)), record.epoch)) is not None]
+            rows = [
+                (t, q, run_key, epoch)
+                for (t, q) in sorted(keys)
+                if (epoch := ledger.claimed_epoch(current.get((t, q)), record.epoch)) is not None
+            ]
             db.executemany(
                 "INSERT INTO entity_users (type_name, qualified_name, run_key, epoch) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (type_name, qualified_name, run_key) DO UPDATE SET epoch = excluded.epoch", rows)
+                "ON CONFLICT (type_name, qualified_name, run_key) DO UPDATE SET epoch = excluded.epoch",
+                rows,
+            )
             return self._contested(db, keys, now)
 
     def claimed(self, run_key: str) -> frozenset[Key]:
@@ -211,14 +244,32 @@ class SqliteRunStateStore(SqliteFile):
     def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         return self._contested(self._connection(), set(keys), time.time() if now is None else now)
 
-    def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
-               process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
-               process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
+    def commit(
+        self,
+        run_key: str,
+        keys: Iterable[Key],
+        *,
+        version: int | None,
+        fingerprint: str,
+        process_names: Sequence[str] = (),
+        run_time: float | None = None,
+        dangling: Iterable[Key] = (),
+        process_types: frozenset[str] = frozenset(),
+        now: float | None = None,
+    ) -> CommitResult:
         now = time.time() if now is None else now
         with self._immediate() as db:
             record, due = self._record(db, run_key)
-            new = ledger.commit(record, keys, version=version, fingerprint=fingerprint, process_names=process_names,
-                                run_time=run_time, dangling=dangling, process_types=process_types)
+            new = ledger.commit(
+                record,
+                keys,
+                version=version,
+                fingerprint=fingerprint,
+                process_names=process_names,
+                run_time=run_time,
+                dangling=dangling,
+                process_types=process_types,
+            )
             if new is None:
                 return CommitResult(stale=True)
             assert new.pending is not None  # a commit records its intentions (ledger.commit)
@@ -227,7 +278,8 @@ class SqliteRunStateStore(SqliteFile):
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET written = excluded.written, "
                 "claimed = excluded.claimed, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, "
                 "epoch = excluded.epoch, due_attempts = 0",
-                (run_key, now, _keys_json(new.claimed), _keys_json(new.claimed), fingerprint, new.epoch))
+                (run_key, now, _keys_json(new.claimed), _keys_json(new.claimed), fingerprint, new.epoch),
+            )
             return self._carry_out(db, run_key, new.pending, now, settle_at=now + ledger.SETTLE_SECONDS)
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
@@ -236,15 +288,17 @@ class SqliteRunStateStore(SqliteFile):
             record, due = self._record(db, run_key)
             if record.pending is None:
                 return None
-            return self._carry_out(db, run_key, record.pending, now,
-                                   settle_at=due if due is not None else now + ledger.SETTLE_SECONDS)
+            return self._carry_out(
+                db, run_key, record.pending, now, settle_at=due if due is not None else now + ledger.SETTLE_SECONDS
+            )
 
     def done(self, run_key: str, epoch: int) -> None:
         with self._immediate() as db:
             record, _ = self._record(db, run_key)
             if ledger.done(record, epoch) is not record:
-                db.execute("UPDATE run_state SET pending = NULL, due_at = NULL, due_attempts = 0 WHERE run_id = ?",
-                           (run_key,))
+                db.execute(
+                    "UPDATE run_state SET pending = NULL, due_at = NULL, due_attempts = 0 WHERE run_id = ?", (run_key,)
+                )
 
     def finish_deletes(self, keys: Iterable[Key]) -> None:
         keys = sorted_keys(keys)
@@ -253,9 +307,12 @@ class SqliteRunStateStore(SqliteFile):
         with self._immediate() as db:
             db.executemany(
                 "DELETE FROM entity_refs WHERE type_name = ?1 AND qualified_name = ?2 AND users <= 0 AND NOT EXISTS "
-                "(SELECT 1 FROM entity_users u WHERE u.type_name = ?1 AND u.qualified_name = ?2)", keys)
-            db.executemany("UPDATE entity_refs SET deleting_since = NULL WHERE type_name = ? AND qualified_name = ?",
-                           keys)
+                "(SELECT 1 FROM entity_users u WHERE u.type_name = ?1 AND u.qualified_name = ?2)",
+                keys,
+            )
+            db.executemany(
+                "UPDATE entity_refs SET deleting_since = NULL WHERE type_name = ? AND qualified_name = ?", keys
+            )
 
     def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
         with self._immediate() as db:
@@ -263,7 +320,9 @@ class SqliteRunStateStore(SqliteFile):
                 "UPDATE entity_refs SET deleting_since = ? WHERE (type_name, qualified_name) IN (SELECT r.type_name, "
                 "r.qualified_name FROM entity_refs r WHERE r.users <= 0 AND r.deleting_since <= ? AND NOT EXISTS "
                 "(SELECT 1 FROM entity_users u WHERE u.type_name = r.type_name AND u.qualified_name = r.qualified_name)"
-                " LIMIT ?) RETURNING type_name, qualified_name", (now, now - TOMBSTONE_SECONDS, limit)).fetchall()
+                " LIMIT ?) RETURNING type_name, qualified_name",
+                (now, now - TOMBSTONE_SECONDS, limit),
+            ).fetchall()
         return sorted((t, q) for t, q in rows)
 
     # --- the incomplete-runs timer -----------------------------------------------------------------------------
@@ -276,13 +335,17 @@ class SqliteRunStateStore(SqliteFile):
     def due_runs(self, now: float, limit: int) -> list[str]:
         rows = self._connection().execute(
             "SELECT run_id FROM run_state WHERE due_at IS NOT NULL AND due_at <= ? ORDER BY due_at, run_id LIMIT ?",
-            (now, limit))
+            (now, limit),
+        )
         return [row[0] for row in rows]
 
     def postpone(self, run_key: str, due_at: float) -> int:
         with self._immediate() as db:
-            row = db.execute("UPDATE run_state SET due_at = ?, due_attempts = due_attempts + 1 WHERE run_id = ? "
-                             "RETURNING due_attempts", (due_at, run_key)).fetchone()
+            row = db.execute(
+                "UPDATE run_state SET due_at = ?, due_attempts = due_attempts + 1 WHERE run_id = ? "
+                "RETURNING due_attempts",
+                (due_at, run_key),
+            ).fetchone()
         return row[0] if row is not None else 0
 
     # --- housekeeping ------------------------------------------------------------------------------------------
@@ -291,59 +354,84 @@ class SqliteRunStateStore(SqliteFile):
         with self._immediate() as db:
             db.execute("DELETE FROM temporary_datasets WHERE updated_at <= ?", (now - self.temporary_seconds,))
             db.execute("DELETE FROM lifecycle_marks WHERE updated_at <= ?", (now - self.ttl_seconds,))
-            return db.execute("DELETE FROM run_state WHERE updated_at <= ? AND due_at IS NULL",
-                              (now - self.ttl_seconds,)).rowcount
+            return db.execute(
+                "DELETE FROM run_state WHERE updated_at <= ? AND due_at IS NULL", (now - self.ttl_seconds,)
+            ).rowcount
 
     # --- tables dropped and renamed ------------------------------------------------------------------------------
-    def record_lifecycle(self, marks: Mapping[Key, LifecycleMark], *,
-                         now: float | None = None) -> dict[Key, LifecycleMark]:
+    def record_lifecycle(
+        self, marks: Mapping[Key, LifecycleMark], *, now: float | None = None
+    ) -> dict[Key, LifecycleMark]:
         now = time.time() if now is None else now
         wanted = sorted_keys(marks)
         if not wanted:
             return {}
         with self._immediate() as db:
-            stored = {(t, q): LifecycleMark.from_json(json.loads(mark)) for t, q, mark in db.execute(
-                f"SELECT type_name, qualified_name, mark FROM lifecycle_marks WHERE (type_name, qualified_name) IN "
-                f"({_KEYS_IN})", (_keys_json(wanted),))}
+            stored = {
+                (t, q): LifecycleMark.from_json(json.loads(mark))
+                for t, q, mark in db.execute(
+                    f"SELECT type_name, qualified_name, mark FROM lifecycle_marks WHERE (type_name, qualified_name) IN "
+                    f"({_KEYS_IN})",
+                    (_keys_json(wanted),),
+                )
+            }
             merged = {key: stored[key].merged(marks[key]) if key in stored else marks[key] for key in wanted}
             db.executemany(
                 "INSERT INTO lifecycle_marks VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET mark = excluded.mark, "
                 "updated_at = excluded.updated_at",
-                [(t, q, json.dumps(merged[(t, q)].to_json(), separators=(",", ":")), now) for t, q in wanted
-                 if merged[(t, q)] != stored.get((t, q))])
+                [
+                    (t, q, json.dumps(merged[(t, q)].to_json(), separators=(",", ":")), now)
+                    for t, q in wanted
+                    if merged[(t, q)] != stored.get((t, q))
+                ],
+            )
         return merged
 
     # --- temporary datasets ------------------------------------------------------------------------------------
-    def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,
-                         now: float | None = None) -> frozenset[str]:
+    def record_temporary(
+        self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *, now: float | None = None
+    ) -> frozenset[str]:
         now = time.time() if now is None else now
         readers: set[str] = set()
         with self._immediate() as db:
             for (namespace, name), passed_on in sorted(writes.items()):
-                db.execute("INSERT INTO temporary_datasets VALUES (?, ?, ?, 'w', ?, ?, ?) ON CONFLICT DO UPDATE SET "
-                           "passed_on = excluded.passed_on, updated_at = excluded.updated_at",
-                           (scope, namespace, name, writer, passed_on, now))
-                readers.update(row[0] for row in db.execute(
-                    "SELECT run_key FROM temporary_datasets WHERE scope = ? AND namespace = ? AND name = ? AND "
-                    "role = 'r' AND updated_at > ? ORDER BY run_key LIMIT ?",
-                    (scope, namespace, name, now - self.temporary_seconds, MAX_TEMPORARY_ROWS)))
+                db.execute(
+                    "INSERT INTO temporary_datasets VALUES (?, ?, ?, 'w', ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                    "passed_on = excluded.passed_on, updated_at = excluded.updated_at",
+                    (scope, namespace, name, writer, passed_on, now),
+                )
+                readers.update(
+                    row[0]
+                    for row in db.execute(
+                        "SELECT run_key FROM temporary_datasets WHERE scope = ? AND namespace = ? AND name = ? AND "
+                        "role = 'r' AND updated_at > ? ORDER BY run_key LIMIT ?",
+                        (scope, namespace, name, now - self.temporary_seconds, MAX_TEMPORARY_ROWS),
+                    )
+                )
             readers.discard(writer)
-            db.executemany("UPDATE run_state SET version = version + 1 WHERE run_id = ?",
-                           [(reader,) for reader in sorted(readers)])
+            db.executemany(
+                "UPDATE run_state SET version = version + 1 WHERE run_id = ?", [(reader,) for reader in sorted(readers)]
+            )
         return frozenset(readers)
 
-    def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
-                          now: float | None = None) -> dict[tuple[str, str], list[bytes]]:
+    def temporary_sources(
+        self, scope: str, names: Sequence[tuple[str, str]], reader: str, *, now: float | None = None
+    ) -> dict[tuple[str, str], list[bytes]]:
         now = time.time() if now is None else now
         found: dict[tuple[str, str], list[bytes]] = {}
         with self._immediate() as db:
             for namespace, name in names:
-                db.execute("INSERT INTO temporary_datasets VALUES (?, ?, ?, 'r', ?, NULL, ?) ON CONFLICT DO UPDATE "
-                           "SET updated_at = excluded.updated_at", (scope, namespace, name, reader, now))
-                rows = db.execute("SELECT passed_on FROM temporary_datasets WHERE scope = ? AND namespace = ? AND "
-                                  "name = ? AND role = 'w' AND run_key != ? AND updated_at > ? ORDER BY run_key "
-                                  "LIMIT ?", (scope, namespace, name, reader, now - self.temporary_seconds,
-                                              MAX_TEMPORARY_ROWS)).fetchall()
+                db.execute(
+                    "INSERT INTO temporary_datasets VALUES (?, ?, ?, 'r', ?, NULL, ?) ON CONFLICT DO UPDATE "
+                    "SET updated_at = excluded.updated_at",
+                    (scope, namespace, name, reader, now),
+                )
+                rows = db.execute(
+                    "SELECT passed_on FROM temporary_datasets WHERE scope = ? AND namespace = ? AND "
+                    "name = ? AND role = 'w' AND run_key != ? AND updated_at > ? ORDER BY run_key "
+                    "LIMIT ?",
+                    (scope, namespace, name, reader, now - self.temporary_seconds, MAX_TEMPORARY_ROWS),
+                ).fetchall()
                 if rows:
                     found[(namespace, name)] = [bytes(row[0]) for row in rows]
         return found
@@ -351,13 +439,17 @@ class SqliteRunStateStore(SqliteFile):
     def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
         rows = self._connection().execute(
             "SELECT qualified_name, run_time, run_key FROM process_runs "
-            "WHERE qualified_name IN (SELECT value FROM json_each(?))", (json.dumps(list(qualified_names)),))
+            "WHERE qualified_name IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(qualified_names)),),
+        )
         return {name: (time_, key) for name, time_, key in rows}
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         with self._immediate() as db:
-            return db.execute("DELETE FROM process_runs WHERE qualified_name IN (SELECT value FROM json_each(?))",
-                              (json.dumps(list(qualified_names)),)).rowcount
+            return db.execute(
+                "DELETE FROM process_runs WHERE qualified_name IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(qualified_names)),),
+            ).rowcount
 
     def stats(self) -> StoreStats:
         db = self._connection()
@@ -377,34 +469,41 @@ class SqliteRunStateStore(SqliteFile):
             db.executemany(
                 "INSERT INTO interim_datasets (type_name, qualified_name, candidates, registered_at, checked_at) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT (type_name, qualified_name) DO UPDATE SET "
-                "candidates = excluded.candidates", rows)
+                "candidates = excluded.candidates",
+                rows,
+            )
 
     def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
         wanted = sorted_keys(keys)
         if not wanted:
             return set()
         rows = self._connection().execute(
-            f"SELECT type_name, qualified_name FROM interim_datasets WHERE (type_name, qualified_name) IN "
-            f"({_KEYS_IN})", (_keys_json(wanted),))
+            f"SELECT type_name, qualified_name FROM interim_datasets WHERE (type_name, qualified_name) IN ({_KEYS_IN})",
+            (_keys_json(wanted),),
+        )
         return {(t, q) for t, q in rows}
 
     def due_interim(self, limit: int) -> list[InterimDataset]:
         rows = self._connection().execute(
             "SELECT type_name, qualified_name, candidates, registered_at, checked_at FROM interim_datasets "
-            "ORDER BY checked_at, type_name, qualified_name LIMIT ?", (limit,))
-        return [InterimDataset((t, q), candidates, registered, checked) for t, q, candidates, registered, checked
-                in rows]
+            "ORDER BY checked_at, type_name, qualified_name LIMIT ?",
+            (limit,),
+        )
+        return [
+            InterimDataset((t, q), candidates, registered, checked) for t, q, candidates, registered, checked in rows
+        ]
 
     def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
         now = time.time() if now is None else now
         with self._immediate() as db:
-            db.executemany("UPDATE interim_datasets SET checked_at = ? WHERE type_name = ? AND qualified_name = ?",
-                           [(now, t, q) for t, q in sorted_keys(keys)])
+            db.executemany(
+                "UPDATE interim_datasets SET checked_at = ? WHERE type_name = ? AND qualified_name = ?",
+                [(now, t, q) for t, q in sorted_keys(keys)],
+            )
 
     def forget_interim(self, keys: Iterable[Key]) -> None:
         with self._immediate() as db:
-            db.executemany("DELETE FROM interim_datasets WHERE type_name = ? AND qualified_name = ?",
-                           sorted_keys(keys))
+            db.executemany("DELETE FROM interim_datasets WHERE type_name = ? AND qualified_name = ?", sorted_keys(keys))
 
     # --- internals ---------------------------------------------------------------------------------------------
     @staticmethod
@@ -412,42 +511,51 @@ class SqliteRunStateStore(SqliteFile):
         """A file of a version that counted users: each run's claimed keys become its users rows (exact, in the
         schema upgrade's transaction), and the counts are retired."""
         for run_key, claimed in db.execute("SELECT run_id, claimed FROM run_state WHERE claimed IS NOT NULL"):
-            db.executemany("INSERT OR IGNORE INTO entity_users (type_name, qualified_name, run_key, epoch) "
-                           "VALUES (?, ?, ?, 0)", [(t, q, run_key) for t, q in sorted(_keys_from(claimed))])
+            db.executemany(
+                "INSERT OR IGNORE INTO entity_users (type_name, qualified_name, run_key, epoch) VALUES (?, ?, ?, 0)",
+                [(t, q, run_key) for t, q in sorted(_keys_from(claimed))],
+            )
         db.execute("UPDATE entity_refs SET users = 0")
 
     # --- internals: rows of one transaction ------------------------------------------------------------------
     def _record(self, db: sqlite3.Connection, run_key: str) -> tuple[ledger.RunRecord, float | None]:
         """The run's ownership record, and when it is due."""
-        row = db.execute("SELECT version, epoch, claimed, fingerprint, pending, due_at FROM run_state WHERE run_id = ?",
-                         (run_key,)).fetchone()
+        row = db.execute(
+            "SELECT version, epoch, claimed, fingerprint, pending, due_at FROM run_state WHERE run_id = ?", (run_key,)
+        ).fetchone()
         if row is None:
             return ledger.RunRecord(), None
         pending = ledger.Intentions.from_json(json.loads(row[4])) if row[4] else None
-        return ledger.RunRecord(version=row[0], epoch=row[1], claimed=frozenset(_keys_from(row[2])),
-                                fingerprint=row[3], pending=pending), row[5]
+        return ledger.RunRecord(
+            version=row[0], epoch=row[1], claimed=frozenset(_keys_from(row[2])), fingerprint=row[3], pending=pending
+        ), row[5]
 
-    def _carry_out(self, db: sqlite3.Connection, run_key: str, intentions: ledger.Intentions, now: float,
-                   settle_at: float | None) -> CommitResult:
+    def _carry_out(
+        self, db: sqlite3.Connection, run_key: str, intentions: ledger.Intentions, now: float, settle_at: float | None
+    ) -> CommitResult:
         """Release the users entries and change the writers the intentions name (in the caller's transaction);
         the intentions stay recorded (due for the timer) while catalog work is left, else they are cleared."""
         current = self._user_epochs(db, run_key, intentions.release)
-        gone = [(t, q, run_key) for (t, q) in intentions.release
-                if ledger.releases(current.get((t, q)), intentions.epoch)]
+        gone = [
+            (t, q, run_key) for (t, q) in intentions.release if ledger.releases(current.get((t, q)), intentions.epoch)
+        ]
         db.executemany("DELETE FROM entity_users WHERE type_name = ? AND qualified_name = ? AND run_key = ?", gone)
         orphans = [key for key in intentions.release if ledger.orphaned(*self._users(db, key))]
         db.executemany(
             "INSERT INTO entity_refs (type_name, qualified_name, users, deleting_since) VALUES (?, ?, 0, ?) "
             "ON CONFLICT (type_name, qualified_name) DO UPDATE SET deleting_since = excluded.deleting_since",
-            [(t, q, now) for t, q in orphans])
+            [(t, q, now) for t, q in orphans],
+        )
         changes = {}
         for name in dict.fromkeys((*intentions.wrote, *intentions.dropped)):
             changes[name] = ledger.writers_after(self._writers(db, name), run_key, intentions, name)
             self._save_writers(db, name, changes[name].writers)
         result = ledger.settlement(intentions, orphans, changes)
         if ledger.has_catalog_work(result):
-            db.execute("UPDATE run_state SET pending = ?, due_at = ? WHERE run_id = ?",
-                       (json.dumps(intentions.to_json()), settle_at, run_key))
+            db.execute(
+                "UPDATE run_state SET pending = ?, due_at = ? WHERE run_id = ?",
+                (json.dumps(intentions.to_json()), settle_at, run_key),
+            )
             return result
         db.execute("UPDATE run_state SET pending = NULL, due_at = NULL WHERE run_id = ?", (run_key,))
         return replace(result, epoch=None)
@@ -456,13 +564,16 @@ class SqliteRunStateStore(SqliteFile):
     def _user_epochs(db: sqlite3.Connection, run_key: str, keys: Iterable[Key]) -> dict[Key, int]:
         rows = db.execute(
             f"SELECT type_name, qualified_name, epoch FROM entity_users WHERE run_key = ? AND "
-            f"(type_name, qualified_name) IN ({_KEYS_IN})", (run_key, _keys_json(keys)))
+            f"(type_name, qualified_name) IN ({_KEYS_IN})",
+            (run_key, _keys_json(keys)),
+        )
         return {(t, q): epoch for t, q, epoch in rows}
 
     @staticmethod
     def _writers(db: sqlite3.Connection, name: str) -> list[Writer]:
-        row = db.execute("SELECT run_time, run_key, writers FROM process_runs WHERE qualified_name = ?",
-                         (name,)).fetchone()
+        row = db.execute(
+            "SELECT run_time, run_key, writers FROM process_runs WHERE qualified_name = ?", (name,)
+        ).fetchone()
         if row is None:
             return []
         return [(float(t), str(k)) for t, k in json.loads(row[2])] if row[2] else [(float(row[0]), row[1])]
@@ -475,13 +586,16 @@ class SqliteRunStateStore(SqliteFile):
         db.execute(
             "INSERT INTO process_runs (qualified_name, run_time, run_key, writers) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (qualified_name) DO UPDATE SET run_time = excluded.run_time, run_key = excluded.run_key, "
-            "writers = excluded.writers", (name, writers[0][0], writers[0][1], json.dumps(writers)))
+            "writers = excluded.writers",
+            (name, writers[0][0], writers[0][1], json.dumps(writers)),
+        )
 
     @staticmethod
     def _users(db: sqlite3.Connection, key: Key) -> tuple[int, int]:
         """How many runs use the entity, and how many users an older version of this file counted (migrated)."""
-        users = db.execute("SELECT count(*) FROM entity_users WHERE type_name = ? AND qualified_name = ?",
-                           key).fetchone()[0]
+        users = db.execute(
+            "SELECT count(*) FROM entity_users WHERE type_name = ? AND qualified_name = ?", key
+        ).fetchone()[0]
         row = db.execute("SELECT users FROM entity_refs WHERE type_name = ? AND qualified_name = ?", key).fetchone()
         return users, max(row[0], 0) if row is not None else 0
 
@@ -491,7 +605,9 @@ class SqliteRunStateStore(SqliteFile):
             return frozenset()
         rows = db.execute(
             f"SELECT type_name, qualified_name FROM entity_refs WHERE (type_name, qualified_name) IN ({_KEYS_IN}) "
-            "AND deleting_since > ?", (_keys_json(keys), now - TOMBSTONE_SECONDS))
+            "AND deleting_since > ?",
+            (_keys_json(keys), now - TOMBSTONE_SECONDS),
+        )
         return frozenset((t, q) for t, q in rows)
 
     def _expired(self, updated_at: float, now: float) -> bool:

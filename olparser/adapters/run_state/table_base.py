@@ -1,5 +1,6 @@
 """What the mixins of the run-state table store (`table_owned`, `table_due`, `table_side`) use of the store itself
 (`table_store.TableRunStateStore`), declared once for the type checker: the store defines each of them."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
@@ -21,6 +22,7 @@ class RunRows:
     _scope: Any  # threading.local: rows read in this thread's scope
 
     if TYPE_CHECKING:  # defined by TableRunStateStore (and `_transact` by OwnedRows); no stubs at run time
+
         def _keys(self, run_id: str) -> dict[str, str]: ...
 
         def _read(self, run_id: str, *, fresh: bool = False) -> TableEntity | None: ...

@@ -1,5 +1,6 @@
 """The run-state store's `due` partition (Azure Table storage): one row per run the timer should look at, never later
 than the run's own row says (`due_at`). Mixed into TableRunStateStore (table_store.py)."""
+
 from __future__ import annotations
 
 import time
@@ -9,15 +10,14 @@ from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableEntity, UpdateMode
 
 from olparser.adapters.run_state.table_base import RunRows
-from olparser.runs import ledger
 from olparser.adapters.run_state.table_rows import unchanged as _unchanged
+from olparser.runs import ledger
 
 DUE_PARTITION = "due"
 
 
 class DueRows(RunRows):
     """The incomplete-runs timer's rows (a mixin of TableRunStateStore)."""
-
 
     # --- the incomplete-runs timer -----------------------------------------------------------------------------
     def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
@@ -34,8 +34,15 @@ class DueRows(RunRows):
 
         self._with_retries(attempt)
 
-    def _schedule_row(self, run_key: str, new: TableEntity, entity: TableEntity | None, due_at: float | None,
-                      keep_earlier: bool, now: float) -> None:
+    def _schedule_row(
+        self,
+        run_key: str,
+        new: TableEntity,
+        entity: TableEntity | None,
+        due_at: float | None,
+        keep_earlier: bool,
+        now: float,
+    ) -> None:
         """Set when the run is due in `new` (its row about to replace `entity`), and put its row in the `due`
         partition first when the run becomes due earlier than that row says: a due row may be earlier than the run
         (the timer's look at it moves it, `due_runs`), never later, so postponing a run writes its row only."""
@@ -56,9 +63,11 @@ class DueRows(RunRows):
             self._delete_due(run_key)
 
     def due_runs(self, now: float, limit: int) -> list[str]:
-        rows = self.table.query_entities("PartitionKey eq @p and due_at le @now",
-                                         parameters={"p": DUE_PARTITION, "now": float(now)},
-                                         select=["PartitionKey", "RowKey", "run_key", "due_at"])
+        rows = self.table.query_entities(
+            "PartitionKey eq @p and due_at le @now",
+            parameters={"p": DUE_PARTITION, "now": float(now)},
+            select=["PartitionKey", "RowKey", "run_key", "due_at"],
+        )
         found = sorted(((float(row["due_at"]), row["run_key"], row) for row in rows), key=lambda item: item[:2])
         due: list[Any] = []
         for _, run_key, row in found:  # the run's own row says when it is due (its due row may be earlier: postponed)
@@ -73,8 +82,9 @@ class DueRows(RunRows):
                 if at is None:  # not due any more (a crash between its row's write and the due row's delete)
                     self.table.delete_entity(row["PartitionKey"], row["RowKey"], **_unchanged(row))
                 else:  # postponed
-                    self.table.update_entity(TableEntity(row, due_at=float(at)), mode=UpdateMode.REPLACE,
-                                             **_unchanged(row))
+                    self.table.update_entity(
+                        TableEntity(row, due_at=float(at)), mode=UpdateMode.REPLACE, **_unchanged(row)
+                    )
             except HttpResponseError as error:
                 if error.status_code not in (404, 412):
                     raise
@@ -101,4 +111,3 @@ class DueRows(RunRows):
 
     def _delete_due(self, run_key: str) -> None:
         self.table.delete_entity(DUE_PARTITION, self._keys(run_key)["RowKey"])  # no error when absent
-

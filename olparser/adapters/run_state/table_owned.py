@@ -1,6 +1,7 @@
 """The run-state store's rows for the entities the connector owns (Azure Table storage): a partition per entity, its
 head row (users count, tombstone) and one row per run using it; the rows of the processes' newest writers. Mixed
 into TableRunStateStore (table_store.py), whose run rows, reads and conditional writes these methods use."""
+
 from __future__ import annotations
 
 import hashlib
@@ -12,10 +13,12 @@ from azure.core.exceptions import HttpResponseError, ResourceExistsError, Resour
 from azure.data.tables import TableEntity
 
 from olparser.adapters.run_state.table_base import RunRows
+from olparser.adapters.run_state.table_rows import TableConflict, submit
+from olparser.adapters.run_state.table_rows import put_op as _put_op
+from olparser.adapters.run_state.table_rows import unchanged as _unchanged
 from olparser.runs import ledger
 from olparser.runs.ledger import Key, Writer, sorted_keys
 from olparser.runs.store import TOMBSTONE_SECONDS
-from olparser.adapters.run_state.table_rows import TableConflict, put_op as _put_op, submit, unchanged as _unchanged
 
 OWNED_PREFIX = "own-"  # + sha256 of an entity's type and qualifiedName: one partition per connector-owned entity
 HEAD_ROW = "entity"
@@ -74,7 +77,9 @@ class OwnedRows(RunRows):
         cutoff = {"cutoff": float(now - TOMBSTONE_SECONDS)}
         heads = self.table.query_entities(
             f"PartitionKey ge '{OWNED_PREFIX}' and PartitionKey lt 'own.' and RowKey eq '{HEAD_ROW}' and users le 0 "
-            "and legacy le 0 and deleting_since le @cutoff", parameters=cutoff)
+            "and legacy le 0 and deleting_since le @cutoff",
+            parameters=cutoff,
+        )
         found: list[Key] = []
         for head in heads:
             if len(found) >= limit:
@@ -87,7 +92,8 @@ class OwnedRows(RunRows):
         # tombstones of the version that counted users (rows `ref-xx`): moved to the rows of this version
         legacy = self.table.query_entities(
             "PartitionKey ge 'ref-' and PartitionKey lt 'ref.' and users le 0 and deleting_since le @cutoff",
-            parameters=cutoff)
+            parameters=cutoff,
+        )
         for row in legacy:
             if len(found) >= limit:
                 break
@@ -124,9 +130,13 @@ class OwnedRows(RunRows):
                 return tombstoned
             users, legacy = self._counts(key, head)
             new_head = _head_row(key, head, users=users + 1, legacy=legacy)
-            done = self._transact([_put_op(new_head, head), ("create", TableEntity(_user_keys(key, run_key),
-                                                                                    run_key=run_key, epoch=new_epoch))],
-                                  key)
+            done = self._transact(
+                [
+                    _put_op(new_head, head),
+                    ("create", TableEntity(_user_keys(key, run_key), run_key=run_key, epoch=new_epoch)),
+                ],
+                key,
+            )
             self._remember_head(key, new_head, done)
             return tombstoned
 
@@ -135,6 +145,7 @@ class OwnedRows(RunRows):
     def _release_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
         """Remove the run from the entity's users (if the intentions of `epoch` still may); True if none is left
         (the entity is then tombstoned: delete it)."""
+
         def attempt() -> bool:
             head, user = self._owned_rows(key, run_key)
             users, legacy = self._counts(key, head)
@@ -144,14 +155,16 @@ class OwnedRows(RunRows):
                 unused = ledger.orphaned(users, legacy)
                 since = {"deleting_since": float(now)} if unused else {}
                 new_head = _head_row(key, head, users=users, legacy=legacy, **since)
-                self._remember_head(key, new_head, self._transact([_put_op(new_head, head),
-                                                                   ("delete", user, _unchanged(user))], key))
+                self._remember_head(
+                    key, new_head, self._transact([_put_op(new_head, head), ("delete", user, _unchanged(user))], key)
+                )
                 return unused
             if not ledger.orphaned(users, legacy):
                 return False
             self._forget_head(key)
-            self._remember_head(key, self._write(_head_row(key, head, users=users, legacy=legacy,
-                                                           deleting_since=float(now)), head))
+            self._remember_head(
+                key, self._write(_head_row(key, head, users=users, legacy=legacy, deleting_since=float(now)), head)
+            )
             return True
 
         return self._with_retries(attempt)
@@ -159,9 +172,12 @@ class OwnedRows(RunRows):
     def _owned_rows(self, key: Key, run_key: str) -> tuple[TableEntity | None, TableEntity | None]:
         """The entity's head row and the run's row among its users (one query)."""
         head_keys, user_keys = _head_keys(key), _user_keys(key, run_key)
-        rows = list(self.table.query_entities("PartitionKey eq @p and (RowKey eq @h or RowKey eq @u )",
-                                              parameters={"p": head_keys["PartitionKey"], "h": HEAD_ROW,
-                                                          "u": user_keys["RowKey"]}))
+        rows = list(
+            self.table.query_entities(
+                "PartitionKey eq @p and (RowKey eq @h or RowKey eq @u )",
+                parameters={"p": head_keys["PartitionKey"], "h": HEAD_ROW, "u": user_keys["RowKey"]},
+            )
+        )
         head = next((r for r in rows if r["RowKey"] == HEAD_ROW), None)
         self._remember_head(key, head)
         return head, next((r for r in rows if r["RowKey"] != HEAD_ROW), None)
@@ -204,8 +220,9 @@ class OwnedRows(RunRows):
         again after LEGACY_RECHECK_SECONDS when there were none)."""
         checked = self._legacy_checked
         if checked is None or (not checked[0] and time.monotonic() - checked[1] > LEGACY_RECHECK_SECONDS):
-            rows = self.table.query_entities("PartitionKey ge 'ref-' and PartitionKey lt 'ref.'",
-                                             select=["PartitionKey"], results_per_page=1)
+            rows = self.table.query_entities(
+                "PartitionKey ge 'ref-' and PartitionKey lt 'ref.'", select=["PartitionKey"], results_per_page=1
+            )
             # (the first row, following continuations: a scan across partitions may answer a page with none)
             checked = (next(iter(rows), None) is not None, time.monotonic())
             self._legacy_checked = checked
@@ -226,8 +243,6 @@ class OwnedRows(RunRows):
     def _ref_keys(key: Key) -> dict[str, str]:
         digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
         return {"PartitionKey": "ref-" + digest[:2], "RowKey": digest}
-
-
 
     def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
         found: dict[str, tuple[float, str]] = {}
@@ -251,8 +266,11 @@ class OwnedRows(RunRows):
             writers: list[Writer] = []
             if entity is not None:
                 listed = entity.get("writers")
-                writers = ([(float(t), str(k)) for t, k in json.loads(listed)] if listed
-                           else [(float(entity["run_time"]), str(entity.get("run_key", "")))])
+                writers = (
+                    [(float(t), str(k)) for t, k in json.loads(listed)]
+                    if listed
+                    else [(float(entity["run_time"]), str(entity.get("run_key", "")))]
+                )
             change = ledger.writers_after(writers, run_key, intentions, name)
             if change.writers == writers:
                 return change
@@ -260,8 +278,15 @@ class OwnedRows(RunRows):
                 if entity is not None:
                     self._delete(entity)
                 return change
-            self._write(TableEntity(keys, run_time=change.writers[0][0], run_key=change.writers[0][1],
-                                    writers=json.dumps(change.writers)), entity)
+            self._write(
+                TableEntity(
+                    keys,
+                    run_time=change.writers[0][0],
+                    run_key=change.writers[0][1],
+                    writers=json.dumps(change.writers),
+                ),
+                entity,
+            )
             return change
 
         return self._with_retries(attempt)
@@ -287,15 +312,18 @@ def _head_keys(key: Key) -> dict[str, str]:
 
 
 def _user_keys(key: Key, run_key: str) -> dict[str, str]:
-    return {"PartitionKey": _head_keys(key)["PartitionKey"],
-            "RowKey": "run-" + hashlib.sha256(run_key.encode("utf-8")).hexdigest()}
+    return {
+        "PartitionKey": _head_keys(key)["PartitionKey"],
+        "RowKey": "run-" + hashlib.sha256(run_key.encode("utf-8")).hexdigest(),
+    }
 
 
 def _head_row(key: Key, head: TableEntity | None, **values: Any) -> TableEntity:
     """The entity's head row (its users count, its tombstone): a copy of `head` when there is one, else a new row;
     `values` set on top."""
-    row = TableEntity(head) if head is not None else TableEntity(_head_keys(key), type_name=key[0],
-                                                                 qualified_name=key[1])
+    row = (
+        TableEntity(head) if head is not None else TableEntity(_head_keys(key), type_name=key[0], qualified_name=key[1])
+    )
     row.update(values)
     return row
 

@@ -6,6 +6,7 @@ most 100 operations, all or nothing); any of those failures is a `TableConflict`
 and `retried` runs the whole attempt again, reading afresh. Also: values split over binary properties (a property
 holds at most 64 KiB), and RowKeys from arbitrary text.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,12 @@ class TableConflict(RuntimeError):
 
 def retried(attempt: Callable[[], T], conflict: type[TableConflict], max_attempts: int) -> T:
     """Run `attempt` until it raises no `conflict`, at most `max_attempts` times (short random waits between)."""
-    retrying = Retrying(retry=retry_if_exception_type(conflict), reraise=True, stop=stop_after_attempt(max_attempts),
-                        wait=wait_random_exponential(multiplier=0.005, max=0.25))
+    retrying = Retrying(
+        retry=retry_if_exception_type(conflict),
+        reraise=True,
+        stop=stop_after_attempt(max_attempts),
+        wait=wait_random_exponential(multiplier=0.005, max=0.25),
+    )
     return retrying(attempt)
 
 
@@ -54,16 +59,21 @@ def read_row(table: TableClient, keys: Mapping[str, str], **options: Any) -> Tab
         return None
 
 
-def write_row(table: TableClient, entity: TableEntity, etag: str | None, conflict: type[TableConflict], *,
-              mode: UpdateMode = UpdateMode.REPLACE) -> str | None:
+def write_row(
+    table: TableClient,
+    entity: TableEntity,
+    etag: str | None,
+    conflict: type[TableConflict],
+    *,
+    mode: UpdateMode = UpdateMode.REPLACE,
+) -> str | None:
     """Create `entity` (no `etag`: nothing was read) or replace the row (`mode` MERGE: change the properties `entity`
     has) if it still has `etag`; its new ETag. `conflict` when the row was created, changed or deleted since."""
     try:
         if etag is None:
             answer = table.create_entity(entity)
         else:
-            answer = table.update_entity(entity, mode=mode, etag=etag,
-                                         match_condition=MatchConditions.IfNotModified)
+            answer = table.update_entity(entity, mode=mode, etag=etag, match_condition=MatchConditions.IfNotModified)
     except (ResourceExistsError, ResourceNotFoundError) as error:  # 409: created since our read; 404: deleted
         raise conflict() from error
     except HttpResponseError as error:
@@ -99,7 +109,7 @@ def put_blob(entity: TableEntity, name: str, data: bytes) -> None:
     `{name}_parts`, replacing what `entity` held under that name."""
     for i in range(int(entity.get(f"{name}_parts", 0))):
         entity.pop(f"{name}_{i}", None)
-    parts = [data[i:i + PROPERTY_BYTES] for i in range(0, len(data), PROPERTY_BYTES)]
+    parts = [data[i : i + PROPERTY_BYTES] for i in range(0, len(data), PROPERTY_BYTES)]
     entity[f"{name}_parts"] = len(parts)
     entity.update({f"{name}_{i}": part for i, part in enumerate(parts)})
 

@@ -1,6 +1,7 @@
 """The run-state store's rows for temporary datasets (a partition per scope and dataset, a row per writer and per
 reader), for interim datasets (the re-link timer's partition) and for the lifecycle marks of dropped and renamed
 tables (one partition). Mixed into TableRunStateStore (table_store.py)."""
+
 from __future__ import annotations
 
 import functools
@@ -29,20 +30,27 @@ BATCH_ROWS = 100  # operations per batch transaction
 class SideRows(RunRows):
     """Temporary and interim datasets (a mixin of TableRunStateStore)."""
 
-
     # --- temporary datasets -----------------------------------------------------------------------------------
     # One partition per (scope, temporary dataset); a row per writer (`w-` + sha256 of its run key, `passed_on`)
     # and per reader (`r-` + ...), each upserted whole: no read-modify-write, so no conflict between workers. A
     # writer upserts then reads the readers, a reader upserts then reads the writers: one of them sees the other.
-    def record_temporary(self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *,
-                         now: float | None = None) -> frozenset[str]:
+    def record_temporary(
+        self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *, now: float | None = None
+    ) -> frozenset[str]:
         now = time.time() if now is None else now
         readers: set[str] = set()
         for name, passed_on in sorted(writes.items()):
             partition = self._temporary_partition(scope, name)
-            self.table.upsert_entity(TableEntity(PartitionKey=partition, RowKey="w-" + _sha(writer), run_key=writer,
-                                                 passed_on=passed_on, temporary_at=float(now)),
-                                     mode=UpdateMode.REPLACE)
+            self.table.upsert_entity(
+                TableEntity(
+                    PartitionKey=partition,
+                    RowKey="w-" + _sha(writer),
+                    run_key=writer,
+                    passed_on=passed_on,
+                    temporary_at=float(now),
+                ),
+                mode=UpdateMode.REPLACE,
+            )
             readers.update(self._temporary_rows(partition, "r-", now, ("run_key",)))
         readers.discard(writer)
         for reader in sorted(readers):
@@ -57,17 +65,24 @@ class SideRows(RunRows):
             new["version"] = int(entity.get("version", 0)) + 1
             self._write(new, entity)
 
-    def temporary_sources(self, scope: str, names: Sequence[tuple[str, str]], reader: str, *,
-                          now: float | None = None) -> dict[tuple[str, str], list[bytes]]:
+    def temporary_sources(
+        self, scope: str, names: Sequence[tuple[str, str]], reader: str, *, now: float | None = None
+    ) -> dict[tuple[str, str], list[bytes]]:
         now = time.time() if now is None else now
         found: dict[tuple[str, str], list[bytes]] = {}
         for name in names:
             partition = self._temporary_partition(scope, name)
-            self.table.upsert_entity(TableEntity(PartitionKey=partition, RowKey="r-" + _sha(reader), run_key=reader,
-                                                 temporary_at=float(now)), mode=UpdateMode.REPLACE)
-            rows = [row for run_key, row in sorted(self._temporary_rows(partition, "w-", now,
-                                                                        ("run_key", "passed_on")).items())
-                    if run_key != reader]
+            self.table.upsert_entity(
+                TableEntity(
+                    PartitionKey=partition, RowKey="r-" + _sha(reader), run_key=reader, temporary_at=float(now)
+                ),
+                mode=UpdateMode.REPLACE,
+            )
+            rows = [
+                row
+                for run_key, row in sorted(self._temporary_rows(partition, "w-", now, ("run_key", "passed_on")).items())
+                if run_key != reader
+            ]
             if rows:
                 found[name] = [bytes(row["passed_on"]) for row in rows]
         return found
@@ -77,8 +92,14 @@ class SideRows(RunRows):
         MAX_TEMPORARY_ROWS)."""
         rows = self.table.query_entities(
             "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi and temporary_at gt @cutoff",
-            parameters={"p": partition, "lo": prefix, "hi": prefix[:-1] + ".",
-                        "cutoff": float(now - self.temporary_seconds)}, select=list(select))
+            parameters={
+                "p": partition,
+                "lo": prefix,
+                "hi": prefix[:-1] + ".",
+                "cutoff": float(now - self.temporary_seconds),
+            },
+            select=list(select),
+        )
         found: dict[str, Any] = {}
         for row in rows:
             found[row["run_key"]] = row
@@ -88,9 +109,11 @@ class SideRows(RunRows):
 
     def _purge_temporary(self, now: float) -> None:
         cutoff = float(now - self.temporary_seconds)
-        rows = self.table.query_entities("PartitionKey ge @lo and PartitionKey lt @hi and temporary_at le @cutoff",
-                                         parameters={"lo": TEMPORARY_PREFIX, "hi": TEMPORARY_PREFIX[:-1] + ".",
-                                                     "cutoff": cutoff}, select=["PartitionKey", "RowKey"])
+        rows = self.table.query_entities(
+            "PartitionKey ge @lo and PartitionKey lt @hi and temporary_at le @cutoff",
+            parameters={"lo": TEMPORARY_PREFIX, "hi": TEMPORARY_PREFIX[:-1] + ".", "cutoff": cutoff},
+            select=["PartitionKey", "RowKey"],
+        )
         for row in rows:
             self.table.delete_entity(row["PartitionKey"], row["RowKey"])  # no error when absent
 
@@ -102,8 +125,9 @@ class SideRows(RunRows):
     # One partition `lifecycle`, a row per dataset key (sha256 of type and qualifiedName): `mark` (JSON,
     # olparser.runs.marks.LifecycleMark), `marked_at`. A run's keys are read in one query (14 at a time) and changed
     # in one batch; the timer purges those unchanged for the run-state TTL.
-    def record_lifecycle(self, marks: Mapping[Key, LifecycleMark], *,
-                         now: float | None = None) -> dict[Key, LifecycleMark]:
+    def record_lifecycle(
+        self, marks: Mapping[Key, LifecycleMark], *, now: float | None = None
+    ) -> dict[Key, LifecycleMark]:
         now = time.time() if now is None else now
         rows = {_lifecycle_row(key): key for key in sorted_keys(marks)}
         if not rows:
@@ -113,33 +137,47 @@ class SideRows(RunRows):
             read: dict[str, TableEntity] = {}
             names = sorted(rows)
             for start in range(0, len(names), FILTER_KEYS):  # one query per 14 keys (a run has a few)
-                chunk = names[start:start + FILTER_KEYS]
+                chunk = names[start : start + FILTER_KEYS]
                 parameters = {"p": LIFECYCLE_PARTITION, **{f"r{i}": name for i, name in enumerate(chunk)}}
                 condition = " or ".join(f"RowKey eq @r{i}" for i in range(len(chunk)))
-                read.update((e["RowKey"], e) for e in self.table.query_entities(
-                    f"PartitionKey eq @p and ( {condition} )", parameters=parameters))  # spaced: the SDK's @names
+                read.update(
+                    (e["RowKey"], e)
+                    for e in self.table.query_entities(f"PartitionKey eq @p and ( {condition} )", parameters=parameters)
+                )  # spaced: the SDK's @names
             merged: dict[Key, LifecycleMark] = {}
             operations = []
             for name, key in sorted(rows.items()):
                 stored = LifecycleMark.from_json(json.loads(read[name]["mark"])) if name in read else None
                 merged[key] = stored.merged(marks[key]) if stored is not None else marks[key]
                 if merged[key] != stored:
-                    row = TableEntity(PartitionKey=LIFECYCLE_PARTITION, RowKey=name, marked_at=float(now),
-                                      mark=json.dumps(merged[key].to_json(), separators=(",", ":")))
+                    row = TableEntity(
+                        PartitionKey=LIFECYCLE_PARTITION,
+                        RowKey=name,
+                        marked_at=float(now),
+                        mark=json.dumps(merged[key].to_json(), separators=(",", ":")),
+                    )
                     operations.append(put_op(row, read.get(name)))
             for start in range(0, len(operations), BATCH_ROWS):  # all in one partition: one batch
-                self._transact(operations[start:start + BATCH_ROWS])
+                self._transact(operations[start : start + BATCH_ROWS])
             return merged
+
         result: dict[Key, LifecycleMark] = self._with_retries(attempt)
         return result
 
     def _purge_lifecycle(self, now: float) -> None:
-        rows = self.table.query_entities("PartitionKey eq @p and marked_at le @cutoff", select=["RowKey"],
-                                         parameters={"p": LIFECYCLE_PARTITION, "cutoff": float(now - self.ttl_seconds)})
+        rows = self.table.query_entities(
+            "PartitionKey eq @p and marked_at le @cutoff",
+            select=["RowKey"],
+            parameters={"p": LIFECYCLE_PARTITION, "cutoff": float(now - self.ttl_seconds)},
+        )
         for row in rows:
             try:
-                self.table.delete_entity(LIFECYCLE_PARTITION, row["RowKey"], etag=row.metadata["etag"],
-                                         match_condition=MatchConditions.IfNotModified)
+                self.table.delete_entity(
+                    LIFECYCLE_PARTITION,
+                    row["RowKey"],
+                    etag=row.metadata["etag"],
+                    match_condition=MatchConditions.IfNotModified,
+                )
             except HttpResponseError as error:  # changed since the query: no longer expired (412)
                 if error.status_code != 412:
                     raise
@@ -148,32 +186,46 @@ class SideRows(RunRows):
     def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
         now = time.time() if now is None else now
         for key, candidates in sorted(entries.items()):
-            row = TableEntity(self._interim_keys(key), type_name=key[0], qualified_name=key[1], candidates=candidates,
-                              registered_at=float(now), checked_at=float(now))
+            row = TableEntity(
+                self._interim_keys(key),
+                type_name=key[0],
+                qualified_name=key[1],
+                candidates=candidates,
+                registered_at=float(now),
+                checked_at=float(now),
+            )
             try:
                 self.table.create_entity(row)
             except ResourceExistsError:  # registered before: keep its times, take the new candidates
-                self.table.update_entity(TableEntity(self._interim_keys(key), candidates=candidates),
-                                         mode=UpdateMode.MERGE)
+                self.table.update_entity(
+                    TableEntity(self._interim_keys(key), candidates=candidates), mode=UpdateMode.MERGE
+                )
 
     def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
         return {key for key in sorted_keys(keys) if self._read_keys(self._interim_keys(key)) is not None}
 
     def due_interim(self, limit: int) -> list[InterimDataset]:
-        rows = self.table.query_entities("PartitionKey eq @p", parameters={"p": INTERIM_PARTITION},
-                                         select=["type_name", "qualified_name", "candidates", "registered_at",
-                                                 "checked_at"])
-        found = sorted((float(r["checked_at"]), r["type_name"], r["qualified_name"], r["candidates"],
-                        float(r["registered_at"])) for r in rows)
-        return [InterimDataset((t, q), candidates, registered, checked)
-                for checked, t, q, candidates, registered in found[:limit]]
+        rows = self.table.query_entities(
+            "PartitionKey eq @p",
+            parameters={"p": INTERIM_PARTITION},
+            select=["type_name", "qualified_name", "candidates", "registered_at", "checked_at"],
+        )
+        found = sorted(
+            (float(r["checked_at"]), r["type_name"], r["qualified_name"], r["candidates"], float(r["registered_at"]))
+            for r in rows
+        )
+        return [
+            InterimDataset((t, q), candidates, registered, checked)
+            for checked, t, q, candidates, registered in found[:limit]
+        ]
 
     def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
         now = time.time() if now is None else now
         for key in sorted_keys(keys):
             try:
-                self.table.update_entity(TableEntity(self._interim_keys(key), checked_at=float(now)),
-                                         mode=UpdateMode.MERGE)
+                self.table.update_entity(
+                    TableEntity(self._interim_keys(key), checked_at=float(now)), mode=UpdateMode.MERGE
+                )
             except ResourceNotFoundError:  # forgotten meanwhile
                 continue
 

@@ -36,6 +36,7 @@ processes' writers, `table_due.py` the `due` partition, `table_side.py` the temp
 of TableRunStateStore), and `table_rows.py` the conditional reads, writes and transactions (shared with the run
 history's store).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -51,22 +52,38 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableClient, TableEntity
 
-from olparser.runs.codec import from_compressed, to_compressed
-from olparser.runs.merge import merge_event
-from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs import ledger
-from olparser.runs.ledger import CommitResult, Key, sorted_keys
-from olparser.runs.store import ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
-from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
-from olparser.adapters.storage_account import StorageConnection, storage_account
 from olparser.adapters.run_state.table_due import DUE_PARTITION, DueRows
 from olparser.adapters.run_state.table_owned import HEAD_ROW, OWNED_PREFIX, OwnedRows, RunStateConflict
-from olparser.adapters.run_state.table_rows import (PROPERTY_BYTES, delete_row, get_blob, put_blob, read_row,
-                                                    retried, safe_row_key, with_etag, write_row)
+from olparser.adapters.run_state.table_rows import (
+    PROPERTY_BYTES,
+    delete_row,
+    get_blob,
+    put_blob,
+    read_row,
+    retried,
+    safe_row_key,
+    with_etag,
+    write_row,
+)
 from olparser.adapters.run_state.table_side import INTERIM_PARTITION, TEMPORARY_PREFIX, SideRows
+from olparser.adapters.storage_account import StorageConnection, storage_account
+from olparser.runs import ledger
+from olparser.runs.codec import from_compressed, to_compressed
+from olparser.runs.ledger import CommitResult, Key, sorted_keys
+from olparser.runs.merge import merge_event
+from olparser.runs.model import JSON, RunSnapshot
+from olparser.runs.store import ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
+from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 
-__all__ = ["PROPERTY_BYTES", "RunStateConflict", "RunStateTooLarge", "TableRunStateStore", "get_blob", "put_blob",
-           "safe_row_key"]
+__all__ = [
+    "PROPERTY_BYTES",
+    "RunStateConflict",
+    "RunStateTooLarge",
+    "TableRunStateStore",
+    "get_blob",
+    "put_blob",
+    "safe_row_key",
+]
 # An entity holds at most 1 MiB, and binary properties travel base64-encoded (4/3 larger; Azurite counts that size):
 # 720,000 bytes are ~960 KB on the wire, leaving room for the keys and the other properties.
 MAX_STATE_BYTES = 720_000
@@ -82,10 +99,17 @@ class RunStateTooLarge(ValueError):
 class TableRunStateStore(OwnedRows, DueRows, SideRows):
     """RunStateStore over an Azure Table (see the module docstring and olparser/runs/store.py)."""
 
-    def __init__(self, table: TableClient, *, ttl_seconds: int, max_state_bytes: int = MAX_STATE_BYTES,
-                 max_attempts: int = MAX_ATTEMPTS, max_datasets: int | None = None,
-                 connection_string: StorageConnection | None = None,
-                 temporary_seconds: float = DEFAULT_TEMPORARY_DATASET_SECONDS) -> None:
+    def __init__(
+        self,
+        table: TableClient,
+        *,
+        ttl_seconds: int,
+        max_state_bytes: int = MAX_STATE_BYTES,
+        max_attempts: int = MAX_ATTEMPTS,
+        max_datasets: int | None = None,
+        connection_string: StorageConnection | None = None,
+        temporary_seconds: float = DEFAULT_TEMPORARY_DATASET_SECONDS,
+    ) -> None:
         self.table = table
         self.temporary_seconds = temporary_seconds
         self.connection_string = connection_string  # what it was opened with (None: given a client)
@@ -102,16 +126,27 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self._heads: OrderedDict[str, TableEntity] = OrderedDict()  # entity partition -> its head row, as last seen
 
     @classmethod
-    def from_connection_string(cls, connection: StorageConnection, table_name: str, *, ttl_seconds: int,
-                               **options: Any) -> "TableRunStateStore":
+    def from_connection_string(
+        cls, connection: StorageConnection, table_name: str, *, ttl_seconds: int, **options: Any
+    ) -> "TableRunStateStore":
         """Connect (a connection string, or an identity-based StorageAccount) and create the table if needed."""
         service = storage_account(connection).table_service()
-        return cls(service.create_table_if_not_exists(table_name), ttl_seconds=ttl_seconds,
-                   connection_string=connection, **options)
+        return cls(
+            service.create_table_if_not_exists(table_name),
+            ttl_seconds=ttl_seconds,
+            connection_string=connection,
+            **options,
+        )
 
     # --- merged events -----------------------------------------------------------------------------------------
-    def merge_versioned(self, event: JSON, *, now: float | None = None, max_datasets: int | None = None,
-                        schedule: ScheduleAfterMerge | None = None) -> tuple[RunSnapshot, int]:
+    def merge_versioned(
+        self,
+        event: JSON,
+        *,
+        now: float | None = None,
+        max_datasets: int | None = None,
+        schedule: ScheduleAfterMerge | None = None,
+    ) -> tuple[RunSnapshot, int]:
         run_id = event_run_id(event)
         max_datasets = self.max_datasets if max_datasets is None else max_datasets
         now = time.time() if now is None else now
@@ -129,13 +164,18 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
 
         def merge_into(entity: TableEntity | None, from_memory: bool) -> tuple[RunSnapshot, int] | None:
             live = entity is not None and not self._expired(entity, now)
-            snapshot = merge_event(self._decode(entity) if entity is not None and live else None, event,
-                                   max_datasets=max_datasets)
+            snapshot = merge_event(
+                self._decode(entity) if entity is not None and live else None, event, max_datasets=max_datasets
+            )
             state = _compressed_state(snapshot, run_id, self.max_state_bytes)
             new = self._carry_over(run_id, entity)
             version = int(entity.get("version", 0)) if entity is not None else 0
-            if entity is None or state_rewrite_needed(live and self._get_blob(entity, "state") == state,
-                                                      float(entity.get("updated_at", 0.0)), now, self.ttl_seconds):
+            if entity is None or state_rewrite_needed(
+                live and self._get_blob(entity, "state") == state,
+                float(entity.get("updated_at", 0.0)),
+                now,
+                self.ttl_seconds,
+            ):
                 version += 1
                 self._put_blob(new, "state", state)
                 new.update(updated_at=float(now), version=version)
@@ -200,7 +240,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         keys = set(sorted_keys(keys))
 
         def attempt() -> tuple[int, frozenset[Key]]:  # the run's record first: a crash before the users rows leaves
-            entity = self._read(run_key)                # nothing uploaded
+            entity = self._read(run_key)  # nothing uploaded
             record = self._record(entity)
             new = ledger.claim(record, keys)
             if new is not record:
@@ -211,22 +251,40 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             return record.epoch, record.claimed
 
         epoch, before = self._with_retries(attempt)
-        return frozenset(key for key in sorted(keys)
-                         if self._claim_user(key, run_key, epoch, now, first=key not in before))
+        return frozenset(
+            key for key in sorted(keys) if self._claim_user(key, run_key, epoch, now, first=key not in before)
+        )
 
     def claimed(self, run_key: str) -> frozenset[Key]:
         return frozenset(self._get_keys(self._read(run_key), "claimed"))
 
-    def commit(self, run_key: str, keys: Iterable[Key], *, version: int | None, fingerprint: str,
-               process_names: Sequence[str] = (), run_time: float | None = None, dangling: Iterable[Key] = (),
-               process_types: frozenset[str] = frozenset(), now: float | None = None) -> CommitResult:
+    def commit(
+        self,
+        run_key: str,
+        keys: Iterable[Key],
+        *,
+        version: int | None,
+        fingerprint: str,
+        process_names: Sequence[str] = (),
+        run_time: float | None = None,
+        dangling: Iterable[Key] = (),
+        process_types: frozenset[str] = frozenset(),
+        now: float | None = None,
+    ) -> CommitResult:
         now = time.time() if now is None else now
 
         def attempt() -> tuple[ledger.Intentions, TableEntity] | None:
             entity = self._read(run_key)
-            new = ledger.commit(self._record(entity), keys, version=version, fingerprint=fingerprint,
-                                process_names=process_names, run_time=run_time, dangling=dangling,
-                                process_types=process_types)
+            new = ledger.commit(
+                self._record(entity),
+                keys,
+                version=version,
+                fingerprint=fingerprint,
+                process_names=process_names,
+                run_time=run_time,
+                dangling=dangling,
+                process_types=process_types,
+            )
             if new is None:
                 return None
             assert new.pending is not None  # a commit records its intentions (ledger.commit)
@@ -236,8 +294,9 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             self._put_keys(row, "written", new.claimed)
             self._put_keys(row, "claimed", new.claimed)
             self._put_pending(row, new.pending)
-            row.update(fingerprint=fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch,
-                       due_at=settle_at)
+            row.update(
+                fingerprint=fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch, due_at=settle_at
+            )
             return new.pending, self._write(row, entity)
 
         written: tuple[ledger.Intentions, TableEntity] | None = self._with_retries(attempt)
@@ -261,8 +320,11 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self._purge_temporary(now)
         self._purge_lifecycle(now)
         cutoff = float(now - self.ttl_seconds)
-        expired = self.table.query_entities("updated_at le @cutoff", parameters={"cutoff": cutoff},
-                                            select=["PartitionKey", "RowKey", "updated_at", "due_at"])
+        expired = self.table.query_entities(
+            "updated_at le @cutoff",
+            parameters={"cutoff": cutoff},
+            select=["PartitionKey", "RowKey", "updated_at", "due_at"],
+        )
         deleted = 0
         for entity in expired:
             if entity.get("due_at") is not None:
@@ -279,11 +341,20 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey", "RowKey"]):
             partition = row["PartitionKey"]
             if (partition.startswith(OWNED_PREFIX) and row["RowKey"] != HEAD_ROW) or partition.startswith(
-                    TEMPORARY_PREFIX):
+                TEMPORARY_PREFIX
+            ):
                 continue  # a run's entry among an entity's users; a temporary dataset's writer or reader
-            kind = ("due" if partition == DUE_PARTITION else "interim" if partition == INTERIM_PARTITION
-                    else "entities" if partition.startswith((OWNED_PREFIX, "ref-"))
-                    else "processes" if partition.startswith("process-") else "runs")
+            kind = (
+                "due"
+                if partition == DUE_PARTITION
+                else "interim"
+                if partition == INTERIM_PARTITION
+                else "entities"
+                if partition.startswith((OWNED_PREFIX, "ref-"))
+                else "processes"
+                if partition.startswith("process-")
+                else "runs"
+            )
             counts[kind] += 1
         return StoreStats(**counts)
 
@@ -297,14 +368,16 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self.close()
 
     # --- users of an entity: a partition per entity, its head row and one row per run using it ---------------
-    def _carry_out(self, run_key: str, intentions: ledger.Intentions, entity: TableEntity | None,
-                   now: float) -> CommitResult:
+    def _carry_out(
+        self, run_key: str, intentions: ledger.Intentions, entity: TableEntity | None, now: float
+    ) -> CommitResult:
         """Release the users rows and change the writers the intentions name; clear them when no catalog work is
         left (`entity`: the run's row as last read or written, for the first attempt)."""
-        orphans = [key for key in intentions.release
-                   if self._release_user(key, run_key, intentions.epoch, now)]
-        changes = {name: self._change_writers(name, run_key, intentions)
-                   for name in dict.fromkeys((*intentions.wrote, *intentions.dropped))}
+        orphans = [key for key in intentions.release if self._release_user(key, run_key, intentions.epoch, now)]
+        changes = {
+            name: self._change_writers(name, run_key, intentions)
+            for name in dict.fromkeys((*intentions.wrote, *intentions.dropped))
+        }
         result = ledger.settlement(intentions, orphans, changes)
         if ledger.has_catalog_work(result):
             return result
@@ -334,11 +407,13 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         if entity is None:
             return ledger.RunRecord()
         pending = self._get_blob(entity, "pending")
-        return ledger.RunRecord(version=int(entity.get("version", 0)), epoch=int(entity.get("epoch", 0)),
-                                claimed=frozenset(self._get_keys(entity, "claimed")),
-                                fingerprint=entity.get("fingerprint"),
-                                pending=ledger.Intentions.from_json(json.loads(zlib.decompress(pending)))
-                                if pending else None)
+        return ledger.RunRecord(
+            version=int(entity.get("version", 0)),
+            epoch=int(entity.get("epoch", 0)),
+            claimed=frozenset(self._get_keys(entity, "claimed")),
+            fingerprint=entity.get("fingerprint"),
+            pending=ledger.Intentions.from_json(json.loads(zlib.decompress(pending))) if pending else None,
+        )
 
     def _put_pending(self, entity: TableEntity, intentions: ledger.Intentions | None) -> None:
         text = b"" if intentions is None else zlib.compress(json.dumps(intentions.to_json()).encode("utf-8"), 6)
@@ -419,8 +494,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         `entity` as written (with its new ETag, for a next compare-and-swap without reading it again)."""
         row = (entity["PartitionKey"], entity["RowKey"])
         try:
-            etag = write_row(self.table, entity, read.metadata["etag"] if read is not None else None,
-                             RunStateConflict)
+            etag = write_row(self.table, entity, read.metadata["etag"] if read is not None else None, RunStateConflict)
         except (RunStateConflict, HttpResponseError):  # what the row now is is unknown
             self._fold(row, None, forget=True)
             raise
@@ -437,6 +511,6 @@ def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:
     if len(data) > limit:
         raise RunStateTooLarge(
             f"run {run_id}: merged state is {len(data)} bytes compressed, over the {limit}-byte limit of one Table "
-            "storage entity; use RUN_STATE_STORE=sqlite or strip large facets (STRIP_FACETS)")
+            "storage entity; use RUN_STATE_STORE=sqlite or strip large facets (STRIP_FACETS)"
+        )
     return data
-

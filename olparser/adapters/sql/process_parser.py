@@ -12,6 +12,7 @@ plan is built again on every event of the run, and the same statements run every
 query (its reason, never the SQL, which may hold secrets in literals) and cached like a result, so one bad statement
 costs one parse per process.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -51,8 +52,13 @@ class _Worker:
     def __init__(self, startup_seconds: float) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the Functions host adds paths at run time
-        self.process = subprocess.Popen([sys.executable, "-m", "olparser.adapters.sql.worker"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "olparser.adapters.sql.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         self._buffer = b""
         try:
             ready = self._read_line(time.monotonic() + startup_seconds)
@@ -109,9 +115,15 @@ class SqlParser:
     """`ParseSql` over a pool of at most `workers` parser processes (started on demand), with a size limit, a
     deadline per parse and a result cache. Thread-safe: queue triggers build plans concurrently."""
 
-    def __init__(self, *, max_chars: int = DEFAULT_MAX_CHARS, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-                 workers: int = DEFAULT_WORKERS, cache_size: int = CACHE_SIZE,
-                 startup_seconds: float = STARTUP_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        workers: int = DEFAULT_WORKERS,
+        cache_size: int = CACHE_SIZE,
+        startup_seconds: float = STARTUP_SECONDS,
+    ) -> None:
         self.max_chars = max_chars
         self.timeout_seconds = timeout_seconds
         self.workers = max(1, workers)
@@ -137,8 +149,10 @@ class SqlParser:
                 self._cache.move_to_end(key)
                 return self._cache[key]
         if len(sql) > self.max_chars:
-            result: ParseResult = SqlParseFailure(f"the query has {len(sql):,} characters, more than the limit of "
-                                                  f"{self.max_chars:,} (setting MAX_SQL_CHARS)")
+            result: ParseResult = SqlParseFailure(
+                f"the query has {len(sql):,} characters, more than the limit of "
+                f"{self.max_chars:,} (setting MAX_SQL_CHARS)"
+            )
         else:
             result = self._parse(sql, dialect)
         if isinstance(result, SqlParseFailure):
@@ -162,8 +176,9 @@ class SqlParser:
             answer = worker.ask({"sql": sql, "dialect": dialect}, self.timeout_seconds)
         except TimeoutError:
             self._discard(worker)
-            return SqlParseFailure(f"parsing took longer than {self.timeout_seconds:g} s "
-                                   "(setting SQL_PARSE_TIMEOUT_SECONDS)")
+            return SqlParseFailure(
+                f"parsing took longer than {self.timeout_seconds:g} s (setting SQL_PARSE_TIMEOUT_SECONDS)"
+            )
         except WorkerGone as gone:
             self._discard(worker)
             return SqlParseFailure(str(gone))

@@ -9,6 +9,7 @@ Protocol, one JSON document per line: it writes `{"ready": true}` once it has im
 request `{"sql": ..., "dialect": ...}` with `{"parsed": ParsedSql.to_json()}` or `{"error": "..."}`. It ends when its
 input ends (its parent went away).
 """
+
 from __future__ import annotations
 
 import json
@@ -38,13 +39,21 @@ def parse(sql: str, dialect: str) -> dict[str, Any]:
         where = f" (line {position.group(1)}, column {position.group(2)})" if position else ""
         return {"error": f"the {dialect or 'generic'} SQL parser could not read the statement{where}"}
     columns = tuple(
-        SqlColumnLineage(SqlColumn(_table(item.descendant.origin), item.descendant.name),
-                         tuple(SqlColumn(_table(source.origin), source.name) for source in item.lineage))
-        for item in result.column_lineage)
+        SqlColumnLineage(
+            SqlColumn(_table(item.descendant.origin), item.descendant.name),
+            tuple(SqlColumn(_table(source.origin), source.name) for source in item.lineage),
+        )
+        for item in result.column_lineage
+    )
     stars, aliases, ctes = read_statement(sql)
-    parsed = ParsedSql(in_tables=tuple(t for t in map(_table, result.in_tables) if t),
-                       out_tables=tuple(t for t in map(_table, result.out_tables) if t),
-                       columns=columns, stars=stars, aliases=aliases, ctes=ctes)
+    parsed = ParsedSql(
+        in_tables=tuple(t for t in map(_table, result.in_tables) if t),
+        out_tables=tuple(t for t in map(_table, result.out_tables) if t),
+        columns=columns,
+        stars=stars,
+        aliases=aliases,
+        ctes=ctes,
+    )
     return {"parsed": parsed.to_json()}
 
 

@@ -1,23 +1,32 @@
 """A changed rule file is used without a restart; an invalid one keeps the previous rules (adapters/rules_file.py)."""
+
 import json
 import logging
 import os
 import threading
 
-from olparser.naming import MappingEngine
-from olparser.naming.rules import rule_offsets
 from olparser.adapters.rules_file import ReloadingEngine, rules_problem, use_app_rules
 from olparser.adapters.runtime import Runtime
+from olparser.naming import MappingEngine
+from olparser.naming.rules import rule_offsets
 from olparser.settings import SHIPPED_MAPPINGS_PATH, Settings
-from tests.support.waiting import wait_until
 from tests.support.rules import BROKEN_RULES, BROKEN_RULES_PROBLEM
+from tests.support.waiting import wait_until
 
 NS, NAME = "kafka://broker:9092", "orders"
 
 
 def rules(template: str, type_name: str = "kafka_topic") -> str:
-    return json.dumps([{"name": "kafka", "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafka"}],
-                        "qualifiedName": template, "purviewDataType": type_name}])
+    return json.dumps(
+        [
+            {
+                "name": "kafka",
+                "parserConditions": [{"op1": "prefix", "compare": "=", "op2": "kafka"}],
+                "qualifiedName": template,
+                "purviewDataType": type_name,
+            }
+        ]
+    )
 
 
 class Clock:
@@ -62,8 +71,11 @@ def test_an_invalid_new_file_keeps_the_old_rules_and_logs_why(tmp_path, caplog):
         clock.now += 5
         assert engine.map(NS, NAME).qualified_name == "kafka://orders"
     assert len(caplog.records) == 1  # once per change, not once per call
-    assert caplog.records[0].getMessage().startswith(
-        f"mapping rules in {path} changed but cannot be used, so the previous rules stay in force: ")
+    assert (
+        caplog.records[0]
+        .getMessage()
+        .startswith(f"mapping rules in {path} changed but cannot be used, so the previous rules stay in force: ")
+    )
     rewrite(path, rules("fixed://{nameGroups[0]}"))
     clock.now += 5
     assert engine.map(NS, NAME).qualified_name == "fixed://orders"
@@ -93,17 +105,20 @@ def test_a_rule_problem_names_the_file_line_column_and_rule(tmp_path):
     syntax = tmp_path / "syntax.json"
     syntax.write_text('[\n  {"name": ')
     assert rules_problem(Settings(mappings_path=syntax)) == (
-        f"{syntax}:2:12: {syntax} is not valid JSON: Expecting value (line 2, column 12)")
+        f"{syntax}:2:12: {syntax} is not valid JSON: Expecting value (line 2, column 12)"
+    )
     assert rules_problem(Settings(mappings_path=tmp_path / "none.json")).startswith(
-        f"{tmp_path / 'none.json'}: cannot read the mapping rules: ")
+        f"{tmp_path / 'none.json'}: cannot read the mapping rules: "
+    )
     assert rules_problem(Settings(mappings_path=path, mappings_inline="[{}]")) == (
-        "rule 0: app setting OlToPurviewMappings: 'name' is a required property (and 3 more problem(s))")
+        "rule 0: app setting OlToPurviewMappings: 'name' is a required property (and 3 more problem(s))"
+    )
     assert rules_problem(Settings(mappings_path=SHIPPED_MAPPINGS_PATH)) is None
 
 
 def test_rule_offsets_find_each_rule_of_either_shape():
     text = '[ {"a": 1},\n  {"b": [2, "]"]} ]'
-    assert [text[offset:offset + 6] for offset in rule_offsets(text)] == ['{"a": ', '{"b": ']
+    assert [text[offset : offset + 6] for offset in rule_offsets(text)] == ['{"a": ', '{"b": ']
     assert rule_offsets('{"rules": []}') == [] and rule_offsets("not json") == []
 
 
@@ -117,8 +132,13 @@ def test_an_invalid_edit_shows_in_status_until_fixed(tmp_path, caplog):
     clock.now += 5
     with caplog.at_level(logging.ERROR, logger="olparser.adapters.rules_file"):
         for _ in range(3):
-            assert engine.status() == {"ok": False, "path": str(path), "rules": 1, "reloads": 0,
-                                       "error": f"{path}:4:3: {COMPARE_ERROR}"}
+            assert engine.status() == {
+                "ok": False,
+                "path": str(path),
+                "rules": 1,
+                "reloads": 0,
+                "error": f"{path}:4:3: {COMPARE_ERROR}",
+            }
             clock.now += 5
     assert len(caplog.records) == 1
     assert engine.map(NS, NAME).qualified_name == "kafka://orders"  # the last good rules stay in force
@@ -142,9 +162,11 @@ def test_the_watcher_notices_a_change_with_no_mapping_and_logs_it_once(tmp_path,
         finally:
             engine.close()
     lines = [r.getMessage() for r in caplog.records]
-    assert lines == [f"mapping rules reloaded from {path} (1 rules)",
-                     f"mapping rules in {path} changed but cannot be used, so the previous rules stay in force: "
-                     f"{path}:4:3: {COMPARE_ERROR}"]
+    assert lines == [
+        f"mapping rules reloaded from {path} (1 rules)",
+        f"mapping rules in {path} changed but cannot be used, so the previous rules stay in force: "
+        f"{path}:4:3: {COMPARE_ERROR}",
+    ]
     assert sum(t.name == "ol2purview-rules-watcher" for t in threading.enumerate()) <= 1
 
 

@@ -1,6 +1,7 @@
 """SQLite files opened by several workers at once (the tasks of a Spark job opening the run history): the switch to
 WAL, which SQLite can refuse at once with "database is locked" when another process opens the new file at the same
 moment (its busy timeout does not cover that case), is tried again until the busy timeout has passed."""
+
 from __future__ import annotations
 
 import sqlite3

@@ -1,4 +1,5 @@
 """Helpers for the contract tests: a valid minimal event to break field by field, and readers that return errors."""
+
 from __future__ import annotations
 
 import copy
@@ -33,8 +34,12 @@ def body_of(event: Any) -> bytes:
     return json.dumps(event).encode("utf-8")
 
 
-def refusal(body: bytes, headers: dict[str, str] | None = None, limits: IntakeLimits | None = None,
-            reader: Callable[..., Any] = read_event) -> IngestError:
+def refusal(
+    body: bytes,
+    headers: dict[str, str] | None = None,
+    limits: IntakeLimits | None = None,
+    reader: Callable[..., Any] = read_event,
+) -> IngestError:
     """The IngestError a reader raises for `body` (fails the test when it accepts)."""
     with pytest.raises(IngestError) as caught:
         reader(body, JSON_HEADERS if headers is None else headers, limits or IntakeLimits())

@@ -1,4 +1,5 @@
 """Batches (POST /lineage/batch): a JSON array or {"events": [...]}, one result per event, and the spec's answer."""
+
 from __future__ import annotations
 
 import gzip
@@ -32,16 +33,20 @@ def test_bad_events_are_refused_in_place_with_paths_rooted_at_the_event() -> Non
     assert [r.to_json() for r in results[1:]] == [
         {"error": "$[1] must be an OpenLineage event object", "path": "$[1]"},
         {"error": '$[2].run.runId must be a UUID; got "x"', "path": "$[2].run.runId"},
-        {"error": '$[3].eventType must be one of START, RUNNING, COMPLETE, ABORT, FAIL, OTHER; got "DONE"',
-         "path": "$[3].eventType"},
+        {
+            "error": '$[3].eventType must be one of START, RUNNING, COMPLETE, ABORT, FAIL, OTHER; got "DONE"',
+            "path": "$[3].eventType",
+        },
     ]
 
 
 def test_facet_warnings_in_a_batch_name_the_event() -> None:
     event = minimal_event(outputs=[{"namespace": "dbfs", "name": "/x", "facets": {"schema": {"fields": 3}}}])
     [accepted] = read(body_of({"events": [event]}))
-    assert accepted.warnings == ("dropped malformed facet $.events[0].outputs[0].facets.schema: "
-                                 "$.events[0].outputs[0].facets.schema.fields must be an array, got a number",)
+    assert accepted.warnings == (
+        "dropped malformed facet $.events[0].outputs[0].facets.schema: "
+        "$.events[0].outputs[0].facets.schema.fields must be an array, got a number",
+    )
 
 
 @pytest.mark.parametrize("body, path", [(b"[]", "$"), (b'{"events": []}', "$.events")])
@@ -72,16 +77,21 @@ def test_all_accepted_is_204_without_body() -> None:
 def test_partial_success_classifies_refusals_as_not_retriable_and_server_errors_as_retriable() -> None:
     outcomes: list = read(body_of([minimal_event(), minimal_event(run={"runId": "x"}), minimal_event()]))
     outcomes[2] = ConnectionError("queue at 10.0.0.4 unreachable, key=secret")
-    assert batch_response(outcomes) == (200, {
-        "status": "partial_success",
-        "summary": {"received": 3, "successful": 1, "failed": 2, "retriable": 1, "non_retriable": 1},
-        "failed_events": [
-            {"index": 1, "reason": '$[1].run.runId must be a UUID; got "x"', "retriable": False},
-            {"index": 2, "reason": "Server error", "retriable": True},
-        ],
-    })
+    assert batch_response(outcomes) == (
+        200,
+        {
+            "status": "partial_success",
+            "summary": {"received": 3, "successful": 1, "failed": 2, "retriable": 1, "non_retriable": 1},
+            "failed_events": [
+                {"index": 1, "reason": '$[1].run.runId must be a UUID; got "x"', "retriable": False},
+                {"index": 2, "reason": "Server error", "retriable": True},
+            ],
+        },
+    )
 
 
 def test_limits_come_from_settings() -> None:
     settings = Settings.from_env({"MAX_EVENT_BYTES": "1000", "STRIP_FACETS": "debug, spark_properties"})
-    assert IntakeLimits.from_settings(settings) == IntakeLimits(max_body_bytes=1000, stripped_facets=("debug", "spark_properties"))
+    assert IntakeLimits.from_settings(settings) == IntakeLimits(
+        max_body_bytes=1000, stripped_facets=("debug", "spark_properties")
+    )

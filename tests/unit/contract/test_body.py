@@ -1,4 +1,5 @@
 """Request bodies: media type, gzip (declared or by magic bytes, bounded), UTF-8, JSON syntax, size and nesting."""
+
 from __future__ import annotations
 
 import gzip
@@ -135,7 +136,10 @@ def test_gzip_bomb_is_refused_without_being_expanded(monkeypatch) -> None:
     error = refusal(bomb, {"Content-Encoding": "gzip"}, limits)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert error.to_json() == {"error": "body is larger than the limit of 1048576 bytes once decompressed (setting MAX_EVENT_BYTES)", "path": "body"}
+    assert error.to_json() == {
+        "error": "body is larger than the limit of 1048576 bytes once decompressed (setting MAX_EVENT_BYTES)",
+        "path": "body",
+    }
     assert error.status == 413
     assert peak < 4 * 1024 * 1024  # a few times the 1 MiB limit, nowhere near 32 MiB
     assert inflaters.produced == 1024 * 1024 + 1  # decompressing stops one byte past the limit, not at 32 MiB
@@ -188,8 +192,16 @@ def test_nesting_past_the_depth_limit_inside_an_event_is_400_with_its_path() -> 
     assert error.to_json() == {"error": f"{path} is nested deeper than the limit of 64 levels", "path": path}
 
 
-@pytest.mark.parametrize("content_type", ["text/html", "application/xml", "text/xml", "multipart/form-data; boundary=x",
-                                          "application/x-www-form-urlencoded"])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/html",
+        "application/xml",
+        "text/xml",
+        "multipart/form-data; boundary=x",
+        "application/x-www-form-urlencoded",
+    ],
+)
 def test_content_type_that_is_clearly_not_json_is_415(content_type: str) -> None:
     error = refusal(body_of(minimal_event()), {"Content-Type": content_type})
     media_type = content_type.split(";")[0]
@@ -197,15 +209,18 @@ def test_content_type_that_is_clearly_not_json_is_415(content_type: str) -> None
     assert error.status == 415
 
 
-@pytest.mark.parametrize("headers", [
-    {},
-    {"Content-Type": "application/json"},
-    {"content-type": "application/json; charset=utf-8"},
-    {"CONTENT-TYPE": "Application/JSON;charset=UTF-8"},
-    {"Content-Type": "application/vnd.openlineage+json"},
-    {"Content-Type": "text/plain"},
-    {"Content-Type": "application/octet-stream"},
-])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Content-Type": "application/json"},
+        {"content-type": "application/json; charset=utf-8"},
+        {"CONTENT-TYPE": "Application/JSON;charset=UTF-8"},
+        {"Content-Type": "application/vnd.openlineage+json"},
+        {"Content-Type": "text/plain"},
+        {"Content-Type": "application/octet-stream"},
+    ],
+)
 def test_json_content_types_missing_ones_and_generic_defaults_are_accepted(headers: dict[str, str]) -> None:
     assert read_event(body_of(minimal_event()), headers, IntakeLimits()).run_id == RUN_ID
 

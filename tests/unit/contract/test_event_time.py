@@ -1,4 +1,5 @@
 """Event times: a date more than MAX_EVENT_TIME_SKEW_SECONDS ahead of receipt is clamped, with a warning."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -14,25 +15,46 @@ RECEIVED = datetime(2025, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
 
 
 def _read(event_time: str, skew: int = 300):
-    return read_event(body_of(minimal_event(eventTime=event_time)), JSON_HEADERS,
-                      IntakeLimits(max_event_time_skew_seconds=skew), received_at=RECEIVED)
+    return read_event(
+        body_of(minimal_event(eventTime=event_time)),
+        JSON_HEADERS,
+        IntakeLimits(max_event_time_skew_seconds=skew),
+        received_at=RECEIVED,
+    )
 
 
-@pytest.mark.parametrize("event_time", ["2025-03-01T12:05:00Z", "2025-03-01T12:04:59.999Z", "2025-03-01T14:05:00+02:00",
-                                        "2024-01-01T00:00:00Z", "0001-01-01T00:00:00+05:00"])
+@pytest.mark.parametrize(
+    "event_time",
+    [
+        "2025-03-01T12:05:00Z",
+        "2025-03-01T12:04:59.999Z",
+        "2025-03-01T14:05:00+02:00",
+        "2024-01-01T00:00:00Z",
+        "0001-01-01T00:00:00+05:00",
+    ],
+)
 def test_times_up_to_the_skew_ahead_and_past_times_are_kept(event_time: str) -> None:
     accepted = _read(event_time)
     assert (accepted.event["eventTime"], accepted.warnings) == (event_time, ())
 
 
-@pytest.mark.parametrize("event_time", ["9999-12-31T23:59:59Z", "9999-12-31T23:00:00-05:00", "2025-03-01T12:05:00.001Z",
-                                        "2025-03-01 13:05:01+0100", "2025-03-02T00:00:00"])
+@pytest.mark.parametrize(
+    "event_time",
+    [
+        "9999-12-31T23:59:59Z",
+        "9999-12-31T23:00:00-05:00",
+        "2025-03-01T12:05:00.001Z",
+        "2025-03-01 13:05:01+0100",
+        "2025-03-02T00:00:00",
+    ],
+)
 def test_later_times_are_clamped_to_receipt_plus_the_skew(event_time: str) -> None:
     accepted = _read(event_time)
     assert accepted.event["eventTime"] == "2025-03-01T12:05:00.000Z"
     assert accepted.warnings == (
         f"$.eventTime {event_time!r} is more than 300 seconds ahead of the time it was received "
-        "(setting MAX_EVENT_TIME_SKEW_SECONDS): recorded as 2025-03-01T12:05:00.000Z",)
+        "(setting MAX_EVENT_TIME_SKEW_SECONDS): recorded as 2025-03-01T12:05:00.000Z",
+    )
     assert b'"eventTime":"2025-03-01T12:05:00.000Z"' in accepted.to_json_bytes()
 
 
@@ -44,9 +66,11 @@ def test_batch_events_are_clamped_each_with_its_own_path() -> None:
     body = body_of([minimal_event(), minimal_event(eventTime="9999-01-01T00:00:00Z")])
     results = read_batch(body, JSON_HEADERS, IntakeLimits(), received_at=RECEIVED)
     assert results[0].warnings == ()
-    assert results[1].warnings == ("$[1].eventTime '9999-01-01T00:00:00Z' is more than 300 seconds ahead of the time "
-                                   "it was received (setting MAX_EVENT_TIME_SKEW_SECONDS): recorded as "
-                                   "2025-03-01T12:05:00.000Z",)
+    assert results[1].warnings == (
+        "$[1].eventTime '9999-01-01T00:00:00Z' is more than 300 seconds ahead of the time "
+        "it was received (setting MAX_EVENT_TIME_SKEW_SECONDS): recorded as "
+        "2025-03-01T12:05:00.000Z",
+    )
 
 
 def test_static_events_are_clamped_too() -> None:
@@ -70,10 +94,16 @@ def test_a_forged_future_run_cannot_outrank_a_later_real_run() -> None:
     assert run_instant(merge_event(None, real)) > run_instant(merge_event(None, forged))
 
 
-@pytest.mark.parametrize("text, seconds", [
-    ("1970-01-01T00:00:00Z", 0.0), ("1970-01-01T01:00:00+01:00", 0.0), ("1970-01-01T00:00:00.5-00:30", 1800.5),
-    ("1970-01-01 00:00:01", 1.0), ("1970-01-01T00:00:00.123456789Z", 0.123456),
-])
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("1970-01-01T00:00:00Z", 0.0),
+        ("1970-01-01T01:00:00+01:00", 0.0),
+        ("1970-01-01T00:00:00.5-00:30", 1800.5),
+        ("1970-01-01 00:00:01", 1.0),
+        ("1970-01-01T00:00:00.123456789Z", 0.123456),
+    ],
+)
 def test_event_instants(text: str, seconds: float) -> None:
     assert event_instant(text) == seconds
 

@@ -1,4 +1,5 @@
 """Validation stops at the first error of each part: fastjsonschema's error, located in the instance."""
+
 from __future__ import annotations
 
 from olparser.contract import IntakeLimits, read_event
@@ -33,14 +34,17 @@ def test_a_column_lineage_error_under_a_dotted_output_column_names_its_path() ->
     event = minimal_event(outputs=[{"namespace": "dbfs", "name": "/o", "facets": {"columnLineage": lineage}}])
     assert _accept(event).warnings == (
         'dropped malformed facet $.outputs[0].facets.columnLineage: '
-        '$.outputs[0].facets.columnLineage.fields["sum(t.x)"].inputFields[0].name is required but missing',)
+        '$.outputs[0].facets.columnLineage.fields["sum(t.x)"].inputFields[0].name is required but missing',
+    )
 
 
 def test_only_the_first_error_of_a_facet_is_reported() -> None:
     schema = {"fields": [{"name": 1}, {"name": 2}, {}]}
     event = minimal_event(outputs=[{"namespace": "dbfs", "name": "/o", "facets": {"schema": schema}}])
-    assert _accept(event).warnings == ("dropped malformed facet $.outputs[0].facets.schema: "
-                                       "$.outputs[0].facets.schema.fields[0].name must be a string, got a number",)
+    assert _accept(event).warnings == (
+        "dropped malformed facet $.outputs[0].facets.schema: "
+        "$.outputs[0].facets.schema.fields[0].name must be a string, got a number",
+    )
 
 
 def test_warnings_stop_after_twenty_and_count_the_rest() -> None:
@@ -54,10 +58,14 @@ def test_warnings_stop_after_twenty_and_count_the_rest() -> None:
 
 def test_fixed_array_bounds_drop_a_facet_with_a_huge_list() -> None:
     identifiers = [{"namespace": "hive://h", "name": f"db.t{i}", "type": "TABLE"} for i in range(1001)]
-    event = minimal_event(outputs=[{"namespace": "dbfs", "name": "/o", "facets": {"symlinks": {"identifiers": identifiers}}}])
-    assert _accept(event).warnings == ("dropped malformed facet $.outputs[0].facets.symlinks: "
-                                       "$.outputs[0].facets.symlinks.identifiers has 1,001 items, more than the limit "
-                                       "of 1,000",)
+    event = minimal_event(
+        outputs=[{"namespace": "dbfs", "name": "/o", "facets": {"symlinks": {"identifiers": identifiers}}}]
+    )
+    assert _accept(event).warnings == (
+        "dropped malformed facet $.outputs[0].facets.symlinks: "
+        "$.outputs[0].facets.symlinks.identifiers has 1,001 items, more than the limit "
+        "of 1,000",
+    )
 
 
 def test_array_bounds_follow_the_limits() -> None:
@@ -66,7 +74,9 @@ def test_array_bounds_follow_the_limits() -> None:
     assert problem == ("$.inputs has 3 items, more than the limit of 2", "$.inputs")
     schema = validators.facets["dataset"]["schema"]
     assert schema.problem({"fields": [{"name": "a"}] * 4}, ("schema",)) == (
-        "$.schema.fields has 4 items, more than the limit of 3", "$.schema.fields")
+        "$.schema.fields has 4 items, more than the limit of 3",
+        "$.schema.fields",
+    )
 
 
 def test_job_namespaces_with_commas_are_accepted() -> None:
@@ -76,7 +86,9 @@ def test_job_namespaces_with_commas_are_accepted() -> None:
 
 def test_schema_urls_that_cannot_be_resolved_are_accepted() -> None:
     facet = {"_producer": "me", "_schemaURL": "file:/opt/spark/facets/MyFacet.json", "fields": [{"name": "id"}]}
-    event = minimal_event(schemaURL="file:/opt/openlineage/OpenLineage.json#/definitions/RunEvent",
-                          outputs=[{"namespace": "dbfs", "name": "/o", "facets": {"schema": facet}}])
+    event = minimal_event(
+        schemaURL="file:/opt/openlineage/OpenLineage.json#/definitions/RunEvent",
+        outputs=[{"namespace": "dbfs", "name": "/o", "facets": {"schema": facet}}],
+    )
     accepted = _accept(event)
     assert (accepted.warnings, accepted.event["outputs"][0]["facets"]["schema"]) == ((), facet)

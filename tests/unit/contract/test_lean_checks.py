@@ -1,6 +1,7 @@
 """The generated lean checks (olparser/contract/lean_checks.py) are what the contract says they are: the file is what
 the generator writes from the contract today, and on instances of every definition (valid ones, and ones broken in
 one place) each check answers exactly as the detailed validator that explains refusals."""
+
 from __future__ import annotations
 
 import uuid
@@ -17,17 +18,32 @@ from tools import generate_contract_checks
 DEFS = CONTRACT["$defs"]
 # Small bounds, so that generated instances reach them: names of 6 characters, arrays of 2.
 SMALL = contract_validators(6, datasets=2, columns=2, mounts=2, input_fields=2)
-DEFINITIONS = sorted({compiled.name for compiled in SMALL.events.values()}
-                     | {compiled.name for group in SMALL.facets.values() for compiled in group.values()})
-COMPILED = {compiled.name: compiled for compiled in
-            [*SMALL.events.values(), *(c for group in SMALL.facets.values() for c in group.values())]}
+DEFINITIONS = sorted(
+    {compiled.name for compiled in SMALL.events.values()}
+    | {compiled.name for group in SMALL.facets.values() for compiled in group.values()}
+)
+COMPILED = {
+    compiled.name: compiled
+    for compiled in [*SMALL.events.values(), *(c for group in SMALL.facets.values() for c in group.values())]
+}
 
 texts = st.text(alphabet=st.sampled_from("ab:/\x00\x1f\x7f\n é"), max_size=8)
-anything = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2), texts),
-                        lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                st.dictionaries(texts, inner, max_size=3)), max_leaves=6)
-times = st.sampled_from(["2024-10-16T16:47:11.761Z", "2024-10-16T16:47:60.000Z", "2024-02-30T00:00:00.000Z",
-                         "2024-10-16 16:47:11+05:30", "2024-10-16T16:47:11.7x1Z", "2024-10-16", "2024-10-16T16:47:11"])
+anything = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2), texts),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(texts, inner, max_size=3)),
+    max_leaves=6,
+)
+times = st.sampled_from(
+    [
+        "2024-10-16T16:47:11.761Z",
+        "2024-10-16T16:47:60.000Z",
+        "2024-02-30T00:00:00.000Z",
+        "2024-10-16 16:47:11+05:30",
+        "2024-10-16T16:47:11.7x1Z",
+        "2024-10-16",
+        "2024-10-16T16:47:11",
+    ]
+)
 uuids = st.one_of(st.builds(lambda: str(uuid.uuid4())), st.just("not-a-uuid"), st.just("{" + "0" * 32 + "}"))
 
 
@@ -72,7 +88,8 @@ def _objects(schema: dict[str, Any], depth: int) -> st.SearchStrategy[dict[str, 
     extra = schema.get("additionalProperties", True)
     members = st.fixed_dictionaries(
         {key: instances(sub, depth + 1) for key, sub in properties.items() if key in required},
-        optional={key: instances(sub, depth + 1) for key, sub in properties.items() if key not in required})
+        optional={key: instances(sub, depth + 1) for key, sub in properties.items() if key not in required},
+    )
     if isinstance(extra, dict):
         others = st.dictionaries(texts, instances(extra, depth + 1), max_size=3)
         members = st.builds(lambda named, more: {**more, **named}, members, others)
@@ -109,26 +126,51 @@ def test_without_the_control_patterns_only_control_characters_pass_that_would_no
         assert any(ch in repr(instance) for ch in ("\\x00", "\\x1f", "\\x7f", "\\n"))
 
 
-@pytest.mark.parametrize("name, instance, valid", [
-    ("SchemaDatasetFacet", {"fields": [{"name": "a", "fields": [{"name": "b", "fields": [{"name": 1}]}]}]}, False),
-    ("SchemaDatasetFacet", {"fields": [{"name": "a", "fields": [{"name": "b", "ordinal_position": 2.0}]}]}, True),
-    ("SchemaDatasetFacet", {"fields": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}, False),  # columns=2
-    ("ColumnLineageDatasetFacet", {"fields": {"c": {"inputFields": [{"namespace": "n", "name": "1234567",
-                                                                     "field": "c"}]}}}, False),  # name 7 > 6
-    ("ColumnLineageDatasetFacet", {"fields": {"c": {"inputFields": [{"namespace": "n", "name": "t",
-                                                                     "field": "c", "transformations": [
-                                                                         {"type": "DIRECT", "masking": "no"}]}]}}},
-     False),
-    ("StatisticsFacet", {"rowCount": True}, False),
-])
+@pytest.mark.parametrize(
+    "name, instance, valid",
+    [
+        ("SchemaDatasetFacet", {"fields": [{"name": "a", "fields": [{"name": "b", "fields": [{"name": 1}]}]}]}, False),
+        ("SchemaDatasetFacet", {"fields": [{"name": "a", "fields": [{"name": "b", "ordinal_position": 2.0}]}]}, True),
+        ("SchemaDatasetFacet", {"fields": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}, False),  # columns=2
+        (
+            "ColumnLineageDatasetFacet",
+            {"fields": {"c": {"inputFields": [{"namespace": "n", "name": "1234567", "field": "c"}]}}},
+            False,
+        ),  # name 7 > 6
+        (
+            "ColumnLineageDatasetFacet",
+            {
+                "fields": {
+                    "c": {
+                        "inputFields": [
+                            {
+                                "namespace": "n",
+                                "name": "t",
+                                "field": "c",
+                                "transformations": [{"type": "DIRECT", "masking": "no"}],
+                            }
+                        ]
+                    }
+                }
+            },
+            False,
+        ),
+        ("StatisticsFacet", {"rowCount": True}, False),
+    ],
+)
 def test_known_cases(name, instance, valid):
     assert COMPILED[name].lean(instance) is valid
     assert detailed_valid(name, instance) is valid
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.one_of(times, st.from_regex(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z"),
-                 st.text(alphabet="0123456789-T:.Z\u0663", min_size=24, max_size=24)))
+@given(
+    st.one_of(
+        times,
+        st.from_regex(r"\A\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z\Z"),
+        st.text(alphabet="0123456789-T:.Z\u0663", min_size=24, max_size=24),
+    )
+)
 def test_the_spark_form_is_read_as_the_pattern_reads_it(text):
     assert is_date_time(text) is date_time_by_pattern(text)
     assert event_instant(text) == instant_by_pattern(text)

@@ -4,6 +4,7 @@ The official schemas are loaded from ../shared/openlineage/spec: every file, his
 $id with `referencing`; an event is checked against OpenLineage.json#/$defs/<kind>, and each facet against the
 schema its _schemaURL names when that schema is known (unknown URLs are tolerated, as the spec asks).
 """
+
 from __future__ import annotations
 
 import json
@@ -111,7 +112,10 @@ def test_the_hand_edited_column_lineage_sample_is_accepted_without_producer_fiel
     assert accepted.warnings == ()
     assert set(accepted.event["outputs"][0]["facets"]) == {"schema", "columnLineage"}
     assert accepted.event["outputs"][0]["facets"]["columnLineage"] == event["outputs"][0]["facets"]["columnLineage"]
-    assert set(accepted.event["run"]["facets"]) == {"environment-properties", "spark_version"}  # spark.logicalPlan stripped
+    assert set(accepted.event["run"]["facets"]) == {
+        "environment-properties",
+        "spark_version",
+    }  # spark.logicalPlan stripped
 
 
 def test_the_spark_templates_without_event_time_are_refused_like_the_official_schema_does() -> None:

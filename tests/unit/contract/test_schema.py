@@ -1,4 +1,5 @@
 """The contract's two compilations (fastjsonschema for speed, jsonschema for explanations) must give the same verdicts."""
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,21 @@ from tests.support.repository import SHARED
 from tests.unit.contract.helpers import minimal_event
 
 NAMES = ["ok", "", "a\nb", "tail\n", "x" * 4097, "\x7f", "{prefix}", 5, None]
-TIMES = ["2024-01-01T00:00:00Z", "2024-01-01T00:00:00", "2024-01-01", "2024-02-30T00:00:00Z", "2024-01-01T00:00:00.1234567890Z", 0]
-RUN_IDS = ["019127df-0850-72bc-b214-b255290588a6", "019127DF-0850-72BC-B214-B255290588A6", "urn:uuid:019127df-0850-72bc-b214-b255290588a6",
-           "019127df0850-72bc-b214-b255290588a6-", 1]
+TIMES = [
+    "2024-01-01T00:00:00Z",
+    "2024-01-01T00:00:00",
+    "2024-01-01",
+    "2024-02-30T00:00:00Z",
+    "2024-01-01T00:00:00.1234567890Z",
+    0,
+]
+RUN_IDS = [
+    "019127df-0850-72bc-b214-b255290588a6",
+    "019127DF-0850-72BC-B214-B255290588A6",
+    "urn:uuid:019127df-0850-72bc-b214-b255290588a6",
+    "019127df0850-72bc-b214-b255290588a6-",
+    1,
+]
 
 
 def fast_ok(compiled: CompiledDef, instance: Any) -> bool:
@@ -74,13 +87,39 @@ def test_fast_and_full_validators_agree_on_every_sample_facet() -> None:
 
 def test_every_read_facet_has_a_definition_and_every_reference_resolves() -> None:
     validators = contract_validators()
-    assert set(validators.facets["dataset"]) == {"schema", "symlinks", "columnLineage", "dataSource", "storage", "catalog",
-                                                 "lifecycleStateChange", "version", "documentation",
-                                                 "dataQualityMetrics", "datasetType", "lineage"}
-    assert set(validators.facets["run"]) == {"parent", "environment-properties", "processing_engine", "spark_version",
-                                             "spark_applicationDetails", "spark_properties", "nominalTime", "errorMessage"}
-    assert set(validators.facets["job"]) == {"jobType", "sourceCodeLocation", "sql", "documentation", "ownership",
-                                             "lineage", "tags"}
+    assert set(validators.facets["dataset"]) == {
+        "schema",
+        "symlinks",
+        "columnLineage",
+        "dataSource",
+        "storage",
+        "catalog",
+        "lifecycleStateChange",
+        "version",
+        "documentation",
+        "dataQualityMetrics",
+        "datasetType",
+        "lineage",
+    }
+    assert set(validators.facets["run"]) == {
+        "parent",
+        "environment-properties",
+        "processing_engine",
+        "spark_version",
+        "spark_applicationDetails",
+        "spark_properties",
+        "nominalTime",
+        "errorMessage",
+    }
+    assert set(validators.facets["job"]) == {
+        "jobType",
+        "sourceCodeLocation",
+        "sql",
+        "documentation",
+        "ownership",
+        "lineage",
+        "tags",
+    }
     assert set(validators.facets["inputFacets"]) == {"inputStatistics", "dataQualityMetrics"}
     assert set(validators.facets["outputFacets"]) == {"outputStatistics"}
     refs = {ref for ref in _refs(CONTRACT)}

@@ -1,5 +1,6 @@
 """function_app.py in queue mode, served in-process by the local host with the embedded SQLite queue: what HTTP
 answers, what lands on the queue, and what the queue trigger does with it (against the embedded catalog)."""
+
 import json
 
 import pytest
@@ -52,8 +53,12 @@ def serve_app(storage):
     import function_app as module  # the module load_app just executed
 
     functions = describe_functions(app)
-    http = FunctionsHttpApp(functions, HostConfig.load(PROJECT_ROOT / "host.json"), KeyRing("master", ("k",)),
-                            {"queue": QueueDelivery(storage)})
+    http = FunctionsHttpApp(
+        functions,
+        HostConfig.load(PROJECT_ROOT / "host.json"),
+        KeyRing("master", ("k",)),
+        {"queue": QueueDelivery(storage)},
+    )
     return module, {f.name: f for f in functions}, TestClient(http)
 
 
@@ -77,20 +82,32 @@ def test_an_accepted_event_is_queued_before_the_answer(queued):
     event = json.loads(EVENT.read_text())
     response = client.post("/api/v1/lineage", headers=KEY, content=EVENT.read_bytes())
     assert response.status_code == 200
-    assert response.json() == {"runId": event["run"]["runId"], "eventType": "COMPLETE", "status": "accepted",
-                               "handoff": "queued"}
+    assert response.json() == {
+        "runId": event["run"]["runId"],
+        "eventType": "COMPLETE",
+        "status": "accepted",
+        "handoff": "queued",
+    }
     [text] = take_all(queue)
     envelope = parse(text)
     assert isinstance(envelope, InlineEnvelope)
     assert (envelope.run_id, envelope.event_type, envelope.event["eventTime"]) == (
-        event["run"]["runId"], "COMPLETE", event["eventTime"])
+        event["run"]["runId"],
+        "COMPLETE",
+        event["eventTime"],
+    )
 
 
 def test_a_big_event_travels_as_a_claim_check(queued, app_env):
     _, client, queue = queued
     event = json.loads(EVENT.read_text())
-    event["job"]["facets"] = {"documentation": {"_producer": "https://example.com", "_schemaURL":
-                                                "https://example.com/doc.json", "description": "x" * 200_000}}
+    event["job"]["facets"] = {
+        "documentation": {
+            "_producer": "https://example.com",
+            "_schemaURL": "https://example.com/doc.json",
+            "description": "x" * 200_000,
+        }
+    }
     assert client.post("/api/v1/lineage", headers=KEY, json=event).status_code == 200
     [text] = take_all(queue)
     envelope = parse(text)
@@ -113,8 +130,13 @@ def test_a_batch_becomes_one_message_per_accepted_event_in_order(queued):
     bad = {**events[0], "run": {"runId": "not-a-uuid"}}
     response = client.post("/api/v1/lineage/batch", headers=KEY, json=[events[0], bad, *events[1:]])
     assert response.status_code == 200
-    assert response.json()["summary"] == {"received": len(events) + 1, "successful": len(events), "failed": 1,
-                                          "retriable": 0, "non_retriable": 1}
+    assert response.json()["summary"] == {
+        "received": len(events) + 1,
+        "successful": len(events),
+        "failed": 1,
+        "retriable": 0,
+        "non_retriable": 1,
+    }
     assert [parse(text).event["eventTime"] for text in take_all(queue)] == [e["eventTime"] for e in events]
 
 

@@ -1,4 +1,5 @@
 """The local host's HTTP behaviour, driven through its ASGI app with starlette's TestClient."""
+
 import logging
 from pathlib import Path
 
@@ -26,8 +27,9 @@ class RecordingDelivery:
 def make_app(config: HostConfig | None = None, deliveries=None, **kwargs) -> FunctionsHttpApp:
     functions = describe_functions(load_app(SAMPLE))
     config = config or HostConfig.load(SAMPLE.parent / "host.json")
-    return FunctionsHttpApp(functions, config, KEYS, deliveries if deliveries is not None else
-                            {"queue": RecordingDelivery()}, **kwargs)
+    return FunctionsHttpApp(
+        functions, config, KEYS, deliveries if deliveries is not None else {"queue": RecordingDelivery()}, **kwargs
+    )
 
 
 @pytest.fixture
@@ -59,10 +61,19 @@ def test_literal_route_wins_and_paths_are_case_insensitive(client):
     assert (by_name["function"], by_name["route"]) == ("item_by_name", {"name": "AbC"})
 
 
-SAMPLE_ROUTES = ["GET /svc/admin/ping", "GET /svc/items/special", "GET /svc/items/{id:int}",
-                 "GET /svc/async/{word:alpha}", "GET /svc/items/{name}", "GET /svc/pages/{page?}",
-                 "ANY /svc/files/{*rest}", "POST,PUT /svc/echo", "GET /svc/default_route", "GET /svc/boom",
-                 "POST /svc/enqueue"]
+SAMPLE_ROUTES = [
+    "GET /svc/admin/ping",
+    "GET /svc/items/special",
+    "GET /svc/items/{id:int}",
+    "GET /svc/async/{word:alpha}",
+    "GET /svc/items/{name}",
+    "GET /svc/pages/{page?}",
+    "ANY /svc/files/{*rest}",
+    "POST,PUT /svc/echo",
+    "GET /svc/default_route",
+    "GET /svc/boom",
+    "POST /svc/enqueue",
+]
 
 
 def test_wrong_method_is_404_as_in_azure_saying_which_methods_the_path_answers(client):
@@ -117,8 +128,9 @@ def test_anonymous_catch_all_and_optional_routes(client):
 
 
 def test_request_body_headers_and_method_reach_the_function(client):
-    response = client.put("/svc/echo?code=echo-key&a=%2F1", content=b'{"x": 1}',
-                          headers={"Content-Type": "application/json"})
+    response = client.put(
+        "/svc/echo?code=echo-key&a=%2F1", content=b'{"x": 1}', headers={"Content-Type": "application/json"}
+    )
     body = response.json()
     assert (body["method"], body["body"], body["contentType"]) == ("PUT", '{"x": 1}', "application/json")
     assert body["params"] == {"code": "echo-key", "a": "/1"}
@@ -183,7 +195,9 @@ def test_a_trigger_type_the_host_does_not_run_is_refused_with_its_name():
     queue_function = FunctionSpec("drain", BindingSpec("msg", "queueTrigger", "in"), (), (), None, lambda msg: None)
     with pytest.raises(UnsupportedBinding) as raised:
         check_supported([queue_function], {"httpTrigger"}, {})
-    assert str(raised.value) == "function 'drain': this host does not run 'queueTrigger' triggers (supported: httpTrigger)"
+    assert (
+        str(raised.value) == "function 'drain': this host does not run 'queueTrigger' triggers (supported: httpTrigger)"
+    )
 
 
 class FailingDelivery:
@@ -206,7 +220,11 @@ def test_admin_endpoints_need_the_master_key_and_say_so():
     assert client.get(url, headers={"x-functions-key": "master-key"}).status_code == 200
     for key in ("host-key", "wrong", None):
         response = client.get(url, params={"code": key} if key else {})
-        assert (response.status_code, response.json()) == (401, {
-            "error": "missing or wrong function key: this endpoint needs the master key, not a function key (printed "
-                     "by `ol2purview serve`, kept in host-keys.json in its data folder); send it in the "
-                     "x-functions-key header or as ?code="})
+        assert (response.status_code, response.json()) == (
+            401,
+            {
+                "error": "missing or wrong function key: this endpoint needs the master key, not a function key (printed "
+                "by `ol2purview serve`, kept in host-keys.json in its data folder); send it in the "
+                "x-functions-key header or as ?code="
+            },
+        )

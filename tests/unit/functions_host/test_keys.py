@@ -1,4 +1,5 @@
 """Auth levels and function keys."""
+
 from tools.functions_host.keys import KeyRing, generate_key, presented_key
 
 KEYS = KeyRing(master_key="m-key", host_keys=("h-key",), function_keys={"echo": ("e-key",)})

@@ -1,5 +1,6 @@
 """Queue bindings of the local host over the embedded SQLite queues: output delivery, queue triggers with retries and
 poison, the status they report, and how storage and catalog are chosen."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,21 +9,23 @@ from pathlib import Path
 import azure.functions as func
 import pytest
 
+from olparser.adapters.delivery.poison import poison_at_once
 from olparser.adapters.delivery.queues import SqliteQueueService
-from tools.functions_host.trigger_settings import QueueTriggerSettings
+from tests.support.poison_runtime import UNKNOWN
+from tests.support.poison_runtime import Runtime as PoisonRuntime
+from tests.support.waiting import wait_until
 from tools.azurite import connection_string
+from tools.functions_host import queue_worker
 from tools.functions_host.cli import ServeOptions, add_worker_arguments
 from tools.functions_host.functions import BindingSpec, FunctionSpec
 from tools.functions_host.local_catalog import start_catalog_unless_configured
-from tests.support.waiting import wait_until
-from tools.functions_host import queue_worker
 from tools.functions_host.queue_host import QueueDelivery, QueueTriggers, message_texts
 from tools.functions_host.storage import open_storage, parse_ports
-from olparser.adapters.delivery.poison import poison_at_once
-from tests.support.poison_runtime import UNKNOWN, Runtime as PoisonRuntime
+from tools.functions_host.trigger_settings import QueueTriggerSettings
 
-FAST = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_dequeue_count=2, visibility_timeout=0.0,
-                            max_polling_interval=0.1)
+FAST = QueueTriggerSettings(
+    batch_size=4, new_batch_threshold=2, max_dequeue_count=2, visibility_timeout=0.0, max_polling_interval=0.1
+)
 
 
 @pytest.fixture
@@ -37,12 +40,15 @@ def queue_function(handler, outputs=()) -> FunctionSpec:
     return FunctionSpec("work", trigger, (), tuple(outputs), None, handler)
 
 
-@pytest.mark.parametrize(("value", "texts"), [
-    ("one", ["one"]),
-    (b"two", ["two"]),
-    (["a", b"b", func.QueueMessage(body=b"c")], ["a", "b", "c"]),
-    ([], []),
-])
+@pytest.mark.parametrize(
+    ("value", "texts"),
+    [
+        ("one", ["one"]),
+        (b"two", ["two"]),
+        (["a", b"b", func.QueueMessage(body=b"c")], ["a", "b", "c"]),
+        ([], []),
+    ],
+)
 def test_output_values_become_messages(value, texts):
     assert message_texts(value) == texts
 
@@ -75,15 +81,25 @@ def test_queue_triggers_run_the_function_retry_failures_and_poison_them(service)
         service.queue("work-items").send(text)
     triggers.start()
     try:
-        wait_until(lambda: (triggers.status()["worker"] or {}).get("poisoned") == 1
-                 and triggers.status()["queues"]["work-items"]["approximateCount"] == 0)
+        wait_until(
+            lambda: (
+                (triggers.status()["worker"] or {}).get("poisoned") == 1
+                and triggers.status()["queues"]["work-items"]["approximateCount"] == 0
+            )
+        )
         status = triggers.status()
     finally:
         triggers.stop(10)
     assert status["worker"].pop("since").endswith("Z")  # the counts are this host's, since it started
     assert status == {
-        "queues": {"work-items": {"function": "work", "approximateCount": 0, "poisonQueue": "work-items-poison",
-                                  "poisonCount": 1}},
+        "queues": {
+            "work-items": {
+                "function": "work",
+                "approximateCount": 0,
+                "poisonQueue": "work-items-poison",
+                "poisonCount": 1,
+            }
+        },
         "worker": {"succeeded": 1, "failed": 2, "poisoned": 1, "inFlight": 0},
     }
     assert sorted(seen) == [("bad", 1), ("bad", 2), ("good", 1)]
@@ -105,23 +121,35 @@ def test_a_message_the_function_poisons_at_once_counts_as_poisoned_not_succeeded
         service.queue("work-items").send(text)
     triggers.start()
     try:
-        wait_until(lambda: triggers.status()["queues"]["work-items"]["poisonCount"] == 2
-                 and (triggers.status()["worker"] or {}).get("succeeded", 0) >= 1
-                 and triggers.status()["worker"]["inFlight"] == 0)
+        wait_until(
+            lambda: (
+                triggers.status()["queues"]["work-items"]["poisonCount"] == 2
+                and (triggers.status()["worker"] or {}).get("succeeded", 0) >= 1
+                and triggers.status()["worker"]["inFlight"] == 0
+            )
+        )
         status = triggers.status()
     finally:
         triggers.stop(10)
     worker = {k: v for k, v in status["worker"].items() if k != "since"}
     assert (worker, status["queues"]["work-items"]["poisonCount"]) == (
-        {"succeeded": 1, "failed": 0, "poisoned": 2, "inFlight": 0}, 2)
+        {"succeeded": 1, "failed": 0, "poisoned": 2, "inFlight": 0},
+        2,
+    )
 
 
 def test_status_without_workers_still_reports_the_queues(service):
     triggers = QueueTriggers([queue_function(lambda msg: None)], service, FAST, {})
     service.queue("work-items").send("waiting")
     assert triggers.status() == {
-        "queues": {"work-items": {"function": "work", "approximateCount": 1, "poisonQueue": "work-items-poison",
-                                  "poisonCount": 0}},
+        "queues": {
+            "work-items": {
+                "function": "work",
+                "approximateCount": 1,
+                "poisonQueue": "work-items-poison",
+                "poisonCount": 0,
+            }
+        },
         "worker": None,
     }
 
@@ -164,16 +192,22 @@ def test_the_embedded_catalog_starts_and_is_announced_through_atlas_endpoint(tmp
 
 
 def test_app_settings_override_host_json_queue_settings_as_in_azure(tmp_path: Path):
-    from tools.functions_host.trigger_settings import queue_trigger_settings
     from tools.functions_host.local_host import host_json_with_overrides
+    from tools.functions_host.trigger_settings import queue_trigger_settings
 
-    (tmp_path / "host.json").write_text('{"version": "2.0", "extensions": {"queues": {"batchSize": 16, '
-                                        '"maxDequeueCount": 5}}}')
-    env = {"AzureFunctionsJobHost__extensions__queues__batchSize": "1",
-           "AzureFunctionsJobHost__extensions__queues__visibilityTimeout": "00:00:03", "OTHER": "x"}
+    (tmp_path / "host.json").write_text(
+        '{"version": "2.0", "extensions": {"queues": {"batchSize": 16, "maxDequeueCount": 5}}}'
+    )
+    env = {
+        "AzureFunctionsJobHost__extensions__queues__batchSize": "1",
+        "AzureFunctionsJobHost__extensions__queues__visibilityTimeout": "00:00:03",
+        "OTHER": "x",
+    }
     document = host_json_with_overrides(tmp_path / "host.json", env)
-    assert document == {"version": "2.0", "extensions": {"queues": {"batchSize": 1, "maxDequeueCount": 5,
-                                                                     "visibilityTimeout": "00:00:03"}}}
+    assert document == {
+        "version": "2.0",
+        "extensions": {"queues": {"batchSize": 1, "maxDequeueCount": 5, "visibilityTimeout": "00:00:03"}},
+    }
     settings = queue_trigger_settings(document)
     assert (settings.batch_size, settings.new_batch_threshold, settings.visibility_timeout) == (1, 0, 3.0)
     assert host_json_with_overrides(tmp_path / "missing.json", {}) == {}
@@ -223,8 +257,13 @@ def test_a_message_sent_through_the_host_wakes_its_idle_trigger_at_once(service,
     queues = CountingQueues(service)
     delivery = QueueDelivery(service)
     patient = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_polling_interval=600.0)
-    triggers = QueueTriggers([queue_function(lambda msg: ran.append(msg.get_body()))], queues, patient,
-                             {"queue": delivery}, lease_seconds=3600)
+    triggers = QueueTriggers(
+        [queue_function(lambda msg: ran.append(msg.get_body()))],
+        queues,
+        patient,
+        {"queue": delivery},
+        lease_seconds=3600,
+    )
     triggers.start()
     try:
         wait_until(lambda: queues.polls.get("work-items", 0) >= 1, what="the first (empty) poll")
@@ -241,6 +280,8 @@ def test_a_message_sent_to_another_queue_does_not_wake_the_trigger(service):
     delivery.listen(woken.append)
     delivery.deliver(BindingSpec("msg", "queue", "out", {"queueName": "other-items"}), ["a", "b"])
     assert woken == ["other-items"]  # one wake per delivery, naming the queue it went to
+
+
 @pytest.mark.parametrize(("argv", "lease"), [([], 60.0), (["--lease", "5"], 5.0), (["--lease=2.5"], 2.5)])
 def test_the_worker_takes_messages_for_the_lease_it_is_given(argv, lease):
     parser = argparse.ArgumentParser()
@@ -248,8 +289,9 @@ def test_the_worker_takes_messages_for_the_lease_it_is_given(argv, lease):
     assert ServeOptions.from_args(parser.parse_args(argv), with_keys=False).lease_seconds == lease
 
 
-@pytest.mark.parametrize(("value", "message"), [("0", "between 1 and 3600 seconds, got 0"),
-                                                ("soon", "a number of seconds, got 'soon'")])
+@pytest.mark.parametrize(
+    ("value", "message"), [("0", "between 1 and 3600 seconds, got 0"), ("soon", "a number of seconds, got 'soon'")]
+)
 def test_a_lease_out_of_range_is_refused_naming_the_option(value, message, capsys):
     parser = argparse.ArgumentParser()
     add_worker_arguments(parser)

@@ -5,6 +5,7 @@ what happens when the queue itself fails: a renewal, a delete or a poison write 
 Handlers that must stay busy wait for a permit the test gives, and the test waits on conditions (counts, calls, the
 queue's own state), never for a fixed time.
 """
+
 from __future__ import annotations
 
 import logging
@@ -14,23 +15,26 @@ from typing import Callable
 import pytest
 
 from olparser.adapters.delivery.queues import QueueService, SqliteQueueService, poison_queue_name
-from tools.functions_host.trigger_settings import QueueTriggerSettings
-from tools.functions_host.queue_worker import QueueWorker, WorkerCounts
 from tests.support.waiting import wait_until
 from tests.unit.conftest import unique_name
+from tools.functions_host.queue_worker import QueueWorker, WorkerCounts
+from tools.functions_host.trigger_settings import QueueTriggerSettings
 
-FAST = QueueTriggerSettings(batch_size=4, new_batch_threshold=2, max_dequeue_count=3, visibility_timeout=0.0,
-                            max_polling_interval=0.2)
-ONE_AT_A_TIME = QueueTriggerSettings(batch_size=1, new_batch_threshold=0, max_dequeue_count=3, visibility_timeout=0.0,
-                                     max_polling_interval=0.2)
+FAST = QueueTriggerSettings(
+    batch_size=4, new_batch_threshold=2, max_dequeue_count=3, visibility_timeout=0.0, max_polling_interval=0.2
+)
+ONE_AT_A_TIME = QueueTriggerSettings(
+    batch_size=1, new_batch_threshold=0, max_dequeue_count=3, visibility_timeout=0.0, max_polling_interval=0.2
+)
 
 
 class Recorder:
     """A handler that records (text, dequeue_count) calls and fails while `fail(text, count)` says so. With `permits`,
     each call waits for a permit before it returns, so the test decides when handlers finish."""
 
-    def __init__(self, fail: Callable[[str, int], bool] = lambda text, count: False,
-                 permits: threading.Semaphore | None = None) -> None:
+    def __init__(
+        self, fail: Callable[[str, int], bool] = lambda text, count: False, permits: threading.Semaphore | None = None
+    ) -> None:
         self.calls: list[tuple[str, int]] = []
         self.active = 0
         self.peak = 0
@@ -161,8 +165,9 @@ def test_retry_waits_for_the_visibility_timeout(queue_service: QueueService) -> 
     plain.send("later")
     queue = ReceiveLog(plain)
     handler = Recorder(fail=lambda text, count: count == 1)
-    settings = QueueTriggerSettings(batch_size=1, new_batch_threshold=0, max_dequeue_count=3,
-                                    visibility_timeout=1.0, max_polling_interval=0.1)
+    settings = QueueTriggerSettings(
+        batch_size=1, new_batch_threshold=0, max_dequeue_count=3, visibility_timeout=1.0, max_polling_interval=0.1
+    )
     with QueueWorker(queue, poison, handler, settings, lease_seconds=5) as worker:
         wait_until(lambda: worker.counts.succeeded == 1)
     assert handler.calls == [("later", 1), ("later", 2)]
@@ -290,16 +295,18 @@ def outlive_the_lease(queue_service: QueueService, fail: bool, earlier_receives:
     return queue, poison, message_id, taken, handler, worker.counts
 
 
-def test_failed_lease_renewal_lets_the_message_go_and_the_late_delete_is_reported(queue_service: QueueService,
-                                                                                 caplog) -> None:
+def test_failed_lease_renewal_lets_the_message_go_and_the_late_delete_is_reported(
+    queue_service: QueueService, caplog
+) -> None:
     with caplog.at_level(logging.WARNING):
         queue, poison, message_id, taken, handler, counts = outlive_the_lease(queue_service, fail=False)
     assert (taken.id, taken.text, taken.dequeue_count) == (message_id, "outlives its lease", 2)
     assert handler.calls == [("outlives its lease", 1)]
     assert counts == WorkerCounts(succeeded=1, failed=0, poisoned=0)
     assert queue.approximate_count() == 1  # the delete with the stale receipt removed nothing: the other holds it
-    late_delete = (f"queue {queue.name}: message {message_id} was handled but its lease had run out; "
-                   f"it will be handled again")
+    late_delete = (
+        f"queue {queue.name}: message {message_id} was handled but its lease had run out; it will be handled again"
+    )
     assert logged(caplog).count(late_delete) == 1
     assert f"could not extend message {message_id}: ConnectionError" in logged(caplog)
 
@@ -315,8 +322,7 @@ def test_a_failure_after_the_lease_ran_out_leaves_the_message_to_its_new_holder(
 
 
 def test_a_last_failure_after_the_lease_ran_out_is_still_poisoned(queue_service: QueueService) -> None:
-    queue, poison, message_id, taken, handler, counts = outlive_the_lease(queue_service, fail=True,
-                                                                          earlier_receives=2)
+    queue, poison, message_id, taken, handler, counts = outlive_the_lease(queue_service, fail=True, earlier_receives=2)
     assert handler.calls == [("outlives its lease", 3)]
     assert counts == WorkerCounts(succeeded=0, failed=1, poisoned=1)
     assert [m.text for m in poison.receive(32, 30)] == ["outlives its lease"]
@@ -327,8 +333,10 @@ def test_a_delete_that_fails_leaves_the_message_for_a_retry(queue_service: Queue
     queue, poison = queues(queue_service)
     message_id = queue.send("handled twice")
     handler = Recorder()
-    with caplog.at_level(logging.WARNING), \
-            QueueWorker(FaultyQueue(queue, delete=1), poison, handler, ONE_AT_A_TIME, lease_seconds=1) as worker:
+    with (
+        caplog.at_level(logging.WARNING),
+        QueueWorker(FaultyQueue(queue, delete=1), poison, handler, ONE_AT_A_TIME, lease_seconds=1) as worker,
+    ):
         wait_until(lambda: worker.counts.succeeded == 1)
     assert handler.calls == [("handled twice", 1), ("handled twice", 2)]  # back after its 1-second lease
     assert worker.counts == WorkerCounts(succeeded=1, failed=0, poisoned=0)
@@ -336,14 +344,15 @@ def test_a_delete_that_fails_leaves_the_message_for_a_retry(queue_service: Queue
     assert logged(caplog) == [f"queue {queue.name}: message {message_id} left for retry: ConnectionError"]
 
 
-def test_a_poison_queue_that_fails_keeps_the_message_until_it_can_be_moved(queue_service: QueueService,
-                                                                          caplog) -> None:
+def test_a_poison_queue_that_fails_keeps_the_message_until_it_can_be_moved(queue_service: QueueService, caplog) -> None:
     queue, poison = queues(queue_service)
     message_id = queue.send("always fails")
     handler = Recorder(fail=lambda text, count: True)
     flaky_poison = FaultyQueue(poison, send=1)
-    with caplog.at_level(logging.WARNING), \
-            QueueWorker(queue, flaky_poison, handler, ONE_AT_A_TIME, lease_seconds=1) as worker:
+    with (
+        caplog.at_level(logging.WARNING),
+        QueueWorker(queue, flaky_poison, handler, ONE_AT_A_TIME, lease_seconds=1) as worker,
+    ):
         wait_until(lambda: worker.counts.poisoned == 1)
     # The third failure could not write to the poison queue; the fourth receive moves it without running it again.
     assert handler.calls == [("always fails", n) for n in (1, 2, 3)]
@@ -364,8 +373,11 @@ def test_failure_log_names_the_message_but_not_its_content(tmp_path, caplog) -> 
     with QueueWorker(queue, poison, Recorder(fail=lambda text, count: True), FAST, lease_seconds=5) as worker:
         wait_until(lambda: worker.counts.poisoned == 1)
     assert logged(caplog) == [
-        *(f"queue {queue.name}: message {message_id} failed (attempt {n} of 3): RuntimeError: handler failed on "
-          f"attempt {n}" for n in (1, 2, 3)),
+        *(
+            f"queue {queue.name}: message {message_id} failed (attempt {n} of 3): RuntimeError: handler failed on "
+            f"attempt {n}"
+            for n in (1, 2, 3)
+        ),
         f"queue {queue.name}: message {message_id} moved to {poison.name} after 3 attempts",
     ]
     service.close()

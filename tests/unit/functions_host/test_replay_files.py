@@ -1,4 +1,5 @@
 """How `ol2purview replay` finds and reads events on disk, and how it reports."""
+
 import json
 
 import pytest
@@ -35,18 +36,27 @@ def test_object_array_and_json_lines_files(tmp_path):
     ]
     lines = read_events(tmp_path / "lines.jsonl")
     assert [(e.source.rsplit(":", 1)[1], e.event, e.problem) for e in lines] == [
-        ("1", {"a": 1}, None), ("3", None, "not JSON: Expecting ',' delimiter"), ("4", {"a": 3}, None)]
+        ("1", {"a": 1}, None),
+        ("3", None, "not JSON: Expecting ',' delimiter"),
+        ("4", {"a": 3}, None),
+    ]
 
 
 def test_a_broken_single_document_is_reported_not_raised(tmp_path):
     (tmp_path / "broken.json").write_text('{"a": ')
     assert read_events(tmp_path / "broken.json") == [
-        SourcedEvent(str(tmp_path / "broken.json"), None, "not JSON: truncated (the text ends at line 1 before the JSON does)")]
+        SourcedEvent(
+            str(tmp_path / "broken.json"), None, "not JSON: truncated (the text ends at line 1 before the JSON does)"
+        )
+    ]
 
 
 def test_summary_lists_refusals_with_status_and_reason():
-    outcomes = [Outcome("a.json", True, 200, "accepted"), Outcome("b.json", False, 400, "bad runId (at /run/runId)"),
-                Outcome("c.json", False, None, "not sent: not JSON")]
+    outcomes = [
+        Outcome("a.json", True, 200, "accepted"),
+        Outcome("b.json", False, 400, "bad runId (at /run/runId)"),
+        Outcome("c.json", False, None, "not sent: not JSON"),
+    ]
     assert summary(outcomes, "http://h/api/v1/lineage").splitlines() == [
         "3 events to http://h/api/v1/lineage: 1 accepted, 2 refused",
         "  400 b.json: bad runId (at /run/runId)",

@@ -1,4 +1,5 @@
 """Route templates as the Azure Functions host reads them."""
+
 import pytest
 
 from tools.functions_host.routes import RouteTemplate, RouteTemplateError, full_template

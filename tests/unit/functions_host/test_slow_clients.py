@@ -1,6 +1,7 @@
 """Slow and vanishing clients against the local host's HTTP server (uvicorn with its header deadline, over loopback):
 200 slow senders do not starve others, a body that does not arrive in time is a 408, headers that do not arrive in
 time close the connection, and a client that disconnects mid-body is one log line, without a stack trace."""
+
 import logging
 import socket
 import threading
@@ -22,19 +23,34 @@ from tools.functions_host.protocol import protocol_with_header_timeout
 SAMPLE = Path(__file__).parent / "sample_app" / "function_app.py"
 BODY_DEADLINE = 5.0  # long enough that a loaded machine answers the normal request before any 408
 HEADER_TIMEOUT = 1.0
-SLOW_HEADERS = (b"POST /svc/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nx-functions-key: host-key\r\n"
-                b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+SLOW_HEADERS = (
+    b"POST /svc/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nx-functions-key: host-key\r\n"
+    b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+)
 
 
 @contextmanager
 def serving() -> Iterator[str]:
     """The sample app (host.json: maxOutstandingRequests 8) served by uvicorn in a thread on a free port."""
     functions = describe_functions(load_app(SAMPLE))
-    app = FunctionsHttpApp(functions, HostConfig.load(SAMPLE.parent / "host.json"), KeyRing("master-key", ("host-key",)),
-                           {"queue": None}, body_deadline=BODY_DEADLINE)
+    app = FunctionsHttpApp(
+        functions,
+        HostConfig.load(SAMPLE.parent / "host.json"),
+        KeyRing("master-key", ("host-key",)),
+        {"queue": None},
+        body_deadline=BODY_DEADLINE,
+    )
     sock = bind_http("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", access_log=False, log_config=None,
-                                           http=protocol_with_header_timeout(HEADER_TIMEOUT), limit_concurrency=1000))
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            lifespan="off",
+            access_log=False,
+            log_config=None,
+            http=protocol_with_header_timeout(HEADER_TIMEOUT),
+            limit_concurrency=1000,
+        )
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     wait_until(lambda: server.started, timeout=10, interval=0.01, what="the server started")
@@ -75,8 +91,9 @@ def test_200_slow_senders_do_not_starve_a_normal_request_and_get_408_at_the_body
         try:
             for sock in slow:
                 sock.sendall(SLOW_HEADERS + b'{"partial": ')  # the rest of the 1,000 bytes never comes
-            response = requests.post(f"{url}/svc/echo", headers={"x-functions-key": "host-key"}, data=b"hello",
-                                     timeout=10)
+            response = requests.post(
+                f"{url}/svc/echo", headers={"x-functions-key": "host-key"}, data=b"hello", timeout=10
+            )
             assert (response.status_code, response.json()["body"]) == (200, "hello")
             waiting = [sock for sock in slow if nothing_received_yet(sock)]
             # answered while every slow sender still waits for its 408 (none answered, none closed)
@@ -106,7 +123,11 @@ def test_a_client_that_disconnects_mid_body_is_one_log_line_without_a_stack_trac
         port = sock.getsockname()[1]
         sock.close()
         expected = f"client 127.0.0.1:{port} disconnected before sending the whole body of POST /svc/echo"
-        wait_until(lambda: any(r.getMessage() == expected for r in caplog.records), timeout=10, interval=0.02,
-                   what=f"the log line {expected!r}")
+        wait_until(
+            lambda: any(r.getMessage() == expected for r in caplog.records),
+            timeout=10,
+            interval=0.02,
+            what=f"the log line {expected!r}",
+        )
     assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
     assert [r.levelname for r in caplog.records if r.getMessage() == expected] == ["INFO"]

@@ -1,12 +1,20 @@
 """What the local host keeps in its data folder: kept keys, the running-host record, owner-only permissions."""
+
 import json
 import os
 import stat
 import subprocess
 import sys
 
-from tools.functions_host.state import (KEYS_FILE, RUNNING_FILE, HostKeys, RunningHost, forget_running, read_keys,
-                                        stop_leftover_azurite)
+from tools.functions_host.state import (
+    KEYS_FILE,
+    RUNNING_FILE,
+    HostKeys,
+    RunningHost,
+    forget_running,
+    read_keys,
+    stop_leftover_azurite,
+)
 
 
 def mode(path) -> int:
@@ -14,9 +22,18 @@ def mode(path) -> int:
 
 
 def record(data_dir, pid: int, **changes) -> RunningHost:
-    fields = dict(pid=pid, url="http://127.0.0.1:7071", data_dir=str(data_dir), storage_mode="embedded",
-                  storage_connection=None, atlas_url="http://127.0.0.1:21000/api/atlas/v2",
-                  catalog_page="http://127.0.0.1:21000/", azurite_pid=None, azurite_location=None, started_at=1.5)
+    fields = dict(
+        pid=pid,
+        url="http://127.0.0.1:7071",
+        data_dir=str(data_dir),
+        storage_mode="embedded",
+        storage_connection=None,
+        atlas_url="http://127.0.0.1:21000/api/atlas/v2",
+        catalog_page="http://127.0.0.1:21000/",
+        azurite_pid=None,
+        azurite_location=None,
+        started_at=1.5,
+    )
     return RunningHost(**{**fields, **changes})
 
 
@@ -26,8 +43,10 @@ def test_generated_keys_are_written_owner_only_and_reused(tmp_path):
     assert (first.path, first.created, first.function_key_kept) == (data / KEYS_FILE, True, True)
     assert len(first.function_key) >= 40 and len(first.master_key) >= 40 and first.function_key != first.master_key
     assert (mode(data), mode(data / KEYS_FILE)) == (0o700, 0o600)
-    assert json.loads((data / KEYS_FILE).read_text()) == {"functionKey": first.function_key,
-                                                          "masterKey": first.master_key}
+    assert json.loads((data / KEYS_FILE).read_text()) == {
+        "functionKey": first.function_key,
+        "masterKey": first.master_key,
+    }
     again = HostKeys.load_or_create(data)
     assert (again.function_key, again.master_key, again.created) == (first.function_key, first.master_key, False)
     assert read_keys(data) == {"functionKey": first.function_key, "masterKey": first.master_key}

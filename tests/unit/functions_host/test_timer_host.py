@@ -1,4 +1,5 @@
 """Timer triggers in the local host: the sample app's `every_second` timer run on its schedule with a TimerRequest."""
+
 import logging
 from dataclasses import replace
 from pathlib import Path
@@ -32,9 +33,18 @@ def test_only_timer_functions_are_taken_and_described(timers):
     triggers, _module = timers
     assert [t.function.name for t in triggers.timers] == ["every_second"]
     assert triggers.describe() == "timer triggers: every_second (* * * * * *) (not running)"
-    assert triggers.status() == {"every_second": {
-        "schedule": "* * * * * *", "runs": 0, "failures": 0, "running": False, "lastRun": None,
-        "lastResult": None, "lastPastDue": False, "nextRun": None}}
+    assert triggers.status() == {
+        "every_second": {
+            "schedule": "* * * * * *",
+            "runs": 0,
+            "failures": 0,
+            "running": False,
+            "lastRun": None,
+            "lastResult": None,
+            "lastPastDue": False,
+            "nextRun": None,
+        }
+    }
 
 
 def test_runs_on_startup_then_on_its_schedule_with_a_timer_request(timers):
@@ -46,7 +56,11 @@ def test_runs_on_startup_then_on_its_schedule_with_a_timer_request(timers):
     assert all(tick["next"] for tick in ticks)
     status = triggers.status()["every_second"]
     assert (status["runs"], status["failures"], status["lastResult"], status["running"]) == (
-        len(module["TICKS"]), 0, "succeeded", False)
+        len(module["TICKS"]),
+        0,
+        "succeeded",
+        False,
+    )
     assert status["lastRun"].endswith("+00:00") and status["nextRun"] > status["lastRun"]
     assert triggers.describe() == "timer triggers: every_second (* * * * * *) (running)"
 
@@ -70,7 +84,8 @@ def test_a_failing_run_is_logged_in_one_line_and_the_next_one_still_runs(timers,
         triggers.stop(10)
     failures = [r for r in caplog.records if r.getMessage().startswith("timer 'every_second' failed")]
     assert failures and failures[0].getMessage() == (
-        "timer 'every_second' failed: RuntimeError: the tick failed on purpose")
+        "timer 'every_second' failed: RuntimeError: the tick failed on purpose"
+    )
     assert all(r.exc_info is None and r.levelname == "WARNING" for r in failures)
     status = triggers.status()["every_second"]
     assert status["failures"] == status["runs"] >= 2
@@ -83,8 +98,9 @@ def test_a_schedule_may_name_an_app_setting():
     assert resolve_schedule(named, {"TICK_SCHEDULE": "0 */5 * * * *"}).expression == "0 */5 * * * *"
     with pytest.raises(ScheduleError) as raised:
         resolve_schedule(named, {})
-    assert str(raised.value) == ("function 'every_second': schedule %TICK_SCHEDULE% names app setting "
-                                 "TICK_SCHEDULE, which is not set")
+    assert str(raised.value) == (
+        "function 'every_second': schedule %TICK_SCHEDULE% names app setting TICK_SCHEDULE, which is not set"
+    )
 
 
 def test_a_bad_schedule_names_the_function():

@@ -1,5 +1,6 @@
 """Fixtures of the history tests: both run-history stores behind one parametrised fixture (the Table one on
 Azurite), and hand-made records."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,12 +29,33 @@ def dataset(name: str) -> DatasetRef:
     return DatasetRef(f"{LAKE}/{name}", ADLS)
 
 
-def record(run_id: str, start: float, end: float | None, *, inputs: tuple[str, ...] = ("raw/orders",),
-           output: str = "curated/orders", process: str = "orders", status: str = "COMPLETE",
-           extra_processes: tuple[ProcessRun, ...] = ()) -> RunRecord:
+def record(
+    run_id: str,
+    start: float,
+    end: float | None,
+    *,
+    inputs: tuple[str, ...] = ("raw/orders",),
+    output: str = "curated/orders",
+    process: str = "orders",
+    status: str = "COMPLETE",
+    extra_processes: tuple[ProcessRun, ...] = (),
+) -> RunRecord:
     """A run of notebook job `process` reading `inputs` and writing `output` (lake paths)."""
-    facts = RunFacts(run_id, f"ns/{process}", f"databricks://h/notebooks/{process}", "databricks_notebook", start, end,
-                     status, {"user": "etl@contoso.com", "clusterId": "0101-1"})
-    main = ProcessRun(f"databricks://h/notebooks/{process}/processes/{output}", "databricks_process", process,
-                      tuple(dataset(i) for i in inputs), (dataset(output),))
+    facts = RunFacts(
+        run_id,
+        f"ns/{process}",
+        f"databricks://h/notebooks/{process}",
+        "databricks_notebook",
+        start,
+        end,
+        status,
+        {"user": "etl@contoso.com", "clusterId": "0101-1"},
+    )
+    main = ProcessRun(
+        f"databricks://h/notebooks/{process}/processes/{output}",
+        "databricks_process",
+        process,
+        tuple(dataset(i) for i in inputs),
+        (dataset(output),),
+    )
     return RunRecord(facts, (main, *extra_processes))

@@ -1,5 +1,6 @@
 """Plan + run -> history record (one rule for the live path, the backfill and `spark history`), and the history's
 counts put back on a plan."""
+
 from __future__ import annotations
 
 from olparser.history import ProcessSummary, history_record, with_run_history
@@ -20,12 +21,20 @@ def test_a_run_gives_its_processes_accesses_and_facts():
     run = merge_events(dr.events(dr.orders_run(2, week.MONDAY.replace(hour=8))))
     record = history_record(run, build_lineage(run, ENGINE, OPTIONS), OPTIONS, status="COMPLETE")
     assert [(a.dataset, a.access, a.process) for a in record.accesses()] == [
-        (DatasetRef(week.CUSTOMERS, ADLS), READ, week.ORDERS_JOB), (DatasetRef(week.ORDERS, ADLS), READ, week.ORDERS_JOB),
-        (DatasetRef(week.CURATED, ADLS), WRITE, week.ORDERS_JOB)]
+        (DatasetRef(week.CUSTOMERS, ADLS), READ, week.ORDERS_JOB),
+        (DatasetRef(week.ORDERS, ADLS), READ, week.ORDERS_JOB),
+        (DatasetRef(week.CURATED, ADLS), WRITE, week.ORDERS_JOB),
+    ]
     facts = record.facts
     assert (facts.run_id, facts.owner, facts.owner_type, facts.start, facts.end, facts.status, facts.duration_ms) == (
-        dr.run_id(2), f"{week.WORKSPACE}/notebooks/Repos/etl/orders", "databricks_notebook", 1772438400.0,
-        1772438402.0, "COMPLETE", 2000)
+        dr.run_id(2),
+        f"{week.WORKSPACE}/notebooks/Repos/etl/orders",
+        "databricks_notebook",
+        1772438400.0,
+        1772438402.0,
+        "COMPLETE",
+        2000,
+    )
     assert facts.job == f"{dr.JOB_NAMESPACE}/databricks_shell.execute_insert_into_hadoop_fs_relation_command.orders"
     assert '"field":"name"' in record.processes[0].column_lineage_detail
     assert RunRecord.from_json(record.to_json()) == record
@@ -34,13 +43,18 @@ def test_a_run_gives_its_processes_accesses_and_facts():
 def test_an_incomplete_run_has_no_end_and_a_run_without_process_has_no_record():
     start, running, _ = dr.events(dr.orders_run(5))
     run = merge_events([start, running])
-    record = history_record(run, build_lineage(run, ENGINE, OPTIONS, status="INCOMPLETE"), OPTIONS,
-                            status="INCOMPLETE")
+    record = history_record(run, build_lineage(run, ENGINE, OPTIONS, status="INCOMPLETE"), OPTIONS, status="INCOMPLETE")
     assert (record.facts.status, record.facts.end, record.facts.duration_ms) == ("INCOMPLETE", None, None)
     assert history_record(run, LineagePlan(), OPTIONS, status="COMPLETE") is None  # no outputs: no process
-    static = snapshot_from_static({"eventTime": "2026-03-02T08:00:00Z", "producer": "p", "schemaURL": "s",
-                                   "job": {"namespace": "adf", "name": "copy"}, "outputs": [
-                                       {"namespace": "abfss://raw@contosolake.dfs.core.windows.net", "name": "x"}]})
+    static = snapshot_from_static(
+        {
+            "eventTime": "2026-03-02T08:00:00Z",
+            "producer": "p",
+            "schemaURL": "s",
+            "job": {"namespace": "adf", "name": "copy"},
+            "outputs": [{"namespace": "abfss://raw@contosolake.dfs.core.windows.net", "name": "x"}],
+        }
+    )
     assert history_record(static, build_lineage(static, ENGINE, OPTIONS), OPTIONS, status="COMPLETE") is None
 
 
@@ -70,6 +84,8 @@ def test_a_record_is_linked_to_scanned_assets_as_its_plan_is():
     linked = relink_record(record, links)
 
     assert linked == history_record(run, link_plan(plan, links), OPTIONS, status="COMPLETE")
-    assert [(a.dataset, a.access) for a in linked.accesses()][-1] == (DatasetRef(resource_set[1], resource_set[0]),
-                                                                      WRITE)
+    assert [(a.dataset, a.access) for a in linked.accesses()][-1] == (
+        DatasetRef(resource_set[1], resource_set[0]),
+        WRITE,
+    )
     assert relink_record(record, {(ADLS, week.ORDERS): (ADLS, week.ORDERS)}) is record

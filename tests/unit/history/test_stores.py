@@ -1,6 +1,7 @@
 """One contract for both run-history stores (SQLite file, Azure Table storage on Azurite): records read back as
 written, a replay changes nothing, a newer record of a run replaces the old one (no duplicate row anywhere), the
 process summaries are exact, old runs are not recorded and are purged, and a window read finds long and open runs."""
+
 from __future__ import annotations
 
 from olparser.history.model import ProcessRun, ProcessSummary, RunFacts
@@ -15,13 +16,17 @@ WHOLE = Window(T0 - DAY, T0 + 20 * DAY)
 
 
 def accesses(history, name: str, window: Window = WHOLE) -> list[tuple]:
-    return [(a.dataset.qualified_name[len(LAKE) + 1:], a.access, a.run.run_id, a.run.status, a.run.end)
-            for a in history.dataset_accesses(f"{LAKE}/{name}", window, 1000)]
+    return [
+        (a.dataset.qualified_name[len(LAKE) + 1 :], a.access, a.run.run_id, a.run.status, a.run.end)
+        for a in history.dataset_accesses(f"{LAKE}/{name}", window, 1000)
+    ]
 
 
 def process_runs(history, window: Window = WHOLE) -> list[tuple]:
-    return [(facts.run_id, facts.status, [d.qualified_name[len(LAKE) + 1:] for d in run.inputs])
-            for facts, run in history.process_runs(ORDERS_PROCESS, window, 1000)]
+    return [
+        (facts.run_id, facts.status, [d.qualified_name[len(LAKE) + 1 :] for d in run.inputs])
+        for facts, run in history.process_runs(ORDERS_PROCESS, window, 1000)
+    ]
 
 
 def test_a_record_reads_back_from_every_side(history):
@@ -33,7 +38,11 @@ def test_a_record_reads_back_from_every_side(history):
     assert accesses(history, "curated/orders") == [("curated/orders", "write", "run-1", "COMPLETE", T0 + 3660)]
     (found,) = history.dataset_accesses(f"{LAKE}/raw/orders", WHOLE, 10)
     assert (found.dataset, found.process, found.process_type, found.run) == (
-        dataset("raw/orders"), ORDERS_PROCESS, "databricks_process", slim(first.facts))
+        dataset("raw/orders"),
+        ORDERS_PROCESS,
+        "databricks_process",
+        slim(first.facts),
+    )
     assert found.run.metadata == {"user": "etl@contoso.com"}  # index rows keep the slim facts, the run row all
     assert history.process_runs(ORDERS_PROCESS, WHOLE, 10) == [(slim(first.facts), first.processes[0])]
     assert history.process_summaries([ORDERS_PROCESS, "unknown"]) == {ORDERS_PROCESS: ProcessSummary(1, T0 + 3600)}
@@ -93,10 +102,14 @@ def test_a_run_that_moves_to_another_process_leaves_the_old_one(history):
     assert history.process_summaries([shell]) == {shell: ProcessSummary(2, T0)}
     final = record("run-1", T0, T0 + 2)
     assert history.record(final, now=NOW) == {shell, ORDERS_PROCESS}
-    assert history.process_summaries([shell, ORDERS_PROCESS]) == {shell: ProcessSummary(1, T0 + DAY),
-                                                                  ORDERS_PROCESS: ProcessSummary(1, T0)}
+    assert history.process_summaries([shell, ORDERS_PROCESS]) == {
+        shell: ProcessSummary(1, T0 + DAY),
+        ORDERS_PROCESS: ProcessSummary(1, T0),
+    }
     assert [(a.run.run_id, a.process) for a in history.dataset_accesses(f"{LAKE}/raw/orders", WHOLE, 10)] == [
-        ("run-2", shell), ("run-1", ORDERS_PROCESS)]
+        ("run-2", shell),
+        ("run-1", ORDERS_PROCESS),
+    ]
 
 
 def test_summaries_count_every_run_and_follow_the_earliest(history):
@@ -106,7 +119,8 @@ def test_summaries_count_every_run_and_follow_the_earliest(history):
     for number in range(9):  # the earliest runs move after the others, one by one
         history.record(record(f"run-{number}", T0 + DAY + number * 60, T0 + DAY + number * 60 + 60), now=NOW)
         assert history.process_summaries([ORDERS_PROCESS]) == {
-            ORDERS_PROCESS: ProcessSummary(10, T0 + (number + 1) * 3600)}
+            ORDERS_PROCESS: ProcessSummary(10, T0 + (number + 1) * 3600)
+        }
 
 
 def test_newest_runs_come_first_and_the_limit_holds(history):
@@ -116,7 +130,10 @@ def test_newest_runs_come_first_and_the_limit_holds(history):
     found = [a.run.run_id for a in history.dataset_accesses(f"{LAKE}/raw/orders", WHOLE, 1000)]
     assert found == ["run-4", "run-3", "run-open", "run-2", "run-1", "run-0"]
     assert [a.run.run_id for a in history.dataset_accesses(f"{LAKE}/raw/orders", WHOLE, 3)] == [
-        "run-4", "run-3", "run-open"]
+        "run-4",
+        "run-3",
+        "run-open",
+    ]
     assert [f.run_id for f, _ in history.process_runs(ORDERS_PROCESS, WHOLE, 2)] == ["run-4", "run-3"]
     assert history.newest_access(f"{LAKE}/raw/orders").run.run_id == "run-4"
 
@@ -127,11 +144,15 @@ def test_a_window_read_finds_long_runs_and_open_runs(history):
     history.record(record("open", T0 - 5 * DAY, None, status="INCOMPLETE"), now=NOW)
     history.record(record("later", T0 + 6 * DAY, T0 + 6 * DAY + 60), now=NOW)
     window = Window(T0 + 2 * DAY, T0 + 4 * DAY)
-    found = {a.run.run_id for a in history.dataset_accesses(f"{LAKE}/raw/orders", window, 1000)
-             if window.overlaps(a.run.start, a.run.end)}
+    found = {
+        a.run.run_id
+        for a in history.dataset_accesses(f"{LAKE}/raw/orders", window, 1000)
+        if window.overlaps(a.run.start, a.run.end)
+    }
     assert found == {"long", "open"}
-    assert {f.run_id for f, _ in history.process_runs(ORDERS_PROCESS, window, 1000)
-            if window.overlaps(f.start, f.end)} == {"long", "open"}
+    assert {
+        f.run_id for f, _ in history.process_runs(ORDERS_PROCESS, window, 1000) if window.overlaps(f.start, f.end)
+    } == {"long", "open"}
 
 
 def test_runs_older_than_the_retention_are_not_recorded_and_are_purged(history):
@@ -154,12 +175,21 @@ def test_runs_older_than_the_retention_are_not_recorded_and_are_purged(history):
 
 def test_a_run_of_two_processes_records_both_with_their_column_lineage(history):
     detail = '{"dataset":[],"fields":[{"field":"total","inputFields":[]}]}'
-    audit = ProcessRun("databricks://h/notebooks/orders/processes/audit/orders", "databricks_process", "audit",
-                       (dataset("raw/orders"),), (dataset("audit/orders"),), '[]', detail)
+    audit = ProcessRun(
+        "databricks://h/notebooks/orders/processes/audit/orders",
+        "databricks_process",
+        "audit",
+        (dataset("raw/orders"),),
+        (dataset("audit/orders"),),
+        '[]',
+        detail,
+    )
     both = record("run-1", T0, T0 + 60, extra_processes=(audit,))
     assert history.record(both, now=NOW) == {ORDERS_PROCESS, audit.qualified_name}
     assert sorted((a.process, a.access) for a in history.dataset_accesses(f"{LAKE}/raw/orders", WHOLE, 10)) == [
-        (audit.qualified_name, "read"), (ORDERS_PROCESS, "read")]
+        (audit.qualified_name, "read"),
+        (ORDERS_PROCESS, "read"),
+    ]
     assert history.process_runs(audit.qualified_name, WHOLE, 10) == [(slim(both.facts), audit)]
     assert history.run("run-1").processes[1].column_lineage_detail == detail
 
@@ -172,14 +202,31 @@ def test_facts_of_an_open_run_have_no_end():
 
 def test_one_access_kind_is_read_alone(history):
     for number in range(3):  # three jobs read the calendar; one writes it
-        history.record(record(f"read-{number}", T0 + number, T0 + number + 1, inputs=("ref/calendar",),
-                              output=f"out/{number}", process=f"p{number}"), now=NOW)
-    history.record(record("load", T0 + 10, T0 + 11, inputs=("raw/calendar",), output="ref/calendar",
-                          process="load"), now=NOW)
+        history.record(
+            record(
+                f"read-{number}",
+                T0 + number,
+                T0 + number + 1,
+                inputs=("ref/calendar",),
+                output=f"out/{number}",
+                process=f"p{number}",
+            ),
+            now=NOW,
+        )
+    history.record(
+        record("load", T0 + 10, T0 + 11, inputs=("raw/calendar",), output="ref/calendar", process="load"), now=NOW
+    )
     calendar = f"{LAKE}/ref/calendar"
     assert [a.run.run_id for a in history.dataset_accesses(calendar, WHOLE, 100, "write")] == ["load"]
     assert [a.run.run_id for a in history.dataset_accesses(calendar, WHOLE, 100, "read")] == [
-        "read-2", "read-1", "read-0"]
+        "read-2",
+        "read-1",
+        "read-0",
+    ]
     assert [a.run.run_id for a in history.dataset_accesses(calendar, WHOLE, 100)] == [
-        "load", "read-2", "read-1", "read-0"]
+        "load",
+        "read-2",
+        "read-1",
+        "read-0",
+    ]
     assert history.newest_access(calendar).run.run_id == "load"

@@ -2,6 +2,7 @@
 STREAMING_HISTORY_WINDOW, not one per batch; the producer's emissionPattern window counts when longer. The runner on
 each run-state store with the history of the same kind, the catalog a boundary fake: catalog calls and history
 entries per micro-batch, counted."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -25,8 +26,10 @@ from tools.samples.notebooks import streaming_batches
 T0 = 1_788_998_400  # a window boundary of 3,600 s and of 300 s
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 OUTPUT = "https://contosolake.dfs.core.windows.net/curated/orders"
-PROCESS = ("spark://streams/orders_stream/processes/micro_batch_execution.orders/"
-           "https://contosolake.dfs.core.windows.net/curated/orders")
+PROCESS = (
+    "spark://streams/orders_stream/processes/micro_batch_execution.orders/"
+    "https://contosolake.dfs.core.windows.net/curated/orders"
+)
 
 
 def _runs(events):
@@ -38,6 +41,7 @@ def _runs(events):
 
 def _started():
     from datetime import datetime, timezone
+
     return datetime.fromtimestamp(T0, timezone.utc)
 
 
@@ -50,8 +54,13 @@ def test_the_micro_batches_of_a_window_make_the_same_record():
     first, last = records[0].facts, records[-1].facts
     assert (first.start, first.end, last.start, last.end) == (T0, T0 + 300, T0 + 300, T0 + 600)
     assert first.run_id.startswith("stream-") and first.run_id == history_run_id(runs[29], options)
-    assert set(first.metadata) == {"producer", "openlineageVersion", "parentJobNamespace", "parentJobName",
-                                   "parentRunId"}  # what every batch shares; no per-batch times or counts
+    assert set(first.metadata) == {
+        "producer",
+        "openlineageVersion",
+        "parentJobNamespace",
+        "parentJobName",
+        "parentRunId",
+    }  # what every batch shares; no per-batch times or counts
 
 
 def test_the_window_is_the_setting_or_the_producers_longer_periodic_window():
@@ -70,13 +79,21 @@ def test_the_window_is_the_setting_or_the_producers_longer_periodic_window():
 
 
 @pytest.mark.parametrize("batches_for", [{"sqlite": (1000, 3600), "table": (60, 300)}])
-def test_micro_batches_cost_one_history_entry_per_window(run_state_store, run_state_store_kind, tmp_path, request,
-                                                         batches_for):
+def test_micro_batches_cost_one_history_entry_per_window(
+    run_state_store, run_state_store_kind, tmp_path, request, batches_for
+):
     batches, window = batches_for[run_state_store_kind]
     history = open_test_history_store(run_state_store_kind, tmp_path, request, retention_days=36500)
     catalog = FakeCatalog()
-    pipeline = LineagePipeline(run_state_store, ENGINE, LineageOptions(streaming_history_window=window), catalog,
-                               WritePolicy(environment_wait_seconds=0), clock=lambda: T0 + 20_000, history=history)
+    pipeline = LineagePipeline(
+        run_state_store,
+        ENGINE,
+        LineageOptions(streaming_history_window=window),
+        catalog,
+        WritePolicy(environment_wait_seconds=0),
+        clock=lambda: T0 + 20_000,
+        history=history,
+    )
     try:
         events = streaming_batches(batches, started=_started())
         statuses = [pipeline.process(e, now=T0 + 20_000).status for e in events]
@@ -89,12 +106,15 @@ def test_micro_batches_cost_one_history_entry_per_window(run_state_store, run_st
         assert process["runCount"] == windows
         assert (process["lastRunId"], process["lastRunTime"]) == (
             history_run_id(_runs(events[-2:])[0], LineageOptions(streaming_history_window=window)),
-            datetime.fromtimestamp(T0 + (windows - 1) * window, timezone.utc).isoformat(
-                timespec="milliseconds").replace("+00:00", "Z"))
+            datetime.fromtimestamp(T0 + (windows - 1) * window, timezone.utc)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
+        )
         assert catalog.calls == windows  # one bulk write per window, none per unchanged micro-batch
         runs = history.dataset_accesses(OUTPUT, Window(T0 - 10, T0 + 20_000), 10_000)
         assert [(a.run.start, a.run.end) for a in sorted(runs, key=lambda a: a.run.start)] == [
-            (T0 + n * window, T0 + (n + 1) * window) for n in range(windows)]
+            (T0 + n * window, T0 + (n + 1) * window) for n in range(windows)
+        ]
         assert history.run(events[0]["run"]["runId"]) is None  # known by its window's id
     finally:
         history.close()
@@ -106,8 +126,15 @@ def _stream_catalog(events, folder, window):
     store = open_test_run_state_store("sqlite", folder)
     history = open_test_history_store("sqlite", folder, None, retention_days=36500)
     catalog = FakeCatalog()
-    pipeline = LineagePipeline(store, ENGINE, LineageOptions(streaming_history_window=window), catalog,
-                               WritePolicy(environment_wait_seconds=0), clock=lambda: T0 + 20_000, history=history)
+    pipeline = LineagePipeline(
+        store,
+        ENGINE,
+        LineageOptions(streaming_history_window=window),
+        catalog,
+        WritePolicy(environment_wait_seconds=0),
+        clock=lambda: T0 + 20_000,
+        history=history,
+    )
     try:
         for event in events:
             pipeline.process(event, now=T0 + 20_000)

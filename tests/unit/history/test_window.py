@@ -1,5 +1,6 @@
 """The walk's own rules over records in memory: the overlap rule at the window's edges, depth in process hops, cycles,
 and the bounds (nodes, rows, time) that cut a query short and say so."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,25 +11,33 @@ from olparser.history.model import ProcessRun, RunFacts, RunRecord
 
 from .conftest import T0, dataset, record
 
-CHAIN = [record(f"r{n}", T0 + n * 60, T0 + n * 60 + 30, inputs=(f"d{n}",), output=f"d{n + 1}", process=f"p{n}")
-         for n in range(6)]  # d0 -> p0 -> d1 -> p1 -> ... -> d6
+CHAIN = [
+    record(f"r{n}", T0 + n * 60, T0 + n * 60 + 30, inputs=(f"d{n}",), output=f"d{n + 1}", process=f"p{n}")
+    for n in range(6)
+]  # d0 -> p0 -> d1 -> p1 -> ... -> d6
 
 
 def names(answer: dict) -> tuple[list, list]:
-    return ([d["qualifiedName"].rsplit("/", 1)[1] for d in answer["datasets"]],
-            [p["qualifiedName"].rsplit("/", 1)[1] for p in answer["processes"]])
+    return (
+        [d["qualifiedName"].rsplit("/", 1)[1] for d in answer["datasets"]],
+        [p["qualifiedName"].rsplit("/", 1)[1] for p in answer["processes"]],
+    )
 
 
-@pytest.mark.parametrize("since,until,found", [
-    (T0, T0 + 30, ["r0"]),             # a run that ends at `since` overlaps ([since, until) meets [start, end])
-    (T0 + 30, T0 + 31, ["r0"]),
-    (T0 + 30.001, T0 + 60, []),        # between two runs
-    (T0 + 59, T0 + 60, []),            # a run that starts at `until` does not
-    (T0 + 59, T0 + 60.001, ["r1"]),
-])
+@pytest.mark.parametrize(
+    "since,until,found",
+    [
+        (T0, T0 + 30, ["r0"]),  # a run that ends at `since` overlaps ([since, until) meets [start, end])
+        (T0 + 30, T0 + 31, ["r0"]),
+        (T0 + 30.001, T0 + 60, []),  # between two runs
+        (T0 + 59, T0 + 60, []),  # a run that starts at `until` does not
+        (T0 + 59, T0 + 60.001, ["r1"]),
+    ],
+)
 def test_the_overlap_rule_at_the_edges(since, until, found):
-    answer = lineage_in_window(MemoryHistory(CHAIN[:2]), f"{dataset('d1').qualified_name}", Window(since, until),
-                               "both", 1)
+    answer = lineage_in_window(
+        MemoryHistory(CHAIN[:2]), f"{dataset('d1').qualified_name}", Window(since, until), "both", 1
+    )
     assert sorted({r["runId"] for p in answer["processes"] for r in p["runs"]}) == found
 
 
@@ -50,13 +59,20 @@ def test_the_bounds_cut_a_query_short_and_say_so():
     rows = lineage_in_window(reader, root, window, "downstream", 10, limits=WalkLimits(max_rows=5))
     assert rows["truncated"] == "more than 5 history rows"
     ticks = iter(range(100))
-    slow = lineage_in_window(reader, root, window, "downstream", 10, limits=WalkLimits(seconds=3),
-                             clock=lambda: next(ticks))
+    slow = lineage_in_window(
+        reader, root, window, "downstream", 10, limits=WalkLimits(seconds=3), clock=lambda: next(ticks)
+    )
     assert slow["truncated"] == "the query took longer than 3 s"
     assert len(slow["processes"]) < 6
     many = [record(f"m{n}", T0 + n, T0 + n + 1) for n in range(5)]
-    listed = lineage_in_window(MemoryHistory(many), dataset("raw/orders").qualified_name, window, "downstream", 1,
-                               limits=WalkLimits(max_runs_listed=2))
+    listed = lineage_in_window(
+        MemoryHistory(many),
+        dataset("raw/orders").qualified_name,
+        window,
+        "downstream",
+        1,
+        limits=WalkLimits(max_runs_listed=2),
+    )
     (process,) = listed["processes"]
     assert (process["runCount"], [r["runId"] for r in process["runs"]]) == (5, ["m4", "m3"])
     assert listed["edges"][0]["runCount"] == 5 and listed["edges"][0]["runs"] == ["m4", "m3"]
@@ -65,7 +81,10 @@ def test_the_bounds_cut_a_query_short_and_say_so():
 def test_a_dataset_without_runs_in_the_window_is_alone_and_bad_arguments_are_refused():
     answer = lineage_in_window(MemoryHistory(CHAIN), dataset("d9").qualified_name, Window(T0, T0 + 60), "both", 3)
     assert (answer["datasets"], answer["processes"], answer["edges"]) == (
-        [{"qualifiedName": dataset("d9").qualified_name, "typeName": "", "distance": 0}], [], [])
+        [{"qualifiedName": dataset("d9").qualified_name, "typeName": "", "distance": 0}],
+        [],
+        [],
+    )
     with pytest.raises(ValueError, match="direction must be one of upstream, downstream, both"):
         lineage_in_window(MemoryHistory(CHAIN), "x", Window(T0, T0 + 60), "sideways", 1)
     with pytest.raises(ValueError, match="depth must be from 1 to 10, got 0"):
@@ -76,16 +95,22 @@ def test_a_process_row_gone_meanwhile_stops_the_walk_there():
     class Purged(MemoryHistory):
         def process_runs(self, process, window, limit):
             return []
+
     answer = lineage_in_window(Purged(CHAIN), dataset("d1").qualified_name, Window(T0, T0 + 3600), "upstream", 3)
     assert names(answer) == (["d1"], ["d1"])
     assert answer["processes"][0]["runs"][0]["runId"] == "r0"  # known from its access row
 
 
 def test_records_in_memory_answer_newest_first():
-    other = RunRecord(RunFacts("x", "j", "o", "t", T0 + 5, None, "INCOMPLETE", {}),
-                      (ProcessRun("p", "t", "n", (dataset("d0"),), (dataset("d1"),)),))
+    other = RunRecord(
+        RunFacts("x", "j", "o", "t", T0 + 5, None, "INCOMPLETE", {}),
+        (ProcessRun("p", "t", "n", (dataset("d0"),), (dataset("d1"),)),),
+    )
     reader = MemoryHistory([*CHAIN[:2], other])
     assert [a.run.run_id for a in reader.dataset_accesses(dataset("d1").qualified_name, Window(T0, T0 + 999), 9)] == [
-        "r1", "x", "r0"]
+        "r1",
+        "x",
+        "r0",
+    ]
     assert reader.newest_access(dataset("d1").qualified_name).run.run_id == "r1"
     assert reader.run("x") == other and reader.run("y") is None

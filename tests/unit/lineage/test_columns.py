@@ -1,4 +1,5 @@
 """Column lineage: Purview's columnMapping (DIRECT only) and the full detail, for 1-2-0 and older facets."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,16 @@ def _t(kind: str, subtype: str, description: str = "", masking: bool = False) ->
 
 def _process(facet: dict, inputs: tuple[DatasetFacts, ...] = ()) -> dict:
     output = DatasetFacts(namespace=LAKE, name="gold/summary", facets={"columnLineage": facet})
-    run = RunSnapshot(run_id="r", job_namespace="etl", job_name="app.job", event_type="COMPLETE",
-                      event_time="2024-05-01T10:00:00Z", producer="test", inputs=inputs, outputs=(output,))
+    run = RunSnapshot(
+        run_id="r",
+        job_namespace="etl",
+        job_name="app.job",
+        event_type="COMPLETE",
+        event_time="2024-05-01T10:00:00Z",
+        producer="test",
+        inputs=inputs,
+        outputs=(output,),
+    )
     return build_lineage(run, FakeEngine(), LineageOptions()).entities[-1]["attributes"]
 
 
@@ -38,14 +47,25 @@ SUMMARY = "https://acct.dfs.core.windows.net/raw/gold/summary"
 
 
 def test_column_mapping_has_one_entry_per_dataset_pair_with_direct_columns_only():
-    facet = {"fields": {
-        "total": {"inputFields": [_field("orders", "amount", _t("DIRECT", "AGGREGATION", "sum(amount)")),
-                                  _field("orders", "status", _t("INDIRECT", "FILTER"))]},
-        "customer": {"inputFields": [_field("customers", "name", _t("DIRECT", "IDENTITY")),
-                                     _field("orders", "customer_id", _t("INDIRECT", "JOIN"))]},
-        "masked_email": {"inputFields": [_field("customers", "email",
-                                                _t("DIRECT", "TRANSFORMATION", "sha2(email)", True))]},
-    }}
+    facet = {
+        "fields": {
+            "total": {
+                "inputFields": [
+                    _field("orders", "amount", _t("DIRECT", "AGGREGATION", "sum(amount)")),
+                    _field("orders", "status", _t("INDIRECT", "FILTER")),
+                ]
+            },
+            "customer": {
+                "inputFields": [
+                    _field("customers", "name", _t("DIRECT", "IDENTITY")),
+                    _field("orders", "customer_id", _t("INDIRECT", "JOIN")),
+                ]
+            },
+            "masked_email": {
+                "inputFields": [_field("customers", "email", _t("DIRECT", "TRANSFORMATION", "sha2(email)", True))]
+            },
+        }
+    }
 
     process = _process(facet)
 
@@ -53,52 +73,104 @@ def test_column_mapping_has_one_entry_per_dataset_pair_with_direct_columns_only(
         f'[{{"DatasetMapping":{{"Source":"{CUSTOMERS}","Sink":"{SUMMARY}"}},'
         '"ColumnMapping":[{"Source":"email","Sink":"masked_email"},{"Source":"name","Sink":"customer"}]},'
         f'{{"DatasetMapping":{{"Source":"{ORDERS}","Sink":"{SUMMARY}"}},'
-        '"ColumnMapping":[{"Source":"amount","Sink":"total"}]}]')
+        '"ColumnMapping":[{"Source":"amount","Sink":"total"}]}]'
+    )
     # datasets named only by the column lineage are inputs of the process
     assert [i["uniqueAttributes"]["qualifiedName"] for i in process["inputs"]] == [CUSTOMERS, ORDERS]
 
 
 def test_detail_keeps_indirect_dependencies_subtypes_descriptions_masking_and_dataset_level_fields():
-    facet = {"fields": {"masked_email": {"inputFields": [
-        _field("customers", "email", _t("DIRECT", "TRANSFORMATION", "sha2(email)", True))]}},
-             "dataset": [_field("orders", "status", _t("INDIRECT", "FILTER", "status = 'paid'"))]}
+    facet = {
+        "fields": {
+            "masked_email": {
+                "inputFields": [_field("customers", "email", _t("DIRECT", "TRANSFORMATION", "sha2(email)", True))]
+            }
+        },
+        "dataset": [_field("orders", "status", _t("INDIRECT", "FILTER", "status = 'paid'"))],
+    }
 
     detail = json.loads(_process(facet)["columnLineageDetail"])
 
     assert detail == {
-        "fields": [{"field": "masked_email", "inputFields": [
-            {"typeName": "azure_datalake_gen2_path", "qualifiedName": CUSTOMERS, "namespace": LAKE,
-             "name": "customers", "field": "email",
-             "transformations": [_t("DIRECT", "TRANSFORMATION", "sha2(email)", True)]}]}],
-        "dataset": [{"typeName": "azure_datalake_gen2_path", "qualifiedName": ORDERS, "namespace": LAKE,
-                     "name": "orders", "field": "status",
-                     "transformations": [_t("INDIRECT", "FILTER", "status = 'paid'")]}],
+        "fields": [
+            {
+                "field": "masked_email",
+                "inputFields": [
+                    {
+                        "typeName": "azure_datalake_gen2_path",
+                        "qualifiedName": CUSTOMERS,
+                        "namespace": LAKE,
+                        "name": "customers",
+                        "field": "email",
+                        "transformations": [_t("DIRECT", "TRANSFORMATION", "sha2(email)", True)],
+                    }
+                ],
+            }
+        ],
+        "dataset": [
+            {
+                "typeName": "azure_datalake_gen2_path",
+                "qualifiedName": ORDERS,
+                "namespace": LAKE,
+                "name": "orders",
+                "field": "status",
+                "transformations": [_t("INDIRECT", "FILTER", "status = 'paid'")],
+            }
+        ],
     }
 
 
 def test_older_facet_without_transformations_counts_as_direct_and_keeps_its_transformation_type():
-    facet = {"fields": {"id": {"inputFields": [_field("orders", "order_id")], "transformationType": "IDENTITY",
-                               "transformationDescription": "identical"}}}
+    facet = {
+        "fields": {
+            "id": {
+                "inputFields": [_field("orders", "order_id")],
+                "transformationType": "IDENTITY",
+                "transformationDescription": "identical",
+            }
+        }
+    }
 
     process = _process(facet)
 
     assert json.loads(process["columnMapping"]) == [
-        {"DatasetMapping": {"Source": ORDERS, "Sink": SUMMARY}, "ColumnMapping": [{"Source": "order_id", "Sink": "id"}]}]
+        {"DatasetMapping": {"Source": ORDERS, "Sink": SUMMARY}, "ColumnMapping": [{"Source": "order_id", "Sink": "id"}]}
+    ]
     assert json.loads(process["columnLineageDetail"])["fields"][0] == {
-        "field": "id", "transformationType": "IDENTITY", "transformationDescription": "identical",
-        "inputFields": [{"typeName": "azure_datalake_gen2_path", "qualifiedName": ORDERS, "namespace": LAKE,
-                         "name": "orders", "field": "order_id", "transformations": []}]}
+        "field": "id",
+        "transformationType": "IDENTITY",
+        "transformationDescription": "identical",
+        "inputFields": [
+            {
+                "typeName": "azure_datalake_gen2_path",
+                "qualifiedName": ORDERS,
+                "namespace": LAKE,
+                "name": "orders",
+                "field": "order_id",
+                "transformations": [],
+            }
+        ],
+    }
 
 
 def test_input_fields_use_the_identity_chosen_for_the_runs_input():
-    table_input = DatasetFacts(namespace=LAKE, name="warehouse/orders", facets={"symlinks": {"identifiers": [
-        {"namespace": "hive://metastore:9083", "name": "sales.orders", "type": "TABLE"}]}})
+    table_input = DatasetFacts(
+        namespace=LAKE,
+        name="warehouse/orders",
+        facets={
+            "symlinks": {
+                "identifiers": [{"namespace": "hive://metastore:9083", "name": "sales.orders", "type": "TABLE"}]
+            }
+        },
+    )
     facet = {"fields": {"total": {"inputFields": [_field("warehouse/orders", "amount", _t("DIRECT", "AGGREGATION"))]}}}
 
     process = _process(facet, inputs=(table_input,))
 
-    assert json.loads(process["columnMapping"])[0]["DatasetMapping"] == {"Source": "sales.orders@metastore",
-                                                                         "Sink": SUMMARY}
+    assert json.loads(process["columnMapping"])[0]["DatasetMapping"] == {
+        "Source": "sales.orders@metastore",
+        "Sink": SUMMARY,
+    }
     assert [i["uniqueAttributes"]["qualifiedName"] for i in process["inputs"]] == ["sales.orders@metastore"]
 
 
@@ -112,16 +184,26 @@ def test_output_without_direct_dependencies_has_an_empty_mapping_and_expression_
 
 
 def test_detail_text_is_compact_sorted_escaped_json_without_ascii_escapes():
-    facet = {"fields": {
-        "naïve \"q\"": {"inputFields": [
-            _field("orders", "b", {"type": "INDIRECT", "subtype": "FILTER"}),
-            _field("orders", "a\\x", {"masking": True, "type": "DIRECT", "subtype": "TRANSFORMATION",
-                                      "description": "upper(a)\n"}),
-            _field("orders", "a\\x", {"masking": True, "type": "DIRECT", "subtype": "TRANSFORMATION",
-                                      "description": "upper(a)\n"}),
-        ]},
-        "id": {"inputFields": [_field("orders", "id")]},
-    }}
+    facet = {
+        "fields": {
+            "naïve \"q\"": {
+                "inputFields": [
+                    _field("orders", "b", {"type": "INDIRECT", "subtype": "FILTER"}),
+                    _field(
+                        "orders",
+                        "a\\x",
+                        {"masking": True, "type": "DIRECT", "subtype": "TRANSFORMATION", "description": "upper(a)\n"},
+                    ),
+                    _field(
+                        "orders",
+                        "a\\x",
+                        {"masking": True, "type": "DIRECT", "subtype": "TRANSFORMATION", "description": "upper(a)\n"},
+                    ),
+                ]
+            },
+            "id": {"inputFields": [_field("orders", "id")]},
+        }
+    }
 
     process = _process(facet)
 
@@ -134,10 +216,12 @@ def test_detail_text_is_compact_sorted_escaped_json_without_ascii_escapes():
         '[{"description":"upper(a)\\n","masking":true,"subtype":"TRANSFORMATION","type":"DIRECT"}],'
         '"typeName":"azure_datalake_gen2_path"},'
         f'{{"field":"b",{orders},"transformations":[{{"subtype":"FILTER","type":"INDIRECT"}}],'
-        '"typeName":"azure_datalake_gen2_path"}]}]}')
+        '"typeName":"azure_datalake_gen2_path"}]}]}'
+    )
     assert process["columnMapping"] == (
         f'[{{"DatasetMapping":{{"Source":"{ORDERS}","Sink":"{SUMMARY}"}},"ColumnMapping":'
-        '[{"Source":"a\\\\x","Sink":"naïve \\"q\\""},{"Source":"id","Sink":"id"}]}]')
+        '[{"Source":"a\\\\x","Sink":"naïve \\"q\\""},{"Source":"id","Sink":"id"}]}]'
+    )
 
 
 @pytest.mark.parametrize("masking, text", [(False, "false"), (0, "0"), (0.0, "0.0"), (True, "true"), (1, "1")])
@@ -146,19 +230,22 @@ def test_transformations_that_compare_equal_in_python_keep_their_own_json(maskin
     for value in (False, 0, 0.0, True, 1):  # every variant seen first, in the same process
         _process({"fields": {"c": {"inputFields": [_field("orders", "x", {"type": "DIRECT", "masking": value})]}}})
 
-    process = _process({"fields": {"c": {"inputFields": [
-        _field("orders", "x", {"type": "DIRECT", "masking": masking})]}}})
+    process = _process(
+        {"fields": {"c": {"inputFields": [_field("orders", "x", {"type": "DIRECT", "masking": masking})]}}}
+    )
 
     assert json.loads(process["columnLineageDetail"])["fields"][0]["inputFields"][0]["transformations"] == [
-        {"masking": masking, "type": "DIRECT"}]
+        {"masking": masking, "type": "DIRECT"}
+    ]
     assert f'"masking":{text},' in process["columnLineageDetail"]
 
 
 def test_null_nan_and_infinities_keep_their_own_json():
     # orjson writes NaN and ±Infinity as null: a cache keyed by its text would mix them up with null
     def detail(masking: object) -> str:
-        return _process({"fields": {"c": {"inputFields": [
-            _field("orders", "x", {"type": "DIRECT", "masking": masking})]}}})["columnLineageDetail"]
+        return _process(
+            {"fields": {"c": {"inputFields": [_field("orders", "x", {"type": "DIRECT", "masking": masking})]}}}
+        )["columnLineageDetail"]
 
     for value in (None, float("nan"), float("inf"), float("-inf")):  # every variant seen first
         detail(value)
@@ -166,7 +253,9 @@ def test_null_nan_and_infinities_keep_their_own_json():
     assert [detail(value) for value in (float("nan"), None, float("-inf"), float("inf"))] == [
         '{"dataset":[],"fields":[{"field":"c","inputFields":[{"field":"x","name":"orders",'
         f'"namespace":"{LAKE}","qualifiedName":"{ORDERS}","transformations":[{{"masking":{text},"type":"DIRECT"}}],'
-        '"typeName":"azure_datalake_gen2_path"}]}]}' for text in ("NaN", "null", "-Infinity", "Infinity")]
+        '"typeName":"azure_datalake_gen2_path"}]}]}'
+        for text in ("NaN", "null", "-Infinity", "Infinity")
+    ]
 
 
 def test_input_fields_in_mapping_subclasses_are_read():

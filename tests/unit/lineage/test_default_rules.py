@@ -1,5 +1,6 @@
 """Real events through the real mapping engine with the default rules (the tests' copy of
 config/OlToPurviewMappings.json, tests/support/rules.py)."""
+
 from __future__ import annotations
 
 import copy
@@ -36,7 +37,10 @@ def test_quickstart_hive_table_gets_its_workspace_from_the_job_namespace(rules):
     assert _keys(plan.entities) == [
         ("databricks_workspace", f"databricks://{HOST}"),
         ("spark_application", f"databricks://{HOST}/applications/databricks_shell"),
-        ("spark_process", f"databricks://{HOST}/applications/databricks_shell/processes/atomic_replace_table_as_select/{table}"),
+        (
+            "spark_process",
+            f"databricks://{HOST}/applications/databricks_shell/processes/atomic_replace_table_as_select/{table}",
+        ),
     ]
     assert plan.unmatched == () and plan.notes == ()
 
@@ -49,23 +53,35 @@ def test_mounted_path_is_resolved_with_the_runs_mount_points(rules):
     plan = build_lineage(merge_events([event]), rules, options)
 
     assert _keys(plan.external_datasets) == [
-        ("azure_datalake_gen2_path", "https://aaiarchdesignpurviewadls.dfs.core.windows.net/integration/dim/organization"),
-        ("azure_datalake_gen2_path", "https://aaiarchdesignpurviewadls.dfs.core.windows.net/raw/DimOrganization.parquet"),
+        (
+            "azure_datalake_gen2_path",
+            "https://aaiarchdesignpurviewadls.dfs.core.windows.net/integration/dim/organization",
+        ),
+        (
+            "azure_datalake_gen2_path",
+            "https://aaiarchdesignpurviewadls.dfs.core.windows.net/raw/DimOrganization.parquet",
+        ),
     ]
     assert plan.entities[-1]["attributes"]["qualifiedName"] == (
         f"databricks://{HOST}/notebooks/Shared/Scenario01DimOrg/S01DimOrg_raw2int/processes/overwrite_by_expression_exec_v1/"
-        "https://aaiarchdesignpurviewadls.dfs.core.windows.net/integration/dim/organization")
+        "https://aaiarchdesignpurviewadls.dfs.core.windows.net/integration/dim/organization"
+    )
 
 
 def test_dataproc_hive_tables_link_to_scanned_hive_table_names(rules):
-    events = [e for e in load_sequence("compat-tests__spark_dataproc_simple_producer_test_complete")
-              if e["run"]["runId"].endswith("b577")]
+    events = [
+        e
+        for e in load_sequence("compat-tests__spark_dataproc_simple_producer_test_complete")
+        if e["run"]["runId"].endswith("b577")
+    ]
 
     table_plan = build_lineage(merge_events(events), rules, LineageOptions())
     storage_plan = build_lineage(merge_events(events), rules, LineageOptions(dataset_identity="storage"))
 
-    assert _keys(table_plan.external_datasets) == [("hive_table", "default.t1@dataproc-producer-test-m"),
-                                                   ("hive_table", "default.t2@dataproc-producer-test-m")]
+    assert _keys(table_plan.external_datasets) == [
+        ("hive_table", "default.t1@dataproc-producer-test-m"),
+        ("hive_table", "default.t2@dataproc-producer-test-m"),
+    ]
     assert table_plan.unmatched == ()
     # preferring the location changes nothing here: HDFS paths have no Purview type, the tables link
     assert _keys(storage_plan.external_datasets) == _keys(table_plan.external_datasets)

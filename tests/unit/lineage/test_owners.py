@@ -1,4 +1,5 @@
 """Owners: the Databricks workspace host (and the order of its sources), notebooks, jobs and tasks, display names."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,33 +14,81 @@ OUTPUT = DatasetFacts(namespace="abfss://out@acct.dfs.core.windows.net", name="g
 OUTPUT_QN = "https://acct.dfs.core.windows.net/out/gold/orders"
 
 
-def _run(env: dict | None = None, *, job_namespace: str = "default", job_name: str = "databricks_shell.append_data",
-         run_facets: dict | None = None, event_type: str = "COMPLETE") -> RunSnapshot:
+def _run(
+    env: dict | None = None,
+    *,
+    job_namespace: str = "default",
+    job_name: str = "databricks_shell.append_data",
+    run_facets: dict | None = None,
+    event_type: str = "COMPLETE",
+) -> RunSnapshot:
     facets = dict(run_facets or {})
     if env is not None:
         facets["environment-properties"] = {"environment-properties": env}
-    return RunSnapshot(run_id="run-1", job_namespace=job_namespace, job_name=job_name, event_type=event_type,
-                       event_time="2024-05-01T10:00:00Z", producer="test", run_facets=facets, outputs=(OUTPUT,))
+    return RunSnapshot(
+        run_id="run-1",
+        job_namespace=job_namespace,
+        job_name=job_name,
+        event_type=event_type,
+        event_time="2024-05-01T10:00:00Z",
+        producer="test",
+        run_facets=facets,
+        outputs=(OUTPUT,),
+    )
 
 
-@pytest.mark.parametrize("run, options, host, source", [
-    (_run({"spark.databricks.workspaceUrl": "https://ADB-1.2.azuredatabricks.net/",
-           "spark.databricks.clusterUsageTags.clusterOwnerOrgId": "9"}, job_namespace="9.9#c"),
-     LineageOptions(workspace_hosts=(("9", "adb-9.9.azuredatabricks.net"),)),
-     "adb-1.2.azuredatabricks.net", "environment-properties"),
-    (_run(run_facets={"spark_properties": {"properties": {"spark.databricks.workspaceUrl": "adb-5.6.azuredatabricks.net"}}}),
-     LineageOptions(), "adb-5.6.azuredatabricks.net", "spark_properties"),
-    (_run({"spark.databricks.clusterUsageTags.clusterOwnerOrgId": "9"}, job_namespace="3.4#0501-cluster"),
-     LineageOptions(workspace_hosts=(("9", "adb-9.9.azuredatabricks.net"),)), "adb-9.9.azuredatabricks.net",
-     "workspace_hosts"),
-    (_run({"spark.databricks.clusterUsageTags.clusterOwnerOrgId": "9"}, job_namespace="3.4#0501-cluster"),
-     LineageOptions(), "adb-3.4.azuredatabricks.net", "job namespace"),
-    (_run(job_namespace="prod", job_name="adb-7.8.azuredatabricks.net.append_data_exec_v1.orders"),
-     LineageOptions(), "adb-7.8.azuredatabricks.net", "job name"),
-    (_run(job_namespace="prod", job_name="dbc-954f5d5f-34dd_append_data_exec_v1_orders"),
-     LineageOptions(), "dbc-954f5d5f-34dd.cloud.databricks.com", "job name"),
-    (_run(job_namespace="prod"), LineageOptions(), None, None),
-])
+@pytest.mark.parametrize(
+    "run, options, host, source",
+    [
+        (
+            _run(
+                {
+                    "spark.databricks.workspaceUrl": "https://ADB-1.2.azuredatabricks.net/",
+                    "spark.databricks.clusterUsageTags.clusterOwnerOrgId": "9",
+                },
+                job_namespace="9.9#c",
+            ),
+            LineageOptions(workspace_hosts=(("9", "adb-9.9.azuredatabricks.net"),)),
+            "adb-1.2.azuredatabricks.net",
+            "environment-properties",
+        ),
+        (
+            _run(
+                run_facets={
+                    "spark_properties": {"properties": {"spark.databricks.workspaceUrl": "adb-5.6.azuredatabricks.net"}}
+                }
+            ),
+            LineageOptions(),
+            "adb-5.6.azuredatabricks.net",
+            "spark_properties",
+        ),
+        (
+            _run({"spark.databricks.clusterUsageTags.clusterOwnerOrgId": "9"}, job_namespace="3.4#0501-cluster"),
+            LineageOptions(workspace_hosts=(("9", "adb-9.9.azuredatabricks.net"),)),
+            "adb-9.9.azuredatabricks.net",
+            "workspace_hosts",
+        ),
+        (
+            _run({"spark.databricks.clusterUsageTags.clusterOwnerOrgId": "9"}, job_namespace="3.4#0501-cluster"),
+            LineageOptions(),
+            "adb-3.4.azuredatabricks.net",
+            "job namespace",
+        ),
+        (
+            _run(job_namespace="prod", job_name="adb-7.8.azuredatabricks.net.append_data_exec_v1.orders"),
+            LineageOptions(),
+            "adb-7.8.azuredatabricks.net",
+            "job name",
+        ),
+        (
+            _run(job_namespace="prod", job_name="dbc-954f5d5f-34dd_append_data_exec_v1_orders"),
+            LineageOptions(),
+            "dbc-954f5d5f-34dd.cloud.databricks.com",
+            "job name",
+        ),
+        (_run(job_namespace="prod"), LineageOptions(), None, None),
+    ],
+)
 def test_workspace_host_sources_in_order(run, options, host, source):
     ctx = run_context(run, options)
 
@@ -47,55 +96,114 @@ def test_workspace_host_sources_in_order(run, options, host, source):
     assert ctx.is_databricks
 
 
-@pytest.mark.parametrize("job_name, app_key, expected", [
-    ("databricks_shell.append_data_exec_v1.orders", "databricks_shell", "append_data_exec_v1.orders"),
-    ("adb-7.8.azuredatabricks.net.append_data_exec_v1", "adb-7", "append_data_exec_v1"),
-    ("adb-7_8_azuredatabricks_net_append_data_exec_v1", "adb-7_8_azuredatabricks_net_append_data_exec_v1",
-     "append_data_exec_v1"),
-    ("cl_i_test_application.execute_insert_into_hive_table.warehouse_t2", "cl_i_test_application",
-     "execute_insert_into_hive_table.warehouse_t2"),
-    ("cl_i_test_application", "cl_i_test_application", "cl_i_test_application"),
-])
+@pytest.mark.parametrize(
+    "job_name, app_key, expected",
+    [
+        ("databricks_shell.append_data_exec_v1.orders", "databricks_shell", "append_data_exec_v1.orders"),
+        ("adb-7.8.azuredatabricks.net.append_data_exec_v1", "adb-7", "append_data_exec_v1"),
+        (
+            "adb-7_8_azuredatabricks_net_append_data_exec_v1",
+            "adb-7_8_azuredatabricks_net_append_data_exec_v1",
+            "append_data_exec_v1",
+        ),
+        (
+            "cl_i_test_application.execute_insert_into_hive_table.warehouse_t2",
+            "cl_i_test_application",
+            "execute_insert_into_hive_table.warehouse_t2",
+        ),
+        ("cl_i_test_application", "cl_i_test_application", "cl_i_test_application"),
+    ],
+)
 def test_display_job_name_strips_the_application_prefix(job_name, app_key, expected):
     assert display_job_name(job_name, app_key) == expected
 
 
 def test_notebook_job_task_chain(engine):
-    env = {"spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net", "spark.databricks.job.id": "42",
-           "spark.databricks.job.type": "notebook", "spark.databricks.notebook.path": "/Repos/etl/load_orders",
-           "user": "ana@example.com"}
+    env = {
+        "spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net",
+        "spark.databricks.job.id": "42",
+        "spark.databricks.job.type": "notebook",
+        "spark.databricks.notebook.path": "/Repos/etl/load_orders",
+        "user": "ana@example.com",
+    }
 
     plan = build_lineage(_run(env), engine, LineageOptions())
 
     ws = "databricks://adb-1.2.azuredatabricks.net"
     task = f"{ws}/jobs/42/tasks/Repos/etl/load_orders"
-    assert [(e["guid"], e["typeName"], e["attributes"]["qualifiedName"], e.get("relationshipAttributes", {}))
-            for e in plan.entities[:4]] == [
+    assert [
+        (e["guid"], e["typeName"], e["attributes"]["qualifiedName"], e.get("relationshipAttributes", {}))
+        for e in plan.entities[:4]
+    ] == [
         ("-2", "databricks_workspace", ws, {}),
-        ("-3", "databricks_notebook", f"{ws}/notebooks/Repos/etl/load_orders",
-         {"workspace": {"guid": "-2", "typeName": "databricks_workspace", "uniqueAttributes": {"qualifiedName": ws}}}),
-        ("-4", "databricks_job", f"{ws}/jobs/42",
-         {"workspace": {"guid": "-2", "typeName": "databricks_workspace", "uniqueAttributes": {"qualifiedName": ws}}}),
-        ("-5", "databricks_notebook_task", task, {
-            "job": {"guid": "-4", "typeName": "databricks_job", "uniqueAttributes": {"qualifiedName": f"{ws}/jobs/42"}},
-            "notebook": {"guid": "-3", "typeName": "databricks_notebook",
-                         "uniqueAttributes": {"qualifiedName": f"{ws}/notebooks/Repos/etl/load_orders"}}}),
+        (
+            "-3",
+            "databricks_notebook",
+            f"{ws}/notebooks/Repos/etl/load_orders",
+            {
+                "workspace": {
+                    "guid": "-2",
+                    "typeName": "databricks_workspace",
+                    "uniqueAttributes": {"qualifiedName": ws},
+                }
+            },
+        ),
+        (
+            "-4",
+            "databricks_job",
+            f"{ws}/jobs/42",
+            {
+                "workspace": {
+                    "guid": "-2",
+                    "typeName": "databricks_workspace",
+                    "uniqueAttributes": {"qualifiedName": ws},
+                }
+            },
+        ),
+        (
+            "-5",
+            "databricks_notebook_task",
+            task,
+            {
+                "job": {
+                    "guid": "-4",
+                    "typeName": "databricks_job",
+                    "uniqueAttributes": {"qualifiedName": f"{ws}/jobs/42"},
+                },
+                "notebook": {
+                    "guid": "-3",
+                    "typeName": "databricks_notebook",
+                    "uniqueAttributes": {"qualifiedName": f"{ws}/notebooks/Repos/etl/load_orders"},
+                },
+            },
+        ),
     ]
-    assert plan.entities[3]["attributes"] == {"qualifiedName": task, "name": "load_orders",
-                                              "taskKey": "Repos/etl/load_orders", "taskType": "notebook"}
+    assert plan.entities[3]["attributes"] == {
+        "qualifiedName": task,
+        "name": "load_orders",
+        "taskKey": "Repos/etl/load_orders",
+        "taskType": "notebook",
+    }
     process = plan.entities[4]
     assert process["typeName"] == "databricks_process"
     assert process["attributes"]["qualifiedName"] == f"{task}/processes/append_data/{OUTPUT_QN}"
     assert process["attributes"]["name"] == "append_data"
     assert process["attributes"]["lastRunUser"] == "ana@example.com"
-    assert process["relationshipAttributes"] == {"task": {"guid": "-5", "typeName": "databricks_notebook_task",
-                                                          "uniqueAttributes": {"qualifiedName": task}}}
+    assert process["relationshipAttributes"] == {
+        "task": {"guid": "-5", "typeName": "databricks_notebook_task", "uniqueAttributes": {"qualifiedName": task}}
+    }
 
 
-@pytest.mark.parametrize("job_type, task_type", [
-    ("python", "databricks_python_task"), ("python_wheel", "databricks_python_wheel_task"),
-    ("spark_jar", "databricks_spark_jar_task"), ("dbt", "databricks_job_task"), (None, "databricks_job_task"),
-])
+@pytest.mark.parametrize(
+    "job_type, task_type",
+    [
+        ("python", "databricks_python_task"),
+        ("python_wheel", "databricks_python_wheel_task"),
+        ("spark_jar", "databricks_spark_jar_task"),
+        ("dbt", "databricks_job_task"),
+        (None, "databricks_job_task"),
+    ],
+)
 def test_task_type_comes_from_the_job_type(engine, job_type, task_type):
     env = {"spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net", "spark.databricks.job.id": "42"}
     if job_type:
@@ -106,17 +214,22 @@ def test_task_type_comes_from_the_job_type(engine, job_type, task_type):
     task = plan.entities[2]
     assert task["typeName"] == task_type
     assert task["attributes"]["qualifiedName"] == (
-        f"databricks://adb-1.2.azuredatabricks.net/jobs/42/tasks/{job_type or 'task'}")
+        f"databricks://adb-1.2.azuredatabricks.net/jobs/42/tasks/{job_type or 'task'}"
+    )
 
 
 def test_databricks_code_outside_notebooks_and_jobs_is_an_application_in_its_workspace(engine):
-    plan = build_lineage(_run({"spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net"}), engine,
-                         LineageOptions())
+    plan = build_lineage(
+        _run({"spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net"}), engine, LineageOptions()
+    )
 
     assert [(e["typeName"], e["attributes"]["qualifiedName"]) for e in plan.entities] == [
         ("databricks_workspace", "databricks://adb-1.2.azuredatabricks.net"),
         ("spark_application", "databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell"),
-        ("spark_process", f"databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell/processes/append_data/{OUTPUT_QN}"),
+        (
+            "spark_process",
+            f"databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell/processes/append_data/{OUTPUT_QN}",
+        ),
     ]
 
 
@@ -126,34 +239,49 @@ WORKSPACE = f"databricks://{HOST}"
 
 def _owner_entities(env: dict) -> tuple[list[tuple[str, str, str]], dict]:
     plan = build_lineage(_run({"spark.databricks.workspaceUrl": HOST, **env}), FakeEngine(), LineageOptions())
-    owners = [(e["typeName"], e["attributes"]["qualifiedName"], e["attributes"]["name"]) for e in plan.entities
-              if not e["typeName"].endswith("process")]
+    owners = [
+        (e["typeName"], e["attributes"]["qualifiedName"], e["attributes"]["name"])
+        for e in plan.entities
+        if not e["typeName"].endswith("process")
+    ]
     return owners, plan.entities[-1]["relationshipAttributes"]
 
 
 def test_a_notebook_known_by_its_id_only_is_named_apart_from_notebook_paths():
     owners, relationships = _owner_entities({"spark.databricks.notebook.id": "4051112223334445"})
     notebook = f"{WORKSPACE}/notebook-ids/4051112223334445"
-    assert owners == [("databricks_workspace", WORKSPACE, HOST),
-                      ("databricks_notebook", notebook, "notebook 4051112223334445")]
+    assert owners == [
+        ("databricks_workspace", WORKSPACE, HOST),
+        ("databricks_notebook", notebook, "notebook 4051112223334445"),
+    ]
     assert relationships["notebook"]["uniqueAttributes"]["qualifiedName"] == notebook
 
 
 def test_a_job_notebook_task_known_by_the_notebook_id():
-    owners, relationships = _owner_entities({"spark.databricks.notebook.id": "11", "spark.databricks.job.id": "801",
-                                             "spark.databricks.job.type": "notebook"})
+    owners, relationships = _owner_entities(
+        {
+            "spark.databricks.notebook.id": "11",
+            "spark.databricks.job.id": "801",
+            "spark.databricks.job.type": "notebook",
+        }
+    )
     task = f"{WORKSPACE}/jobs/801/tasks/notebook-11"
-    assert owners == [("databricks_workspace", WORKSPACE, HOST),
-                      ("databricks_notebook", f"{WORKSPACE}/notebook-ids/11", "notebook 11"),
-                      ("databricks_job", f"{WORKSPACE}/jobs/801", "job 801"),
-                      ("databricks_notebook_task", task, "notebook-11")]
+    assert owners == [
+        ("databricks_workspace", WORKSPACE, HOST),
+        ("databricks_notebook", f"{WORKSPACE}/notebook-ids/11", "notebook 11"),
+        ("databricks_job", f"{WORKSPACE}/jobs/801", "job 801"),
+        ("databricks_notebook_task", task, "notebook-11"),
+    ]
     assert relationships["task"]["uniqueAttributes"]["qualifiedName"] == task
 
 
 def test_a_delta_live_tables_pipeline_owns_its_processes():
     owners, relationships = _owner_entities({"pipelines.id": "e9cd8a31-de2f-4206-adfa-4f6605d68d88"})
     pipeline = f"{WORKSPACE}/pipelines/e9cd8a31-de2f-4206-adfa-4f6605d68d88"
-    assert owners == [("databricks_workspace", WORKSPACE, HOST),
-                      ("databricks_pipeline", pipeline, "pipeline e9cd8a31-de2f-4206-adfa-4f6605d68d88")]
-    assert relationships == {"pipeline": {"guid": "-3", "typeName": "databricks_pipeline",
-                                          "uniqueAttributes": {"qualifiedName": pipeline}}}
+    assert owners == [
+        ("databricks_workspace", WORKSPACE, HOST),
+        ("databricks_pipeline", pipeline, "pipeline e9cd8a31-de2f-4206-adfa-4f6605d68d88"),
+    ]
+    assert relationships == {
+        "pipeline": {"guid": "-3", "typeName": "databricks_pipeline", "uniqueAttributes": {"qualifiedName": pipeline}}
+    }

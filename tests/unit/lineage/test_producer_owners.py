@@ -10,13 +10,14 @@ utils `get_job_name(task)` = f"{dag_id}.{task_id}"), the job facet
 parent (adapter.py `_build_run`: `parent_job_name=dag_id`), producer
 `https://github.com/apache/airflow/tree/providers-openlineage/{version}` (adapter.py `_PRODUCER`); the datasets of a
 SQLExecuteQueryOperator on Postgres (`postgres://{host}:{port}`, `{database}.{schema}.{table}`: the naming spec)."""
+
 from __future__ import annotations
 
 from olparser.lineage import PROCESS_TYPES, LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_event
-from tests.support.rules import MAPPINGS_PATH
 from tests.support.producer_runs import TASK_FACET, _dbt_model_run, _task_run
+from tests.support.rules import MAPPINGS_PATH
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)
 
@@ -36,19 +37,33 @@ def test_an_airflow_task_run_is_a_process_of_its_task_in_its_dag():
 
     assert "airflow_process" in PROCESS_TYPES and "spark_process" not in found and "spark_application" not in found
     assert (dag["attributes"]["qualifiedName"], dag["attributes"]["name"], dag["attributes"]["dagId"]) == (
-        "airflow://airflow-prod/sales_daily", "sales_daily", "sales_daily")
+        "airflow://airflow-prod/sales_daily",
+        "sales_daily",
+        "sales_daily",
+    )
     assert (task["attributes"]["qualifiedName"], task["attributes"]["taskId"]) == (
-        "airflow://airflow-prod/sales_daily/tasks/load.orders_daily", "load.orders_daily")  # a task group's task
-    assert task["relationshipAttributes"]["dag"]["uniqueAttributes"]["qualifiedName"] == \
-        "airflow://airflow-prod/sales_daily"
+        "airflow://airflow-prod/sales_daily/tasks/load.orders_daily",
+        "load.orders_daily",
+    )  # a task group's task
+    assert (
+        task["relationshipAttributes"]["dag"]["uniqueAttributes"]["qualifiedName"]
+        == "airflow://airflow-prod/sales_daily"
+    )
     output = process["attributes"]["outputs"][0]["uniqueAttributes"]["qualifiedName"]
-    assert process["attributes"]["qualifiedName"] == \
-        f"airflow://airflow-prod/sales_daily/tasks/load.orders_daily/processes/load.orders_daily/{output}"
+    assert (
+        process["attributes"]["qualifiedName"]
+        == f"airflow://airflow-prod/sales_daily/tasks/load.orders_daily/processes/load.orders_daily/{output}"
+    )
     assert (process["attributes"]["name"], process["attributes"]["openlineageJob"]) == (
-        "load.orders_daily", "airflow-prod/sales_daily.load.orders_daily")
+        "load.orders_daily",
+        "airflow-prod/sales_daily.load.orders_daily",
+    )
     task_ref = process["relationshipAttributes"]["task"]
     assert (set(process["relationshipAttributes"]), task_ref["typeName"], task_ref["guid"]) == (
-        {"task"}, "airflow_task", task["guid"])
+        {"task"},
+        "airflow_task",
+        task["guid"],
+    )
 
 
 def test_only_the_airflow_task_facet_makes_an_airflow_process():
@@ -64,15 +79,24 @@ def test_a_dbt_model_run_is_a_process_of_its_model_in_its_project():
 
     assert "dbt_process" in PROCESS_TYPES and "spark_process" not in found
     assert (project["attributes"]["qualifiedName"], project["attributes"]["projectName"]) == (
-        "dbt://dbt/jaffle_shop", "jaffle_shop")
+        "dbt://dbt/jaffle_shop",
+        "jaffle_shop",
+    )
     assert (model["attributes"]["qualifiedName"], model["attributes"]["name"], model["attributes"]["uniqueId"]) == (
-        "dbt://dbt/jaffle_shop/model.jaffle_shop.customers", "customers", "model.jaffle_shop.customers")
+        "dbt://dbt/jaffle_shop/model.jaffle_shop.customers",
+        "customers",
+        "model.jaffle_shop.customers",
+    )
     assert model["relationshipAttributes"]["project"]["guid"] == project["guid"]
     output = process["attributes"]["outputs"][0]["uniqueAttributes"]["qualifiedName"]
-    assert process["attributes"]["qualifiedName"] == \
-        f"dbt://dbt/jaffle_shop/model.jaffle_shop.customers/processes/model.jaffle_shop.customers/{output}"
+    assert (
+        process["attributes"]["qualifiedName"]
+        == f"dbt://dbt/jaffle_shop/model.jaffle_shop.customers/processes/model.jaffle_shop.customers/{output}"
+    )
     assert (set(process["relationshipAttributes"]), process["relationshipAttributes"]["model"]["guid"]) == (
-        {"model"}, model["guid"])
+        {"model"},
+        model["guid"],
+    )
 
 
 # openlineage-flink's job facet (as Marquez's Flink fixtures carry it: `jobType: {processingType: STREAMING,
@@ -81,24 +105,37 @@ FLINK_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.33.0/integra
 
 
 def test_a_flink_job_run_is_a_process_of_its_job():
-    run = merge_event(None, {
-        "eventType": "RUNNING", "eventTime": "2025-05-20T08:30:00.000Z", "producer": FLINK_PRODUCER,
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-        "run": {"runId": "0196eccd-8aa4-7274-9116-824575596ac0", "facets": {}},
-        "job": {"namespace": "flink-jobs", "name": "orders_enrichment", "facets": {"jobType": {
-            "processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}}},
-        "inputs": [{"namespace": "kafka://broker.contoso.com:9092", "name": "orders"}],
-        "outputs": [{"namespace": "kafka://broker.contoso.com:9092", "name": "orders_enriched"}]})
+    run = merge_event(
+        None,
+        {
+            "eventType": "RUNNING",
+            "eventTime": "2025-05-20T08:30:00.000Z",
+            "producer": FLINK_PRODUCER,
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+            "run": {"runId": "0196eccd-8aa4-7274-9116-824575596ac0", "facets": {}},
+            "job": {
+                "namespace": "flink-jobs",
+                "name": "orders_enrichment",
+                "facets": {"jobType": {"processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}},
+            },
+            "inputs": [{"namespace": "kafka://broker.contoso.com:9092", "name": "orders"}],
+            "outputs": [{"namespace": "kafka://broker.contoso.com:9092", "name": "orders_enriched"}],
+        },
+    )
     found = _by_type(build_lineage(run, ENGINE, LineageOptions()))
     (job,) = found["flink_job"]
     (process,) = found["flink_process"]
 
     assert "flink_process" in PROCESS_TYPES and "spark_process" not in found
     assert (job["attributes"]["qualifiedName"], job["attributes"]["jobName"]) == (
-        "flink://flink-jobs/orders_enrichment", "orders_enrichment")
+        "flink://flink-jobs/orders_enrichment",
+        "orders_enrichment",
+    )
     output = process["attributes"]["outputs"][0]["uniqueAttributes"]["qualifiedName"]
-    assert process["attributes"]["qualifiedName"] == \
-        f"flink://flink-jobs/orders_enrichment/processes/orders_enrichment/{output}"
+    assert (
+        process["attributes"]["qualifiedName"]
+        == f"flink://flink-jobs/orders_enrichment/processes/orders_enrichment/{output}"
+    )
     assert process["relationshipAttributes"]["job"]["guid"] == job["guid"]
 
 

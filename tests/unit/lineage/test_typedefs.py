@@ -1,5 +1,6 @@
 """The custom Atlas types in olparser/lineage/typedefs: well-formed, loadable by pyapacheatlas, and covering every type,
 attribute and relationship attribute the builder writes."""
+
 from __future__ import annotations
 
 import json
@@ -8,13 +9,12 @@ from pathlib import Path
 import pytest
 from pyapacheatlas.core.typedef import EntityTypeDef, RelationshipTypeDef
 
-from tests.support.producer_runs import _dbt_model_run
-from tests.support.producer_runs import _task_run as _airflow_task_run
-
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.runs.merge import merge_events
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.settings import TYPEDEFS_DIR
+from tests.support.producer_runs import _dbt_model_run
+from tests.support.producer_runs import _task_run as _airflow_task_run
 
 from .conftest import SHARED, load_event, load_sequence
 
@@ -51,8 +51,14 @@ def _ancestry(name: str, defs: dict) -> list[str]:
 
 
 def test_files_parse_and_hold_only_entity_and_relationship_defs():
-    assert [p.name for p in FILES] == ["airflow.json", "databricks.json", "dbt.json", "flink.json",
-                                      "openlineage_datasets.json", "spark.json"]
+    assert [p.name for p in FILES] == [
+        "airflow.json",
+        "databricks.json",
+        "dbt.json",
+        "flink.json",
+        "openlineage_datasets.json",
+        "spark.json",
+    ]
     for path in FILES:
         body = _load(path)
         assert set(body) == {"entityDefs", "relationshipDefs"}, path.name
@@ -92,23 +98,52 @@ def test_pyapacheatlas_loads_every_definition_without_losing_attributes():
 
 
 def _plans(engine) -> list:
-    databricks_env = {"spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net", "spark.databricks.job.id": "7",
-                      "spark.databricks.job.type": "notebook", "spark.databricks.notebook.path": "/etl/nb",
-                      "user": "u"}
-    unity = DatasetFacts("dbfs", "/mnt/unmounted/t", facets={
-        "symlinks": {"identifiers": [{"namespace": "unity-catalog", "name": "m.s.t", "type": "TABLE"}]},
-        "columnLineage": {"fields": {"x": {"inputFields": [{"namespace": "n", "name": "i", "field": "x"}]}}},
-        "schema": {"fields": [{"name": "x", "type": "int"}]}})
+    databricks_env = {
+        "spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net",
+        "spark.databricks.job.id": "7",
+        "spark.databricks.job.type": "notebook",
+        "spark.databricks.notebook.path": "/etl/nb",
+        "user": "u",
+    }
+    unity = DatasetFacts(
+        "dbfs",
+        "/mnt/unmounted/t",
+        facets={
+            "symlinks": {"identifiers": [{"namespace": "unity-catalog", "name": "m.s.t", "type": "TABLE"}]},
+            "columnLineage": {"fields": {"x": {"inputFields": [{"namespace": "n", "name": "i", "field": "x"}]}}},
+            "schema": {"fields": [{"name": "x", "type": "int"}]},
+        },
+    )
     runs = [
         merge_events([load_event("accelerator__UnitTestColData_CompleteOlColMessage.json")]),
         merge_events(load_sequence("compat-tests__CLL")[4:8]),
-        RunSnapshot("r", "ns", "app.job", "COMPLETE", "2024-01-01T00:00:00Z", "p",
-                    run_facets={"environment-properties": {"environment-properties": databricks_env}},
-                    outputs=(unity,)),
-        RunSnapshot("r", "ns", "app.job", "COMPLETE", "2024-01-01T00:00:00Z", "p",
-                    run_facets={"environment-properties": {"environment-properties": {
+        RunSnapshot(
+            "r",
+            "ns",
+            "app.job",
+            "COMPLETE",
+            "2024-01-01T00:00:00Z",
+            "p",
+            run_facets={"environment-properties": {"environment-properties": databricks_env}},
+            outputs=(unity,),
+        ),
+        RunSnapshot(
+            "r",
+            "ns",
+            "app.job",
+            "COMPLETE",
+            "2024-01-01T00:00:00Z",
+            "p",
+            run_facets={
+                "environment-properties": {
+                    "environment-properties": {
                         "spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net",
-                        "spark.databricks.notebook.path": "/etl/nb"}}}, outputs=(unity,)),
+                        "spark.databricks.notebook.path": "/etl/nb",
+                    }
+                }
+            },
+            outputs=(unity,),
+        ),
         _airflow_task_run(),
         _dbt_model_run(),
     ]
@@ -125,11 +160,28 @@ def test_everything_the_builder_writes_is_declared(all_defs, base_defs, engine):
             ancestry = _ancestry(type_name, defs)
             declared = {a["name"] for ancestor in ancestry for a in defs[ancestor].get("attributeDefs", [])}
             assert set(body["attributes"]) <= declared, (type_name, set(body["attributes"]) - declared)
-            ends = {end["name"] for rel in all_defs["relationship"].values()
-                    for end in (rel["endDef1"], rel["endDef2"]) if end["type"] in ancestry}
+            ends = {
+                end["name"]
+                for rel in all_defs["relationship"].values()
+                for end in (rel["endDef1"], rel["endDef2"])
+                if end["type"] in ancestry
+            }
             assert set(body.get("relationshipAttributes", {})) <= ends, type_name
-    assert written_types == {"databricks_workspace", "databricks_notebook", "databricks_job",
-                             "databricks_notebook_task", "databricks_process", "databricks_unity_catalog_table",
-                             "openlineage_dataset", "openlineage_column", "spark_application", "spark_process",
-                             "airflow_dag", "airflow_task", "airflow_process", "dbt_project", "dbt_model",
-                             "dbt_process"}
+    assert written_types == {
+        "databricks_workspace",
+        "databricks_notebook",
+        "databricks_job",
+        "databricks_notebook_task",
+        "databricks_process",
+        "databricks_unity_catalog_table",
+        "openlineage_dataset",
+        "openlineage_column",
+        "spark_application",
+        "spark_process",
+        "airflow_dag",
+        "airflow_task",
+        "airflow_process",
+        "dbt_project",
+        "dbt_model",
+        "dbt_process",
+    }

@@ -1,5 +1,6 @@
 """The upload log line's counts add up (issue 36: "2 entities: 2 created, 2 updated"): each entity is counted once,
 created before updated, and one the catalog wrote without being sent (a column) counts in the whole."""
+
 from olparser.lineage.plan import UploadReport
 
 A, B, C, COLUMN = ("t", "a"), ("t", "b"), ("t", "c"), ("column", "a#x")

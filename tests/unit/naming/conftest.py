@@ -1,5 +1,6 @@
 """Shared fixtures for the naming tests: the shipped default config (the tests' copy, tests/support/rules.py) and the reference
 vectors."""
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,9 @@ def reference_mounts(vectors_dir: Path) -> tuple[MountPoint, ...]:
     return mounts_from_facet(json.loads((vectors_dir / "mount_points.json").read_text()))
 
 
-def rule(name: str, conditions: list[tuple[str, str, object]], qualified_name: str, purview_type: str = "t", **extra) -> dict:
+def rule(
+    name: str, conditions: list[tuple[str, str, object]], qualified_name: str, purview_type: str = "t", **extra
+) -> dict:
     """A rule dict in the config format, from compact condition tuples."""
     return {
         "name": name,

@@ -1,4 +1,5 @@
 """qn-tester, run as a real process: output lines and exit codes (0 matched, 3 unmatched, 2 usage/config, 1 lint)."""
+
 from __future__ import annotations
 
 import json
@@ -12,14 +13,16 @@ from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, R
 from openlineage.client.serde import Serde
 
 from olparser.settings import PROJECT_ROOT
+from tests.support.qn_tester_runs import COMMAND, qn_tester
 from tests.support.rules import MAPPINGS_PATH
 
 from .conftest import rule
-from tests.support.qn_tester_runs import COMMAND, qn_tester
 
 # the engine says why no shipped rule names a Kafka topic (olparser/naming/stores.py)
-KAFKA = ("; Kafka (also Event Hubs' Kafka endpoint): no Purview scanner registers it, so it stays a placeholder "
-         "(see docs/guides/producers-and-names.md)")
+KAFKA = (
+    "; Kafka (also Event Hubs' Kafka endpoint): no Purview scanner registers it, so it stays a placeholder "
+    "(see docs/guides/producers-and-names.md)"
+)
 SQL_NS = "sqlserver://purviewadbsynapsews.sql.azuresynapse.net:1433;database=SQLPool1;"
 
 
@@ -40,7 +43,11 @@ def test_no_match_prints_nulls_with_an_error_and_exits_3():
     done = qn_tester("--namespace", "kafka://broker:9092", "--name", "topic")
     assert done.returncode == 3
     assert json_lines(done.stdout) == [
-        {"QualifiedName": None, "PurviewType": None, "error": "no mapping rule matched (namespace prefix 'kafka', 55 rules tried)" + KAFKA}
+        {
+            "QualifiedName": None,
+            "PurviewType": None,
+            "error": "no mapping rule matched (namespace prefix 'kafka', 55 rules tried)" + KAFKA,
+        }
     ]
 
 
@@ -48,8 +55,12 @@ def test_mounts_and_workspace_url_options(vectors_dir):
     mounts = str(vectors_dir / "mount_points.json")
     done = qn_tester("--namespace", "dbfs", "--name", "/mnt/x2/y/abc", "--mounts", mounts)
     assert json_lines(done.stdout)[0]["QualifiedName"] == "https://ysa.dfs.core.windows.net/myx2/subdir/y/abc"
-    done = qn_tester("--namespace", "dbfs", "--name", "/user/hive/warehouse/t", "--workspace-url", "adb-1.2.azuredatabricks.net")
-    assert json_lines(done.stdout) == [{"QualifiedName": "default.t@adb-1.2.azuredatabricks.net", "PurviewType": "hive_table"}]
+    done = qn_tester(
+        "--namespace", "dbfs", "--name", "/user/hive/warehouse/t", "--workspace-url", "adb-1.2.azuredatabricks.net"
+    )
+    assert json_lines(done.stdout) == [
+        {"QualifiedName": "default.t@adb-1.2.azuredatabricks.net", "PurviewType": "hive_table"}
+    ]
 
 
 @pytest.mark.parametrize(
@@ -58,7 +69,10 @@ def test_mounts_and_workspace_url_options(vectors_dir):
         (["--namespace", "x://y"], "--namespace and --name go together"),
         (["--namespace", "x", "--name", "y", "--batch", "f"], "choose one of --namespace/--name, --batch"),
         (["--explain"], "--explain needs --namespace and --name"),
-        (["--mounts", "/nonexistent.json", "--namespace", "a", "--name", "b"], "cannot read mounts file /nonexistent.json"),
+        (
+            ["--mounts", "/nonexistent.json", "--namespace", "a", "--name", "b"],
+            "cannot read mounts file /nonexistent.json",
+        ),
         (["--bogus"], "unrecognized arguments: --bogus"),
     ],
 )
@@ -92,7 +106,10 @@ def test_explain_full_lists_tokens_every_rule_and_the_winner():
     assert done.returncode == 0
     out = done.stdout
     assert "  nameSpcNameVals = {'database': 'SQLPool1'}\n" in out
-    assert "  [0] adlsGen2BlobHostSubfolder: no - condition failed: prefix = ['abfss', 'abfs'] (prefix is 'sqlserver')\n" in out
+    assert (
+        "  [0] adlsGen2BlobHostSubfolder: no - condition failed: prefix = ['abfss', 'abfs'] (prefix is 'sqlserver')\n"
+        in out
+    )
     assert "  [15] synapseSqlBracketSchema: no - condition failed: nameGroups > 1 (nameGroups is 1)\n" in out
     assert out.endswith(
         "winner: synapseSqlDbo -> mssql://purviewadbsynapsews.sql.azuresynapse.net/SQLPool1/dbo/exampleinputA "
@@ -106,10 +123,11 @@ def test_explain_full_lists_tokens_every_rule_and_the_winner():
 def test_explain_of_no_match_exits_3():
     done = qn_tester("--namespace", "kafka://b:9092", "--name", "t", "--explain", "--full")
     assert done.returncode == 3
-    assert done.stdout.endswith("winner: none - no mapping rule matched (namespace prefix 'kafka', 55 rules tried)"
-                                + KAFKA + "\n"
-                                "candidates (the first the catalog holds is the asset the lineage links to):\n"
-                                "  none: no scanner registers this dataset under another name\n")
+    assert done.stdout.endswith(
+        "winner: none - no mapping rule matched (namespace prefix 'kafka', 55 rules tried)" + KAFKA + "\n"
+        "candidates (the first the catalog holds is the asset the lineage links to):\n"
+        "  none: no scanner registers this dataset under another name\n"
+    )
 
 
 def explained_rules(done: subprocess.CompletedProcess) -> list[str]:
@@ -119,11 +137,24 @@ def explained_rules(done: subprocess.CompletedProcess) -> list[str]:
 
 def test_explain_summarises_the_rules_the_namespace_did_not_rule_out(tmp_path: Path):
     config = tmp_path / "m.json"
-    config.write_text(json.dumps([
-        rule("blob", [("prefix", "=", "wasbs")], "https://{nameSpcBodyParts[0]}/{nameGroups[0]}", "azure_blob_path"),
-        rule("sqlSchema", [("prefix", "=", "sqlserver"), ("nameGroups", ">", 1)], "mssql://{nameGroups[1]}", "t1"),
-        rule("sqlDbo", [("prefix", "=", "sqlserver")], "mssql://{nameSpcBodyParts[0]}/dbo/{nameGroups[0]}", "t2"),
-    ]))
+    config.write_text(
+        json.dumps(
+            [
+                rule(
+                    "blob",
+                    [("prefix", "=", "wasbs")],
+                    "https://{nameSpcBodyParts[0]}/{nameGroups[0]}",
+                    "azure_blob_path",
+                ),
+                rule(
+                    "sqlSchema", [("prefix", "=", "sqlserver"), ("nameGroups", ">", 1)], "mssql://{nameGroups[1]}", "t1"
+                ),
+                rule(
+                    "sqlDbo", [("prefix", "=", "sqlserver")], "mssql://{nameSpcBodyParts[0]}/dbo/{nameGroups[0]}", "t2"
+                ),
+            ]
+        )
+    )
     done = qn_tester("--config", str(config), "--namespace", "sqlserver://h:1433", "--name", "sales", "--explain")
     assert done.returncode == 0
     assert explained_rules(done) == [
@@ -156,11 +187,13 @@ def test_a_mount_path_without_mount_points_and_a_jdbc_namespace_get_a_hint():
     assert done.stderr.splitlines() == [
         'hint: /mnt/... is a Databricks mount point: pass --mounts FILE (a JSON list of {"mountPoint", "source"}, '
         "as in the run's environment-properties facet) or --event FILE, so that it maps like the storage path it "
-        "mounts"]
+        "mounts"
+    ]
     done = qn_tester("--namespace", "jdbc:sqlserver://h:1433;database=db", "--name", "dbo.t")
     assert done.stderr.splitlines() == [
         "hint: OpenLineage namespaces have no 'jdbc:' prefix (Spark sends 'sqlserver://h:1433;database=db', not "
-        "'jdbc:sqlserver://h:1433;database=db'): try --namespace 'sqlserver://h:1433;database=db'"]
+        "'jdbc:sqlserver://h:1433;database=db'): try --namespace 'sqlserver://h:1433;database=db'"
+    ]
     assert qn_tester("--namespace", "abfss://c@a.dfs.core.windows.net", "--name", "/x").stderr == ""
 
 
@@ -168,13 +201,16 @@ def test_an_empty_namespace_is_refused_instead_of_running_every_rule():
     done = qn_tester("--namespace", "", "--name", "x")
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == (
-        "qn-tester: error: --namespace is empty (an OpenLineage namespace such as abfss://raw@lake.dfs.core.windows.net)")
+        "qn-tester: error: --namespace is empty (an OpenLineage namespace such as abfss://raw@lake.dfs.core.windows.net)"
+    )
     done = qn_tester(stdin="\nabfss://c@a.dfs.core.windows.net\n/x\n")
     assert done.returncode == 0
-    assert done.stderr == ("qn-tester: the namespace is empty: type one (e.g. abfss://raw@lake.dfs.core.windows.net), "
-                           "or Ctrl-D to quit\n")
+    assert done.stderr == (
+        "qn-tester: the namespace is empty: type one (e.g. abfss://raw@lake.dfs.core.windows.net), or Ctrl-D to quit\n"
+    )
     assert json_lines(done.stdout) == [
-        {"QualifiedName": "https://a.dfs.core.windows.net/c/x", "PurviewType": "azure_datalake_gen2_path"}]
+        {"QualifiedName": "https://a.dfs.core.windows.net/c/x", "PurviewType": "azure_datalake_gen2_path"}
+    ]
 
 
 def _at_a_terminal(typed: list[bytes]) -> tuple[int, bytes]:
@@ -184,8 +220,9 @@ def _at_a_terminal(typed: list[bytes]) -> tuple[int, bytes]:
     import select
 
     main, terminal = pty.openpty()
-    process = subprocess.Popen(COMMAND, stdin=terminal, stdout=terminal, stderr=terminal, cwd=PROJECT_ROOT,
-                               close_fds=True)
+    process = subprocess.Popen(
+        COMMAND, stdin=terminal, stdout=terminal, stderr=terminal, cwd=PROJECT_ROOT, close_fds=True
+    )
     os.close(terminal)
     seen = b""
     try:
@@ -210,8 +247,9 @@ def test_ctrl_d_at_the_first_prompt_of_a_terminal_quits():
 def test_ctrl_d_after_a_miss_at_a_terminal_exits_0_having_shown_the_miss():
     code, seen = _at_a_terminal([b"kafka://broker:9092\n", b"topic\n"])
     assert code == 0
-    assert ('"error": "no mapping rule matched (namespace prefix \'kafka\', 55 rules tried)' + KAFKA
-            + '"').encode() in seen
+    assert (
+        '"error": "no mapping rule matched (namespace prefix \'kafka\', 55 rules tried)' + KAFKA + '"'
+    ).encode() in seen
 
 
 @pytest.fixture
@@ -225,11 +263,25 @@ def embedded_catalog(tmp_path: Path):
 
 def test_lint_against_a_catalog_reports_the_rules_whose_type_it_does_not_know(tmp_path: Path, embedded_catalog):
     config = tmp_path / "m.json"
-    config.write_text(json.dumps([
-        rule("lake", [("prefix", "=", "abfss")], "https://{nameSpcBodyParts[0]}/{nameGroups[0]}", "azure_datalake_gen2_path"),
-        rule("kafka", [("prefix", "=", "kafka")], "kafka://{nameSpcBodyParts[0]}/{nameGroups[0]}", "kafka_topic_made_up"),
-        rule("placeholder", [("prefix", "=", "x")], "x://{nameGroups[0]}", "openlineage_dataset"),
-    ]))
+    config.write_text(
+        json.dumps(
+            [
+                rule(
+                    "lake",
+                    [("prefix", "=", "abfss")],
+                    "https://{nameSpcBodyParts[0]}/{nameGroups[0]}",
+                    "azure_datalake_gen2_path",
+                ),
+                rule(
+                    "kafka",
+                    [("prefix", "=", "kafka")],
+                    "kafka://{nameSpcBodyParts[0]}/{nameGroups[0]}",
+                    "kafka_topic_made_up",
+                ),
+                rule("placeholder", [("prefix", "=", "x")], "x://{nameGroups[0]}", "openlineage_dataset"),
+            ]
+        )
+    )
     done = qn_tester("lint", "--config", str(config), "--catalog", embedded_catalog.url)
     assert done.returncode == 1, done.stderr
     assert done.stdout.splitlines() == [
@@ -252,7 +304,8 @@ CANDIDATE_LINES = [
     f"  1. exact  azure_datalake_gen2_path {LAKE}/sales  (rule identity)",
     f"  2. exact  azure_datalake_gen2_resource_set {LAKE}/sales/{{SparkPartitions}}  (resource set)",
     f"  3. search azure_datalake_gen2_resource_set {LAKE}/sales[/k={{k}}]+/{{SparkPartitions}}  "
-    "(partitioned resource set (search))"]
+    "(partitioned resource set (search))",
+]
 
 
 def test_explain_lists_the_candidates_in_the_order_they_are_tried():
@@ -265,40 +318,79 @@ def test_explain_with_a_catalog_says_which_candidate_exists_and_which_one_is_lin
     import requests
 
     partitioned = f"{LAKE}/sales/Year={{Year}}/{{SparkPartitions}}"
-    requests.post(f"{embedded_catalog.atlas_url}/entity/bulk", timeout=10, json={"entities": [{
-        "typeName": "azure_datalake_gen2_resource_set", "guid": "-1",
-        "attributes": {"qualifiedName": partitioned, "name": "sales"}}]}).raise_for_status()
-    done = qn_tester("--namespace", "abfss://silver@acct.dfs.core.windows.net", "--name", "sales", "--explain",
-                     "--catalog", embedded_catalog.url)
+    requests.post(
+        f"{embedded_catalog.atlas_url}/entity/bulk",
+        timeout=10,
+        json={
+            "entities": [
+                {
+                    "typeName": "azure_datalake_gen2_resource_set",
+                    "guid": "-1",
+                    "attributes": {"qualifiedName": partitioned, "name": "sales"},
+                }
+            ]
+        },
+    ).raise_for_status()
+    done = qn_tester(
+        "--namespace",
+        "abfss://silver@acct.dfs.core.windows.net",
+        "--name",
+        "sales",
+        "--explain",
+        "--catalog",
+        embedded_catalog.url,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-5:] == [
-        CANDIDATE_LINES[0], CANDIDATE_LINES[1] + "  [missing]", CANDIDATE_LINES[2] + "  [missing]",
+        CANDIDATE_LINES[0],
+        CANDIDATE_LINES[1] + "  [missing]",
+        CANDIDATE_LINES[2] + "  [missing]",
         CANDIDATE_LINES[3] + f"  [found {partitioned}]",
-        f"linked in {embedded_catalog.atlas_url}: azure_datalake_gen2_resource_set {partitioned}"]
+        f"linked in {embedded_catalog.atlas_url}: azure_datalake_gen2_resource_set {partitioned}",
+    ]
 
 
 def test_explain_of_a_unity_catalog_table_with_its_metastore_is_one_exact_name():
-    done = qn_tester("--namespace", "unity-catalog", "--name", "Main.Sales.Orders", "--explain", "--metastore",
-                     "0a1b2c3d-0000-4000-8000-00000000abcd")
+    done = qn_tester(
+        "--namespace",
+        "unity-catalog",
+        "--name",
+        "Main.Sales.Orders",
+        "--explain",
+        "--metastore",
+        "0a1b2c3d-0000-4000-8000-00000000abcd",
+    )
     assert done.stdout.splitlines()[-2:] == [
         "candidates (the first the catalog holds is the asset the lineage links to):",
         "  1. exact  databricks_table databricks://0a1b2c3d-0000-4000-8000-00000000abcd/catalogs/main/schemas/sales/"
-        "tables/orders  (rule identity)"]
+        "tables/orders  (rule identity)",
+    ]
 
 
-@pytest.mark.parametrize("namespace", [
-    # dbt-ol processor.py extract_namespace, Adapter.DATABRICKS: f"databricks://{profile['host']}"
-    "databricks://adb-5550001112223334.4.azuredatabricks.net",
-    # naming.md Unity Catalog row: `unitycatalog://{host}:{port}`
-    "unitycatalog://adb-5550001112223334.4.azuredatabricks.net:443",
-])
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        # dbt-ol processor.py extract_namespace, Adapter.DATABRICKS: f"databricks://{profile['host']}"
+        "databricks://adb-5550001112223334.4.azuredatabricks.net",
+        # naming.md Unity Catalog row: `unitycatalog://{host}:{port}`
+        "unitycatalog://adb-5550001112223334.4.azuredatabricks.net:443",
+    ],
+)
 def test_explain_of_a_unity_catalog_host_namespace_with_its_metastore_is_one_exact_name(namespace):
-    done = qn_tester("--namespace", namespace, "--name", "main.sales.orders", "--explain", "--metastore",
-                     "0a1b2c3d-0000-4000-8000-00000000abcd")
+    done = qn_tester(
+        "--namespace",
+        namespace,
+        "--name",
+        "main.sales.orders",
+        "--explain",
+        "--metastore",
+        "0a1b2c3d-0000-4000-8000-00000000abcd",
+    )
     assert done.stdout.splitlines()[-2:] == [
         "candidates (the first the catalog holds is the asset the lineage links to):",
         "  1. exact  databricks_table databricks://0a1b2c3d-0000-4000-8000-00000000abcd/catalogs/main/schemas/sales/"
-        "tables/orders  (rule identity)"]
+        "tables/orders  (rule identity)",
+    ]
     assert "hint: a Unity Catalog table is named from its metastore, not by a rule" in done.stderr
 
 
@@ -323,7 +415,14 @@ def test_batch_over_the_reference_vectors(tmp_path: Path, vectors_dir):
     config = tmp_path / "with_doc_rule.json"
     config.write_text(json.dumps([doc_rule, *json.loads(MAPPINGS_PATH.read_text())]))
     cases = json.loads((vectors_dir / "qn_cases.json").read_text())["cases"]
-    done = qn_tester("--config", str(config), "--batch", str(vectors_dir / "qn_cases.json"), "--mounts", str(vectors_dir / "mount_points.json"))
+    done = qn_tester(
+        "--config",
+        str(config),
+        "--batch",
+        str(vectors_dir / "qn_cases.json"),
+        "--mounts",
+        str(vectors_dir / "mount_points.json"),
+    )
     assert done.returncode == 0, done.stderr
     lines = json_lines(done.stdout)
     assert [(x["namespace"], x["name"], x["QualifiedName"], x["PurviewType"]) for x in lines] == [
@@ -333,12 +432,19 @@ def test_batch_over_the_reference_vectors(tmp_path: Path, vectors_dir):
 
 
 def test_batch_json_lines_from_stdin_exit_3_when_one_is_unmatched():
-    stdin = '{"namespace": "wasbs://c@a.blob.core.windows.net", "name": "k"}\n\n{"namespace": "kafka://b", "name": "t"}\n'
+    stdin = (
+        '{"namespace": "wasbs://c@a.blob.core.windows.net", "name": "k"}\n\n{"namespace": "kafka://b", "name": "t"}\n'
+    )
     done = qn_tester("--batch", "-", stdin=stdin)
     assert done.returncode == 3
     first, second = json_lines(done.stdout)
-    assert first == {"namespace": "wasbs://c@a.blob.core.windows.net", "name": "k", "QualifiedName": "https://a.blob.core.windows.net/c/k",
-                     "PurviewType": "azure_blob_path", "Rule": "blob"}
+    assert first == {
+        "namespace": "wasbs://c@a.blob.core.windows.net",
+        "name": "k",
+        "QualifiedName": "https://a.blob.core.windows.net/c/k",
+        "PurviewType": "azure_blob_path",
+        "Rule": "blob",
+    }
     assert (second["QualifiedName"], second["Rule"]) == (None, None)
 
 
@@ -359,8 +465,15 @@ def test_event_maps_inputs_and_outputs_with_the_event_mount_points(tmp_path: Pat
         outputs=[OutputDataset(namespace="sqlserver://srv.database.windows.net:1433", name="dw.dbo.sales")],
     )
     body = json.loads(Serde.to_json(event))
-    body["run"]["facets"] = {"environment-properties": {"_producer": "p", "_schemaURL": "s", "environment-properties": {
-        "mountPoints": [{"mountPoint": "/mnt/raw", "source": "abfss://raw@lake.dfs.core.windows.net/"}]}}}
+    body["run"]["facets"] = {
+        "environment-properties": {
+            "_producer": "p",
+            "_schemaURL": "s",
+            "environment-properties": {
+                "mountPoints": [{"mountPoint": "/mnt/raw", "source": "abfss://raw@lake.dfs.core.windows.net/"}]
+            },
+        }
+    }
     path = tmp_path / "event.json"
     path.write_text(json.dumps(body))
     done = qn_tester("--event", str(path))
@@ -376,7 +489,11 @@ def test_prompt_mode_reads_namespace_and_name_pairs_until_end_of_input():
     assert done.returncode == 3
     assert json_lines(done.stdout) == [
         {"QualifiedName": "https://a.dfs.core.windows.net/c/x", "PurviewType": "azure_datalake_gen2_path"},
-        {"QualifiedName": None, "PurviewType": None, "error": "no mapping rule matched (namespace prefix 'kafka', 55 rules tried)" + KAFKA},
+        {
+            "QualifiedName": None,
+            "PurviewType": None,
+            "error": "no mapping rule matched (namespace prefix 'kafka', 55 rules tried)" + KAFKA,
+        },
     ]
 
 
@@ -387,11 +504,19 @@ def test_lint_without_config_lints_the_rule_file_of_the_settings_which_is_clean(
 
 def test_lint_reports_findings_and_exits_1(tmp_path: Path):
     config = tmp_path / "m.json"
-    config.write_text(json.dumps([
-        rule("sql", [("prefix", "=", "sqlserver")], "mssql://{nameSpcBodyParts[0]}/{nameGroups[0]}"),
-        rule("sqlNonDbo", [("prefix", "=", "sqlserver"), ("nameGroups", ">", 1)], "mssql://{nameSpcBodyParts[0]}/{nameGroups[1]}"),
-        rule("sql", [("nameSpcBodyPart[0]", "=", "x")], "y"),
-    ]))
+    config.write_text(
+        json.dumps(
+            [
+                rule("sql", [("prefix", "=", "sqlserver")], "mssql://{nameSpcBodyParts[0]}/{nameGroups[0]}"),
+                rule(
+                    "sqlNonDbo",
+                    [("prefix", "=", "sqlserver"), ("nameGroups", ">", 1)],
+                    "mssql://{nameSpcBodyParts[0]}/{nameGroups[1]}",
+                ),
+                rule("sql", [("nameSpcBodyPart[0]", "=", "x")], "y"),
+            ]
+        )
+    )
     done = qn_tester("lint", "--config", str(config))
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
@@ -414,15 +539,29 @@ def test_lint_of_invalid_json_exits_2(tmp_path: Path):
 def test_lint_reports_every_schema_error_and_still_checks_the_other_rules(tmp_path: Path):
     config = tmp_path / "m.json"
     good = rule("ok", [("prefix", "=", "abfss")], "https://{nameSpcBodyParts[0]}/{nameGroups[0]}")
-    config.write_text(json.dumps([
-        {**good, "name": "extra", "bogus": 1, "other": 2},
-        {"name": "partial", "parserConditions": [{"op1": "prefix", "compare": "==", "op2": "x"}], "qualifiedName": "q"},
-        {**good, "name": "typo", "parserConditions": [{"op1": "nameSpcBodyPart[0]", "compare": "=", "op2": "x"}]},
-    ]))
+    config.write_text(
+        json.dumps(
+            [
+                {**good, "name": "extra", "bogus": 1, "other": 2},
+                {
+                    "name": "partial",
+                    "parserConditions": [{"op1": "prefix", "compare": "==", "op2": "x"}],
+                    "qualifiedName": "q",
+                },
+                {
+                    **good,
+                    "name": "typo",
+                    "parserConditions": [{"op1": "nameSpcBodyPart[0]", "compare": "=", "op2": "x"}],
+                },
+            ]
+        )
+    )
     done = qn_tester("lint", "--config", str(config))
     assert done.returncode == 1
-    allowed = ("unknown field (allowed: name, description, parserConditions, qualifiedName, purviewDataType, "
-               "purviewPrefix, normalize; fields starting with '_' are comments)")
+    allowed = (
+        "unknown field (allowed: name, description, parserConditions, qualifiedName, purviewDataType, "
+        "purviewPrefix, normalize; fields starting with '_' are comments)"
+    )
     assert done.stdout.splitlines() == [
         f"[schema] rule 0 'extra', field bogus: {allowed}",
         f"[schema] rule 0 'extra', field other: {allowed}",
@@ -444,37 +583,74 @@ def test_event_names_each_dataset_as_the_catalog_gets_it_and_the_other_identity_
     assert done.returncode == 3
     lines = json_lines(done.stdout)
     assert [(x["direction"], x["namespace"], x["name"]) for x in lines] == [
-        ("input", "file:/tmp/cll_test", "default.cll_source1"), ("input", "file:/tmp/cll_test", "default.cll_source2"),
-        ("output", "file:/tmp/cll_test", "default.tbl1")]
+        ("input", "file:/tmp/cll_test", "default.cll_source1"),
+        ("input", "file:/tmp/cll_test", "default.cll_source2"),
+        ("output", "file:/tmp/cll_test", "default.tbl1"),
+    ]
     assert lines[2] == {
-        "direction": "output", "namespace": "file:/tmp/cll_test", "name": "default.tbl1",
-        "QualifiedName": "file:/tmp/cll_test/default.tbl1", "PurviewType": "openlineage_dataset", "Rule": None,
+        "direction": "output",
+        "namespace": "file:/tmp/cll_test",
+        "name": "default.tbl1",
+        "QualifiedName": "file:/tmp/cll_test/default.tbl1",
+        "PurviewType": "openlineage_dataset",
+        "Rule": None,
         "error": "no mapping rule matched (namespace prefix 'file:/tmp/cll_test', 55 rules tried)",
-        "also": {"namespace": "file", "name": "/tmp/cll_test/tbl1", "QualifiedName": "file:/tmp/cll_test/tbl1",
-                 "PurviewType": "openlineage_dataset", "Rule": None,
-                 "error": "no mapping rule matched (namespace prefix 'file', 55 rules tried); a file system: no "
-                          "Purview scanner registers it, so it stays a placeholder (see "
-                          "docs/guides/producers-and-names.md)"}}
+        "also": {
+            "namespace": "file",
+            "name": "/tmp/cll_test/tbl1",
+            "QualifiedName": "file:/tmp/cll_test/tbl1",
+            "PurviewType": "openlineage_dataset",
+            "Rule": None,
+            "error": "no mapping rule matched (namespace prefix 'file', 55 rules tried); a file system: no "
+            "Purview scanner registers it, so it stays a placeholder (see "
+            "docs/guides/producers-and-names.md)",
+        },
+    }
 
 
 def test_event_shows_the_metastore_table_the_catalog_gets_and_its_location_as_also(tmp_path: Path):
     """Both identities map: DATASET_IDENTITY=table (the default) writes the hive_table."""
-    event = {"eventType": "COMPLETE", "eventTime": "2026-01-01T00:00:00Z", "producer": "p",
-             "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-             "run": {"runId": str(uuid.uuid4())}, "job": {"namespace": "spark", "name": "write"},
-             "outputs": [{"namespace": "abfss://gold@lake.dfs.core.windows.net", "name": "/sales",
-                          "facets": {"symlinks": {"identifiers": [
-                              {"namespace": "hive://metastore", "name": "gold.sales", "type": "TABLE"}]}}}]}
+    event = {
+        "eventType": "COMPLETE",
+        "eventTime": "2026-01-01T00:00:00Z",
+        "producer": "p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": str(uuid.uuid4())},
+        "job": {"namespace": "spark", "name": "write"},
+        "outputs": [
+            {
+                "namespace": "abfss://gold@lake.dfs.core.windows.net",
+                "name": "/sales",
+                "facets": {
+                    "symlinks": {
+                        "identifiers": [{"namespace": "hive://metastore", "name": "gold.sales", "type": "TABLE"}]
+                    }
+                },
+            }
+        ],
+    }
     path = tmp_path / "event.json"
     path.write_text(json.dumps(event))
     done = qn_tester("--event", str(path))
     assert done.returncode == 0, done.stderr
-    assert json_lines(done.stdout) == [{
-        "direction": "output", "namespace": "hive://metastore", "name": "gold.sales",
-        "QualifiedName": "gold.sales@metastore", "PurviewType": "hive_table", "Rule": "hiveMetastoreTable",
-        "also": {"namespace": "abfss://gold@lake.dfs.core.windows.net", "name": "/sales",
-                 "QualifiedName": "https://lake.dfs.core.windows.net/gold/sales",
-                 "PurviewType": "azure_datalake_gen2_path", "Rule": "adlsGen2"}}]
+    assert json_lines(done.stdout) == [
+        {
+            "direction": "output",
+            "namespace": "hive://metastore",
+            "name": "gold.sales",
+            "QualifiedName": "gold.sales@metastore",
+            "PurviewType": "hive_table",
+            "Rule": "hiveMetastoreTable",
+            "also": {
+                "namespace": "abfss://gold@lake.dfs.core.windows.net",
+                "name": "/sales",
+                "QualifiedName": "https://lake.dfs.core.windows.net/gold/sales",
+                "PurviewType": "azure_datalake_gen2_path",
+                "Rule": "adlsGen2",
+            },
+        }
+    ]
     storage = qn_tester("--event", str(path), env={"DATASET_IDENTITY": "storage"})
     assert [(x["QualifiedName"], x["also"]["QualifiedName"]) for x in json_lines(storage.stdout)] == [
-        ("https://lake.dfs.core.windows.net/gold/sales", "gold.sales@metastore")]
+        ("https://lake.dfs.core.windows.net/gold/sales", "gold.sales@metastore")
+    ]

@@ -1,4 +1,5 @@
 """Each condition operator, on present and missing tokens."""
+
 from __future__ import annotations
 
 import pytest
@@ -57,7 +58,9 @@ def test_operators(op1, compare, op2, expected):
     assert holds(op1, compare, op2) is expected
 
 
-@pytest.mark.parametrize("compare", ["=", "!=", "contains", "notcontains", "icontains", "startswith", "endswith", "contains-in", ">", "<"])
+@pytest.mark.parametrize(
+    "compare", ["=", "!=", "contains", "notcontains", "icontains", "startswith", "endswith", "contains-in", ">", "<"]
+)
 def test_a_condition_reading_a_missing_token_is_false_for_every_operator(compare):
     op2 = "1" if compare in (">", "<") else "zzz"
     assert holds("nameSpcNameVals['nope']", compare, op2) is False
@@ -66,7 +69,11 @@ def test_a_condition_reading_a_missing_token_is_false_for_every_operator(compare
 
 def test_explain_says_why_a_token_is_missing():
     cond = compile_condition("nameSpcBodyParts[7]", "=", "x")
-    assert cond.explain(tokenize_namespace(NS), tokenize_name(NAME), None) == (None, False, "nameSpcBodyParts[7] does not exist")
+    assert cond.explain(tokenize_namespace(NS), tokenize_name(NAME), None) == (
+        None,
+        False,
+        "nameSpcBodyParts[7] does not exist",
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """Naming-spec coverage: every form of the naming spec and of today's producers gets the scanner's identity, a
 search, or a documented treatment; `qn-tester coverage` prints it; docs/guides/producers-and-names.md is that table."""
+
 from __future__ import annotations
 
 import io
@@ -7,11 +8,21 @@ import re
 
 import pytest
 
-from olparser.naming import MappingEngine
-from olparser.naming import stores
-from olparser.naming_coverage import (FORMS, GUIDE_END, GUIDE_START, OTHER, SCANNER, SEARCH, counts, coverage_rows,
-                                      guide_with_table, markdown_table, mismatches)
+from olparser.naming import MappingEngine, stores
 from olparser.naming.tokens import tokenize_namespace
+from olparser.naming_coverage import (
+    FORMS,
+    GUIDE_END,
+    GUIDE_START,
+    OTHER,
+    SCANNER,
+    SEARCH,
+    counts,
+    coverage_rows,
+    guide_with_table,
+    markdown_table,
+    mismatches,
+)
 from tests.support.repository import PROJECT_ROOT
 from tests.support.rules import MAPPINGS_PATH
 from tools import qn_tester
@@ -36,76 +47,119 @@ def test_the_counts_of_the_table(rows):
 def test_a_placeholder_is_never_beside_a_scanner_form_of_a_store_purview_scans(rows):
     # the "documented other" forms are exactly the stores no scanner registers or whose form is unconfirmed
     assert sorted({r.form.store for r in rows if r.status == OTHER}) == [
-        "Amazon Athena", "Amazon Redshift", "Amazon S3", "Azure Event Hubs (Kafka endpoint)", "Cassandra",
-        "DBFS (not the Hive warehouse)", "Db2", "Google BigQuery", "Google Cloud Storage", "Google Pub/Sub", "HDFS",
-        "In memory", "Kafka", "Local file system", "Microsoft Fabric Warehouse", "Oracle", "Teradata", "Trino"]
+        "Amazon Athena",
+        "Amazon Redshift",
+        "Amazon S3",
+        "Azure Event Hubs (Kafka endpoint)",
+        "Cassandra",
+        "DBFS (not the Hive warehouse)",
+        "Db2",
+        "Google BigQuery",
+        "Google Cloud Storage",
+        "Google Pub/Sub",
+        "HDFS",
+        "In memory",
+        "Kafka",
+        "Local file system",
+        "Microsoft Fabric Warehouse",
+        "Oracle",
+        "Teradata",
+        "Trino",
+    ]
     assert {r.type_name for r in rows if r.status == OTHER} == {"openlineage_dataset"}
 
 
 def _row(rows, namespace: str, name: str):
-    return next((r.qualified_name, r.type_name, r.status) for r in rows
-                if (r.form.namespace, r.form.name) == (namespace, name))
+    return next(
+        (r.qualified_name, r.type_name, r.status) for r in rows if (r.form.namespace, r.form.name) == (namespace, name)
+    )
 
 
-@pytest.mark.parametrize("namespace, name", [
-    # openlineage-spark SqlServerJdbcExtractor (1.40+): sqlserver://{host}:{port}, {database}.{schema}.{table}
-    ("sqlserver://srv.database.windows.net:1433", "sales.crm.orders"),
-    # openlineage-spark 0.x: ;database= in the namespace, {schema}.{table}
-    ("sqlserver://srv.database.windows.net:1433;database=sales", "crm.orders"),
-    # naming.md MSSQL row `mssql://{host}:{port}` + `{database}.{schema}.{table}`; Airflow's MSSQL provider
-    # (MsSqlHook.get_openlineage_database_info: scheme "mssql", authority host:port); dbt-ol processor.py
-    # extract_namespace Adapter.SQLSERVER: f"mssql://{profile['server']}:{profile['port']}"
-    ("mssql://srv.database.windows.net:1433", "sales.crm.orders"),
-])
+@pytest.mark.parametrize(
+    "namespace, name",
+    [
+        # openlineage-spark SqlServerJdbcExtractor (1.40+): sqlserver://{host}:{port}, {database}.{schema}.{table}
+        ("sqlserver://srv.database.windows.net:1433", "sales.crm.orders"),
+        # openlineage-spark 0.x: ;database= in the namespace, {schema}.{table}
+        ("sqlserver://srv.database.windows.net:1433;database=sales", "crm.orders"),
+        # naming.md MSSQL row `mssql://{host}:{port}` + `{database}.{schema}.{table}`; Airflow's MSSQL provider
+        # (MsSqlHook.get_openlineage_database_info: scheme "mssql", authority host:port); dbt-ol processor.py
+        # extract_namespace Adapter.SQLSERVER: f"mssql://{profile['server']}:{profile['port']}"
+        ("mssql://srv.database.windows.net:1433", "sales.crm.orders"),
+    ],
+)
 def test_one_azure_sql_table_sent_by_three_producers_is_one_identity(rows, namespace, name):
     assert _row(rows, namespace, name) == (
-        "mssql://srv.database.windows.net/sales/crm/orders", "azure_sql_table", SCANNER)
+        "mssql://srv.database.windows.net/sales/crm/orders",
+        "azure_sql_table",
+        SCANNER,
+    )
 
 
-@pytest.mark.parametrize("namespace, name, qualified_name, type_name", [
-    # naming.md MSSQL row on other SQL Server hosts and Synapse: the same identities as Spark JDBC's form
-    ("mssql://ws.sql.azuresynapse.net:1433", "pool1.dbo.fact", "mssql://ws.sql.azuresynapse.net/pool1/dbo/fact",
-     "azure_synapse_dedicated_sql_table"),
-    ("mssql://10.1.2.3:1433", "sales.dbo.orders", "mssql://10.1.2.3/MSSQLSERVER/sales/dbo/orders", "mssql_table"),
-    ("mssql+pymssql://SRV.database.windows.net:1433", "Sales.crm.Orders",
-     "mssql://srv.database.windows.net/Sales/crm/Orders", "azure_sql_table"),
-])
+@pytest.mark.parametrize(
+    "namespace, name, qualified_name, type_name",
+    [
+        # naming.md MSSQL row on other SQL Server hosts and Synapse: the same identities as Spark JDBC's form
+        (
+            "mssql://ws.sql.azuresynapse.net:1433",
+            "pool1.dbo.fact",
+            "mssql://ws.sql.azuresynapse.net/pool1/dbo/fact",
+            "azure_synapse_dedicated_sql_table",
+        ),
+        ("mssql://10.1.2.3:1433", "sales.dbo.orders", "mssql://10.1.2.3/MSSQLSERVER/sales/dbo/orders", "mssql_table"),
+        (
+            "mssql+pymssql://SRV.database.windows.net:1433",
+            "Sales.crm.Orders",
+            "mssql://srv.database.windows.net/Sales/crm/Orders",
+            "azure_sql_table",
+        ),
+    ],
+)
 def test_the_spec_mssql_form_maps_like_spark_jdbc(namespace, name, qualified_name, type_name):
     result = MappingEngine.from_path(MAPPINGS_PATH).map(namespace, name)
     assert (result.qualified_name, result.purview_type) == (qualified_name, type_name)
 
 
-@pytest.mark.parametrize("namespace, name", [
-    # great_expectations/action.py `_source`: Source(scheme=url.scheme, authority=url.hostname) -> namespace
-    # `{scheme}://{hostname}`, name `{schema}.{table}`: the database is not in the dataset's identity
-    ("mssql+pyodbc://srv.database.windows.net", "crm.orders"),
-    ("postgresql+psycopg2://pg.postgres.database.azure.com", "public.users"),
-    # spark40 UnityCatalogHandler.unityCatalogNamespace: `unitycatalog://{authority}` of the server uri
-    ("unitycatalog://uc.example.com:8080", "main.sales.orders"),
-])
+@pytest.mark.parametrize(
+    "namespace, name",
+    [
+        # great_expectations/action.py `_source`: Source(scheme=url.scheme, authority=url.hostname) -> namespace
+        # `{scheme}://{hostname}`, name `{schema}.{table}`: the database is not in the dataset's identity
+        ("mssql+pyodbc://srv.database.windows.net", "crm.orders"),
+        ("postgresql+psycopg2://pg.postgres.database.azure.com", "public.users"),
+        # spark40 UnityCatalogHandler.unityCatalogNamespace: `unitycatalog://{authority}` of the server uri
+        ("unitycatalog://uc.example.com:8080", "main.sales.orders"),
+    ],
+)
 def test_forms_missing_a_part_of_the_scanners_name_are_found_by_search(rows, namespace, name):
     qualified_name, type_name, status = _row(rows, namespace, name)
     assert status == SEARCH and "{*}" in qualified_name
     assert not MappingEngine.from_path(MAPPINGS_PATH).map(namespace, name).matched
 
 
-@pytest.mark.parametrize("namespace", [
-    "unity-catalog",  # openlineage-spark 1.51+ (#4660)
-    # naming.md Unity Catalog row: `unitycatalog://{host}:{port}`
-    "unitycatalog://adb-1234567890123456.7.azuredatabricks.net:443",
-    # dbt-ol processor.py extract_namespace, Adapter.DATABRICKS: f"databricks://{profile['host']}"
-    "databricks://adb-1234567890123456.7.azuredatabricks.net",
-])
+@pytest.mark.parametrize(
+    "namespace",
+    [
+        "unity-catalog",  # openlineage-spark 1.51+ (#4660)
+        # naming.md Unity Catalog row: `unitycatalog://{host}:{port}`
+        "unitycatalog://adb-1234567890123456.7.azuredatabricks.net:443",
+        # dbt-ol processor.py extract_namespace, Adapter.DATABRICKS: f"databricks://{profile['host']}"
+        "databricks://adb-1234567890123456.7.azuredatabricks.net",
+    ],
+)
 def test_unity_catalog_by_any_name_is_the_scanned_databricks_table(rows, namespace):
     assert _row(rows, namespace, "main.sales.orders") == (
         "databricks://0a1b2c3d-0000-4000-8000-00000000abcd/catalogs/main/schemas/sales/tables/orders",
-        "databricks_table", SCANNER)
+        "databricks_table",
+        SCANNER,
+    )
 
 
 def test_the_guide_holds_the_generated_table(rows):
     page = GUIDE.read_text(encoding="utf-8")
     assert page == guide_with_table(page, markdown_table(rows)), (
-        "regenerate the table: qn-tester coverage --guide docs/guides/producers-and-names.md")
+        "regenerate the table: qn-tester coverage --guide docs/guides/producers-and-names.md"
+    )
 
 
 def test_writing_the_guide_replaces_only_the_table(tmp_path):

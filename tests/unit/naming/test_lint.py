@@ -1,4 +1,5 @@
 """`lint`: schema errors, unknown tokens, duplicate names and rules an earlier rule always shadows."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,10 @@ def test_unknown_tokens_in_conditions_and_templates():
 
 def test_template_syntax_and_operand_problems():
     findings = lint_config([rule("a", [("nameGroups", ">", "x")], "{prefix")])
-    assert [(f.kind, f.field) for f in findings] == [("operand", "parserConditions[0].op2"), ("template", "qualifiedName")]
+    assert [(f.kind, f.field) for f in findings] == [
+        ("operand", "parserConditions[0].op2"),
+        ("template", "qualifiedName"),
+    ]
 
 
 def test_schema_errors():
@@ -42,7 +46,11 @@ def test_schema_errors():
 def test_a_general_rule_before_a_specific_one_shadows_it():
     rules = [
         rule("sql", [("prefix", "=", "sqlserver")], "mssql://{nameSpcBodyParts[0]}/{nameGroups[0]}"),
-        rule("sqlNonDbo", [("prefix", "=", "sqlserver"), ("nameGroups", ">", "1")], "mssql://{nameSpcBodyParts[0]}/{nameGroups[1]}"),
+        rule(
+            "sqlNonDbo",
+            [("prefix", "=", "sqlserver"), ("nameGroups", ">", "1")],
+            "mssql://{nameSpcBodyParts[0]}/{nameGroups[1]}",
+        ),
     ]
     findings = lint_config(rules)
     assert kinds(findings) == [("shadowed", 1, "sqlNonDbo")]

@@ -1,4 +1,5 @@
 """The mount index: the same answers as the longest-prefix rule, at the cost of the name's length."""
+
 from __future__ import annotations
 
 from olparser.naming import MountPoint
@@ -44,8 +45,11 @@ def test_a_list_is_indexed_on_each_call_so_changes_are_seen() -> None:
 
 def test_facet_dicts_in_a_tuple_are_indexed_too() -> None:
     mounts = ({"mountPoint": "/mnt/d", "source": "abfss://d@d.dfs.core.windows.net/"},)
-    assert resolve_mount("/mnt/d/t", mounts) == ("abfss://d@d.dfs.core.windows.net", "/t",
-                                                 MountPoint("/mnt/d", "abfss://d@d.dfs.core.windows.net/"))
+    assert resolve_mount("/mnt/d/t", mounts) == (
+        "abfss://d@d.dfs.core.windows.net",
+        "/t",
+        MountPoint("/mnt/d", "abfss://d@d.dfs.core.windows.net/"),
+    )
 
 
 def test_double_slashes_are_not_a_parent_folder() -> None:

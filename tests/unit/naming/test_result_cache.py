@@ -1,5 +1,6 @@
 """Mapping results are cached per engine by (namespace, name, workspace url) after mount resolution: a cached answer
 is the one the rules give, whatever the mounts, the calls before it or the cache's size."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,12 @@ from olparser.naming import engine as engine_module
 from .conftest import rule
 
 RULES = [
-    rule("adls", [("prefix", "=", "abfss")], "https://{nameSpcBodyParts[1]}/{nameSpcBodyParts[0]}/{nameGroups[0]}",
-         "azure_datalake_gen2_path"),
+    rule(
+        "adls",
+        [("prefix", "=", "abfss")],
+        "https://{nameSpcBodyParts[1]}/{nameSpcBodyParts[0]}/{nameGroups[0]}",
+        "azure_datalake_gen2_path",
+    ),
     rule("hive", [("prefix", "=", "hive")], "{nameGroups[0]}@{AdbWorkspaceUrl}", "hive_table"),
     rule("sql", [("prefix", "=", "sqlserver")], "mssql://{nameSpcBodyParts[0]}/{nameGroups[0]}", "azure_sql_table"),
 ]
@@ -26,19 +31,29 @@ def test_the_same_mount_path_maps_through_each_runs_own_mount_points(engine):
     raw = (MountPoint("/mnt/data", "abfss://raw@lake.dfs.core.windows.net/"),)
     gold = (MountPoint("/mnt/data", "abfss://gold@lake.dfs.core.windows.net/"),)
 
-    assert engine.map("dbfs", "/mnt/data/orders", mounts=raw).qualified_name == \
-        "https://lake.dfs.core.windows.net/raw/orders"
-    assert engine.map("dbfs", "/mnt/data/orders", mounts=gold).qualified_name == \
-        "https://lake.dfs.core.windows.net/gold/orders"
-    assert engine.map("dbfs", "/mnt/data/orders", mounts=raw).qualified_name == \
-        "https://lake.dfs.core.windows.net/raw/orders"
+    assert (
+        engine.map("dbfs", "/mnt/data/orders", mounts=raw).qualified_name
+        == "https://lake.dfs.core.windows.net/raw/orders"
+    )
+    assert (
+        engine.map("dbfs", "/mnt/data/orders", mounts=gold).qualified_name
+        == "https://lake.dfs.core.windows.net/gold/orders"
+    )
+    assert (
+        engine.map("dbfs", "/mnt/data/orders", mounts=raw).qualified_name
+        == "https://lake.dfs.core.windows.net/raw/orders"
+    )
 
 
 def test_the_workspace_url_is_part_of_the_answer(engine):
-    assert engine.map("hive", "sales.orders", workspace_url="adb-1.2.azuredatabricks.net").qualified_name == \
-        "sales.orders@adb-1.2.azuredatabricks.net"
-    assert engine.map("hive", "sales.orders", workspace_url="adb-3.4.azuredatabricks.net").qualified_name == \
-        "sales.orders@adb-3.4.azuredatabricks.net"
+    assert (
+        engine.map("hive", "sales.orders", workspace_url="adb-1.2.azuredatabricks.net").qualified_name
+        == "sales.orders@adb-1.2.azuredatabricks.net"
+    )
+    assert (
+        engine.map("hive", "sales.orders", workspace_url="adb-3.4.azuredatabricks.net").qualified_name
+        == "sales.orders@adb-3.4.azuredatabricks.net"
+    )
     assert not engine.map("hive", "sales.orders").matched
 
 
@@ -79,6 +94,8 @@ def test_new_rules_make_a_new_engine_with_its_own_answers():
 def test_long_names_are_mapped_every_time_and_not_kept(engine):
     name = "x" * 600
 
-    assert engine.map("abfss://raw@lake.dfs.core.windows.net", name).qualified_name == \
-        f"https://lake.dfs.core.windows.net/raw/{name}"
+    assert (
+        engine.map("abfss://raw@lake.dfs.core.windows.net", name).qualified_name
+        == f"https://lake.dfs.core.windows.net/raw/{name}"
+    )
     assert engine._results == {}

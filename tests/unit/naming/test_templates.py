@@ -1,4 +1,5 @@
 """The template grammar: placeholders, escapes, errors, trimming and normalisation."""
+
 from __future__ import annotations
 
 import re
@@ -71,7 +72,15 @@ def test_template_errors_name_the_position_and_problem(template, message):
     ],
 )
 def test_normalize_steps(steps, expected):
-    assert render("HTTPS://{nameSpcBodyParts[1]}/Raw/{nameGroups[0]}", "abfss://c@Acct.DFS.core.windows.net", "/Data//File", steps) == expected
+    assert (
+        render(
+            "HTTPS://{nameSpcBodyParts[1]}/Raw/{nameGroups[0]}",
+            "abfss://c@Acct.DFS.core.windows.net",
+            "/Data//File",
+            steps,
+        )
+        == expected
+    )
 
 
 def test_collapse_slashes_without_a_scheme():

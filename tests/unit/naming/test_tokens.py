@@ -1,4 +1,5 @@
 """Tokenising namespaces and names, and reading token references, as the reference connector does."""
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """The 30 reference vectors, reproduced exactly by the default config (the documented 'test' rule placed first)."""
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,11 @@ def test_there_are_thirty_vectors():
     assert len(VECTORS["cases"]) == 30
 
 
-@pytest.mark.parametrize("case", VECTORS["cases"], ids=[f"{i}-{c['label'] or c['name']}" for i, c in enumerate(VECTORS["cases"])])
+@pytest.mark.parametrize(
+    "case", VECTORS["cases"], ids=[f"{i}-{c['label'] or c['name']}" for i, c in enumerate(VECTORS["cases"])]
+)
 def test_vector(engine_with_doc_rule, reference_mounts, case):
-    result = engine_with_doc_rule.map(case["namespace"], case["name"], mounts=reference_mounts, workspace_url=VECTORS["workspaceUrl"])
+    result = engine_with_doc_rule.map(
+        case["namespace"], case["name"], mounts=reference_mounts, workspace_url=VECTORS["workspaceUrl"]
+    )
     assert (result.qualified_name, result.purview_type) == (case["qualifiedName"], case["purviewType"])

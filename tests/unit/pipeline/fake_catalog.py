@@ -2,6 +2,7 @@
 where the runner depends on them (an update keeps attributes it leaves out; an existing scanner-owned dataset is not
 rewritten; deleting a dataset deletes its columns). Each upload with something to write costs 1 call, each delete 1.
 The end-to-end tests run the same runner against the embedded catalog over HTTP."""
+
 from __future__ import annotations
 
 import copy
@@ -76,8 +77,9 @@ class FakeCatalog:
             raise Rejected("ATLAS-404-00-00A")
         created = tuple(_key(e) for e in (*plan.external_datasets, *plan.entities) if _key(e) not in self.entities)
         for entity in plan.external_datasets:
-            self.entities.setdefault(_key(entity), {"typeName": entity["typeName"],
-                                                    "attributes": _refs(copy.deepcopy(entity["attributes"]))})
+            self.entities.setdefault(
+                _key(entity), {"typeName": entity["typeName"], "attributes": _refs(copy.deepcopy(entity["attributes"]))}
+            )
         for entity in plan.entities:
             stored = self.entities.setdefault(_key(entity), {"typeName": entity["typeName"], "attributes": {}})
             stored["attributes"].update({k: _refs(v) for k, v in entity["attributes"].items()})

@@ -3,6 +3,7 @@ the catalog must still end up as in-order processing leaves it once the message 
 run. The test first runs the scenario once to list every step (each catalog call, and each store write: a Table
 storage request on the Table store, a store transaction on SQLite), then runs it again once per step boundary with
 a crash injected right after that step, on each store. A new step in the protocol is a new boundary here."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -11,10 +12,10 @@ from typing import Any, Callable
 
 import pytest
 
-from olparser.lineage import LineageOptions
-from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
 from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
+from olparser.lineage import LineageOptions
+from olparser.pipeline import LineagePipeline, WritePolicy
 from tests.support import databricks_runs as dr
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
@@ -24,8 +25,20 @@ NOW = 1_800_000_000.0
 FAR_FUTURE = NOW + 10 * 86400  # every pending intention, held or incomplete run is due; the timer runs once
 RAW_RETURNS = dr.Dataset("dbfs", "/mnt/raw/returns")
 # SQLite: each method that writes is one transaction. Table storage: each request that writes.
-SQLITE_WRITES = ("merge_versioned", "claim", "commit", "settle", "done", "finish_deletes", "schedule", "postpone",
-                 "register_interim", "forget_interim", "abandoned_deletes", "record_lifecycle")
+SQLITE_WRITES = (
+    "merge_versioned",
+    "claim",
+    "commit",
+    "settle",
+    "done",
+    "finish_deletes",
+    "schedule",
+    "postpone",
+    "register_interim",
+    "forget_interim",
+    "abandoned_deletes",
+    "record_lifecycle",
+)
 TABLE_WRITES = ("create_entity", "update_entity", "upsert_entity", "delete_entity", "submit_transaction")
 CATALOG_CALLS = ("upload", "delete")
 HISTORY_SQLITE_WRITES = ("record", "refreshed", "purge")
@@ -92,9 +105,16 @@ def catalog_after(store, engine, events: list[dict], steps: Steps | None, histor
             history = Stepped(history, HISTORY_SQLITE_WRITES, steps, "history")
         elif history is not None:
             history.table = Stepped(history.table, TABLE_WRITES, steps, "history-table")
-    pipeline = LineagePipeline(store, engine, LineageOptions(), catalog,
-                               WritePolicy(environment_wait_seconds=0), clock=lambda: NOW, sleep=lambda _: None,
-                               history=history)
+    pipeline = LineagePipeline(
+        store,
+        engine,
+        LineageOptions(),
+        catalog,
+        WritePolicy(environment_wait_seconds=0),
+        clock=lambda: NOW,
+        sleep=lambda _: None,
+        history=history,
+    )
     for event in events:
         try:
             pipeline.process(event, now=NOW)
@@ -107,16 +127,34 @@ def catalog_after(store, engine, events: list[dict], steps: Steps | None, histor
     return catalog.state() if steps is None else catalog._target.state()
 
 
-def crash_failures(events: list[dict], engine, expected: dict, listed: Steps, fresh_store,
-                   fresh_history=lambda: None) -> list:
+def crash_failures(
+    events: list[dict], engine, expected: dict, listed: Steps, fresh_store, fresh_history=lambda: None
+) -> list:
     """Runs the scenario once per step boundary with a crash right after it; what differs from `expected`."""
+
     def crash_after(boundary: int) -> list:
         got = catalog_after(stores[boundary], engine, events, Steps(crash_after=boundary), histories[boundary])
         if got == expected:
             return []
-        return [(boundary, listed.names[boundary], sorted(set(got) ^ set(expected))
-                 or [(k, {a: (v, got[k]["attributes"].get(a)) for a, v in expected[k]["attributes"].items()
-                          if got[k]["attributes"].get(a) != v}) for k in expected if got[k] != expected[k]])]
+        return [
+            (
+                boundary,
+                listed.names[boundary],
+                sorted(set(got) ^ set(expected))
+                or [
+                    (
+                        k,
+                        {
+                            a: (v, got[k]["attributes"].get(a))
+                            for a, v in expected[k]["attributes"].items()
+                            if got[k]["attributes"].get(a) != v
+                        },
+                    )
+                    for k in expected
+                    if got[k] != expected[k]
+                ],
+            )
+        ]
 
     stores = [fresh_store() for _ in listed.names]
     histories = [fresh_history() for _ in listed.names]
@@ -128,8 +166,10 @@ def test_a_crash_between_any_two_steps_of_a_write_leaves_the_in_order_catalog(ru
     events = scenario()
     expected = catalog_after(fresh_store(), engine, events, None)
     restored = ("spark_process", next(k[1] for k in expected if k[0] == "spark_process"))
-    assert sorted(q for _, q in expected[restored]["attributes"]["inputs"]) == ["dbfs:/mnt/raw/customers",
-                                                                                 "dbfs:/mnt/raw/orders"]
+    assert sorted(q for _, q in expected[restored]["attributes"]["inputs"]) == [
+        "dbfs:/mnt/raw/customers",
+        "dbfs:/mnt/raw/orders",
+    ]
     assert ("openlineage_dataset", "dbfs:/mnt/raw/returns") not in expected
 
     listed = Steps()
@@ -156,8 +196,11 @@ def test_with_the_run_history_a_crash_anywhere_leaves_the_in_order_run_counts(fr
     message's redelivery, although the record it writes again is the same."""
     events = history_scenario()
     expected = catalog_after(fresh_store(), engine, events, None, fresh_history())
-    counts = sorted((key[0], key[1].split("/processes/", 1)[0].rsplit("/", 1)[-1], entity["attributes"]["runCount"])
-                    for key, entity in expected.items() if key[0] in ("spark_process", "databricks_process"))
+    counts = sorted(
+        (key[0], key[1].split("/processes/", 1)[0].rsplit("/", 1)[-1], entity["attributes"]["runCount"])
+        for key, entity in expected.items()
+        if key[0] in ("spark_process", "databricks_process")
+    )
     assert counts == [("databricks_process", "orders", 1), ("spark_process", "databricks_shell", 1)]
 
     listed = Steps()

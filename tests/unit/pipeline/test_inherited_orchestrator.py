@@ -6,14 +6,14 @@ before its application is written again once when the application's START comes 
 
 Events: tests/support/orchestration_events.py (openlineage-spark's application and SQL job facets, the Airflow provider's
 task run; each helper says where its shape comes from)."""
+
 from __future__ import annotations
 
 import itertools
 
-from tests.support.orchestration_events import (TASK_QN, airflow_task_events, application_events, dr_env,
-                                                sql_job_events)
-from tests.unit.pipeline.fake_catalog import FakeCatalog
+from tests.support.orchestration_events import TASK_QN, airflow_task_events, application_events, dr_env, sql_job_events
 from tests.support.pipelines import make_pipeline
+from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 AIRFLOW_TASK = ("airflow_task", "airflow://airflow/sales_daily/tasks/load_orders")
 assert dr_env() == {"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"}  # as make_pipeline's policy: nothing held

@@ -2,6 +2,7 @@
 dataset the connector created for the table, never a scanned asset; a later write creates it anew. On each run-state
 store; the catalog is the boundary fake (RENAME, which reads the catalog's relationships, runs end to end in
 tests/e2e/test_lifecycle.py)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,25 +13,40 @@ from hypothesis import strategies as st
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.lineage.build import LIFECYCLE_ONLY_NOTE
 from olparser.lineage.lifecycle import Rename, is_lifecycle_only, renamed
-from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.merge import merge_event
 from olparser.runs.model import DatasetFacts
+from tests.support.lifecycle_batch import BatchCatalog as _BatchCatalog
+from tests.support.lifecycle_batch import backfill as _batch
+from tests.support.lifecycle_events import LAKE, NOW, drop, run_event, table, write
+from tests.support.lifecycle_events import lifecycle_pipeline as _pipeline
 from tests.unit.pipeline.fake_catalog import FakeCatalog
-from tests.support.lifecycle_batch import BatchCatalog as _BatchCatalog, backfill as _batch
-from tests.support.lifecycle_events import LAKE, NOW, drop, lifecycle_pipeline as _pipeline, run_event, table, write
-
 
 
 def test_a_statement_that_only_changes_a_tables_lifecycle_is_not_a_process(engine):
     for change in ("DROP", "TRUNCATE", "ALTER", "RENAME"):
-        run = merge_event(None, run_event("r", "app.execute_x_command.t", [], [
-            table("file", "/tmp/t_new", change, previous=("file", "/tmp/t"))]))
+        run = merge_event(
+            None,
+            run_event(
+                "r", "app.execute_x_command.t", [], [table("file", "/tmp/t_new", change, previous=("file", "/tmp/t"))]
+            ),
+        )
         plan = build_lineage(run, engine, LineageOptions())
         assert is_lifecycle_only(run)
         assert plan.process_names() == () and plan.notes == (LIFECYCLE_ONLY_NOTE,), change
     # what still exists is written: the renamed table under its new name, not the dropped one
-    renamed_plan = build_lineage(merge_event(None, run_event("r", "app.execute_alter_table_rename_command", [], [
-        table("file", "/tmp/t_new", "RENAME", previous=("file", "/tmp/t"))])), engine, LineageOptions())
+    renamed_plan = build_lineage(
+        merge_event(
+            None,
+            run_event(
+                "r",
+                "app.execute_alter_table_rename_command",
+                [],
+                [table("file", "/tmp/t_new", "RENAME", previous=("file", "/tmp/t"))],
+            ),
+        ),
+        engine,
+        LineageOptions(),
+    )
     assert [e["attributes"]["qualifiedName"] for e in renamed_plan.entities] == ["file:/tmp/t_new"]
     # data moved: a process, whatever the facet says (an OVERWRITE, a CTAS's CREATE)
     for change in ("OVERWRITE", "CREATE"):
@@ -40,15 +56,31 @@ def test_a_statement_that_only_changes_a_tables_lifecycle_is_not_a_process(engin
 
 def test_a_rename_knows_the_previous_table_as_the_producer_derives_it():
     # AlterTableRenameCommandVisitor: previousIdentifier = the new location with the old table name in place
-    run = merge_event(None, run_event("r", "app.execute_alter_table_rename_command", [], [
-        table("file", "/tmp/alter_test/alter_table_test_new", "RENAME",
-              previous=("file", "/tmp/alter_test/alter_table_test"),
-              symlink=("file:/tmp/alter_test", "default.alter_table_test_new"))]))
+    run = merge_event(
+        None,
+        run_event(
+            "r",
+            "app.execute_alter_table_rename_command",
+            [],
+            [
+                table(
+                    "file",
+                    "/tmp/alter_test/alter_table_test_new",
+                    "RENAME",
+                    previous=("file", "/tmp/alter_test/alter_table_test"),
+                    symlink=("file:/tmp/alter_test", "default.alter_table_test_new"),
+                )
+            ],
+        ),
+    )
     (rename,) = renamed(run)
     assert isinstance(rename, Rename)
     assert (rename.previous.namespace, rename.previous.name) == ("file", "/tmp/alter_test/alter_table_test")
-    assert rename.previous.facets == {"symlinks": {"identifiers": [
-        {"namespace": "file:/tmp/alter_test", "name": "default.alter_table_test", "type": "TABLE"}]}}
+    assert rename.previous.facets == {
+        "symlinks": {
+            "identifiers": [{"namespace": "file:/tmp/alter_test", "name": "default.alter_table_test", "type": "TABLE"}]
+        }
+    }
     assert isinstance(rename.current, DatasetFacts) and rename.current.name.endswith("_new")
 
 
@@ -116,8 +148,10 @@ def test_a_backfill_applies_a_drop_after_the_older_write_and_not_over_a_newer_on
     target = table("file", "/tmp/drop_test/drop_table_test")  # no rule for `file`: a placeholder
     placeholder = ("openlineage_dataset", "file:/tmp/drop_test/drop_table_test")
     # the batch holds the writer and the drop in any order: the drop comes after the write it follows
-    for runs in ((("w1", [write("w1", target)]), ("d1", [drop("d1", target)])),
-                 (("d1", [drop("d1", target)]), ("w1", [write("w1", target)]))):
+    for runs in (
+        (("w1", [write("w1", target)]), ("d1", [drop("d1", target)])),
+        (("d1", [drop("d1", target)]), ("w1", [write("w1", target)])),
+    ):
         catalog = _BatchCatalog()
         assert _batch(fresh_store(), catalog, engine, *runs) == 1
         assert placeholder not in catalog.entities and len(catalog.keys("spark_process")) == 1
@@ -132,11 +166,27 @@ def _batch_runs() -> list[tuple[str, list[dict[str, Any]]]]:
     """Table `a` written (10:00) then dropped (11:00): gone; table `b` dropped (11:00) then written again (12:00):
     created anew; table `c` written and never dropped. Shapes: `drop` and `write` above."""
     a, b, c = (table("file", f"/tmp/order/{name}") for name in "abc")
-    return [("wa", [write("wa", a)]), ("da", [drop("da", a)]), ("db", [drop("db", b)]),
-            ("wb", [run_event("wb", "app.execute_insert_into_hadoop_fs_relation_command.b", [table(LAKE, "raw/orders")],
-                              [b], at="2026-09-23T12:00:00Z")]),
-            ("wc", [run_event("wc", "app.execute_insert_into_hadoop_fs_relation_command.c", [table(LAKE, "raw/orders")],
-                              [c])])]
+    return [
+        ("wa", [write("wa", a)]),
+        ("da", [drop("da", a)]),
+        ("db", [drop("db", b)]),
+        (
+            "wb",
+            [
+                run_event(
+                    "wb",
+                    "app.execute_insert_into_hadoop_fs_relation_command.b",
+                    [table(LAKE, "raw/orders")],
+                    [b],
+                    at="2026-09-23T12:00:00Z",
+                )
+            ],
+        ),
+        (
+            "wc",
+            [run_event("wc", "app.execute_insert_into_hadoop_fs_relation_command.c", [table(LAKE, "raw/orders")], [c])],
+        ),
+    ]
 
 
 @given(order=st.permutations(range(len(_batch_runs()))))

@@ -1,6 +1,7 @@
 """The runner: which events write lineage, what a rewrite removes, what the timer writes, and that the catalog ends
 up the same whatever the order of a run's events. The catalog is a boundary fake here (tests/unit/pipeline/
 fake_catalog.py); the end-to-end tests run the same runner against the embedded catalog over HTTP."""
+
 from __future__ import annotations
 
 import json
@@ -9,15 +10,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.rules import static_key
-from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import TOMBSTONE_SECONDS
 from tests.conftest import same_store_elsewhere
 from tests.support import databricks_runs as dr
+from tests.support.pipelines import NOTEBOOK, NOW, STATEMENT, WS, Clock, _cll, make_pipeline
 from tests.unit.pipeline.fake_catalog import FakeCatalog
-from tests.support.pipelines import Clock, NOTEBOOK, NOW, STATEMENT, WS, _cll, make_pipeline
 
 CLL_RUN = "019127df-0850-72bc-b214-b255290588a6"
 APP = f"{WS}/applications/databricks_shell"
@@ -40,18 +41,27 @@ def _inputs(catalog: FakeCatalog, key) -> list[str]:
 
 # --- when lineage is written -------------------------------------------------------------------------------------
 
+
 def test_start_and_running_wait_and_complete_writes_once_then_repeats_cost_nothing(shared_dir, store, engine):
     catalog = FakeCatalog()
     pipeline = make_pipeline(store, engine, catalog)
     start, running, _running2, complete = _cll(shared_dir, 5, 6, 7, 8)
     assert [pipeline.process(e).status for e in (start, running)] == ["waiting", "waiting"]
     outcome = pipeline.process(complete)
-    assert (outcome.run_id, outcome.event_type, outcome.run_state, outcome.status, outcome.catalog_calls,
-            outcome.deleted) == (CLL_RUN, "COMPLETE", "COMPLETE", "written", 1, 0)
+    assert (
+        outcome.run_id,
+        outcome.event_type,
+        outcome.run_state,
+        outcome.status,
+        outcome.catalog_calls,
+        outcome.deleted,
+    ) == (CLL_RUN, "COMPLETE", "COMPLETE", "written", 1, 0)
     # A duplicate COMPLETE, or a late RUNNING after it, changes nothing and costs no catalog call.
     again = [pipeline.process(e) for e in (complete, running)]
     assert [(o.event_type, o.run_state, o.status, o.catalog_calls) for o in again] == [
-        ("COMPLETE", "COMPLETE", "unchanged", 0), ("RUNNING", "COMPLETE", "unchanged", 0)]
+        ("COMPLETE", "COMPLETE", "unchanged", 0),
+        ("RUNNING", "COMPLETE", "unchanged", 0),
+    ]
     assert catalog.calls == 1
 
 
@@ -59,14 +69,20 @@ def test_complete_without_start_writes_its_lineage(shared_dir, store, engine):
     catalog = FakeCatalog()
     (complete,) = _cll(shared_dir, 8)
     assert make_pipeline(store, engine, catalog).process(complete).status == "written"
-    process = ("spark_process", "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
-                                "execute_create_hive_table_as_select_command.default_tbl1/"
-                                "file:/tmp/cll_test/default.tbl1")
+    process = (
+        "spark_process",
+        "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
+        "execute_create_hive_table_as_select_command.default_tbl1/"
+        "file:/tmp/cll_test/default.tbl1",
+    )
     # The symlinks facet names the Hive tables (warehouse namespace); no rule knows a local warehouse: placeholders.
-    assert _inputs(catalog, process) == ["file:/tmp/cll_test/default.cll_source1",
-                                         "file:/tmp/cll_test/default.cll_source2"]
+    assert _inputs(catalog, process) == [
+        "file:/tmp/cll_test/default.cll_source1",
+        "file:/tmp/cll_test/default.cll_source2",
+    ]
     assert catalog.keys("openlineage_dataset") == [
-        ("openlineage_dataset", f"file:/tmp/cll_test/default.{t}") for t in ("cll_source1", "cll_source2", "tbl1")]
+        ("openlineage_dataset", f"file:/tmp/cll_test/default.{t}") for t in ("cll_source1", "cll_source2", "tbl1")
+    ]
 
 
 def test_failed_run_writes_nothing_by_default(shared_dir, store, engine):
@@ -77,6 +93,7 @@ def test_failed_run_writes_nothing_by_default(shared_dir, store, engine):
 
 
 # --- order: what an interim write leaves behind is removed ---------------------------------------------------------
+
 
 def test_complete_before_running_is_corrected_when_the_environment_arrives(store, engine, fresh_store):
     catalog = FakeCatalog()
@@ -106,8 +123,9 @@ def test_an_interim_entity_another_run_still_uses_is_kept(store, engine):
     catalog = FakeCatalog()
     pipeline = make_pipeline(store, engine, catalog)
     first = dr.events(dr.orders_run(1))
-    ddl = dr.events(dr.orders_run(2, dr.T0.replace(hour=9), statement="create_table.orders", running=False,
-                                  inputs=(dr.RAW_ORDERS,)))
+    ddl = dr.events(
+        dr.orders_run(2, dr.T0.replace(hour=9), statement="create_table.orders", running=False, inputs=(dr.RAW_ORDERS,))
+    )
     for event in ddl:  # a run without a Spark job never gets the environment facet: it stays generic
         pipeline.process(event)
     pipeline.process(first[2])  # COMPLETE before RUNNING
@@ -153,8 +171,9 @@ def test_a_restore_from_a_runs_older_state_cannot_bring_back_what_its_newer_plan
 def test_a_rerun_that_drops_an_input_replaces_the_process_inputs(store, engine):
     catalog = FakeCatalog()
     pipeline = make_pipeline(store, engine, catalog)
-    for event in dr.events(dr.orders_run(1)) + dr.events(dr.orders_run(2, dr.T0.replace(hour=9),
-                                                                       inputs=(dr.RAW_ORDERS,))):
+    for event in dr.events(dr.orders_run(1)) + dr.events(
+        dr.orders_run(2, dr.T0.replace(hour=9), inputs=(dr.RAW_ORDERS,))
+    ):
         pipeline.process(event)
     assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/orders"]
     mapping = json.loads(catalog.entities[PROCESS]["attributes"]["columnMapping"])
@@ -183,8 +202,9 @@ def test_a_run_partly_superseded_writes_only_the_processes_no_newer_run_wrote(st
     pipeline = make_pipeline(store, engine, catalog)
     newer = dr.events(dr.orders_run(2, dr.T0.replace(hour=9)))
     older = dr.events(dr.orders_run(1, inputs=(dr.RAW_ORDERS,)))
-    two_outputs = [dict(e, outputs=e["outputs"] + [{"namespace": "dbfs", "name": "/mnt/curated/orders_audit"}])
-                   for e in older]
+    two_outputs = [
+        dict(e, outputs=e["outputs"] + [{"namespace": "dbfs", "name": "/mnt/curated/orders_audit"}]) for e in older
+    ]
     for event in newer + two_outputs:
         pipeline.process(event)
     outcome = pipeline.process(two_outputs[-1])
@@ -203,8 +223,10 @@ def test_two_statements_writing_one_output_stay_two_processes(store, engine):
     for event in dr.events(ctas) + dr.events(insert):
         pipeline.process(event)
     processes = catalog.keys("databricks_process")
-    assert processes == [("databricks_process", f"{NOTEBOOK}/processes/create_table_as_select.orders/"
-                                                f"{LAKE}/curated/orders"), PROCESS]
+    assert processes == [
+        ("databricks_process", f"{NOTEBOOK}/processes/create_table_as_select.orders/{LAKE}/curated/orders"),
+        PROCESS,
+    ]
     ctas_attributes = catalog.entities[processes[0]]["attributes"]
     assert (ctas_attributes["inputs"], ctas_attributes["columnMapping"]) == ([], "[]")
     assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"]
@@ -213,23 +235,29 @@ def test_two_statements_writing_one_output_stay_two_processes(store, engine):
 def test_a_run_that_reads_and_writes_the_same_dataset_lists_it_on_both_sides(store, engine):
     catalog = FakeCatalog()
     pipeline = make_pipeline(store, engine, catalog)
-    merge_into = replace(dr.orders_run(1, statement="merge_into_command.orders",
-                                       inputs=(dr.CURATED_ORDERS, dr.RAW_ORDERS)))
+    merge_into = replace(
+        dr.orders_run(1, statement="merge_into_command.orders", inputs=(dr.CURATED_ORDERS, dr.RAW_ORDERS))
+    )
     for event in dr.events(merge_into):
         pipeline.process(event)
     process = ("databricks_process", f"{NOTEBOOK}/processes/merge_into_command.orders/{LAKE}/curated/orders")
     assert _inputs(catalog, process) == [f"{LAKE}/curated/orders", f"{LAKE}/raw/orders"]
-    assert catalog.entities[process]["attributes"]["outputs"] == [("azure_datalake_gen2_path",
-                                                                    f"{LAKE}/curated/orders")]
+    assert catalog.entities[process]["attributes"]["outputs"] == [
+        ("azure_datalake_gen2_path", f"{LAKE}/curated/orders")
+    ]
 
 
 def test_static_job_and_dataset_events_are_written_and_a_new_declaration_replaces_the_old(store, engine):
     catalog = FakeCatalog()
     pipeline = make_pipeline(store, engine, catalog)
-    job = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
-           "job": {"namespace": "adf", "name": "copy_orders"},
-           "inputs": [{"namespace": "kafka://b:9092", "name": "orders"}],
-           "outputs": [{"namespace": f"abfss://raw@{dr.LAKE_ACCOUNT}", "name": "orders"}]}
+    job = {
+        "eventTime": "2026-01-01T00:00:00Z",
+        "producer": "p",
+        "schemaURL": "s",
+        "job": {"namespace": "adf", "name": "copy_orders"},
+        "inputs": [{"namespace": "kafka://b:9092", "name": "orders"}],
+        "outputs": [{"namespace": f"abfss://raw@{dr.LAKE_ACCOUNT}", "name": "orders"}],
+    }
     outcome = pipeline.process(job)
     assert (outcome.run_id, outcome.status) == (None, "written")
     process = ("spark_process", f"spark://adf/copy_orders/processes/copy_orders/{LAKE}/raw/orders")
@@ -237,14 +265,19 @@ def test_static_job_and_dataset_events_are_written_and_a_new_declaration_replace
     redeclared = dict(job, inputs=[{"namespace": "kafka://b:9092", "name": "orders_v2"}])
     assert pipeline.process(redeclared).deleted == 1  # the old source's placeholder, used by nothing else
     assert catalog.keys("openlineage_dataset") == [("openlineage_dataset", "kafka://b:9092/orders_v2")]
-    dataset = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
-               "dataset": {"namespace": "kafka://b:9092", "name": "refunds"}}
+    dataset = {
+        "eventTime": "2026-01-01T00:00:00Z",
+        "producer": "p",
+        "schemaURL": "s",
+        "dataset": {"namespace": "kafka://b:9092", "name": "refunds"},
+    }
     assert pipeline.process(dataset).status == "written"
     assert ("openlineage_dataset", "kafka://b:9092/refunds") in catalog.entities
     assert static_key(dataset) != static_key(job)
 
 
 # --- the timer: held and incomplete runs, failed deletions -------------------------------------------------------
+
 
 def test_a_databricks_run_without_its_environment_is_held_and_written_when_the_facet_comes(store, engine):
     catalog = FakeCatalog()
@@ -374,10 +407,16 @@ def test_a_writer_waits_while_an_entity_it_needs_is_being_deleted(store, engine)
 
 # --- limits --------------------------------------------------------------------------------------------------------
 
+
 def test_a_run_past_the_edge_limit_writes_what_fits_and_says_so_on_its_processes(store, engine):
     catalog = FakeCatalog()
-    pipeline = LineagePipeline(store, engine, LineageOptions(max_process_edges=100), catalog,
-                               WritePolicy(environment_wait_seconds=0, max_datasets=40))
+    pipeline = LineagePipeline(
+        store,
+        engine,
+        LineageOptions(max_process_edges=100),
+        catalog,
+        WritePolicy(environment_wait_seconds=0, max_datasets=40),
+    )
     inputs = tuple(dr.Dataset("dbfs", f"/mnt/raw/in{i:02d}") for i in range(60))
     run = dr.orders_run(1, inputs=inputs)
     events = dr.events(run)
@@ -387,9 +426,11 @@ def test_a_run_past_the_edge_limit_writes_what_fits_and_says_so_on_its_processes
     processes = catalog.keys("databricks_process")
     assert len(processes) == 2  # 40 inputs kept (MAX_DATASETS_PER_RUN), 100 // 40 = 2 outputs
     note = catalog.entities[processes[0]]["attributes"]["lineageTruncated"]
-    assert note == ("more than 40 inputs or outputs were sent; the first 40 of each (in name order) are kept "
-                    "(MAX_DATASETS_PER_RUN); 2 of 10 outputs and 40 of 40 inputs are written: inputs × outputs is "
-                    "limited to 100 per run (MAX_PROCESS_EDGES_PER_RUN)")
+    assert note == (
+        "more than 40 inputs or outputs were sent; the first 40 of each (in name order) are kept "
+        "(MAX_DATASETS_PER_RUN); 2 of 10 outputs and 40 of 40 inputs are written: inputs × outputs is "
+        "limited to 100 per run (MAX_PROCESS_EDGES_PER_RUN)"
+    )
     assert len(catalog.entities[processes[0]]["attributes"]["inputs"]) == 40
 
 
@@ -434,12 +475,16 @@ def test_the_no_mapping_rule_line_names_each_dataset_once_per_run(shared_dir, st
     (complete,) = _cll(shared_dir, 8)
     later = json.loads(json.dumps(complete))
     later["eventTime"] = "2099-01-01T00:00:00Z"
-    later["run"]["facets"]["spark_properties"] = {"_producer": "p", "_schemaURL": "s",
-                                                  "properties": {"spark.app.name": "renamed"}}
+    later["run"]["facets"]["spark_properties"] = {
+        "_producer": "p",
+        "_schemaURL": "s",
+        "properties": {"spark.app.name": "renamed"},
+    }
     with caplog.at_level(logging.INFO, logger="olparser.pipeline"):
         assert [pipeline.process(e).status for e in (complete, later)] == ["written", "written"]
     lines = [r.getMessage() for r in caplog.records if "no mapping rule" in r.getMessage()]
     assert lines == [
         f"run {CLL_RUN}: no mapping rule for 3 dataset(s), written as placeholders (qn-tester --explain says why): "
         "namespace='file:/tmp/cll_test' name='default.cll_source1'; namespace='file:/tmp/cll_test' "
-        "name='default.cll_source2'; namespace='file:/tmp/cll_test' name='default.tbl1'"]
+        "name='default.cll_source2'; namespace='file:/tmp/cll_test' name='default.tbl1'"
+    ]

@@ -2,16 +2,20 @@
 worker's older upload landed last, so the catalog is older than the plan the store records. Its message comes back
 (dequeue count 2) and must repair the catalog, although the run's fingerprint says "unchanged". Found by the chaos
 test (tests/e2e/test_chaos.py, CHAOS_SEED=11 on SQLite: the CLL process kept lastRunRowsWritten None, in order 0)."""
+
 from __future__ import annotations
 
 import pytest
 
 from tests.conftest import same_store_elsewhere
-from tests.unit.pipeline.fake_catalog import FakeCatalog
 from tests.support.pipelines import _cll, make_pipeline
+from tests.unit.pipeline.fake_catalog import FakeCatalog
 
-CLL_PROCESS = ("spark_process", "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
-                                "execute_create_hive_table_as_select_command.default_tbl1/file:/tmp/cll_test/default.tbl1")
+CLL_PROCESS = (
+    "spark_process",
+    "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
+    "execute_create_hive_table_as_select_command.default_tbl1/file:/tmp/cll_test/default.tbl1",
+)
 
 
 class Killed(BaseException):
@@ -32,7 +36,8 @@ class DiesAtCommit:
 
 
 def test_a_redelivered_event_repairs_an_upload_that_a_killed_worker_landed_after_the_newer_commit(
-        shared_dir, store, engine):
+    shared_dir, store, engine
+):
     catalog = FakeCatalog()
     start, running, running_with_statistics, complete = _cll(shared_dir, 5, 6, 7, 8)
     first = make_pipeline(store, engine, catalog)
@@ -51,5 +56,7 @@ def test_a_redelivered_event_repairs_an_upload_that_a_killed_worker_landed_after
     assert replacement.process(complete).status == "unchanged"  # a first delivery trusts the fingerprint
     assert catalog.entities[CLL_PROCESS]["attributes"]["lastRunRowsWritten"] is None
     assert replacement.process(complete, redelivered=True).status == "written"  # the killed worker's message again
-    assert (catalog.entities[CLL_PROCESS]["attributes"]["lastRunRowsWritten"],
-            catalog.entities[CLL_PROCESS]["attributes"]["lastRunBytesWritten"]) == (0, 0)
+    assert (
+        catalog.entities[CLL_PROCESS]["attributes"]["lastRunRowsWritten"],
+        catalog.entities[CLL_PROCESS]["attributes"]["lastRunBytesWritten"],
+    ) == (0, 0)

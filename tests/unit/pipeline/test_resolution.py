@@ -3,13 +3,14 @@ are registered when the upload creates them and become connector-owned, a datase
 entity to be deleted, a taken-over entity leaves the registry, and a linked asset that vanished is resolved again. The
 resolver and the catalog are boundary fakes here; tests/catalog_server/test_relink.py and the end-to-end tests run
 the real ones."""
+
 from __future__ import annotations
 
 from olparser.adapters.catalog.resolver import Resolution
 from olparser.resolution.model import Candidate
 from tests.support import databricks_runs as dr
-from tests.unit.pipeline.fake_catalog import FakeCatalog
 from tests.support.pipelines import NOTEBOOK, STATEMENT, make_pipeline
+from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 LAKE = "https://contosolake.dfs.core.windows.net"
 PATH, SET = "azure_datalake_gen2_path", "azure_datalake_gen2_resource_set"
@@ -32,10 +33,17 @@ class FakeResolver:
     def resolve(self, datasets, *, fresh=False) -> Resolution:
         self.resolved += 1
         defaults = [d.default for d in datasets]
-        interim = {k: (Candidate(SET, f"{k[1]}/{{SparkPartitions}}", "resource set"),) for k in defaults
-                   if k[0] == PATH and k not in self.links}
-        return Resolution(links={k: self.links[k] for k in defaults if k in self.links}, interim=interim,
-                          taken_over=self.taken, calls=1)
+        interim = {
+            k: (Candidate(SET, f"{k[1]}/{{SparkPartitions}}", "resource set"),)
+            for k in defaults
+            if k[0] == PATH and k not in self.links
+        }
+        return Resolution(
+            links={k: self.links[k] for k in defaults if k in self.links},
+            interim=interim,
+            taken_over=self.taken,
+            calls=1,
+        )
 
     def note_interim(self, keys) -> None:
         self.noted += sorted(keys)
@@ -60,7 +68,8 @@ def test_interim_datasets_are_registered_when_created_and_owned_by_the_run(store
     assert resolver.noted == sorted(registered)
     assert store.due_interim(1)[0].candidates == (
         '[{"typeName":"azure_datalake_gen2_resource_set","qualifiedName":"https://contosolake.dfs.core.windows.net/'
-        'curated/orders/{SparkPartitions}","origin":"resource set"}]')
+        'curated/orders/{SparkPartitions}","origin":"resource set"}]'
+    )
 
 
 def test_a_run_linked_to_the_scanned_asset_writes_no_path_and_releases_the_interim_one(store, engine):
@@ -69,8 +78,9 @@ def test_a_run_linked_to_the_scanned_asset_writes_no_path_and_releases_the_inter
     write(pipeline, 1)
     resolver.links = {OUTPUT: OUTPUT_SET}
     catalog.entities[OUTPUT_SET] = {"typeName": SET, "attributes": {"qualifiedName": OUTPUT_SET[1]}}
-    again = pipeline.process(dict(dr.events(dr.orders_run(1, dr.T0.replace(hour=9)))[-1], eventTime=
-                                  "2026-03-02T09:00:05.000Z"))  # the same run, a later COMPLETE
+    again = pipeline.process(
+        dict(dr.events(dr.orders_run(1, dr.T0.replace(hour=9)))[-1], eventTime="2026-03-02T09:00:05.000Z")
+    )  # the same run, a later COMPLETE
 
     assert (again.status, again.deleted) == ("written", 1)  # the interim path: no run uses it any more
     assert OUTPUT not in catalog.entities

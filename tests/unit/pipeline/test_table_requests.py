@@ -6,6 +6,7 @@ test's counting) are in the comments.
 
 Every scenario runs after a warm-up run of the same job (its process, job and datasets are known: the usual case),
 with the catalog a boundary fake that answers at once: only the stores' requests are counted."""
+
 from __future__ import annotations
 
 import copy
@@ -18,13 +19,13 @@ from urllib.parse import unquote
 
 import pytest
 
-from olparser.lineage import LineageOptions
-from olparser.pipeline import LineagePipeline, RunStatus, WritePolicy
 from olparser.adapters.history_stores.table_store import TableHistoryStore
 from olparser.adapters.run_state.table_store import TableRunStateStore
+from olparser.lineage import LineageOptions
+from olparser.pipeline import LineagePipeline, RunStatus, WritePolicy
 from tests.support import databricks_runs as dr
-from tools.samples.databricks import event_time
 from tests.unit.pipeline.fake_catalog import FakeCatalog
+from tools.samples.databricks import event_time
 
 pytestmark = pytest.mark.azurite
 
@@ -48,6 +49,7 @@ class Counted:
             text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
             batch = re.findall(r"^(\w+) \S*PartitionKey='([^']{1,12})", unquote(text), re.M)
             self.listed.append(f"{table} {http.method} {unquote(http.url.rsplit('/', 1)[-1])[16:96]} {batch or ''}")
+
         return count
 
     def take(self) -> dict[str, int]:
@@ -75,8 +77,9 @@ def counted(azurite, engine):
     counts = Counted()
     suffix = uuid.uuid4().hex[:12]
     runs = TableServiceClient.from_connection_string(azurite.connection_string, raw_request_hook=counts.hook("runs"))
-    history = TableServiceClient.from_connection_string(azurite.connection_string,
-                                                        raw_request_hook=counts.hook("history"))
+    history = TableServiceClient.from_connection_string(
+        azurite.connection_string, raw_request_hook=counts.hook("history")
+    )
     store = TableRunStateStore(runs.create_table_if_not_exists(f"runs{suffix}"), ttl_seconds=7 * 86400)
     history_store = TableHistoryStore(history.create_table_if_not_exists(f"hist{suffix}"), retention_days=36500)
     yield counts, store, history_store
@@ -85,9 +88,16 @@ def counted(azurite, engine):
 
 
 def pipeline_of(store, history, engine, catalog=None) -> LineagePipeline:
-    return LineagePipeline(store, engine, LineageOptions(), catalog or FakeCatalog(),
-                           WritePolicy(environment_wait_seconds=0), clock=lambda: NOW, sleep=lambda _: None,
-                           history=history)
+    return LineagePipeline(
+        store,
+        engine,
+        LineageOptions(),
+        catalog or FakeCatalog(),
+        WritePolicy(environment_wait_seconds=0),
+        clock=lambda: NOW,
+        sleep=lambda _: None,
+        history=history,
+    )
 
 
 def warm(pipeline: LineagePipeline, counts: Counted) -> None:

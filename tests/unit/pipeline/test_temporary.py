@@ -1,6 +1,7 @@
 """The runner with temporary datasets and several outputs, on each run-state store: temporary datasets are never
 entities, a reader lists what their writers read whichever is processed first (a reader written before its writer
 arrives is written again), and each process lists the inputs its output derives from."""
+
 from __future__ import annotations
 
 import itertools
@@ -14,8 +15,9 @@ NOW = 1_800_000_000.0
 
 
 def _pipeline(store, engine, catalog) -> LineagePipeline:
-    return LineagePipeline(store, engine, LineageOptions(), catalog, WritePolicy(environment_wait_seconds=0),
-                           clock=lambda: NOW)
+    return LineagePipeline(
+        store, engine, LineageOptions(), catalog, WritePolicy(environment_wait_seconds=0), clock=lambda: NOW
+    )
 
 
 def catalog_after(store, engine, events, catalog: FakeCatalog | None = None) -> FakeCatalog:
@@ -46,12 +48,13 @@ def test_a_temporary_dataset_between_runs_is_no_entity_and_the_reader_lists_the_
         ("azure_datalake_gen2_path", f"{tr.LAKE_QN}/raw/orders"),
         ("azure_datalake_gen2_path", f"{tr.LAKE_QN}/raw/rates"),
         ("spark_application", "spark://etl/orders_etl"),
-        ("spark_process", f"spark://etl/orders_etl/processes/Save task/{tr.LAKE_QN}/curated/orders")]
+        ("spark_process", f"spark://etl/orders_etl/processes/Save task/{tr.LAKE_QN}/curated/orders"),
+    ]
 
 
 def test_the_reader_first_is_written_again_when_its_writers_come(store, engine, fresh_store):
     in_order = catalog_after(fresh_store(), engine, tr.etl_chain())
-    runs = [tr.etl_chain()[2 * i: 2 * i + 2] for i in range(3)]
+    runs = [tr.etl_chain()[2 * i : 2 * i + 2] for i in range(3)]
     for order in itertools.permutations(range(3)):
         catalog = catalog_after(fresh_store(), engine, [event for index in order for event in runs[index]])
         assert catalog.state() == in_order.state(), order

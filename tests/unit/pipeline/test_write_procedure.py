@@ -2,6 +2,7 @@
 `PlanWriter`) claim, test for newer writers against the run-state store, upload and commit through it, so a backfill
 of an older run leaves alone a process a newer live run wrote, whatever the catalog says, and the other way round.
 Events: openlineage-spark's InsertIntoHadoopFsRelationCommand runs (tests/unit/pipeline/test_lifecycle.py `write`)."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Helpers of the run tests: the real Spark sequences, read in emission order."""
+
 from __future__ import annotations
 
 import json

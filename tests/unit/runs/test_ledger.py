@@ -1,6 +1,7 @@
 """The ownership ledger's rules (olparser/runs/ledger.py), as pure functions: what a claim and a commit record, what
 their intentions release and restore, and that carrying them out twice (a crash, a redelivery, a second instance)
 changes nothing the second time."""
+
 from __future__ import annotations
 
 from olparser.runs import ledger
@@ -22,12 +23,29 @@ def test_a_claim_adds_to_what_the_run_may_have_uploaded_and_claiming_again_chang
 
 def test_a_commit_records_the_plan_and_the_intentions_that_carry_it_out():
     record = RunRecord(version=4, epoch=2, claimed=frozenset({WORKSPACE, INTERIM, PLACEHOLDER, PROCESS}))
-    new = ledger.commit(record, [WORKSPACE, PROCESS], version=4, fingerprint="sha256:ab", process_names=[PROCESS[1]],
-                        run_time=100.5, dangling=[("spark_application", "app")], process_types=TYPES)
+    new = ledger.commit(
+        record,
+        [WORKSPACE, PROCESS],
+        version=4,
+        fingerprint="sha256:ab",
+        process_names=[PROCESS[1]],
+        run_time=100.5,
+        dangling=[("spark_application", "app")],
+        process_types=TYPES,
+    )
     assert new == RunRecord(
-        version=4, epoch=3, claimed=frozenset({WORKSPACE, PROCESS}), fingerprint="sha256:ab",
-        pending=Intentions(epoch=2, release=(PLACEHOLDER, ("spark_application", "app"), INTERIM),
-                           wrote=(PROCESS[1],), run_time=100.5, dropped=(INTERIM[1],)))
+        version=4,
+        epoch=3,
+        claimed=frozenset({WORKSPACE, PROCESS}),
+        fingerprint="sha256:ab",
+        pending=Intentions(
+            epoch=2,
+            release=(PLACEHOLDER, ("spark_application", "app"), INTERIM),
+            wrote=(PROCESS[1],),
+            run_time=100.5,
+            dropped=(INTERIM[1],),
+        ),
+    )
 
 
 def test_a_commit_of_a_plan_built_from_an_older_version_is_stale_and_static_lineage_has_none():
@@ -38,11 +56,17 @@ def test_a_commit_of_a_plan_built_from_an_older_version_is_stale_and_static_line
 
 
 def test_intentions_a_crash_left_are_folded_into_the_next_commit_except_what_its_plan_has_again():
-    left = Intentions(epoch=2, release=(PLACEHOLDER, INTERIM), wrote=(INTERIM[1],), run_time=1.0,
-                      dropped=(INTERIM[1],))
+    left = Intentions(epoch=2, release=(PLACEHOLDER, INTERIM), wrote=(INTERIM[1],), run_time=1.0, dropped=(INTERIM[1],))
     record = RunRecord(version=7, epoch=3, claimed=frozenset({WORKSPACE, INTERIM}), pending=left)
-    new = ledger.commit(record, [WORKSPACE, INTERIM], version=7, fingerprint="g", process_names=[INTERIM[1]],
-                        run_time=2.0, process_types=TYPES)
+    new = ledger.commit(
+        record,
+        [WORKSPACE, INTERIM],
+        version=7,
+        fingerprint="g",
+        process_names=[INTERIM[1]],
+        run_time=2.0,
+        process_types=TYPES,
+    )
     assert new.pending == Intentions(epoch=3, release=(PLACEHOLDER,), wrote=(INTERIM[1],), run_time=2.0, dropped=())
     assert ledger.done(new, 2) is new  # the old epoch's "done" does not clear the newer intentions
     assert ledger.done(new, 3).pending is None
@@ -76,7 +100,8 @@ def test_writers_a_commit_adds_and_drops_and_what_must_be_restored():
     writers = [(200.0, "run-new"), (100.0, "run-old")]
     wrote = Intentions(epoch=0, wrote=("p",), run_time=300.0)
     assert ledger.writers_after(writers, "run-next", wrote, "p") == WriterChange(
-        [(300.0, "run-next"), (200.0, "run-new"), (100.0, "run-old")], newest=True)
+        [(300.0, "run-next"), (200.0, "run-new"), (100.0, "run-old")], newest=True
+    )
     older = Intentions(epoch=0, wrote=("p",), run_time=50.0)
     assert ledger.writers_after(writers, "run-older", older, "p").newest is False
     dropped = Intentions(epoch=0, dropped=("p",))
@@ -86,17 +111,22 @@ def test_writers_a_commit_adds_and_drops_and_what_must_be_restored():
     assert ledger.writers_after(writers, "run-old", dropped, "p") == WriterChange([(200.0, "run-new")])
     # carried out again after a crash: the run is gone from the list, so the restore is done again (harmless)
     assert ledger.writers_after([(100.0, "run-old")], "run-new", dropped, "p") == WriterChange(
-        [(100.0, "run-old")], "run-old")
+        [(100.0, "run-old")], "run-old"
+    )
     # the last writer drops it: nothing to restore from
     assert ledger.writers_after([(100.0, "run-old")], "run-old", dropped, "p") == WriterChange([])
 
 
 def test_the_settlement_lists_the_catalog_work_in_order():
     intentions = Intentions(epoch=4, release=(PLACEHOLDER, INTERIM), dropped=(INTERIM[1],))
-    result = ledger.settlement(intentions, [INTERIM, PLACEHOLDER], {
-        INTERIM[1]: WriterChange([(1.0, "run-old")], "run-old"), PROCESS[1]: WriterChange([], newest=True)})
-    assert result == CommitResult(orphans=(PLACEHOLDER, INTERIM), restores=((INTERIM[1], "run-old"),),
-                                  newest=frozenset({PROCESS[1]}))
+    result = ledger.settlement(
+        intentions,
+        [INTERIM, PLACEHOLDER],
+        {INTERIM[1]: WriterChange([(1.0, "run-old")], "run-old"), PROCESS[1]: WriterChange([], newest=True)},
+    )
+    assert result == CommitResult(
+        orphans=(PLACEHOLDER, INTERIM), restores=((INTERIM[1], "run-old"),), newest=frozenset({PROCESS[1]})
+    )
     assert result.epoch == 4 and ledger.has_catalog_work(result)
     assert not ledger.has_catalog_work(ledger.settlement(intentions, [], {}))
 

@@ -1,4 +1,5 @@
 """The pure merger on the real openlineage-spark sequences and on the cases Spark produces in the field."""
+
 from __future__ import annotations
 
 import copy
@@ -41,8 +42,9 @@ def test_cll_ctas_run_merges_into_one_complete_snapshot_with_the_used_facets_onl
     assert snapshot.event_type == "COMPLETE"
     assert snapshot.event_time == "2024-08-06T13:26:54.34Z"
     assert snapshot.job_namespace == "testColumnLevelLineage"
-    assert snapshot.job_name == ("open_lineage_integration_create_table.execute_create_hive_table_as_select_command"
-                                 ".default_tbl1")
+    assert snapshot.job_name == (
+        "open_lineage_integration_create_table.execute_create_hive_table_as_select_command.default_tbl1"
+    )
     assert snapshot.producer == PRODUCER_1_19
     # spark.logicalPlan and spark_jobDetails are dropped
     assert set(snapshot.run_facets) == {"environment-properties", "parent", "processing_engine", "spark_properties"}
@@ -98,7 +100,8 @@ def test_dataproc_sequence_gives_one_snapshot_per_run_with_sql_and_symlinks():
     assert insert_t1.inputs == ()
     assert names(insert_t1.outputs) == [("hdfs://dataproc-producer-test-m", "/user/hive/warehouse/t1")]
     assert insert_t1.outputs[0].facets["symlinks"]["identifiers"] == [
-        {"namespace": "hive://dataproc-producer-test-m:9083", "name": "default.t1", "type": "TABLE"}]
+        {"namespace": "hive://dataproc-producer-test-m:9083", "name": "default.t1", "type": "TABLE"}
+    ]
     assert insert_t1.outputs[0].io_facets["outputStatistics"]["rowCount"] == 2
     insert_t2 = snapshots["019299c5-73cf-7069-a70f-74eb8070b577"]
     assert names(insert_t2.inputs) == [("hdfs://dataproc-producer-test-m", "/user/hive/warehouse/t1")]
@@ -220,8 +223,13 @@ def test_unused_facets_are_dropped():
     event["outputs"][0]["outputFacets"]["dataQualityMetrics"] = {"rowCount": 3}
     event["inputs"][0]["facets"]["storage"] = {"storageLayer": "delta", "fileFormat": "parquet"}
     snapshot = merge_event(None, event)
-    assert set(snapshot.run_facets) == {"environment-properties", "parent", "processing_engine", "spark_properties",
-                                        "nominalTime"}
+    assert set(snapshot.run_facets) == {
+        "environment-properties",
+        "parent",
+        "processing_engine",
+        "spark_properties",
+        "nominalTime",
+    }
     assert set(snapshot.job_facets) == {"jobType", "sql"}
     assert "tags" not in snapshot.outputs[0].facets
     assert snapshot.outputs[0].io_facets == {}
@@ -244,8 +252,9 @@ def test_merging_does_not_modify_the_previous_snapshot_or_the_event():
 def test_event_without_run_or_of_another_run_is_refused():
     events = events_of_run(load_sequence(CLL), CLL_CTAS_RUN)
     with pytest.raises(ValueError, match="snapshot_from_static"):
-        merge_event(None, {"eventTime": "2024-01-01T00:00:00Z", "producer": "p",
-                           "job": {"namespace": "n", "name": "j"}})
+        merge_event(
+            None, {"eventTime": "2024-01-01T00:00:00Z", "producer": "p", "job": {"namespace": "n", "name": "j"}}
+        )
     other = load_sequence(CLL)[0]
     with pytest.raises(ValueError, match="cannot be merged into run " + CLL_CTAS_RUN):
         merge_event(merge_event(None, events[0]), other)
@@ -256,11 +265,21 @@ def test_static_job_event_gives_a_complete_snapshot_without_run():
         "eventTime": "2024-09-01T10:00:00Z",
         "producer": "https://example.com/static-lineage",
         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent",
-        "job": {"namespace": "adf", "name": "copy_orders",
-                "facets": {"jobType": {"processingType": "BATCH", "integration": "ADF", "jobType": "COPY"},
-                           "gcp_lineage": {"origin": {}}}},
-        "inputs": [{"namespace": "sqlserver://db.contoso.com:1433", "name": "sales.dbo.orders",
-                    "facets": {"schema": {"fields": [{"name": "id", "type": "int"}]}, "tags": {"tags": []}}}],
+        "job": {
+            "namespace": "adf",
+            "name": "copy_orders",
+            "facets": {
+                "jobType": {"processingType": "BATCH", "integration": "ADF", "jobType": "COPY"},
+                "gcp_lineage": {"origin": {}},
+            },
+        },
+        "inputs": [
+            {
+                "namespace": "sqlserver://db.contoso.com:1433",
+                "name": "sales.dbo.orders",
+                "facets": {"schema": {"fields": [{"name": "id", "type": "int"}]}, "tags": {"tags": []}},
+            }
+        ],
         "outputs": [{"namespace": "abfss://raw@lake.dfs.core.windows.net", "name": "orders"}],
     }
     snapshot = snapshot_from_static(job_event)
@@ -280,8 +299,11 @@ def test_static_dataset_event_gives_its_dataset_as_the_single_output():
         "eventTime": "2024-09-01T10:00:00Z",
         "producer": "https://example.com/catalog-sync",
         "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
-        "dataset": {"namespace": "dbfs", "name": "/mnt/raw/orders",
-                    "facets": {"documentation": {"description": "raw orders"}}},
+        "dataset": {
+            "namespace": "dbfs",
+            "name": "/mnt/raw/orders",
+            "facets": {"documentation": {"description": "raw orders"}},
+        },
     }
     snapshot = snapshot_from_static(dataset_event)
     assert (snapshot.run_id, snapshot.job_name, snapshot.inputs) == (None, "", ())
@@ -292,28 +314,41 @@ def test_static_dataset_event_gives_its_dataset_as_the_single_output():
 
 
 def _run_with_outputs(run_id: str, names: list[str], time: str) -> dict:
-    return {"eventType": "RUNNING", "eventTime": time, "run": {"runId": run_id},
-            "job": {"namespace": "ns", "name": "app.job"}, "producer": "p",
-            "outputs": [{"namespace": "file", "name": name, "facets": {}} for name in names],
-            "inputs": [{"namespace": "file", "name": f"in/{name}"} for name in names[:2]]}
+    return {
+        "eventType": "RUNNING",
+        "eventTime": time,
+        "run": {"runId": run_id},
+        "job": {"namespace": "ns", "name": "app.job"},
+        "producer": "p",
+        "outputs": [{"namespace": "file", "name": name, "facets": {}} for name in names],
+        "inputs": [{"namespace": "file", "name": f"in/{name}"} for name in names[:2]],
+    }
 
 
 def test_a_run_past_the_dataset_limit_keeps_the_first_datasets_by_name_whatever_the_order():
     run_id = "0190f000-0000-7000-8000-00000000ab01"
-    events = [_run_with_outputs(run_id, [f"/o/{i:02d}" for i in range(start, start + 4)], f"2024-01-01T00:00:{start:02d}Z")
-              for start in (0, 4, 8)]
+    events = [
+        _run_with_outputs(run_id, [f"/o/{i:02d}" for i in range(start, start + 4)], f"2024-01-01T00:00:{start:02d}Z")
+        for start in (0, 4, 8)
+    ]
     expected_outputs = [("file", f"/o/{i:02d}") for i in range(5)]
     for order in itertools.permutations(events):
         snapshot = merge_events(order, max_datasets=5)
         assert names(snapshot.outputs) == expected_outputs
-        assert names(snapshot.inputs) == [("file", "in//o/00"), ("file", "in//o/01"), ("file", "in//o/04"),
-                                          ("file", "in//o/05"), ("file", "in//o/08")]
+        assert names(snapshot.inputs) == [
+            ("file", "in//o/00"),
+            ("file", "in//o/01"),
+            ("file", "in//o/04"),
+            ("file", "in//o/05"),
+            ("file", "in//o/08"),
+        ]
         assert snapshot.truncated == 5
     assert merge_events(events, max_datasets=12).truncated == 0
     assert len(merge_events(events, max_datasets=12).outputs) == 12
 
 
 # --- when a run started and ended ------------------------------------------------------------------------------------
+
 
 def test_start_is_the_earliest_start_event_and_end_the_terminal_event():
     events = events_of_run(load_sequence(CLL), CLL_CTAS_RUN)  # START 13:26:53.776, RUNNING x2, COMPLETE 13:26:54.34

@@ -1,4 +1,5 @@
 """The run rules the live path and the Spark paths share: keys, order, the newest static declaration, decide."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,10 +11,19 @@ from olparser.runs.merge import merge_events
 from olparser.runs.rules import RunStatus, is_static_key, newest_static, run_key, run_order, static_key
 from tests.support import databricks_runs as dr
 
-JOB = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
-       "job": {"namespace": "adf", "name": "copy_orders"}, "inputs": [{"namespace": "kafka://b:9092", "name": "a"}]}
-DATASET = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
-           "dataset": {"namespace": "adf", "name": "copy_orders"}}
+JOB = {
+    "eventTime": "2026-01-01T00:00:00Z",
+    "producer": "p",
+    "schemaURL": "s",
+    "job": {"namespace": "adf", "name": "copy_orders"},
+    "inputs": [{"namespace": "kafka://b:9092", "name": "a"}],
+}
+DATASET = {
+    "eventTime": "2026-01-01T00:00:00Z",
+    "producer": "p",
+    "schemaURL": "s",
+    "dataset": {"namespace": "adf", "name": "copy_orders"},
+}
 
 
 def test_a_static_declaration_is_keyed_by_what_it_declares_not_by_its_bytes():
@@ -39,13 +49,16 @@ def test_runs_are_ordered_by_their_newest_event_time_then_by_key_and_static_line
     assert run_order("static:x", snapshot_from_static(JOB)) is None
 
 
-@pytest.mark.parametrize(("events", "policy", "decision"), [
-    (lambda e: e[:1], WritePolicy(), Decision.WAIT),  # START only: not finished
-    (lambda e: e, WritePolicy(), Decision.WRITE),  # START, RUNNING (environment), COMPLETE
-    (lambda e: [e[0], e[2]], WritePolicy(), Decision.HOLD),  # COMPLETE before the RUNNING with the environment
-    (lambda e: [e[0], e[2]], WritePolicy().complete(), Decision.WRITE),  # a backfill: nothing more will come
-    (lambda e: [e[0], {**e[2], "eventType": "FAIL"}], WritePolicy(), Decision.SKIP),
-])
+@pytest.mark.parametrize(
+    ("events", "policy", "decision"),
+    [
+        (lambda e: e[:1], WritePolicy(), Decision.WAIT),  # START only: not finished
+        (lambda e: e, WritePolicy(), Decision.WRITE),  # START, RUNNING (environment), COMPLETE
+        (lambda e: [e[0], e[2]], WritePolicy(), Decision.HOLD),  # COMPLETE before the RUNNING with the environment
+        (lambda e: [e[0], e[2]], WritePolicy().complete(), Decision.WRITE),  # a backfill: nothing more will come
+        (lambda e: [e[0], {**e[2], "eventType": "FAIL"}], WritePolicy(), Decision.SKIP),
+    ],
+)
 def test_decide(events, policy, decision):
     run = merge_events(events(dr.events(dr.orders_run(1))))
     assert decide(run, policy, LineageOptions()) is decision
@@ -54,8 +67,17 @@ def test_decide(events, policy, decision):
 def test_a_failed_run_is_written_with_lineage_on_failure_and_static_lineage_always():
     start, _, complete = dr.events(dr.orders_run(1))
     failed = merge_event(merge_event(None, start), {**complete, "eventType": "FAIL"})
-    assert decide(failed, WritePolicy(environment_wait_seconds=0), LineageOptions(lineage_on_failure=True)) \
+    assert (
+        decide(failed, WritePolicy(environment_wait_seconds=0), LineageOptions(lineage_on_failure=True))
         is Decision.WRITE
+    )
     assert decide(snapshot_from_static(JOB), WritePolicy(), LineageOptions()) is Decision.WRITE
-    assert [str(s) for s in RunStatus] == ["written", "unchanged", "waiting", "held", "skipped", "superseded",
-                                           "planned"]
+    assert [str(s) for s in RunStatus] == [
+        "written",
+        "unchanged",
+        "waiting",
+        "held",
+        "skipped",
+        "superseded",
+        "planned",
+    ]

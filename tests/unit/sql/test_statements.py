@@ -1,4 +1,5 @@
 """The tokens openlineage-sql does not report on: `*` select items, aliases and common table expressions."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,28 +15,33 @@ def stars(sql: str) -> list[str | None]:
     return [star.qualifier for star in read_statement(sql)[0]]
 
 
-@pytest.mark.parametrize("sql, expected", [
-    ("INSERT INTO t SELECT * FROM a", [None]),
-    ("CREATE TABLE t AS SELECT DISTINCT * FROM a", [None]),
-    ("INSERT INTO t SELECT id, * FROM a", [None]),
-    ("INSERT INTO t SELECT x.* FROM a x JOIN b y ON x.id = y.id", ["x"]),
-    ("INSERT INTO t SELECT db.a.* FROM db.a", ["a"]),
-    ("CREATE TABLE t AS (SELECT * FROM a)", [None]),  # the outermost SELECT is in parentheses
-    ("INSERT INTO t SELECT * EXCEPT (secret) FROM a", [None]),
-    ("INSERT INTO t SELECT * FROM a UNION ALL SELECT * FROM b", [None, None]),
-    ("INSERT INTO t SELECT count(*) AS n FROM a", []),
-    ("INSERT INTO t SELECT price * quantity AS total FROM a", []),
-    ("INSERT INTO t SELECT '*' AS star, \"*\" FROM a", []),
-    ("INSERT INTO t SELECT a FROM x -- SELECT * FROM y\n", []),
-    ("INSERT INTO t /* SELECT * FROM y */ SELECT a FROM x", []),
-    ("WITH c AS (SELECT * FROM a) INSERT INTO t SELECT id FROM c", []),  # the CTE's star feeds `SELECT id`
-    ("INSERT INTO t SELECT n FROM (SELECT * FROM a) s", []),
-    ("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
-     [None, None]),
-    ("MERGE INTO t USING (SELECT * FROM s) u ON t.id = u.id WHEN MATCHED THEN UPDATE SET t.v = u.v", []),
-    ("INSERT INTO t VALUES (1, 2)", []),
-    ("SELECT `*` FROM a", []),  # a column named *
-])
+@pytest.mark.parametrize(
+    "sql, expected",
+    [
+        ("INSERT INTO t SELECT * FROM a", [None]),
+        ("CREATE TABLE t AS SELECT DISTINCT * FROM a", [None]),
+        ("INSERT INTO t SELECT id, * FROM a", [None]),
+        ("INSERT INTO t SELECT x.* FROM a x JOIN b y ON x.id = y.id", ["x"]),
+        ("INSERT INTO t SELECT db.a.* FROM db.a", ["a"]),
+        ("CREATE TABLE t AS (SELECT * FROM a)", [None]),  # the outermost SELECT is in parentheses
+        ("INSERT INTO t SELECT * EXCEPT (secret) FROM a", [None]),
+        ("INSERT INTO t SELECT * FROM a UNION ALL SELECT * FROM b", [None, None]),
+        ("INSERT INTO t SELECT count(*) AS n FROM a", []),
+        ("INSERT INTO t SELECT price * quantity AS total FROM a", []),
+        ("INSERT INTO t SELECT '*' AS star, \"*\" FROM a", []),
+        ("INSERT INTO t SELECT a FROM x -- SELECT * FROM y\n", []),
+        ("INSERT INTO t /* SELECT * FROM y */ SELECT a FROM x", []),
+        ("WITH c AS (SELECT * FROM a) INSERT INTO t SELECT id FROM c", []),  # the CTE's star feeds `SELECT id`
+        ("INSERT INTO t SELECT n FROM (SELECT * FROM a) s", []),
+        (
+            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+            [None, None],
+        ),
+        ("MERGE INTO t USING (SELECT * FROM s) u ON t.id = u.id WHEN MATCHED THEN UPDATE SET t.v = u.v", []),
+        ("INSERT INTO t VALUES (1, 2)", []),
+        ("SELECT `*` FROM a", []),  # a column named *
+    ],
+)
 def test_star_select_items_are_the_outermost_ones(sql, expected):
     assert stars(sql) == expected
 
@@ -43,10 +49,13 @@ def test_star_select_items_are_the_outermost_ones(sql, expected):
 def test_aliases_of_from_join_using_and_merge_into():
     _, aliases, _ = read_statement(
         "MERGE INTO Sales.Customers AS tgt USING (SELECT * FROM sales.updates u) src ON tgt.id = src.id "
-        "WHEN MATCHED THEN UPDATE SET *")
+        "WHEN MATCHED THEN UPDATE SET *"
+    )
     assert aliases == (("tgt", SqlTable(("sales", "customers"))), ("u", SqlTable(("sales", "updates"))))
-    _, aliases, _ = read_statement("INSERT INTO t SELECT o.a FROM `my db`.orders o LEFT JOIN c ON o.id = c.id "
-                                   "JOIN d AS dd ON dd.id = c.id WHERE o.a > 1")
+    _, aliases, _ = read_statement(
+        "INSERT INTO t SELECT o.a FROM `my db`.orders o LEFT JOIN c ON o.id = c.id "
+        "JOIN d AS dd ON dd.id = c.id WHERE o.a > 1"
+    )
     assert aliases == (("o", SqlTable(("my db", "orders"))), ("dd", SqlTable(("d",))))
 
 
@@ -54,9 +63,12 @@ def test_common_table_expressions_and_the_tables_they_read():
     _, _, ctes = read_statement(
         "WITH RECURSIVE recent (id, amount) AS (SELECT * FROM sales.orders o WHERE o.day > 1), "
         "joined AS (SELECT r.id FROM recent r JOIN sales.customers c ON r.id = c.id) "
-        "INSERT INTO t SELECT id FROM joined")
-    assert ctes == (("recent", (SqlTable(("sales", "orders")),)),
-                    ("joined", (SqlTable(("recent",)), SqlTable(("sales", "customers")))))
+        "INSERT INTO t SELECT id FROM joined"
+    )
+    assert ctes == (
+        ("recent", (SqlTable(("sales", "orders")),)),
+        ("joined", (SqlTable(("recent",)), SqlTable(("sales", "customers")))),
+    )
 
 
 def test_unterminated_strings_comments_and_identifiers_end_the_statement():
@@ -73,8 +85,12 @@ def _lines_run(sql: str) -> int:
 def test_reading_is_linear_in_the_statement():
     """The worst shapes for a scanner (nested parentheses, open quotes, many CTEs): 64 KiB takes about 4 times the
     work of 16 KiB (a quadratic reading would take 16 times), counted as the lines of the reader that run."""
-    shapes = ["(" * 65_536, "'\\" * 32_768, "WITH " + ", ".join(f"c{i} AS (SELECT * FROM x)" for i in range(2_000)),
-              "SELECT " + ", ".join("*" for _ in range(30_000)) + " FROM a"]
+    shapes = [
+        "(" * 65_536,
+        "'\\" * 32_768,
+        "WITH " + ", ".join(f"c{i} AS (SELECT * FROM x)" for i in range(2_000)),
+        "SELECT " + ", ".join("*" for _ in range(30_000)) + " FROM a",
+    ]
     for sql in shapes:
         large, small = _lines_run(sql[:65_536]), _lines_run(sql[:16_384])
         assert large / small < 6, (sql[:20], large, small)

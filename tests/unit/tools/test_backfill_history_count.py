@@ -1,5 +1,6 @@
 """`spark backfill`'s report counts the runs the history kept (issue 36: "history: runs recorded 11" when the history,
 keeping RUN_HISTORY_DAYS, recorded 1 of 11 runs dated two years back)."""
+
 from olparser.settings import Settings
 from tests.support.rules import MAPPINGS_PATH
 from tests.unit.history.conftest import DAY, T0, record

@@ -1,14 +1,15 @@
 """Moving poison messages back: all, by runId, by message or envelope id, dry run; and the `ol2purview requeue` CLI."""
+
 from __future__ import annotations
 
 import pytest
 
 from olparser.adapters.delivery import envelope as env
 from olparser.adapters.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, poison_queue_name
-from tools.requeue_messages import RequeuedMessage, Selection, requeue
-from tools import cli
 from tests.support.waiting import wait_until
 from tests.unit.conftest import unique_name
+from tools import cli
+from tools.requeue_messages import RequeuedMessage, Selection, requeue
 
 
 def envelope_text(envelope_id: str, run_id: str, event_type: str = "COMPLETE") -> str:
@@ -36,8 +37,11 @@ def test_requeue_all(queue_service: QueueService) -> None:
     queue, poison, ids = poisoned(queue_service, [A1, A2, B1, "not an envelope"])
     moved = requeue(poison, queue, Selection(everything=True))
     assert [(m.poison_message_id, m.envelope_id, m.run_id, m.event_type) for m in moved] == [
-        (ids[0], "e-a1", "run-a", "START"), (ids[1], "e-a2", "run-a", "COMPLETE"),
-        (ids[2], "e-b1", "run-b", "COMPLETE"), (ids[3], None, None, None)]
+        (ids[0], "e-a1", "run-a", "START"),
+        (ids[1], "e-a2", "run-a", "COMPLETE"),
+        (ids[2], "e-b1", "run-b", "COMPLETE"),
+        (ids[3], None, None, None),
+    ]
     new_ids = [m.new_message_id for m in moved]
     assert len(set(new_ids)) == 4 and set(new_ids).isdisjoint(ids)
     assert sorted(m.id for m in queue.receive(32, 30)) == sorted(new_ids)
@@ -63,8 +67,10 @@ def test_requeue_by_message_id_or_envelope_id(queue_service: QueueService) -> No
 def test_dry_run_moves_nothing(queue_service: QueueService) -> None:
     queue, poison, ids = poisoned(queue_service, [A1, B1])
     moved = requeue(poison, queue, Selection(everything=True), dry_run=True)
-    assert moved == [RequeuedMessage(ids[0], "e-a1", "run-a", "START", None),
-                     RequeuedMessage(ids[1], "e-b1", "run-b", "COMPLETE", None)]
+    assert moved == [
+        RequeuedMessage(ids[0], "e-a1", "run-a", "START", None),
+        RequeuedMessage(ids[1], "e-b1", "run-b", "COMPLETE", None),
+    ]
     assert queue.approximate_count() == 0
     assert texts_in(poison) == sorted([A1, B1])
 
@@ -113,18 +119,22 @@ def test_cli_needs_a_selection(capsys) -> None:
         cli.main(["requeue", "--dry-run"])
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1] == (
-        "ol2purview requeue: error: one of the arguments --all --id --run-id is required")
+        "ol2purview requeue: error: one of the arguments --all --id --run-id is required"
+    )
 
 
 def test_cli_refuses_an_invalid_queue_name(capsys) -> None:
     assert cli.main(["requeue", "--queue", "Bad_Name", "--all", "--embedded"]) == 2
-    assert capsys.readouterr().err == ("error: invalid queue name 'Bad_Name': use 3-63 lowercase letters, digits and "
-                                       "single hyphens\n")
+    assert capsys.readouterr().err == (
+        "error: invalid queue name 'Bad_Name': use 3-63 lowercase letters, digits and single hyphens\n"
+    )
 
 
 def test_cli_reports_unreachable_storage_without_a_traceback(closed_port, capsys) -> None:
-    connection = (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;"
-                  f"QueueEndpoint=http://127.0.0.1:{closed_port}/devstoreaccount1;")
+    connection = (
+        f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;"
+        f"QueueEndpoint=http://127.0.0.1:{closed_port}/devstoreaccount1;"
+    )
     assert cli.main(["requeue", "--all", "--connection", connection]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: could not requeue from lineage-events-poison: ServiceRequestError")
@@ -132,6 +142,7 @@ def test_cli_reports_unreachable_storage_without_a_traceback(closed_port, capsys
 
 
 # --- races: another consumer of the poison queue, a scan that outlives its hold -------------------------------------
+
 
 class SlowTarget:
     """The target queue of a requeue whose send is slow: before each send goes through, `before_send()` runs."""
@@ -147,7 +158,8 @@ class SlowTarget:
 
 
 def test_a_message_taken_by_another_consumer_before_its_delete_is_moved_once_and_left_to_it(
-        queue_service: QueueService) -> None:
+    queue_service: QueueService,
+) -> None:
     queue, poison, ids = poisoned(queue_service, [A1])
     taken = []
     # The send outlives the 1-second hold: meanwhile another consumer receives the message from the poison queue.

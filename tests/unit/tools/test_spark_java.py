@@ -1,6 +1,7 @@
 """A Spark command finds Java before it starts a session (tools/spark/java.py): one line saying what is missing and
 what to install. The `java` lookup and `java -version` are faked here (the boundary); tests/e2e/test_fail_fast.py
 runs the command with no Java on PATH."""
+
 import subprocess
 
 import pytest
@@ -11,6 +12,7 @@ from tools.spark.java import INSTALL, java_problem, java_version
 def runs(output: str):
     def run(command, **_kwargs):
         return subprocess.CompletedProcess(command, 0, "", output)
+
     return run
 
 
@@ -19,8 +21,9 @@ JAVA_17 = 'openjdk version "17.0.15" 2025-04-15\nOpenJDK Runtime Environment (bu
 JAVA_8 = 'openjdk version "1.8.0_392"\nOpenJDK Runtime Environment (build 1.8.0_392-b08)'
 
 
-@pytest.mark.parametrize("output, version", [(JAVA_17, 17), (JAVA_8, 8), ('java version "21" 2023-09-19', 21),
-                                             ("no version here", None)])
+@pytest.mark.parametrize(
+    "output, version", [(JAVA_17, 17), (JAVA_8, 8), ('java version "21" 2023-09-19', 21), ("no version here", None)]
+)
 def test_the_major_version_is_read_from_java_version(output, version):
     assert java_version(output) == version
 
@@ -31,7 +34,8 @@ def test_java_17_on_path_is_enough():
 
 def test_no_java_says_what_to_install():
     assert java_problem({}, which=lambda _name: None, run=runs("")) == (
-        f"Spark needs Java 17 or newer and no `java` is on PATH (nor JAVA_HOME set): {INSTALL}")
+        f"Spark needs Java 17 or newer and no `java` is on PATH (nor JAVA_HOME set): {INSTALL}"
+    )
     assert "openjdk-17-jre-headless" in INSTALL and "`make java`" in INSTALL
 
 
@@ -40,12 +44,14 @@ def test_an_old_java_is_named(tmp_path):
     java.parent.mkdir()
     java.write_text("")
     assert java_problem({"JAVA_HOME": str(tmp_path)}, which=lambda _name: None, run=runs(JAVA_8)) == (
-        f"Spark needs Java 17 or newer, and {java} is Java 8: {INSTALL}")
+        f"Spark needs Java 17 or newer, and {java} is Java 8: {INSTALL}"
+    )
 
 
 def test_a_java_home_without_java_is_named(tmp_path):
     assert java_problem({"JAVA_HOME": str(tmp_path)}, which=lambda _name: "/usr/bin/java", run=runs(JAVA_17)) == (
-        f"Spark needs Java, and JAVA_HOME ({tmp_path}) has no bin/java: {INSTALL}")
+        f"Spark needs Java, and JAVA_HOME ({tmp_path}) has no bin/java: {INSTALL}"
+    )
 
 
 def test_on_a_cluster_the_cluster_brings_java():

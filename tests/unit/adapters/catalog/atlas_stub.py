@@ -5,6 +5,7 @@ unique-attribute references, typedef headers / create / update, basic search by 
 request it receives; anything else is a 404, as on an Apache Atlas (which has no Purview discovery query).
 A unique-attribute reference must name an entity that existed before the request (the strictest reading of Atlas).
 """
+
 from __future__ import annotations
 
 import json
@@ -59,8 +60,7 @@ class AtlasStub:
         self.faults: list[Fault] = []
         self.lock = threading.Lock()
         self._server = _QuietServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     @property
     def atlas_url(self) -> str:
@@ -77,8 +77,12 @@ class AtlasStub:
     # --- store helpers for tests ---------------------------------------------------------------------------------
     def put(self, type_name: str, qualified_name: str, status: str = "ACTIVE", **attributes: Any) -> str:
         guid = str(uuid.uuid4())
-        self.entities[guid] = {"guid": guid, "typeName": type_name, "status": status,
-                               "attributes": {"qualifiedName": qualified_name, **attributes}}
+        self.entities[guid] = {
+            "guid": guid,
+            "typeName": type_name,
+            "status": status,
+            "attributes": {"qualifiedName": qualified_name, **attributes},
+        }
         return guid
 
     def find(self, type_name: str, qualified_name: str) -> dict | None:
@@ -126,47 +130,64 @@ class AtlasStub:
             guid = placeholders[entity["guid"]]
             try:
                 attributes = {k: self._resolve(v, placeholders, existing) for k, v in entity["attributes"].items()}
-                relationships = {k: self._resolve(v, placeholders, existing)
-                                 for k, v in (entity.get("relationshipAttributes") or {}).items()}
+                relationships = {
+                    k: self._resolve(v, placeholders, existing)
+                    for k, v in (entity.get("relationshipAttributes") or {}).items()
+                }
             except LookupError as exc:
                 return 404, {"errorCode": "ATLAS-404-00-00A", "errorMessage": f"Referenced entity {exc} is not found"}
             staged[guid] = (entity["typeName"], attributes, relationships)
         for guid, (type_name, attributes, relationships) in staged.items():
-            header = {"guid": guid, "typeName": type_name,
-                      "attributes": {"qualifiedName": attributes["qualifiedName"]}}
+            header = {"guid": guid, "typeName": type_name, "attributes": {"qualifiedName": attributes["qualifiedName"]}}
             if guid in self.entities:
                 self.entities[guid]["attributes"].update(attributes)
                 self.entities[guid].setdefault("relationshipAttributes", {}).update(relationships)
                 mutated["UPDATE"].append(header)
             else:
-                self.entities[guid] = {"guid": guid, "typeName": type_name, "status": "ACTIVE",
-                                       "attributes": attributes, "relationshipAttributes": relationships}
+                self.entities[guid] = {
+                    "guid": guid,
+                    "typeName": type_name,
+                    "status": "ACTIVE",
+                    "attributes": attributes,
+                    "relationshipAttributes": relationships,
+                }
                 mutated["CREATE"].append(header)
-        return 200, {"mutatedEntities": {k: v for k, v in mutated.items() if v},
-                     "guidAssignments": {p: g for p, g in placeholders.items() if p.startswith("-")}}
+        return 200, {
+            "mutatedEntities": {k: v for k, v in mutated.items() if v},
+            "guidAssignments": {p: g for p, g in placeholders.items() if p.startswith("-")},
+        }
 
     def _typedefs(self, method: str, body: dict) -> tuple[int, Any]:
         for category, defs in body.items():
             for typedef in defs:
                 known = (category, typedef["name"]) in self.typedefs
                 if method == "POST" and known:
-                    return 409, {"errorCode": "ATLAS-409-00-001",
-                                 "errorMessage": f"Given type {typedef['name']} already exists"}
+                    return 409, {
+                        "errorCode": "ATLAS-409-00-001",
+                        "errorMessage": f"Given type {typedef['name']} already exists",
+                    }
                 if method == "PUT" and not known:
-                    return 404, {"errorCode": "ATLAS-404-00-001",
-                                 "errorMessage": f"Given typename {typedef['name']} was invalid"}
+                    return 404, {
+                        "errorCode": "ATLAS-404-00-001",
+                        "errorMessage": f"Given typename {typedef['name']} was invalid",
+                    }
         for category, defs in body.items():
             for typedef in defs:
                 self.typedefs[(category, typedef["name"])] = typedef
         return 200, body
 
     def _headers(self) -> list[dict]:
-        category = {"entityDefs": "ENTITY", "relationshipDefs": "RELATIONSHIP", "enumDefs": "ENUM",
-                    "structDefs": "STRUCT", "classificationDefs": "CLASSIFICATION"}
+        category = {
+            "entityDefs": "ENTITY",
+            "relationshipDefs": "RELATIONSHIP",
+            "enumDefs": "ENUM",
+            "structDefs": "STRUCT",
+            "classificationDefs": "CLASSIFICATION",
+        }
         return [{"name": name, "category": category[cat], "guid": name} for cat, name in self.typedefs]
 
     def handle(self, method: str, path: str, query: list[tuple[str, str]], body: Any) -> tuple[int, Any]:
-        route = path[len(BASE_PATH):]
+        route = path[len(BASE_PATH) :]
         with self.lock:
             if method == "GET" and route.startswith("/entity/bulk/uniqueAttribute/type/"):
                 return self._lookup(route.rsplit("/", 1)[1], query)
@@ -182,11 +203,18 @@ class AtlasStub:
             if method in ("POST", "PUT") and route == "/types/typedefs":
                 return self._typedefs(method, body)
             if method == "POST" and route == "/search/basic":  # an Apache Atlas has no Purview discovery query
-                return 200, {"entities": [
-                    {"guid": e["guid"], "typeName": e["typeName"],
-                     "attributes": {"qualifiedName": e["attributes"]["qualifiedName"]}}
-                    for e in self.entities.values() if e["typeName"] == body.get("typeName")
-                    and str(body.get("query") or "") in e["attributes"]["qualifiedName"]]}
+                return 200, {
+                    "entities": [
+                        {
+                            "guid": e["guid"],
+                            "typeName": e["typeName"],
+                            "attributes": {"qualifiedName": e["attributes"]["qualifiedName"]},
+                        }
+                        for e in self.entities.values()
+                        if e["typeName"] == body.get("typeName")
+                        and str(body.get("query") or "") in e["attributes"]["qualifiedName"]
+                    ]
+                }
         return 404, {"errorCode": "ATLAS-404-00-004", "errorMessage": f"No result found for {route}"}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

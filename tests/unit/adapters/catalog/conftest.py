@@ -1,4 +1,5 @@
 """Fixtures for the catalog client tests: a loopback Atlas stub and a clock that only moves when code sleeps."""
+
 from __future__ import annotations
 
 import random
@@ -47,8 +48,15 @@ def fake_time() -> FakeTime:
 
 @pytest.fixture
 def policy(fake_time: FakeTime) -> RetryPolicy:
-    return RetryPolicy(max_attempts=4, max_total_seconds=120.0, initial_wait=0.5, max_wait=30.0,
-                       sleep=fake_time.sleep, clock=fake_time.clock, rng=MaxRandom())
+    return RetryPolicy(
+        max_attempts=4,
+        max_total_seconds=120.0,
+        initial_wait=0.5,
+        max_wait=30.0,
+        sleep=fake_time.sleep,
+        clock=fake_time.clock,
+        rng=MaxRandom(),
+    )
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
 """LineagePlans as the entity builder hands them over: external datasets, owners, a process with placeholders."""
+
 from __future__ import annotations
 
 from olparser.lineage.plan import LineagePlan
@@ -11,15 +12,20 @@ PROCESS = NOTEBOOK + "/processes/orders"
 
 
 def dataset(guid: str, type_name: str, qualified_name: str) -> dict:
-    return {"typeName": type_name, "guid": guid,
-            "attributes": {"qualifiedName": qualified_name, "name": qualified_name.rsplit("/", 1)[-1]}}
+    return {
+        "typeName": type_name,
+        "guid": guid,
+        "attributes": {"qualifiedName": qualified_name, "name": qualified_name.rsplit("/", 1)[-1]},
+    }
 
 
 def process(guid: str, qualified_name: str, inputs: list[str], outputs: list[str], owner: str | None = None) -> dict:
-    entity = {"typeName": "databricks_process", "guid": guid,
-              "attributes": {"qualifiedName": qualified_name, "name": qualified_name.rsplit("/", 1)[-1]},
-              "relationshipAttributes": {"inputs": [{"guid": g} for g in inputs],
-                                         "outputs": [{"guid": g} for g in outputs]}}
+    entity = {
+        "typeName": "databricks_process",
+        "guid": guid,
+        "attributes": {"qualifiedName": qualified_name, "name": qualified_name.rsplit("/", 1)[-1]},
+        "relationshipAttributes": {"inputs": [{"guid": g} for g in inputs], "outputs": [{"guid": g} for g in outputs]},
+    }
     if owner:
         entity["relationshipAttributes"]["notebook"] = {"guid": owner, "relationshipType": "notebook_process"}
     return entity
@@ -29,7 +35,11 @@ def orders_plan() -> LineagePlan:
     """raw/orders -> notebook process -> curated/orders, both on ADLS (one type)."""
     return LineagePlan(
         entities=(
-            {"typeName": "databricks_notebook", "guid": "-3", "attributes": {"qualifiedName": NOTEBOOK, "name": "orders"}},
+            {
+                "typeName": "databricks_notebook",
+                "guid": "-3",
+                "attributes": {"qualifiedName": NOTEBOOK, "name": "orders"},
+            },
             process("-4", PROCESS, ["-1"], ["-2"], owner="-3"),
         ),
         external_datasets=(dataset("-1", ADLS, RAW), dataset("-2", ADLS, CURATED)),

@@ -1,4 +1,5 @@
 """Bulk planning as pure functions: dependency order, splitting, reference rewriting."""
+
 from __future__ import annotations
 
 import copy
@@ -45,8 +46,10 @@ def test_rewrite_keeps_other_keys_and_never_mutates_the_plan():
     before = copy.deepcopy(proc)
     rewritten = rewrite_references(proc, {"-3": ("databricks_notebook", "nb")})
     assert rewritten["relationshipAttributes"]["notebook"] == {
-        "relationshipType": "notebook_process", "typeName": "databricks_notebook",
-        "uniqueAttributes": {"qualifiedName": "nb"}}
+        "relationshipType": "notebook_process",
+        "typeName": "databricks_notebook",
+        "uniqueAttributes": {"qualifiedName": "nb"},
+    }
     assert proc == before
     assert rewrite_references(proc, {"-5": ("x", "y")}) is proc
 
@@ -58,7 +61,8 @@ def test_split_sends_owners_and_datasets_before_processes():
     assert [[e["guid"] for e in batch] for batch in batches] == [["-1", "-2"], ["-5", "-9"]]
     assert batches[1][1]["relationshipAttributes"]["inputs"] == [
         {"typeName": ADLS, "uniqueAttributes": {"qualifiedName": "a"}},
-        {"typeName": ADLS, "uniqueAttributes": {"qualifiedName": "b"}}]
+        {"typeName": ADLS, "uniqueAttributes": {"qualifiedName": "b"}},
+    ]
     assert batches[1][1]["relationshipAttributes"]["notebook"]["guid"] == "-5"  # same batch: placeholder kept
 
 
@@ -69,8 +73,10 @@ def test_bulk_size_must_be_positive():
 
 def test_lookup_batches_split_by_encoded_url_length():
     base = "http://127.0.0.1:5000/api/atlas/v2"
-    fixed = len(f"{base}/entity/bulk/uniqueAttribute/type/hive_table"
-                "?api-version=2023-09-01&ignoreRelationships=True&minExtInfo=True")
+    fixed = len(
+        f"{base}/entity/bulk/uniqueAttribute/type/hive_table"
+        "?api-version=2023-09-01&ignoreRelationships=True&minExtInfo=True"
+    )
     entry = len("&attr_0%3AqualifiedName=") + len("db.t0%40cluster")  # '@' is encoded
     names = [f"db.t{i}@cluster" for i in range(5)]
     assert lookup_batches(base, "hive_table", names, fixed + 2 * entry) == [names[:2], names[2:4], names[4:]]

@@ -1,5 +1,6 @@
 """Deleting what no run uses, against the embedded catalog over loopback HTTP: one lookup per type (with the
 columns of a placeholder dataset), one bulk delete; what is already gone costs only the lookup."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from olparser.adapters.catalog import CatalogTarget, CatalogUploader, DeleteReport, make_atlas_client, load_typedefs
+from olparser.adapters.catalog import CatalogTarget, CatalogUploader, DeleteReport, load_typedefs, make_atlas_client
 from olparser.adapters.catalog.existence import guid_batches
 from olparser.lineage.plan import LineagePlan
 from olparser.settings import TYPEDEFS_DIR, Settings
@@ -19,17 +20,49 @@ PROCESS = f"{APP}/processes/job/{PLACEHOLDER}"
 
 
 def _plan() -> LineagePlan:
-    dataset = {"typeName": "openlineage_dataset", "guid": "-1", "attributes": {
-        "qualifiedName": PLACEHOLDER, "name": "orders", "openlineageNamespace": "dbfs",
-        "openlineageName": "/mnt/raw/orders", "storageLocation": ""}}
-    columns = [{"typeName": "openlineage_column", "guid": f"-{2 + i}", "attributes": {
-        "qualifiedName": f"{PLACEHOLDER}#{name}", "name": name, "dataType": "string", "description": "",
-        "position": i}, "relationshipAttributes": {"dataset": {"guid": "-1"}}} for i, name in enumerate(("id", "amt"))]
-    app = {"typeName": "spark_application", "guid": "-4", "attributes": {"qualifiedName": APP, "name": "shell",
-                                                                          "appName": "databricks_shell"}}
-    process = {"typeName": "spark_process", "guid": "-5", "attributes": {
-        "qualifiedName": PROCESS, "name": "job", "inputs": [{"guid": "-1"}], "outputs": [], "lastRunId": "r"},
-        "relationshipAttributes": {"application": {"guid": "-4"}}}
+    dataset = {
+        "typeName": "openlineage_dataset",
+        "guid": "-1",
+        "attributes": {
+            "qualifiedName": PLACEHOLDER,
+            "name": "orders",
+            "openlineageNamespace": "dbfs",
+            "openlineageName": "/mnt/raw/orders",
+            "storageLocation": "",
+        },
+    }
+    columns = [
+        {
+            "typeName": "openlineage_column",
+            "guid": f"-{2 + i}",
+            "attributes": {
+                "qualifiedName": f"{PLACEHOLDER}#{name}",
+                "name": name,
+                "dataType": "string",
+                "description": "",
+                "position": i,
+            },
+            "relationshipAttributes": {"dataset": {"guid": "-1"}},
+        }
+        for i, name in enumerate(("id", "amt"))
+    ]
+    app = {
+        "typeName": "spark_application",
+        "guid": "-4",
+        "attributes": {"qualifiedName": APP, "name": "shell", "appName": "databricks_shell"},
+    }
+    process = {
+        "typeName": "spark_process",
+        "guid": "-5",
+        "attributes": {
+            "qualifiedName": PROCESS,
+            "name": "job",
+            "inputs": [{"guid": "-1"}],
+            "outputs": [],
+            "lastRunId": "r",
+        },
+        "relationshipAttributes": {"application": {"guid": "-4"}},
+    }
     return LineagePlan(entities=(dataset, *columns, app, process))
 
 
@@ -49,8 +82,11 @@ def uploader(catalog):
 
 
 def _status(catalog, type_name: str, qualified_name: str) -> str:
-    response = requests.get(f"{catalog.atlas_url}/entity/uniqueAttribute/type/{type_name}",
-                            params={"attr:qualifiedName": qualified_name}, timeout=10)
+    response = requests.get(
+        f"{catalog.atlas_url}/entity/uniqueAttribute/type/{type_name}",
+        params={"attr:qualifiedName": qualified_name},
+        timeout=10,
+    )
     return response.json()["entity"]["status"] if response.status_code == 200 else str(response.status_code)
 
 
@@ -61,13 +97,21 @@ def test_a_placeholder_is_deleted_with_its_columns_in_one_lookup_per_type_and_on
     report = uploader.delete([("openlineage_dataset", PLACEHOLDER), ("spark_process", PROCESS)])
 
     assert (report.calls, report.deleted, report.entities) == (
-        3, (("openlineage_dataset", PLACEHOLDER), ("spark_process", PROCESS)), 4)
+        3,
+        (("openlineage_dataset", PLACEHOLDER), ("spark_process", PROCESS)),
+        4,
+    )
     assert catalog.counter.snapshot()["total"] - before == 3
     # deleted entities are no longer found by unique attribute (only active ones are), the application stays
-    assert [_status(catalog, t, q) for t, q in (("openlineage_dataset", PLACEHOLDER),
-                                                 ("openlineage_column", f"{PLACEHOLDER}#id"),
-                                                 ("spark_process", PROCESS), ("spark_application", APP))] == [
-        "404", "404", "404", "ACTIVE"]
+    assert [
+        _status(catalog, t, q)
+        for t, q in (
+            ("openlineage_dataset", PLACEHOLDER),
+            ("openlineage_column", f"{PLACEHOLDER}#id"),
+            ("spark_process", PROCESS),
+            ("spark_application", APP),
+        )
+    ] == ["404", "404", "404", "ACTIVE"]
 
 
 def test_deleting_what_is_already_gone_costs_only_the_lookup(catalog, uploader):
@@ -75,7 +119,8 @@ def test_deleting_what_is_already_gone_costs_only_the_lookup(catalog, uploader):
     uploader.delete([("spark_process", PROCESS)])
 
     assert uploader.delete([("spark_process", PROCESS), ("spark_process", "never-written")]) == DeleteReport(
-        calls=1, deleted=(), entities=0)
+        calls=1, deleted=(), entities=0
+    )
 
 
 def test_many_guids_are_split_into_requests_whose_urls_stay_short():

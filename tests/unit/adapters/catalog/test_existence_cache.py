@@ -1,4 +1,5 @@
 """The existence cache: positive answers, for a limited time, bounded in size."""
+
 from __future__ import annotations
 
 from olparser.adapters.catalog.existence import ExistenceCache

@@ -1,4 +1,5 @@
 """Retries over real loopback HTTP: which failures are retried, how long each wait is, when it gives up."""
+
 from __future__ import annotations
 
 import random
@@ -14,7 +15,6 @@ from olparser.adapters.catalog.retry import RetryPolicy, retry_after_seconds
 from .atlas_stub import Fault
 
 BUSY = {"errorCode": "ATLAS-429-00-001", "errorMessage": "Too many requests"}
-
 
 
 def test_429_waits_for_retry_after_seconds_then_succeeds(atlas, client, policy, fake_time):
@@ -86,8 +86,15 @@ def test_timeout_is_retried_then_unavailable(atlas, fake_time):
 
 
 def test_400_is_not_retried(atlas, client, policy, fake_time):
-    atlas.faults.append(Fault(400, body={"errorCode": "ATLAS-400-00-014",
-                                         "errorMessage": "Type bogus_type with name bogus_type does not exist"}))
+    atlas.faults.append(
+        Fault(
+            400,
+            body={
+                "errorCode": "ATLAS-400-00-014",
+                "errorMessage": "Type bogus_type with name bogus_type does not exist",
+            },
+        )
+    )
     calls = [0]
     with pytest.raises(CatalogRejected) as raised:
         policy.run("bulk upsert", lambda: client.upload_bulk([]), calls)
@@ -118,8 +125,9 @@ def test_gives_up_when_the_next_wait_would_exceed_the_time_budget(atlas, client,
 
 def test_atlas_exception_from_plain_pyapacheatlas_is_translated(atlas, policy, fake_time):
     plain = AtlasClient(atlas.atlas_url, requests_timeout=5)  # no hook: pyapacheatlas raises AtlasException
-    atlas.faults.append(Fault(404, body={"errorCode": "ATLAS-404-00-00A",
-                                         "errorMessage": "Referenced entity -7 is not found"}))
+    atlas.faults.append(
+        Fault(404, body={"errorCode": "ATLAS-404-00-00A", "errorMessage": "Referenced entity -7 is not found"})
+    )
     with pytest.raises(CatalogRejected) as raised:
         policy.run("bulk upsert", lambda: plain.upload_entities({"entities": []}))
     assert (raised.value.status, raised.value.error_code) == (404, "ATLAS-404-00-00A")

@@ -1,4 +1,5 @@
 """Choosing the catalog from settings, and the credentials that reach it (never a real credential)."""
+
 from __future__ import annotations
 
 import base64
@@ -29,8 +30,9 @@ class FakeCredential:
 
 def test_purview_datamap_target():
     target = resolve_target(Settings(purview_account_name="Contoso-Lineage"))
-    assert target == CatalogTarget("purview", "https://contoso-lineage.purview.azure.com/datamap/api/atlas/v2",
-                                   api_version="2023-09-01")
+    assert target == CatalogTarget(
+        "purview", "https://contoso-lineage.purview.azure.com/datamap/api/atlas/v2", api_version="2023-09-01"
+    )
 
 
 def test_purview_legacy_catalog_target():
@@ -39,10 +41,14 @@ def test_purview_legacy_catalog_target():
 
 
 def test_atlas_endpoint_target_with_basic_auth():
-    target = resolve_target(Settings(atlas_endpoint="http://atlas.local:21000/api/atlas/v2/",
-                                     atlas_username="admin", atlas_password="secret"))
-    assert target == CatalogTarget("atlas", "http://atlas.local:21000/api/atlas/v2", username="admin",
-                                   password="secret")
+    target = resolve_target(
+        Settings(
+            atlas_endpoint="http://atlas.local:21000/api/atlas/v2/", atlas_username="admin", atlas_password="secret"
+        )
+    )
+    assert target == CatalogTarget(
+        "atlas", "http://atlas.local:21000/api/atlas/v2", username="admin", password="secret"
+    )
     assert "secret" not in repr(target)
 
 
@@ -54,23 +60,39 @@ def test_neither_means_embedded_and_needs_an_endpoint():
     assert target.with_endpoint("http://127.0.0.1:5000/api/atlas/v2/").endpoint == "http://127.0.0.1:5000/api/atlas/v2"
 
 
-@pytest.mark.parametrize("settings, message", [
-    (Settings(purview_account_name="contoso", atlas_endpoint="http://a/api/atlas/v2"),
-     r"set either PURVIEW_ACCOUNT_NAME \(or PURVIEW_ENDPOINT\) or ATLAS_ENDPOINT, not both; got PURVIEW_ACCOUNT_NAME "
-     "and ATLAS_ENDPOINT"),
-    (Settings(purview_endpoint="https://api.purview-service.microsoft.com", atlas_endpoint="http://a/api/atlas/v2"),
-     "got PURVIEW_ENDPOINT and ATLAS_ENDPOINT"),
-    (Settings(purview_endpoint="http://api.purview-service.microsoft.com"), "PURVIEW_ENDPOINT must be an https host"),
-    (Settings(purview_endpoint="api.purview-service.microsoft.com"), "PURVIEW_ENDPOINT must be an https host"),
-    (Settings(purview_endpoint="https://contoso.purview.azure.com/datamap/api/atlas/v2"),
-     "PURVIEW_ENDPOINT must be an https host with nothing after it"),
-    (Settings(purview_endpoint="https://api.purview-service.microsoft.com?x=1"), "PURVIEW_ENDPOINT must be"),
-    (Settings(purview_endpoint="https://api.purview-service.microsoft.com", purview_api="v3"),
-     "PURVIEW_API must be one of"),
-    (Settings(purview_account_name="https://contoso.purview.azure.com"), "PURVIEW_ACCOUNT_NAME must be"),
-    (Settings(purview_account_name="contoso", purview_api="v3"), "PURVIEW_API must be one of"),
-    (Settings(atlas_endpoint="atlas.local:21000"), "ATLAS_ENDPOINT must be an http"),
-])
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        (
+            Settings(purview_account_name="contoso", atlas_endpoint="http://a/api/atlas/v2"),
+            r"set either PURVIEW_ACCOUNT_NAME \(or PURVIEW_ENDPOINT\) or ATLAS_ENDPOINT, not both; got PURVIEW_ACCOUNT_NAME "
+            "and ATLAS_ENDPOINT",
+        ),
+        (
+            Settings(
+                purview_endpoint="https://api.purview-service.microsoft.com", atlas_endpoint="http://a/api/atlas/v2"
+            ),
+            "got PURVIEW_ENDPOINT and ATLAS_ENDPOINT",
+        ),
+        (
+            Settings(purview_endpoint="http://api.purview-service.microsoft.com"),
+            "PURVIEW_ENDPOINT must be an https host",
+        ),
+        (Settings(purview_endpoint="api.purview-service.microsoft.com"), "PURVIEW_ENDPOINT must be an https host"),
+        (
+            Settings(purview_endpoint="https://contoso.purview.azure.com/datamap/api/atlas/v2"),
+            "PURVIEW_ENDPOINT must be an https host with nothing after it",
+        ),
+        (Settings(purview_endpoint="https://api.purview-service.microsoft.com?x=1"), "PURVIEW_ENDPOINT must be"),
+        (
+            Settings(purview_endpoint="https://api.purview-service.microsoft.com", purview_api="v3"),
+            "PURVIEW_API must be one of",
+        ),
+        (Settings(purview_account_name="https://contoso.purview.azure.com"), "PURVIEW_ACCOUNT_NAME must be"),
+        (Settings(purview_account_name="contoso", purview_api="v3"), "PURVIEW_API must be one of"),
+        (Settings(atlas_endpoint="atlas.local:21000"), "ATLAS_ENDPOINT must be an http"),
+    ],
+)
 def test_bad_settings_are_named(settings, message):
     with pytest.raises(ValueError, match=message):
         resolve_target(settings)
@@ -91,8 +113,12 @@ def test_purview_token_reaches_the_server_with_the_purview_scope(monkeypatch):
     assert credential.scopes == [("https://purview.azure.net/.default",)]  # one token, reused
     assert [r.headers["Authorization"] for r in stub.requests] == ["Bearer token-1", "Bearer token-1"]
     assert stub.requests[0].path == "/api/atlas/v2/entity/bulk/uniqueAttribute/type/hive_table"
-    assert stub.requests[0].query == [("api-version", "2023-09-01"), ("attr_0:qualifiedName", "db.t@c"),
-                                      ("ignoreRelationships", "True"), ("minExtInfo", "True")]
+    assert stub.requests[0].query == [
+        ("api-version", "2023-09-01"),
+        ("attr_0:qualifiedName", "db.t@c"),
+        ("ignoreRelationships", "True"),
+        ("minExtInfo", "True"),
+    ]
 
 
 def test_purview_token_is_refreshed_before_it_expires(monkeypatch):
@@ -141,8 +167,9 @@ def test_token_failures_are_retried_then_unavailable(monkeypatch, fake_time):
         def get_token(self, *scopes, **kwargs):
             raise ClientAuthenticationError("ManagedIdentityCredential: no response from the IMDS endpoint")
 
-    client = make_atlas_client(CatalogTarget("purview", "http://127.0.0.1:9/api/atlas/v2"), timeout=1,
-                               credential=NoIdentity())
+    client = make_atlas_client(
+        CatalogTarget("purview", "http://127.0.0.1:9/api/atlas/v2"), timeout=1, credential=NoIdentity()
+    )
     policy = RetryPolicy(max_attempts=3, sleep=fake_time.sleep, clock=fake_time.clock)
     with pytest.raises(CatalogUnavailable, match="unreachable after 3 attempts: ClientAuthenticationError"):
         policy.run("lookup", lambda: client.find_entities("hive_table", ["x"]))
@@ -151,23 +178,45 @@ def test_token_failures_are_retried_then_unavailable(monkeypatch, fake_time):
 TENANT = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 
 
-@pytest.mark.parametrize("endpoint, purview_api, atlas_base, api_version", [
-    # the new portal's tenant-level endpoints (reference/producers-and-estate.md, "Endpoints")
-    ("https://api.purview-service.microsoft.com", "datamap",
-     "https://api.purview-service.microsoft.com/datamap/api/atlas/v2", "2023-09-01"),
-    (f"https://{TENANT}-api.purview-service.microsoft.com/", "datamap",
-     f"https://{TENANT}-api.purview-service.microsoft.com/datamap/api/atlas/v2", "2023-09-01"),
-    # a classic account by its host: the same as PURVIEW_ACCOUNT_NAME=contoso
-    ("https://Contoso.purview.azure.com", "datamap", "https://contoso.purview.azure.com/datamap/api/atlas/v2",
-     "2023-09-01"),
-    ("https://contoso.purview.azure.com", "catalog", "https://contoso.purview.azure.com/catalog/api/atlas/v2", None),
-])
+@pytest.mark.parametrize(
+    "endpoint, purview_api, atlas_base, api_version",
+    [
+        # the new portal's tenant-level endpoints (reference/producers-and-estate.md, "Endpoints")
+        (
+            "https://api.purview-service.microsoft.com",
+            "datamap",
+            "https://api.purview-service.microsoft.com/datamap/api/atlas/v2",
+            "2023-09-01",
+        ),
+        (
+            f"https://{TENANT}-api.purview-service.microsoft.com/",
+            "datamap",
+            f"https://{TENANT}-api.purview-service.microsoft.com/datamap/api/atlas/v2",
+            "2023-09-01",
+        ),
+        # a classic account by its host: the same as PURVIEW_ACCOUNT_NAME=contoso
+        (
+            "https://Contoso.purview.azure.com",
+            "datamap",
+            "https://contoso.purview.azure.com/datamap/api/atlas/v2",
+            "2023-09-01",
+        ),
+        (
+            "https://contoso.purview.azure.com",
+            "catalog",
+            "https://contoso.purview.azure.com/catalog/api/atlas/v2",
+            None,
+        ),
+    ],
+)
 def test_purview_endpoint_gets_the_data_map_path_and_api_version(endpoint, purview_api, atlas_base, api_version):
     target = resolve_target(Settings(purview_endpoint=endpoint, purview_api=purview_api))
     assert target == CatalogTarget("purview", atlas_base, api_version=api_version)
     # the deployment template always sets the account name: the endpoint wins
-    assert resolve_target(Settings(purview_endpoint=endpoint, purview_api=purview_api,
-                                   purview_account_name="contoso")) == target
+    assert (
+        resolve_target(Settings(purview_endpoint=endpoint, purview_api=purview_api, purview_account_name="contoso"))
+        == target
+    )
 
 
 class RecordingAdapter(requests.adapters.BaseAdapter):
@@ -202,6 +251,7 @@ def test_purview_endpoint_calls_data_map_and_account_api_on_one_host_with_the_pu
         f"{host}/datamap/api/atlas/v2/entity/bulk/uniqueAttribute/type/azure_sql_table?api-version=2023-09-01&"
         "attr_0%3AqualifiedName=mssql%3A%2F%2Fs.database.windows.net%2Fdb%2Fdbo%2Ft&ignoreRelationships=True&"
         "minExtInfo=True",
-        f"{host}/resourceSetRuleConfigs/defaultResourceSetRuleConfig?api-version=2019-11-01-preview"]
+        f"{host}/resourceSetRuleConfigs/defaultResourceSetRuleConfig?api-version=2019-11-01-preview",
+    ]
     assert credential.scopes == [("https://purview.azure.net/.default",)]
     assert [r.headers["Authorization"] for r in transport.sent] == ["Bearer token-1", "Bearer token-1"]

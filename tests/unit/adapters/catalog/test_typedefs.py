@@ -1,5 +1,6 @@
 """Typedef registration: load from a folder, create the missing, update those defined differently, in at most three
 calls; one call and no write when the catalog is up to date."""
+
 from __future__ import annotations
 
 import json
@@ -13,13 +14,20 @@ from tools.cli import main as cli_main
 
 from .atlas_stub import Fault
 
-PROCESS_DEF = {"name": "ol_spark_process", "superTypes": ["Process"], "category": "ENTITY",
-               "attributeDefs": [{"name": "columnMapping", "typeName": "string", "isOptional": True,
-                                  "cardinality": "SINGLE"}]}
+PROCESS_DEF = {
+    "name": "ol_spark_process",
+    "superTypes": ["Process"],
+    "category": "ENTITY",
+    "attributeDefs": [{"name": "columnMapping", "typeName": "string", "isOptional": True, "cardinality": "SINGLE"}],
+}
 DATASET_DEF = {"name": "ol_dataset", "superTypes": ["DataSet"], "category": "ENTITY", "attributeDefs": []}
-LINK_DEF = {"name": "ol_dataset_process", "category": "RELATIONSHIP", "relationshipCategory": "ASSOCIATION",
-            "endDef1": {"type": "ol_spark_process", "name": "datasets"},
-            "endDef2": {"type": "ol_dataset", "name": "process"}}
+LINK_DEF = {
+    "name": "ol_dataset_process",
+    "category": "RELATIONSHIP",
+    "relationshipCategory": "ASSOCIATION",
+    "endDef1": {"type": "ol_spark_process", "name": "datasets"},
+    "endDef2": {"type": "ol_dataset", "name": "process"},
+}
 
 
 @pytest.fixture
@@ -34,12 +42,15 @@ def test_load_merges_files_in_name_order(typedef_dir):
     assert load_typedefs(typedef_dir) == {"entityDefs": [PROCESS_DEF, DATASET_DEF], "relationshipDefs": [LINK_DEF]}
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{not json", "bad.json: not valid JSON"),
-    ('{"entityDef": []}', "bad.json: unknown keys ['entityDef']"),
-    ('{"entityDefs": [{"superTypes": ["DataSet"]}]}', "bad.json: an entry in entityDefs has no name"),
-    ('{"entityDefs": [{"name": "ol_dataset"}]}', "bad.json: ol_dataset is already defined in 10-entities.json"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "bad.json: not valid JSON"),
+        ('{"entityDef": []}', "bad.json: unknown keys ['entityDef']"),
+        ('{"entityDefs": [{"superTypes": ["DataSet"]}]}', "bad.json: an entry in entityDefs has no name"),
+        ('{"entityDefs": [{"name": "ol_dataset"}]}', "bad.json: ol_dataset is already defined in 10-entities.json"),
+    ],
+)
 def test_load_names_the_file_and_the_problem(typedef_dir, content, message):
     (typedef_dir / "bad.json").write_text(content)
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
@@ -56,11 +67,15 @@ def test_first_run_creates_second_run_finds_them_up_to_date(atlas, client, polic
     typedefs = load_typedefs(typedef_dir)
     first = register_typedefs(client, typedefs, policy)
     assert (first.created, first.updated, first.calls) == (
-        ("ol_spark_process", "ol_dataset", "ol_dataset_process"), (), 2)
+        ("ol_spark_process", "ol_dataset", "ol_dataset_process"),
+        (),
+        2,
+    )
     assert [(r.method, r.path.rsplit("/v2", 1)[1]) for r in atlas.requests] == [
-        ("GET", "/types/typedefs"), ("POST", "/types/typedefs")]
-    assert first.describe() == ("created 3 (ol_spark_process, ol_dataset, ol_dataset_process); 0 up to date "
-                                "(2 calls)")
+        ("GET", "/types/typedefs"),
+        ("POST", "/types/typedefs"),
+    ]
+    assert first.describe() == ("created 3 (ol_spark_process, ol_dataset, ol_dataset_process); 0 up to date (2 calls)")
 
     second = register_typedefs(client, typedefs, policy)
     assert (second.created, second.updated, second.calls) == ((), (), 1)
@@ -71,11 +86,18 @@ def test_first_run_creates_second_run_finds_them_up_to_date(atlas, client, polic
 
 def test_a_changed_definition_is_updated_and_only_that_one(atlas, client, policy, typedef_dir):
     register_typedefs(client, load_typedefs(typedef_dir), policy)
-    wider = {**PROCESS_DEF, "attributeDefs": PROCESS_DEF["attributeDefs"] + [
-        {"name": "sparkPlan", "typeName": "string", "isOptional": True, "cardinality": "SINGLE"}]}
+    wider = {
+        **PROCESS_DEF,
+        "attributeDefs": PROCESS_DEF["attributeDefs"]
+        + [{"name": "sparkPlan", "typeName": "string", "isOptional": True, "cardinality": "SINGLE"}],
+    }
     report = register_typedefs(client, {"entityDefs": [wider, DATASET_DEF], "relationshipDefs": [LINK_DEF]}, policy)
     assert (report.created, report.updated, report.unchanged, report.calls) == (
-        (), ("ol_spark_process",), ("ol_dataset", "ol_dataset_process"), 2)
+        (),
+        ("ol_spark_process",),
+        ("ol_dataset", "ol_dataset_process"),
+        2,
+    )
     assert atlas.requests[-1].method == "PUT" and atlas.requests[-1].body == marked({"entityDefs": [wider]})
     assert atlas.typedefs[("entityDefs", "ol_spark_process")] == marked({"entityDefs": [wider]})["entityDefs"][0]
     assert report.describe() == "updated 1 (ol_spark_process); 2 up to date (2 calls)"
@@ -83,8 +105,11 @@ def test_a_changed_definition_is_updated_and_only_that_one(atlas, client, policy
 
 def test_mixed_run_takes_three_calls(atlas, client, policy):
     # an earlier definition of ours (it carries the marker), which this version changes
-    atlas.typedefs[("entityDefs", "ol_dataset")] = {**DATASET_DEF, "superTypes": ["Referenceable"],
-                                                    "options": {"managedBy": "ol2purview"}}
+    atlas.typedefs[("entityDefs", "ol_dataset")] = {
+        **DATASET_DEF,
+        "superTypes": ["Referenceable"],
+        "options": {"managedBy": "ol2purview"},
+    }
     report = CatalogUploader(client, retry_policy=policy).register_typedefs({"entityDefs": [PROCESS_DEF, DATASET_DEF]})
     assert (report.created, report.updated, report.calls) == (("ol_spark_process",), ("ol_dataset",), 3)
     assert [r.method for r in atlas.requests] == ["GET", "POST", "PUT"]
@@ -93,32 +118,54 @@ def test_mixed_run_takes_three_calls(atlas, client, policy):
 
 
 def test_a_type_created_meanwhile_starts_over_from_fresh_definitions(atlas, client, policy):
-    atlas.faults += [Fault(200, body={}), Fault(409, body={"errorCode": "ATLAS-409-00-001",
-                                                          "errorMessage": "Given type ol_dataset already exists"})]
+    atlas.faults += [
+        Fault(200, body={}),
+        Fault(409, body={"errorCode": "ATLAS-409-00-001", "errorMessage": "Given type ol_dataset already exists"}),
+    ]
     atlas.typedefs[("entityDefs", "ol_dataset")] = marked({"entityDefs": [DATASET_DEF]})["entityDefs"][0]
     report = register_typedefs(client, {"entityDefs": [DATASET_DEF]}, policy)
     assert (report.created, report.updated, report.unchanged, report.calls) == ((), (), ("ol_dataset",), 3)
     assert [r.method for r in atlas.requests] == ["GET", "POST", "GET"]
 
 
-@pytest.mark.parametrize("ours,theirs,same", [
-    (PROCESS_DEF, {**PROCESS_DEF, "guid": "g", "version": 3, "createdBy": "admin"}, True),  # catalog's own fields
-    (PROCESS_DEF, {**PROCESS_DEF, "attributeDefs": [  # defaults the catalog adds, an attribute someone else added
-        {**PROCESS_DEF["attributeDefs"][0], "isIndexable": False, "valuesMinCount": 0},
-        {"name": "owner", "typeName": "string"}]}, True),
-    ({**PROCESS_DEF, "superTypes": ["Process", "ol_base"]}, {**PROCESS_DEF, "superTypes": ["ol_base", "Process"]}, True),
-    (PROCESS_DEF, {**PROCESS_DEF, "attributeDefs": []}, False),  # our attribute is missing
-    (PROCESS_DEF, {**PROCESS_DEF, "attributeDefs": [{**PROCESS_DEF["attributeDefs"][0], "typeName": "int"}]}, False),
-    (LINK_DEF, {**LINK_DEF, "endDef2": {"type": "ol_dataset", "name": "processes"}}, False),
-    (DATASET_DEF, None, False),
-])
+@pytest.mark.parametrize(
+    "ours,theirs,same",
+    [
+        (PROCESS_DEF, {**PROCESS_DEF, "guid": "g", "version": 3, "createdBy": "admin"}, True),  # catalog's own fields
+        (
+            PROCESS_DEF,
+            {
+                **PROCESS_DEF,
+                "attributeDefs": [  # defaults the catalog adds, an attribute someone else added
+                    {**PROCESS_DEF["attributeDefs"][0], "isIndexable": False, "valuesMinCount": 0},
+                    {"name": "owner", "typeName": "string"},
+                ],
+            },
+            True,
+        ),
+        (
+            {**PROCESS_DEF, "superTypes": ["Process", "ol_base"]},
+            {**PROCESS_DEF, "superTypes": ["ol_base", "Process"]},
+            True,
+        ),
+        (PROCESS_DEF, {**PROCESS_DEF, "attributeDefs": []}, False),  # our attribute is missing
+        (
+            PROCESS_DEF,
+            {**PROCESS_DEF, "attributeDefs": [{**PROCESS_DEF["attributeDefs"][0], "typeName": "int"}]},
+            False,
+        ),
+        (LINK_DEF, {**LINK_DEF, "endDef2": {"type": "ol_dataset", "name": "processes"}}, False),
+        (DATASET_DEF, None, False),
+    ],
+)
 def test_same_definition_compares_what_we_define(ours, theirs, same):
     assert same_definition(ours, theirs) is same
 
 
 def test_the_report_says_what_changed_by_name():
     assert TypedefReport(created=("a",), updated=("b", "c"), calls=3, unchanged=("d",)).describe() == (
-        "created 1 (a), updated 2 (b, c); 1 up to date (3 calls)")
+        "created 1 (a), updated 2 (b, c); 1 up to date (3 calls)"
+    )
 
 
 def test_cli_registers_and_prints_what_it_did(atlas, typedef_dir, capsys, monkeypatch):
@@ -126,7 +173,8 @@ def test_cli_registers_and_prints_what_it_did(atlas, typedef_dir, capsys, monkey
     args = ["typedefs", "--dir", str(typedef_dir), "--atlas-url", atlas.atlas_url, "--user", "u", "--password", "p"]
     assert cli_main(args) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"{atlas.atlas_url}: created 3 (ol_spark_process, ol_dataset, ol_dataset_process); 0 up to date (2 calls)"]
+        f"{atlas.atlas_url}: created 3 (ol_spark_process, ol_dataset, ol_dataset_process); 0 up to date (2 calls)"
+    ]
     assert cli_main(args) == 0
     assert capsys.readouterr().out.splitlines() == [f"{atlas.atlas_url}: up to date (3 types, 1 call)"]
     assert atlas.requests[0].headers["Authorization"] == "Basic dTpw"
@@ -139,12 +187,15 @@ def test_cli_without_a_catalog_says_what_to_set(typedef_dir, capsys, monkeypatch
     assert cli_main(["typedefs", "--dir", str(typedef_dir)]) == 2
     assert capsys.readouterr().err == (
         "ol2purview typedefs: no catalog: pass --atlas-url URL, set PURVIEW_ACCOUNT_NAME, PURVIEW_ENDPOINT or ATLAS_ENDPOINT, or start "
-        f"`ol2purview serve` (none runs on {tmp_path}; --data DIR names another data folder)\n")
+        f"`ol2purview serve` (none runs on {tmp_path}; --data DIR names another data folder)\n"
+    )
 
 
 def test_cli_reports_a_rejection(atlas, typedef_dir, capsys):
-    atlas.faults += [Fault(200, body=[]), Fault(400, body={"errorCode": "ATLAS-400-00-011",
-                                                          "errorMessage": "Invalid type definition ol_dataset"})]
+    atlas.faults += [
+        Fault(200, body=[]),
+        Fault(400, body={"errorCode": "ATLAS-400-00-011", "errorMessage": "Invalid type definition ol_dataset"}),
+    ]
     assert cli_main(["typedefs", "--dir", str(typedef_dir), "--atlas-url", atlas.atlas_url]) == 1
     assert "400 ATLAS-400-00-011: Invalid type definition ol_dataset" in capsys.readouterr().err
 
@@ -152,4 +203,5 @@ def test_cli_reports_a_rejection(atlas, typedef_dir, capsys):
 def test_a_long_list_of_names_is_cut_to_five_and_a_count():
     names = tuple(f"type_{n}" for n in range(25))
     assert TypedefReport(created=names, calls=2).describe() == (
-        "created 25 (type_0, type_1, type_2, type_3, type_4, +20 more); 0 up to date (2 calls)")
+        "created 25 (type_0, type_1, type_2, type_3, type_4, +20 more); 0 up to date (2 calls)"
+    )

@@ -1,4 +1,5 @@
 """Uploading LineagePlans to the loopback Atlas stub: call counts, the existence cache, references, splitting."""
+
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -14,8 +15,9 @@ from .plans import ADLS, CURATED, NOTEBOOK, PROCESS, RAW, dataset, orders_plan, 
 
 
 def uploader_for(client, fake_time, **options) -> CatalogUploader:
-    return CatalogUploader(client, settings=Settings(catalog_cache_seconds=600), clock=fake_time.clock,
-                           sleep=fake_time.sleep, **options)
+    return CatalogUploader(
+        client, settings=Settings(catalog_cache_seconds=600), clock=fake_time.clock, sleep=fake_time.sleep, **options
+    )
 
 
 def test_new_datasets_take_one_lookup_and_one_bulk_call(atlas, client, fake_time):
@@ -23,10 +25,16 @@ def test_new_datasets_take_one_lookup_and_one_bulk_call(atlas, client, fake_time
 
     assert report.calls == 2
     assert [(r.method, r.path.rsplit("/v2", 1)[1]) for r in atlas.requests] == [
-        ("GET", f"/entity/bulk/uniqueAttribute/type/{ADLS}"), ("POST", "/entity/bulk")]
+        ("GET", f"/entity/bulk/uniqueAttribute/type/{ADLS}"),
+        ("POST", "/entity/bulk"),
+    ]
     assert atlas.requests[0].query[:2] == [("attr_0:qualifiedName", RAW), ("attr_1:qualifiedName", CURATED)]
-    assert report.created == ((ADLS, RAW), (ADLS, CURATED), ("databricks_notebook", NOTEBOOK),
-                              ("databricks_process", PROCESS))
+    assert report.created == (
+        (ADLS, RAW),
+        (ADLS, CURATED),
+        ("databricks_notebook", NOTEBOOK),
+        ("databricks_process", PROCESS),
+    )
     assert report.updated == () and report.referenced == ()
     assert sorted(report.guid_assignments) == ["-1", "-2", "-3", "-4"]
     stored = atlas.find("databricks_process", PROCESS)
@@ -47,7 +55,8 @@ def test_created_datasets_are_cached_so_the_next_run_takes_one_call(atlas, clien
     body = atlas.requests[0].body["entities"]
     assert [e["typeName"] for e in body] == ["databricks_notebook", "databricks_process"]
     assert body[1]["relationshipAttributes"]["inputs"] == [
-        {"typeName": ADLS, "uniqueAttributes": {"qualifiedName": RAW}}]
+        {"typeName": ADLS, "uniqueAttributes": {"qualifiedName": RAW}}
+    ]
     assert report.referenced == ((ADLS, RAW), (ADLS, CURATED))
     assert report.updated == (("databricks_notebook", NOTEBOOK), ("databricks_process", PROCESS))
 
@@ -62,10 +71,15 @@ def test_existing_scanned_dataset_is_referenced_never_overwritten(atlas, client,
     assert (ADLS, RAW) not in report.created
     sent = [e["attributes"]["qualifiedName"] for e in atlas.requests[1].body["entities"]]
     assert RAW not in sent
-    assert atlas.entities[guid]["attributes"] == {"qualifiedName": RAW, "name": "orders",
-                                                  "description": "scanned by Purview", "owner": "scanner"}
+    assert atlas.entities[guid]["attributes"] == {
+        "qualifiedName": RAW,
+        "name": "orders",
+        "description": "scanned by Purview",
+        "owner": "scanner",
+    }
     assert atlas.find("databricks_process", PROCESS)["relationshipAttributes"]["inputs"] == [
-        {"guid": guid, "typeName": ADLS}]
+        {"guid": guid, "typeName": ADLS}
+    ]
 
 
 def test_cache_expires_after_its_lifetime(atlas, client, fake_time):
@@ -102,9 +116,13 @@ def test_deleted_entities_count_as_missing(atlas, client, fake_time):
 
 def test_one_lookup_per_type(atlas, client, fake_time):
     plan = LineagePlan(
-        external_datasets=(dataset("-1", ADLS, RAW), dataset("-2", "hive_table", "sales.orders@adb-1"),
-                           dataset("-3", ADLS, CURATED)),
-        entities=(process("-4", PROCESS, ["-1", "-2"], ["-3"]),))
+        external_datasets=(
+            dataset("-1", ADLS, RAW),
+            dataset("-2", "hive_table", "sales.orders@adb-1"),
+            dataset("-3", ADLS, CURATED),
+        ),
+        entities=(process("-4", PROCESS, ["-1", "-2"], ["-3"]),),
+    )
     report = uploader_for(client, fake_time).upload(plan)
     assert report.calls == 3
     assert [r.path.rsplit("/", 1)[1] for r in atlas.calls("GET")] == [ADLS, "hive_table"]
@@ -133,13 +151,15 @@ def test_bulk_split_keeps_references_resolvable(atlas, client, fake_time, caplog
         report = uploader_for(client, fake_time, bulk_size=2).upload(plan)
 
     assert [r.getMessage() for r in caplog.records] == [
-        "uploaded 4 entities: 4 created, 0 updated, 0 unchanged, 0 referenced, 3 calls"]
+        "uploaded 4 entities: 4 created, 0 updated, 0 unchanged, 0 referenced, 3 calls"
+    ]
     bulks = atlas.calls("POST")
     assert [[e["guid"] for e in r.body["entities"]] for r in bulks] == [["-1", "-2"], ["-3", "-9"]]
     assert bulks[1].body["entities"][1]["relationshipAttributes"]["inputs"] == [
         {"typeName": ADLS, "uniqueAttributes": {"qualifiedName": f"{RAW}/part-1"}},
         {"typeName": ADLS, "uniqueAttributes": {"qualifiedName": f"{RAW}/part-2"}},
-        {"guid": "-3"}]
+        {"guid": "-3"},
+    ]
     assert report.calls == 3
     # Each entity counted once: part-1 and part-2, created by the first request, gain the process's lineage edge in
     # the second (which answers them as updated), and stay "created" (the log line said "2 created, 2 updated")
@@ -150,8 +170,10 @@ def test_bulk_split_keeps_references_resolvable(atlas, client, fake_time, caplog
 
 
 def test_duplicate_external_datasets_are_sent_once(atlas, client, fake_time):
-    plan = LineagePlan(external_datasets=(dataset("-1", ADLS, RAW), dataset("-2", ADLS, RAW)),
-                       entities=(process("-3", PROCESS, ["-1"], ["-2"]),))
+    plan = LineagePlan(
+        external_datasets=(dataset("-1", ADLS, RAW), dataset("-2", ADLS, RAW)),
+        entities=(process("-3", PROCESS, ["-1"], ["-2"]),),
+    )
     report = uploader_for(client, fake_time).upload(plan)
     body = atlas.requests[1].body["entities"]
     assert [e["guid"] for e in body] == ["-1", "-3"]
@@ -163,16 +185,26 @@ def test_rejected_bulk_is_not_retried_and_names_the_problem(atlas, client, fake_
     uploader = uploader_for(client, fake_time)
     atlas.put(ADLS, RAW)
     atlas.put(ADLS, CURATED)
-    atlas.faults += [Fault(200, body={}),
-                     Fault(400, body={"errorCode": "ATLAS-400-00-014",
-                                      "errorMessage": "Type databricks_process with name x does not exist"})]
+    atlas.faults += [
+        Fault(200, body={}),
+        Fault(
+            400,
+            body={
+                "errorCode": "ATLAS-400-00-014",
+                "errorMessage": "Type databricks_process with name x does not exist",
+            },
+        ),
+    ]
     with pytest.raises(CatalogRejected, match="ATLAS-400-00-014: Type databricks_process"):
         uploader.upload(orders_plan())
     assert len(atlas.requests) == 2 and fake_time.sleeps == []
 
 
 def test_throttled_bulk_is_retried_and_counted(atlas, client, fake_time):
-    atlas.faults += [Fault(200, body={}), Fault(429, {"Retry-After": "3"}, {"errorCode": "ATLAS-429", "errorMessage": "slow down"})]
+    atlas.faults += [
+        Fault(200, body={}),
+        Fault(429, {"Retry-After": "3"}, {"errorCode": "ATLAS-429", "errorMessage": "slow down"}),
+    ]
     report = uploader_for(client, fake_time).upload(orders_plan())
     assert fake_time.sleeps == [3.0]
     assert report.calls == 3

@@ -1,4 +1,5 @@
 """Group commit: concurrent submits share commits, each answered only after the commit holding its item returned."""
+
 from __future__ import annotations
 
 import sqlite3

@@ -1,20 +1,28 @@
 """Queue mode's intake, as function_app does it: an accepted event (small or 2 MB) becomes an envelope on the queue
 (a claim check for the big one), and a consumer opens exactly that event from the message."""
+
 from __future__ import annotations
 
 import json
 
-from olparser.contract import AcceptedEvent
 from olparser.adapters.delivery import envelope as env
 from olparser.adapters.delivery.claim_check import FolderClaimCheckStore
 from olparser.adapters.delivery.queues import QueueService
 from olparser.adapters.delivery.sender import EventCourier
+from olparser.contract import AcceptedEvent
 from tests.unit.conftest import unique_name
 
 
 def accepted(run_id: str, pad: int) -> AcceptedEvent:
-    event = {"eventType": "COMPLETE", "eventTime": "2024-05-01T10:00:00Z", "run": {"runId": run_id},
-             "job": {"namespace": "ns", "name": "job"}, "producer": "p", "schemaURL": "s", "pad": "x" * pad}
+    event = {
+        "eventType": "COMPLETE",
+        "eventTime": "2024-05-01T10:00:00Z",
+        "run": {"runId": run_id},
+        "job": {"namespace": "ns", "name": "job"},
+        "producer": "p",
+        "schemaURL": "s",
+        "pad": "x" * pad,
+    }
     return AcceptedEvent(event=event, kind="RunEvent", run_id=run_id, event_type="COMPLETE")
 
 

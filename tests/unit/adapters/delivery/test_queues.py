@@ -1,4 +1,5 @@
 """The LineageQueue contract, run on the SQLite queue and on Azure Storage queues (Azurite)."""
+
 from __future__ import annotations
 
 import base64
@@ -6,8 +7,13 @@ import base64
 import pytest
 from azure.storage.queue import QueueClient
 
-from olparser.adapters.delivery.queues import (MessageGone, MessageTooLarge, QueueService, check_queue_name,
-                                      poison_queue_name)
+from olparser.adapters.delivery.queues import (
+    MessageGone,
+    MessageTooLarge,
+    QueueService,
+    check_queue_name,
+    poison_queue_name,
+)
 from tests.support.waiting import wait_until
 from tests.unit.conftest import unique_name
 

@@ -1,5 +1,6 @@
 """Delivering events as envelopes: inline when small, a gzip claim check in Blob storage (Azurite) or a folder when
 big, opened back identical and verified against the envelope's size and SHA-256."""
+
 from __future__ import annotations
 
 import gzip
@@ -13,8 +14,12 @@ import pytest
 from azure.storage.blob import BlobServiceClient
 
 from olparser.adapters.delivery import envelope as env
-from olparser.adapters.delivery.claim_check import (BlobClaimCheckStore, ClaimCheckError, ClaimCheckStore,
-                                           FolderClaimCheckStore)
+from olparser.adapters.delivery.claim_check import (
+    BlobClaimCheckStore,
+    ClaimCheckError,
+    ClaimCheckStore,
+    FolderClaimCheckStore,
+)
 from olparser.adapters.delivery.queues import MAX_MESSAGE_BYTES, base64_size
 from olparser.adapters.delivery.sender import EventCourier, courier_from_settings
 from olparser.settings import Settings
@@ -25,10 +30,19 @@ SMALL = {"eventType": "START", "run": {"runId": "r-small"}, "job": {"namespace":
 
 def big_event(target_bytes: int = 2 * 1024 * 1024) -> bytes:
     """A ~2 MB event with a logical-plan-like facet and non-ASCII text."""
-    nodes = [{"class": "org.apache.spark.sql.catalyst.plans.logical.Project", "num-children": 1,
-              "projectList": [f"col_{i}_größe"]} for i in range(target_bytes // 90)]
-    event = {"eventType": "COMPLETE", "run": {"runId": "r-big", "facets": {"spark.logicalPlan": {"plan": nodes}}},
-             "job": {"namespace": "ns", "name": "big"}}
+    nodes = [
+        {
+            "class": "org.apache.spark.sql.catalyst.plans.logical.Project",
+            "num-children": 1,
+            "projectList": [f"col_{i}_größe"],
+        }
+        for i in range(target_bytes // 90)
+    ]
+    event = {
+        "eventType": "COMPLETE",
+        "run": {"runId": "r-big", "facets": {"spark.logicalPlan": {"plan": nodes}}},
+        "job": {"namespace": "ns", "name": "big"},
+    }
     return json.dumps(event, ensure_ascii=False).encode("utf-8")
 
 
@@ -82,8 +96,9 @@ def test_2mb_event_goes_to_a_claim_check_and_comes_back_identical(store: ClaimCh
     courier = EventCourier(store)
     text = courier.deliver(event_json, "r-big", "COMPLETE", envelope_id="e-big")
     envelope = env.parse(text)
-    assert envelope == env.ClaimCheckEnvelope("e-big", "r-big", "COMPLETE", f"{store.container}/e-big.json.gz",
-                                              env.sha256_hex(event_json), len(event_json))
+    assert envelope == env.ClaimCheckEnvelope(
+        "e-big", "r-big", "COMPLETE", f"{store.container}/e-big.json.gz", env.sha256_hex(event_json), len(event_json)
+    )
     assert base64_size(text) < 1024 < MAX_MESSAGE_BYTES  # the queue message stays small
     assert store.get(envelope.blob) == event_json  # stored bytes are byte-identical
     assert courier.open_event(text) == json.loads(event_json)
@@ -116,8 +131,12 @@ def test_blob_is_gzip_of_the_event(azurite) -> None:
     container = unique_name("c")
     courier = EventCourier(BlobClaimCheckStore(azurite.connection_string, container), inline_limit=10)
     courier.deliver(b'{"a":1}', None, None, envelope_id="e-gz")
-    raw = BlobServiceClient.from_connection_string(azurite.connection_string) \
-        .get_blob_client(container, "e-gz.json.gz").download_blob().readall()
+    raw = (
+        BlobServiceClient.from_connection_string(azurite.connection_string)
+        .get_blob_client(container, "e-gz.json.gz")
+        .download_blob()
+        .readall()
+    )
     assert gzip.decompress(raw) == b'{"a":1}'
 
 
@@ -136,18 +155,24 @@ def test_courier_from_settings_uses_a_folder_without_storage_connection(tmp_path
 
 # --- corrupt claim checks --------------------------------------------------------------------------------------------
 
+
 def claim_check_text(store: ClaimCheckStore, envelope_id: str, event_json: bytes) -> str:
     """The envelope of an event stored (or planted) under `envelope_id`."""
     reference = f"{store.container}/{env.claim_check_name(envelope_id)}"
     return env.to_text(env.claim_check_for(event_json, envelope_id, "r", "COMPLETE", reference))
 
 
-@pytest.mark.parametrize("stored, problem", [
-    (b"plain text, never compressed", "is not valid gzip: Not a gzipped file (b'pl')"),
-    (gzip.compress(b'{"eventType":"START"}')[:-12],
-     "is not valid gzip: Compressed file ended before the end-of-stream marker was reached"),
-    (b"", "does not match its envelope (size or SHA-256)"),  # gzip of nothing is no event
-])
+@pytest.mark.parametrize(
+    "stored, problem",
+    [
+        (b"plain text, never compressed", "is not valid gzip: Not a gzipped file (b'pl')"),
+        (
+            gzip.compress(b'{"eventType":"START"}')[:-12],
+            "is not valid gzip: Compressed file ended before the end-of-stream marker was reached",
+        ),
+        (b"", "does not match its envelope (size or SHA-256)"),  # gzip of nothing is no event
+    ],
+)
 def test_a_stored_event_that_is_not_gzip_is_a_clear_error(backend: Backend, stored: bytes, problem: str) -> None:
     backend.put_raw("e-corrupt.json.gz", stored)
     text = claim_check_text(backend.store, "e-corrupt", b'{"eventType":"START"}')
@@ -156,14 +181,18 @@ def test_a_stored_event_that_is_not_gzip_is_a_clear_error(backend: Backend, stor
     assert str(refused.value) == f"stored event '{backend.store.container}/e-corrupt.json.gz' {problem}"
 
 
-@pytest.mark.parametrize("event_json, problem", [
-    (b"{not json", "is not JSON"),
-    (b"\xff\xfe{}", "is not JSON"),
-    (b'["an", "array"]', "is not a JSON object"),
-    (b'"a string"', "is not a JSON object"),
-])
-def test_a_stored_event_that_is_not_a_json_object_is_a_clear_error(store: ClaimCheckStore, event_json: bytes,
-                                                                   problem: str) -> None:
+@pytest.mark.parametrize(
+    "event_json, problem",
+    [
+        (b"{not json", "is not JSON"),
+        (b"\xff\xfe{}", "is not JSON"),
+        (b'["an", "array"]', "is not a JSON object"),
+        (b'"a string"', "is not a JSON object"),
+    ],
+)
+def test_a_stored_event_that_is_not_a_json_object_is_a_clear_error(
+    store: ClaimCheckStore, event_json: bytes, problem: str
+) -> None:
     store.put(env.claim_check_name("e-odd"), event_json)  # stored as sent: size and SHA-256 match the envelope
     with pytest.raises(ClaimCheckError) as refused:
         EventCourier(store).open_event(claim_check_text(store, "e-odd", event_json))
@@ -198,8 +227,9 @@ def test_two_blob_stores_share_a_container(azurite) -> None:
 @pytest.mark.azurite
 def test_courier_from_settings_uses_blobs_with_a_storage_connection(azurite) -> None:
     container = unique_name("c")
-    courier = courier_from_settings(Settings(storage_connection=azurite.connection_string,
-                                             claim_check_container=container))
+    courier = courier_from_settings(
+        Settings(storage_connection=azurite.connection_string, claim_check_container=container)
+    )
     event_json = big_event(100_000)
     text = courier.deliver(event_json, "r", "COMPLETE", envelope_id="e-blob")
     assert env.parse(text).blob == f"{container}/e-blob.json.gz"

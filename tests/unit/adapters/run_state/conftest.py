@@ -1,5 +1,6 @@
 """Fixtures of the run-state store tests: a fresh store of each kind the product ships (SQLite; Table storage on
 Azurite), behind one parametrised fixture."""
+
 from __future__ import annotations
 
 from pathlib import Path

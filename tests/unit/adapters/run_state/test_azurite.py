@@ -1,4 +1,5 @@
 """tools.azurite: the emulator starts on the asked ports, answers the Azure SDKs, and stop() ends exactly its PID."""
+
 from __future__ import annotations
 
 import subprocess
@@ -29,7 +30,8 @@ def test_connection_string_names_every_endpoint_with_the_development_account():
         "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + ACCOUNT_KEY + ";"
         "BlobEndpoint=http://127.0.0.1:11000/devstoreaccount1;"
         "QueueEndpoint=http://127.0.0.1:11001/devstoreaccount1;"
-        "TableEndpoint=http://127.0.0.1:11002/devstoreaccount1;")
+        "TableEndpoint=http://127.0.0.1:11002/devstoreaccount1;"
+    )
 
 
 def test_use_development_storage_means_the_default_ports():
@@ -72,9 +74,16 @@ def test_stop_ends_exactly_that_process_and_frees_its_ports(azurite, tmp_path):
 
 
 def test_stop_kills_a_process_that_ignores_sigterm(tmp_path):
-    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, sys, time\n"
-                                 "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                                 "print('ready', flush=True)\ntime.sleep(60)"], stdout=subprocess.PIPE)
+    stubborn = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys, time\n"
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "print('ready', flush=True)\ntime.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
     assert stubborn.stdout.readline() == b"ready\n"
     handle = Azurite(stubborn, tmp_path, 1, 2, 3)
     assert handle.stop(timeout=0.3) == -9
@@ -99,6 +108,11 @@ def test_a_taken_port_is_reported_with_azurites_own_message(azurite, tmp_path):
     from tools.azurite import AzuriteStartError
 
     with pytest.raises(AzuriteStartError, match=f"(?s)Azurite exited with code 1: .*EADDRINUSE.*{azurite.table_port}"):
-        start_azurite(tmp_path / "clash", blob_port=free_port(), queue_port=free_port(),
-                      table_port=azurite.table_port, startup_timeout=20)
+        start_azurite(
+            tmp_path / "clash",
+            blob_port=free_port(),
+            queue_port=free_port(),
+            table_port=azurite.table_port,
+            startup_timeout=20,
+        )
     assert azurite.running()

@@ -1,4 +1,5 @@
 """One contract for every run-state store (SQLite file, Azure Table storage on Azurite), and each store's own limits."""
+
 from __future__ import annotations
 
 import copy
@@ -11,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from olparser.runs.merge import merge_events
-from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
-from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, InterimDataset, StoreStats
 from olparser.adapters.run_state import open_run_state_store
+from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
+from olparser.runs.merge import merge_events
+from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, InterimDataset, StoreStats
 from olparser.settings import Settings
 from tests.conftest import same_store_elsewhere
 from tests.unit.adapters.run_state.conftest import TTL_SECONDS
@@ -56,6 +57,7 @@ def numbered_events(run_id: str, count: int) -> list[dict]:
 
 
 # --- the contract ------------------------------------------------------------------------------------------------
+
 
 def test_merging_a_sequence_through_the_store_equals_the_pure_merge(store):
     events = cll_events()
@@ -134,8 +136,10 @@ def test_state_expires_ttl_seconds_after_the_last_update(store):
 # --- what runs wrote: reference counts, tombstones, orphans --------------------------------------------------------
 
 PROCESS = ("databricks_process", "databricks://adb-1.2.azuredatabricks.net/notebooks/etl/processes/j/t")
-INTERIM_PROCESS = ("spark_process", "databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell/"
-                                    "processes/j/t")
+INTERIM_PROCESS = (
+    "spark_process",
+    "databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell/processes/j/t",
+)
 APP = ("spark_application", "databricks://adb-1.2.azuredatabricks.net/applications/databricks_shell")
 PLACEHOLDER = ("openlineage_dataset", "dbfs:/mnt/raw/orders")
 WORKSPACE = ("databricks_workspace", "databricks://adb-1.2.azuredatabricks.net")
@@ -143,8 +147,10 @@ WORKSPACE = ("databricks_workspace", "databricks://adb-1.2.azuredatabricks.net")
 
 def test_what_a_run_no_longer_writes_and_nobody_else_uses_is_orphaned(store):
     assert store.claim("run-a", [WORKSPACE, APP, INTERIM_PROCESS, PLACEHOLDER], now=T0) == frozenset()
-    assert store.commit("run-a", [WORKSPACE, APP, INTERIM_PROCESS, PLACEHOLDER], version=None, fingerprint="a1",
-                        now=T0) == CommitResult()
+    assert (
+        store.commit("run-a", [WORKSPACE, APP, INTERIM_PROCESS, PLACEHOLDER], version=None, fingerprint="a1", now=T0)
+        == CommitResult()
+    )
     # run b (another notebook cell) still reads the unresolved mount through the same generic application
     store.claim("run-b", [WORKSPACE, APP, PLACEHOLDER], now=T0)
     store.commit("run-b", [WORKSPACE, APP, PLACEHOLDER], version=None, fingerprint="b1", now=T0)
@@ -158,31 +164,66 @@ def test_what_a_run_no_longer_writes_and_nobody_else_uses_is_orphaned(store):
     # run b resolves too: now the application and the placeholder have no user left
     store.claim("run-b", [WORKSPACE], now=T0 + 2)
     assert store.commit("run-b", [WORKSPACE], version=None, fingerprint="b2", now=T0 + 2) == CommitResult(
-        orphans=(PLACEHOLDER, APP))
+        orphans=(PLACEHOLDER, APP)
+    )
 
 
 def test_a_newer_plan_that_drops_a_process_releases_it_and_restores_it_from_the_older_writer(store):
     # Regression (#24 item 1): the Table store crashed here (TypeError) after recording the commit.
     types = frozenset({PROCESS[0], INTERIM_PROCESS[0]})
     store.claim("run-old", [INTERIM_PROCESS, PLACEHOLDER], now=T0)
-    store.commit("run-old", [INTERIM_PROCESS, PLACEHOLDER], version=None, fingerprint="o1",
-                 process_names=[INTERIM_PROCESS[1]], run_time=100.0, process_types=types, now=T0)
+    store.commit(
+        "run-old",
+        [INTERIM_PROCESS, PLACEHOLDER],
+        version=None,
+        fingerprint="o1",
+        process_names=[INTERIM_PROCESS[1]],
+        run_time=100.0,
+        process_types=types,
+        now=T0,
+    )
     store.claim("run-new", [INTERIM_PROCESS, PLACEHOLDER], now=T0 + 1)
-    result = store.commit("run-new", [INTERIM_PROCESS, PLACEHOLDER], version=None, fingerprint="n1",
-                          process_names=[INTERIM_PROCESS[1]], run_time=200.0, process_types=types, now=T0 + 1)
+    result = store.commit(
+        "run-new",
+        [INTERIM_PROCESS, PLACEHOLDER],
+        version=None,
+        fingerprint="n1",
+        process_names=[INTERIM_PROCESS[1]],
+        run_time=200.0,
+        process_types=types,
+        now=T0 + 1,
+    )
     assert result.newest == {INTERIM_PROCESS[1]}
     # run-new's environment facet arrived: its plan now has the notebook's process instead
     store.claim("run-new", [PROCESS], now=T0 + 2)
-    result = store.commit("run-new", [PROCESS], version=None, fingerprint="n2", process_names=[PROCESS[1]],
-                          run_time=200.0, process_types=types, now=T0 + 2)
+    result = store.commit(
+        "run-new",
+        [PROCESS],
+        version=None,
+        fingerprint="n2",
+        process_names=[PROCESS[1]],
+        run_time=200.0,
+        process_types=types,
+        now=T0 + 2,
+    )
     assert (result.stale, result.orphans, result.newest) == (False, (), frozenset({PROCESS[1]}))
     assert result.restores == ((INTERIM_PROCESS[1], "run-old"),)
-    assert store.process_writers([INTERIM_PROCESS[1], PROCESS[1]]) == {INTERIM_PROCESS[1]: (100.0, "run-old"),
-                                                                       PROCESS[1]: (200.0, "run-new")}
+    assert store.process_writers([INTERIM_PROCESS[1], PROCESS[1]]) == {
+        INTERIM_PROCESS[1]: (100.0, "run-old"),
+        PROCESS[1]: (200.0, "run-new"),
+    }
     # the last writer drops it too: nothing to restore, and the entities no run uses are deleted
     store.claim("run-old", [PROCESS], now=T0 + 3)
-    result = store.commit("run-old", [PROCESS], version=None, fingerprint="o2", process_names=[PROCESS[1]],
-                          run_time=100.0, process_types=types, now=T0 + 3)
+    result = store.commit(
+        "run-old",
+        [PROCESS],
+        version=None,
+        fingerprint="o2",
+        process_names=[PROCESS[1]],
+        run_time=100.0,
+        process_types=types,
+        now=T0 + 3,
+    )
     assert (result.orphans, result.restores, result.newest) == ((PLACEHOLDER, INTERIM_PROCESS), (), frozenset())
     assert store.process_writers([INTERIM_PROCESS[1], PROCESS[1]]) == {PROCESS[1]: (200.0, "run-new")}
 
@@ -218,7 +259,9 @@ def test_a_claim_that_was_never_committed_is_released_by_the_next_commit(store):
     store.claim("run-a", [INTERIM_PROCESS, PLACEHOLDER], now=T0)  # uploaded, then the worker died before commit
     store.claim("run-a", [PROCESS], now=T0 + 1)
     assert store.commit("run-a", [PROCESS], version=None, fingerprint="a", now=T0 + 1).orphans == (
-        PLACEHOLDER, INTERIM_PROCESS)
+        PLACEHOLDER,
+        INTERIM_PROCESS,
+    )
 
 
 def test_claimed_keys_are_what_the_run_may_have_uploaded_until_its_commit_releases_them(store):
@@ -289,6 +332,7 @@ def test_a_tombstone_older_than_its_limit_no_longer_blocks_and_is_handed_to_the_
 
 # --- the timer's schedule ----------------------------------------------------------------------------------------
 
+
 def test_due_runs_come_back_when_their_time_has_passed_most_overdue_first(store):
     first, second = numbered_events("0190f000-0000-7000-8000-0000000000a1", 1)[0], cll_events()[0]
     merged(store, first, now=T0)
@@ -343,8 +387,7 @@ def test_process_writers_keep_the_newest_run_and_outlive_purges(store):
     record_writers(store, [a], 1_700_000_050.0, "run-1")  # an older run: the newer one stays
     record_writers(store, [b], 1_700_000_200.0, "run-3")
     record_writers(store, [a], 1_700_000_100.5, "run-0")  # the same instant: the greater key wins
-    assert store.process_writers([b, a, b, "unknown"]) == {a: (1_700_000_100.5, "run-2"),
-                                                          b: (1_700_000_200.0, "run-3")}
+    assert store.process_writers([b, a, b, "unknown"]) == {a: (1_700_000_100.5, "run-2"), b: (1_700_000_200.0, "run-3")}
     record_writers(store, [a], 1_700_000_100.5, "run-9")
     assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 5  # the five runs' records; their writers stay
     assert store.process_writers([a]) == {a: (1_700_000_100.5, "run-9")}
@@ -362,9 +405,11 @@ def test_interim_datasets_come_back_longest_unchecked_first_and_keep_their_regis
     store.register_interim({INTERIM_UC: "[1]", INTERIM_ONELAKE: "[2]"}, now=T0 + 5)
     store.register_interim({INTERIM_PATH: "[3]"}, now=T0 + 9)  # registered again: new candidates, same times
 
-    assert store.due_interim(limit=10) == [InterimDataset(INTERIM_PATH, "[3]", T0, T0),
-                                           InterimDataset(INTERIM_UC, "[1]", T0 + 5, T0 + 5),
-                                           InterimDataset(INTERIM_ONELAKE, "[2]", T0 + 5, T0 + 5)]
+    assert store.due_interim(limit=10) == [
+        InterimDataset(INTERIM_PATH, "[3]", T0, T0),
+        InterimDataset(INTERIM_UC, "[1]", T0 + 5, T0 + 5),
+        InterimDataset(INTERIM_ONELAKE, "[2]", T0 + 5, T0 + 5),
+    ]
     assert store.due_interim(limit=1) == [InterimDataset(INTERIM_PATH, "[3]", T0, T0)]
     store.checked_interim([INTERIM_PATH, INTERIM_UC], now=T0 + 20)
     assert [entry.key for entry in store.due_interim(limit=10)] == [INTERIM_ONELAKE, INTERIM_PATH, INTERIM_UC]
@@ -420,6 +465,7 @@ def test_an_event_without_run_id_is_refused(store):
 
 # --- SQLite ------------------------------------------------------------------------------------------------------
 
+
 def _merge_in_process(path: str, events: list[dict]) -> None:
     with SqliteRunStateStore(Path(path), ttl_seconds=3600) as store:
         for event in events:
@@ -444,8 +490,10 @@ def test_sqlite_processes_merging_one_run_lose_nothing(tmp_path):
 def test_sqlite_opens_a_file_of_the_previous_version_and_adds_the_new_columns(tmp_path):
     path = tmp_path / "old.sqlite3"
     old = sqlite3.connect(path)
-    old.executescript("CREATE TABLE run_state (run_id TEXT PRIMARY KEY, state TEXT, fingerprint TEXT, "
-                      "updated_at REAL NOT NULL) WITHOUT ROWID;")
+    old.executescript(
+        "CREATE TABLE run_state (run_id TEXT PRIMARY KEY, state TEXT, fingerprint TEXT, "
+        "updated_at REAL NOT NULL) WITHOUT ROWID;"
+    )
     old.execute("INSERT INTO run_state VALUES ('r1', NULL, 'sha256:0ld', ?)", (T0,))
     old.commit()
     old.close()
@@ -465,12 +513,16 @@ def test_sqlite_file_that_counted_users_gets_each_runs_claims_as_its_users(tmp_p
         "CREATE TABLE run_state (run_id TEXT PRIMARY KEY, state TEXT, fingerprint TEXT, updated_at REAL NOT NULL, "
         "version INTEGER NOT NULL DEFAULT 0, written TEXT, claimed TEXT, due_at REAL, due_attempts INTEGER NOT NULL "
         "DEFAULT 0) WITHOUT ROWID; CREATE TABLE entity_refs (type_name TEXT NOT NULL, qualified_name TEXT NOT NULL, "
-        "users INTEGER NOT NULL, deleting_since REAL, PRIMARY KEY (type_name, qualified_name)) WITHOUT ROWID;")
+        "users INTEGER NOT NULL, deleting_since REAL, PRIMARY KEY (type_name, qualified_name)) WITHOUT ROWID;"
+    )
     both = json.dumps([list(PLACEHOLDER), list(APP)])
-    old.execute("INSERT INTO run_state (run_id, updated_at, written, claimed) VALUES ('run-a', ?, ?, ?)",
-                (T0, both, both))
-    old.execute("INSERT INTO run_state (run_id, updated_at, written, claimed) VALUES ('run-b', ?, ?, ?)",
-                (T0, json.dumps([list(APP)]), json.dumps([list(APP)])))
+    old.execute(
+        "INSERT INTO run_state (run_id, updated_at, written, claimed) VALUES ('run-a', ?, ?, ?)", (T0, both, both)
+    )
+    old.execute(
+        "INSERT INTO run_state (run_id, updated_at, written, claimed) VALUES ('run-b', ?, ?, ?)",
+        (T0, json.dumps([list(APP)]), json.dumps([list(APP)])),
+    )
     # run-a was counted twice for APP (the double count of #25 item 2): the migration counts what runs claim
     old.executemany("INSERT INTO entity_refs VALUES (?, ?, ?, NULL)", [(*PLACEHOLDER, 1), (*APP, 3)])
     old.commit()
@@ -527,13 +579,15 @@ def test_sqlite_file_uses_the_wal_journal(tmp_path):
 
 # --- Azure Table storage -----------------------------------------------------------------------------------------
 
+
 def _incompressible_event(run_id: str, columns: int) -> dict:
     """A START whose output schema has `columns` random 64-character column names (so zlib cannot shrink them)."""
     event = copy.deepcopy(cll_events()[0])
     event["run"]["runId"] = run_id
     event["eventTime"] = "2024-08-06T13:26:58Z"  # after the real START, so that its schema replaces the real one
     event["outputs"][0]["facets"]["schema"]["fields"] = [
-        {"name": os.urandom(32).hex(), "type": "string"} for _ in range(columns)]
+        {"name": os.urandom(32).hex(), "type": "string"} for _ in range(columns)
+    ]
     return event
 
 
@@ -543,8 +597,9 @@ def table_store(azurite):
 
     from olparser.adapters.run_state.table_store import TableRunStateStore
 
-    with TableRunStateStore.from_connection_string(azurite.connection_string, f"big{uuid.uuid4().hex[:16]}",
-                                                   ttl_seconds=TTL_SECONDS) as store:
+    with TableRunStateStore.from_connection_string(
+        azurite.connection_string, f"big{uuid.uuid4().hex[:16]}", ttl_seconds=TTL_SECONDS
+    ) as store:
         yield store
 
 
@@ -628,18 +683,23 @@ def test_table_partition_keys_spread_uuid7_run_ids(table_store):
 
 # --- choosing a store from settings ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("env,kind", [
-    ({}, "sqlite"),
-    ({"WEBSITE_INSTANCE_ID": "8d2f0a"}, "table"),  # in Azure: shared by every instance
-    ({"WEBSITE_INSTANCE_ID": "8d2f0a", "RUN_STATE_STORE": "SQLite"}, "sqlite"),  # an explicit choice wins
-])
+
+@pytest.mark.parametrize(
+    "env,kind",
+    [
+        ({}, "sqlite"),
+        ({"WEBSITE_INSTANCE_ID": "8d2f0a"}, "table"),  # in Azure: shared by every instance
+        ({"WEBSITE_INSTANCE_ID": "8d2f0a", "RUN_STATE_STORE": "SQLite"}, "sqlite"),  # an explicit choice wins
+    ],
+)
 def test_run_state_store_default_is_table_in_azure_and_sqlite_elsewhere(env, kind):
     assert Settings.from_env(env).run_state_store == kind
 
 
 def test_open_sqlite_store_from_settings(tmp_path):
-    store = open_run_state_store(Settings(run_state_store="sqlite", data_dir=tmp_path / "data",
-                                          run_state_ttl_seconds=120))
+    store = open_run_state_store(
+        Settings(run_state_store="sqlite", data_dir=tmp_path / "data", run_state_ttl_seconds=120)
+    )
     try:
         assert isinstance(store, SqliteRunStateStore)
         assert store.path == tmp_path / "data" / "run-state.sqlite3"
@@ -660,10 +720,13 @@ def test_open_table_store_from_settings(azurite):
         store.close()
 
 
-@pytest.mark.parametrize("settings,message", [
-    (Settings(run_state_store="redis"), "RUN_STATE_STORE must be one of sqlite, table, not 'redis'"),
-    (Settings(run_state_store="table"), "RUN_STATE_STORE=table needs AzureWebJobsStorage"),
-])
+@pytest.mark.parametrize(
+    "settings,message",
+    [
+        (Settings(run_state_store="redis"), "RUN_STATE_STORE must be one of sqlite, table, not 'redis'"),
+        (Settings(run_state_store="table"), "RUN_STATE_STORE=table needs AzureWebJobsStorage"),
+    ],
+)
 def test_bad_store_settings_are_named(settings, message):
     with pytest.raises(ValueError, match=message):
         open_run_state_store(settings)

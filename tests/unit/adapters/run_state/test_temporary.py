@@ -1,5 +1,6 @@
 """Temporary datasets in every run-state store (SQLite file, Azure Table storage on Azurite): what a writer passes on,
 who reads it, bounded and expiring (olparser/runs/store.py `record_temporary`, `temporary_sources`)."""
+
 from __future__ import annotations
 
 from hashlib import sha256
@@ -14,9 +15,14 @@ T0 = 1_700_000_000.0
 # website/docs/spec/examples.md (OpenLineage repo) line 255: the temporary output of the "Load task"
 TEMP = ("inmemory://", "Dataset3.Load task")
 APP = "0190a8c1-0000-7000-8000-00000000a000"  # the parent run (ParentRunFacet.json line 8: run.runId)
-ORDERS = DatasetFacts("abfss://lake@acct.dfs.core.windows.net", "/raw/orders",
-                      {"symlinks": {"identifiers": [{"namespace": "hive://h", "name": "db.orders", "type": "TABLE"}]},
-                       "columnLineage": {"fields": {}}})
+ORDERS = DatasetFacts(
+    "abfss://lake@acct.dfs.core.windows.net",
+    "/raw/orders",
+    {
+        "symlinks": {"identifiers": [{"namespace": "hive://h", "name": "db.orders", "type": "TABLE"}]},
+        "columnLineage": {"fields": {}},
+    },
+)
 
 
 def test_a_reader_finds_what_the_writer_passes_on_and_the_writer_finds_the_reader(store):
@@ -27,8 +33,9 @@ def test_a_reader_finds_what_the_writer_passes_on_and_the_writer_finds_the_reade
     assert list(found) == [TEMP]
     [passed] = found[TEMP]
     # the facets naming needs are kept, column lineage is not
-    assert passed_on_from_bytes(passed) == (DatasetFacts(ORDERS.namespace, ORDERS.name,
-                                                         {"symlinks": ORDERS.facets["symlinks"]}),)
+    assert passed_on_from_bytes(passed) == (
+        DatasetFacts(ORDERS.namespace, ORDERS.name, {"symlinks": ORDERS.facets["symlinks"]}),
+    )
 
 
 def test_scopes_and_names_are_apart_and_a_writer_is_not_its_own_reader(store):
@@ -45,8 +52,10 @@ def test_a_writer_written_again_replaces_its_entry_and_every_writer_counts(store
     store.record_temporary(APP, "w1", {TEMP: passed_on_to_bytes((ORDERS,))}, now=T0 + 1)
     store.record_temporary(APP, "w2", {TEMP: passed_on_to_bytes((other,))}, now=T0 + 2)
     found = store.temporary_sources(APP, [TEMP], "reader", now=T0 + 3)
-    assert sorted(d.name for data in found[TEMP] for d in passed_on_from_bytes(data)) == ["/raw/customers",
-                                                                                        "/raw/orders"]
+    assert sorted(d.name for data in found[TEMP] for d in passed_on_from_bytes(data)) == [
+        "/raw/customers",
+        "/raw/orders",
+    ]
 
 
 def test_entries_expire_after_the_setting_and_are_purged(store):
@@ -77,9 +86,21 @@ def test_another_worker_sees_the_same_entries(store):
 
 
 def test_a_large_list_is_kept_by_names_within_one_table_property():
-    many = tuple(DatasetFacts("abfss://lake@acct.dfs.core.windows.net", f"/raw/{index:04d}",
-                              {"schema": {"fields": [{"name": sha256(f"{index}.{column}".encode()).hexdigest(), "type": "string"}
-                                                     for column in range(60)]}}) for index in range(300))
+    many = tuple(
+        DatasetFacts(
+            "abfss://lake@acct.dfs.core.windows.net",
+            f"/raw/{index:04d}",
+            {
+                "schema": {
+                    "fields": [
+                        {"name": sha256(f"{index}.{column}".encode()).hexdigest(), "type": "string"}
+                        for column in range(60)
+                    ]
+                }
+            },
+        )
+        for index in range(300)
+    )
     data = passed_on_to_bytes(many)
     assert len(data) <= 48_000
     assert passed_on_from_bytes(data) == tuple(DatasetFacts(d.namespace, d.name) for d in many)

@@ -1,6 +1,7 @@
 """The composition root: each part built once per process (also under concurrent first use), catalog configuration
 errors that name the setting, the Purview wiring with a faked credential, typedefs registered once before the first
 upload, and one event of a run at a time."""
+
 from __future__ import annotations
 
 import json
@@ -56,8 +57,9 @@ def test_the_embedded_target_without_an_endpoint_names_the_settings_to_set(runti
 
 def test_purview_and_atlas_together_are_a_configuration_error(tmp_path):
     rt = Runtime(Settings(data_dir=tmp_path, purview_account_name="acct", atlas_endpoint="http://h:1/api/atlas/v2"))
-    with pytest.raises(ConfigurationError,
-                       match=r"set either PURVIEW_ACCOUNT_NAME \(or PURVIEW_ENDPOINT\) or ATLAS_ENDPOINT, not both"):
+    with pytest.raises(
+        ConfigurationError, match=r"set either PURVIEW_ACCOUNT_NAME \(or PURVIEW_ENDPOINT\) or ATLAS_ENDPOINT, not both"
+    ):
         rt.catalog_client()
 
 
@@ -111,36 +113,58 @@ def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_five_calls_then_one(tm
         rt.close()
     assert after_first["byRoute"]["GET /types/typedefs"] == 1
     assert (first.status, first.catalog_calls) == ("written", 5)
-    assert after_first == {"total": 2 + 5, "byRoute": {  # typedefs read + create, then the run:
-        "GET /types/typedefs": 1, "POST /types/typedefs": 1,
-        "GET /resourceSetRuleConfigs/defaultResourceSetRuleConfig": 1,  # the account's resource-set rules, once
-        "GET /entity/bulk/uniqueAttribute/type/{type_name}": 2,  # the input's path and resource-set names
-        "POST /search/query": 1,  # a partitioned resource set under the input folder
-        "POST /entity/bulk": 1}}  # the write (the interim path created: the resolver knew it was missing)
+    assert after_first == {
+        "total": 2 + 5,
+        "byRoute": {  # typedefs read + create, then the run:
+            "GET /types/typedefs": 1,
+            "POST /types/typedefs": 1,
+            "GET /resourceSetRuleConfigs/defaultResourceSetRuleConfig": 1,  # the account's resource-set rules, once
+            "GET /entity/bulk/uniqueAttribute/type/{type_name}": 2,  # the input's path and resource-set names
+            "POST /search/query": 1,  # a partitioned resource set under the input folder
+            "POST /entity/bulk": 1,
+        },
+    }  # the write (the interim path created: the resolver knew it was missing)
     assert (second.status, second.catalog_calls) == ("written", 1)  # datasets cached: only the bulk write
     assert after_second["total"] - after_first["total"] == 1
 
 
 def test_static_job_and_dataset_events_go_through_the_runtime_into_the_catalog(tmp_path):
-    job = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
-           "job": {"namespace": "adf", "name": "copy_orders"},
-           "inputs": [{"namespace": "kafka://b:9092", "name": "orders"}],
-           "outputs": [{"namespace": "abfss://raw@lake.dfs.core.windows.net", "name": "orders"}]}
-    dataset = {"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "schemaURL": "s",
-               "dataset": {"namespace": "kafka://b:9092", "name": "refunds"}}
+    job = {
+        "eventTime": "2026-01-01T00:00:00Z",
+        "producer": "p",
+        "schemaURL": "s",
+        "job": {"namespace": "adf", "name": "copy_orders"},
+        "inputs": [{"namespace": "kafka://b:9092", "name": "orders"}],
+        "outputs": [{"namespace": "abfss://raw@lake.dfs.core.windows.net", "name": "orders"}],
+    }
+    dataset = {
+        "eventTime": "2026-01-01T00:00:00Z",
+        "producer": "p",
+        "schemaURL": "s",
+        "dataset": {"namespace": "kafka://b:9092", "name": "refunds"},
+    }
     with CatalogServer(tmp_path / "catalog.db") as catalog:
         rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH))
         outcomes = [rt.process(job), rt.process(dataset), rt.process(job)]
         process = catalog.atlas_url + "/entity/uniqueAttribute/type/spark_process"
-        found = requests.get(process, params={"attr:qualifiedName": "spark://adf/copy_orders/processes/copy_orders/"
-                                                                    "https://lake.dfs.core.windows.net/raw/orders"},
-                             timeout=10).json()["entity"]
-        refunds = requests.get(catalog.atlas_url + "/entity/uniqueAttribute/type/openlineage_dataset",
-                               params={"attr:qualifiedName": "kafka://b:9092/refunds"}, timeout=10)
+        found = requests.get(
+            process,
+            params={
+                "attr:qualifiedName": "spark://adf/copy_orders/processes/copy_orders/"
+                "https://lake.dfs.core.windows.net/raw/orders"
+            },
+            timeout=10,
+        ).json()["entity"]
+        refunds = requests.get(
+            catalog.atlas_url + "/entity/uniqueAttribute/type/openlineage_dataset",
+            params={"attr:qualifiedName": "kafka://b:9092/refunds"},
+            timeout=10,
+        )
         rt.close()
     assert [(o.run_id, o.status) for o in outcomes] == [(None, "written"), (None, "written"), (None, "unchanged")]
     assert [r["uniqueAttributes"]["qualifiedName"] for r in found["relationshipAttributes"]["inputs"]] == [
-        "kafka://b:9092/orders"]
+        "kafka://b:9092/orders"
+    ]
     assert (found["attributes"]["lastRunId"], found["attributes"]["lastRunStatus"]) == ("", "COMPLETE")
     assert refunds.status_code == 200
 

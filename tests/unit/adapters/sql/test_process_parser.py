@@ -1,5 +1,6 @@
 """The SQL parser adapter on real worker processes: answers, refusals, deadlines, crashes, caching, concurrency, and
 one log line per failed statement that names the setting and never holds the SQL."""
+
 from __future__ import annotations
 
 import logging
@@ -8,8 +9,8 @@ from typing import Iterator
 
 import pytest
 
-from olparser.sql import ParsedSql, SqlColumn, SqlColumnLineage, SqlParseFailure, SqlStar, SqlTable
 from olparser.adapters.sql.process_parser import SqlParser
+from olparser.sql import ParsedSql, SqlColumn, SqlColumnLineage, SqlParseFailure, SqlStar, SqlTable
 
 # A `+` chain this long overflows openlineage-sql's stack: in-process, it would kill the caller (signal 11).
 STACK_OVERFLOW = "INSERT INTO t SELECT " + "+".join(f"c{i}" for i in range(30_000)) + " AS z FROM x"
@@ -25,14 +26,22 @@ def parser() -> Iterator[SqlParser]:
 
 
 def test_a_statement_comes_back_as_plain_data(parser):
-    parsed = parser("INSERT INTO db.out SELECT o.id, sum(o.amount) AS total, c.* FROM db.orders o "
-                    "JOIN db.customers c ON o.cid = c.id GROUP BY o.id", "spark")
+    parsed = parser(
+        "INSERT INTO db.out SELECT o.id, sum(o.amount) AS total, c.* FROM db.orders o "
+        "JOIN db.customers c ON o.cid = c.id GROUP BY o.id",
+        "spark",
+    )
     orders, customers = SqlTable(("db", "orders")), SqlTable(("db", "customers"))
     assert parsed == ParsedSql(
-        in_tables=(customers, orders), out_tables=(SqlTable(("db", "out")),),
-        columns=(SqlColumnLineage(SqlColumn(None, "id"), (SqlColumn(orders, "id"),)),
-                 SqlColumnLineage(SqlColumn(None, "total"), (SqlColumn(orders, "amount"),))),
-        stars=(SqlStar("c"),), aliases=(("o", orders), ("c", customers)))
+        in_tables=(customers, orders),
+        out_tables=(SqlTable(("db", "out")),),
+        columns=(
+            SqlColumnLineage(SqlColumn(None, "id"), (SqlColumn(orders, "id"),)),
+            SqlColumnLineage(SqlColumn(None, "total"), (SqlColumn(orders, "amount"),)),
+        ),
+        stars=(SqlStar("c"),),
+        aliases=(("o", orders), ("c", customers)),
+    )
 
 
 def test_a_statement_the_parser_cannot_read_is_a_failure_with_its_position(parser, caplog):
@@ -42,7 +51,8 @@ def test_a_statement_the_parser_cannot_read_is_a_failure_with_its_position(parse
     assert first == again == SqlParseFailure("the spark SQL parser could not read the statement (line 1, column 15)")
     assert [r.getMessage() for r in caplog.records] == [
         "column lineage from SQL: the spark SQL parser could not read the statement (line 1, column 15); "
-        "the table lineage is written without columns"]  # once per statement, and without its text
+        "the table lineage is written without columns"
+    ]  # once per statement, and without its text
     assert parser.parses == 1
 
 
@@ -50,22 +60,24 @@ def test_an_oversize_query_is_refused_without_starting_a_parser(caplog):
     parser = SqlParser(max_chars=100)
     with caplog.at_level(logging.WARNING, logger="olparser.adapters.sql.process_parser"):
         result = parser("SELECT 1 AS " + "a" * 89, "spark")  # 101 characters
-    assert result == SqlParseFailure("the query has 101 characters, more than the limit of 100 (setting "
-                                     "MAX_SQL_CHARS)")
+    assert result == SqlParseFailure("the query has 101 characters, more than the limit of 100 (setting MAX_SQL_CHARS)")
     assert (parser.parses, parser._started) == (0, 0)
     assert len(caplog.records) == 1 and "MAX_SQL_CHARS" in caplog.records[0].getMessage()
 
 
 def test_a_parse_past_its_deadline_is_abandoned_and_the_next_statement_gets_a_new_parser(parser):
     assert parser(SLOW, "spark") == SqlParseFailure(
-        "parsing took longer than 0.5 s (setting SQL_PARSE_TIMEOUT_SECONDS)")
+        "parsing took longer than 0.5 s (setting SQL_PARSE_TIMEOUT_SECONDS)"
+    )
     assert parser("INSERT INTO t SELECT a FROM b", "spark").columns == (
-        SqlColumnLineage(SqlColumn(None, "a"), (SqlColumn(SqlTable(("b",)), "a"),)),)
+        SqlColumnLineage(SqlColumn(None, "a"), (SqlColumn(SqlTable(("b",)), "a"),)),
+    )
 
 
 def test_a_parser_crash_costs_only_its_worker(parser):
     assert parser(STACK_OVERFLOW, "spark") == SqlParseFailure(
-        "the SQL parser process ended (signal 11) while parsing the statement")
+        "the SQL parser process ended (signal 11) while parsing the statement"
+    )
     assert parser("INSERT INTO t SELECT a FROM b", "spark").out_tables == (SqlTable(("t",)),)
 
 

@@ -1,4 +1,5 @@
 """A small function app that exercises the local host: route templates, auth levels, outputs, errors."""
+
 import json
 
 import azure.functions as func
@@ -16,8 +17,9 @@ def _echo(req: func.HttpRequest, name: str) -> func.HttpResponse:
         "body": req.get_body().decode("utf-8", "replace"),
         "contentType": req.headers.get("content-type"),
     }
-    return func.HttpResponse(json.dumps(body), status_code=200, mimetype="application/json",
-                             headers={"X-Served-By": name})
+    return func.HttpResponse(
+        json.dumps(body), status_code=200, mimetype="application/json", headers={"X-Served-By": name}
+    )
 
 
 @app.route(route="items/{id:int}", methods=["GET"])
@@ -91,7 +93,13 @@ def every_second(timer: func.TimerRequest) -> None:
 
     started = time.monotonic()
     time.sleep(TICK_BEHAVIOUR["seconds"])
-    TICKS.append({"pastDue": timer.past_due, "started": started, "ended": time.monotonic(),
-                  "next": timer.schedule_status.get("Next")})
+    TICKS.append(
+        {
+            "pastDue": timer.past_due,
+            "started": started,
+            "ended": time.monotonic(),
+            "next": timer.schedule_status.get("Next"),
+        }
+    )
     if TICK_BEHAVIOUR["fail"]:
         raise RuntimeError("the tick failed on purpose")

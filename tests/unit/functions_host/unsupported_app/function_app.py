@@ -1,4 +1,5 @@
 """A function app with a trigger the local host does not run (a blob trigger), to check that it is refused at start."""
+
 import azure.functions as func
 
 app = func.FunctionApp(http_auth_level=func.AuthLevel.FUNCTION)
