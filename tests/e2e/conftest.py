@@ -19,10 +19,9 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from tests.support.repository import PROJECT_ROOT
-from tools.functions_host.launcher import (
-    ServeHandle,
-    start_serve,
-)
+from tools.functions_host.launcher import ServeHandle, start_serve
+from tools.functions_host.launcher import WorkerHandle as WorkerHandle  # for the e2e tests that start a worker
+from tools.functions_host.launcher import start_worker as start_worker
 
 
 @pytest.fixture(scope="module")
