@@ -1,7 +1,7 @@
 """The one write procedure (olparser/writing.py): the live runner and the Spark writer (tools/spark/catalog.py
 `PlanWriter`) claim, test for newer writers against the run-state store, upload and commit through it, so a backfill
 of an older run leaves alone a process a newer live run wrote, whatever the catalog says, and the other way round.
-Events: openlineage-spark's InsertIntoHadoopFsRelationCommand runs (tests/unit/pipeline/test_lifecycle.py `write`)."""
+Events: openlineage-spark's InsertIntoHadoopFsRelationCommand runs (tests/support/lifecycle_events.py `write`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import json
 import zlib
 
 from olparser.lineage import LineageOptions
-from tests.unit.pipeline.test_lifecycle import LAKE, NOW, _BatchCatalog, _pipeline, run_event, table
+from tests.support.lifecycle_batch import BatchCatalog as _BatchCatalog
+from tests.support.lifecycle_events import LAKE, NOW, run_event, table
+from tests.support.lifecycle_events import lifecycle_pipeline as _pipeline
 
 JOB = "app.execute_insert_into_hadoop_fs_relation_command.t"
 
