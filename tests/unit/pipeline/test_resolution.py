@@ -30,7 +30,7 @@ class FakeResolver:
         self.noted: list = []
         self.resolved = 0
 
-    def resolve(self, datasets, *, fresh=False) -> Resolution:
+    def resolve(self, datasets, *, fresh=False, extra=None) -> Resolution:
         self.resolved += 1
         defaults = [d.default for d in datasets]
         interim = {
