@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from olparser.resolution.model import SEGMENT, TEXT, Candidate, Key, Search
+from olparser.resolution.model import SEGMENT, TEXT, Candidate, Key, Search, Shape
 
 from .identity import JobRef, Orchestration
 
@@ -61,11 +61,14 @@ class AdfPipeline:
     def candidates(self) -> tuple[Candidate, ...]:
         """The scanned assets it may be: the exact qualifiedName when the ARM id is known, then a search."""
         tail = f"{_FACTORIES}{self.factory}/pipelines/{self.pipeline}"
+        shape: Shape
         if self.subscription is not None and self.resource_group is not None:
             head = f"/subscriptions/{self.subscription}/resourceGroups/{self.resource_group}"
             exact = Candidate(ADF_PIPELINE, head + tail, "adf-arm-id")
             shape = ((TEXT, head + tail),)
-            return exact, Candidate(ADF_PIPELINE, head + tail, "adf-search", Search(ADF_PIPELINE, self.pipeline, shape, (), True))
+            return exact, Candidate(
+                ADF_PIPELINE, head + tail, "adf-search", Search(ADF_PIPELINE, self.pipeline, shape, (), True)
+            )
         shape = ((TEXT, "/subscriptions/"), (SEGMENT, ""), (TEXT, "/resourceGroups/"), (SEGMENT, ""), (TEXT, tail))
         shown = "/subscriptions/{*}/resourceGroups/{*}" + tail
         return (Candidate(ADF_PIPELINE, shown, "adf-search", Search(ADF_PIPELINE, self.pipeline, shape, (), True)),)
