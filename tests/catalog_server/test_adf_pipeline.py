@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import requests
 
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests.catalog_server.conftest import calls_since_reset
-from tests.catalog_server.test_relink import PROCESS, entity, scan, stable
 from tests.support import databricks_runs as dr
 from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
@@ -28,6 +28,32 @@ QN = f"{FACTORY}/pipelines/LoadOrders"
 ADF = "adf_pipeline"
 SEARCH = "POST /search/query"
 LOOKUP = "GET /entity/bulk/uniqueAttribute/type/{type_name}"
+NOTEBOOK = f"databricks://{dr.HOST}/notebooks/Repos/etl/orders"
+CURATED = "https://contosolake.dfs.core.windows.net/curated/orders"
+PROCESS = f"{NOTEBOOK}/processes/execute_insert_into_hadoop_fs_relation_command.orders/{CURATED}"
+
+
+def entity(catalog: CatalogServer, type_name: str, qualified_name: str) -> dict[str, Any] | None:
+    url = f"{catalog.atlas_url}/entity/bulk/uniqueAttribute/type/{type_name}"
+    answer = requests.get(url, params={"attr_0:qualifiedName": qualified_name}, timeout=10)
+    answer.raise_for_status()
+    return next((e for e in answer.json().get("entities") or [] if e.get("status") == "ACTIVE"), None)
+
+
+def scan(catalog: CatalogServer, type_name: str, qualified_name: str) -> dict[str, Any]:
+    """What the Data Factory connection registers, through the Atlas API."""
+    attributes = {"qualifiedName": qualified_name, "name": qualified_name.rsplit("/", 1)[-1]}
+    body = {"entities": [{"typeName": type_name, "guid": "-1", "attributes": attributes}]}
+    requests.post(f"{catalog.atlas_url}/entity/bulk", json=body, timeout=10).raise_for_status()
+    found = entity(catalog, type_name, qualified_name)
+    assert found is not None
+    return found
+
+
+def stable(scanned: dict[str, Any]) -> dict[str, Any]:
+    """What the connector must never change on the scanned pipeline."""
+    keys = ("typeName", "guid", "status", "attributes", "createdBy", "createTime", "classifications", "labels")
+    return {k: scanned.get(k) for k in keys}
 
 
 @pytest.fixture
