@@ -567,9 +567,10 @@ class LineagePipeline:
             upstream=self._upstream(run),
             inherited=look_up_orchestration(self._store, run, self._clock()),
         )
-        if self._resolver is None or not plan.datasets:
+        extra = plan.resolution_extra()
+        if self._resolver is None or not (plan.datasets or extra):
             return Linked(plan)
-        resolution = self._resolver.resolve(plan.datasets)
+        resolution = self._resolver.resolve(plan.datasets, extra=extra)
         if resolution.taken_over:
             self._store.forget_interim(resolution.taken_over)
         return Linked(link_plan(plan, resolution.links, resolution.interim), resolution)

@@ -21,6 +21,7 @@ from olparser.naming import MappingEngine, mounts_from_facet
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.sql import ParseSql
 
+from .adf import AdfPipeline, adf_pipeline
 from .columns import ColumnLineage, column_lineage
 from .context import RunContext, run_context
 from .datasets import DatasetResolver, ResolvedDataset
@@ -131,6 +132,7 @@ def build_lineage(
     processes: list[JSON] = []
     owner_entities: tuple[JSON, ...] = ()
     governance_notes: tuple[str, ...] = ()
+    pipeline: AdfPipeline | None = None
     if run.job_name and not lifecycle_only:
         owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name)
         owner_entities = owner.entities
@@ -141,6 +143,8 @@ def build_lineage(
             if airflow is not None:  # the connector's own types: written as placeholders, the task's run fills in
                 owner_entities = (*airflow, *owner_entities)
                 orchestrator = object_id("airflow_task", airflow[1]["attributes"]["qualifiedName"])
+            else:  # Microsoft's type: resolved like a dataset, referenced only when scanned (link.link_plan)
+                pipeline = adf_pipeline(run_by)
         summary = system_metadata(run, ctx, run_by)
         window = window_start(run, options)
         last_run = None
@@ -216,6 +220,7 @@ def build_lineage(
         + ((truncation,) if truncation else ())
         + ((derived.note,) if derived and derived.note else ()),
         datasets=tuple(d.named(resolver.metastore_id) for d in in_order),
+        pipeline=pipeline,
     )
 
 

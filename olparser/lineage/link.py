@@ -20,6 +20,7 @@ import json
 from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
+from .adf import PENDING_TYPE, PIPELINE_ATTRIBUTE
 from .datasets import PLACEHOLDER_TYPE, placeholder_qualified_name
 from .entities import JSON, Key, key_of, object_id
 from .plan import COLUMN_TYPE, LineagePlan, is_process
@@ -30,7 +31,8 @@ LINKED_ATTRIBUTES = ("inputs", "outputs", "columnMapping", "columnLineageDetail"
 def link_plan(plan: LineagePlan, links: Mapping[Key, Key], interim: Iterable[Key] = ()) -> LineagePlan:
     """The plan with each dataset of `links` replaced by the asset it links to (see the module docstring); `interim`
     lists the plan's external datasets the connector creates (kept as they are, counted as connector-owned)."""
-    moved = {source: target for source, target in links.items() if source != target}
+    plan = _with_pipeline(plan, links)
+    moved = {source: target for source, target in links.items() if source != target and source[0] != PENDING_TYPE}
     external_keys = {key_of(e) for e in plan.external_datasets}
     interim_keys = tuple(sorted(set(interim) & external_keys - set(moved)))
     if not moved:
@@ -53,6 +55,24 @@ def link_plan(plan: LineagePlan, links: Mapping[Key, Key], interim: Iterable[Key
         interim=interim_keys,
         unmatched=unmatched,
     )
+
+
+def _with_pipeline(plan: LineagePlan, links: Mapping[Key, Key]) -> LineagePlan:
+    """The plan whose processes reference the scanned adf_pipeline its pipeline resolved to (`adfPipeline`), and no
+    longer asks for it; unchanged when no pipeline, or none was found (Microsoft's type: never written)."""
+    if plan.pipeline is None:
+        return plan
+    target = links.get(plan.pipeline.pending)
+    if target is None:
+        return plan
+    reference = object_id(*target)
+    entities = tuple(
+        {**e, "relationshipAttributes": {**(e.get("relationshipAttributes") or {}), PIPELINE_ATTRIBUTE: reference}}
+        if is_process(e)
+        else e
+        for e in plan.entities
+    )
+    return replace(plan, entities=entities)
 
 
 def relink_attributes(attributes: JSON, links: Mapping[Key, Key]) -> JSON:

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
-    from olparser.resolution.model import NamedDataset
+    from olparser.lineage.adf import AdfPipeline
+    from olparser.resolution.model import Candidate, NamedDataset
 
 JSON = dict[str, Any]
 Key = tuple[str, str]  # (typeName, qualifiedName)
@@ -54,6 +55,13 @@ class LineagePlan:
     notes: tuple[str, ...] = field(default_factory=tuple)
     datasets: tuple["NamedDataset", ...] = ()
     interim: tuple[tuple[str, str], ...] = ()
+    # the Data Factory pipeline that ran the run (olparser/lineage/adf.py): resolved with the datasets, referenced by
+    # the processes (`adfPipeline`) only when a scanned adf_pipeline is found
+    pipeline: "AdfPipeline | None" = None
+
+    def resolution_extra(self) -> dict[tuple[str, str], tuple["Candidate", ...]]:
+        """What resolution looks up besides the datasets: the pipeline's candidates, under its pending key."""
+        return {self.pipeline.pending: self.pipeline.candidates()} if self.pipeline is not None else {}
 
     def process_names(self) -> tuple[str, ...]:
         """qualifiedNames of the processes in the plan (the entities that carry a run's `lastRunId`)."""

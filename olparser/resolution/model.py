@@ -72,9 +72,11 @@ class Search:
     keywords: str
     shape: Shape
     attributes: tuple[tuple[str, str], ...] = ()
+    ignore_case: bool = False  # the shape matches in any case (Azure resource ids: olparser/lineage/adf.py)
 
     def matches(self, type_name: str, qualified_name: str) -> bool:
-        return type_name == self.type_name and _compiled(self.shape).fullmatch(qualified_name) is not None
+        pattern = _compiled(self.shape, self.ignore_case)
+        return type_name == self.type_name and pattern.fullmatch(qualified_name) is not None
 
     def query(self, limit: int = SEARCH_LIMIT) -> dict[str, Any]:
         """The body of Purview's `POST search/query` (Data Map API 2023-09-01)."""
@@ -114,8 +116,9 @@ def shape_text(shape: Shape) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _compiled(shape: Shape) -> re.Pattern[str]:
-    return re.compile("".join(re.escape(value) if kind == TEXT else _PATTERNS[kind] for kind, value in shape))
+def _compiled(shape: Shape, ignore_case: bool = False) -> re.Pattern[str]:
+    text = "".join(re.escape(value) if kind == TEXT else _PATTERNS[kind] for kind, value in shape)
+    return re.compile(text, re.IGNORECASE if ignore_case else 0)
 
 
 def search_match(search: Search, hits: Sequence[Key]) -> Key | None:

@@ -118,3 +118,49 @@ def test_the_backfill_history_names_the_scanned_assets_the_writes_linked(spark, 
         ]
     finally:
         history.close()
+
+
+ADF_FACTORY = "/subscriptions/0000-sub/resourceGroups/rg-etl/providers/Microsoft.DataFactory/factories/contoso-adf"
+
+
+def test_a_backfill_references_the_scanned_adf_pipeline_the_parent_facet_names(spark, catalog_factory, tmp_path):
+    # openlineage-spark's SQL job facet when the ADF activity passes `spark.openlineage.parentJob*`: the parent is the
+    # application, the root the pipeline run (SparkSQLExecutionContext.buildApplicationParentFacet; olparser/lineage/adf.py)
+    catalog = catalog_factory()
+    pipelines = [f"{ADF_FACTORY}/pipelines/LoadSales", f"{ADF_FACTORY}/pipelines/Other"]
+    requests.post(
+        f"{catalog.atlas_url}/entity/bulk",
+        timeout=10,
+        json={
+            "entities": [
+                {"typeName": "adf_pipeline", "guid": f"-{i}", "attributes": {"qualifiedName": q, "name": "p"}}
+                for i, q in enumerate(pipelines, 1)
+            ]
+        },
+    ).raise_for_status()
+    atlas = Atlas(catalog.atlas_url)
+    before = {
+        q: json.dumps({k: atlas.entity("adf_pipeline", q).get(k) for k in STABLE}, sort_keys=True) for q in pipelines
+    }
+    root = {"run": {"runId": "5f0d2c1e-8a3b-4c6d-9e7f-0a1b2c3d4e5f"}, "job": {"namespace": "adf://contoso-adf"}}
+    events = []
+    for number, name in ((0, "LoadSales"), (1, "Missing")):
+        for event in spark_run(number):
+            parent = event["run"]["facets"]["parent"]
+            event["run"]["facets"]["parent"] = {**parent, "root": {**root, "job": {**root["job"], "name": name}}}
+            events.append(event)
+    source = write_json_lines(tmp_path / "events.jsonl", events)
+
+    run_spark(spark, [str(source)], job_for(catalog))
+
+    processes = {
+        p["attributes"]["qualifiedName"].split("/processes/")[1].split("/")[0]: p
+        for p in atlas.all_entities()
+        if p["typeName"] == "spark_process"
+    }
+    assert refs(processes["job_0"], "adfPipeline") == [pipelines[0]]
+    assert refs(processes["job_1"], "adfPipeline") == []
+    assert sorted(q for t, q in atlas.keys() if t == "adf_pipeline") == pipelines  # nothing created
+    assert {
+        q: json.dumps({k: atlas.entity("adf_pipeline", q).get(k) for k in STABLE}, sort_keys=True) for q in pipelines
+    } == before

@@ -233,6 +233,10 @@ def builtin_typedefs() -> list[JSON]:
             _end("DataSet", "outputFromProcesses", "SET"),
             _CORE,
         ),
+        # The Data Factory connection's pipeline (qualifiedName `{factory ARM id}/pipelines/{pipeline}`: the example
+        # lineage answer in ../shared/atlas/purview_examples); processes the connector writes may reference it
+        # (`adfPipeline`, olparser/lineage/adf.py), never write it
+        _entity("adf_pipeline", ["Process"], [], "Azure Data Factory", "An Azure Data Factory pipeline"),
         _entity(
             "azure_storage_account",
             ["Infrastructure"],

@@ -343,9 +343,11 @@ class PlanWriter:
         if self.resolver is None:
             return selected, None
         datasets = list(dict.fromkeys(d for s in selected if s.plan is not None for d in s.plan.datasets))
-        if not datasets:
+        extra = {k: v for s in selected if s.plan is not None for k, v in s.plan.resolution_extra().items()}
+        if not datasets and not extra:
             return selected, None
-        resolution = self.resolver.resolve(datasets, bounded=False)  # the backfill's call rate bounds it
+        # the backfill's call rate bounds it
+        resolution = self.resolver.resolve(datasets, bounded=False, extra=extra)
         calls[0] += resolution.calls
         links.update((source, target) for source, target in resolution.links.items() if source != target)
         if resolution.taken_over and self.registry is not None:

@@ -33,7 +33,8 @@ import logging
 import threading
 import time
 from collections import defaultdict
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from dataclasses import replace
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from olparser.adapters.catalog.errors import CatalogHttpError, CatalogRejected, CatalogUnavailable
 from olparser.adapters.catalog.existence import SAFE_URL_LENGTH, ExistenceCache, TtlMap, lookup_batches, taken_over
@@ -158,17 +159,30 @@ class ScannedAssetResolver:
             self._candidates.put_many([(memo_key, found)], self._cache.ttl_seconds)  # timed out is not kept for good
         return found
 
-    def resolve(self, datasets: Iterable[NamedDataset], *, fresh: bool = False, bounded: bool = True) -> Resolution:
+    def resolve(
+        self,
+        datasets: Iterable[NamedDataset],
+        *,
+        fresh: bool = False,
+        bounded: bool = True,
+        extra: Mapping[Key, tuple[Candidate, ...]] | None = None,
+    ) -> Resolution:
         """Link what can be linked (see the module docstring). `bounded`: at most `max_searches` discovery queries
         that are not answered from the cache; the datasets whose search is deferred stay interim for now (the next run
-        or the re-link timer asks). Raises CatalogUnavailable / CatalogRejected as the uploader does."""
+        or the re-link timer asks). `extra`: other scanned assets a plan references, by the key it asks for them
+        under (a Data Factory pipeline: `LineagePlan.resolution_extra`); linked the same way, never interim (the
+        connector never creates them). Raises CatalogUnavailable / CatalogRejected as the uploader does."""
         calls = [0]
-        return self.resolve_candidates(
-            {d.default: self.candidates(d, calls) for d in datasets},
+        planned = {d.default: self.candidates(d, calls) for d in datasets}
+        resolution = self.resolve_candidates(
+            {**planned, **(extra or {})},
             fresh=fresh,
             calls=calls,
             max_searches=self._max_searches if bounded else None,
         )
+        if not extra:
+            return resolution
+        return replace(resolution, interim={k: v for k, v in resolution.interim.items() if k not in extra})
 
     def resolve_candidates(
         self,

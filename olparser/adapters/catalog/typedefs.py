@@ -172,6 +172,23 @@ def headers_of(current: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]
     ]
 
 
+def without_missing_ends(
+    typedefs: dict[str, list[dict[str, Any]]], headers: list[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """The typedefs without the relationship defs whose end is a type neither they nor the catalog define: a
+    reference to another product's type the catalog lacks (Purview's `adf_pipeline` on a plain Apache Atlas) is
+    optional, and would make the whole registration fail."""
+    known = {str(h.get("name")) for h in headers if str(h.get("category", "")).upper() == "ENTITY"}
+    known |= {d["name"] for d in typedefs.get("entityDefs", [])}
+    relationships = typedefs.get("relationshipDefs")
+    if not relationships:
+        return typedefs
+    kept = [d for d in relationships if all((d.get(end) or {}).get("type") in known for end in ("endDef1", "endDef2"))]
+    if len(kept) == len(relationships):
+        return typedefs
+    return {**typedefs, "relationshipDefs": kept}
+
+
 def _names(typesdef: dict[str, list[dict[str, Any]]]) -> tuple[str, ...]:
     return tuple(typedef["name"] for category in TYPEDEF_CATEGORIES for typedef in typesdef.get(category, []))
 
@@ -200,6 +217,7 @@ def _register_once(
     client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]], retry: RetryPolicy, calls: list[int]
 ) -> TypedefReport:
     current = retry.run("typedefs", client.typedefs, calls) or {}
+    typedefs = without_missing_ends(typedefs, headers_of(current))
     ours, foreign = check_foreign_types(typedefs, current)
     new, existing = split_new_and_existing(ours, headers_of(current))
     changed, unchanged = split_changed(existing, current)

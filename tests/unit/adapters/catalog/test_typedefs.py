@@ -9,7 +9,12 @@ import pytest
 
 from olparser.adapters.catalog import CatalogUploader, load_typedefs, register_typedefs
 from olparser.adapters.catalog.type_ownership import marked
-from olparser.adapters.catalog.typedefs import TypedefReport, same_definition, split_new_and_existing
+from olparser.adapters.catalog.typedefs import (
+    TypedefReport,
+    same_definition,
+    split_new_and_existing,
+    without_missing_ends,
+)
 from tools.cli import main as cli_main
 
 from .atlas_stub import Fault
@@ -205,3 +210,23 @@ def test_a_long_list_of_names_is_cut_to_five_and_a_count():
     assert TypedefReport(created=names, calls=2).describe() == (
         "created 25 (type_0, type_1, type_2, type_3, type_4, +20 more); 0 up to date (2 calls)"
     )
+
+
+def test_a_relationship_to_a_type_the_catalog_lacks_is_not_registered():
+    # the connector's ADF relationship defs name Purview's adf_pipeline (olparser/lineage/adf.py); a plain Atlas lacks it
+    ours = {
+        "entityDefs": [{"name": "spark_process"}],
+        "relationshipDefs": [
+            {
+                "name": "adf_pipeline_spark_processes",
+                "endDef1": {"type": "adf_pipeline"},
+                "endDef2": {"type": "spark_process"},
+            },
+            {"name": "own", "endDef1": {"type": "spark_process"}, "endDef2": {"type": "spark_process"}},
+        ],
+    }
+    without = without_missing_ends(ours, [{"name": "Process", "category": "ENTITY"}])
+    assert [d["name"] for d in without["relationshipDefs"]] == ["own"]
+    assert without["entityDefs"] == ours["entityDefs"]
+    purview = [{"name": "adf_pipeline", "category": "ENTITY"}]
+    assert without_missing_ends(ours, purview) is ours  # Purview has the type: everything registered
