@@ -65,7 +65,7 @@ from olparser.adapters.run_state.table_rows import (
     with_etag,
     write_row,
 )
-from olparser.adapters.run_state.table_side import INTERIM_PARTITION, TEMPORARY_PREFIX, SideRows
+from olparser.adapters.run_state.table_side import INTERIM_PARTITION, LIFECYCLE_PARTITION, TEMPORARY_PREFIX, SideRows
 from olparser.adapters.storage_account import StorageConnection, storage_account
 from olparser.runs import ledger
 from olparser.runs.codec import from_compressed, to_compressed
@@ -340,10 +340,12 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0, "interim": 0}
         for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey", "RowKey"]):
             partition = row["PartitionKey"]
-            if (partition.startswith(OWNED_PREFIX) and row["RowKey"] != HEAD_ROW) or partition.startswith(
-                TEMPORARY_PREFIX
+            if (
+                (partition.startswith(OWNED_PREFIX) and row["RowKey"] != HEAD_ROW)
+                or partition.startswith(TEMPORARY_PREFIX)
+                or partition == LIFECYCLE_PARTITION
             ):
-                continue  # a run's entry among an entity's users; a temporary dataset's writer or reader
+                continue  # a run's entry among an entity's users; a temporary dataset's writer or reader; a mark
             kind = (
                 "due"
                 if partition == DUE_PARTITION
