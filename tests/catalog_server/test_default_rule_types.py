@@ -32,8 +32,9 @@ TYPE_PREFIXES = (
 README_NAMES_THAT_ARE_NOT_TYPES = {
     "databricks_shell",  # the generic Spark application name on Databricks
     "spark_version",  # a run facet of older openlineage-spark
-    "spark_properties",
-}  # the run facet of Spark properties (docs/guides/job-identity.md)
+    "spark_properties",  # the run facet of Spark properties (docs/guides/job-identity.md)
+    "openlineage_sql",  # the OpenLineage SQL parser's Python package (docs/development.md: it ships no types)
+}
 
 
 def _connector_types(project_root) -> set[str]:
