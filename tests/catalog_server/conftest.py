@@ -10,6 +10,9 @@ import requests
 from pyapacheatlas.auth import BasicAuthentication
 from pyapacheatlas.core import AtlasClient
 
+from olparser.adapters.runtime import Runtime
+from olparser.settings import Settings
+from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 USER, PASSWORD = "atlas-user", "s3cret-pw"
@@ -47,3 +50,19 @@ def client(catalog: CatalogServer) -> AtlasClient:
     return AtlasClient(
         endpoint_url=catalog.atlas_url, authentication=BasicAuthentication(USER, PASSWORD), requests_timeout=10
     )
+
+
+@pytest.fixture
+def runtime(open_catalog: CatalogServer, tmp_path: Path) -> Iterator[Runtime]:
+    """The live path's parts (runner, resolver, uploader) over the open catalog, with the shipped rules and no wait
+    for a Databricks run's environment."""
+    rt = Runtime(
+        Settings(
+            data_dir=tmp_path / "data",
+            atlas_endpoint=open_catalog.atlas_url,
+            mappings_path=MAPPINGS_PATH,
+            databricks_environment_wait_seconds=0,
+        )
+    )
+    yield rt
+    rt.close()

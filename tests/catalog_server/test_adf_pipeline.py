@@ -9,17 +9,14 @@ buildApplicationParentFacet`: parent = the application run, root = the `parentJo
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import requests
 
 from olparser.adapters.runtime import Runtime
-from olparser.settings import Settings
 from tests.catalog_server.conftest import calls_since_reset
 from tests.support import databricks_runs as dr
-from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
 PIPELINE_RUN = "5f0d2c1e-8a3b-4c6d-9e7f-0a1b2c3d4e5f"  # @pipeline().RunId
@@ -59,20 +56,6 @@ def stable(scanned: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture
 def catalog(open_catalog: CatalogServer) -> CatalogServer:
     return open_catalog
-
-
-@pytest.fixture
-def runtime(catalog: CatalogServer, tmp_path: Path) -> Iterator[Runtime]:
-    rt = Runtime(
-        Settings(
-            data_dir=tmp_path / "data",
-            atlas_endpoint=catalog.atlas_url,
-            mappings_path=MAPPINGS_PATH,
-            databricks_environment_wait_seconds=0,
-        )
-    )
-    yield rt
-    rt.close()
 
 
 def write_run(runtime: Runtime, namespace: str) -> None:

@@ -6,8 +6,7 @@ the run's state; an interim entity another tool's process uses, or that a scan t
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import requests
@@ -32,20 +31,6 @@ STABLE = ("typeName", "guid", "status", "attributes", "createdBy", "createTime",
 @pytest.fixture
 def catalog(open_catalog: CatalogServer) -> CatalogServer:
     return open_catalog
-
-
-@pytest.fixture
-def runtime(catalog: CatalogServer, tmp_path: Path) -> Iterator[Runtime]:
-    rt = Runtime(
-        Settings(
-            data_dir=tmp_path / "data",
-            atlas_endpoint=catalog.atlas_url,
-            mappings_path=MAPPINGS_PATH,
-            databricks_environment_wait_seconds=0,
-        )
-    )
-    yield rt
-    rt.close()
 
 
 def atlas(catalog: CatalogServer, method: str, path: str, **kwargs: Any) -> Any:

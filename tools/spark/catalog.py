@@ -376,6 +376,7 @@ def _run_write(selected: Selected) -> RunWrite:
 
 def _wait_for_deletions(registry: RunStateStore | None, contested: frozenset[Key]) -> None:
     """Wait (sleeping) for the deletions of `contested` entities a live worker has under way."""
+    # Why the type error is ignored: the writer passes the procedure no store only when it keeps no ledger
     wait_for_deletions(registry, contested, time.time, time.sleep)  # type: ignore[arg-type]
 
 
