@@ -11,7 +11,7 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import pytest
 
@@ -100,6 +100,9 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)  # a pytest-xdist worker: tell the controller
+    if workeroutput is not None and _SHARED_TESTS:
+        workeroutput["shared_tests"] = _SHARED_TESTS[-1]
     if _SKIPPED and skips_are_failures() and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -119,6 +122,8 @@ def mark_tiers(items: list[pytest.Item]) -> None:
         marker = FOLDER_MARKERS.get(parts[0]) if len(parts) > 1 else None
         if marker and item.get_closest_marker(marker) is None:
             item.add_marker(marker)
+        if item.get_closest_marker("spark") is not None:
+            item.add_marker(pytest.mark.xdist_group("spark"))  # `make test` (--dist loadgroup): one worker, one session
         if (item.get_closest_marker("spark") or item.get_closest_marker("slow")) and not item.get_closest_marker(
             "timeout"
         ):
@@ -129,6 +134,13 @@ def mark_tiers(items: list[pytest.Item]) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_tiers(items)
     _SHARED_TESTS.append(shared_marker.mark(items))
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: the controller learns what a worker collected
+def pytest_testnodedown(node: Any, error: object) -> None:
+    count = getattr(node, "workeroutput", {}).get("shared_tests")
+    if count is not None and not _SHARED_TESTS:
+        _SHARED_TESTS.append(count)  # every worker collects the whole suite: the first count is the count
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

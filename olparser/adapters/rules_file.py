@@ -146,17 +146,17 @@ class ReloadingEngine:
         try:
             engine = load_rules_file(self.path)
         except (RulesFileError, OSError, ValueError) as exc:
-            self.error = str(exc)
             log.error(
                 "mapping rules in %s changed but cannot be used, so the previous rules stay in force: %s",
                 self.path,
                 exc,
             )
+            self.error = str(exc)  # after the log line: whoever sees the error can read why in the log
             return
+        log.info("mapping rules reloaded from %s (%d rules)", self.path, len(engine.rules))
         self._engine = engine
         self.error = None
         self.reloads += 1
-        log.info("mapping rules reloaded from %s (%d rules)", self.path, len(engine.rules))
 
     def refresh(self) -> None:
         """Look at the file now, whenever it was last looked at (reloads, and logs, when it changed)."""
