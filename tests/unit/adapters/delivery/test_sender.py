@@ -167,7 +167,7 @@ def claim_check_text(store: ClaimCheckStore, envelope_id: str, event_json: bytes
     [
         (b"plain text, never compressed", "is not valid gzip: Not a gzipped file (b'pl')"),
         (
-            gzip.compress(b'{"eventType":"START"}')[:-12],
+            gzip.compress(b'{"eventType":"START"}', mtime=0)[:-12],
             "is not valid gzip: Compressed file ended before the end-of-stream marker was reached",
         ),
         (b"", "does not match its envelope (size or SHA-256)"),  # gzip of nothing is no event
