@@ -22,7 +22,8 @@ run's plan — FAIL and ABORT runs too, whose plan is built but not uploaded —
 `runCount` and `firstRunTime` from it. A run that joins, leaves or moves in a process's history without writing
 that process (a failed run, an older run arriving late, a run whose plan dropped it) has the process rewritten from
 its newest writer, so that the catalog ends up as in-order processing leaves it. The history keeps the processes a
-run changed until the runner says they are rewritten: a worker that dies in between leaves them to the redelivery. The timer purges old history.
+run changed until the runner says they are rewritten: a worker that dies in between leaves them to the redelivery. The
+timer purges old history.
 
 Temporary datasets (olparser/lineage/edges.py): a run that writes one records, in the run-state store, what it
 passes on (its inputs); a run that reads one is noted as its reader when its plan looks the writers up. A writer that

@@ -1,7 +1,7 @@
 """Writing one run (`RunWriter`, the runner's base): build → resolve → link its plan, write it through the one write
-procedure (olparser/writing.py `write_plans`, `carry_out`) — again when the run changed meanwhile or a linked asset
-vanished —, then the catalog work the commit left, the run history's rewrites, the log lines and the tables the run
-drops or renames. When a run is written is the runner's (olparser/pipeline/runner.py)."""
+procedure (olparser/writing.py `write_plans`, `finish_catalog_work`) — again when the run changed meanwhile or a
+linked asset vanished —, then the catalog work the commit left, the run history's rewrites, the log lines and the
+tables the run drops or renames. When a run is written is the runner's (olparser/pipeline/runner.py)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from olparser.writing import (
     Resolver,
     RunWrite,
     Uploader,
-    carry_out,
+    finish_catalog_work,
     upload_linked,
     wait_for_deletions,
     write_plans,
@@ -98,7 +98,9 @@ class RunWriter:
         says this very plan is written; `rewrite`: even then (a redelivery: the catalog may be older than the store)."""
         uploaded: set[Key] = set()
         changed: set[str] = set()
-        calls = self._carry_out_pending(key, now)[1]  # what an earlier commit of this run decided and a crash left
+        calls = self._resume_interrupted_commit(key, now)[
+            1
+        ]  # what an earlier commit of this run decided and a crash left
         stream = None if empty else stream_run_id(run, self._options)  # a micro-batch: its window's plan
         for _ in range(MAX_REBUILDS):
             linked = self.linked_plan(run, status)  # resolved even when empty: the history records the names written
@@ -107,13 +109,15 @@ class RunWriter:
             plan = LineagePlan() if empty else self._counted(linked.plan, recorded=run.run_id)
             if not (uploaded or rewrite) and self._written_already(key, stream, plan, now):
                 return self._unchanged(key, run, event_type, plan, changed, calls, now)
-            written = self._write_plan(key, run, version, plan, linked, uploaded, now, empty=empty)
+            written = self._attempt_write(key, run, version, plan, linked, uploaded, now, empty=empty)
             if written is None:  # a linked scanned asset vanished: resolve the plan again
                 continue
             (done,), calls = written.committed, calls + written.calls
             uploaded |= set(done.run.owned_keys())
             if not done.result.stale:
-                return self._written(key, run, event_type, done, stream, changed, calls, now, None if empty else linked)
+                return self._after_commit(
+                    key, run, event_type, done, stream, changed, calls, now, None if empty else linked
+                )
             fresh, version = self._store.get_versioned(key, now=now)
             if fresh is None:
                 break
@@ -121,7 +125,7 @@ class RunWriter:
             log.info("run %s changed while it was being written: writing it again", key)
         raise RuntimeError(f"run {key} kept changing while it was being written")
 
-    def _write_plan(
+    def _attempt_write(
         self,
         key: str,
         run: RunSnapshot,
@@ -173,7 +177,7 @@ class RunWriter:
             stream, plan, fingerprint, now
         )
 
-    def _written(
+    def _after_commit(
         self,
         key: str,
         run: RunSnapshot,
@@ -190,9 +194,9 @@ class RunWriter:
         the run took back what it wrote)."""
         plan, result, superseded = done.plan, done.result, done.superseded
         processes = plan.process_names()
-        deleted, catalog_calls = self._settle(key, result, now)
+        deleted, catalog_calls = self._finish_catalog_work(key, result, now)
         if stream is not None and stream != key:  # what the window's batches now write: the next one skips it
-            self._settle(
+            self._finish_catalog_work(
                 stream, self._store.commit(stream, (), version=None, fingerprint=done.fingerprint, now=now), now
             )
         calls += catalog_calls
@@ -232,7 +236,7 @@ class RunWriter:
         """Upload through the write procedure's step (`writing.upload_linked`); None: resolve the plan again."""
         return upload_linked(self._store, self._uploader, self._resolver, linked)
 
-    def _carry_out_pending(self, key: str, now: float) -> tuple[int, int]:
+    def _resume_interrupted_commit(self, key: str, now: float) -> tuple[int, int]:
         """Carry out the intentions an earlier commit of the run recorded and a crash left undone."""
         result = self._store.settle(key, now=now)
         if result is None:
@@ -243,7 +247,7 @@ class RunWriter:
             len(result.orphans),
             len(result.restores),
         )
-        return self._settle(key, result, now)
+        return self._finish_catalog_work(key, result, now)
 
     def _window_written(self, stream: str | None, plan: LineagePlan, fingerprint: str, now: float) -> bool:
         """True when `stream` (a micro-batch's window, olparser.lineage.streaming) last wrote this very plan: every
@@ -255,10 +259,10 @@ class RunWriter:
             and self._store.written_fingerprint(stream, now=now) == fingerprint
         )
 
-    def _settle(self, key: str, result: CommitResult, now: float) -> tuple[int, int]:
-        """The catalog work a commit left (`writing.carry_out`): delete the orphans, restore the processes, then
-        tell the store it is done. Returns the entities deleted and the catalog calls."""
-        return carry_out(
+    def _finish_catalog_work(self, key: str, result: CommitResult, now: float) -> tuple[int, int]:
+        """The catalog work a commit left (`writing.finish_catalog_work`): delete the orphans, restore the processes,
+        then tell the store it is done. Returns the entities deleted and the catalog calls."""
+        return finish_catalog_work(
             self._store,
             self._uploader,
             self._resolver,

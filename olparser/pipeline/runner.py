@@ -76,26 +76,24 @@ class LineagePipeline(RunWriter):
         )
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
+        """One due run, under its lock: written (as INCOMPLETE when it has not ended), or unscheduled."""
         with self._store.folded_reads(key):
-            return self._write_due_run_folded(key, now)
-
-    def _write_due_run_folded(self, key: str, now: float) -> LineageOutcome | None:
-        self._carry_out_pending(key, now)  # a commit's intentions that a crash left (the timer's sweep)
-        run, version = self._store.get_versioned(key, now=now)
-        if run is None:
-            self._store.schedule(key, None)
-            return None
-        decision = decide(run, self._policy.complete(), self._options)  # the hold, if any, is over
-        if decision is Decision.SKIP:
-            self._store.schedule(key, None)
-            self._record_unwritten(key, run, now)
-            return None
-        if decision is Decision.WRITE:
-            return self._write(key, run, version, run.event_type, now, None)
-        if not (run.inputs or run.outputs):
-            self._store.schedule(key, None)
-            return None
-        return self._write(key, run, version, INCOMPLETE, now, None)
+            self._resume_interrupted_commit(key, now)  # a commit's intentions that a crash left (the timer's sweep)
+            run, version = self._store.get_versioned(key, now=now)
+            if run is None:
+                self._store.schedule(key, None)
+                return None
+            decision = decide(run, self._policy.complete(), self._options)  # the hold, if any, is over
+            if decision is Decision.SKIP:
+                self._store.schedule(key, None)
+                self._record_unwritten(key, run, now)
+                return None
+            if decision is Decision.WRITE:
+                return self._write(key, run, version, run.event_type, now, None)
+            if not (run.inputs or run.outputs):
+                self._store.schedule(key, None)
+                return None
+            return self._write(key, run, version, INCOMPLETE, now, None)
 
     # --- deciding and writing ----------------------------------------------------------------------------------
     def _waiting(self, run: RunSnapshot, now: float) -> Schedule | None:
