@@ -197,6 +197,10 @@ class ReloadingEngine:
     def rules(self) -> Any:
         return self.current.rules
 
+    @property
+    def datasets_met(self) -> dict[tuple[Any, ...], tuple[Any, Any]]:
+        return self.current.datasets_met
+
     def map(self, namespace: str, name: str, **options: Any) -> MappingResult:
         return self.current.map(namespace, name, **options)
 

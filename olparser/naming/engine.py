@@ -166,6 +166,9 @@ class MappingEngine:
         # Results by (namespace, name, workspace url), the namespace and name after mount resolution. Bounded
         # (emptied when full); a reloaded rule file makes a new engine, so results never outlive their rules.
         self._results: dict[tuple[str, str, str | None], MappingResult] = {}
+        # The datasets the lineage build made from this engine's answers (olparser/lineage/datasets.py keeps them and
+        # bounds them): they go with the rules, as the results do.
+        self.datasets_met: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
     # --- construction ---------------------------------------------------------------------------------------------
     @classmethod

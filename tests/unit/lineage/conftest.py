@@ -22,6 +22,7 @@ class FakeEngine:
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
+        self.datasets_met: dict = {}  # what the lineage build remembers with an engine (MappingEngine.datasets_met)
 
     def map(self, namespace, name, *, mounts=(), workspace_url=None):
         self.calls.append((namespace, name, mounts, workspace_url))
