@@ -98,9 +98,7 @@ class RunWriter:
         says this very plan is written; `rewrite`: even then (a redelivery: the catalog may be older than the store)."""
         uploaded: set[Key] = set()
         changed: set[str] = set()
-        calls = self._resume_interrupted_commit(key, now)[
-            1
-        ]  # what an earlier commit of this run decided and a crash left
+        calls = self._resume_interrupted_commit(key, now)[1]  # what a crash left of the run's last commit
         stream = None if empty else stream_run_id(run, self._options)  # a micro-batch: its window's plan
         for _ in range(MAX_REBUILDS):
             linked = self.linked_plan(run, status)  # resolved even when empty: the history records the names written
