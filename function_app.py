@@ -35,10 +35,13 @@ import azure.functions as func
 import olparser.adapters.function_handlers as handle
 from olparser.adapters.rules_file import use_app_rules
 from olparser.adapters.runtime import process_runtime
+from olparser.contract.schema import contract_validators
 
 # The mapping rules: config/OlToPurviewMappings.json next to this file (the repository, the deployment zip), unless
 # OL_TO_PURVIEW_MAPPINGS_PATH or OlToPurviewMappings names others; without that folder, the shipped rules.
 use_app_rules(Path(__file__).resolve().parent)
+# The event contract compiled (for the default limits) while the host starts, not on the first request.
+contract_validators()
 
 LINEAGE_QUEUE = "lineage-events"  # LINEAGE_QUEUE must match: bindings are declared before settings are read
 STORAGE = "AzureWebJobsStorage"

@@ -11,7 +11,7 @@ run: hours for 100,000 runs on Azurite). Azurite answers a query by filtering ev
 its query requests slow as the table grows, where Table storage reads a key range of one partition.
 
 The write figures are for the runner's whole use of the history per run: `record` (what it wrote), then the process
-summaries read twice (for the fingerprint, then again under the process lock), as olparser/pipeline.py does.
+summaries read twice (for the fingerprint, then again under the process lock), as olparser/pipeline/run_writer.py does.
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ def through_serve(runs: int) -> list[float]:
 
 def in_process(runs: int) -> list[float]:
     """Seconds for the pipeline to process each run's events in this process (the first run left out)."""
+    from olparser.adapters import operations
     from olparser.adapters.runtime import Runtime
     from olparser.settings import Settings
     from tools.catalog import CatalogServer
@@ -82,7 +83,7 @@ def in_process(runs: int) -> list[float]:
                 events = databricks_run(str(uuid.uuid4()))
                 started = time.perf_counter()
                 for event in events:
-                    runtime.process(event)
+                    operations.process_event(runtime, event)
                 seconds.append(time.perf_counter() - started)
         finally:
             runtime.close()

@@ -7,8 +7,8 @@ deletion of one of those entities that another writer has under way; under the p
 says which processes a newer run already wrote (`newer_writers`: left alone, the run still writes its datasets and
 owners); the plans are counted (their processes' runCount and firstRunTime), uploaded — the interim datasets an
 upload created are registered for the re-link timer (`upload_linked`) — and committed; a process whose newer writer
-dropped it meanwhile is uploaded after all. Then `carry_out` does the catalog work the commits left: delete what no
-run uses any more, restore the processes their last writer no longer has, tell the store it is done.
+dropped it meanwhile is uploaded after all. Then `finish_catalog_work` does the catalog work the commits left: delete
+what no run uses any more, restore the processes their last writer no longer has, tell the store it is done.
 
 It owns no I/O of its own: the run-state store, the uploader and the resolver are passed in.
 """
@@ -233,7 +233,7 @@ def upload_linked(
     return report
 
 
-def carry_out(
+def finish_catalog_work(
     store: RunStateStore,
     uploader: Uploader,
     resolver: Resolver | None,

@@ -22,11 +22,11 @@ from typing import Any
 
 from olparser.contract.schema import (
     ARRAY_BOUNDS,
-    CONTRACT,
     EVENT_KINDS,
     FACET_GROUPS,
-    NO_CONTROL_CHARACTERS,
     SCHEMA_PATH,
+    contract,
+    no_control_characters,
 )
 
 OUTPUT = SCHEMA_PATH.with_name("lean_checks.py")
@@ -71,7 +71,7 @@ NOT_TYPE_TESTS = {
 
 def roots() -> list[str]:
     """The definitions validated on their own: each event kind and each facet the connector reads."""
-    defs = CONTRACT["$defs"]
+    defs = contract()["$defs"]
     names = list(EVENT_KINDS)
     for group in FACET_GROUPS.values():
         for ref in defs[group]["properties"].values():
@@ -170,7 +170,7 @@ class _Writer:
             self.emit(indent + 1, "return False")
         if "pattern" in schema:
             pattern = self.constant(f"re.compile({schema['pattern']!r}).search")
-            guard = "refuse_control and " if schema["pattern"] == NO_CONTROL_CHARACTERS else ""
+            guard = "refuse_control and " if schema["pattern"] == no_control_characters() else ""
             self.emit(indent, f"if {guard}{pattern}({var}) is None:")
             self.emit(indent + 1, "return False")
         if "format" in schema:
@@ -254,7 +254,7 @@ def parameters() -> dict[tuple[str, ...], str]:
 
 
 def generate() -> str:
-    defs = CONTRACT["$defs"]
+    defs = contract()["$defs"]
     writer = _Writer(defs, parameters())
     functions: list[list[str]] = []
     done: list[str] = []

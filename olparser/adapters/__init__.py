@@ -9,5 +9,6 @@ storage_account    queue, table and blob clients from a connection string or the
 sqlite_file        opening SQLite files the same way everywhere (WAL, retries while another opener holds them)
 rules_file         the rule file, re-read when it changes
 function_handlers  the bodies of function_app.py's triggers
-runtime            the only composition root: settings -> the objects above, once per process
+runtime            the only composition root: settings -> the objects above, once per process (building only)
+operations         what the functions do with those objects: an event through the runner, the timers' ticks
 """

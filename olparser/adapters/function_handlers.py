@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import azure.functions as func
 
+from olparser.adapters import operations
 from olparser.adapters.delivery.poison import poison_at_once
 from olparser.adapters.delivery.queues import poison_queue_name
 from olparser.contract import AcceptedEvent, IngestError, batch_response, read_batch, read_event
@@ -97,7 +98,7 @@ def process_lineage_event(runtime: Runtime, msg: func.QueueMessage, queue_name: 
     engine = runtime.engine()
     mapped_with = getattr(engine, "current", engine)  # the rules this event is mapped with
     try:
-        outcome = runtime.process(event, redelivered=(msg.dequeue_count or 1) > 1)
+        outcome = operations.process_event(runtime, event, redelivered=(msg.dequeue_count or 1) > 1)
     except Exception as exc:
         if poison_at_once(runtime, queue_name, text, exc, (event.get("run") or {}).get("runId"), mapped_with):
             return
@@ -117,7 +118,7 @@ def process_lineage_event(runtime: Runtime, msg: func.QueueMessage, queue_name: 
 def write_due_runs(runtime: Runtime, timer: func.TimerRequest | None, queue_name: str) -> None:
     """Runs whose time has come (incomplete, or held for their Databricks environment), failed deletions, and
     expired run state. A failing run is retried on later ticks; the timer itself never fails on one."""
-    report = runtime.write_due_runs()
+    report = operations.write_due_runs(runtime)
     log.log(
         logging.INFO if report.did_something else logging.DEBUG,
         "Timer: written=%d failed=%d deletesRetried=%d purged=%d historyPurged=%d pastDue=%s",
@@ -138,7 +139,7 @@ def write_due_runs(runtime: Runtime, timer: func.TimerRequest | None, queue_name
 
 def relink_scanned_assets(runtime: Runtime, timer: func.TimerRequest | None) -> None:
     """Interim datasets re-linked to the assets a scan registered since they were written."""
-    report = runtime.relink_scanned_assets()
+    report = operations.relink_scanned_assets(runtime)
     log.log(
         logging.INFO if report.did_something else logging.DEBUG,
         "Re-link: checked=%d relinked=%d processes=%d deleted=%d kept=%d calls=%d",
@@ -166,7 +167,7 @@ def reset_process_runs(runtime: Runtime, req: func.HttpRequest) -> func.HttpResp
         )
     if len(names) > MAX_RESET_PROCESSES:
         return _json(413, {"error": f"at most {MAX_RESET_PROCESSES} processes per request", "path": "$.processes"})
-    reset = runtime.reset_process_runs(names)
+    reset = operations.reset_process_runs(runtime, names)
     log.info("Reset the newest run time of %d of %d processes", reset, len(names))
     return _json(200, {"requested": len(names), "reset": reset})
 
@@ -174,12 +175,12 @@ def reset_process_runs(runtime: Runtime, req: func.HttpRequest) -> func.HttpResp
 def lineage_in_window(runtime: Runtime, req: func.HttpRequest) -> func.HttpResponse:
     """`?qualifiedName=&since=&until=&direction=&depth=[&column=]`: datasets and processes whose runs overlapped the
     window, each process with its runs, each edge with the runs that made it (400 names a bad parameter)."""
-    return _json(*runtime.history_lineage(dict(req.params)))
+    return _json(*operations.history_lineage(runtime, dict(req.params)))
 
 
 def run_history(runtime: Runtime, req: func.HttpRequest) -> func.HttpResponse:
     """One run from the history: its accesses, its processes and its system metadata (404 when not held)."""
-    return _json(*runtime.history_run(req.route_params.get("runId", "")))
+    return _json(*operations.history_run(runtime, req.route_params.get("runId", "")))
 
 
 def health(req: func.HttpRequest) -> func.HttpResponse:

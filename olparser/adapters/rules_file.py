@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, MutableMapping
 
 from olparser.naming.engine import MappingEngine, MappingResult
+from olparser.naming.mounts import MountMemo
 from olparser.naming.rules import ConfigError, located, parse_json, unwrap
 from olparser.settings import PROJECT_ROOT, Settings
 
@@ -196,6 +197,14 @@ class ReloadingEngine:
     @property
     def rules(self) -> Any:
         return self.current.rules
+
+    @property
+    def datasets_met(self) -> dict[tuple[Any, ...], tuple[Any, Any]]:
+        return self.current.datasets_met
+
+    @property
+    def mount_memo(self) -> MountMemo:
+        return self.current.mount_memo
 
     def map(self, namespace: str, name: str, **options: Any) -> MappingResult:
         return self.current.map(namespace, name, **options)

@@ -17,7 +17,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
@@ -32,11 +32,7 @@ from olparser.contract.errors import json_path, preview
 from olparser.contract.times import is_spark_form
 
 SCHEMA_PATH = Path(__file__).with_name("event-contract.schema.json")
-CONTRACT: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-CONTRACT_ID: str = CONTRACT["$id"]
-
 EVENT_KINDS = ("RunEvent", "DatasetEvent", "JobEvent")
-DEFAULT_MAX_STRING_CHARS: int = CONTRACT["$defs"]["Name"]["maxLength"]
 
 # Which $defs list the facets read at each kind of facet map (see strip.facet_maps for the places).
 FACET_GROUPS = {
@@ -51,7 +47,6 @@ _DATE_TIME = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):?(\d{2}))?\Z", re.ASCII
 )
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z", re.ASCII)
-NO_CONTROL_CHARACTERS: str = CONTRACT["$defs"]["Name"]["pattern"]  # the pattern that refuses control characters
 NAME_SETTING = "setting MAX_NAME_CHARS"  # Name.maxLength is the only maxLength of the contract
 _CONTROL_CHAR = re.compile(r"[\x00-\x1f\x7f]")
 _JSON_TYPE_NAMES = {
@@ -63,6 +58,20 @@ _JSON_TYPE_NAMES = {
     "boolean": "a boolean",
     "null": "null",
 }
+
+
+@cache
+def contract() -> dict[str, Any]:
+    """The contract (event-contract.schema.json), read when first asked for and then kept; not to be changed (the
+    validators compile a copy)."""
+    loaded: dict[str, Any] = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return loaded
+
+
+def no_control_characters() -> str:
+    """The contract's pattern that refuses control characters (Name.pattern)."""
+    pattern: str = contract()["$defs"]["Name"]["pattern"]
+    return pattern
 
 
 def is_date_time(value: object) -> bool:
@@ -214,24 +223,33 @@ def _bounded_array(schema: dict[str, Any], path: tuple[str, ...]) -> dict[str, A
     return found
 
 
-@lru_cache(maxsize=8)
 def contract_validators(
-    max_string_chars: int = DEFAULT_MAX_STRING_CHARS,
+    max_string_chars: int | None = None,
     *,
     datasets: int | None = None,
     columns: int | None = None,
     mounts: int | None = None,
     input_fields: int | None = None,
 ) -> ContractValidators:
-    """Compile the contract once per set of limits (name length and array bounds are its only run-time parameters;
-    an array bound left as None keeps the file's value)."""
-    schema = copy.deepcopy(CONTRACT)
+    """The contract compiled once per set of limits (name length and array bounds are its only run-time parameters;
+    a limit left as None keeps the file's value)."""
+    if max_string_chars is None:
+        max_string_chars = int(contract()["$defs"]["Name"]["maxLength"])
+    return _compiled(max_string_chars, datasets, columns, mounts, input_fields)
+
+
+@lru_cache(maxsize=8)
+def _compiled(
+    max_string_chars: int, datasets: int | None, columns: int | None, mounts: int | None, input_fields: int | None
+) -> ContractValidators:
+    schema = copy.deepcopy(contract())
+    contract_id: str = schema["$id"]
     schema["$defs"]["Name"]["maxLength"] = max_string_chars
     bounds = {"datasets": datasets, "columns": columns, "mounts": mounts, "input_fields": input_fields}
     for path, limit in ARRAY_BOUNDS:
         if bounds[limit] is not None:
             _bounded_array(schema, path)["maxItems"] = bounds[limit]
-    registry = Registry().with_resource(CONTRACT_ID, Resource.from_contents(schema, default_specification=DRAFT202012))
+    registry = Registry().with_resource(contract_id, Resource.from_contents(schema, default_specification=DRAFT202012))
     given = {
         "max_string_chars": max_string_chars,
         **{limit: value for limit, value in bounds.items() if value is not None},
@@ -246,7 +264,7 @@ def contract_validators(
             {"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}, formats=FORMATS, use_default=False
         )
         full = Draft202012Validator(
-            {"$ref": f"{CONTRACT_ID}#/$defs/{name}"}, registry=registry, format_checker=FORMAT_CHECKER
+            {"$ref": f"{contract_id}#/$defs/{name}"}, registry=registry, format_checker=FORMAT_CHECKER
         )
         # a definition the generated checks lack yet (the contract edited, `make contract-checks` not yet run, which
         # imports this module) is checked by the fast validator alone; tests/unit/contract keeps the file current
@@ -300,6 +318,3 @@ def _json_type_of(value: Any) -> str:
         return "a number"
     names: dict[type[Any], str] = {str: "a string", dict: "an object", list: "an array"}
     return names.get(type(value), "null")
-
-
-contract_validators()  # compile the default contract at import, not on the first request

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Mapping
 
-from olparser.naming import MappingEngine, mounts_from_facet
+from olparser.naming import MappingEngine
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.sql import ParseSql
 
@@ -70,7 +70,7 @@ def dataset_resolver(
     ctx = ctx or run_context(run, options)
     metastore = options.metastore_for(ctx.workspace_id, ctx.workspace_host)
     return DatasetResolver(
-        engine, mounts_from_facet(ctx.mount_points), ctx.workspace_host, options, metastore_id=metastore
+        engine, engine.mount_memo.read(ctx.mount_points), ctx.workspace_host, options, metastore_id=metastore
     )
 
 

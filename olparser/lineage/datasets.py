@@ -125,15 +125,17 @@ class DatasetResolver:
         else:
             use_table = self.options.dataset_identity == "table"
         pair = (location, table, use_table)
-        known = _remembered.get((id(location), id(table), use_table))
+        met = self.engine.datasets_met
+        known = met.get((id(location), id(table), use_table))
         if known is not None and known[0] == pair:  # the very datasets (`is`, then ==), so the same result
-            return known[1]
+            found: ResolvedDataset = known[1]
+            return found
         if use_table:
             dataset = replace(table, location=location.qualified_name, alternate=location)
         else:
             dataset = replace(location, table=table.qualified_name, alternate=table)
-        if _is_remembered(location) and _is_remembered(table):  # met again, as the same objects
-            _remember((id(location), id(table), use_table), (pair, dataset))
+        if _is_remembered(met, location) and _is_remembered(met, table):  # met again, as the same objects
+            _remember(met, (id(location), id(table), use_table), (pair, dataset))
         return dataset
 
     def resolve_name(self, namespace: str, name: str, facets: Mapping[str, Any] | None = None) -> ResolvedDataset:
@@ -142,9 +144,10 @@ class DatasetResolver:
         result = self.engine.map(namespace, name, mounts=self.mounts, workspace_url=self.workspace_url)
         if result.matched:
             # a matched dataset follows from (namespace, name) and the engine's answer, which the engine keeps
-            known = _remembered.get((namespace, name))
+            known = self.engine.datasets_met.get((namespace, name))
             if known is not None and known[0] is result:
-                return known[1]
+                remembered: ResolvedDataset = known[1]
+                return remembered
         is_unity, host = unity_catalog.unity_namespace(namespace)
         three_parts = unity_catalog.split_three_part_name(name) if is_unity else None
         unity = (
@@ -166,7 +169,7 @@ class DatasetResolver:
             )
             # the engine keeps no answer for a longer one; a Unity Catalog host's metastore depends on the options
             if len(namespace) + len(name) <= CACHED_CHARS and (unity is None or unity.host is None):
-                _remember((namespace, name), (result, dataset))
+                _remember(self.engine.datasets_met, (namespace, name), (result, dataset))
             return dataset
         if unity is not None:
             return self._unity_dataset(namespace, name, unity, facets)
@@ -227,19 +230,18 @@ class DatasetResolver:
 # Datasets met before, so that a dataset named again is one dict lookup (and its identities are built once): a matched
 # dataset by its (namespace, name) with the engine's answer it came from, and a dataset with a table symlink by the
 # two datasets it was chosen from. Entries hold the objects they are keyed by or compared with, so ids stay theirs.
-# Bounded: emptied when full.
+# The engine keeps them (`MappingEngine.datasets_met`: they go with its rules); bounded here: emptied when full.
 REMEMBERED_DATASETS = 4096
-_remembered: dict[tuple[Any, ...], tuple[Any, ResolvedDataset]] = {}
 
 
-def _remember(key: tuple[Any, ...], entry: tuple[Any, ResolvedDataset]) -> None:
-    if len(_remembered) >= REMEMBERED_DATASETS:
-        _remembered.clear()
-    _remembered[key] = entry
+def _remember(met: dict[tuple[Any, ...], tuple[Any, Any]], key: tuple[Any, ...], entry: tuple[Any, Any]) -> None:
+    if len(met) >= REMEMBERED_DATASETS:
+        met.clear()
+    met[key] = entry
 
 
-def _is_remembered(dataset: ResolvedDataset) -> bool:
-    known = _remembered.get((dataset.namespace, dataset.name))
+def _is_remembered(met: dict[tuple[Any, ...], tuple[Any, Any]], dataset: ResolvedDataset) -> bool:
+    known = met.get((dataset.namespace, dataset.name))
     return known is not None and known[1] is dataset
 
 

@@ -16,7 +16,7 @@ Every session would make a new owner and new processes. The stable identity keys
 (`notebooks/{artifact id}` in Fabric, `notebooks/{notebook name}` in Synapse), shows the notebook's display name,
 and strips the session prefix from the job name. `legacy_app_key` is the session-specific key earlier versions
 wrote: the runner finds the processes written under it through the run history and has their runs write again
-(`olparser/pipeline.py`, "take-over"), so that the ledger replaces them as a re-map does.
+(`olparser/pipeline/takeover.py`), so that the ledger replaces them as a re-map does.
 """
 
 from __future__ import annotations

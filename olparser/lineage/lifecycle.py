@@ -8,8 +8,9 @@ one), TRUNCATE and the ALTER visitors (add columns, partitions, set location), a
 
 - A run whose every output only changes a table's lifecycle (DROP, RENAME, TRUNCATE, ALTER) and that reads nothing
   moves no data: it is not a process (`is_lifecycle_only`); its plan writes the datasets that still exist.
-- `dropped` and `renamed` say what the runner does to what the connector created (olparser/pipeline.py): a dropped
-  dataset the connector created (placeholder, interim entity) is deleted, a renamed one moves to its new name.
+- `dropped` and `renamed` say what the runner does to what the connector created (olparser/pipeline/lifecycle.py):
+  a dropped dataset the connector created (placeholder, interim entity) is deleted, a renamed one moves to its new
+  name.
 - `lifecycle_changes`: both, resolved to catalog datasets by the run's dataset resolver; the live runner and the
   Spark batch paths hand them to the same function (`olparser.pipeline.apply_lifecycle`).
 - Order independence on the live path (`LifecycleMark`): the runs of a queue are processed in any order, so the

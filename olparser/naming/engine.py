@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence, Union
 
 from olparser.settings import Settings
 
-from .mounts import DBFS_NAMESPACES, MountIndex, MountPoint, canonical_dbfs, resolve_mount
+from .mounts import DBFS_NAMESPACES, MountIndex, MountMemo, MountPoint, canonical_dbfs, resolve_mount
 from .rules import ConfigError, Rule, compile_rules, parse_json, read_path, unwrap
 from .stores import store_note
 from .templates import NORMALIZERS
@@ -166,6 +166,10 @@ class MappingEngine:
         # Results by (namespace, name, workspace url), the namespace and name after mount resolution. Bounded
         # (emptied when full); a reloaded rule file makes a new engine, so results never outlive their rules.
         self._results: dict[tuple[str, str, str | None], MappingResult] = {}
+        # The datasets the lineage build made from this engine's answers (olparser/lineage/datasets.py keeps them and
+        # bounds them): they go with the rules, as the results do.
+        self.datasets_met: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+        self.mount_memo = MountMemo()  # the mount lists its runs send, read and indexed once
 
     # --- construction ---------------------------------------------------------------------------------------------
     @classmethod
@@ -203,12 +207,13 @@ class MappingEngine:
             self._plans[namespace] = plan
         return plan
 
-    @staticmethod
     def _prepare(
-        namespace: str, name: str, mounts: Sequence[MountPoint] | MountIndex
+        self, namespace: str, name: str, mounts: Sequence[MountPoint] | MountIndex
     ) -> tuple[str, str, MountPoint | None]:
         if namespace in DBFS_NAMESPACES:
             namespace, name = canonical_dbfs(namespace, name)
+            if name.startswith("/mnt/") and mounts:
+                mounts = self.mount_memo.index(mounts)  # a run's tuple is indexed once
             resolved = resolve_mount(name, mounts)
             if resolved is not None:
                 return resolved

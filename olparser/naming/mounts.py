@@ -40,20 +40,21 @@ def _field(item: dict[str, Any], *names: str) -> str | None:
 def mounts_from_facet(value: Any) -> tuple[MountPoint, ...]:
     """Mount points from an `environment-properties` facet, its inner dict, or the `mountPoints` list itself.
 
-    Entries may use `mountPoint`/`source` or `MountPoint`/`Source`; entries missing either are skipped.
+    Entries may use `mountPoint`/`source` or `MountPoint`/`Source`; entries missing either are skipped. Read each
+    time: an engine remembers the lists its runs send (`MountMemo.read`).
     """
+    listed = _mount_list(value)
+    return () if listed is None else _read_mounts(listed)
+
+
+def _mount_list(value: Any) -> list[Any] | None:
     if isinstance(value, dict):
         inner = value.get("environment-properties")
         value = inner.get("mountPoints") if isinstance(inner, dict) else value.get("mountPoints")
-    if not isinstance(value, list):
-        return ()
-    try:  # a MountPoint (a dataclass) is refused: such lists are read every time
-        key = orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_DATACLASS)
-    except orjson.JSONEncodeError:
-        key = None
-    known = _read_facets.get(key) if key is not None else None
-    if known is not None:
-        return known
+    return value if isinstance(value, list) else None
+
+
+def _read_mounts(value: list[Any]) -> tuple[MountPoint, ...]:
     mounts = []
     for item in value:
         if isinstance(item, MountPoint):
@@ -62,19 +63,54 @@ def mounts_from_facet(value: Any) -> tuple[MountPoint, ...]:
             point, source = _field(item, "mountPoint", "MountPoint"), _field(item, "source", "Source")
             if point is not None and source is not None:
                 mounts.append(MountPoint(point, source))
-    found = tuple(mounts)
-    if key is not None:
-        if len(_read_facets) >= _READ_FACETS_SIZE:
-            _read_facets.clear()
-        _read_facets[key] = found
-    return found
+    return tuple(mounts)
 
 
-# Mount lists read, by orjson's text of the list as sent: the runs of a cluster send the same list, which is read once
-# and is then the same tuple, whose index `mount_index` keeps. Equal texts give equal mounts (only text values are
-# read; orjson writes text exactly). Bounded: emptied when full.
-_READ_FACETS_SIZE = 64
-_read_facets: dict[bytes, tuple[MountPoint, ...]] = {}
+READ_LISTS_SIZE = 64
+INDEX_CACHE_SIZE = 16
+
+
+class MountMemo:
+    """The mount lists an engine's runs sent and their indexes (`MappingEngine.mount_memo`: they go with the engine).
+    The runs of a cluster send the same list, which is read once (`read`, by orjson's text of the list as sent) and
+    is then the same tuple, whose index `index` keeps. Equal texts give equal mounts (only text values are read;
+    orjson writes text exactly). Bounded: each is emptied when full."""
+
+    def __init__(self) -> None:
+        self._read: dict[bytes, tuple[MountPoint, ...]] = {}
+        self._indexes: dict[int, tuple[Sequence[MountPoint], MountIndex]] = {}
+
+    def read(self, value: Any) -> tuple[MountPoint, ...]:
+        """`mounts_from_facet(value)`, the same tuple for a list sent again."""
+        listed = _mount_list(value)
+        if listed is None:
+            return ()
+        try:  # a MountPoint (a dataclass) is refused: such lists are read every time
+            key = orjson.dumps(listed, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+        except orjson.JSONEncodeError:
+            return _read_mounts(listed)
+        known = self._read.get(key)
+        if known is not None:
+            return known
+        found = _read_mounts(listed)
+        if len(self._read) >= READ_LISTS_SIZE:
+            self._read.clear()
+        self._read[key] = found
+        return found
+
+    def index(self, mounts: Sequence[MountPoint] | MountIndex) -> MountIndex:
+        """`mount_index(mounts)`; a tuple is indexed once and remembered by identity (the caller keeps passing the
+        same run's tuple, so each lookup is O(name) and never O(mounts))."""
+        if isinstance(mounts, MountIndex) or mounts.__class__ is not tuple:
+            return mount_index(mounts)
+        cached = self._indexes.get(id(mounts))
+        if cached is not None and cached[0] is mounts:
+            return cached[1]
+        index = mount_index(mounts)
+        if len(self._indexes) >= INDEX_CACHE_SIZE:
+            self._indexes.clear()
+        self._indexes[id(mounts)] = (mounts, index)  # holding the tuple keeps its id from being reused while cached
+        return index
 
 
 class MountIndex:
@@ -111,25 +147,11 @@ class MountIndex:
         return best
 
 
-_INDEX_CACHE_SIZE = 16
-_indexes: dict[int, tuple[Sequence[MountPoint], MountIndex]] = {}
-
-
 def mount_index(mounts: Sequence[MountPoint] | MountIndex) -> MountIndex:
-    """The index of a mount list. A tuple is indexed once and remembered by identity (the caller keeps passing the same
-    run's tuple, so each lookup is O(name) and never O(mounts)); any other sequence is indexed on each call."""
+    """The index of a mount list (built on each call: `MountMemo.index` keeps a run's)."""
     if isinstance(mounts, MountIndex):
         return mounts
-    if mounts.__class__ is not tuple:
-        return MountIndex(_as_mount_points(mounts))
-    cached = _indexes.get(id(mounts))
-    if cached is not None and cached[0] is mounts:
-        return cached[1]
-    index = MountIndex(_as_mount_points(mounts))
-    if len(_indexes) >= _INDEX_CACHE_SIZE:
-        _indexes.clear()
-    _indexes[id(mounts)] = (mounts, index)  # holding the tuple keeps its id from being reused while cached
-    return index
+    return MountIndex(_as_mount_points(mounts))
 
 
 def _as_mount_points(mounts: Sequence[Any]) -> Sequence[MountPoint]:

@@ -2,7 +2,7 @@
 (olparser/adapters/run_state) load the rows these functions need and save what they return under their own atomic
 write; neither decides anything itself.
 
-Four kinds of bookkeeping (see olparser/pipeline.py for the protocol that uses them):
+Four kinds of bookkeeping (see olparser/pipeline/__init__.py for the protocol that uses them):
 
 - **the run's record** (`RunRecord`): the keys it claimed (what its plans may have uploaded), its commit `epoch`
   (how many commits it has made), the fingerprint of what it last wrote, and its pending `Intentions`;

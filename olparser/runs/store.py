@@ -6,7 +6,7 @@ Two implementations, in olparser/adapters/run_state: SQLite (one local file; the
 same runs). Both merge atomically, so concurrent workers handling events of the same run lose nothing.
 
 Besides the merged events, the store keeps the bookkeeping that makes the catalog independent of the order in which
-events are processed (see olparser/pipeline.py for the protocol). What that bookkeeping becomes at each step is
+events are processed (see olparser/pipeline/__init__.py for the protocol). What that bookkeeping becomes at each step is
 decided by one set of pure rules, the ownership ledger (olparser/runs/ledger.py); a store only loads the rows the
 ledger needs and saves its result under its own atomic write:
 

@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterable
 
+from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from olparser.contract import read_event
 from olparser.settings import Settings
@@ -51,7 +52,7 @@ def write_through_pipeline(atlas_url: str, data_dir: Path, events: Iterable[dict
         statuses = []
         for event in events:
             accepted = read_event(json.dumps(event).encode(), {"Content-Type": "application/json"}, runtime.limits())
-            statuses.append(runtime.process(json.loads(accepted.to_json_bytes())).status)
+            statuses.append(operations.process_event(runtime, json.loads(accepted.to_json_bytes())).status)
         return statuses
     finally:
         runtime.close()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import requests
 
+from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from tests.catalog_server.conftest import calls_since_reset
 from tests.support import databricks_runs as dr
@@ -68,7 +69,7 @@ def write_run(runtime: Runtime, namespace: str) -> None:
     }
     run = dr.orders_run(1)
     for event in dr.events(dr.NotebookRun(**{**run.__dict__, "run_facets": {"parent": parent}})):
-        runtime.process(event)
+        operations.process_event(runtime, event)
 
 
 def pipeline_of(catalog: CatalogServer) -> Any:

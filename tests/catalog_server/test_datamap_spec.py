@@ -15,6 +15,7 @@ from typing import Any, Iterator
 import pytest
 import requests
 
+from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from olparser.contract import read_event
 from olparser.settings import Settings
@@ -75,7 +76,7 @@ def test_every_request_of_the_connector_and_every_answer_fits_the_spec(catalog, 
     try:
         for event in events:
             accepted = read_event(json.dumps(event).encode(), {"Content-Type": "application/json"}, runtime.limits())
-            runtime.process(json.loads(accepted.to_json_bytes()))
+            operations.process_event(runtime, json.loads(accepted.to_json_bytes()))
         runtime.uploader().delete([("openlineage_dataset", "file:/tmp/cll_test/default.tbl1")])
     finally:
         runtime.close()

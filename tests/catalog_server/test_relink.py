@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import requests
 
+from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests.catalog_server.conftest import calls_since_reset
@@ -79,7 +80,7 @@ def stable(scanned: dict[str, Any]) -> str:
 
 def write_run(runtime: Runtime, number: int) -> None:
     for event in dr.events(dr.orders_run(number, dr.T0 + dr.timedelta(hours=number))):
-        runtime.process(event)
+        operations.process_event(runtime, event)
 
 
 def refs(process: dict[str, Any], name: str) -> list[tuple[str, str]]:
@@ -98,7 +99,7 @@ def test_a_scan_after_the_run_is_picked_up_by_one_tick_and_the_interim_path_goes
     scanned = scan(catalog, SET, CURATED_SET, partitionCount=3)
     calls_since_reset(catalog)
 
-    report = runtime.relink_scanned_assets()
+    report = operations.relink_scanned_assets(runtime)
 
     assert report.to_json() == {"checked": 3, "relinked": 1, "processes": 1, "deleted": 1, "kept": 0, "calls": 9}
     assert calls_since_reset(catalog) == {
@@ -120,7 +121,7 @@ def test_a_scan_after_the_run_is_picked_up_by_one_tick_and_the_interim_path_goes
     assert [e.key for e in store.due_interim(10)] == [(PATH, f"{LAKE}/raw/customers"), (PATH, RAW)]
     assert stable(entity(catalog, SET, CURATED_SET)) == stable(scanned)
 
-    assert runtime.relink_scanned_assets().to_json() == {
+    assert operations.relink_scanned_assets(runtime).to_json() == {
         "checked": 2,
         "relinked": 0,
         "processes": 0,
@@ -133,7 +134,7 @@ def test_a_scan_after_the_run_is_picked_up_by_one_tick_and_the_interim_path_goes
 def test_the_next_run_links_by_itself_and_the_process_keeps_its_name(catalog, runtime):
     write_run(runtime, 1)
     scanned = scan(catalog, SET, CURATED_SET, partitionCount=3)
-    runtime.relink_scanned_assets()
+    operations.relink_scanned_assets(runtime)
     write_run(runtime, 2)  # a newer run of the same statement
     process = entity(catalog, "databricks_process", PROCESS)
     assert refs(process, "outputs") == [(SET, CURATED_SET)]
@@ -147,7 +148,7 @@ def test_runs_whose_state_expired_are_relinked_from_what_the_catalog_holds(catal
     store = runtime.run_state_store()
     assert store.purge_expired(now=4_000_000_000.0) == 1
     scan(catalog, SET, CURATED_SET)
-    assert runtime.relink_scanned_assets().processes == 1
+    assert operations.relink_scanned_assets(runtime).processes == 1
     assert refs(entity(catalog, "databricks_process", PROCESS), "outputs") == [(SET, CURATED_SET)]
     assert entity(catalog, PATH, CURATED) is None
 
@@ -175,7 +176,7 @@ def test_an_interim_entity_another_tools_process_uses_is_kept_but_no_longer_used
     )
     scan(catalog, SET, CURATED_SET)
 
-    assert runtime.relink_scanned_assets().to_json()["kept"] == 1
+    assert operations.relink_scanned_assets(runtime).to_json()["kept"] == 1
     assert entity(catalog, PATH, CURATED) is not None
     assert refs(entity(catalog, "Process", "adf://copy_orders"), "inputs") == [(PATH, CURATED)]
     assert refs(entity(catalog, "databricks_process", PROCESS), "outputs") == [(SET, CURATED_SET)]
@@ -186,7 +187,7 @@ def test_an_interim_path_a_scan_has_filled_in_is_the_scanners_and_stays(catalog,
     write_run(runtime, 1)
     scan(catalog, PATH, CURATED, size=4096, isFile=False)  # the scanner registered that very name
     scan(catalog, SET, CURATED_SET)
-    assert runtime.relink_scanned_assets().to_json()["relinked"] == 0
+    assert operations.relink_scanned_assets(runtime).to_json()["relinked"] == 0
     assert entity(catalog, PATH, CURATED) is not None
     assert refs(entity(catalog, "databricks_process", PROCESS), "outputs") == [(PATH, CURATED)]
     assert runtime.run_state_store().interim_keys([(PATH, CURATED)]) == set()
@@ -201,7 +202,9 @@ def test_a_worker_that_still_believes_nothing_was_scanned_links_the_next_run_to_
         Settings(data_dir=tmp_path / "data", atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH)
     )
     try:
-        assert timer_instance.relink_scanned_assets().deleted == 1  # on another instance: the interim path goes
+        assert (
+            operations.relink_scanned_assets(timer_instance).deleted == 1
+        )  # on another instance: the interim path goes
     finally:
         timer_instance.close()
 
@@ -214,7 +217,7 @@ def test_a_worker_that_still_believes_nothing_was_scanned_links_the_next_run_to_
 def test_a_registry_entry_whose_candidates_cannot_be_read_is_forgotten_not_fatal(catalog, runtime):
     store = runtime.run_state_store()
     store.register_interim({(PATH, f"{LAKE}/broken"): "not json", (PATH, f"{LAKE}/odd"): '[{"typeName": 1}]'})
-    assert runtime.relink_scanned_assets().to_json() == {
+    assert operations.relink_scanned_assets(runtime).to_json() == {
         "checked": 0,
         "relinked": 0,
         "processes": 0,
@@ -248,6 +251,6 @@ def test_a_process_of_the_same_type_written_by_another_tool_is_not_rewritten(cat
         },
     )
     scan(catalog, SET, CURATED_SET)
-    assert runtime.relink_scanned_assets().to_json()["kept"] == 1
+    assert operations.relink_scanned_assets(runtime).to_json()["kept"] == 1
     assert refs(entity(catalog, "databricks_process", other), "inputs") == [(PATH, CURATED)]
     assert refs(entity(catalog, "databricks_process", PROCESS), "outputs") == [(SET, CURATED_SET)]

@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from olparser.runs.store import TOMBSTONE_SECONDS
 from olparser.settings import Settings
@@ -185,7 +186,7 @@ def sweep(serve: ServeHandle, store: str) -> None:
     )
     runtime = Runtime(settings)
     try:
-        report = runtime.write_due_runs(now=time.time() + 2)
+        report = operations.write_due_runs(runtime, now=time.time() + 2)
     finally:
         runtime.close()
     assert report.failed == 0, report

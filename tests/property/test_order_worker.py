@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from olparser.adapters import operations
 from olparser.adapters.delivery.queues import poison_queue_name
 from olparser.adapters.runtime import Runtime
 from tests.conftest import open_test_run_state_store
@@ -37,9 +38,8 @@ EXAMPLES = {"sqlite": 40, "table": 6}
 
 def through_the_worker(events: list[dict[str, Any]], hold: int, kind: str = "sqlite", request=None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder, CatalogServer(Path(folder) / "catalog.db") as catalog:
-        runtime = Runtime(_settings(Path(folder), catalog.atlas_url, hold))
-        store = open_test_run_state_store(kind, Path(folder), request)
-        runtime._once("run_state_store", lambda: store)  # this test's store (a fresh table on Azurite for `table`)
+        store = open_test_run_state_store(kind, Path(folder), request)  # a fresh table on Azurite for `table`
+        runtime = Runtime(_settings(Path(folder), catalog.atlas_url, hold), run_state_store=store)
         try:
             service = runtime.queue_service()
             queue = service.queue("lineage-events")
@@ -49,7 +49,7 @@ def through_the_worker(events: list[dict[str, Any]], hold: int, kind: str = "sql
                 queue.send(courier.deliver(json.dumps(event).encode("utf-8"), run.get("runId"), event.get("eventType")))
 
             def handler(text: str, dequeue_count: int) -> None:  # what function_app.process_lineage_event does
-                runtime.process(courier.open_event(text))
+                operations.process_event(runtime, courier.open_event(text))
 
             worker = QueueWorker(
                 queue,
@@ -65,7 +65,7 @@ def through_the_worker(events: list[dict[str, Any]], hold: int, kind: str = "sql
                     what=f"{len(events)} events handled",
                 )
             assert (worker.counts.succeeded, worker.counts.failed, worker.counts.poisoned) == (len(events), 0, 0)
-            runtime.write_due_runs(now=FAR_FUTURE)
+            operations.write_due_runs(runtime, now=FAR_FUTURE)
         finally:
             runtime.close()
         return catalog_content(catalog.atlas_url)

@@ -202,7 +202,7 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     )  # one event at a time: nothing to hold a run for
     live = Runtime(settings)
     try:
-        statuses = [live.process(event).status for event in events]
+        statuses = [live.pipeline().process(event).status for event in events]
     finally:
         live.close()
     # the ETL job's three runs and the two-output run are written (load and transform, whose outputs are temporary

@@ -136,7 +136,7 @@ def test_remap_after_a_new_rule_leaves_no_trace_of_the_old_plan_the_live_path_wr
     events = spark_run(0)
     live = Runtime(job_for(catalog, mappings_inline=without_blob, **run_state_settings).settings)
     try:
-        assert [live.process(event).status for event in events] == ["waiting", "written"]
+        assert [live.pipeline().process(event).status for event in events] == ["waiting", "written"]
     finally:
         live.close()
     placeholder = "wasbs://out@contosoblob.blob.core.windows.net/reports/out_0"

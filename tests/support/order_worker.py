@@ -9,6 +9,7 @@ from typing import Any
 
 import requests
 
+from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests.property.scenarios import WORKSPACE_HOSTS
@@ -100,8 +101,8 @@ def in_order(events: list[dict[str, Any]], hold: int) -> dict[str, Any]:
         runtime = Runtime(_settings(Path(folder), catalog.atlas_url, hold))
         try:
             for event in events:
-                runtime.process(event)
-            runtime.write_due_runs(now=FAR_FUTURE)
+                operations.process_event(runtime, event)
+            operations.write_due_runs(runtime, now=FAR_FUTURE)
         finally:
             runtime.close()
         return catalog_content(catalog.atlas_url)

@@ -2,7 +2,8 @@
 olparser/adapters) imports nothing from the adapters, and olparser imports nothing from tools (tools use olparser,
 never the reverse); bench imports nothing from tests; no module imports another package's private names (`_name`) or
 private modules; tools/ modules import each other relatively, since the wheel installs tools/ as `ol2purview_tools`
-(setup.py). Imports under `if TYPE_CHECKING:` are annotations only and are not counted."""
+(setup.py). Imports under `if TYPE_CHECKING:` are annotations only and are not counted. The docstrings of olparser,
+tools and bench name only files, folders, modules and module names that exist."""
 
 from __future__ import annotations
 
@@ -226,6 +227,7 @@ def test_every_package_says_what_it_is(package: str):
 
 
 PATH_NAMED = re.compile(r"\b((?:olparser|tools|bench|tests)/[\w/]+\.py)\b")
+FOLDER_NAMED = re.compile(r"\b((?:olparser|tools|bench|tests)/[\w/]+/)(?=[\s`),.;:]|$)")
 MODULE_NAMED = re.compile(r"\b(olparser(?:\.\w+)+)")
 
 
@@ -252,6 +254,7 @@ def _defines(module: str, name: str) -> bool:
 
 def _named_but_missing(text: str) -> list[str]:
     missing = [path for path in PATH_NAMED.findall(text) if not (PROJECT_ROOT / path).is_file()]
+    missing += [path for path in FOLDER_NAMED.findall(text) if not (PROJECT_ROOT / path).is_dir()]
     for dotted in MODULE_NAMED.findall(text):
         parts = dotted.rstrip(".").split(".")
         known = next((i for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in MODULES), 0)
@@ -266,7 +269,7 @@ def test_every_module_a_docstring_names_exists():
     found = {
         f"{module}: {name}"
         for module, path in FILES.items()
-        if module.split(".")[0] in ("olparser", "tools")
+        if module.split(".")[0] in ("olparser", "tools", "bench")
         for text in _docstrings(ast.parse(path.read_text(encoding="utf-8")))
         for name in _named_but_missing(text)
     }
@@ -274,9 +277,12 @@ def test_every_module_a_docstring_names_exists():
 
 
 def test_a_docstring_naming_a_missing_module_is_found():
-    assert _named_but_missing("see olparser/writing.py and olparser.writing.write_plans") == []
-    assert _named_but_missing("see olparser/nowhere.py, olparser.nowhere and olparser.writing.nothing") == [
+    assert _named_but_missing("see olparser/writing.py, olparser/pipeline/ and olparser.writing.write_plans") == []
+    assert _named_but_missing(
+        "see olparser/nowhere.py, olparser/nowhere/, olparser.nowhere and olparser.writing.nothing"
+    ) == [
         "olparser/nowhere.py",
+        "olparser/nowhere/",
         "olparser.nowhere",
         "olparser.writing.nothing",
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -13,14 +14,22 @@ from olparser.relink import RelinkReport
 
 
 class Runtime:
+    """The parts the timers' operations use (olparser/adapters/operations.py), answering with the given reports: the
+    runner's tick, the poison queue's length (`due.poison_waiting`) and the re-link timer's worker."""
+
     def __init__(self, due: DueReport = DueReport(), relink: RelinkReport = RelinkReport()) -> None:
         self.due, self.relink = due, relink
+        self.settings = SimpleNamespace(lineage_queue="lineage-events")
 
-    def write_due_runs(self) -> DueReport:
-        return self.due
+    def pipeline(self) -> SimpleNamespace:
+        return SimpleNamespace(write_due=lambda now=None: replace(self.due, poison_waiting=0))
 
-    def relink_scanned_assets(self) -> RelinkReport:
-        return self.relink
+    def queue_service(self) -> SimpleNamespace:
+        poison = SimpleNamespace(approximate_count=lambda: self.due.poison_waiting)
+        return SimpleNamespace(queue=lambda name: poison if name == "lineage-events-poison" else None)
+
+    def relinker(self) -> SimpleNamespace:
+        return SimpleNamespace(run=lambda now=None: self.relink)
 
 
 @pytest.mark.parametrize(

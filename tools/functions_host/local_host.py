@@ -191,7 +191,7 @@ def _register_typedefs() -> str:
     """The typedef note for the banner. A type of the connector's name that it did not create and cannot write with
     refuses the start (RuntimeError naming it, what differs and TYPE_PREFIX); the catalog being down does not."""
     try:
-        report = process_runtime().ensure_typedefs()
+        report = process_runtime().uploader().ensure_typedefs()
     except ForeignTypeConflict as exc:
         raise RuntimeError(exc.message) from None
     except ConfigurationError as exc:  # e.g. a placement rules file with problems: named, not retried

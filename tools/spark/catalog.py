@@ -7,11 +7,11 @@ many runs per call, and removing placeholders. Every call goes through the live 
 - `PlanWriter`: one task's share of the plans: resolves their datasets against the scanned assets with the live
   path's `ScannedAssetResolver` (all runs of the task together: one lookup per type, the answers cached for the
   task) and links each plan (`link_plan`), then writes them through the live path's own write procedure
-  (olparser/writing.py `write_plans` and `carry_out`) with the live path's run-state store (`registry`): claim, the
-  store's newer-run test, upload, commit, delete what no run uses any more, done. Its own parts are the batch's:
-  it reads the processes the plans write (one GET per type and URL-sized chunk) and drops the unchanged ones, and
-  packs the rest (`olparser.lineage.combine`) into one bulk call each. The interim datasets the live path created
-  count as the connector's and those the backfill creates are registered for the re-link timer.
+  (olparser/writing.py `write_plans` and `finish_catalog_work`) with the live path's run-state store (`registry`):
+  claim, the store's newer-run test, upload, commit, delete what no run uses any more, done. Its own parts are the
+  batch's: it reads the processes the plans write (one GET per type and URL-sized chunk) and drops the unchanged
+  ones, and packs the rest (`olparser.lineage.combine`) into one bulk call each. The interim datasets the live path
+  created count as the connector's and those the backfill creates are registered for the re-link timer.
 - `delete_entities`: `DELETE /entity/bulk?guid=...` of entities already read (the remap reads the placeholders with
   their relationships to see which are unused, so their guids are known: `CatalogUploader.delete`, which looks them
   up by key, would read them a second time).
@@ -43,7 +43,7 @@ from olparser.resolution.model import Resolution
 from olparser.runs import RunStateStore
 from olparser.runs.marks import LifecycleMark
 from olparser.settings import Settings
-from olparser.writing import RunWrite, carry_out, wait_for_deletions, write_plans
+from olparser.writing import RunWrite, finish_catalog_work, wait_for_deletions, write_plans
 
 from .runs import Selected
 
@@ -236,9 +236,9 @@ class PlanWriter:
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
         """Write the runs' plans through the one write procedure (olparser/writing.py `write_plans`: claim, the
-        run-state store's newer-run test, upload with the interim datasets registered, commit; `carry_out`: delete
-        what no run uses any more, done), many runs per bulk call. The processes the catalog already holds as they
-        would be written are not uploaded again (one read per type and URL-sized chunk)."""
+        run-state store's newer-run test, upload with the interim datasets registered, commit; `finish_catalog_work`:
+        delete what no run uses any more, done), many runs per bulk call. The processes the catalog already holds as
+        they would be written are not uploaded again (one read per type and URL-sized chunk)."""
         if self.registry is None:
             raise ValueError("PlanWriter.write needs the run-state store (registry)")
         stats = WriteStats()
@@ -272,7 +272,7 @@ class PlanWriter:
         stats.written, stats.unchanged, stats.placeholders = verdicts.written, verdicts.unchanged, verdicts.placeholders
         stats.superseded += sum(len(c.superseded) for c in written.committed)
         stats.requests = written.requests
-        stats.deleted, delete_calls = carry_out(
+        stats.deleted, delete_calls = finish_catalog_work(
             self.registry, self.uploader, self.resolver, [(c.run.key, c.result) for c in written.committed]
         )  # one request
         stats.calls = calls[0] + delete_calls

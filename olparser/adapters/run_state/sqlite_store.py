@@ -280,7 +280,7 @@ class SqliteRunStateStore(SqliteFile):
                 "epoch = excluded.epoch, due_attempts = 0",
                 (run_key, now, _keys_json(new.claimed), _keys_json(new.claimed), fingerprint, new.epoch),
             )
-            return self._carry_out(db, run_key, new.pending, now, settle_at=now + ledger.SETTLE_SECONDS)
+            return self._apply_intentions(db, run_key, new.pending, now, settle_at=now + ledger.SETTLE_SECONDS)
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
         now = time.time() if now is None else now
@@ -288,7 +288,7 @@ class SqliteRunStateStore(SqliteFile):
             record, due = self._record(db, run_key)
             if record.pending is None:
                 return None
-            return self._carry_out(
+            return self._apply_intentions(
                 db, run_key, record.pending, now, settle_at=due if due is not None else now + ledger.SETTLE_SECONDS
             )
 
@@ -530,7 +530,7 @@ class SqliteRunStateStore(SqliteFile):
             version=row[0], epoch=row[1], claimed=frozenset(_keys_from(row[2])), fingerprint=row[3], pending=pending
         ), row[5]
 
-    def _carry_out(
+    def _apply_intentions(
         self, db: sqlite3.Connection, run_key: str, intentions: ledger.Intentions, now: float, settle_at: float | None
     ) -> CommitResult:
         """Release the users entries and change the writers the intentions name (in the caller's transaction);

@@ -61,7 +61,7 @@ class SideRows(RunRows):
         """A new version of the run, its state unchanged: a commit of a plan built before is stale (rebuilt)."""
         entity = self._read(run_key)
         if entity is not None:
-            new = self._carry_over(run_key, entity)
+            new = self._copied_row(run_key, entity)
             new["version"] = int(entity.get("version", 0)) + 1
             self._write(new, entity)
 

@@ -168,7 +168,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
                 self._decode(entity) if entity is not None and live else None, event, max_datasets=max_datasets
             )
             state = _compressed_state(snapshot, run_id, self.max_state_bytes)
-            new = self._carry_over(run_id, entity)
+            new = self._copied_row(run_id, entity)
             version = int(entity.get("version", 0)) if entity is not None else 0
             if entity is None or state_rewrite_needed(
                 live and self._get_blob(entity, "state") == state,
@@ -244,7 +244,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             record = self._record(entity)
             new = ledger.claim(record, keys)
             if new is not record:
-                row = self._carry_over(run_key, entity)
+                row = self._copied_row(run_key, entity)
                 self._put_keys(row, "claimed", new.claimed)
                 row["updated_at"] = float(now)
                 self._write(row, entity)
@@ -290,7 +290,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             assert new.pending is not None  # a commit records its intentions (ledger.commit)
             settle_at = now + ledger.SETTLE_SECONDS
             self._put_due(run_key, settle_at)  # first: the timer finds the run even if we crash after the write
-            row = self._carry_over(run_key, entity)
+            row = self._copied_row(run_key, entity)
             self._put_keys(row, "written", new.claimed)
             self._put_keys(row, "claimed", new.claimed)
             self._put_pending(row, new.pending)
@@ -303,13 +303,13 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         if written is None:
             return CommitResult(stale=True)
         intentions, row = written
-        return self._carry_out(run_key, intentions, row, now)
+        return self._apply_intentions(run_key, intentions, row, now)
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
         now = time.time() if now is None else now
         entity = self._read(run_key)
         pending = self._record(entity).pending
-        return None if pending is None else self._carry_out(run_key, pending, entity, now)
+        return None if pending is None else self._apply_intentions(run_key, pending, entity, now)
 
     def done(self, run_key: str, epoch: int) -> None:
         self._clear_pending(run_key, epoch, None)
@@ -370,7 +370,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self.close()
 
     # --- users of an entity: a partition per entity, its head row and one row per run using it ---------------
-    def _carry_out(
+    def _apply_intentions(
         self, run_key: str, intentions: ledger.Intentions, entity: TableEntity | None, now: float
     ) -> CommitResult:
         """Release the users rows and change the writers the intentions name; clear them when no catalog work is
@@ -421,7 +421,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         text = b"" if intentions is None else zlib.compress(json.dumps(intentions.to_json()).encode("utf-8"), 6)
         self._put_blob(entity, "pending", text)
 
-    def _carry_over(self, run_key: str, entity: TableEntity | None) -> TableEntity:
+    def _copied_row(self, run_key: str, entity: TableEntity | None) -> TableEntity:
         """A new entity for the run with everything `entity` had (the caller changes what it owns)."""
         new = TableEntity(self._keys(run_key))
         if entity is not None:

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from olparser.contract.schema import CONTRACT, contract_validators, date_time_by_pattern, is_date_time
+from olparser.contract.schema import contract, contract_validators, date_time_by_pattern, is_date_time
 from olparser.contract.times import event_instant, instant_by_pattern
 from tools import generate_contract_checks
 
-DEFS = CONTRACT["$defs"]
+DEFS = contract()["$defs"]
 # Small bounds, so that generated instances reach them: names of 6 characters, arrays of 2.
 SMALL = contract_validators(6, datasets=2, columns=2, mounts=2, input_fields=2)
 DEFINITIONS = sorted(

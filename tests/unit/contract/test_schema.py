@@ -9,7 +9,7 @@ import fastjsonschema
 import pytest
 
 from olparser.contract.facets import facet_group
-from olparser.contract.schema import CONTRACT, CompiledDef, contract_validators
+from olparser.contract.schema import CompiledDef, contract, contract_validators
 from olparser.contract.strip import facet_maps
 from tests.support.repository import SHARED
 from tests.unit.contract.helpers import minimal_event
@@ -122,8 +122,8 @@ def test_every_read_facet_has_a_definition_and_every_reference_resolves() -> Non
     }
     assert set(validators.facets["inputFacets"]) == {"inputStatistics", "dataQualityMetrics"}
     assert set(validators.facets["outputFacets"]) == {"outputStatistics"}
-    refs = {ref for ref in _refs(CONTRACT)}
-    assert {ref.rsplit("/", 1)[1] for ref in refs} <= set(CONTRACT["$defs"])
+    refs = {ref for ref in _refs(contract())}
+    assert {ref.rsplit("/", 1)[1] for ref in refs} <= set(contract()["$defs"])
 
 
 def _refs(node: Any) -> Iterator[str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from olparser.naming import MappingResult
+from olparser.naming.mounts import MountMemo
 
 SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 EVENTS = SHARED / "openlineage" / "events"
@@ -22,6 +23,8 @@ class FakeEngine:
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
+        self.datasets_met: dict = {}  # what the lineage build remembers with an engine (MappingEngine.datasets_met)
+        self.mount_memo = MountMemo()
 
     def map(self, namespace, name, *, mounts=(), workspace_url=None):
         self.calls.append((namespace, name, mounts, workspace_url))

@@ -68,17 +68,18 @@ def test_a_dataset_met_again_is_the_same_object_with_its_identities_built_once()
 
 def test_remembered_datasets_are_bounded(monkeypatch):
     monkeypatch.setattr(datasets_module, "REMEMBERED_DATASETS", 3)
-    resolver = _resolver(MappingEngine.from_rules([ADLS]))
+    engine = MappingEngine.from_rules([ADLS])
+    resolver = _resolver(engine)
 
     names = [resolver.resolve_name("abfss://raw@lake.dfs.core.windows.net", f"t{i}").qualified_name for i in range(7)]
 
     assert names == [f"https://lake.dfs.core.windows.net/raw/t{i}" for i in range(7)]
-    assert len(datasets_module._remembered) <= 3
+    assert list(engine.datasets_met) == [("abfss://raw@lake.dfs.core.windows.net", "t6")]  # emptied at t3 and t6
 
 
-def test_only_what_can_be_met_again_is_remembered(monkeypatch):
-    monkeypatch.setattr(datasets_module, "_remembered", {})
-    adls_only = _resolver(MappingEngine.from_rules([ADLS]))
+def test_only_what_can_be_met_again_is_remembered():
+    engine = MappingEngine.from_rules([ADLS])
+    adls_only = _resolver(engine)
     long_name = "x" * 600  # the engine keeps no answer for it, so its dataset would never be met again
 
     assert (
@@ -87,4 +88,4 @@ def test_only_what_can_be_met_again_is_remembered(monkeypatch):
     )
     assert adls_only.resolve(ORDERS).table == "hive://metastore/sales.orders"  # a placeholder table: built each time
 
-    assert list(datasets_module._remembered) == [("abfss://raw@lake.dfs.core.windows.net", "sales/orders")]
+    assert list(engine.datasets_met) == [("abfss://raw@lake.dfs.core.windows.net", "sales/orders")]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from olparser.naming import MountPoint
-from olparser.naming.mounts import MountIndex, mount_index, resolve_mount
+from olparser.naming.mounts import MountIndex, MountMemo, mount_index, resolve_mount
 
 MOUNTS = (
     MountPoint("/mnt/x/", "abfss://x@xsa.dfs.core.windows.net/"),
@@ -32,8 +32,9 @@ def test_the_root_mount_is_never_indexed_and_spaces_are_trimmed() -> None:
 
 
 def test_a_tuple_is_indexed_once_and_reused() -> None:
-    mounts = tuple(MOUNTS)
-    assert mount_index(mounts) is mount_index(mounts)
+    mounts, memo = tuple(MOUNTS), MountMemo()
+    assert memo.index(mounts) is memo.index(mounts)
+    assert mount_index(mounts) is not mount_index(mounts)  # without a memo: built on each call
 
 
 def test_a_list_is_indexed_on_each_call_so_changes_are_seen() -> None:

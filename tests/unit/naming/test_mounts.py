@@ -8,7 +8,7 @@ import pytest
 
 from olparser.naming import MountPoint, mounts_from_facet
 from olparser.naming import mounts as mounts_module
-from olparser.naming.mounts import canonical_dbfs, location_dataset, resolve_mount
+from olparser.naming.mounts import MountMemo, canonical_dbfs, location_dataset, resolve_mount
 
 MOUNTS = (
     MountPoint("/mnt/x/", "abfss://x@xsa.dfs.core.windows.net/"),
@@ -98,13 +98,14 @@ def test_mounts_from_the_facet_in_every_accepted_shape():
 
 
 def test_a_mount_list_sent_again_is_read_once_and_each_list_is_read_as_sent(monkeypatch):
-    monkeypatch.setattr(mounts_module, "_READ_FACETS_SIZE", 2)
-    first = mounts_from_facet([{"mountPoint": "/mnt/a", "source": "abfss://a@s.dfs.core.windows.net/"}])
+    monkeypatch.setattr(mounts_module, "READ_LISTS_SIZE", 2)
+    memo = MountMemo()
+    first = memo.read([{"mountPoint": "/mnt/a", "source": "abfss://a@s.dfs.core.windows.net/"}])
     # equal lists from other events are the same tuple (so its index is built once); lists that differ in a way
     # Python's equality or orjson's nulls would hide are read each as sent
-    assert mounts_from_facet([{"mountPoint": "/mnt/a", "source": "abfss://a@s.dfs.core.windows.net/"}]) is first
+    assert memo.read([{"mountPoint": "/mnt/a", "source": "abfss://a@s.dfs.core.windows.net/"}]) is first
     assert [
-        mounts_from_facet(value)
+        memo.read(value)
         for value in (
             [{"mountPoint": "/mnt/a", "source": "abfss://b@s.dfs.core.windows.net/"}],
             [{"mountPoint": "/mnt/a", "source": None}, {"mountPoint": "/mnt/c", "source": "s3://c"}],
@@ -119,7 +120,7 @@ def test_a_mount_list_sent_again_is_read_once_and_each_list_is_read_as_sent(monk
         first,
         (),
     ]
-    assert len(mounts_module._read_facets) <= 2
+    assert len(memo._read) == 1  # emptied when it held 2: the last list read alone
 
 
 @pytest.mark.parametrize(

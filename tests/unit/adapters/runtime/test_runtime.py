@@ -13,8 +13,10 @@ import pytest
 import requests
 from azure.core.credentials import AccessToken
 
+from olparser.adapters import operations
 from olparser.adapters.catalog import CatalogUnavailable
-from olparser.adapters.runtime import ConfigurationError, Runtime, TypedefsFirstUploader
+from olparser.adapters.catalog.typedefs_first import TypedefsFirstUploader
+from olparser.adapters.runtime import ConfigurationError, Runtime
 from olparser.settings import Settings
 from tests.support.ports import free_port
 from tests.support.repository import SHARED
@@ -104,11 +106,11 @@ def test_a_fresh_catalog_gets_the_typedefs_then_runs_cost_five_calls_then_one(tm
     with CatalogServer(tmp_path / "catalog.db", port=free_port()) as catalog:
         rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH))
         complete = json.loads((EVENTS / "accelerator__UnitTestColData_CompleteOlColMessage.json").read_text())
-        first = rt.process(complete)
+        first = operations.process_event(rt, complete)
         after_first = catalog.counter.snapshot()
         again = json.loads(json.dumps(complete))
         again["run"]["runId"] = "4b0c7f35-8a7b-4f3c-9d61-0d1f6f1f2a11"
-        second = rt.process(again)
+        second = operations.process_event(rt, again)
         after_second = catalog.counter.snapshot()
         rt.close()
     assert after_first["byRoute"]["GET /types/typedefs"] == 1
@@ -145,7 +147,11 @@ def test_static_job_and_dataset_events_go_through_the_runtime_into_the_catalog(t
     }
     with CatalogServer(tmp_path / "catalog.db") as catalog:
         rt = Runtime(Settings(data_dir=tmp_path, atlas_endpoint=catalog.atlas_url, mappings_path=MAPPINGS_PATH))
-        outcomes = [rt.process(job), rt.process(dataset), rt.process(job)]
+        outcomes = [
+            operations.process_event(rt, job),
+            operations.process_event(rt, dataset),
+            operations.process_event(rt, job),
+        ]
         process = catalog.atlas_url + "/entity/uniqueAttribute/type/spark_process"
         found = requests.get(
             process,
@@ -180,9 +186,9 @@ def test_the_timer_tick_counts_the_messages_waiting_in_the_poison_queue(tmp_path
 
 
 def poison_counts(runtime: Runtime) -> tuple[int, int, bool]:
-    empty = runtime.write_due_runs().poison_waiting
+    empty = operations.write_due_runs(runtime).poison_waiting
     poison = runtime.queue_service().queue("lineage-events-poison")
     poison.send('{"v": 1}')
     poison.send('{"v": 2}')
-    report = runtime.write_due_runs()
+    report = operations.write_due_runs(runtime)
     return empty, report.poison_waiting, report.did_something  # a warning of its own, not "did something"

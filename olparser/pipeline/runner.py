@@ -1,0 +1,156 @@
+"""The runner (`LineagePipeline`): when a run is written. The queue trigger (`process`) folds an event into its run and
+writes the run when it is due; the timer (`write_due`, olparser/pipeline/timer.py) writes the runs whose wait is over;
+a writer of temporary datasets has their readers written again, and a notebook run under its stable identity takes
+over its session-specific processes (olparser/pipeline/takeover.py). How a run is written: `RunWriter`
+(olparser/pipeline/run_writer.py)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from olparser.inherited_orchestrators import record_passed_orchestration
+from olparser.runs import RunSnapshot, is_static_event, snapshot_from_static
+from olparser.runs.rules import INCOMPLETE, RunStatus, run_key
+from olparser.runs.store import Schedule
+
+from . import timer
+from .policy import Decision, DueReport, LineageOutcome, decide
+from .run_writer import RunWriter
+from .takeover import take_over
+from .temporary import record_temporary
+
+log = logging.getLogger(__name__)
+
+
+class LineagePipeline(RunWriter):
+    """The runner: `process` (the queue trigger) folds an event into its run and writes the run when it is due;
+    `write_due` (the timer) writes the runs whose wait is over and retries deletions. The catalog write is the one
+    write procedure's (olparser/writing.py); the store, uploader, resolver and history are passed in."""
+
+    # --- the queue trigger -------------------------------------------------------------------------------------
+    def process(self, event: dict[str, Any], *, now: float | None = None, redelivered: bool = False) -> LineageOutcome:
+        """Fold the event into its run and write the run's lineage when there is something new to write.
+
+        `redelivered`: the queue delivers this message again (its dequeue count is above 1), so an earlier attempt
+        may have died between its upload and its commit. That upload may have landed after another writer committed
+        the run's current plan, leaving the catalog older than the plan the store records: the run is written again
+        even when its fingerprint says unchanged.
+
+        Raises what the uploader raises (CatalogUnavailable, CatalogRejected): the caller's queue retries, and after
+        its last attempt the message goes to the poison queue, from which `ol2purview requeue` brings it back.
+        """
+        now = self._clock() if now is None else now
+        event_type = event.get("eventType") if isinstance(event.get("eventType"), str) else None
+        key = run_key(event)
+        if is_static_event(event):
+            with self._locked(key), self._store.folded_reads(key):
+                run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
+                return self._write(key, run, None, run.event_type, now, event_type, rewrite=redelivered)
+        run_id = key
+        with self._locked(run_id):
+            with self._store.folded_reads(run_id):
+                run, version = self._store.merge_versioned(
+                    event,
+                    now=now,
+                    max_datasets=self._policy.max_datasets,
+                    schedule=lambda merged: self._waiting(merged, now),
+                )
+                readers = record_temporary(self._store, run_id, run, now) | record_passed_orchestration(
+                    self._store, run_id, run, now
+                )  # an application run's orchestrator, for its SQL jobs
+                outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+        self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
+        if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
+            outcome = self._take_over(run_id, run, outcome, now)
+        return outcome
+
+    # --- the timer ---------------------------------------------------------------------------------------------
+    def write_due(self, *, now: float | None = None, limit: int = 200) -> DueReport:
+        """Write the runs whose time has come (INCOMPLETE runs, held Databricks runs) and retry deletions that did
+        not finish. A failed run is tried again later, at most MAX_DUE_ATTEMPTS times (olparser/pipeline/timer.py)."""
+        now = self._clock() if now is None else now
+        return timer.write_due(
+            self._store, self._uploader, self._history, self._locked, self._write_due_run, now=now, limit=limit
+        )
+
+    def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
+        """One due run, under its lock: written (as INCOMPLETE when it has not ended), or unscheduled."""
+        with self._store.folded_reads(key):
+            self._resume_interrupted_commit(key, now)  # a commit's intentions that a crash left (the timer's sweep)
+            run, version = self._store.get_versioned(key, now=now)
+            if run is None:
+                self._store.schedule(key, None)
+                return None
+            decision = decide(run, self._policy.complete(), self._options)  # the hold, if any, is over
+            if decision is Decision.SKIP:
+                self._store.schedule(key, None)
+                self._record_unwritten(key, run, now)
+                return None
+            if decision is Decision.WRITE:
+                return self._write(key, run, version, run.event_type, now, None)
+            if not (run.inputs or run.outputs):
+                self._store.schedule(key, None)
+                return None
+            return self._write(key, run, version, INCOMPLETE, now, None)
+
+    # --- deciding and writing ----------------------------------------------------------------------------------
+    def _waiting(self, run: RunSnapshot, now: float) -> Schedule | None:
+        """When the timer should look at a run that waits (for more events, or for its environment), saved with
+        the merge that made it wait; None: the decision is another (it schedules, or not, itself)."""
+        policy = self._policy
+        decision = decide(run, policy, self._options)
+        if decision is Decision.WAIT and (run.inputs or run.outputs) and policy.incomplete_run_seconds > 0:
+            return Schedule(now + policy.incomplete_run_seconds)
+        if decision is Decision.HOLD:
+            return Schedule(now + policy.environment_wait_seconds, keep_earlier=True)
+        return None
+
+    def _decide(
+        self, run_id: str, run: RunSnapshot, version: int, now: float, event_type: str | None, *, rewrite: bool = False
+    ) -> LineageOutcome:
+        """What to do with the run after a merge (which scheduled it if it waits: `_waiting`)."""
+        policy = self._policy
+        decision = decide(run, policy, self._options)
+        if decision is Decision.WAIT:
+            return self._outcome(run, event_type, RunStatus.WAITING)
+        if decision is Decision.SKIP:
+            if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
+                return self._write(run_id, run, version, run.event_type, now, event_type, empty=True, rewrite=rewrite)
+            self._store.schedule(run_id, None)
+            calls = self._record_unwritten(run_id, run, now)
+            return self._outcome(run, event_type, RunStatus.SKIPPED, calls=calls)
+        if decision is Decision.HOLD:
+            return self._outcome(run, event_type, RunStatus.HELD)
+        return self._write(run_id, run, version, run.event_type, now, event_type, rewrite=rewrite)
+
+    def _rewrite_readers(self, readers: frozenset[str], now: float) -> None:
+        """A writer of temporary datasets came: the runs that read them and were written already are written again
+        (their plans now list what it read). Order-independence: a reader handled first wrote without it."""
+        for reader in sorted(readers):
+            with self._locked(reader):
+                if self._store.written_fingerprint(reader, now=now) is None:
+                    continue  # not written yet: it looks the writer up when it is
+                run, version = self._store.get_versioned(reader, now=now)
+                if run is None or decide(run, self._policy.complete(), self._options) is Decision.SKIP:
+                    continue
+                self._write(reader, run, version, run.event_type if run.is_terminal else INCOMPLETE, now, None)
+
+    # --- take-over of session-specific identities ----------------------------------------------------------------
+    def _take_over(self, key: str, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
+        """A notebook run written under its stable identity takes over the processes earlier versions wrote under a
+        session-specific owner (`takeover.take_over`); needs the run history."""
+        if self._history is None:
+            return outcome
+        calls, deleted = take_over(self._history, self._options, run, now, self._taken_over, self._write_again)
+        return replace(outcome, catalog_calls=outcome.catalog_calls + calls, deleted=outcome.deleted + deleted)
+
+    def _write_again(self, key: str, now: float) -> LineageOutcome:
+        """Write a finished run again from its state (its plan built anew)."""
+        with self._locked(key):
+            run, version = self._store.get_versioned(key, now=now)
+            if run is None or decide(run, self._policy.complete(), self._options) is not Decision.WRITE:
+                log.info("run %s is no longer known (or not finished): its session-specific processes stay", key)
+                return LineageOutcome(key, None, RunStatus.SKIPPED)
+            return self._write(key, run, version, run.event_type, now, None)
