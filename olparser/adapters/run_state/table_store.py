@@ -8,9 +8,9 @@ create only if absent — 409 otherwise —, and retry the whole read-modify-wri
   codec's zlib-compressed JSON split into binary properties `state_0`, `state_1`, ... (a property holds at most
   64 KiB, an entity 1 MiB), with `state_parts`; the written and claimed keys and the pending intentions likewise
   (`written_*`, `claimed_*`, `pending_*`); `version`, `epoch`, `fingerprint`, `updated_at` (Unix seconds),
-  `due_at`, `due_attempts`;
-- one per run that the timer should write (PartitionKey `due`, RowKey = the run's RowKey, `run_key`, `due_at`): the
-  timer reads this one partition instead of scanning every run;
+  `due_at` (when the timer should look at the run: it finds due runs by one query over the 256 run partitions),
+  `due_attempts`, and `run_key` when the RowKey is a hash of the key (the timer's query answers with it); the
+  previous releases' rows in a `due` partition are read and cleared, no longer written (`table_due.py`);
 - per connector-owned entity, a partition of its own (PartitionKey `own-` + sha256 of type and qualifiedName): a head
   row (RowKey `entity`: `type_name`, `qualified_name`, `users`, `legacy`, `deleting_since`) and one row per run using
   it (RowKey `run-` + sha256 of the run key: `run_key`, `epoch`). A claim or a release changes the head's count and
@@ -32,7 +32,7 @@ before any other row changes; the users and writers rows are then changed one co
 time, each step idempotent, so a crash between two writes leaves intentions that `settle` carries out again.
 
 This module holds the run's row (merges, claims, commits, intentions); `table_owned.py` the entities' users and the
-processes' writers, `table_due.py` the `due` partition, `table_side.py` the temporary and interim datasets and the lifecycle marks (mixins
+processes' writers, `table_due.py` the timer's due runs, `table_side.py` the temporary and interim datasets and the lifecycle marks (mixins
 of TableRunStateStore), and `table_rows.py` the conditional reads, writes and transactions (shared with the run
 history's store).
 """
@@ -188,8 +188,6 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
                 return None
             if new != entity:
                 self._write(new, entity)
-            if wanted is not None and entity is not None and new.get("due_at") is None:
-                self._due_row_gone(run_id, entity)
             return snapshot, version
 
         merged: tuple[RunSnapshot, int] = self._with_retries(attempt)
@@ -289,8 +287,8 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
                 return None
             assert new.pending is not None  # a commit records its intentions (ledger.commit)
             settle_at = now + ledger.SETTLE_SECONDS
-            self._put_due(run_key, settle_at)  # first: the timer finds the run even if we crash after the write
-            row = self._carry_over(run_key, entity)
+            row = self._carry_over(run_key, entity)  # due when settled: the timer finds intentions a crash leaves
+            self._name_run(row, run_key)
             self._put_keys(row, "written", new.claimed)
             self._put_keys(row, "claimed", new.claimed)
             self._put_pending(row, new.pending)
@@ -338,7 +336,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
 
     def stats(self) -> StoreStats:
         counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0, "interim": 0}
-        for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey", "RowKey"]):
+        for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey", "RowKey", "due_at"]):
             partition = row["PartitionKey"]
             if (
                 (partition.startswith(OWNED_PREFIX) and row["RowKey"] != HEAD_ROW)
@@ -346,10 +344,12 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
                 or partition == LIFECYCLE_PARTITION
             ):
                 continue  # a run's entry among an entity's users; a temporary dataset's writer or reader; a mark
+            if partition == DUE_PARTITION:
+                continue  # a previous release's due row (its run's row says whether it is due)
+            if row.get("due_at") is not None:
+                counts["due"] += 1
             kind = (
-                "due"
-                if partition == DUE_PARTITION
-                else "interim"
+                "interim"
                 if partition == INTERIM_PARTITION
                 else "entities"
                 if partition.startswith((OWNED_PREFIX, "ref-"))
@@ -399,7 +399,6 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             row.pop("due_at", None)
             row["due_attempts"] = 0
             self._write(row, entity)
-            self._delete_due(run_key)
 
         self._with_retries(attempt)
 

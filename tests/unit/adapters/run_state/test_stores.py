@@ -553,6 +553,40 @@ def test_table_entity_counted_by_the_previous_version_is_kept_while_those_users_
     assert table_store.abandoned_deletes(T0 + 10 * TOMBSTONE_SECONDS, limit=10) == []
 
 
+@pytest.mark.azurite
+def test_table_due_rows_of_the_previous_release_are_read_then_cleared(table_store):
+    """The previous release also wrote a row per due run in the `due` partition (its run's key, a due time never later
+    than the run's row says): the timer still finds a run named only there (a RowKey hashed from the run's key, and a
+    run row without `run_key`), deletes the row of a run no longer due and moves the row of a run due later."""
+    from azure.data.tables import TableEntity, UpdateMode
+
+    hashed, done, later = "manual run/1", "0190f000-0000-7000-8000-0000000000b1", "0190f000-0000-7000-8000-0000000000b2"
+    for run_id, due_at in ((hashed, T0 + 10), (done, None), (later, T0 + 50)):
+        event = copy.deepcopy(cll_events()[0])
+        event["run"]["runId"] = run_id
+        merged(table_store, event, now=T0)
+        table_store.schedule(run_id, due_at)
+        row = table_store._read(run_id)
+        row.pop("run_key", None)  # as the previous release wrote it
+        table_store.table.upsert_entity(row, mode=UpdateMode.REPLACE)
+        keys = {"PartitionKey": "due", "RowKey": row["RowKey"]}
+        table_store.table.create_entity(TableEntity(keys, run_key=run_id, due_at=T0 + 5))
+    assert table_store._read(hashed)["RowKey"].startswith("sha256-")
+
+    assert table_store.due_runs(T0 + 20, limit=10) == [hashed]
+    legacy = {row["run_key"]: row["due_at"] for row in table_store.table.query_entities("PartitionKey eq 'due'")}
+    assert legacy == {hashed: T0 + 5, later: T0 + 50}
+    assert table_store.stats() == StoreStats(runs=3, due=2, entities=0, processes=0)
+    table_store.schedule(hashed, None)
+    assert table_store.due_runs(T0 + 1000, limit=10) == [later]
+    table_store.schedule(later, None)
+    assert table_store.due_runs(T0 + 1000, limit=10) == []
+    assert list(table_store.table.query_entities("PartitionKey eq 'due'")) == []
+    table_store.schedule(hashed, T0 + 7)  # this release names the run in its own row, and writes no due row
+    assert table_store.due_runs(T0 + 1000, limit=10) == [hashed]
+    assert list(table_store.table.query_entities("PartitionKey eq 'due'")) == []
+
+
 def test_sqlite_rolls_back_a_merge_that_fails_and_keeps_working(tmp_path, monkeypatch):
     import olparser.adapters.run_state.sqlite_store as module
 
