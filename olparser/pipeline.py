@@ -91,7 +91,7 @@ from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.ledger import CommitResult, Key
 from olparser.runs.model import DatasetFacts
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key, run_order
-from olparser.runs.store import Schedule
+from olparser.runs.store import MergeSuperseded, Schedule
 from olparser.sql import ParseSql
 from olparser.writing import (
     Committed,
@@ -110,6 +110,7 @@ log = logging.getLogger(__name__)
 
 LOCK_STRIPES = 64
 MAX_REBUILDS = 5
+MAX_MERGE_ATTEMPTS = 20  # an event handled again because another writer merged the run first (MergeSuperseded)
 DUE_RETRY_SECONDS = 60.0
 MAX_DUE_ATTEMPTS = 5
 TAKE_OVER_ROWS = 200  # history rows read per output when a notebook process looks for its session-specific forms
@@ -319,18 +320,25 @@ class LineagePipeline:
                 run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
                 return self._write(key, run, None, run.event_type, now, event_type, rewrite=redelivered)
         run_id = key
-        with self._locked(run_id):
-            with self._store.folded_reads(run_id):
-                run, version = self._store.merge_versioned(
-                    event,
-                    now=now,
-                    max_datasets=self._policy.max_datasets,
-                    schedule=lambda merged: self._waiting(merged, now),
-                )
-                readers = self._record_temporary(run_id, run, now) | record_passed_orchestration(
-                    self._store, run_id, run, now
-                )  # an application run's orchestrator, for its SQL jobs
-                outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+        for attempt in range(MAX_MERGE_ATTEMPTS):
+            try:
+                with self._locked(run_id):
+                    with self._store.folded_reads(run_id):
+                        run, version = self._store.merge_versioned(
+                            event,
+                            now=now,
+                            max_datasets=self._policy.max_datasets,
+                            schedule=lambda merged: self._waiting(merged, now),
+                        )
+                        readers = self._record_temporary(run_id, run, now) | record_passed_orchestration(
+                            self._store, run_id, run, now
+                        )  # an application run's orchestrator, for its SQL jobs
+                        outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+                break
+            except MergeSuperseded:  # another writer merged first: the event again, from the run's row as it is
+                if attempt == MAX_MERGE_ATTEMPTS - 1:
+                    raise
+                log.info("run %s changed before this event's merge was written: handling the event again", run_id)
         self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
         if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
             outcome = self._take_over(run_id, run, outcome, now)

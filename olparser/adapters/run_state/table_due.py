@@ -12,7 +12,6 @@ deletes those whose run is no longer due (or moves them to the run's due time, a
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableEntity, UpdateMode
