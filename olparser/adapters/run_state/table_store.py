@@ -287,10 +287,11 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
     ) -> CommitResult:
         now = time.time() if now is None else now
 
-        def attempt() -> tuple[ledger.Intentions, TableEntity] | None:
+        def attempt() -> tuple[ledger.Intentions, TableEntity, CommitResult | None] | None:
             entity = self._read(run_key)
+            record = self._record(entity)
             new = ledger.commit(
-                self._record(entity),
+                record,
                 keys,
                 version=version,
                 fingerprint=fingerprint,
@@ -302,22 +303,27 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             if new is None:
                 return None
             assert new.pending is not None  # a commit records its intentions (ledger.commit)
-            settle_at = now + ledger.SETTLE_SECONDS
-            row = self._carry_over(run_key, entity)  # due when settled: the timer finds intentions a crash leaves
-            self._name_run(row, run_key)
+            row = self._carry_over(run_key, entity)
             self._put_keys(row, "written", new.claimed)
             self._put_keys(row, "claimed", new.claimed)
-            self._put_pending(row, new.pending)
-            row.update(
-                fingerprint=fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch, due_at=settle_at
-            )
-            return new.pending, self._write(row, entity)
+            row.update(fingerprint=fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch)
+            done = None
+            if ledger.writers_only(record, new.pending):  # carried out first: the commit's write is the last one
+                changes = {name: self._change_writers(name, run_key, new.pending) for name in new.pending.wrote}
+                done = replace(ledger.settlement(new.pending, (), changes), epoch=None)
+                self._put_pending(row, None)
+                row.pop("due_at", None)
+            else:  # due when settled: the timer finds intentions a crash leaves
+                self._name_run(row, run_key)
+                self._put_pending(row, new.pending)
+                row["due_at"] = now + ledger.SETTLE_SECONDS
+            return new.pending, self._write(row, entity), done
 
-        written: tuple[ledger.Intentions, TableEntity] | None = self._with_retries(attempt)
+        written: tuple[ledger.Intentions, TableEntity, CommitResult | None] | None = self._with_retries(attempt)
         if written is None:
             return CommitResult(stale=True)
-        intentions, row = written
-        return self._carry_out(run_key, intentions, row, now)
+        intentions, row, done = written
+        return done if done is not None else self._carry_out(run_key, intentions, row, now)
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
         now = time.time() if now is None else now
