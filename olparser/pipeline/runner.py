@@ -13,7 +13,7 @@ from typing import Any
 from olparser.inherited_orchestrators import record_passed_orchestration
 from olparser.runs import RunSnapshot, is_static_event, snapshot_from_static
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key
-from olparser.runs.store import Schedule
+from olparser.runs.store import MergeSuperseded, Schedule
 
 from . import timer
 from .policy import Decision, DueReport, LineageOutcome, decide
@@ -22,6 +22,8 @@ from .takeover import take_over
 from .temporary import record_temporary
 
 log = logging.getLogger(__name__)
+
+MAX_MERGE_ATTEMPTS = 20  # an event handled again because another writer merged the run first (MergeSuperseded)
 
 
 class LineagePipeline(RunWriter):
@@ -49,22 +51,36 @@ class LineagePipeline(RunWriter):
                 run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
                 return self._write(key, run, None, run.event_type, now, event_type, rewrite=redelivered)
         run_id = key
-        with self._locked(run_id):
-            with self._store.folded_reads(run_id):
-                run, version = self._store.merge_versioned(
-                    event,
-                    now=now,
-                    max_datasets=self._policy.max_datasets,
-                    schedule=lambda merged: self._waiting(merged, now),
-                )
-                readers = record_temporary(self._store, run_id, run, now) | record_passed_orchestration(
-                    self._store, run_id, run, now
-                )  # an application run's orchestrator, for its SQL jobs
-                outcome = self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+        for attempt in range(MAX_MERGE_ATTEMPTS):
+            try:
+                run, readers, outcome = self._merge_and_decide(run_id, event, now, event_type, redelivered)
+                break
+            except MergeSuperseded:  # another writer merged first: the event again, from the run's row as it is
+                if attempt == MAX_MERGE_ATTEMPTS - 1:
+                    raise
+                log.info("run %s changed before this event's merge was written: handling the event again", run_id)
         self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
         if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
             outcome = self._take_over(run_id, run, outcome, now)
         return outcome
+
+    def _merge_and_decide(
+        self, run_id: str, event: dict[str, Any], now: float, event_type: str | None, redelivered: bool
+    ) -> tuple[RunSnapshot, frozenset[str], LineageOutcome]:
+        """Under the run's lock, in one scope of folded reads: the event merged into its run, the temporary datasets
+        and orchestration it passes on recorded, and the run written when due. A Table store may hold the merge's
+        write until the run's next write (the claim's) and raise MergeSuperseded when another writer came first."""
+        with self._locked(run_id), self._store.folded_reads(run_id):
+            run, version = self._store.merge_versioned(
+                event,
+                now=now,
+                max_datasets=self._policy.max_datasets,
+                schedule=lambda merged: self._waiting(merged, now),
+            )
+            readers = record_temporary(self._store, run_id, run, now) | record_passed_orchestration(
+                self._store, run_id, run, now
+            )  # an application run's orchestrator, for its SQL jobs
+            return run, readers, self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
 
     # --- the timer ---------------------------------------------------------------------------------------------
     def write_due(self, *, now: float | None = None, limit: int = 200) -> DueReport:

@@ -144,6 +144,14 @@ def commit(
     return replace(record, epoch=record.epoch + 1, claimed=kept, fingerprint=fingerprint, pending=intentions)
 
 
+def writers_only(record: RunRecord, intentions: Intentions) -> bool:
+    """Whether a commit's `intentions` only make the run a writer of the processes it wrote, with none a crash left
+    before (`record`: the run as the commit read it). A store may carry such intentions out before it saves the
+    commit, and save it without them: adding a writer again changes nothing, so a crash in between loses nothing
+    (the message comes back and commits again)."""
+    return record.pending is None and not intentions.release and not intentions.dropped
+
+
 def done(record: RunRecord, epoch: int) -> RunRecord:
     """The intentions of epoch `epoch` are carried out: cleared (newer ones, from a later commit, stay)."""
     if record.pending is None or record.pending.epoch != epoch:

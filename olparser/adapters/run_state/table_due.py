@@ -1,10 +1,17 @@
-"""The run-state store's `due` partition (Azure Table storage): one row per run the timer should look at, never later
-than the run's own row says (`due_at`). Mixed into TableRunStateStore (table_store.py)."""
+"""When the incomplete-runs timer should look at a run, in Azure Table storage: the run's own row says it (`due_at`,
+written with the row, in the same request), and the timer finds the due runs by one query over the 256 run
+partitions (PartitionKey `00`..`ff`, `due_at le now`: the rows of other partitions are not read). Mixed into
+TableRunStateStore (table_store.py).
+
+The previous releases also wrote a row per due run in a shared `due` partition (PartitionKey `due`, RowKey = the
+run's RowKey, `run_key`, `due_at`; never later than the run's row), written before the run's row and deleted after
+it. This release writes none: the timer's query also returns such rows (`due` sorts within `00`..`ff`), takes the
+run's key from them where the run's row has none (a RowKey hashed from a key Table storage does not allow), and
+deletes those whose run is no longer due (or moves them to the run's due time, as the previous release did)."""
 
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from azure.core.exceptions import HttpResponseError
 from azure.data.tables import TableEntity, UpdateMode
@@ -13,11 +20,17 @@ from olparser.adapters.run_state.table_base import RunRows
 from olparser.adapters.run_state.table_rows import unchanged as _unchanged
 from olparser.runs import ledger
 
-DUE_PARTITION = "due"
+DUE_PARTITION = "due"  # the previous releases' due rows: read and cleared, no longer written
+RUN_PARTITIONS = ("00", "g")  # the runs' partitions (2 hex digits) sort in [00, g); so does `due`, no other one
+
+
+def is_run_partition(partition: str) -> bool:
+    """A run's (or static declaration's) partition: 2 hex digits of the sha256 of its key."""
+    return len(partition) == 2 and all(c in "0123456789abcdef" for c in partition)
 
 
 class DueRows(RunRows):
-    """The incomplete-runs timer's rows (a mixin of TableRunStateStore)."""
+    """The incomplete-runs timer's look at the runs (a mixin of TableRunStateStore)."""
 
     # --- the incomplete-runs timer -----------------------------------------------------------------------------
     def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
@@ -29,8 +42,6 @@ class DueRows(RunRows):
             self._schedule_row(run_key, new, entity, due_at, keep_earlier, time.time())
             if new != entity:  # (a replayed run is not due, and stays so: no write)
                 self._write(new, entity)
-            if new.get("due_at") is None:
-                self._due_row_gone(run_key, entity)
 
         self._with_retries(attempt)
 
@@ -43,9 +54,7 @@ class DueRows(RunRows):
         keep_earlier: bool,
         now: float,
     ) -> None:
-        """Set when the run is due in `new` (its row about to replace `entity`), and put its row in the `due`
-        partition first when the run becomes due earlier than that row says: a due row may be earlier than the run
-        (the timer's look at it moves it, `due_runs`), never later, so postponing a run writes its row only."""
+        """Set when the run is due in `new` (its row about to replace `entity`)."""
         current = entity.get("due_at") if entity is not None else None
         at = ledger.due_at(self._record(entity), current, due_at, keep_earlier=keep_earlier, now=now)
         new["due_attempts"] = 0
@@ -53,61 +62,61 @@ class DueRows(RunRows):
             new.pop("due_at", None)
             return
         new["due_at"] = float(at)
-        if current is None or at < float(current):
-            self._put_due(run_key, float(at))
+        self._name_run(new, run_key)
 
-    def _due_row_gone(self, run_key: str, entity: TableEntity | None) -> None:
-        """The run is no longer due: its due row goes, after its row says so (a due row left by a crash: the timer
-        finds the run not due and deletes it, `due_runs`)."""
-        if entity is not None and entity.get("due_at") is not None:
-            self._delete_due(run_key)
+    def _name_run(self, row: TableEntity, run_key: str) -> None:
+        """The run's key in its row when the RowKey is a hash of it: the timer's query answers with the key."""
+        if row["RowKey"] != run_key:
+            row["run_key"] = run_key
 
     def due_runs(self, now: float, limit: int) -> list[str]:
         rows = self.table.query_entities(
-            "PartitionKey eq @p and due_at le @now",
-            parameters={"p": DUE_PARTITION, "now": float(now)},
+            "PartitionKey ge @low and PartitionKey lt @high and due_at le @now",
+            parameters={"low": RUN_PARTITIONS[0], "high": RUN_PARTITIONS[1], "now": float(now)},
             select=["PartitionKey", "RowKey", "run_key", "due_at"],
         )
-        found = sorted(((float(row["due_at"]), row["run_key"], row) for row in rows), key=lambda item: item[:2])
-        due: list[Any] = []
-        for _, run_key, row in found:  # the run's own row says when it is due (its due row may be earlier: postponed)
-            if len(due) >= limit:
-                break
-            entity = self._read(run_key)
-            at = entity.get("due_at") if entity is not None else None
-            if at is not None and float(at) <= now:
-                due.append(run_key)
-                continue
-            try:  # unless a writer changed the due row since the query (it scheduled the run meanwhile)
-                if at is None:  # not due any more (a crash between its row's write and the due row's delete)
-                    self.table.delete_entity(row["PartitionKey"], row["RowKey"], **_unchanged(row))
-                else:  # postponed
-                    self.table.update_entity(
-                        TableEntity(row, due_at=float(at)), mode=UpdateMode.REPLACE, **_unchanged(row)
-                    )
-            except HttpResponseError as error:
-                if error.status_code not in (404, 412):
-                    raise
-        return due
+        runs: dict[str, TableEntity] = {}  # RowKey -> the run's row, due
+        legacy: dict[str, TableEntity] = {}  # RowKey -> the previous release's due row
+        for row in rows:
+            if is_run_partition(row["PartitionKey"]):
+                runs[row["RowKey"]] = row
+            elif row["PartitionKey"] == DUE_PARTITION:
+                legacy[row["RowKey"]] = row
+        found: list[tuple[float, str]] = []
+        for row_key, row in runs.items():
+            named = row.get("run_key") or (legacy[row_key]["run_key"] if row_key in legacy else None)
+            run_key = named or (None if row_key.startswith("sha256-") else row_key)
+            if run_key is not None:
+                found.append((float(row["due_at"]), run_key))
+        for row_key, row in legacy.items():
+            if row_key not in runs:  # its run is due later, or no longer (it reads its run's row, once)
+                self._clear_legacy_due(row)
+        return [run_key for _, run_key in sorted(found)[:limit]]
+
+    def _clear_legacy_due(self, row: TableEntity) -> None:
+        """A previous release's due row whose run is not due now: deleted, or moved to when the run is due (the
+        row's run key is kept while the run is due: the run's row may not have it)."""
+        entity = self._read(row["run_key"])
+        at = entity.get("due_at") if entity is not None else None
+        try:  # unless a writer of the previous release changed the due row since the query
+            if at is None:
+                self.table.delete_entity(row["PartitionKey"], row["RowKey"], **_unchanged(row))
+            else:
+                self.table.update_entity(TableEntity(row, due_at=float(at)), mode=UpdateMode.REPLACE, **_unchanged(row))
+        except HttpResponseError as error:
+            if error.status_code not in (404, 412):
+                raise
 
     def postpone(self, run_key: str, due_at: float) -> int:
         def attempt() -> int:
             entity = self._read(run_key)
             if entity is None:
-                self._delete_due(run_key)
                 return 0
             attempts = int(entity.get("due_attempts", 0)) + 1
             new = TableEntity(entity)
             new.update(due_at=float(due_at), due_attempts=attempts)
+            self._name_run(new, run_key)
             self._write(new, entity)
-            self._put_due(run_key, float(due_at))
             return attempts
 
         return self._with_retries(attempt)
-
-    def _put_due(self, run_key: str, due_at: float) -> None:
-        keys = {"PartitionKey": DUE_PARTITION, "RowKey": self._keys(run_key)["RowKey"]}
-        self.table.upsert_entity(TableEntity(keys, run_key=run_key, due_at=due_at), mode=UpdateMode.REPLACE)
-
-    def _delete_due(self, run_key: str) -> None:
-        self.table.delete_entity(DUE_PARTITION, self._keys(run_key)["RowKey"])  # no error when absent

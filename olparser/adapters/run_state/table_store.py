@@ -8,9 +8,9 @@ create only if absent — 409 otherwise —, and retry the whole read-modify-wri
   codec's zlib-compressed JSON split into binary properties `state_0`, `state_1`, ... (a property holds at most
   64 KiB, an entity 1 MiB), with `state_parts`; the written and claimed keys and the pending intentions likewise
   (`written_*`, `claimed_*`, `pending_*`); `version`, `epoch`, `fingerprint`, `updated_at` (Unix seconds),
-  `due_at`, `due_attempts`;
-- one per run that the timer should write (PartitionKey `due`, RowKey = the run's RowKey, `run_key`, `due_at`): the
-  timer reads this one partition instead of scanning every run;
+  `due_at` (when the timer should look at the run: it finds due runs by one query over the 256 run partitions),
+  `due_attempts`, and `run_key` when the RowKey is a hash of the key (the timer's query answers with it); the
+  previous releases' rows in a `due` partition are read and cleared, no longer written (`table_due.py`);
 - per connector-owned entity, a partition of its own (PartitionKey `own-` + sha256 of type and qualifiedName): a head
   row (RowKey `entity`: `type_name`, `qualified_name`, `users`, `legacy`, `deleting_since`) and one row per run using
   it (RowKey `run-` + sha256 of the run key: `run_key`, `epoch`). A claim or a release changes the head's count and
@@ -32,7 +32,7 @@ before any other row changes; the users and writers rows are then changed one co
 time, each step idempotent, so a crash between two writes leaves intentions that `settle` carries out again.
 
 This module holds the run's row (merges, claims, commits, intentions); `table_owned.py` the entities' users and the
-processes' writers, `table_due.py` the `due` partition, `table_side.py` the temporary and interim datasets and the lifecycle marks (mixins
+processes' writers, `table_due.py` the timer's due runs, `table_side.py` the temporary and interim datasets and the lifecycle marks (mixins
 of TableRunStateStore), and `table_rows.py` the conditional reads, writes and transactions (shared with the run
 history's store).
 """
@@ -72,7 +72,7 @@ from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.ledger import CommitResult, Key, sorted_keys
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
+from olparser.runs.store import MergeSuperseded, ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 
 __all__ = [
@@ -120,6 +120,10 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self._folding: dict[tuple[str, str], int] = {}  # run rows in a `folded_reads` scope (how many scopes deep)
         self._folded: dict[tuple[str, str], TableEntity | None] = {}  # ... as the scope last read or wrote them
         self._recent: OrderedDict[tuple[str, str], TableEntity] = OrderedDict()  # ... as scopes left them
+        # run rows whose merge waits for the scope's next write of the row (or its end): the row as read (None:
+        # absent), the ETag that write is conditional on; and rows whose held merge another writer superseded
+        self._held: dict[tuple[str, str], TableEntity | None] = {}
+        self._superseded: set[tuple[str, str]] = set()
         self._fold_lock = threading.Lock()
         self._scope = threading.local()  # `processes`: process rows `process_writers` read in this thread's scope
         self._legacy_checked: tuple[bool, float] | None = None  # (any `ref-` row found, when looked, monotonic)
@@ -155,7 +159,13 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         # or from no row for a START of a run it never saw (the write is conditional: a row changed since, or one
         # already there, fails it, and the retry reads); nothing to write on a remembered row is confirmed by a read
         remembered = self._remembered(run_id)
-        unread = [remembered is not None or event.get("eventType") == "START"]
+        keys = self._keys(run_id)
+        row = (keys["PartitionKey"], keys["RowKey"])
+        with self._fold_lock:
+            superseded = row in self._superseded
+            self._superseded.discard(row)
+            held = row in self._folding  # in a scope: the merge is written with the scope's next write of the row
+        unread = [not superseded and (remembered is not None or event.get("eventType") == "START")]
 
         def attempt() -> tuple[RunSnapshot, int]:
             result = merge_into(remembered, True) if unread and unread.pop() else None
@@ -187,9 +197,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             if new == entity and from_memory:
                 return None
             if new != entity:
-                self._write(new, entity)
-            if wanted is not None and entity is not None and new.get("due_at") is None:
-                self._due_row_gone(run_id, entity)
+                self._hold(new, entity) if held else self._write(new, entity)
             return snapshot, version
 
         merged: tuple[RunSnapshot, int] = self._with_retries(attempt)
@@ -207,11 +215,17 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             self._scope.processes = {}
         try:
             yield
+            with self._fold_lock:
+                last_scope = self._folding[row] == 1
+            if last_scope:
+                self._write_held(row)
             done = True
         finally:
             if outer:
                 self._scope.processes = None
             with self._fold_lock:
+                if not done and self._folding[row] == 1:
+                    self._held.pop(row, None)  # nothing of the merge was written: the message comes back
                 self._folding[row] -= 1
                 if not self._folding[row]:
                     del self._folding[row]
@@ -273,10 +287,11 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
     ) -> CommitResult:
         now = time.time() if now is None else now
 
-        def attempt() -> tuple[ledger.Intentions, TableEntity] | None:
+        def attempt() -> tuple[ledger.Intentions, TableEntity, CommitResult | None] | None:
             entity = self._read(run_key)
+            record = self._record(entity)
             new = ledger.commit(
-                self._record(entity),
+                record,
                 keys,
                 version=version,
                 fingerprint=fingerprint,
@@ -288,22 +303,27 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             if new is None:
                 return None
             assert new.pending is not None  # a commit records its intentions (ledger.commit)
-            settle_at = now + ledger.SETTLE_SECONDS
-            self._put_due(run_key, settle_at)  # first: the timer finds the run even if we crash after the write
             row = self._copied_row(run_key, entity)
             self._put_keys(row, "written", new.claimed)
             self._put_keys(row, "claimed", new.claimed)
-            self._put_pending(row, new.pending)
-            row.update(
-                fingerprint=fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch, due_at=settle_at
-            )
-            return new.pending, self._write(row, entity)
+            row.update(fingerprint=fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch)
+            done = None
+            if ledger.writers_only(record, new.pending):  # carried out first: the commit's write is the last one
+                changes = {name: self._change_writers(name, run_key, new.pending) for name in new.pending.wrote}
+                done = replace(ledger.settlement(new.pending, (), changes), epoch=None)
+                self._put_pending(row, None)
+                row.pop("due_at", None)
+            else:  # due when settled: the timer finds intentions a crash leaves
+                self._name_run(row, run_key)
+                self._put_pending(row, new.pending)
+                row["due_at"] = now + ledger.SETTLE_SECONDS
+            return new.pending, self._write(row, entity), done
 
-        written: tuple[ledger.Intentions, TableEntity] | None = self._with_retries(attempt)
+        written: tuple[ledger.Intentions, TableEntity, CommitResult | None] | None = self._with_retries(attempt)
         if written is None:
             return CommitResult(stale=True)
-        intentions, row = written
-        return self._apply_intentions(run_key, intentions, row, now)
+        intentions, row, done = written
+        return done if done is not None else self._apply_intentions(run_key, intentions, row, now)
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
         now = time.time() if now is None else now
@@ -338,7 +358,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
 
     def stats(self) -> StoreStats:
         counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0, "interim": 0}
-        for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey", "RowKey"]):
+        for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey", "RowKey", "due_at"]):
             partition = row["PartitionKey"]
             if (
                 (partition.startswith(OWNED_PREFIX) and row["RowKey"] != HEAD_ROW)
@@ -346,10 +366,12 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
                 or partition == LIFECYCLE_PARTITION
             ):
                 continue  # a run's entry among an entity's users; a temporary dataset's writer or reader; a mark
+            if partition == DUE_PARTITION:
+                continue  # a previous release's due row (its run's row says whether it is due)
+            if row.get("due_at") is not None:
+                counts["due"] += 1
             kind = (
-                "due"
-                if partition == DUE_PARTITION
-                else "interim"
+                "interim"
                 if partition == INTERIM_PARTITION
                 else "entities"
                 if partition.startswith((OWNED_PREFIX, "ref-"))
@@ -399,7 +421,6 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             row.pop("due_at", None)
             row["due_attempts"] = 0
             self._write(row, entity)
-            self._delete_due(run_key)
 
         self._with_retries(attempt)
 
@@ -454,9 +475,12 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return {"PartitionKey": hashlib.sha256(run_id.encode()).hexdigest()[:2], "RowKey": safe_row_key(run_id)}
 
     def _read(self, run_id: str, *, fresh: bool = False) -> TableEntity | None:
-        """The run's row; in a `folded_reads` scope, as the scope last read or wrote it (unless `fresh`)."""
+        """The run's row; in a `folded_reads` scope, as the scope last read or wrote it (unless `fresh`: a merge
+        held for the scope's next write is written first)."""
         keys = self._keys(run_id)
         row = (keys["PartitionKey"], keys["RowKey"])
+        if fresh:
+            self._write_held(row)
         with self._fold_lock:
             if row not in self._folding:
                 row = None  # type: ignore[assignment]
@@ -493,12 +517,21 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
 
     def _write(self, entity: TableEntity, read: TableEntity | None) -> TableEntity:
         """Create `entity` if nothing was read, else replace what was read if nobody changed it since. Returns
-        `entity` as written (with its new ETag, for a next compare-and-swap without reading it again)."""
+        `entity` as written (with its new ETag, for a next compare-and-swap without reading it again). A run row
+        whose merge is held (`_hold`): `read` is the merged row, and the write, conditional on the row the merge
+        read, carries the merge; another writer's change since raises MergeSuperseded."""
         row = (entity["PartitionKey"], entity["RowKey"])
+        with self._fold_lock:
+            holding = row in self._held
+            base = self._held.pop(row, None) if holding else read
         try:
-            etag = write_row(self.table, entity, read.metadata["etag"] if read is not None else None, RunStateConflict)
-        except (RunStateConflict, HttpResponseError):  # what the row now is is unknown
+            etag = write_row(self.table, entity, base.metadata["etag"] if base is not None else None, RunStateConflict)
+        except (RunStateConflict, HttpResponseError) as error:  # what the row now is is unknown
             self._fold(row, None, forget=True)
+            if holding and isinstance(error, RunStateConflict):
+                with self._fold_lock:
+                    self._superseded.add(row)  # the event's next merge reads the row
+                raise MergeSuperseded(f"run row {row[1]} changed before its merge was written") from error
             raise
         written = with_etag(entity, etag)
         self._fold(row, written, forget=etag is None)
@@ -506,6 +539,22 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
 
     def _delete(self, read: TableEntity) -> None:
         delete_row(self.table, read, RunStateConflict)
+
+    def _hold(self, merged: TableEntity, read: TableEntity | None) -> None:
+        """Keep a merge of the run's row for the scope's next write of the row (the claim's, typically: one
+        request for both) or the scope's end; until then the scope reads the row as merged."""
+        row = (merged["PartitionKey"], merged["RowKey"])
+        with self._fold_lock:
+            if row not in self._held:
+                self._held[row] = read
+        self._fold(row, merged)
+
+    def _write_held(self, row: tuple[str, str]) -> None:
+        """Write the merge held for run row `row`, if any (MergeSuperseded: another writer changed the row)."""
+        with self._fold_lock:
+            merged = self._folded.get(row) if row in self._held else None
+        if merged is not None:
+            self._write(merged, None)
 
 
 def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:

@@ -72,6 +72,20 @@ def test_intentions_a_crash_left_are_folded_into_the_next_commit_except_what_its
     assert ledger.done(new, 3).pending is None
 
 
+def test_intentions_that_only_add_the_run_as_a_writer_may_be_carried_out_before_the_commit_is_saved():
+    record = RunRecord(version=4, epoch=2, claimed=frozenset({WORKSPACE, PROCESS}))
+    new = ledger.commit(
+        record, [WORKSPACE, PROCESS], version=4, fingerprint="f", process_names=[PROCESS[1]], run_time=1.0
+    )
+    assert new is not None and new.pending == Intentions(epoch=2, wrote=(PROCESS[1],), run_time=1.0)
+    assert ledger.writers_only(record, new.pending)
+    # a key let go, a process dropped, or intentions a crash left: saved first, carried out after
+    assert not ledger.writers_only(record, Intentions(epoch=2, release=(PLACEHOLDER,)))
+    assert not ledger.writers_only(record, Intentions(epoch=2, dropped=(INTERIM[1],)))
+    left = RunRecord(version=4, epoch=2, pending=Intentions(epoch=1, wrote=(INTERIM[1],), run_time=0.5))
+    assert not ledger.writers_only(left, new.pending)
+
+
 def test_intentions_survive_their_json_form():
     intentions = Intentions(epoch=9, release=(PLACEHOLDER, INTERIM), wrote=("p",), run_time=1.5, dropped=("q",))
     assert Intentions.from_json(intentions.to_json()) == intentions

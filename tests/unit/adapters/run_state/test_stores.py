@@ -553,6 +553,40 @@ def test_table_entity_counted_by_the_previous_version_is_kept_while_those_users_
     assert table_store.abandoned_deletes(T0 + 10 * TOMBSTONE_SECONDS, limit=10) == []
 
 
+@pytest.mark.azurite
+def test_table_due_rows_of_the_previous_release_are_read_then_cleared(table_store):
+    """The previous release also wrote a row per due run in the `due` partition (its run's key, a due time never later
+    than the run's row says): the timer still finds a run named only there (a RowKey hashed from the run's key, and a
+    run row without `run_key`), deletes the row of a run no longer due and moves the row of a run due later."""
+    from azure.data.tables import TableEntity, UpdateMode
+
+    hashed, done, later = "manual run/1", "0190f000-0000-7000-8000-0000000000b1", "0190f000-0000-7000-8000-0000000000b2"
+    for run_id, due_at in ((hashed, T0 + 10), (done, None), (later, T0 + 50)):
+        event = copy.deepcopy(cll_events()[0])
+        event["run"]["runId"] = run_id
+        merged(table_store, event, now=T0)
+        table_store.schedule(run_id, due_at)
+        row = table_store._read(run_id)
+        row.pop("run_key", None)  # as the previous release wrote it
+        table_store.table.upsert_entity(row, mode=UpdateMode.REPLACE)
+        keys = {"PartitionKey": "due", "RowKey": row["RowKey"]}
+        table_store.table.create_entity(TableEntity(keys, run_key=run_id, due_at=T0 + 5))
+    assert table_store._read(hashed)["RowKey"].startswith("sha256-")
+
+    assert table_store.due_runs(T0 + 20, limit=10) == [hashed]
+    legacy = {row["run_key"]: row["due_at"] for row in table_store.table.query_entities("PartitionKey eq 'due'")}
+    assert legacy == {hashed: T0 + 5, later: T0 + 50}
+    assert table_store.stats() == StoreStats(runs=3, due=2, entities=0, processes=0)
+    table_store.schedule(hashed, None)
+    assert table_store.due_runs(T0 + 1000, limit=10) == [later]
+    table_store.schedule(later, None)
+    assert table_store.due_runs(T0 + 1000, limit=10) == []
+    assert list(table_store.table.query_entities("PartitionKey eq 'due'")) == []
+    table_store.schedule(hashed, T0 + 7)  # this release names the run in its own row, and writes no due row
+    assert table_store.due_runs(T0 + 1000, limit=10) == [hashed]
+    assert list(table_store.table.query_entities("PartitionKey eq 'due'")) == []
+
+
 def test_sqlite_rolls_back_a_merge_that_fails_and_keeps_working(tmp_path, monkeypatch):
     import olparser.adapters.run_state.sqlite_store as module
 
@@ -631,6 +665,41 @@ def test_table_writers_that_collide_retry_and_lose_nothing(azurite, table_store)
     # the same for the bookkeeping: a claim that collides with another writer's commit is retried
     table_store.claim(CLL_CTAS_RUN, [PLACEHOLDER], now=T0 + 3)
     assert table_store.commit(CLL_CTAS_RUN, [PLACEHOLDER], version=3, fingerprint="f", now=T0 + 3) == CommitResult()
+
+
+@pytest.mark.azurite
+def test_table_merge_in_a_scope_is_written_with_the_next_write_of_the_row(azurite, table_store):
+    """In a `folded_reads` scope the merge is held for the scope's next write of the run's row (the claim's: one
+    request for both), or written at the scope's end; when another writer changes the row first, that write raises
+    MergeSuperseded, nothing of the held merge is written, and the event merged again joins the other's."""
+    from olparser.adapters.run_state.table_store import TableRunStateStore
+    from olparser.runs.store import MergeSuperseded
+
+    start, running, _, complete = cll_events()
+    table_store.merge_versioned(start, now=T0)
+    other = TableRunStateStore(table_store.table, ttl_seconds=TTL_SECONDS)
+    with table_store.folded_reads(CLL_CTAS_RUN):
+        assert table_store.merge_versioned(running, now=T0 + 1) == (merge_events([start, running]), 2)
+        assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 1) == (merge_events([start]), 1)  # held
+        table_store.claim(CLL_CTAS_RUN, [PLACEHOLDER], now=T0 + 1)
+    assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 1) == (merge_events([start, running]), 2)
+    assert other.claimed(CLL_CTAS_RUN) == {PLACEHOLDER}
+
+    with table_store.folded_reads(CLL_CTAS_RUN):  # no write in the scope: written at its end
+        table_store.merge_versioned(complete, now=T0 + 2)
+    assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 2) == (merge_events([start, running, complete]), 3)
+
+    with pytest.raises(MergeSuperseded):
+        with table_store.folded_reads(CLL_CTAS_RUN):
+            # rewritten (half its time to live has passed), held
+            assert table_store.merge_versioned(complete, now=T0 + 40)[1] == 4
+            other.claim(CLL_CTAS_RUN, [APP], now=T0 + 3)  # another writer changes the row first
+            table_store.claim(CLL_CTAS_RUN, [PLACEHOLDER, APP], now=T0 + 40)
+    assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 40) == (merge_events([start, running, complete]), 3)
+    with table_store.folded_reads(CLL_CTAS_RUN):  # the event again: read afresh, written over the other's write
+        assert table_store.merge_versioned(complete, now=T0 + 40)[1] == 4
+    assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 40) == (merge_events([start, running, complete]), 4)
+    assert other.claimed(CLL_CTAS_RUN) == {PLACEHOLDER, APP}
 
 
 @pytest.mark.azurite
