@@ -20,23 +20,18 @@ STARTED = datetime(2026, 9, 23, 22, 0, tzinfo=timezone.utc)  # a window boundary
 OUTPUT = "https://contosolake.dfs.core.windows.net/curated/orders"
 
 
-def test_micro_batches_make_one_process_and_one_history_entry_per_window(
-    serve_on_each_store, run_state_store_kind, tmp_path
-):
+def test_micro_batches_make_one_process_and_one_history_entry_per_window(serve_on_each_store, tmp_path):
     serve = serve_on_each_store(env={"STREAMING_HISTORY_WINDOW": str(WINDOW)})
     replay(serve, write_events(tmp_path / "events", *streaming_batches(BATCHES, every_seconds=EVERY, started=STARTED)))
     serve.wait_until_processed(timeout=300)
 
     windows = BATCHES * EVERY // WINDOW + (BATCHES * EVERY % WINDOW > 0)
     # the first batch of each window writes the window's plan; every other batch plans the same: no catalog write
-    # (before: one write per batch). The embedded queues hand the worker one message at a time, in order; Azurite's
-    # are dequeued in batches worked on in parallel, so a few batches race their window's first write, and a batch
-    # of an older window that comes after a newer one writes its window again (its runCount grew)
+    # (before: one write per batch). The host works on several queued messages at once (host.json's batch size, on
+    # both stores), so a few batches race their window's first write, and a batch of an older window finished after
+    # a newer one writes its window again (its runCount grew): how many depends on the machine's load, not the store
     writes = serve.catalog_calls()["byRoute"].get("POST /entity/bulk")
-    if run_state_store_kind == "sqlite":
-        assert writes == windows
-    else:
-        assert windows <= writes <= BATCHES // 4
+    assert windows <= writes <= BATCHES // 4
     processes = [e for e in Atlas(serve.atlas_url).all_entities() if e["typeName"] == "spark_process"]
     assert [(p["attributes"]["name"], p["attributes"]["runCount"]) for p in processes] == [
         ("micro_batch_execution.orders", windows)
