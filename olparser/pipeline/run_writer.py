@@ -96,8 +96,7 @@ class RunWriter:
     ) -> LineageOutcome:
         """Write the run's plan (`empty`: take back what it wrote) through the one write procedure, unless the store
         says this very plan is written; `rewrite`: even then (a redelivery: the catalog may be older than the store)."""
-        uploaded: set[Key] = set()
-        changed: set[str] = set()
+        uploaded, changed = set[Key](), set[str]()  # the keys this write uploaded; the processes its history changed
         calls = self._resume_interrupted_commit(key, now)[1]  # what a crash left of the run's last commit
         stream = None if empty else stream_run_id(run, self._options)  # a micro-batch: its window's plan
         for _ in range(MAX_REBUILDS):
