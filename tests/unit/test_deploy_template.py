@@ -375,14 +375,12 @@ def test_the_poison_alert_finds_the_lines_our_code_logs_about_the_poison_queue(t
     """The alert's query finds the worker's line when it poisons at once and the timer's warning while the poison
     queue is not empty (as well as the host's "Moving message to queue '...'" line)."""
     import function_app
+    from olparser.adapters import operations
     from olparser.pipeline import DueReport
 
     service = SqliteQueueService(tmp_path / "queues.sqlite3")
-    monkeypatch.setattr(
-        function_app,
-        "process_runtime",
-        lambda: type("Ticked", (), {"write_due_runs": lambda self: DueReport(poison_waiting=1)})(),
-    )
+    monkeypatch.setattr(function_app, "process_runtime", lambda: None)  # the tick's work is faked just below
+    monkeypatch.setattr(operations, "write_due_runs", lambda runtime: DueReport(poison_waiting=1))
     with caplog.at_level(logging.WARNING):
         assert poison_at_once(PoisonRuntime(service), "lineage-events", "{}", UNKNOWN, "run-1") is True
         function_app.write_due_runs(None)
