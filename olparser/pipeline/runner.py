@@ -13,7 +13,7 @@ from typing import Any
 from olparser.inherited_orchestrators import record_passed_orchestration
 from olparser.runs import RunSnapshot, is_static_event, snapshot_from_static
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key
-from olparser.runs.store import MergeSuperseded, Schedule
+from olparser.runs.store import Schedule
 
 from . import timer
 from .policy import Decision, DueReport, LineageOutcome, decide
@@ -22,8 +22,6 @@ from .takeover import take_over
 from .temporary import record_temporary
 
 log = logging.getLogger(__name__)
-
-MAX_MERGE_ATTEMPTS = 20  # an event handled again because another writer merged the run first (MergeSuperseded)
 
 
 class LineagePipeline(RunWriter):
@@ -51,14 +49,7 @@ class LineagePipeline(RunWriter):
                 run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
                 return self._write(key, run, None, run.event_type, now, event_type, rewrite=redelivered)
         run_id = key
-        for attempt in range(MAX_MERGE_ATTEMPTS):
-            try:
-                run, readers, outcome = self._merge_and_decide(run_id, event, now, event_type, redelivered)
-                break
-            except MergeSuperseded:  # another writer merged first: the event again, from the run's row as it is
-                if attempt == MAX_MERGE_ATTEMPTS - 1:
-                    raise
-                log.info("run %s changed before this event's merge was written: handling the event again", run_id)
+        run, readers, outcome = self._merge_and_decide(run_id, event, now, event_type, redelivered)
         self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
         if outcome.status in (RunStatus.WRITTEN, RunStatus.UNCHANGED, RunStatus.SUPERSEDED):
             outcome = self._take_over(run_id, run, outcome, now)
@@ -68,8 +59,7 @@ class LineagePipeline(RunWriter):
         self, run_id: str, event: dict[str, Any], now: float, event_type: str | None, redelivered: bool
     ) -> tuple[RunSnapshot, frozenset[str], LineageOutcome]:
         """Under the run's lock, in one scope of folded reads: the event merged into its run, the temporary datasets
-        and orchestration it passes on recorded, and the run written when due. A Table store may hold the merge's
-        write until the run's next write (the claim's) and raise MergeSuperseded when another writer came first."""
+        and orchestration it passes on recorded, and the run written when due."""
         with self._locked(run_id), self._store.folded_reads(run_id):
             run, version = self._store.merge_versioned(
                 event,

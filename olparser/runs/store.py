@@ -54,12 +54,6 @@ def state_rewrite_needed(same_state: bool, updated_at: float, now: float, ttl_se
     return not same_state or updated_at <= now - ttl_seconds / 2
 
 
-class MergeSuperseded(RuntimeError):
-    """A store that writes an event's merge with the scope's next write of the run's row (`folded_reads`) found the
-    row changed by another writer before that write: the merge and what was decided from it are stale. The caller
-    handles the event again from the row as it now is (nothing of the merge was written)."""
-
-
 @dataclass(frozen=True)
 class InterimDataset:
     """A dataset the connector created itself: its key, its candidates (JSON text, as the resolver wrote them), when
@@ -122,10 +116,8 @@ class RunStateStore(Protocol):
     def folded_reads(self, run_key: str) -> ContextManager[None]:
         """A scope (the handling of one event or timer entry of the run, under its lock) in which reads of the run's
         row may be answered from the row as this scope last read or wrote it: every write stays conditional on what
-        was read, so a row another writer changed meanwhile fails the write and is read again. A merge in the scope
-        may be held for the scope's next write of the row (or its end): that write then carries it, and raises
-        MergeSuperseded when another writer changed the row first (the caller handles the event again). Stores whose
-        reads cost nothing ignore it."""
+        was read, so a row another writer changed meanwhile fails the write and is read again. Stores whose reads
+        cost nothing ignore it."""
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         """The run's merged state (None if unknown or expired), and its version (0 when unknown)."""

@@ -72,7 +72,7 @@ from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.ledger import CommitResult, Key, sorted_keys
 from olparser.runs.merge import merge_event
 from olparser.runs.model import JSON, RunSnapshot
-from olparser.runs.store import MergeSuperseded, ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
+from olparser.runs.store import ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 
 __all__ = [
@@ -120,10 +120,6 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self._folding: dict[tuple[str, str], int] = {}  # run rows in a `folded_reads` scope (how many scopes deep)
         self._folded: dict[tuple[str, str], TableEntity | None] = {}  # ... as the scope last read or wrote them
         self._recent: OrderedDict[tuple[str, str], TableEntity] = OrderedDict()  # ... as scopes left them
-        # run rows whose merge waits for the scope's next write of the row (or its end): the row as read (None:
-        # absent), the ETag that write is conditional on; and rows whose held merge another writer superseded
-        self._held: dict[tuple[str, str], TableEntity | None] = {}
-        self._superseded: set[tuple[str, str]] = set()
         self._fold_lock = threading.Lock()
         self._scope = threading.local()  # `processes`: process rows `process_writers` read in this thread's scope
         self._legacy_checked: tuple[bool, float] | None = None  # (any `ref-` row found, when looked, monotonic)
@@ -159,13 +155,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         # or from no row for a START of a run it never saw (the write is conditional: a row changed since, or one
         # already there, fails it, and the retry reads); nothing to write on a remembered row is confirmed by a read
         remembered = self._remembered(run_id)
-        keys = self._keys(run_id)
-        row = (keys["PartitionKey"], keys["RowKey"])
-        with self._fold_lock:
-            superseded = row in self._superseded
-            self._superseded.discard(row)
-            held = row in self._folding  # in a scope: the merge is written with the scope's next write of the row
-        unread = [not superseded and (remembered is not None or event.get("eventType") == "START")]
+        unread = [remembered is not None or event.get("eventType") == "START"]
 
         def attempt() -> tuple[RunSnapshot, int]:
             result = merge_into(remembered, True) if unread and unread.pop() else None
@@ -197,7 +187,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             if new == entity and from_memory:
                 return None
             if new != entity:
-                self._hold(new, entity) if held else self._write(new, entity)
+                self._write(new, entity)
             return snapshot, version
 
         merged: tuple[RunSnapshot, int] = self._with_retries(attempt)
@@ -215,17 +205,11 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             self._scope.processes = {}
         try:
             yield
-            with self._fold_lock:
-                last_scope = self._folding[row] == 1
-            if last_scope:
-                self._write_held(row)
             done = True
         finally:
             if outer:
                 self._scope.processes = None
             with self._fold_lock:
-                if not done and self._folding[row] == 1:
-                    self._held.pop(row, None)  # nothing of the merge was written: the message comes back
                 self._folding[row] -= 1
                 if not self._folding[row]:
                     del self._folding[row]
@@ -475,12 +459,9 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return {"PartitionKey": hashlib.sha256(run_id.encode()).hexdigest()[:2], "RowKey": safe_row_key(run_id)}
 
     def _read(self, run_id: str, *, fresh: bool = False) -> TableEntity | None:
-        """The run's row; in a `folded_reads` scope, as the scope last read or wrote it (unless `fresh`: a merge
-        held for the scope's next write is written first)."""
+        """The run's row; in a `folded_reads` scope, as the scope last read or wrote it (unless `fresh`)."""
         keys = self._keys(run_id)
         row = (keys["PartitionKey"], keys["RowKey"])
-        if fresh:
-            self._write_held(row)
         with self._fold_lock:
             if row not in self._folding:
                 row = None  # type: ignore[assignment]
@@ -517,21 +498,12 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
 
     def _write(self, entity: TableEntity, read: TableEntity | None) -> TableEntity:
         """Create `entity` if nothing was read, else replace what was read if nobody changed it since. Returns
-        `entity` as written (with its new ETag, for a next compare-and-swap without reading it again). A run row
-        whose merge is held (`_hold`): `read` is the merged row, and the write, conditional on the row the merge
-        read, carries the merge; another writer's change since raises MergeSuperseded."""
+        `entity` as written (with its new ETag, for a next compare-and-swap without reading it again)."""
         row = (entity["PartitionKey"], entity["RowKey"])
-        with self._fold_lock:
-            holding = row in self._held
-            base = self._held.pop(row, None) if holding else read
         try:
-            etag = write_row(self.table, entity, base.metadata["etag"] if base is not None else None, RunStateConflict)
-        except (RunStateConflict, HttpResponseError) as error:  # what the row now is is unknown
+            etag = write_row(self.table, entity, read.metadata["etag"] if read is not None else None, RunStateConflict)
+        except (RunStateConflict, HttpResponseError):  # what the row now is is unknown
             self._fold(row, None, forget=True)
-            if holding and isinstance(error, RunStateConflict):
-                with self._fold_lock:
-                    self._superseded.add(row)  # the event's next merge reads the row
-                raise MergeSuperseded(f"run row {row[1]} changed before its merge was written") from error
             raise
         written = with_etag(entity, etag)
         self._fold(row, written, forget=etag is None)
@@ -539,22 +511,6 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
 
     def _delete(self, read: TableEntity) -> None:
         delete_row(self.table, read, RunStateConflict)
-
-    def _hold(self, merged: TableEntity, read: TableEntity | None) -> None:
-        """Keep a merge of the run's row for the scope's next write of the row (the claim's, typically: one
-        request for both) or the scope's end; until then the scope reads the row as merged."""
-        row = (merged["PartitionKey"], merged["RowKey"])
-        with self._fold_lock:
-            if row not in self._held:
-                self._held[row] = read
-        self._fold(row, merged)
-
-    def _write_held(self, row: tuple[str, str]) -> None:
-        """Write the merge held for run row `row`, if any (MergeSuperseded: another writer changed the row)."""
-        with self._fold_lock:
-            merged = self._folded.get(row) if row in self._held else None
-        if merged is not None:
-            self._write(merged, None)
 
 
 def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:

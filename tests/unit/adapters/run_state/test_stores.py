@@ -668,41 +668,6 @@ def test_table_writers_that_collide_retry_and_lose_nothing(azurite, table_store)
 
 
 @pytest.mark.azurite
-def test_table_merge_in_a_scope_is_written_with_the_next_write_of_the_row(azurite, table_store):
-    """In a `folded_reads` scope the merge is held for the scope's next write of the run's row (the claim's: one
-    request for both), or written at the scope's end; when another writer changes the row first, that write raises
-    MergeSuperseded, nothing of the held merge is written, and the event merged again joins the other's."""
-    from olparser.adapters.run_state.table_store import TableRunStateStore
-    from olparser.runs.store import MergeSuperseded
-
-    start, running, _, complete = cll_events()
-    table_store.merge_versioned(start, now=T0)
-    other = TableRunStateStore(table_store.table, ttl_seconds=TTL_SECONDS)
-    with table_store.folded_reads(CLL_CTAS_RUN):
-        assert table_store.merge_versioned(running, now=T0 + 1) == (merge_events([start, running]), 2)
-        assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 1) == (merge_events([start]), 1)  # held
-        table_store.claim(CLL_CTAS_RUN, [PLACEHOLDER], now=T0 + 1)
-    assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 1) == (merge_events([start, running]), 2)
-    assert other.claimed(CLL_CTAS_RUN) == {PLACEHOLDER}
-
-    with table_store.folded_reads(CLL_CTAS_RUN):  # no write in the scope: written at its end
-        table_store.merge_versioned(complete, now=T0 + 2)
-    assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 2) == (merge_events([start, running, complete]), 3)
-
-    with pytest.raises(MergeSuperseded):
-        with table_store.folded_reads(CLL_CTAS_RUN):
-            # rewritten (half its time to live has passed), held
-            assert table_store.merge_versioned(complete, now=T0 + 40)[1] == 4
-            other.claim(CLL_CTAS_RUN, [APP], now=T0 + 3)  # another writer changes the row first
-            table_store.claim(CLL_CTAS_RUN, [PLACEHOLDER, APP], now=T0 + 40)
-    assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 40) == (merge_events([start, running, complete]), 3)
-    with table_store.folded_reads(CLL_CTAS_RUN):  # the event again: read afresh, written over the other's write
-        assert table_store.merge_versioned(complete, now=T0 + 40)[1] == 4
-    assert other.get_versioned(CLL_CTAS_RUN, now=T0 + 40) == (merge_events([start, running, complete]), 4)
-    assert other.claimed(CLL_CTAS_RUN) == {PLACEHOLDER, APP}
-
-
-@pytest.mark.azurite
 def test_table_splits_large_state_across_numbered_properties(table_store):
     run_id = "0190f000-0000-7000-8000-0000000000ee"
     event = _incompressible_event(run_id, 3000)  # ~200 KB of random hex, ~110 KB compressed
