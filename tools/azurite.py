@@ -118,8 +118,11 @@ def start_azurite(
     host: str = LOOPBACK,
     startup_timeout: float = 30.0,
     binary: Path = AZURITE_BIN,
+    in_memory: bool = False,
 ) -> Azurite:
     """Start Azurite with its data in `location`; a port of 0 picks a free one. Returns once all ports answer.
+    `in_memory`: Azurite keeps its data in memory only (`--inMemoryPersistence`: no periodic save of the whole
+    database, which stalls it for seconds once a table holds hundreds of thousands of rows).
 
     Picked ports can be taken by someone else before Azurite binds them: then it starts again on new ones.
     """
@@ -134,15 +137,18 @@ def start_azurite(
     if 0 in requested:
         for _ in range(2):
             try:
-                return _launch(command, location, pick_ports(), host, startup_timeout)
+                return _launch(command, location, pick_ports(), host, startup_timeout, in_memory)
             except AzuriteStartError:
                 continue  # a picked port was taken before Azurite bound it: pick again
-    return _launch(command, location, pick_ports(), host, startup_timeout)
+    return _launch(command, location, pick_ports(), host, startup_timeout, in_memory)
 
 
-def _launch(command: list[str], location: Path, ports: list[int], host: str, timeout: float) -> Azurite:
+def _launch(
+    command: list[str], location: Path, ports: list[int], host: str, timeout: float, in_memory: bool = False
+) -> Azurite:
     log_path = location / "azurite.log"
     arguments = [
+        *(["--inMemoryPersistence"] if in_memory else []),
         "--silent",
         "--skipApiVersionCheck",
         "--disableTelemetry",

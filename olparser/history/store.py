@@ -50,9 +50,10 @@ class RunHistoryStore(HistoryReader, Protocol):
 
     def process_summaries(self, names: Sequence[str], *, recorded: str | None = None) -> dict[str, ProcessSummary]:
         """Runs held and earliest start of each named process the history knows. `recorded`: the run the caller's
-        thread has just recorded (its last call), when the summaries as that record left them will do (a store may
-        answer them without reading: the runner's first look, before its fingerprint; not its look under the
-        process lock)."""
+        thread has just recorded (its last call), when the summaries as that record, or a newer record of the same
+        instance, left them will do: a store may answer them without reading (the runner's first look, before its
+        fingerprint, and its look under the process lock, which serialises one instance's uploads of a process; a
+        record by another instance between this record and its upload shows in the process's next upload)."""
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
         """Delete runs that started more than the retention ago (at most `limit`); how many were deleted."""

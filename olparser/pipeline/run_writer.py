@@ -5,6 +5,7 @@ tables the run drops or renames. When a run is written is the runner's (olparser
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -102,11 +103,14 @@ class RunWriter:
         for _ in range(MAX_REBUILDS):
             linked = self.linked_plan(run, status)  # resolved even when empty: the history records the names written
             calls += linked.calls
-            changed |= self._record(run, linked.plan, status, now)
-            plan = LineagePlan() if empty else self._counted(linked.plan, recorded=run.run_id)
+            recorded_changes, recorded = self._record(run, linked.plan, status, now)
+            changed |= recorded_changes
+            plan = LineagePlan() if empty else self._counted(linked.plan, recorded=recorded)
             if not (uploaded or rewrite) and self._written_already(key, stream, plan, now):
                 return self._unchanged(key, run, event_type, plan, changed, calls, now)
-            written = self._attempt_write(key, run, version, plan, linked, uploaded, now, empty=empty)
+            written = self._attempt_write(
+                key, run, version, plan, linked, uploaded, now, empty=empty, recorded=recorded
+            )
             if written is None:  # a linked scanned asset vanished: resolve the plan again
                 continue
             (done,), calls = written.committed, calls + written.calls
@@ -133,9 +137,11 @@ class RunWriter:
         now: float,
         *,
         empty: bool,
+        recorded: str | None,
     ) -> BatchWritten | None:
         """One attempt of the write procedure for the run: its linked plan, counted (`empty`: the empty `plan`, which
-        takes back what the run wrote); `uploaded`: what its earlier attempts uploaded. None: resolve again."""
+        takes back what the run wrote; `recorded`: the history record this thread just wrote, whose counts the
+        history may answer without reading); `uploaded`: what its earlier attempts uploaded. None: resolve again."""
         write = RunWrite(
             key, plan if empty else linked.plan, run_order(key, run), version, dangling=frozenset(uploaded)
         )
@@ -148,7 +154,7 @@ class RunWriter:
             now=now,
             wait=self._wait_for_deletions,
             locked=self._locked_processes,
-            count=None if empty else self._counted,
+            count=None if empty else functools.partial(self._counted, recorded=recorded),
         )
 
     def _unchanged(
@@ -320,12 +326,17 @@ class RunWriter:
         )
 
     # --- the run history ---------------------------------------------------------------------------------------
-    def _record(self, run: RunSnapshot, plan: LineagePlan, status: str, now: float) -> frozenset[str]:
-        """Record the run in the history (idempotent); the processes whose history it changed."""
+    def _record(
+        self, run: RunSnapshot, plan: LineagePlan, status: str, now: float
+    ) -> tuple[frozenset[str], str | None]:
+        """Record the run in the history (idempotent): the processes whose history it changed, and the record's
+        run id (None: nothing recorded)."""
         if self._history is None or run.is_static:
-            return frozenset()
+            return frozenset(), None
         record = history_record(run, plan, self._options, status=status)
-        return self._history.record(record, now=now) if record is not None else frozenset()
+        if record is None:
+            return frozenset(), None
+        return self._history.record(record, now=now), record.run_id
 
     def _history_rewritten(self, run: RunSnapshot, changed: Iterable[str]) -> None:
         """The processes whose history this run changed are rewritten in the catalog: the history stops answering
@@ -335,8 +346,8 @@ class RunWriter:
             self._history.refreshed(history_run_id(run, self._options), changed)
 
     def _counted(self, plan: LineagePlan, *, recorded: str | None = None) -> LineagePlan:
-        """The plan with its processes' runCount and firstRunTime from the history (`recorded`: the run just
-        recorded, when the counts as its record left them will do)."""
+        """The plan with its processes' runCount and firstRunTime from the history (`recorded`: the record this
+        thread just wrote: the counts as that record, or a newer one of this instance, left them will do)."""
         names = plan.process_names()
         if self._history is None or not names:
             return plan
@@ -347,7 +358,7 @@ class RunWriter:
         if self._history is None:
             return 0
         linked = self.linked_plan(run, run.event_type)  # resolved, so that the history records the names written
-        changed = self._record(run, linked.plan, run.event_type, now)
+        changed, _ = self._record(run, linked.plan, run.event_type, now)
         calls = linked.calls + self._rewrite_changed(changed, key, now)
         self._history_rewritten(run, changed)
         return calls

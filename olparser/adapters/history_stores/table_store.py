@@ -3,11 +3,12 @@
 Partitions and rows (`inv` = inverted start in ms, 13 digits, so that a key scan meets the newest runs first; `c`
 closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` = the run's RowKey):
 
-- `run-{2 hex}` / `run`: the run's record (zlib-compressed, split over binary properties), its digest, `complete`,
-  `unrefreshed` (the processes whose summary the run changed and whose catalog copies are not confirmed rewritten),
-  and, while a replacement is under way, `previous` (the record it replaces) and `pending` (access rows to delete);
-- `purge-{yyyymmdd}` / `run`: one per run, under the day it started (`digest`: the record whose rows are all written):
-  the timer's purge reads old days only;
+- `run-{2 hex}` / `run`: the run's record (zlib-compressed, split over binary properties), its digest, its `start`,
+  `complete`, `unrefreshed` (the processes whose summary the run changed and whose catalog copies are not confirmed
+  rewritten), and, while a replacement is under way, `previous` (the record it replaces) and `pending` (access rows
+  to delete). The timer's purge finds old runs by their `start`, one scan of the run partitions a day;
+- `purge-{yyyymmdd}` / `run`: written by the previous release only (one per run, under the day it started, naming the
+  record whose rows were all written); the purge still reads and deletes them;
 - `d-{sha256 of dataset}` / `{read|write}-{c|o}-{inv}-{run}-{sha256 of process, 20 hex}`: one per dataset access
   (partition per dataset; a walk reads one access kind), with the run's slim facts;
 - `p-{sha256 of process}`: `{c|o}-{inv}-{run}` per run of the process (slim facts and what that run did),
@@ -17,12 +18,11 @@ closed runs, `o` open ones, INCOMPLETE, which overlap every later window; `run` 
 - `stats` / `max-duration`: the longest run recorded, which bounds how far back a query reads closed runs.
 
 A record is written in this order: the run's row (new record, not complete, listing what it replaces), the access
-rows, each process partition (one transaction each), the stale access rows deleted, the purge row (with the record's
-digest: its rows are all written), then the run's row marked complete — at once, or, when processes wait for the
-catalog to show their counts, in the runner's `refreshed` write. A crash anywhere leaves the run's row listing
-everything to finish or undo; the retry does it (or, when the purge row names the row's record, only marks it).
-Each row is built by one function here (`_run_row`, `_access_row`, `_process_run_rows`, `_purge_row`), which `record`
-and `seed` (many runs at once, for benches and tests) share.
+rows, each process partition (one transaction each), the stale access rows deleted, then the run's row marked
+complete — at once, or, when processes wait for the catalog to show their counts, in the runner's `refreshed` write.
+A crash anywhere leaves the run's row listing everything to finish or undo; the retry does it (every write is
+idempotent: a row left incomplete is written again). Each row is built by one function here (`_run_row`,
+`_access_row`, `_process_run_rows`), which `record` and `seed` (many runs at once, for benches and tests) share.
 
 A window query reads two key ranges of a partition per step, newest first, at most one page of each
 (`max_rows_per_read`), and at most `max_reads` partitions: under 200 requests whatever the table holds.
@@ -99,6 +99,7 @@ _ACCESS_SELECT = ["RowKey", "dataset_type", "access", "process", "process_type",
 BLOB_PARTS = 16  # a 1 MiB entity holds at most 16 binary properties of 64 KiB
 _PROCESS_RUN_SELECT = ["RowKey", "facts", "run_parts", *(f"run_{i}" for i in range(BLOB_PARTS))]
 PAGE_ROWS = 1000  # what one request of a query answers at most
+LAYOUT = "layout"  # 2 on the run rows of this release: no purge row (an incomplete row is written again)
 BATCH_ROWS = 100  # what one entity-group transaction holds at most
 BATCH_BYTES = 2_500_000  # binary values go base64 (4/3): under the 4 MiB of a transaction's body
 
@@ -150,6 +151,11 @@ def _compressed(record: RunRecord) -> bytes:
     return data
 
 
+def _summary_of(row: Mapping[str, Any]) -> ProcessSummary:
+    earliest = json.loads(row["earliest"])
+    return ProcessSummary(int(row["count"]), float(earliest[0][0]) if earliest else None)
+
+
 def _names_blob(names: Iterable[str]) -> bytes:
     return zlib.compress(_json(sorted(names)).encode("utf-8"), 6) if names else b""
 
@@ -181,6 +187,7 @@ def _run_row(
         digest=digest,
         complete=False,
         day=_day(record.facts.start),
+        **{LAYOUT: 2},
         pending=_json(sorted(pending)),
     )
     put_blob(row, "record", _compressed(record))
@@ -220,11 +227,6 @@ def _process_run_rows(
     return run_row, marker
 
 
-def _purge_row(day: str, run_key: str, run_id: str, digest: str) -> TableEntity:
-    """The purge row under the day the run started; `digest` names the record whose rows are then all written."""
-    return TableEntity({"PartitionKey": f"purge-{day}", "RowKey": run_key}, run_id=run_id, digest=digest)
-
-
 def _batches(rows: list[TableEntity]) -> Iterable[list[TableEntity]]:
     """Rows of one partition in entity-group transactions: at most BATCH_ROWS rows and about BATCH_BYTES each."""
     batch: list[TableEntity] = []
@@ -262,9 +264,10 @@ class TableHistoryStore:
         self._max_attempts = max_attempts
         self._clock = clock
         self._max_duration: tuple[float, float] | None = None  # (value, read at)
+        self._purged_day: str | None = None  # the day before which `purge` last found every run purged
         # what this thread's last `record` wrote, for the reads that follow it at once (folded into its writes): the
         # run's row (run id, ETag, unrefreshed processes) for `refreshed`, and the summaries of its processes for
-        # the next `process_summaries(recorded=<that run>)` only (any other call drops them)
+        # `process_summaries(recorded=<that run>)` (answered from `_summaries`: the newest this instance wrote)
         self._written = threading.local()
         self._known_lock = threading.Lock()
         self._recorded: OrderedDict[str, None] = OrderedDict()  # run ids this instance recorded (else: a new run)
@@ -362,11 +365,6 @@ class TableHistoryStore:
             self._with_retries(functools.partial(update_process, name, [name not in known]))
         for text in sorted(stale):
             self.table.delete_entity(*json.loads(text))  # absent: no error
-        old_day = entity.get("day") if entity is not None else None
-        # the purge row, last, names the record whose rows are then all written (`_rows_written`)
-        self.table.upsert_entity(_purge_row(row["day"], keys["RowKey"], record.run_id, digest), mode=UpdateMode.REPLACE)
-        if old_day and old_day != row["day"]:
-            self.table.delete_entity(f"purge-{old_day}", keys["RowKey"])
         self._note_duration(record.facts)
         self._finish(record.run_id, etag, row, _unrefreshed_of(row), keep_changes)
         with self._known_lock:
@@ -377,9 +375,9 @@ class TableHistoryStore:
         return changed | unrefreshed
 
     def _rows_written(self, entity: TableEntity) -> bool:
-        """Whether the record the run's (incomplete) row holds has all its rows written: its purge row, the last of
-        them, names it (one read)."""
-        if not entity.get("day"):
+        """Whether the record the (incomplete) row of the previous release holds has all its rows written: its purge
+        row, the last of them, names it (one read). This release's incomplete rows are written again."""
+        if not entity.get("day") or entity.get(LAYOUT):
             return False
         purge = self._read({"PartitionKey": f"purge-{entity['day']}", "RowKey": entity["RowKey"]})
         return purge is not None and purge.get("digest") == entity.get("digest")
@@ -389,7 +387,7 @@ class TableHistoryStore:
     ) -> None:
         """Mark the run's row complete (what it replaces dropped), conditional on `etag`: now when no process waits
         for the catalog to show its counts, else with the runner's `refreshed` mark (one write: until then the row
-        says incomplete, and a record of the run finds its rows written from the purge row). A conflict: the retry
+        says incomplete, and a record of the run writes its rows again). A conflict: the retry
         reads the other writer's record."""
         if row.get("complete"):
             self._written.row = (run_id, etag, unrefreshed, None)
@@ -402,32 +400,49 @@ class TableHistoryStore:
         self._written.row = (run_id, self._write(done, etag=etag), unrefreshed, None)
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
+        """Delete the runs that started before the day the retention ends in (at most `limit`): the previous
+        release's purge rows of those days, then a scan of the run partitions by `start`. A scan that finished finds
+        nothing more until that day changes, so an instance scans once a day (or until it has caught up)."""
         now = time.time() if now is None else now
-        cutoff = now - self.retention_seconds
-        rows = self.table.query_entities(
+        day = _day(now - self.retention_seconds)
+        if self._purged_day == day:
+            return 0
+        day_start = datetime.strptime(day, "%Y%m%d").replace(tzinfo=timezone.utc).timestamp()
+        legacy = self.table.query_entities(
             "PartitionKey ge 'purge-' and PartitionKey lt @last",
-            parameters={"last": f"purge-{_day(cutoff)}"},
+            parameters={"last": f"purge-{day}"},
+            select=["PartitionKey", "RowKey", "run_id"],
+        )
+        runs = self.table.query_entities(
+            "PartitionKey ge 'run-' and PartitionKey lt 'run.' and start lt @before",
+            parameters={"before": float(day_start)},
             select=["PartitionKey", "RowKey", "run_id"],
         )
         purged = 0
-        for row in rows:
+        for row in itertools.chain(legacy, runs):
             if purged >= limit:
-                break
-            keys = self._run_keys(row["run_id"])
-            entity = self._read(keys)
-            for record in (_record_of(entity, "record"), _record_of(entity, "previous")):
-                if record is None:
-                    continue
-                for partition, row_key in self._record_access_keys(record):
-                    self.table.delete_entity(partition, row_key)
-                for name in process_runs_of(record):
-                    self._with_retries(functools.partial(self._update_process, name, record.run_id, None))
-            for text in json.loads(entity.get("pending") or "[]") if entity is not None else ():
-                self.table.delete_entity(*json.loads(text))
-            self.table.delete_entity(keys["PartitionKey"], keys["RowKey"])
-            self.table.delete_entity(row["PartitionKey"], row["RowKey"])
+                return purged
+            self._purge_run(row["run_id"])
+            if row["PartitionKey"].startswith("purge-"):
+                self.table.delete_entity(row["PartitionKey"], row["RowKey"])
             purged += 1
+        self._purged_day = day
         return purged
+
+    def _purge_run(self, run_id: str) -> None:
+        """Delete everything the run's record (and the one it was replacing) wrote, then its row."""
+        keys = self._run_keys(run_id)
+        entity = self._read(keys)
+        for record in (_record_of(entity, "record"), _record_of(entity, "previous")):
+            if record is None:
+                continue
+            for partition, row_key in self._record_access_keys(record):
+                self.table.delete_entity(partition, row_key)
+            for name in process_runs_of(record):
+                self._with_retries(functools.partial(self._update_process, name, record.run_id, None))
+        for text in json.loads(entity.get("pending") or "[]") if entity is not None else ():
+            self.table.delete_entity(*json.loads(text))
+        self.table.delete_entity(keys["PartitionKey"], keys["RowKey"])
 
     def seed(self, records: Sequence[RunRecord], *, threads: int = 2) -> int:
         """Write runs into an empty history at once, each as `record(r, keep_changes=False)` would leave it (the
@@ -442,9 +457,6 @@ class TableHistoryStore:
             digest = _sha(record.canonical())
             row = _completed(_run_row(keys, record, digest, pending=(), unrefreshed=(), previous=None))
             partitions.setdefault(keys["PartitionKey"], []).append(row)
-            partitions.setdefault(f"purge-{row['day']}", []).append(
-                _purge_row(row["day"], keys["RowKey"], record.run_id, digest)
-            )
             facts = slim(record.facts)
             facts_text = _json(facts_to_json(facts))
             for access in access_keys(record).values():
@@ -619,21 +631,26 @@ class TableHistoryStore:
 
     # --- reading -----------------------------------------------------------------------------------------------
     def process_summaries(self, names: Sequence[str], *, recorded: str | None = None) -> dict[str, ProcessSummary]:
+        """Each process's summary row, read; for the processes this thread's record of `recorded` just wrote, the
+        summary as this instance last wrote it (that record's batch, or a newer one of another thread: every batch
+        here leaves its row in `_summaries`, and one that conflicts removes it), without a read."""
         found: dict[str, ProcessSummary] = {}
         written: dict[str, ProcessSummary | None]
         run_id, written = getattr(self._written, "summaries", None) or (None, {})
         written = written if recorded is not None and recorded == run_id else {}
-        self._written.summaries = None
         for name in dict.fromkeys(names):
-            if name in written:  # as this thread's `record` just wrote it
-                answer = written[name]
-                if answer is not None:
-                    found[name] = answer
-                continue
+            if name in written:
+                partition = self._process_partition(name)
+                with self._known_lock:
+                    known = self._summaries.get(partition)
+                if known is not None:
+                    found[name] = _summary_of(known)
+                    continue
+                if written[name] is None:  # the record took the run out of the process, whose last run it was
+                    continue
             summary = self._read({"PartitionKey": self._process_partition(name), "RowKey": SUMMARY})
             if summary is not None:
-                earliest = json.loads(summary["earliest"])
-                found[name] = ProcessSummary(int(summary["count"]), float(earliest[0][0]) if earliest else None)
+                found[name] = _summary_of(summary)
         return found
 
     def _ranges(self, partition: str, window: Window, prefixes: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:

@@ -3,8 +3,9 @@ Azurite), and hand-made records."""
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -59,3 +60,24 @@ def record(
         (dataset(output),),
     )
     return RunRecord(facts, (main, *extra_processes))
+
+
+class RequestCount:
+    """The requests a Table client made (azure-core's raw_request_hook calls it once per request)."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    def __call__(self, request: Any) -> None:
+        self.requests += 1
+
+
+def counted_table(
+    connection_string: str, name: str | None = None, counted: RequestCount | None = None
+) -> tuple[Any, RequestCount]:
+    """A history table on Azurite (a new one unless `name` is given) whose client counts its requests."""
+    from azure.data.tables import TableServiceClient
+
+    counted = counted if counted is not None else RequestCount()
+    service = TableServiceClient.from_connection_string(connection_string, raw_request_hook=counted)
+    return service.create_table_if_not_exists(name or f"hist{uuid.uuid4().hex[:12]}"), counted

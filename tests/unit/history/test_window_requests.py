@@ -6,9 +6,7 @@ depth 3 over 30 days, <= 200 for the worst hub at depth 1; bench/history.py meas
 
 from __future__ import annotations
 
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 import pytest
 
@@ -16,7 +14,7 @@ from bench.history import SHARED, chain_record
 from olparser.adapters.history_stores.table_store import TableHistoryStore
 from olparser.history import Window, lineage_in_window
 from olparser.history.model import ProcessRun
-from tests.unit.history.conftest import DAY, LAKE, T0, dataset, record
+from tests.unit.history.conftest import DAY, LAKE, T0, RequestCount, counted_table, dataset, record
 
 pytestmark = pytest.mark.azurite
 
@@ -24,21 +22,10 @@ DAYS = 35
 READERS = 120  # processes that read the hub on the last day
 
 
-class Counted:
-    def __init__(self) -> None:
-        self.requests = 0
-
-    def __call__(self, request: Any) -> None:
-        self.requests += 1
-
-
 @pytest.fixture
 def counted_history(azurite):
-    from azure.data.tables import TableServiceClient
-
-    counted = Counted()
-    service = TableServiceClient.from_connection_string(azurite.connection_string, raw_request_hook=counted)
-    store = TableHistoryStore(service.create_table_if_not_exists(f"hist{uuid.uuid4().hex[:12]}"), retention_days=3650)
+    table, counted = counted_table(azurite.connection_string)
+    store = TableHistoryStore(table, retention_days=3650)
     yield store, counted
     store.close()
 
@@ -97,11 +84,8 @@ def test_window_queries_cost_what_their_graph_costs_and_a_hub_is_cut_short(count
     assert counted.requests == 2 + 94 * 2  # the calendar's reads, then two ranges per process read
 
 
-def _table(azurite, counted: Counted | None = None):
-    from azure.data.tables import TableServiceClient
-
-    service = TableServiceClient.from_connection_string(azurite.connection_string, raw_request_hook=counted)
-    return service.create_table_if_not_exists(f"hist{uuid.uuid4().hex[:12]}")
+def _table(azurite, counted: RequestCount | None = None):
+    return counted_table(azurite.connection_string, counted=counted)[0]
 
 
 def _rows(table) -> dict[tuple[str, str], dict]:
@@ -136,16 +120,16 @@ def test_seeding_writes_the_rows_record_writes(azurite):
         for r in records:
             store.record(r, now=T0 + 4 * DAY, keep_changes=False)
     with TableHistoryStore(seeded, retention_days=3650) as store:
-        # partitions: 4 run-, 4 purge-, 5 datasets, 3 processes, stats (each a transaction of its few rows)
+        # partitions: 4 run-, 5 datasets, 3 processes, stats (each a transaction of its few rows)
         assert store.seed(records) == len({k[0] for k in _rows(recorded)}) - 1  # the stats row: written alone
         assert store.run("run-c") == records[2]
     assert _rows(seeded) == _rows(recorded)
 
 
-def _seeded_chains(azurite, chains: int, days: int) -> tuple[TableHistoryStore, Counted, float]:
+def _seeded_chains(azurite, chains: int, days: int) -> tuple[TableHistoryStore, RequestCount, float]:
     """bench/history.py's history (chains of four steps, every step reading the shared calendar, one run of each a
     day), `chains` chains instead of 250 and `days` days instead of 100."""
-    counted = Counted()
+    counted = RequestCount()
     store = TableHistoryStore(_table(azurite, counted), retention_days=3650)
     store.seed([chain_record(chain, step, day) for day in range(days) for chain in range(chains) for step in range(4)])
     return store, counted, T0 + days * DAY
