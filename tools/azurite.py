@@ -148,12 +148,10 @@ def _launch(
 ) -> Azurite:
     log_path = location / "azurite.log"
     arguments = [
-        *(["--inMemoryPersistence"] if in_memory else []),
         "--silent",
         "--skipApiVersionCheck",
         "--disableTelemetry",
-        "--location",
-        str(location),
+        *(["--inMemoryPersistence"] if in_memory else ["--location", str(location)]),
         "--blobHost",
         host,
         "--blobPort",
