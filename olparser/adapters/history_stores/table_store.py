@@ -564,9 +564,7 @@ class TableHistoryStore:
             (answers[-1] or {}).get("etag") if answers else None,
         )
         if record is not None:  # (not the purge)
-            self._written.summaries[1][name] = (
-                ProcessSummary(count, float(earliest[0][0]) if earliest else None) if count > 0 else None
-            )
+            self._written.summaries[1][name] = count > 0  # (whether the process still has runs)
 
     def _earliest_markers(self, partition: str, exclude: str) -> list[tuple[float, str]]:
         """The earliest starts among the process's markers (when the summary's list ran out)."""
@@ -635,20 +633,20 @@ class TableHistoryStore:
         summary as this instance last wrote it (that record's batch, or a newer one of another thread: every batch
         here leaves its row in `_summaries`, and one that conflicts removes it), without a read."""
         found: dict[str, ProcessSummary] = {}
-        written: dict[str, ProcessSummary | None]
+        written: dict[str, bool]  # process -> whether it still has runs, for the processes the record wrote
         run_id, written = getattr(self._written, "summaries", None) or (None, {})
         written = written if recorded is not None and recorded == run_id else {}
         for name in dict.fromkeys(names):
+            partition = self._process_partition(name)
             if name in written:
-                partition = self._process_partition(name)
                 with self._known_lock:
                     known = self._summaries.get(partition)
                 if known is not None:
                     found[name] = _summary_of(known)
                     continue
-                if written[name] is None:  # the record took the run out of the process, whose last run it was
+                if not written[name]:  # the record took the run out of the process, whose last run it was
                     continue
-            summary = self._read({"PartitionKey": self._process_partition(name), "RowKey": SUMMARY})
+            summary = self._read({"PartitionKey": partition, "RowKey": SUMMARY})
             if summary is not None:
                 found[name] = _summary_of(summary)
         return found
