@@ -193,7 +193,7 @@ def newer_writers(store: RunStateStore, runs: Sequence[RunWrite]) -> dict[str, s
     """For each run, the processes of its plan that a newer run already wrote, as the run-state store knows them
     (one lookup for the whole batch): the one newer-run test of the live and batch paths."""
     names = sorted({name for run in runs if run.order is not None for name in run.process_names()})
-    writers = store.process_writers(names) if names else {}
+    writers = store.process_writers(names, cached=True) if names else {}
     return {
         run.key: (
             {name for name in run.process_names() if name in writers and writers[name] > run.order}

@@ -117,7 +117,7 @@ class RunWriter:
             uploaded |= set(done.run.owned_keys())
             if not done.result.stale:
                 return self._after_commit(
-                    key, run, event_type, done, stream, changed, calls, now, None if empty else linked
+                    key, run, event_type, done, stream, changed, calls, now, None if empty else linked, rewrite
                 )
             fresh, version = self._store.get_versioned(key, now=now)
             if fresh is None:
@@ -191,10 +191,12 @@ class RunWriter:
         calls: int,
         now: float,
         linked: Linked | None,
+        redelivered: bool = False,
     ) -> LineageOutcome:
         """After the commit: the catalog work it left, the window's record, the history's rewrites, the log lines,
         and the tables it (or a run whose events came first) drops or renames (`linked`: the plan written; None when
-        the run took back what it wrote)."""
+        the run took back what it wrote). `redelivered`: the processes a newer run wrote are written again from it
+        too — the worker that died with this message may have uploaded them over the newer run's just before."""
         plan, result, superseded = done.plan, done.result, done.superseded
         processes = plan.process_names()
         deleted, catalog_calls = self._finish_catalog_work(key, result, now)
@@ -203,8 +205,9 @@ class RunWriter:
                 stream, self._store.commit(stream, (), version=None, fingerprint=done.fingerprint, now=now), now
             )
         calls += catalog_calls
+        again = changed | superseded if redelivered else changed
         calls += self._rewrite_changed(
-            changed - (set(processes) - superseded) - {n for n, _ in result.restores}, key, now
+            again - (set(processes) - superseded) - {n for n, _ in result.restores}, key, now
         )
         self._history_rewritten(run, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
         log_plan(key, plan, self._unmatched_reported)

@@ -218,10 +218,19 @@ class WriterChange:
     newest: bool = False
 
 
-def writers_after(writers: Sequence[Writer], run_key: str, intentions: Intentions, name: str) -> WriterChange:
+def writers_after(
+    writers: Sequence[Writer],
+    run_key: str,
+    intentions: Intentions,
+    name: str,
+    *,
+    seen: Sequence[Writer] | None = None,
+) -> WriterChange:
     """Carry out the intentions' part for process `name`. A drop restores the process when the run was its newest
     writer — or when the run is no longer listed at all (the drop was carried out before a crash: restoring again
-    from the newest writer is harmless, forgetting it is not)."""
+    from the newest writer is harmless, forgetting it is not). `seen`: the writers the run's upload was decided on
+    (`newer_writers`); when they made the run the newest and a newer run committed since, the upload may have
+    overwritten that run's process in the catalog: it is restored from the newest writer."""
     current = [(float(t), str(k)) for t, k in writers]
     if name in intentions.dropped:
         listed = any(key == run_key for _, key in current)
@@ -229,8 +238,11 @@ def writers_after(writers: Sequence[Writer], run_key: str, intentions: Intention
         again = rest and (was_newest or not listed)
         return WriterChange(rest, restore_from=rest[0][1] if again else None)
     if name in intentions.wrote and intentions.run_time is not None:
-        added = add_writer(current, (intentions.run_time, run_key))
-        return WriterChange(added, newest=added[0][1] == run_key)
+        writer = (intentions.run_time, run_key)
+        added = add_writer(current, writer)
+        newest = added[0][1] == run_key
+        uploaded = seen is not None and add_writer(seen, writer)[0][1] == run_key
+        return WriterChange(added, restore_from=added[0][1] if uploaded and not newest else None, newest=newest)
     return WriterChange(current)
 
 

@@ -185,11 +185,13 @@ class RunStateStore(Protocol):
     def purge_expired(self, now: float | None = None) -> int:
         """Delete runs not updated for ttl_seconds; returns how many were deleted."""
 
-    def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
+    def process_writers(self, qualified_names: Sequence[str], *, cached: bool = False) -> dict[str, tuple[float, str]]:
         """For each process qualifiedName known here, the newest run that wrote it: (its time in Unix seconds, its
         key). Runs are ordered by time, then by key, so that two runs of the same instant are ordered too. These
         records do not expire with the runs: they are what stops a late event of an old run (a requeued poison
-        message, say) from putting back inputs that a newer run of the same code no longer reads."""
+        message, say) from putting back inputs that a newer run of the same code no longer reads. `cached`: the
+        answer may be what this instance last read or wrote (a store shared by instances then checks it at the
+        commit, and a newer run committed meanwhile is restored: `ledger.writers_after`'s `seen`)."""
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         """Forget the newest run time of these processes (an admin repair after a run with a wrong clock)."""

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import ContextManager, Iterable, Mapping, Sequence
+from typing import Iterable, Iterator, Mapping, Sequence
 
 from olparser.adapters.sqlite_file import SqliteFile
 from olparser.runs import ledger
@@ -134,6 +135,7 @@ class SqliteRunStateStore(SqliteFile):
         self.ttl_seconds = ttl_seconds
         self.temporary_seconds = temporary_seconds
         self.max_datasets = max_datasets
+        self._scope = threading.local()  # `seen`: the writers `process_writers` answered in this thread's scope
         with self._immediate() as db:  # one process creates or upgrades the schema, the others then see it done
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -189,8 +191,18 @@ class SqliteRunStateStore(SqliteFile):
                 db.execute("UPDATE run_state SET due_attempts = 0, due_at = ? WHERE run_id = ?", (at, run_id))
         return snapshot, version
 
-    def folded_reads(self, run_key: str) -> ContextManager[None]:
-        return nullcontext()  # a read costs a local query: nothing to fold
+    @contextmanager
+    def folded_reads(self, run_key: str) -> Iterator[None]:
+        """Nothing to fold (a read is a local query); the writers `process_writers` answers in the scope are kept
+        for its commit: they decided the upload (`ledger.writers_after`'s `seen`)."""
+        outer = getattr(self._scope, "seen", None) is None
+        if outer:
+            self._scope.seen = {}
+        try:
+            yield
+        finally:
+            if outer:
+                self._scope.seen = None
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         now = time.time() if now is None else now
@@ -280,7 +292,11 @@ class SqliteRunStateStore(SqliteFile):
                 "epoch = excluded.epoch, due_attempts = 0",
                 (run_key, now, _keys_json(new.claimed), _keys_json(new.claimed), fingerprint, new.epoch),
             )
-            return self._apply_intentions(db, run_key, new.pending, now, settle_at=now + ledger.SETTLE_SECONDS)
+            scope = getattr(self._scope, "seen", None) or {}
+            seen = {name: scope.pop(name) for name in process_names if name in scope}
+            return self._apply_intentions(
+                db, run_key, new.pending, now, settle_at=now + ledger.SETTLE_SECONDS, seen=seen
+            )
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
         now = time.time() if now is None else now
@@ -436,13 +452,17 @@ class SqliteRunStateStore(SqliteFile):
                     found[(namespace, name)] = [bytes(row[0]) for row in rows]
         return found
 
-    def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
+    def process_writers(self, qualified_names: Sequence[str], *, cached: bool = False) -> dict[str, tuple[float, str]]:
         rows = self._connection().execute(
             "SELECT qualified_name, run_time, run_key FROM process_runs "
             "WHERE qualified_name IN (SELECT value FROM json_each(?))",
             (json.dumps(list(qualified_names)),),
         )
-        return {name: (time_, key) for name, time_, key in rows}
+        found = {name: (time_, key) for name, time_, key in rows}
+        scope = getattr(self._scope, "seen", None)
+        if scope is not None:  # the commit that follows in this scope
+            scope.update({name: [found[name]] if name in found else [] for name in qualified_names})
+        return found
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         with self._immediate() as db:
@@ -531,10 +551,17 @@ class SqliteRunStateStore(SqliteFile):
         ), row[5]
 
     def _apply_intentions(
-        self, db: sqlite3.Connection, run_key: str, intentions: ledger.Intentions, now: float, settle_at: float | None
+        self,
+        db: sqlite3.Connection,
+        run_key: str,
+        intentions: ledger.Intentions,
+        now: float,
+        settle_at: float | None,
+        seen: Mapping[str, Sequence[Writer]] | None = None,
     ) -> CommitResult:
         """Release the users entries and change the writers the intentions name (in the caller's transaction);
-        the intentions stay recorded (due for the timer) while catalog work is left, else they are cleared."""
+        the intentions stay recorded (due for the timer) while catalog work is left, else they are cleared.
+        `seen`: the writers the commit's upload was decided on, per process."""
         current = self._user_epochs(db, run_key, intentions.release)
         gone = [
             (t, q, run_key) for (t, q) in intentions.release if ledger.releases(current.get((t, q)), intentions.epoch)
@@ -548,7 +575,9 @@ class SqliteRunStateStore(SqliteFile):
         )
         changes = {}
         for name in dict.fromkeys((*intentions.wrote, *intentions.dropped)):
-            changes[name] = ledger.writers_after(self._writers(db, name), run_key, intentions, name)
+            changes[name] = ledger.writers_after(
+                self._writers(db, name), run_key, intentions, name, seen=(seen or {}).get(name)
+            )
             self._save_writers(db, name, changes[name].writers)
         result = ledger.settlement(intentions, orphans, changes)
         if ledger.has_catalog_work(result):

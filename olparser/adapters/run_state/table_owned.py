@@ -25,7 +25,7 @@ HEAD_ROW = "entity"
 # Rows `ref-xx` of the version that only counted users: looked for once (one request), then again after this long
 # only, when none was found (no release of this version writes them; one still running during an upgrade might).
 LEGACY_RECHECK_SECONDS = 3600.0
-KNOWN_HEADS = 4096  # entities' head rows remembered as last read or written here, for the next run's claim
+KNOWN_HEADS = 4096  # entities' head rows (and processes' writers rows) remembered as last read or written here
 
 
 class RunStateConflict(TableConflict):
@@ -38,6 +38,7 @@ class OwnedRows(RunRows):
     _fold_lock: Any
     _heads: Any
     _legacy_checked: Any
+    _writers: Any
 
     def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         now = time.time() if now is None else now
@@ -244,49 +245,62 @@ class OwnedRows(RunRows):
         digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
         return {"PartitionKey": "ref-" + digest[:2], "RowKey": digest}
 
-    def process_writers(self, qualified_names: Sequence[str]) -> dict[str, tuple[float, str]]:
+    def process_writers(self, qualified_names: Sequence[str], *, cached: bool = False) -> dict[str, tuple[float, str]]:
         found: dict[str, tuple[float, str]] = {}
         scope = getattr(self._scope, "processes", None)
         for name in dict.fromkeys(qualified_names):
-            entity = self._read_keys(self._process_keys(name))
+            keys = self._process_keys(name)
+            entity = self._known_writers(keys) if cached else None
+            remembered = entity is not None
+            if entity is None:
+                entity = self._read_keys(keys)
+                self._remember_writers(keys, entity)
             if scope is not None:  # for the commit's change of its writers (a conditional write) in this scope
-                scope[name] = entity
+                scope[name] = (entity, remembered)
             if entity is not None:
                 found[name] = (float(entity["run_time"]), str(entity.get("run_key", "")))
         return found
 
     def _change_writers(self, name: str, run_key: str, intentions: ledger.Intentions) -> ledger.WriterChange:
-        """Carry out the intentions' part for process `name` (written only if it changes anything)."""
+        """Carry out the intentions' part for process `name` (written only if it changes anything). Its first attempt
+        starts from the row as this scope's `process_writers` saw it — read, or as this instance last read or wrote
+        it: the write is conditional on it, and a row changed since fails it; nothing to write on a remembered row
+        is confirmed by a read. The writers seen there decided the upload (`ledger.writers_after`'s `seen`)."""
         keys = self._process_keys(name)
         scope = getattr(self._scope, "processes", None) or {}
-        read = [scope.pop(name)] if name in scope else []
+        read: list[tuple[TableEntity | None, bool]] = [scope.pop(name)] if name in scope else []
+        seen = _writers_of(read[0][0]) if read else None
 
         def attempt() -> ledger.WriterChange:
-            entity = read.pop() if read else self._read_keys(keys)  # as this scope's `process_writers` read it
-            writers: list[Writer] = []
-            if entity is not None:
-                listed = entity.get("writers")
-                writers = (
-                    [(float(t), str(k)) for t, k in json.loads(listed)]
-                    if listed
-                    else [(float(entity["run_time"]), str(entity.get("run_key", "")))]
-                )
-            change = ledger.writers_after(writers, run_key, intentions, name)
+            entity, remembered = read.pop() if read else (self._read_keys(keys), False)
+            writers = _writers_of(entity)
+            change = ledger.writers_after(writers, run_key, intentions, name, seen=seen)
+            if change.writers == writers and remembered:  # still so? (another instance may have changed it)
+                entity = self._read_keys(keys)
+                writers = _writers_of(entity)
+                change = ledger.writers_after(writers, run_key, intentions, name, seen=seen)
+            self._remember_writers(keys, entity)
             if change.writers == writers:
                 return change
-            if not change.writers:
-                if entity is not None:
-                    self._delete(entity)
-                return change
-            self._write(
-                TableEntity(
-                    keys,
-                    run_time=change.writers[0][0],
-                    run_key=change.writers[0][1],
-                    writers=json.dumps(change.writers),
-                ),
-                entity,
-            )
+            try:
+                if not change.writers:
+                    if entity is not None:
+                        self._delete(entity)
+                    self._remember_writers(keys, None)
+                    return change
+                written = self._write(
+                    TableEntity(
+                        keys,
+                        run_time=change.writers[0][0],
+                        run_key=change.writers[0][1],
+                        writers=json.dumps(change.writers),
+                    ),
+                    entity,
+                )
+            except (RunStateConflict, HttpResponseError):  # what the row now is is unknown
+                self._remember_writers(keys, None)
+                raise
+            self._remember_writers(keys, written)
             return change
 
         return self._with_retries(attempt)
@@ -294,16 +308,42 @@ class OwnedRows(RunRows):
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         reset = 0
         for name in dict.fromkeys(qualified_names):
-            entity = self._read_keys(self._process_keys(name))
+            keys = self._process_keys(name)
+            entity = self._read_keys(keys)
+            self._remember_writers(keys, None)
             if entity is not None:
                 self.table.delete_entity(entity["PartitionKey"], entity["RowKey"])  # absent meanwhile: no error
                 reset += 1
         return reset
 
+    def _known_writers(self, keys: dict[str, str]) -> TableEntity | None:
+        with self._fold_lock:
+            row: TableEntity | None = self._writers.get(keys["RowKey"])
+            return row
+
+    def _remember_writers(self, keys: dict[str, str], row: TableEntity | None) -> None:
+        """Remember a process's writers row as read or written here (with its ETag); None forgets it."""
+        with self._fold_lock:
+            self._writers.pop(keys["RowKey"], None)
+            if row is not None and row.metadata.get("etag"):
+                self._writers[keys["RowKey"]] = row
+                while len(self._writers) > KNOWN_HEADS:
+                    self._writers.popitem(last=False)
+
     @staticmethod
     def _process_keys(qualified_name: str) -> dict[str, str]:
         digest = hashlib.sha256(qualified_name.encode("utf-8")).hexdigest()
         return {"PartitionKey": "process-" + digest[:2], "RowKey": digest}
+
+
+def _writers_of(entity: TableEntity | None) -> list[Writer]:
+    """A process's writers as its row lists them, newest first (the row of an older version holds only the newest)."""
+    if entity is None:
+        return []
+    listed = entity.get("writers")
+    if listed:
+        return [(float(t), str(k)) for t, k in json.loads(listed)]
+    return [(float(entity["run_time"]), str(entity.get("run_key", "")))]
 
 
 def _head_keys(key: Key) -> dict[str, str]:

@@ -121,9 +121,10 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self._folded: dict[tuple[str, str], TableEntity | None] = {}  # ... as the scope last read or wrote them
         self._recent: OrderedDict[tuple[str, str], TableEntity] = OrderedDict()  # ... as scopes left them
         self._fold_lock = threading.Lock()
-        self._scope = threading.local()  # `processes`: process rows `process_writers` read in this thread's scope
+        self._scope = threading.local()  # `processes`: process rows `process_writers` saw in this thread's scope
         self._legacy_checked: tuple[bool, float] | None = None  # (any `ref-` row found, when looked, monotonic)
         self._heads: OrderedDict[str, TableEntity] = OrderedDict()  # entity partition -> its head row, as last seen
+        self._writers: OrderedDict[str, TableEntity] = OrderedDict()  # process RowKey -> its writers row, as last seen
 
     @classmethod
     def from_connection_string(

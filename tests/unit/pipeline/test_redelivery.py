@@ -8,13 +8,19 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import same_store_elsewhere
-from tests.support.pipelines import _cll, make_pipeline
+from tests.support import databricks_runs as dr
+from tests.support.pipelines import NOTEBOOK, STATEMENT, _cll, make_pipeline
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 CLL_PROCESS = (
     "spark_process",
     "spark://testColumnLevelLineage/open_lineage_integration_create_table/processes/"
     "execute_create_hive_table_as_select_command.default_tbl1/file:/tmp/cll_test/default.tbl1",
+)
+
+ORDERS_PROCESS = (
+    "databricks_process",
+    f"{NOTEBOOK}/processes/{STATEMENT}/https://contosolake.dfs.core.windows.net/curated/orders",
 )
 
 
@@ -60,3 +66,30 @@ def test_a_redelivered_event_repairs_an_upload_that_a_killed_worker_landed_after
         catalog.entities[CLL_PROCESS]["attributes"]["lastRunRowsWritten"],
         catalog.entities[CLL_PROCESS]["attributes"]["lastRunBytesWritten"],
     ) == (0, 0)
+
+
+def test_a_redelivered_older_run_gives_back_the_process_its_killed_worker_uploaded_over_a_newer_run(store, engine):
+    catalog = FakeCatalog()
+    first = make_pipeline(store, engine, catalog)
+    for event in dr.events(dr.orders_run(1)):
+        first.process(event)
+    older = dr.events(dr.orders_run(2, dr.T0.replace(hour=9), inputs=(dr.RAW_ORDERS, dr.KAFKA_PAYMENTS)))
+    for event in older[:2]:
+        first.process(event)
+    dying = make_pipeline(DiesAtCommit(same_store_elsewhere(store)), engine, catalog)
+    other = make_pipeline(same_store_elsewhere(store), engine, catalog)
+    # the dying worker takes run 2 (older) for the process's newest writer; inside its upload the other worker writes
+    # run 3 (newer) whole; the dying worker's upload lands after, then it dies before its commit
+    newer = dr.events(dr.orders_run(3, dr.T0.replace(hour=10), inputs=(dr.RAW_ORDERS,)))
+    catalog.during_upload = lambda: [other.process(event) for event in newer]
+    with pytest.raises(Killed):
+        dying.process(older[2])
+    assert catalog.entities[ORDERS_PROCESS]["attributes"]["lastRunId"] == dr.run_id(2)  # over run 3's
+
+    replacement = make_pipeline(same_store_elsewhere(store), engine, catalog)
+    outcome = replacement.process(older[2], redelivered=True)  # the killed worker's message again
+    assert (outcome.status, outcome.superseded) == ("superseded", 1)  # run 3 is newer: run 2 does not upload it
+    assert catalog.entities[ORDERS_PROCESS]["attributes"]["lastRunId"] == dr.run_id(3)  # written again from run 3
+    assert sorted(q for _, q in catalog.entities[ORDERS_PROCESS]["attributes"]["inputs"]) == [
+        "https://contosolake.dfs.core.windows.net/raw/orders"
+    ]

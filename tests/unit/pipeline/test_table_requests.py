@@ -116,10 +116,11 @@ def test_a_new_run_and_its_replay(counted, engine):
     statuses = [pipeline.process(event, now=NOW).status for event in (start, running, complete)]
     assert statuses == [RunStatus.WAITING, RunStatus.WAITING, RunStatus.WRITTEN]
     new_run = counts.take()
-    assert new_run == {"runs": 10, "history": 6}, (
+    assert new_run == {"runs": 9, "history": 6}, (
         counts.last
-    )  # before: 10 + 8 (no purge row; the counts under the process lock as the record left them), 11 + 8, 14 + 8
-    # (30 + 14 before #34's first part)
+    )  # before: 10 + 6 (the process's writers row read before its change: now as this instance last wrote it, the
+    # change conditional on it), 10 + 8 (no purge row; the counts under the process lock as the record left them),
+    # 11 + 8, 14 + 8 (30 + 14 before #34's first part)
 
     assert pipeline.process(complete, now=NOW).status == RunStatus.UNCHANGED  # the queue delivers it once more
     assert counts.take() == {"runs": 1, "history": 2}, counts.last  # before: 1 + 2 (the run's row; history: the run's
@@ -155,9 +156,9 @@ def test_a_run_that_drops_a_process(counted, engine):
     counts.take()
     outcome = pipeline.process(running, now=NOW)
     assert (outcome.status, outcome.deleted) == (RunStatus.WRITTEN, 5)
-    assert counts.take() == {"runs": 28, "history": 12}, (
+    assert counts.take() == {"runs": 27, "history": 12}, (
         counts.last
-    )  # before: 28 + 14, 30 + 14 (35 + 15 (the 5 released heads read
+    )  # before: 28 + 12, 28 + 14, 30 + 14 (35 + 15 (the 5 released heads read
     # again before their deletion; the history row marked complete apart from `refreshed`; then the due rows))
 
 
@@ -175,8 +176,8 @@ def test_a_worker_that_dies_in_its_upload(counted, engine):
         pipeline.process(complete, now=NOW)
     died = counts.take()
     assert pipeline.process(complete, now=NOW, redelivered=True).status == RunStatus.WRITTEN
-    assert died == {"runs": 8, "history": 5}, counts.last  # before: 8 + 7, 9 + 7 (9 + 9)
+    assert died == {"runs": 7, "history": 5}, counts.last  # before: 8 + 5, 8 + 7, 9 + 7 (9 + 9)
     # the redelivery: the history's row, left incomplete (no purge row says its rows are all written), is written
     # again with its rows, idempotently (its process partition read first: the run is in it already); before:
-    # 7 + 5 (the purge row read instead), 8 + 5, 10 + 5
-    assert counts.take() == {"runs": 7, "history": 8}, counts.last
+    # 7 + 8 (the process's writers row read), 7 + 5 (the purge row read instead), 8 + 5, 10 + 5
+    assert counts.take() == {"runs": 6, "history": 8}, counts.last

@@ -131,6 +131,24 @@ def test_writers_a_commit_adds_and_drops_and_what_must_be_restored():
     assert ledger.writers_after([(100.0, "run-old")], "run-old", dropped, "p") == WriterChange([])
 
 
+def test_a_run_uploaded_as_the_newest_while_a_newer_run_committed_restores_the_newer_one():
+    # the upload was decided on the writers of `seen` (the run was the newest then, so its process was uploaded);
+    # run-new committed before this run's commit: the catalog may hold this older run's process over run-new's
+    seen = [(100.0, "run-old")]
+    writers = [(200.0, "run-new"), (100.0, "run-old")]
+    late = Intentions(epoch=0, wrote=("p",), run_time=150.0)
+    assert ledger.writers_after(writers, "run-late", late, "p", seen=seen) == WriterChange(
+        [(200.0, "run-new"), (150.0, "run-late"), (100.0, "run-old")], restore_from="run-new"
+    )
+    # seen as older than run-new already: its process was not uploaded, nothing to restore
+    assert ledger.writers_after(writers, "run-late", late, "p", seen=writers).restore_from is None
+    # still the newest after the other commit: nothing overwritten
+    newest = Intentions(epoch=0, wrote=("p",), run_time=300.0)
+    assert ledger.writers_after(writers, "run-next", newest, "p", seen=seen) == WriterChange(
+        [(300.0, "run-next"), (200.0, "run-new"), (100.0, "run-old")], newest=True
+    )
+
+
 def test_the_settlement_lists_the_catalog_work_in_order():
     intentions = Intentions(epoch=4, release=(PLACEHOLDER, INTERIM), dropped=(INTERIM[1],))
     result = ledger.settlement(

@@ -393,6 +393,28 @@ def test_process_writers_keep_the_newest_run_and_outlive_purges(store):
     assert store.process_writers([a]) == {a: (1_700_000_100.5, "run-9")}
 
 
+def test_a_commit_decided_on_an_older_writer_than_another_instance_committed_restores_the_newer_one(store):
+    p = "notebooks/etl/processes/x"
+    elsewhere = same_store_elsewhere(store)
+    record_writers(store, [p], 200.0, "run-2")  # this handle wrote run 2: it may remember the row so
+    record_writers(elsewhere, [p], 300.0, "run-3")  # another instance: run 3, newer
+    with store.folded_reads("run-2"):  # run 2 again (a changed plan): its upload is decided on what this answers
+        answered = store.process_writers([p], cached=True)
+        result = store.commit("run-2", [], version=None, fingerprint="f2", process_names=[p], run_time=200.0, now=T0)
+    # the Table store answers from the row it last wrote (no read): run 2 was taken for the newest and its process
+    # uploaded, so its commit, which finds run 3, gives the process back to run 3; SQLite read run 3: nothing uploaded
+    uploaded = answered[p][1] == "run-2"
+    assert answered == ({p: (200.0, "run-2")} if uploaded else {p: (300.0, "run-3")})
+    assert uploaded is (store.__class__.__name__ == "TableRunStateStore")
+    assert (result.restores, result.newest) == ((((p, "run-3"),) if uploaded else ()), frozenset())
+    assert store.process_writers([p]) == {p: (300.0, "run-3")}  # not `cached`: read
+    with store.folded_reads("run-2"):  # the rows as they now are: nothing overwritten, nothing to restore
+        assert store.process_writers([p], cached=True) == {p: (300.0, "run-3")}
+        again = store.commit("run-2", [], version=None, fingerprint="f3", process_names=[p], run_time=200.0, now=T0)
+    assert again.restores == ()
+    elsewhere.close()
+
+
 # --- interim datasets: the re-link timer's registry ---------------------------------------------------------------
 INTERIM_PATH = ("azure_datalake_gen2_path", "https://lake.dfs.core.windows.net/silver/orders")
 INTERIM_UC = ("databricks_unity_catalog_table", "unity-catalog://main.sales.orders")
