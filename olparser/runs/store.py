@@ -189,9 +189,9 @@ class RunStateStore(Protocol):
         """For each process qualifiedName known here, the newest run that wrote it: (its time in Unix seconds, its
         key). Runs are ordered by time, then by key, so that two runs of the same instant are ordered too. These
         records do not expire with the runs: they are what stops a late event of an old run (a requeued poison
-        message, say) from putting back inputs that a newer run of the same code no longer reads. `cached`: the
-        answer may be what this instance last read or wrote (a store shared by instances then checks it at the
-        commit, and a newer run committed meanwhile is restored: `ledger.writers_after`'s `seen`)."""
+        message, say) from putting back inputs that a newer run of the same code no longer reads. `cached`: within
+        a `folded_reads` scope, the answer may be what this instance last read or wrote; the scope's commit checks
+        it, and a newer writer it did not show is restored (`ledger.writers_after`'s `seen`)."""
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         """Forget the newest run time of these processes (an admin repair after a run with a wrong clock)."""

@@ -250,7 +250,8 @@ class OwnedRows(RunRows):
         scope = getattr(self._scope, "processes", None)
         for name in dict.fromkeys(qualified_names):
             keys = self._process_keys(name)
-            entity = self._known_writers(keys) if cached else None
+            # remembered only in a scope: its commit's change of the writers checks them (`_change_writers`)
+            entity = self._known_writers(keys) if cached and scope is not None else None
             remembered = entity is not None
             if entity is None:
                 entity = self._read_keys(keys)

@@ -412,6 +412,9 @@ def test_a_commit_decided_on_an_older_writer_than_another_instance_committed_res
         assert store.process_writers([p], cached=True) == {p: (300.0, "run-3")}
         again = store.commit("run-2", [], version=None, fingerprint="f3", process_names=[p], run_time=200.0, now=T0)
     assert again.restores == ()
+    # outside a scope (the Spark paths' batches, whose commits have no scope to check against) every answer is read
+    record_writers(elsewhere, [p], 400.0, "run-4")
+    assert store.process_writers([p], cached=True) == {p: (400.0, "run-4")}
     elsewhere.close()
 
 
