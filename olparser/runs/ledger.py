@@ -24,6 +24,7 @@ late (by a worker that crashed, or by the timer) can never release a claim that 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
@@ -200,6 +201,14 @@ def add_writer(writers: Sequence[Writer], writer: Writer) -> list[Writer]:
     kept = {key: (float(time_), key) for time_, key in writers}
     kept[writer[1]] = (float(writer[0]), writer[1])
     return sorted(kept.values(), reverse=True)[:MAX_WRITERS]
+
+
+def stored_writers(listed: str | None, run_time: float, run_key: str) -> list[Writer]:
+    """A process's writers as both stores keep them, newest first: the JSON list `listed`, or, in a row of a version
+    that kept only the newest, that one (`run_time`, `run_key`)."""
+    if listed:
+        return [(float(t), str(k)) for t, k in json.loads(listed)]
+    return [(float(run_time), str(run_key))]
 
 
 def drop_writer(writers: Sequence[Writer], run_key: str) -> tuple[list[Writer], bool]:

@@ -603,9 +603,7 @@ class SqliteRunStateStore(SqliteFile):
         row = db.execute(
             "SELECT run_time, run_key, writers FROM process_runs WHERE qualified_name = ?", (name,)
         ).fetchone()
-        if row is None:
-            return []
-        return [(float(t), str(k)) for t, k in json.loads(row[2])] if row[2] else [(float(row[0]), row[1])]
+        return [] if row is None else ledger.stored_writers(row[2], row[0], row[1])
 
     @staticmethod
     def _save_writers(db: sqlite3.Connection, name: str, writers: list[Writer]) -> None:

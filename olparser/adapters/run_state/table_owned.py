@@ -274,12 +274,12 @@ class OwnedRows(RunRows):
 
         def attempt() -> ledger.WriterChange:
             entity, remembered = read.pop() if read else (self._read_keys(keys), False)
-            writers = _writers_of(entity)
-            change = ledger.writers_after(writers, run_key, intentions, name, seen=seen)
-            if change.writers == writers and remembered:  # still so? (another instance may have changed it)
-                entity = self._read_keys(keys)
+            while True:
                 writers = _writers_of(entity)
                 change = ledger.writers_after(writers, run_key, intentions, name, seen=seen)
+                if change.writers != writers or not remembered:
+                    break
+                entity, remembered = self._read_keys(keys), False  # still so? (another instance may have changed it)
             self._remember_writers(keys, entity)
             if change.writers == writers:
                 return change
@@ -338,13 +338,10 @@ class OwnedRows(RunRows):
 
 
 def _writers_of(entity: TableEntity | None) -> list[Writer]:
-    """A process's writers as its row lists them, newest first (the row of an older version holds only the newest)."""
+    """A process's writers as its row lists them, newest first."""
     if entity is None:
         return []
-    listed = entity.get("writers")
-    if listed:
-        return [(float(t), str(k)) for t, k in json.loads(listed)]
-    return [(float(entity["run_time"]), str(entity.get("run_key", "")))]
+    return ledger.stored_writers(entity.get("writers"), entity["run_time"], entity.get("run_key", ""))
 
 
 def _head_keys(key: Key) -> dict[str, str]:

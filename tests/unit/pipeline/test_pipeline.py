@@ -197,39 +197,46 @@ def test_a_late_event_of_an_older_run_leaves_the_newer_process_alone_but_writes_
     assert pipeline.process(old[2]).status == "unchanged"
 
 
-def test_a_newer_run_another_instance_commits_during_an_older_runs_upload_keeps_its_process(store, engine):
+def _two_instances_after_run_1(store, engine):
+    """A catalog, this instance (which wrote run 1 of the orders notebook: it last saw the process's writers then)
+    and another instance on the same store."""
     catalog = FakeCatalog()
     pipeline = make_pipeline(store, engine, catalog)
     other_instance = make_pipeline(same_store_elsewhere(store), engine, catalog)
     for event in dr.events(dr.orders_run(1, inputs=(dr.RAW_ORDERS, dr.KAFKA_PAYMENTS))):
         pipeline.process(event)
+    return catalog, pipeline, other_instance
+
+
+def _assert_the_process_is_run_3s(store, catalog) -> None:
+    assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/orders"]
+    assert catalog.entities[PROCESS]["attributes"]["lastRunId"] == dr.run_id(3)
+    assert store.process_writers([PROCESS[1]])[PROCESS[1]][1] == dr.run_id(3)
+
+
+RUN_3 = dr.orders_run(3, dr.T0.replace(hour=10), inputs=(dr.RAW_ORDERS,))  # newer than run 2, reads one input
+
+
+def test_a_newer_run_another_instance_commits_during_an_older_runs_upload_keeps_its_process(store, engine):
+    catalog, pipeline, other_instance = _two_instances_after_run_1(store, engine)
     late = dr.events(dr.orders_run(2, dr.T0.replace(hour=9)))
     for event in late[:2]:
         pipeline.process(event)
     # the older run 2 is the process's newest writer when its upload is decided; during that upload the other
     # instance writes run 3, newer, whose upload lands first: run 2's then overwrites it in the catalog
-    newer = dr.events(dr.orders_run(3, dr.T0.replace(hour=10), inputs=(dr.RAW_ORDERS,)))
-    catalog.during_upload = lambda: [other_instance.process(event) for event in newer]
+    catalog.during_upload = lambda: [other_instance.process(event) for event in dr.events(RUN_3)]
     pipeline.process(late[2])
     # run 2's commit finds run 3 committed: the process is written again from run 3, its newest writer
-    assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/orders"]
-    assert catalog.entities[PROCESS]["attributes"]["lastRunId"] == dr.run_id(3)
-    assert store.process_writers([PROCESS[1]])[PROCESS[1]][1] == dr.run_id(3)
+    _assert_the_process_is_run_3s(store, catalog)
 
 
 def test_an_instance_that_last_saw_an_older_writer_gives_the_process_back_to_the_newer_one(store, engine):
-    catalog = FakeCatalog()
-    pipeline = make_pipeline(store, engine, catalog)
-    other_instance = make_pipeline(same_store_elsewhere(store), engine, catalog)
-    for event in dr.events(dr.orders_run(1, inputs=(dr.RAW_ORDERS, dr.KAFKA_PAYMENTS))):
-        pipeline.process(event)  # this instance last wrote the process's writers: run 1
-    for event in dr.events(dr.orders_run(3, dr.T0.replace(hour=10), inputs=(dr.RAW_ORDERS,))):
+    catalog, pipeline, other_instance = _two_instances_after_run_1(store, engine)
+    for event in dr.events(RUN_3):
         other_instance.process(event)
     for event in dr.events(dr.orders_run(2, dr.T0.replace(hour=9))):
         pipeline.process(event)  # older than run 3, which this instance has not seen
-    assert _inputs(catalog, PROCESS) == [f"{LAKE}/raw/orders"]
-    assert catalog.entities[PROCESS]["attributes"]["lastRunId"] == dr.run_id(3)
-    assert store.process_writers([PROCESS[1]])[PROCESS[1]][1] == dr.run_id(3)
+    _assert_the_process_is_run_3s(store, catalog)
 
 
 def test_a_run_partly_superseded_writes_only_the_processes_no_newer_run_wrote(store, engine):

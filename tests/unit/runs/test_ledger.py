@@ -131,6 +131,14 @@ def test_writers_a_commit_adds_and_drops_and_what_must_be_restored():
     assert ledger.writers_after([(100.0, "run-old")], "run-old", dropped, "p") == WriterChange([])
 
 
+def test_both_stores_read_a_processs_writers_from_its_list_or_from_an_older_versions_newest_only():
+    assert ledger.stored_writers('[[200.0, "run-new"], [100.0, "run-old"]]', 200.0, "run-new") == [
+        (200.0, "run-new"),
+        (100.0, "run-old"),
+    ]
+    assert ledger.stored_writers(None, 100, "run-old") == [(100.0, "run-old")]
+
+
 def test_a_run_uploaded_as_the_newest_while_a_newer_run_committed_restores_the_newer_one():
     # the upload was decided on the writers of `seen` (the run was the newest then, so its process was uploaded);
     # run-new committed before this run's commit: the catalog may hold this older run's process over run-new's
