@@ -302,6 +302,8 @@ class TableHistoryStore:
         keys = self._run_keys(run_id)
         written = getattr(self._written, "row", None)
         self._written.row = None
+        # the record whose rows this thread's `record` wrote, all of them (None: none, or the row was complete)
+        digest = written[3]["digest"] if written is not None and written[0] == run_id and written[3] else None
 
         def attempt() -> None:
             nonlocal written
@@ -309,10 +311,15 @@ class TableHistoryStore:
             if written is not None and written[0] == run_id:  # the row as `record` just wrote it: no read
                 etag, unrefreshed, done = written[1], written[2], written[3]
             else:
-                entity = read_row(self.table, keys, select=_UNREFRESHED_SELECT)
+                entity = read_row(self.table, keys, select=None if digest else _UNREFRESHED_SELECT)
                 if entity is None:
                     return
                 etag, unrefreshed = entity.metadata["etag"], _unrefreshed_of(entity)
+                if digest and not entity.get("complete") and entity.get("digest") == digest:
+                    # another writer of the same record (a concurrent batch of a streaming window, a redelivery)
+                    # wrote the row again meanwhile: the rows of that record are all written (this thread wrote
+                    # them), so the row is marked complete now, else each next record of the run writes it again
+                    done = _completed(entity)
             written = None  # a conflict: read it
             if done is not None:  # the record's rows are all written: marked complete in the same write
                 row = TableEntity(done)

@@ -133,3 +133,20 @@ def test_an_incomplete_row_of_this_release_is_written_again_to_the_same_rows(tab
     assert replayed.process_summaries([run.processes[0].qualified_name]) == {
         run.processes[0].qualified_name: ProcessSummary(1, T0)
     }
+
+
+def test_a_row_written_again_meanwhile_by_a_writer_of_the_same_record_is_marked_complete_at_the_refresh(table_history):
+    """Two batches of one streaming window (one history record) handled at once: the second records the window while
+    the first waits for the catalog. The first's `refreshed` then finds the row changed; it wrote every row of that
+    record, so it still marks it complete — else every next batch of the window would find it incomplete, write it
+    again and rewrite the process in the catalog (tests/e2e/test_streaming.py: 84 writes instead of about 15)."""
+    store, table, _ = table_history
+    window = record("stream-1", T0, T0 + 600)
+    name = window.processes[0].qualified_name
+    assert store.record(window, now=NOW) == {name}  # the first batch: waits for `refreshed`
+    second = TableHistoryStore(table, retention_days=RETENTION_DAYS)
+    assert second.record(window, now=NOW) == {name}  # the second batch, meanwhile: the row is written again
+    store.refreshed("stream-1", {name})  # the first batch's catalog write is done
+    assert table.get_entity(*store._run_keys("stream-1").values())["complete"] is True
+    assert second.record(window, now=NOW) == frozenset()  # the next batch: nothing to rewrite
+    second.close()
