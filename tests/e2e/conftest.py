@@ -23,6 +23,10 @@ from tools.functions_host.launcher import ServeHandle, start_serve
 from tools.functions_host.launcher import WorkerHandle as WorkerHandle  # for the e2e tests that start a worker
 from tools.functions_host.launcher import start_worker as start_worker
 
+# The modules whose serves take the default ports (7071, 21000), as a user's do: one worker runs them all (`make test`
+# runs --dist loadgroup), so one's serve never takes the port another expects to find taken, or free.
+DEFAULT_PORTS_GROUP = pytest.mark.xdist_group("default_ports")
+
 
 @pytest.fixture(scope="module")
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeHandle]:

@@ -14,13 +14,13 @@ import pytest
 
 from olparser.adapters.catalog import load_typedefs
 from olparser.settings import TYPEDEFS_DIR
-from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle, start_serve
+from tests.e2e.conftest import DEFAULT_PORTS_GROUP, SHARED_OPENLINEAGE, ServeHandle, start_serve
 from tests.support.repository import PROJECT_ROOT
 from tests.support.rules import MAPPINGS_PATH
 
 TYPE_COUNT = sum(len(defs) for defs in load_typedefs(TYPEDEFS_DIR).values())  # every definition the connector ships
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, DEFAULT_PORTS_GROUP]
 CLL = SHARED_OPENLINEAGE / "sequences" / "compat-tests__CLL"
 TABLE = "file:/tmp/cll_test/default.tbl1"
 SERVE_SETTINGS = (

@@ -30,11 +30,12 @@ from typing import Callable, Iterator
 import pytest
 import requests
 
+from tests.e2e.conftest import DEFAULT_PORTS_GROUP
 from tests.support.azurite_fixture import require_azurite
 from tests.support.repository import PROJECT_ROOT, repository_copy
 from tests.support.waiting import wait_until
 
-pytestmark = [pytest.mark.e2e, pytest.mark.azurite]
+pytestmark = [pytest.mark.e2e, pytest.mark.azurite, DEFAULT_PORTS_GROUP]
 README = PROJECT_ROOT / "README.md"
 LINEAGE_PAGE_GUIDE = PROJECT_ROOT / "docs" / "guides" / "lineage-page.md"
 TERMINAL_2 = "# terminal 2"

@@ -57,6 +57,7 @@ DEFAULT_APP = (
 INGEST_FUNCTION = "ingest_event"
 READY_LINE = "ready"
 DEFAULT_PORT = 7071
+LISTEN_BACKLOG = 2048  # uvicorn's default, which it sets again when it serves
 KEY_ENV = "OL2PURVIEW_FUNCTION_KEY"
 MASTER_KEY_ENV = "OL2PURVIEW_MASTER_KEY"
 STATUS_PATH = "/admin/ol2purview/status"
@@ -264,6 +265,10 @@ def bind_http(host: str, port: int | None) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
+        # Listening at once takes the port: two serves starting together could otherwise both bind it (SO_REUSEADDR)
+        # and the second fail only when uvicorn listens, after the catalog and the typedefs started. Connections
+        # made before the app serves wait in the backlog.
+        sock.listen(LISTEN_BACKLOG)
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
