@@ -52,10 +52,12 @@ from olparser.adapters.run_state.table_rows import (
     get_blob,
     put_blob,
     read_row,
+    remember_row,
     retried,
     safe_row_key,
     submit,
     unchanged,
+    with_etag,
     write_row,
 )
 from olparser.adapters.storage_account import StorageConnection, TableAnswer, TableOperation, storage_account
@@ -600,13 +602,7 @@ class TableHistoryStore:
     def _know_summary(self, partition: str, row: Mapping[str, Any] | None, etag: str | None = None) -> None:
         """Remember the process's summary row as this batch wrote it (None, or no ETag: forget it)."""
         with self._known_lock:
-            self._summaries.pop(partition, None)
-            if row is not None and etag:
-                row = TableEntity(row)
-                row._metadata = {"etag": etag, "timestamp": None}
-                self._summaries[partition] = row
-                while len(self._summaries) > KNOWN_ROWS:
-                    self._summaries.popitem(last=False)
+            remember_row(self._summaries, partition, None if row is None else with_etag(row, etag), KNOWN_ROWS)
 
     def _submit(self, operations: list[TableOperation]) -> list[TableAnswer]:
         return submit(self.table, operations, HistoryConflict)

@@ -13,7 +13,7 @@ from azure.core.exceptions import HttpResponseError, ResourceExistsError, Resour
 from azure.data.tables import TableEntity
 
 from olparser.adapters.run_state.table_base import RunRows
-from olparser.adapters.run_state.table_rows import TableConflict, submit
+from olparser.adapters.run_state.table_rows import TableConflict, remember_row, submit, with_etag
 from olparser.adapters.run_state.table_rows import put_op as _put_op
 from olparser.adapters.run_state.table_rows import unchanged as _unchanged
 from olparser.runs import ledger
@@ -191,17 +191,10 @@ class OwnedRows(RunRows):
     def _remember_head(self, key: Key, head: TableEntity | None, written: list[Any] | None = None) -> None:
         """Remember the entity's head row as read (`written`: the answers of the batch that wrote it, its ETag
         first); None forgets it."""
-        etag = (written[0] or {}).get("etag") if written else (head.metadata.get("etag") if head is not None else None)
+        if written and head is not None:
+            head = with_etag(head, (written[0] or {}).get("etag"))
         with self._fold_lock:
-            partition = _head_keys(key)["PartitionKey"]
-            self._heads.pop(partition, None)
-            if head is not None and etag:
-                if written:
-                    head = TableEntity(head)
-                    head._metadata = {"etag": etag, "timestamp": None}
-                self._heads[partition] = head
-                while len(self._heads) > KNOWN_HEADS:
-                    self._heads.popitem(last=False)
+            remember_row(self._heads, _head_keys(key)["PartitionKey"], head, KNOWN_HEADS)
 
     def _forget_head(self, key: Key) -> None:
         self._remember_head(key, None)
@@ -325,11 +318,7 @@ class OwnedRows(RunRows):
     def _remember_writers(self, keys: dict[str, str], row: TableEntity | None) -> None:
         """Remember a process's writers row as read or written here (with its ETag); None forgets it."""
         with self._fold_lock:
-            self._writers.pop(keys["RowKey"], None)
-            if row is not None and row.metadata.get("etag"):
-                self._writers[keys["RowKey"]] = row
-                while len(self._writers) > KNOWN_HEADS:
-                    self._writers.popitem(last=False)
+            remember_row(self._writers, keys["RowKey"], row, KNOWN_HEADS)
 
     @staticmethod
     def _process_keys(qualified_name: str) -> dict[str, str]:

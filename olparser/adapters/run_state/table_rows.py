@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Callable, Mapping, TypeVar
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, Mapping, TypeVar
 
 from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -127,8 +128,22 @@ def safe_row_key(key: str) -> str:
     return key if _SAFE_ROW_KEY.match(key) else "sha256-" + hashlib.sha256(key.encode()).hexdigest()
 
 
-def with_etag(row: TableEntity, etag: str | None) -> TableEntity:
+def with_etag(row: Mapping[str, Any], etag: str | None) -> TableEntity:
     """A copy of `row` as written with `etag` (for a next conditional write without reading it again)."""
     written = TableEntity(row)
     written._metadata = {"etag": etag, "timestamp": None}
     return written
+
+
+R = TypeVar("R", bound=Hashable)
+
+
+def remember_row(rows: OrderedDict[R, TableEntity], key: R, row: TableEntity | None, limit: int) -> None:
+    """Keep `row` as what `key`'s row now is, in the bounded memory `rows` (the least recently stored first, at most
+    `limit`); None, or a row without an ETag (so no conditional write can start from it),
+    forgets it. The caller holds the lock that guards `rows`."""
+    rows.pop(key, None)
+    if row is not None and row.metadata.get("etag"):
+        rows[key] = row
+        while len(rows) > limit:
+            rows.popitem(last=False)

@@ -60,6 +60,7 @@ from olparser.adapters.run_state.table_rows import (
     get_blob,
     put_blob,
     read_row,
+    remember_row,
     retried,
     safe_row_key,
     with_etag,
@@ -215,11 +216,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
                 if not self._folding[row]:
                     del self._folding[row]
                     last = self._folded.pop(row, None)
-                    self._recent.pop(row, None)
-                    if done and last is not None and last.metadata.get("etag"):
-                        self._recent[row] = last
-                        while len(self._recent) > RECENT_ROWS:
-                            self._recent.popitem(last=False)
+                    remember_row(self._recent, row, last if done else None, RECENT_ROWS)
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         entity = self._read(run_id, fresh=True)
