@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Callable, Mapping
 
 from olparser.naming import MappingEngine
+from olparser.resolution.tasks import TaskLookup
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.sql import ParseSql
 
@@ -133,9 +134,10 @@ def build_lineage(
     owner_entities: tuple[JSON, ...] = ()
     governance_notes: tuple[str, ...] = ()
     pipeline: AdfPipeline | None = None
+    task: TaskLookup | None = None
     if run.job_name and not lifecycle_only:
         owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name)
-        owner_entities = owner.entities
+        owner_entities, task = owner.entities, owner.task_lookup
         orchestrator = None
         run_by = orchestration(run.job_name, run.run_facets)  # once per run: the summary shows it too
         if owner.process_type in ORCHESTRATED_PROCESS_TYPES:
@@ -221,6 +223,7 @@ def build_lineage(
         + ((derived.note,) if derived and derived.note else ()),
         datasets=tuple(d.named(resolver.metastore_id) for d in in_order),
         pipeline=pipeline,
+        task=task,
     )
 
 

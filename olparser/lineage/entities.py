@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from .relationships import relationship_type
+
 JSON = dict[str, Any]
 Key = tuple[str, str]  # (typeName, qualifiedName)
 
@@ -11,13 +13,29 @@ Key = tuple[str, str]  # (typeName, qualifiedName)
 def entity(
     type_name: str, qualified_name: str, attributes: JSON | None = None, relationships: JSON | None = None
 ) -> JSON:
-    """An entity without guid (assign_guids gives one). None-valued attributes are left out."""
+    """An entity without guid (assign_guids gives one). None-valued attributes are left out; each relationship
+    attribute names its relationship def (`relationshipType`, olparser/lineage/relationships.py)."""
     attrs = {"qualifiedName": qualified_name}
     attrs.update({k: v for k, v in (attributes or {}).items() if v is not None})
     body: JSON = {"typeName": type_name, "attributes": attrs}
     if relationships:
-        body["relationshipAttributes"] = relationships
+        body["relationshipAttributes"] = {
+            name: related(type_name, name, value) for name, value in relationships.items()
+        }
     return body
+
+
+def related(type_name: str, attribute: str, value: Any) -> Any:
+    """`value` (an object id, or a list of them) as the relationship attribute `attribute` of a `type_name` entity
+    sends it: each object id with its `relationshipType` when the connector knows it (and the id does not say)."""
+    kind = relationship_type(type_name, attribute)
+    if kind is None:
+        return value
+    if isinstance(value, list):
+        return [related(type_name, attribute, item) for item in value]
+    if isinstance(value, dict) and "relationshipType" not in value:
+        return {**value, "relationshipType": kind}
+    return value
 
 
 def object_id(type_name: str, qualified_name: str) -> JSON:

@@ -8,7 +8,10 @@ Resolution (`olparser/adapters/catalog/resolver.py`) says, for some datasets of 
 - drops the linked datasets' own entities (the external dataset JSON, or the connector's placeholder and its
   columns, which is then no longer reported as unmatched): a scanned asset is referenced by type and qualifiedName
   only, never written;
-- records `interim`: the datasets the connector creates itself because nothing scanned was found.
+- records `interim`: the datasets the connector creates itself because nothing scanned was found;
+- writes a job run under the job's existing task that runs the same code, when resolution found one
+  (olparser/resolution/tasks.py): the task's qualifiedName, type and name, its processes' qualifiedNames
+  (`{task}/processes/...`) and `task` references, and the job's name as the catalog holds them.
 
 Process qualifiedNames are not touched: they were built from the rule identity of the output, so a process keeps its
 name when its datasets are linked later (the re-link timer rewrites the same process, with `relink_attributes`).
@@ -20,18 +23,27 @@ import json
 from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
+from olparser.resolution.tasks import TaskMatch
+
 from .adf import PENDING_TYPE, PIPELINE_ATTRIBUTE
+from .databricks_model import JOB
 from .datasets import PLACEHOLDER_TYPE, placeholder_qualified_name
-from .entities import JSON, Key, key_of, object_id
+from .entities import JSON, Key, key_of, object_id, related
 from .plan import COLUMN_TYPE, LineagePlan, is_process
 
 LINKED_ATTRIBUTES = ("inputs", "outputs", "columnMapping", "columnLineageDetail", "datasetLocations", "datasetTables")
 
 
-def link_plan(plan: LineagePlan, links: Mapping[Key, Key], interim: Iterable[Key] = ()) -> LineagePlan:
+def link_plan(
+    plan: LineagePlan,
+    links: Mapping[Key, Key],
+    interim: Iterable[Key] = (),
+    tasks: Mapping[str, TaskMatch] | None = None,
+) -> LineagePlan:
     """The plan with each dataset of `links` replaced by the asset it links to (see the module docstring); `interim`
-    lists the plan's external datasets the connector creates (kept as they are, counted as connector-owned)."""
-    plan = _with_pipeline(plan, links)
+    lists the plan's external datasets the connector creates (kept as they are, counted as connector-owned); `tasks`:
+    the job's existing task a job run's task stands for (`Resolution.tasks`)."""
+    plan = _with_task(_with_pipeline(plan, links), tasks or {})
     moved = {source: target for source, target in links.items() if source != target and source[0] != PENDING_TYPE}
     external_keys = {key_of(e) for e in plan.external_datasets}
     interim_keys = tuple(sorted(set(interim) & external_keys - set(moved)))
@@ -67,12 +79,51 @@ def _with_pipeline(plan: LineagePlan, links: Mapping[Key, Key]) -> LineagePlan:
         return plan
     reference = object_id(*target)
     entities = tuple(
-        {**e, "relationshipAttributes": {**(e.get("relationshipAttributes") or {}), PIPELINE_ATTRIBUTE: reference}}
+        {
+            **e,
+            "relationshipAttributes": {
+                **(e.get("relationshipAttributes") or {}),
+                PIPELINE_ATTRIBUTE: related(e["typeName"], PIPELINE_ATTRIBUTE, reference),
+            },
+        }
         if is_process(e)
         else e
         for e in plan.entities
     )
     return replace(plan, entities=entities)
+
+
+def _with_task(plan: LineagePlan, tasks: Mapping[str, TaskMatch]) -> LineagePlan:
+    """The plan written under the job's existing task its task stands for (unchanged when none was found)."""
+    lookup = plan.task
+    match = tasks.get(lookup.task) if lookup is not None else None
+    if lookup is None or match is None:
+        return plan
+    own, found = lookup.task, match.qualified_name
+    processes = own + "/processes/"
+    entities = []
+    for entity in plan.entities:
+        type_name, name = key_of(entity)
+        if type_name == JOB and name == lookup.job and match.job_name:
+            entity = {**entity, "attributes": {**entity["attributes"], "name": match.job_name}}
+        elif name == own and type_name == lookup.task_type:
+            attributes = {**entity["attributes"], "qualifiedName": found}
+            if match.name:
+                attributes["name"] = match.name
+            entity = {**entity, "typeName": match.type_name, "attributes": attributes}
+        elif is_process(entity) and name.startswith(processes) and found != own:
+            relations = entity.get("relationshipAttributes") or {}
+            reference = relations.get("task")
+            if isinstance(reference, dict) and _ref_key(reference) == (lookup.task_type, own):
+                reference = {**reference, "typeName": match.type_name, "uniqueAttributes": {"qualifiedName": found}}
+                relations = {**relations, "task": reference}
+            entity = {
+                **entity,
+                "attributes": {**entity["attributes"], "qualifiedName": found + name[len(own) :]},
+                "relationshipAttributes": relations,
+            }
+        entities.append(entity)
+    return replace(plan, entities=tuple(entities))
 
 
 def relink_attributes(attributes: JSON, links: Mapping[Key, Key]) -> JSON:

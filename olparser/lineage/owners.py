@@ -1,17 +1,20 @@
 """Who runs the code: the entities that own a run's processes.
 
-Databricks (a workspace host is known): `databricks_workspace` `databricks://{host}`; the notebook
-`{workspace qn}/notebooks/{path}` when `spark.databricks.notebook.path` is set; for job runs
-(`spark.databricks.job.id`) the job `{workspace qn}/jobs/{id}` and its task `{job qn}/tasks/{task key}`, typed from
-`spark.databricks.job.type` (notebook, python, python_wheel, spark_jar; anything else: `databricks_job_task`). The
-events carry no task key: it is the notebook path for notebook tasks, else the job type. Processes are
-`databricks_process` under the task (relationship `task`) or else the notebook (relationship `notebook`).
+Databricks (a workspace host is known), in Purview's built-in Databricks model (olparser/lineage/databricks_model.py)
+and with the qualifiedNames the accelerator gave the same entities: `databricks_workspace` `databricks://{host}`; the
+notebook `{workspace qn}/notebooks/{path without leading /}` when `spark.databricks.notebook.path` is set; for job runs
+(`spark.databricks.job.id`) the job `{workspace qn}/jobs/{id}` (Data Factory runs: `.../jobs/ADF_{factory}_{pipeline}`)
+and its task, typed from `spark.databricks.job.type` (notebook, python, python_wheel, spark_jar, spark_submit; anything
+else: `databricks_job_task`): the job's existing task that runs the same code when the catalog holds one (resolution
+finds it: `TaskLookup`), else `{job qn}/tasks/{notebook path}` (the events carry no task key). Notebooks and tasks are
+`databricks_runnable`s: their `databricks_process`es hang under them (relationship `task`,
+`databricks_runnable_processes`): under the task for a job run, under the notebook for an interactive run.
 
 Where only ids are known (Unity Catalog's lineage system tables, `ol2purview spark system-lineage`): a notebook by its
 id (`spark.databricks.notebook.id`, as Databricks sets it) is `{workspace qn}/notebook-ids/{id}` (a path always starts
 with a folder name such as Users or Shared, so the two forms never meet) and a notebook task's key is
-`notebook-{id}`; a Delta Live Tables pipeline (`pipelines.id`, as DLT sets it) is `databricks_pipeline`
-`{workspace qn}/pipelines/{id}`, owning its processes (relationship `pipeline`).
+`notebook-{id}`; a Delta Live Tables pipeline (`pipelines.id`, as DLT sets it), which Purview does not model, is the
+connector's `databricks_pipeline` `{workspace qn}/pipelines/{id}`, owning its processes (relationship `pipeline`).
 
 An Airflow task's run (the provider's `jobType` job facet: `integration: AIRFLOW`, `jobType: TASK`; job
 `{dag_id}.{task_id}`, the DAG run its parent): `airflow_task` `airflow://{job namespace}/{dag_id}/tasks/{task_id}`
@@ -37,22 +40,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from olparser.resolution.tasks import TaskLookup
+
+from . import databricks_model as dbx
+from .adf import AdfPipeline, adf_pipeline
 from .context import RunContext
-from .entities import JSON, entity, object_id
-from .identity import Orchestration
+from .entities import JSON, entity, object_id, related
+from .identity import Orchestration, orchestration
 
 TASK_TYPES = {
-    "notebook": "databricks_notebook_task",
-    "python": "databricks_python_task",
-    "python_wheel": "databricks_python_wheel_task",
-    "wheel": "databricks_python_wheel_task",
-    "jar": "databricks_spark_jar_task",
-    "spark_jar": "databricks_spark_jar_task",
+    "notebook": dbx.NOTEBOOK_TASK,
+    "python": dbx.PYTHON_TASK,
+    "python_wheel": dbx.PYTHON_WHEEL_TASK,
+    "wheel": dbx.PYTHON_WHEEL_TASK,
+    "jar": dbx.SPARK_JAR_TASK,
+    "spark_jar": dbx.SPARK_JAR_TASK,
+    "spark_submit": dbx.SPARK_SUBMIT_TASK,
 }
-GENERIC_TASK_TYPE = "databricks_job_task"
+GENERIC_TASK_TYPE = dbx.JOB_TASK
 NOTEBOOK_ID_KEY = "spark.databricks.notebook.id"
 PIPELINE_ID_KEY = "pipelines.id"
-DATABRICKS_PROCESS = "databricks_process"
+DATABRICKS_PROCESS = dbx.PROCESS
 SPARK_PROCESS = "spark_process"
 AIRFLOW_PROCESS = "airflow_process"
 DBT_PROCESS = "dbt_process"
@@ -67,6 +75,7 @@ class Owner:
     qualified_name: str
     process_type: str
     process_relationship: str  # the process's relationship attribute that points at the owner
+    task_lookup: TaskLookup | None = None  # a job run: its job's existing task may stand for the builder's own
 
     def reference(self) -> JSON:
         return object_id(self.type_name, self.qualified_name)
@@ -87,69 +96,43 @@ def build_owner(
     if integration == "FLINK":
         return _flink_owner(job_namespace, job_name or ctx.app_key)
     if ctx.workspace_host:
-        return _databricks_owner(ctx)
+        return _databricks_owner(ctx, orchestration(job_name, run_facets or {}))
     app_qn = f"spark://{job_namespace}/{ctx.app_key}"
     app = entity("spark_application", app_qn, {"name": ctx.app_display_name, "appName": ctx.app_key})
     return Owner((app,), "spark_application", app_qn, SPARK_PROCESS, "application")
 
 
-def _databricks_owner(ctx: RunContext) -> Owner:
+def _databricks_owner(ctx: RunContext, orchestration: Orchestration) -> Owner:
+    """The runnable that ran a Databricks run, in Purview's built-in model (olparser/lineage/databricks_model.py),
+    with the qualifiedNames the accelerator gave the same entities, so that its estate is written with, not beside."""
     host = ctx.workspace_host
     workspace_qn = f"databricks://{host}"
-    workspace = entity("databricks_workspace", workspace_qn, {"name": host})
-    workspace_ref = object_id("databricks_workspace", workspace_qn)
+    workspace = entity(dbx.WORKSPACE, workspace_qn, {"name": host})
+    workspace_ref = object_id(dbx.WORKSPACE, workspace_qn)
     chain = [workspace]
     notebook_path = ctx.env_text("spark.databricks.notebook.path")
-    notebook_ref = None
+    notebook_id = ctx.env_text(NOTEBOOK_ID_KEY)
+    notebook_qn = None
     if notebook_path:
         notebook_qn = f"{workspace_qn}/notebooks/{notebook_path.strip('/')}"
-        chain.append(
-            entity(
-                "databricks_notebook",
-                notebook_qn,
-                {"name": notebook_path.rstrip("/").rsplit("/", 1)[-1], "path": notebook_path},
-                {"workspace": workspace_ref},
-            )
-        )
-        notebook_ref = object_id("databricks_notebook", notebook_qn)
-    notebook_id = ctx.env_text(NOTEBOOK_ID_KEY)
-    if notebook_id and not notebook_path:
-        notebook_qn = f"{workspace_qn}/notebook-ids/{notebook_id}"
-        chain.append(
-            entity(
-                "databricks_notebook",
-                notebook_qn,
-                {"name": f"notebook {notebook_id}", "notebookId": notebook_id},
-                {"workspace": workspace_ref},
-            )
-        )
-        notebook_ref = object_id("databricks_notebook", notebook_qn)
+        name = notebook_path.rstrip("/").rsplit("/", 1)[-1]
+    elif notebook_id:
+        notebook_qn, name = f"{workspace_qn}/notebook-ids/{notebook_id}", f"notebook {notebook_id}"
+    if notebook_qn:
+        chain.append(entity(dbx.NOTEBOOK, notebook_qn, {"name": name}, {"workspace": workspace_ref}))
     job_id = ctx.env_text("spark.databricks.job.id")
     if job_id:
-        job_qn = f"{workspace_qn}/jobs/{job_id}"
-        chain.append(
-            entity("databricks_job", job_qn, {"name": f"job {job_id}", "jobId": job_id}, {"workspace": workspace_ref})
-        )
         job_type = (ctx.env_text("spark.databricks.job.type") or "").lower()
         task_type = TASK_TYPES.get(job_type, GENERIC_TASK_TYPE)
-        task_key = (
-            notebook_path.strip("/")
-            if notebook_path
-            else (f"notebook-{notebook_id}" if notebook_id else job_type or "task")
+        job, task, lookup = _job_and_task(
+            workspace_qn, job_id, job_type, task_type, notebook_path, notebook_id, adf_pipeline(orchestration)
         )
-        task_qn = f"{job_qn}/tasks/{task_key}"
-        relationships: JSON = {"job": object_id("databricks_job", job_qn)}
-        if notebook_ref and task_type == TASK_TYPES["notebook"]:
-            relationships["notebook"] = notebook_ref
-        chain.append(
-            entity(
-                task_type,
-                task_qn,
-                {"name": task_key.rsplit("/", 1)[-1], "taskKey": task_key, "taskType": job_type},
-                relationships,
+        if notebook_qn and task_type == dbx.NOTEBOOK_TASK:
+            task["relationshipAttributes"].update(
+                {"notebook": related(task_type, "notebook", object_id(dbx.NOTEBOOK, notebook_qn))}
             )
-        )
-        return Owner(tuple(chain), task_type, task_qn, DATABRICKS_PROCESS, "task")
+        chain += [job, task]
+        return Owner(tuple(chain), task_type, task["attributes"]["qualifiedName"], DATABRICKS_PROCESS, "task", lookup)
     pipeline_id = ctx.env_text(PIPELINE_ID_KEY)
     if pipeline_id:
         pipeline_qn = f"{workspace_qn}/pipelines/{pipeline_id}"
@@ -162,17 +145,50 @@ def _databricks_owner(ctx: RunContext) -> Owner:
             )
         )
         return Owner(tuple(chain), "databricks_pipeline", pipeline_qn, DATABRICKS_PROCESS, "pipeline")
-    if notebook_ref:
-        return Owner(
-            tuple(chain),
-            "databricks_notebook",
-            notebook_ref["uniqueAttributes"]["qualifiedName"],
-            DATABRICKS_PROCESS,
-            "notebook",
-        )
+    if notebook_qn:
+        return Owner(tuple(chain), dbx.NOTEBOOK, notebook_qn, DATABRICKS_PROCESS, "task")
     app_qn = f"{workspace_qn}/applications/{ctx.app_key}"
     chain.append(entity("spark_application", app_qn, {"name": ctx.app_display_name, "appName": ctx.app_key}))
     return Owner(tuple(chain), "spark_application", app_qn, SPARK_PROCESS, "application")
+
+
+def _job_and_task(
+    workspace_qn: str,
+    job_id: str,
+    job_type: str,
+    task_type: str,
+    notebook_path: str | None,
+    notebook_id: str | None,
+    pipeline: AdfPipeline | None,
+) -> tuple[JSON, JSON, TaskLookup]:
+    """The job and its task as the builder names them, and how to find the job's existing task instead.
+
+    A job is `{workspace}/jobs/{job id}`; a run that Data Factory started (its parent names the pipeline:
+    olparser/lineage/adf.py) belongs to `{workspace}/jobs/ADF_{factory}_{pipeline}`, as the accelerator named it
+    (Data Factory submits a one-time run, a new job id every time). The events carry no task key (the accelerator
+    read it from the Jobs API), so a task is `{job}/tasks/{notebook path}` (a notebook task; else
+    `notebook-{id}`, else the job type) unless the job already holds a task that runs the same code: resolution
+    (olparser/adapters/catalog/resolver.py) looks for it and links to it (`TaskLookup`, olparser/lineage/link.py)."""
+    if pipeline is not None:
+        job_key = f"ADF_{pipeline.factory}_{pipeline.pipeline}"
+        job_attributes: JSON = {"name": job_key}
+    else:
+        job_key = job_id
+        job_attributes = {"name": f"job {job_id}", "jobId": int(job_id) if job_id.isdigit() else None}
+    job_qn = f"{workspace_qn}/jobs/{job_key}"
+    job = entity(dbx.JOB, job_qn, job_attributes, {"workspace": object_id(dbx.WORKSPACE, workspace_qn)})
+    task_key = (
+        notebook_path.strip("/")
+        if notebook_path
+        else (f"notebook-{notebook_id}" if notebook_id else job_type or "task")
+    )
+    target_attribute = dbx.TASK_TARGET_ATTRIBUTE.get(task_type)
+    target = notebook_path if task_type == dbx.NOTEBOOK_TASK else None
+    attributes: JSON = {"name": task_key.rsplit("/", 1)[-1], "jobId": job_attributes.get("jobId")}
+    if target_attribute and target:
+        attributes[target_attribute] = target
+    task = entity(task_type, f"{job_qn}/tasks/{task_key}", attributes, {"job": object_id(dbx.JOB, job_qn)})
+    return job, task, TaskLookup(job_qn, task["attributes"]["qualifiedName"], task_type, target_attribute, target)
 
 
 def producer_job_type(job_facets: Mapping[str, Any]) -> tuple[str, str]:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 if TYPE_CHECKING:
     from olparser.lineage.adf import AdfPipeline
     from olparser.resolution.model import Candidate, NamedDataset
+    from olparser.resolution.tasks import TaskLookup
 
 JSON = dict[str, Any]
 Key = tuple[str, str]  # (typeName, qualifiedName)
@@ -58,6 +59,9 @@ class LineagePlan:
     # the Data Factory pipeline that ran the run (olparser/lineage/adf.py): resolved with the datasets, referenced by
     # the processes (`adfPipeline`) only when a scanned adf_pipeline is found
     pipeline: "AdfPipeline | None" = None
+    # a job run's task as the builder names it, and how resolution finds the job's existing task that stands for it
+    # (olparser/resolution/tasks.py; `link_plan` writes the run under the task found)
+    task: "TaskLookup | None" = None
 
     def resolution_extra(self) -> dict[tuple[str, str], tuple["Candidate", ...]]:
         """What resolution looks up besides the datasets: the pipeline's candidates, under its pending key."""

@@ -231,12 +231,12 @@ class RunWriter:
             inherited=look_up_orchestration(self._store, run, self._clock()),
         )
         extra = plan.resolution_extra()
-        if self._resolver is None or not (plan.datasets or extra):
+        if self._resolver is None or not (plan.datasets or extra or plan.task):
             return Linked(plan)
-        resolution = self._resolver.resolve(plan.datasets, extra=extra)
+        resolution = self._resolver.resolve(plan.datasets, extra=extra, tasks=(plan.task,) if plan.task else ())
         if resolution.taken_over:
             self._store.forget_interim(resolution.taken_over)
-        return Linked(link_plan(plan, resolution.links, resolution.interim), resolution)
+        return Linked(link_plan(plan, resolution.links, resolution.interim, resolution.tasks), resolution)
 
     def _upload_linked(self, linked: Linked) -> UploadReport | None:
         """Upload through the write procedure's step (`writing.upload_linked`); None: resolve the plan again."""

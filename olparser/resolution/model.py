@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Sequence
 
+from .tasks import TaskMatch
+
 Key = tuple[str, str]  # (typeName, qualifiedName)
 
 UNITY_STORAGE_SEGMENT = "__unitystorage"  # a Unity Catalog managed table's storage folder: opaque ids
@@ -181,9 +183,11 @@ class Resolution:
     """`links`: dataset key -> the scanned asset it is (itself when the rule identity is the scanned asset);
     `interim`: datasets left on the identity the builder gave them although they have candidates (the connector
     creates or keeps them; the re-link timer looks again later), with their candidates; `taken_over`: entities the
-    connector created that a scan has registered since; `calls`: catalog requests made."""
+    connector created that a scan has registered since; `calls`: catalog requests made; `tasks`: the job runs' tasks
+    found among their jobs' existing tasks (olparser/resolution/tasks.py)."""
 
     links: dict[Key, Key] = field(default_factory=dict)
     interim: dict[Key, tuple[Candidate, ...]] = field(default_factory=dict)
     taken_over: frozenset[Key] = frozenset()
     calls: int = 0
+    tasks: dict[str, TaskMatch] = field(default_factory=dict)  # a TaskLookup's task -> the job's task it is

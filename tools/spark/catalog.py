@@ -344,16 +344,19 @@ class PlanWriter:
             return selected, None
         datasets = list(dict.fromkeys(d for s in selected if s.plan is not None for d in s.plan.datasets))
         extra = {k: v for s in selected if s.plan is not None for k, v in s.plan.resolution_extra().items()}
-        if not datasets and not extra:
+        tasks = list(dict.fromkeys(s.plan.task for s in selected if s.plan is not None and s.plan.task is not None))
+        if not datasets and not extra and not tasks:
             return selected, None
         # the backfill's call rate bounds it
-        resolution = self.resolver.resolve(datasets, bounded=False, extra=extra)
+        resolution = self.resolver.resolve(datasets, bounded=False, extra=extra, tasks=tasks)
         calls[0] += resolution.calls
         links.update((source, target) for source, target in resolution.links.items() if source != target)
         if resolution.taken_over and self.registry is not None:
             self.registry.forget_interim(resolution.taken_over)
         linked = [
-            replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim)) if s.plan is not None else s
+            replace(s, plan=link_plan(s.plan, resolution.links, resolution.interim, resolution.tasks))
+            if s.plan is not None
+            else s
             for s in selected
         ]
         return linked, resolution

@@ -8,7 +8,9 @@ pyapacheatlas method but routes its four protected HTTP primitives through one p
 - carries a response hook that raises `CatalogHttpError(status, errorCode, message, retry_after)` for every
   error response before pyapacheatlas parses it, so retries can tell 429 from 400 and honour Retry-After.
 
-It also adds the three one-request calls the connector needs and pyapacheatlas lacks as public methods.
+It also adds the one-request calls the connector needs and pyapacheatlas lacks as public methods, and translates
+two things at the edge, both ways: TYPE_PREFIX names (type_ownership.TypeNames) and the connector's attributes on
+Purview's built-in types, carried as business attributes (business_attributes.BusinessAttributes).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pyapacheatlas.auth.base import AtlasAuthBase
 from pyapacheatlas.core import AtlasClient
 from pyapacheatlas.core.util import AtlasResponse
 
+from olparser.adapters.catalog.business_attributes import UPDATE_BEHAVIOR, BusinessAttributes
 from olparser.adapters.catalog.errors import CatalogHttpError, parse_error_body
 from olparser.adapters.catalog.retry import retry_after_seconds
 from olparser.adapters.catalog.target import PURVIEW_SCOPE, CatalogTarget
@@ -85,9 +88,11 @@ class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas sh
         api_version: str | None = None,
         purview: bool = False,
         type_names: TypeNames | None = None,
+        business: BusinessAttributes | None = None,
     ) -> None:
         super().__init__(endpoint_url.rstrip("/"), authentication, requests_timeout=timeout)
         self._types = type_names or TypeNames((), "")
+        self._business = business or BusinessAttributes({})
         self.type_prefix = self._types.prefix
         self._api_params = {"api-version": api_version} if api_version else {}
         self._purview = purview
@@ -106,6 +111,11 @@ class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas sh
         **kwargs: Any,
     ) -> AtlasResponse:
         headers = self.generate_request_headers(kwargs.get("headers_include"), kwargs.get("headers_exclude"))
+        entity_write = method == "POST" and url.rstrip("/").endswith(("/entity", "/entity/bulk"))
+        if entity_write and self._business:  # the connector's attributes on Purview's types: business attributes
+            json, carried = self._business.outgoing(json)
+            if carried:
+                params = {**(params or {}), **UPDATE_BEHAVIOR}
         translate = bool(self._types) and "/types/" not in url
         if translate:  # TYPE_PREFIX: the catalog knows the connector's types by their prefixed names
             url, params, json = (
@@ -125,6 +135,8 @@ class AtlasCatalogClient(AtlasClient):  # type: ignore[misc]  # pyapacheatlas sh
         answer = AtlasResponse(response, responseNotJson=kwargs.get("responseNotJson", False))
         if translate:
             answer.body = self._types.incoming(answer.body)
+        if method == "GET" and "/entity" in url:
+            answer.body = self._business.incoming(answer.body)
         return answer
 
     def _get_http(self, url: str, params: dict[str, Any] | None = None, **kwargs: Any) -> AtlasResponse:
@@ -311,9 +323,8 @@ def make_atlas_client(target: CatalogTarget, *, timeout: float, credential: Any 
         auth = BasicAuthentication(target.username, target.password or "")
     else:
         auth = None
-    names = None
-    if target.type_prefix:
-        names = TypeNames(names_of(load_typedefs(TYPEDEFS_DIR)), target.type_prefix)
+    typedefs = load_typedefs(TYPEDEFS_DIR)
+    names = TypeNames(names_of(typedefs), target.type_prefix) if target.type_prefix else None
     return AtlasCatalogClient(
         target.endpoint,
         auth,
@@ -321,4 +332,5 @@ def make_atlas_client(target: CatalogTarget, *, timeout: float, credential: Any 
         api_version=target.api_version,
         purview=target.kind == "purview",
         type_names=names,
+        business=BusinessAttributes.from_typedefs(typedefs, target.type_prefix),
     )

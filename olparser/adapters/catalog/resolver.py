@@ -37,11 +37,20 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from olparser.adapters.catalog.errors import CatalogHttpError, CatalogRejected, CatalogUnavailable
-from olparser.adapters.catalog.existence import SAFE_URL_LENGTH, ExistenceCache, TtlMap, lookup_batches, taken_over
+from olparser.adapters.catalog.existence import (
+    SAFE_URL_LENGTH,
+    ExistenceCache,
+    TtlMap,
+    guid_batches,
+    lookup_batches,
+    taken_over,
+)
 from olparser.adapters.catalog.retry import RetryPolicy
+from olparser.lineage.databricks_model import JOB
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.model import Candidate, Key, NamedDataset, Resolution, Search, search_match
 from olparser.resolution.resource_sets import ResourceSetRules
+from olparser.resolution.tasks import TaskLookup, TaskMatch, match_task
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +61,8 @@ class ResolverClient(Protocol):
     endpoint_url: str
 
     def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]: ...
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]: ...
+    def entities_by_guid(self, guids: list[str]) -> list[dict[str, Any]]: ...
     def search_assets(self, query: dict[str, Any]) -> list[tuple[str, str]]: ...
     def resource_set_rule_config(self) -> dict[str, Any]: ...
 
@@ -144,6 +155,7 @@ class ScannedAssetResolver:
         self._candidates: TtlMap[tuple[NamedDataset, int], tuple[Candidate, ...]] = TtlMap(
             clock=clock, max_entries=max_entries
         )
+        self._tasks: TtlMap[TaskLookup, TaskMatch | None] = TtlMap(clock=clock, max_entries=max_entries)
 
     @property
     def cache(self) -> ExistenceCache:
@@ -166,12 +178,15 @@ class ScannedAssetResolver:
         fresh: bool = False,
         bounded: bool = True,
         extra: Mapping[Key, tuple[Candidate, ...]] | None = None,
+        tasks: Iterable[TaskLookup] = (),
     ) -> Resolution:
         """Link what can be linked (see the module docstring). `bounded`: at most `max_searches` discovery queries
         that are not answered from the cache; the datasets whose search is deferred stay interim for now (the next run
         or the re-link timer asks). `extra`: other scanned assets a plan references, by the key it asks for them
         under (a Data Factory pipeline: `LineagePlan.resolution_extra`); linked the same way, never interim (the
-        connector never creates them). Raises CatalogUnavailable / CatalogRejected as the uploader does."""
+        connector never creates them). `tasks`: job runs' tasks, each answered with the job's existing task it
+        stands for (`Resolution.tasks`, see `match_tasks`). Raises CatalogUnavailable / CatalogRejected as the
+        uploader does."""
         calls = [0]
         planned = {d.default: self.candidates(d, calls) for d in datasets}
         resolution = self.resolve_candidates(
@@ -180,9 +195,49 @@ class ScannedAssetResolver:
             calls=calls,
             max_searches=self._max_searches if bounded else None,
         )
-        if not extra:
-            return resolution
-        return replace(resolution, interim={k: v for k, v in resolution.interim.items() if k not in extra})
+        matches = self.match_tasks(tasks, calls)
+        if extra:
+            resolution = replace(resolution, interim={k: v for k, v in resolution.interim.items() if k not in extra})
+        return replace(resolution, tasks=matches, calls=calls[0])
+
+    def match_tasks(self, lookups: Iterable[TaskLookup], calls: list[int]) -> dict[str, TaskMatch]:
+        """The job's existing task each lookup's task stands for (olparser/resolution/tasks.py): one lookup of the
+        jobs with their tasks (`job_tasks`), and, only when a job holds tasks that are not the builder's own, one
+        read of those tasks' attributes. Cached like existence answers (a job the catalog lacks as long as an
+        absent one), so a job's runs cost no call once it has been asked."""
+        wanted = list(dict.fromkeys(lookups))
+        answers: dict[TaskLookup, TaskMatch | None] = dict(self._tasks.get_many(wanted))
+        missing = [lookup for lookup in wanted if lookup not in answers]
+        if missing:
+            jobs = {
+                key[1]: entity
+                for key, entity in self._read(
+                    [(JOB, lookup.job) for lookup in missing], calls, relationships=True
+                ).items()
+            }
+            headers = {lookup: _task_headers(jobs.get(lookup.job)) for lookup in missing}
+            unread = sorted(
+                {
+                    guid
+                    for lookup, found in headers.items()
+                    if not any(_header_name(h) == lookup.task for h in found)
+                    for h in found
+                    if isinstance(guid := h.get("guid"), str)
+                }
+            )
+            tasks = {e.get("guid"): e for e in self._read_guids(unread, calls)}
+            for lookup in missing:
+                found = headers[lookup]
+                entities = [tasks.get(h.get("guid")) or _header_entity(h) for h in found]
+                answers[lookup] = match_task(lookup, jobs.get(lookup.job), entities)
+            self._tasks.put_many(
+                [(lookup, answers[lookup]) for lookup in missing if answers[lookup] is not None],
+                self._cache.ttl_seconds,
+            )
+            self._tasks.put_many(
+                [(lookup, None) for lookup in missing if answers[lookup] is None], self._cache.absent_ttl_seconds
+            )
+        return {lookup.task: match for lookup, match in answers.items() if match is not None}
 
     def resolve_candidates(
         self,
@@ -231,6 +286,29 @@ class ScannedAssetResolver:
         self._searches.forget(c.search for c in candidates if c.search is not None)
 
     # --- internals ---------------------------------------------------------------------------------------------
+    def _read(self, keys: list[Key], calls: list[int], *, relationships: bool) -> dict[Key, dict[str, Any]]:
+        """The ACTIVE entities among `keys` (one lookup per type and URL-sized chunk), not cached."""
+        by_type: dict[str, list[str]] = defaultdict(list)
+        for type_name, qualified_name in sorted(set(keys)):
+            by_type[type_name].append(qualified_name)
+        read = self._client.find_entities_with_relationships if relationships else self._client.find_entities
+        found: dict[Key, dict[str, Any]] = {}
+        for type_name, names in by_type.items():
+            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
+                for entity in self._retry.run("lookup", functools.partial(read, type_name, chunk), calls):
+                    name = (entity.get("attributes") or {}).get("qualifiedName")
+                    if entity.get("status", "ACTIVE") == "ACTIVE" and name in chunk:
+                        found[(type_name, name)] = entity
+        return found
+
+    def _read_guids(self, guids: list[str], calls: list[int]) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for chunk in guid_batches(self._client.endpoint_url, guids, self._max_url_length):
+            found += self._retry.run(
+                "read by guid", functools.partial(self._client.entities_by_guid, list(chunk)), calls
+            )
+        return found
+
     def _lookup(self, keys: set[Key], calls: list[int]) -> dict[Key, dict[str, Any]]:
         """The ACTIVE entities among `keys`, by key: one lookup per type (and URL-sized chunk); the answers cached."""
         by_type: dict[str, list[str]] = defaultdict(list)
@@ -309,3 +387,29 @@ class ScannedAssetResolver:
         else:
             self._searches.put_many([(search, None)], self._cache.absent_ttl_seconds)
         return match
+
+
+def _task_headers(job: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The job's active tasks, as the related object ids of its `job_tasks` (Purview's databricks_job_job_tasks)."""
+    value = ((job or {}).get("relationshipAttributes") or {}).get("job_tasks")
+    return [
+        h
+        for h in value or []
+        if isinstance(h, dict)
+        and h.get("entityStatus", "ACTIVE") == "ACTIVE"
+        and h.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+    ]
+
+
+def _header_name(header: dict[str, Any]) -> str | None:
+    name = (header.get("uniqueAttributes") or {}).get("qualifiedName")
+    return name if isinstance(name, str) else None
+
+
+def _header_entity(header: dict[str, Any]) -> dict[str, Any]:
+    """A task as its related object id shows it (type, qualifiedName, display name): the builder's own task needs
+    no more."""
+    return {
+        "typeName": header.get("typeName"),
+        "attributes": {"qualifiedName": _header_name(header), "name": header.get("displayText")},
+    }

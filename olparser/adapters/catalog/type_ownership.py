@@ -3,20 +3,23 @@
 Pure: plain functions over typedef JSON. The connector creates its types and updates only the types it created.
 
 - **Ours**: a definition carrying the marker `options.managedBy = "ol2purview"` (every definition the connector
-  writes carries it); a definition of the reference connector (Purview-ADB-Lineage-Solution-Accelerator, which users
-  migrate from): serviceType "Databricks" and one of the names its `deployment/infra/Databricks_Types.json` defines;
-  a definition an earlier, unmarked ol2purview release wrote: no serviceType, the same category and supertypes as
-  ours, and no attribute we do not define. The next registration puts the marker on these.
-- **Not ours** (Purview's native `databricks_notebook` / `databricks_job`, serviceType "Databricks Unity Catalog",
-  or anyone else's): never changed. The connector writes with it when it is compatible — same category, its
-  supertypes lead to the same one of Process / DataSet as ours (or to neither), every attribute we send exists on it,
-  and none of our types would add a relationship to it or become its subtype; otherwise registration stops with
-  `ForeignTypeConflict`, naming the type, what differs, and `TYPE_PREFIX`, which gives the connector's types their
-  own names (`{prefix}{name}`) so that both coexist.
+  writes carries it); a definition an earlier, unmarked ol2purview release wrote: no serviceType, the same category
+  and supertypes as ours, and no attribute we do not define. The next registration puts the marker on these.
+- **Not ours** (anyone else's, whatever its serviceType): never changed. The connector writes with it when it is
+  compatible — same category, its supertypes lead to the same one of Process / DataSet as ours (or to neither), every
+  attribute we send exists on it, and none of our types would add a relationship to it or become its subtype;
+  otherwise registration stops with `ForeignTypeConflict`, naming the type, what differs, and `TYPE_PREFIX`, which
+  gives the connector's types their own names (`{prefix}{name}`) so that both coexist.
+- **Purview's Databricks model** (olparser/lineage/databricks_model.py) is nobody's to change: where the catalog
+  holds its types (every Purview account, whatever their serviceType says), `check_model` checks that what the
+  connector sends exists on them (the supertypes that make notebooks and tasks runnables, the attributes, the
+  relationship ends) and they are used as they are; otherwise `ModelTypeConflict` names what differs. TYPE_PREFIX
+  never applies to them.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Iterable, Mapping
 
@@ -24,33 +27,11 @@ from olparser.adapters.catalog.errors import CatalogRejected
 
 OWNER_OPTION = "managedBy"
 OWNER_VALUE = "ol2purview"
-REFERENCE_SERVICE_TYPE = "Databricks"
-# The names the reference connector defines (its deployment/infra/Databricks_Types.json).
-REFERENCE_TYPE_NAMES = frozenset(
-    {
-        "databricks_workspace",
-        "databricks_job",
-        "databricks_job_task",
-        "databricks_notebook_task",
-        "databricks_spark_jar_task",
-        "databricks_python_task",
-        "databricks_spark_submit_task",
-        "databricks_python_wheel_task",
-        "databricks_notebook",
-        "databricks_runnable",
-        "databricks_process",
-        "databricks_workspace_hive_metastore",
-        "databricks_workspace_notebooks",
-        "databricks_workspace_jobs",
-        "databricks_job_job_tasks",
-        "databricks_notebook_notebook_tasks",
-        "databricks_runnable_processes",
-    }
-)
 LINEAGE_ROLES = ("Process", "DataSet")
 _PREFIX = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,39}$")
 _CATEGORIES = ("enumDefs", "structDefs", "classificationDefs", "entityDefs", "relationshipDefs", "businessMetadataDefs")
 TYPE_CONFLICT_CODE = "OL2PURVIEW-TYPE-NOT-OURS"
+MODEL_CONFLICT_CODE = "OL2PURVIEW-NOT-PURVIEW-MODEL"
 
 TypesDef = dict[str, list[dict[str, Any]]]
 
@@ -65,6 +46,60 @@ class ForeignTypeConflict(CatalogRejected):
         )
         super().__init__(400, TYPE_CONFLICT_CODE, message)
         self.problems = tuple(problems)
+
+
+class ModelTypeConflict(CatalogRejected):
+    """The catalog defines a type of Purview's Databricks model in a way the connector cannot write with."""
+
+    def __init__(self, problems: list[str]) -> None:
+        message = (
+            "; ".join(problems) + ". ol2purview writes Databricks lineage in Purview's built-in Databricks model and "
+            "never changes a type it did not create"
+        )
+        super().__init__(400, MODEL_CONFLICT_CODE, message)
+        self.problems = tuple(problems)
+
+
+def check_model(model: TypesDef, current: TypesDef) -> set[str]:
+    """The names of `model` (Purview's Databricks model) that the catalog (`current`) defines, each checked: an
+    entity type must descend from the model's supertype and have every attribute the model defines on it (its own or
+    inherited, or a relationship end), a relationship def must have the model's ends. Raises ModelTypeConflict naming
+    every type that differs (an earlier ol2purview release's own definitions of these names among them)."""
+    theirs, mine = _by_name(current), _by_name(model)
+    present = {name for name in mine if name in theirs}
+    problems = []
+    for name in sorted(present):
+        ours, found = mine[name], theirs[name]
+        differences: list[str] = []
+        if found.get("category") != ours.get("category"):
+            differences.append(f"it is a {found.get('category')} type, Purview's is a {ours.get('category')} type")
+        elif ours.get("category") == "ENTITY":
+            ancestors = _ancestors(name, theirs)
+            missing_supers = [t for t in ours.get("superTypes") or [] if t not in ancestors]
+            if missing_supers:
+                differences.append(f"it does not descend from {', '.join(missing_supers)}")
+            missing = sorted({a["name"] for a in ours.get("attributeDefs") or []} - _attribute_names(name, theirs))
+            if missing:
+                differences.append(f"it has no attribute {', '.join(missing)}")
+        else:
+            for end in ("endDef1", "endDef2"):
+                mine_end, their_end = ours.get(end) or {}, found.get(end) or {}
+                if (mine_end.get("type"), mine_end.get("name")) != (their_end.get("type"), their_end.get("name")):
+                    differences.append(
+                        f"its {end} is {their_end.get('type')}.{their_end.get('name')}, Purview's "
+                        f"{mine_end.get('type')}.{mine_end.get('name')}"
+                    )
+        if differences:
+            owner = (
+                "written by an earlier ol2purview release, which defined its own Databricks types (delete them and "
+                "their entities, or start the embedded catalog afresh: make reset)"
+                if (found.get("options") or {}).get(OWNER_OPTION) == OWNER_VALUE
+                else f"serviceType {found.get('serviceType')!r}"
+            )
+            problems.append(f"type {name} ({owner}) is not Purview's Databricks model: {'; '.join(differences)}")
+    if problems:
+        raise ModelTypeConflict(problems)
+    return present
 
 
 def check_type_prefix(prefix: str) -> str:
@@ -109,19 +144,32 @@ def with_type_prefix(typedefs: TypesDef, prefix: str) -> TypesDef:
             for end in ("endDef1", "endDef2"):
                 if isinstance(d.get(end), dict):
                     copy[end] = {**d[end], "type": renamed.get(d[end].get("type"), d[end].get("type"))}
+            if category == "businessMetadataDefs" and d.get("attributeDefs"):
+                copy["attributeDefs"] = [_applicable_renamed(a, renamed) for a in copy["attributeDefs"]]
             out[category].append(copy)
     return out
 
 
+def _applicable_renamed(attribute: dict[str, Any], renamed: Mapping[str, str]) -> dict[str, Any]:
+    """A business metadata attribute whose `applicableEntityTypes` (a JSON list in a string) names the renamed
+    types by their new names."""
+    options = attribute.get("options") or {}
+    try:
+        types = json.loads(options.get("applicableEntityTypes") or "[]")
+    except ValueError:
+        return attribute
+    if not isinstance(types, list):
+        return attribute
+    listed = json.dumps([renamed.get(t, t) for t in types])
+    return {**attribute, "options": {**options, "applicableEntityTypes": listed}}
+
+
 def is_ours(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> bool:
-    """Whether the catalog's definition `theirs` of one of our type names was written by the connector (or by the
-    reference connector, or by an unmarked earlier release: see the module docstring)."""
+    """Whether the catalog's definition `theirs` of one of our type names was written by the connector (or by an
+    unmarked earlier release: see the module docstring)."""
     if (theirs.get("options") or {}).get(OWNER_OPTION) == OWNER_VALUE:
         return True
-    service_type = theirs.get("serviceType")
-    if service_type == REFERENCE_SERVICE_TYPE and str(theirs.get("name", "")) in REFERENCE_TYPE_NAMES:
-        return True
-    if service_type:
+    if theirs.get("serviceType"):
         return False
     if theirs.get("category") != ours.get("category"):
         return False

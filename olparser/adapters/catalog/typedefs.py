@@ -1,9 +1,13 @@
-"""Registering the connector's custom Atlas types: load them from olparser/lineage/typedefs/*.json, create or update.
+"""Registering the types the connector writes with: its own (olparser/lineage/typedefs/*.json), created or updated,
+and Purview's built-in Databricks model (olparser/lineage/databricks_model.py), created only where the catalog lacks
+it (Apache Atlas) and then exactly as Purview defines it, never updated.
 
 At most three calls: GET the catalog's typedefs, POST the new types, PUT the ones whose definition differs from
 the catalog's. When every type is already there as defined, that is one call and nothing is written.
-Only the connector's own types are written (type_ownership.py): each carries its ownership marker and, with
+Only the connector's own types are ever updated (type_ownership.py): each carries its ownership marker and, with
 TYPE_PREFIX, its prefixed name; a same-named type someone else created is written with when compatible, never changed.
+Purview's model where the catalog holds it is checked (`check_model`: what the connector sends must exist on it) and
+used as it is, whatever its serviceType; it is never prefixed.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from olparser.adapters.catalog.errors import CatalogRejected
 from olparser.adapters.catalog.retry import RetryPolicy
-from olparser.adapters.catalog.type_ownership import check_foreign_types, marked, with_type_prefix
+from olparser.adapters.catalog.type_ownership import check_foreign_types, check_model, marked, with_type_prefix
+from olparser.lineage.databricks_model import purview_databricks_typedefs
 
 if TYPE_CHECKING:
     from olparser.adapters.catalog.uploader import CatalogClient
@@ -46,10 +51,13 @@ class TypedefReport:
     calls: int = 0
     unchanged: tuple[str, ...] = ()
     foreign: tuple[str, ...] = ()  # same-named types someone else created, compatible: written with, never changed
+    builtin: tuple[str, ...] = ()  # Purview's Databricks model as the catalog holds it: used as it is
 
     def describe(self) -> str:
         """One line: `up to date` when nothing changed, else what was created and updated, by name."""
         foreign = f"; not ours, used as they are: {_some(self.foreign)}" if self.foreign else ""
+        if self.builtin:
+            foreign += f"; Purview's Databricks model used as it is ({len(self.builtin)} types)"
         if not self.created and not self.updated:
             return (
                 f"up to date ({len(self.unchanged)} types, {self.calls} call{'s' if self.calls != 1 else ''}){foreign}"
@@ -72,8 +80,11 @@ def _some(names: tuple[str, ...]) -> str:
 
 
 def entity_type_names(typedefs: dict[str, list[dict[str, Any]]]) -> frozenset[str]:
-    """The entity types a TypesDef defines: the connector's own types, which it deletes when no run uses them."""
-    return frozenset(t["name"] for t in typedefs.get("entityDefs", []))
+    """The entity types the connector writes entities of, which it deletes when no run uses them: those a TypesDef
+    (its own) defines, and Purview's Databricks model (its containers are kept while they hold what another run or
+    tool wrote: `CatalogUploader.delete`)."""
+    model = purview_databricks_typedefs()
+    return frozenset(t["name"] for t in [*typedefs.get("entityDefs", []), *model["entityDefs"]])
 
 
 def load_typedefs(directory: Path) -> dict[str, list[dict[str, Any]]]:
@@ -196,9 +207,11 @@ def _names(typesdef: dict[str, list[dict[str, Any]]]) -> tuple[str, ...]:
 def register_typedefs(
     client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]], retry: RetryPolicy | None = None
 ) -> TypedefReport:
-    """Create the types the catalog lacks (POST), update the ones it defines differently (PUT): at most 3 calls,
-    1 when the catalog is up to date. The client's `type_prefix` (TYPE_PREFIX) prefixes every name. A same-named
-    type the connector did not create is left as it is, or ForeignTypeConflict (a CatalogRejected) names it.
+    """Create the types the catalog lacks (POST), update the connector's own that it defines differently (PUT): at
+    most 3 calls, 1 when the catalog is up to date. The client's `type_prefix` (TYPE_PREFIX) prefixes the connector's
+    own names. Purview's Databricks model is created where missing, checked and left as it is where present
+    (`ModelTypeConflict` when what the connector sends does not exist on it). A same-named type the connector did
+    not create is left as it is, or ForeignTypeConflict (a CatalogRejected) names it.
 
     A 409 (another process created one of the types in between) starts over once from fresh definitions.
     """
@@ -217,14 +230,36 @@ def _register_once(
     client: "CatalogClient", typedefs: dict[str, list[dict[str, Any]]], retry: RetryPolicy, calls: list[int]
 ) -> TypedefReport:
     current = retry.run("typedefs", client.typedefs, calls) or {}
-    typedefs = without_missing_ends(typedefs, headers_of(current))
+    headers = headers_of(current)
+    model = purview_databricks_typedefs()
+    builtin = check_model(model, current)
+    missing_model = without_missing_ends(
+        {category: [d for d in defs if d["name"] not in builtin] for category, defs in model.items()}, headers
+    )
+    typedefs = without_missing_ends(typedefs, headers + headers_of(missing_model))
     ours, foreign = check_foreign_types(typedefs, current)
-    new, existing = split_new_and_existing(ours, headers_of(current))
+    new, existing = split_new_and_existing(ours, headers)
+    new = _merged(missing_model, new)
     changed, unchanged = split_changed(existing, current)
     if new:
         retry.run("typedef create", lambda: client.create_typedefs(new), calls)
     if changed:
         retry.run("typedef update", lambda: client.update_typedefs(changed), calls)
     return TypedefReport(
-        created=_names(new), updated=_names(changed), calls=calls[0], unchanged=unchanged, foreign=foreign
+        created=_names(new),
+        updated=_names(changed),
+        calls=calls[0],
+        unchanged=unchanged,
+        foreign=foreign,
+        builtin=tuple(sorted(builtin)),
     )
+
+
+def _merged(*typesdefs: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """One TypesDef of several, in order, without empty categories."""
+    merged: dict[str, list[dict[str, Any]]] = {}
+    for typesdef in typesdefs:
+        for category, defs in typesdef.items():
+            if defs:
+                merged.setdefault(category, []).extend(defs)
+    return merged

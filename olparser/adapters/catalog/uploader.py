@@ -18,7 +18,7 @@ import functools
 import logging
 import time
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
 from olparser.adapters.catalog.batching import bulk_batches, entity_key, placeholder_keys
 from olparser.adapters.catalog.errors import CatalogRejected
@@ -57,6 +57,35 @@ class CatalogClient(Protocol):
     def typedefs(self) -> dict[str, Any]: ...
     def create_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]: ...
     def update_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]: ...
+
+
+# Purview's Databricks model: what holds other entities (composition containers: deleting one deletes what it holds)
+CONTAINER_ATTRIBUTES = ("processes", "notebooks", "jobs", "job_tasks", "pipelines")
+
+
+def _holding(found: Mapping[DatasetKey, Mapping[str, Any]]) -> set[DatasetKey]:
+    """Of the entities to delete, those that still hold an active entity that is not deleted with them (a notebook
+    with a process another run or tool still has, a job with another task): kept, since deleting a container deletes
+    what it holds. Decided over the whole set, so a workspace whose notebooks all go goes too."""
+    going = {e.get("guid") for e in found.values()}
+    members = {
+        key: {
+            item.get("guid")
+            for name in CONTAINER_ATTRIBUTES
+            for item in (entity.get("relationshipAttributes") or {}).get(name) or []
+            if isinstance(item, dict)
+            and item.get("entityStatus", "ACTIVE") == "ACTIVE"
+            and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+        }
+        for key, entity in found.items()
+    }
+    kept: set[DatasetKey] = set()
+    while True:
+        held = {key for key, guids in members.items() if key not in kept and guids - going}
+        if not held:
+            return kept
+        kept |= held
+        going -= {found[key].get("guid") for key in held}
 
 
 class CatalogUploader:
@@ -151,8 +180,9 @@ class CatalogUploader:
         found = self._read_active(keys, calls, relationships=True)
         guids: list[str] = []
         deleted: list[DatasetKey] = []
+        holding = _holding(found)
         for key, entity in found.items():
-            if self._keep(key, entity, in_use=in_use):
+            if key in holding or self._keep(key, entity, in_use=in_use):
                 continue
             deleted.append(key)
             guids.append(entity["guid"])

@@ -89,7 +89,7 @@ def _plan(pipeline: AdfPipeline | None) -> LineagePlan:
         "typeName": "databricks_process",
         "guid": "-1",
         "attributes": {"qualifiedName": "p", "inputs": [], "outputs": [], "lastRunId": RUN},
-        "relationshipAttributes": {"notebook": {"typeName": "databricks_notebook"}},
+        "relationshipAttributes": {"task": {"typeName": "databricks_notebook"}},
     }
     return LineagePlan(entities=(process,), pipeline=pipeline)
 
@@ -100,8 +100,12 @@ def test_link_plan_references_the_resolved_pipeline_only():
     assert plan.resolution_extra() == {pipeline.pending: pipeline.candidates()}
     linked = link_plan(plan, {pipeline.pending: (ADF_PIPELINE, QN)})
     assert linked.entities[0]["relationshipAttributes"] == {
-        "notebook": {"typeName": "databricks_notebook"},
-        "adfPipeline": {"typeName": ADF_PIPELINE, "uniqueAttributes": {"qualifiedName": QN}},
+        "task": {"typeName": "databricks_notebook"},
+        "adfPipeline": {
+            "typeName": ADF_PIPELINE,
+            "uniqueAttributes": {"qualifiedName": QN},
+            "relationshipType": "adf_pipeline_databricks_processes",
+        },
     }
     assert [e["typeName"] for e in linked.entities] == ["databricks_process"]  # the pipeline itself never written
     assert link_plan(plan, {}) == plan  # not found: no reference

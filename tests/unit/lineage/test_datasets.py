@@ -231,6 +231,7 @@ def test_unmatched_source_is_kept_as_a_placeholder_with_its_columns(engine):
                     "guid": "-3",
                     "typeName": "openlineage_dataset",
                     "uniqueAttributes": {"qualifiedName": placeholder},
+                    "relationshipType": "openlineage_dataset_columns",
                 }
             },
         },
@@ -249,6 +250,7 @@ def test_unmatched_source_is_kept_as_a_placeholder_with_its_columns(engine):
                     "guid": "-3",
                     "typeName": "openlineage_dataset",
                     "uniqueAttributes": {"qualifiedName": placeholder},
+                    "relationshipType": "openlineage_dataset_columns",
                 }
             },
         },

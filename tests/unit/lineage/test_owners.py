@@ -6,6 +6,7 @@ import pytest
 
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.lineage.context import display_job_name, run_context
+from olparser.resolution.tasks import TaskLookup
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
 from .conftest import FakeEngine
@@ -145,6 +146,7 @@ def test_notebook_job_task_chain(engine):
                     "guid": "-2",
                     "typeName": "databricks_workspace",
                     "uniqueAttributes": {"qualifiedName": ws},
+                    "relationshipType": "databricks_workspace_notebooks",
                 }
             },
         ),
@@ -157,6 +159,7 @@ def test_notebook_job_task_chain(engine):
                     "guid": "-2",
                     "typeName": "databricks_workspace",
                     "uniqueAttributes": {"qualifiedName": ws},
+                    "relationshipType": "databricks_workspace_jobs",
                 }
             },
         ),
@@ -169,29 +172,94 @@ def test_notebook_job_task_chain(engine):
                     "guid": "-4",
                     "typeName": "databricks_job",
                     "uniqueAttributes": {"qualifiedName": f"{ws}/jobs/42"},
+                    "relationshipType": "databricks_job_job_tasks",
                 },
                 "notebook": {
                     "guid": "-3",
                     "typeName": "databricks_notebook",
                     "uniqueAttributes": {"qualifiedName": f"{ws}/notebooks/Repos/etl/load_orders"},
+                    "relationshipType": "databricks_notebook_notebook_tasks",
                 },
             },
         ),
     ]
+    assert plan.entities[1]["attributes"] == {
+        "qualifiedName": f"{ws}/notebooks/Repos/etl/load_orders",
+        "name": "load_orders",
+    }
+    assert plan.entities[2]["attributes"] == {"qualifiedName": f"{ws}/jobs/42", "name": "job 42", "jobId": 42}
     assert plan.entities[3]["attributes"] == {
         "qualifiedName": task,
         "name": "load_orders",
-        "taskKey": "Repos/etl/load_orders",
-        "taskType": "notebook",
+        "jobId": 42,
+        "notebookPath": "/Repos/etl/load_orders",
     }
+    assert plan.task == TaskLookup(
+        f"{ws}/jobs/42", task, "databricks_notebook_task", "notebookPath", "/Repos/etl/load_orders"
+    )
     process = plan.entities[4]
     assert process["typeName"] == "databricks_process"
     assert process["attributes"]["qualifiedName"] == f"{task}/processes/append_data/{OUTPUT_QN}"
     assert process["attributes"]["name"] == "append_data"
     assert process["attributes"]["lastRunUser"] == "ana@example.com"
     assert process["relationshipAttributes"] == {
-        "task": {"guid": "-5", "typeName": "databricks_notebook_task", "uniqueAttributes": {"qualifiedName": task}}
+        "task": {
+            "guid": "-5",
+            "typeName": "databricks_notebook_task",
+            "uniqueAttributes": {"qualifiedName": task},
+            "relationshipType": "databricks_runnable_processes",
+        }
     }
+
+
+def test_an_interactive_notebook_run_hangs_its_processes_under_the_notebook(engine):
+    env = {
+        "spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net",
+        "spark.databricks.notebook.path": "/Shared/nb",
+    }
+
+    plan = build_lineage(_run(env), engine, LineageOptions())
+
+    notebook = "databricks://adb-1.2.azuredatabricks.net/notebooks/Shared/nb"
+    assert [e["typeName"] for e in plan.entities] == [
+        "databricks_workspace",
+        "databricks_notebook",
+        "databricks_process",
+    ]
+    assert plan.entities[2]["relationshipAttributes"]["task"] == {
+        "guid": "-3",
+        "typeName": "databricks_notebook",
+        "uniqueAttributes": {"qualifiedName": notebook},
+        "relationshipType": "databricks_runnable_processes",
+    }
+    assert plan.task is None
+
+
+def test_a_run_data_factory_started_belongs_to_the_accelerators_adf_job(engine):
+    """Data Factory submits a one-time run (a new job id each time); the accelerator named its job after the factory
+    and the pipeline (`ADF_{factory}_{pipeline}`), which the run's parent names (olparser/lineage/adf.py)."""
+    env = {
+        "spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net",
+        "spark.databricks.job.id": "990017",
+        "spark.databricks.job.type": "notebook",
+        "spark.databricks.notebook.path": "/Shared/load",
+    }
+    parent = {
+        "parent": {
+            "run": {"runId": "2d3c1f0e-9b7a-4c55-8a10-0f6d2e1b4c3a"},
+            "job": {"namespace": "adf://contoso-adf", "name": "LoadSales"},
+        }
+    }
+
+    plan = build_lineage(_run(env, run_facets=parent), engine, LineageOptions())
+
+    job = "databricks://adb-1.2.azuredatabricks.net/jobs/ADF_contoso-adf_LoadSales"
+    assert [(e["typeName"], e["attributes"]["qualifiedName"]) for e in plan.entities[2:4]] == [
+        ("databricks_job", job),
+        ("databricks_notebook_task", f"{job}/tasks/Shared/load"),
+    ]
+    assert plan.entities[2]["attributes"] == {"qualifiedName": job, "name": "ADF_contoso-adf_LoadSales"}
+    assert plan.task is not None and plan.task.job == job
 
 
 @pytest.mark.parametrize(
@@ -200,6 +268,7 @@ def test_notebook_job_task_chain(engine):
         ("python", "databricks_python_task"),
         ("python_wheel", "databricks_python_wheel_task"),
         ("spark_jar", "databricks_spark_jar_task"),
+        ("spark_submit", "databricks_spark_submit_task"),
         ("dbt", "databricks_job_task"),
         (None, "databricks_job_task"),
     ],
@@ -254,7 +323,7 @@ def test_a_notebook_known_by_its_id_only_is_named_apart_from_notebook_paths():
         ("databricks_workspace", WORKSPACE, HOST),
         ("databricks_notebook", notebook, "notebook 4051112223334445"),
     ]
-    assert relationships["notebook"]["uniqueAttributes"]["qualifiedName"] == notebook
+    assert relationships["task"]["uniqueAttributes"]["qualifiedName"] == notebook
 
 
 def test_a_job_notebook_task_known_by_the_notebook_id():
@@ -283,5 +352,10 @@ def test_a_delta_live_tables_pipeline_owns_its_processes():
         ("databricks_pipeline", pipeline, "pipeline e9cd8a31-de2f-4206-adfa-4f6605d68d88"),
     ]
     assert relationships == {
-        "pipeline": {"guid": "-3", "typeName": "databricks_pipeline", "uniqueAttributes": {"qualifiedName": pipeline}}
+        "pipeline": {
+            "guid": "-3",
+            "typeName": "databricks_pipeline",
+            "uniqueAttributes": {"qualifiedName": pipeline},
+            "relationshipType": "databricks_pipeline_processes",
+        }
     }

@@ -15,8 +15,9 @@ NOTEBOOK = f"{WS}/notebooks/Shared/Scenario01DimOrg/S01DimOrg_raw2int"
 ADLS = "https://aaiarchdesignpurviewadls.dfs.core.windows.net/raw/DimOrganization.parquet"
 
 
-def _ref(guid: str, type_name: str, qualified_name: str) -> dict:
-    return {"guid": guid, "typeName": type_name, "uniqueAttributes": {"qualifiedName": qualified_name}}
+def _ref(guid: str, type_name: str, qualified_name: str, relationship: str | None = None) -> dict:
+    reference = {"guid": guid, "typeName": type_name, "uniqueAttributes": {"qualifiedName": qualified_name}}
+    return {**reference, "relationshipType": relationship} if relationship else reference
 
 
 def _run_of(directory: str, run_id_suffix: str):
@@ -50,12 +51,10 @@ def test_accelerator_event_gives_notebook_owner_adls_input_and_placeholders(engi
         {
             "typeName": "databricks_notebook",
             "guid": "-3",
-            "attributes": {
-                "qualifiedName": NOTEBOOK,
-                "name": "S01DimOrg_raw2int",
-                "path": "/Shared/Scenario01DimOrg/S01DimOrg_raw2int",
+            "attributes": {"qualifiedName": NOTEBOOK, "name": "S01DimOrg_raw2int"},
+            "relationshipAttributes": {
+                "workspace": _ref("-2", "databricks_workspace", WS, "databricks_workspace_notebooks")
             },
-            "relationshipAttributes": {"workspace": _ref("-2", "databricks_workspace", WS)},
         },
         {
             "typeName": "openlineage_dataset",
@@ -89,7 +88,9 @@ def test_accelerator_event_gives_notebook_owner_adls_input_and_placeholders(engi
                 "description": "",
                 "position": 0,
             },
-            "relationshipAttributes": {"dataset": _ref("-5", "openlineage_dataset", "N2/outputTable")},
+            "relationshipAttributes": {
+                "dataset": _ref("-5", "openlineage_dataset", "N2/outputTable", "openlineage_dataset_columns")
+            },
         },
         {
             "typeName": "openlineage_column",
@@ -101,7 +102,9 @@ def test_accelerator_event_gives_notebook_owner_adls_input_and_placeholders(engi
                 "description": "",
                 "position": 1,
             },
-            "relationshipAttributes": {"dataset": _ref("-5", "openlineage_dataset", "N2/outputTable")},
+            "relationshipAttributes": {
+                "dataset": _ref("-5", "openlineage_dataset", "N2/outputTable", "openlineage_dataset_columns")
+            },
         },
         {
             "typeName": "databricks_process",
@@ -182,7 +185,9 @@ def test_accelerator_event_gives_notebook_owner_adls_input_and_placeholders(engi
                 "runCount": None,
                 "firstRunTime": "",
             },
-            "relationshipAttributes": {"notebook": _ref("-3", "databricks_notebook", NOTEBOOK)},
+            "relationshipAttributes": {
+                "task": _ref("-3", "databricks_notebook", NOTEBOOK, "databricks_runnable_processes")
+            },
         },
     )
     assert plan.unmatched == (
@@ -382,7 +387,9 @@ def test_dataproc_run_is_a_spark_application_over_hive_tables(engine):
                 "runCount": None,
                 "firstRunTime": "",
             },
-            "relationshipAttributes": {"application": _ref("-3", "spark_application", app)},
+            "relationshipAttributes": {
+                "application": _ref("-3", "spark_application", app, "spark_application_processes")
+            },
         },
     )
     assert plan.external_datasets == (

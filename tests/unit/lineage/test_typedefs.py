@@ -1,5 +1,6 @@
-"""The custom Atlas types in olparser/lineage/typedefs: well-formed, loadable by pyapacheatlas, and covering every type,
-attribute and relationship attribute the builder writes."""
+"""The custom Atlas types in olparser/lineage/typedefs, with Purview's Databricks model they add to: well-formed,
+loadable by pyapacheatlas, and covering every type, attribute and relationship attribute the builder writes, each
+relationship attribute naming its relationship def."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import pytest
 from pyapacheatlas.core.typedef import EntityTypeDef, RelationshipTypeDef
 
 from olparser.lineage import LineageOptions, build_lineage
+from olparser.lineage.databricks_model import purview_databricks_typedefs
+from olparser.lineage.relationships import RELATIONSHIP_TYPES
 from olparser.runs.merge import merge_events
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.settings import TYPEDEFS_DIR
@@ -18,7 +21,7 @@ from tests.support.producer_runs import _task_run as _airflow_task_run
 
 from .conftest import SHARED, load_event, load_sequence
 
-PRIMITIVES = {"string", "int", "long", "boolean", "date", "float", "double"}
+PRIMITIVES = {"string", "int", "long", "boolean", "date", "float", "double", "array<string>", "map<string,string>"}
 FILES = sorted(TYPEDEFS_DIR.glob("*.json"))
 
 
@@ -28,12 +31,16 @@ def _load(path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def all_defs() -> dict:
-    entity_defs, relationship_defs = {}, {}
+    model = purview_databricks_typedefs()
+    entity_defs = {d["name"]: d for d in model["entityDefs"]}
+    relationship_defs = {d["name"]: d for d in model["relationshipDefs"]}
+    business = {}
     for path in FILES:
         body = _load(path)
         entity_defs.update({d["name"]: d for d in body["entityDefs"]})
         relationship_defs.update({d["name"]: d for d in body["relationshipDefs"]})
-    return {"entity": entity_defs, "relationship": relationship_defs}
+        business.update({d["name"]: d for d in body.get("businessMetadataDefs", [])})
+    return {"entity": entity_defs, "relationship": relationship_defs, "business": business}
 
 
 @pytest.fixture(scope="module")
@@ -61,9 +68,40 @@ def test_files_parse_and_hold_only_entity_and_relationship_defs():
     ]
     for path in FILES:
         body = _load(path)
-        assert set(body) == {"entityDefs", "relationshipDefs"}, path.name
+        expected = {"entityDefs", "relationshipDefs"} | (
+            {"businessMetadataDefs"} if path.name == "databricks.json" else set()
+        )
+        assert set(body) == expected, path.name
         for definition in body["entityDefs"]:
             assert "attributes" not in definition and isinstance(definition["attributeDefs"], list)
+
+
+def test_the_connector_defines_none_of_purviews_databricks_types():
+    model = {d["name"] for defs in purview_databricks_typedefs().values() for d in defs}
+    ours = {d["name"] for path in FILES for defs in _load(path).values() for d in defs}
+    assert model & ours == set()
+
+
+def test_the_business_metadata_carries_what_the_built_in_process_lacks(all_defs):
+    (group,) = all_defs["business"].values()
+    assert group["name"] == "ol2purview"
+    spark = {a["name"]: a["typeName"] for a in all_defs["entity"]["spark_process"]["attributeDefs"]}
+    carried = {a["name"]: a["typeName"] for a in group["attributeDefs"]}
+    assert carried == {k: v for k, v in spark.items() if k != "columnMapping"}  # columnMapping is Purview's own
+    for attribute in group["attributeDefs"]:
+        assert json.loads(attribute["options"]["applicableEntityTypes"]) == ["databricks_process"]
+        assert ("maxStrLength" in attribute["options"]) == (attribute["typeName"] == "string"), attribute["name"]
+
+
+def test_every_relationship_type_the_builder_names_has_that_attribute_on_that_type(all_defs, base_defs):
+    defs = {**base_defs, **all_defs["entity"]}
+    for (type_name, attribute), relationship in RELATIONSHIP_TYPES.items():
+        definition = all_defs["relationship"][relationship]
+        ancestry = _ancestry(type_name, defs)
+        assert any(
+            end["name"] == attribute and end["type"] in ancestry
+            for end in (definition["endDef1"], definition["endDef2"])
+        ), (type_name, attribute, relationship)
 
 
 def test_schema_attributes_options_are_lists(all_defs):
@@ -75,7 +113,7 @@ def test_schema_attributes_options_are_lists(all_defs):
 
 
 def test_every_supertype_attribute_type_and_relationship_end_exists(all_defs, base_defs):
-    known = set(all_defs["entity"]) | set(base_defs)
+    known = set(all_defs["entity"]) | set(base_defs) | {"hive_server"}  # Purview's Hive type, in its model's ends
     assert "adf_pipeline" not in known  # Microsoft's type: referenced, never defined by the connector
     for name, definition in all_defs["entity"].items():
         assert set(definition["superTypes"]) <= known, name
@@ -161,14 +199,19 @@ def test_everything_the_builder_writes_is_declared(all_defs, base_defs, engine):
             written_types.add(type_name)
             ancestry = _ancestry(type_name, defs)
             declared = {a["name"] for ancestor in ancestry for a in defs[ancestor].get("attributeDefs", [])}
-            assert set(body["attributes"]) <= declared, (type_name, set(body["attributes"]) - declared)
-            ends = {
-                end["name"]
-                for rel in all_defs["relationship"].values()
-                for end in (rel["endDef1"], rel["endDef2"])
-                if end["type"] in ancestry
+            declared |= {
+                a["name"]
+                for group in all_defs["business"].values()
+                for a in group["attributeDefs"]
+                if set(json.loads(a["options"]["applicableEntityTypes"])) & set(ancestry)
             }
-            assert set(body.get("relationshipAttributes", {})) <= ends, type_name
+            assert set(body["attributes"]) <= declared, (type_name, set(body["attributes"]) - declared)
+            for name, value in body.get("relationshipAttributes", {}).items():
+                relationship = all_defs["relationship"][value["relationshipType"]]
+                assert any(
+                    end["name"] == name and end["type"] in ancestry
+                    for end in (relationship["endDef1"], relationship["endDef2"])
+                ), (type_name, name)
     assert written_types == {
         "databricks_workspace",
         "databricks_notebook",

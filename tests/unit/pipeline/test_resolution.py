@@ -30,7 +30,7 @@ class FakeResolver:
         self.noted: list = []
         self.resolved = 0
 
-    def resolve(self, datasets, *, fresh=False, extra=None) -> Resolution:
+    def resolve(self, datasets, *, fresh=False, extra=None, tasks=()) -> Resolution:
         self.resolved += 1
         defaults = [d.default for d in datasets]
         interim = {
@@ -94,10 +94,10 @@ def test_a_linked_asset_that_vanished_is_forgotten_and_the_plan_resolved_again(s
     resolver.links = {OUTPUT: OUTPUT_SET}
     catalog.missing = {OUTPUT_SET}  # deleted from the catalog after the resolver saw it
 
-    def vanish_for_good(datasets, *, fresh=False, extra=None, resolve=resolver.resolve):
+    def vanish_for_good(datasets, *, fresh=False, extra=None, tasks=(), resolve=resolver.resolve):
         if resolver.forgotten:
             resolver.links = {}
-        return resolve(datasets, fresh=fresh, extra=extra)
+        return resolve(datasets, fresh=fresh, extra=extra, tasks=tasks)
 
     resolver.resolve = vanish_for_good  # type: ignore[method-assign]
     outcome = write(make_pipeline(store, engine, catalog, resolver=resolver))

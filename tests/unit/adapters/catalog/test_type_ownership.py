@@ -1,5 +1,6 @@
 """Types the connector did not create are never changed: written with when compatible, else registration stops
-naming the type, what differs and TYPE_PREFIX. The reference connector's and earlier releases' types count as ours."""
+naming the type, what differs and TYPE_PREFIX. Earlier releases' types count as ours; Purview's Databricks model is
+nobody's: checked and used as it is (a definition of its names that is not Purview's stops registration)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ import pytest
 from olparser.adapters.catalog import load_typedefs, register_typedefs
 from olparser.adapters.catalog.type_ownership import (
     ForeignTypeConflict,
+    ModelTypeConflict,
     TypeNames,
     check_foreign_types,
+    check_model,
     check_type_prefix,
     is_ours,
     marked,
     with_type_prefix,
 )
+from olparser.lineage.databricks_model import purview_databricks_typedefs
 from olparser.settings import TYPEDEFS_DIR
 
 NATIVE = Path(__file__).parents[3] / "e2e" / "corpus" / "purview_native_databricks_types.json"
@@ -56,30 +60,49 @@ def ours(name: str) -> dict:
     return next(d for defs in OURS.values() for d in defs if d["name"] == name)
 
 
-def test_purview_native_databricks_types_stop_registration_naming_each_difference_and_type_prefix():
+def test_purviews_model_in_the_catalog_is_checked_and_used_as_it_is():
+    model = purview_databricks_typedefs()
+    present = check_model(model, {**model, "entityDefs": BASE["entityDefs"] + model["entityDefs"]})
+    assert present == {d["name"] for defs in model.values() for d in defs}
+    assert check_model(model, catalog_with()) == set()  # an Apache Atlas: nothing there, nothing to check
+
+
+def test_a_definition_of_a_model_type_that_is_not_purviews_stops_registration_naming_what_differs():
+    # databricks_notebook and databricks_job as Process subtypes, serviceType 'Databricks Unity Catalog'
     current = catalog_with(*native()["entityDefs"])
-    with pytest.raises(ForeignTypeConflict) as raised:
-        check_foreign_types(marked(OURS), current)
+    with pytest.raises(ModelTypeConflict) as raised:
+        check_model(purview_databricks_typedefs(), current)
     assert raised.value.problems == (
-        "type databricks_job (serviceType 'Databricks Unity Catalog') differs from the connector's: its supertypes "
-        "['Process'] lead to Process, ours ['Asset'] to neither Process nor DataSet; "
-        "our relationships databricks_workspace_jobs, databricks_job_tasks would add attributes to it",
-        "type databricks_notebook (serviceType 'Databricks Unity Catalog') differs from the connector's: its "
-        "supertypes ['Process'] lead to Process, ours ['Asset'] to neither Process nor DataSet; it has no attribute "
-        "notebookId, path; our relationships databricks_workspace_notebooks, databricks_notebook_task_notebook, "
-        "databricks_notebook_processes would add attributes to it",
+        "type databricks_job (serviceType 'Databricks Unity Catalog') is not Purview's Databricks model: it has no "
+        "attribute creatorUsersName",
+        "type databricks_notebook (serviceType 'Databricks Unity Catalog') is not Purview's Databricks model: it does "
+        "not descend from databricks_runnable; it has no attribute clusterName, sparkVersion, user",
     )
-    assert str(raised.value).endswith(
-        "set TYPE_PREFIX (for example TYPE_PREFIX=ol_) so that the connector's types get their own names"
-    )
-    assert (raised.value.status, raised.value.error_code) == (400, "OL2PURVIEW-TYPE-NOT-OURS")
+    assert (raised.value.status, raised.value.error_code) == (400, "OL2PURVIEW-NOT-PURVIEW-MODEL")
 
 
-def test_with_a_prefix_the_native_types_are_no_longer_in_the_way():
-    current = catalog_with(*native()["entityDefs"])
-    kept, foreign = check_foreign_types(marked(with_type_prefix(OURS, "ol_")), current)
-    assert foreign == ()
-    assert "ol_databricks_notebook" in {d["name"] for d in kept["entityDefs"]}
+def test_an_earlier_releases_own_databricks_types_are_named_with_the_way_out():
+    earlier = {
+        "name": "databricks_notebook",
+        "category": "ENTITY",
+        "superTypes": ["Asset"],
+        "attributeDefs": [{"name": "path"}],
+        "options": {"managedBy": "ol2purview"},
+    }
+    with pytest.raises(ModelTypeConflict, match=r"written by an earlier ol2purview release.*make reset"):
+        check_model(purview_databricks_typedefs(), catalog_with(earlier))
+
+
+def test_with_a_prefix_only_the_connectors_own_names_change():
+    prefixed = with_type_prefix(OURS, "ol_")
+    process_links = next(d for d in prefixed["relationshipDefs"] if d["name"] == "ol_databricks_pipeline_processes")
+    assert (process_links["endDef1"]["type"], process_links["endDef2"]["type"]) == (
+        "ol_databricks_pipeline",
+        "databricks_process",  # Purview's: never renamed
+    )
+    (group,) = prefixed["businessMetadataDefs"]
+    assert group["name"] == "ol_ol2purview"
+    assert {a["options"]["applicableEntityTypes"] for a in group["attributeDefs"]} == {'["databricks_process"]'}
 
 
 def test_a_compatible_type_someone_else_created_is_written_with_and_left_alone():
@@ -133,29 +156,21 @@ def test_an_incompatible_type_names_what_differs(theirs, reason):
         )
 
 
-def test_the_reference_connectors_definitions_count_as_ours():
-    # deployment/infra/Databricks_Types.json of Purview-ADB-Lineage-Solution-Accelerator: serviceType "Databricks",
-    # databricks_notebook under databricks_runnable (a Process)
-    reference = {
-        "name": "databricks_notebook",
-        "category": "ENTITY",
-        "serviceType": "Databricks",
-        "superTypes": ["databricks_runnable"],
-        "attributeDefs": [{"name": "clusterName"}],
-    }
-    assert is_ours(ours("databricks_notebook"), reference)
-    assert not is_ours(ours("databricks_notebook"), {**reference, "serviceType": "Databricks Unity Catalog"})
+def test_a_databricks_service_type_does_not_make_a_type_ours():
+    # the accelerator's 1.0.0 and Purview's built-in definitions carry serviceType "Databricks": never the connector's
+    theirs = {"name": "spark_process", "category": "ENTITY", "serviceType": "Databricks", "superTypes": ["Process"]}
+    assert not is_ours(ours("spark_process"), theirs)
 
 
 def test_an_unmarked_definition_of_an_earlier_release_counts_as_ours():
-    earlier = {**copy.deepcopy(ours("databricks_process")), "category": "ENTITY"}
+    earlier = {**copy.deepcopy(ours("spark_process")), "category": "ENTITY"}
     earlier["attributeDefs"] = earlier["attributeDefs"][:3]  # an older release defined fewer attributes
-    assert is_ours(ours("databricks_process"), earlier)
-    assert not is_ours(ours("databricks_process"), {**earlier, "attributeDefs": [{"name": "notOurs"}]})
+    assert is_ours(ours("spark_process"), earlier)
+    assert not is_ours(ours("spark_process"), {**earlier, "attributeDefs": [{"name": "notOurs"}]})
     assert is_ours(
-        ours("databricks_process"),
+        ours("spark_process"),
         {
-            "name": "databricks_process",
+            "name": "spark_process",
             "category": "ENTITY",
             "superTypes": ["Asset"],
             "options": {"managedBy": "ol2purview"},
@@ -166,6 +181,9 @@ def test_an_unmarked_definition_of_an_earlier_release_counts_as_ours():
 def test_registration_never_writes_a_foreign_type(atlas, client, policy):
     for d in BASE["entityDefs"]:
         atlas.typedefs[("entityDefs", d["name"])] = d
+    for category, defs in purview_databricks_typedefs().items():
+        for d in defs:
+            atlas.typedefs[(category, d["name"])] = d
     theirs = {
         "name": "ol_things",
         "category": "ENTITY",
@@ -196,18 +214,19 @@ def test_registration_never_writes_a_foreign_type(atlas, client, policy):
         ]
     }
     assert atlas.typedefs[("entityDefs", "ol_things")] == theirs
-    assert report.describe() == "created 1 (ol_new); 0 up to date (2 calls); not ours, used as they are: ol_things"
+    assert report.describe() == (
+        "created 1 (ol_new); 0 up to date (2 calls); not ours, used as they are: ol_things; "
+        "Purview's Databricks model used as it is (17 types)"
+    )
 
 
 def test_type_prefix_renames_every_name_and_reference():
     prefixed = with_type_prefix(OURS, "ol_")
     names = {d["name"] for defs in prefixed.values() for d in defs}
     assert names == {"ol_" + d["name"] for defs in OURS.values() for d in defs}
-    task = next(d for d in prefixed["entityDefs"] if d["name"] == "ol_databricks_notebook_task")
-    assert task["superTypes"] == ["ol_databricks_job_task"]
-    link = next(d for d in prefixed["relationshipDefs"] if d["name"] == "ol_databricks_workspace_notebooks")
-    assert (link["endDef1"]["type"], link["endDef2"]["type"]) == ("ol_databricks_workspace", "ol_databricks_notebook")
-    process = next(d for d in prefixed["entityDefs"] if d["name"] == "ol_databricks_process")
+    link = next(d for d in prefixed["relationshipDefs"] if d["name"] == "ol_spark_application_processes")
+    assert (link["endDef1"]["type"], link["endDef2"]["type"]) == ("ol_spark_application", "ol_spark_process")
+    process = next(d for d in prefixed["entityDefs"] if d["name"] == "ol_spark_process")
     assert process["superTypes"] == ["Process"]  # the base model is not ours: never renamed
     assert with_type_prefix(
         {

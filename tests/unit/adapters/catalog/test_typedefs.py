@@ -15,9 +15,24 @@ from olparser.adapters.catalog.typedefs import (
     split_new_and_existing,
     without_missing_ends,
 )
+from olparser.lineage.databricks_model import purview_databricks_typedefs
 from tools.cli import main as cli_main
 
-from .atlas_stub import Fault
+from .atlas_stub import AtlasStub, Fault
+
+
+def holding_purviews_model(atlas: AtlasStub) -> AtlasStub:
+    """The stub as a Purview account: it holds Purview's built-in Databricks model already."""
+    for category, defs in purview_databricks_typedefs().items():
+        for definition in defs:
+            atlas.typedefs[(category, definition["name"])] = definition
+    return atlas
+
+
+@pytest.fixture(autouse=True)
+def purview(atlas: AtlasStub) -> AtlasStub:
+    return holding_purviews_model(atlas)
+
 
 PROCESS_DEF = {
     "name": "ol_spark_process",
@@ -80,13 +95,16 @@ def test_first_run_creates_second_run_finds_them_up_to_date(atlas, client, polic
         ("GET", "/types/typedefs"),
         ("POST", "/types/typedefs"),
     ]
-    assert first.describe() == ("created 3 (ol_spark_process, ol_dataset, ol_dataset_process); 0 up to date (2 calls)")
+    assert first.describe() == (
+        "created 3 (ol_spark_process, ol_dataset, ol_dataset_process); 0 up to date (2 calls); "
+        "Purview's Databricks model used as it is (17 types)"
+    )
 
     second = register_typedefs(client, typedefs, policy)
     assert (second.created, second.updated, second.calls) == ((), (), 1)
     assert second.unchanged == ("ol_spark_process", "ol_dataset", "ol_dataset_process")
     assert [r.method for r in atlas.requests] == ["GET", "POST", "GET"]  # nothing written the second time
-    assert second.describe() == "up to date (3 types, 1 call)"
+    assert second.describe() == "up to date (3 types, 1 call); Purview's Databricks model used as it is (17 types)"
 
 
 def test_a_changed_definition_is_updated_and_only_that_one(atlas, client, policy, typedef_dir):
@@ -105,7 +123,9 @@ def test_a_changed_definition_is_updated_and_only_that_one(atlas, client, policy
     )
     assert atlas.requests[-1].method == "PUT" and atlas.requests[-1].body == marked({"entityDefs": [wider]})
     assert atlas.typedefs[("entityDefs", "ol_spark_process")] == marked({"entityDefs": [wider]})["entityDefs"][0]
-    assert report.describe() == "updated 1 (ol_spark_process); 2 up to date (2 calls)"
+    assert report.describe() == (
+        "updated 1 (ol_spark_process); 2 up to date (2 calls); Purview's Databricks model used as it is (17 types)"
+    )
 
 
 def test_mixed_run_takes_three_calls(atlas, client, policy):
@@ -178,10 +198,13 @@ def test_cli_registers_and_prints_what_it_did(atlas, typedef_dir, capsys, monkey
     args = ["typedefs", "--dir", str(typedef_dir), "--atlas-url", atlas.atlas_url, "--user", "u", "--password", "p"]
     assert cli_main(args) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"{atlas.atlas_url}: created 3 (ol_spark_process, ol_dataset, ol_dataset_process); 0 up to date (2 calls)"
+        f"{atlas.atlas_url}: created 3 (ol_spark_process, ol_dataset, ol_dataset_process); 0 up to date (2 calls); "
+        "Purview's Databricks model used as it is (17 types)"
     ]
     assert cli_main(args) == 0
-    assert capsys.readouterr().out.splitlines() == [f"{atlas.atlas_url}: up to date (3 types, 1 call)"]
+    assert capsys.readouterr().out.splitlines() == [
+        f"{atlas.atlas_url}: up to date (3 types, 1 call); Purview's Databricks model used as it is (17 types)"
+    ]
     assert atlas.requests[0].headers["Authorization"] == "Basic dTpw"
 
 
@@ -230,3 +253,34 @@ def test_a_relationship_to_a_type_the_catalog_lacks_is_not_registered():
     assert without["entityDefs"] == ours["entityDefs"]
     purview = [{"name": "adf_pipeline", "category": "ENTITY"}]
     assert without_missing_ends(ours, purview) is ours  # Purview has the type: everything registered
+
+
+def test_where_the_catalog_lacks_purviews_model_it_is_created_as_purview_defines_it(atlas, client, policy):
+    atlas.typedefs.clear()  # an Apache Atlas: no Databricks types, no hive_server
+    report = register_typedefs(client, {"entityDefs": [DATASET_DEF]}, policy)
+    model = purview_databricks_typedefs()
+    created = atlas.requests[1].body
+    assert created["entityDefs"] == [*model["entityDefs"], marked({"entityDefs": [DATASET_DEF]})["entityDefs"][0]]
+    assert created["relationshipDefs"] == [  # the Hive metastore link needs Purview's hive_server: left out
+        d for d in model["relationshipDefs"] if d["name"] != "databricks_workspace_hive_metastore"
+    ]
+    assert all("options" not in d or "managedBy" not in d["options"] for d in created["relationshipDefs"])
+    assert len(report.created) == 11 + 5 + 1 and report.builtin == ()
+    again = register_typedefs(client, {"entityDefs": [DATASET_DEF]}, policy)
+    assert (again.created, again.updated, again.calls) == ((), (), 1)
+    assert len(again.builtin) == 16
+
+
+def test_purviews_model_is_never_updated_whatever_its_service_type(atlas, client, policy):
+    notebook = next(d for d in purview_databricks_typedefs()["entityDefs"] if d["name"] == "databricks_notebook")
+    theirs = {
+        **notebook,
+        "serviceType": "Azure Databricks",
+        "attributeDefs": [*notebook["attributeDefs"], {"name": "x"}],
+    }
+    atlas.typedefs[("entityDefs", "databricks_notebook")] = theirs
+    report = register_typedefs(client, {"entityDefs": [DATASET_DEF]}, policy)
+    assert [r.method for r in atlas.requests] == ["GET", "POST"]
+    assert atlas.requests[1].body == marked({"entityDefs": [DATASET_DEF]})
+    assert atlas.typedefs[("entityDefs", "databricks_notebook")] == theirs
+    assert report.builtin == tuple(sorted(d["name"] for defs in purview_databricks_typedefs().values() for d in defs))
