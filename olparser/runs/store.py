@@ -66,6 +66,24 @@ class InterimDataset:
 
 
 @dataclass(frozen=True)
+class Takeover:
+    """A process another connector wrote that `ol2purview migrate accelerator --apply` took over (the accelerator's
+    hash-named `databricks_process`): the ledger run `run_key` holds it and the placeholder datasets it uses (`keys`)
+    for the connector until the connector's own process of the same `owner` (the runnable's qualifiedName) and
+    `output` (its output's qualifiedName, lower-cased: the accelerator lower-cased its placeholders) is written —
+    its successor —, when that run lets them go. `checked_at`: when the timer last looked for the successor in the
+    catalog. Kept (not purged with the runs) until forgotten."""
+
+    process: Key
+    owner: str
+    output: str
+    run_key: str
+    keys: tuple[Key, ...]
+    registered_at: float
+    checked_at: float
+
+
+@dataclass(frozen=True)
 class StoreStats:
     """Sizes for the status endpoint: runs held, of which due for the timer; entities and processes tracked; interim
     datasets registered."""
@@ -214,6 +232,35 @@ class RunStateStore(Protocol):
 
     def forget_interim(self, keys: Iterable[Key]) -> None:
         """These are no longer interim datasets of the connector (re-linked, deleted, or taken over by a scan)."""
+
+    # --- processes taken over from another connector (ol2purview migrate accelerator) -----------------------------
+    def register_takeovers(self, entries: Sequence[Takeover]) -> None:
+        """Record these take-overs (by `process`): a new one as given, one already registered with its `owner`,
+        `output`, `run_key` and `keys` as given and its `registered_at` and `checked_at` kept. Idempotent."""
+        ...
+
+    def pending_takeovers(self, limit: int | None = None, *, owners: Iterable[str] | None = None) -> list[Takeover]:
+        """The registered take-overs (of these owners only, when given), the least recently checked first (then by
+        process key), at most `limit`."""
+        ...
+
+    def checked_takeovers(self, processes: Iterable[Key], *, now: float | None = None) -> None:
+        """The timer looked for these take-overs' successors at `now` (a process no longer registered: ignored)."""
+        ...
+
+    def forget_takeovers(self, processes: Iterable[Key]) -> None:
+        """These take-overs are over (their successor was written, or the process is gone)."""
+        ...
+
+    # --- what the ledger says the connector wrote -----------------------------------------------------------------
+    def owned(self, keys: Iterable[Key]) -> set[Key]:
+        """Of `keys`, those the ledger holds for the connector: some run (or a take-over) uses it, or an older version
+        counted users for it that are never released."""
+        ...
+
+    def owned_of_types(self, type_names: Iterable[str]) -> list[Key]:
+        """Every key of these entity types the ledger holds for the connector (see `owned`), sorted."""
+        ...
 
     def record_lifecycle(
         self, marks: Mapping[Key, LifecycleMark], *, now: float | None = None
