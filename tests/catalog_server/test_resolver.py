@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 import requests
 
-from olparser.adapters.catalog import CatalogTarget, RetryPolicy, make_atlas_client
+from olparser.adapters.catalog import CatalogTarget, RetryPolicy, load_typedefs, make_atlas_client, register_typedefs
 from olparser.adapters.catalog.existence import ExistenceCache
 from olparser.adapters.catalog.resolver import RULES_RETRY_SECONDS, ResourceSetRuleSource, ScannedAssetResolver
 from olparser.resolution.model import Identity, NamedDataset, UnityTable
+from olparser.resolution.tasks import TaskLookup, TaskMatch
+from olparser.settings import TYPEDEFS_DIR
 from tests.catalog_server.conftest import calls_since_reset
 from tools.catalog import CatalogServer
 
@@ -286,3 +288,65 @@ def test_a_run_makes_at_most_its_share_of_searches_and_later_runs_ask_the_rest(c
     assert resolver.resolve(folders, bounded=False).calls == 0
     fresh = make_resolver(catalog, Clock(), max_url_length=100_000, max_searches=10)
     assert fresh.resolve(folders, bounded=False).calls == 1 + 2 + 25  # a backfill: every search at once
+
+
+WORKSPACE = "databricks://adb-1.2.azuredatabricks.net"
+JOB = f"{WORKSPACE}/jobs/881"
+OWN_TASK = f"{JOB}/tasks/Shared/etl/ingest"
+TASK_LOOKUP = TaskLookup(JOB, OWN_TASK, "databricks_notebook_task", "notebookPath", "/Shared/etl/ingest")
+JOB_LOOKUP = "GET /entity/bulk/uniqueAttribute/type/{type_name}"
+BY_GUID = "GET /entity/bulk"
+
+
+def seed_job(catalog: CatalogServer, *tasks: tuple[str, str]) -> None:
+    """The accelerator's job 881 and its tasks (task key, notebook path), as it wrote them."""
+    client = make_atlas_client(CatalogTarget("atlas", catalog.atlas_url), timeout=10)
+    register_typedefs(client, load_typedefs(TYPEDEFS_DIR))  # Purview's model, where the catalog lacks it
+    job = {"typeName": "databricks_job", "guid": "-1", "attributes": {"qualifiedName": JOB, "name": "Daily sales"}}
+    entities = [job] + [
+        {
+            "typeName": "databricks_notebook_task",
+            "guid": f"-{i}",
+            "attributes": {"qualifiedName": f"{JOB}/tasks/{key}", "name": key, "notebookPath": path, "jobId": 881},
+            "relationshipAttributes": {"job": {"guid": "-1", "relationshipType": "databricks_job_job_tasks"}},
+        }
+        for i, (key, path) in enumerate(tasks, 2)
+    ]
+    requests.post(f"{catalog.atlas_url}/entity/bulk", json={"entities": entities}, timeout=10).raise_for_status()
+    client.close()
+
+
+def test_a_job_run_finds_the_accelerators_task_in_two_calls_then_none(catalog):
+    seed_job(catalog, ("load_customers", "/Shared/etl/customers"), ("ingest_orders", "/Shared/etl/ingest"))
+    resolver = make_resolver(catalog, Clock())
+    calls_since_reset(catalog)
+
+    first = resolver.resolve([], tasks=[TASK_LOOKUP])
+    assert first.tasks == {
+        OWN_TASK: TaskMatch("databricks_notebook_task", f"{JOB}/tasks/ingest_orders", "ingest_orders", "Daily sales")
+    }
+    assert (first.calls, calls_since_reset(catalog)) == (2, {JOB_LOOKUP: 1, BY_GUID: 1})
+
+    again = resolver.resolve([], tasks=[TASK_LOOKUP])
+    assert (again.tasks, again.calls, calls_since_reset(catalog)) == (first.tasks, 0, {})
+
+
+def test_a_job_holding_the_builders_own_task_costs_one_call(catalog):
+    seed_job(catalog, ("Shared/etl/ingest", "/Shared/etl/ingest"))
+    resolver = make_resolver(catalog, Clock())
+    calls_since_reset(catalog)
+    found = resolver.resolve([], tasks=[TASK_LOOKUP])
+    assert found.tasks[OWN_TASK].qualified_name == OWN_TASK
+    assert (found.calls, calls_since_reset(catalog)) == (1, {JOB_LOOKUP: 1})
+
+
+def test_a_job_the_catalog_lacks_is_asked_once_per_negative_lifetime(catalog):
+    clock = Clock()
+    resolver = make_resolver(catalog, clock)
+    calls_since_reset(catalog)
+    assert resolver.resolve([], tasks=[TASK_LOOKUP]).tasks == {}
+    assert calls_since_reset(catalog) == {JOB_LOOKUP: 1}
+    clock.now += NEGATIVE - 1
+    assert resolver.resolve([], tasks=[TASK_LOOKUP]).calls == 0
+    clock.now += 2
+    assert resolver.resolve([], tasks=[TASK_LOOKUP]).calls == 1

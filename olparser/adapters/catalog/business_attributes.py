@@ -82,13 +82,16 @@ class BusinessAttributes:
             if isinstance(body.get(key), list):
                 out[key] = [self._incoming_entity(e) for e in body[key]]
                 changed = changed or any(a is not b for a, b in zip(out[key], body[key], strict=True))
-        if isinstance(body.get("referredEntities"), dict):
-            out["referredEntities"] = {g: self._incoming_entity(e) for g, e in body["referredEntities"].items()}
-            changed = changed or any(out["referredEntities"][g] is not e for g, e in body["referredEntities"].items())
+        referred = body.get("referredEntities")
+        if isinstance(referred, dict):
+            folded = {g: self._incoming_entity(e) for g, e in referred.items()}
+            if any(folded[g] is not e for g, e in referred.items()):
+                out["referredEntities"], changed = folded, True
         return out if changed else body
 
     def _outgoing_entity(self, entity: Any) -> Any:
-        groups = self._by_type.get(entity.get("typeName")) if isinstance(entity, dict) else None
+        type_name = entity.get("typeName") if isinstance(entity, dict) else None
+        groups = self._by_type.get(type_name) if isinstance(type_name, str) else None
         attributes = entity.get("attributes") if groups else None
         if not groups or not isinstance(attributes, dict):
             return entity

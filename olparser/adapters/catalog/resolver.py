@@ -55,6 +55,7 @@ from olparser.resolution.tasks import TaskLookup, TaskMatch, match_task
 log = logging.getLogger(__name__)
 
 RULES_RETRY_SECONDS = 300.0
+UNKNOWN_TYPE = "ATLAS-400-00-014"
 
 
 class ResolverClient(Protocol):
@@ -209,12 +210,13 @@ class ScannedAssetResolver:
         answers: dict[TaskLookup, TaskMatch | None] = dict(self._tasks.get_many(wanted))
         missing = [lookup for lookup in wanted if lookup not in answers]
         if missing:
-            jobs = {
-                key[1]: entity
-                for key, entity in self._read(
-                    [(JOB, lookup.job) for lookup in missing], calls, relationships=True
-                ).items()
-            }
+            try:
+                found = self._read([(JOB, lookup.job) for lookup in missing], calls, relationships=True)
+            except CatalogRejected as exc:
+                if exc.error_code != UNKNOWN_TYPE:
+                    raise
+                found = {}  # a catalog without Purview's Databricks model (yet) holds no job
+            jobs = {key[1]: entity for key, entity in found.items()}
             headers = {lookup: _task_headers(jobs.get(lookup.job)) for lookup in missing}
             unread = sorted(
                 {

@@ -181,8 +181,9 @@ class CatalogUploader:
         guids: list[str] = []
         deleted: list[DatasetKey] = []
         holding = _holding(found)
+        going = {e.get("guid") for key, e in found.items() if key not in holding}
         for key, entity in found.items():
-            if key in holding or self._keep(key, entity, in_use=in_use):
+            if key in holding or self._keep(key, entity, in_use=in_use, going=going):
                 continue
             deleted.append(key)
             guids.append(entity["guid"])
@@ -244,9 +245,12 @@ class CatalogUploader:
                         found[(type_name, qualified_name)] = entity
         return found
 
-    def _keep(self, key: DatasetKey, entity: dict[str, Any], *, in_use: bool = False) -> bool:
+    def _keep(
+        self, key: DatasetKey, entity: dict[str, Any], *, in_use: bool = False, going: set[Any] | None = None
+    ) -> bool:
         """An entity of a type that is not the connector's own stays when another process still uses it (unless
-        `in_use`) or a scan has filled it in (see the module docstring)."""
+        `in_use`; a process deleted in the same call does not count: `going`) or a scan has filled it in (see the
+        module docstring)."""
         if self._connector_types is None or key[0] in self._connector_types:
             return False
         relations = entity.get("relationshipAttributes") or {}
@@ -254,6 +258,7 @@ class CatalogUploader:
             isinstance(item, dict)
             and item.get("entityStatus", "ACTIVE") == "ACTIVE"
             and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
+            and item.get("guid") not in (going or ())
             for name in ("inputToProcesses", "outputFromProcesses")
             for item in relations.get(name) or []
         )

@@ -8,6 +8,7 @@ import json
 
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.lineage.link import link_plan, relink_attributes
+from olparser.resolution.tasks import TaskMatch
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
 LAKE = "https://acct.dfs.core.windows.net"
@@ -157,3 +158,51 @@ def test_another_tools_text_in_a_linked_attribute_is_left_alone():
         {"typeName": SET, "uniqueAttributes": {"qualifiedName": OUT_SET}},
         {"guid": "g-1", "typeName": "x"},
     ]
+
+
+def _job_run() -> RunSnapshot:
+    env = {
+        "spark.databricks.workspaceUrl": "adb-1.2.azuredatabricks.net",
+        "spark.databricks.job.id": "881",
+        "spark.databricks.job.type": "notebook",
+        "spark.databricks.notebook.path": "/Shared/etl/ingest",
+    }
+    return RunSnapshot(
+        "r",
+        "adb-1.2#0501-cluster",
+        "databricks_shell.append_data",
+        "COMPLETE",
+        "2024-01-01T00:00:00Z",
+        "p",
+        run_facets={"environment-properties": {"environment-properties": env}},
+        outputs=(DatasetFacts("abfss://out@acct.dfs.core.windows.net", "gold/orders"),),
+    )
+
+
+def test_a_job_run_is_written_under_the_jobs_existing_task_that_runs_the_same_notebook(engine):
+    plan = build_lineage(_job_run(), engine, LineageOptions())
+    job = "databricks://adb-1.2.azuredatabricks.net/jobs/881"
+    theirs = f"{job}/tasks/ingest_orders"
+    assert plan.task is not None and plan.task.task == f"{job}/tasks/Shared/etl/ingest"
+
+    linked = link_plan(plan, {}, (), {plan.task.task: TaskMatch("databricks_notebook_task", theirs, "ingest", "Sales")})
+
+    by_type = {e["typeName"]: e for e in linked.entities}
+    assert by_type["databricks_job"]["attributes"] == {"qualifiedName": job, "name": "Sales", "jobId": 881}
+    assert by_type["databricks_notebook_task"]["attributes"] == {
+        "qualifiedName": theirs,
+        "name": "ingest",
+        "jobId": 881,
+        "notebookPath": "/Shared/etl/ingest",
+    }
+    process = by_type["databricks_process"]
+    assert process["attributes"]["qualifiedName"] == (
+        f"{theirs}/processes/append_data/https://acct.dfs.core.windows.net/out/gold/orders"
+    )
+    assert process["relationshipAttributes"]["task"] == {
+        "guid": by_type["databricks_notebook_task"]["guid"],
+        "typeName": "databricks_notebook_task",
+        "uniqueAttributes": {"qualifiedName": theirs},
+        "relationshipType": "databricks_runnable_processes",
+    }
+    assert link_plan(plan, {}, (), {}) == plan  # nothing found: the builder's own task

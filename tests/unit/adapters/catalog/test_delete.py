@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 import requests
 
-from olparser.adapters.catalog import CatalogTarget, CatalogUploader, DeleteReport, load_typedefs, make_atlas_client
+from olparser.adapters.catalog import (
+    CatalogTarget,
+    CatalogUploader,
+    DeleteReport,
+    entity_type_names,
+    load_typedefs,
+    make_atlas_client,
+)
 from olparser.adapters.catalog.existence import guid_batches
 from olparser.lineage.plan import LineagePlan
 from olparser.settings import TYPEDEFS_DIR, Settings
@@ -128,3 +135,74 @@ def test_many_guids_are_split_into_requests_whose_urls_stay_short():
     batches = guid_batches("http://127.0.0.1:21000/api/atlas/v2", guids, max_url_length=500)
     assert [len(b) for b in batches] == [10] * 10
     assert [g for b in batches for g in b] == guids
+
+
+WORKSPACE = "databricks://adb-1.2.azuredatabricks.net"
+NOTEBOOK = f"{WORKSPACE}/notebooks/Shared/etl"
+LAKE = "https://acct.dfs.core.windows.net/raw"
+
+
+def _notebook_plan(*outputs: str) -> LineagePlan:
+    """A workspace, a notebook and one databricks_process per output (Purview's model), each reading the lake path
+    `{LAKE}/in` (a type that is not the connector's own)."""
+    workspace = {
+        "typeName": "databricks_workspace",
+        "guid": "-1",
+        "attributes": {"qualifiedName": WORKSPACE, "name": "w"},
+    }
+    notebook = {
+        "typeName": "databricks_notebook",
+        "guid": "-2",
+        "attributes": {"qualifiedName": NOTEBOOK, "name": "etl"},
+        "relationshipAttributes": {"workspace": {"guid": "-1", "relationshipType": "databricks_workspace_notebooks"}},
+    }
+    path = {
+        "typeName": "azure_datalake_gen2_path",
+        "guid": "-3",
+        "attributes": {"qualifiedName": f"{LAKE}/in", "name": "in"},
+    }
+    processes = [
+        {
+            "typeName": "databricks_process",
+            "guid": f"-{4 + i}",
+            "attributes": {
+                "qualifiedName": f"{NOTEBOOK}/processes/{o}",
+                "name": o,
+                "inputs": [{"guid": "-3"}],
+                "outputs": [],
+            },
+            "relationshipAttributes": {"task": {"guid": "-2", "relationshipType": "databricks_runnable_processes"}},
+        }
+        for i, o in enumerate(outputs)
+    ]
+    return LineagePlan(entities=(workspace, notebook, path, *processes))
+
+
+@pytest.fixture
+def model_uploader(uploader, catalog):
+    """The uploader as the runtime builds it: it knows which types are the connector's (and Purview's model)."""
+    client = make_atlas_client(CatalogTarget(kind="atlas", endpoint=catalog.atlas_url), timeout=10)
+    yield CatalogUploader(client, settings=Settings(), connector_types=entity_type_names(load_typedefs(TYPEDEFS_DIR)))
+    client.close()
+
+
+def test_a_runnable_still_holding_another_process_is_kept_and_goes_with_its_last(catalog, model_uploader):
+    model_uploader.upload(_notebook_plan("a", "b"))
+    notebook, a, b = (
+        ("databricks_notebook", NOTEBOOK),
+        *(("databricks_process", f"{NOTEBOOK}/processes/{o}") for o in "ab"),
+    )
+
+    first = model_uploader.delete([notebook, a])
+    assert (first.deleted, first.kept) == ((a,), (notebook,))  # deleting it would delete b with it
+    assert _status(catalog, *b) == "ACTIVE"
+
+    second = model_uploader.delete([notebook, b, ("databricks_workspace", WORKSPACE)])
+    assert set(second.deleted) == {notebook, b, ("databricks_workspace", WORKSPACE)}
+
+
+def test_a_dataset_only_processes_deleted_with_it_used_is_deleted_too(catalog, model_uploader):
+    model_uploader.upload(_notebook_plan("a"))
+    path, a = ("azure_datalake_gen2_path", f"{LAKE}/in"), ("databricks_process", f"{NOTEBOOK}/processes/a")
+    report = model_uploader.delete([path, a])
+    assert set(report.deleted) == {path, a}
