@@ -62,12 +62,13 @@ class RelinkReport:
     deleted: int = 0
     kept: int = 0
     calls: int = 0
+    retired: int = 0  # processes taken over from the accelerator whose successor is written (pipeline/accelerator.py)
 
     @property
     def did_something(self) -> bool:
         """Whether the tick changed the catalog (the timer logs at INFO only then; a check that found nothing
         new is logged at DEBUG)."""
-        return any((self.relinked, self.processes, self.deleted, self.kept))
+        return any((self.relinked, self.processes, self.deleted, self.kept, self.retired))
 
     def to_json(self) -> dict[str, int]:
         return {
@@ -77,6 +78,7 @@ class RelinkReport:
             "deleted": self.deleted,
             "kept": self.kept,
             "calls": self.calls,
+            "retired": self.retired,
         }
 
 

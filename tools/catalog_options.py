@@ -1,5 +1,5 @@
 """The catalog and the function endpoint a command-line tool talks to, chosen the same way by every tool
-(`replay`, `history`, `status`, `requeue`, `prune`, `columns`, `typedefs`, `catalog scan`,
+(`replay`, `history`, `status`, `requeue`, `prune`, `migrate`, `columns`, `typedefs`, `catalog scan`,
 `spark backfill|remap|system-lineage|history`, `qn-tester lint --catalog` and `--explain --catalog`), with the same
 flags, added by `add_target_arguments`:
 
@@ -10,7 +10,9 @@ flags, added by `add_target_arguments`:
   of the machine); else the settings (`PURVIEW_ACCOUNT_NAME` with Entra ID, or `ATLAS_ENDPOINT`); else the catalog of
   the running `serve`;
 - the function endpoint: `--url URL`, else the running `serve`'s; the key: `--key KEY` (or `--key=KEY`), else
-  `$OL2PURVIEW_FUNCTION_KEY`, else the key that `serve` keeps in the data folder, sent only to that serve.
+  `$OL2PURVIEW_FUNCTION_KEY`, else the key that `serve` keeps in the data folder, sent only to that serve;
+- the connector's ledger (`prune`, `migrate`: what the connector wrote): the run-state store of the data folder, with
+  the storage of the running `serve` unless the settings name one (`ledger_settings`).
 """
 
 from __future__ import annotations
@@ -145,3 +147,15 @@ def function_endpoint(
     base = f"{parts.scheme}://{parts.netloc}"
     which, key_env = ("masterKey", MASTER_KEY_ENV) if master_key else ("functionKey", KEY_ENV)
     return url, getattr(args, "key", None) or env.get(key_env) or kept_function_key(base, folder, which)
+
+
+def ledger_settings(args: argparse.Namespace, settings: Settings) -> Settings:
+    """The settings of the connector's ledger (its run-state store) for a tool that acts on what the connector
+    wrote: the data folder's, with the storage the running `serve` uses when the environment names none (its Table
+    store on Azurite, say)."""
+    from .functions_host.state import RunningHost
+
+    folder = data_dir(args)
+    running = RunningHost.find(folder)
+    storage = settings.storage_connection or (running.storage_connection if running is not None else None)
+    return replace(settings, data_dir=folder, storage_connection=storage)

@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "typedefs": (".typedefs", "register the connector's custom Atlas types (create or update)"),
     "requeue": (".requeue", "move poison (dead-letter) messages back onto the lineage queue"),
     "prune": (".prune", "remove processes whose last run is older than N days, and placeholders only they used"),
+    "migrate": (".migrate", "take over what another connector wrote (the C# accelerator): print the plan, or --apply"),
     "columns": (".columns", "trace a column's lineage up and down across processes, on any Atlas or Purview"),
     "history": (".history", "lineage of a dataset or column in a time window, with its runs, from the run history"),
     "status": (".status", "what the running local host reports: queue depths, triggers, timers, catalog"),

@@ -1,15 +1,18 @@
 """`ol2purview prune --older-than DAYS [--dry-run]`: remove the lineage of code that no longer runs.
 
 A process the connector wrote remembers its last run (`lastRunTime`). Code that was deleted or renamed never runs
-again, so its processes would stay in the catalog forever. This removes every connector process (`spark_process`,
-`databricks_process`) whose last run is older than DAYS, and the placeholder datasets (`openlineage_dataset` and
-its subtypes, with their columns) that only those processes used. Scanner-owned datasets are never touched. It reads
-and writes through the Atlas API only, so it works against the embedded catalog, any Atlas, or Purview.
+again, so its processes would stay in the catalog forever. This removes every process the connector's ledger holds
+(the run-state store of the running `serve`, or the one the settings name: what the connector wrote, and what
+`ol2purview migrate accelerator --apply` took over) whose last run is older than DAYS, and the placeholder datasets
+the ledger holds (`openlineage_dataset` and its subtypes, with their columns, the accelerator's placeholders it took
+over) that only those processes used. Nothing the ledger does not hold is ever touched: another connector's
+processes, Purview's own, scanned assets. It reads and deletes through the Atlas API, so it works against the
+embedded catalog, any Atlas, or Purview.
 
     ol2purview prune --older-than 90 --dry-run      # what would go, nothing deleted
     ol2purview prune --older-than 90
 
-The run-state store is not consulted: a process pruned here is simply written again by the next run of its code.
+A process pruned here is simply written again by the next run of its code.
 """
 
 from __future__ import annotations
@@ -21,14 +24,16 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from olparser.adapters.catalog import CatalogRejected, CatalogUnavailable, CatalogUploader, make_atlas_client
-from olparser.adapters.catalog.existence import guid_batches
+from olparser.adapters.runtime import Runtime
 from olparser.lineage import PROCESS_TYPES
+from olparser.lineage.accelerator import PLACEHOLDER_TYPE as ACCELERATOR_PLACEHOLDER
 from olparser.lineage.datasets import PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE
+from olparser.runs import RunStateStore
 from olparser.settings import Settings
 
-from .catalog_options import NoCatalog, add_target_arguments, catalog_target
+from .catalog_options import NoCatalog, add_target_arguments, catalog_target, ledger_settings
 
-PLACEHOLDER_TYPES = frozenset({PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE})
+PLACEHOLDER_TYPES = frozenset({PLACEHOLDER_TYPE, UNITY_CATALOG_TYPE, ACCELERATOR_PLACEHOLDER})
 Key = tuple[str, str]
 
 
@@ -111,8 +116,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     cutoff = datetime.now(timezone.utc) - timedelta(days=args.older_than)
     client = make_atlas_client(target, timeout=settings.catalog_timeout_seconds)
+    runtime = Runtime(ledger_settings(args, settings), catalog_client=client)
     try:
-        plan = _plan(client, cutoff)
+        uploader = runtime.catalog_uploader()
+        plan = _plan(uploader, runtime.run_state_store(), cutoff)
         verb = "would remove" if args.dry_run else "removing"
         print(
             f"{target.endpoint}: {verb} {len(plan.processes)} processes last run before {cutoff:%Y-%m-%d %H:%M} "
@@ -122,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         for type_name, name in (*plan.processes, *plan.placeholders):
             print(f"  {type_name}  {name}")
         if not args.dry_run and (plan.processes or plan.placeholders):
-            report = CatalogUploader(client, settings=settings).delete([*plan.processes, *plan.placeholders])
+            report = uploader.delete([*plan.processes, *plan.placeholders])
             print(
                 f"removed {len(report.deleted)} entities ({report.entities} with columns), {report.calls} catalog calls"
             )
@@ -130,26 +137,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"ol2purview prune: {type(exc).__name__}: {str(exc)[:300]}", file=sys.stderr)
         return 1
     finally:
-        client.close()
+        runtime.close()
     return 0
 
 
-def _plan(client: Any, cutoff: datetime) -> PrunePlan:
-    guids = list(dict.fromkeys(g for type_name in sorted(PROCESS_TYPES) for g in client.guids_of_type(type_name)))
-    processes = _read(client, guids)
+def _plan(uploader: CatalogUploader, store: RunStateStore, cutoff: datetime) -> PrunePlan:
+    """The processes the ledger holds, as the catalog has them; the placeholders the stale ones use that the ledger
+    holds too."""
+    calls = [0]
+    processes = list(uploader.read(store.owned_of_types(sorted(PROCESS_TYPES)), calls).values())
     stale = [p for p in processes if (last_run(p) or cutoff) < cutoff]
     touched = {
-        item["guid"]
+        key
         for p in stale
         for item in _referenced(p, ("inputs", "outputs"))
-        if item.get("typeName") in PLACEHOLDER_TYPES and isinstance(item.get("guid"), str)
+        if item.get("typeName") in PLACEHOLDER_TYPES and isinstance(key := _object_key(item), tuple)
     }
-    placeholders = {e["guid"]: e for e in _read(client, sorted(touched))}
+    placeholders = {e["guid"]: e for e in uploader.read(sorted(store.owned(touched)), calls).values()}
     return plan_prune(processes, placeholders, cutoff)
 
 
-def _read(client: Any, guids: list[str]) -> list[dict[str, Any]]:
-    entities: list[dict[str, Any]] = []
-    for chunk in guid_batches(client.endpoint_url, guids):
-        entities += [e for e in client.entities_by_guid(chunk) if e.get("status", "ACTIVE") == "ACTIVE"]
-    return entities
+def _object_key(item: dict[str, Any]) -> Key | None:
+    name = (item.get("uniqueAttributes") or {}).get("qualifiedName")
+    return (item["typeName"], name) if isinstance(name, str) else None

@@ -5,7 +5,9 @@ run history's answers and the reset of processes' newest run times. The Function
 
     process_event(rt, event)            # queue trigger: merge -> map -> build -> upload (typedefs first, once)
     write_due_runs(rt)                  # timer: incomplete and held runs, failed deletions, expired run state
-    relink_scanned_assets(rt)           # timer: interim datasets re-linked to what a scan registered since
+    relink_scanned_assets(rt)           # timer: interim datasets re-linked to what a scan registered since, and
+                                        #   the accelerator's processes taken over retired once their successor is
+                                        #   written
     history_lineage(rt, params)         # GET /api/ol2purview/lineage: lineage in a time window, from the history
 """
 
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from olparser.adapters.delivery.queues import poison_queue_name
 from olparser.history.api import lineage_answer, run_answer
 from olparser.pipeline import DueReport, LineageOutcome
+from olparser.pipeline.accelerator import sweep_takeovers
 from olparser.relink import RelinkReport
 
 if TYPE_CHECKING:
@@ -51,9 +54,19 @@ def poison_waiting(runtime: Runtime) -> int:
 
 
 def relink_scanned_assets(runtime: Runtime, now: float | None = None) -> RelinkReport:
-    """The re-link timer's work: interim datasets whose scanned asset a scan has registered since."""
+    """The re-link timer's work: interim datasets whose scanned asset a scan has registered since, and processes
+    taken over from the accelerator whose successor the catalog now holds (olparser/pipeline/accelerator.py)."""
     relinker = runtime.relinker()
-    return relinker.run(now=now) if relinker is not None else RelinkReport()
+    report = relinker.run(now=now) if relinker is not None else RelinkReport()
+    retired, calls = sweep_takeovers(
+        runtime.run_state_store(),
+        runtime.catalog_uploader(),
+        runtime.resolver(),
+        runtime.takeovers(),
+        now=time.time() if now is None else now,
+        limit=runtime.settings.relink_batch_size,
+    )
+    return dataclasses.replace(report, retired=retired, calls=report.calls + calls) if retired or calls else report
 
 
 def history_lineage(runtime: Runtime, params: dict[str, str], now: float | None = None) -> tuple[int, dict[str, Any]]:

@@ -53,6 +53,7 @@ from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.relink import Relinker
 from olparser.runs import RunStateStore
+from olparser.pipeline.accelerator import Takeovers
 from olparser.settings import TYPEDEFS_DIR, Settings
 
 T = TypeVar("T")
@@ -105,6 +106,7 @@ class Parts:
         self.resolver: Part[Any] = Part(lock)
         self.pipeline: Part[LineagePipeline] = Part(lock)
         self.relinker: Part[Relinker | None] = Part(lock)
+        self.takeovers: Part[Takeovers] = Part(lock)
         self.history_store: Part[RunHistoryStore] = Part(lock)
 
     def closable(self) -> tuple[Any, ...]:
@@ -280,8 +282,14 @@ class Runtime:
                 resolver=self.resolver(),
                 history=self.history_store(),
                 parse_sql=self.sql_parser(),
+                takeovers=self.takeovers(),
             ),
         )
+
+    def takeovers(self) -> Takeovers:
+        """The processes taken over from the accelerator that still wait for their successor, as this process last
+        read them (olparser/pipeline/accelerator.py)."""
+        return self._parts.takeovers.get(Takeovers)
 
     def relinker(self) -> Relinker | None:
         """The re-link timer's worker (None when RESOLVE_SCANNED_ASSETS is off)."""

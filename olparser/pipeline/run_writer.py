@@ -38,6 +38,7 @@ from olparser.writing import (
     write_plans,
 )
 
+from .accelerator import Takeovers, retire, written_pairs
 from .lifecycle import apply_run_lifecycle
 from .policy import LineageOutcome, WritePolicy
 from .reporting import ReportedOnce, log_plan
@@ -66,8 +67,10 @@ class RunWriter:
         resolver: Resolver | None = None,
         history: RunHistoryStore | None = None,
         parse_sql: ParseSql | None = None,
+        takeovers: Takeovers | None = None,
     ) -> None:
         self._store = store
+        self._takeovers = takeovers  # the accelerator's processes a run's own may replace (pipeline/accelerator.py)
         self._history = history
         self._engine = engine
         self._options = options
@@ -215,9 +218,26 @@ class RunWriter:
         if linked is not None and done.run.order is not None:
             lifecycle_calls, lifecycle_deleted = self._apply_lifecycle(done.run.order, run, linked, now)
             calls, deleted = calls + lifecycle_calls, deleted + lifecycle_deleted
+        if linked is not None:
+            deleted += self._retire_predecessors(plan, now)
         return self._outcome(
             run, event_type, status_word, plan, calls=calls, superseded=len(superseded), deleted=deleted
         )
+
+    def _retire_predecessors(self, plan: LineagePlan, now: float) -> int:
+        """The accelerator's processes taken over that this plan's processes succeed (same owner and output):
+        retired now (olparser/pipeline/accelerator.py). Returns the entities deleted."""
+        written = written_pairs(plan.entities) if self._takeovers is not None else []
+        if not written or self._takeovers is None:
+            return 0
+        if not self._takeovers.loaded():
+            self._takeovers.refresh(self._store.pending_takeovers())
+        entries = self._takeovers.matching(written)
+        if not entries:
+            return 0
+        deleted = retire(self._store, self._uploader, self._resolver, entries, now=now)
+        self._takeovers.forget(entries)
+        return deleted
 
     def linked_plan(self, run: RunSnapshot, status: str) -> Linked:
         """build → resolve → link: the plan of a run as it will be written."""

@@ -221,16 +221,15 @@ class ScannedAssetResolver:
             unread = sorted(
                 {
                     guid
-                    for lookup, found in headers.items()
-                    if not any(_header_name(h) == lookup.task for h in found)
-                    for h in found
+                    for lookup, listed in headers.items()
+                    if not any(_header_name(h) == lookup.task for h in listed)
+                    for h in listed
                     if isinstance(guid := h.get("guid"), str)
                 }
             )
             tasks = {e.get("guid"): e for e in self._read_guids(unread, calls)}
             for lookup in missing:
-                found = headers[lookup]
-                entities = [tasks.get(h.get("guid")) or _header_entity(h) for h in found]
+                entities = [tasks.get(h.get("guid")) or _header_entity(h) for h in headers[lookup]]
                 answers[lookup] = match_task(lookup, jobs.get(lookup.job), entities)
             self._tasks.put_many(
                 [(lookup, answers[lookup]) for lookup in missing if answers[lookup] is not None],

@@ -218,6 +218,13 @@ class CatalogUploader:
         chunk)."""
         return self._read_active(keys, calls, relationships=True)
 
+    def write_entities(self, entities: list[dict[str, Any]], calls: list[int]) -> dict[str, Any]:
+        """One bulk write of these entities as they are (a partial update of entities the catalog holds: what is
+        left out stays), retried like every call."""
+        if not entities:
+            return {}
+        return self._retry.run("bulk write", functools.partial(self._client.upload_bulk, entities), calls) or {}
+
     def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict[str, Any]]:
         """The ACTIVE entities with these guids, with their relationship attributes (URL-sized chunks)."""
         found: list[dict[str, Any]] = []
