@@ -88,7 +88,7 @@ class BusinessAttributes:
         return out if changed else body
 
     def _outgoing_entity(self, entity: Any) -> Any:
-        groups = self._by_type.get(entity.get("typeName")) if isinstance(entity, dict) else None
+        groups = self._by_type.get(entity.get("typeName", "")) if isinstance(entity, dict) else None
         attributes = entity.get("attributes") if groups else None
         if not groups or not isinstance(attributes, dict):
             return entity
