@@ -22,6 +22,10 @@ ledger needs and saves its result under its own atomic write:
   resolver.py): its candidates, when it was registered and when it was last re-resolved, so that the re-link timer
   can look again, oldest first, and the resolver can tell the connector's own entities from scanned ones. These do
   not expire with the runs either;
+- per process taken over from another connector (`ol2purview migrate accelerator --apply`, `Takeover`): the owner
+  and output its successor will have, the ledger run that holds it and the datasets it uses, when it was registered
+  and when the timer last looked for its successor. Kept until forgotten: neither the purge nor the run TTL touches
+  them;
 - per dataset key the connector creates (olparser/lineage/lifecycle.py): the newest drop or rename of its table and
   the newest run that wrote it (`LifecycleMark`), so that the runs of a queue, processed in any order, leave the
   catalog as processing them in time order does. Purged with the runs, after the run-state TTL without a change.
@@ -86,13 +90,14 @@ class Takeover:
 @dataclass(frozen=True)
 class StoreStats:
     """Sizes for the status endpoint: runs held, of which due for the timer; entities and processes tracked; interim
-    datasets registered."""
+    datasets registered; processes taken over from another connector."""
 
     runs: int
     due: int
     entities: int
     processes: int
     interim: int = 0  # datasets the connector created for want of a scanned asset, waiting for a re-link
+    takeovers: int = 0  # processes taken over from another connector, waiting for their successor
 
     def to_json(self) -> JSON:
         return {
@@ -101,6 +106,7 @@ class StoreStats:
             "trackedEntities": self.entities,
             "trackedProcesses": self.processes,
             "interimDatasets": self.interim,
+            "takeovers": self.takeovers,
         }
 
 

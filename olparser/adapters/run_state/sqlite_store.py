@@ -5,7 +5,9 @@ Safe with several threads (a connection per thread) and several processes (SQLit
 fingerprint, written and claimed keys, due time), `entity_refs` (per connector-owned entity: how many runs use it,
 and a tombstone while it is being deleted), `process_runs` (per process: the newest run time that wrote it),
 `interim_datasets` (per dataset the connector created for want of a scanned asset: its candidates, when it was
-registered and last re-resolved), `lifecycle_marks` (per dataset key: the newest drop or rename of its table and its
+registered and last re-resolved), `takeovers` (per process taken over from another connector, `olparser.runs.store.
+Takeover`: its successor's owner and output, the ledger run holding it and the keys it uses, when it was registered
+and last looked for; neither purged nor expired), `lifecycle_marks` (per dataset key: the newest drop or rename of its table and its
 newest writer, `olparser.runs.marks.LifecycleMark`; purged with the runs, after `ttl_seconds` without a change).
 """
 
@@ -33,6 +35,7 @@ from olparser.runs.store import (
     InterimDataset,
     ScheduleAfterMerge,
     StoreStats,
+    Takeover,
     event_run_id,
     state_rewrite_needed,
 )
@@ -61,6 +64,19 @@ CREATE TABLE IF NOT EXISTS interim_datasets (
     PRIMARY KEY (type_name, qualified_name)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS interim_datasets_checked_at ON interim_datasets (checked_at);
+CREATE TABLE IF NOT EXISTS takeovers (
+    type_name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    output TEXT NOT NULL,
+    run_key TEXT NOT NULL,
+    keys TEXT NOT NULL,
+    registered_at REAL NOT NULL,
+    checked_at REAL NOT NULL,
+    PRIMARY KEY (type_name, qualified_name)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS takeovers_checked_at ON takeovers (checked_at);
+CREATE INDEX IF NOT EXISTS takeovers_owner ON takeovers (owner);
 CREATE TABLE IF NOT EXISTS temporary_datasets (
     scope TEXT NOT NULL,
     namespace TEXT NOT NULL,
@@ -113,6 +129,11 @@ _KEYS_IN = "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM
 
 def _keys_json(keys: Iterable[Key]) -> str:
     return json.dumps(sorted_keys(keys), separators=(",", ":"))
+
+
+def _key_list(keys: Iterable[Key]) -> str:
+    """Keys as JSON, in their order (a take-over's keys read back as registered)."""
+    return json.dumps([[t, q] for t, q in keys], separators=(",", ":"), ensure_ascii=False)
 
 
 def _keys_from(text: str | None) -> set[Key]:
@@ -477,7 +498,10 @@ class SqliteRunStateStore(SqliteFile):
         entities = db.execute("SELECT count(*) FROM entity_refs").fetchone()[0]
         processes = db.execute("SELECT count(*) FROM process_runs").fetchone()[0]
         interim = db.execute("SELECT count(*) FROM interim_datasets").fetchone()[0]
-        return StoreStats(runs=runs, due=due, entities=entities, processes=processes, interim=interim)
+        takeovers = db.execute("SELECT count(*) FROM takeovers").fetchone()[0]
+        return StoreStats(
+            runs=runs, due=due, entities=entities, processes=processes, interim=interim, takeovers=takeovers
+        )
 
     # --- interim datasets (the re-link timer) ------------------------------------------------------------------
     def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
@@ -514,16 +538,82 @@ class SqliteRunStateStore(SqliteFile):
         ]
 
     def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
-        now = time.time() if now is None else now
+        self._checked("interim_datasets", keys, time.time() if now is None else now)
+
+    def forget_interim(self, keys: Iterable[Key]) -> None:
+        self._forget("interim_datasets", keys)
+
+    # --- processes taken over from another connector (ol2purview migrate accelerator) ---------------------------
+    def register_takeovers(self, entries: Sequence[Takeover]) -> None:
+        rows = [
+            (*entry.process, entry.owner, entry.output, entry.run_key, _key_list(entry.keys))
+            + (entry.registered_at, entry.checked_at)
+            for entry in entries
+        ]
+        if not rows:
+            return
         with self._immediate() as db:
             db.executemany(
-                "UPDATE interim_datasets SET checked_at = ? WHERE type_name = ? AND qualified_name = ?",
+                "INSERT INTO takeovers (type_name, qualified_name, owner, output, run_key, keys, registered_at, "
+                "checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (type_name, qualified_name) DO UPDATE SET "
+                "owner = excluded.owner, output = excluded.output, run_key = excluded.run_key, keys = excluded.keys",
+                rows,
+            )
+
+    def pending_takeovers(self, limit: int | None = None, *, owners: Iterable[str] | None = None) -> list[Takeover]:
+        parameters: list[object] = [-1 if limit is None else limit]  # (LIMIT -1: no limit)
+        among = ""
+        if owners is not None:
+            among = "WHERE owner IN (SELECT value FROM json_each(?)) "
+            parameters = [json.dumps(sorted(set(owners))), *parameters]
+        rows = self._connection().execute(
+            "SELECT type_name, qualified_name, owner, output, run_key, keys, registered_at, checked_at FROM takeovers "
+            f"{among}ORDER BY checked_at, type_name, qualified_name LIMIT ?",
+            parameters,
+        )
+        return [
+            Takeover((t, q), owner, output, run_key, tuple((a, b) for a, b in json.loads(keys)), registered, checked)
+            for t, q, owner, output, run_key, keys, registered, checked in rows
+        ]
+
+    def checked_takeovers(self, processes: Iterable[Key], *, now: float | None = None) -> None:
+        self._checked("takeovers", processes, time.time() if now is None else now)
+
+    def forget_takeovers(self, processes: Iterable[Key]) -> None:
+        self._forget("takeovers", processes)
+
+    # --- the registries (interim datasets, take-overs): a row per key ------------------------------------------
+    def _checked(self, table: str, keys: Iterable[Key], now: float) -> None:
+        """The rows of these keys in `table` were looked at `now` (a key not there is passed over)."""
+        with self._immediate() as db:
+            db.executemany(
+                f"UPDATE {table} SET checked_at = ? WHERE type_name = ? AND qualified_name = ?",
                 [(now, t, q) for t, q in sorted_keys(keys)],
             )
 
-    def forget_interim(self, keys: Iterable[Key]) -> None:
+    def _forget(self, table: str, keys: Iterable[Key]) -> None:
         with self._immediate() as db:
-            db.executemany("DELETE FROM interim_datasets WHERE type_name = ? AND qualified_name = ?", sorted_keys(keys))
+            db.executemany(f"DELETE FROM {table} WHERE type_name = ? AND qualified_name = ?", sorted_keys(keys))
+
+    # --- what the ledger holds for the connector ---------------------------------------------------------------
+    def owned(self, keys: Iterable[Key]) -> set[Key]:
+        wanted = _keys_json(keys)
+        return set(self._held(f"(type_name, qualified_name) IN ({_KEYS_IN})", wanted))
+
+    def owned_of_types(self, type_names: Iterable[str]) -> list[Key]:
+        return self._held("type_name IN (SELECT value FROM json_each(?))", json.dumps(sorted(set(type_names))))
+
+    def _held(self, where: str, values: str) -> list[Key]:
+        """The keys matching `where` (one parameter, `values`) that some run uses, or that an older version counted
+        users for (`ledger.orphaned`: not owned), sorted."""
+        rows = self._connection().execute(
+            "SELECT type_name, qualified_name, sum(users), sum(legacy) FROM ("
+            f"SELECT type_name, qualified_name, 1 AS users, 0 AS legacy FROM entity_users WHERE {where} UNION ALL "
+            f"SELECT type_name, qualified_name, 0, max(users, 0) FROM entity_refs WHERE {where}"
+            ") GROUP BY type_name, qualified_name ORDER BY type_name, qualified_name",
+            (values, values),
+        )
+        return [(t, q) for t, q, users, legacy in rows if not ledger.orphaned(users, legacy)]
 
     # --- internals ---------------------------------------------------------------------------------------------
     @staticmethod

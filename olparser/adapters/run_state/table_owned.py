@@ -108,6 +108,44 @@ class OwnedRows(RunRows):
             found.append(key)
         return sorted(found)
 
+    # --- what the ledger holds for the connector: the entities some run uses (`ledger.orphaned`: not held) -------
+    def owned(self, keys: Iterable[Key]) -> set[Key]:
+        """A point read of each key's head row (a request per key); a key without a head, when the table holds rows
+        of the version that only counted users, one more (its `ref-` row; and, once, `_legacy_rows`'s look)."""
+        return {
+            key
+            for key in sorted_keys(keys)
+            if not ledger.orphaned(*self._counts(key, self._read_keys(_head_keys(key))))
+        }
+
+    def owned_of_types(self, type_names: Iterable[str]) -> list[Key]:
+        """One query per type over the head rows of the `own-` partitions (a request per page: 1,000 rows, or less
+        where the service ends one); when the table holds rows of the version that only counted users, one more per
+        type over those (an entity with a head is counted by its head)."""
+        found: set[Key] = set()
+        for type_name in sorted(set(type_names)):
+            heads = self.table.query_entities(
+                f"PartitionKey ge '{OWNED_PREFIX}' and PartitionKey lt 'own.' and RowKey eq '{HEAD_ROW}' and "
+                "type_name eq @t",
+                parameters={"t": type_name},
+            )
+            headed = set()
+            for head in heads:
+                key = (head["type_name"], head["qualified_name"])
+                headed.add(key)
+                if not ledger.orphaned(*self._counts(key, head)):
+                    found.add(key)
+            if not self._legacy_rows():
+                continue
+            legacy = self.table.query_entities(
+                "PartitionKey ge 'ref-' and PartitionKey lt 'ref.' and type_name eq @t", parameters={"t": type_name}
+            )
+            for row in legacy:
+                key = (row["type_name"], row["qualified_name"])
+                if key not in headed and not ledger.orphaned(0, _legacy_users(row)):
+                    found.add(key)
+        return sorted(found)
+
     def _claim_user(self, key: Key, run_key: str, epoch: int, now: float, *, first: bool = False) -> bool:
         """Record the run among the entity's users (the head's count and the run's row change in one batch, in one
         partition); True if the entity is being deleted right now (the writer must wait). `first`: the run's record
@@ -206,8 +244,7 @@ class OwnedRows(RunRows):
             return int(head.get("users", 0)), int(head.get("legacy", 0))
         if not self._legacy_rows():
             return 0, 0
-        old = self._read_keys(self._ref_keys(key))
-        return 0, max(int(old.get("users", 0)), 0) if old is not None else 0
+        return 0, _legacy_users(self._read_keys(self._ref_keys(key)))
 
     def _legacy_rows(self) -> bool:
         """Whether the table holds rows `ref-xx` of the version that only counted users (one request, once, and
@@ -353,6 +390,11 @@ def _head_row(key: Key, head: TableEntity | None, **values: Any) -> TableEntity:
     )
     row.update(values)
     return row
+
+
+def _legacy_users(row: TableEntity | None) -> int:
+    """The users a row `ref-xx` of the version that only counted users counts (none without a row)."""
+    return max(int(row.get("users", 0)), 0) if row is not None else 0
 
 
 def _tombstoned(ref: TableEntity, now: float) -> bool:

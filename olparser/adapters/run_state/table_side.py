@@ -1,6 +1,7 @@
 """The run-state store's rows for temporary datasets (a partition per scope and dataset, a row per writer and per
-reader), for interim datasets (the re-link timer's partition) and for the lifecycle marks of dropped and renamed
-tables (one partition). Mixed into TableRunStateStore (table_store.py)."""
+reader), for interim datasets (the re-link timer's partition), for the processes taken over from another connector
+(one partition) and for the lifecycle marks of dropped and renamed tables (one partition). Mixed into
+TableRunStateStore (table_store.py)."""
 
 from __future__ import annotations
 
@@ -15,12 +16,15 @@ from azure.core.exceptions import HttpResponseError, ResourceExistsError, Resour
 from azure.data.tables import TableEntity, UpdateMode
 
 from olparser.adapters.run_state.table_base import RunRows
+from olparser.adapters.run_state.table_owned import RunStateConflict
 from olparser.adapters.run_state.table_rows import put_op
 from olparser.runs.ledger import Key, sorted_keys
 from olparser.runs.marks import LifecycleMark
-from olparser.runs.store import MAX_TEMPORARY_ROWS, InterimDataset
+from olparser.runs.store import MAX_TEMPORARY_ROWS, InterimDataset, Takeover
 
 INTERIM_PARTITION = "interim"
+TAKEOVER_PARTITION = "takeover"
+MAX_TEXT_CHARS = 32_000  # a string property holds at most 64 KiB (UTF-16)
 TEMPORARY_PREFIX = "tmp-"  # + sha256 of (scope, namespace, name): one partition per temporary dataset
 LIFECYCLE_PARTITION = "lifecycle"
 FILTER_KEYS = 14  # RowKeys per query: a filter holds at most 15 comparisons (one is the PartitionKey's)
@@ -28,7 +32,7 @@ BATCH_ROWS = 100  # operations per batch transaction
 
 
 class SideRows(RunRows):
-    """Temporary and interim datasets (a mixin of TableRunStateStore)."""
+    """Temporary and interim datasets, take-overs, lifecycle marks (a mixin of TableRunStateStore)."""
 
     # --- temporary datasets -----------------------------------------------------------------------------------
     # One partition per (scope, temporary dataset); a row per writer (`w-` + sha256 of its run key, `passed_on`)
@@ -129,7 +133,7 @@ class SideRows(RunRows):
         self, marks: Mapping[Key, LifecycleMark], *, now: float | None = None
     ) -> dict[Key, LifecycleMark]:
         now = time.time() if now is None else now
-        rows = {_lifecycle_row(key): key for key in sorted_keys(marks)}
+        rows = {_key_row(key): key for key in sorted_keys(marks)}
         if not rows:
             return {}
 
@@ -183,26 +187,17 @@ class SideRows(RunRows):
                     raise
 
     # --- interim datasets (the re-link timer) ------------------------------------------------------------------
+    # One partition `interim`, a row per dataset (sha256 of type and qualifiedName): `type_name`, `qualified_name`,
+    # `candidates` (JSON), `registered_at`, `checked_at`. Purging keeps them.
     def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
+        """One request per new dataset, two per dataset registered before."""
         now = time.time() if now is None else now
         for key, candidates in sorted(entries.items()):
-            row = TableEntity(
-                self._interim_keys(key),
-                type_name=key[0],
-                qualified_name=key[1],
-                candidates=candidates,
-                registered_at=float(now),
-                checked_at=float(now),
-            )
-            try:
-                self.table.create_entity(row)
-            except ResourceExistsError:  # registered before: keep its times, take the new candidates
-                self.table.update_entity(
-                    TableEntity(self._interim_keys(key), candidates=candidates), mode=UpdateMode.MERGE
-                )
+            times = {"registered_at": float(now), "checked_at": float(now)}
+            self._register(INTERIM_PARTITION, key, {"candidates": candidates}, times)
 
     def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
-        return {key for key in sorted_keys(keys) if self._read_keys(self._interim_keys(key)) is not None}
+        return {key for key in sorted_keys(keys) if self._read_keys(_registry_keys(INTERIM_PARTITION, key)) is not None}
 
     def due_interim(self, limit: int) -> list[InterimDataset]:
         rows = self.table.query_entities(
@@ -220,27 +215,99 @@ class SideRows(RunRows):
         ]
 
     def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
-        now = time.time() if now is None else now
+        self._checked(INTERIM_PARTITION, keys, time.time() if now is None else now)
+
+    def forget_interim(self, keys: Iterable[Key]) -> None:
+        self._forget(INTERIM_PARTITION, keys)
+
+    # --- processes taken over from another connector (ol2purview migrate accelerator) -----------------------------
+    # One partition `takeover`, a row per process (sha256 of type and qualifiedName): `type_name`, `qualified_name`,
+    # `owner`, `output`, `run_key`, `keys` (JSON: [[typeName, qualifiedName], ...], as registered), `registered_at`,
+    # `checked_at`. Purging keeps them (they have no `updated_at`).
+    def register_takeovers(self, entries: Sequence[Takeover]) -> None:
+        """One request per new take-over, two per take-over registered before (its create refused, then its fields
+        merged, its times kept)."""
+        for entry in entries:
+            text = json.dumps([[t, q] for t, q in entry.keys], separators=(",", ":"), ensure_ascii=False)
+            if len(text) > MAX_TEXT_CHARS:
+                raise ValueError(
+                    f"take-over of {entry.process[0]} {entry.process[1]!r}: its {len(entry.keys)} keys are "
+                    f"{len(text)} characters of JSON, over the {MAX_TEXT_CHARS} a Table storage property holds"
+                )
+            fields = {"owner": entry.owner, "output": entry.output, "run_key": entry.run_key, "keys": text}
+            times = {"registered_at": float(entry.registered_at), "checked_at": float(entry.checked_at)}
+            self._register(TAKEOVER_PARTITION, entry.process, fields, times)
+
+    def pending_takeovers(self, limit: int | None = None, *, owners: Iterable[str] | None = None) -> list[Takeover]:
+        """One query of the partition (a request per 1,000 take-overs), filtered and ordered here."""
+        among = None if owners is None else set(owners)
+        rows = self.table.query_entities("PartitionKey eq @p", parameters={"p": TAKEOVER_PARTITION})
+        found = sorted(
+            (
+                Takeover(
+                    (r["type_name"], r["qualified_name"]),
+                    r["owner"],
+                    r["output"],
+                    r["run_key"],
+                    tuple((t, q) for t, q in json.loads(r["keys"])),
+                    float(r["registered_at"]),
+                    float(r["checked_at"]),
+                )
+                for r in rows
+                if among is None or r["owner"] in among
+            ),
+            key=lambda entry: (entry.checked_at, entry.process),
+        )
+        return found[:limit]
+
+    def checked_takeovers(self, processes: Iterable[Key], *, now: float | None = None) -> None:
+        """One request per process."""
+        self._checked(TAKEOVER_PARTITION, processes, time.time() if now is None else now)
+
+    def forget_takeovers(self, processes: Iterable[Key]) -> None:
+        """One request per process."""
+        self._forget(TAKEOVER_PARTITION, processes)
+
+    # --- the registries' rows (interim datasets, take-overs): one partition, a row per key ------------------------
+    def _register(self, partition: str, key: Key, fields: dict[str, Any], times: dict[str, float]) -> None:
+        """Create the key's row with `fields` and `times`; when it is there already, merge `fields` into it (its times
+        kept). A row forgotten in between is created again."""
+        keys = _registry_keys(partition, key)
+
+        def attempt() -> None:
+            try:
+                self.table.create_entity(TableEntity(keys, type_name=key[0], qualified_name=key[1], **fields, **times))
+                return
+            except ResourceExistsError:  # registered before: keep its times, take the new fields
+                pass
+            try:
+                self.table.update_entity(TableEntity(keys, **fields), mode=UpdateMode.MERGE)
+            except ResourceNotFoundError as error:  # forgotten since the create was refused
+                raise RunStateConflict() from error
+
+        self._with_retries(attempt)
+
+    def _checked(self, partition: str, keys: Iterable[Key], now: float) -> None:
+        """The rows of these keys were looked at `now` (a key no longer registered is passed over)."""
         for key in sorted_keys(keys):
             try:
                 self.table.update_entity(
-                    TableEntity(self._interim_keys(key), checked_at=float(now)), mode=UpdateMode.MERGE
+                    TableEntity(_registry_keys(partition, key), checked_at=float(now)), mode=UpdateMode.MERGE
                 )
             except ResourceNotFoundError:  # forgotten meanwhile
                 continue
 
-    def forget_interim(self, keys: Iterable[Key]) -> None:
+    def _forget(self, partition: str, keys: Iterable[Key]) -> None:
         for key in sorted_keys(keys):
-            ref = self._interim_keys(key)
+            ref = _registry_keys(partition, key)
             self.table.delete_entity(ref["PartitionKey"], ref["RowKey"])  # no error when absent
 
-    @staticmethod
-    def _interim_keys(key: Key) -> dict[str, str]:
-        digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
-        return {"PartitionKey": INTERIM_PARTITION, "RowKey": digest}
+
+def _registry_keys(partition: str, key: Key) -> dict[str, str]:
+    return {"PartitionKey": partition, "RowKey": _key_row(key)}
 
 
-def _lifecycle_row(key: Key) -> str:
+def _key_row(key: Key) -> str:
     return _sha(f"{key[0]}\n{key[1]}")
 
 

@@ -23,6 +23,11 @@ create only if absent — 409 otherwise —, and retry the whole read-modify-wri
 - one per interim dataset, a dataset the connector created for want of a scanned asset (PartitionKey `interim`,
   RowKey = sha256 of type and qualifiedName): `type_name`, `qualified_name`, `candidates` (JSON), `registered_at`,
   `checked_at`. The re-link timer reads this one partition, oldest `checked_at` first; purging keeps them too;
+- one per process taken over from another connector by `ol2purview migrate accelerator --apply` (PartitionKey
+  `takeover`, RowKey = sha256 of type and qualifiedName): `type_name`, `qualified_name`, `owner` and `output` (what
+  its successor will have), `run_key` (the ledger run holding it and its datasets), `keys` (those datasets, JSON),
+  `registered_at`, `checked_at`. Read as one partition, least recently checked first; kept until forgotten (no
+  `updated_at`: purging keeps them);
 - one per dataset key whose table may be dropped or renamed (PartitionKey `lifecycle`, RowKey = sha256 of type and
   qualifiedName): `mark` (JSON, `olparser.runs.marks.LifecycleMark`), `marked_at`. A run's keys are read in one query
   (14 at a time) and changed in one batch; the timer purges those unchanged for the run-state TTL.
@@ -32,9 +37,9 @@ before any other row changes; the users and writers rows are then changed one co
 time, each step idempotent, so a crash between two writes leaves intentions that `settle` carries out again.
 
 This module holds the run's row (merges, claims, commits, intentions); `table_owned.py` the entities' users and the
-processes' writers, `table_due.py` the timer's due runs, `table_side.py` the temporary and interim datasets and the lifecycle marks (mixins
-of TableRunStateStore), and `table_rows.py` the conditional reads, writes and transactions (shared with the run
-history's store).
+processes' writers (and what the ledger holds: `owned`), `table_due.py` the timer's due runs, `table_side.py` the
+temporary and interim datasets, the take-overs and the lifecycle marks (mixins of TableRunStateStore), and
+`table_rows.py` the conditional reads, writes and transactions (shared with the run history's store).
 """
 
 from __future__ import annotations
@@ -66,7 +71,13 @@ from olparser.adapters.run_state.table_rows import (
     with_etag,
     write_row,
 )
-from olparser.adapters.run_state.table_side import INTERIM_PARTITION, LIFECYCLE_PARTITION, TEMPORARY_PREFIX, SideRows
+from olparser.adapters.run_state.table_side import (
+    INTERIM_PARTITION,
+    LIFECYCLE_PARTITION,
+    TAKEOVER_PARTITION,
+    TEMPORARY_PREFIX,
+    SideRows,
+)
 from olparser.adapters.storage_account import StorageConnection, storage_account
 from olparser.runs import ledger
 from olparser.runs.codec import from_compressed, to_compressed
@@ -339,7 +350,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return deleted
 
     def stats(self) -> StoreStats:
-        counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0, "interim": 0}
+        counts = {"runs": 0, "due": 0, "entities": 0, "processes": 0, "interim": 0, "takeovers": 0}
         for row in self.table.query_entities("PartitionKey ne ''", select=["PartitionKey", "RowKey", "due_at"]):
             partition = row["PartitionKey"]
             if (
@@ -355,6 +366,8 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             kind = (
                 "interim"
                 if partition == INTERIM_PARTITION
+                else "takeovers"
+                if partition == TAKEOVER_PARTITION
                 else "entities"
                 if partition.startswith((OWNED_PREFIX, "ref-"))
                 else "processes"

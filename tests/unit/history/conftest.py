@@ -11,6 +11,7 @@ import pytest
 
 from olparser.history.model import DatasetRef, ProcessRun, RunFacts, RunRecord
 from tests.conftest import RUN_STATE_STORE_KINDS, open_test_history_store
+from tests.support.table_requests import RequestCount
 
 RETENTION_DAYS = 30
 DAY = 86400.0
@@ -60,16 +61,6 @@ def record(
         (dataset(output),),
     )
     return RunRecord(facts, (main, *extra_processes))
-
-
-class RequestCount:
-    """The requests a Table client made (azure-core's raw_request_hook calls it once per request)."""
-
-    def __init__(self) -> None:
-        self.requests = 0
-
-    def __call__(self, request: Any) -> None:
-        self.requests += 1
 
 
 def counted_table(
