@@ -35,7 +35,7 @@ class Clock:
         self.now += seconds
 
 
-def make_pipeline(store, engine, catalog, clock=None, resolver=None, **policy) -> LineagePipeline:
+def make_pipeline(store, engine, catalog, clock=None, resolver=None, takeovers=None, **policy) -> LineagePipeline:
     clock = clock or Clock()
     return LineagePipeline(
         store,
@@ -46,6 +46,7 @@ def make_pipeline(store, engine, catalog, clock=None, resolver=None, **policy) -
         clock=clock,
         sleep=clock.sleep,
         resolver=resolver,
+        takeovers=takeovers,
     )
 
 
