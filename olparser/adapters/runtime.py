@@ -51,9 +51,9 @@ from olparser.history import RunHistoryStore
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
+from olparser.pipeline.accelerator import Takeovers
 from olparser.relink import Relinker
 from olparser.runs import RunStateStore
-from olparser.pipeline.accelerator import Takeovers
 from olparser.settings import TYPEDEFS_DIR, Settings
 
 T = TypeVar("T")
