@@ -259,6 +259,12 @@ def _replay(catalog: CatalogServer, name: str) -> tuple[int, Any, int, Any]:
             for d in typesdef.get("entityDefs") or []
             for a in d.get("attributeDefs") or []
         } - {"string", "int", "long", "boolean", "date"}
+        referenced |= {  # the entity types business metadata applies to
+            t
+            for d in typesdef.get("businessMetadataDefs") or []
+            for a in d.get("attributeDefs") or []
+            for t in json.loads((a.get("options") or {}).get("applicableEntityTypes") or "[]")
+        }
         _ensure_types(catalog, referenced - {d["name"] for d in typesdef.get("entityDefs") or []}, "Asset")
         if name == "Type_BulkUpdate":  # the types it updates exist first (created from the same definitions)
             requests.post(f"{base}/atlas/v2/types/typedefs", params=API, json=typesdef, timeout=10).raise_for_status()
