@@ -136,6 +136,19 @@ def attribute_name_invalid_chars(attribute: str) -> AtlasError:
     )
 
 
+def unknown_business_metadata(name: object) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-014", f"Type BUSINESS_METADATA with name {name} does not exist")
+
+
+def business_metadata_not_applicable(attribute: str, applicable: list[str]) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-095",
+        f"Invalid business-metadata: {attribute} specified for entity, applicable business-metadata: "
+        f"[{', '.join(applicable)}]",
+    )
+
+
 def missing_mandatory_attribute(type_name: str, attribute: str, declared_by: str) -> AtlasError:
     return AtlasError(
         404,
