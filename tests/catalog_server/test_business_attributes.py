@@ -1,9 +1,10 @@
 """Business attributes on entities (Purview's managed attributes): written by POST /entity and /entity/bulk as
 `businessAttributeUpdateBehavior` says, or by the businessmetadata routes; checked against their typedefs; answered by
-every entity read."""
+every entity read; and shown by the lineage page as attributes when they are the `ol2purview` group's."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -311,3 +312,44 @@ def test_a_business_metadata_def_entities_carry_is_not_deleted(atlas: str, guid:
     )
     assert requests.delete(business_metadata_route(atlas, guid), json={"ol2purview": {}}, timeout=10).ok
     assert requests.delete(f"{atlas}/types/typedef/name/ol2purview", timeout=10).status_code == 204
+
+
+def column_mapping(source: str, sink: str, column: str) -> str:
+    return json.dumps(
+        [{"DatasetMapping": {"Source": source, "Sink": sink}, "ColumnMapping": [{"Source": "id", "Sink": column}]}]
+    )
+
+
+def test_the_page_reads_the_ol2purview_groups_attributes_as_attributes_never_over_a_real_one(
+    open_catalog: CatalogServer, atlas: str
+) -> None:
+    def dataset(name: str) -> dict:
+        return {"typeName": "azure_blob_path", "attributes": {"qualifiedName": f"{LAKE}/{name}", "name": name}}
+
+    def writer(name: str, out: str, business: dict, **attributes: Any) -> dict:
+        entity = process(business, **attributes)
+        entity["attributes"].update(
+            qualifiedName=f"{PROCESS}/{name}",
+            inputs=[{"typeName": "azure_blob_path", "uniqueAttributes": {"qualifiedName": f"{LAKE}/in.csv"}}],
+            outputs=[{"typeName": "azure_blob_path", "uniqueAttributes": {"qualifiedName": f"{LAKE}/{out}"}}],
+        )
+        return entity
+
+    kept_only = writer(
+        "kept", "a.csv", {"ol2purview": {"columnMapping": column_mapping(f"{LAKE}/in.csv", f"{LAKE}/a.csv", "kept_id")}}
+    )
+    both = writer(
+        "both",
+        "b.csv",
+        {"ol2purview": {"columnMapping": column_mapping(f"{LAKE}/in.csv", f"{LAKE}/b.csv", "kept_id")}},
+        columnMapping=column_mapping(f"{LAKE}/in.csv", f"{LAKE}/b.csv", "real_id"),
+    )
+    written = upsert(atlas, dataset("in.csv"), dataset("a.csv"), dataset("b.csv"), kept_only, both, behaviour="merge")
+    assert written.ok, written.text
+
+    def lineage_columns(name: str) -> list[str]:
+        guid = read(atlas, f"{LAKE}/{name}", "azure_blob_path")["guid"]
+        answer = requests.get(f"{open_catalog.url}/_ol2purview/page/columns", params={"guid": guid}, timeout=10)
+        return [c["name"] for c in answer.json()["columns"] if c["inLineage"]]
+
+    assert (lineage_columns("a.csv"), lineage_columns("b.csv")) == (["kept_id"], ["real_id"])
