@@ -23,7 +23,8 @@ from tools.catalog import CatalogServer
 USER, PASSWORD = "steward", "client-suite-pw"
 LAKE = "https://contosolake.dfs.core.windows.net/raw"
 HOST = "adb-1234567890123456.7.azuredatabricks.net"
-# the built-in relationship defs of the scanner types, in the order the catalog lists them
+# the built-in relationship defs of the scanner types and of Purview's Databricks model, in the order the catalog
+# lists them
 SCANNER_RELATIONSHIPS = [
     "hive_table_columns",
     "azure_sql_table_columns",
@@ -35,6 +36,12 @@ SCANNER_RELATIONSHIPS = [
     "databricks_view_columns",
     "fabric_lake_warehouse_tables",
     "fabric_lakehouse_table_columns",
+    "databricks_workspace_hive_metastore",
+    "databricks_workspace_notebooks",
+    "databricks_workspace_jobs",
+    "databricks_job_job_tasks",
+    "databricks_notebook_notebook_tasks",
+    "databricks_runnable_processes",
 ]
 TIME_FIELDS = frozenset({"createTime", "updateTime", "create_time", "update_time"})
 

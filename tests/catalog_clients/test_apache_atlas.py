@@ -130,7 +130,7 @@ def test_typedefs_create_read_filter_update_delete(atlas: AtlasClient, catalog: 
     headers = atlas.typedef.get_all_typedef_headers(relationships_only)
     assert [h["name"] for h in headers] == ["dataset_process_inputs", "process_dataset_outputs", *SCANNER_RELATIONSHIPS]
     relationship_defs = atlas.typedef.get_all_typedefs(relationships_only)
-    assert (relationship_defs.entityDefs, len(relationship_defs.relationshipDefs)) == ([], 12)
+    assert (relationship_defs.entityDefs, len(relationship_defs.relationshipDefs)) == ([], 18)
     updated = atlas.typedef.update_atlas_typedefs(
         AtlasTypesDef(
             {

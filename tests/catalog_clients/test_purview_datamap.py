@@ -95,7 +95,7 @@ def test_typedefs(datamap: DataMapClient, open_catalog: CatalogServer) -> None:
     headers = datamap.type_definition.get_headers(type="relationship")
     assert [h.name for h in headers] == ["dataset_process_inputs", "process_dataset_outputs", *SCANNER_RELATIONSHIPS]
     relationship_defs = datamap.type_definition.get(type="relationship")
-    assert (relationship_defs.entity_defs, len(relationship_defs.relationship_defs)) == ([], 12)
+    assert (relationship_defs.entity_defs, len(relationship_defs.relationship_defs)) == ([], 18)
     updated = datamap.type_definition.batch_update(
         {
             "entityDefs": [

@@ -128,16 +128,22 @@ USED_OPERATIONS = (
     "Type_ListHeaders",
     "Lineage_Get",
     "Discovery_Query",
+    "Entity_AddOrUpdateBusinessMetadata",
+    "Entity_RemoveBusinessMetadata",
+    "Entity_AddOrUpdateBusinessMetadataAttributes",
+    "Entity_RemoveBusinessMetadataAttributes",
 )
 
 
 def test_which_examples_the_shared_folder_holds_for_the_operations_we_use():
     listed = {name for op in USED_OPERATIONS for name in examples_listed(op)}
     held = {name for op in USED_OPERATIONS for name in examples_of(op)}
-    assert (len(listed), len(held)) == (35, 30)
+    assert (len(listed), len(held)) == (39, 32)
     assert sorted(listed - held) == [
+        "Entity_AddOrUpdate_BusinessMetadata",
         "Entity_BulkCreateOrUpdate",
         "Entity_BulkDelete",
+        "Entity_RemoveBusinessMetadata",
         "Lineage_Get",
         "Type_List",
         "Type_ListHeaders",
@@ -178,6 +184,37 @@ def _ensure_types(catalog: CatalogServer, names: set[str], base: str = "DataSet"
             timeout=10,
             json={"entityDefs": [{"name": t, "superTypes": [base], "attributeDefs": []} for t in missing]},
         ).raise_for_status()
+
+
+def _seed_business_metadata(catalog: CatalogServer, guid: str, group: str, attributes: list[str]) -> None:
+    """The business metadata an example writes (string attributes of DataSets), and a DataSet of the example's guid
+    that carries them."""
+    options = {"maxStrLength": "50", "applicableEntityTypes": '["DataSet"]'}
+    requests.post(
+        f"{catalog.atlas_url}/types/typedefs",
+        timeout=10,
+        json={
+            "businessMetadataDefs": [
+                {
+                    "name": group,
+                    "attributeDefs": [{"name": a, "typeName": "string", "options": options} for a in attributes],
+                }
+            ]
+        },
+    ).raise_for_status()
+    _ensure_types(catalog, {"example_dataset"})
+    entity = {
+        "typeName": "example_dataset",
+        "guid": guid,
+        "attributes": {"qualifiedName": f"example://{guid}", "name": guid},
+        "businessAttributes": {group: {a: "before" for a in attributes}},
+    }
+    requests.post(
+        f"{catalog.atlas_url}/entity",
+        params={"businessAttributeUpdateBehavior": "merge"},
+        timeout=10,
+        json={"entity": entity},
+    ).raise_for_status()
 
 
 def _replay(catalog: CatalogServer, name: str) -> tuple[int, Any, int, Any]:
@@ -259,12 +296,25 @@ def _replay(catalog: CatalogServer, name: str) -> tuple[int, Any, int, Any]:
             for d in typesdef.get("entityDefs") or []
             for a in d.get("attributeDefs") or []
         } - {"string", "int", "long", "boolean", "date"}
+        referenced |= {  # the entity types business metadata applies to
+            t
+            for d in typesdef.get("businessMetadataDefs") or []
+            for a in d.get("attributeDefs") or []
+            for t in json.loads((a.get("options") or {}).get("applicableEntityTypes") or "[]")
+        }
         _ensure_types(catalog, referenced - {d["name"] for d in typesdef.get("entityDefs") or []}, "Asset")
         if name == "Type_BulkUpdate":  # the types it updates exist first (created from the same definitions)
             requests.post(f"{base}/atlas/v2/types/typedefs", params=API, json=typesdef, timeout=10).raise_for_status()
             answer = requests.put(f"{base}/atlas/v2/types/typedefs", params=API, json=typesdef, timeout=10)
         else:
             answer = requests.post(f"{base}/atlas/v2/types/typedefs", params=API, json=typesdef, timeout=10)
+    elif name in ("Entity_AddOrUpdate_BusinessAttribute", "Entity_RemoveBusinessAttribute"):
+        guid, group = parameters["guid"], parameters["businessMetadataName"]
+        attributes = parameters.get("body") or parameters["businessMetadataAttributes"]
+        _seed_business_metadata(catalog, guid, group, sorted(attributes))
+        url = f"{base}/atlas/v2/entity/guid/{guid}/businessmetadata/{group}"
+        send = requests.post if name == "Entity_AddOrUpdate_BusinessAttribute" else requests.delete
+        answer = send(url, params=API, json=attributes, timeout=10)
     elif name in ("Type_ListEnumDefs", "Type_ListTermTemplateDefs"):
         answer = requests.get(f"{base}/atlas/v2/types/typedefs", params={"type": parameters["type"], **API}, timeout=10)
     else:
@@ -313,7 +363,7 @@ def test_replay_every_example_of_the_operations_we_use(tmp_path):
         assert problems(_response_schema(operation), ours) == SPEC_SELF_CONTRADICTIONS.get(name, []), name
         matched.append(name)
     assert {name: code for name, code in refused.items()} == {name: (400, "ATLAS-400-00-01A") for name in NOT_MATCHING}
-    assert (len(REPLAYED), len(matched)) == (30, 23)
+    assert (len(REPLAYED), len(matched)) == (32, 25)
 
 
 def _response_schema(operation_id: str) -> dict | None:

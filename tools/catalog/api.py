@@ -12,9 +12,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
 from . import errors
+from .business_metadata import update_behaviour
 from .collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
 from .lineage import entity_lineage
-from .mutations import delete_entities, move_entities, partial_update, upsert_entities
+from .mutations import (
+    delete_entities,
+    move_entities,
+    partial_update,
+    upsert_entities,
+    write_business_attributes,
+)
 from .relationships import create_relationship, delete_relationship, get_relationship, update_relationship
 from .search import autocomplete, basic_search, basic_search_parameters, purview_query, suggest
 from .store import CatalogStore, Session
@@ -150,11 +157,7 @@ class AtlasApi:
     # --- entities --------------------------------------------------------------------------------------------
     async def entity_bulk(self, request: Request) -> Response:
         if request.method == "POST":
-            body = await read_json(request)
-            registry = self.types.registry
-            return JSONResponse(
-                await self._write(lambda s: upsert_entities(s, registry, body, self.user, self._placement(s, request)))
-            )
+            return await self._upsert(request, await read_json(request))
         guids = request.query_params.getlist("guid")
         if not guids:
             raise errors.invalid_parameters("give at least one guid=...")
@@ -170,14 +173,36 @@ class AtlasApi:
             )
         )
 
+    async def _upsert(self, request: Request, body: object) -> Response:
+        """POST /entity and /entity/bulk, with `?collectionId=` and `?businessAttributeUpdateBehavior=`."""
+        registry = self.types.registry
+        behaviour = update_behaviour(request.query_params.get("businessAttributeUpdateBehavior"))
+        return JSONResponse(
+            await self._write(
+                lambda s: upsert_entities(s, registry, body, self.user, self._placement(s, request), behaviour)
+            )
+        )
+
     async def entity_single(self, request: Request) -> Response:
         body = await read_json(request)
         if not isinstance(body, dict) or not isinstance(body.get("entity"), dict):
             raise errors.invalid_parameters("the body must be an AtlasEntityWithExtInfo: {\"entity\": {...}}")
+        return await self._upsert(request, body)
+
+    async def entity_business_metadata(self, request: Request) -> Response:
+        """POST|DELETE /entity/guid/{guid}/businessmetadata[/{name}]: 204 (Atlas's EntityREST, the Data Map API)."""
+        guid, name = request.path_params["guid"], request.path_params.get("name")
+        body = await read_json(request)
+        if name is not None:  # the attributes of one business metadata: {"<attribute>": value}
+            if body is not None and not isinstance(body, dict):
+                raise errors.invalid_parameters('the body must be an object of attributes: {"<attribute>": value}')
+            body = {name: body or {}}
+        mode = "remove" if request.method == "DELETE" else "replace" if _flag(request, "isOverwrite") else "merge"
         registry = self.types.registry
-        return JSONResponse(
-            await self._write(lambda s: upsert_entities(s, registry, body, self.user, self._placement(s, request)))
+        await self._write(
+            lambda s: write_business_attributes(s, registry, guid, body, self.user, mode, self._placement(s))
         )
+        return Response(status_code=204)
 
     async def entity_move(self, request: Request) -> Response:
         """POST /entity/moveTo?collectionId= (Data Map API): `{"entityGuids": [...]}` into that collection."""
@@ -364,6 +389,14 @@ class AtlasApi:
                 Route("/entity/moveTo", self.entity_move, methods=["POST"]),
                 Route("/entity/guid/{guid}", self.entity_by_guid, methods=["GET", "PUT", "DELETE"]),
                 Route("/entity/guid/{guid}/header", self.entity_header, methods=["GET"]),
+                Route(
+                    "/entity/guid/{guid}/businessmetadata", self.entity_business_metadata, methods=["POST", "DELETE"]
+                ),
+                Route(
+                    "/entity/guid/{guid}/businessmetadata/{name}",
+                    self.entity_business_metadata,
+                    methods=["POST", "DELETE"],
+                ),
                 Route(
                     "/entity/uniqueAttribute/type/{type_name}",
                     self.entity_by_unique_attribute,

@@ -1,12 +1,16 @@
-"""The typedefs every catalog starts with: the Atlas base model and the Purview scanner types the connector targets.
+"""The typedefs every catalog starts with: the Atlas base model, the Purview scanner types the connector targets, and
+Purview's built-in Databricks model (olparser/lineage/databricks_model.py, as a Purview account ships it).
 
-Written for this project as plain data (not copied from Atlas or Purview). The connector's own types (databricks_*,
-spark_*, placeholder datasets) are not here: `ol2purview typedefs` registers them like it does on a real Purview.
+Written for this project as plain data (not copied from Atlas or Purview). The connector's own types (spark_*,
+placeholder datasets, what it adds beside the Databricks model) are not here: `ol2purview typedefs` registers them
+like it does on a real Purview.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from olparser.lineage.databricks_model import purview_databricks_typedefs
 
 JSON = dict[str, Any]
 
@@ -247,6 +251,9 @@ def builtin_typedefs() -> list[JSON]:
     ]
     defs += [_entity(name, ["DataSet"], list(attrs), service, name) for name, service, attrs in _DATASET_TYPES]
     defs += [_entity(name, ["Asset"], list(attrs), service, name) for name, service, attrs in _CONTAINER_TYPES]
+    # the Hive metastore a Databricks workspace may point at (the model's databricks_workspace_hive_metastore ends
+    # on it)
+    defs.append(_entity("hive_server", ["Asset"], [], "Hive", "A Hive metastore server"))
     defs += [
         _relationship(
             name,
@@ -257,4 +264,6 @@ def builtin_typedefs() -> list[JSON]:
         )
         for name, parent, children, member, member_end, service in _COMPOSITIONS
     ]
+    databricks = purview_databricks_typedefs()
+    defs += databricks["entityDefs"] + databricks["relationshipDefs"]
     return defs

@@ -55,6 +55,100 @@ def relationship_end_type_not_found(relationship: str, end_type: str) -> AtlasEr
     )
 
 
+def bad_request(detail: str) -> AtlasError:
+    """Atlas's BAD_REQUEST; Atlas also answers a typedef naming a type that does not exist with it (the registry's
+    TYPE_NAME_NOT_FOUND, translated by AtlasTypeDefGraphStore.tryTypeCreation / updateTypesDef)."""
+    return AtlasError(400, "ATLAS-400-00-029", detail)
+
+
+# --- typedef updates Atlas refuses (AtlasStructDefStoreV2.updateVertexPreUpdate, AtlasTypeDefGraphStoreV2
+# .createSuperTypeEdges, AtlasRelationshipDefStoreV2.preUpdateCheck, AtlasBusinessMetadataDefStoreV2) ---------------
+def cannot_add_mandatory_attribute(type_name: str, attribute: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-00C", f"{type_name}.{attribute} : can not add mandatory attribute")
+
+
+def attribute_deletion_not_supported(type_name: str, attribute: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-00D", f"{type_name}.{attribute} : attribute delete not supported")
+
+
+def supertype_removal_not_supported() -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-00E", "superType remove not supported")
+
+
+def attribute_type_update_not_supported() -> AtlasError:
+    return bad_request("Data type update for attribute is not supported")
+
+
+def relationship_end1_update(name: str, new_end: str, existing_end: str) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-037",
+        f"invalid update for relationshipDef {name}: new end1 {new_end}, existing end1 {existing_end}",
+    )
+
+
+def relationship_end2_update(name: str, new_end: str, existing_end: str) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-038",
+        f"invalid update for relationshipDef {name}: new end2 {new_end}, existing end2 {existing_end}",
+    )
+
+
+def relationship_category_update(name: str, new: str, existing: str) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-039",
+        f"invalid  update for relationship {name}: new relationshipDef category {new}, "
+        f"existing relationshipDef category {existing}",
+    )
+
+
+def applicable_entity_types_deletion(attribute: str, business_metadata: str) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-093",
+        f"Cannot remove applicableEntityTypes in Attribute Def: {attribute}, defined in business-metadata: "
+        f"{business_metadata}",
+    )
+
+
+# --- business metadata (AtlasBusinessMetadataType, AtlasBusinessMetadataDefStoreV2) ---------------------------------
+def missing_mandatory_field(owner: str, field: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-02B", f"Mandatory field {owner}.{field} has empty/null value")
+
+
+def business_metadata_attribute_type_invalid(business_metadata: str, attribute: str) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-094",
+        f"{business_metadata}.{attribute}: invalid attribute type. Business-metadata attribute cannot be of type "
+        "entity/classification/struct/business-metadata",
+    )
+
+
+def attribute_name_invalid_chars(attribute: str) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-09A",
+        f"{attribute}: invalid name. Attribute names must begin with a letter followed by a sequence of letters, "
+        "numbers, or '_' characters",
+    )
+
+
+def unknown_business_metadata(name: object) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-014", f"Type BUSINESS_METADATA with name {name} does not exist")
+
+
+def business_metadata_not_applicable(attribute: str, applicable: list[str]) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-095",
+        f"Invalid business-metadata: {attribute} specified for entity, applicable business-metadata: "
+        f"[{', '.join(applicable)}]",
+    )
+
+
 def missing_mandatory_attribute(type_name: str, attribute: str, declared_by: str) -> AtlasError:
     return AtlasError(
         404,

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from . import errors
+from . import business_metadata, errors
 from .collections import Placement
 from .store import EntityRow, RelationshipRow, Session, now_ms
 from .typeregistry import EntityType, Reference, TypeRegistry
@@ -52,11 +52,17 @@ def entities_of(body: object) -> list[JSON]:
 
 
 def upsert_entities(
-    session: Session, registry: TypeRegistry, body: object, user: str, placement: Placement | None = None
+    session: Session,
+    registry: TypeRegistry,
+    body: object,
+    user: str,
+    placement: Placement | None = None,
+    business_behaviour: str = "ignore",
 ) -> JSON:
     """POST /entity/bulk: an EntityMutationResponse (`mutatedEntities`, `guidAssignments`). `placement`: the
-    collection of new entities (and of the existing ones sent, which move there), and who may write where."""
-    return _Upsert(session, registry, user, placement).run(entities_of(body))
+    collection of new entities (and of the existing ones sent, which move there), and who may write where.
+    `business_behaviour`: what the entities' `businessAttributes` do (business_metadata.written)."""
+    return _Upsert(session, registry, user, placement, business_behaviour).run(entities_of(body))
 
 
 def move_entities(session: Session, guids: object, placement: Placement) -> JSON:
@@ -119,13 +125,48 @@ def delete_entities(session: Session, guids: list[str], user: str, placement: Pl
     return {"mutatedEntities": {"DELETE": [mutation_header(r) for r in deleted]}} if deleted else {}
 
 
+def write_business_attributes(
+    session: Session,
+    registry: TypeRegistry,
+    guid: str,
+    body: object,
+    user: str,
+    mode: str,
+    placement: Placement | None = None,
+) -> None:
+    """POST /entity/guid/{guid}/businessmetadata (`mode` merge, or replace with ?isOverwrite=true) and DELETE (`mode`
+    remove), as Atlas's AtlasEntityStoreV2.addOrUpdateBusinessAttributes / removeBusinessAttributes do them: the
+    body is `{"<business metadata>": {"<attribute>": value}}`. The entity counts as updated when they changed."""
+    if not isinstance(body, dict) or not body:
+        raise errors.invalid_parameters("businessAttributes is null/empty")
+    row = session.entity(guid)
+    if row is None:
+        raise errors.instance_guid_not_found(guid)
+    if placement is not None:
+        placement.of_existing(row.extra.get("collectionId"))
+    current = business_metadata.of(row.extra)
+    if mode == "remove":
+        values = business_metadata.removed(
+            current, business_metadata.checked(registry, row.type_name, body, with_values=False)
+        )
+    else:
+        sent = business_metadata.checked(registry, row.type_name, body)
+        values = business_metadata.applied(current, sent, replace=mode == "replace")
+    extra = business_metadata.with_values(row.extra, values)
+    if extra != row.extra:
+        session.update_entity(replace(row, extra=extra).touched(user, now_ms()))
+
+
 def _object_id_text(item: object) -> str:
     return json.dumps(item, sort_keys=True) if isinstance(item, dict) else repr(item)
 
 
 class _Upsert:
-    def __init__(self, session: Session, registry: TypeRegistry, user: str, placement: Placement | None) -> None:
+    def __init__(
+        self, session: Session, registry: TypeRegistry, user: str, placement: Placement | None, business: str
+    ) -> None:
         self.session = session
+        self.business = business
         self.placement = placement
         self.registry = registry
         self.user = user
@@ -197,6 +238,7 @@ class _Upsert:
             guid = str(uuid.uuid4()) if is_placeholder(sent_guid) else sent_guid
             if self.placement is not None:
                 kept["collectionId"] = self.placement.of_new()
+            kept = self._with_business(entity, entity_type.name, kept)
             row = EntityRow(
                 guid,
                 entity_type.name,
@@ -217,7 +259,7 @@ class _Upsert:
                 raise errors.type_match_failed(entity_type.name, existing.type_name)
             merged = {**existing.attributes, **primitives}
             self._check_required(self.registry.entity_type(existing.type_name) or entity_type, merged)
-            extra = {**existing.extra, **kept}
+            extra = self._with_business(entity, existing.type_name, {**existing.extra, **kept})
             if self.placement is not None and existing.guid not in self.created:
                 extra["collectionId"] = self.placement.of_existing(existing.extra.get("collectionId"))
             row = existing
@@ -231,6 +273,10 @@ class _Upsert:
             self.assigned[sent_guid] = row.guid
         self.rows[row.guid] = row
         return row.guid
+
+    def _with_business(self, entity: JSON, type_name: str, extra: JSON) -> JSON:
+        sent = entity.get(business_metadata.KEY)
+        return business_metadata.written(self.registry, type_name, extra, sent, self.business)
 
     @staticmethod
     def _check_required(entity_type: EntityType, attributes: JSON) -> None:

@@ -43,6 +43,17 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+PAGE_BUSINESS_METADATA = "ol2purview"  # the business metadata whose attributes the page shows as attributes
+
+
+def shown_attributes(row: EntityRow) -> JSON:
+    """An entity's attributes as the page reads them: its attributes, plus what it keeps as business attributes of
+    the group `ol2purview` (the run metadata of a process on a type the connector must not change), never over a
+    real attribute. static/app.js `shownAttributes` does the same for the details panel."""
+    kept = (row.extra.get("businessAttributes") or {}).get(PAGE_BUSINESS_METADATA) or {}
+    return {**kept, **row.attributes}
+
+
 def processes_near(
     session: Session, registry: TypeRegistry, guid: str, direction: str, depth: int
 ) -> list[ProcessColumns]:
@@ -59,6 +70,7 @@ def processes_near(
     processes = []
     for g in guids:
         row = rows[g]
+        attributes = shown_attributes(row)
         active = {
             side: tuple(_ref(rows[d]) for d in ends[g][side] if d in rows and rows[d].status == "ACTIVE")
             for side in (INPUTS, OUTPUTS)
@@ -71,8 +83,8 @@ def processes_near(
                 row.name or "",
                 active[INPUTS],
                 active[OUTPUTS],
-                _text(row.attributes.get("columnMapping")),
-                _text(row.attributes.get("columnLineageDetail")),
+                _text(attributes.get("columnMapping")),
+                _text(attributes.get("columnLineageDetail")),
             )
         )
     return processes

@@ -201,6 +201,13 @@ class Session:
             (root,),
         )
 
+    def count_entities_with_business_metadata(self, name: str) -> int:
+        """Active entities carrying attributes of this business metadata (EntityRow.extra `businessAttributes`)."""
+        return self.conn.execute(
+            "SELECT COUNT(*) FROM entities WHERE status = 'ACTIVE' AND json_extract(extra, ?) IS NOT NULL",
+            (f'$.businessAttributes."{name}"',),
+        ).fetchone()[0]
+
     def count_entities_of_type(self, type_name: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM entities WHERE type_name = ?", (type_name,)).fetchone()[0]
 

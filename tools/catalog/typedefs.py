@@ -8,8 +8,10 @@ from typing import Any
 
 from . import errors
 from .builtin_types import builtin_typedefs
+from .business_metadata import applicable_types
 from .store import CatalogStore, now_ms
 from .typeregistry import KEY_BY_CATEGORY, TypeRegistry, typedefs_from_payload
+from .typeupdates import check_category, check_update
 
 JSON = dict[str, Any]
 
@@ -65,18 +67,29 @@ class TypeCatalog:
             return self._save(defs, user)
 
     def update(self, payload: object, user: str) -> JSON:
-        """PUT /types/typedefs: every type must exist (404 otherwise)."""
+        """PUT /types/typedefs: every type must exist in the category it is sent in (404 otherwise) and change only as
+        Atlas lets it (typeupdates.py); one refused change refuses the whole request."""
         defs = typedefs_from_payload(payload)
         with self._lock:
             for d in defs:
-                if self.registry.get(d["name"]) is None:
-                    raise errors.type_name_not_found(d["name"])
-            return self._save(defs, user)
+                check_category(self.registry.get(d["name"]), d)
+            return self._save(defs, user, updating=True)
 
-    def _save(self, defs: list[JSON], user: str) -> JSON:
+    def _save(self, defs: list[JSON], user: str, updating: bool = False) -> JSON:
         when = now_ms()
         stamped = [_stamped(d, user, when, self.registry.get(d["name"])) for d in defs]
-        registry = self.registry.with_defs(stamped)
+        try:
+            registry = self.registry.with_defs(stamped)
+        except errors.AtlasError as exc:
+            # Atlas answers a type its registry cannot find (a supertype, an applicable entity type) with BAD_REQUEST
+            # (AtlasTypeDefGraphStore.tryTypeCreation and updateTypesDef translate TYPE_NAME_NOT_FOUND)
+            if exc.code == "ATLAS-404-00-001":
+                raise errors.bad_request(exc.message) from None
+            raise
+        for d in defs if updating else ():
+            existing = self.registry.get(d["name"])
+            assert existing is not None  # check_category
+            check_update(existing, d)
         with self._store.write() as session:
             for d in stamped:
                 session.save_typedef(d)
@@ -94,12 +107,15 @@ class TypeCatalog:
                     *(d.get("superTypes") or ()),
                     (d.get("endDef1") or {}).get("type"),
                     (d.get("endDef2") or {}).get("type"),
+                    *(t for a in d.get("attributeDefs") or () for t in applicable_types(a) or ()),
                 }
                 if used & set(names):
                     raise errors.type_has_references(next(iter(used & set(names))))
             with self._store.write() as session:
                 for name in names:
-                    if session.count_entities_of_type(name):
+                    # an entity of the type, or one carrying attributes of the business metadata
+                    # (AtlasBusinessMetadataDefStoreV2.checkBusinessMetadataRef)
+                    if session.count_entities_of_type(name) or session.count_entities_with_business_metadata(name):
                         raise errors.type_has_references(name)
                     session.delete_typedef(name)
             self.registry = TypeRegistry(remaining)

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Any, Iterable, Mapping
 
 from . import errors
+from .business_metadata import check_definition
 
 JSON = dict[str, Any]
 
@@ -222,6 +223,8 @@ class TypeRegistry:
         for a in d.get("attributeDefs") or ():
             if not self._known_type(a.get("typeName", "string")):
                 raise errors.unknown_attribute_type(a.get("typeName"), name, a["name"])
+        if d["category"] == "BUSINESS_METADATA":
+            check_definition(self, d)
         if d["category"] == "RELATIONSHIP":
             for key in ("endDef1", "endDef2"):
                 end = d.get(key)

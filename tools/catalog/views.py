@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from .store import EntityRow, RelationshipRow, Session
-from .typeregistry import TypeRegistry
+from .typeregistry import Reference, TypeRegistry
 
 JSON = dict[str, Any]
 
@@ -79,6 +79,18 @@ def full_header(row: EntityRow) -> JSON:
     }
 
 
+def _held(candidates: tuple[Reference, ...], relationships: list[RelationshipRow], guid: str) -> Reference:
+    """Which of an attribute's relationship defs an entity's value is read from: the one it holds a relationship of
+    (an attribute name may belong to several), else the default (Atlas's GraphHelper.getRelationshipTypeName)."""
+    for reference in candidates:
+        if any(
+            r.type_name == reference.relationship_type and (r.end1_guid if reference.end == 1 else r.end2_guid) == guid
+            for r in relationships
+        ):
+            return reference
+    return candidates[0]
+
+
 def render_entity(session: Session, registry: TypeRegistry, row: EntityRow, ignore_relationships: bool = False) -> JSON:
     """The full Atlas entity: attributes (references as object ids), relationshipAttributes, system fields."""
     attributes = dict(row.attributes)
@@ -92,7 +104,7 @@ def render_entity(session: Session, registry: TypeRegistry, row: EntityRow, igno
             else {}
         )
         for name, candidates in entity_type.references.items():
-            reference = candidates[0]
+            reference = _held(candidates, relationships, row.guid)
             pairs = [
                 (r, others.get(r.end2_guid if reference.end == 1 else r.end1_guid))
                 for r in relationships

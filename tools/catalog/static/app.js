@@ -627,6 +627,14 @@ function lastRun(attributes) {
   return box;
 }
 
+// An entity's attributes as the page shows them: its attributes, plus what it keeps as business attributes of the
+// group "ol2purview" (a process's run metadata on a type the connector must not change), never over a real attribute.
+// tools/catalog/page.py shown_attributes does the same for the page's routes.
+function shownAttributes(entity) {
+  const kept = (entity.businessAttributes || {}).ol2purview || {};
+  return {...kept, ...(entity.attributes || {})};
+}
+
 async function showDetails(guid) {
   document.querySelectorAll(".node.selected").forEach((n) => n.classList.remove("selected"));
   state.selected = guid;
@@ -639,7 +647,7 @@ async function showDetails(guid) {
   $("attributes-title").hidden = false;
   try {
     const {entity} = await api(`/entity/guid/${encodeURIComponent(guid)}?ignoreRelationships=true`);
-    const attributes = entity.attributes || {};
+    const attributes = shownAttributes(entity);
     const panel = $("details-panel");
     panel.hidden = false;
     panel.dataset.guid = guid;
