@@ -138,16 +138,18 @@ def write_due_runs(runtime: Runtime, timer: func.TimerRequest | None, queue_name
 
 
 def relink_scanned_assets(runtime: Runtime, timer: func.TimerRequest | None) -> None:
-    """Interim datasets re-linked to the assets a scan registered since they were written."""
+    """Interim datasets re-linked to the assets a scan registered since they were written; the accelerator's
+    processes taken over retired once their successor is written."""
     report = operations.relink_scanned_assets(runtime)
     log.log(
         logging.INFO if report.did_something else logging.DEBUG,
-        "Re-link: checked=%d relinked=%d processes=%d deleted=%d kept=%d calls=%d",
+        "Re-link: checked=%d relinked=%d processes=%d deleted=%d kept=%d retired=%d calls=%d",
         report.checked,
         report.relinked,
         report.processes,
         report.deleted,
         report.kept,
+        report.retired,
         report.calls,
     )
 

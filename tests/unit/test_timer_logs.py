@@ -10,6 +10,7 @@ import pytest
 
 import function_app
 from olparser.pipeline import DueReport
+from olparser.pipeline.accelerator import Takeovers
 from olparser.relink import RelinkReport
 
 
@@ -19,7 +20,7 @@ class Runtime:
 
     def __init__(self, due: DueReport = DueReport(), relink: RelinkReport = RelinkReport()) -> None:
         self.due, self.relink = due, relink
-        self.settings = SimpleNamespace(lineage_queue="lineage-events")
+        self.settings = SimpleNamespace(lineage_queue="lineage-events", relink_batch_size=200)
 
     def pipeline(self) -> SimpleNamespace:
         return SimpleNamespace(write_due=lambda now=None: replace(self.due, poison_waiting=0))
@@ -30,6 +31,19 @@ class Runtime:
 
     def relinker(self) -> SimpleNamespace:
         return SimpleNamespace(run=lambda now=None: self.relink)
+
+    # the re-link tick also looks for the successors of the accelerator's processes taken over: none here
+    def run_state_store(self) -> SimpleNamespace:
+        return SimpleNamespace(pending_takeovers=lambda: [])
+
+    def catalog_uploader(self) -> None:
+        return None
+
+    def resolver(self) -> None:
+        return None
+
+    def takeovers(self) -> Takeovers:
+        return Takeovers()
 
 
 @pytest.mark.parametrize(
@@ -64,6 +78,7 @@ def test_the_due_runs_timer(monkeypatch, caplog, report, level):
         (RelinkReport(), logging.DEBUG),
         (RelinkReport(checked=200, calls=3), logging.DEBUG),  # looked again, nothing new was scanned
         (RelinkReport(checked=5, relinked=1, processes=2, deleted=1, calls=6), logging.INFO),
+        (RelinkReport(retired=1, calls=3), logging.INFO),  # an accelerator process gave way to its successor
     ],
 )
 def test_the_relink_timer(monkeypatch, caplog, report, level):
@@ -75,7 +90,7 @@ def test_the_relink_timer(monkeypatch, caplog, report, level):
         level,
         (
             f"Re-link: checked={report.checked} relinked={report.relinked} processes={report.processes} "
-            f"deleted={report.deleted} kept={report.kept} calls={report.calls}"
+            f"deleted={report.deleted} kept={report.kept} retired={report.retired} calls={report.calls}"
         ),
     )
 
