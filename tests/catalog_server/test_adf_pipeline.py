@@ -18,6 +18,7 @@ from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from tests.catalog_server.conftest import calls_since_reset
 from tests.support import databricks_runs as dr
+from tests.support.catalog_reads import as_the_connector_reads
 from tools.catalog import CatalogServer
 
 PIPELINE_RUN = "5f0d2c1e-8a3b-4c6d-9e7f-0a1b2c3d4e5f"  # @pipeline().RunId
@@ -35,7 +36,8 @@ def entity(catalog: CatalogServer, type_name: str, qualified_name: str) -> dict[
     url = f"{catalog.atlas_url}/entity/bulk/uniqueAttribute/type/{type_name}"
     answer = requests.get(url, params={"attr_0:qualifiedName": qualified_name}, timeout=10)
     answer.raise_for_status()
-    return next((e for e in answer.json().get("entities") or [] if e.get("status") == "ACTIVE"), None)
+    entities = answer.json().get("entities") or []
+    return next((as_the_connector_reads(e) for e in entities if e.get("status") == "ACTIVE"), None)
 
 
 def scan(catalog: CatalogServer, type_name: str, qualified_name: str) -> dict[str, Any]:

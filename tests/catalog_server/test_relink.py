@@ -16,6 +16,7 @@ from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
 from tests.catalog_server.conftest import calls_since_reset
 from tests.support import databricks_runs as dr
+from tests.support.catalog_reads import as_the_connector_reads
 from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 
@@ -50,7 +51,7 @@ def entity(catalog: CatalogServer, type_name: str, qualified_name: str) -> dict[
         ).get("entities")
         or []
     )
-    return next((e for e in found if e.get("status") == "ACTIVE"), None)
+    return next((as_the_connector_reads(e) for e in found if e.get("status") == "ACTIVE"), None)
 
 
 def scan(catalog: CatalogServer, type_name: str, qualified_name: str, **attributes: Any) -> dict[str, Any]:
@@ -101,7 +102,15 @@ def test_a_scan_after_the_run_is_picked_up_by_one_tick_and_the_interim_path_goes
 
     report = operations.relink_scanned_assets(runtime)
 
-    assert report.to_json() == {"checked": 3, "relinked": 1, "processes": 1, "deleted": 1, "kept": 0, "calls": 9}
+    assert report.to_json() == {
+        "checked": 3,
+        "relinked": 1,
+        "processes": 1,
+        "deleted": 1,
+        "kept": 0,
+        "calls": 9,
+        "retired": 0,
+    }
     assert calls_since_reset(catalog) == {
         "GET /entity/bulk/uniqueAttribute/type/{type_name}": 2 + 1 + 1,  # the interim paths
         # (a scan may have filled them in) and the resource sets, the interim path's users,
@@ -128,6 +137,7 @@ def test_a_scan_after_the_run_is_picked_up_by_one_tick_and_the_interim_path_goes
         "deleted": 0,
         "kept": 0,
         "calls": 4,
+        "retired": 0,
     }  # the same lookups and searches
 
 
@@ -224,6 +234,7 @@ def test_a_registry_entry_whose_candidates_cannot_be_read_is_forgotten_not_fatal
         "deleted": 0,
         "kept": 0,
         "calls": 0,
+        "retired": 0,
     }
     assert store.due_interim(10) == []
 

@@ -14,6 +14,7 @@ from typing import Any
 import requests
 
 from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle
+from tests.support.catalog_reads import as_the_connector_reads
 from tests.support.repository import PROJECT_ROOT
 
 EVENTS = SHARED_OPENLINEAGE / "events"
@@ -67,7 +68,7 @@ class Atlas:
         if not guids:
             return []
         body = requests.get(f"{self.url}/entity/bulk", params=[("guid", g) for g in guids], timeout=30).json()
-        active = [e for e in body["entities"] if e.get("status", "ACTIVE") == "ACTIVE"]
+        active = [as_the_connector_reads(e) for e in body["entities"] if e.get("status", "ACTIVE") == "ACTIVE"]
         return sorted(active, key=lambda e: (e["typeName"], e["attributes"]["qualifiedName"]))
 
     def keys(self) -> set[tuple[str, str]]:
@@ -88,7 +89,7 @@ class Atlas:
             timeout=10,
         )
         assert response.status_code == 200, (type_name, qualified_name, response.text)
-        return response.json()["entity"]
+        return as_the_connector_reads(response.json()["entity"])
 
     def lineage(self, guid: str, direction: str = "BOTH", depth: int = 3) -> set[tuple[str, str]]:
         """The lineage API's relations as (from qualifiedName, to qualifiedName)."""
