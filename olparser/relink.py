@@ -151,8 +151,9 @@ def move_datasets(
     by_guid = {entity["guid"]: key for key, entity in interim.items()}
     users = {key: _users(entity) for key, entity in interim.items()}
     processes = catalog.read_guids(sorted({g for guids in users.values() for g in guids}), calls)
-    ours = [p for p in processes if _ours(p)]
-    foreign = {p.get("guid") for p in processes if not _ours(p)}
+    held = _held(store, processes)
+    ours = [p for p in processes if _ours(p, held)]
+    foreign = {p.get("guid") for p in processes if not _ours(p, held)}
     rewritten = [entity for entity in (_rewritten(p, by_guid, moved) for p in ours) if entity is not None]
     if rewritten:
         names = [e["attributes"]["qualifiedName"] for e in rewritten]
@@ -182,7 +183,8 @@ def drop_datasets(
     found = catalog.read(keys, calls)
     users = {key: _users(entity) for key, entity in found.items()}
     processes = catalog.read_guids(sorted({g for guids in users.values() for g in guids}), calls)
-    foreign = {p.get("guid") for p in processes if not _ours(p)}
+    held = _held(store, processes)
+    foreign = {p.get("guid") for p in processes if not _ours(p, held)}
     deletable = [key for key in found if not users[key] & foreign]
     report = catalog.delete(deletable, in_use=True) if deletable else DeleteReport()
     calls[0] += report.calls
@@ -192,11 +194,21 @@ def drop_datasets(
     return len(report.deleted)
 
 
-def _ours(process: dict[str, Any]) -> bool:
-    """A process the connector wrote: one of its process types, carrying the OpenLineage job it came from (another
-    tool may use a type of the same name, such as the reference connector's `databricks_process`)."""
+def _held(store: RunStateStore, processes: list[dict[str, Any]]) -> set[Key]:
+    """Of these processes, those the ledger holds for the connector."""
+    keys = [_key(p) for p in processes if p.get("typeName") in PROCESS_TYPES]
+    return store.owned(keys) if keys else set()
+
+
+def _key(entity: dict[str, Any]) -> Key:
+    return str(entity.get("typeName")), str((entity.get("attributes") or {}).get("qualifiedName"))
+
+
+def _ours(process: dict[str, Any], held: set[Key]) -> bool:
+    """A process the connector wrote: the ledger holds it, and it carries the OpenLineage job it came from (the
+    accelerator's `databricks_process`es, of the same type, do not; those taken over stay as they are)."""
     job = (process.get("attributes") or {}).get("openlineageJob")
-    return process.get("typeName") in PROCESS_TYPES and isinstance(job, str) and bool(job)
+    return _key(process) in held and isinstance(job, str) and bool(job)
 
 
 def _users(entity: dict[str, Any]) -> set[str]:

@@ -1,7 +1,13 @@
-"""Issue 32, types the connector did not create, end to end over `ol2purview serve`: a catalog pre-loaded with
-Purview's native `databricks_notebook` / `databricks_job` (Process subtypes, serviceType "Databricks Unity Catalog")
-refuses the start naming them, what differs and TYPE_PREFIX; with TYPE_PREFIX=ol_ the lineage is written under the
-connector's own prefixed types and the native definitions stay byte-for-byte the same."""
+"""Types the connector did not create, end to end over `ol2purview serve` (issues 32 and 42).
+
+- A catalog whose `databricks_notebook` / `databricks_job` are not Purview's Databricks model (Process subtypes with
+  serviceType "Databricks Unity Catalog", not runnables) refuses the start naming them and what differs, and changes
+  nothing: the connector writes Databricks lineage in Purview's model only, never in a type it did not create.
+- A same-named type of someone else's in place of one of the connector's own (`spark_application`) refuses the start
+  naming it and TYPE_PREFIX; with TYPE_PREFIX=ol_ the connector's own types get their own names while Databricks
+  lineage stays in Purview's built-in types (the connector's business metadata group prefixed), and the foreign
+  definition stays byte-for-byte the same.
+"""
 
 from __future__ import annotations
 
@@ -12,71 +18,102 @@ from typing import Iterator
 import pytest
 import requests
 
+from olparser.lineage.databricks_model import purview_databricks_typedefs
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 from tests.support import databricks_runs as dr
 from tools.catalog import CatalogServer
+from tools.samples.databricks import NotebookRun
 
 pytestmark = pytest.mark.e2e
 
 NATIVE = Path(__file__).parent / "corpus" / "purview_native_databricks_types.json"
 NOTEBOOK = f"databricks://{dr.HOST}/notebooks/Repos/etl/orders"
 ENV = {"DATABRICKS_WORKSPACE_HOSTS": f"{dr.WORKSPACE_ID}={dr.HOST}"}
+FOREIGN = {
+    "name": "spark_application",
+    "category": "ENTITY",
+    "serviceType": "Contoso",
+    "superTypes": ["DataSet"],
+    "typeVersion": "1.0",
+    "attributeDefs": [],
+}
 
 
 @pytest.fixture
-def catalog_with_native_types(tmp_path: Path) -> Iterator[CatalogServer]:
+def catalog_with_other_databricks_types(tmp_path: Path) -> Iterator[CatalogServer]:
+    """A catalog where the names of Purview's Databricks model are someone else's types: its built-in model deleted
+    (relationships first, then subtypes before their supertypes), the other definitions written."""
     server = CatalogServer(tmp_path / "catalog.sqlite").start()
+    model = purview_databricks_typedefs()
+    for name in [d["name"] for d in model["relationshipDefs"]] + [d["name"] for d in reversed(model["entityDefs"])]:
+        requests.delete(f"{server.atlas_url}/types/typedef/name/{name}", timeout=10).raise_for_status()
     native = {"entityDefs": json.loads(NATIVE.read_text())["entityDefs"]}
     requests.post(f"{server.atlas_url}/types/typedefs", json=native, timeout=10).raise_for_status()
     yield server
     server.stop()
 
 
-def native_bytes(atlas_url: str) -> dict[str, bytes]:
-    """The catalog's answers for the native definitions, as bytes."""
-    return {
-        name: requests.get(f"{atlas_url}/types/typedef/name/{name}", timeout=10).content
-        for name in ("databricks_notebook", "databricks_job")
-    }
+@pytest.fixture
+def catalog_with_foreign_spark_application(tmp_path: Path) -> Iterator[CatalogServer]:
+    server = CatalogServer(tmp_path / "catalog.sqlite").start()
+    requests.post(f"{server.atlas_url}/types/typedefs", json={"entityDefs": [FOREIGN]}, timeout=10).raise_for_status()
+    yield server
+    server.stop()
 
 
-def test_serve_refuses_to_start_naming_the_native_types_and_type_prefix(catalog_with_native_types, serve_factory):
-    before = native_bytes(catalog_with_native_types.atlas_url)
+def answers(atlas_url: str, *names: str) -> dict[str, bytes]:
+    """The catalog's answers for these definitions, as bytes."""
+    return {name: requests.get(f"{atlas_url}/types/typedef/name/{name}", timeout=10).content for name in names}
+
+
+def test_databricks_types_that_are_not_purviews_model_stop_serve_and_stay_as_they_are(
+    catalog_with_other_databricks_types, serve_factory
+):
+    atlas_url = catalog_with_other_databricks_types.atlas_url
+    before = answers(atlas_url, "databricks_notebook", "databricks_job")
     with pytest.raises(RuntimeError) as raised:
-        serve_factory(key="k", env={**ENV, "ATLAS_ENDPOINT": catalog_with_native_types.atlas_url})
+        serve_factory(key="k", env={**ENV, "ATLAS_ENDPOINT": atlas_url, "TYPE_PREFIX": "ol_"})
     message = str(raised.value)
     assert "exited with 1" in message
     assert (
-        "could not start: type databricks_job (serviceType 'Databricks Unity Catalog') differs from the "
-        "connector's: its supertypes ['Process'] lead to Process, ours ['Asset'] to neither Process nor "
-        "DataSet"
+        "type databricks_notebook (serviceType 'Databricks Unity Catalog') is not Purview's Databricks model: it "
+        "does not descend from databricks_runnable; it has no attribute clusterName, sparkVersion, user"
     ) in message
-    assert "type databricks_notebook (serviceType 'Databricks Unity Catalog')" in message
-    assert "set TYPE_PREFIX (for example TYPE_PREFIX=ol_)" in message
-    assert native_bytes(catalog_with_native_types.atlas_url) == before
+    assert "never changes a type it did not create" in message
+    assert answers(atlas_url, "databricks_notebook", "databricks_job") == before
 
 
-def test_with_type_prefix_lineage_is_written_and_the_native_types_stay_byte_for_byte(
-    catalog_with_native_types, serve_factory, tmp_path
+def test_type_prefix_renames_only_the_connectors_own_types(
+    catalog_with_foreign_spark_application, serve_factory, tmp_path
 ):
-    atlas_url = catalog_with_native_types.atlas_url
-    before = native_bytes(atlas_url)
+    atlas_url = catalog_with_foreign_spark_application.atlas_url
+    before = answers(atlas_url, "spark_application", "databricks_process", "databricks_notebook")
+    with pytest.raises(RuntimeError) as refused:
+        serve_factory(key="k", env={**ENV, "ATLAS_ENDPOINT": atlas_url})
+    assert "type spark_application (serviceType 'Contoso') differs from the connector's" in str(refused.value)
+    assert "set TYPE_PREFIX (for example TYPE_PREFIX=ol_)" in str(refused.value)
+
     serve = serve_factory(key="k", env={**ENV, "ATLAS_ENDPOINT": atlas_url, "TYPE_PREFIX": "ol_"})
-    replay(serve, write_events(tmp_path / "events", *dr.events(dr.orders_run(1))))
+    plain_spark = NotebookRun(
+        run_id=dr.run_id(90),
+        started=dr.T0,
+        statement=dr.orders_run(90).statement,
+        inputs=dr.orders_run(90).inputs,
+        output=dr.orders_run(90).output,
+        job_namespace="prod-spark",
+        workspace_id="",
+        mounts=dr.orders_run(90).mounts,
+    )
+    replay(serve, write_events(tmp_path / "events", *dr.events(dr.orders_run(1)), *dr.events(plain_spark)))
     serve.wait_until_processed()
 
-    assert native_bytes(atlas_url) == before
+    assert answers(atlas_url, "spark_application", "databricks_process", "databricks_notebook") == before
     atlas = Atlas(atlas_url)
-    processes = [e for e in atlas.all_entities() if e["typeName"] == "ol_databricks_process"]
-    assert len(processes) == 1
-    process = atlas.entity("ol_databricks_process", processes[0]["attributes"]["qualifiedName"])
-    assert refs(process, "notebook") == [NOTEBOOK]
-    assert atlas.entity("ol_databricks_notebook", NOTEBOOK)["typeName"] == "ol_databricks_notebook"
-    assert {t for t, _ in atlas.keys()} >= {
-        "ol_databricks_process",
-        "ol_databricks_notebook",
-        "ol_databricks_workspace",
-    }
-    assert not {t for t, _ in atlas.keys()} & {"databricks_process", "databricks_notebook", "databricks_job"}
-    ours = requests.get(f"{atlas_url}/types/typedef/name/ol_databricks_notebook", timeout=10).json()
+    types = {t for t, _ in atlas.keys()}
+    assert {"ol_spark_application", "ol_spark_process", "databricks_notebook", "databricks_process"} <= types
+    assert not types & {"spark_application", "spark_process", "ol_databricks_process", "ol_databricks_notebook"}
+    (process,) = [e for e in atlas.all_entities() if e["typeName"] == "databricks_process"]
+    assert refs(process, "task") == [NOTEBOOK]
+    assert set(process["businessAttributes"]) == {"ol_ol2purview"}
+    ours = requests.get(f"{atlas_url}/types/typedef/name/ol_spark_process", timeout=10).json()
     assert ours["options"] == {"managedBy": "ol2purview"}
