@@ -26,6 +26,7 @@ from typing import Any, Iterator
 import pytest
 import requests
 
+from olparser.lineage.databricks_model import model_type_names
 from tests.e2e.conftest import start_serve_on_store
 from tests.e2e.lineage_helpers import replay, write_events
 from tests.support.repository import PROJECT_ROOT
@@ -37,6 +38,7 @@ pytestmark = pytest.mark.e2e
 
 SHARED = PROJECT_ROOT.parent / "shared"
 ACCELERATOR = SHARED / "accelerator"
+CUSTOM_TYPES = ACCELERATOR / "Custom_Types.json"  # the accelerator's placeholder types
 WORKSPACE_ID = "1234567890123456"
 HOST = f"adb-{WORKSPACE_ID}.5.azuredatabricks.net"
 JOB_NAMESPACE = f"adb-{WORKSPACE_ID}.5#0501-101010-abcd1234"  # the accelerator's cluster setup
@@ -171,7 +173,7 @@ def the_runs() -> list[dict[str, Any]]:
 def account(tmp_path: Path) -> Iterator[CatalogServer]:
     """An embedded catalog holding the accelerator's types and entities, written through the Atlas API."""
     server = CatalogServer(tmp_path / "catalog.sqlite").start()
-    custom = json.loads((ACCELERATOR / "Custom_Types.json").read_text())
+    custom = json.loads(CUSTOM_TYPES.read_text())
     requests.post(f"{server.atlas_url}/types/typedefs", json=custom, timeout=10).raise_for_status()
     body = {"entities": [{**e, "guid": f"-{i}"} for i, e in enumerate(the_accelerators_estate(), 1)]}
     requests.post(f"{server.atlas_url}/entity/bulk", json=body, timeout=10).raise_for_status()
@@ -192,12 +194,12 @@ def definition(answer: bytes) -> dict[str, Any]:
 
 
 def entities(atlas_url: str, *type_names: str) -> list[tuple[str, str]]:
-    """(typeName, qualifiedName) of the active entities of these types, sorted."""
-    found = []
+    """(typeName, qualifiedName) of the active entities of these types (and their subtypes), each once, sorted."""
+    found = set()
     for type_name in type_names:
         body = {"typeName": type_name, "excludeDeletedEntities": True, "limit": 1000}
         answer = requests.post(f"{atlas_url}/search/basic", json=body, timeout=10).json()
-        found += [(e["typeName"], e["attributes"]["qualifiedName"]) for e in answer.get("entities") or []]
+        found |= {(e["typeName"], e["attributes"]["qualifiedName"]) for e in answer.get("entities") or []}
     return sorted(found)
 
 
@@ -235,7 +237,7 @@ def test_the_accelerators_estate_is_written_with_and_taken_over(kind, account, t
         assert "TYPE_PREFIX" not in serve.output()
         replay(serve, write_events(tmp_path / "events", *the_runs()))
         status = serve.wait_until_processed(timeout=120)
-        assert status["queues"]["lineage-events-poison"]["approximateCount"] == 0  # the job run was written
+        assert status["queues"]["lineage-events"]["poisonCount"] == 0  # the job run was written
 
         # written with the accelerator's workspace, notebook, job and task; its processes still beside ours
         estate = owners_and_processes(atlas_url)
@@ -256,8 +258,8 @@ def test_the_accelerators_estate_is_written_with_and_taken_over(kind, account, t
         prune = cli(serve, "prune", "--older-than", "0", "--dry-run", env=cli_env)
         assert prune.returncode == 0, prune.stderr
         assert prune.stdout.splitlines()[1:] == [
-            f"  databricks_process  {OURS[NOTEBOOK]}",
             f"  databricks_process  {OURS[TASK]}",
+            f"  databricks_process  {OURS[NOTEBOOK]}",
         ]
 
         plan = cli(serve, "migrate", "accelerator", env=cli_env)
@@ -271,10 +273,10 @@ def test_the_accelerators_estate_is_written_with_and_taken_over(kind, account, t
             f"  databricks_notebook_task  {TASK}",
             f"  databricks_workspace  {WS}",
             "Retired: ol2purview's process of the same owner and output replaces it (2):",
-            f"  {accelerator_process(NOTEBOOK)}",
-            f"    -> {OURS[NOTEBOOK]}",
             f"  {accelerator_process(TASK)}",
             f"    -> {OURS[TASK]}",
+            f"  {accelerator_process(NOTEBOOK)}",
+            f"    -> {OURS[NOTEBOOK]}",
             "Taken over, replaced by the next run of its code: none",
             "Repointed to the real dataset (inputs, outputs, columnMapping), then retired: none",
             "Placeholders retired: no process uses them any more (1):",
@@ -322,13 +324,15 @@ def test_the_accelerators_estate_is_written_with_and_taken_over(kind, account, t
             ]
         )
         after = typedef_bytes(atlas_url)
-        databricks = [name for name in held if name.startswith(("databricks_", "purview_custom_connector_"))]
+        databricks = sorted(
+            model_type_names() | {d["name"] for d in json.loads(CUSTOM_TYPES.read_text())["entityDefs"]}
+        )
         assert len(databricks) == 17 + 2 and {n: after[n] for n in databricks} == {n: held[n] for n in databricks}
         assert {n: definition(after[n]) for n in held} == {n: definition(held[n]) for n in held}
         prune = cli(serve, "prune", "--older-than", "0", "--dry-run", env=cli_env)
         assert prune.stdout.splitlines()[1:] == [
-            f"  databricks_process  {OURS[NOTEBOOK]}",
             f"  databricks_process  {OURS[TASK]}",
+            f"  databricks_process  {OURS[NOTEBOOK]}",
         ]
         nothing_left = cli(serve, "migrate", "accelerator", env=cli_env)
         assert nothing_left.stdout.splitlines()[0] == (

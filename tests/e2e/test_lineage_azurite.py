@@ -127,9 +127,9 @@ def test_a_job_run_is_attached_to_its_job_and_notebook_task(serve, tmp_path):
     job_qn = f"{WORKSPACE}/jobs/918273"
     task_qn = f"{job_qn}/tasks/{NOTEBOOK_PATH.strip('/')}"
     job = atlas.entity("databricks_job", job_qn)
-    assert (job["attributes"]["jobId"], refs(job, "workspace")) == ("918273", [WORKSPACE])
+    assert (job["attributes"]["jobId"], refs(job, "workspace")) == (918273, [WORKSPACE])  # Purview's: a long
     task = atlas.entity("databricks_notebook_task", task_qn)
-    assert (task["attributes"]["taskKey"], task["attributes"]["taskType"]) == (NOTEBOOK_PATH.strip("/"), "notebook")
+    assert (task["attributes"]["jobId"], task["attributes"]["notebookPath"]) == (918273, NOTEBOOK_PATH)
     assert refs(task, "job") == [job_qn]
     assert refs(task, "notebook") == [NOTEBOOK]
     process = atlas.entity("databricks_process", f"{task_qn}/processes/overwrite_by_expression_exec_v1/N2/outputTable")

@@ -8,6 +8,7 @@ and the admin route resets a process's remembered newest run. Everything is asse
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -62,7 +63,7 @@ def test_a_complete_processed_before_its_running_leaves_no_interim_process_or_pl
     send(serve, tmp_path / "running", running, start)
     assert atlas.keys() == FINAL_KEYS  # the generic process, its application and the /mnt placeholders are gone
     process = atlas.entity("databricks_process", PROCESS)
-    assert (refs(process, "inputs"), refs(process, "outputs"), refs(process, "notebook")) == (
+    assert (refs(process, "inputs"), refs(process, "outputs"), refs(process, "task")) == (
         [f"{LAKE}/raw/customers", f"{LAKE}/raw/orders"],
         [f"{LAKE}/curated/orders"],
         [NOTEBOOK],
@@ -216,20 +217,32 @@ def test_a_run_that_never_completes_is_written_by_the_timer_and_updated_when_it_
     assert (status["runState"]["runs"], status["runState"]["dueRuns"]) == (1, 0)
 
 
-def _prune(serve: ServeHandle, *args: str) -> str:
+def _prune(serve: ServeHandle, store: str, *args: str) -> str:
+    """`ol2purview prune` against the serve's catalog, with its ledger (the run-state store of its data folder)."""
     done = subprocess.run(
-        [sys.executable, "-m", "tools.cli", "prune", "--atlas-url", serve.atlas_url, *args],
+        [
+            sys.executable,
+            "-m",
+            "tools.cli",
+            "prune",
+            "--atlas-url",
+            serve.atlas_url,
+            "--data",
+            str(serve.data_dir),
+            *args,
+        ],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
         timeout=60,
+        env={**os.environ, "RUN_STATE_STORE": store},
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 def test_prune_removes_processes_of_code_that_no_longer_runs_and_placeholders_only_they_used(
-    serve_on_each_store, tmp_path
+    serve_on_each_store, run_state_store_kind, tmp_path
 ):
     serve = serve_on_each_store(key="k", env={"DATABRICKS_ENVIRONMENT_WAIT_SECONDS": "0"})
     atlas = Atlas(serve.atlas_url)
@@ -243,12 +256,12 @@ def test_prune_removes_processes_of_code_that_no_longer_runs_and_placeholders_on
     assert {legacy, kafka, ("databricks_process", PROCESS)} <= atlas.keys()
     before = atlas.keys()
 
-    listed = _prune(serve, "--older-than", "30", "--dry-run")
+    listed = _prune(serve, run_state_store_kind, "--older-than", "30", "--dry-run")
     assert listed.splitlines()[1:] == [f"  {legacy[0]}  {legacy[1]}", f"  {kafka[0]}  {kafka[1]}"]
     assert "would remove 1 processes" in listed and "and 1 placeholders only they used" in listed
     assert atlas.keys() == before
 
-    _prune(serve, "--older-than", "30")
+    _prune(serve, run_state_store_kind, "--older-than", "30")
     assert atlas.keys() == before - {
         legacy,
         kafka,

@@ -11,6 +11,7 @@ entity is ever changed by the connector."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -239,7 +240,7 @@ def test_a_job_run_before_the_scan_is_relinked_by_the_timer_and_its_interim_path
     assert_scanned_unchanged(serve)
 
 
-def test_prune_removes_a_linked_process_of_code_that_no_longer_runs_and_never_a_scanned_asset(serve, tmp_path):
+def test_prune_removes_a_linked_process_of_code_that_no_longer_runs_and_never_a_scanned_asset(serve, tmp_path, request):
     long_ago = datetime.now(timezone.utc) - timedelta(days=400)
     send(
         serve,
@@ -257,12 +258,14 @@ def test_prune_removes_a_linked_process_of_code_that_no_longer_runs_and_never_a_
     placeholder = ("openlineage_dataset", "kafka://broker:9092/legacy")
     assert placeholder in Atlas(serve.atlas_url).keys()
 
+    ledger = ["--data", str(serve.data_dir)]  # the connector's ledger: the run-state store of serve's data folder
     done = subprocess.run(
-        [sys.executable, "-m", "tools.cli", "prune", "--older-than", "365", "--atlas-url", serve.atlas_url],
+        [sys.executable, "-m", "tools.cli", "prune", "--older-than", "365", "--atlas-url", serve.atlas_url, *ledger],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
         timeout=60,
+        env={**os.environ, "RUN_STATE_STORE": request.node.callspec.params["serve"]},
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1:3] == [

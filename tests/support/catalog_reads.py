@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from olparser.adapters.catalog import load_typedefs
-from olparser.adapters.catalog.business_attributes import BusinessAttributes
-from olparser.settings import TYPEDEFS_DIR
+from olparser.adapters.catalog.business_attributes import as_the_connector_reads as _fold
+from olparser.adapters.catalog.business_attributes import connector_business_attributes
 
-_CONNECTORS = BusinessAttributes.from_typedefs(load_typedefs(TYPEDEFS_DIR))
+_CONNECTORS = connector_business_attributes()
 
 
 def as_the_connector_reads(entity: dict[str, Any]) -> dict[str, Any]:
     """The entity with the connector's business attributes folded into its attributes (never over a real one)."""
-    return _CONNECTORS.incoming({"entity": entity})["entity"]
+    return _fold(entity, _CONNECTORS)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from olparser.adapters.catalog.type_ownership import ForeignTypeConflict
+from olparser.adapters.catalog.type_ownership import ForeignTypeConflict, ModelTypeConflict
 from olparser.adapters.delivery.queues import QueueService
 from olparser.adapters.rules_file import ReloadingEngine
 from olparser.adapters.runtime import ConfigurationError, process_runtime
@@ -189,10 +189,11 @@ def _rules_status() -> dict[str, Any]:
 
 def _register_typedefs() -> str:
     """The typedef note for the banner. A type of the connector's name that it did not create and cannot write with
-    refuses the start (RuntimeError naming it, what differs and TYPE_PREFIX); the catalog being down does not."""
+    refuses the start (RuntimeError naming it, what differs and TYPE_PREFIX), as does a definition of a name of
+    Purview's Databricks model that is not Purview's; the catalog being down does not."""
     try:
         report = process_runtime().uploader().ensure_typedefs()
-    except ForeignTypeConflict as exc:
+    except (ForeignTypeConflict, ModelTypeConflict) as exc:
         raise RuntimeError(exc.message) from None
     except ConfigurationError as exc:  # e.g. a placement rules file with problems: named, not retried
         raise RuntimeError(str(exc)) from None

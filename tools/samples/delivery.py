@@ -16,6 +16,8 @@ from typing import Any, Iterable, Mapping
 
 import requests
 
+from olparser.adapters.catalog.business_attributes import as_the_connector_reads, connector_business_attributes
+
 from .databricks import ColumnEdge, Dataset, NotebookRun, events
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
@@ -169,12 +171,14 @@ def all_entity_guids(atlas_url: str, include_deleted: bool = False) -> list[str]
 
 
 def fetch_entities(atlas_url: str, guids: list[str]) -> list[JSON]:
+    """The entities as the connector reads them (its business attributes on Purview's types folded in)."""
+    groups = connector_business_attributes()
     entities: list[JSON] = []
     for start in range(0, len(guids), 100):
         params = [("guid", guid) for guid in guids[start : start + 100]]
         response = requests.get(f"{atlas_url}/entity/bulk", params=params, timeout=30)
         response.raise_for_status()
-        entities += response.json()["entities"]
+        entities += [as_the_connector_reads(e, groups) for e in response.json()["entities"]]
     return entities
 
 

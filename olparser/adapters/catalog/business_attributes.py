@@ -121,6 +121,21 @@ class BusinessAttributes:
         return {**entity, "attributes": {**folded, **attributes}}
 
 
+def connector_business_attributes(prefix: str = "") -> BusinessAttributes:
+    """The groups of the connector's own typedefs (olparser/lineage/typedefs), as the catalog knows them."""
+    from olparser.adapters.catalog.typedefs import load_typedefs
+    from olparser.settings import TYPEDEFS_DIR
+
+    return BusinessAttributes.from_typedefs(load_typedefs(TYPEDEFS_DIR), prefix)
+
+
+def as_the_connector_reads(entity: JSON, groups: BusinessAttributes | None = None) -> JSON:
+    """One entity as the connector's client reads it: its business attributes of the connector's groups folded into
+    its attributes (tools and tests that read the catalog over plain HTTP)."""
+    read: JSON = (groups or connector_business_attributes()).incoming({"entity": entity})["entity"]
+    return read
+
+
 def _applicable(attribute: Mapping[str, Any]) -> Iterable[str]:
     try:
         types = json.loads((attribute.get("options") or {}).get("applicableEntityTypes") or "[]")

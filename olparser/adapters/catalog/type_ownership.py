@@ -60,17 +60,22 @@ class ModelTypeConflict(CatalogRejected):
         self.problems = tuple(problems)
 
 
-def check_model(model: TypesDef, current: TypesDef) -> set[str]:
+def check_model(model: TypesDef, current: TypesDef) -> tuple[set[str], TypesDef]:
     """The names of `model` (Purview's Databricks model) that the catalog (`current`) defines, each checked: an
     entity type must descend from the model's supertype and have every attribute the model defines on it (its own or
-    inherited, or a relationship end), a relationship def must have the model's ends. Raises ModelTypeConflict naming
-    every type that differs (an earlier ol2purview release's own definitions of these names among them)."""
+    inherited, or a relationship end), a relationship def must have the model's ends. And the updates that make the
+    connector's own definitions of those names (an earlier release defined its own Databricks types: they carry its
+    marker, or none of the serviceType Purview's have) the model's: supertypes and attributes added, nothing removed
+    (Atlas refuses removals, and allows these).
+    Raises ModelTypeConflict naming every type that differs and is not the connector's."""
     theirs, mine = _by_name(current), _by_name(model)
     present = {name for name in mine if name in theirs}
-    problems = []
+    problems, upgrades = [], []
     for name in sorted(present):
         ours, found = mine[name], theirs[name]
         differences: list[str] = []
+        missing_supers: list[str] = []
+        missing: list[str] = []
         if found.get("category") != ours.get("category"):
             differences.append(f"it is a {found.get('category')} type, Purview's is a {ours.get('category')} type")
         elif ours.get("category") == "ENTITY":
@@ -89,17 +94,36 @@ def check_model(model: TypesDef, current: TypesDef) -> set[str]:
                         f"its {end} is {their_end.get('type')}.{their_end.get('name')}, Purview's "
                         f"{mine_end.get('type')}.{mine_end.get('name')}"
                     )
-        if differences:
-            owner = (
-                "written by an earlier ol2purview release, which defined its own Databricks types (delete them and "
-                "their entities, or start the embedded catalog afresh: make reset)"
-                if (found.get("options") or {}).get(OWNER_OPTION) == OWNER_VALUE
-                else f"serviceType {found.get('serviceType')!r}"
-            )
-            problems.append(f"type {name} ({owner}) is not Purview's Databricks model: {'; '.join(differences)}")
+        if not differences:
+            continue
+        # an earlier release's own definition: its marker, or (before the marker) no serviceType — Purview's
+        # definitions of these names, and the accelerator's, always carry one
+        connectors = (found.get("options") or {}).get(OWNER_OPTION) == OWNER_VALUE or not found.get("serviceType")
+        if connectors and (missing_supers or missing) and len(differences) == bool(missing_supers) + bool(missing):
+            upgrades.append(_upgraded(found, ours, missing_supers, missing))
+            continue
+        owner = (
+            "written by an earlier ol2purview release, which defined its own Databricks types (delete them and "
+            "their entities, or start the embedded catalog afresh: make reset)"
+            if connectors
+            else f"serviceType {found.get('serviceType')!r}"
+        )
+        problems.append(f"type {name} ({owner}) is not Purview's Databricks model: {'; '.join(differences)}")
     if problems:
         raise ModelTypeConflict(problems)
-    return present
+    return present, ({"entityDefs": upgrades} if upgrades else {})
+
+
+_SERVER_FIELDS = ("guid", "createdBy", "createTime", "updatedBy", "updateTime", "version", "subTypes", "lastModifiedTS")
+
+
+def _upgraded(found: dict[str, Any], model: dict[str, Any], supers: list[str], attributes: list[str]) -> dict[str, Any]:
+    """The connector's earlier definition with the model's missing supertypes and attributes added."""
+    definition = {k: v for k, v in found.items() if k not in _SERVER_FIELDS}
+    definition["superTypes"] = [*(found.get("superTypes") or []), *supers]
+    added = [a for a in model.get("attributeDefs") or [] if a["name"] in attributes]
+    definition["attributeDefs"] = [*(found.get("attributeDefs") or []), *added]
+    return definition
 
 
 def check_type_prefix(prefix: str) -> str:

@@ -232,7 +232,7 @@ def _register_once(
     current = retry.run("typedefs", client.typedefs, calls) or {}
     headers = headers_of(current)
     model = purview_databricks_typedefs()
-    builtin = check_model(model, current)
+    builtin, upgrades = check_model(model, current)
     missing_model = without_missing_ends(
         {category: [d for d in defs if d["name"] not in builtin] for category, defs in model.items()}, headers
     )
@@ -241,6 +241,7 @@ def _register_once(
     new, existing = split_new_and_existing(ours, headers)
     new = _merged(missing_model, new)
     changed, unchanged = split_changed(existing, current)
+    changed = _merged(upgrades, changed)  # an earlier release's Databricks types made Purview's model, additively
     if new:
         retry.run("typedef create", lambda: client.create_typedefs(new), calls)
     if changed:

@@ -33,6 +33,7 @@ from olparser.adapters.catalog.existence import (
 from olparser.adapters.catalog.placement import Collection, CollectionPlacement, not_allowed
 from olparser.adapters.catalog.retry import RetryPolicy
 from olparser.adapters.catalog.typedefs import TypedefReport, register_typedefs
+from olparser.lineage.accelerator import PLACEHOLDER_TYPE as ACCELERATOR_PLACEHOLDER
 from olparser.lineage.plan import DeleteReport, UploadReport, is_process
 from olparser.settings import Settings
 
@@ -59,6 +60,9 @@ class CatalogClient(Protocol):
     def update_typedefs(self, typedefs: dict[str, Any]) -> dict[str, Any]: ...
 
 
+# Types no scanner writes, whose attributes never mean a scan took the entity over: the accelerator's placeholders
+# (their `data_type` and `description` are the accelerator's), which `migrate accelerator` takes over
+NEVER_SCANNED = frozenset({ACCELERATOR_PLACEHOLDER})
 # Purview's Databricks model: what holds other entities (composition containers: deleting one deletes what it holds)
 CONTAINER_ATTRIBUTES = ("processes", "notebooks", "jobs", "job_tasks", "pipelines")
 
@@ -269,7 +273,7 @@ class CatalogUploader:
             for name in ("inputToProcesses", "outputFromProcesses")
             for item in relations.get(name) or []
         )
-        if used or taken_over(entity):
+        if used or (key[0] not in NEVER_SCANNED and taken_over(entity)):
             log.info("kept %s: %s", key[0], "another process still uses it" if used else "a scan has registered it")
             return True
         return False

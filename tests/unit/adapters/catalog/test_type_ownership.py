@@ -62,9 +62,9 @@ def ours(name: str) -> dict:
 
 def test_purviews_model_in_the_catalog_is_checked_and_used_as_it_is():
     model = purview_databricks_typedefs()
-    present = check_model(model, {**model, "entityDefs": BASE["entityDefs"] + model["entityDefs"]})
-    assert present == {d["name"] for defs in model.values() for d in defs}
-    assert check_model(model, catalog_with()) == set()  # an Apache Atlas: nothing there, nothing to check
+    present, upgrades = check_model(model, {**model, "entityDefs": BASE["entityDefs"] + model["entityDefs"]})
+    assert (present, upgrades) == ({d["name"] for defs in model.values() for d in defs}, {})
+    assert check_model(model, catalog_with()) == (set(), {})  # an Apache Atlas: nothing there, nothing to check
 
 
 def test_a_definition_of_a_model_type_that_is_not_purviews_stops_registration_naming_what_differs():
@@ -81,16 +81,36 @@ def test_a_definition_of_a_model_type_that_is_not_purviews_stops_registration_na
     assert (raised.value.status, raised.value.error_code) == (400, "OL2PURVIEW-NOT-PURVIEW-MODEL")
 
 
-def test_an_earlier_releases_own_databricks_types_are_named_with_the_way_out():
+def test_an_earlier_releases_own_databricks_types_become_purviews_model_by_additions_only():
     earlier = {
         "name": "databricks_notebook",
         "category": "ENTITY",
         "superTypes": ["Asset"],
-        "attributeDefs": [{"name": "path"}],
+        "attributeDefs": [{"name": "path", "typeName": "string"}],
+        "options": {"managedBy": "ol2purview"},
+        "guid": "g",
+        "version": 3,
+    }
+    model = purview_databricks_typedefs()
+    runnable = next(d for d in model["entityDefs"] if d["name"] == "databricks_runnable")
+    present, upgrades = check_model(model, catalog_with(earlier, runnable))
+    assert present == {"databricks_notebook", "databricks_runnable"}
+    (upgraded,) = upgrades["entityDefs"]
+    assert upgraded["superTypes"] == ["Asset", "databricks_runnable"]  # nothing removed: Atlas would refuse it
+    assert [a["name"] for a in upgraded["attributeDefs"]] == ["path", "clusterName", "user", "sparkVersion"]
+    assert upgraded["options"] == {"managedBy": "ol2purview"} and "guid" not in upgraded
+
+
+def test_an_earlier_releases_relationship_that_cannot_become_the_models_is_named_with_the_way_out():
+    earlier = {
+        "name": "databricks_runnable_processes",
+        "category": "RELATIONSHIP",
+        "endDef1": {"type": "databricks_job_task", "name": "processes"},
+        "endDef2": {"type": "databricks_process", "name": "task"},
         "options": {"managedBy": "ol2purview"},
     }
     with pytest.raises(ModelTypeConflict, match=r"written by an earlier ol2purview release.*make reset"):
-        check_model(purview_databricks_typedefs(), catalog_with(earlier))
+        check_model(purview_databricks_typedefs(), {**catalog_with(), "relationshipDefs": [earlier]})
 
 
 def test_with_a_prefix_only_the_connectors_own_names_change():
