@@ -94,10 +94,14 @@ def with_run_history(plan: LineagePlan, summaries: Mapping[str, ProcessSummary])
 
 def relink_record(record: RunRecord, links: Mapping[Key, Key]) -> RunRecord:
     """The record with each dataset of `links` (the key the builder wrote it as -> the scanned asset it is) replaced
-    in its processes' inputs, outputs and column lineage, by the same rewrite that links a plan's processes."""
+    in its processes' inputs, outputs and column lineage, by the same rewrite that links a plan's processes; and its
+    owner, when `links` names it (a job run's task that stands for the builder's: `link.task_links`)."""
     moved = {source: target for source, target in links.items() if source != target}
     if not moved:
         return record
+    owner = moved.get((record.facts.owner_type, record.facts.owner))  # a job run's task (link.task_links)
+    if owner is not None:
+        record = replace(record, facts=replace(record.facts, owner_type=owner[0], owner=owner[1]))
     processes = []
     for process in record.processes:
         attributes = {

@@ -10,8 +10,8 @@ Resolution (`olparser/adapters/catalog/resolver.py`) says, for some datasets of 
   only, never written;
 - records `interim`: the datasets the connector creates itself because nothing scanned was found;
 - writes a job run under the job's existing task that runs the same code, when resolution found one
-  (olparser/resolution/tasks.py): the task's qualifiedName, type and name, its processes' qualifiedNames
-  (`{task}/processes/...`) and `task` references, and the job's name as the catalog holds them.
+  (olparser/resolution/tasks.py): the task's qualifiedName, type and name, its processes' `task` references, and the
+  job's name as the catalog holds them.
 
 Process qualifiedNames are not touched: they were built from the rule identity of the output, so a process keeps its
 name when its datasets are linked later (the re-link timer rewrites the same process, with `relink_attributes`).
@@ -94,36 +94,44 @@ def _with_pipeline(plan: LineagePlan, links: Mapping[Key, Key]) -> LineagePlan:
 
 
 def _with_task(plan: LineagePlan, tasks: Mapping[str, TaskMatch]) -> LineagePlan:
-    """The plan written under the job's existing task its task stands for (unchanged when none was found)."""
+    """The plan written under the job's existing task its task stands for (unchanged when none was found): the task
+    entity is that task (its qualifiedName, type and name), the processes' `task` references point at it, and the job
+    keeps the name the catalog holds. The processes keep their qualifiedNames, built from the builder's own task
+    (`{job}/tasks/{notebook path}/processes/...`), as they keep theirs when their datasets are linked: a name never
+    depends on what the catalog held when the run was written."""
     lookup = plan.task
     match = tasks.get(lookup.task) if lookup is not None else None
     if lookup is None or match is None:
         return plan
-    own, found = lookup.task, match.qualified_name
-    processes = own + "/processes/"
+    own, found = (lookup.task_type, lookup.task), (match.type_name, match.qualified_name)
     entities = []
     for entity in plan.entities:
-        type_name, name = key_of(entity)
-        if type_name == JOB and name == lookup.job and match.job_name:
+        key = key_of(entity)
+        if key == (JOB, lookup.job) and match.job_name:
             entity = {**entity, "attributes": {**entity["attributes"], "name": match.job_name}}
-        elif name == own and type_name == lookup.task_type:
-            attributes = {**entity["attributes"], "qualifiedName": found}
+        elif key == own:
+            attributes = {**entity["attributes"], "qualifiedName": found[1]}
             if match.name:
                 attributes["name"] = match.name
-            entity = {**entity, "typeName": match.type_name, "attributes": attributes}
-        elif is_process(entity) and name.startswith(processes) and found != own:
+            entity = {**entity, "typeName": found[0], "attributes": attributes}
+        elif is_process(entity) and found != own:
             relations = entity.get("relationshipAttributes") or {}
             reference = relations.get("task")
-            if isinstance(reference, dict) and _ref_key(reference) == (lookup.task_type, own):
-                reference = {**reference, "typeName": match.type_name, "uniqueAttributes": {"qualifiedName": found}}
-                relations = {**relations, "task": reference}
-            entity = {
-                **entity,
-                "attributes": {**entity["attributes"], "qualifiedName": found + name[len(own) :]},
-                "relationshipAttributes": relations,
-            }
+            if isinstance(reference, dict) and _ref_key(reference) == own:
+                reference = {**reference, "typeName": found[0], "uniqueAttributes": {"qualifiedName": found[1]}}
+                entity = {**entity, "relationshipAttributes": {**relations, "task": reference}}
         entities.append(entity)
     return replace(plan, entities=tuple(entities))
+
+
+def task_links(plan: LineagePlan, tasks: Mapping[str, TaskMatch]) -> dict[Key, Key]:
+    """The builder's own task -> the job's existing task it stands for, as a link (a record of the run history made
+    from the plan before it was linked names the builder's task as the processes' owner: `relink_record`)."""
+    lookup = plan.task
+    match = tasks.get(lookup.task) if lookup is not None else None
+    if lookup is None or match is None or (lookup.task_type, lookup.task) == (match.type_name, match.qualified_name):
+        return {}
+    return {(lookup.task_type, lookup.task): (match.type_name, match.qualified_name)}
 
 
 def relink_attributes(attributes: JSON, links: Mapping[Key, Key]) -> JSON:

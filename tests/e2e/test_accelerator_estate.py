@@ -63,7 +63,12 @@ def accelerator_process(owner: str) -> str:
     return f"{owner}/processes/{md5(ORDERS.lower())}->{md5(OUTPUT)}"
 
 
-OURS = {owner: f"{owner}/processes/{STATEMENT}/{OUTPUT}" for owner in (NOTEBOOK, TASK)}
+# the connector's processes: named after the runnable as the builder names it (a job run's task: the notebook path,
+# the events carrying no task key), written under the runnable the catalog holds (the accelerator's task)
+OURS = {
+    NOTEBOOK: f"{NOTEBOOK}/processes/{STATEMENT}/{OUTPUT}",
+    TASK: f"{JOB}/tasks/Shared/etl/enrich_orders/processes/{STATEMENT}/{OUTPUT}",
+}
 
 
 def _ref(type_name: str, qualified_name: str, relationship: str | None = None) -> dict[str, Any]:

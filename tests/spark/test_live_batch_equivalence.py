@@ -1,9 +1,10 @@
 """One set of run rules: the same runs through the live path (the runtime's pipeline, in process, one event at a
 time in emission order) and through `spark backfill` give the same catalog — entities, attributes, process inputs
 and outputs, columnMapping — including the per-run limit (MAX_DATASETS_PER_RUN), static lineage (a job declared
-twice, a dataset), Databricks notebook runs (with and without their environment facet, one superseded by a newer
-run of the same cell), a failed run, two sessions of one Fabric notebook (one process: the job identity is the
-live path's in batch too), streaming micro-batches (one history entry per window in both), temporary datasets passed
+twice, a dataset), Databricks notebook runs in Purview's built-in model (with and without their environment facet,
+one superseded by a newer run of the same cell, and one as the task of a job the accelerator wrote, written under
+that task), a failed run, two sessions of one Fabric notebook (one process: the job identity is the live path's in
+batch too), streaming micro-batches (one history entry per window in both), temporary datasets passed
 between the tasks of one job (read before or after they are written: the events of a backfill come in any order) and
 a run with two outputs whose column lineage names different inputs, an Airflow task with no datasets (its DAG and
 task written) that ran a Databricks job (whose SQL job references the task its application run names, the application
@@ -19,6 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+import requests
 
 from olparser.adapters.runtime import Runtime
 from tests.e2e.lineage_helpers import Atlas, refs
@@ -132,6 +134,37 @@ def _lifecycle_runs() -> list[list[dict[str, Any]]]:
     ]
 
 
+WORKSPACE = f"databricks://{dr.HOST}"
+ACCELERATORS_JOB = f"{WORKSPACE}/jobs/4242"
+ACCELERATORS_TASK = f"{ACCELERATORS_JOB}/tasks/load_orders_task"
+
+
+def _the_accelerators_job(atlas_url: str) -> None:
+    """Job 4242 with the task that runs the orders notebook, as the C# accelerator wrote them (its task key from the
+    Jobs API): a job run of that notebook is written under it, on both paths."""
+    entities = [
+        {"typeName": "databricks_workspace", "guid": "-1", "attributes": {"qualifiedName": WORKSPACE, "name": dr.HOST}},
+        {
+            "typeName": "databricks_job",
+            "guid": "-2",
+            "attributes": {"qualifiedName": ACCELERATORS_JOB, "name": "Orders daily", "jobId": 4242},
+            "relationshipAttributes": {"workspace": {"guid": "-1", "relationshipType": "databricks_workspace_jobs"}},
+        },
+        {
+            "typeName": "databricks_notebook_task",
+            "guid": "-3",
+            "attributes": {
+                "qualifiedName": ACCELERATORS_TASK,
+                "name": "load_orders_task",
+                "jobId": 4242,
+                "notebookPath": "/Repos/etl/orders",
+            },
+            "relationshipAttributes": {"job": {"guid": "-2", "relationshipType": "databricks_job_job_tasks"}},
+        },
+    ]
+    requests.post(f"{atlas_url}/entity/bulk", json={"entities": entities}, timeout=10).raise_for_status()
+
+
 def runs() -> list[list[dict[str, Any]]]:
     """Every run's events in emission order, oldest run first."""
     older = dr.orders_run(1, dr.T0)
@@ -142,6 +175,10 @@ def runs() -> list[list[dict[str, Any]]]:
         statement="create_table_command.orders_copy",
         inputs=(dr.RAW_ORDERS,),
         running=False,
+    )
+    job_run = replace(  # the orders notebook as a task of job 4242 (the accelerator's task: _the_accelerators_job)
+        dr.orders_run(13, dr.T0 + timedelta(hours=3), statement="append_data.daily_orders", inputs=(dr.RAW_ORDERS,)),
+        environment_extra={"spark.databricks.job.id": "4242", "spark.databricks.job.type": "notebook"},
     )
     lake = "abfss://raw@contosolake.dfs.core.windows.net"
     declared = [
@@ -176,6 +213,7 @@ def runs() -> list[list[dict[str, Any]]]:
         dr.events(older),
         dr.events(newer),
         dr.events(ddl),
+        dr.events(job_run),
         spark_run(7, inputs=WIDE_INPUTS),
         spark_run(8),
         _failed(9),
@@ -196,6 +234,8 @@ def runs() -> list[list[dict[str, Any]]]:
 
 def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_factory, tmp_path):
     live_catalog, batch_catalog = catalog_factory(), catalog_factory()
+    for catalog in (live_catalog, batch_catalog):
+        _the_accelerators_job(catalog.atlas_url)
     events = [event for run in runs() for event in run]
     settings = replace(
         job_for(live_catalog, max_datasets_per_run=MAX_DATASETS).settings, databricks_environment_wait_seconds=0
@@ -209,7 +249,7 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     # datasets, with nothing in their plans; the backfill counts those as skipped); of the six micro-batches, the
     # first of each window is written and the four others plan what their window wrote: unchanged, no catalog write
     # (the eight lifecycle runs: four writes, two DROPs and two RENAMEs, all written)
-    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (27, 4, 1)
+    assert (statuses.count("written"), statuses.count("unchanged"), statuses.count("skipped")) == (28, 4, 1)
 
     report = run_spark(
         spark,
@@ -220,7 +260,7 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     batch, served = catalog_view(batch_catalog.atlas_url), catalog_view(live_catalog.atlas_url)
     assert_same_catalog(batch, served)
     # the Airflow task's run is planned (its DAG and task), the Spark application-level run skipped
-    assert dict(report.tally.runs) == {"planned": 27, "skipped": 4}
+    assert dict(report.tally.runs) == {"planned": 28, "skipped": 4}
     atlas = Atlas(batch_catalog.atlas_url)
     wide = [
         e
@@ -245,6 +285,17 @@ def test_the_live_path_and_spark_backfill_write_the_same_catalog(spark, catalog_
     assert not [
         key for key in atlas.keys() if "inmemory" in key[1] or ".Load task" in key[1] or ".Transform task" in key[1]
     ]
+    # the job run, in Purview's built-in model, under the job's existing task that runs its notebook (both paths)
+    for view in (atlas, Atlas(live_catalog.atlas_url)):
+        (daily,) = [
+            e
+            for e in view.all_entities()
+            if e["typeName"] == "databricks_process" and e["attributes"]["name"] == "append_data.daily_orders"
+        ]
+        assert daily["attributes"]["qualifiedName"].startswith(f"{ACCELERATORS_JOB}/tasks/Repos/etl/orders/processes/")
+        assert refs(daily, "task") == [ACCELERATORS_TASK]
+        assert ("databricks_notebook_task", f"{ACCELERATORS_JOB}/tasks/Repos/etl/orders") not in set(view.keys())
+        assert view.entity("databricks_job", ACCELERATORS_JOB)["attributes"]["name"] == "Orders daily"
     # the superseded notebook run's own input stays, as the live path writes a superseded run's datasets
     assert ("azure_datalake_gen2_path", "https://contosolake.dfs.core.windows.net/raw/customers") in set(atlas.keys())
     notebook = f"spark://{FABRIC_NAMESPACE}/notebooks/{FABRIC_NOTEBOOK_ID}"

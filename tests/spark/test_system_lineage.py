@@ -169,7 +169,7 @@ def mapping(*pairs: tuple[str, str, list[tuple[str, str]]]) -> list[dict]:
 FIRST_PROCESSES = {
     f"{NOTEBOOK_QN}/processes/main.sales.daily/{UC}/sales/tables/daily": (
         "databricks_process",
-        "notebook",
+        "task",  # Purview's model: a notebook is a runnable, its processes hang under it as under a job's task
         NOTEBOOK_QN,
         [f"{UC}/sales/tables/customers", f"{UC}/sales/tables/orders"],
         [f"{UC}/sales/tables/daily"],
@@ -274,7 +274,7 @@ def processes(atlas_url: str) -> dict[str, tuple]:
         attributes = entity["attributes"]
         if "lastRunId" not in attributes:
             continue
-        relationship = next(r for r in ("notebook", "task", "pipeline", "application") if refs(entity, r))
+        relationship = next(r for r in ("task", "pipeline", "application") if refs(entity, r))
         found[attributes["qualifiedName"]] = (
             entity["typeName"],
             relationship,
@@ -364,7 +364,7 @@ def test_system_tables_land_as_processes_and_the_watermark_makes_runs_incrementa
     daily = f"{NOTEBOOK_QN}/processes/main.sales.daily/{UC}/sales/tables/daily"
     assert processes(environment.atlas_url)[daily] == (
         "databricks_process",
-        "notebook",
+        "task",  # Purview's model: a notebook is a runnable, its processes hang under it as under a job's task
         NOTEBOOK_QN,
         [f"{UC}/sales/tables/orders"],
         [f"{UC}/sales/tables/daily"],

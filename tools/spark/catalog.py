@@ -36,7 +36,7 @@ from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
 from olparser.lineage.entities import JSON, Key, key_of
 from olparser.lineage.lifecycle import LifecycleChanges, standing
-from olparser.lineage.link import link_plan
+from olparser.lineage.link import link_plan, task_links
 from olparser.lineage.plan import is_process
 from olparser.pipeline import apply_lifecycle
 from olparser.resolution.model import Resolution
@@ -351,6 +351,9 @@ class PlanWriter:
         resolution = self.resolver.resolve(datasets, bounded=False, extra=extra, tasks=tasks)
         calls[0] += resolution.calls
         links.update((source, target) for source, target in resolution.links.items() if source != target)
+        for s in selected:  # a job run's task that stands for the builder's: its history record's owner
+            if s.plan is not None:
+                links.update(task_links(s.plan, resolution.tasks))
         if resolution.taken_over and self.registry is not None:
             self.registry.forget_interim(resolution.taken_over)
         linked = [

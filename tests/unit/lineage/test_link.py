@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from olparser.lineage import LineageOptions, build_lineage
-from olparser.lineage.link import link_plan, relink_attributes
+from olparser.lineage.link import link_plan, relink_attributes, task_links
 from olparser.resolution.tasks import TaskMatch
 from olparser.runs.model import DatasetFacts, RunSnapshot
 
@@ -196,8 +196,8 @@ def test_a_job_run_is_written_under_the_jobs_existing_task_that_runs_the_same_no
         "notebookPath": "/Shared/etl/ingest",
     }
     process = by_type["databricks_process"]
-    assert process["attributes"]["qualifiedName"] == (
-        f"{theirs}/processes/append_data/https://acct.dfs.core.windows.net/out/gold/orders"
+    assert process["attributes"]["qualifiedName"] == (  # a name never depends on what the catalog held
+        f"{job}/tasks/Shared/etl/ingest/processes/append_data/https://acct.dfs.core.windows.net/out/gold/orders"
     )
     assert process["relationshipAttributes"]["task"] == {
         "guid": by_type["databricks_notebook_task"]["guid"],
@@ -206,3 +206,6 @@ def test_a_job_run_is_written_under_the_jobs_existing_task_that_runs_the_same_no
         "relationshipType": "databricks_runnable_processes",
     }
     assert link_plan(plan, {}, (), {}) == plan  # nothing found: the builder's own task
+    assert task_links(plan, {plan.task.task: TaskMatch("databricks_notebook_task", theirs, "ingest", "Sales")}) == {
+        ("databricks_notebook_task", plan.task.task): ("databricks_notebook_task", theirs)
+    }
