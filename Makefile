@@ -15,7 +15,7 @@ help:
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
 	@echo "make lint         - ruff check, ruff format --check and mypy (strict on olparser/): what CI runs before the tests"
 	@echo "make fmt          - rewrite the code as make lint wants it: ruff check --fix, then ruff format"
-	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json (named: the default is the shipped rules)"
+	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json, the one rule file"
 	@echo "make docs         - build the documentation site into .site/ (mkdocs build --strict)"
 	@echo "make docs-reference - rewrite docs/reference/settings.md and cli.md from the code (a test checks them)"
 	@echo "make contract-checks - rewrite olparser/contract/lean_checks.py after editing the event contract"

@@ -9,7 +9,7 @@ shared): its `.venv` is a virtualenv of its own that imports the copy's code and
 checkout's `.venv` on its path (not its editable install: the copy runs its own files), and `node_modules` is a link
 to this checkout's; both are up to date for make, so `make run` and `make demo` set up nothing. A user's environment
 is the only substitution: OL2PURVIEW_DATA_DIR (a documented setting) names the test's data folder instead of
-`.data`, OL_TO_PURVIEW_MAPPINGS_PATH the copy's shipped rules, and a URL printed in the README as
+`.data` (the rules are the one rule file, config/OlToPurviewMappings.json, as by default), and a URL printed in the README as
 `http://127.0.0.1:7071` or `:21000` is replaced by the one the serve printed (the ports differ when those are taken,
 as a user copying them from the banner would see). Every later block runs after `. .venv/bin/activate`, which the
 README says each terminal needs once.
@@ -101,18 +101,16 @@ def lone_copy(folder: Path) -> Path:
 
 
 def user_environment(root: Path, data_dir: Path) -> dict[str, str]:
-    """A terminal's environment: no connector settings, no virtualenv active, the test's data folder and rules."""
+    """A terminal's environment: no connector settings, no virtualenv active, the test's data folder."""
     env = {k: v for k, v in os.environ.items() if k not in USER_SETTINGS}
     env["PATH"] = os.pathsep.join(
         p
         for p in env.get("PATH", "").split(os.pathsep)
         if Path(p).resolve() != (PROJECT_ROOT / ".venv" / "bin").resolve()
     )
-    rules = root / "olparser" / "naming" / "shipped" / "OlToPurviewMappings.json"  # the copy's (tests/support/rules.py)
     return {
         **env,
         "OL2PURVIEW_DATA_DIR": str(data_dir),
-        "OL_TO_PURVIEW_MAPPINGS_PATH": str(rules),
         "PYTHONUNBUFFERED": "1",
     }
 

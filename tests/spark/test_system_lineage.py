@@ -4,7 +4,7 @@ Maven would bring), land as the exact processes, owners, inputs, outputs and col
 next run incremental (nothing is written twice; a run that crosses the watermark is written whole, once).
 
 Every run goes through the command line entry point (`tools.spark.cli.main`) in this process, on the session's Spark,
-with the catalog and a copy of the shipped mapping rules in the environment."""
+with the catalog and the one rule file in the environment."""
 
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ FIRST_PROCESSES = {
 
 @pytest.fixture
 def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, catalog_factory) -> Any:
-    """The embedded catalog and a copy of the shipped rules, as the command reads them (the environment)."""
+    """The embedded catalog and the one rule file, as the command reads them (the environment)."""
     catalog = catalog_factory()
     rules = tmp_path / "rules.json"
     shutil.copyfile(MAPPINGS_PATH, rules)

@@ -1,5 +1,5 @@
 """The CI workflows and the Makefile say what the README says: `make lint` (ruff and mypy), then `make test` on push
-and pull request with the toolchains the suite needs, then `make lint-config` on the shipped rules (which the suite does not read); a tag builds the deployment zip and the wheel; `make help` lists every target."""
+and pull request with the toolchains the suite needs, then `make lint-config` on the one rule file; a tag builds the deployment zip and the wheel; `make help` lists every target."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from olparser.adapters.delivery.archive import ARCHIVE_FOLDER
+from olparser.adapters.rules_file import rules_source
 from olparser.settings import Settings
 
 from ..catalog_options import NoCatalog, add_target_arguments, catalog_target, data_dir, with_catalog
@@ -230,6 +231,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ol2purview spark {command}: {exc}", file=sys.stderr)
         return 2
+    print(f"ol2purview spark {command}: mapping rules from {rules_source(settings)}", file=sys.stderr)
     if not getattr(args, "single_process", False):  # every command but --single-process starts a Spark
         problem = java_problem()
         if problem:
