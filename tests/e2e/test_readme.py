@@ -22,8 +22,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -32,7 +30,7 @@ import requests
 
 from tests.e2e.conftest import DEFAULT_PORTS_GROUP
 from tests.support.azurite_fixture import require_azurite
-from tests.support.repository import PROJECT_ROOT, repository_copy
+from tests.support.repository import PROJECT_ROOT, lone_copy
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, DEFAULT_PORTS_GROUP]
@@ -77,27 +75,6 @@ CATALOG_EXAMPLE = [
     for line in command_blocks(LINEAGE_PAGE_GUIDE.read_text(encoding="utf-8"))[0].splitlines()
     if line.startswith("ol2purview columns 'https:")
 ]
-
-
-def lone_copy(folder: Path) -> Path:
-    """The repository's files (tracked, and new ones not ignored) in `folder/ol2purview`, with no `../shared` next to
-    it, and the tools installed for it as the docstring says."""
-    root = repository_copy(folder / "ol2purview")
-    assert not (folder / "shared").exists()  # the clone's ../shared
-    (root / "node_modules").symlink_to(PROJECT_ROOT / "node_modules")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
-    site = Path(sysconfig.get_paths(vars={"base": str(root / ".venv"), "platbase": str(root / ".venv")})["purelib"])
-    packages = Path(sysconfig.get_paths()["purelib"])  # this checkout's .venv: its path only, not its .pth files
-    (site / "ol2purview-copy.pth").write_text(f"{root}\n{packages}\n", encoding="utf-8")
-    for command, module in (("ol2purview", "tools.cli"), ("qn-tester", "tools.qn_tester")):
-        script = root / ".venv" / "bin" / command
-        script.write_text(
-            f"#!{root / '.venv' / 'bin' / 'python'}\nimport sys\nfrom {module} import main\nsys.exit(main())\n",
-            encoding="utf-8",
-        )
-        script.chmod(0o755)
-    (root / ".venv" / "bin" / ".installed").touch()  # newer than pyproject.toml: `make venv` has nothing to do
-    return root
 
 
 def user_environment(root: Path, data_dir: Path) -> dict[str, str]:
