@@ -149,7 +149,7 @@ def build_lineage(
     governance_notes: tuple[str, ...] = ()
     pipeline: AdfPipeline | None = None
     if run.job_name and not lifecycle_only:
-        owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name)
+        owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name, run.producer)
         owner_entities = owner.entities
         orchestrator = None
         run_by = orchestration(run.job_name, run.run_facets)  # once per run: the summary shows it too
