@@ -36,6 +36,7 @@ OTHER_PROGRAMS = {
     "spark-submit",
     "pip",
     "python",
+    "python3",
     ".venv/bin/python",
 }
 
@@ -56,6 +57,8 @@ def command_lines(text: str) -> list[str]:
                 commands[-1] = commands[-1].rstrip("\\") + " " + code.strip()
             else:
                 commands.append(code.strip())
+    # `NAME=$(command ...)` alone: the command it runs; `NAME=value command ...`: the command
+    commands = [re.sub(r"^[A-Z_]+=\$\((.*)\)$", r"\1", c) for c in commands]
     return [re.sub(r"^(?:[A-Z_]+=\S+ )+", "", c) for c in commands]
 
 
