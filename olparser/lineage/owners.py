@@ -257,8 +257,8 @@ def airflow_entities(job_namespace: str, dag_id: str, task_id: str) -> tuple[JSO
 
 
 ORCHESTRATED_PROCESS_TYPES = frozenset(
-    {SPARK_PROCESS, DATABRICKS_PROCESS}
-)  # typedefs spark.json, databricks.json: `orchestrator`
+    {SPARK_PROCESS, DATABRICKS_PROCESS, OPENLINEAGE_PROCESS}
+)  # typedefs spark.json, databricks.json, openlineage_jobs.json: `orchestrator`, `adfPipeline`
 
 
 def airflow_orchestrator(orchestration: Orchestration) -> tuple[JSON, JSON] | None:

@@ -231,12 +231,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ol2purview spark {command}: {exc}", file=sys.stderr)
         return 2
-    print(f"ol2purview spark {command}: mapping rules from {rules_source(settings)}", file=sys.stderr)
     if not getattr(args, "single_process", False):  # every command but --single-process starts a Spark
         problem = java_problem()
         if problem:
             print(f"ol2purview spark {command}: {problem}", file=sys.stderr)
             return 1
+    print(f"ol2purview spark {command}: mapping rules from {rules_source(settings)}", file=sys.stderr)
     if command == "system-lineage":
         return run_system(args, settings, _print)
     if command == "history":
