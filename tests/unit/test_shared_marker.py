@@ -42,6 +42,7 @@ def as_cloned(root) -> None:
     (site / "ol2purview_tools").symlink_to(root / "tools")
 
 
+@pytest.mark.timeout(1800)  # the whole fast tier runs inside it (2 min alone on 2 cores; longer beside the suite)
 def test_readmes_fast_test_command_passes_on_a_clone_without_shared_and_says_how_many_skipped(tmp_path):
     """Issue 43: on a clone from GitHub `make test-fast` ended with 70 failed and 19 errors. Now the tests that need
     ../shared skip (strict mode, CI=true, allows exactly those) and one line says how many and why."""
