@@ -434,6 +434,7 @@ def test_a_delta_folder_is_read_as_delta_which_needs_the_delta_jars_here(spark, 
     status = main(["system-lineage", "--table-lineage", str(tmp_path / "delta"), "--until", "2025-03-02"])
     assert status == 2
     assert capsys.readouterr().err == (
+        f"ol2purview spark system-lineage: mapping rules from {tmp_path / 'rules.json'}\n"  # read before the table
         f"ol2purview spark system-lineage: {tmp_path / 'delta'} is a Delta table: reading it needs the delta-spark "
         "package (built into Databricks; elsewhere start Spark with io.delta:delta-spark)\n"
     )
@@ -449,6 +450,7 @@ def test_a_delta_folder_is_read_as_delta_which_needs_the_delta_jars_here(spark, 
         ),
         (
             ("--table-lineage", "/no/such/folder", "--dry-run", "out.jsonl"),
+            "ol2purview spark system-lineage: mapping rules from config/OlToPurviewMappings.json\n"  # before the table
             "ol2purview spark system-lineage: no such table or folder: /no/such/folder\n",
         ),
         (
