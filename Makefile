@@ -10,12 +10,12 @@ help:
 	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
 	@echo "make demo         - load sample data into the running \`make run\` (a scanned lake folder, a week of runs, system-table rows)"
 	@echo "make test         - run the whole test suite: unit, e2e, spark, browser, azurite, slow (installs what it needs; a process per core)"
-	@echo "make test-fast    - unit tests only: tests/unit without the azurite and slow tests (1,822 tests, under 2 min)"
+	@echo "make test-fast    - unit tests only: tests/unit without the azurite and slow tests (a few minutes on 2 cores)"
 	@echo "make coverage     - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
 	@echo "make lint         - ruff check, ruff format --check and mypy (strict on olparser/): what CI runs before the tests"
 	@echo "make fmt          - rewrite the code as make lint wants it: ruff check --fix, then ruff format"
-	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json (named: the default is the shipped rules)"
+	@echo "make lint-config  - qn-tester lint on config/OlToPurviewMappings.json, the one rule file"
 	@echo "make docs         - build the documentation site into .site/ (mkdocs build --strict)"
 	@echo "make docs-reference - rewrite docs/reference/settings.md and cli.md from the code (a test checks them)"
 	@echo "make contract-checks - rewrite olparser/contract/lean_checks.py after editing the event contract"
@@ -58,7 +58,9 @@ demo: venv
 
 # OL2PURVIEW_TESTS_STRICT=1: a test that would skip for want of Azurite or Chromium fails instead (as with CI=true).
 # The order is random (pytest-randomly); the seed is printed at the top: replay with -p randomly --randomly-seed=N.
-# PYTEST_ARGS: more pytest arguments, e.g. PYTEST_ARGS="-m 'not shared'" where ../shared is missing (GitHub).
+# PYTEST_ARGS: more pytest arguments (test and test-fast), e.g. PYTEST_ARGS="-k rules". Where ../shared is missing (a
+# clone from GitHub) the tests that need it skip, with one line saying how many; OL2PURVIEW_REQUIRE_SHARED=1 (.ci/run)
+# makes its absence an error instead.
 # TEST_WORKERS: test processes (pytest-xdist); auto is one per core, at most 4 (each starts its own Azurite when a test
 # asks for one; the Spark tests all run in one of them, which keeps the one Spark session). TEST_WORKERS=0: one process.
 STRICT := OL2PURVIEW_TESTS_STRICT=1
@@ -77,7 +79,7 @@ coverage: venv node browser java
 
 # Unit tests only: the folder tests/unit, less what needs Azurite or is marked slow (docs/development.md: the tiers).
 test-fast: venv
-	$(BIN)/python -m pytest $(XDIST) tests/unit -m "not e2e and not browser and not azurite and not spark and not slow"
+	$(BIN)/python -m pytest $(XDIST) tests/unit -m "not e2e and not browser and not azurite and not spark and not slow" $(PYTEST_ARGS)
 
 bench: venv node java
 	$(BIN)/python -m bench

@@ -28,18 +28,16 @@ Each function is its decorators and one call to its body in `olparser.adapters.f
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import azure.functions as func
 
 import olparser.adapters.function_handlers as handle
-from olparser.adapters.rules_file import use_app_rules
 from olparser.adapters.runtime import process_runtime
 from olparser.contract.schema import contract_validators
 
-# The mapping rules: config/OlToPurviewMappings.json next to this file (the repository, the deployment zip), unless
-# OL_TO_PURVIEW_MAPPINGS_PATH or OlToPurviewMappings names others; without that folder, the shipped rules.
-use_app_rules(Path(__file__).resolve().parent)
+# The mapping rules are the settings' (olparser/settings.py `default_mappings_path`): config/OlToPurviewMappings.json
+# beside olparser/ (the repository, the deployment zip), the packaged copy in an installed wheel, unless
+# OL_TO_PURVIEW_MAPPINGS_PATH or OlToPurviewMappings names others.
 # The event contract compiled (for the default limits) while the host starts, not on the first request.
 contract_validators()
 

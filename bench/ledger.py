@@ -59,7 +59,7 @@ class CountingHook:
 
 def _mappings() -> Path:
     try:
-        from bench import MAPPINGS_PATH  # the shipped rules (package data), where the checkout has them
+        from bench import MAPPINGS_PATH  # the one rule file, config/OlToPurviewMappings.json
 
         return MAPPINGS_PATH
     except ImportError:

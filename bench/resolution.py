@@ -224,7 +224,7 @@ def report_ab() -> None:
             tar.extractall(before, filter="data")
         rates: dict[str, list[float]] = {"before": [], "after": [], "after+link": []}
         for _ in range(AB_ROUNDS):  # interleaved, so that the machine's load falls on both alike
-            # each tree with its own shipped rules: BASE's from git, this tree's the tests' copy (not the user's)
+            # each tree with its own rule file: BASE's from git, this tree's config/
             rates["before"].append(_rate(before, "build", before / "config" / "OlToPurviewMappings.json"))
             rates["after"].append(_rate(PROJECT_ROOT, "build", MAPPINGS_PATH))
             rates["after+link"].append(_rate(PROJECT_ROOT, "link", MAPPINGS_PATH))

@@ -2,8 +2,8 @@
 
 The pure core — plain functions over plain data, no I/O (a test reads the imports and holds it to that):
   contract    decoding and validating an HTTP body into an event, stripping heavy facets
-  naming      OpenLineage (namespace, name) -> Purview (qualifiedName, type), the rule engine (shipped rules in
-              naming/shipped, package data)
+  naming      OpenLineage (namespace, name) -> Purview (qualifiedName, type), the rule engine (the rules: config/OlToPurviewMappings.json,
+              packaged into the wheel as naming/shipped at build time)
   runs        merging the events of one run; the ownership ledger; the run rules; the run-state store interface
   lineage     building Atlas entities (datasets, Databricks owners, processes, column mappings), linking a plan; the
               connector's Atlas types (lineage/typedefs, package data)

@@ -36,9 +36,9 @@ WORKSPACE = "adb-1234567890123456.7.azuredatabricks.net"
 METASTORE = "0a1b2c3d-0000-4000-8000-00000000abcd"
 
 SPEC = "naming spec"  # website/docs/spec/naming.md of the OpenLineage repository, the row of the store
-BUILT_IN = "purview-and-atlas.md, built-in types and their qualified names"
-ESTATE = "producers-and-estate.md, Purview qualifiedNames of scanned assets"
-SCANNED = "purview-scanned-assets.md"
+BUILT_IN = "Purview's built-in types and their qualified names (its type definitions, the Data Map API)"
+ESTATE = "Purview qualifiedNames of scanned assets (public search answers and connectors)"
+SCANNED = "how Purview's scanners name what they find (Microsoft Learn, public search answers)"
 LEARN_SOURCES = "Microsoft Learn, Supported data sources and file types (microsoft-purview-connector-overview)"
 NOT_SCANNED = f"{stores.NOT_SCANNED} ({LEARN_SOURCES})"
 UNCONFIRMED = f"{stores.UNCONFIRMED} ({LEARN_SOURCES})"

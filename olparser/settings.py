@@ -18,11 +18,20 @@ from typing import Any, Mapping
 # here defaults to a path under it (bench/ and the local host's launcher use it in the repository).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 _PACKAGE = resources.files("olparser")
-# The rules as shipped (package data): what a fresh clone's config/ holds, what tests load, and the default. The rule
-# file users edit (README "Add a mapping rule", config/OlToPurviewMappings.json) is chosen by the entry points that
-# run with it (function_app.py and `ol2purview serve` through olparser.adapters.app_rules, `make lint-config`), or by
-# OL_TO_PURVIEW_MAPPINGS_PATH; nothing looks for it at import.
-SHIPPED_MAPPINGS_PATH = Path(str(_PACKAGE.joinpath("naming", "shipped", "OlToPurviewMappings.json")))
+# The mapping rules: one committed file, config/OlToPurviewMappings.json (README "Add a mapping rule"). A checkout and
+# the deployment zip read it beside olparser/; a built wheel carries it as package data (setup.py copies it into
+# olparser/naming/shipped/ at build time) and reads that copy. OL_TO_PURVIEW_MAPPINGS_PATH (or the inline
+# OlToPurviewMappings) overrides both. The choice is made when Settings are made (`default_mappings_path`), not at import.
+CHECKOUT_MAPPINGS_PATH = PROJECT_ROOT / "config" / "OlToPurviewMappings.json"
+PACKAGED_MAPPINGS_PATH = Path(str(_PACKAGE.joinpath("naming", "shipped", "OlToPurviewMappings.json")))
+
+
+def default_mappings_path() -> Path:
+    """The rule file every command reads unless told otherwise: the copy packaged in an installed wheel, else the
+    checkout's (or the deployment zip's) config/OlToPurviewMappings.json."""
+    return PACKAGED_MAPPINGS_PATH if PACKAGED_MAPPINGS_PATH.is_file() else CHECKOUT_MAPPINGS_PATH
+
+
 TYPEDEFS_DIR = Path(str(_PACKAGE.joinpath("lineage", "typedefs")))  # the connector's own Atlas types
 
 DEFAULT_TEMPORARY_DATASET_SECONDS = 24 * 3600
@@ -149,7 +158,7 @@ class Settings:
     mappings_inline: str | None = (
         None  # OlToPurviewMappings: the rule list as inline JSON (the reference's app setting)
     )
-    mappings_path: Path = SHIPPED_MAPPINGS_PATH  # OL_TO_PURVIEW_MAPPINGS_PATH
+    mappings_path: Path = field(default_factory=default_mappings_path)  # OL_TO_PURVIEW_MAPPINGS_PATH
     # --- ingest ------------------------------------------------------------------------------------------------
     max_body_bytes: int = 32 * 1024 * 1024  # MAX_EVENT_BYTES, after decompression
     stripped_facets: tuple[str, ...] = DEFAULT_STRIPPED_FACETS  # STRIP_FACETS (comma-separated)

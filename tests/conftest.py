@@ -3,6 +3,11 @@ the tests' own copy of the mapping rules.
 
 Strict mode (`make test` sets OL2PURVIEW_TESTS_STRICT=1; CI=true means the same): a test that cannot run here
 (no Azurite, no Chromium) must not pass silently, so every skip makes the run fail, with the list of what skipped.
+
+The shared reference material (`../shared`): a clone from GitHub has none. There, the tests that need it (marker
+`shared`, tests/shared_marker.py) are skipped, which strict mode allows, and the run ends with one line saying how
+many and why. `.ci/run`, next to `../shared`, sets OL2PURVIEW_REQUIRE_SHARED=1 (its own variable: GitHub sets CI too):
+then a missing `../shared` stops the run before any test.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from tests.support.ports import free_port
 from tests.support.repository import PROJECT_ROOT, SHARED
 
 STRICT_ENV = "OL2PURVIEW_TESTS_STRICT"
+REQUIRE_SHARED_ENV = "OL2PURVIEW_REQUIRE_SHARED"  # .ci/run: ../shared must be there, its tests run
+SHARED_SKIP_REASON = "needs ../shared (the shared reference material), which a clone from GitHub does not have"
 _SHARED_TESTS: list[int] = []  # how many collected tests need ../shared (tests/shared_marker.py)
 # Fixtures defined once for the whole session, whichever folder asks for them (see each module's docstring).
 pytest_plugins = ("tests.support.azurite_fixture",)
@@ -83,11 +90,19 @@ def lines_run(fn: Callable[[], object], where: str) -> int:
 
 # --- strict mode: skips fail the run ---------------------------------------------------------------------------------
 _SKIPPED: list[str] = []
+# the tests skipped for want of ../shared (their reports reach pytest-xdist's controller too)
+_SHARED_SKIPPED: list[str] = []
 
 
 def _record_skip(report: pytest.CollectReport | pytest.TestReport) -> None:
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        keywords = getattr(report, "keywords", None) or {}
+        # said once in the summary; allowed in strict mode (a clone from GitHub): ours, or another skip of a test that
+        # needs ../shared (pytest's own for a parameter list read from there, empty without it)
+        if SHARED_SKIP_REASON in reason or (shared_marker.MARKER in keywords and not SHARED.is_dir()):
+            _SHARED_SKIPPED.append(report.nodeid)
+            return
         _SKIPPED.append(f"{report.nodeid or report.fspath}: {reason}")
 
 
@@ -130,10 +145,23 @@ def mark_tiers(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.timeout(SLOW_TEST_TIMEOUT))
 
 
+def shared_required(env: Mapping[str, str] = os.environ) -> bool:
+    """Whether ../shared must be there (`.ci/run`), rather than its tests skipped when it is missing."""
+    return env.get(REQUIRE_SHARED_ENV, "").strip() == "1"
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects: `-m "not shared"` sees the marker
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_tiers(items)
     _SHARED_TESTS.append(shared_marker.mark(items))
+    if SHARED.is_dir():
+        return
+    if shared_required():
+        raise pytest.UsageError(f"{REQUIRE_SHARED_ENV}=1, but the shared reference material is missing at {SHARED}")
+    skip = pytest.mark.skip(reason=SHARED_SKIP_REASON)
+    for item in items:
+        if item.get_closest_marker(shared_marker.MARKER) is not None:
+            item.add_marker(skip)
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: the controller learns what a worker collected
@@ -146,12 +174,14 @@ def pytest_testnodedown(node: Any, error: object) -> None:
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if _SHARED_TESTS:
         deselected = "not shared" in (config.getoption("markexpr") or "").replace("  ", " ")
-        where = (
-            "deselected (-m \"not shared\")"
-            if deselected
-            else ("run" if SHARED.is_dir() else f"selected, but {SHARED} is missing: they fail")
-        )
-        terminalreporter.write_line(f"tests that need ../shared (marker `shared`): {_SHARED_TESTS[-1]}, {where}")
+        where = "deselected (-m \"not shared\")" if deselected else ("run" if SHARED.is_dir() else None)
+        if where is None:  # the number of this run's tests that skipped, which pytest's own count includes
+            terminalreporter.write_line(
+                f"tests that need ../shared (marker `shared`): {len(_SHARED_SKIPPED)} skipped, because {SHARED} "
+                "is missing (a clone from GitHub has none; .ci/run requires it)"
+            )
+        else:
+            terminalreporter.write_line(f"tests that need ../shared (marker `shared`): {_SHARED_TESTS[-1]}, {where}")
     if _SKIPPED and skips_are_failures():
         terminalreporter.section(
             f"{len(_SKIPPED)} skipped, which fails the run ({STRICT_ENV}=1 or CI=true)", sep="!", red=True

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
-from .exit_codes import CONVENTION, USAGE
+from .exit_codes import CONVENTION, FAILED, INTERRUPTED, READER_GONE, TRACEBACK_SETTING, USAGE, one_line
 
 # name -> (module, relative to this package: `tools` in the repository, `ol2purview_tools` in the wheel; one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -109,7 +110,18 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(SUBCOMMANDS[command][0], __package__)
     module.add_arguments(subparsers[command])
     args = parser.parse_args(argv)
-    return int(module.run(args) or 0)
+    try:
+        return int(module.run(args) or 0)
+    except BrokenPipeError:  # the reader of the output went away (`| head`): stop quietly, as a shell reports it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return READER_GONE
+    except KeyboardInterrupt:
+        return INTERRUPTED
+    except Exception as exc:  # no traceback reaches a user: one line, exit 1 (OL2PURVIEW_TRACEBACK=1 shows it)
+        if os.environ.get(TRACEBACK_SETTING, "").strip() == "1":
+            raise
+        print(f"ol2purview {command}: {one_line(exc)} ({TRACEBACK_SETTING}=1 shows where)", file=sys.stderr)
+        return FAILED
 
 
 if __name__ == "__main__":

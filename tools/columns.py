@@ -3,7 +3,8 @@
 Works against any Atlas v2 endpoint or Purview through their public API only: it finds the dataset (by type and
 qualifiedName, or by search), reads its dataset lineage (`GET /lineage/{guid}`), reads the processes in it
 (`GET /entity/bulk?guid=`), and walks their column lineage with olparser.lineage.column_graph (columnLineageDetail
-when present, else Purview's columnMapping). Exit codes: 0 answered, 1 catalog error, 2 usage or dataset not found.
+when present, else Purview's columnMapping). Exit codes: 0 answered, 1 catalog error, 2 usage, or a dataset or a
+column the lineage does not know (with the nearest names, tools/suggest.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, ColumnTrace, 
 from olparser.settings import Settings
 
 from .catalog_options import add_target_arguments, catalog_target
+from .suggest import catalog_dataset_names, offered
 
 JSON = dict[str, Any]
 LINEAGE_DIRECTION = {"up": "INPUT", "down": "OUTPUT", "both": "BOTH"}
@@ -58,7 +60,10 @@ class AtlasLineageReader:
         # A hit names its type (typeName, or entityType in a search answer).
         types = sorted({f.get("typeName") or f.get("entityType") for f in found})  # type: ignore[type-var]
         if not found:
-            raise NotFound(f"no {type_name or 'entity'} with qualifiedName {qualified_name}")
+            names = catalog_dataset_names(self.client) if not self.purview else []
+            raise NotFound(
+                f"no {type_name or 'entity'} with qualifiedName {qualified_name}{offered(qualified_name, names)}"
+            )
         if len(found) > 1:
             raise NotFound(
                 f"{qualified_name} names entities of several types ({', '.join(map(str, types))}): pick one with --type"
@@ -119,6 +124,9 @@ def column_trace(
         if "inputs" in (e.get("attributes") or {}) or "outputs" in (e.get("attributes") or {})
     ]
     graph = ColumnGraph(processes)
+    known = graph.columns_of(qualified_name)
+    if known and column not in known:  # a misspelled column: say so, with the names meant, rather than answer nothing
+        raise NotFound(f"no column lineage names column {column} of {qualified_name}{offered(column, known)}")
     return graph, graph.trace(qualified_name, column, direction, depth)
 
 

@@ -5,8 +5,8 @@ It calls `GET /api/ol2purview/lineage` (function key in the x-functions-key head
 processes with their runs, the edges and the runs as tables, or the answer as JSON (`--json`). Without `--url` it
 asks the `serve` running on the data folder with the key that serve keeps. Times go to the endpoint as written:
 ISO 8601 (UTC when no offset), `now`, `-24h`, `-7d`, or `last-run` for --since. Exit codes (tools/exit_codes.py): 0
-answered, 1 the endpoint refused (a wrong key) or could not answer, 2 usage, a parameter the endpoint refused, or
-nothing in the history for the dataset.
+answered, 1 the endpoint refused (a wrong key) or could not answer, 2 usage, a parameter the endpoint refused, or a
+dataset no run in the history read or wrote (a misspelled name: the nearest names of the catalog are offered).
 """
 
 from __future__ import annotations
@@ -150,6 +150,28 @@ def render_text(answer: JSON) -> str:
     return "\n".join(lines)
 
 
+def _nearest_in_catalog(args: argparse.Namespace) -> str:
+    """`; nearest: ...` from the datasets of the catalog the tools find (flags, settings, the running serve's), or ""
+    when there is none to ask or none is close: a misspelled name is answered with the names meant."""
+    from olparser.adapters.catalog import make_atlas_client
+    from olparser.settings import Settings
+
+    from .catalog_options import catalog_target
+    from .suggest import catalog_dataset_names, offered
+
+    try:
+        target = catalog_target(args, Settings.from_env())
+        if target.kind == "purview":
+            return ""
+        client = make_atlas_client(target, timeout=10.0)
+        try:
+            return offered(args.qualified_name, catalog_dataset_names(client))
+        finally:
+            client.close()
+    except Exception:  # no catalog, or it cannot answer: the error line stands without suggestions
+        return ""
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         url, key = endpoint(args, os.environ)
@@ -170,7 +192,12 @@ def run(args: argparse.Namespace) -> int:
     if response.status_code != 200:
         where = f" (parameter {body['path']})" if isinstance(body, dict) and body.get("path") else ""
         message = body.get("error") if isinstance(body, dict) else None
-        print(f"ol2purview history: {response.status_code} {message or json.dumps(body)[:300]}{where}", file=sys.stderr)
+        unknown = response.status_code == 404 and isinstance(body, dict) and body.get("path") == "qualifiedName"
+        nearest = _nearest_in_catalog(args) if unknown else ""
+        print(
+            f"ol2purview history: {response.status_code} {message or json.dumps(body)[:300]}{where}{nearest}",
+            file=sys.stderr,
+        )
         return for_http_status(response.status_code)
     print(json.dumps(body, indent=2) if args.json else render_text(body))
     return 0

@@ -1,8 +1,8 @@
 """`qn-tester --explain`: the candidates of a dataset, in the order the connector tries them, and with `--catalog
 [URL]` which of them the catalog holds and which one the dataset would be linked to.
 
-The dataset is named as the builder names it (`DatasetResolver`: the rules, the mount points, the workspace host,
-`--metastore` for a `unity-catalog` table); its candidates come from `olparser.resolution.candidates`, checked by the
+The dataset is named as the builder names it (qn-tester's `dataset_namer`, the builder's `naming_resolver`); its
+candidates come from `olparser.resolution.candidates`, checked by the
 connector's own `ScannedAssetResolver` (one lookup per type, a discovery query per search). The catalog is chosen as
 `qn-tester lint --catalog` chooses it (tools/qn_lint_catalog.py); its resource-set rules are the account's, else
 Purview's defaults. Entities the connector created itself count as found here (the run-state registry is not read).
@@ -16,30 +16,11 @@ from typing import Any, Mapping
 from olparser.adapters.catalog import CatalogTarget, RetryPolicy, make_atlas_client
 from olparser.adapters.catalog.existence import ExistenceCache
 from olparser.adapters.catalog.resolver import ResourceSetRuleSource, ScannedAssetResolver
-from olparser.lineage import LineageOptions
-from olparser.lineage.datasets import DatasetResolver
-from olparser.naming import MappingEngine, MountPoint
-from olparser.resolution import unity_catalog
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.model import Candidate, NamedDataset
 from olparser.resolution.resource_sets import ResourceSetRules
 
 from .qn_lint_catalog import CatalogLintError, choose_target
-
-
-def named_dataset(
-    engine: MappingEngine,
-    namespace: str,
-    name: str,
-    *,
-    mounts: tuple[MountPoint, ...] = (),
-    workspace_url: str | None = None,
-    metastore: str | None = None,
-) -> NamedDataset:
-    host = unity_catalog.unity_namespace(namespace)[1]  # `--metastore` is the metastore of the host it names
-    options = LineageOptions(workspace_metastores=((host, metastore),) if host and metastore else ())
-    resolver = DatasetResolver(engine, mounts, workspace_url, options, metastore_id=metastore)
-    return resolver.resolve_name(namespace, name).named(metastore)
 
 
 def explain_candidates(
@@ -49,6 +30,38 @@ def explain_candidates(
     if catalog is None:
         candidates = dataset_candidates(dataset, ResourceSetRules.default())
         return _lines(dataset, candidates, {}, None)
+    target, client, resolver = _catalog_resolver(catalog, env, where)
+    try:
+        candidates = resolver.candidates(dataset)
+        resolution = resolver.resolve([dataset])
+        found = {c.key: _answer(c, resolver) for c in candidates}
+    except Exception as exc:  # unreachable, refused: one line, exit code 2
+        raise _unreachable(target, exc) from None
+    finally:
+        client.close()
+    return _lines(dataset, candidates, found, resolution.links.get(dataset.default), target)
+
+
+def catalog_links(
+    datasets: list[NamedDataset], catalog: str, env: Mapping[str, str], where: argparse.Namespace | None = None
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """Each dataset's identity written -> the scanned asset (type, qualifiedName) the connector's resolver links it
+    to in the catalog chosen (`catalog`: "" for the configured one, or a URL); datasets it finds nothing for are
+    left out (written as named, re-linked later)."""
+    target, client, resolver = _catalog_resolver(catalog, env, where)
+    try:
+        links = resolver.resolve(datasets).links
+    except Exception as exc:  # unreachable, refused: one line, exit code 2
+        raise _unreachable(target, exc) from None
+    finally:
+        client.close()
+    return {d.default: links[d.default] for d in datasets if d.default in links}
+
+
+def _catalog_resolver(
+    catalog: str, env: Mapping[str, str], where: argparse.Namespace | None
+) -> tuple[CatalogTarget, Any, ScannedAssetResolver]:
+    """The connector's own resolver on the catalog chosen as `qn-tester lint --catalog` chooses it."""
     target = choose_target(catalog or None, env, where)
     client = make_atlas_client(target, timeout=30.0)
     retry = RetryPolicy(max_attempts=2)
@@ -58,18 +71,14 @@ def explain_candidates(
         retry=retry,
         rules=ResourceSetRuleSource(client, retry),
     )
-    try:
-        candidates = resolver.candidates(dataset)
-        resolution = resolver.resolve([dataset])
-        found = {c.key: _answer(c, resolver) for c in candidates}
-    except Exception as exc:  # unreachable, refused: one line, exit code 2
-        reason = str(exc).splitlines()[0][:300] if str(exc) else ""
-        raise CatalogLintError(
-            f"cannot check the candidates in {target.endpoint}: {type(exc).__name__}{': ' + reason if reason else ''}"
-        ) from None
-    finally:
-        client.close()
-    return _lines(dataset, candidates, found, resolution.links.get(dataset.default), target)
+    return target, client, resolver
+
+
+def _unreachable(target: CatalogTarget, exc: Exception) -> CatalogLintError:
+    reason = str(exc).splitlines()[0][:300] if str(exc) else ""
+    return CatalogLintError(
+        f"cannot check the candidates in {target.endpoint}: {type(exc).__name__}{': ' + reason if reason else ''}"
+    )
 
 
 def _answer(candidate: Candidate, resolver: ScannedAssetResolver) -> str:

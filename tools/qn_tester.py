@@ -9,9 +9,15 @@
   qn-tester coverage [--config PATH] [--json] [--guide PAGE]   the naming spec's forms -> qualifiedName, type,
                                               status, with counts (--guide: write the table into that page)
 
-Exit codes: 0 every input matched a rule (and at the end of prompts on a terminal); 3 some input matched none; 2 usage or config error; lint: 1 problems found.
-The config is --config PATH, else the app setting OlToPurviewMappings (inline JSON), else
-OL_TO_PURVIEW_MAPPINGS_PATH, else the shipped rules (olparser/naming/shipped; `make lint-config` names config/).
+Every answer is what the connector writes for the same settings: the builder's own naming
+(`olparser.lineage.build.naming_resolver`: the rules, --mounts, --workspace-url, the metastore of DATABRICKS_METASTORE_IDS
+or --metastore) and, with --catalog [URL], the scanned asset the resolver links it to. A dataset no rule names is the
+connector's placeholder (`openlineage_dataset`), with the reason under "error".
+Exit codes: 0 every input named (and at the end of prompts on a terminal); 3 some input matched no rule; 2 usage or
+config error; lint: 1 problems found.
+The rules are --config PATH, else the app setting OlToPurviewMappings (inline JSON), else OL_TO_PURVIEW_MAPPINGS_PATH,
+else the one rule file (config/OlToPurviewMappings.json in a checkout, its packaged copy in an installed wheel), as
+every command reads them; the first line on stderr says which.
 """
 
 from __future__ import annotations
@@ -20,15 +26,21 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, TextIO
 
-from olparser.naming import ConfigError, MappingEngine, MappingResult, MountPoint, mounts_from_facet
+from olparser.adapters.rules_file import rules_source
+from olparser.lineage import LineageOptions
+from olparser.lineage.build import naming_resolver
+from olparser.lineage.datasets import UNITY_CATALOG_TYPE, DatasetResolver
+from olparser.naming import ConfigError, MappingEngine, MountPoint, mounts_from_facet
 from olparser.naming.engine import Explanation
 from olparser.naming.lint import lint_config
 from olparser.naming.mounts import DBFS_NAMESPACES
 from olparser.naming.rules import parse_json, read_path, unwrap
 from olparser.resolution import unity_catalog
+from olparser.runs.model import DatasetFacts
 from olparser.settings import Settings
 
 from .catalog_options import add_target_arguments
@@ -48,7 +60,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Map OpenLineage (namespace, name) pairs to Purview qualified names with the mapping rules.",
     )
     parser.add_argument(
-        "--config", metavar="PATH", help="mapping config (default: the app setting or the shipped file)"
+        "--config",
+        metavar="PATH",
+        help="mapping config (default: the app setting, else config/OlToPurviewMappings.json as `serve` reads it)",
     )
     parser.add_argument("--namespace", metavar="NS", help="OpenLineage dataset namespace")
     parser.add_argument("--name", metavar="NAME", help="OpenLineage dataset name")
@@ -66,8 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="?",
         const="",
         metavar="URL",
-        help="with --explain: check the candidates in this catalog (an Atlas v2 URL; without URL: "
-        "PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the running `ol2purview serve`'s)",
+        help="link each dataset to the scanned asset this catalog holds, as the connector does (with --explain: "
+        "check every candidate); an Atlas v2 URL, without URL: PURVIEW_ACCOUNT_NAME or ATLAS_ENDPOINT, else the "
+        "running `ol2purview serve`'s",
     )
     parser.add_argument(
         "--metastore",
@@ -130,17 +145,44 @@ def _read_json_file(path: str, what: str) -> Any:
         raise UsageError(f"{what} {path} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
 
 
-def load_engine(config: str | None) -> MappingEngine:
-    return MappingEngine.from_path(config) if config else MappingEngine.from_settings(Settings.from_env())
+def load_engine(config: str | None, err: TextIO | None = None) -> MappingEngine:
+    """The rules: `config`, else the settings' (as every command reads them); says which on `err`."""
+    settings = Settings.from_env()
+    engine = MappingEngine.from_path(config) if config else MappingEngine.from_settings(settings)
+    if err is not None:
+        err.write(f"qn-tester: rules from {config or rules_source(settings)} ({len(engine.rules)} rules)\n")
+        err.flush()
+    return engine
 
 
-def load_mounts(path: str | None) -> tuple[MountPoint, ...]:
+def load_mounts(path: str | None) -> Any:
+    """The mount points as the environment facet lists them (checked to hold some), or None."""
     if not path:
-        return ()
-    mounts = mounts_from_facet(_read_json_file(path, "mounts file"))
-    if not mounts:
+        return None
+    listed = _read_json_file(path, "mounts file")
+    if not mounts_from_facet(listed):
         raise UsageError(f"mounts file {path} holds no mount points (expected a list of {{mountPoint, source}})")
-    return mounts
+    return listed
+
+
+def dataset_namer(
+    engine: MappingEngine, args: argparse.Namespace, namespace: str | None = None, mount_points: Any = None
+) -> DatasetResolver:
+    """The connector's naming for the settings given (`naming_resolver`, the builder's): DATABRICKS_METASTORE_IDS and
+    the other settings of the environment, `--mounts`, `--workspace-url`; `--metastore` is the metastore of the
+    workspace, and of the host a Unity Catalog namespace names, as DATABRICKS_METASTORE_IDS would say it."""
+    options = LineageOptions.from_settings(Settings.from_env())
+    host = unity_catalog.unity_namespace(namespace.strip())[1] if namespace else None
+    if args.metastore and host:
+        given = (host.lower(), args.metastore.strip().lower())  # after the settings': the flag wins
+        options = replace(options, workspace_metastores=(*options.workspace_metastores, given))
+    return naming_resolver(
+        engine,
+        options,
+        mount_points=mount_points,
+        workspace_host=args.workspace_url,
+        metastore=args.metastore.strip().lower() if args.metastore else None,
+    )
 
 
 def batch_cases(path: str) -> tuple[list[tuple[str, str]], str | None]:
@@ -238,13 +280,6 @@ def identity_json(dataset: Any) -> dict[str, Any]:
 # --- outputs --------------------------------------------------------------------------------------------------------
 
 
-def result_json(result: MappingResult) -> dict[str, Any]:
-    out: dict[str, Any] = {"QualifiedName": result.qualified_name, "PurviewType": result.purview_type}
-    if not result.matched:
-        out["error"] = result.error
-    return out
-
-
 def _emit(obj: dict[str, Any], out: TextIO) -> None:
     out.write(json.dumps(obj) + "\n")
     out.flush()
@@ -281,8 +316,9 @@ def _prompt(stdin: TextIO, out: TextIO, label: str, interactive: bool) -> str | 
     return line.rstrip("\r\n")
 
 
-def hints(namespace: str, name: str, mounts: tuple[MountPoint, ...]) -> list[str]:
-    """Advice for inputs that usually mean a mistake in how they were typed, not in the rules."""
+def hints(namespace: str, name: str, mounts: tuple[MountPoint, ...], type_name: str | None = None) -> list[str]:
+    """Advice for inputs that usually mean a mistake in how they were typed, not in the rules. `type_name`: the type
+    the connector writes the dataset as (a Unity Catalog name whose metastore the settings give needs no hint)."""
     found = []
     if (
         not mounts
@@ -294,10 +330,11 @@ def hints(namespace: str, name: str, mounts: tuple[MountPoint, ...]) -> list[str
             "\"source\"}, as in the run's environment-properties facet) or --event FILE, so that it maps like "
             "the storage path it mounts"
         )
-    if unity_catalog.unity_namespace(namespace.strip())[0]:
+    if unity_catalog.unity_namespace(namespace.strip())[0] and type_name in (None, UNITY_CATALOG_TYPE):
         found.append(
-            "hint: a Unity Catalog table is named from its metastore, not by a rule: try --explain --metastore "
-            "ID (the metastore id DATABRICKS_METASTORE_IDS gives), or --event FILE"
+            "hint: a Unity Catalog table is named from its metastore, not by a rule: pass --metastore ID (the "
+            "metastore id DATABRICKS_METASTORE_IDS gives for the workspace), or --workspace-url HOST of a workspace "
+            "DATABRICKS_METASTORE_IDS lists, or --event FILE"
         )
     if namespace.lower().startswith("jdbc:"):
         found.append(
@@ -307,8 +344,10 @@ def hints(namespace: str, name: str, mounts: tuple[MountPoint, ...]) -> list[str
     return found
 
 
-def _print_hints(namespace: str, name: str, mounts: tuple[MountPoint, ...], err: TextIO) -> None:
-    for line in hints(namespace, name, mounts):
+def _print_hints(
+    namespace: str, name: str, mounts: tuple[MountPoint, ...], err: TextIO, type_name: str | None = None
+) -> None:
+    for line in hints(namespace, name, mounts, type_name):
         err.write(line + "\n")
     err.flush()
 
@@ -360,7 +399,7 @@ def run_lint(
         if settings.mappings_inline:
             raw, source = parse_json(settings.mappings_inline, "app setting OlToPurviewMappings"), "OlToPurviewMappings"
         else:
-            raw, source = read_path(settings.mappings_path), str(settings.mappings_path)
+            raw, source = read_path(settings.mappings_path), rules_source(settings)
     findings: list[Any] = list(lint_config(raw))
     if catalog is not None:
         from .qn_lint_catalog import CatalogLintError, lint_against_catalog
@@ -429,55 +468,84 @@ def run_coverage(config: str | None, out: TextIO, as_json: bool = False, guide: 
     return EXIT_LINT_FINDINGS if wrong else EXIT_OK
 
 
+def answer_json(dataset: Any, link: tuple[str, str] | None = None, linked: bool | None = None) -> dict[str, Any]:
+    """What the connector writes for one dataset: its qualifiedName and type (the placeholder, with `error`, when no
+    rule names it); with a catalog, the scanned asset it links to, and whether it was found (`Linked`)."""
+    out: dict[str, Any] = {"QualifiedName": dataset.qualified_name, "PurviewType": dataset.type_name}
+    if link is not None:
+        out["PurviewType"], out["QualifiedName"] = link
+    if dataset.unmatched_reason:
+        out["error"] = dataset.unmatched_reason
+    if linked is not None:
+        out["Linked"] = linked
+    return out
+
+
 def run_map(args: argparse.Namespace, out: TextIO) -> int:
-    engine = load_engine(args.config)
-    mounts = load_mounts(args.mounts)
+    engine = load_engine(args.config, sys.stderr)
+    listed = load_mounts(args.mounts)  # a bad mounts file is a usage error before anything is mapped
+    mounts = mounts_from_facet(listed) if listed else ()
     workspace = args.workspace_url
     if args.namespace is not None:
-        _print_hints(args.namespace, args.name, mounts, sys.stderr)
+        namer = dataset_namer(engine, args, args.namespace, listed)
+        dataset = namer.resolve(DatasetFacts(args.namespace, args.name))
+        _print_hints(args.namespace, args.name, mounts, sys.stderr, dataset.type_name)
         if args.explain:
             explanation = engine.explain(args.namespace, args.name, mounts=mounts, workspace_url=workspace)
             out.write((explanation.to_text() if args.full else explain_summary(explanation, engine)) + "\n")
-            out.write(_candidates_text(engine, args, mounts, workspace) + "\n")
-            return EXIT_OK if explanation.result.matched else EXIT_UNMATCHED
-        result = engine.map(args.namespace, args.name, mounts=mounts, workspace_url=workspace)
-        _emit(result_json(result), out)
-        return EXIT_OK if result.matched else EXIT_UNMATCHED
-    rows: Iterable[tuple[dict[str, str], str, str]]
-    if args.batch:
-        cases, file_workspace = batch_cases(args.batch)
-        rows = [({"namespace": ns, "name": n}, ns, n) for ns, n in cases]
-        workspace = workspace or file_workspace
-    elif args.event:
+            out.write(f"written as: {dataset.type_name} {dataset.qualified_name}\n")
+            out.write(_candidates_text(namer, args) + "\n")
+            return EXIT_UNMATCHED if dataset.unmatched_reason else EXIT_OK
+        _emit(_linked_answers([dataset], namer, args)[0], out)
+        return EXIT_UNMATCHED if dataset.unmatched_reason else EXIT_OK
+    if args.event:
         lines = event_datasets(args.event, engine, mounts, workspace, args.metastore)
         for line in lines:
             _emit(line, out)
         return EXIT_UNMATCHED if any("error" in line for line in lines) else EXIT_OK
+    pairs: Iterable[tuple[str, str]]
+    if args.batch:
+        cases, file_workspace = batch_cases(args.batch)
+        args.workspace_url = workspace or file_workspace
+        pairs = cases
     else:
-        rows = (({"namespace": ns, "name": n}, ns, n) for ns, n in _prompted_pairs(sys.stdin, out, sys.stderr))
-    detailed = bool(args.batch or args.event)
-    all_matched = True
-    for head, ns, n in rows:
-        if not detailed:
-            _print_hints(ns, n, mounts, sys.stderr)
-        result = engine.map(ns, n, mounts=mounts, workspace_url=workspace)
-        all_matched &= result.matched
-        line = {**head, **result_json(result), "Rule": result.rule_name} if detailed else result_json(result)
+        pairs = _prompted_pairs(sys.stdin, out, sys.stderr)
+    all_named = True
+    for ns, n in pairs:
+        namer = dataset_namer(engine, args, ns, listed)
+        dataset = namer.resolve(DatasetFacts(ns, n))
+        if not args.batch:
+            _print_hints(ns, n, mounts, sys.stderr, dataset.type_name)
+        all_named &= not dataset.unmatched_reason
+        line = _linked_answers([dataset], namer, args)[0]
+        if args.batch:
+            line = {"namespace": ns, "name": n, **line, "Rule": dataset.rule}
         _emit(line, out)
     # someone typing at the prompts of a terminal saw each miss; Ctrl-D ends that session, not a failed check
-    at_terminal = not (args.batch or args.event) and sys.stdin.isatty()
-    return EXIT_OK if all_matched or at_terminal else EXIT_UNMATCHED
+    at_terminal = not args.batch and sys.stdin.isatty()
+    return EXIT_OK if all_named or at_terminal else EXIT_UNMATCHED
 
 
-def _candidates_text(
-    engine: MappingEngine, args: argparse.Namespace, mounts: tuple[MountPoint, ...], workspace: str | None
-) -> str:
-    from .qn_candidates import explain_candidates, named_dataset
+def _linked_answers(datasets: list[Any], namer: DatasetResolver, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The answers for `datasets`; with --catalog, each linked as the connector's resolver links it."""
+    if args.explain_catalog is None:
+        return [answer_json(d) for d in datasets]
+    from .qn_candidates import catalog_links
     from .qn_lint_catalog import CatalogLintError
 
-    dataset = named_dataset(
-        engine, args.namespace, args.name, mounts=mounts, workspace_url=workspace, metastore=args.metastore
-    )
+    named = [d.named(namer.metastore_id) for d in datasets]
+    try:
+        links = catalog_links(named, args.explain_catalog, os.environ, args)
+    except CatalogLintError as exc:
+        raise UsageError(str(exc)) from None
+    return [answer_json(d, links.get(d.key), d.key in links) for d in datasets]
+
+
+def _candidates_text(namer: DatasetResolver, args: argparse.Namespace) -> str:
+    from .qn_candidates import explain_candidates
+    from .qn_lint_catalog import CatalogLintError
+
+    dataset = namer.resolve_name(args.namespace, args.name).named(namer.metastore_id)
     try:
         return explain_candidates(dataset, args.explain_catalog, os.environ, args)
     except CatalogLintError as exc:
@@ -502,8 +570,8 @@ def _check_usage(args: argparse.Namespace) -> None:
         raise UsageError("--explain needs --namespace and --name")
     if args.full and not args.explain:
         raise UsageError("--full goes with --explain")
-    if args.explain_catalog is not None and not args.explain:
-        raise UsageError("--catalog goes with --explain (or with lint)")
+    if args.explain_catalog is not None and args.event:
+        raise UsageError("--catalog goes with --namespace/--name, --batch or the prompts (or with lint), not --event")
     if args.namespace is not None and not args.namespace.strip():
         raise UsageError(
             "--namespace is empty (an OpenLineage namespace such as abfss://raw@lake.dfs.core.windows.net)"

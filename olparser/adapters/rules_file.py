@@ -10,9 +10,9 @@ so that a change is noticed and logged within seconds even when no event arrives
 `rules_problem(settings)` is the check `ol2purview serve` and `worker` make before they start: the first problem
 of the rules in force, as `FILE:LINE:COLUMN: rule N 'name', field F: what`.
 
-`use_app_rules(app_folder)` is how an entry point chooses the rule file users edit: function_app.py (in Azure, its
-deployment zip holds config/) and `ol2purview serve` for the app it serves. Settings alone default to the shipped
-rules.
+Every command reads the same rules by the same rule (`Settings.mappings_path`, olparser/settings.py): the one rule
+file, config/OlToPurviewMappings.json, in a checkout or the deployment zip; the copy packaged in an installed wheel;
+OL_TO_PURVIEW_MAPPINGS_PATH (or the inline setting) over both. `rules_source(settings)` is how each one says which.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, MutableMapping
+from typing import Any, Callable
 
 from olparser.naming.engine import MappingEngine, MappingResult
 from olparser.naming.mounts import MountMemo
@@ -33,23 +33,15 @@ log = logging.getLogger(__name__)
 DEFAULT_CHECK_SECONDS = 2.0
 
 
-APP_RULES_FILE = Path("config") / "OlToPurviewMappings.json"  # in the app's folder (README "Add a mapping rule")
 PATH_SETTING, INLINE_SETTING = "OL_TO_PURVIEW_MAPPINGS_PATH", "OlToPurviewMappings"
 
 
-def use_app_rules(app_folder: Path, environ: MutableMapping[str, str] = os.environ) -> Path | None:
-    """Choose the app's own rule file, `config/OlToPurviewMappings.json` in `app_folder`, by setting
-    OL_TO_PURVIEW_MAPPINGS_PATH in `environ` to it, unless rules are already chosen there (that setting or the inline
-    `OlToPurviewMappings`, an empty value being unset) or the app's folder carries no such file (the copy of
-    function_app.py the wheel holds for `ol2purview serve`): then the shipped rules, the settings' default, apply.
-    Returns the file chosen, or None."""
-    if (environ.get(PATH_SETTING) or "").strip() or (environ.get(INLINE_SETTING) or "").strip():
-        return None
-    rules = Path(app_folder).resolve() / APP_RULES_FILE
-    if not rules.is_file():
-        return None
-    environ[PATH_SETTING] = str(rules)
-    return rules
+def rules_source(settings: Settings) -> str:
+    """Which rules `settings` name, as every command says it: the inline app setting, else the file
+    (`config/OlToPurviewMappings.json` in a checkout, `shown_path`)."""
+    if settings.mappings_inline and settings.mappings_inline.strip():
+        return f"app setting {INLINE_SETTING}"
+    return shown_path(Path(settings.mappings_path))
 
 
 def shown_path(path: Path) -> str:
@@ -122,10 +114,15 @@ class ReloadingEngine:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "MappingEngine | ReloadingEngine":
-        """Inline rules (`OlToPurviewMappings`): a plain engine. A rule file: an engine that follows its changes."""
+        """Inline rules (`OlToPurviewMappings`): a plain engine. A rule file: an engine that follows its changes.
+        Logs which rules it read (the Function's and the worker's way of saying it)."""
+        engine: MappingEngine | ReloadingEngine
         if settings.mappings_inline and settings.mappings_inline.strip():
-            return MappingEngine.from_settings(settings)
-        return cls(settings.mappings_path)
+            engine = MappingEngine.from_settings(settings)
+        else:
+            engine = cls(settings.mappings_path)
+        log.info("mapping rules: %s (%d rules)", rules_source(settings), len(engine.rules))
+        return engine
 
     @property
     def current(self) -> MappingEngine:

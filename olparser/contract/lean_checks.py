@@ -7,7 +7,8 @@ from typing import Any, Callable
 
 _MISSING = object()
 _C0 = frozenset(['ABORT', 'COMPLETE', 'FAIL', 'OTHER', 'RUNNING', 'START'])
-_C1 = re.compile('^[^\\u0000-\\u001f\\u007f]*\\Z').search
+_C1 = re.compile('^[^\\u0000-\\u001f\\u007f]+\\Z').search
+_C2 = re.compile('^[^\\u0000-\\u001f\\u007f]*\\Z').search
 
 
 def checks(
@@ -52,7 +53,7 @@ def checks(
         v6 = v5["runId"]
         if type(v6) is not str:
             return False
-        if not is_uuid(v6):
+        if _C1(v6) is None:
             return False
         v7 = v5.get("facets", _MISSING)
         if v7 is not _MISSING:
@@ -68,14 +69,14 @@ def checks(
             return False
         if len(v9) > max_string_chars:
             return False
-        if refuse_control and _C1(v9) is None:
+        if refuse_control and _C2(v9) is None:
             return False
         v10 = v8["name"]
         if type(v10) is not str:
             return False
         if len(v10) > max_string_chars:
             return False
-        if refuse_control and _C1(v10) is None:
+        if refuse_control and _C2(v10) is None:
             return False
         v11 = v8.get("facets", _MISSING)
         if v11 is not _MISSING:
@@ -97,14 +98,14 @@ def checks(
                     return False
                 if len(v14) > max_string_chars:
                     return False
-                if refuse_control and _C1(v14) is None:
+                if refuse_control and _C2(v14) is None:
                     return False
                 v15 = v13["name"]
                 if type(v15) is not str:
                     return False
                 if len(v15) > max_string_chars:
                     return False
-                if refuse_control and _C1(v15) is None:
+                if refuse_control and _C2(v15) is None:
                     return False
                 v16 = v13.get("facets", _MISSING)
                 if v16 is not _MISSING:
@@ -130,14 +131,14 @@ def checks(
                     return False
                 if len(v20) > max_string_chars:
                     return False
-                if refuse_control and _C1(v20) is None:
+                if refuse_control and _C2(v20) is None:
                     return False
                 v21 = v19["name"]
                 if type(v21) is not str:
                     return False
                 if len(v21) > max_string_chars:
                     return False
-                if refuse_control and _C1(v21) is None:
+                if refuse_control and _C2(v21) is None:
                     return False
                 v22 = v19.get("facets", _MISSING)
                 if v22 is not _MISSING:
@@ -176,14 +177,14 @@ def checks(
             return False
         if len(v5) > max_string_chars:
             return False
-        if refuse_control and _C1(v5) is None:
+        if refuse_control and _C2(v5) is None:
             return False
         v6 = v4["name"]
         if type(v6) is not str:
             return False
         if len(v6) > max_string_chars:
             return False
-        if refuse_control and _C1(v6) is None:
+        if refuse_control and _C2(v6) is None:
             return False
         v7 = v4.get("facets", _MISSING)
         if v7 is not _MISSING:
@@ -218,14 +219,14 @@ def checks(
             return False
         if len(v5) > max_string_chars:
             return False
-        if refuse_control and _C1(v5) is None:
+        if refuse_control and _C2(v5) is None:
             return False
         v6 = v4["name"]
         if type(v6) is not str:
             return False
         if len(v6) > max_string_chars:
             return False
-        if refuse_control and _C1(v6) is None:
+        if refuse_control and _C2(v6) is None:
             return False
         v7 = v4.get("facets", _MISSING)
         if v7 is not _MISSING:
@@ -247,14 +248,14 @@ def checks(
                     return False
                 if len(v10) > max_string_chars:
                     return False
-                if refuse_control and _C1(v10) is None:
+                if refuse_control and _C2(v10) is None:
                     return False
                 v11 = v9["name"]
                 if type(v11) is not str:
                     return False
                 if len(v11) > max_string_chars:
                     return False
-                if refuse_control and _C1(v11) is None:
+                if refuse_control and _C2(v11) is None:
                     return False
                 v12 = v9.get("facets", _MISSING)
                 if v12 is not _MISSING:
@@ -280,14 +281,14 @@ def checks(
                     return False
                 if len(v16) > max_string_chars:
                     return False
-                if refuse_control and _C1(v16) is None:
+                if refuse_control and _C2(v16) is None:
                     return False
                 v17 = v15["name"]
                 if type(v17) is not str:
                     return False
                 if len(v17) > max_string_chars:
                     return False
-                if refuse_control and _C1(v17) is None:
+                if refuse_control and _C2(v17) is None:
                     return False
                 v18 = v15.get("facets", _MISSING)
                 if v18 is not _MISSING:
@@ -312,7 +313,7 @@ def checks(
         v2 = v1["runId"]
         if type(v2) is not str:
             return False
-        if not is_uuid(v2):
+        if _C1(v2) is None:
             return False
         v3 = v0["job"]
         if type(v3) is not dict:
@@ -324,14 +325,14 @@ def checks(
             return False
         if len(v4) > max_string_chars:
             return False
-        if refuse_control and _C1(v4) is None:
+        if refuse_control and _C2(v4) is None:
             return False
         v5 = v3["name"]
         if type(v5) is not str:
             return False
         if len(v5) > max_string_chars:
             return False
-        if refuse_control and _C1(v5) is None:
+        if refuse_control and _C2(v5) is None:
             return False
         v6 = v0.get("root", _MISSING)
         if v6 is not _MISSING:
@@ -346,7 +347,7 @@ def checks(
                 v8 = v7["runId"]
                 if type(v8) is not str:
                     return False
-                if not is_uuid(v8):
+                if _C1(v8) is None:
                     return False
             v9 = v6.get("job", _MISSING)
             if v9 is not _MISSING:
@@ -359,14 +360,14 @@ def checks(
                     return False
                 if len(v10) > max_string_chars:
                     return False
-                if refuse_control and _C1(v10) is None:
+                if refuse_control and _C2(v10) is None:
                     return False
                 v11 = v9["name"]
                 if type(v11) is not str:
                     return False
                 if len(v11) > max_string_chars:
                     return False
-                if refuse_control and _C1(v11) is None:
+                if refuse_control and _C2(v11) is None:
                     return False
         return True
 
@@ -766,14 +767,14 @@ def checks(
                     return False
                 if len(v3) > max_string_chars:
                     return False
-                if refuse_control and _C1(v3) is None:
+                if refuse_control and _C2(v3) is None:
                     return False
                 v4 = v2["name"]
                 if type(v4) is not str:
                     return False
                 if len(v4) > max_string_chars:
                     return False
-                if refuse_control and _C1(v4) is None:
+                if refuse_control and _C2(v4) is None:
                     return False
                 v5 = v2["type"]
                 if type(v5) is not str:
@@ -808,14 +809,14 @@ def checks(
                     return False
                 if len(v6) > max_string_chars:
                     return False
-                if refuse_control and _C1(v6) is None:
+                if refuse_control and _C2(v6) is None:
                     return False
                 v7 = v5["name"]
                 if type(v7) is not str:
                     return False
                 if len(v7) > max_string_chars:
                     return False
-                if refuse_control and _C1(v7) is None:
+                if refuse_control and _C2(v7) is None:
                     return False
                 v8 = v5["field"]
                 if type(v8) is not str:
@@ -870,14 +871,14 @@ def checks(
                     return False
                 if len(v19) > max_string_chars:
                     return False
-                if refuse_control and _C1(v19) is None:
+                if refuse_control and _C2(v19) is None:
                     return False
                 v20 = v18["name"]
                 if type(v20) is not str:
                     return False
                 if len(v20) > max_string_chars:
                     return False
-                if refuse_control and _C1(v20) is None:
+                if refuse_control and _C2(v20) is None:
                     return False
                 v21 = v18["field"]
                 if type(v21) is not str:

@@ -306,6 +306,8 @@ def message_for(keyword: str, expected: Any, value: Any, parts: tuple[Any, ...],
         return f"{path} is {len(value)} characters long, more than the limit of {expected} ({NAME_SETTING})", path
     if keyword == "maxItems" and isinstance(value, list):
         return f"{path} has {len(value):,} items, more than the limit of {expected:,}", path
+    if keyword == "pattern" and value == "":
+        return f"{path} must not be empty", path
     if keyword == "pattern" and isinstance(value, str) and (control := _CONTROL_CHAR.search(value)):
         return f"{path} contains control character U+{ord(control.group()):04X} at index {control.start()}", path
     return f"{path} breaks the contract's {keyword!r} rule", path  # never echo the value

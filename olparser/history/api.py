@@ -109,7 +109,7 @@ def last_run_window(reader: HistoryReader, qualified_name: str, now: float) -> W
     not ended)."""
     newest = reader.newest_access(qualified_name)
     if newest is None:
-        raise QueryError("qualifiedName", f"no run in the history read or wrote {qualified_name}", status=404)
+        raise QueryError("qualifiedName", _never_seen(qualified_name), status=404)
     start, end = newest.run.start, newest.run.end if newest.run.end is not None else max(now, newest.run.start)
     return Window(start, max(end, start + 0.001))
 
@@ -123,9 +123,18 @@ def lineage_answer(
         window = query.window or last_run_window(reader, query.qualified_name, now)
     except QueryError as error:
         return error.status, error.to_json()
-    return 200, lineage_in_window(
+    answer = lineage_in_window(
         reader, query.qualified_name, window, query.direction, query.depth, column=query.column, limits=limits
     )
+    if (
+        not answer.get("processes") and reader.newest_access(query.qualified_name) is None
+    ):  # a name the history never saw
+        return 404, QueryError("qualifiedName", _never_seen(query.qualified_name), status=404).to_json()
+    return 200, answer
+
+
+def _never_seen(qualified_name: str) -> str:
+    return f"no run in the history read or wrote {qualified_name}"
 
 
 def run_answer(reader: HistoryReader, run_id: str) -> tuple[int, JSON]:

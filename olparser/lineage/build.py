@@ -15,7 +15,7 @@ and the truncation is recorded on every process of the run (`lineageTruncated`) 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from olparser.naming import MappingEngine
 from olparser.resolution.tasks import TaskLookup
@@ -69,10 +69,25 @@ def dataset_resolver(
     """How the datasets of `run` are named: the rules with the run's mount points, workspace host and Unity Catalog
     metastore (`qn-tester --event` names an event's datasets with it, as the builder does)."""
     ctx = ctx or run_context(run, options)
-    metastore = options.metastore_for(ctx.workspace_id, ctx.workspace_host)
-    return DatasetResolver(
-        engine, engine.mount_memo.read(ctx.mount_points), ctx.workspace_host, options, metastore_id=metastore
+    return naming_resolver(
+        engine, options, mount_points=ctx.mount_points, workspace_host=ctx.workspace_host, workspace_id=ctx.workspace_id
     )
+
+
+def naming_resolver(
+    engine: MappingEngine,
+    options: LineageOptions,
+    *,
+    mount_points: Any = None,
+    workspace_host: str | None = None,
+    workspace_id: str | None = None,
+    metastore: str | None = None,
+) -> DatasetResolver:
+    """How a dataset is named for a run with these settings: `mount_points` as the environment facet lists them, the
+    workspace's host and id, its Unity Catalog metastore from DATABRICKS_METASTORE_IDS (`options`) unless `metastore`
+    is given. The builder's (through `dataset_resolver`) and `qn-tester`'s one way of naming a dataset."""
+    found = metastore or options.metastore_for(workspace_id, workspace_host)
+    return DatasetResolver(engine, engine.mount_memo.read(mount_points), workspace_host, options, metastore_id=found)
 
 
 def build_lineage(
@@ -136,7 +151,7 @@ def build_lineage(
     pipeline: AdfPipeline | None = None
     task: TaskLookup | None = None
     if run.job_name and not lifecycle_only:
-        owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name)
+        owner = build_owner(run.job_namespace, ctx, run.job_facets, run.run_facets, run.job_name, run.producer)
         owner_entities, task = owner.entities, owner.task_lookup
         orchestrator = None
         run_by = orchestration(run.job_name, run.run_facets)  # once per run: the summary shows it too

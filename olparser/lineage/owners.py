@@ -26,7 +26,11 @@ command's run `dbt-run-{project}` its parent): `dbt_model` `dbt://{job namespace
 processes (relationship `model`). A Flink job's run (openlineage-flink: `integration: FLINK`): `flink_job`
 `flink://{job namespace}/{job name}` with `flink_process` processes (relationship `job`).
 
-Anything else (Synapse, HDInsight, Dataproc, plain PySpark, and Databricks runs whose workspace host is unknown):
+A producer the connector has no model of (neither a `jobType` integration above nor Spark, e.g. a custom client or
+an orchestrator without the facet): `openlineage_job` `openlineage://{job namespace}/{job name}` with
+`openlineage_process` processes (relationship `job`), the job name whole (`_generic_owner`).
+
+Any other Spark run (Synapse, HDInsight, Dataproc, plain PySpark, and Databricks runs whose workspace host is unknown):
 `spark_application` `spark://{job namespace}/{application key}` (Databricks: `{workspace qn}/applications/...`)
 with `spark_process` processes (relationship `application`). The application key is the job identity's
 (olparser/lineage/identity.py): the parent run's job name (present on every event of the application), so all runs
@@ -65,7 +69,12 @@ SPARK_PROCESS = "spark_process"
 AIRFLOW_PROCESS = "airflow_process"
 DBT_PROCESS = "dbt_process"
 FLINK_PROCESS = "flink_process"
-PROCESS_TYPES = frozenset({DATABRICKS_PROCESS, SPARK_PROCESS, AIRFLOW_PROCESS, DBT_PROCESS, FLINK_PROCESS})
+# the owner and process types of a producer the connector has no model of (typedefs/openlineage_jobs.json)
+OPENLINEAGE_JOB, OPENLINEAGE_PROCESS = "openlineage_job", "openlineage_process"
+PROCESS_TYPES = frozenset(
+    {DATABRICKS_PROCESS, SPARK_PROCESS, AIRFLOW_PROCESS, DBT_PROCESS, FLINK_PROCESS, OPENLINEAGE_PROCESS}
+)
+MODELLED_INTEGRATIONS = frozenset({"SPARK", "AIRFLOW", "DBT", "FLINK"})  # jobType integrations with owners of their own
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,7 @@ class Owner:
     process_type: str
     process_relationship: str  # the process's relationship attribute that points at the owner
     task_lookup: TaskLookup | None = None  # a job run: its job's existing task may stand for the builder's own
+    process_job: str | None = None  # the job name its processes carry, when not the run context's display name
 
     def reference(self) -> JSON:
         return object_id(self.type_name, self.qualified_name)
@@ -87,7 +97,11 @@ def build_owner(
     job_facets: Mapping[str, Any] | None = None,
     run_facets: Mapping[str, Any] | None = None,
     job_name: str = "",
+    producer: str = "",
 ) -> Owner:
+    generic = _generic_owner(job_namespace, job_name, ctx, job_facets or {}, run_facets or {}, producer)
+    if generic is not None:
+        return generic
     integration, job_type = producer_job_type(job_facets or {})
     if integration == "AIRFLOW" and job_type == "TASK":
         return _airflow_owner(job_namespace, ctx)
@@ -191,6 +205,46 @@ def _job_and_task(
     return job, task, TaskLookup(job_qn, task["attributes"]["qualifiedName"], task_type, target_attribute, target)
 
 
+def _generic_owner(
+    job_namespace: str,
+    job_name: str,
+    ctx: RunContext,
+    job_facets: Mapping[str, Any],
+    run_facets: Mapping[str, Any],
+    producer: str,
+) -> Owner | None:
+    """A producer the connector has no model of: `openlineage_job` `openlineage://{job namespace}/{job name}` with
+    `openlineage_process` processes (relationship `job`), named by the whole job name (only a producer whose naming
+    says a job name is composite, such as openlineage-spark's `{application}.{action}`, is split). None for a run of a
+    modelled producer: a `jobType` integration the connector models (Spark, Airflow, dbt, Flink), Spark's or
+    Databricks' evidence (a producer URI of the Spark integration, Spark run facets, a workspace, Spark properties in
+    the environment facet)."""
+    integration = producer_job_type(job_facets)[0]
+    if integration in MODELLED_INTEGRATIONS or _spark_evidence(ctx, run_facets, producer):
+        return None
+    name = job_name or ctx.app_key
+    job_qn = f"openlineage://{job_namespace}/{name}"
+    job = entity(
+        OPENLINEAGE_JOB, job_qn, {"name": name, "jobNamespace": job_namespace, "jobName": name, "producer": producer}
+    )
+    return Owner((job,), OPENLINEAGE_JOB, job_qn, OPENLINEAGE_PROCESS, "job", process_job=name)
+
+
+SPARK_PRODUCERS = ("/integration/spark", "openlineage-spark", "/integration/databricks")
+
+
+def _spark_evidence(ctx: RunContext, run_facets: Mapping[str, Any], producer: str) -> bool:
+    """Whether the run comes from Spark (openlineage-spark, Databricks, Synapse, Fabric, Glue...)."""
+    if ctx.is_databricks or any(marker in producer for marker in SPARK_PRODUCERS):
+        return True
+    if any(str(name).startswith("spark") for name in run_facets):  # spark_properties, spark_applicationDetails...
+        return True
+    engine = run_facets.get("processing_engine")
+    if isinstance(engine, dict) and str(engine.get("name") or "").lower() == "spark":
+        return True
+    return any(str(key).startswith("spark.") for key in ctx.environment)
+
+
 def producer_job_type(job_facets: Mapping[str, Any]) -> tuple[str, str]:
     """(integration, jobType) of the `jobType` job facet (jobType 2-0-x), upper case; "" when not sent."""
     facet = job_facets.get("jobType")
@@ -219,8 +273,8 @@ def airflow_entities(job_namespace: str, dag_id: str, task_id: str) -> tuple[JSO
 
 
 ORCHESTRATED_PROCESS_TYPES = frozenset(
-    {SPARK_PROCESS, DATABRICKS_PROCESS}
-)  # typedefs spark.json, databricks.json: `orchestrator`
+    {SPARK_PROCESS, DATABRICKS_PROCESS, OPENLINEAGE_PROCESS}
+)  # typedefs spark.json, databricks.json, openlineage_jobs.json: `orchestrator`, `adfPipeline`
 
 
 def airflow_orchestrator(orchestration: Orchestration) -> tuple[JSON, JSON] | None:

@@ -67,7 +67,7 @@ def build_process(
     datasets = [*ordered_inputs, output]
     locations = {d.qualified_name: d.location for d in datasets if d.location}
     tables = {d.qualified_name: d.table for d in datasets if d.table}
-    job = ctx.display_job_name or run.job_name
+    job = owner.process_job or ctx.display_job_name or run.job_name
     attributes: JSON = {
         "name": job or output.display_name,
         "inputs": [object_id(*d.key) for d in ordered_inputs],

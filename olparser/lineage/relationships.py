@@ -24,6 +24,10 @@ RELATIONSHIP_TYPES: dict[tuple[str, str], str] = {
     ("spark_process", "application"): "spark_application_processes",
     ("spark_process", "orchestrator"): "airflow_task_spark_processes",
     ("spark_process", "adfPipeline"): "adf_pipeline_spark_processes",
+    # openlineage_jobs.json (producers the connector has no model of)
+    ("openlineage_process", "job"): "openlineage_job_processes",
+    ("openlineage_process", "orchestrator"): "airflow_task_openlineage_processes",
+    ("openlineage_process", "adfPipeline"): "adf_pipeline_openlineage_processes",
     # airflow.json, dbt.json, flink.json, openlineage_datasets.json
     ("airflow_task", "dag"): "airflow_dag_tasks",
     ("airflow_process", "task"): "airflow_task_processes",

@@ -138,7 +138,7 @@ def test_unknown_dataset_and_bad_arguments(lineage_catalog: CatalogServer, capsy
     assert run(capsys, GOLD, "x", "--type", "hive_table", "--atlas-url", lineage_catalog.atlas_url) == (
         2,
         "",
-        f"ol2purview columns: no hive_table with qualifiedName {GOLD}\n",
+        f"ol2purview columns: no hive_table with qualifiedName {GOLD}; nearest: {GOLD}\n",  # another type's
     )
     code, _, err = run(capsys, GOLD, "x", "--type", "no_such_type", "--atlas-url", lineage_catalog.atlas_url)
     assert (code, err) == (
@@ -150,6 +150,23 @@ def test_unknown_dataset_and_bad_arguments(lineage_catalog: CatalogServer, capsy
         2,
         "",
         "ol2purview columns: --depth must be 0 (no limit) or more\n",
+    )
+
+
+def test_a_misspelled_column_or_dataset_exits_2_offering_the_nearest_names(
+    lineage_catalog: CatalogServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 43: a misspelled column answered an empty trace and exit 0."""
+    assert run(capsys, GOLD, "total_amout", "--atlas-url", lineage_catalog.atlas_url) == (
+        2,
+        "",
+        f"ol2purview columns: no column lineage names column total_amout of {GOLD}; nearest: total_amount\n",
+    )
+    misspelled = GOLD[:-2] + GOLD[-1]
+    assert run(capsys, misspelled, "total_amount", "--atlas-url", lineage_catalog.atlas_url) == (
+        2,
+        "",
+        f"ol2purview columns: no entity with qualifiedName {misspelled}; nearest: {GOLD}\n",
     )
 
 

@@ -84,3 +84,52 @@ def test_the_banner_says_a_real_cluster_cannot_reach_loopback(serve):
     )
     guide = (PROJECT_ROOT / "docs" / "guides" / "run-locally.md").read_text(encoding="utf-8")
     assert "\n## Try it from a real cluster\n" in guide
+
+
+# --- issue 43: no traceback reaches a user ---------------------------------------------------------------------------
+
+
+def test_the_catalog_on_a_busy_port_says_so_in_one_line_and_exits_1(tmp_path):
+    """Before: a Python traceback ending in `OSError: [Errno 98] Address already in use`."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = ol2purview("catalog", "--port", str(port), "--db", str(tmp_path / "catalog.sqlite"))
+    assert (done.returncode, done.stderr) == (
+        1,
+        f"ol2purview catalog: cannot listen on 127.0.0.1:{port}: Address already in use (--port 0 takes a free port)\n",
+    )
+
+
+def test_output_into_a_reader_that_went_away_stops_quietly_with_141(serve):
+    """`ol2purview history ... | head` (any command's output): before, a BrokenPipeError traceback. The reader's end
+    is closed before the answer is written, so the write fails as it does once `head` has its lines."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tools.cli", "status", "--url", serve.url, "--key", serve.master_key],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr) == (141, "")
+
+
+def test_an_unexpected_error_is_one_line_and_exit_1(tmp_path):
+    """The safety net of tools/cli.py: any exception a command did not expect (here a data folder that is a file)."""
+    folder = tmp_path / "not-a-folder"
+    folder.write_text("x")
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.cli", "status", "--data", str(folder)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr
+    assert done.returncode in (1, 2) and len(done.stderr.splitlines()) == 1, done.stderr

@@ -222,3 +222,17 @@ def test_sending_everything_again_changes_nothing(serve, tmp_path):
     send_week(serve, tmp_path / "again")
     assert [answer(serve, *query) for query in queries] == before
     assert Atlas(serve.atlas_url).entity("databricks_process", week.ORDERS_JOB)["attributes"]["runCount"] == 5
+
+
+def test_a_misspelled_name_exits_2_offering_the_nearest_names(serve):
+    """Issue 43: a qualifiedName no run read or wrote answered an empty graph and exit 0; now the endpoint answers 404
+    and the command exits 2 with the catalog's nearest names (the serve's embedded catalog holds the datasets)."""
+    misspelled = week.CURATED.replace("curated", "curatd")
+    assert misspelled != week.CURATED
+    done = history_cli(serve, misspelled, "--since", "-3650d")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"ol2purview history: 404 no run in the history read or wrote {misspelled} (parameter qualifiedName); "
+        f"nearest: {week.CURATED}, {week.ORDERS}\n"  # as close as each other, within tools/suggest.py's margin
+    )
+    assert lineage(serve, qualifiedName=misspelled, since="-3650d").status_code == 404

@@ -177,7 +177,11 @@ def test_a_quirky_producers_event_maps_as_its_plain_forms(serve_on_each_store, t
         ],
     }
     send(serve, tmp_path / "quirky", event)
-    process = atlas.entity("spark_process", f"spark://team,finance/nightly/processes/join_orders/{LAKE}/curated/orders")
+    # a producer with no model of its own: the generic process, its job name whole (issue 43)
+    process = atlas.entity(
+        "openlineage_process",
+        f"openlineage://team,finance/nightly.join_orders/processes/nightly.join_orders/{LAKE}/curated/orders",
+    )
     assert refs(process, "inputs") == [  # the column-lineage source not in `inputs` is an input too
         f"{LAKE}/raw/payments",
         f"{LAKE}/raw/refunds",
@@ -186,8 +190,8 @@ def test_a_quirky_producers_event_maps_as_its_plain_forms(serve_on_each_store, t
     assert {t for t, _ in atlas.keys()} == {
         "azure_datalake_gen2_path",
         "postgresql_table",
-        "spark_application",
-        "spark_process",
+        "openlineage_job",
+        "openlineage_process",
     }
 
 

@@ -40,7 +40,7 @@ SCANNED = [
     ("azure_sql_table", SQL_ORDERS, {}),
 ]
 PLACEHOLDERS = ("openlineage_dataset", "databricks_unity_catalog_table")
-PROCESS_TYPES = ("spark_process", "databricks_process")
+PROCESS_TYPES = ("spark_process", "databricks_process", "openlineage_process")  # no jobType facet: the generic owner
 
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("table", marks=pytest.mark.azurite)])

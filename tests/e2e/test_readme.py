@@ -9,7 +9,7 @@ shared): its `.venv` is a virtualenv of its own that imports the copy's code and
 checkout's `.venv` on its path (not its editable install: the copy runs its own files), and `node_modules` is a link
 to this checkout's; both are up to date for make, so `make run` and `make demo` set up nothing. A user's environment
 is the only substitution: OL2PURVIEW_DATA_DIR (a documented setting) names the test's data folder instead of
-`.data`, OL_TO_PURVIEW_MAPPINGS_PATH the copy's shipped rules, and a URL printed in the README as
+`.data` (the rules are the one rule file, config/OlToPurviewMappings.json, as by default), and a URL printed in the README as
 `http://127.0.0.1:7071` or `:21000` is replaced by the one the serve printed (the ports differ when those are taken,
 as a user copying them from the banner would see). Every later block runs after `. .venv/bin/activate`, which the
 README says each terminal needs once.
@@ -22,8 +22,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -32,7 +30,7 @@ import requests
 
 from tests.e2e.conftest import DEFAULT_PORTS_GROUP
 from tests.support.azurite_fixture import require_azurite
-from tests.support.repository import PROJECT_ROOT, repository_copy
+from tests.support.repository import PROJECT_ROOT, lone_copy
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, DEFAULT_PORTS_GROUP]
@@ -79,40 +77,17 @@ CATALOG_EXAMPLE = [
 ]
 
 
-def lone_copy(folder: Path) -> Path:
-    """The repository's files (tracked, and new ones not ignored) in `folder/ol2purview`, with no `../shared` next to
-    it, and the tools installed for it as the docstring says."""
-    root = repository_copy(folder / "ol2purview")
-    assert not (folder / "shared").exists()  # the clone's ../shared
-    (root / "node_modules").symlink_to(PROJECT_ROOT / "node_modules")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
-    site = Path(sysconfig.get_paths(vars={"base": str(root / ".venv"), "platbase": str(root / ".venv")})["purelib"])
-    packages = Path(sysconfig.get_paths()["purelib"])  # this checkout's .venv: its path only, not its .pth files
-    (site / "ol2purview-copy.pth").write_text(f"{root}\n{packages}\n", encoding="utf-8")
-    for command, module in (("ol2purview", "tools.cli"), ("qn-tester", "tools.qn_tester")):
-        script = root / ".venv" / "bin" / command
-        script.write_text(
-            f"#!{root / '.venv' / 'bin' / 'python'}\nimport sys\nfrom {module} import main\nsys.exit(main())\n",
-            encoding="utf-8",
-        )
-        script.chmod(0o755)
-    (root / ".venv" / "bin" / ".installed").touch()  # newer than pyproject.toml: `make venv` has nothing to do
-    return root
-
-
 def user_environment(root: Path, data_dir: Path) -> dict[str, str]:
-    """A terminal's environment: no connector settings, no virtualenv active, the test's data folder and rules."""
+    """A terminal's environment: no connector settings, no virtualenv active, the test's data folder."""
     env = {k: v for k, v in os.environ.items() if k not in USER_SETTINGS}
     env["PATH"] = os.pathsep.join(
         p
         for p in env.get("PATH", "").split(os.pathsep)
         if Path(p).resolve() != (PROJECT_ROOT / ".venv" / "bin").resolve()
     )
-    rules = root / "olparser" / "naming" / "shipped" / "OlToPurviewMappings.json"  # the copy's (tests/support/rules.py)
     return {
         **env,
         "OL2PURVIEW_DATA_DIR": str(data_dir),
-        "OL_TO_PURVIEW_MAPPINGS_PATH": str(rules),
         "PYTHONUNBUFFERED": "1",
     }
 

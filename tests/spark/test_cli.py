@@ -49,6 +49,8 @@ def test_single_process_backfill_prints_the_table_and_writes_the_report(tmp_path
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "ol2purview spark backfill"
+    # the one rule file, as every command reads it in a checkout (tests/support/rules.py)
+    assert "ol2purview spark backfill: mapping rules from config/OlToPurviewMappings.json" in done.stderr.splitlines()
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     assert (report["events"], report["runs"], report["processes"]["planned"], report["dryRunEntities"]) == (
         {"read": 7, "refused": 1, "outsideTimeRange": 0},

@@ -4,7 +4,7 @@ Maven would bring), land as the exact processes, owners, inputs, outputs and col
 next run incremental (nothing is written twice; a run that crosses the watermark is written whole, once).
 
 Every run goes through the command line entry point (`tools.spark.cli.main`) in this process, on the session's Spark,
-with the catalog and a copy of the shipped mapping rules in the environment."""
+with the catalog and the one rule file in the environment."""
 
 from __future__ import annotations
 
@@ -229,7 +229,7 @@ FIRST_PROCESSES = {
 
 @pytest.fixture
 def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, catalog_factory) -> Any:
-    """The embedded catalog and a copy of the shipped rules, as the command reads them (the environment)."""
+    """The embedded catalog and the one rule file, as the command reads them (the environment)."""
     catalog = catalog_factory()
     rules = tmp_path / "rules.json"
     shutil.copyfile(MAPPINGS_PATH, rules)
@@ -434,6 +434,7 @@ def test_a_delta_folder_is_read_as_delta_which_needs_the_delta_jars_here(spark, 
     status = main(["system-lineage", "--table-lineage", str(tmp_path / "delta"), "--until", "2025-03-02"])
     assert status == 2
     assert capsys.readouterr().err == (
+        f"ol2purview spark system-lineage: mapping rules from {tmp_path / 'rules.json'}\n"  # read before the table
         f"ol2purview spark system-lineage: {tmp_path / 'delta'} is a Delta table: reading it needs the delta-spark "
         "package (built into Databricks; elsewhere start Spark with io.delta:delta-spark)\n"
     )
@@ -449,6 +450,7 @@ def test_a_delta_folder_is_read_as_delta_which_needs_the_delta_jars_here(spark, 
         ),
         (
             ("--table-lineage", "/no/such/folder", "--dry-run", "out.jsonl"),
+            "ol2purview spark system-lineage: mapping rules from config/OlToPurviewMappings.json\n"  # before the table
             "ol2purview spark system-lineage: no such table or folder: /no/such/folder\n",
         ),
         (

@@ -1,14 +1,12 @@
-"""The tests' rules: the shipped mapping rules, never the file users edit.
+"""The tests' rules: the one rule file, config/OlToPurviewMappings.json, which every command reads in a checkout.
 
-`config/OlToPurviewMappings.json` is the rule file the README tells users to edit; a test that loaded it would fail as
-soon as a user changed a rule there. Nothing loads it by default: `Settings()` and `Settings.from_env()` default to
-`MAPPINGS_PATH`, the shipped rules (package data of `olparser`, olparser/naming/shipped), which change only with the
-tests that rely on them. Only the entry points that run in the repository choose the user's file (function_app.py
-and `ol2purview serve` through olparser.adapters.rules_file.use_app_rules, `make lint-config`): the root conftest
-sets OL_TO_PURVIEW_MAPPINGS_PATH to `MAPPINGS_PATH` in os.environ when it is imported, and removes the inline
-`OlToPurviewMappings`, so that every process a test starts (serve, worker, qn-tester, replay, Spark jobs) and every
-function_app.py a test imports reads the shipped rules. A test that builds a child's environment from scratch passes
-OL_TO_PURVIEW_MAPPINGS_PATH itself.
+There is one committed copy of the mapping rules (the wheel packages it at build time), so the tests check the rules
+users get: a change to a rule goes into config/ with the tests that rely on it. `MAPPINGS_PATH` is that file
+(`olparser.settings.default_mappings_path()`, which is what `Settings()` and `Settings.from_env()` load); the root
+conftest sets OL_TO_PURVIEW_MAPPINGS_PATH to it in os.environ when it is imported, and removes the inline
+`OlToPurviewMappings`, so that a setting in the shell that runs the tests cannot point the processes a test starts
+(serve, worker, qn-tester, replay, Spark jobs) at other rules. A test that builds a child's environment from scratch
+passes OL_TO_PURVIEW_MAPPINGS_PATH itself, or leaves it out to test the default.
 """
 
 from __future__ import annotations
@@ -16,13 +14,13 @@ from __future__ import annotations
 import os
 from typing import MutableMapping
 
-from olparser.settings import SHIPPED_MAPPINGS_PATH
+from olparser.settings import CHECKOUT_MAPPINGS_PATH
 
-MAPPINGS_PATH = SHIPPED_MAPPINGS_PATH
+MAPPINGS_PATH = CHECKOUT_MAPPINGS_PATH
 
 
 def use_the_copy_in_child_processes(environ: MutableMapping[str, str] = os.environ) -> None:
-    """Point the processes started from now on (with this environment) at the shipped rules:
+    """Point the processes started from now on (with this environment) at the one rule file:
     OL_TO_PURVIEW_MAPPINGS_PATH, and no inline `OlToPurviewMappings` from the caller's shell, which would win."""
     environ["OL_TO_PURVIEW_MAPPINGS_PATH"] = str(MAPPINGS_PATH)
     environ.pop("OlToPurviewMappings", None)

@@ -18,7 +18,10 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-PRODUCER = "https://github.com/OpenLineage/OpenLineage/blob/v1-0-0/client"  # examples.md line 197
+# examples.md line 197 names the Python client as the producer; these runs are Spark's (an application's `{app}.{task}`
+# jobs writing through temporary datasets), so they say so: a producer the connector has no model of gets a generic
+# owner and keeps its job name whole (olparser/lineage/owners.py).
+PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.30.0/integration/spark"
 LAKE = "abfss://lake@contosolake.dfs.core.windows.net"
 LAKE_QN = "https://contosolake.dfs.core.windows.net/lake"
 JOB_NAMESPACE = "etl"

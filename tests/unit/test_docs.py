@@ -36,6 +36,7 @@ OTHER_PROGRAMS = {
     "spark-submit",
     "pip",
     "python",
+    "python3",
     ".venv/bin/python",
 }
 
@@ -56,6 +57,8 @@ def command_lines(text: str) -> list[str]:
                 commands[-1] = commands[-1].rstrip("\\") + " " + code.strip()
             else:
                 commands.append(code.strip())
+    # `NAME=$(command ...)` alone: the command it runs; `NAME=value command ...`: the command
+    commands = [re.sub(r"^[A-Z_]+=\$\((.*)\)$", r"\1", c) for c in commands]
     return [re.sub(r"^(?:[A-Z_]+=\S+ )+", "", c) for c in commands]
 
 
@@ -188,3 +191,37 @@ def test_the_site_builds_strictly_with_a_page_that_is_not_in_nav(tmp_path):
 @pytest.mark.parametrize("page", ["guides/databricks.md", "guides/synapse.md", "guides/fabric.md"])
 def test_the_cluster_guides_include_the_spark_settings_from_readme(page):
     assert '--8<-- "README.md:spark-config"' in (DOCS / page).read_text(encoding="utf-8")
+
+
+# --- issue 43: what a user reads works on a clone from GitHub ---------------------------------------------------------
+DEVELOPERS_PAGE = DOCS / "development.md"  # how the tests use ../shared: the one page that names it, on purpose
+
+
+def test_what_a_user_reads_names_nothing_outside_the_repository():
+    """README and the guides pointed at ../shared (the picture's caption, run-locally's replay example,
+    enterprise-purview's spec folder) and producers-and-names cited files of it as sources."""
+    outside = re.compile(r"\.\./shared|\bshared/|(?:producers-and-estate|purview-and-atlas|purview-scanned-assets)\.md")
+    found = [
+        f"{path.relative_to(PROJECT_ROOT)}:{number}: {line.strip()[:120]}"
+        for path in documents()
+        if path != DEVELOPERS_PAGE
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert found == []
+
+
+def test_examples_write_their_files_under_the_data_folder():
+    """An example that writes a file (`--dry-run`, `--report`, `--out`) writes it under .data/ (ignored by git), not
+    into the repository's root as `--dry-run planned.jsonl` did; OUT, DIR and PATH are placeholders."""
+    writes = re.compile(r"--(?:dry-run|report|out)[ =]([^\s\]]+)")
+    found = [
+        f"{path.relative_to(PROJECT_ROOT)}: {target}"
+        for path in documents()
+        for line in command_lines(path.read_text(encoding="utf-8"))
+        for target in writes.findall(line)
+        if not target.startswith((".data/", "/"))
+        and target not in ("OUT", "DIR", "PATH", "FOLDER")
+        and not target.startswith(("$", "<", "[", "abfss://", "dbfs:/"))
+    ]
+    assert found == []

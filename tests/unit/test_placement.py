@@ -95,7 +95,6 @@ def test_a_file_with_problems_is_refused_naming_it(tmp_path):
 
 def test_qn_tester_lint_checks_the_placement_rules_too(tmp_path):
     from tests.support.qn_tester_runs import qn_tester
-    from tests.support.rules import MAPPINGS_PATH
 
     path = tmp_path / "placement.json"
     path.write_text(
@@ -106,7 +105,7 @@ def test_qn_tester_lint_checks_the_placement_rules_too(tmp_path):
     done = qn_tester("lint", "--placement", str(path))
     assert (done.returncode, done.stdout) == (
         1,
-        f"{MAPPINGS_PATH}: no problems found\n"
+        "config/OlToPurviewMappings.json: no problems found\n"
         "placement: rule 2: 'outputPrefix' must be a non-empty string\n"
         f"{path}: 1 problem(s)\n",
     )

@@ -1,7 +1,7 @@
 """The wheel (what a Databricks cluster or a Spark driver installs) claims only the project's own top-level names,
-carries what an installed connector needs (code, shipped rules, typedefs, the function app `serve` runs), and, once
-installed in a fresh virtual environment and run from an empty folder, uses the shipped rules and keeps its state in
-the working directory, not in site-packages (setup.py says how the wheel is laid out)."""
+carries what an installed connector needs (code, the rules packaged from config/, typedefs, the function app `serve`
+runs), and, once installed in a fresh virtual environment and run from an empty folder, uses the packaged rules and
+keeps its state in the working directory, not in site-packages (setup.py says how the wheel is laid out)."""
 
 from __future__ import annotations
 
@@ -65,7 +65,10 @@ def test_the_wheel_carries_the_code_the_rules_the_typedefs_and_the_app(wheel: Pa
         "ol2purview_tools/app/function_app.py",
         "ol2purview_tools/app/host.json",
     } <= names
-    # the repository's own things stay out: its rule file, the docs generator, tests, benchmarks
+    # the one rule file, packaged as it is committed
+    rules = zipfile.ZipFile(wheel).read("olparser/naming/shipped/OlToPurviewMappings.json")
+    assert rules == (PROJECT_ROOT / "config" / "OlToPurviewMappings.json").read_bytes()
+    # the repository's own things stay out: its config/ folder, the docs generator, tests, benchmarks
     assert [
         name for name in names if name.startswith(("config/", "tools/", "tests/", "bench/", "ol2purview_tools/docs/"))
     ] == []
@@ -148,24 +151,30 @@ def _site_packages(bin_dir: Path) -> Path:
 
 
 @pytest.mark.slow
-def test_installed_qn_tester_in_an_empty_folder_uses_the_shipped_rules(installed: Path, tmp_path: Path):
+def test_installed_qn_tester_in_an_empty_folder_uses_the_packaged_rules(installed: Path, tmp_path: Path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    done = subprocess.run(
-        [str(installed / "qn-tester"), "lint"],
-        cwd=empty,
-        env=_clean_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    shipped = _site_packages(installed) / "olparser" / "naming" / "shipped" / "OlToPurviewMappings.json"
-    assert (done.returncode, done.stdout) == (0, f"{shipped}: no problems found\n"), done.stderr[-2000:]
+
+    def qn_tester(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(installed / "qn-tester"), *args],
+            cwd=empty,
+            env=_clean_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    done = qn_tester("lint")  # shown relative to the folder above olparser/: site-packages here
+    packaged = "olparser/naming/shipped/OlToPurviewMappings.json"
+    assert (done.returncode, done.stdout) == (0, f"{packaged}: no problems found\n"), done.stderr[-2000:]
+    done = qn_tester("--namespace", "abfss://raw@lake.dfs.core.windows.net", "--name", "/sales")
+    assert (done.returncode, done.stderr) == (0, f"qn-tester: rules from {packaged} (55 rules)\n")
     assert sorted(p.name for p in empty.iterdir()) == []  # nothing written where it ran
 
 
 @pytest.mark.slow
-def test_installed_serve_in_an_empty_folder_uses_the_shipped_rules_and_keeps_state_there(
+def test_installed_serve_in_an_empty_folder_uses_the_packaged_rules_and_keeps_state_there(
     installed: Path, tmp_path: Path
 ):
     empty = tmp_path / "empty"

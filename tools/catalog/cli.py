@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 from olparser.settings import Settings
 
+from ..exit_codes import FAILED
 from ..log_setup import configure_logging
 from .collections import DEFAULT_ACCOUNT_NAME, parse_curator_of
 from .faults import parse_fault_spec
@@ -103,5 +105,13 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    server.serve_forever(announce)
+    try:
+        server.serve_forever(announce)
+    except OSError as exc:  # the port is taken (another catalog, a serve's): one line, as `serve` says it
+        print(
+            f"ol2purview catalog: cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
+            "(--port 0 takes a free port)",
+            file=sys.stderr,
+        )
+        return FAILED
     return 0

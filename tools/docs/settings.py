@@ -126,7 +126,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(('OlToPurviewMappings',), FROM_SETTINGS, 'the mapping rules as inline JSON (wins over the file)'),
     Setting(
         ('OL_TO_PURVIEW_MAPPINGS_PATH',),
-        '`config/OlToPurviewMappings.json` next to function_app.py (Azure, `ol2purview serve` in the repository); the shipped rules (`olparser/naming/shipped`) elsewhere, e.g. an installed wheel',
+        '`config/OlToPurviewMappings.json` beside olparser/ (a checkout, the deployment zip); in an installed wheel, the copy of it the build packaged (`olparser/naming/shipped`)',
         'the mapping rules file; re-read when it changes (checked at most every 2 s; an invalid file keeps the previous rules)',
     ),
     Setting(

@@ -29,7 +29,7 @@ from typing import Callable
 
 import uvicorn
 
-from olparser.adapters.rules_file import rules_problem, use_app_rules
+from olparser.adapters.rules_file import rules_problem
 from olparser.settings import Settings
 
 from ..azurite import AzuriteNotInstalled, AzuriteStartError
@@ -47,7 +47,7 @@ from .storage import STORAGE_SETTING, add_storage_arguments
 
 # The app `serve` runs by default: the repository's function_app.py next to the tools/ folder (also when tools/ is
 # imported as ol2purview_tools by the editable install), or else the copy an installed wheel carries in
-# ol2purview_tools/app/ (setup.py), which has no config/ folder and so runs on the shipped rules.
+# ol2purview_tools/app/ (setup.py), which reads the rules the wheel packaged (olparser/settings.py).
 _PACKAGE_FOLDER = Path(__file__).resolve().parent.parent
 DEFAULT_APP = (
     _PACKAGE_FOLDER.parent / "function_app.py"
@@ -209,7 +209,6 @@ def add_worker_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _start(options: ServeOptions, command: str) -> tuple[LoadedApp, LocalHost] | int:
     os.umask(0o077)  # every file this host writes (keys, queues, claim checks, run state, Azurite data) owner-only
-    use_app_rules(options.app_path.parent)  # the app's config/ rules, as function_app.py chooses them in Azure
     if options.run_worker:  # rules that cannot be used would send every event to the poison queue: refuse to start
         problem = rules_problem(Settings.from_env())
         if problem:

@@ -153,6 +153,7 @@ class LocalHost:
             f"data folder: {self.data_dir}",
             f"storage: {self.storage.describe()}",
             describe_catalog(self.catalog, self.catalog_faults),
+            f"mapping rules: {_rules_line()}",
             f"typedefs: {self.typedefs_note}",
             f"queue triggers: {queues or 'none'} ({'running' if self.triggers.workers else 'not running'})",
             self.timers.describe(),
@@ -185,6 +186,12 @@ def _rules_status() -> dict[str, Any]:
     if isinstance(engine, ReloadingEngine):
         return engine.status()
     return {"ok": True, "path": None, "rules": len(engine.rules), "source": "app setting OlToPurviewMappings"}
+
+
+def _rules_line() -> str:
+    """Which rules this host maps with, for the banner: `config/OlToPurviewMappings.json (55 rules)`."""
+    rules = _rules_status()
+    return f"{rules['path'] or rules['source']} ({rules['rules']} rules)"
 
 
 def _register_typedefs() -> str:

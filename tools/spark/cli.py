@@ -33,7 +33,7 @@ from olparser.settings import Settings
 from ..catalog_options import NoCatalog, add_target_arguments, catalog_target, data_dir, with_catalog
 from ..log_setup import configure_logging
 from .java import java_problem
-from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob
+from .job import DEFAULT_CALLS_PER_SECOND, BackfillJob, rules_read
 from .report import BackfillReport
 from .system_cli import add_system_arguments, run_system
 
@@ -190,6 +190,7 @@ def run_history_command(args: argparse.Namespace, settings: Settings) -> int:
     query = HistoryQuery(
         tuple(args.roots), Window(args.since, args.until), args.direction, args.depth, args.column, args.lookback * 3600
     )
+    print(rules_read("ol2purview spark history", settings), file=sys.stderr)
     spark = spark_session(args.master, "ol2purview-history", sys.stderr.isatty())
     try:
         answers = run_history(spark, [args.archive or default_archive(settings)], BackfillJob.create(settings), query)
@@ -240,6 +241,7 @@ def run(args: argparse.Namespace) -> int:
     if command == "history":
         return run_history_command(args, settings)
     sources = args.sources if command == "backfill" else [args.archive or default_archive(settings)]
+    print(rules_read(f"ol2purview spark {command}", settings), file=sys.stderr)
     job = BackfillJob.create(settings, since=args.since, until=args.until, calls_per_second=args.max_calls_per_second)
     progress = sys.stderr.isatty()
     try:

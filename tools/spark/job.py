@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from olparser.adapters.catalog import RetryPolicy, load_typedefs, resolve_target
+from olparser.adapters.rules_file import rules_source
 from olparser.adapters.runtime import Runtime
 from olparser.adapters.sql.process_parser import SqlParser
 from olparser.contract import IntakeLimits
@@ -41,6 +42,11 @@ DEFAULT_CALLS_PER_SECOND = 20.0
 _engines: dict[str, MappingEngine] = {}
 _engines_lock = threading.Lock()
 _sql_parsers: dict[tuple[int, float], SqlParser] = {}
+
+
+def rules_read(command: str, settings: Settings) -> str:
+    """The line a Spark command prints before its job reads the rules: which file (every command says it)."""
+    return f"{command}: mapping rules from {rules_source(settings)}"
 
 
 @dataclass(frozen=True)

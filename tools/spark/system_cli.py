@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from olparser.settings import Settings
 
-from .job import BackfillJob
+from .job import BackfillJob, rules_read
 from .report import BackfillReport
 from .watermark import WATERMARK_FILE, WatermarkTable, load_watermark, save_watermark
 
@@ -123,6 +123,7 @@ def run_system(args: argparse.Namespace, settings: Settings, show: Callable[[Bac
     table = None
     if not args.watermark_table and (window := _window(args, stored, name)) is None:
         return 0  # nothing to do
+    print(rules_read(name, settings), file=sys.stderr)
     job = BackfillJob.create(settings, calls_per_second=args.max_calls_per_second)
     try:
         if args.dry_run is None:

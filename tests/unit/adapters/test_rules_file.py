@@ -3,13 +3,14 @@
 import json
 import logging
 import os
+import subprocess
 import threading
 
-from olparser.adapters.rules_file import ReloadingEngine, rules_problem, use_app_rules
+from olparser.adapters.rules_file import ReloadingEngine, rules_problem, rules_source
 from olparser.adapters.runtime import Runtime
 from olparser.naming import MappingEngine
 from olparser.naming.rules import rule_offsets
-from olparser.settings import SHIPPED_MAPPINGS_PATH, Settings
+from olparser.settings import CHECKOUT_MAPPINGS_PATH, PACKAGED_MAPPINGS_PATH, PROJECT_ROOT, Settings
 from tests.support.rules import BROKEN_RULES, BROKEN_RULES_PROBLEM
 from tests.support.waiting import wait_until
 
@@ -113,7 +114,7 @@ def test_a_rule_problem_names_the_file_line_column_and_rule(tmp_path):
     assert rules_problem(Settings(mappings_path=path, mappings_inline="[{}]")) == (
         "rule 0: app setting OlToPurviewMappings: 'name' is a required property (and 3 more problem(s))"
     )
-    assert rules_problem(Settings(mappings_path=SHIPPED_MAPPINGS_PATH)) is None
+    assert rules_problem(Settings(mappings_path=CHECKOUT_MAPPINGS_PATH)) is None
 
 
 def test_rule_offsets_find_each_rule_of_either_shape():
@@ -172,25 +173,32 @@ def test_the_watcher_notices_a_change_with_no_mapping_and_logs_it_once(tmp_path,
 
 def test_status_names_a_file_inside_the_app_relative_to_it():
     """The status answer never spells out where the app is installed (CI's checkout lies under /work/, which the
-    delivery-security test rightly counts as a leak): the shipped file shows as the app-relative path."""
-    status = ReloadingEngine(SHIPPED_MAPPINGS_PATH, check_seconds=2.0).status()
-    assert status["path"] == "olparser/naming/shipped/OlToPurviewMappings.json"
+    delivery-security test rightly counts as a leak): the rule file shows as the app-relative path."""
+    status = ReloadingEngine(CHECKOUT_MAPPINGS_PATH, check_seconds=2.0).status()
+    assert status["path"] == "config/OlToPurviewMappings.json"
     assert status["ok"] is True
 
 
-def test_an_entry_point_chooses_its_apps_rule_file_unless_rules_are_already_chosen(tmp_path):
-    app = tmp_path / "app"
-    (app / "config").mkdir(parents=True)
-    (app / "config" / "OlToPurviewMappings.json").write_text("[]", encoding="utf-8")
-    chosen = str(app / "config" / "OlToPurviewMappings.json")
+def test_every_setting_reads_the_one_rule_file_of_the_checkout_unless_told_otherwise(tmp_path):
+    """One rule file (issue 43): in a checkout, the settings of every command (the Function, serve, qn-tester, the
+    Spark jobs, demo) name config/OlToPurviewMappings.json; OL_TO_PURVIEW_MAPPINGS_PATH or the inline setting win."""
+    assert not PACKAGED_MAPPINGS_PATH.exists()  # only a built wheel holds the packaged copy
+    assert CHECKOUT_MAPPINGS_PATH == PROJECT_ROOT / "config" / "OlToPurviewMappings.json"
     # Azure's ARM template sets OL_TO_PURVIEW_MAPPINGS_PATH to "" (deploy/azuredeploy.json): unset, like absent
-    for environ in ({}, {"OL_TO_PURVIEW_MAPPINGS_PATH": ""}, {"OlToPurviewMappings": " "}):
-        assert use_app_rules(app, environ) == app.resolve() / "config" / "OlToPurviewMappings.json"
-        assert environ["OL_TO_PURVIEW_MAPPINGS_PATH"] == chosen
-    given = {"OL_TO_PURVIEW_MAPPINGS_PATH": "/rules/mine.json"}
-    inline = {"OlToPurviewMappings": "[]"}
-    assert (use_app_rules(app, given), given) == (None, {"OL_TO_PURVIEW_MAPPINGS_PATH": "/rules/mine.json"})
-    assert (use_app_rules(app, inline), inline) == (None, {"OlToPurviewMappings": "[]"})
-    bare = {}  # the copy of function_app.py in the wheel has no config/ next to it: the shipped rules
-    assert (use_app_rules(tmp_path, bare), bare) == (None, {})
-    assert Settings.from_env(bare).mappings_path == SHIPPED_MAPPINGS_PATH
+    for environ in ({}, {"OL_TO_PURVIEW_MAPPINGS_PATH": ""}):
+        settings = Settings.from_env(environ)
+        assert (settings.mappings_path, rules_source(settings)) == (
+            CHECKOUT_MAPPINGS_PATH,
+            "config/OlToPurviewMappings.json",
+        )
+    assert Settings().mappings_path == CHECKOUT_MAPPINGS_PATH
+    mine = tmp_path / "mine.json"
+    assert rules_source(Settings.from_env({"OL_TO_PURVIEW_MAPPINGS_PATH": str(mine)})) == str(mine)
+    assert rules_source(Settings.from_env({"OlToPurviewMappings": "[]"})) == "app setting OlToPurviewMappings"
+
+
+def test_the_repository_holds_one_rule_file():
+    tracked = subprocess.run(
+        ["git", "ls-files", "*OlToPurviewMappings*.json"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert tracked == ["config/OlToPurviewMappings.json"]

@@ -28,11 +28,11 @@ def test_an_events_envelope_is_read_like_an_array() -> None:
 
 
 def test_bad_events_are_refused_in_place_with_paths_rooted_at_the_event() -> None:
-    results = read(body_of([minimal_event(), 7, minimal_event(run={"runId": "x"}), minimal_event(eventType="DONE")]))
+    results = read(body_of([minimal_event(), 7, minimal_event(run={"runId": ""}), minimal_event(eventType="DONE")]))
     assert isinstance(results[0], AcceptedEvent)
     assert [r.to_json() for r in results[1:]] == [
         {"error": "$[1] must be an OpenLineage event object", "path": "$[1]"},
-        {"error": '$[2].run.runId must be a UUID; got "x"', "path": "$[2].run.runId"},
+        {"error": "$[2].run.runId must not be empty", "path": "$[2].run.runId"},
         {
             "error": '$[3].eventType must be one of START, RUNNING, COMPLETE, ABORT, FAIL, OTHER; got "DONE"',
             "path": "$[3].eventType",
@@ -75,7 +75,7 @@ def test_all_accepted_is_204_without_body() -> None:
 
 
 def test_partial_success_classifies_refusals_as_not_retriable_and_server_errors_as_retriable() -> None:
-    outcomes: list = read(body_of([minimal_event(), minimal_event(run={"runId": "x"}), minimal_event()]))
+    outcomes: list = read(body_of([minimal_event(), minimal_event(run={"runId": ""}), minimal_event()]))
     outcomes[2] = ConnectionError("queue at 10.0.0.4 unreachable, key=secret")
     assert batch_response(outcomes) == (
         200,
@@ -83,7 +83,7 @@ def test_partial_success_classifies_refusals_as_not_retriable_and_server_errors_
             "status": "partial_success",
             "summary": {"received": 3, "successful": 1, "failed": 2, "retriable": 1, "non_retriable": 1},
             "failed_events": [
-                {"index": 1, "reason": '$[1].run.runId must be a UUID; got "x"', "retriable": False},
+                {"index": 1, "reason": "$[1].run.runId must not be empty", "retriable": False},
                 {"index": 2, "reason": "Server error", "retriable": True},
             ],
         },

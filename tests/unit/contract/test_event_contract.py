@@ -119,18 +119,28 @@ def test_null_event_type_is_400_naming_the_allowed_values() -> None:
 @pytest.mark.parametrize(
     "run_id",
     [
+        "run_id",  # the compatibility suite's simple_run_event (OpenLineage/compatibility-tests), which Dataplex accepts
         "not-a-uuid",
         "019127df08507-2bc-b214-b255290588a6",
-        "019127df-0850-72bc-b214-b255290588a",
         "{019127df-0850-72bc-b214-b255290588a6}",
-        "",
+        " ",
     ],
 )
-def test_run_id_not_a_uuid_is_400(run_id: str) -> None:
-    assert refused(minimal_event(run={"runId": run_id})) == {
-        "error": f'$.run.runId must be a UUID; got "{run_id}"',
-        "path": "$.run.runId",
-    }
+def test_any_non_empty_run_id_is_accepted_and_kept_as_sent(run_id: str) -> None:
+    """The spec types runId as a string with `format: uuid`, which JSON Schema treats as an annotation (issue 43)."""
+    accepted = read_event(body_of(minimal_event(run={"runId": run_id})), JSON_HEADERS, IntakeLimits())
+    assert (accepted.kind, accepted.run_id) == ("RunEvent", run_id)
+
+
+@pytest.mark.parametrize(
+    "run_id, error",
+    [
+        ("", "$.run.runId must not be empty"),
+        ("run\nid", "$.run.runId contains control character U+000A at index 3"),
+    ],
+)
+def test_an_empty_run_id_or_one_with_a_control_character_is_400(run_id: str, error: str) -> None:
+    assert refused(minimal_event(run={"runId": run_id})) == {"error": error, "path": "$.run.runId"}
 
 
 def test_run_id_as_a_number_is_400() -> None:
@@ -303,13 +313,13 @@ def test_control_character_in_a_symlink_name_drops_the_facet() -> None:
 
 
 def test_bad_parent_run_id_drops_the_parent_facet() -> None:
-    parent = {"run": {"runId": "nope"}, "job": {"namespace": "default", "name": "app"}}
+    parent = {"run": {"runId": ""}, "job": {"namespace": "default", "name": "app"}}
     accepted = accept(
         minimal_event(run={"runId": RUN_ID, "facets": {"parent": parent, "processing_engine": {"version": "3.5.0"}}})
     )
     assert accepted.event["run"]["facets"] == {"processing_engine": {"version": "3.5.0"}}
     assert accepted.warnings == (
-        'dropped malformed facet $.run.facets.parent: $.run.facets.parent.run.runId must be a UUID; got "nope"',
+        "dropped malformed facet $.run.facets.parent: $.run.facets.parent.run.runId must not be empty",
     )
 
 
@@ -389,8 +399,8 @@ def test_a_malformed_heavy_facet_is_stripped_before_it_can_fail_anything() -> No
 
 def test_accept_event_reroots_paths_for_batches() -> None:
     with pytest.raises(IngestError) as caught:
-        accept_event(minimal_event(run={"runId": "x"}), IntakeLimits(), prefix="$.events[4]")
+        accept_event(minimal_event(run={"runId": ""}), IntakeLimits(), prefix="$.events[4]")
     assert caught.value.to_json() == {
-        "error": '$.events[4].run.runId must be a UUID; got "x"',
+        "error": "$.events[4].run.runId must not be empty",
         "path": "$.events[4].run.runId",
     }

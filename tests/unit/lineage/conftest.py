@@ -1,6 +1,6 @@
 """Fixtures for the entity builder: real events from ../shared, merged by the real run merger, and a tiny mapping
 engine with MappingEngine's `map` signature, so that these tests do not depend on the default rule file (a fake
-boundary; test_default_rules.py runs the real engine with the tests' copy of the shipped rules, tests/support/rules.py)."""
+boundary; test_default_rules.py runs the real engine with the one rule file, tests/support/rules.py)."""
 
 from __future__ import annotations
 

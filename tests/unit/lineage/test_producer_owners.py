@@ -143,3 +143,73 @@ def test_the_dbt_command_run_is_no_dbt_model():
     """The dbt command's own run (`jobType: JOB`) is the parent of the nodes' runs: not a model."""
     found = _by_type(build_lineage(_dbt_model_run(job_type="JOB"), ENGINE, LineageOptions()))
     assert "dbt_model" not in found and "dbt_process" not in found
+
+
+# --- issue 43: a producer the connector has no model of ---------------------------------------------------------------
+SPARK_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.30.0/integration/spark"
+
+
+def _plain_run(producer: str, job_facets: dict | None = None, run_facets: dict | None = None):
+    """An Airflow task's run from a provider that sends no jobType facet (or any client): job `{dag}.{task}`."""
+    return merge_event(
+        None,
+        {
+            "eventType": "COMPLETE",
+            "eventTime": "2026-05-01T10:00:00Z",
+            "run": {"runId": "0195f0c2-1111-7000-8000-0000000000a1", "facets": run_facets or {}},
+            "job": {"namespace": "airflow-prod", "name": "sales_daily.load_orders", "facets": job_facets or {}},
+            "inputs": [{"namespace": "postgres://db.example.com:5432", "name": "shop.public.orders"}],
+            "outputs": [{"namespace": "abfss://silver@lakeacct.dfs.core.windows.net", "name": "/orders"}],
+            "producer": producer,
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        },
+    )
+
+
+def test_a_producer_with_no_model_gets_the_generic_owner_named_by_the_whole_job_name():
+    """Before: `spark_application` `spark://airflow-prod/sales_daily` and a `spark_process` named `load_orders` (the
+    job name split at its first dot, as openlineage-spark's `{application}.{action}` is)."""
+    plan = build_lineage(
+        _plain_run("https://github.com/apache/airflow/tree/providers-openlineage/1.8.0"), ENGINE, LineageOptions()
+    )
+    found = _by_type(plan)
+    assert sorted(found) == ["openlineage_job", "openlineage_process"]  # no Spark application, no spark_process
+    (job,), (process,) = found["openlineage_job"], found["openlineage_process"]
+    assert job["attributes"] == {
+        "qualifiedName": "openlineage://airflow-prod/sales_daily.load_orders",
+        "name": "sales_daily.load_orders",
+        "jobNamespace": "airflow-prod",
+        "jobName": "sales_daily.load_orders",
+        "producer": "https://github.com/apache/airflow/tree/providers-openlineage/1.8.0",
+    }
+    assert (process["attributes"]["qualifiedName"], process["attributes"]["name"]) == (
+        "openlineage://airflow-prod/sales_daily.load_orders/processes/sales_daily.load_orders/"
+        "https://lakeacct.dfs.core.windows.net/silver/orders",
+        "sales_daily.load_orders",
+    )
+    assert process["relationshipAttributes"] == {
+        "job": {
+            "guid": job["guid"],
+            "typeName": "openlineage_job",
+            "uniqueAttributes": {"qualifiedName": job["attributes"]["qualifiedName"]},
+            "relationshipType": "openlineage_job_processes",
+        }
+    }
+    assert "openlineage_process" in PROCESS_TYPES
+
+
+def test_spark_runs_keep_the_spark_application_by_the_producer_or_by_spark_facets():
+    for run in (
+        _plain_run(SPARK_PRODUCER),
+        _plain_run("p", run_facets={"spark_properties": {"properties": {"spark.app.name": "sales_daily"}}}),
+        _plain_run(
+            "p", job_facets={"jobType": {"integration": "SPARK", "jobType": "SQL_JOB", "processingType": "BATCH"}}
+        ),
+    ):
+        found = _by_type(build_lineage(run, ENGINE, LineageOptions()))
+        assert sorted(found["spark_application"][0]["attributes"].items())[-1] == (
+            "qualifiedName",
+            "spark://airflow-prod/sales_daily",
+        )
+        assert [p["attributes"]["name"] for p in found["spark_process"]] == ["load_orders"]
+        assert "openlineage_job" not in found

@@ -17,7 +17,7 @@ def _event(**overrides) -> dict:
     event = {
         "eventType": "COMPLETE",
         "eventTime": "2026-01-01T00:00:00Z",
-        "producer": "p",
+        "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.30.0/integration/spark",  # Synapse Spark
         "schemaURL": "s",
         "run": {"runId": "0190f000-0000-7000-8000-00000000fe01"},
         "job": {"namespace": "synapse-ws", "name": "load.insert"},

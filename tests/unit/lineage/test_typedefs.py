@@ -64,6 +64,7 @@ def test_files_parse_and_hold_only_entity_and_relationship_defs():
         "dbt.json",
         "flink.json",
         "openlineage_datasets.json",
+        "openlineage_jobs.json",
         "spark.json",
     ]
     for path in FILES:

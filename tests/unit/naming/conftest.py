@@ -1,4 +1,4 @@
-"""Shared fixtures for the naming tests: the shipped default config (the tests' copy, tests/support/rules.py) and the reference
+"""Shared fixtures for the naming tests: the one rule file (config/, tests/support/rules.py) and the reference
 vectors."""
 
 from __future__ import annotations

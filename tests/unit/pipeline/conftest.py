@@ -1,5 +1,5 @@
 """Fixtures of the runner's tests: a fresh run-state store of each kind (tests/conftest.py's `run_state_store`), a
-fresh run-history store of the same kind, and the mapping engine with the shipped rules (the tests' copy, tests/support/rules.py; read, never edited)."""
+fresh run-history store of the same kind, and the mapping engine with the one rule file (tests/support/rules.py; read, never edited)."""
 
 from __future__ import annotations
 

@@ -302,7 +302,8 @@ def test_static_job_and_dataset_events_are_written_and_a_new_declaration_replace
     }
     outcome = pipeline.process(job)
     assert (outcome.run_id, outcome.status) == (None, "written")
-    process = ("spark_process", f"spark://adf/copy_orders/processes/copy_orders/{LAKE}/raw/orders")
+    # a producer with no model of its own (no Spark, no jobType): the generic owner, the job name whole
+    process = ("openlineage_process", f"openlineage://adf/copy_orders/processes/copy_orders/{LAKE}/raw/orders")
     assert _inputs(catalog, process) == ["kafka://b:9092/orders"]
     redeclared = dict(job, inputs=[{"namespace": "kafka://b:9092", "name": "orders_v2"}])
     assert pipeline.process(redeclared).deleted == 1  # the old source's placeholder, used by nothing else

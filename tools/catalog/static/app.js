@@ -430,7 +430,8 @@ async function openLineage(guid) {
     // Process types carry inputs/outputs (Process's attributes); datasets never do.
     data.baseIsProcess = "inputs" in base.entity.attributes || "outputs" in base.entity.attributes;
     if (!state.lineage || state.lineage.baseEntityGuid !== guid) state.expanded = new Map();
-    state.base = {guid, qualifiedName: text(base.entity.attributes.qualifiedName), isProcess: data.baseIsProcess};
+    state.base = {guid, qualifiedName: text(base.entity.attributes.qualifiedName), isProcess: data.baseIsProcess,
+      name: displayName(data.guidEntityMap[guid] || base.entity)};
     if (state.window && !data.baseIsProcess) { await drawHistory(); return; }
     state.lineage = data;
     state.mode = "lineage";
@@ -711,6 +712,10 @@ function runsLine(process) {
   return `${process.runCount} run(s)${failed ? `, ${failed} failed` : ""}`;
 }
 
+function localValue(iso) {  // the answer's UTC time as a datetime-local value (read back as UTC by utc())
+  return text(iso).replace(/(\.\d+)?Z$/, "");
+}
+
 function utc(value) {  // a datetime-local value, read as UTC
   if (!value) return "";
   return `${value.length === 16 ? `${value}:00` : value}Z`;
@@ -776,7 +781,10 @@ async function drawHistory() {
     state.history = answer;
     state.lineage = historyGraph(answer);
     state.mode = "history";
-    $("graph-title").textContent = `Lineage of ${shortName(answer.qualifiedName)} from ${answer.since} to ${answer.until}`;
+    // the dataset's name as the catalog's lineage titles it (a resource set's last segment is `{SparkPartitions}`)
+    $("graph-title").textContent = `Lineage of ${state.base.name || shortName(answer.qualifiedName)} from ${answer.since} to ${answer.until}`;
+    $("window-since").value = localValue(answer.since);  // a quick choice (7 days, last run) shows the window it chose
+    $("window-until").value = localValue(answer.until);
     $("back-to-lineage").hidden = true;
     drawLineage();
     const runs = new Set(answer.processes.flatMap((p) => p.runs.map((r) => r.runId)));
@@ -821,8 +829,10 @@ function showHistoryDetails(guid) {
   const summary = $("details-summary");
   summary.replaceChildren();
   const touching = state.history.edges.filter((e) => e.from === entity.attributes.qualifiedName || e.to === entity.attributes.qualifiedName);
+  // the window's edges are the graph's (one drawn edge each); this node's own are counted apart
   for (const [key, value] of [["Type", entity.typeName], ["qualifiedName", entity.attributes.qualifiedName],
-    ["Window", `${state.history.since} to ${state.history.until}`], ["Edges in the window", String(touching.length)]]) {
+    ["Window", `${state.history.since} to ${state.history.until}`], ["Edges in the window", String(state.history.edges.length)],
+    ["Edges of this node", String(touching.length)]]) {
     summary.append(el("dt", {}, key), el("dd", {}, value));
   }
   for (const id of ["placeholder-notice", "last-run", "dataset-columns", "column-mapping", "run-details"]) $(id).replaceChildren();

@@ -152,11 +152,11 @@ def test_static_job_and_dataset_events_go_through_the_runtime_into_the_catalog(t
             operations.process_event(rt, dataset),
             operations.process_event(rt, job),
         ]
-        process = catalog.atlas_url + "/entity/uniqueAttribute/type/spark_process"
+        process = catalog.atlas_url + "/entity/uniqueAttribute/type/openlineage_process"
         found = requests.get(
             process,
             params={
-                "attr:qualifiedName": "spark://adf/copy_orders/processes/copy_orders/"
+                "attr:qualifiedName": "openlineage://adf/copy_orders/processes/copy_orders/"
                 "https://lake.dfs.core.windows.net/raw/orders"
             },
             timeout=10,
