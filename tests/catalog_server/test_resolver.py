@@ -11,7 +11,12 @@ import requests
 
 from olparser.adapters.catalog import CatalogTarget, RetryPolicy, load_typedefs, make_atlas_client, register_typedefs
 from olparser.adapters.catalog.existence import ExistenceCache
-from olparser.adapters.catalog.resolver import RULES_RETRY_SECONDS, ResourceSetRuleSource, ScannedAssetResolver
+from olparser.adapters.catalog.resolver import (
+    RULES_RETRY_SECONDS,
+    TASK_MATCH_SECONDS,
+    ResourceSetRuleSource,
+    ScannedAssetResolver,
+)
 from olparser.resolution.model import Identity, NamedDataset, UnityTable
 from olparser.resolution.tasks import TaskLookup, TaskMatch
 from olparser.settings import TYPEDEFS_DIR
@@ -331,13 +336,18 @@ def test_a_job_run_finds_the_accelerators_task_in_two_calls_then_none(catalog):
     assert (again.tasks, again.calls, calls_since_reset(catalog)) == (first.tasks, 0, {})
 
 
-def test_a_job_holding_the_builders_own_task_costs_one_call(catalog):
+def test_a_job_holding_the_builders_own_task_costs_one_call_a_day(catalog):
     seed_job(catalog, ("Shared/etl/ingest", "/Shared/etl/ingest"))
-    resolver = make_resolver(catalog, Clock())
+    clock = Clock()
+    resolver = make_resolver(catalog, clock)
     calls_since_reset(catalog)
     found = resolver.resolve([], tasks=[TASK_LOOKUP])
     assert found.tasks[OWN_TASK].qualified_name == OWN_TASK
     assert (found.calls, calls_since_reset(catalog)) == (1, {JOB_LOOKUP: 1})
+    clock.now += POSITIVE * 10  # a task found stays the task: not asked again with the existence answers
+    assert resolver.resolve([], tasks=[TASK_LOOKUP]).calls == 0
+    clock.now += TASK_MATCH_SECONDS
+    assert resolver.resolve([], tasks=[TASK_LOOKUP]).calls == 1
 
 
 def test_a_job_the_catalog_lacks_is_asked_once_per_negative_lifetime(catalog):

@@ -55,6 +55,9 @@ from olparser.resolution.tasks import TaskLookup, TaskMatch, match_task
 log = logging.getLogger(__name__)
 
 RULES_RETRY_SECONDS = 300.0
+# A job's task, once found (the builder's own, or the accelerator's), stays the task: kept a day, not the existence
+# cache's minutes, so an active job costs its lookup about once a day (a write recreates a task deleted meanwhile)
+TASK_MATCH_SECONDS = 24 * 3600.0
 UNKNOWN_TYPE = "ATLAS-400-00-014"
 
 
@@ -204,8 +207,8 @@ class ScannedAssetResolver:
     def match_tasks(self, lookups: Iterable[TaskLookup], calls: list[int]) -> dict[str, TaskMatch]:
         """The job's existing task each lookup's task stands for (olparser/resolution/tasks.py): one lookup of the
         jobs with their tasks (`job_tasks`), and, only when a job holds tasks that are not the builder's own, one
-        read of those tasks' attributes. Cached like existence answers (a job the catalog lacks as long as an
-        absent one), so a job's runs cost no call once it has been asked."""
+        read of those tasks' attributes. A task found is kept TASK_MATCH_SECONDS, a job the catalog lacks as long as
+        an absent dataset, so a job's runs cost no call once it has been asked."""
         wanted = list(dict.fromkeys(lookups))
         answers: dict[TaskLookup, TaskMatch | None] = dict(self._tasks.get_many(wanted))
         missing = [lookup for lookup in wanted if lookup not in answers]
@@ -233,7 +236,7 @@ class ScannedAssetResolver:
                 answers[lookup] = match_task(lookup, jobs.get(lookup.job), entities)
             self._tasks.put_many(
                 [(lookup, answers[lookup]) for lookup in missing if answers[lookup] is not None],
-                self._cache.ttl_seconds,
+                max(self._cache.ttl_seconds, TASK_MATCH_SECONDS),
             )
             self._tasks.put_many(
                 [(lookup, None) for lookup in missing if answers[lookup] is None], self._cache.absent_ttl_seconds
