@@ -95,7 +95,7 @@ def test_typedefs(datamap: DataMapClient, open_catalog: CatalogServer) -> None:
     headers = datamap.type_definition.get_headers(type="relationship")
     assert [h.name for h in headers] == ["dataset_process_inputs", "process_dataset_outputs", *SCANNER_RELATIONSHIPS]
     relationship_defs = datamap.type_definition.get(type="relationship")
-    assert (relationship_defs.entity_defs, len(relationship_defs.relationship_defs)) == ([], 18)
+    assert (relationship_defs.entity_defs, len(relationship_defs.relationship_defs)) == ([], 20)
     updated = datamap.type_definition.batch_update(
         {
             "entityDefs": [
@@ -342,7 +342,7 @@ def test_relationships(datamap: DataMapClient, open_catalog: CatalogServer) -> N
             "typeName": "azure_datalake_gen2_path",
             "uniqueAttributes": {"qualifiedName": RETURNS},
         },
-        "propagateTags": "NONE",
+        "propagateTags": "TWO_TO_ONE",  # an input's classifications flow to the process (Atlas's base model)
         "propagatedClassifications": [],
         "blockedPropagatedClassifications": [],
     }
