@@ -197,6 +197,7 @@ def test_lineage_in_atlas_shape(client: AtlasClient) -> None:
         "displayText": "sales",
         "lastModifiedTS": "1",
         "classificationNames": [],
+        "classifications": [],
         "meaningNames": [],
         "meanings": [],
         "isIncomplete": False,
@@ -406,7 +407,10 @@ def test_single_entity_post_and_typedef_delete(client: AtlasClient, catalog: Cat
         timeout=10,
         json={"entity": {"typeName": "temp_dataset", "attributes": {"qualifiedName": "temp://1", "name": "one"}}},
     ).json()
-    assert [h["attributes"] for h in created["mutatedEntities"]["CREATE"]] == [{"qualifiedName": "temp://1"}]
+    # POST /entity answers a created entity's header attributes (the spec's example Entity_AddCustomAttribute)
+    assert [h["attributes"] for h in created["mutatedEntities"]["CREATE"]] == [
+        {"qualifiedName": "temp://1", "name": "one"}
+    ]
     in_use = requests.delete(f"{catalog.atlas_url}/types/typedef/name/temp_dataset", auth=auth, timeout=10)
     assert (in_use.status_code, in_use.json()) == (
         409,

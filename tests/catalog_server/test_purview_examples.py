@@ -173,7 +173,12 @@ def test_lineage_with_column_mapping_like_purview(datamap: str, catalog: Catalog
         "$.widthCounts.*.*",  # Purview's paging counts; ours is {}
         "$.guidEntityMap.*.classificationNames[]",  # the doc's assets are classified; ours carry no classification
     }
-    assert only_ours == {"$.guidEntityMap.*.isIncomplete", "$.guidEntityMap.*.labels"}  # Atlas 2.x header fields
+    # Atlas 2.x header fields (the spec's AtlasEntityHeader has them all)
+    assert only_ours == {
+        "$.guidEntityMap.*.isIncomplete",
+        "$.guidEntityMap.*.labels",
+        "$.guidEntityMap.*.classifications",
+    }
     assert differ == {}
 
 

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
-from . import errors
+from . import classifications, errors
 from .business_metadata import update_behaviour
 from .collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
 from .lineage import entity_lineage
@@ -162,7 +162,11 @@ class AtlasApi:
         if not guids:
             raise errors.invalid_parameters("give at least one guid=...")
         if request.method == "DELETE":
-            return JSONResponse(await self._write(lambda s: delete_entities(s, guids, self.user, self._placement(s))))
+            return JSONResponse(
+                await self._write(
+                    lambda s: delete_entities(s, guids, self.user, self._placement(s), self.types.registry)
+                )
+            )
         ignore = _flag(request, "ignoreRelationships")
         return JSONResponse(
             await self._read(
@@ -173,13 +177,15 @@ class AtlasApi:
             )
         )
 
-    async def _upsert(self, request: Request, body: object) -> Response:
-        """POST /entity and /entity/bulk, with `?collectionId=` and `?businessAttributeUpdateBehavior=`."""
+    async def _upsert(self, request: Request, body: object, single: bool = False) -> Response:
+        """POST /entity (`single`) and /entity/bulk, with `?collectionId=` and `?businessAttributeUpdateBehavior=`."""
         registry = self.types.registry
         behaviour = update_behaviour(request.query_params.get("businessAttributeUpdateBehavior"))
         return JSONResponse(
             await self._write(
-                lambda s: upsert_entities(s, registry, body, self.user, self._placement(s, request), behaviour)
+                lambda s: upsert_entities(
+                    s, registry, body, self.user, self._placement(s, request), behaviour, full_created_headers=single
+                )
             )
         )
 
@@ -187,7 +193,7 @@ class AtlasApi:
         body = await read_json(request)
         if not isinstance(body, dict) or not isinstance(body.get("entity"), dict):
             raise errors.invalid_parameters("the body must be an AtlasEntityWithExtInfo: {\"entity\": {...}}")
-        return await self._upsert(request, body)
+        return await self._upsert(request, body, single=True)
 
     async def entity_business_metadata(self, request: Request) -> Response:
         """POST|DELETE /entity/guid/{guid}/businessmetadata[/{name}]: 204 (Atlas's EntityREST, the Data Map API)."""
@@ -216,7 +222,11 @@ class AtlasApi:
     async def entity_by_guid(self, request: Request) -> Response:
         guid = request.path_params["guid"]
         if request.method == "DELETE":
-            return JSONResponse(await self._write(lambda s: delete_entities(s, [guid], self.user, self._placement(s))))
+            return JSONResponse(
+                await self._write(
+                    lambda s: delete_entities(s, [guid], self.user, self._placement(s), self.types.registry)
+                )
+            )
         if request.method == "PUT":  # partial update of one attribute: ?name=<attribute>, the body is its value
             name = request.query_params.get("name")
             if not name:
@@ -254,7 +264,9 @@ class AtlasApi:
         if request.method == "DELETE":
             return JSONResponse(
                 await self._write(
-                    lambda s: delete_entities(s, [found(s, type_name, qualified_name)], self.user, self._placement(s))
+                    lambda s: delete_entities(
+                        s, [found(s, type_name, qualified_name)], self.user, self._placement(s), self.types.registry
+                    )
                 )
             )
         if request.method == "PUT":
@@ -286,7 +298,7 @@ class AtlasApi:
         row = session.entity(guid)
         if row is None:
             raise errors.instance_guid_not_found(guid)
-        return full_header(row)
+        return full_header(session, row)
 
     async def entity_header(self, request: Request) -> Response:
         guid = request.path_params["guid"]
@@ -313,6 +325,89 @@ class AtlasApi:
             return {"referredEntities": {}, "entities": found} if found else {}
 
         return JSONResponse(await self._read(lookup))
+
+    # --- classifications and labels ---------------------------------------------------------------------------
+    def _entity_guid(self, request: Request) -> Callable[[Session], str]:
+        """How a request names its entity: /entity/guid/{guid}/… or /entity/uniqueAttribute/type/{t}/…?attr:…"""
+        if "guid" in request.path_params:
+            guid = request.path_params["guid"]
+            return lambda session: guid
+        type_name, qualified_name = self._unique_attribute(request)
+        return lambda session: self._found_guid(session, type_name, qualified_name)
+
+    async def entity_classifications(self, request: Request) -> Response:
+        """GET (AtlasClassifications: own and propagated), POST (add) and PUT (update) …/classifications."""
+        target, registry = self._entity_guid(request), self.types.registry
+        if request.method == "GET":
+
+            def listed(session: Session) -> JSON:
+                guid = target(session)
+                row = session.entity(guid)
+                if row is None:
+                    raise errors.instance_guid_not_found(guid)
+                found = classifications.of_entities(session, [row])[guid]
+                return {
+                    "list": found,
+                    "startIndex": 0,
+                    "pageSize": len(found),
+                    "totalCount": len(found),
+                    "sortType": "NONE",
+                }
+
+            return JSONResponse(await self._read(listed))
+        body = await read_json(request)
+        mode = "add" if request.method == "POST" else "update"
+        await self._write(
+            lambda s: classifications.write(s, registry, target(s), body, self.user, self._placement(s), mode)
+        )
+        return Response(status_code=204)
+
+    async def entity_classification(self, request: Request) -> Response:
+        """GET and DELETE …/classification/{name}: one classification of the entity (its own one first)."""
+        target, name, registry = self._entity_guid(request), request.path_params["name"], self.types.registry
+        if request.method == "DELETE":
+            await self._write(
+                lambda s: classifications.remove(s, registry, target(s), name, self.user, self._placement(s))
+            )
+            return Response(status_code=204)
+
+        def one(session: Session) -> JSON:
+            guid = target(session)
+            row = session.entity(guid)
+            if row is None:
+                raise errors.instance_guid_not_found(guid)
+            found = [
+                c for c in classifications.of_entities(session, [row])[guid] if c["typeName"].lower() == name.lower()
+            ]
+            if not found:
+                raise errors.classification_not_found(name)
+            return next((c for c in found if c["entityGuid"] == guid), found[0])
+
+        return JSONResponse(await self._read(one))
+
+    async def classify_entities(self, request: Request) -> Response:
+        """POST /entity/bulk/classification: one classification on several entities."""
+        body, registry = await read_json(request), self.types.registry
+        await self._write(lambda s: classifications.add_to_entities(s, registry, body, self.user, self._placement(s)))
+        return Response(status_code=204)
+
+    async def set_classifications(self, request: Request) -> Response:
+        """POST /entity/bulk/setClassifications: what each entity's classifications became, one line per action."""
+        body, registry = await read_json(request), self.types.registry
+        return JSONResponse(
+            await self._write(
+                lambda s: classifications.set_classifications(s, registry, body, self.user, self._placement(s))
+            )
+        )
+
+    async def entity_labels(self, request: Request) -> Response:
+        """POST (set), PUT (add) and DELETE (remove) …/labels: 204."""
+        target, body = self._entity_guid(request), await read_json(request)
+        mode = {"POST": "set", "PUT": "add", "DELETE": "remove"}[request.method]
+        await self._write(
+            lambda s: classifications.write_labels(s, target(s), body, self.user, mode, self._placement(s))
+        )
+        return Response(status_code=204)
 
     # --- lineage and search ----------------------------------------------------------------------------------
     async def lineage(self, request: Request) -> Response:
@@ -366,7 +461,7 @@ class AtlasApi:
     async def relationship_by_guid(self, request: Request) -> Response:
         guid = request.path_params["guid"]
         if request.method == "DELETE":
-            await self._write(lambda s: delete_relationship(s, guid, self.user))
+            await self._write(lambda s: delete_relationship(s, guid, self.user, self.types.registry))
             return Response(status_code=204)
         extended = _flag(request, "extendedInfo")
         registry = self.types.registry
@@ -389,6 +484,17 @@ class AtlasApi:
                 Route("/entity/moveTo", self.entity_move, methods=["POST"]),
                 Route("/entity/guid/{guid}", self.entity_by_guid, methods=["GET", "PUT", "DELETE"]),
                 Route("/entity/guid/{guid}/header", self.entity_header, methods=["GET"]),
+                Route("/entity/bulk/classification", self.classify_entities, methods=["POST"]),
+                Route("/entity/bulk/setClassifications", self.set_classifications, methods=["POST"]),
+                *[
+                    route
+                    for base in ("/entity/guid/{guid}", "/entity/uniqueAttribute/type/{type_name}")
+                    for route in (
+                        Route(f"{base}/classifications", self.entity_classifications, methods=["GET", "POST", "PUT"]),
+                        Route(f"{base}/classification/{{name}}", self.entity_classification, methods=["GET", "DELETE"]),
+                        Route(f"{base}/labels", self.entity_labels, methods=["POST", "PUT", "DELETE"]),
+                    )
+                ],
                 Route(
                     "/entity/guid/{guid}/businessmetadata", self.entity_business_metadata, methods=["POST", "DELETE"]
                 ),

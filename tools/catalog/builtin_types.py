@@ -8,7 +8,7 @@ like it does on a real Purview.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from olparser.lineage.databricks_model import purview_databricks_typedefs
 
@@ -76,7 +76,9 @@ def _relationship(
     }
 
 
-def _enum(name: str, elements: list[tuple[str, int, str | None]], service_type: str | None, description: str) -> JSON:
+def _enum(
+    name: str, elements: Sequence[tuple[str, int, str | None]], service_type: str | None, description: str
+) -> JSON:
     """An enumDef: (value, ordinal, description or None) per element."""
     return {
         "category": "ENUM",

@@ -313,3 +313,41 @@ def unauthenticated() -> AtlasError:
         "ATLAS-403-00-001",
         "anonymous is not authorized to perform this request: this catalog requires HTTP basic authentication",
     )
+
+
+# --- classifications, labels (AtlasEntityStoreV2, EntityGraphMapper) -----------------------------------------------
+def classification_not_found(name: object) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-008", f"Given classification {name} was invalid")
+
+
+def no_classifications(guid: str) -> AtlasError:
+    return AtlasError(404, "ATLAS-404-00-003", f"No classifications associated with entity: {guid}")
+
+
+def classification_not_associated(name: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-06D", f"Classification {name} is not associated with entity")
+
+
+def classification_update_from_propagated(name: str) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-06B", f"Update to classification {name} is not allowed from propagated entity")
+
+
+def invalid_entity_for_classification(guid: str, type_name: str, classification: str) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-055",
+        f"Entity (guid=‘{guid}‘,typename=‘{type_name}‘) cannot be classified by Classification "
+        f"‘{classification}‘, because ‘{type_name}‘ is not in the ClassificationDef's restrictions.",
+    )
+
+
+def invalid_label_length(label: str, limit: int) -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-08F", f"Invalid label: {label}, label size should not be greater than {limit}")
+
+
+def invalid_label_characters(label: str) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-090",
+        f"Invalid label: {label}, label should contain alphanumeric characters, '_', '-' or '.'",
+    )

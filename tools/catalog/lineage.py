@@ -12,7 +12,7 @@ from typing import Any
 from . import errors
 from .store import EntityRow, RelationshipRow, Session
 from .typeregistry import TypeRegistry
-from .views import entity_header
+from .views import headers
 
 JSON = dict[str, Any]
 
@@ -83,7 +83,8 @@ def entity_lineage(
         "lineageWidth": width,
         "childrenCount": -1,
         "guidEntityMap": {
-            g: {**entity_header(row), "collectionId": row.extra.get("collectionId")} for g, row in nodes.items()
+            row.guid: {**header, "collectionId": row.extra.get("collectionId")}
+            for row, header in zip(nodes.values(), headers(session, nodes.values()), strict=True)
         },
         "relations": list(relations.values()),
         "parentRelations": [],

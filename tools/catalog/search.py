@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 from . import errors
 from .store import EntityRow, Session
 from .typeregistry import TypeRegistry
-from .views import entity_header
+from .views import headers
 
 JSON = dict[str, Any]
 Predicate = Callable[[EntityRow], bool]
@@ -86,7 +86,7 @@ def basic_search(session: Session, registry: TypeRegistry, body: object) -> JSON
         "queryType": "BASIC",
         "searchParameters": body,
         "approximateCount": len(rows),
-        "entities": [entity_header(row, attributes) for row in rows[offset : offset + limit]],
+        "entities": headers(session, rows[offset : offset + limit], attributes),
     }
 
 
