@@ -281,12 +281,19 @@ def test_search_basic_and_purview_query(client: AtlasClient, catalog: CatalogSer
             },
         },
     ).json()
+    record = query["value"][0]
+    assert (record.pop("createTime") > 0, record.pop("updateTime") > 0) == (True, True)
     assert query == {
         "@search.count": 1,
         "@search.count.approximate": False,
         "value": [
             {
+                # the keywords in every field, the `contains` filter's words in its own (qualifiedName)
+                "@search.highlights": {
+                    "qualifiedName": ["https://acct.dfs.core.windows.net/lake/<em>raw</em>/<em>orders</em>.csv"]
+                },
                 "@search.score": 1.0,
+                "objectType": "Files",
                 "id": g["-1"],
                 "qualifiedName": f"{ABFSS}/raw/orders.csv",
                 "name": "orders.csv",

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
-from . import classifications, errors
+from . import classifications, errors, glossary
 from .business_metadata import update_behaviour
 from .collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
 from .lineage import entity_lineage
@@ -409,6 +409,76 @@ class AtlasApi:
         )
         return Response(status_code=204)
 
+    # --- the glossary -------------------------------------------------------------------------------------------
+    def _page(self, request: Request) -> tuple[int, int]:
+        limit, offset = _int_param(request, "limit", -1), _int_param(request, "offset", 0)
+        if offset < 0:
+            raise errors.invalid_parameters("offset must be 0 or more")
+        return limit, offset
+
+    async def glossaries(self, request: Request) -> Response:
+        """GET (list, ?limit=&offset=&sort=ASC|DESC) and POST (create) /glossary."""
+        if request.method == "GET":
+            limit, offset = self._page(request)
+            descending = request.query_params.get("sort", "ASC").upper() == "DESC"
+            return JSONResponse(await self._read(lambda s: glossary.list_glossaries(s, limit, offset, descending)))
+        body = await read_json(request)
+        return JSONResponse(
+            await self._write(lambda s: glossary.create_glossary(s, body, self.user, self._placement(s).of_new()))
+        )
+
+    async def glossary_by_guid(self, request: Request) -> Response:
+        guid, registry = request.path_params["guid"], self.types.registry
+        if request.method == "GET":
+            return JSONResponse(await self._read(lambda s: glossary.get_glossary(s, guid)))
+        if request.method == "DELETE":
+            await self._write(lambda s: glossary.delete_glossary(s, registry, guid, self.user))
+            return Response(status_code=204)
+        body = await read_json(request)
+        return JSONResponse(await self._write(lambda s: glossary.update_glossary(s, guid, body, self.user)))
+
+    async def glossary_terms(self, request: Request) -> Response:
+        """GET /glossary/{guid}/terms and …/terms/headers."""
+        guid, (limit, offset) = request.path_params["guid"], self._page(request)
+        terms = await self._read(lambda s: glossary.list_terms(s, guid, limit, offset))
+        if request.url.path.endswith("/headers"):
+            terms = [
+                {"termGuid": t["guid"], "displayText": t["name"], "relationGuid": t["anchor"]["relationGuid"]}
+                for t in terms
+            ]
+        return JSONResponse(terms)
+
+    async def create_terms(self, request: Request) -> Response:
+        """POST /glossary/term (one) and /glossary/terms (a list)."""
+        body, registry = await read_json(request), self.types.registry
+        if request.url.path.endswith("/terms"):
+            if not isinstance(body, list) or not body:
+                raise errors.bad_request("glossaryTerm(s) is null/empty")
+            return JSONResponse(
+                await self._write(lambda s: [glossary.create_term(s, registry, t, self.user) for t in body])
+            )
+        return JSONResponse(await self._write(lambda s: glossary.create_term(s, registry, body, self.user)))
+
+    async def term_by_guid(self, request: Request) -> Response:
+        guid, registry = request.path_params["guid"], self.types.registry
+        if request.method == "GET":
+            return JSONResponse(await self._read(lambda s: glossary.get_term(s, guid)))
+        if request.method == "DELETE":
+            await self._write(lambda s: glossary.delete_term(s, registry, guid, self.user))
+            return Response(status_code=204)
+        body = await read_json(request)
+        return JSONResponse(await self._write(lambda s: glossary.update_term(s, registry, guid, body, self.user)))
+
+    async def term_assignments(self, request: Request) -> Response:
+        """GET, POST (assign) and DELETE (dissociate) /glossary/terms/{guid}/assignedEntities."""
+        guid, registry = request.path_params["guid"], self.types.registry
+        if request.method == "GET":
+            return JSONResponse(await self._read(lambda s: glossary.assigned_entities(s, guid)))
+        body = await read_json(request)
+        work = glossary.assign if request.method == "POST" else glossary.dissociate
+        await self._write(lambda s: work(s, registry, guid, body, self.user))
+        return Response(status_code=204)
+
     # --- lineage and search ----------------------------------------------------------------------------------
     async def lineage(self, request: Request) -> Response:
         guid = request.path_params["guid"]
@@ -516,6 +586,16 @@ class AtlasApi:
                 Route(
                     "/entity/bulk/uniqueAttribute/type/{type_name}", self.entities_by_unique_attributes, methods=["GET"]
                 ),
+                Route("/glossary", self.glossaries, methods=["GET", "POST"]),
+                Route("/glossary/term", self.create_terms, methods=["POST"]),
+                Route("/glossary/terms", self.create_terms, methods=["POST"]),
+                Route("/glossary/term/{guid}", self.term_by_guid, methods=["GET", "PUT", "DELETE"]),
+                Route(
+                    "/glossary/terms/{guid}/assignedEntities", self.term_assignments, methods=["GET", "POST", "DELETE"]
+                ),
+                Route("/glossary/{guid}", self.glossary_by_guid, methods=["GET", "PUT", "DELETE"]),
+                Route("/glossary/{guid}/terms", self.glossary_terms, methods=["GET"]),
+                Route("/glossary/{guid}/terms/headers", self.glossary_terms, methods=["GET"]),
                 Route("/lineage/uniqueAttribute/type/{type_name}", self.lineage_by_unique_attribute, methods=["GET"]),
                 Route("/lineage/{guid}", self.lineage, methods=["GET"]),
                 Route("/relationship", self.relationship, methods=["POST", "PUT"]),

@@ -351,3 +351,54 @@ def invalid_label_characters(label: str) -> AtlasError:
         "ATLAS-400-00-090",
         f"Invalid label: {label}, label should contain alphanumeric characters, '_', '-' or '.'",
     )
+
+
+# --- the glossary (GlossaryService, GlossaryTermUtils) -----------------------------------------------------------
+def glossary_already_exists(name: str) -> AtlasError:
+    return AtlasError(409, "ATLAS-409-00-007", f"Glossary with name {name} already exists")
+
+
+def glossary_term_already_exists(qualified_name: str) -> AtlasError:
+    return AtlasError(409, "ATLAS-409-00-009", f"Glossary term with qualifiedName {qualified_name} already exists")
+
+
+def glossary_name_missing() -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-079",
+        "Attributes qualifiedName and name are missing. Failed to derive a unique name for Glossary",
+    )
+
+
+def glossary_term_name_missing() -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-07A",
+        "Attributes qualifiedName, name & glossary name are missing. Failed to derive a unique name for Glossary term",
+    )
+
+
+def missing_anchor() -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-072", "Mandatory anchor attribute is missing")
+
+
+def invalid_display_name() -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-083", "name cannot contain following special chars ('@', '.', '<', '>')")
+
+
+def term_has_assignments(guid: str, count: int) -> AtlasError:
+    return AtlasError(
+        400, "ATLAS-400-00-084", f"Term (guid={guid}) cannot be deleted as it has been assigned to {count} entities."
+    )
+
+
+def term_dissociation_missing_relation() -> AtlasError:
+    return AtlasError(400, "ATLAS-400-00-078", "Missing mandatory attribute, TermAssignment relationship guid")
+
+
+def invalid_term_dissociation(relationship: object, term: str, entity: object) -> AtlasError:
+    return AtlasError(
+        400,
+        "ATLAS-400-00-080",
+        f"Given relationshipGuid({relationship}) is invalid for term (guid={term}) and entity(guid={entity})",
+    )
