@@ -11,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
-from . import classifications, errors, glossary
+from . import business_import, classifications, errors, glossary
 from .business_metadata import update_behaviour
 from .collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
-from .lineage import entity_lineage
+from .lineage import entity_lineage, next_page
 from .mutations import (
     delete_entities,
     move_entities,
@@ -502,6 +502,27 @@ class AtlasApi:
             )
         )
 
+    async def lineage_next(self, request: Request) -> Response:
+        """GET /lineage/{guid}/next?direction=&offset=&limit= (the Data Map's lineage paging)."""
+        guid, registry = request.path_params["guid"], self.types.registry
+        direction = request.query_params.get("direction")
+        if not direction:
+            raise errors.invalid_lineage_params("direction", None)
+        offset, limit = _int_param(request, "offset", 0), _int_param(request, "limit", 10)
+        return JSONResponse(await self._read(lambda s: next_page(s, registry, guid, direction, offset, limit)))
+
+    async def business_metadata_template(self, request: Request) -> Response:
+        """GET /entity/businessmetadata/import/template: the header line of an import file."""
+        return Response(business_import.TEMPLATE, media_type="application/octet-stream")
+
+    async def business_metadata_import(self, request: Request) -> Response:
+        """POST /entity/businessmetadata/import (multipart/form-data, part `file`): a BulkImportResult."""
+        name, content = business_import.uploaded_file(request.headers.get("content-type", ""), await request.body())
+        registry = self.types.registry
+        return JSONResponse(
+            await self._write(lambda s: business_import.import_file(s, registry, name, content, self.user))
+        )
+
     async def search_basic(self, request: Request) -> Response:
         body = (
             await read_json(request)
@@ -598,6 +619,9 @@ class AtlasApi:
                 Route("/glossary/{guid}/terms/headers", self.glossary_terms, methods=["GET"]),
                 Route("/lineage/uniqueAttribute/type/{type_name}", self.lineage_by_unique_attribute, methods=["GET"]),
                 Route("/lineage/{guid}", self.lineage, methods=["GET"]),
+                Route("/lineage/{guid}/next", self.lineage_next, methods=["GET"]),
+                Route("/entity/businessmetadata/import/template", self.business_metadata_template, methods=["GET"]),
+                Route("/entity/businessmetadata/import", self.business_metadata_import, methods=["POST"]),
                 Route("/relationship", self.relationship, methods=["POST", "PUT"]),
                 Route("/relationship/guid/{guid}", self.relationship_by_guid, methods=["GET", "DELETE"]),
                 Route("/search/basic", self.search_basic, methods=["GET", "POST"]),

@@ -90,3 +90,58 @@ def entity_lineage(
         "parentRelations": [],
         "widthCounts": {},
     }
+
+
+def next_page(
+    session: Session, registry: TypeRegistry, guid: str, direction: str, offset: int = 0, limit: int = 10
+) -> JSON:
+    """`GET /lineage/{guid}/next` (the Data Map's lineage paging): the entity's immediate neighbours in `direction`
+    (a dataset's processes, a process's datasets), `limit` of them from `offset`, ordered by name; `childrenCount`
+    is how many it has in all, `lineageWidth` how many this page holds."""
+    direction = direction.upper()
+    if direction not in DIRECTIONS:
+        raise errors.invalid_lineage_params("direction", direction)
+    if offset < 0:
+        raise errors.invalid_lineage_params("offset", offset)
+    if limit < 1:
+        raise errors.invalid_lineage_params("limit", limit)
+    base = session.entity(guid)
+    if base is None:
+        raise errors.instance_guid_not_found(guid)
+    is_process = registry.is_a(base.type_name, "Process")
+    if not is_process and not registry.is_a(base.type_name, "DataSet"):
+        raise errors.invalid_lineage_entity_type(guid, base.type_name)
+    edges: list[tuple[RelationshipRow, str, str, str]] = []  # (relationship, neighbour, from, to)
+    for upstream in (True,) if direction == "INPUT" else (False,) if direction == "OUTPUT" else (True, False):
+        if is_process:  # its inputs upstream, its outputs downstream
+            for r in session.relationships_at(1, INPUTS if upstream else OUTPUTS, [guid]):
+                edges.append((r, r.end2_guid, *((r.end2_guid, guid) if upstream else (guid, r.end2_guid))))
+        else:  # the processes that write it upstream, those that read it downstream
+            for r in session.relationships_at(2, OUTPUTS if upstream else INPUTS, [guid]):
+                edges.append((r, r.end1_guid, *((r.end1_guid, guid) if upstream else (guid, r.end1_guid))))
+    rows = session.entities({neighbour for _, neighbour, _, _ in edges})
+    active = sorted(
+        (e for e in edges if e[1] in rows and rows[e[1]].status == "ACTIVE"),
+        key=lambda e: ((rows[e[1]].name or "").lower(), rows[e[1]].qualified_name),
+    )
+    neighbours = list(dict.fromkeys(e[1] for e in active))
+    page = neighbours[offset : offset + limit]
+    nodes = [base, *(rows[g] for g in page)]
+    return {
+        "baseEntityGuid": guid,
+        "lineageDirection": direction,
+        "lineageDepth": 1,
+        "lineageWidth": len(page),
+        "childrenCount": len(neighbours),
+        "guidEntityMap": {
+            row.guid: {**header, "collectionId": row.extra.get("collectionId")}
+            for row, header in zip(nodes, headers(session, nodes), strict=True)
+        },
+        "relations": [
+            {"fromEntityId": source, "toEntityId": target, "relationshipId": r.guid}
+            for r, neighbour, source, target in active
+            if neighbour in page
+        ],
+        "parentRelations": [],
+        "widthCounts": {},
+    }
