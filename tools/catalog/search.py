@@ -438,7 +438,7 @@ def _highlight_terms(keywords: str | None, clause: object, terms: dict[str, set[
         for field in _HIGHLIGHTED:
             terms.setdefault(field, set()).add(word.lower())
     if isinstance(clause, dict):
-        if clause.get("operator") == "contains" and clause.get("attributeName") in _HIGHLIGHTED:
+        if clause.get("operator") in ("contains", "eq") and clause.get("attributeName") in _HIGHLIGHTED:
             for word in _WORD.findall(str(clause.get("attributeValue"))):
                 terms.setdefault(clause["attributeName"], set()).add(word.lower())
         for key in ("and", "or"):
