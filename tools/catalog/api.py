@@ -91,6 +91,10 @@ class AtlasApi:
         target = request.query_params.get("collectionId") if request is not None else None
         return Placement(CollectionTree.of(session, self.account_name), self.permissions, self.user, target or None)
 
+    def _writer(self, session: Session) -> classifications.Writer:
+        """Who writes an entity's classifications or labels in this write, and where they may."""
+        return classifications.Writer(session, self.types.registry, self.user, self._placement(session))
+
     async def _read(self, work: Callable[[Session], T]) -> T:
         def run() -> T:
             with self.store.read() as session:
@@ -337,7 +341,7 @@ class AtlasApi:
 
     async def entity_classifications(self, request: Request) -> Response:
         """GET (AtlasClassifications: own and propagated), POST (add) and PUT (update) …/classifications."""
-        target, registry = self._entity_guid(request), self.types.registry
+        target = self._entity_guid(request)
         if request.method == "GET":
 
             def listed(session: Session) -> JSON:
@@ -357,18 +361,14 @@ class AtlasApi:
             return JSONResponse(await self._read(listed))
         body = await read_json(request)
         mode = "add" if request.method == "POST" else "update"
-        await self._write(
-            lambda s: classifications.write(s, registry, target(s), body, self.user, self._placement(s), mode)
-        )
+        await self._write(lambda s: classifications.write(self._writer(s), target(s), body, mode))
         return Response(status_code=204)
 
     async def entity_classification(self, request: Request) -> Response:
         """GET and DELETE …/classification/{name}: one classification of the entity (its own one first)."""
-        target, name, registry = self._entity_guid(request), request.path_params["name"], self.types.registry
+        target, name = self._entity_guid(request), request.path_params["name"]
         if request.method == "DELETE":
-            await self._write(
-                lambda s: classifications.remove(s, registry, target(s), name, self.user, self._placement(s))
-            )
+            await self._write(lambda s: classifications.remove(self._writer(s), target(s), name))
             return Response(status_code=204)
 
         def one(session: Session) -> JSON:
@@ -380,33 +380,27 @@ class AtlasApi:
                 c for c in classifications.of_entities(session, [row])[guid] if c["typeName"].lower() == name.lower()
             ]
             if not found:
-                raise errors.classification_not_found(name)
+                raise errors.classification_error("unknown", name)
             return next((c for c in found if c["entityGuid"] == guid), found[0])
 
         return JSONResponse(await self._read(one))
 
     async def classify_entities(self, request: Request) -> Response:
         """POST /entity/bulk/classification: one classification on several entities."""
-        body, registry = await read_json(request), self.types.registry
-        await self._write(lambda s: classifications.add_to_entities(s, registry, body, self.user, self._placement(s)))
+        body = await read_json(request)
+        await self._write(lambda s: classifications.add_to_entities(self._writer(s), body))
         return Response(status_code=204)
 
     async def set_classifications(self, request: Request) -> Response:
         """POST /entity/bulk/setClassifications: what each entity's classifications became, one line per action."""
-        body, registry = await read_json(request), self.types.registry
-        return JSONResponse(
-            await self._write(
-                lambda s: classifications.set_classifications(s, registry, body, self.user, self._placement(s))
-            )
-        )
+        body = await read_json(request)
+        return JSONResponse(await self._write(lambda s: classifications.set_classifications(self._writer(s), body)))
 
     async def entity_labels(self, request: Request) -> Response:
         """POST (set), PUT (add) and DELETE (remove) …/labels: 204."""
         target, body = self._entity_guid(request), await read_json(request)
         mode = {"POST": "set", "PUT": "add", "DELETE": "remove"}[request.method]
-        await self._write(
-            lambda s: classifications.write_labels(s, target(s), body, self.user, mode, self._placement(s))
-        )
+        await self._write(lambda s: classifications.write_labels(self._writer(s), target(s), body, mode))
         return Response(status_code=204)
 
     # --- the glossary -------------------------------------------------------------------------------------------
@@ -427,15 +421,32 @@ class AtlasApi:
             await self._write(lambda s: glossary.create_glossary(s, body, self.user, self._placement(s).of_new()))
         )
 
-    async def glossary_by_guid(self, request: Request) -> Response:
-        guid, registry = request.path_params["guid"], self.types.registry
+    async def _glossary_object(
+        self,
+        request: Request,
+        get: Callable[[Session, str], JSON],
+        update: Callable[[Session, str, object], JSON],
+        delete: Callable[[Session, str], None],
+    ) -> Response:
+        """GET, PUT (200 with what it became) and DELETE (204) of the glossary or term `{guid}`."""
+        guid = request.path_params["guid"]
         if request.method == "GET":
-            return JSONResponse(await self._read(lambda s: glossary.get_glossary(s, guid)))
+            return JSONResponse(await self._read(lambda s: get(s, guid)))
         if request.method == "DELETE":
-            await self._write(lambda s: glossary.delete_glossary(s, registry, guid, self.user))
+            await self._write(lambda s: delete(s, guid))
             return Response(status_code=204)
         body = await read_json(request)
-        return JSONResponse(await self._write(lambda s: glossary.update_glossary(s, guid, body, self.user)))
+        return JSONResponse(await self._write(lambda s: update(s, guid, body)))
+
+    async def glossary_by_guid(self, request: Request) -> Response:
+        """/glossary/{guid}: deleting a glossary deletes its terms (none of which may be assigned)."""
+        registry, user = self.types.registry, self.user
+        return await self._glossary_object(
+            request,
+            glossary.get_glossary,
+            lambda s, guid, body: glossary.update_glossary(s, guid, body, user),
+            lambda s, guid: glossary.delete_glossary(s, registry, guid, user),
+        )
 
     async def glossary_terms(self, request: Request) -> Response:
         """GET /glossary/{guid}/terms and …/terms/headers."""
@@ -460,14 +471,14 @@ class AtlasApi:
         return JSONResponse(await self._write(lambda s: glossary.create_term(s, registry, body, self.user)))
 
     async def term_by_guid(self, request: Request) -> Response:
-        guid, registry = request.path_params["guid"], self.types.registry
-        if request.method == "GET":
-            return JSONResponse(await self._read(lambda s: glossary.get_term(s, guid)))
-        if request.method == "DELETE":
-            await self._write(lambda s: glossary.delete_term(s, registry, guid, self.user))
-            return Response(status_code=204)
-        body = await read_json(request)
-        return JSONResponse(await self._write(lambda s: glossary.update_term(s, registry, guid, body, self.user)))
+        """/glossary/term/{guid}: a term assigned to entities cannot be deleted."""
+        registry, user = self.types.registry, self.user
+        return await self._glossary_object(
+            request,
+            glossary.get_term,
+            lambda s, guid, body: glossary.update_term(s, registry, guid, body, user),
+            lambda s, guid: glossary.delete_term(s, registry, guid, user),
+        )
 
     async def term_assignments(self, request: Request) -> Response:
         """GET, POST (assign) and DELETE (dissociate) /glossary/terms/{guid}/assignedEntities."""
@@ -508,7 +519,8 @@ class AtlasApi:
         direction = request.query_params.get("direction")
         if not direction:
             raise errors.invalid_lineage_params("direction", None)
-        offset, limit = _int_param(request, "offset", 0), _int_param(request, "limit", 10)
+        offset = _int_param(request, "offset", 0)
+        limit = _int_param(request, "limit", 0) if request.query_params.get("limit") else None  # none: no paging
         return JSONResponse(await self._read(lambda s: next_page(s, registry, guid, direction, offset, limit)))
 
     async def business_metadata_template(self, request: Request) -> Response:

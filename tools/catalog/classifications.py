@@ -16,7 +16,7 @@ entity passes nothing on (Atlas deletes its relationships). Runs inside the call
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 from . import errors
@@ -69,10 +69,10 @@ def checked(registry: TypeRegistry, row: EntityRow, sent: object) -> JSON:
     name = sent["typeName"]
     chain = _definition_chain(registry, name)
     if not chain:
-        raise errors.classification_not_found(name)
+        raise errors.classification_error("unknown", name)
     restricted = [t for d in chain for t in d.get("entityTypes") or ()]
     if restricted and not any(registry.is_a(row.type_name, t) for t in restricted):
-        raise errors.invalid_entity_for_classification(row.guid, row.type_name, name)
+        raise errors.classification_error("restricted", name, row.guid, row.type_name)
     declared = {a["name"]: a for d in reversed(chain) for a in d.get("attributeDefs") or ()}
     attributes = sent.get("attributes") or {}
     if not isinstance(attributes, dict):
@@ -208,39 +208,42 @@ def entities_deleted(session: Session, registry: TypeRegistry, deleted: list[Ent
 
 
 # --- writes ------------------------------------------------------------------------------------------------------
-def _target(session: Session, guid: str, placement: Placement | None) -> EntityRow:
-    row = session.entity(guid)
-    if row is None or row.status != "ACTIVE":
-        raise errors.instance_guid_not_found(guid)
-    if placement is not None:
-        placement.of_existing(row.extra.get("collectionId"))
-    return row
+@dataclass(frozen=True)
+class Writer:
+    """Who writes classifications and labels, in which write: the session, the types, the user, and the collections
+    they may write (None: anywhere)."""
+
+    session: Session
+    registry: TypeRegistry
+    user: str
+    placement: Placement | None = None
+
+    def target(self, guid: str) -> EntityRow:
+        """The active entity `guid`, which the writer may write."""
+        row = self.session.entity(guid)
+        if row is None or row.status != "ACTIVE":
+            raise errors.instance_guid_not_found(guid)
+        if self.placement is not None:
+            self.placement.of_existing(row.extra.get("collectionId"))
+        return row
+
+    def save(self, row: EntityRow, classifications: list[JSON]) -> None:
+        self.session.update_entity(_with(row, classifications).touched(self.user, now_ms()))
+
+    def propagate(self, source: str, type_name: str) -> None:
+        _propagate(self.session, self.registry, source, type_name)
 
 
-def _save(session: Session, row: EntityRow, classifications: list[JSON], user: str) -> EntityRow:
-    row = _with(row, classifications).touched(user, now_ms())
-    session.update_entity(row)
-    return row
-
-
-def write(
-    session: Session,
-    registry: TypeRegistry,
-    guid: str,
-    sent: object,
-    user: str,
-    placement: Placement | None = None,
-    mode: str = "add",
-) -> None:
+def write(w: Writer, guid: str, sent: object, mode: str = "add") -> None:
     """POST (`mode` add) and PUT (update) /entity/guid/{guid}/classifications: a non-empty list of classifications
     for an active entity the caller may write."""
     if not isinstance(sent, list) or not sent:
         raise errors.invalid_parameters("classifications(s) not specified")
-    row = _target(session, guid, placement)
-    (_add if mode == "add" else _update)(session, registry, row, sent, user)
+    row = w.target(guid)
+    (_add if mode == "add" else _update)(w, row, sent)
 
 
-def _add(session: Session, registry: TypeRegistry, row: EntityRow, sent: list[object], user: str) -> None:
+def _add(w: Writer, row: EntityRow, sent: list[object]) -> None:
     """AtlasEntityStoreV2.addClassifications: each must be new on the entity; those sent as another entity's
     propagated ones are skipped, as Atlas does."""
     guid = row.guid
@@ -249,16 +252,16 @@ def _add(session: Session, registry: TypeRegistry, row: EntityRow, sent: list[ob
     for item in sent:
         if isinstance(item, dict) and item.get("entityGuid") not in (None, "", guid) and item.get("propagate"):
             continue
-        c = checked(registry, row, item)
+        c = checked(w.registry, row, item)
         if any(existing["typeName"] == c["typeName"] for existing in current + added):
             raise errors.invalid_parameters(f"entity: {guid}, already associated with classification: {c['typeName']}")
         added.append(c)
     if not added:
         return
-    _save(session, row, current + added, user)
+    w.save(row, current + added)
     for c in added:
         if c["propagate"]:
-            _propagate(session, registry, guid, c["typeName"])
+            w.propagate(guid, c["typeName"])
 
 
 def created(session: Session, registry: TypeRegistry, row: EntityRow, sent: object) -> EntityRow:
@@ -282,7 +285,7 @@ def propagate_own(session: Session, registry: TypeRegistry, row: EntityRow) -> N
             _propagate(session, registry, row.guid, c["typeName"])
 
 
-def _update(session: Session, registry: TypeRegistry, row: EntityRow, sent: list[object], user: str) -> None:
+def _update(w: Writer, row: EntityRow, sent: list[object]) -> None:
     """EntityGraphMapper.updateClassifications: each must be the entity's own; attributes are merged, validity
     periods and the flags replaced when sent; turning `propagate` on or off adds or removes its propagations."""
     guid = row.guid
@@ -293,54 +296,41 @@ def _update(session: Session, registry: TypeRegistry, row: EntityRow, sent: list
             raise errors.invalid_parameters('a classification is an object with a "typeName"')
         name = item["typeName"]
         if item.get("entityGuid") not in (None, "", guid):
-            raise errors.classification_update_from_propagated(name)
+            raise errors.classification_error("propagated", name)
         index = next((i for i, c in enumerate(current) if c["typeName"] == name), None)
         if index is None:
-            raise errors.classification_not_associated(name)
+            raise errors.classification_error("not associated", name)
         before = current[index]
         merged = {
             **before,
             "attributes": {**before.get("attributes", {}), **(item.get("attributes") or {})},
             **{k: item[k] for k in ("validityPeriods", "propagate", "removePropagationsOnEntityDelete") if k in item},
         }
-        c = checked(registry, row, merged)
+        c = checked(w.registry, row, merged)
         current[index] = c
         changes.append((bool(before.get("propagate", True)), c["propagate"], name))
-    _save(session, row, current, user)
+    w.save(row, current)
     for was, now, name in changes:
         if now and not was:
-            _propagate(session, registry, guid, name)
+            w.propagate(guid, name)
         elif was and not now:
-            session.delete_propagations(guid, name)
+            w.session.delete_propagations(guid, name)
 
 
-def remove(
-    session: Session,
-    registry: TypeRegistry,
-    guid: str,
-    name: str,
-    user: str,
-    placement: Placement | None = None,
-) -> None:
+def remove(w: Writer, guid: str, name: str) -> None:
     """DELETE /entity/guid/{guid}/classification/{name} (EntityGraphMapper.deleteClassification): the entity's own
     classification goes, and with it every propagation of it."""
-    row = _target(session, guid, placement)
+    row = w.target(guid)
     current = direct(row)
     if not current:
-        raise errors.no_classifications(guid)
+        raise errors.classification_error("none", name, guid)
     if not any(c["typeName"] == name for c in current):
-        raise errors.classification_not_associated(name)
-    _save(session, row, [c for c in current if c["typeName"] != name], user)
-    session.delete_propagations(guid, name)
+        raise errors.classification_error("not associated", name)
+    w.save(row, [c for c in current if c["typeName"] != name])
+    w.session.delete_propagations(guid, name)
 
 
-def add_to_entities(
-    session: Session,
-    registry: TypeRegistry,
-    body: object,
-    user: str,
-    placement: Placement | None = None,
-) -> None:
+def add_to_entities(w: Writer, body: object) -> None:
     """POST /entity/bulk/classification (AtlasEntityStoreV2.addClassification): `{"classification": {...},
     "entityGuids": [...]}`, one classification on each entity."""
     if not isinstance(body, dict):
@@ -352,16 +342,10 @@ def add_to_entities(
         raise errors.invalid_parameters("classification not specified")
     for guid in dict.fromkeys(guids):
         one = {k: v for k, v in classification.items() if k != "entityGuid"}
-        write(session, registry, guid, [one], user, placement)
+        write(w, guid, [one])
 
 
-def set_classifications(
-    session: Session,
-    registry: TypeRegistry,
-    body: object,
-    user: str,
-    placement: Placement | None = None,
-) -> list[str]:
+def set_classifications(w: Writer, body: object) -> list[str]:
     """POST /entity/bulk/setClassifications (ClassificationAssociator.Updater): each header names an entity by type
     and unique attributes; its own classifications become exactly the header's (deleted, updated, added, in that
     order). The answer says, per entity and action, `{Action}:{guid}:{type}:{unique attribute} -> {names}:{status}`."""
@@ -372,12 +356,12 @@ def set_classifications(
     for header in headers.values():
         header = header if isinstance(header, dict) else {}
         type_name = header.get("typeName")
-        if not isinstance(type_name, str) or not registry.is_entity_type(type_name):
+        if not isinstance(type_name, str) or not w.registry.is_entity_type(type_name):
             summary.append(f"{type_name}: (Skipped)")
             continue
         qualified_name = (header.get("attributes") or {}).get("qualifiedName")
         found = (
-            session.active_entity([type_name, *registry.subtypes(type_name)], qualified_name)
+            w.session.active_entity([type_name, *w.registry.subtypes(type_name)], qualified_name)
             if isinstance(qualified_name, str)
             else None
         )
@@ -400,9 +384,9 @@ def set_classifications(
             try:
                 if action == "Delete":
                     for c in items:
-                        remove(session, registry, found.guid, c["typeName"], user, placement)
+                        remove(w, found.guid, c["typeName"])
                 else:
-                    write(session, registry, found.guid, items, user, placement, action.lower())
+                    write(w, found.guid, items, action.lower())
             except errors.AtlasError:
                 status = "(Partial)"
             joined = ", ".join(str(c.get("typeName")) for c in items)
@@ -420,21 +404,19 @@ def checked_labels(sent: object) -> list[str]:
         raise errors.invalid_parameters("labels must be a list of strings")
     for label in sent:
         if len(label) > LABEL_MAX_LENGTH:
-            raise errors.invalid_label_length(label, LABEL_MAX_LENGTH)
+            raise errors.invalid_label(label, LABEL_MAX_LENGTH)
         if not _LABEL.match(label):
-            raise errors.invalid_label_characters(label)
+            raise errors.invalid_label(label)
     return list(dict.fromkeys(sent))
 
 
-def write_labels(
-    session: Session, guid: str, sent: object, user: str, mode: str, placement: Placement | None = None
-) -> None:
+def write_labels(w: Writer, guid: str, sent: object, mode: str) -> None:
     """POST (set: exactly these), PUT (add) and DELETE (remove) /entity/guid/{guid}/labels. Add and remove need at
     least one label; the entity counts as updated only when its labels changed."""
     labels = checked_labels(sent)
     if mode != "set" and not labels:
         raise errors.invalid_parameters("labels is null/empty")
-    row = _target(session, guid, placement)
+    row = w.target(guid)
     current = [str(label) for label in row.extra.get(LABELS) or ()]
     if mode == "set":
         after = labels
@@ -447,4 +429,4 @@ def write_labels(
     extra = {k: v for k, v in row.extra.items() if k != LABELS}
     if after:
         extra[LABELS] = after
-    session.update_entity(replace(row, extra=extra).touched(user, now_ms()))
+    w.session.update_entity(replace(row, extra=extra).touched(w.user, now_ms()))

@@ -35,7 +35,7 @@ def _name(body: JSON, missing: errors.AtlasError) -> str:
     if not isinstance(name, str) or not name.strip():
         raise missing
     if _INVALID_NAME & set(name):
-        raise errors.invalid_display_name()
+        raise errors.glossary_error("bad name")
     return name
 
 
@@ -139,13 +139,13 @@ def create_glossary(session: Session, body: object, user: str, collection: str |
     unique."""
     if not isinstance(body, dict):
         raise errors.bad_request("Glossary definition missing")
-    name = _name(body, errors.glossary_name_missing())
+    name = _name(body, errors.glossary_error("glossary unnamed"))
     qualified_name = body.get("qualifiedName")
     qualified_name = qualified_name if isinstance(qualified_name, str) and qualified_name else name
     if session.active_entity([GLOSSARY], qualified_name) is not None or any(
         row.name == name for row in session.search([GLOSSARY], None)
     ):
-        raise errors.glossary_already_exists(name)
+        raise errors.glossary_error("glossary exists", name)
     attributes = {"qualifiedName": qualified_name, "name": name}
     attributes |= {k: body[k] for k in _GLOSSARY_ATTRIBUTES if isinstance(body.get(k), str)}
     row = _stored(str(uuid.uuid4()), GLOSSARY, qualified_name, attributes, _placed(collection), user)
@@ -228,12 +228,12 @@ def create_term(session: Session, registry: TypeRegistry, body: object, user: st
         raise errors.bad_request("GlossaryTerm definition missing")
     anchor = body.get("anchor")
     if not isinstance(anchor, dict) or not isinstance(anchor.get("glossaryGuid"), str):
-        raise errors.missing_anchor()
-    name = _name(body, errors.glossary_term_name_missing())
+        raise errors.glossary_error("no anchor")
+    name = _name(body, errors.glossary_error("term unnamed"))
     glossary = _row(session, anchor["glossaryGuid"], GLOSSARY)
     qualified_name = f"{name}@{glossary.qualified_name}"
     if session.active_entity([TERM], qualified_name) is not None:
-        raise errors.glossary_term_already_exists(qualified_name)
+        raise errors.glossary_error("term exists", qualified_name)
     attributes = {"qualifiedName": qualified_name, "name": name}
     attributes |= {k: body[k] for k in _TERM_ATTRIBUTES if body.get(k) is not None}
     extra = {**_placed(glossary.extra.get("collectionId")), TERM_FIELDS: _term_fields(registry, body)}
@@ -265,7 +265,7 @@ def delete_term(session: Session, registry: TypeRegistry, guid: str, user: str) 
     row = _row(session, guid, TERM)
     assigned = session.relationships_at(1, TERM_ASSIGNMENT, [guid])
     if assigned:
-        raise errors.term_has_assignments(guid, len(assigned))
+        raise errors.glossary_error("term assigned", len(assigned), guid)
     session.delete_relationships(r.guid for r in session.relationships_at(2, ANCHOR, [guid]))
     session.update_entity(replace(row, status="DELETED").touched(user, now_ms()))
 
@@ -317,10 +317,10 @@ def dissociate(session: Session, registry: TypeRegistry, guid: str, body: object
     for item in _object_ids(body):
         relationship = item.get("relationshipGuid")
         if relationship is None:
-            raise errors.term_dissociation_missing_relation()
+            raise errors.glossary_error("no relationship")
         found = current.get(str(relationship))
         if found is None or found.end2_guid != item.get("guid"):
-            raise errors.invalid_term_dissociation(relationship, term.guid, item.get("guid"))
+            raise errors.glossary_error("bad relationship", relationship, term.guid, item.get("guid"))
         removed.append(found)
     session.delete_relationships(r.guid for r in removed)
     for r in removed:
