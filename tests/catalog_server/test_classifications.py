@@ -5,11 +5,10 @@ removed. Each refused request answers Atlas's error code."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import requests
 
+from tests.support.atlas_answers import error, ok
 from tools.catalog import CatalogServer
 
 LAKE = "https://acct.dfs.core.windows.net/lake"
@@ -34,16 +33,6 @@ def atlas(open_catalog: CatalogServer) -> str:
         )
     )
     return url
-
-
-def ok(response: requests.Response) -> Any:
-    assert response.status_code in (200, 204), response.text
-    return response.json() if response.content else None
-
-
-def error(response: requests.Response) -> tuple[int, str, str]:
-    body = response.json()
-    return response.status_code, body["errorCode"], body["errorMessage"]
 
 
 def lineage(atlas: str) -> dict[str, str]:

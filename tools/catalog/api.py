@@ -417,35 +417,29 @@ class AtlasApi:
             descending = request.query_params.get("sort", "ASC").upper() == "DESC"
             return JSONResponse(await self._read(lambda s: glossary.list_glossaries(s, limit, offset, descending)))
         body = await read_json(request)
-        return JSONResponse(
-            await self._write(lambda s: glossary.create_glossary(s, body, self.user, self._placement(s).of_new()))
-        )
+        return JSONResponse(await self._write(lambda s: glossary.create_glossary(self._writer(s), body)))
 
     async def _glossary_object(
         self,
         request: Request,
         get: Callable[[Session, str], JSON],
-        update: Callable[[Session, str, object], JSON],
-        delete: Callable[[Session, str], None],
+        update: Callable[[classifications.Writer, str, object], JSON],
+        delete: Callable[[classifications.Writer, str], None],
     ) -> Response:
         """GET, PUT (200 with what it became) and DELETE (204) of the glossary or term `{guid}`."""
         guid = request.path_params["guid"]
         if request.method == "GET":
             return JSONResponse(await self._read(lambda s: get(s, guid)))
         if request.method == "DELETE":
-            await self._write(lambda s: delete(s, guid))
+            await self._write(lambda s: delete(self._writer(s), guid))
             return Response(status_code=204)
         body = await read_json(request)
-        return JSONResponse(await self._write(lambda s: update(s, guid, body)))
+        return JSONResponse(await self._write(lambda s: update(self._writer(s), guid, body)))
 
     async def glossary_by_guid(self, request: Request) -> Response:
         """/glossary/{guid}: deleting a glossary deletes its terms (none of which may be assigned)."""
-        registry, user = self.types.registry, self.user
         return await self._glossary_object(
-            request,
-            glossary.get_glossary,
-            lambda s, guid, body: glossary.update_glossary(s, guid, body, user),
-            lambda s, guid: glossary.delete_glossary(s, registry, guid, user),
+            request, glossary.get_glossary, glossary.update_glossary, glossary.delete_glossary
         )
 
     async def glossary_terms(self, request: Request) -> Response:
@@ -461,33 +455,25 @@ class AtlasApi:
 
     async def create_terms(self, request: Request) -> Response:
         """POST /glossary/term (one) and /glossary/terms (a list)."""
-        body, registry = await read_json(request), self.types.registry
+        body = await read_json(request)
         if request.url.path.endswith("/terms"):
             if not isinstance(body, list) or not body:
                 raise errors.bad_request("glossaryTerm(s) is null/empty")
-            return JSONResponse(
-                await self._write(lambda s: [glossary.create_term(s, registry, t, self.user) for t in body])
-            )
-        return JSONResponse(await self._write(lambda s: glossary.create_term(s, registry, body, self.user)))
+            return JSONResponse(await self._write(lambda s: [glossary.create_term(self._writer(s), t) for t in body]))
+        return JSONResponse(await self._write(lambda s: glossary.create_term(self._writer(s), body)))
 
     async def term_by_guid(self, request: Request) -> Response:
         """/glossary/term/{guid}: a term assigned to entities cannot be deleted."""
-        registry, user = self.types.registry, self.user
-        return await self._glossary_object(
-            request,
-            glossary.get_term,
-            lambda s, guid, body: glossary.update_term(s, registry, guid, body, user),
-            lambda s, guid: glossary.delete_term(s, registry, guid, user),
-        )
+        return await self._glossary_object(request, glossary.get_term, glossary.update_term, glossary.delete_term)
 
     async def term_assignments(self, request: Request) -> Response:
         """GET, POST (assign) and DELETE (dissociate) /glossary/terms/{guid}/assignedEntities."""
-        guid, registry = request.path_params["guid"], self.types.registry
+        guid = request.path_params["guid"]
         if request.method == "GET":
             return JSONResponse(await self._read(lambda s: glossary.assigned_entities(s, guid)))
         body = await read_json(request)
         work = glossary.assign if request.method == "POST" else glossary.dissociate
-        await self._write(lambda s: work(s, registry, guid, body, self.user))
+        await self._write(lambda s: work(self._writer(s), guid, body))
         return Response(status_code=204)
 
     # --- lineage and search ----------------------------------------------------------------------------------
@@ -530,10 +516,7 @@ class AtlasApi:
     async def business_metadata_import(self, request: Request) -> Response:
         """POST /entity/businessmetadata/import (multipart/form-data, part `file`): a BulkImportResult."""
         name, content = business_import.uploaded_file(request.headers.get("content-type", ""), await request.body())
-        registry = self.types.registry
-        return JSONResponse(
-            await self._write(lambda s: business_import.import_file(s, registry, name, content, self.user))
-        )
+        return JSONResponse(await self._write(lambda s: business_import.import_file(self._writer(s), name, content)))
 
     async def search_basic(self, request: Request) -> Response:
         body = (

@@ -12,7 +12,8 @@ import email.policy
 import io
 from typing import Any
 
-from . import business_metadata, errors
+from . import errors
+from .classifications import Writer
 from .mutations import write_business_attributes
 from .store import Session
 from .typeregistry import TypeRegistry
@@ -39,46 +40,54 @@ def uploaded_file(content_type: str, body: bytes) -> tuple[str, bytes]:
     raise errors.invalid_parameters("the form has no part named 'file'")
 
 
-def _java_map(values: dict[str, Any]) -> str:
-    """A map as Java's Map.toString writes it (`{a={b=c}}`), which is how Atlas names what it imported."""
-    return "{" + ", ".join(f"{k}={_java_map(v) if isinstance(v, dict) else v}" for k, v in values.items()) + "}"
+def _java_map(value: object) -> str:
+    """A value as Java's toString writes it (maps `{a={b=c}}`, lists `[x, y]`, booleans `true`), which is how Atlas
+    names what it imported."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_java_map(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_java_map(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
-def import_file(session: Session, registry: TypeRegistry, name: str, content: bytes, user: str) -> JSON:
+def import_file(w: Writer, name: str, content: bytes) -> JSON:
     """BulkImportResult: one success per entity (its guid, the business attributes it now carries), one failure
-    per line that could not be applied (why)."""
+    per line that could not be applied, or per entity whose values could not be written (why: a value its
+    attribute's type refuses, an entity in a collection the writer may not write)."""
+    session, registry = w.session, w.registry
     if not name.lower().endswith(".csv"):
         raise errors.AtlasError(
             400, "ATLAS-400-00-09C", f"The provided file type: {name} is not supported. Expected file formats are .csv"
         )
-    lines = list(csv.reader(io.StringIO(content.decode("utf-8-sig"))))[1:]
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise errors.invalid_parameters(f"{name} is not a UTF-8 text file") from None
+    numbered = [(n, r) for n, r in enumerate(csv.reader(io.StringIO(text)), start=1) if any(f.strip() for f in r)]
+    if len(numbered) < 2:  # the header line, then at least one value
+        raise errors.AtlasError(400, "ATLAS-400-00-09B", "No data found in the uploaded file")
     failed: list[JSON] = []
     wanted: dict[str, dict[str, dict[str, Any]]] = {}
-    for number, record in enumerate((r for r in lines if len(r) > 1), start=2):
+    for number, record in numbered[1:]:
         problem = _line(session, registry, record, wanted)
         if problem:
             failed.append({"importStatus": "FAILED", "remarks": f"Line #{number}: {problem}"})
-    if not lines:
-        raise errors.AtlasError(400, "ATLAS-400-00-09B", "No data found in the uploaded file")
     succeeded: list[JSON] = []
-    for guid, values in wanted.items():
+    for guid, values in wanted.items():  # what the file gave each entity, as Atlas names it in the answer
+        info = {
+            "parentObjectName": guid,
+            "childObjectName": _java_map(values),
+            "importStatus": "SUCCESS",
+            "remarks": "",
+        }
         try:
-            write_business_attributes(session, registry, guid, values, user, "merge")
+            write_business_attributes(session, registry, guid, values, w.user, "merge", w.placement)
         except errors.AtlasError as exc:
-            failed.append(
-                {
-                    "parentObjectName": guid,
-                    "childObjectName": _java_map(values),
-                    "importStatus": "FAILED",
-                    "remarks": exc.message,
-                }
-            )
+            failed.append({**info, "importStatus": "FAILED", "remarks": exc.message})
             continue
-        row = session.entity(guid)
-        carried = business_metadata.of(row.extra) if row else values
-        succeeded.append(
-            {"parentObjectName": guid, "childObjectName": _java_map(carried), "importStatus": "SUCCESS", "remarks": ""}
-        )
+        succeeded.append(info)
     return {"successImportInfoList": succeeded, "failedImportInfoList": failed}
 
 
@@ -94,7 +103,7 @@ def _line(
         return f"invalid entity-type '{type_name}'"
     if unique != "qualifiedName":
         return f"attribute '{unique}' is not an unique attribute in entity-type '{type_name}'"
-    row = session.active_entity([type_name], value)
+    row = session.active_entity([type_name, *registry.subtypes(type_name)], value)  # the type or a subtype
     if row is None:
         return f"no {type_name} entity found with {unique}={value}"
     group, _, name = attribute.partition(".")

@@ -218,14 +218,18 @@ class Writer:
     user: str
     placement: Placement | None = None
 
+    def may_write(self, row: EntityRow) -> EntityRow:
+        """`row`, when the writer may write its collection (else Atlas's 403)."""
+        if self.placement is not None:
+            self.placement.of_existing(row.extra.get("collectionId"))
+        return row
+
     def target(self, guid: str) -> EntityRow:
         """The active entity `guid`, which the writer may write."""
         row = self.session.entity(guid)
         if row is None or row.status != "ACTIVE":
             raise errors.instance_guid_not_found(guid)
-        if self.placement is not None:
-            self.placement.of_existing(row.extra.get("collectionId"))
-        return row
+        return self.may_write(row)
 
     def save(self, row: EntityRow, classifications: list[JSON]) -> None:
         self.session.update_entity(_with(row, classifications).touched(self.user, now_ms()))

@@ -14,9 +14,10 @@ from typing import Any
 
 from . import classifications, errors
 from .business_metadata import attribute_value
+from .classifications import Writer
 from .store import EntityRow, RelationshipRow, Session, now_ms
 from .typeregistry import TypeRegistry
-from .views import TERM_ASSIGNMENT, labels_of, object_id
+from .views import TERM_ASSIGNMENT, object_id
 
 JSON = dict[str, Any]
 
@@ -101,7 +102,6 @@ def render_term(session: Session, row: EntityRow) -> JSON:
         "status": fields.get("status", "Draft"),
         **{k: fields[k] for k in ("nickName", "templateName", "attributes", "resources", "contacts") if k in fields},
         "classifications": classifications.direct(row),
-        "labels": labels_of(row),
         **(
             {"anchor": {"glossaryGuid": anchor[1].guid, "relationGuid": anchor[0].guid, "displayText": anchor[1].name}}
             if anchor
@@ -134,9 +134,10 @@ def _stored(guid: str, type_name: str, qualified_name: str, attributes: JSON, ex
     return EntityRow(guid, type_name, qualified_name, "ACTIVE", attributes, extra, when, when, user, user, 1)
 
 
-def create_glossary(session: Session, body: object, user: str, collection: str | None) -> JSON:
+def create_glossary(w: Writer, body: object) -> JSON:
     """POST /glossary (GlossaryService.createGlossary): its qualifiedName is its name unless given; names are
-    unique."""
+    unique; it is kept in the collection the writer creates in."""
+    session = w.session
     if not isinstance(body, dict):
         raise errors.bad_request("Glossary definition missing")
     name = _name(body, errors.glossary_error("glossary unnamed"))
@@ -148,7 +149,8 @@ def create_glossary(session: Session, body: object, user: str, collection: str |
         raise errors.glossary_error("glossary exists", name)
     attributes = {"qualifiedName": qualified_name, "name": name}
     attributes |= {k: body[k] for k in _GLOSSARY_ATTRIBUTES if isinstance(body.get(k), str)}
-    row = _stored(str(uuid.uuid4()), GLOSSARY, qualified_name, attributes, _placed(collection), user)
+    collection = w.placement.of_new() if w.placement is not None else None
+    row = _stored(str(uuid.uuid4()), GLOSSARY, qualified_name, attributes, _placed(collection), w.user)
     session.insert_entity(row)
     return render_glossary(session, row)
 
@@ -161,25 +163,31 @@ def get_glossary(session: Session, guid: str) -> JSON:
     return render_glossary(session, _row(session, guid, GLOSSARY))
 
 
-def update_glossary(session: Session, guid: str, body: object, user: str) -> JSON:
-    """PUT /glossary/{guid}: its name and descriptions (the qualifiedName stays)."""
-    row = _row(session, guid, GLOSSARY)
+def _updating(w: Writer, guid: str, type_name: str, body: object) -> tuple[EntityRow, JSON]:
+    """The glossary or term a PUT updates (one the writer may write), and its body (an object)."""
+    row = w.may_write(_row(w.session, guid, type_name))
     if not isinstance(body, dict):
-        raise errors.bad_request("Glossary is null/empty")
+        raise errors.bad_request(f"{type_name} is null/empty")
+    return row, body
+
+
+def update_glossary(w: Writer, guid: str, body: object) -> JSON:
+    """PUT /glossary/{guid}: its name and descriptions (the qualifiedName stays)."""
+    row, body = _updating(w, guid, GLOSSARY, body)
     name = _name(body, errors.bad_request("DisplayName can't be null/empty"))
     attributes = {"qualifiedName": row.qualified_name, "name": name}
     attributes |= {k: body[k] for k in _GLOSSARY_ATTRIBUTES if isinstance(body.get(k), str)}
-    row = replace(row, attributes=attributes).touched(user, now_ms())
-    session.update_entity(row)
-    return render_glossary(session, row)
+    row = replace(row, attributes=attributes).touched(w.user, now_ms())
+    w.session.update_entity(row)
+    return render_glossary(w.session, row)
 
 
-def delete_glossary(session: Session, registry: TypeRegistry, guid: str, user: str) -> None:
+def delete_glossary(w: Writer, guid: str) -> None:
     """DELETE /glossary/{guid}: the glossary and its terms (none of which may be assigned)."""
-    row = _row(session, guid, GLOSSARY)
-    for _, term in _terms_of(session, guid):
-        delete_term(session, registry, term.guid, user)
-    session.update_entity(replace(row, status="DELETED").touched(user, now_ms()))
+    row = w.may_write(_row(w.session, guid, GLOSSARY))
+    for _, term in _terms_of(w.session, guid):
+        delete_term(w, term.guid)
+    w.session.update_entity(replace(row, status="DELETED").touched(w.user, now_ms()))
 
 
 # --- terms -------------------------------------------------------------------------------------------------------
@@ -221,23 +229,24 @@ def _term_fields(registry: TypeRegistry, body: JSON) -> JSON:
     return fields
 
 
-def create_term(session: Session, registry: TypeRegistry, body: object, user: str) -> JSON:
-    """POST /glossary/term (GlossaryService.createTerm): anchored in an existing glossary, named without '@', '.',
-    '<' or '>', qualifiedName `{name}@{glossary qualifiedName}`, unique."""
+def create_term(w: Writer, body: object) -> JSON:
+    """POST /glossary/term (GlossaryService.createTerm): anchored in an existing glossary the writer may write, named
+    without '@', '.', '<' or '>', qualifiedName `{name}@{glossary qualifiedName}`, unique."""
+    session, registry = w.session, w.registry
     if not isinstance(body, dict):
         raise errors.bad_request("GlossaryTerm definition missing")
     anchor = body.get("anchor")
     if not isinstance(anchor, dict) or not isinstance(anchor.get("glossaryGuid"), str):
         raise errors.glossary_error("no anchor")
     name = _name(body, errors.glossary_error("term unnamed"))
-    glossary = _row(session, anchor["glossaryGuid"], GLOSSARY)
+    glossary = w.may_write(_row(session, anchor["glossaryGuid"], GLOSSARY))
     qualified_name = f"{name}@{glossary.qualified_name}"
     if session.active_entity([TERM], qualified_name) is not None:
         raise errors.glossary_error("term exists", qualified_name)
     attributes = {"qualifiedName": qualified_name, "name": name}
     attributes |= {k: body[k] for k in _TERM_ATTRIBUTES if body.get(k) is not None}
     extra = {**_placed(glossary.extra.get("collectionId")), TERM_FIELDS: _term_fields(registry, body)}
-    row = _stored(str(uuid.uuid4()), TERM, qualified_name, attributes, extra, user)
+    row = _stored(str(uuid.uuid4()), TERM, qualified_name, attributes, extra, w.user)
     session.insert_entity(row)
     session.insert_relationship(RelationshipRow(str(uuid.uuid4()), ANCHOR, glossary.guid, row.guid, 0), now_ms())
     return render_term(session, row)
@@ -247,27 +256,26 @@ def get_term(session: Session, guid: str) -> JSON:
     return render_term(session, _row(session, guid, TERM))
 
 
-def update_term(session: Session, registry: TypeRegistry, guid: str, body: object, user: str) -> JSON:
+def update_term(w: Writer, guid: str, body: object) -> JSON:
     """PUT /glossary/term/{guid}: its descriptions and Purview's fields (its name and anchor stay)."""
-    row = _row(session, guid, TERM)
-    if not isinstance(body, dict):
-        raise errors.bad_request("atlasGlossaryTerm is null/empty")
+    row, body = _updating(w, guid, TERM, body)
     attributes = {"qualifiedName": row.qualified_name, "name": row.name}
     attributes |= {k: body[k] for k in _TERM_ATTRIBUTES if body.get(k) is not None}
-    extra = {**row.extra, TERM_FIELDS: _term_fields(registry, body)}
-    row = replace(row, attributes=attributes, extra=extra).touched(user, now_ms())
-    session.update_entity(row)
-    return render_term(session, row)
+    extra = {**row.extra, TERM_FIELDS: _term_fields(w.registry, body)}
+    row = replace(row, attributes=attributes, extra=extra).touched(w.user, now_ms())
+    w.session.update_entity(row)
+    return render_term(w.session, row)
 
 
-def delete_term(session: Session, registry: TypeRegistry, guid: str, user: str) -> None:
+def delete_term(w: Writer, guid: str) -> None:
     """DELETE /glossary/term/{guid}: only a term assigned to no entity (TERM_HAS_ENTITY_ASSOCIATION)."""
-    row = _row(session, guid, TERM)
+    session = w.session
+    row = w.may_write(_row(session, guid, TERM))
     assigned = session.relationships_at(1, TERM_ASSIGNMENT, [guid])
     if assigned:
         raise errors.glossary_error("term assigned", len(assigned), guid)
     session.delete_relationships(r.guid for r in session.relationships_at(2, ANCHOR, [guid]))
-    session.update_entity(replace(row, status="DELETED").touched(user, now_ms()))
+    session.update_entity(replace(row, status="DELETED").touched(w.user, now_ms()))
 
 
 def list_terms(session: Session, glossary: str, limit: int, offset: int) -> list[JSON]:
@@ -287,15 +295,14 @@ def _object_ids(body: object) -> list[JSON]:
     return body
 
 
-def assign(session: Session, registry: TypeRegistry, guid: str, body: object, user: str) -> None:
-    """POST /glossary/terms/{guid}/assignedEntities (GlossaryTermUtils.processTermAssignments): each entity gets the
-    term once; the term's classifications flow to it."""
+def assign(w: Writer, guid: str, body: object) -> None:
+    """POST /glossary/terms/{guid}/assignedEntities (GlossaryTermUtils.processTermAssignments): each entity (one the
+    writer may write) gets the term once; the term's classifications flow to it."""
+    session, user = w.session, w.user
     term = _row(session, guid, TERM)
     added: list[RelationshipRow] = []
     for item in _object_ids(body):
-        target = session.entity(str(item.get("guid")))
-        if target is None or target.status != "ACTIVE":
-            raise errors.instance_guid_not_found(str(item.get("guid")))
+        target = w.target(str(item.get("guid")))
         if session.relationships_between(TERM_ASSIGNMENT, term.guid, target.guid) or target.guid in {
             r.end2_guid for r in added
         }:
@@ -305,12 +312,14 @@ def assign(session: Session, registry: TypeRegistry, guid: str, body: object, us
         session.insert_relationship(row, now_ms(), user, attributes if isinstance(attributes, dict) else {})
         session.update_entity(target.touched(user, now_ms()))
         added.append(row)
-    classifications.relationships_changed(session, registry, added, [])
+    classifications.relationships_changed(session, w.registry, added, [])
 
 
-def dissociate(session: Session, registry: TypeRegistry, guid: str, body: object, user: str) -> None:
-    """DELETE /glossary/terms/{guid}/assignedEntities (GlossaryTermUtils.processTermDissociation): each entity with
-    the guid of its assignment (`relationshipGuid`); what the term's classifications gave it goes."""
+def dissociate(w: Writer, guid: str, body: object) -> None:
+    """DELETE /glossary/terms/{guid}/assignedEntities (GlossaryTermUtils.processTermDissociation): each entity (one
+    the writer may write) with the guid of its assignment (`relationshipGuid`); what the term's classifications gave
+    it goes."""
+    session = w.session
     term = _row(session, guid, TERM)
     current = {r.guid: r for r in session.relationships_at(1, TERM_ASSIGNMENT, [term.guid])}
     removed: list[RelationshipRow] = []
@@ -322,9 +331,8 @@ def dissociate(session: Session, registry: TypeRegistry, guid: str, body: object
         if found is None or found.end2_guid != item.get("guid"):
             raise errors.glossary_error("bad relationship", relationship, term.guid, item.get("guid"))
         removed.append(found)
+    targets = [w.may_write(row) for row in session.entities([r.end2_guid for r in removed]).values()]
     session.delete_relationships(r.guid for r in removed)
-    for r in removed:
-        target = session.entity(r.end2_guid)
-        if target is not None:
-            session.update_entity(target.touched(user, now_ms()))
-    classifications.relationships_changed(session, registry, [], removed)
+    for target in targets:
+        session.update_entity(target.touched(w.user, now_ms()))
+    classifications.relationships_changed(session, w.registry, [], removed)
