@@ -36,6 +36,8 @@ SCANNER_RELATIONSHIPS = [
     "databricks_view_columns",
     "fabric_lake_warehouse_tables",
     "fabric_lakehouse_table_columns",
+    "AtlasGlossaryTermAnchor",  # the glossary's: a term in its glossary, a term assigned to an entity
+    "AtlasGlossarySemanticAssignment",
     "databricks_workspace_hive_metastore",
     "databricks_workspace_notebooks",
     "databricks_workspace_jobs",

@@ -130,7 +130,7 @@ def test_typedefs_create_read_filter_update_delete(atlas: AtlasClient, catalog: 
     headers = atlas.typedef.get_all_typedef_headers(relationships_only)
     assert [h["name"] for h in headers] == ["dataset_process_inputs", "process_dataset_outputs", *SCANNER_RELATIONSHIPS]
     relationship_defs = atlas.typedef.get_all_typedefs(relationships_only)
-    assert (relationship_defs.entityDefs, len(relationship_defs.relationshipDefs)) == ([], 18)
+    assert (relationship_defs.entityDefs, len(relationship_defs.relationshipDefs)) == ([], 20)
     updated = atlas.typedef.update_atlas_typedefs(
         AtlasTypesDef(
             {
@@ -192,6 +192,7 @@ def test_entities_create_read_by_guid_and_unique_attributes(atlas: AtlasClient, 
                 }
             ],
             "outputFromProcesses": [],
+            "meanings": [],  # glossary terms assigned (none)
         },
     }
     by_guids = atlas.entity.get_entities_by_guids([g["sales"], g["orders"]], ignore_relationships=True)
@@ -364,7 +365,7 @@ def test_relationships_create_read_update_delete(atlas: AtlasClient, catalog: Ca
         },
         "end2": {"guid": g["sales"], "typeName": "hive_table", "uniqueAttributes": {"qualifiedName": SALES}},
         "label": "__Process.inputs",
-        "propagateTags": "NONE",
+        "propagateTags": "TWO_TO_ONE",  # an input's classifications flow to the process (Atlas's base model)
         "propagatedClassifications": [],
         "blockedPropagatedClassifications": [],
     }

@@ -11,10 +11,11 @@ import requests
 
 from olparser.lineage.databricks_model import purview_databricks_typedefs
 from tools.catalog import CatalogServer
+from tools.catalog.relationships import relationship_label
 from tools.catalog.store import CatalogStore
 
 # what a stored typedef carries beyond its definition
-STAMPS = {"guid", "createdBy", "updatedBy", "createTime", "updateTime", "version", "subTypes"}
+STAMPS = {"guid", "createdBy", "updatedBy", "createTime", "updateTime", "version", "subTypes", "lastModifiedTS"}
 
 
 @pytest.fixture
@@ -35,7 +36,11 @@ def test_every_type_of_purviews_databricks_model_is_there_as_purview_defines_it(
         served = {d["name"]: d for d in answered[key]}
         for definition in model[key]:
             shipped = {k: v for k, v in served[definition["name"]].items() if k not in STAMPS}
-            assert shipped == {**definition, **({"attributeDefs": []} if key == "relationshipDefs" else {})}
+            # what Atlas stores for what a definition leaves out: its name as description, a relationship's label
+            defaults = {"description": definition.get("description") or definition["name"]}
+            if key == "relationshipDefs":
+                defaults |= {"attributeDefs": [], "relationshipLabel": relationship_label(definition)}
+            assert shipped == {**definition, **defaults}
     assert sorted(d["name"] for d in answered["entityDefs"] if d.get("serviceType") == "Databricks") == [
         "databricks_job",
         "databricks_job_task",
@@ -102,7 +107,11 @@ def test_a_store_written_by_an_older_version_keeps_its_same_named_types(tmp_path
     store.close()
     server = CatalogServer(path).start()
     try:
-        assert get(f"{server.atlas_url}/types/typedef/name/databricks_notebook") == {**earlier, "subTypes": []}
+        assert get(f"{server.atlas_url}/types/typedef/name/databricks_notebook") == {
+            **earlier,
+            "subTypes": [],
+            "lastModifiedTS": "3",
+        }
         runnable = get(f"{server.atlas_url}/types/typedef/name/databricks_runnable")
         assert (runnable["superTypes"], runnable["version"]) == (["Process"], 1)  # what it lacked is added
     finally:

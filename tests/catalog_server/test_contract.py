@@ -105,7 +105,7 @@ def test_entities_with_placeholders_read_back_by_guid_and_qualified_name(client:
         name: [r.pop("relationshipGuid") for r in (refs if isinstance(refs, list) else [refs])]
         for name, refs in entity["relationshipAttributes"].items()
     }
-    assert {k: len(v) for k, v in rel.items()} == {"inputs": 2, "outputs": 1, "application": 1}
+    assert {k: len(v) for k, v in rel.items()} == {"inputs": 2, "outputs": 1, "application": 1, "meanings": 0}
 
     def oid(key: str, type_name: str, qn: str) -> dict:
         return {"guid": g[key], "typeName": type_name, "uniqueAttributes": {"qualifiedName": qn}}
@@ -150,6 +150,7 @@ def test_entities_with_placeholders_read_back_by_guid_and_qualified_name(client:
                 "application": related(
                     "-4", "spark_test_application", "spark://nightly", "nightly", "spark_test_application_processes"
                 ),
+                "meanings": [],  # the glossary terms assigned to it (none), as Purview answers every entity
             },
         },
         "referredEntities": {},
@@ -196,6 +197,7 @@ def test_lineage_in_atlas_shape(client: AtlasClient) -> None:
         "displayText": "sales",
         "lastModifiedTS": "1",
         "classificationNames": [],
+        "classifications": [],
         "meaningNames": [],
         "meanings": [],
         "isIncomplete": False,
@@ -279,12 +281,19 @@ def test_search_basic_and_purview_query(client: AtlasClient, catalog: CatalogSer
             },
         },
     ).json()
+    record = query["value"][0]
+    assert (record.pop("createTime") > 0, record.pop("updateTime") > 0) == (True, True)
     assert query == {
         "@search.count": 1,
         "@search.count.approximate": False,
         "value": [
             {
+                # the keywords in every field, the `contains` filter's words in its own (qualifiedName)
+                "@search.highlights": {
+                    "qualifiedName": ["https://acct.dfs.core.windows.net/lake/<em>raw</em>/<em>orders</em>.csv"]
+                },
                 "@search.score": 1.0,
+                "objectType": "Files",
                 "id": g["-1"],
                 "qualifiedName": f"{ABFSS}/raw/orders.csv",
                 "name": "orders.csv",
@@ -405,7 +414,10 @@ def test_single_entity_post_and_typedef_delete(client: AtlasClient, catalog: Cat
         timeout=10,
         json={"entity": {"typeName": "temp_dataset", "attributes": {"qualifiedName": "temp://1", "name": "one"}}},
     ).json()
-    assert [h["attributes"] for h in created["mutatedEntities"]["CREATE"]] == [{"qualifiedName": "temp://1"}]
+    # POST /entity answers a created entity's header attributes (the spec's example Entity_AddCustomAttribute)
+    assert [h["attributes"] for h in created["mutatedEntities"]["CREATE"]] == [
+        {"qualifiedName": "temp://1", "name": "one"}
+    ]
     in_use = requests.delete(f"{catalog.atlas_url}/types/typedef/name/temp_dataset", auth=auth, timeout=10)
     assert (in_use.status_code, in_use.json()) == (
         409,

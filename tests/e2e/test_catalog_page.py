@@ -14,6 +14,7 @@ from typing import Any, Iterator
 import pytest
 import requests
 
+from tests.catalog_server.builders import BLOB, blob, process
 from tests.catalog_server.pipeline_data import (
     BRONZE,
     CLL_SEQUENCE,
@@ -24,6 +25,7 @@ from tests.catalog_server.pipeline_data import (
     sequence_events,
     write_through_pipeline,
 )
+from tests.support.atlas_answers import ok
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
 from tools.catalog import CatalogServer
 
@@ -271,6 +273,84 @@ def test_odd_attribute_types_and_the_call_counter(browser_page: Any, catalog: Ca
     assert attributes == {"name": "12345", "description": '{"not":["a","string"]}', "comment": "", "temporary": "true"}
     calls = requests.get(f"{catalog.url}/_ol2purview/calls", auth=auth, timeout=10).json()
     assert calls == {"total": 0, "byRoute": {}}  # the page's own calls are not catalog calls
+
+
+GOVERNED = BLOB  # where tests/catalog_server/builders.py blob() puts a file
+
+
+def governed_lineage(catalog: CatalogServer) -> dict[str, str]:
+    """raw.csv -> copy -> clean.csv written through the Atlas API, then governed as a user would: CONTOSO.PII (level 3)
+    on raw.csv, which Atlas propagates to copy and clean.csv; CONTOSO.FINANCE and two labels on clean.csv; the term
+    Revenue of the glossary Finance assigned to clean.csv. Name -> guid."""
+    atlas, auth = catalog.atlas_url, (USER, PASSWORD)
+    classification_defs = [{"name": "CONTOSO.PII", "attributeDefs": [{"name": "level", "typeName": "int"}]}]
+    classification_defs.append({"name": "CONTOSO.FINANCE", "attributeDefs": []})
+    ok(
+        requests.post(
+            f"{atlas}/types/typedefs", auth=auth, timeout=10, json={"classificationDefs": classification_defs}
+        )
+    )
+    entities = [blob("-raw", "raw.csv"), blob("-clean", "clean.csv")]
+    entities.append(process("-copy", "copy", [{"guid": "-raw"}], [{"guid": "-clean"}]))
+    assigned = ok(requests.post(f"{atlas}/entity/bulk", auth=auth, timeout=10, json={"entities": entities}))
+    g = {placeholder[1:]: guid for placeholder, guid in assigned["guidAssignments"].items()}
+    pii = [{"typeName": "CONTOSO.PII", "attributes": {"level": 3}}]
+    ok(requests.post(f"{atlas}/entity/guid/{g['raw']}/classifications", auth=auth, timeout=10, json=pii))
+    finance = [{"typeName": "CONTOSO.FINANCE"}]
+    ok(requests.post(f"{atlas}/entity/guid/{g['clean']}/classifications", auth=auth, timeout=10, json=finance))
+    ok(requests.post(f"{atlas}/entity/guid/{g['clean']}/labels", auth=auth, timeout=10, json=["gold", "Example.Label"]))
+    glossary = ok(requests.post(f"{atlas}/glossary", auth=auth, timeout=10, json={"name": "Finance"}))
+    term = {"name": "Revenue", "anchor": {"glossaryGuid": glossary["guid"]}}
+    term_guid = ok(requests.post(f"{atlas}/glossary/term", auth=auth, timeout=10, json=term))["guid"]
+    assignment = [{"guid": g["clean"]}]
+    ok(requests.post(f"{atlas}/glossary/terms/{term_guid}/assignedEntities", auth=auth, timeout=10, json=assignment))
+    return {**g, "Revenue": term_guid}
+
+
+GOVERNANCE = """() => [...document.querySelectorAll('#governance > *')].map((part) => part.tagName === 'H3'
+  ? part.textContent : [...part.children].map((item) => [item.className, item.textContent]))"""
+
+
+def test_an_entitys_classifications_labels_and_glossary_terms(browser_page: Any, catalog: CatalogServer) -> None:
+    page = browser_page
+    g = governed_lineage(catalog)
+    search(page, "clean.csv")
+    open_dataset(page, f"{GOVERNED}/clean.csv")
+    page.locator(f'#details-panel[data-guid="{g["clean"]}"] #governance .term').wait_for()
+    assert page.evaluate(GOVERNANCE) == [
+        "Classifications",
+        [
+            ["classification", "CONTOSO.FINANCE"],
+            ["classification propagated", "CONTOSO.PII (level=3) · propagated from raw.csv"],
+        ],
+        "Labels",
+        [["label-chip", "gold"], ["label-chip", "Example.Label"]],
+        "Glossary terms",
+        [["term", "Revenue · Finance"]],
+    ]
+    assert page.locator("#governance .term").get_attribute("data-term-guid") == g["Revenue"]
+
+    page.locator(".node.process", has_text="copy").click()  # the process reads raw.csv: PII reaches it
+    page.locator(f'#details-panel[data-guid="{g["copy"]}"] #governance .classification').wait_for()
+    assert page.evaluate(GOVERNANCE) == [
+        "Classifications",
+        [["classification propagated", "CONTOSO.PII (level=3) · propagated from raw.csv"]],
+    ]
+    page.locator(f'.node.dataset[data-qualified-name="{GOVERNED}/raw.csv"]').click()  # where PII is its own
+    page.locator(f'#details-panel[data-guid="{g["raw"]}"] #governance .classification').wait_for()
+    assert page.evaluate(GOVERNANCE) == ["Classifications", [["classification", "CONTOSO.PII (level=3)"]]]
+
+    # governance changes are read again when the details are: PII removed at its source leaves every entity
+    requests.delete(
+        f"{catalog.atlas_url}/entity/guid/{g['raw']}/classification/CONTOSO.PII", auth=(USER, PASSWORD), timeout=10
+    ).raise_for_status()
+    page.locator(f'.node.dataset[data-qualified-name="{GOVERNED}/clean.csv"]').click()
+    page.locator(f'#details-panel[data-guid="{g["clean"]}"] #governance .term').wait_for()
+    assert page.evaluate(GOVERNANCE)[1] == [["classification", "CONTOSO.FINANCE"]]
+    page.locator(f'.node.dataset[data-qualified-name="{GOVERNED}/raw.csv"]').click()
+    page.locator(f'#details-panel[data-guid="{g["raw"]}"]').wait_for()
+    page.locator("#details-summary dd[data-field='guid']", has_text=g["raw"]).wait_for()
+    assert page.evaluate(GOVERNANCE) == []  # nothing governs it: no empty headings
 
 
 # --- the page at common screen sizes (#23 item 7) --------------------------------------------------------------------

@@ -11,10 +11,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
-from . import errors
+from . import business_import, classifications, errors, glossary
 from .business_metadata import update_behaviour
 from .collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
-from .lineage import entity_lineage
+from .lineage import entity_lineage, next_page
 from .mutations import (
     delete_entities,
     move_entities,
@@ -91,6 +91,10 @@ class AtlasApi:
         target = request.query_params.get("collectionId") if request is not None else None
         return Placement(CollectionTree.of(session, self.account_name), self.permissions, self.user, target or None)
 
+    def _writer(self, session: Session) -> classifications.Writer:
+        """Who writes an entity's classifications or labels in this write, and where they may."""
+        return classifications.Writer(session, self.types.registry, self.user, self._placement(session))
+
     async def _read(self, work: Callable[[Session], T]) -> T:
         def run() -> T:
             with self.store.read() as session:
@@ -162,7 +166,11 @@ class AtlasApi:
         if not guids:
             raise errors.invalid_parameters("give at least one guid=...")
         if request.method == "DELETE":
-            return JSONResponse(await self._write(lambda s: delete_entities(s, guids, self.user, self._placement(s))))
+            return JSONResponse(
+                await self._write(
+                    lambda s: delete_entities(s, guids, self.user, self._placement(s), self.types.registry)
+                )
+            )
         ignore = _flag(request, "ignoreRelationships")
         return JSONResponse(
             await self._read(
@@ -173,13 +181,15 @@ class AtlasApi:
             )
         )
 
-    async def _upsert(self, request: Request, body: object) -> Response:
-        """POST /entity and /entity/bulk, with `?collectionId=` and `?businessAttributeUpdateBehavior=`."""
+    async def _upsert(self, request: Request, body: object, single: bool = False) -> Response:
+        """POST /entity (`single`) and /entity/bulk, with `?collectionId=` and `?businessAttributeUpdateBehavior=`."""
         registry = self.types.registry
         behaviour = update_behaviour(request.query_params.get("businessAttributeUpdateBehavior"))
         return JSONResponse(
             await self._write(
-                lambda s: upsert_entities(s, registry, body, self.user, self._placement(s, request), behaviour)
+                lambda s: upsert_entities(
+                    s, registry, body, self.user, self._placement(s, request), behaviour, full_created_headers=single
+                )
             )
         )
 
@@ -187,7 +197,7 @@ class AtlasApi:
         body = await read_json(request)
         if not isinstance(body, dict) or not isinstance(body.get("entity"), dict):
             raise errors.invalid_parameters("the body must be an AtlasEntityWithExtInfo: {\"entity\": {...}}")
-        return await self._upsert(request, body)
+        return await self._upsert(request, body, single=True)
 
     async def entity_business_metadata(self, request: Request) -> Response:
         """POST|DELETE /entity/guid/{guid}/businessmetadata[/{name}]: 204 (Atlas's EntityREST, the Data Map API)."""
@@ -216,7 +226,11 @@ class AtlasApi:
     async def entity_by_guid(self, request: Request) -> Response:
         guid = request.path_params["guid"]
         if request.method == "DELETE":
-            return JSONResponse(await self._write(lambda s: delete_entities(s, [guid], self.user, self._placement(s))))
+            return JSONResponse(
+                await self._write(
+                    lambda s: delete_entities(s, [guid], self.user, self._placement(s), self.types.registry)
+                )
+            )
         if request.method == "PUT":  # partial update of one attribute: ?name=<attribute>, the body is its value
             name = request.query_params.get("name")
             if not name:
@@ -254,7 +268,9 @@ class AtlasApi:
         if request.method == "DELETE":
             return JSONResponse(
                 await self._write(
-                    lambda s: delete_entities(s, [found(s, type_name, qualified_name)], self.user, self._placement(s))
+                    lambda s: delete_entities(
+                        s, [found(s, type_name, qualified_name)], self.user, self._placement(s), self.types.registry
+                    )
                 )
             )
         if request.method == "PUT":
@@ -286,7 +302,7 @@ class AtlasApi:
         row = session.entity(guid)
         if row is None:
             raise errors.instance_guid_not_found(guid)
-        return full_header(row)
+        return full_header(session, row)
 
     async def entity_header(self, request: Request) -> Response:
         guid = request.path_params["guid"]
@@ -314,6 +330,152 @@ class AtlasApi:
 
         return JSONResponse(await self._read(lookup))
 
+    # --- classifications and labels ---------------------------------------------------------------------------
+    def _entity_guid(self, request: Request) -> Callable[[Session], str]:
+        """How a request names its entity: /entity/guid/{guid}/… or /entity/uniqueAttribute/type/{t}/…?attr:…"""
+        if "guid" in request.path_params:
+            guid = request.path_params["guid"]
+            return lambda session: guid
+        type_name, qualified_name = self._unique_attribute(request)
+        return lambda session: self._found_guid(session, type_name, qualified_name)
+
+    async def entity_classifications(self, request: Request) -> Response:
+        """GET (AtlasClassifications: own and propagated), POST (add) and PUT (update) …/classifications."""
+        target = self._entity_guid(request)
+        if request.method == "GET":
+
+            def listed(session: Session) -> JSON:
+                guid = target(session)
+                row = session.entity(guid)
+                if row is None:
+                    raise errors.instance_guid_not_found(guid)
+                found = classifications.of_entities(session, [row])[guid]
+                return {
+                    "list": found,
+                    "startIndex": 0,
+                    "pageSize": len(found),
+                    "totalCount": len(found),
+                    "sortType": "NONE",
+                }
+
+            return JSONResponse(await self._read(listed))
+        body = await read_json(request)
+        mode = "add" if request.method == "POST" else "update"
+        await self._write(lambda s: classifications.write(self._writer(s), target(s), body, mode))
+        return Response(status_code=204)
+
+    async def entity_classification(self, request: Request) -> Response:
+        """GET and DELETE …/classification/{name}: one classification of the entity (its own one first)."""
+        target, name = self._entity_guid(request), request.path_params["name"]
+        if request.method == "DELETE":
+            await self._write(lambda s: classifications.remove(self._writer(s), target(s), name))
+            return Response(status_code=204)
+
+        def one(session: Session) -> JSON:
+            guid = target(session)
+            row = session.entity(guid)
+            if row is None:
+                raise errors.instance_guid_not_found(guid)
+            found = [
+                c for c in classifications.of_entities(session, [row])[guid] if c["typeName"].lower() == name.lower()
+            ]
+            if not found:
+                raise errors.classification_error("unknown", name)
+            return next((c for c in found if c["entityGuid"] == guid), found[0])
+
+        return JSONResponse(await self._read(one))
+
+    async def classify_entities(self, request: Request) -> Response:
+        """POST /entity/bulk/classification: one classification on several entities."""
+        body = await read_json(request)
+        await self._write(lambda s: classifications.add_to_entities(self._writer(s), body))
+        return Response(status_code=204)
+
+    async def set_classifications(self, request: Request) -> Response:
+        """POST /entity/bulk/setClassifications: what each entity's classifications became, one line per action."""
+        body = await read_json(request)
+        return JSONResponse(await self._write(lambda s: classifications.set_classifications(self._writer(s), body)))
+
+    async def entity_labels(self, request: Request) -> Response:
+        """POST (set), PUT (add) and DELETE (remove) …/labels: 204."""
+        target, body = self._entity_guid(request), await read_json(request)
+        mode = {"POST": "set", "PUT": "add", "DELETE": "remove"}[request.method]
+        await self._write(lambda s: classifications.write_labels(self._writer(s), target(s), body, mode))
+        return Response(status_code=204)
+
+    # --- the glossary -------------------------------------------------------------------------------------------
+    def _page(self, request: Request) -> tuple[int, int]:
+        limit, offset = _int_param(request, "limit", -1), _int_param(request, "offset", 0)
+        if offset < 0:
+            raise errors.invalid_parameters("offset must be 0 or more")
+        return limit, offset
+
+    async def glossaries(self, request: Request) -> Response:
+        """GET (list, ?limit=&offset=&sort=ASC|DESC) and POST (create) /glossary."""
+        if request.method == "GET":
+            limit, offset = self._page(request)
+            descending = request.query_params.get("sort", "ASC").upper() == "DESC"
+            return JSONResponse(await self._read(lambda s: glossary.list_glossaries(s, limit, offset, descending)))
+        body = await read_json(request)
+        return JSONResponse(await self._write(lambda s: glossary.create_glossary(self._writer(s), body)))
+
+    async def _glossary_object(
+        self,
+        request: Request,
+        get: Callable[[Session, str], JSON],
+        update: Callable[[classifications.Writer, str, object], JSON],
+        delete: Callable[[classifications.Writer, str], None],
+    ) -> Response:
+        """GET, PUT (200 with what it became) and DELETE (204) of the glossary or term `{guid}`."""
+        guid = request.path_params["guid"]
+        if request.method == "GET":
+            return JSONResponse(await self._read(lambda s: get(s, guid)))
+        if request.method == "DELETE":
+            await self._write(lambda s: delete(self._writer(s), guid))
+            return Response(status_code=204)
+        body = await read_json(request)
+        return JSONResponse(await self._write(lambda s: update(self._writer(s), guid, body)))
+
+    async def glossary_by_guid(self, request: Request) -> Response:
+        """/glossary/{guid}: deleting a glossary deletes its terms (none of which may be assigned)."""
+        return await self._glossary_object(
+            request, glossary.get_glossary, glossary.update_glossary, glossary.delete_glossary
+        )
+
+    async def glossary_terms(self, request: Request) -> Response:
+        """GET /glossary/{guid}/terms and …/terms/headers."""
+        guid, (limit, offset) = request.path_params["guid"], self._page(request)
+        terms = await self._read(lambda s: glossary.list_terms(s, guid, limit, offset))
+        if request.url.path.endswith("/headers"):
+            terms = [
+                {"termGuid": t["guid"], "displayText": t["name"], "relationGuid": t["anchor"]["relationGuid"]}
+                for t in terms
+            ]
+        return JSONResponse(terms)
+
+    async def create_terms(self, request: Request) -> Response:
+        """POST /glossary/term (one) and /glossary/terms (a list)."""
+        body = await read_json(request)
+        if request.url.path.endswith("/terms"):
+            if not isinstance(body, list) or not body:
+                raise errors.bad_request("glossaryTerm(s) is null/empty")
+            return JSONResponse(await self._write(lambda s: [glossary.create_term(self._writer(s), t) for t in body]))
+        return JSONResponse(await self._write(lambda s: glossary.create_term(self._writer(s), body)))
+
+    async def term_by_guid(self, request: Request) -> Response:
+        """/glossary/term/{guid}: a term assigned to entities cannot be deleted."""
+        return await self._glossary_object(request, glossary.get_term, glossary.update_term, glossary.delete_term)
+
+    async def term_assignments(self, request: Request) -> Response:
+        """GET, POST (assign) and DELETE (dissociate) /glossary/terms/{guid}/assignedEntities."""
+        guid = request.path_params["guid"]
+        if request.method == "GET":
+            return JSONResponse(await self._read(lambda s: glossary.assigned_entities(s, guid)))
+        body = await read_json(request)
+        work = glossary.assign if request.method == "POST" else glossary.dissociate
+        await self._write(lambda s: work(self._writer(s), guid, body))
+        return Response(status_code=204)
+
     # --- lineage and search ----------------------------------------------------------------------------------
     async def lineage(self, request: Request) -> Response:
         guid = request.path_params["guid"]
@@ -336,6 +498,25 @@ class AtlasApi:
                 )
             )
         )
+
+    async def lineage_next(self, request: Request) -> Response:
+        """GET /lineage/{guid}/next?direction=&offset=&limit= (the Data Map's lineage paging)."""
+        guid, registry = request.path_params["guid"], self.types.registry
+        direction = request.query_params.get("direction")
+        if not direction:
+            raise errors.invalid_lineage_params("direction", None)
+        offset = _int_param(request, "offset", 0)
+        limit = _int_param(request, "limit", 0) if request.query_params.get("limit") else None  # none: no paging
+        return JSONResponse(await self._read(lambda s: next_page(s, registry, guid, direction, offset, limit)))
+
+    async def business_metadata_template(self, request: Request) -> Response:
+        """GET /entity/businessmetadata/import/template: the header line of an import file."""
+        return Response(business_import.TEMPLATE, media_type="application/octet-stream")
+
+    async def business_metadata_import(self, request: Request) -> Response:
+        """POST /entity/businessmetadata/import (multipart/form-data, part `file`): a BulkImportResult."""
+        name, content = business_import.uploaded_file(request.headers.get("content-type", ""), await request.body())
+        return JSONResponse(await self._write(lambda s: business_import.import_file(self._writer(s), name, content)))
 
     async def search_basic(self, request: Request) -> Response:
         body = (
@@ -366,7 +547,7 @@ class AtlasApi:
     async def relationship_by_guid(self, request: Request) -> Response:
         guid = request.path_params["guid"]
         if request.method == "DELETE":
-            await self._write(lambda s: delete_relationship(s, guid, self.user))
+            await self._write(lambda s: delete_relationship(s, guid, self.user, self.types.registry))
             return Response(status_code=204)
         extended = _flag(request, "extendedInfo")
         registry = self.types.registry
@@ -389,6 +570,17 @@ class AtlasApi:
                 Route("/entity/moveTo", self.entity_move, methods=["POST"]),
                 Route("/entity/guid/{guid}", self.entity_by_guid, methods=["GET", "PUT", "DELETE"]),
                 Route("/entity/guid/{guid}/header", self.entity_header, methods=["GET"]),
+                Route("/entity/bulk/classification", self.classify_entities, methods=["POST"]),
+                Route("/entity/bulk/setClassifications", self.set_classifications, methods=["POST"]),
+                *[
+                    route
+                    for base in ("/entity/guid/{guid}", "/entity/uniqueAttribute/type/{type_name}")
+                    for route in (
+                        Route(f"{base}/classifications", self.entity_classifications, methods=["GET", "POST", "PUT"]),
+                        Route(f"{base}/classification/{{name}}", self.entity_classification, methods=["GET", "DELETE"]),
+                        Route(f"{base}/labels", self.entity_labels, methods=["POST", "PUT", "DELETE"]),
+                    )
+                ],
                 Route(
                     "/entity/guid/{guid}/businessmetadata", self.entity_business_metadata, methods=["POST", "DELETE"]
                 ),
@@ -410,8 +602,21 @@ class AtlasApi:
                 Route(
                     "/entity/bulk/uniqueAttribute/type/{type_name}", self.entities_by_unique_attributes, methods=["GET"]
                 ),
+                Route("/glossary", self.glossaries, methods=["GET", "POST"]),
+                Route("/glossary/term", self.create_terms, methods=["POST"]),
+                Route("/glossary/terms", self.create_terms, methods=["POST"]),
+                Route("/glossary/term/{guid}", self.term_by_guid, methods=["GET", "PUT", "DELETE"]),
+                Route(
+                    "/glossary/terms/{guid}/assignedEntities", self.term_assignments, methods=["GET", "POST", "DELETE"]
+                ),
+                Route("/glossary/{guid}", self.glossary_by_guid, methods=["GET", "PUT", "DELETE"]),
+                Route("/glossary/{guid}/terms", self.glossary_terms, methods=["GET"]),
+                Route("/glossary/{guid}/terms/headers", self.glossary_terms, methods=["GET"]),
                 Route("/lineage/uniqueAttribute/type/{type_name}", self.lineage_by_unique_attribute, methods=["GET"]),
                 Route("/lineage/{guid}", self.lineage, methods=["GET"]),
+                Route("/lineage/{guid}/next", self.lineage_next, methods=["GET"]),
+                Route("/entity/businessmetadata/import/template", self.business_metadata_template, methods=["GET"]),
+                Route("/entity/businessmetadata/import", self.business_metadata_import, methods=["POST"]),
                 Route("/relationship", self.relationship, methods=["POST", "PUT"]),
                 Route("/relationship/guid/{guid}", self.relationship_by_guid, methods=["GET", "DELETE"]),
                 Route("/search/basic", self.search_basic, methods=["GET", "POST"]),

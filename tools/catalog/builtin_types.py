@@ -8,7 +8,7 @@ like it does on a real Purview.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from olparser.lineage.databricks_model import purview_databricks_typedefs
 
@@ -52,7 +52,16 @@ def _end(type_name: str, name: str, cardinality: str, *, container: bool = False
     }
 
 
-def _relationship(name: str, category: str, end1: JSON, end2: JSON, service_type: str) -> JSON:
+def _relationship(
+    name: str,
+    category: str,
+    end1: JSON,
+    end2: JSON,
+    service_type: str,
+    propagate: str = "NONE",
+    attributes: list[JSON] | None = None,
+) -> JSON:
+    """A relationshipDef; `propagate`: which way classifications flow over it (NONE, ONE_TO_TWO, TWO_TO_ONE, BOTH)."""
     return {
         "category": "RELATIONSHIP",
         "name": name,
@@ -60,10 +69,27 @@ def _relationship(name: str, category: str, end1: JSON, end2: JSON, service_type
         "serviceType": service_type,
         "typeVersion": "1.0",
         "relationshipCategory": category,
-        "propagateTags": "NONE",
-        "attributeDefs": [],
+        "propagateTags": propagate,
+        "attributeDefs": attributes or [],
         "endDef1": end1,
         "endDef2": end2,
+    }
+
+
+def _enum(
+    name: str, elements: Sequence[tuple[str, int, str | None]], service_type: str | None, description: str
+) -> JSON:
+    """An enumDef: (value, ordinal, description or None) per element."""
+    return {
+        "category": "ENUM",
+        "name": name,
+        "description": description,
+        **({"serviceType": service_type} if service_type else {}),
+        "typeVersion": "1.0",
+        "elementDefs": [
+            {"value": value, "ordinal": ordinal, **({"description": text} if text else {})}
+            for value, ordinal, text in elements
+        ],
     }
 
 
@@ -188,6 +214,92 @@ _COMPOSITIONS: list[tuple[str, str, str, str, str, str]] = [
 ]
 
 
+def _glossary_model() -> list[JSON]:
+    """The glossary as Atlas keeps it (glossaries and terms are entities; a term is anchored in one glossary and
+    assigned to entities by relationships, which carry a term's classifications to them), and Purview's term status
+    (the Data Map spec's TermStatus; its example Type_GetByName answers this enum)."""
+    relation_status = [
+        ("DRAFT", 0, "being written, not yet in use"),
+        ("ACTIVE", 1, "checked and in use"),
+        ("DEPRECATED", 2, "on its way out"),
+        ("OBSOLETE", 3, "no longer to be used"),
+        ("OTHER", 99, "some other status"),
+    ]
+    assignment_status = [
+        (value, ordinal, None)
+        for ordinal, value in enumerate(
+            ("DISCOVERED", "PROPOSED", "IMPORTED", "VALIDATED", "DEPRECATED", "OBSOLETE", "OTHER")
+        )
+    ]
+    described = [_attr("shortDescription"), _attr("longDescription"), _attr("usage")]
+    assignment = [
+        _attr("description"),
+        _attr("expression"),
+        _attr("status", "AtlasGlossaryTermAssignmentStatus"),
+        _attr("confidence", "int"),
+        _attr("createdBy"),
+        _attr("steward"),
+        _attr("source"),
+    ]
+    return [
+        _enum(
+            "AtlasGlossaryTermRelationshipStatus",
+            relation_status,
+            _CORE,
+            "How reliable a relationship between two glossary terms is",
+        ),
+        _enum("AtlasGlossaryTermAssignmentStatus", assignment_status, _CORE, "Where a term assignment stands"),
+        _enum(
+            "glossary_term_status_value",
+            [("Approved", 0, None), ("Alert", 1, None), ("Expired", 2, None), ("Draft", 3, None)],
+            None,
+            "glossary_term_status_value",
+        ),
+        _entity("__internal", [], [], _CORE, "Types the catalog keeps for itself"),
+        _entity(
+            "AtlasGlossary",
+            ["__internal"],
+            [
+                _attr("qualifiedName", optional=False, unique=True),
+                _attr("name", optional=False),
+                *described,
+                _attr("language"),
+            ],
+            _CORE,
+            "A glossary: a named set of business terms",
+        ),
+        _entity(
+            "AtlasGlossaryTerm",
+            ["__internal"],
+            [
+                _attr("qualifiedName", optional=False, unique=True),
+                _attr("name", optional=False),
+                *described,
+                _attr("examples", "array<string>", cardinality="SET"),
+                _attr("abbreviation"),
+            ],
+            _CORE,
+            "A business term of a glossary",
+        ),
+        _relationship(
+            "AtlasGlossaryTermAnchor",
+            "COMPOSITION",
+            _end("AtlasGlossary", "terms", "SET", container=True),
+            _end("AtlasGlossaryTerm", "anchor", "SINGLE"),
+            _CORE,
+        ),
+        _relationship(
+            "AtlasGlossarySemanticAssignment",
+            "ASSOCIATION",
+            _end("AtlasGlossaryTerm", "assignedEntities", "SET"),
+            _end("Referenceable", "meanings", "SET"),
+            _CORE,
+            "ONE_TO_TWO",
+            assignment,
+        ),
+    ]
+
+
 def builtin_typedefs() -> list[JSON]:
     """Every built-in typedef, dependencies first (a fresh list of fresh dicts on each call)."""
     defs: list[JSON] = [
@@ -223,12 +335,15 @@ def builtin_typedefs() -> list[JSON]:
             "A process that reads datasets and writes datasets",
         ),
         _entity("Infrastructure", ["Asset"], [], _CORE, "Servers, accounts and other infrastructure"),
+        # a dataset's classifications flow to the processes that read it, and a process's to what it writes (Atlas's
+        # base model: TWO_TO_ONE and ONE_TO_TWO)
         _relationship(
             "dataset_process_inputs",
             "AGGREGATION",
             _end("Process", "inputs", "SET", container=True, legacy=True),
             _end("DataSet", "inputToProcesses", "SET"),
             _CORE,
+            "TWO_TO_ONE",
         ),
         _relationship(
             "process_dataset_outputs",
@@ -236,6 +351,7 @@ def builtin_typedefs() -> list[JSON]:
             _end("Process", "outputs", "SET", container=True, legacy=True),
             _end("DataSet", "outputFromProcesses", "SET"),
             _CORE,
+            "ONE_TO_TWO",
         ),
         # The Data Factory connection's pipeline (qualifiedName `{factory ARM id}/pipelines/{pipeline}`: the example
         # lineage answer in ../shared/atlas/purview_examples); processes the connector writes may reference it
@@ -264,6 +380,7 @@ def builtin_typedefs() -> list[JSON]:
         )
         for name, parent, children, member, member_end, service in _COMPOSITIONS
     ]
+    defs += _glossary_model()
     databricks = purview_databricks_typedefs()
     defs += databricks["entityDefs"] + databricks["relationshipDefs"]
     return defs

@@ -224,6 +224,12 @@ def _value(registry: "TypeRegistry", attribute: JSON, value: object, field: str)
     return normalized
 
 
+def attribute_value(registry: "TypeRegistry", attribute: JSON, value: object, field: str) -> object:
+    """`value` for an attributeDef of a primitive or enum type (or an array or map of them), normalized as Atlas's
+    types do; INVALID_VALUE otherwise. Classification attributes are checked with it too."""
+    return _value(registry, attribute, value, field)
+
+
 def checked(registry: "TypeRegistry", type_name: str, sent: object, with_values: bool = True) -> Values:
     """The business attributes an entity of `type_name` is sent, validated and normalized (nulls kept: they remove).
     Without values (a removal): only the names are checked."""

@@ -5,7 +5,7 @@ Codes and message wording follow Atlas's AtlasErrorCode enum; messages are built
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 
 class AtlasError(Exception):
@@ -313,3 +313,84 @@ def unauthenticated() -> AtlasError:
         "ATLAS-403-00-001",
         "anonymous is not authorized to perform this request: this catalog requires HTTP basic authentication",
     )
+
+
+# --- classifications, labels, the glossary: one factory a family, its errors a table (kind -> status, code, message) ---
+ClassificationProblem = Literal["unknown", "none", "not associated", "propagated", "restricted"]
+GlossaryProblem = Literal[
+    "glossary exists", "term exists", "glossary unnamed", "term unnamed", "no anchor", "bad name", "term assigned",
+    "no relationship", "bad relationship"
+]  # fmt: skip
+
+
+def classification_error(
+    problem: ClassificationProblem, name: object, guid: str = "", type_name: str = ""
+) -> AtlasError:
+    """Atlas's errors about classification `name` of entity `guid` (AtlasEntityStoreV2, EntityGraphMapper): an
+    unknown classification type, an entity with none, one the entity does not have, one propagated to it (only its
+    source updates it), one whose def restricts it to other entity types."""
+    status, code, message = {
+        "unknown": (404, "ATLAS-404-00-008", f"Given classification {name} was invalid"),
+        "none": (404, "ATLAS-404-00-003", f"No classifications associated with entity: {guid}"),
+        "not associated": (400, "ATLAS-400-00-06D", f"Classification {name} is not associated with entity"),
+        "propagated": (
+            400,
+            "ATLAS-400-00-06B",
+            f"Update to classification {name} is not allowed from propagated entity",
+        ),
+        "restricted": (
+            400,
+            "ATLAS-400-00-055",
+            f"Entity (guid=‘{guid}‘,typename=‘{type_name}‘) cannot be classified by Classification ‘{name}‘, because "
+            f"‘{type_name}‘ is not in the ClassificationDef's restrictions.",
+        ),
+    }[problem]
+    return AtlasError(status, code, message)
+
+
+def invalid_label(label: str, max_length: int | None = None) -> AtlasError:
+    """Atlas's label checks (EntityGraphMapper.validateLabels): longer than `max_length` when given, else a character
+    a label may not have."""
+    if max_length is not None:
+        return AtlasError(
+            400, "ATLAS-400-00-08F", f"Invalid label: {label}, label size should not be greater than {max_length}"
+        )
+    return AtlasError(
+        400,
+        "ATLAS-400-00-090",
+        f"Invalid label: {label}, label should contain alphanumeric characters, '_', '-' or '.'",
+    )
+
+
+def glossary_error(problem: GlossaryProblem, subject: object = "", term: str = "", entity: object = "") -> AtlasError:
+    """Atlas's glossary errors (GlossaryService, GlossaryTermUtils); `subject`: the glossary's name, the term's
+    qualifiedName, guid or assignment count, or the assignment's relationship guid, as the message says."""
+    status, code, message = {
+        "glossary exists": (409, "ATLAS-409-00-007", f"Glossary with name {subject} already exists"),
+        "term exists": (409, "ATLAS-409-00-009", f"Glossary term with qualifiedName {subject} already exists"),
+        "glossary unnamed": (
+            400,
+            "ATLAS-400-00-079",
+            "Attributes qualifiedName and name are missing. Failed to derive a unique name for Glossary",
+        ),
+        "term unnamed": (
+            400,
+            "ATLAS-400-00-07A",
+            "Attributes qualifiedName, name & glossary name are missing. Failed to derive a unique name for Glossary "
+            "term",
+        ),
+        "no anchor": (400, "ATLAS-400-00-072", "Mandatory anchor attribute is missing"),
+        "bad name": (400, "ATLAS-400-00-083", "name cannot contain following special chars ('@', '.', '<', '>')"),
+        "term assigned": (
+            400,
+            "ATLAS-400-00-084",
+            f"Term (guid={term}) cannot be deleted as it has been assigned to {subject} entities.",
+        ),
+        "no relationship": (400, "ATLAS-400-00-078", "Missing mandatory attribute, TermAssignment relationship guid"),
+        "bad relationship": (
+            400,
+            "ATLAS-400-00-080",
+            f"Given relationshipGuid({subject}) is invalid for term (guid={term}) and entity(guid={entity})",
+        ),
+    }[problem]
+    return AtlasError(status, code, message)

@@ -7,7 +7,9 @@
   `Sec-Fetch-Site: cross-site`, is refused, so a page the user visits — another local port included — cannot write.
 - A write with a body must be JSON (`Content-Type: application/json` or `*/*+json`): the only bodies a cross-site
   form or a "simple" fetch can send are text and form data. `/_ol2purview/faults` also takes a bare text body sent
-  without any Content-Type (`requests.put(url, data="down")`), which no browser sends cross-site.
+  without any Content-Type (`requests.put(url, data="down")`), which no browser sends cross-site. The business
+  metadata import (`…/entity/businessmetadata/import`) takes the multipart form the Data Map spec gives it, only
+  from a client that is not a browser on another site (no `Sec-Fetch-Site`, or `same-origin`/`none`).
 
 Refusals are Atlas-style JSON errors (403 or 415) that name the problem.
 """
@@ -26,6 +28,7 @@ from . import errors
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 TEXT_BODY_PATHS = frozenset({"/_ol2purview/faults"})
+MULTIPART_PATH_END = "/entity/businessmetadata/import"
 
 
 def host_name(host_header: str) -> str:
@@ -88,7 +91,13 @@ class RequestGuard:
         has_body = headers.get("content-length", "0") not in ("", "0") or "transfer-encoding" in headers
         content_type = headers.get("content-type", "")
         if has_body and not is_json_content_type(content_type):
-            if not (content_type == "" and scope["path"] in TEXT_BODY_PATHS):
+            text = content_type == "" and scope["path"] in TEXT_BODY_PATHS
+            form = (
+                content_type.lower().startswith("multipart/form-data")
+                and scope["path"].endswith(MULTIPART_PATH_END)
+                and headers.get("sec-fetch-site") in (None, "same-origin", "none")
+            )
+            if not (text or form):
                 return errors.unsupported_media_type(content_type)
         return None
 

@@ -12,7 +12,7 @@ from typing import Any
 from . import errors
 from .store import EntityRow, RelationshipRow, Session
 from .typeregistry import TypeRegistry
-from .views import entity_header
+from .views import headers
 
 JSON = dict[str, Any]
 
@@ -55,37 +55,96 @@ class _Walk:
                 return
 
 
-def entity_lineage(
-    session: Session, registry: TypeRegistry, guid: str, direction: str = "BOTH", depth: int = 3, width: int = -1
-) -> JSON:
+def _base(
+    session: Session, registry: TypeRegistry, guid: str, direction: str, minimums: dict[str, tuple[int | None, int]]
+) -> tuple[str, EntityRow, bool]:
+    """(the direction upper-cased, the entity, whether it is a process) of a lineage request, checked as Atlas does:
+    the direction, each number of `minimums` (name: its value, unchecked when None, and its minimum), the entity."""
     direction = direction.upper()
     if direction not in DIRECTIONS:
         raise errors.invalid_lineage_params("direction", direction)
-    if depth < 0:
-        raise errors.invalid_lineage_params("depth", depth)
+    for name, (value, minimum) in minimums.items():
+        if value is not None and value < minimum:
+            raise errors.invalid_lineage_params(name, value)
     base = session.entity(guid)
     if base is None:
         raise errors.instance_guid_not_found(guid)
     is_process = registry.is_a(base.type_name, "Process")
     if not is_process and not registry.is_a(base.type_name, "DataSet"):
         raise errors.invalid_lineage_entity_type(guid, base.type_name)
-    nodes: dict[str, EntityRow] = {}
-    relations: dict[str, JSON] = {}
-    for upstream in (True,) if direction == "INPUT" else (False,) if direction == "OUTPUT" else (True, False):
-        walk = _Walk(session, base)
-        walk.run(upstream, is_process, depth)
-        nodes.update(walk.nodes)
-        relations.update(walk.relations)
+    return direction, base, is_process
+
+
+def _ways(direction: str) -> tuple[bool, ...]:
+    """Which ways a direction walks: upstream (True), downstream (False) or both."""
+    return (True,) if direction == "INPUT" else (False,) if direction == "OUTPUT" else (True, False)
+
+
+def _info(session: Session, guid: str, direction: str, sizes: tuple[int, int, int], nodes: list[EntityRow]) -> JSON:
+    """An AtlasLineageInfo without its relations: `sizes` (lineageDepth, lineageWidth, childrenCount), `nodes` as
+    entity headers with their collection."""
+    depth, width, children = sizes
     return {
         "baseEntityGuid": guid,
         "lineageDirection": direction,
         "lineageDepth": depth,
         "lineageWidth": width,
-        "childrenCount": -1,
+        "childrenCount": children,
         "guidEntityMap": {
-            g: {**entity_header(row), "collectionId": row.extra.get("collectionId")} for g, row in nodes.items()
+            row.guid: {**header, "collectionId": row.extra.get("collectionId")}
+            for row, header in zip(nodes, headers(session, nodes), strict=True)
         },
-        "relations": list(relations.values()),
         "parentRelations": [],
         "widthCounts": {},
+    }
+
+
+def entity_lineage(
+    session: Session, registry: TypeRegistry, guid: str, direction: str = "BOTH", depth: int = 3, width: int = -1
+) -> JSON:
+    direction, base, is_process = _base(session, registry, guid, direction, {"depth": (depth, 0)})
+    nodes: dict[str, EntityRow] = {}
+    relations: dict[str, JSON] = {}
+    for upstream in _ways(direction):
+        walk = _Walk(session, base)
+        walk.run(upstream, is_process, depth)
+        nodes.update(walk.nodes)
+        relations.update(walk.relations)
+    return {
+        **_info(session, guid, direction, (depth, width, -1), list(nodes.values())),
+        "relations": list(relations.values()),
+    }
+
+
+def next_page(
+    session: Session, registry: TypeRegistry, guid: str, direction: str, offset: int = 0, limit: int | None = None
+) -> JSON:
+    """`GET /lineage/{guid}/next` (the Data Map's lineage paging): the entity's immediate neighbours in `direction`
+    (a dataset's processes, a process's datasets), `limit` of them from `offset` (no limit: all of them, as the spec
+    says by default), ordered by name; `childrenCount` is how many it has in all, `lineageWidth` how many this page
+    holds."""
+    bounds = {"offset": (offset, 0), "limit": (limit, 1)}
+    direction, base, is_process = _base(session, registry, guid, direction, bounds)
+    edges: list[tuple[RelationshipRow, str, str, str]] = []  # (relationship, neighbour, from, to)
+    for upstream in _ways(direction):
+        if is_process:  # its inputs upstream, its outputs downstream
+            for r in session.relationships_at(1, INPUTS if upstream else OUTPUTS, [guid]):
+                edges.append((r, r.end2_guid, *((r.end2_guid, guid) if upstream else (guid, r.end2_guid))))
+        else:  # the processes that write it upstream, those that read it downstream
+            for r in session.relationships_at(2, OUTPUTS if upstream else INPUTS, [guid]):
+                edges.append((r, r.end1_guid, *((r.end1_guid, guid) if upstream else (guid, r.end1_guid))))
+    rows = session.entities({neighbour for _, neighbour, _, _ in edges})
+    active = sorted(
+        (e for e in edges if e[1] in rows and rows[e[1]].status == "ACTIVE"),
+        key=lambda e: ((rows[e[1]].name or "").lower(), rows[e[1]].qualified_name),
+    )
+    neighbours = list(dict.fromkeys(e[1] for e in active))
+    page = neighbours[offset:] if limit is None else neighbours[offset : offset + limit]
+    return {
+        **_info(session, guid, direction, (1, len(page), len(neighbours)), [base, *(rows[g] for g in page)]),
+        "relations": [
+            {"fromEntityId": source, "toEntityId": target, "relationshipId": r.guid}
+            for r, neighbour, source, target in active
+            if neighbour in page
+        ],
     }

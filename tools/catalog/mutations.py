@@ -13,11 +13,11 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from . import business_metadata, errors
+from . import business_metadata, classifications, errors
 from .collections import Placement
 from .store import EntityRow, RelationshipRow, Session, now_ms
 from .typeregistry import EntityType, Reference, TypeRegistry
-from .views import mutation_header
+from .views import created_header, mutation_header
 
 JSON = dict[str, Any]
 
@@ -58,11 +58,17 @@ def upsert_entities(
     user: str,
     placement: Placement | None = None,
     business_behaviour: str = "ignore",
+    full_created_headers: bool = False,
 ) -> JSON:
     """POST /entity/bulk: an EntityMutationResponse (`mutatedEntities`, `guidAssignments`). `placement`: the
     collection of new entities (and of the existing ones sent, which move there), and who may write where.
-    `business_behaviour`: what the entities' `businessAttributes` do (business_metadata.written)."""
-    return _Upsert(session, registry, user, placement, business_behaviour).run(entities_of(body))
+    `business_behaviour`: what the entities' `businessAttributes` do (business_metadata.written).
+    `full_created_headers`: answer a created entity with its full header (header attributes, classifications,
+    labels), as the Data Map answers POST /entity (the spec's example Entity_AddCustomAttribute); its bulk answer
+    (example Entity_BulkCreateOrUpdate) and every update are the short header."""
+    upsert = _Upsert(session, registry, user, placement, business_behaviour)
+    upsert.full_created_headers = full_created_headers
+    return upsert.run(entities_of(body))
 
 
 def move_entities(session: Session, guids: object, placement: Placement) -> JSON:
@@ -71,6 +77,7 @@ def move_entities(session: Session, guids: object, placement: Placement) -> JSON
         raise errors.invalid_parameters("the body must be {\"entityGuids\": [\"<guid>\", ...]} with at least one guid")
     when = now_ms()
     moved: list[EntityRow] = []
+    assigned: dict[str, str] = {}
     for guid in dict.fromkeys(guids):
         row = session.entity(guid)
         if row is None or row.status != "ACTIVE":
@@ -80,7 +87,10 @@ def move_entities(session: Session, guids: object, placement: Placement) -> JSON
             row = replace(row, extra={**row.extra, "collectionId": collection}).touched(placement.user, when)
             session.update_entity(row)
         moved.append(row)
-    return {"mutatedEntities": {"UPDATE": [mutation_header(r) for r in moved]}}
+        assigned[f"-{next(_server_placeholders)}"] = row.guid
+    # the Data Map answers the move as an entity update: with the guids it assigned to the entities it was sent
+    # (the spec's example Entity_MoveEntitiesToCollection)
+    return {"mutatedEntities": {"UPDATE": [mutation_header(r) for r in moved]}, "guidAssignments": assigned}
 
 
 def partial_update(
@@ -109,8 +119,15 @@ def partial_update(
     return response
 
 
-def delete_entities(session: Session, guids: list[str], user: str, placement: Placement | None = None) -> JSON:
-    """Soft delete (status DELETED); unknown or already deleted entities are skipped, as Atlas does."""
+def delete_entities(
+    session: Session,
+    guids: list[str],
+    user: str,
+    placement: Placement | None = None,
+    registry: TypeRegistry | None = None,
+) -> JSON:
+    """Soft delete (status DELETED); unknown or already deleted entities are skipped, as Atlas does. With the
+    registry, the classifications they passed on go as Atlas lets them (classifications.entities_deleted)."""
     when = now_ms()
     deleted: list[EntityRow] = []
     for guid in dict.fromkeys(guids):
@@ -122,6 +139,8 @@ def delete_entities(session: Session, guids: list[str], user: str, placement: Pl
         row = replace(row, status="DELETED").touched(user, when)
         session.update_entity(row)
         deleted.append(row)
+    if registry is not None and deleted:
+        classifications.entities_deleted(session, registry, deleted)
     return {"mutatedEntities": {"DELETE": [mutation_header(r) for r in deleted]}} if deleted else {}
 
 
@@ -176,6 +195,9 @@ class _Upsert:
         self.created: dict[str, None] = {}
         self.updated: dict[str, None] = {}
         self.affected: dict[str, None] = {}  # gained or lost a relationship
+        self.full_created_headers = False
+        self.added_relationships: list[RelationshipRow] = []
+        self.removed_relationships: list[RelationshipRow] = []
 
     def run(self, entities: list[JSON]) -> JSON:
         identified = []
@@ -195,10 +217,16 @@ class _Upsert:
                 self.session.update_entity(row)
                 self.rows[guid] = row
                 self.updated[guid] = None
+        classifications.relationships_changed(
+            self.session, self.registry, self.added_relationships, self.removed_relationships
+        )
+        for guid in self.created:
+            classifications.propagate_own(self.session, self.registry, self.rows[guid])
         response: JSON = {}
         mutated: JSON = {}
         if self.created:
-            mutated["CREATE"] = [mutation_header(self.rows[g]) for g in self.created]
+            header = created_header if self.full_created_headers else mutation_header
+            mutated["CREATE"] = [header(self.rows[g]) for g in self.created]
         if self.updated:
             mutated["UPDATE"] = [mutation_header(self.rows[g]) for g in self.updated]
         if mutated:
@@ -221,6 +249,8 @@ class _Upsert:
         if qualified_name is not None and not isinstance(qualified_name, str):
             raise errors.invalid_value(f"{entity_type.name}.qualifiedName must be a string")
         kept = {k: entity[k] for k in KEPT_TOP_LEVEL_FIELDS if entity.get(k) is not None}
+        if "labels" in kept:
+            kept["labels"] = classifications.checked_labels(kept["labels"])
         if sent_guid in self.assigned:
             existing: EntityRow | None = self.rows[self.assigned[sent_guid]]
         elif is_placeholder(sent_guid):
@@ -252,6 +282,9 @@ class _Upsert:
                 self.user,
                 1,
             )
+            # an entity's classifications are written when it is created; an update leaves them (Atlas's default,
+            # replaceClassifications=false): the classification routes change them
+            row = classifications.created(self.session, self.registry, row, entity.get("classifications"))
             self._write(row, insert=True)
             self.created[guid] = None
         else:
@@ -376,6 +409,7 @@ class _Upsert:
         }
         removed = [r for g, r in current.items() if g not in targets]
         self.session.delete_relationships(r.guid for r in removed)
+        self.removed_relationships += removed
         for r in removed:
             self.affected.update({owner: None, other(r): None})
         single_at_target = self._single_at_other_end(reference)
@@ -387,11 +421,12 @@ class _Upsert:
             if single_at_target:  # the target can belong to one owner only: it moves
                 taken = self.session.relationships_at(reference.other_end, reference.relationship_type, [target])
                 self.session.delete_relationships(r.guid for r in taken)
+                self.removed_relationships += taken
                 self.affected.update({(r.end1_guid if reference.end == 1 else r.end2_guid): None for r in taken})
             end1, end2 = (owner, target) if reference.end == 1 else (target, owner)
-            self.session.insert_relationship(
-                RelationshipRow(str(uuid.uuid4()), reference.relationship_type, end1, end2, position), self.when
-            )
+            added = RelationshipRow(str(uuid.uuid4()), reference.relationship_type, end1, end2, position)
+            self.session.insert_relationship(added, self.when)
+            self.added_relationships.append(added)
             self.affected.update({owner: None, target: None})
 
     def _single_at_other_end(self, reference: Reference) -> bool:

@@ -5,6 +5,8 @@
   column lineage of the processes next to it;
 - `GET /_ol2purview/page/column-lineage?guid=G&column=C[&direction=up|down|both][&depth=N]` — the column graph
   (olparser.lineage.column_graph) over the processes that the dataset lineage reaches;
+- `GET /_ol2purview/page/governance?guid=G` — an entity's classifications (its own and those propagated to it, each
+  with the entity it comes from), labels and glossary terms (each with its glossary);
 - `GET /_ol2purview/page/history/status`, `.../history/lineage?qualifiedName=&since=&until=&direction=&depth=`,
   `.../history/runs/{runId}` — the run history of the running `ol2purview serve`, asked by this server with the
   function key (tools/catalog/history_link.py), so that the page can draw lineage in a time window.
@@ -21,13 +23,13 @@ from starlette.routing import Route
 
 from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
 
-from . import errors
+from . import classifications, errors, glossary
 from .history_link import HistoryLink
 from .lineage import INPUTS, OUTPUTS, entity_lineage
 from .store import CatalogStore, EntityRow, Session
 from .typedefs import TypeCatalog
 from .typeregistry import TypeRegistry
-from .views import entity_header
+from .views import display_text, entity_header, labels_of, meanings_of
 
 JSON = dict[str, Any]
 T = TypeVar("T")
@@ -163,6 +165,40 @@ def grouped_search(session: Session, registry: TypeRegistry, text: str) -> JSON:
     return {"count": len(rows), "shown": min(len(rows), MAX_SEARCH_HITS), "groups": list(groups.values())}
 
 
+def governance(session: Session, guid: str) -> JSON:
+    """What governs an entity, as the details panel shows it: its classifications (its own first, then those
+    propagated to it, each with `from`, the entity it comes from), its labels, and the glossary terms assigned to it
+    (each with its glossary's name)."""
+    row = session.entity(guid)
+    if row is None:
+        raise errors.instance_guid_not_found(guid)
+    carried = classifications.of_entities(session, [row])[guid]
+    sources = session.entities({c["entityGuid"] for c in carried} - {guid})
+    meanings = meanings_of(session, [guid])[guid]
+    terms = session.entities([m["termGuid"] for m in meanings])
+
+    def source(c: JSON) -> JSON | None:
+        found = sources.get(c["entityGuid"])
+        if found is None:
+            return None
+        return {"guid": found.guid, "typeName": found.type_name, "name": display_text(found)}
+
+    def glossary_name(term_guid: str) -> str | None:
+        anchor = glossary.anchor_of(session, terms[term_guid]) if term_guid in terms else None
+        return anchor[1].name if anchor else None
+
+    return {
+        "classifications": [
+            {"typeName": c["typeName"], "attributes": c.get("attributes") or {}, "from": source(c)} for c in carried
+        ],
+        "labels": labels_of(row),
+        "terms": [
+            {"guid": m["termGuid"], "name": m["displayText"], "glossary": glossary_name(m["termGuid"])}
+            for m in meanings
+        ],
+    }
+
+
 def _int(request: Request, name: str, default: int) -> int:
     raw = request.query_params.get(name) or ""
     if not raw:
@@ -229,8 +265,13 @@ def page_routes(store: CatalogStore, types: TypeCatalog) -> list[Route]:
         depth = _int(request, "depth", 0)
         return JSONResponse(await read(lambda s, r: column_lineage(s, r, guid, column, direction, depth)))
 
+    async def governed(request: Request) -> Response:
+        guid = _required(request, "guid")
+        return JSONResponse(await read(lambda s, r: governance(s, guid)))
+
     return [
         Route("/_ol2purview/page/search", search, methods=["GET"]),
         Route("/_ol2purview/page/columns", columns, methods=["GET"]),
         Route("/_ol2purview/page/column-lineage", lineage, methods=["GET"]),
+        Route("/_ol2purview/page/governance", governed, methods=["GET"]),
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from . import errors
+from . import classifications, errors
 from .store import EntityRow, RelationshipDetail, RelationshipRow, Session, now_ms
 from .typeregistry import TypeRegistry
 from .views import entity_header, object_id
@@ -80,12 +80,9 @@ def create_relationship(session: Session, registry: TypeRegistry, body: object, 
         raise errors.relationship_already_exists(definition["name"], end1.guid, end2.guid)
     guid = str(uuid.uuid4())
     position = len(session.relationships_at(1, definition["name"], [end1.guid]))
-    session.insert_relationship(
-        RelationshipRow(guid, definition["name"], end1.guid, end2.guid, position),
-        now_ms(),
-        user,
-        _declared_attributes(definition, relationship.get("attributes")),
-    )
+    row = RelationshipRow(guid, definition["name"], end1.guid, end2.guid, position)
+    session.insert_relationship(row, now_ms(), user, _declared_attributes(definition, relationship.get("attributes")))
+    classifications.relationships_changed(session, registry, [row], [])
     detail = session.relationship(guid)
     assert detail is not None
     return render_relationship(session, registry, detail)
@@ -112,12 +109,15 @@ def update_relationship(session: Session, registry: TypeRegistry, body: object, 
     return render_relationship(session, registry, updated)
 
 
-def delete_relationship(session: Session, guid: str, user: str) -> None:
-    """DELETE /relationship/guid/{guid}: soft delete (status DELETED), as Atlas does."""
+def delete_relationship(session: Session, guid: str, user: str, registry: TypeRegistry | None = None) -> None:
+    """DELETE /relationship/guid/{guid}: soft delete (status DELETED), as Atlas does; with the registry, the
+    classifications it carried go as Atlas lets them (classifications.relationships_changed)."""
     detail = _existing(session, guid)
     if detail.status == "DELETED":
         raise errors.relationship_already_deleted(guid)
     session.update_relationship(guid, "DELETED", detail.attributes, user, now_ms())
+    if registry is not None:
+        classifications.relationships_changed(session, registry, [], [detail.row])
 
 
 def _existing(session: Session, guid: str) -> RelationshipDetail:

@@ -9,13 +9,15 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 import time
 from typing import Any, Callable, Iterable
 
-from . import errors
+from . import errors, glossary
+from .classifications import names, of_entities
 from .store import EntityRow, Session
 from .typeregistry import TypeRegistry
-from .views import entity_header
+from .views import headers, meanings_of
 
 JSON = dict[str, Any]
 Predicate = Callable[[EntityRow], bool]
@@ -86,7 +88,7 @@ def basic_search(session: Session, registry: TypeRegistry, body: object) -> JSON
         "queryType": "BASIC",
         "searchParameters": body,
         "approximateCount": len(rows),
-        "entities": [entity_header(row, attributes) for row in rows[offset : offset + limit]],
+        "entities": headers(session, rows[offset : offset + limit], attributes),
     }
 
 
@@ -99,22 +101,59 @@ _TIME_RANGES_MS = {
 _MORE_THAN_365D = "MORE_THAN_365D"
 _SYSTEM_TIMES = ("createTime", "updateTime")
 # facets of Purview's index this catalog keeps no data for: a filter on them matches nothing (so `not` matches all)
-_UNMODELLED = frozenset(
-    {
-        "term",
-        "termGuid",
-        "contactId",
-        "contactType",
-        "glossaryType",
-        "termStatus",
-        "termTemplate",
-        "domainId",
-        "glossary",
-    }
-)
+_UNMODELLED = frozenset({"domainId"})
 
 
-def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
+class _Index:
+    """What the discovery index holds about entities beyond their rows, loaded for the rows a query reads:
+    classifications (own and propagated), glossary terms assigned, the glossary of a term."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.classifications: dict[str, list[str]] = {}
+        self.terms: dict[str, list[JSON]] = {}
+        self.glossary_of: dict[str, str | None] = {}
+
+    def load(self, rows: list[EntityRow]) -> list[EntityRow]:
+        carried = of_entities(self.session, rows)
+        meanings = meanings_of(self.session, [row.guid for row in rows])
+        term_guids = {m["termGuid"] for found in meanings.values() for m in found}
+        term_guids |= {row.guid for row in rows if row.type_name == glossary.TERM}
+        for guid, term in self.session.entities(term_guids).items():
+            anchor = glossary.anchor_of(self.session, term)
+            self.glossary_of[guid] = anchor[1].name if anchor else None
+        for row in rows:
+            self.classifications[row.guid] = names(carried[row.guid])
+            self.terms[row.guid] = [
+                {"name": m["displayText"], "glossaryName": self.glossary_of.get(m["termGuid"]), "guid": m["termGuid"]}
+                for m in meanings[row.guid]
+            ]
+        return rows
+
+
+def _contacts(row: EntityRow) -> list[JSON]:
+    """An entity's contacts as the index answers them: {id, info, contactType} (contactType: Expert, Owner)."""
+    contacts = (
+        row.extra.get("contacts") if row.type_name != glossary.TERM else glossary.term_fields(row).get("contacts")
+    )
+    return [
+        {"id": c.get("id"), "info": c.get("info"), "contactType": kind}
+        for kind, items in (contacts or {}).items()
+        if isinstance(items, list)
+        for c in items
+        if isinstance(c, dict)
+    ]
+
+
+def _term_status(row: EntityRow) -> str | None:
+    return glossary.term_fields(row).get("status", "Draft") if row.type_name == glossary.TERM else None
+
+
+def _term_templates(row: EntityRow) -> list[str]:
+    return list(glossary.term_fields(row).get("templateName") or []) if row.type_name == glossary.TERM else []
+
+
+def _compile(clause: object, registry: TypeRegistry, now_ms: int, index: _Index) -> Predicate:
     """A Purview discovery filter clause (Data Map 2023-09-01, Discovery - Query) as a predicate over entities:
     `and`/`or` lists, `not`, `entityType` (+ `includeSubTypes`), `objectType`, `assetType`, `id`, `fileExtension`,
     `classification`, `label`, `collectionId`, `createTime`/`updateTime` (`{operator, timeThreshold}` or a time
@@ -130,10 +169,10 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
         parts = clause[key]
         if not isinstance(parts, list) or not parts:
             raise errors.invalid_parameters(f"filter '{key}' must be a non-empty list of clauses")
-        predicates = [_compile(p, registry, now_ms) for p in parts]
+        predicates = [_compile(p, registry, now_ms, index) for p in parts]
         return (lambda e: all(p(e) for p in predicates)) if key == "and" else (lambda e: any(p(e) for p in predicates))
     if "not" in clause:
-        inner = _compile(clause["not"], registry, now_ms)
+        inner = _compile(clause["not"], registry, now_ms, index)
         return lambda e: not inner(e)
     if "entityType" in clause or "typeName" in clause:
         value = clause.get("entityType", clause.get("typeName"))
@@ -151,6 +190,9 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
         )
     if "classification" in clause and isinstance(clause.get("includeSubClassifications"), bool):
         clause = {"classification": clause["classification"]}  # no classification hierarchy here: the same test
+    if set(clause) == {"term", "glossary"}:  # a term of one glossary
+        term, named = clause["term"], clause["glossary"]
+        return lambda e: any(t["name"] == term and t["glossaryName"] == named for t in index.terms.get(e.guid, ()))
     if len(clause) != 1:
         raise errors.invalid_parameters(f"a filter clause names one field, got {json.dumps(clause)}")
     ((key, value),) = clause.items()
@@ -172,18 +214,32 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int) -> Predicate:
         suffix = "." + value.lower().lstrip(".")
         return lambda e: (e.name or "").lower().endswith(suffix)
     if key == "classification":
-        return lambda e: value in _classification_names(e)
+        return lambda e: value in index.classifications.get(e.guid, ())
     if key == "label":
         return lambda e: value in (e.extra.get("labels") or [])
+    if key == "term":
+        return lambda e: any(t["name"] == value for t in index.terms.get(e.guid, ()))
+    if key == "termGuid":
+        return lambda e: any(t["guid"] == value for t in index.terms.get(e.guid, ()))
+    if key == "glossary":
+        return lambda e: (
+            index.glossary_of.get(e.guid) == value or (e.type_name == glossary.GLOSSARY and e.name == value)
+        )
+    if key == "glossaryType":
+        return lambda e: e.type_name == value and e.type_name in (glossary.GLOSSARY, glossary.TERM)
+    if key == "termStatus":
+        return lambda e: _term_status(e) == value
+    if key == "termTemplate":
+        return lambda e: value in _term_templates(e)
+    if key == "contactId":
+        return lambda e: any(c["id"] == value for c in _contacts(e))
+    if key == "contactType":
+        return lambda e: any(c["contactType"] == value for c in _contacts(e))
     if key == "collectionId":
         return lambda e: e.extra.get("collectionId") == value
     if key in _UNMODELLED:
         return lambda e: False
     raise errors.invalid_parameters(f"unsupported filter clause {json.dumps(clause)}")
-
-
-def _classification_names(row: EntityRow) -> list[str | None]:
-    return [c.get("typeName") for c in row.extra.get("classifications") or () if isinstance(c, dict)]
 
 
 def _lower(test: Callable[[str, str], bool]) -> Callable[[object, object], bool]:
@@ -220,6 +276,9 @@ def _attribute_value(row: EntityRow, attribute: str) -> object:
         return row.create_time
     if attribute == "updateTime":
         return row.update_time
+    if attribute not in row.attributes and "." in attribute:  # "<business metadata>.<attribute>"
+        group, _, name = attribute.partition(".")
+        return (row.extra.get("businessAttributes") or {}).get(group, {}).get(name)
     return row.attributes.get(attribute)
 
 
@@ -295,14 +354,125 @@ def _request_hash(keywords: str | None, body: JSON) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
+def _record(registry: TypeRegistry, index: _Index, row: EntityRow) -> JSON:
+    """A search result as Purview's index answers it (the spec's SearchResultValue): an asset with its
+    classifications, labels, glossary terms and contacts; a glossary or term with its glossary fields."""
+    record: JSON = {
+        "@search.score": 1.0,
+        "objectType": _object_type(registry, row.type_name),
+        "id": row.guid,
+        "qualifiedName": row.qualified_name,
+        "name": row.name,
+        "entityType": row.type_name,
+        "createTime": row.create_time,
+        "updateTime": row.update_time,
+    }
+    if row.type_name in (glossary.GLOSSARY, glossary.TERM):
+        record |= {"glossaryType": row.type_name, "longDescription": row.attributes.get("longDescription")}
+        if row.type_name == glossary.TERM:
+            record |= {
+                "glossary": index.glossary_of.get(row.guid),
+                "termStatus": _term_status(row),
+                "termTemplate": _term_templates(row),
+            }
+        return record
+    return record | {
+        "description": row.attributes.get("description"),
+        "owner": row.attributes.get("owner"),
+        "classification": index.classifications.get(row.guid, []),
+        "label": list(row.extra.get("labels") or []),
+        "assetType": _asset_type(row.type_name),
+        "term": [{"name": t["name"], "glossaryName": t["glossaryName"]} for t in index.terms.get(row.guid, ())],
+        "contact": _contacts(row),
+    }
+
+
+# facet -> what a record holds of it
+_FACETS: dict[str, Callable[[JSON], list[Any]]] = {
+    "entityType": lambda r: [r["entityType"]],
+    "assetType": lambda r: list(r.get("assetType") or ()),
+    "classification": lambda r: list(r.get("classification") or ()),
+    "term": lambda r: [t["name"] for t in r.get("term") or ()],
+    "contactId": lambda r: [c["id"] for c in r.get("contact") or ()],
+    "contactType": lambda r: [c["contactType"] for c in r.get("contact") or ()],
+    "label": lambda r: list(r.get("label") or ()),
+    "glossaryType": lambda r: [r["glossaryType"]] if r.get("glossaryType") else [],
+    "termStatus": lambda r: [r["termStatus"]] if r.get("termStatus") else [],
+    "termTemplate": lambda r: list(r.get("termTemplate") or ()),
+}
+
+
+def _facets(wanted: object, records: list[JSON]) -> JSON:
+    """`@search.facets`: per facet asked, `{count, value}` over every record that matched, most frequent first
+    unless `sort` says `{"count"|"value": "asc"|"desc"}`; `count` values at most (0: all of them)."""
+    if not isinstance(wanted, list) or not all(isinstance(f, dict) for f in wanted):
+        raise errors.invalid_parameters('facets must be a list of {"facet": "<field>", "count": <n>}')
+    found: JSON = {}
+    for item in wanted:
+        name, count, order = item.get("facet"), item.get("count", 10), item.get("sort") or {"count": "desc"}
+        if name not in _FACETS:
+            raise errors.invalid_parameters(f"facet must be one of {sorted(_FACETS)}, got {json.dumps(name)}")
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise errors.invalid_parameters(f"facet {name}: count must be 0 or more")
+        if not isinstance(order, dict) or len(order) != 1 or next(iter(order)) not in ("count", "value"):
+            raise errors.invalid_parameters(f'facet {name}: sort is {{"count"|"value": "asc"|"desc"}}')
+        ((by, direction),) = order.items()
+        tally: dict[str, int] = {}
+        for record in records:
+            for value in dict.fromkeys(_FACETS[name](record)):
+                tally[str(value)] = tally.get(str(value), 0) + 1
+        ranked = sorted(tally.items(), key=lambda kv: kv[0])
+        ranked.sort(key=(lambda kv: kv[1]) if by == "count" else (lambda kv: kv[0]), reverse=direction == "desc")
+        found[name] = [{"count": n, "value": v} for v, n in (ranked[:count] if count else ranked)]
+    return found
+
+
+_HIGHLIGHTED = ("id", "qualifiedName", "name", "description", "entityType")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _highlight_terms(keywords: str | None, clause: object, terms: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The words a result is highlighted for, per field: the keywords' words in every field, a `contains` filter's
+    words in its own field."""
+    for word in _WORD.findall(keywords or ""):
+        for field in _HIGHLIGHTED:
+            terms.setdefault(field, set()).add(word.lower())
+    if isinstance(clause, dict):
+        if clause.get("operator") in ("contains", "eq") and clause.get("attributeName") in _HIGHLIGHTED:
+            for word in _WORD.findall(str(clause.get("attributeValue"))):
+                terms.setdefault(clause["attributeName"], set()).add(word.lower())
+        for key in ("and", "or"):
+            for part in clause.get(key) or () if isinstance(clause.get(key), list) else ():
+                _highlight_terms(None, part, terms)
+    return terms
+
+
+def _highlights(record: JSON, terms: dict[str, set[str]]) -> JSON:
+    """`@search.highlights`: each field where a word matched, the matches wrapped in <em>."""
+    found: JSON = {}
+    for field, words in terms.items():
+        text = record.get(field)
+        if not isinstance(text, str) or not words:
+            continue
+        pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE)
+        marked = pattern.sub(lambda m: f"<em>{m.group(0)}</em>", text)
+        if marked != text:
+            found[field] = [marked]
+    return found
+
+
 def purview_query(session: Session, registry: TypeRegistry, body: object, now_ms: int | None = None) -> JSON:
-    """Purview discovery query: `keywords`, `filter`, `orderby`, `limit` (1..1000, default 50) and
+    """Purview discovery query: `keywords`, `filter`, `orderby`, `limit` (1..1000, default 50), `facets` and
     `continuationToken` (or `offset`); the answer `{"@search.count", "@search.count.approximate", "value",
-    "continuationToken" while more remain}`."""
+    "@search.facets" when asked, "continuationToken" while more remain}`, each value with `@search.highlights` where
+    the keywords or a `contains` filter matched. `taxonomySetting` is accepted and does not change the answer."""
     if not isinstance(body, dict):
         raise errors.invalid_parameters("the body must be a JSON object")
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    predicate = _compile(body["filter"], registry, now_ms) if body.get("filter") is not None else (lambda e: True)
+    index = _Index(session)
+    predicate = (
+        _compile(body["filter"], registry, now_ms, index) if body.get("filter") is not None else (lambda e: True)
+    )
     limit = _int(body, "limit", 50, 1, MAX_LIMIT)
     offset = _int(body, "offset", 0, 0, 2**31)
     keywords = _text(body.get("keywords"))
@@ -316,30 +486,21 @@ def purview_query(session: Session, registry: TypeRegistry, body: object, now_ms
             raise errors.invalid_parameters("continuationToken is not one this catalog issued") from exc
         if issued_for != request_hash or offset < 0:
             raise errors.invalid_parameters("continuationToken belongs to another query (keywords, filter, orderby)")
-    rows = _sorted([row for row in session.search(None, keywords) if predicate(row)], body.get("orderby"))
-    page = rows[offset : offset + limit]
+    candidates = index.load(session.search(None, keywords))
+    rows = _sorted([row for row in candidates if predicate(row)], body.get("orderby"))
     response: JSON = {"@search.count": len(rows), "@search.count.approximate": False}
     if offset + limit < len(rows):
         response["continuationToken"] = base64.b64encode(
             json.dumps({"offset": offset + limit, "requestHash": request_hash}).encode()
         ).decode()
-    response["value"] = [
-        {
-            "@search.score": 1.0,
-            "id": row.guid,
-            "qualifiedName": row.qualified_name,
-            "name": row.name,
-            "description": row.attributes.get("description"),
-            "owner": row.attributes.get("owner"),
-            "entityType": row.type_name,
-            "classification": _classification_names(row),
-            "label": list(row.extra.get("labels") or []),
-            "assetType": _asset_type(row.type_name),
-            "term": [],
-            "contact": [],
-        }
-        for row in page
-    ]
+    if body.get("facets") is not None:
+        response["@search.facets"] = _facets(body["facets"], [_record(registry, index, row) for row in rows])
+    terms = _highlight_terms(keywords, body.get("filter"), {})
+    response["value"] = []
+    for row in rows[offset : offset + limit]:
+        record = _record(registry, index, row)
+        highlights = _highlights(record, terms)
+        response["value"].append({**({"@search.highlights": highlights} if highlights else {}), **record})
     return response
 
 
@@ -383,15 +544,17 @@ def _prefix_at(text: str, prefix: str) -> int:
     return -1
 
 
-def _prefixed(session: Session, registry: TypeRegistry, body: JSON, keywords: str) -> list[tuple[EntityRow, str, int]]:
+def _prefixed(
+    session: Session, registry: TypeRegistry, body: JSON, keywords: str, index: _Index
+) -> list[tuple[EntityRow, str, int]]:
     """Active entities with a word of their name (else qualifiedName) starting with `keywords`: (row, text, where)."""
     predicate = (
-        _compile(body["filter"], registry, int(time.time() * 1000))
+        _compile(body["filter"], registry, int(time.time() * 1000), index)
         if body.get("filter") is not None
         else (lambda e: True)
     )
     found = []
-    for row in session.search(None, keywords):
+    for row in index.load(session.search(None, keywords)):
         for text in (row.name or "", row.qualified_name):
             where = _prefix_at(text, keywords)
             if where != -1:
@@ -406,29 +569,11 @@ def suggest(session: Session, registry: TypeRegistry, body: object) -> JSON:
     body, keywords = _keywords(body, "suggest")
     limit = _int(body, "limit", 5, 1, 100)
     value = []
-    for row, text, where in _prefixed(session, registry, body, keywords)[:limit]:
+    index = _Index(session)
+    for row, text, where in _prefixed(session, registry, body, keywords, index)[:limit]:
         end = where + len(keywords)
-        value.append(
-            {
-                "@search.score": 1.0,
-                "@search.text": f"{text[:where]}<em>{text[where:end]}</em>{text[end:]}",
-                "objectType": _object_type(registry, row.type_name),
-                "createTime": row.create_time,
-                "updateTime": row.update_time,
-                "id": row.guid,
-                "name": row.name,
-                "qualifiedName": row.qualified_name,
-                "entityType": row.type_name,
-                "description": row.attributes.get("description"),
-                "endorsement": [],
-                "owner": row.attributes.get("owner"),
-                "classification": [],
-                "label": [],
-                "term": [],
-                "contact": [],
-                "assetType": _asset_type(row.type_name),
-            }
-        )
+        marked = f"{text[:where]}<em>{text[where:end]}</em>{text[end:]}"
+        value.append({"@search.text": marked, **_record(registry, index, row)})
     return {"value": value}
 
 
@@ -437,7 +582,7 @@ def autocomplete(session: Session, registry: TypeRegistry, body: object) -> JSON
     body, keywords = _keywords(body, "autocomplete")
     limit = _int(body, "limit", 50, 1, 100)
     completions: dict[str, None] = {}
-    for _row, text, where in _prefixed(session, registry, body, keywords):
+    for _row, text, where in _prefixed(session, registry, body, keywords, _Index(session)):
         completions.setdefault(text[where:], None)
         if len(completions) == limit:
             break
@@ -446,6 +591,8 @@ def autocomplete(session: Session, registry: TypeRegistry, body: object) -> JSON
 
 def _object_type(registry: TypeRegistry, type_name: str) -> str:
     """Purview's top-level objectType facet, approximated from the type."""
+    if type_name in (glossary.GLOSSARY, glossary.TERM):
+        return "Glossary terms"
     if registry.is_a(type_name, "Process"):
         return "Processes"
     if "column" in type_name:

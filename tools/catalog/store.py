@@ -53,6 +53,13 @@ CREATE TABLE IF NOT EXISTS relationships (
     create_time INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS relationships_end2 ON relationships (end2_guid, type_name);
+CREATE TABLE IF NOT EXISTS propagated_classifications (
+    entity_guid TEXT NOT NULL,
+    source_guid TEXT NOT NULL,
+    type_name TEXT NOT NULL,
+    PRIMARY KEY (entity_guid, source_guid, type_name)
+);
+CREATE INDEX IF NOT EXISTS propagated_classifications_source ON propagated_classifications (source_guid, type_name);
 CREATE TABLE IF NOT EXISTS account_settings (
     name TEXT PRIMARY KEY,
     body TEXT NOT NULL
@@ -293,6 +300,44 @@ class Session:
             f"SELECT {_ENTITY_COLUMNS} FROM entities {where} ORDER BY name COLLATE NOCASE, qualified_name", params
         )
         return [_entity(row) for row in rows]
+
+    # --- classifications propagated (classifications.py): which entity carries which source's classification ------
+    def propagations_to(self, guids: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(entity, source, classification) for every classification propagated to one of `guids`."""
+        found: list[tuple[str, str, str]] = []
+        for chunk in _chunks(list(guids)):
+            marks = ",".join("?" * len(chunk))
+            found += self.conn.execute(
+                "SELECT entity_guid, source_guid, type_name FROM propagated_classifications "
+                f"WHERE entity_guid IN ({marks}) ORDER BY rowid",
+                chunk,
+            ).fetchall()
+        return found
+
+    def propagated_entities(self, source: str, type_name: str) -> set[str]:
+        rows = self.conn.execute(
+            "SELECT entity_guid FROM propagated_classifications WHERE source_guid = ? AND type_name = ?",
+            (source, type_name),
+        )
+        return {guid for (guid,) in rows}
+
+    def add_propagations(self, source: str, type_name: str, entities: Iterable[str]) -> None:
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO propagated_classifications (entity_guid, source_guid, type_name) VALUES (?, ?, ?)",
+            [(guid, source, type_name) for guid in entities],
+        )
+
+    def delete_propagations(self, source: str, type_name: str, entities: Iterable[str] | None = None) -> None:
+        """Remove a source's classification from `entities` (None: from every entity it was propagated to)."""
+        if entities is None:
+            self.conn.execute(
+                "DELETE FROM propagated_classifications WHERE source_guid = ? AND type_name = ?", (source, type_name)
+            )
+            return
+        self.conn.executemany(
+            "DELETE FROM propagated_classifications WHERE entity_guid = ? AND source_guid = ? AND type_name = ?",
+            [(guid, source, type_name) for guid in entities],
+        )
 
     # --- relationships ---------------------------------------------------------------------------------------
     def relationships_of(self, guid: str) -> list[RelationshipRow]:

@@ -9,6 +9,7 @@ from typing import Any
 from . import errors
 from .builtin_types import builtin_typedefs
 from .business_metadata import applicable_types
+from .relationships import relationship_label
 from .store import CatalogStore, now_ms
 from .typeregistry import KEY_BY_CATEGORY, TypeRegistry, typedefs_from_payload
 from .typeupdates import check_category, check_update
@@ -22,22 +23,63 @@ _CATEGORY_BY_PATH = {
     "structdef": "STRUCT",
     "classificationdef": "CLASSIFICATION",
     "businessmetadatadef": "BUSINESS_METADATA",
+    "termtemplatedef": "TERM_TEMPLATE",
     "typedef": None,
 }
+_MAX_VALUES = 2147483647  # Atlas's valuesMaxCount of a SET or LIST attribute (Integer.MAX_VALUE)
 
 
-def _stamped(d: JSON, user: str, when: int, previous: JSON | None) -> JSON:
+def _attribute_defaults(a: JSON) -> JSON:
+    """An attributeDef with what Atlas answers for the keys it was sent without (AtlasStructDefStoreV2
+    .toAttributeDefFromJson): SINGLE, at least one value when mandatory, at most one when SINGLE, flags false. A
+    missing isOptional is optional here, as everywhere in this catalog (typeregistry.AttributeDef)."""
+    out = dict(a)
+    out.setdefault("typeName", "string")
+    out.setdefault("isOptional", True)
+    out.setdefault("cardinality", "SINGLE")
+    out.setdefault("valuesMinCount", 0 if out["isOptional"] else 1)
+    out.setdefault("valuesMaxCount", 1 if out["cardinality"] == "SINGLE" else _MAX_VALUES)
+    for flag in ("isUnique", "isIndexable", "includeInNotification"):
+        out.setdefault(flag, False)
+    return out
+
+
+def _guid(d: JSON, taken_by: str | None) -> str:
+    """A new type's guid: the one it was sent with (Atlas keeps a given guid: AtlasTypeDefGraphStoreV2
+    .createTypeVertex), else one derived from its name."""
+    sent = d.get("guid")
+    if not isinstance(sent, str) or not sent.strip():
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"ol2purview:type:{d['name']}"))
+    try:
+        uuid.UUID(sent)
+    except ValueError:
+        raise errors.invalid_type_definition(f"{d['name']}: guid {sent} is not a UUID") from None
+    if taken_by is not None and taken_by != d["name"]:
+        raise errors.invalid_type_definition(f"{d['name']}: guid {sent} is the guid of type {taken_by}")
+    return sent
+
+
+def _stamped(d: JSON, user: str, when: int, previous: JSON | None, taken_by: str | None = None) -> JSON:
+    """A typedef as stored and answered: system fields, `lastModifiedTS` (the version, as the Data Map answers it),
+    the name as description when it has none (AtlasTypeDefGraphStoreV2.createTypeVertex) and Atlas's defaults of its
+    attributeDefs; a relationshipDef's label is the one Atlas derives (relationships.relationship_label)."""
     out = dict(d)
-    out["guid"] = previous["guid"] if previous else str(uuid.uuid5(uuid.NAMESPACE_URL, f"ol2purview:type:{d['name']}"))
+    out["guid"] = previous["guid"] if previous else _guid(d, taken_by)
     out["createdBy"] = previous["createdBy"] if previous else user
     out["createTime"] = previous["createTime"] if previous else when
     out["updatedBy"] = user
     out["updateTime"] = when
     out["version"] = previous["version"] + 1 if previous else 1
+    out["lastModifiedTS"] = str(out["version"])
+    if not out.get("description"):
+        out["description"] = d["name"]
     out.setdefault("typeVersion", "1.0")
-    out.setdefault("attributeDefs", [])
+    out["attributeDefs"] = [_attribute_defaults(a) for a in out.get("attributeDefs") or []]
     if d["category"] == "ENTITY":
         out.setdefault("superTypes", [])
+    if d["category"] == "RELATIONSHIP":
+        out.setdefault("relationshipLabel", relationship_label(out))
+        out.setdefault("propagateTags", "NONE")
     return out
 
 
@@ -77,7 +119,7 @@ class TypeCatalog:
 
     def _save(self, defs: list[JSON], user: str, updating: bool = False) -> JSON:
         when = now_ms()
-        stamped = [_stamped(d, user, when, self.registry.get(d["name"])) for d in defs]
+        stamped = [_stamped(d, user, when, self.registry.get(d["name"]), self._guid_owner(d.get("guid"))) for d in defs]
         try:
             registry = self.registry.with_defs(stamped)
         except errors.AtlasError as exc:
@@ -95,6 +137,10 @@ class TypeCatalog:
                 session.save_typedef(d)
         self.registry = registry
         return self._grouped([self.render(d) for d in stamped])
+
+    def _guid_owner(self, guid: object) -> str | None:
+        found = self.registry.get_by_guid(guid) if isinstance(guid, str) else None
+        return found["name"] if found else None
 
     def delete(self, names: list[str]) -> None:
         with self._lock:
@@ -122,6 +168,7 @@ class TypeCatalog:
 
     def render(self, d: JSON) -> JSON:
         out = dict(d)
+        out.setdefault("lastModifiedTS", str(d.get("version", 1)))  # a type stored before the catalog kept it
         if d["category"] == "ENTITY":
             out["subTypes"] = self.registry.direct_subtypes(d["name"])
         return out

@@ -23,6 +23,7 @@ CATEGORY_BY_KEY = {
     "entityDefs": "ENTITY",
     "relationshipDefs": "RELATIONSHIP",
     "businessMetadataDefs": "BUSINESS_METADATA",
+    "termTemplateDefs": "TERM_TEMPLATE",  # Purview's term templates (the Data Map spec's TermTemplateDef)
 }
 KEY_BY_CATEGORY = {category: key for key, category in CATEGORY_BY_KEY.items()}
 PRIMITIVE_TYPES = frozenset(

@@ -4,10 +4,46 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from .classifications import direct, names, of_entities
 from .store import EntityRow, RelationshipRow, Session
 from .typeregistry import Reference, TypeRegistry
 
 JSON = dict[str, Any]
+TERM_ASSIGNMENT = "AtlasGlossarySemanticAssignment"  # end 1 the glossary term, end 2 the entity it means
+_ASSIGNMENT_FIELDS = ("description", "expression", "status", "confidence", "createdBy", "steward", "source")
+
+
+def meanings_of(session: Session, guids: Iterable[str]) -> dict[str, list[JSON]]:
+    """The glossary terms assigned to each entity, as AtlasTermAssignmentHeaders
+    (EntityGraphRetriever.toTermAssignmentHeader): the term's guid, name and qualifiedName, the assignment's guid and
+    attributes."""
+    guids = list(dict.fromkeys(guids))
+    found: dict[str, list[JSON]] = {guid: [] for guid in guids}
+    assignments = session.relationships_at(2, TERM_ASSIGNMENT, guids) if guids else []
+    if not assignments:
+        return found
+    terms = session.entities({r.end1_guid for r in assignments})
+    details = {r.guid: session.relationship(r.guid) for r in assignments}
+    for r in assignments:
+        term = terms.get(r.end1_guid)
+        if term is None or term.status != "ACTIVE":
+            continue
+        detail = details[r.guid]
+        attributes = detail.attributes if detail is not None else {}
+        found[r.end2_guid].append(
+            {
+                "termGuid": term.guid,
+                "relationGuid": r.guid,
+                "displayText": term.name,
+                "qualifiedName": term.qualified_name,
+                **{k: attributes[k] for k in _ASSIGNMENT_FIELDS if attributes.get(k) is not None},
+            }
+        )
+    return found
+
+
+def labels_of(row: EntityRow) -> list[str]:
+    return [str(label) for label in row.extra.get("labels") or ()]
 
 
 def display_text(row: EntityRow) -> str:
@@ -41,14 +77,22 @@ def mutation_header(row: EntityRow) -> JSON:
     }
 
 
-def entity_header(row: EntityRow, attribute_names: Iterable[str] | None = None) -> JSON:
-    """An AtlasEntityHeader: qualifiedName and name, plus the primitive attributes named (all when None)."""
+def entity_header(
+    row: EntityRow,
+    attribute_names: Iterable[str] | None = None,
+    classifications: list[JSON] | None = None,
+    meanings: list[JSON] | None = None,
+) -> JSON:
+    """An AtlasEntityHeader: qualifiedName and name, plus the primitive attributes named (all when None); its
+    classifications (own and propagated: `classifications` from classifications.of_entities, else its own) and
+    glossary terms (`meanings`, from meanings_of)."""
     if attribute_names is None:
         attributes = dict(row.attributes)
     else:
         wanted = {"qualifiedName", "name", *attribute_names}
         attributes = {k: v for k, v in row.attributes.items() if k in wanted}
     attributes.setdefault("qualifiedName", row.qualified_name)
+    carried = classifications if classifications is not None else direct(row)
     return {
         "typeName": row.type_name,
         "attributes": attributes,
@@ -56,27 +100,44 @@ def entity_header(row: EntityRow, attribute_names: Iterable[str] | None = None) 
         "status": row.status,
         "displayText": display_text(row),
         "lastModifiedTS": str(row.modifications),
-        "classificationNames": [],
-        "meaningNames": [],
-        "meanings": [],
+        "classificationNames": names(carried),
+        "classifications": carried,
+        "meaningNames": [str(m.get("displayText")) for m in meanings or ()],
+        "meanings": list(meanings or ()),
         "isIncomplete": False,
-        "labels": [],
+        "labels": labels_of(row),
     }
 
 
 HEADER_ATTRIBUTES = ("name", "description", "owner", "createTime")  # with qualifiedName: what an entity header carries
 
 
-def full_header(row: EntityRow) -> JSON:
+def headers(session: Session, rows: Iterable[EntityRow], attribute_names: Iterable[str] | None = None) -> list[JSON]:
+    """Entity headers of many entities, with their classifications (own and propagated) and glossary terms."""
+    rows = list(rows)
+    carried = of_entities(session, rows)
+    meanings = meanings_of(session, [row.guid for row in rows])
+    return [entity_header(row, attribute_names, carried[row.guid], meanings[row.guid]) for row in rows]
+
+
+def full_header(session: Session, row: EntityRow) -> JSON:
     """The AtlasEntityHeader of `GET /entity/guid/{guid}/header`: the header attributes and the system fields."""
     return {
-        **entity_header(row, HEADER_ATTRIBUTES),
+        **headers(session, [row], HEADER_ATTRIBUTES)[0],
         "createdBy": row.created_by,
         "updatedBy": row.updated_by,
         "createTime": row.create_time,
         "updateTime": row.update_time,
-        "classifications": [],
     }
+
+
+def created_header(row: EntityRow) -> JSON:
+    """The header of an entity a write created, as the Data Map answers it (the spec's example
+    Entity_AddCustomAttribute; Atlas's EntityGraphMapper.constructHeader): header attributes that have a value,
+    display text, classifications and labels."""
+    header = entity_header(row, HEADER_ATTRIBUTES, meanings=[])
+    header["attributes"] = {k: v for k, v in header["attributes"].items() if v is not None}
+    return header
 
 
 def _held(candidates: tuple[Reference, ...], relationships: list[RelationshipRow], guid: str) -> Reference:
@@ -132,5 +193,8 @@ def render_entity(session: Session, registry: TypeRegistry, row: EntityRow, igno
     }
     if not ignore_relationships:
         entity["relationshipAttributes"] = relationship_attributes
-    entity.update(row.extra)
+    entity.update({k: v for k, v in row.extra.items() if not k.startswith("_")})  # `_…`: the catalog's own
+    carried = of_entities(session, [row])[row.guid]
+    if carried:
+        entity["classifications"] = carried
     return entity

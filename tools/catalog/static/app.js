@@ -1,6 +1,7 @@
 // The lineage page: search assets (columns grouped under their dataset), draw a layered lineage graph in SVG that
 // fits its panel and zooms and pans, expand a dataset to its columns, trace a column up and down across processes,
-// and show an entity's details (placeholders, last run, column mappings, column lineage detail); with a running
+// and show an entity's details (placeholders, classifications, labels and glossary terms, last run, column mappings,
+// column lineage detail); with a running
 // `ol2purview serve`, redraw a dataset's lineage for a time window from the run history (runs per process, a run's
 // metadata, failed runs marked).
 // No dependencies; every value from the catalog is inserted as text, never as HTML, and may be of any JSON type.
@@ -636,6 +637,43 @@ function shownAttributes(entity) {
   return {...kept, ...(entity.attributes || {})};
 }
 
+// What governs an entity (the page's governance route): its classifications, its own first, then those propagated
+// to it with the entity each comes from; its labels; the glossary terms assigned to it, with their glossary.
+function governanceBox(found) {
+  const parts = [];
+  const classifications = Array.isArray(found.classifications) ? found.classifications : [];
+  if (classifications.length) {
+    const list = el("ul", {class: "classification-list"});
+    for (const c of classifications) {
+      const item = el("li", {class: c.from ? "classification propagated" : "classification", "data-type-name": c.typeName});
+      item.append(el("span", {class: "classification-name"}, c.typeName));
+      const values = Object.entries(c.attributes || {}).map(([key, value]) => `${key}=${text(value)}`).join(", ");
+      if (values) item.append(el("span", {class: "classification-attributes"}, ` (${values})`));
+      if (c.from) item.append(el("span", {class: "classification-source"}, ` · propagated from ${text(c.from.name)}`));
+      list.append(item);
+    }
+    parts.push(el("h3", {}, "Classifications"), list);
+  }
+  const labels = Array.isArray(found.labels) ? found.labels : [];
+  if (labels.length) {
+    const list = el("ul", {class: "label-list"});
+    for (const label of labels) list.append(el("li", {class: "label-chip"}, label));
+    parts.push(el("h3", {}, "Labels"), list);
+  }
+  const terms = Array.isArray(found.terms) ? found.terms : [];
+  if (terms.length) {
+    const list = el("ul", {class: "term-list"});
+    for (const term of terms) {
+      const item = el("li", {class: "term", "data-term-guid": term.guid});
+      item.append(el("span", {class: "term-name"}, term.name));
+      if (term.glossary) item.append(el("span", {class: "term-glossary"}, ` · ${text(term.glossary)}`));
+      list.append(item);
+    }
+    parts.push(el("h3", {}, "Glossary terms"), list);
+  }
+  return parts;
+}
+
 async function showDetails(guid) {
   document.querySelectorAll(".node.selected").forEach((n) => n.classList.remove("selected"));
   state.selected = guid;
@@ -647,7 +685,10 @@ async function showDetails(guid) {
   $("details-open").hidden = false;
   $("attributes-title").hidden = false;
   try {
-    const {entity} = await api(`/entity/guid/${encodeURIComponent(guid)}?ignoreRelationships=true`);
+    const [{entity}, governed] = await Promise.all([
+      api(`/entity/guid/${encodeURIComponent(guid)}?ignoreRelationships=true`),
+      page(`/governance?guid=${encodeURIComponent(guid)}`),
+    ]);
     const attributes = shownAttributes(entity);
     const panel = $("details-panel");
     panel.hidden = false;
@@ -659,6 +700,7 @@ async function showDetails(guid) {
       if (value !== undefined) summary.append(el("dt", {}, key), el("dd", {"data-field": key}, value));
     }
     $("placeholder-notice").replaceChildren(...(isPlaceholder(entity) ? [el("p", {class: "placeholder-reason"}, placeholderReason(entity))] : []));
+    $("governance").replaceChildren(...governanceBox(governed));
     const run = lastRun(attributes);
     $("last-run").replaceChildren(...(run ? [el("h3", {}, "Last run"), run] : []));
     const lineage = [];
@@ -835,7 +877,7 @@ function showHistoryDetails(guid) {
     ["Edges of this node", String(touching.length)]]) {
     summary.append(el("dt", {}, key), el("dd", {}, value));
   }
-  for (const id of ["placeholder-notice", "last-run", "dataset-columns", "column-mapping", "run-details"]) $(id).replaceChildren();
+  for (const id of ["placeholder-notice", "governance", "last-run", "dataset-columns", "column-mapping", "run-details"]) $(id).replaceChildren();
   $("details-attributes").tBodies[0].replaceChildren();
   $("attributes-title").hidden = true;
   $("details-open").hidden = true;
