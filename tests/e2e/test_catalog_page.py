@@ -469,8 +469,14 @@ def test_a_click_anywhere_on_a_result_opens_the_dataset_and_a_column_button_trac
         )
         box = target.bounding_box()
         page.mouse.click(box["x"] + box["width"] * fx, box["y"] + box["height"] * fy)
-        page.locator(f'.node.base[data-qualified-name="{CLL_OUTPUT}"]').wait_for()
-        assert page.locator("#graph-title").inner_text() == "Lineage of default.tbl1"
+        # the title is set as the click's lineage is drawn; a redraw of the old graph (the panel resizing it) may
+        # bring the node back before that, so the wait is on both
+        page.wait_for_function(
+            "([title, name]) => document.querySelector('#graph-title').textContent === title"
+            " && document.querySelector(`.node.base[data-qualified-name=\"${name}\"]`) !== null",
+            arg=["Lineage of default.tbl1", CLL_OUTPUT],
+        )
+        settled(page)  # nothing of this click is still drawing when the next one starts
     group.locator('.result-column[data-column="agg"]').click()
     page.locator("#graph-title", has_text="Column lineage of agg in default.tbl1").wait_for()
     page.locator(".col-dataset").first.wait_for()
