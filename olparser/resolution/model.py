@@ -19,9 +19,11 @@ SEARCH_LIMIT = 100  # hits read per search: more than enough for one name of one
 
 # Shape parts: literal text, one path segment, or one or more Hive partition segments (`/k={...}`); or a dataset's
 # part (`PART` in its case, `IPART` in any case) found after any text, as a whole word: not inside a longer name
-# (a store whose qualifiedName layout no source confirms: olparser/resolution/store_search.py).
-TEXT, SEGMENT, PARTITIONS, PART, IPART = "text", "segment", "partitions", "part", "ipart"
-SHAPE_KINDS = (TEXT, SEGMENT, PARTITIONS, PART, IPART)
+# (a store whose qualifiedName layout no source confirms: olparser/resolution/store_search.py); a `HOST`, first:
+# a host name (any case) at the start or right after the scheme's `//`; a `KEY`, a path that starts right after
+# the first `/` that follows (an object key after its bucket's name: no folder between).
+TEXT, SEGMENT, PARTITIONS, PART, IPART, HOST, KEY = "text", "segment", "partitions", "part", "ipart", "host", "key"
+SHAPE_KINDS = (TEXT, SEGMENT, PARTITIONS, PART, IPART, HOST, KEY)
 Shape = tuple[tuple[str, str], ...]
 _PATTERNS = {SEGMENT: r"[^/]+", PARTITIONS: r"(?:/[^/=]+=\{[^/{}]+\})+"}
 _WORD = r"A-Za-z0-9_$\-"  # what continues a name: a part must not touch these on either side
@@ -125,10 +127,17 @@ class Candidate:
 def shape_text(shape: Shape) -> str:
     """A shape as people read it: `{*}` one segment, `[/k={k}]+` one or more partition segments, `…part` a part
     after any text."""
-    return "".join(_SHOWN.get(kind, value) if kind != PART and kind != IPART else f"…{value}" for kind, value in shape)
+    return "".join(_shown(kind, value) for kind, value in shape)
 
 
-_SHOWN = {SEGMENT: "{*}", PARTITIONS: "[/k={k}]+"}
+def _shown(kind: str, value: str) -> str:
+    if kind == HOST:
+        return f"…//{value}"
+    if kind in (PART, IPART):
+        return f"…{value}"
+    if kind == KEY:
+        return f"…/{value}"
+    return {SEGMENT: "{*}", PARTITIONS: "[/k={k}]+"}.get(kind, value)
 
 
 def _pattern(kind: str, value: str) -> str:
@@ -137,6 +146,10 @@ def _pattern(kind: str, value: str) -> str:
     if kind in (PART, IPART):
         name = f"(?i:{re.escape(value)})" if kind == IPART else re.escape(value)
         return f".*?(?<![{_WORD}]){name}(?![{_WORD}])"
+    if kind == KEY:
+        return f"[^/]*/{re.escape(value)}"
+    if kind == HOST:
+        return f"(?:[^/]*//)?(?i:{re.escape(value)})(?![{_WORD}])"
     return _PATTERNS[kind]
 
 

@@ -19,7 +19,7 @@ Not knowing the scanner's layout, resolution asks the catalog what it holds: a d
 store's Purview `assetType` (any entity type of that source) with the object's name as keywords, and it accepts the
 one hit whose qualifiedName holds the dataset's parts in order, each as a whole word, the object last (host, then
 database or service, schema, object; a Redshift host is its cluster, then its region, as an endpoint
-`{cluster}.{id}.{region}.redshift.amazonaws.com` names them). The port is not required: a scanner may leave it out.
+`{cluster}.{id}.{region}.redshift.amazonaws.com` names them; an S3 key whole, after its bucket's host name). The port is not required: a scanner may leave it out.
 Host names match in any case; identifiers as the store treats them (`case_insensitive`). None or several such hits:
 nothing is linked and the dataset stays the connector's placeholder.
 """
@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from olparser.resolution.model import IPART, PART, Candidate, Search, Shape, shape_text
+from olparser.resolution.model import HOST, IPART, KEY, PART, Candidate, Search, Shape, shape_text
 
 LEARN = "Microsoft Learn, Supported data sources and file types (microsoft-purview-connector-overview)"
 SPEC_EXAMPLE = "Data Map API 2023-09-01 example Discovery_Query_AssetType"
@@ -90,19 +90,23 @@ class StoreDataset:
     def object_name(self) -> str:
         return self.parts[-1][1]
 
-    def host_parts(self) -> tuple[str, ...]:
-        """The host as the scanner's qualifiedName is expected to hold it: a Redshift host is its cluster, then its
-        region; any other host is itself."""
+    def host_parts(self) -> Shape:
+        """The host as the scanner's qualifiedName is expected to hold it, first (after the scheme's `//`): a Redshift
+        host is its cluster, then its region; any other host is itself."""
         if self.host is None:
             return ()
         if self.store is REDSHIFT and "." in self.host:
-            return tuple(self.host.split(".", 1))
-        return (self.host,)
+            cluster, region = self.host.split(".", 1)
+            return ((HOST, cluster), (IPART, region))
+        return ((HOST, self.host),)
 
     def shape(self) -> Shape:
-        """The parts a hit's qualifiedName must hold, in order, each a whole word, the object last."""
+        """The parts a hit's qualifiedName must hold, in order, each a whole word, the object last; an S3 key right
+        after its bucket's host name (`s3://{bucket}/{key}`, `https://{bucket}.s3.amazonaws.com/{key}`)."""
+        if self.store is S3:
+            return (*self.host_parts(), (KEY, self.object_name))
         ident = IPART if self.store.case_insensitive else PART
-        return (*((IPART, h) for h in self.host_parts()), *((ident, value) for _, value in self.parts))
+        return (*self.host_parts(), *((ident, value) for _, value in self.parts))
 
     def keywords(self) -> str:
         """The object's name (an S3 key's last segment: a file's name)."""
@@ -127,7 +131,7 @@ def store_dataset(namespace: str, name: str) -> StoreDataset | None:
     values = [part.strip().strip('"`[]') for part in name.split(".")]
     if len(values) != len(store.parts) or not all(values):
         return None
-    return StoreDataset(store, host, port, tuple(zip(store.parts, values)))
+    return StoreDataset(store, host, port, tuple(zip(store.parts, values, strict=True)))
 
 
 def store_search_candidates(namespace: str, name: str) -> list[Candidate]:

@@ -60,15 +60,20 @@ def test_a_placeholder_is_never_beside_a_scanner_form_of_a_store_purview_scans(r
         "Trino",
     ]
     assert {r.type_name for r in rows if r.status == OTHER} == {"openlineage_dataset"}
-    assert {r.form.store: (r.type_name, r.qualified_name) for r in rows if r.form.purview.startswith(stores.SEARCHED)} == {
-        "Oracle": ("assetType Oracle", "…ora.example.com…ORCL…SALES…ORDERS"),
-        "Teradata": ("assetType Teradata", "…td.example.com…sales…orders"),
-        "Db2": ("assetType Db2 or DB2", "…db2.example.com…SALES…APP…ORDERS"),
-        "Cassandra": ("assetType Cassandra", "…cass.example.com…shop…orders"),
+    assert {
+        r.form.store: (r.type_name, r.qualified_name) for r in rows if r.form.purview.startswith(stores.SEARCHED)
+    } == {
+        "Oracle": ("assetType Oracle", "…//ora.example.com…ORCL…SALES…ORDERS"),
+        "Teradata": ("assetType Teradata", "…//td.example.com…sales…orders"),
+        "Db2": ("assetType Db2 or DB2", "…//db2.example.com…SALES…APP…ORDERS"),
+        "Cassandra": ("assetType Cassandra", "…//cass.example.com…shop…orders"),
         "Google BigQuery": ("assetType Google BigQuery", "…project…dataset…orders"),
-        "Amazon Redshift": ("assetType Amazon Redshift", "…cluster…eu-west-1…dev…public…orders"),
-        "Amazon S3": ("assetType Amazon S3", "…bucket…raw/orders.parquet"),
-        "Microsoft Fabric Warehouse": ("assetType Microsoft Fabric", "…xyz.datawarehouse.fabric.microsoft.com…wh…dbo…orders"),
+        "Amazon Redshift": ("assetType Amazon Redshift", "…//cluster…eu-west-1…dev…public…orders"),
+        "Amazon S3": ("assetType Amazon S3", "…//bucket…/raw/orders.parquet"),
+        "Microsoft Fabric Warehouse": (
+            "assetType Microsoft Fabric",
+            "…//xyz.datawarehouse.fabric.microsoft.com…wh…dbo…orders",
+        ),
     }
 
 
