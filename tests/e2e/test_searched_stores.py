@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.e2e.conftest import ServeHandle, start_serve_on_store
-from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
+from tests.e2e.lineage_helpers import Atlas, notebook_process, refs, send_and_wait
 from tests.support import databricks_runs as dr
 from tests.support.qn_tester_runs import qn_tester
 from tests.support.scanned_assets import dataset, notebook_run, stable
@@ -56,20 +56,11 @@ def registered(serve: ServeHandle) -> dict[tuple[str, str], str]:
 
 
 def send(serve: ServeHandle, folder: Path, events: list[dict]) -> None:
-    replay(serve, write_events(folder, *events))  # ol2purview replay: openlineage-python's HttpTransport
-    serve.wait_until_processed()
+    send_and_wait(serve, folder, events)
 
 
 def process(serve: ServeHandle, statement: str) -> dict[str, Any]:
-    atlas = Atlas(serve.atlas_url)
-    found = [
-        e
-        for e in atlas.all_entities()
-        if e["typeName"] == "databricks_process"
-        and e["attributes"]["qualifiedName"].startswith(f"{NOTEBOOK}/processes/{statement}/")
-    ]
-    assert len(found) == 1, [e["attributes"]["qualifiedName"] for e in found]
-    return atlas.entity("databricks_process", found[0]["attributes"]["qualifiedName"])
+    return notebook_process(serve, NOTEBOOK, statement)
 
 
 def placeholders(serve: ServeHandle) -> set[str]:
