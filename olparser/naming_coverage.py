@@ -9,8 +9,9 @@ the table says what the connector does, not what it was meant to do:
 - "scanner form": a rule (or the Unity Catalog / Fabric naming) gives the type and qualifiedName a Purview scanner
   registers; `purview` cites the source of that form;
 - "search": the scanner's qualifiedName cannot be built from the event (a metastore, a database or an id is
-  missing), so resolution searches the catalog by name and type and links the one hit of the expected shape;
-- "documented other": no Purview scanner registers the store (or its form is not confirmed by any source): the
+  missing), or no source confirms it (Oracle, Teradata, ...: olparser/resolution/store_search.py), so resolution
+  searches the catalog by name and type (or source) and links the one hit of the expected shape;
+- "documented other": no Purview scanner registers the store: the
   dataset is the connector's readable placeholder `openlineage_dataset`, reported as unmatched, and `purview` says
   why. A rule added for the store (docs/guides/producers-and-names.md) moves it to "scanner form".
 
@@ -27,6 +28,17 @@ from olparser.lineage.options import LineageOptions
 from olparser.naming import MappingEngine, stores
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.resource_sets import ResourceSetRules
+from olparser.resolution.store_search import (
+    BIGQUERY,
+    CASSANDRA,
+    DB2,
+    FABRIC_WAREHOUSE,
+    ORACLE,
+    REDSHIFT,
+    S3,
+    TERADATA,
+    Store,
+)
 
 SCANNER, SEARCH, OTHER = "scanner form", "search", "documented other"
 STATUSES = (SCANNER, SEARCH, OTHER)
@@ -41,7 +53,10 @@ ESTATE = "Purview qualifiedNames of scanned assets (public search answers and co
 SCANNED = "how Purview's scanners name what they find (Microsoft Learn, public search answers)"
 LEARN_SOURCES = "Microsoft Learn, Supported data sources and file types (microsoft-purview-connector-overview)"
 NOT_SCANNED = f"{stores.NOT_SCANNED} ({LEARN_SOURCES})"
-UNCONFIRMED = f"{stores.UNCONFIRMED} ({LEARN_SOURCES})"
+
+
+def _searched(store: Store) -> str:
+    return f"{stores.SEARCHED}: assetType {' or '.join(repr(a) for a in store.asset_types)} ({store.asset_type_source})"
 
 
 @dataclass(frozen=True)
@@ -290,30 +305,44 @@ FORMS: tuple[Form, ...] = (
         SCANNER,
         ESTATE,
     ),
-    # --- scanned by Purview, form unconfirmed ---------------------------------------------------------------------
-    Form("Oracle", f"{SPEC} (Oracle)", "oracle://ora.example.com:1521", "ORCL.SALES.ORDERS", OTHER, UNCONFIRMED),
-    Form("Teradata", f"{SPEC} (Teradata)", "teradata://td.example.com:1025", "sales.orders", OTHER, UNCONFIRMED),
-    Form("Db2", f"{SPEC} (DB2)", "db2://db2.example.com:50000", "SALES.APP.ORDERS", OTHER, UNCONFIRMED),
-    Form("Cassandra", f"{SPEC} (Cassandra)", "cassandra://cass.example.com:9042", "shop.orders", OTHER, UNCONFIRMED),
+    # --- scanned by Purview, form unconfirmed: found by search (olparser/resolution/store_search.py) ----------------
+    Form("Oracle", f"{SPEC} (Oracle)", "oracle://ora.example.com:1521", "ORCL.SALES.ORDERS", SEARCH, _searched(ORACLE)),
     Form(
-        "Google BigQuery", f"{SPEC} (BigQuery); dbt-bigquery", "bigquery", "project.dataset.orders", OTHER, UNCONFIRMED
+        "Teradata", f"{SPEC} (Teradata)", "teradata://td.example.com:1025", "sales.orders", SEARCH, _searched(TERADATA)
+    ),
+    Form("Db2", f"{SPEC} (DB2)", "db2://db2.example.com:50000", "SALES.APP.ORDERS", SEARCH, _searched(DB2)),
+    Form(
+        "Cassandra",
+        f"{SPEC} (Cassandra)",
+        "cassandra://cass.example.com:9042",
+        "shop.orders",
+        SEARCH,
+        _searched(CASSANDRA),
+    ),
+    Form(
+        "Google BigQuery",
+        f"{SPEC} (BigQuery); dbt-bigquery",
+        "bigquery",
+        "project.dataset.orders",
+        SEARCH,
+        _searched(BIGQUERY),
     ),
     Form(
         "Amazon Redshift",
         f"{SPEC} (Redshift)",
         "redshift://cluster.eu-west-1:5439",
         "dev.public.orders",
-        OTHER,
-        UNCONFIRMED,
+        SEARCH,
+        _searched(REDSHIFT),
     ),
-    Form("Amazon S3", f"{SPEC} (S3)", "s3://bucket", "raw/orders.parquet", OTHER, UNCONFIRMED),
+    Form("Amazon S3", f"{SPEC} (S3)", "s3://bucket", "raw/orders.parquet", SEARCH, _searched(S3)),
     Form(
         "Microsoft Fabric Warehouse",
         f"{SPEC} (Fabric Warehouse); dbt-fabric",
         "fabric-warehouse://xyz.datawarehouse.fabric.microsoft.com",
         "wh.dbo.orders",
-        OTHER,
-        UNCONFIRMED,
+        SEARCH,
+        _searched(FABRIC_WAREHOUSE),
     ),
     # --- not scanned by Purview ----------------------------------------------------------------------------------
     Form(
@@ -369,7 +398,8 @@ def coverage_rows(
         if candidates:
             first = candidates[0]
             status = SEARCH if first.search is not None else SCANNER
-            rows.append(CoverageRow(form, first.qualified_name, first.type_name, status))
+            type_name = first.type_name or "assetType " + " or ".join(first.search.asset_types if first.search else ())
+            rows.append(CoverageRow(form, first.qualified_name, type_name, status))
         else:
             rows.append(CoverageRow(form, dataset.qualified_name, dataset.type_name, OTHER))
     return rows

@@ -19,6 +19,7 @@ from olparser.adapters.catalog.resolver import ResourceSetRuleSource, ScannedAss
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.model import Candidate, NamedDataset
 from olparser.resolution.resource_sets import ResourceSetRules
+from olparser.settings import Settings
 
 from .qn_lint_catalog import CatalogLintError, choose_target
 
@@ -27,9 +28,18 @@ def explain_candidates(
     dataset: NamedDataset, catalog: str | None, env: Mapping[str, str], where: argparse.Namespace | None = None
 ) -> str:
     """The candidates section of `--explain`; `catalog`: None (offline), "" (the configured catalog) or a URL."""
-    if catalog is None:
+    resolving = Settings.from_env(env).resolve_scanned_assets
+    if catalog is None or not resolving:
         candidates = dataset_candidates(dataset, ResourceSetRules.default())
-        return _lines(dataset, candidates, {}, None)
+        why = (
+            "no catalog: --catalog [URL] checks them"
+            if resolving
+            else "resolution is off (RESOLVE_SCANNED_ASSETS=false): the connector links nothing"
+        )
+        searches = sum(1 for c in candidates if not c.exact)
+        return _lines(dataset, candidates, {}, None) + (
+            f"\nnot asked: {searches} search(es), {why}" if searches else ""
+        )
     target, client, resolver = _catalog_resolver(catalog, env, where)
     try:
         candidates = resolver.candidates(dataset)
@@ -85,7 +95,13 @@ def _answer(candidate: Candidate, resolver: ScannedAssetResolver) -> str:
     if candidate.exact:
         return "exists" if resolver.cache.known([candidate.key]) else "missing"
     match = resolver.resolve_candidates({candidate.key: (candidate,)}).links.get(candidate.key)
-    return f"found {match[1]}" if match else "no single asset of that shape"
+    if match:
+        return f"found {match[1]}"
+    # Why the type error is ignored: a candidate that is not exact has a search
+    hits = resolver.search_hits(candidate.search)  # type: ignore[arg-type]
+    if not hits:
+        return "no hit of that shape"
+    return f"{len(hits)} hits of that shape, ambiguous, nothing linked: " + ", ".join(sorted(q for _, q in hits))
 
 
 def _lines(
@@ -101,9 +117,9 @@ def _lines(
     for number, candidate in enumerate(candidates, 1):
         kind = "exact " if candidate.exact else "search"
         answer = f"  [{found[candidate.key]}]" if candidate.key in found else ""
-        lines.append(
-            f"  {number}. {kind} {candidate.type_name} {candidate.qualified_name}  ({candidate.origin}){answer}"
-        )
+        searched = candidate.search.asset_types if candidate.search else ()
+        type_name = candidate.type_name or "assetType " + " or ".join(searched)
+        lines.append(f"  {number}. {kind} {type_name} {candidate.qualified_name}  ({candidate.origin}){answer}")
     if target is not None:
         where = target.endpoint or target.kind
         if linked is not None:

@@ -5,8 +5,11 @@ docs/guides/producers-and-names.md documents (olparser/naming_coverage.py reads 
 Two kinds (Microsoft Learn, "Supported data sources and file types", microsoft-purview-connector-overview):
 - no Purview scanner registers the store (Kafka and Event Hubs topics, Google Cloud Storage, HDFS, ...);
 - Purview scans it, but no source we have confirms the scanner's type and qualifiedName (Oracle, Teradata, ...): the
-  connector does not guess, a user who knows the form adds a rule.
-Either way the dataset is the connector's readable placeholder, with its columns, and lineage through it is kept.
+  connector does not guess the form; resolution asks the catalog instead (olparser/resolution/store_search.py: the
+  source's `assetType` and the object's name, the one hit holding the dataset's parts in order) and the dataset
+  stays the placeholder only when nothing, or more than one asset, is found. A user who knows the form adds a rule.
+Either way the dataset is written as the connector's readable placeholder, with its columns, until it is linked, and
+lineage through it is kept.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 GUIDE = "docs/guides/producers-and-names.md"
 NOT_SCANNED = "no Purview scanner registers it"
 UNCONFIRMED = "Purview scans it, but no source confirms its type and qualifiedName"
+SEARCHED = f"{UNCONFIRMED}: found by search (its assetType and the object's name)"
 TEMPORARY = "a temporary dataset, not a stored asset"
 
 # namespace prefix (the text before `//`, as the rules' `prefix` token; the whole namespace when it has none)
@@ -46,4 +50,9 @@ def store_note(prefix: str) -> str | None:
     if known is None:
         return None
     store, why = known
+    if why == UNCONFIRMED:
+        return (
+            f"{store}: {why}, so it is written as a placeholder and linked to the scanned asset a search finds "
+            f"(see {GUIDE})"
+        )
     return f"{store}: {why}, so it stays a placeholder (see {GUIDE})"

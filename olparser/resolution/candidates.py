@@ -18,7 +18,10 @@ in order:
      whose hits must have exactly that shape;
    - a OneLake name (`abfss://{workspace}@onelake.dfs.fabric.microsoft.com/{lakehouse}/Tables/{table}`):
      `fabric_lakehouse_table` `https://app.fabric.microsoft.com/groups/{workspace}/lakehouses/{lakehouse}/tables/
-     {table}` when both are ids (GUIDs), else a search on the table name checked against that shape.
+     {table}` when both are ids (GUIDs), else a search on the table name checked against that shape;
+   - a placeholder of a store Purview scans but whose scanned form no source confirms (Oracle, Teradata, Db2,
+     Cassandra, BigQuery, Redshift, S3, Fabric Warehouse): a search by the source's `assetType` and the object's
+     name, whose one hit must hold the dataset's parts in order (`store_search.py`).
 
 Connector types (placeholders, `databricks_unity_catalog_table`) are never candidates: no scanner registers them.
 A storage location under `__unitystorage` (a Unity Catalog managed table's opaque folder) gives no candidates: it
@@ -49,6 +52,7 @@ from olparser.resolution.model import (
     shape_text,
 )
 from olparser.resolution.resource_sets import RESOURCE_SET_TYPES, ResourceSetRules, resource_set_names
+from olparser.resolution.store_search import store_search_candidates
 
 SPARK_PARTITIONS = "{SparkPartitions}"
 FABRIC_TABLE = "fabric_lakehouse_table"
@@ -98,6 +102,7 @@ def _scanned_forms(identity: Identity, metastore: str | None, rules: ResourceSet
     forms += fabric_candidates(identity.namespace, identity.name)
     if not identity.scanned_type:
         forms += sql_table_search_candidates(identity.namespace, identity.name)
+        forms += store_search_candidates(identity.namespace, identity.name)
     return forms
 
 

@@ -17,10 +17,16 @@ Key = tuple[str, str]  # (typeName, qualifiedName)
 UNITY_STORAGE_SEGMENT = "__unitystorage"  # a Unity Catalog managed table's storage folder: opaque ids
 SEARCH_LIMIT = 100  # hits read per search: more than enough for one name of one type
 
-# Shape parts: literal text, one path segment, or one or more Hive partition segments (`/k={...}`).
-TEXT, SEGMENT, PARTITIONS = "text", "segment", "partitions"
+# Shape parts: literal text, one path segment, or one or more Hive partition segments (`/k={...}`); or a dataset's
+# part (`PART` in its case, `IPART` in any case) found after any text, as a whole word: not inside a longer name
+# (a store whose qualifiedName layout no source confirms: olparser/resolution/store_search.py); a `HOST`, first:
+# a host name (any case) at the start or right after the scheme's `//`; a `KEY`, a path that starts right after
+# the first `/` that follows (an object key after its bucket's name: no folder between).
+TEXT, SEGMENT, PARTITIONS, PART, IPART, HOST, KEY = "text", "segment", "partitions", "part", "ipart", "host", "key"
+SHAPE_KINDS = (TEXT, SEGMENT, PARTITIONS, PART, IPART, HOST, KEY)
 Shape = tuple[tuple[str, str], ...]
 _PATTERNS = {SEGMENT: r"[^/]+", PARTITIONS: r"(?:/[^/=]+=\{[^/{}]+\})+"}
+_WORD = r"A-Za-z0-9_$\-"  # what continues a name: a part must not touch these on either side
 
 
 @dataclass(frozen=True)
@@ -68,21 +74,27 @@ class NamedDataset:
 @dataclass(frozen=True)
 class Search:
     """A discovery query (`keywords`, one entity type, attribute equalities) and the qualifiedName shape a hit must
-    have to count."""
+    have to count. `type_name` "" with `asset_types`: any type of those sources (Purview's `assetType` filter, the
+    spec's example Discovery_Query_AssetType), for a store whose scanned type no source confirms."""
 
     type_name: str
     keywords: str
     shape: Shape
     attributes: tuple[tuple[str, str], ...] = ()
     ignore_case: bool = False  # the shape matches in any case (Azure resource ids: olparser/lineage/adf.py)
+    asset_types: tuple[str, ...] = ()
 
     def matches(self, type_name: str, qualified_name: str) -> bool:
         pattern = _compiled(self.shape, self.ignore_case)
-        return type_name == self.type_name and pattern.fullmatch(qualified_name) is not None
+        return (not self.type_name or type_name == self.type_name) and pattern.fullmatch(qualified_name) is not None
 
     def query(self, limit: int = SEARCH_LIMIT) -> dict[str, Any]:
         """The body of Purview's `POST search/query` (Data Map API 2023-09-01)."""
-        clauses: list[dict[str, Any]] = [{"entityType": self.type_name}]
+        clauses: list[dict[str, Any]] = [{"entityType": self.type_name}] if self.type_name else []
+        if len(self.asset_types) == 1:
+            clauses.append({"assetType": self.asset_types[0]})
+        elif self.asset_types:
+            clauses.append({"or": [{"assetType": name} for name in self.asset_types]})
         clauses += [
             {"attributeName": name, "operator": "eq", "attributeValue": value} for name, value in self.attributes
         ]
@@ -113,20 +125,49 @@ class Candidate:
 
 
 def shape_text(shape: Shape) -> str:
-    """A shape as people read it: `{*}` one segment, `[/k={k}]+` one or more partition segments."""
-    return "".join(value if kind == TEXT else "{*}" if kind == SEGMENT else "[/k={k}]+" for kind, value in shape)
+    """A shape as people read it: `{*}` one segment, `[/k={k}]+` one or more partition segments, `…part` a part
+    after any text."""
+    return "".join(_shown(kind, value) for kind, value in shape)
+
+
+def _shown(kind: str, value: str) -> str:
+    if kind == HOST:
+        return f"…//{value}"
+    if kind in (PART, IPART):
+        return f"…{value}"
+    if kind == KEY:
+        return f"…/{value}"
+    return {SEGMENT: "{*}", PARTITIONS: "[/k={k}]+"}.get(kind, value)
+
+
+def _pattern(kind: str, value: str) -> str:
+    if kind == TEXT:
+        return re.escape(value)
+    if kind in (PART, IPART):
+        name = f"(?i:{re.escape(value)})" if kind == IPART else re.escape(value)
+        return f".*?(?<![{_WORD}]){name}(?![{_WORD}])"
+    if kind == KEY:
+        return f"[^/]*/{re.escape(value)}"
+    if kind == HOST:
+        return f"(?:[^/]*//)?(?i:{re.escape(value)})(?![{_WORD}])"
+    return _PATTERNS[kind]
 
 
 @lru_cache(maxsize=4096)
 def _compiled(shape: Shape, ignore_case: bool = False) -> re.Pattern[str]:
-    text = "".join(re.escape(value) if kind == TEXT else _PATTERNS[kind] for kind, value in shape)
+    text = "".join(_pattern(kind, value) for kind, value in shape)
     return re.compile(text, re.IGNORECASE if ignore_case else 0)
+
+
+def search_hits(search: Search, hits: Sequence[Key]) -> list[Key]:
+    """The hits of the search's type whose qualifiedName has its shape, each once, in the order found."""
+    return list(dict.fromkeys(hit for hit in hits if search.matches(*hit)))
 
 
 def search_match(search: Search, hits: Sequence[Key]) -> Key | None:
     """The one hit of the search's type whose qualifiedName has its shape, or None (none, or ambiguous)."""
-    matching = {hit for hit in hits if search.matches(*hit)}
-    return next(iter(matching)) if len(matching) == 1 else None
+    matching = search_hits(search, hits)
+    return matching[0] if len(matching) == 1 else None
 
 
 # --- plain JSON, for the re-link registry ---------------------------------------------------------------------------
@@ -146,6 +187,10 @@ def candidates_to_json(candidates: Sequence[Candidate]) -> list[dict[str, Any]]:
                 "shape": [list(part) for part in candidate.search.shape],
                 "attributes": [list(pair) for pair in candidate.search.attributes],
             }
+            if candidate.search.asset_types:
+                item["search"]["assetTypes"] = list(candidate.search.asset_types)
+            if candidate.search.ignore_case:
+                item["search"]["ignoreCase"] = True
         out.append(item)
     return out
 
@@ -166,13 +211,15 @@ def candidates_from_json(items: Any) -> tuple[Candidate, ...]:
         if isinstance(item.get("search"), dict):
             spec = item["search"]
             shape = tuple((str(kind), str(value)) for kind, value in spec.get("shape") or ())
-            if not shape or any(kind not in (TEXT, SEGMENT, PARTITIONS) for kind, _ in shape):
-                raise ValueError("a search candidate needs a shape of text, segment and partitions parts")
+            if not shape or any(kind not in SHAPE_KINDS for kind, _ in shape):
+                raise ValueError(f"a search candidate needs a shape of {', '.join(SHAPE_KINDS)} parts")
             search = Search(
                 item["typeName"],
                 str(spec.get("keywords") or ""),
                 shape,
                 tuple((str(a), str(b)) for a, b in spec.get("attributes") or ()),
+                spec.get("ignoreCase") is True,
+                tuple(str(a) for a in spec.get("assetTypes") or ()),
             )
         found.append(Candidate(item["typeName"], item["qualifiedName"], str(item.get("origin") or ""), search))
     return tuple(found)

@@ -360,3 +360,84 @@ def test_a_job_the_catalog_lacks_is_asked_once_per_negative_lifetime(catalog):
     assert resolver.resolve([], tasks=[TASK_LOOKUP]).calls == 0
     clock.now += 2
     assert resolver.resolve([], tasks=[TASK_LOOKUP]).calls == 1
+
+
+# naming spec (OpenLineage website/docs/spec/naming.md, commit 8f02abfb) L34: `oracle://{host}:{port}` +
+# `{serviceName}.{schema}.{table}`; the connector writes it as its placeholder and searches for Oracle's scan
+ORACLE = Identity(
+    "openlineage_dataset",
+    "oracle://ora.example.com:1521/ORCL.SALES.ORDERS",
+    "oracle://ora.example.com:1521",
+    "ORCL.SALES.ORDERS",
+    False,
+)
+ORACLE_TABLE = ("oracle_table", "oracle://ora.example.com:1521/ORCL/SALES/ORDERS")
+
+
+def oracle_dataset() -> NamedDataset:
+    return NamedDataset(ORACLE.key, (ORACLE,))
+
+
+def test_a_store_found_by_search_costs_one_query_then_nothing_while_the_answer_lasts(catalog):
+    from tests.support.searched_stores import register_assets, register_store_types
+
+    register_store_types(catalog.atlas_url)
+    register_assets(catalog.atlas_url, ORACLE_TABLE, ("oracle_table", f"{ORACLE_TABLE[1]}_OLD"))
+    clock = Clock()
+    resolver = make_resolver(catalog, clock)
+    calls_since_reset(catalog)
+    first = resolver.resolve([oracle_dataset()])
+    assert (first.links, first.calls) == ({ORACLE.key: ORACLE_TABLE}, 2)
+    assert calls_since_reset(catalog) == {RULES: 1, SEARCH: 1}  # no exact name to look up: one discovery query
+    for _ in range(3):  # steady state: every later run is answered from the cache
+        assert resolver.resolve([oracle_dataset()]).calls == 0
+    clock.now += POSITIVE
+    assert resolver.resolve([oracle_dataset()]).calls == 1  # the found answer expired: asked once again
+    assert calls_since_reset(catalog) == {SEARCH: 1}
+
+
+def test_a_store_found_by_search_with_two_or_no_assets_of_its_parts_stays_interim_then_relinks(catalog):
+    from tests.support.searched_stores import register_assets, register_store_types
+
+    register_store_types(catalog.atlas_url)
+    clock = Clock()
+    resolver = make_resolver(catalog, clock)
+    calls_since_reset(catalog)
+    none = resolver.resolve([oracle_dataset()])
+    assert (none.links, list(none.interim), none.calls) == ({}, [ORACLE.key], 2)
+    assert resolver.resolve([oracle_dataset()]).calls == 0  # "nothing" is believed for NEGATIVE seconds
+    register_assets(catalog.atlas_url, ORACLE_TABLE, ("oracle_table", "oracle://ora.example.com/orcl.sales.orders"))
+    clock.now += NEGATIVE
+    two = resolver.resolve([oracle_dataset()])
+    assert (two.links, list(two.interim), two.calls) == ({}, [ORACLE.key], 1)  # ambiguous: nothing linked
+    requests.delete(
+        f"{catalog.atlas_url}/entity/uniqueAttribute/type/oracle_table",
+        params={"attr:qualifiedName": "oracle://ora.example.com/orcl.sales.orders"},
+        timeout=10,
+    ).raise_for_status()
+    calls_since_reset(catalog)
+    # the re-link timer's resolution (fresh: negative answers not believed) finds the one left, with one query
+    relinked = resolver.resolve_candidates(two.interim, fresh=True)
+    assert relinked.links == {ORACLE.key: ORACLE_TABLE}
+    assert calls_since_reset(catalog) == {SEARCH: 1}
+
+
+def test_searches_for_stores_count_against_the_runs_budget(catalog):
+    from tests.support.searched_stores import register_store_types
+
+    register_store_types(catalog.atlas_url)
+    tables = []
+    for i in range(5):
+        identity = Identity(
+            "openlineage_dataset",
+            f"oracle://ora.example.com:1521/ORCL.SALES.T{i}",
+            "oracle://ora.example.com:1521",
+            f"ORCL.SALES.T{i}",
+            False,
+        )
+        tables.append(NamedDataset(identity.key, (identity,)))
+    resolver = make_resolver(catalog, Clock(), max_searches=2)
+    calls_since_reset(catalog)
+    assert resolver.resolve(tables).calls == 1 + 2  # the rules, then two searches; three deferred to later runs
+    assert resolver.resolve(tables).calls == 2  # the next run asks two of the rest (the first two are known)
+    assert calls_since_reset(catalog) == {RULES: 1, SEARCH: 4}

@@ -51,6 +51,26 @@ def write_events(folder: Path, *events: dict[str, Any]) -> Path:
     return folder
 
 
+def send_and_wait(serve: ServeHandle, folder: Path, events: list[dict[str, Any]]) -> None:
+    """Send these events through `ol2purview replay` (openlineage-python's HttpTransport) and wait until the worker
+    has processed them."""
+    replay(serve, write_events(folder, *events))
+    serve.wait_until_processed()
+
+
+def notebook_process(serve: ServeHandle, notebook: str, statement: str) -> dict[str, Any]:
+    """The one `databricks_process` of a notebook's statement (`{notebook}/processes/{statement}/...`), read whole."""
+    atlas = Atlas(serve.atlas_url)
+    found = [
+        e
+        for e in atlas.all_entities()
+        if e["typeName"] == "databricks_process"
+        and e["attributes"]["qualifiedName"].startswith(f"{notebook}/processes/{statement}/")
+    ]
+    assert len(found) == 1, [e["attributes"]["qualifiedName"] for e in found]
+    return atlas.entity("databricks_process", found[0]["attributes"]["qualifiedName"])
+
+
 def load_event(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 

@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from tests.e2e.conftest import ServeHandle, start_serve_on_store
-from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
+from tests.e2e.lineage_helpers import Atlas, notebook_process, refs, send_and_wait
 from tests.support import databricks_runs as dr
 from tests.support.repository import PROJECT_ROOT
 from tests.support.scanned_assets import dataset, notebook_run, stable
@@ -76,20 +76,11 @@ def serve(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 
 
 def send(serve: ServeHandle, folder: Path, events: list[dict]) -> None:
-    replay(serve, write_events(folder, *events))  # ol2purview replay: openlineage-python's HttpTransport
-    serve.wait_until_processed()
+    send_and_wait(serve, folder, events)
 
 
 def process(serve: ServeHandle, statement: str) -> dict[str, Any]:
-    atlas = Atlas(serve.atlas_url)
-    found = [
-        e
-        for e in atlas.all_entities()
-        if e["typeName"] == "databricks_process"
-        and e["attributes"]["qualifiedName"].startswith(f"{NOTEBOOK}/processes/{statement}/")
-    ]
-    assert len(found) == 1, [e["attributes"]["qualifiedName"] for e in found]
-    return atlas.entity("databricks_process", found[0]["attributes"]["qualifiedName"])
+    return notebook_process(serve, NOTEBOOK, statement)
 
 
 def keys(serve: ServeHandle, type_name: str) -> set[str]:

@@ -42,6 +42,11 @@ _ASSET_TYPES = {  # type name prefix -> Purview's assetType facet value
     "azure_file": "Azure Files",
     "aws_s3": "Amazon S3",
     "fabric": "Microsoft Fabric",
+    # the scanned types of these sources in public Purview code (a data-estate export's type -> object type table)
+    "oracle": "Oracle",
+    "teradata": "Teradata",
+    "cassandra": "Cassandra",
+    "bigquery": "Google BigQuery",
 }
 
 
@@ -207,7 +212,7 @@ def _compile(clause: object, registry: TypeRegistry, now_ms: int, index: _Index)
     if key == "objectType":
         return lambda e: _object_type(registry, e.type_name) == value
     if key == "assetType":
-        return lambda e: value in _asset_type(e.type_name)
+        return lambda e: value in _asset_type(registry, e.type_name)
     if key == "id":
         return lambda e: e.guid == value
     if key == "fileExtension":
@@ -314,11 +319,23 @@ def _attribute_test(attribute: object, operator: object, value: object, now_ms: 
     return lambda e: test(_attribute_value(e, attribute), value)
 
 
-def _asset_type(type_name: str) -> list[str]:
+def _asset_type(registry: TypeRegistry, type_name: str) -> list[str]:
+    """The source an asset's type belongs to, as Purview's `assetType` names it: by the built-in type's name, else the
+    `serviceType` its typedef declares (a source's types registered here, e.g. an Oracle scan's)."""
     for prefix, label in _ASSET_TYPES.items():
         if type_name.startswith(prefix):
             return [label]
-    return []
+    service = _service_type(registry, type_name)
+    return [service] if service else []
+
+
+def _service_type(registry: TypeRegistry, type_name: str) -> str | None:
+    typedef = registry.get(type_name)
+    if typedef is None:
+        return None
+    if isinstance(typedef.get("serviceType"), str) and typedef["serviceType"].strip():
+        return str(typedef["serviceType"]).strip()
+    return None
 
 
 _ORDER_FIELDS: dict[str, Callable[[EntityRow], Any]] = {
@@ -381,7 +398,7 @@ def _record(registry: TypeRegistry, index: _Index, row: EntityRow) -> JSON:
         "owner": row.attributes.get("owner"),
         "classification": index.classifications.get(row.guid, []),
         "label": list(row.extra.get("labels") or []),
-        "assetType": _asset_type(row.type_name),
+        "assetType": _asset_type(registry, row.type_name),
         "term": [{"name": t["name"], "glossaryName": t["glossaryName"]} for t in index.terms.get(row.guid, ())],
         "contact": _contacts(row),
     }

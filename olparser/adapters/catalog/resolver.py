@@ -48,7 +48,7 @@ from olparser.adapters.catalog.existence import (
 from olparser.adapters.catalog.retry import RetryPolicy
 from olparser.lineage.databricks_model import JOB
 from olparser.resolution.candidates import dataset_candidates
-from olparser.resolution.model import Candidate, Key, NamedDataset, Resolution, Search, search_match
+from olparser.resolution.model import Candidate, Key, NamedDataset, Resolution, Search, search_hits, search_match
 from olparser.resolution.resource_sets import ResourceSetRules
 from olparser.resolution.tasks import TaskLookup, TaskMatch, match_task
 
@@ -289,6 +289,13 @@ class ScannedAssetResolver:
         self.forget(c.key for c in candidates if c.exact)
         self._searches.forget(c.search for c in candidates if c.search is not None)
 
+    def search_hits(self, search: Search, calls: list[int] | None = None) -> list[Key]:
+        """Every hit of a search that has its shape, from one discovery query, not cached: why a search candidate
+        linked nothing (`qn-tester --explain`: no hit, or several)."""
+        calls = calls if calls is not None else [0]
+        hits = self._retry.run("discovery query", lambda: self._client.search_assets(search.query()), calls)
+        return search_hits(search, hits)
+
     # --- internals ---------------------------------------------------------------------------------------------
     def _read(self, keys: list[Key], calls: list[int], *, relationships: bool) -> dict[Key, dict[str, Any]]:
         """The ACTIVE entities among `keys` (one lookup per type and URL-sized chunk), not cached."""
@@ -379,10 +386,10 @@ class ScannedAssetResolver:
         budget[0] -= 1
         hits = self._retry.run("discovery query", lambda: self._client.search_assets(search.query()), calls)
         match = search_match(search, hits)
-        if match is None and len({h for h in hits if search.matches(*h)}) > 1:
+        if match is None and len(search_hits(search, hits)) > 1:
             log.warning(
                 "a search for %s %r found several assets of that shape: nothing linked (ambiguous)",
-                search.type_name,
+                search.type_name or "assetType " + " or ".join(search.asset_types),
                 search.keywords,
             )
         if match is not None:

@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import requests
 from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent, RunState
 from openlineage.client.serde import Serde
 
@@ -316,7 +317,68 @@ CANDIDATE_LINES = [
 def test_explain_lists_the_candidates_in_the_order_they_are_tried():
     done = qn_tester("--namespace", "abfss://silver@acct.dfs.core.windows.net", "--name", "sales", "--explain")
     assert done.returncode == 0
-    assert done.stdout.splitlines()[-4:] == CANDIDATE_LINES
+    assert done.stdout.splitlines()[-5:] == [
+        *CANDIDATE_LINES,
+        "not asked: 1 search(es), no catalog: --catalog [URL] checks them",
+    ]
+
+
+# naming spec (OpenLineage website/docs/spec/naming.md, commit 8f02abfb) L34: `oracle://{host}:{port}` +
+# `{serviceName}.{schema}.{table}`
+ORACLE_LINE = (
+    "  1. search assetType Oracle …//ora.example.com…ORCL…SALES…ORDERS  "
+    "(Oracle scan (search: assetType Oracle, the dataset's parts in order))"
+)
+
+
+def explain_oracle(*more: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return qn_tester(
+        "--namespace", "oracle://ora.example.com:1521", "--name", "ORCL.SALES.ORDERS", "--explain", *more, env=env
+    )
+
+
+def test_explain_of_a_store_found_by_search_says_the_search_was_not_asked_and_why():
+    done = explain_oracle()
+    assert done.returncode == 3  # a placeholder until linked
+    assert done.stdout.splitlines()[-4:] == [
+        "written as: openlineage_dataset oracle://ora.example.com:1521/ORCL.SALES.ORDERS",
+        "candidates (the first the catalog holds is the asset the lineage links to):",
+        ORACLE_LINE,
+        "not asked: 1 search(es), no catalog: --catalog [URL] checks them",
+    ]
+    done = explain_oracle("--catalog", "http://127.0.0.1:9/api/atlas/v2", env={"RESOLVE_SCANNED_ASSETS": "false"})
+    assert done.stdout.splitlines()[-1] == (
+        "not asked: 1 search(es), resolution is off (RESOLVE_SCANNED_ASSETS=false): the connector links nothing"
+    )
+
+
+def test_explain_of_a_store_found_by_search_says_no_hit_several_hits_or_the_one_it_links(embedded_catalog):
+    from tests.support.searched_stores import register_assets, register_store_types
+
+    register_store_types(embedded_catalog.atlas_url)
+    register_assets(embedded_catalog.atlas_url, ("oracle_table", "oracle://ora.example.com:1521/ORCL/SALES/ORDERS_OLD"))
+    done = explain_oracle("--catalog", embedded_catalog.url)
+    assert done.stdout.splitlines()[-2:] == [
+        ORACLE_LINE + "  [no hit of that shape]",
+        f"nothing found in {embedded_catalog.atlas_url}: written as openlineage_dataset "
+        "oracle://ora.example.com:1521/ORCL.SALES.ORDERS; the re-link timer looks again later",
+    ]
+    first, second = "oracle://ora.example.com:1521/ORCL/SALES/ORDERS", "oracle://ora.example.com/orcl.sales.orders"
+    register_assets(embedded_catalog.atlas_url, ("oracle_table", first), ("oracle_table", second))
+    done = explain_oracle("--catalog", embedded_catalog.url)
+    assert done.stdout.splitlines()[-2] == (
+        ORACLE_LINE + f"  [2 hits of that shape, ambiguous, nothing linked: {second}, {first}]"  # sorted
+    )
+    requests.delete(
+        f"{embedded_catalog.atlas_url}/entity/uniqueAttribute/type/oracle_table",
+        params={"attr:qualifiedName": second},
+        timeout=10,
+    ).raise_for_status()
+    done = explain_oracle("--catalog", embedded_catalog.url)
+    assert done.stdout.splitlines()[-2:] == [
+        ORACLE_LINE + f"  [found {first}]",
+        f"linked in {embedded_catalog.atlas_url}: oracle_table {first}",
+    ]
 
 
 def test_explain_with_a_catalog_says_which_candidate_exists_and_which_one_is_linked(embedded_catalog):

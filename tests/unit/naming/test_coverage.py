@@ -40,33 +40,41 @@ def test_every_form_is_named_as_documented(rows):
 
 
 def test_the_counts_of_the_table(rows):
-    assert counts(rows) == {SCANNER: 26, SEARCH: 4, OTHER: 18}
+    assert counts(rows) == {SCANNER: 26, SEARCH: 12, OTHER: 10}
     assert len(rows) == len(FORMS) == 48
 
 
 def test_a_placeholder_is_never_beside_a_scanner_form_of_a_store_purview_scans(rows):
-    # the "documented other" forms are exactly the stores no scanner registers or whose form is unconfirmed
+    # the "documented other" forms are exactly the stores no scanner registers; those Purview scans but whose form
+    # is unconfirmed are searched by their source's assetType
     assert sorted({r.form.store for r in rows if r.status == OTHER}) == [
         "Amazon Athena",
-        "Amazon Redshift",
-        "Amazon S3",
         "Azure Event Hubs (Kafka endpoint)",
-        "Cassandra",
         "DBFS (not the Hive warehouse)",
-        "Db2",
-        "Google BigQuery",
         "Google Cloud Storage",
         "Google Pub/Sub",
         "HDFS",
         "In memory",
         "Kafka",
         "Local file system",
-        "Microsoft Fabric Warehouse",
-        "Oracle",
-        "Teradata",
         "Trino",
     ]
     assert {r.type_name for r in rows if r.status == OTHER} == {"openlineage_dataset"}
+    assert {
+        r.form.store: (r.type_name, r.qualified_name) for r in rows if r.form.purview.startswith(stores.SEARCHED)
+    } == {
+        "Oracle": ("assetType Oracle", "…//ora.example.com…ORCL…SALES…ORDERS"),
+        "Teradata": ("assetType Teradata", "…//td.example.com…sales…orders"),
+        "Db2": ("assetType Db2 or DB2", "…//db2.example.com…SALES…APP…ORDERS"),
+        "Cassandra": ("assetType Cassandra", "…//cass.example.com…shop…orders"),
+        "Google BigQuery": ("assetType Google BigQuery", "…project…dataset…orders"),
+        "Amazon Redshift": ("assetType Amazon Redshift", "…//cluster…eu-west-1…dev…public…orders"),
+        "Amazon S3": ("assetType Amazon S3", "…//bucket…/raw/orders.parquet"),
+        "Microsoft Fabric Warehouse": (
+            "assetType Microsoft Fabric",
+            "…//xyz.datawarehouse.fabric.microsoft.com…wh…dbo…orders",
+        ),
+    }
 
 
 def _row(rows, namespace: str, name: str):
@@ -176,7 +184,7 @@ def test_writing_the_guide_replaces_only_the_table(tmp_path):
 def test_the_markdown_table_has_one_row_per_form_and_the_counts(rows):
     table = markdown_table(rows)
     assert len([line for line in table.splitlines() if line.startswith("| ") and "`" in line]) == 48
-    assert table.endswith("Counts: scanner form 26, search 4, documented other 18 (48 forms).\n")
+    assert table.endswith("Counts: scanner form 26, search 12, documented other 10 (48 forms).\n")
 
 
 def test_qn_tester_coverage_prints_the_table_and_exits_0(monkeypatch):
@@ -189,7 +197,7 @@ def test_qn_tester_coverage_json_and_a_config_that_loses_a_form_exits_1(tmp_path
     out = io.StringIO()
     assert qn_tester.run_coverage(str(MAPPINGS_PATH), out, as_json=True) == 0
     lines = out.getvalue().splitlines()
-    assert len(lines) == 49 and lines[-1] == '{"counts": {"scanner form": 26, "search": 4, "documented other": 18}}'
+    assert len(lines) == 49 and lines[-1] == '{"counts": {"scanner form": 26, "search": 12, "documented other": 10}}'
 
     text = MAPPINGS_PATH.read_text(encoding="utf-8")
     without_mssql = re.sub(r'"mssql", "mssql\+pyodbc", "mssql\+pymssql"', '"nothing"', text)
