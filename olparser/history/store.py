@@ -44,9 +44,11 @@ class RunHistoryStore(HistoryReader, Protocol):
         message finds them even though its record is the same). `keep_changes=False`: the caller rewrites every
         changed process itself at once (the backfill), nothing is kept for later."""
 
-    def refreshed(self, run_id: str, names: Iterable[str]) -> None:
+    def refreshed(self, run_id: str, names: Iterable[str]) -> frozenset[str]:
         """The catalog copies of these processes now show what the run's record made of their summaries: `record`
-        no longer answers them."""
+        no longer answers them. Answers the processes to rewrite again: those whose summaries changed because another
+        writer's record of the same run replaced this thread's while this thread wrote its process rows (a store
+        whose record is one transaction answers none)."""
 
     def process_summaries(self, names: Sequence[str], *, recorded: str | None = None) -> dict[str, ProcessSummary]:
         """Runs held and earliest start of each named process the history knows. `recorded`: the run the caller's

@@ -173,7 +173,7 @@ class RunWriter:
         """The store says this very plan is written: nothing to upload; the history's changes are rewritten."""
         self._store.schedule(key, None)
         calls += self._rewrite_changed(changed, key, now)
-        self._history_rewritten(run, changed)
+        calls += self._history_rewritten(key, run, changed, now)
         return self._outcome(run, event_type, RunStatus.UNCHANGED, plan, calls=calls)
 
     def _written_already(self, key: str, stream: str | None, plan: LineagePlan, now: float) -> bool:
@@ -212,7 +212,7 @@ class RunWriter:
         calls += self._rewrite_changed(
             again - (set(processes) - superseded) - {n for n, _ in result.restores}, key, now
         )
-        self._history_rewritten(run, changed)  # every process it changed is rewritten: uploaded, restored or refreshed
+        calls += self._history_rewritten(key, run, changed, now)  # every process it changed is rewritten
         log_plan(key, plan, self._unmatched_reported)
         status_word = RunStatus.SUPERSEDED if processes and len(superseded) == len(processes) else RunStatus.WRITTEN
         if linked is not None and done.run.order is not None:
@@ -361,12 +361,20 @@ class RunWriter:
             return frozenset(), None
         return self._history.record(record, now=now), record.run_id
 
-    def _history_rewritten(self, run: RunSnapshot, changed: Iterable[str]) -> None:
+    def _history_rewritten(self, key: str, run: RunSnapshot, changed: Iterable[str], now: float) -> int:
         """The processes whose history this run changed are rewritten in the catalog: the history stops answering
         them (until then a redelivery of the message finds them again, even when its record is unchanged). The
-        record's key is the run's, or its streaming window's."""
-        if self._history is not None and changed:
-            self._history.refreshed(history_run_id(run, self._options), changed)
+        record's key is the run's, or its streaming window's. Processes the history answers back (another record of
+        the run replaced this one while it was written: olparser/history/store.py) are rewritten in turn. Returns
+        the catalog calls it cost."""
+        calls, names = 0, frozenset(changed)
+        for _ in range(MAX_REBUILDS):
+            if self._history is None or not names:
+                break
+            names = self._history.refreshed(history_run_id(run, self._options), names)
+            # from their newest writer, this run included: what it uploaded was counted before the history changed
+            calls += sum(self._restore(name, None, now) for name in sorted(names))
+        return calls
 
     def _counted(self, plan: LineagePlan, *, recorded: str | None = None) -> LineagePlan:
         """The plan with its processes' runCount and firstRunTime from the history (`recorded`: the record this
@@ -383,8 +391,7 @@ class RunWriter:
         linked = self.linked_plan(run, run.event_type)  # resolved, so that the history records the names written
         changed, _ = self._record(run, linked.plan, run.event_type, now)
         calls = linked.calls + self._rewrite_changed(changed, key, now)
-        self._history_rewritten(run, changed)
-        return calls
+        return calls + self._history_rewritten(key, run, changed, now)
 
     def _rewrite_changed(self, processes: Iterable[str], key: str, now: float) -> int:
         """Processes whose history this run changed without writing them: written again from their newest writer,

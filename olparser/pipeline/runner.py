@@ -17,7 +17,7 @@ from olparser.runs.store import Schedule
 
 from . import timer
 from .policy import Decision, DueReport, LineageOutcome, decide
-from .run_writer import RunWriter
+from .run_writer import MAX_REBUILDS, RunWriter
 from .takeover import take_over
 from .temporary import record_temporary
 
@@ -92,7 +92,7 @@ class LineagePipeline(RunWriter):
             decision = decide(run, self._policy.complete(), self._options)  # the hold, if any, is over
             if decision is Decision.SKIP:
                 self._store.schedule(key, None)
-                self._record_unwritten(key, run, now)
+                self._record_skipped(key, run, version, now)
                 return None
             if decision is Decision.WRITE:
                 return self._write(key, run, version, run.event_type, now, None)
@@ -125,11 +125,31 @@ class LineagePipeline(RunWriter):
             if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
                 return self._write(run_id, run, version, run.event_type, now, event_type, empty=True, rewrite=rewrite)
             self._store.schedule(run_id, None)
-            calls = self._record_unwritten(run_id, run, now)
+            calls = self._record_skipped(run_id, run, version, now)
             return self._outcome(run, event_type, RunStatus.SKIPPED, calls=calls)
         if decision is Decision.HOLD:
             return self._outcome(run, event_type, RunStatus.HELD)
         return self._write(run_id, run, version, run.event_type, now, event_type, rewrite=rewrite)
+
+    def _record_skipped(self, key: str, run: RunSnapshot, version: int, now: float) -> int:
+        """A run that writes nothing (FAIL, ABORT) recorded in the history, then again from its newer state while
+        another instance merged more of its events meanwhile: the last record must be the newest state's, whatever
+        order the instances record in (a written run gets that from its commit's version). Returns the catalog
+        calls it cost."""
+        calls = 0
+        for _ in range(MAX_REBUILDS):
+            calls += self._record_unwritten(key, run, now)
+            if self._history is None:
+                break
+            fresh, fresh_version = self._store.get_versioned(key, now=now)
+            if (
+                fresh is None
+                or fresh_version == version
+                or decide(fresh, self._policy.complete(), self._options) is not Decision.SKIP
+            ):
+                break
+            run, version = fresh, fresh_version
+        return calls
 
     def _rewrite_readers(self, readers: frozenset[str], now: float) -> None:
         """A writer of temporary datasets came: the runs that read them and were written already are written again

@@ -135,7 +135,7 @@ class SqliteHistoryStore(SqliteFile):
                 )
         return changed | unrefreshed
 
-    def refreshed(self, run_id: str, names: Iterable[str]) -> None:
+    def refreshed(self, run_id: str, names: Iterable[str]) -> frozenset[str]:
         names = sorted(set(names))
         if names:
             with self._immediate() as db:
@@ -143,6 +143,7 @@ class SqliteHistoryStore(SqliteFile):
                     "DELETE FROM history_unrefreshed WHERE run_id = ? AND process = ?",
                     [(run_id, name) for name in names],
                 )
+        return frozenset()  # a record is one transaction: no other record of the run interleaves with it
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
         now = time.time() if now is None else now

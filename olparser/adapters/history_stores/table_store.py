@@ -21,7 +21,9 @@ A record is written in this order: the run's row (new record, not complete, list
 rows, each process partition (one transaction each), the stale access rows deleted, then the run's row marked
 complete — at once, or, when processes wait for the catalog to show their counts, in the runner's `refreshed` write.
 A crash anywhere leaves the run's row listing everything to finish or undo; the retry does it (every write is
-idempotent: a row left incomplete is written again). Each row is built by one function here (`_run_row`,
+idempotent: a row left incomplete is written again). Two instances recording the run at once are ordered by the
+run's row (each write conditional); the one whose record was replaced while it wrote its process rows finds it in
+`refreshed`, makes the processes it touched hold what the row's record says, and answers them. Each row is built by one function here (`_run_row`,
 `_access_row`, `_process_run_rows`), which `record` and `seed` (many runs at once, for benches and tests) share.
 
 A window query reads two key ranges of a partition per step, newest first, at most one page of each
@@ -297,15 +299,18 @@ class TableHistoryStore:
         )
         return recorded
 
-    def refreshed(self, run_id: str, names: Iterable[str]) -> None:
+    def refreshed(self, run_id: str, names: Iterable[str]) -> frozenset[str]:
         names = frozenset(names)
         if not names:
-            return
+            return frozenset()
         keys = self._run_keys(run_id)
         written = getattr(self._written, "row", None)
         self._written.row = None
+        mine = written is not None and written[0] == run_id
         # the record whose rows this thread's `record` wrote, all of them (None: none, or the row was complete)
-        digest = written[3]["digest"] if written is not None and written[0] == run_id and written[3] else None
+        digest = written[3]["digest"] if written is not None and mine and written[3] else None
+        touched: frozenset[str] = written[4] if written is not None and mine else frozenset()
+        replaced: list[RunRecord | None] = []  # the record that replaced this thread's while it wrote its rows
 
         def attempt() -> None:
             nonlocal written
@@ -322,6 +327,8 @@ class TableHistoryStore:
                     # wrote the row again meanwhile: the rows of that record are all written (this thread wrote
                     # them), so the row is marked complete now, else each next record of the run writes it again
                     done = _completed(entity)
+                elif digest and entity.get("digest") != digest:
+                    replaced[:] = [_record_of(entity, "record")]
             written = None  # a conflict: read it
             if done is not None:  # the record's rows are all written: marked complete in the same write
                 row = TableEntity(done)
@@ -333,6 +340,19 @@ class TableHistoryStore:
                 write_row(self.table, row, etag, HistoryConflict, mode=UpdateMode.MERGE)
 
         self._with_retries(attempt)
+        if not replaced:
+            return frozenset()
+        # Another writer's record of the run (a concurrent delivery of another of its events) replaced this one's
+        # while this thread wrote its process rows: a row it wrote after the other writer's pass would count the run
+        # where the run's record no longer has it. Each process this thread touched is made to hold what the row's
+        # record says; those whose runs changed are answered, to be rewritten in the catalog.
+        record = replaced[0]
+        changed = frozenset(
+            name
+            for name in sorted(touched)
+            if self._with_retries(functools.partial(self._update_process, name, run_id, record))
+        )
+        return changed
 
     def _record_once(self, record: RunRecord, keep_changes: bool, new: bool = False) -> frozenset[str]:
         digest = _sha(record.canonical())
@@ -370,12 +390,13 @@ class TableHistoryStore:
             self._update_process(name, record.run_id, record, new=bool(first and first.pop()))
 
         known = process_runs_of(current).keys() | process_runs_of(previous).keys()
-        for name in sorted(known | process_runs_of(record).keys()):
+        touched = frozenset(known | process_runs_of(record).keys())
+        for name in sorted(touched):
             self._with_retries(functools.partial(update_process, name, [name not in known]))
         for text in sorted(stale):
             self.table.delete_entity(*json.loads(text))  # absent: no error
         self._note_duration(record.facts)
-        self._finish(record.run_id, etag, row, _unrefreshed_of(row), keep_changes)
+        self._finish(record.run_id, etag, row, _unrefreshed_of(row), keep_changes, touched)
         with self._known_lock:
             self._recorded[record.run_id] = None
             self._recorded.move_to_end(record.run_id)
@@ -392,21 +413,27 @@ class TableHistoryStore:
         return purge is not None and purge.get("digest") == entity.get("digest")
 
     def _finish(
-        self, run_id: str, etag: str | None, row: TableEntity, unrefreshed: frozenset[str], keep_changes: bool
+        self,
+        run_id: str,
+        etag: str | None,
+        row: TableEntity,
+        unrefreshed: frozenset[str],
+        keep_changes: bool,
+        touched: frozenset[str] = frozenset(),
     ) -> None:
         """Mark the run's row complete (what it replaces dropped), conditional on `etag`: now when no process waits
         for the catalog to show its counts, else with the runner's `refreshed` mark (one write: until then the row
         says incomplete, and a record of the run writes its rows again). A conflict: the retry
         reads the other writer's record."""
         if row.get("complete"):
-            self._written.row = (run_id, etag, unrefreshed, None)
+            self._written.row = (run_id, etag, unrefreshed, None, touched)
             return
         done = TableEntity({k: v for k, v in row.items() if not k.startswith("previous_")})
         done.update(complete=True, pending="[]")
         if unrefreshed and keep_changes:
-            self._written.row = (run_id, etag, unrefreshed, done)
+            self._written.row = (run_id, etag, unrefreshed, done, touched)
             return
-        self._written.row = (run_id, self._write(done, etag=etag), unrefreshed, None)
+        self._written.row = (run_id, self._write(done, etag=etag), unrefreshed, None, touched)
 
     def purge(self, now: float | None = None, limit: int = PURGE_BATCH) -> int:
         """Delete the runs that started before the day the retention ends in (at most `limit`): the previous
@@ -510,7 +537,7 @@ class TableHistoryStore:
             self._note_duration(RunFacts("", "", "", "", 0.0, longest, ""))
         return len(batches)
 
-    def _update_process(self, name: str, run_id: str, record: RunRecord | None, *, new: bool = False) -> None:
+    def _update_process(self, name: str, run_id: str, record: RunRecord | None, *, new: bool = False) -> bool:
         """Make the process partition hold what `record` says of this run (None: nothing), in one transaction
         (`new`: the run's earlier records did not have the process: with the summary as this instance last wrote it,
         no read; a marker already there or a summary changed since fails the batch, and the retry reads them)."""
@@ -530,9 +557,10 @@ class TableHistoryStore:
             summary, marker = found.get(SUMMARY), found.get(marker_key)
         process_run = process_runs_of(record).get(name)
         if process_run is None and marker is None:
-            return
+            return False
         earliest = sorted(tuple(item) for item in json.loads(summary["earliest"])) if summary is not None else []
         count = int(summary["count"]) if summary is not None else 0
+        before = (count, earliest[:1])
         operations: list[TableOperation] = []
         if marker is not None:
             earliest = [item for item in earliest if item[1] != run_key]
@@ -572,8 +600,10 @@ class TableHistoryStore:
             summary_operation[1] if summary_operation is not None and count > 0 else None,
             (answers[-1] or {}).get("etag") if answers else None,
         )
-        if record is not None:  # (not the purge)
-            self._written.summaries[1][name] = count > 0  # (whether the process still has runs)
+        recorded = getattr(self._written, "summaries", None)
+        if record is not None and recorded is not None and recorded[0] == run_id:  # (not the purge)
+            recorded[1][name] = count > 0  # (whether the process still has runs)
+        return (count, earliest[:1]) != before  # the process's runCount or firstRunTime changed
 
     def _earliest_markers(self, partition: str, exclude: str) -> list[tuple[float, str]]:
         """The earliest starts among the process's markers (when the summary's list ran out)."""

@@ -1,0 +1,108 @@
+"""Two records of one run written at once by two workers (two deliveries of its events, merged into different
+states) in the Table history, whose record spans partitions: whatever the interleaving, every process partition
+ends holding what the run's record says, and a process a late row of the replaced record counted is answered to be
+rewritten in the catalog. (The chaos test found it: a FAIL run counted in a process its record no longer had.)"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+
+from olparser.adapters.history_stores.table_store import TableHistoryStore
+from olparser.history.model import ProcessSummary
+from tests.unit.history.conftest import DAY, T0, counted_table, record
+
+pytestmark = pytest.mark.azurite
+
+NOW = T0 + 10 * DAY
+EARLY = record("run-1", T0, T0 + 60, process="early")  # the run as its first events tell it
+LATE = record("run-1", T0, T0 + 60, process="late")  # the same run once its notebook is known
+EARLY_PROCESS, LATE_PROCESS = EARLY.processes[0].qualified_name, LATE.processes[0].qualified_name
+
+
+@pytest.fixture
+def two_workers(azurite):
+    name = f"hist{uuid.uuid4().hex[:12]}"
+    stores = [TableHistoryStore(counted_table(azurite.connection_string, name)[0], retention_days=30) for _ in "ab"]
+    yield stores
+    for store in stores:
+        store.close()
+
+
+def paused_before(store: TableHistoryStore, process: str) -> tuple[threading.Event, threading.Event]:
+    """The store's record stops before it writes `process`'s partition until `go` is set."""
+    reached, go = threading.Event(), threading.Event()
+    update = store._update_process
+
+    def update_process(name: str, *args: object, **kwargs: object) -> bool:
+        if name == process and not reached.is_set():
+            reached.set()
+            assert go.wait(30)
+        return update(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    store._update_process = update_process  # type: ignore[method-assign]
+    return reached, go
+
+
+def test_a_record_replaced_while_its_rows_were_written_leaves_no_count_behind(two_workers):
+    """Worker a writes the run's row, then stalls before its process row; worker b records the run as it now is
+    (another process) from start to end; a's process row lands after b's pass. a finds its record replaced when
+    it marks the processes rewritten, takes its row back and answers the process to rewrite."""
+    a, b = two_workers
+    reached, go = paused_before(a, EARLY_PROCESS)
+    answers: dict[str, frozenset[str]] = {}
+
+    def worker_a() -> None:  # record and refreshed on one thread, as the runner calls them
+        answers["recorded"] = a.record(EARLY, now=NOW)
+        answers["again"] = a.refreshed("run-1", answers["recorded"])
+
+    thread = threading.Thread(target=worker_a)
+    thread.start()
+    assert reached.wait(30)
+    try:
+        other_answer = b.refreshed("run-1", b.record(LATE, now=NOW))
+    finally:
+        go.set()
+        thread.join(30)
+
+    assert other_answer == frozenset()
+
+    assert answers == {"recorded": frozenset({EARLY_PROCESS}), "again": frozenset({EARLY_PROCESS})}
+    assert a.run("run-1") == LATE
+    assert a.process_summaries([EARLY_PROCESS, LATE_PROCESS]) == {LATE_PROCESS: ProcessSummary(1, T0)}
+
+
+def test_a_record_that_replaced_the_other_one_stands_and_the_other_takes_its_rows_back(two_workers):
+    """The other way round: b's record is replaced by a's, written after b read nothing of it; b, stalled, writes
+    its process row after a's pass, then takes it back."""
+    a, b = two_workers
+    reached, go = paused_before(b, LATE_PROCESS)
+    answers: dict[str, frozenset[str]] = {}
+
+    def worker_b() -> None:
+        answers["recorded"] = b.record(LATE, now=NOW)
+        answers["again"] = b.refreshed("run-1", answers["recorded"])
+
+    thread = threading.Thread(target=worker_b)
+    thread.start()
+    assert reached.wait(30)
+    try:
+        other_answer = a.refreshed("run-1", a.record(EARLY, now=NOW))
+    finally:
+        go.set()
+        thread.join(30)
+
+    assert other_answer == frozenset()
+
+    assert answers == {"recorded": frozenset({LATE_PROCESS}), "again": frozenset({LATE_PROCESS})}
+    assert a.run("run-1") == EARLY
+    assert a.process_summaries([EARLY_PROCESS, LATE_PROCESS]) == {EARLY_PROCESS: ProcessSummary(1, T0)}
+
+
+def test_records_without_interleaving_answer_nothing_more_to_rewrite(two_workers):
+    a, b = two_workers
+    assert a.refreshed("run-1", a.record(EARLY, now=NOW)) == frozenset()
+    assert b.refreshed("run-1", b.record(LATE, now=NOW)) == frozenset()
+    assert a.process_summaries([EARLY_PROCESS, LATE_PROCESS]) == {LATE_PROCESS: ProcessSummary(1, T0)}
