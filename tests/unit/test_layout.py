@@ -277,12 +277,17 @@ def test_every_module_a_docstring_names_exists():
 
 
 def test_a_docstring_naming_a_missing_module_is_found():
-    assert _named_but_missing("see olparser/writing.py, olparser/pipeline/ and olparser.writing.write_plans") == []
+    assert (
+        _named_but_missing(
+            "see olparser/pipeline/writing.py, olparser/pipeline/ and olparser.pipeline.writing.write_plans"
+        )
+        == []
+    )
     assert _named_but_missing(
-        "see olparser/nowhere.py, olparser/nowhere/, olparser.nowhere and olparser.writing.nothing"
+        "see olparser/nowhere.py, olparser/nowhere/, olparser.nowhere and olparser.pipeline.writing.nothing"
     ) == [
         "olparser/nowhere.py",
         "olparser/nowhere/",
         "olparser.nowhere",
-        "olparser.writing.nothing",
+        "olparser.pipeline.writing.nothing",
     ]
