@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 from olparser.adapters.catalog.errors import CatalogRejected
 from olparser.adapters.catalog.retry import RetryPolicy
-from olparser.lineage.placement import PlacementRule, RunFacts, load_rules, matching_rule, run_facts
+from olparser.lineage.placement import PlacementFacts, PlacementRule, load_rules, matching_rule, run_facts
 from olparser.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class CollectionPlacement:
         return None
 
     def _scanned_output_collection(
-        self, facts: RunFacts, owned: set[tuple[str, str]], calls: list[int]
+        self, facts: PlacementFacts, owned: set[tuple[str, str]], calls: list[int]
     ) -> Collection | None:
         outputs = [key for key in facts.outputs if key not in owned]
         if not outputs:

@@ -628,15 +628,15 @@ class SqliteRunStateStore(SqliteFile):
         db.execute("UPDATE entity_refs SET users = 0")
 
     # --- internals: rows of one transaction ------------------------------------------------------------------
-    def _record(self, db: sqlite3.Connection, run_key: str) -> tuple[ledger.RunRecord, float | None]:
+    def _record(self, db: sqlite3.Connection, run_key: str) -> tuple[ledger.OwnershipRecord, float | None]:
         """The run's ownership record, and when it is due."""
         row = db.execute(
             "SELECT version, epoch, claimed, fingerprint, pending, due_at FROM run_state WHERE run_id = ?", (run_key,)
         ).fetchone()
         if row is None:
-            return ledger.RunRecord(), None
+            return ledger.OwnershipRecord(), None
         pending = ledger.Intentions.from_json(json.loads(row[4])) if row[4] else None
-        return ledger.RunRecord(
+        return ledger.OwnershipRecord(
             version=row[0], epoch=row[1], claimed=frozenset(_keys_from(row[2])), fingerprint=row[3], pending=pending
         ), row[5]
 

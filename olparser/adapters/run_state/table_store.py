@@ -420,12 +420,12 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self._with_retries(attempt)
 
     # --- entity helpers ----------------------------------------------------------------------------------------
-    def _record(self, entity: TableEntity | None) -> ledger.RunRecord:
+    def _record(self, entity: TableEntity | None) -> ledger.OwnershipRecord:
         """The ownership part of the run's row, for the ledger."""
         if entity is None:
-            return ledger.RunRecord()
+            return ledger.OwnershipRecord()
         pending = self._get_blob(entity, "pending")
-        return ledger.RunRecord(
+        return ledger.OwnershipRecord(
             version=int(entity.get("version", 0)),
             epoch=int(entity.get("epoch", 0)),
             claimed=frozenset(self._get_keys(entity, "claimed")),
