@@ -12,6 +12,7 @@ The pure core — plain functions over plain data, no I/O (a test reads the impo
   history     the run history: records of every run, lineage in a time window; the history store interface
   pipeline    the runner that orders the steps over the interfaces it is given; relink: the re-link timer's work
   settings    the app settings as one frozen dataclass
+  jsontypes   the one JSON alias (dict[str, Any])
 
 The adapters, which do the I/O behind those interfaces: `olparser/adapters` (run-state and history stores, the
 catalog client and uploader, queues, blobs, the archive, the SQL parser processes, the Azure Functions handlers and

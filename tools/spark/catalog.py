@@ -31,10 +31,11 @@ from olparser.adapters.catalog import CatalogUploader, RetryPolicy
 from olparser.adapters.catalog.existence import guid_batches
 from olparser.adapters.runtime import Runtime
 from olparser.history import RunHistoryStore, with_run_history
+from olparser.jsontypes import JSON
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
-from olparser.lineage.entities import JSON, Key, key_of
+from olparser.lineage.entities import Key, key_of
 from olparser.lineage.lifecycle import LifecycleChanges, standing
 from olparser.lineage.link import link_plan, task_links
 from olparser.lineage.plan import is_process

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from olparser.adapters.sqlite_file import SqliteFile
+from olparser.jsontypes import JSON
 from olparser.runs import ledger
 from olparser.runs.codec import from_json, to_json
 from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
 from olparser.runs.marks import LifecycleMark
 from olparser.runs.merge import merge_event
-from olparser.runs.model import JSON, RunSnapshot
+from olparser.runs.model import RunSnapshot
 from olparser.runs.store import (
     MAX_TEMPORARY_ROWS,
     TOMBSTONE_SECONDS,

@@ -79,11 +79,12 @@ from olparser.adapters.run_state.table_side import (
     SideRows,
 )
 from olparser.adapters.storage_account import StorageConnection, storage_account
+from olparser.jsontypes import JSON
 from olparser.runs import ledger
 from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.ledger import CommitResult, Key, sorted_keys
 from olparser.runs.merge import merge_event
-from olparser.runs.model import JSON, RunSnapshot
+from olparser.runs.model import RunSnapshot
 from olparser.runs.store import ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 
