@@ -14,7 +14,7 @@
   that failed, and purges expired run state.
 - `relink_scanned_assets` (timer, `RELINK_TIMER_SCHEDULE`, default every 10 minutes): datasets the connector created
   for want of a scanned asset are resolved again, a bounded number per tick; when a scan has registered theirs since,
-  the processes that use them are rewritten to reference it and the interim entity is deleted (olparser/relink.py).
+  the processes that use them are rewritten to reference it and the interim entity is deleted (olparser/pipeline/relink.py).
 - `lineage_in_window` / `run_history` (HTTP, function key): the lineage of a dataset or column in a time window, and
   one run with its accesses and metadata, from the run history (olparser.history).
 - `reset_process_runs` (HTTP, admin): forgets the newest run time remembered for some processes (a repair after a

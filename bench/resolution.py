@@ -38,7 +38,7 @@ from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
-from olparser.relink import Relinker
+from olparser.pipeline.relink import Relinker
 from olparser.settings import PROJECT_ROOT, TYPEDEFS_DIR, Settings
 from tools.catalog import CatalogServer
 

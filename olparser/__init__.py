@@ -10,8 +10,11 @@ The pure core — plain functions over plain data, no I/O (a test reads the impo
   resolution  the candidates of a dataset: the names Purview's scanners give it (resource sets, Unity Catalog, Fabric)
   sql         column lineage from a statement's tokens (the parser process is an adapter)
   history     the run history: records of every run, lineage in a time window; the history store interface
-  pipeline    the runner that orders the steps over the interfaces it is given; relink: the re-link timer's work
   settings    the app settings as one frozen dataclass
+  jsontypes   the one JSON alias (dict[str, Any])
+
+The orchestration, over the interfaces it is given (nothing in the core or the adapters imports it but the composition root):
+  pipeline    the runner that orders the steps, the write procedure (writing), the re-link timer's work (relink)
 
 The adapters, which do the I/O behind those interfaces: `olparser/adapters` (run-state and history stores, the
 catalog client and uploader, queues, blobs, the archive, the SQL parser processes, the Azure Functions handlers and

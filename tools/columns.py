@@ -13,19 +13,19 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import requests
 
 from olparser.adapters.catalog import AtlasCatalogClient, CatalogRejected, CatalogUnavailable, make_atlas_client
 from olparser.adapters.catalog.errors import CatalogHttpError
+from olparser.jsontypes import JSON
 from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, ColumnTrace, process_from_entity
 from olparser.settings import Settings
 
 from .catalog_options import add_target_arguments, catalog_target
 from .suggest import catalog_dataset_names, offered
 
-JSON = dict[str, Any]
 LINEAGE_DIRECTION = {"up": "INPUT", "down": "OUTPUT", "both": "BOTH"}
 ENTITIES_PER_READ = 100
 DEFAULT_DEPTH = 10

@@ -15,16 +15,16 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, Mapping
+from typing import Mapping
 
 import requests
 
 from olparser.history.window import DIRECTIONS
+from olparser.jsontypes import JSON
 
 from .catalog_options import add_target_arguments, function_endpoint
 from .exit_codes import for_http_status
 
-JSON = dict[str, Any]
 LINEAGE_PATH = "/api/ol2purview/lineage"
 FAILED = ("FAIL", "ABORT")
 

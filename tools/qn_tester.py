@@ -417,8 +417,8 @@ def run_lint(
 
 
 def lint_placement(path: Path, out: TextIO) -> int:
-    """Print the problems of a placement rules file (olparser/placement.py), then a summary line; their count."""
-    from olparser.placement import problems as placement_problems
+    """Print the problems of a placement rules file (olparser/lineage/placement.py), then a summary line; their count."""
+    from olparser.lineage.placement import problems as placement_problems
 
     try:
         found = placement_problems(json.loads(path.read_text(encoding="utf-8")))
@@ -433,9 +433,9 @@ def lint_placement(path: Path, out: TextIO) -> int:
 
 
 def run_coverage(config: str | None, out: TextIO, as_json: bool = False, guide: str | None = None) -> int:
-    """`qn-tester coverage`: olparser.naming_coverage's table (Markdown, or JSON lines; with `guide`, also written
+    """`qn-tester coverage`: tools.naming_coverage's table (Markdown, or JSON lines; with `guide`, also written
     into that page); exit 1 when a form's computed status differs from the documented one."""
-    from olparser.naming_coverage import counts, coverage_rows, guide_with_table, markdown_table, mismatches
+    from .naming_coverage import counts, coverage_rows, guide_with_table, markdown_table, mismatches
 
     rows = coverage_rows(load_engine(config))
     if guide:

@@ -22,7 +22,7 @@ from olparser.adapters.delivery.queues import poison_queue_name
 from olparser.history.api import lineage_answer, run_answer
 from olparser.pipeline import DueReport, LineageOutcome
 from olparser.pipeline.accelerator import sweep_takeovers
-from olparser.relink import RelinkReport
+from olparser.pipeline.relink import RelinkReport
 
 if TYPE_CHECKING:
     from olparser.adapters.runtime import Runtime

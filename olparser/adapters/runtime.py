@@ -52,7 +52,7 @@ from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.pipeline.accelerator import Takeovers
-from olparser.relink import Relinker
+from olparser.pipeline.relink import Relinker
 from olparser.runs import RunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
 

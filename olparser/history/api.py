@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Mapping
 
-from .model import JSON
+from olparser.jsontypes import JSON
+
 from .window import DIRECTIONS, HistoryReader, WalkLimits, Window, lineage_in_window, run_detail
 
 DEFAULT_DEPTH = 3

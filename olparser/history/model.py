@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-JSON = dict[str, Any]
+from olparser.jsontypes import JSON
+
 READ, WRITE = "read", "write"
 STATUSES = ("COMPLETE", "FAIL", "ABORT", "INCOMPLETE")
 

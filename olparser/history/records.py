@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping
 
+from olparser.jsontypes import JSON
 from olparser.lineage import LineageOptions, LineagePlan
 from olparser.lineage.context import run_context
 from olparser.lineage.entities import Key, object_id
@@ -32,8 +33,6 @@ from olparser.runs.merge import run_end_instant, run_start_instant
 from olparser.runs.model import TERMINAL_EVENT_TYPES, RunSnapshot
 
 from .model import DatasetRef, ProcessRun, ProcessSummary, RunFacts, RunRecord
-
-JSON = dict[str, Any]
 
 
 def history_record(run: RunSnapshot, plan: LineagePlan, options: LineageOptions, *, status: str) -> RunRecord | None:

@@ -23,11 +23,12 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Protocol, TypeVar
 
+from olparser.jsontypes import JSON
 from olparser.lineage.column_graph import ColumnGraph, ProcessColumns
 from olparser.lineage.column_graph import DatasetRef as ColumnDataset
 from olparser.lineage.metadata import iso_time
 
-from .model import JSON, READ, WRITE, Access, DatasetRef, ProcessRun, RunFacts, RunRecord
+from .model import READ, WRITE, Access, DatasetRef, ProcessRun, RunFacts, RunRecord
 
 _Row = TypeVar("_Row")  # a row the history reader returns (Access, or a run and its process)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Callable, Mapping
 
+from olparser.jsontypes import JSON
 from olparser.naming import MappingEngine
 from olparser.resolution.tasks import TaskLookup
 from olparser.runs.model import DatasetFacts, RunSnapshot
@@ -27,7 +28,7 @@ from .columns import ColumnLineage, column_lineage
 from .context import RunContext, run_context
 from .datasets import DatasetResolver, ResolvedDataset
 from .edges import Name, is_temporary, is_temporary_name, lineage_facet_names, narrowed, temporary_names
-from .entities import JSON, assign_guids, entity, key_of, object_id
+from .entities import assign_guids, entity, key_of, object_id
 from .governance import with_governance
 from .identity import Orchestration, is_application_run, orchestration
 from .inherited import orchestrator_of

@@ -26,7 +26,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-JSON = dict[str, Any]
+from olparser.jsontypes import JSON
+
 ALL_COLUMNS = "*"
 DIRECTIONS = ("up", "down", "both")
 

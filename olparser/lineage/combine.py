@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
-from .entities import JSON, Key, assign_guids, key_of
+from olparser.jsontypes import JSON
+
+from .entities import Key, assign_guids, key_of
 from .plan import LineagePlan
 
 T = TypeVar("T")

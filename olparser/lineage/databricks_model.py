@@ -23,9 +23,7 @@ the accelerator's 1.0.0 definitions.
 
 from __future__ import annotations
 
-from typing import Any
-
-JSON = dict[str, Any]
+from olparser.jsontypes import JSON
 
 SERVICE_TYPE = "Databricks"
 

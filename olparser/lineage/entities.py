@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from olparser.jsontypes import JSON
+
 from .relationships import relationship_type
 
-JSON = dict[str, Any]
 Key = tuple[str, str]  # (typeName, qualifiedName)
 
 

@@ -26,7 +26,9 @@ from typing import Any
 
 import orjson
 
-from .entities import JSON, key_of
+from olparser.jsontypes import JSON
+
+from .entities import key_of
 from .plan import LineagePlan
 
 _PLACEHOLDER_GUID = re.compile(rb'"guid":"-\d+",')

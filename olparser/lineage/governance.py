@@ -21,7 +21,8 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
-JSON = dict[str, Any]
+from olparser.jsontypes import JSON
+
 MAX_CONTACTS_PER_TYPE = 20
 MAX_ASSET_BYTES = 2 * 1024 * 1024  # Purview: an asset is at most 2 MB
 _OTHER_ATTRIBUTES_BYTES = 256 * 1024  # room kept for everything but the two column lineage texts

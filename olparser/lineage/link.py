@@ -23,12 +23,13 @@ import json
 from dataclasses import replace
 from typing import Any, Iterable, Mapping
 
+from olparser.jsontypes import JSON
 from olparser.resolution.tasks import TaskMatch
 
 from .adf import PENDING_TYPE, PIPELINE_ATTRIBUTE
 from .databricks_model import JOB
 from .datasets import PLACEHOLDER_TYPE, placeholder_qualified_name
-from .entities import JSON, Key, key_of, object_id, related
+from .entities import Key, key_of, object_id, related
 from .plan import COLUMN_TYPE, LineagePlan, is_process
 
 LINKED_ATTRIBUTES = ("inputs", "outputs", "columnMapping", "columnLineageDetail", "datasetLocations", "datasetTables")

@@ -15,13 +15,13 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Mapping
 
+from olparser.jsontypes import JSON
 from olparser.runs.merge import run_end_instant, run_start_instant
 from olparser.runs.model import RunSnapshot
 
 from .context import RunContext
 from .identity import Orchestration, orchestration
 
-JSON = dict[str, Any]
 ENVIRONMENT_KEYS = (  # environment-properties (Databricks) -> summary key
     ("spark.databricks.clusterUsageTags.clusterId", "clusterId"),
     ("spark.databricks.clusterUsageTags.clusterName", "clusterName"),

@@ -44,12 +44,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from olparser.jsontypes import JSON
 from olparser.resolution.tasks import TaskLookup
 
 from . import databricks_model as dbx
 from .adf import AdfPipeline, adf_pipeline
 from .context import RunContext
-from .entities import JSON, entity, object_id, related
+from .entities import entity, object_id, related
 from .identity import Orchestration, orchestration
 
 TASK_TYPES = {

@@ -4,14 +4,15 @@ uploader reports back (`UploadReport`, `DeleteReport`), so that the core reads t
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
+
+from olparser.jsontypes import JSON
 
 if TYPE_CHECKING:
     from olparser.lineage.adf import AdfPipeline
     from olparser.resolution.model import Candidate, NamedDataset
     from olparser.resolution.tasks import TaskLookup
 
-JSON = dict[str, Any]
 Key = tuple[str, str]  # (typeName, qualifiedName)
 COLUMN_TYPE = "openlineage_column"
 

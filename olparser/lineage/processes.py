@@ -18,12 +18,13 @@ from __future__ import annotations
 from json.encoder import encode_basestring_ascii
 from typing import Iterable
 
+from olparser.jsontypes import JSON
 from olparser.runs.model import RunSnapshot
 
 from .columns import ColumnLineage
 from .context import RunContext
 from .datasets import ResolvedDataset
-from .entities import JSON, entity, object_id
+from .entities import entity, object_id
 from .metadata import process_run_attributes
 from .owners import Owner
 

@@ -1,6 +1,6 @@
 """Stores that no shipped rule names, on purpose: what an unmatched dataset of such a store says (`MappingEngine`'s
 unmatched reason, so `qn-tester`, the run's `unmatched` list and the logs say it) and what
-docs/guides/producers-and-names.md documents (olparser/naming_coverage.py reads the same table).
+docs/guides/producers-and-names.md documents (tools/naming_coverage.py reads the same table).
 
 Two kinds (Microsoft Learn, "Supported data sources and file types", microsoft-purview-connector-overview):
 - no Purview scanner registers the store (Kafka and Event Hubs topics, Google Cloud Storage, HDFS, ...);

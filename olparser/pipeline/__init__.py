@@ -42,11 +42,11 @@ registered (`olparser/adapters/catalog/resolver.py`) and the plan is rewritten t
 (`olparser/lineage/link.py`)
 before it is fingerprinted, so the ledger and the fingerprint see what is actually written. A dataset left on its
 rule identity although it has candidates (an interim dataset) is connector-owned: registered in the run-state store
-when the upload creates it, re-resolved later by the re-link timer (`olparser/relink.py`). A scanned asset that
+when the upload creates it, re-resolved later by the re-link timer (`olparser/pipeline/relink.py`). A scanned asset that
 vanished between resolution and upload (404 on its reference) is forgotten and the plan resolved again.
 
 The catalog write itself — claim, the newer-run test, upload with the interim datasets registered, commit, then
-delete, restore and done — is the one write procedure (`olparser/writing.py`), which the Spark paths use too; this
+delete, restore and done — is the one write procedure (`olparser/pipeline/writing.py`), which the Spark paths use too; this
 runner adds what a single live run needs around it (rebuilds, the history, the streaming window, the log lines).
 
 It owns no I/O of its own: the run-state store, the resolver and the catalog uploader are passed in, so the same runner

@@ -36,7 +36,8 @@ from olparser.lineage.link import relink_attributes
 from olparser.runs import RunStateStore
 from olparser.runs.ledger import Key
 from olparser.runs.store import Takeover
-from olparser.writing import Resolver, Uploader, finish_catalog_work
+
+from .writing import Resolver, Uploader, finish_catalog_work
 
 log = logging.getLogger(__name__)
 

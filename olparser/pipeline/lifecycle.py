@@ -10,10 +10,11 @@ from olparser.lineage import LineageOptions
 from olparser.lineage.build import dataset_resolver
 from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes, lifecycle_marks, standing
 from olparser.naming import MappingEngine
-from olparser.relink import drop_datasets, move_datasets
 from olparser.runs import RunSnapshot, RunStateStore
 from olparser.runs.ledger import Key
-from olparser.writing import Linked, Resolver, Uploader, delete_orphans
+
+from .relink import drop_datasets, move_datasets
+from .writing import Linked, Resolver, Uploader, delete_orphans
 
 log = logging.getLogger(__name__)
 

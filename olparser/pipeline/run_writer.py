@@ -1,5 +1,5 @@
 """Writing one run (`RunWriter`, the runner's base): build → resolve → link its plan, write it through the one write
-procedure (olparser/writing.py `write_plans`, `finish_catalog_work`) — again when the run changed meanwhile or a
+procedure (olparser/pipeline/writing.py `write_plans`, `finish_catalog_work`) — again when the run changed meanwhile or a
 linked asset vanished —, then the catalog work the commit left, the run history's rewrites, the log lines and the
 tables the run drops or renames. When a run is written is the runner's (olparser/pipeline/runner.py)."""
 
@@ -15,7 +15,6 @@ from typing import Callable, Iterable
 
 from olparser.history import RunHistoryStore, history_record, with_run_history
 from olparser.history.records import history_run_id
-from olparser.inherited_orchestrators import look_up_orchestration
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage, plan_fingerprint
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import UploadReport
@@ -25,7 +24,14 @@ from olparser.runs import RunSnapshot, RunStateStore
 from olparser.runs.ledger import CommitResult, Key
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_order
 from olparser.sql import ParseSql
-from olparser.writing import (
+
+from .accelerator import Takeovers, retire, written_pairs
+from .inherited_orchestrators import look_up_orchestration
+from .lifecycle import apply_run_lifecycle
+from .policy import LineageOutcome, WritePolicy
+from .reporting import ReportedOnce, log_plan
+from .temporary import upstream
+from .writing import (
     BatchWritten,
     Committed,
     Linked,
@@ -37,12 +43,6 @@ from olparser.writing import (
     wait_for_deletions,
     write_plans,
 )
-
-from .accelerator import Takeovers, retire, written_pairs
-from .lifecycle import apply_run_lifecycle
-from .policy import LineageOutcome, WritePolicy
-from .reporting import ReportedOnce, log_plan
-from .temporary import upstream
 
 log = logging.getLogger(__name__)
 

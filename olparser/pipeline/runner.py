@@ -10,12 +10,12 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from olparser.inherited_orchestrators import record_passed_orchestration
 from olparser.runs import RunSnapshot, is_static_event, snapshot_from_static
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key
 from olparser.runs.store import Schedule
 
 from . import timer
+from .inherited_orchestrators import record_passed_orchestration
 from .policy import Decision, DueReport, LineageOutcome, decide
 from .run_writer import MAX_REBUILDS, RunWriter
 from .takeover import take_over
@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 class LineagePipeline(RunWriter):
     """The runner: `process` (the queue trigger) folds an event into its run and writes the run when it is due;
     `write_due` (the timer) writes the runs whose wait is over and retries deletions. The catalog write is the one
-    write procedure's (olparser/writing.py); the store, uploader, resolver and history are passed in."""
+    write procedure's (olparser/pipeline/writing.py); the store, uploader, resolver and history are passed in."""
 
     # --- the queue trigger -------------------------------------------------------------------------------------
     def process(self, event: dict[str, Any], *, now: float | None = None, redelivered: bool = False) -> LineageOutcome:

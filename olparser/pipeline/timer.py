@@ -10,9 +10,9 @@ from typing import Callable
 from olparser.history import RunHistoryStore
 from olparser.runs import RunStateStore
 from olparser.runs.rules import RunStatus
-from olparser.writing import Uploader
 
 from .policy import DueReport, LineageOutcome
+from .writing import Uploader
 
 log = logging.getLogger(__name__)
 

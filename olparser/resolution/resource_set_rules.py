@@ -14,7 +14,7 @@ from typing import Any
 
 import regex
 
-JSON = dict[str, Any]
+from olparser.jsontypes import JSON
 
 DEFAULT_CONFIG_PATH = Path(__file__).with_name("default_resource_set_rule_config.json")
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import regex
 
@@ -59,8 +59,6 @@ from olparser.resolution.resource_set_rules import (
 from olparser.resolution.resource_set_rules import ResourceSetRules as ResourceSetRules
 from olparser.resolution.resource_set_rules import default_account_config as default_account_config
 from olparser.resolution.resource_set_rules import safely as _safely
-
-JSON = dict[str, Any]
 
 SPARK_PARTITIONS = "{SparkPartitions}"
 

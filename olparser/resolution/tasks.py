@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-JSON = dict[str, Any]
+from olparser.jsontypes import JSON
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ import zlib
 from dataclasses import replace
 from typing import Any
 
-from olparser.runs.model import JSON, DatasetFacts, RunSnapshot
+from olparser.jsontypes import JSON
+from olparser.runs.model import DatasetFacts, RunSnapshot
 
 FORMAT_VERSION = 1
 

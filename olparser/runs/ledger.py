@@ -4,7 +4,7 @@ write; neither decides anything itself.
 
 Four kinds of bookkeeping (see olparser/pipeline/__init__.py for the protocol that uses them):
 
-- **the run's record** (`RunRecord`): the keys it claimed (what its plans may have uploaded), its commit `epoch`
+- **the run's record** (`OwnershipRecord`): the keys it claimed (what its plans may have uploaded), its commit `epoch`
   (how many commits it has made), the fingerprint of what it last wrote, and its pending `Intentions`;
 - **users of an entity**: one entry per run that claims it, holding the epoch of the claim. A set, not a counter:
   claiming again (a retry, a redelivered message, a second instance) finds its own entry and changes nothing, so a
@@ -73,7 +73,7 @@ class Intentions:
 
 
 @dataclass(frozen=True)
-class RunRecord:
+class OwnershipRecord:
     """The ownership part of a run's (or static declaration's) row. `version`: bumped by every merge of an event
     (kept by the store; a commit names the version its plan was built from)."""
 
@@ -103,14 +103,14 @@ class CommitResult:
 # --- the run's record --------------------------------------------------------------------------------------------
 
 
-def claim(record: RunRecord, keys: Iterable[Key]) -> RunRecord:
+def claim(record: OwnershipRecord, keys: Iterable[Key]) -> OwnershipRecord:
     """Before uploading a plan: the run may upload `keys` (its next commit releases those its plan then lacks)."""
     wanted = frozenset(sorted_keys(keys))
     return record if wanted <= record.claimed else replace(record, claimed=record.claimed | wanted)
 
 
 def commit(
-    record: RunRecord,
+    record: OwnershipRecord,
     keys: Iterable[Key],
     *,
     version: int | None,
@@ -119,7 +119,7 @@ def commit(
     run_time: float | None = None,
     dangling: Iterable[Key] = (),
     process_types: frozenset[str] = frozenset(),
-) -> RunRecord | None:
+) -> OwnershipRecord | None:
     """After uploading a plan built from the run's state at `version` (None: static lineage, not versioned): the
     record with `keys` as what the run has, and the intentions that carry the change out. None when the run was
     merged since (`version` is not the record's). `dangling`: keys this writer uploaded in an earlier attempt that
@@ -145,7 +145,7 @@ def commit(
     return replace(record, epoch=record.epoch + 1, claimed=kept, fingerprint=fingerprint, pending=intentions)
 
 
-def writers_only(record: RunRecord, intentions: Intentions) -> bool:
+def writers_only(record: OwnershipRecord, intentions: Intentions) -> bool:
     """Whether a commit's `intentions` only make the run a writer of the processes it wrote, with none a crash left
     before (`record`: the run as the commit read it). A store may carry such intentions out before it saves the
     commit, and save it without them: adding a writer again changes nothing, so a crash in between loses nothing
@@ -153,7 +153,7 @@ def writers_only(record: RunRecord, intentions: Intentions) -> bool:
     return record.pending is None and not intentions.release and not intentions.dropped
 
 
-def done(record: RunRecord, epoch: int) -> RunRecord:
+def done(record: OwnershipRecord, epoch: int) -> OwnershipRecord:
     """The intentions of epoch `epoch` are carried out: cleared (newer ones, from a later commit, stay)."""
     if record.pending is None or record.pending.epoch != epoch:
         return record
@@ -161,7 +161,12 @@ def done(record: RunRecord, epoch: int) -> RunRecord:
 
 
 def due_at(
-    record: RunRecord, current: float | None, wanted: float | None, *, keep_earlier: bool = False, now: float = 0.0
+    record: OwnershipRecord,
+    current: float | None,
+    wanted: float | None,
+    *,
+    keep_earlier: bool = False,
+    now: float = 0.0,
 ) -> float | None:
     """When the timer should look at the run: `wanted` (None: never), or the `current` time when `keep_earlier` and
     it is earlier — but never later than SETTLE_SECONDS from `now` while intentions are pending, so that they are

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from olparser.runs.model import JSON
+from olparser.jsontypes import JSON
 
 Key = tuple[str, str]
 Order = tuple[float, str]  # a run's place: its event time, then its key (olparser.runs.rules.run_order)

@@ -23,7 +23,8 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Iterable
 
-from olparser.runs.model import JSON, TERMINAL_EVENT_TYPES, DatasetFacts, RunSnapshot
+from olparser.jsontypes import JSON
+from olparser.runs.model import TERMINAL_EVENT_TYPES, DatasetFacts, RunSnapshot
 
 KEPT_RUN_FACETS = frozenset(
     {

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-JSON = dict[str, Any]
+from olparser.jsontypes import JSON
 
 TERMINAL_EVENT_TYPES = ("COMPLETE", "FAIL", "ABORT")
 

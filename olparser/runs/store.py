@@ -36,9 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, ContextManager, Iterable, Mapping, Protocol, Sequence
 
+from olparser.jsontypes import JSON
 from olparser.runs.ledger import MAX_WRITERS, CommitResult, Key, Writer, add_writer, drop_writer, sorted_keys  # noqa: F401  (re-exported)
 from olparser.runs.marks import LifecycleMark
-from olparser.runs.model import JSON, RunSnapshot
+from olparser.runs.model import RunSnapshot
 
 if TYPE_CHECKING:
     pass

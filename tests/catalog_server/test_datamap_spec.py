@@ -19,6 +19,7 @@ import requests
 from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from olparser.contract import read_event
+from olparser.jsontypes import JSON
 from olparser.settings import Settings
 from tests.catalog_server.datamap_spec import SPEC_PATH, example, examples_listed, examples_of, operation_for, problems
 from tests.catalog_server.pipeline_data import CLL_SEQUENCE, MAPPINGS_PATH, medallion_events, sequence_events
@@ -27,7 +28,6 @@ from tools.catalog import CatalogServer
 
 ACCOUNT = "contoso-purview"
 API = {"api-version": "2023-09-01"}
-JSON = dict[str, Any]
 
 
 @pytest.fixture

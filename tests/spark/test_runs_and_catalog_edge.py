@@ -101,7 +101,7 @@ def test_verdicts_against_what_the_catalog_holds():
     assert process_verdict(ours, held(process([("openlineage_dataset", "a")]))) == WRITE
     assert process_verdict(ours, held(process([("azure_datalake_gen2_path", "lake/a")], name="other"))) == WRITE
     newer = held(process([("openlineage_dataset", "a")], time="2025-03-01T11:00:00+00:00"))
-    # a newer run is the run-state store's answer (olparser/writing.py newer_writers), not the catalog's lastRunTime
+    # a newer run is the run-state store's answer (olparser/pipeline/writing.py newer_writers), not the catalog's lastRunTime
     assert process_verdict(ours, newer) == WRITE
     assert replaced_placeholders(ours, held(process([("openlineage_dataset", "a"), ("hive_table", "t")]))) == {"a"}
 

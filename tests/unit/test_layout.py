@@ -3,7 +3,8 @@ olparser/adapters) imports nothing from the adapters, and olparser imports nothi
 never the reverse); bench imports nothing from tests; no module imports another package's private names (`_name`) or
 private modules; tools/ modules import each other relatively, since the wheel installs tools/ as `ol2purview_tools`
 (setup.py). Imports under `if TYPE_CHECKING:` are annotations only and are not counted. The docstrings of olparser,
-tools and bench name only files, folders, modules and module names that exist."""
+tools and bench name only files, folders, modules and module names that exist. Neither the core nor the adapters
+import the orchestration (olparser/pipeline/), lazily or for annotations only, but for the composition root."""
 
 from __future__ import annotations
 
@@ -31,12 +32,13 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(tree: ast.AST, package: str) -> set[str]:
-    """Every module `tree` imports (at any depth, functions included), as absolute names."""
+def _imports(tree: ast.AST, package: str, *, annotations: bool = False) -> set[str]:
+    """Every module `tree` imports (at any depth, functions included), as absolute names; with `annotations`, those
+    under `if TYPE_CHECKING:` too."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not annotations:
             for child in node.orelse:
                 visit(child)
             return
@@ -216,6 +218,57 @@ def test_the_graph_is_read_from_the_source():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+PIPELINE = "olparser.pipeline"
+# The composition root and the operations the Functions handlers call build and drive the runner, so they import the
+# pipeline; they live in olparser/adapters/ (design.md), the only adapters allowed to.
+COMPOSITION = ("olparser.adapters.operations", "olparser.adapters.runtime")
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def pipeline_imports(tree: ast.AST, package: str) -> list[str]:
+    """The olparser.pipeline modules `tree` imports: at any depth (a lazy import in a function counts), relative
+    ones resolved, annotations under `if TYPE_CHECKING:` included."""
+    return sorted(name for name in _imports(tree, package, annotations=True) if _within(name, PIPELINE))
+
+
+def _pipeline_importers() -> dict[str, list[str]]:
+    return {
+        module: names
+        for module, path in FILES.items()
+        if _within(module, "olparser") and not _within(module, PIPELINE)
+        if (names := pipeline_imports(ast.parse(path.read_text(encoding="utf-8")), _package_of(module)))
+    }
+
+
+def test_the_core_and_the_adapters_import_nothing_from_the_pipeline():
+    """The layers: the pure core (contract, naming, runs, lineage, resolution, sql, history, settings, jsontypes)
+    and the adapters sit under the orchestration (olparser/pipeline/), never the reverse."""
+    offenders = {module: names for module, names in _pipeline_importers().items() if module not in COMPOSITION}
+    assert offenders == {}
+
+
+def test_only_the_composition_root_imports_the_pipeline_from_the_adapters():
+    # each exception still needs to be one: a module that no longer imports the pipeline leaves the list
+    assert sorted(module for module in _pipeline_importers() if module in COMPOSITION) == list(COMPOSITION)
+
+
+def test_a_pipeline_import_is_seen_wherever_it_is():
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from olparser.pipeline.writing import Uploader\n"
+        "def later():\n    from ...pipeline import relink\n"
+        "from ..runs import ledger\nimport olparser.pipeline.policy\n"
+    )
+    assert pipeline_imports(tree, "olparser.adapters.catalog") == [
+        "olparser.pipeline.policy",
+        "olparser.pipeline.relink",
+        "olparser.pipeline.writing",
+    ]
+
+
 @pytest.mark.parametrize(
     "package",
     sorted(p.parent.relative_to(PROJECT_ROOT).as_posix() for p in (PROJECT_ROOT / "olparser").rglob("__init__.py")),
@@ -277,12 +330,17 @@ def test_every_module_a_docstring_names_exists():
 
 
 def test_a_docstring_naming_a_missing_module_is_found():
-    assert _named_but_missing("see olparser/writing.py, olparser/pipeline/ and olparser.writing.write_plans") == []
+    assert (
+        _named_but_missing(
+            "see olparser/pipeline/writing.py, olparser/pipeline/ and olparser.pipeline.writing.write_plans"
+        )
+        == []
+    )
     assert _named_but_missing(
-        "see olparser/nowhere.py, olparser/nowhere/, olparser.nowhere and olparser.writing.nothing"
+        "see olparser/nowhere.py, olparser/nowhere/, olparser.nowhere and olparser.pipeline.writing.nothing"
     ) == [
         "olparser/nowhere.py",
         "olparser/nowhere/",
         "olparser.nowhere",
-        "olparser.writing.nothing",
+        "olparser.pipeline.writing.nothing",
     ]

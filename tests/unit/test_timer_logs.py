@@ -11,7 +11,7 @@ import pytest
 import function_app
 from olparser.pipeline import DueReport
 from olparser.pipeline.accelerator import Takeovers
-from olparser.relink import RelinkReport
+from olparser.pipeline.relink import RelinkReport
 
 
 class Runtime:

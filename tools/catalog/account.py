@@ -11,18 +11,17 @@ Errors have the account API's shape, `{"error": {"code", "message"}}`.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
+from olparser.jsontypes import JSON
 from olparser.resolution.resource_sets import ResourceSetRules, default_account_config
 
 from .store import CatalogStore
 
-JSON = dict[str, Any]
 CONFIG_NAME = "defaultResourceSetRuleConfig"
 API_VERSIONS = ("2019-11-01-preview", "2022-10-01-preview")
 PREFIXES = ("", "/account")

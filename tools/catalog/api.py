@@ -11,6 +11,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
+from olparser.jsontypes import JSON
+
 from . import business_import, classifications, errors, glossary
 from .business_metadata import update_behaviour
 from .collections import DEFAULT_ACCOUNT_NAME, CollectionTree, Permissions, Placement
@@ -29,7 +31,6 @@ from .typedefs import TypeCatalog
 from .typeregistry import KEY_BY_CATEGORY, typedefs_from_payload
 from .views import full_header, render_entity
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 _INDEXED_ATTR = re.compile(r"^attr_([^:]*):(.+)$")  # Atlas accepts any text as the index: attr_0:, attr_N:, attr_x:
 

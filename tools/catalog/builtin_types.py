@@ -8,11 +8,10 @@ like it does on a real Purview.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
+from olparser.jsontypes import JSON
 from olparser.lineage.databricks_model import purview_databricks_typedefs
-
-JSON = dict[str, Any]
 
 
 def _attr(

@@ -12,13 +12,13 @@ import email.policy
 import io
 from typing import Any
 
+from olparser.jsontypes import JSON
+
 from . import errors
 from .classifications import Writer
 from .mutations import write_business_attributes
 from .store import Session
 from .typeregistry import TypeRegistry
-
-JSON = dict[str, Any]
 
 TEMPLATE = (
     "EntityType,EntityUniqueAttributeValue,BusinessAttributeName,BusinessAttributeValue,"

@@ -16,12 +16,13 @@ import re
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Mapping
 
+from olparser.jsontypes import JSON
+
 from . import errors
 
 if TYPE_CHECKING:
     from .typeregistry import TypeRegistry
 
-JSON = dict[str, Any]
 Values = dict[str, dict[str, Any]]
 
 KEY = "businessAttributes"

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Iterable
+
+from olparser.jsontypes import JSON
 
 from . import errors
 from .business_metadata import attribute_value
 from .collections import Placement
 from .store import EntityRow, RelationshipRow, Session, now_ms
 from .typeregistry import TypeRegistry
-
-JSON = dict[str, Any]
 
 KEY = "classifications"
 LABELS = "labels"

@@ -23,18 +23,19 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import Any, Iterable
+from typing import Iterable
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, Router
 
+from olparser.jsontypes import JSON
+
 from . import errors
 from .account import account_error, api_version_problem
 from .store import CatalogStore, Session, now_ms
 
-JSON = dict[str, Any]
 DEFAULT_ACCOUNT_NAME = "ol2purview"
 COLLECTIONS_API_VERSIONS = ("2019-11-01-preview", "2022-03-01-preview")
 _SETTING = "collections"

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import replace
-from typing import Any
+
+from olparser.jsontypes import JSON
 
 from . import classifications, errors
 from .business_metadata import attribute_value
@@ -18,8 +19,6 @@ from .classifications import Writer
 from .store import EntityRow, RelationshipRow, Session, now_ms
 from .typeregistry import TypeRegistry
 from .views import TERM_ASSIGNMENT, object_id
-
-JSON = dict[str, Any]
 
 GLOSSARY = "AtlasGlossary"
 TERM = "AtlasGlossaryTerm"

@@ -7,14 +7,12 @@ with its own inputs and outputs. Depth 0 means no limit. Deleted entities are le
 
 from __future__ import annotations
 
-from typing import Any
+from olparser.jsontypes import JSON
 
 from . import errors
 from .store import EntityRow, RelationshipRow, Session
 from .typeregistry import TypeRegistry
 from .views import headers
-
-JSON = dict[str, Any]
 
 INPUTS = "dataset_process_inputs"  # end1 Process.inputs, end2 DataSet
 OUTPUTS = "process_dataset_outputs"  # end1 Process.outputs, end2 DataSet

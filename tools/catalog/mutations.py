@@ -11,15 +11,14 @@ import sqlite3
 import time
 import uuid
 from dataclasses import replace
-from typing import Any
+
+from olparser.jsontypes import JSON
 
 from . import business_metadata, classifications, errors
 from .collections import Placement
 from .store import EntityRow, RelationshipRow, Session, now_ms
 from .typeregistry import EntityType, Reference, TypeRegistry
 from .views import created_header, mutation_header
-
-JSON = dict[str, Any]
 
 KEPT_TOP_LEVEL_FIELDS = ("contacts", "labels", "customAttributes")  # stored and answered as sent
 _server_placeholders = itertools.count(time.time_ns())

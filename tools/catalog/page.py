@@ -14,13 +14,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import Callable, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from olparser.jsontypes import JSON
 from olparser.lineage.column_graph import DIRECTIONS, ColumnGraph, DatasetRef, ProcessColumns
 
 from . import classifications, errors, glossary
@@ -31,7 +32,6 @@ from .typedefs import TypeCatalog
 from .typeregistry import TypeRegistry
 from .views import display_text, entity_header, labels_of, meanings_of
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 MAX_SEARCH_HITS = 200
 _LINEAGE_DIRECTION = {"up": "INPUT", "down": "OUTPUT", "both": "BOTH"}

@@ -7,14 +7,13 @@ Runs inside one store transaction per request; errors are Atlas's (codes from At
 from __future__ import annotations
 
 import uuid
-from typing import Any
+
+from olparser.jsontypes import JSON
 
 from . import classifications, errors
 from .store import EntityRow, RelationshipDetail, RelationshipRow, Session, now_ms
 from .typeregistry import TypeRegistry
 from .views import entity_header, object_id
-
-JSON = dict[str, Any]
 
 
 def relationship_label(definition: JSON) -> str:

@@ -20,12 +20,13 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import requests
 
 from olparser.adapters.catalog import make_atlas_client
 from olparser.adapters.catalog.errors import CatalogHttpError
+from olparser.jsontypes import JSON
 from olparser.resolution.resource_sets import (
     CONTAINER_TYPES,
     ResourceSetRules,
@@ -38,7 +39,6 @@ from olparser.settings import Settings
 from ..catalog_options import NoCatalog, add_target_arguments, catalog_target
 from .account import CONFIG_PATH
 
-JSON = dict[str, Any]
 _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
 _CONTAINER = re.compile(r"(?=.{3,63}$)[a-z0-9](?:[a-z0-9]|-(?!-))*[a-z0-9]")
 _ATLAS_SUFFIXES = ("/datamap/api/atlas/v2", "/catalog/api/atlas/v2", "/api/atlas/v2")

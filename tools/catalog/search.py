@@ -13,13 +13,14 @@ import re
 import time
 from typing import Any, Callable, Iterable
 
+from olparser.jsontypes import JSON
+
 from . import errors, glossary
 from .classifications import names, of_entities
 from .store import EntityRow, Session
 from .typeregistry import TypeRegistry
 from .views import headers, meanings_of
 
-JSON = dict[str, Any]
 Predicate = Callable[[EntityRow], bool]
 
 MAX_LIMIT = 1000

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-JSON = dict[str, Any]
+from olparser.jsontypes import JSON
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS typedefs (

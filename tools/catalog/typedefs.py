@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Any
+
+from olparser.jsontypes import JSON
 
 from . import errors
 from .builtin_types import builtin_typedefs
@@ -13,8 +14,6 @@ from .relationships import relationship_label
 from .store import CatalogStore, now_ms
 from .typeregistry import KEY_BY_CATEGORY, TypeRegistry, typedefs_from_payload
 from .typeupdates import check_category, check_update
-
-JSON = dict[str, Any]
 
 _CATEGORY_BY_PATH = {
     "entitydef": "ENTITY",

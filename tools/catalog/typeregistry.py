@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
+
+from olparser.jsontypes import JSON
 
 from . import errors
 from .business_metadata import check_definition
-
-JSON = dict[str, Any]
 
 # typedef payload key -> category, as in Atlas's AtlasTypesDef
 CATEGORY_BY_KEY = {

@@ -7,12 +7,10 @@ apache/atlas, release 2.4.0); the first refused change of a request refuses all 
 
 from __future__ import annotations
 
-from typing import Any
+from olparser.jsontypes import JSON
 
 from . import errors
 from .business_metadata import applicable_types
-
-JSON = dict[str, Any]
 
 
 def check_category(existing: JSON | None, new: JSON) -> None:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Iterable
+
+from olparser.jsontypes import JSON
 
 from .classifications import direct, names, of_entities
 from .store import EntityRow, RelationshipRow, Session
 from .typeregistry import Reference, TypeRegistry
 
-JSON = dict[str, Any]
 TERM_ASSIGNMENT = "AtlasGlossarySemanticAssignment"  # end 1 the glossary term, end 2 the entity it means
 _ASSIGNMENT_FIELDS = ("description", "expression", "status", "confidence", "createdBy", "steward", "source")
 

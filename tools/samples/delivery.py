@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping
 import requests
 
 from olparser.adapters.catalog.business_attributes import as_the_connector_reads, connector_business_attributes
+from olparser.jsontypes import JSON
 
 from .databricks import ColumnEdge, Dataset, NotebookRun, events
 
@@ -29,8 +30,6 @@ SHARED_INPUTS = ("sales/orders", "sales/customers", "sales/products", "sales/sto
 COLUMNS = ("id", "customer_id", "product_id", "store_id", "amount", "day")
 RUN_NAMESPACE = uuid.UUID("6f0b7a52-4c1e-4d8e-9a55-0d2f3c9e1a10")
 ENDPOINT = "/api/v1/lineage"
-
-JSON = dict[str, Any]
 
 
 # --- generated events ------------------------------------------------------------------------------------------------

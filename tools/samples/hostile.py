@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from olparser.contract import IngestError
+from olparser.jsontypes import JSON
 from olparser.naming import MountPoint
 
 PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
 LAKE = "abfss://lake@account.dfs.core.windows.net"
 WORKSPACE = "adb-1234567890123456.7.azuredatabricks.net"
-JSON = dict[str, Any]
 
 
 def run_id(index: int) -> str:

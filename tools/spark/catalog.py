@@ -7,7 +7,7 @@ many runs per call, and removing placeholders. Every call goes through the live 
 - `PlanWriter`: one task's share of the plans: resolves their datasets against the scanned assets with the live
   path's `ScannedAssetResolver` (all runs of the task together: one lookup per type, the answers cached for the
   task) and links each plan (`link_plan`), then writes them through the live path's own write procedure
-  (olparser/writing.py `write_plans` and `finish_catalog_work`) with the live path's run-state store (`registry`):
+  (olparser/pipeline/writing.py `write_plans` and `finish_catalog_work`) with the live path's run-state store (`registry`):
   claim, the store's newer-run test, upload, commit, delete what no run uses any more, done. Its own parts are the
   batch's: it reads the processes the plans write (one GET per type and URL-sized chunk) and drops the unchanged
   ones, and packs the rest (`olparser.lineage.combine`) into one bulk call each. The interim datasets the live path
@@ -31,19 +31,20 @@ from olparser.adapters.catalog import CatalogUploader, RetryPolicy
 from olparser.adapters.catalog.existence import guid_batches
 from olparser.adapters.runtime import Runtime
 from olparser.history import RunHistoryStore, with_run_history
+from olparser.jsontypes import JSON
 from olparser.lineage import LineagePlan
 from olparser.lineage.combine import combine_plans, pack_plans
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
-from olparser.lineage.entities import JSON, Key, key_of
+from olparser.lineage.entities import Key, key_of
 from olparser.lineage.lifecycle import LifecycleChanges, standing
 from olparser.lineage.link import link_plan, task_links
 from olparser.lineage.plan import is_process
 from olparser.pipeline import apply_lifecycle
+from olparser.pipeline.writing import RunWrite, finish_catalog_work, wait_for_deletions, write_plans
 from olparser.resolution.model import Resolution
 from olparser.runs import RunStateStore
 from olparser.runs.marks import LifecycleMark
 from olparser.settings import Settings
-from olparser.writing import RunWrite, finish_catalog_work, wait_for_deletions, write_plans
 
 from .runs import Selected
 
@@ -214,7 +215,7 @@ class PlanWriter:
     """Writes plans of many runs through one CatalogUploader and one resolver (their caches shared by all of them).
 
     `registry`: the live path's run-state store (needed to write). Through it the writes keep the live path's ledger
-    with the live path's procedure (olparser/writing.py): each run claims what its plan has before the upload and
+    with the live path's procedure (olparser/pipeline/writing.py): each run claims what its plan has before the upload and
     commits it after, a process a newer run wrote (the store says so) is left alone, and what an earlier plan of
     the same run had that no run uses any more is deleted (a remap's old process and its placeholders)."""
 
@@ -235,7 +236,7 @@ class PlanWriter:
         self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
-        """Write the runs' plans through the one write procedure (olparser/writing.py `write_plans`: claim, the
+        """Write the runs' plans through the one write procedure (olparser/pipeline/writing.py `write_plans`: claim, the
         run-state store's newer-run test, upload with the interim datasets registered, commit; `finish_catalog_work`:
         delete what no run uses any more, done), many runs per bulk call. The processes the catalog already holds as
         they would be written are not uploaded again (one read per type and URL-sized chunk)."""

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Iterator
 from olparser.history import RunRecord, Window, lineage_in_window
 from olparser.history.memory import MemoryHistory
 from olparser.history.window import WalkLimits
+from olparser.jsontypes import JSON
 from olparser.runs.rules import is_static_key
 
 from .job import TALLY_KEY, BackfillJob
@@ -35,7 +36,6 @@ from .runs import DEFERRED, RunResult, Summary, history_of_run, history_replan, 
 from .sources import spark_paths
 from .spark_job import _bodies_of_files, _records
 
-JSON = dict[str, Any]
 DEFAULT_LOOKBACK_HOURS = 24.0
 FORMATS = ("jsonl", "parquet")
 PARQUET_COLUMNS = (

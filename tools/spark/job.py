@@ -23,10 +23,11 @@ from olparser.adapters.runtime import Runtime
 from olparser.adapters.sql.process_parser import SqlParser
 from olparser.contract import IntakeLimits
 from olparser.history import RunHistoryStore, RunRecord, relink_record
+from olparser.jsontypes import JSON
 from olparser.lineage import LineageOptions
 from olparser.lineage.combine import without_placeholders
 from olparser.lineage.datasets import PLACEHOLDER_TYPE
-from olparser.lineage.entities import JSON, Key, key_of
+from olparser.lineage.entities import Key, key_of
 from olparser.naming import MappingEngine
 from olparser.pipeline import WritePolicy
 from olparser.runs import RunStateStore

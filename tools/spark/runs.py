@@ -31,11 +31,12 @@ from typing import Any, Iterable, Mapping
 
 from olparser.contract.body import parse_encoded
 from olparser.history import RunRecord, history_record
+from olparser.jsontypes import JSON
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage
 from olparser.lineage.build import dataset_resolver
 from olparser.lineage.combine import entity_content, with_versions
 from olparser.lineage.edges import is_temporary, temporary_scope, temporary_writes, upstream_inputs
-from olparser.lineage.entities import JSON, Key, key_of
+from olparser.lineage.entities import Key, key_of
 from olparser.lineage.identity import Orchestration
 from olparser.lineage.inherited import CHANNEL, inheriting_scope, lookup_passed, passed_orchestration
 from olparser.lineage.lifecycle import LifecycleChanges, lifecycle_changes, lifecycle_marks

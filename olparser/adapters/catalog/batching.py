@@ -13,8 +13,8 @@ import heapq
 from typing import Any, Iterator, Mapping, Sequence
 
 from olparser.adapters.catalog.existence import DatasetKey
+from olparser.jsontypes import JSON
 
-JSON = dict[str, Any]
 _REFERENCE_FIELDS = ("attributes", "relationshipAttributes")
 
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Mapping
 
-JSON = dict[str, Any]
+from olparser.jsontypes import JSON
+
 UPDATE_BEHAVIOR = {"businessAttributeUpdateBehavior": "merge"}  # the Data Map API's query parameter
 
 

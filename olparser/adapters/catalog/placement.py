@@ -1,4 +1,4 @@
-"""Placing a run's entities in a Purview collection: the rules (olparser/placement.py), else the collection of the
+"""Placing a run's entities in a Purview collection: the rules (olparser/lineage/placement.py), else the collection of the
 run's output's scanned asset, else PURVIEW_COLLECTION, else the root.
 
 The collection goes as `collectionId` on the run's bulk write, which creates the new entities there and moves the
@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Protocol
 
 from olparser.adapters.catalog.errors import CatalogRejected
 from olparser.adapters.catalog.retry import RetryPolicy
-from olparser.placement import PlacementRule, RunFacts, load_rules, matching_rule, run_facts
+from olparser.lineage.placement import PlacementFacts, PlacementRule, load_rules, matching_rule, run_facts
 from olparser.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class CollectionPlacement:
         return None
 
     def _scanned_output_collection(
-        self, facts: RunFacts, owned: set[tuple[str, str]], calls: list[int]
+        self, facts: PlacementFacts, owned: set[tuple[str, str]], calls: list[int]
     ) -> Collection | None:
         outputs = [key for key in facts.outputs if key not in owned]
         if not outputs:

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from olparser.adapters.sqlite_file import SqliteFile
+from olparser.jsontypes import JSON
 from olparser.runs import ledger
 from olparser.runs.codec import from_json, to_json
 from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
 from olparser.runs.marks import LifecycleMark
 from olparser.runs.merge import merge_event
-from olparser.runs.model import JSON, RunSnapshot
+from olparser.runs.model import RunSnapshot
 from olparser.runs.store import (
     MAX_TEMPORARY_ROWS,
     TOMBSTONE_SECONDS,
@@ -628,15 +629,15 @@ class SqliteRunStateStore(SqliteFile):
         db.execute("UPDATE entity_refs SET users = 0")
 
     # --- internals: rows of one transaction ------------------------------------------------------------------
-    def _record(self, db: sqlite3.Connection, run_key: str) -> tuple[ledger.RunRecord, float | None]:
+    def _record(self, db: sqlite3.Connection, run_key: str) -> tuple[ledger.OwnershipRecord, float | None]:
         """The run's ownership record, and when it is due."""
         row = db.execute(
             "SELECT version, epoch, claimed, fingerprint, pending, due_at FROM run_state WHERE run_id = ?", (run_key,)
         ).fetchone()
         if row is None:
-            return ledger.RunRecord(), None
+            return ledger.OwnershipRecord(), None
         pending = ledger.Intentions.from_json(json.loads(row[4])) if row[4] else None
-        return ledger.RunRecord(
+        return ledger.OwnershipRecord(
             version=row[0], epoch=row[1], claimed=frozenset(_keys_from(row[2])), fingerprint=row[3], pending=pending
         ), row[5]
 

@@ -79,11 +79,12 @@ from olparser.adapters.run_state.table_side import (
     SideRows,
 )
 from olparser.adapters.storage_account import StorageConnection, storage_account
+from olparser.jsontypes import JSON
 from olparser.runs import ledger
 from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.ledger import CommitResult, Key, sorted_keys
 from olparser.runs.merge import merge_event
-from olparser.runs.model import JSON, RunSnapshot
+from olparser.runs.model import RunSnapshot
 from olparser.runs.store import ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 
@@ -420,12 +421,12 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self._with_retries(attempt)
 
     # --- entity helpers ----------------------------------------------------------------------------------------
-    def _record(self, entity: TableEntity | None) -> ledger.RunRecord:
+    def _record(self, entity: TableEntity | None) -> ledger.OwnershipRecord:
         """The ownership part of the run's row, for the ledger."""
         if entity is None:
-            return ledger.RunRecord()
+            return ledger.OwnershipRecord()
         pending = self._get_blob(entity, "pending")
-        return ledger.RunRecord(
+        return ledger.OwnershipRecord(
             version=int(entity.get("version", 0)),
             epoch=int(entity.get("epoch", 0)),
             claimed=frozenset(self._get_keys(entity, "claimed")),

@@ -17,9 +17,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from olparser.jsontypes import JSON
 from tools.samples.delivery import CURATED, databricks_run, lake_path, output_name, run_id_for
 
-JSON = dict[str, Any]
 BodyFactory = Callable[[], bytes]
 
 EVENT_ROUTE = "/api/v1/lineage"

@@ -1,4 +1,4 @@
-"""The one write procedure (olparser/writing.py): the live runner and the Spark writer (tools/spark/catalog.py
+"""The one write procedure (olparser/pipeline/writing.py): the live runner and the Spark writer (tools/spark/catalog.py
 `PlanWriter`) claim, test for newer writers against the run-state store, upload and commit through it, so a backfill
 of an older run leaves alone a process a newer live run wrote, whatever the catalog says, and the other way round.
 Events: openlineage-spark's InsertIntoHadoopFsRelationCommand runs (tests/support/lifecycle_events.py `write`)."""

@@ -5,7 +5,7 @@ changes nothing the second time."""
 from __future__ import annotations
 
 from olparser.runs import ledger
-from olparser.runs.ledger import CommitResult, Intentions, RunRecord, WriterChange
+from olparser.runs.ledger import CommitResult, Intentions, OwnershipRecord, WriterChange
 
 PROCESS = ("databricks_process", "databricks://adb-1.2/notebooks/etl/processes/j/t")
 INTERIM = ("spark_process", "databricks://adb-1.2/applications/databricks_shell/processes/j/t")
@@ -15,14 +15,14 @@ TYPES = frozenset({"databricks_process", "spark_process"})
 
 
 def test_a_claim_adds_to_what_the_run_may_have_uploaded_and_claiming_again_changes_nothing():
-    record = RunRecord(version=3, epoch=1, claimed=frozenset({WORKSPACE}))
+    record = OwnershipRecord(version=3, epoch=1, claimed=frozenset({WORKSPACE}))
     claimed = ledger.claim(record, [INTERIM, PLACEHOLDER, INTERIM])
-    assert claimed == RunRecord(version=3, epoch=1, claimed=frozenset({WORKSPACE, INTERIM, PLACEHOLDER}))
+    assert claimed == OwnershipRecord(version=3, epoch=1, claimed=frozenset({WORKSPACE, INTERIM, PLACEHOLDER}))
     assert ledger.claim(claimed, [PLACEHOLDER]) is claimed
 
 
 def test_a_commit_records_the_plan_and_the_intentions_that_carry_it_out():
-    record = RunRecord(version=4, epoch=2, claimed=frozenset({WORKSPACE, INTERIM, PLACEHOLDER, PROCESS}))
+    record = OwnershipRecord(version=4, epoch=2, claimed=frozenset({WORKSPACE, INTERIM, PLACEHOLDER, PROCESS}))
     new = ledger.commit(
         record,
         [WORKSPACE, PROCESS],
@@ -33,7 +33,7 @@ def test_a_commit_records_the_plan_and_the_intentions_that_carry_it_out():
         dangling=[("spark_application", "app")],
         process_types=TYPES,
     )
-    assert new == RunRecord(
+    assert new == OwnershipRecord(
         version=4,
         epoch=3,
         claimed=frozenset({WORKSPACE, PROCESS}),
@@ -49,15 +49,17 @@ def test_a_commit_records_the_plan_and_the_intentions_that_carry_it_out():
 
 
 def test_a_commit_of_a_plan_built_from_an_older_version_is_stale_and_static_lineage_has_none():
-    record = RunRecord(version=5)
+    record = OwnershipRecord(version=5)
     assert ledger.commit(record, [PROCESS], version=4, fingerprint="f") is None
-    static = ledger.commit(RunRecord(), [PROCESS], version=None, fingerprint="f")
-    assert static == RunRecord(epoch=1, claimed=frozenset({PROCESS}), fingerprint="f", pending=Intentions(epoch=0))
+    static = ledger.commit(OwnershipRecord(), [PROCESS], version=None, fingerprint="f")
+    assert static == OwnershipRecord(
+        epoch=1, claimed=frozenset({PROCESS}), fingerprint="f", pending=Intentions(epoch=0)
+    )
 
 
 def test_intentions_a_crash_left_are_folded_into_the_next_commit_except_what_its_plan_has_again():
     left = Intentions(epoch=2, release=(PLACEHOLDER, INTERIM), wrote=(INTERIM[1],), run_time=1.0, dropped=(INTERIM[1],))
-    record = RunRecord(version=7, epoch=3, claimed=frozenset({WORKSPACE, INTERIM}), pending=left)
+    record = OwnershipRecord(version=7, epoch=3, claimed=frozenset({WORKSPACE, INTERIM}), pending=left)
     new = ledger.commit(
         record,
         [WORKSPACE, INTERIM],
@@ -73,7 +75,7 @@ def test_intentions_a_crash_left_are_folded_into_the_next_commit_except_what_its
 
 
 def test_intentions_that_only_add_the_run_as_a_writer_may_be_carried_out_before_the_commit_is_saved():
-    record = RunRecord(version=4, epoch=2, claimed=frozenset({WORKSPACE, PROCESS}))
+    record = OwnershipRecord(version=4, epoch=2, claimed=frozenset({WORKSPACE, PROCESS}))
     new = ledger.commit(
         record, [WORKSPACE, PROCESS], version=4, fingerprint="f", process_names=[PROCESS[1]], run_time=1.0
     )
@@ -82,7 +84,7 @@ def test_intentions_that_only_add_the_run_as_a_writer_may_be_carried_out_before_
     # a key let go, a process dropped, or intentions a crash left: saved first, carried out after
     assert not ledger.writers_only(record, Intentions(epoch=2, release=(PLACEHOLDER,)))
     assert not ledger.writers_only(record, Intentions(epoch=2, dropped=(INTERIM[1],)))
-    left = RunRecord(version=4, epoch=2, pending=Intentions(epoch=1, wrote=(INTERIM[1],), run_time=0.5))
+    left = OwnershipRecord(version=4, epoch=2, pending=Intentions(epoch=1, wrote=(INTERIM[1],), run_time=0.5))
     assert not ledger.writers_only(left, new.pending)
 
 
@@ -101,10 +103,10 @@ def test_a_users_entry_is_written_once_per_claim_epoch_and_released_only_by_inte
 
 
 def test_a_timer_date_never_goes_past_the_settling_time_while_intentions_are_pending():
-    pending = RunRecord(pending=Intentions(epoch=0))
-    assert ledger.due_at(RunRecord(), 50.0, None) is None
-    assert ledger.due_at(RunRecord(), 50.0, 80.0, keep_earlier=True) == 50.0
-    assert ledger.due_at(RunRecord(), 90.0, 80.0, keep_earlier=True) == 80.0
+    pending = OwnershipRecord(pending=Intentions(epoch=0))
+    assert ledger.due_at(OwnershipRecord(), 50.0, None) is None
+    assert ledger.due_at(OwnershipRecord(), 50.0, 80.0, keep_earlier=True) == 50.0
+    assert ledger.due_at(OwnershipRecord(), 90.0, 80.0, keep_earlier=True) == 80.0
     assert ledger.due_at(pending, 50.0, None, now=10.0) == 50.0  # "never" waits until the intentions are done
     assert ledger.due_at(pending, None, 3600.0, now=10.0) == 10.0 + ledger.SETTLE_SECONDS
     assert ledger.due_at(pending, 50.0, 20.0, now=10.0) == 20.0

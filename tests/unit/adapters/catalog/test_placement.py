@@ -8,8 +8,8 @@ import requests
 
 from olparser.adapters.catalog import CatalogRejected, CatalogTarget, make_atlas_client
 from olparser.adapters.catalog.placement import CollectionPlacement
+from olparser.lineage.placement import parse_rules
 from olparser.lineage.plan import is_process
-from olparser.placement import parse_rules
 from tools.catalog import CatalogServer
 
 ACCOUNT = "contoso-purview"

@@ -31,8 +31,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
+from olparser.jsontypes import JSON
 from olparser.lineage import PROCESS_TYPES, LineagePlan
-from olparser.lineage.entities import JSON, Key, object_id
+from olparser.lineage.entities import Key, object_id
 from olparser.lineage.link import LINKED_ATTRIBUTES, relink_attributes
 from olparser.lineage.plan import DeleteReport, UploadReport
 from olparser.resolution.model import candidates_from_json

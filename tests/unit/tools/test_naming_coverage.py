@@ -10,7 +10,10 @@ import pytest
 
 from olparser.naming import MappingEngine, stores
 from olparser.naming.tokens import tokenize_namespace
-from olparser.naming_coverage import (
+from tests.support.repository import PROJECT_ROOT
+from tests.support.rules import MAPPINGS_PATH
+from tools import qn_tester
+from tools.naming_coverage import (
     FORMS,
     GUIDE_END,
     GUIDE_START,
@@ -23,9 +26,6 @@ from olparser.naming_coverage import (
     markdown_table,
     mismatches,
 )
-from tests.support.repository import PROJECT_ROOT
-from tests.support.rules import MAPPINGS_PATH
-from tools import qn_tester
 
 GUIDE = PROJECT_ROOT / "docs" / "guides" / "producers-and-names.md"
 

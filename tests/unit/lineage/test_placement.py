@@ -1,4 +1,4 @@
-"""Placement rules (olparser/placement.py): the file's format and its problems, and which rule a run matches."""
+"""Placement rules (olparser/lineage/placement.py): the file's format and its problems, and which rule a run matches."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from olparser.lineage.placement import load_rules, matching_rule, parse_rules, problems, run_facts
 from olparser.lineage.plan import is_process
-from olparser.placement import load_rules, matching_rule, parse_rules, problems, run_facts
 
 WORKSPACE = "adb-5544332211009988.4.azuredatabricks.net"
 # openlineage-spark on Databricks: job namespace "adb-<workspace id>.<n>#<cluster id>" (tools/samples/databricks.py)

@@ -38,7 +38,7 @@ class PlacementRule:
 
 
 @dataclass(frozen=True)
-class RunFacts:
+class PlacementFacts:
     """What the rules look at in a run's plan."""
 
     job_namespaces: frozenset[str]
@@ -104,7 +104,7 @@ def load_rules(path: Path | None) -> tuple[PlacementRule, ...]:
         raise ValueError(f"PLACEMENT_RULES_PATH {path}: {exc}") from None
 
 
-def run_facts(entities: Iterable[dict[str, Any]], is_process: Any) -> RunFacts:
+def run_facts(entities: Iterable[dict[str, Any]], is_process: Any) -> PlacementFacts:
     """The job namespaces, workspaces and outputs of a plan's entities (`is_process` tells the processes)."""
     namespaces: set[str] = set()
     workspaces: set[str] = set()
@@ -123,10 +123,10 @@ def run_facts(entities: Iterable[dict[str, Any]], is_process: Any) -> RunFacts:
             key = _ref_key(ref)
             if key is not None:
                 outputs.add(key)
-    return RunFacts(frozenset(namespaces), frozenset(workspaces), tuple(sorted(outputs)))
+    return PlacementFacts(frozenset(namespaces), frozenset(workspaces), tuple(sorted(outputs)))
 
 
-def matching_rule(rules: Iterable[PlacementRule], facts: RunFacts) -> PlacementRule | None:
+def matching_rule(rules: Iterable[PlacementRule], facts: PlacementFacts) -> PlacementRule | None:
     """The first rule the run matches, or None."""
     for rule in rules:
         if rule.condition == "jobNamespace" and any(job.startswith(rule.value + "/") for job in facts.job_namespaces):

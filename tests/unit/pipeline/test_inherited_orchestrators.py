@@ -1,4 +1,4 @@
-"""Issue 35: the run-state side of inherited orchestrators (olparser/inherited_orchestrators.py), on each run-state
+"""Issue 35: the run-state side of inherited orchestrators (olparser/pipeline/inherited_orchestrators.py), on each run-state
 store (SQLite, Azure Tables on Azurite): an application run that an Airflow task ran records its parent and root, a
 SQL job of it looks them up, whichever comes first (events: tests/unit/lineage/test_inherited_orchestrator.py says
 where each part comes from)."""
@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from olparser.inherited_orchestrators import look_up_orchestration, record_passed_orchestration
 from olparser.lineage.identity import Orchestration
+from olparser.pipeline.inherited_orchestrators import look_up_orchestration, record_passed_orchestration
 from tests.support.airflow_identity import APP, DAG, TASK, parent_facet
 from tests.support.orchestration_events import SQL_RUN_ID, application_run, sql_job_run
 
