@@ -39,10 +39,13 @@ class Clock:
 
 
 def rewrite(path, text: str) -> None:
-    """Write a new version with a later modification time (file systems may keep one mtime within a tick)."""
+    """Write a new version with a later modification time (file systems may keep one mtime within a tick), at once
+    (a file renamed over it, as editors save): the watcher thread never reads it half written."""
     before = os.stat(path).st_mtime_ns
-    path.write_text(text)
-    os.utime(path, ns=(before + 1_000_000_000, before + 1_000_000_000))
+    staged = path.with_name(path.name + ".new")
+    staged.write_text(text)
+    os.utime(staged, ns=(before + 1_000_000_000, before + 1_000_000_000))
+    os.replace(staged, path)
 
 
 def test_a_changed_file_is_picked_up_after_the_check_interval(tmp_path):
