@@ -287,6 +287,11 @@ class TableHistoryStore:
     # --- writing -----------------------------------------------------------------------------------------------
     def record(self, record: RunRecord, *, now: float | None = None, keep_changes: bool = True) -> frozenset[str]:
         now = time.time() if now is None else now
+        # the processes this thread's earlier record of the run touched, not confirmed rewritten yet: one of its rows
+        # may have landed after another instance's pass (a record replaced meanwhile), so this record makes them
+        # hold what it says too (the runner records again after a stale commit, before any `refreshed`)
+        prior = getattr(self._written, "row", None)
+        carried: frozenset[str] = prior[4] if prior is not None and prior[0] == record.run_id else frozenset()
         self._written.row, self._written.summaries = None, (record.run_id, {})
         if record.facts.start < now - self.retention_seconds:
             return frozenset()
@@ -295,7 +300,7 @@ class TableHistoryStore:
         # a run this instance never recorded is taken to be new: its row is created without reading it first (one
         # that exists fails the create, and the retry reads it)
         recorded: frozenset[str] = self._with_retries(
-            lambda: self._record_once(record, keep_changes, new.pop() if new else False)
+            lambda: self._record_once(record, keep_changes, new.pop() if new else False, carried)
         )
         return recorded
 
@@ -354,7 +359,9 @@ class TableHistoryStore:
         )
         return changed
 
-    def _record_once(self, record: RunRecord, keep_changes: bool, new: bool = False) -> frozenset[str]:
+    def _record_once(
+        self, record: RunRecord, keep_changes: bool, new: bool = False, carried: frozenset[str] = frozenset()
+    ) -> frozenset[str]:
         digest = _sha(record.canonical())
         keys = self._run_keys(record.run_id)
         entity = None if new else self._read(keys)
@@ -362,8 +369,13 @@ class TableHistoryStore:
         complete = entity is not None and (bool(entity.get("complete")) or self._rows_written(entity))
         if complete and entity.get("digest") == digest:  # type: ignore[union-attr]
             assert entity is not None
-            self._finish(record.run_id, entity.metadata["etag"], entity, unrefreshed, keep_changes)
-            return unrefreshed
+            reconciled = frozenset(
+                name
+                for name in sorted(carried)
+                if self._with_retries(functools.partial(self._update_process, name, record.run_id, record))
+            )
+            self._finish(record.run_id, entity.metadata["etag"], entity, unrefreshed, keep_changes, carried)
+            return unrefreshed | reconciled
         current = _record_of(entity, "record")
         previous = current if entity is None or complete else _record_of(entity, "previous")
         changed = changed_processes(previous, record)
@@ -390,9 +402,9 @@ class TableHistoryStore:
             self._update_process(name, record.run_id, record, new=bool(first and first.pop()))
 
         known = process_runs_of(current).keys() | process_runs_of(previous).keys()
-        touched = frozenset(known | process_runs_of(record).keys())
+        touched = frozenset(known | process_runs_of(record).keys() | carried)
         for name in sorted(touched):
-            self._with_retries(functools.partial(update_process, name, [name not in known]))
+            self._with_retries(functools.partial(update_process, name, [name not in known | carried]))
         for text in sorted(stale):
             self.table.delete_entity(*json.loads(text))  # absent: no error
         self._note_duration(record.facts)

@@ -106,3 +106,30 @@ def test_records_without_interleaving_answer_nothing_more_to_rewrite(two_workers
     assert a.refreshed("run-1", a.record(EARLY, now=NOW)) == frozenset()
     assert b.refreshed("run-1", b.record(LATE, now=NOW)) == frozenset()
     assert a.process_summaries([EARLY_PROCESS, LATE_PROCESS]) == {LATE_PROCESS: ProcessSummary(1, T0)}
+
+
+def test_the_same_thread_recording_the_newer_state_next_takes_back_what_its_replaced_record_wrote_late(two_workers):
+    """The runner's way after a stale commit: a's record is replaced while it writes (b recorded the newer state),
+    then a records that newer state itself before any `refreshed`: the run's row already holds it, complete, and
+    a's late process row is taken back there, its process answered to be rewritten."""
+    a, b = two_workers
+    reached, go = paused_before(a, EARLY_PROCESS)
+    answers: dict[str, frozenset[str]] = {}
+
+    def worker_a() -> None:
+        answers["stale"] = a.record(EARLY, now=NOW)
+        answers["newer"] = a.record(LATE, now=NOW)
+
+    thread = threading.Thread(target=worker_a)
+    thread.start()
+    assert reached.wait(30)
+    try:
+        other_answer = b.refreshed("run-1", b.record(LATE, now=NOW))
+    finally:
+        go.set()
+        thread.join(30)
+
+    assert other_answer == frozenset()
+    assert answers == {"stale": frozenset({EARLY_PROCESS}), "newer": frozenset({EARLY_PROCESS})}
+    assert a.run("run-1") == LATE
+    assert a.process_summaries([EARLY_PROCESS, LATE_PROCESS]) == {LATE_PROCESS: ProcessSummary(1, T0)}
