@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from olparser.contract import IntakeLimits, read_event
-from tests.hostile.conftest import answer, cpu_seconds, within_bound
+from tests.support.hostile_costs import answer, cpu_seconds, within_bound
 from tools.samples import hostile as payloads
 from tools.samples.hostile import OVER_LIMITS, OverLimit, body
 

@@ -13,7 +13,7 @@ from olparser.lineage.options import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.naming.tokens import tokenize_name
 from olparser.runs.merge import merge_event
-from tests.hostile.conftest import BOUND, SLACK_SECONDS, cpu_seconds
+from tests.support.hostile_costs import BOUND, SLACK_SECONDS, cpu_seconds
 from tests.support.rules import MAPPINGS_PATH
 from tools.samples import hostile as payloads
 
