@@ -25,7 +25,9 @@ def test_names_of_four_thousand_brackets_are_accepted_within_the_bound(honest_in
     assert within_bound(lambda: read_event(data, {}, IntakeLimits()), len(data), honest_intake_lines_per_kib)
 
 
-def test_fifteen_thousand_mounts_and_inputs_are_refused_by_the_dataset_limit(honest_intake_lines_per_kib: float) -> None:
+def test_fifteen_thousand_mounts_and_inputs_are_refused_by_the_dataset_limit(
+    honest_intake_lines_per_kib: float,
+) -> None:
     data = body(payloads.mounts_event())
     assert answer(data) == (
         413,
@@ -66,7 +68,9 @@ def test_gzip_members_cost_linear_time_past_a_raised_limit(honest_intake_lines_p
     assert within_bound(lambda: answer(data, RAISED), len(data), honest_intake_lines_per_kib)
 
 
-def test_six_hundred_thousand_malformed_facets_are_refused_by_the_facet_limit(honest_intake_lines_per_kib: float) -> None:
+def test_six_hundred_thousand_malformed_facets_are_refused_by_the_facet_limit(
+    honest_intake_lines_per_kib: float,
+) -> None:
     data = body(payloads.malformed_facets_event())
     assert answer(data) == (
         413,
@@ -113,7 +117,9 @@ def test_a_run_dated_9999_is_clamped_at_intake() -> None:
 
 
 @pytest.mark.parametrize("case", OVER_LIMITS, ids=[case.setting for case in OVER_LIMITS])
-def test_just_over_each_limit_is_refused_naming_its_setting(case: OverLimit, honest_intake_lines_per_kib: float) -> None:
+def test_just_over_each_limit_is_refused_naming_its_setting(
+    case: OverLimit, honest_intake_lines_per_kib: float
+) -> None:
     data = case.make()
     status, error = answer(data)
     assert (status, f"(setting {case.setting})" in error) == (case.status, True), error
