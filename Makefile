@@ -10,7 +10,7 @@ help:
 	@echo "make run          - serve the function locally (Azurite queue + embedded catalog), prints the Spark settings"
 	@echo "make demo         - load sample data into the running \`make run\` (a scanned lake folder, a week of runs, system-table rows)"
 	@echo "make test         - run the whole test suite: unit, e2e, spark, browser, azurite, slow (installs what it needs; a process per core)"
-	@echo "make test-fast    - unit tests only: tests/unit without the azurite and slow tests (a few minutes on 2 cores)"
+	@echo "make test-fast    - unit tests only: tests/unit without the azurite and slow tests"
 	@echo "make coverage     - the whole suite under coverage.py: branch coverage of olparser/ and tools/"
 	@echo "make bench        - run the benchmarks in bench/ and print medians"
 	@echo "make lint         - ruff check, ruff format --check and mypy (strict on olparser/): what CI runs before the tests"

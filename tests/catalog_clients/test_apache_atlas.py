@@ -23,7 +23,7 @@ from apache_atlas.model.relationship import AtlasRelationship
 from apache_atlas.model.typedef import AtlasTypesDef
 from apache_atlas.utils import API, HTTPMethod, HTTPStatus, attributes_to_params
 
-from tests.catalog_clients.conftest import HOST, LAKE, SCANNER_RELATIONSHIPS, Calls, without_times
+from tests.support.catalog_clients import HOST, LAKE, SCANNER_RELATIONSHIPS, Calls, without_times
 from tools.catalog import CatalogServer
 
 ORDERS, SALES = f"{LAKE}/orders.csv", f"default.sales@{HOST}"

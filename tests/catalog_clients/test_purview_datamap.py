@@ -2,8 +2,8 @@
 
 The SDK targets `{endpoint}/datamap/api` (Atlas under `/atlas/v2`, Purview's search under `/search`), sends a bearer
 token from a TokenCredential and `api-version=2023-09-01` on Purview routes. Over plain HTTP it needs
-`enforce_https=False` in the request context (conftest.AllowPlainHttp). Its models are dict-like: `dict(model)` is
-what the server answered.
+`enforce_https=False` in the request context (AllowPlainHttp, tests/support/catalog_clients.py). Its models are
+dict-like: `dict(model)` is what the server answered.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.purview.datamap import DataMapClient
 
-from tests.catalog_clients.conftest import HOST, LAKE, SCANNER_RELATIONSHIPS, Calls, without_times
+from tests.support.catalog_clients import HOST, LAKE, SCANNER_RELATIONSHIPS, Calls, without_times
 from tools.catalog import CatalogServer
 
 ORDERS, RETURNS, SALES = f"{LAKE}/orders.csv", f"{LAKE}/returns.csv", f"default.sales@{HOST}"
@@ -388,7 +388,7 @@ def test_relationships(datamap: DataMapClient, open_catalog: CatalogServer) -> N
 
 
 def test_the_sdk_sent_its_bearer_token_and_api_version(open_catalog: CatalogServer) -> None:
-    from tests.catalog_clients.conftest import AllowPlainHttp, FakeCredential
+    from tests.support.catalog_clients import AllowPlainHttp, FakeCredential
 
     credential = FakeCredential()
     client = DataMapClient(open_catalog.url, credential, per_call_policies=[AllowPlainHttp()], retry_total=0)

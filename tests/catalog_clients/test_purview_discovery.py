@@ -11,7 +11,7 @@ import pytest
 from azure.core.exceptions import HttpResponseError
 from azure.purview.datamap import DataMapClient
 
-from tests.catalog_clients.conftest import Calls
+from tests.support.catalog_clients import Calls
 from tools.catalog import CatalogServer
 
 LAKE = "https://contosolake.dfs.core.windows.net/silver"

@@ -6,16 +6,14 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-import requests
 from pyapacheatlas.auth import BasicAuthentication
 from pyapacheatlas.core import AtlasClient
 
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
+from tests.support.catalog_server import PASSWORD, USER
 from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
-
-USER, PASSWORD = "atlas-user", "s3cret-pw"
 
 
 @pytest.fixture
@@ -36,13 +34,6 @@ def open_catalog(db_path: Path) -> Iterator[CatalogServer]:
     server = CatalogServer(db_path).start()
     yield server
     server.stop()
-
-
-def calls_since_reset(catalog: CatalogServer) -> dict[str, int]:
-    """The catalog's calls by route since the last reset, then reset."""
-    counted = requests.get(f"{catalog.url}/_ol2purview/calls", timeout=10).json()["byRoute"]
-    requests.post(f"{catalog.url}/_ol2purview/calls/reset", timeout=10).raise_for_status()
-    return counted
 
 
 @pytest.fixture

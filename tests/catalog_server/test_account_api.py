@@ -10,7 +10,7 @@ import pytest
 import requests
 
 from olparser.resolution.resource_sets import ResourceSetRules, default_account_config, scanned_name
-from tests.catalog_server.conftest import PASSWORD, USER
+from tests.support.catalog_server import PASSWORD, USER
 from tools.catalog import CatalogServer
 
 AUTH = (USER, PASSWORD)

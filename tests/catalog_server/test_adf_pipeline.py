@@ -16,9 +16,9 @@ import requests
 
 from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
-from tests.catalog_server.conftest import calls_since_reset
 from tests.support import databricks_runs as dr
 from tests.support.catalog_reads import as_the_connector_reads
+from tests.support.catalog_server import calls_since_reset
 from tools.catalog import CatalogServer
 
 PIPELINE_RUN = "5f0d2c1e-8a3b-4c6d-9e7f-0a1b2c3d4e5f"  # @pipeline().RunId

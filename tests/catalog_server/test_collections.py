@@ -237,7 +237,7 @@ def test_the_purview_sdk_moves_entities(tmp_path):
     """azure-purview-datamap's `entity.move_entities_to_collection` against the catalog."""
     from azure.purview.datamap import DataMapClient
 
-    from tests.catalog_clients.conftest import AllowPlainHttp, FakeCredential
+    from tests.support.catalog_clients import AllowPlainHttp, FakeCredential
 
     server = CatalogServer(tmp_path / "c.sqlite", account_name="contoso-purview").start()
     try:

@@ -12,7 +12,7 @@ from pyapacheatlas.core import AtlasClient, AtlasEntity, AtlasProcess
 from pyapacheatlas.core.typedef import AtlasAttributeDef, EntityTypeDef, RelationshipTypeDef
 from pyapacheatlas.core.util import AtlasException
 
-from tests.catalog_server.conftest import PASSWORD, USER
+from tests.support.catalog_server import PASSWORD, USER
 from tools.catalog import CatalogServer
 
 ABFSS = "https://acct.dfs.core.windows.net/lake"

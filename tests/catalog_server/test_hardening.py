@@ -12,7 +12,7 @@ from pathlib import Path
 
 import requests
 
-from tests.catalog_server.conftest import PASSWORD, USER
+from tests.support.catalog_server import PASSWORD, USER
 from tools.catalog import CatalogServer
 
 AUTH = (USER, PASSWORD)

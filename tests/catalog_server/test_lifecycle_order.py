@@ -19,10 +19,10 @@ from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.settings import Settings
-from tests.conftest import open_test_run_state_store
 from tests.e2e.lineage_helpers import Atlas, refs
 from tests.support.lifecycle_events import NOW, run_event, table, write
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.stores import open_test_run_state_store
 from tools.catalog import CatalogServer
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.catalog_server.conftest import PASSWORD, USER
+from tests.support.catalog_server import PASSWORD, USER
 from tests.support.datamap_compare import compare, paths
 from tools.catalog import CatalogServer
 

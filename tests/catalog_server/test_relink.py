@@ -14,9 +14,9 @@ import requests
 from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from olparser.settings import Settings
-from tests.catalog_server.conftest import calls_since_reset
 from tests.support import databricks_runs as dr
 from tests.support.catalog_reads import as_the_connector_reads
+from tests.support.catalog_server import calls_since_reset
 from tests.support.rules import MAPPINGS_PATH
 from tools.catalog import CatalogServer
 

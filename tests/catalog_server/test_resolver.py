@@ -20,7 +20,7 @@ from olparser.adapters.catalog.resolver import (
 from olparser.resolution.model import Identity, NamedDataset, UnityTable
 from olparser.resolution.tasks import TaskLookup, TaskMatch
 from olparser.settings import TYPEDEFS_DIR
-from tests.catalog_server.conftest import calls_since_reset
+from tests.support.catalog_server import calls_since_reset
 from tools.catalog import CatalogServer
 
 LAKE = "https://acct.dfs.core.windows.net/silver"

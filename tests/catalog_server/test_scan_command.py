@@ -11,7 +11,7 @@ import pytest
 import requests
 
 from olparser.resolution.resource_sets import default_account_config
-from tests.catalog_server.conftest import PASSWORD, USER
+from tests.support.catalog_server import PASSWORD, USER
 from tools.catalog import CatalogServer
 from tools.cli import main
 

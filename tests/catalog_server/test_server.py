@@ -11,7 +11,7 @@ import requests
 from pyapacheatlas.auth import BasicAuthentication
 from pyapacheatlas.core import AtlasClient
 
-from tests.catalog_server.conftest import PASSWORD, USER
+from tests.support.catalog_server import PASSWORD, USER
 from tools.catalog import CatalogServer
 from tools.catalog import app as catalog_app
 

@@ -4,28 +4,21 @@ is `tools/functions_host/launcher.py` (the benchmarks start servers with it too)
 
 `start_serve(data_dir, storage=..., worker=...)` returns a `ServeHandle`: url, keys, its embedded catalog, the status
 endpoint, `wait_until_processed()`, `stop()`. The `serve` fixture gives one per test module in intake-only mode
-(`--no-worker --storage embedded`, so a test reads what was queued with `drain_queue`); `serve_factory` lets a test
-start its own (stopped at the end of the test). `start_worker(...)` runs `ol2purview worker` against a serve's storage
-and catalog.
+(`--no-worker --storage embedded`, so a test reads what was queued with `drain_queue`, tests/support/serves.py);
+`serve_factory` lets a test start its own (stopped at the end of the test). `start_worker(...)` runs `ol2purview
+worker` against a serve's storage and catalog. Tests import these from the launcher and tests/support/serves.py.
 """
 
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import pytest
 
-from tests.support.repository import PROJECT_ROOT
+from tests.support.serves import STORAGE_OF_RUN_STATE_STORE
 from tools.functions_host.launcher import ServeHandle, start_serve
-from tools.functions_host.launcher import WorkerHandle as WorkerHandle  # for the e2e tests that start a worker
-from tools.functions_host.launcher import start_worker as start_worker
-
-# The modules whose serves take the default ports (7071, 21000), as a user's do: one worker runs them all (`make test`
-# runs --dist loadgroup), so one's serve never takes the port another expects to find taken, or free.
-DEFAULT_PORTS_GROUP = pytest.mark.xdist_group("default_ports")
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +60,6 @@ def serve_factory(tmp_path: Path) -> Iterator[Callable[..., ServeHandle]]:
         handle.stop()
 
 
-STORAGE_OF_RUN_STATE_STORE = {"sqlite": "embedded", "table": "azurite"}  # the queues each store runs with
-
-
 @pytest.fixture
 def serve_on_each_store(
     serve_factory: Callable[..., ServeHandle], run_state_store_kind: str
@@ -95,68 +85,3 @@ def serve_on_each_store(
         )
 
     return factory
-
-
-def start_serve_on_store(kind: str, folder: Path, env: dict[str, str], key: str = "e2e-key") -> ServeHandle:
-    """`start_serve` on one run-state store, for module-scoped fixtures parametrized over ("sqlite", "table"):
-    RUN_STATE_STORE=sqlite with the embedded queues, or RUN_STATE_STORE=table on the Azurite that serve starts."""
-    if kind == "table":
-        from tests.support.azurite_fixture import require_azurite
-
-        require_azurite()
-        env = {**env, "RUN_STATE_STORE": "table"}
-    return start_serve(folder, key=key, env=env, storage=STORAGE_OF_RUN_STATE_STORE[kind])
-
-
-# --- helpers for ingest tests ---------------------------------------------------------------------------------------
-SHARED_OPENLINEAGE = PROJECT_ROOT.parent / "shared" / "openlineage"
-
-
-def real_event_files() -> list[Path]:
-    """The real events emitted by producers (reference/openlineage.md says which are real, not templates)."""
-    events = SHARED_OPENLINEAGE / "events"
-    return sorted([*events.glob("compat-tests_*.json"), *events.glob("website-docs__*.json")])
-
-
-def sequence_folders() -> list[Path]:
-    """The three complete real Spark runs, each a folder of events in emission order (none without ../shared: the
-    tests that use them are marked `shared`, tests/shared_marker.py, and collect without it)."""
-    sequences = SHARED_OPENLINEAGE / "sequences"
-    return sorted(p for p in sequences.iterdir() if p.is_dir()) if sequences.is_dir() else []
-
-
-@dataclass(frozen=True)
-class QueuedEvent:
-    """One event taken off the lineage queue of an embedded-storage serve."""
-
-    run_id: str | None
-    event_type: str | None
-    event: dict[str, Any]
-    dequeue_count: int
-
-
-def drain_queue(handle: ServeHandle, queue_name: str = "lineage-events") -> list[QueuedEvent]:
-    """Take every message off the serve's embedded lineage queue (oldest first) and open its envelope, so that a
-    test sees exactly what it sent. The serve must run with `--storage embedded --no-worker`."""
-    from olparser.adapters.delivery.envelope import parse
-    from olparser.adapters.delivery.queues import SqliteQueueService, embedded_queue_path
-    from olparser.adapters.delivery.sender import courier_from_settings
-    from olparser.settings import Settings
-
-    service = SqliteQueueService(embedded_queue_path(handle.data_dir))
-    courier = courier_from_settings(Settings(data_dir=handle.data_dir))
-    queue = service.queue(queue_name)
-    taken: list[QueuedEvent] = []
-    try:
-        while batch := queue.receive(32, 60):
-            for message in batch:
-                envelope = parse(message.text)
-                taken.append(
-                    QueuedEvent(
-                        envelope.run_id, envelope.event_type, courier.open_event(message.text), message.dequeue_count
-                    )
-                )
-                queue.delete(message)
-    finally:
-        service.close()
-    return taken

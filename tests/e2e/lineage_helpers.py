@@ -13,9 +13,10 @@ from typing import Any
 
 import requests
 
-from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle
 from tests.support.catalog_reads import as_the_connector_reads
 from tests.support.repository import PROJECT_ROOT
+from tests.support.shared_events import SHARED_OPENLINEAGE
+from tools.functions_host.launcher import ServeHandle
 
 EVENTS = SHARED_OPENLINEAGE / "events"
 ACCELERATOR_EVENT = EVENTS / "accelerator__UnitTestColData_CompleteOlColMessage.json"

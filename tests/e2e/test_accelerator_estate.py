@@ -27,9 +27,9 @@ import pytest
 import requests
 
 from olparser.lineage.databricks_model import model_type_names
-from tests.e2e.conftest import start_serve_on_store
 from tests.e2e.lineage_helpers import replay, write_events
 from tests.support.repository import PROJECT_ROOT
+from tests.support.serves import start_serve_on_store
 from tests.support.waiting import wait_until
 from tools.catalog import CatalogServer
 from tools.samples.databricks import Dataset, NotebookRun, events

@@ -38,8 +38,6 @@ from olparser.adapters import operations
 from olparser.adapters.runtime import Runtime
 from olparser.runs.store import TOMBSTONE_SECONDS
 from olparser.settings import Settings
-from tests.conftest import SLOW_TEST_TIMEOUT
-from tests.e2e.conftest import ServeHandle, WorkerHandle, start_serve, start_worker
 from tests.property.scenarios import (
     INPUT_CHOICES,
     LAST_ENDING,
@@ -53,7 +51,9 @@ from tests.support import databricks_runs as dr
 from tests.support import temporary_runs as tr
 from tests.support.order_worker import catalog_content, in_order
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.tiers import SLOW_TEST_TIMEOUT
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import ServeHandle, WorkerHandle, start_serve, start_worker
 from tools.replay import DEFAULT_ENDPOINT, make_transport
 
 SEED = int(os.environ.get("CHAOS_SEED") or random.SystemRandom().randrange(2**32))

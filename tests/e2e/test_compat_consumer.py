@@ -19,9 +19,9 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 from tests.support.repository import SHARED
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 COMPAT = SHARED / "openlineage" / "compat-consumer"
 VALIDATED = ("airflow", "simple_run_event", "spark_dataproc_simple_producer_test")  # those with Dataplex links

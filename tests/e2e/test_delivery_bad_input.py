@@ -12,8 +12,8 @@ from typing import Iterator
 import pytest
 import requests
 
-from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.corpus.hostile import LANDING, REFUSED, Case
+from tools.functions_host.launcher import ServeHandle, start_serve
 from tools.samples.delivery import catalog_dump, catalog_mismatches, databricks_run, leaks
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

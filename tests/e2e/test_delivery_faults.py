@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay
 from tests.support.repository import PROJECT_ROOT
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import ServeHandle, start_serve
 from tools.samples.delivery import (
     catalog_calls,
     catalog_dump,

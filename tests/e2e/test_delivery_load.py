@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bench.delivery_load import run_load
-from tests.e2e.conftest import start_serve
+from tools.functions_host.launcher import start_serve
 from tools.samples.delivery import catalog_dump, catalog_mismatches
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite]

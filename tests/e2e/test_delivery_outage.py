@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import start_serve
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import start_serve
 from tools.samples.delivery import catalog_dump, catalog_mismatches, generated_events, post_events, set_catalog_faults
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, pytest.mark.slow]

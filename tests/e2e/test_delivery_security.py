@@ -14,7 +14,7 @@ from typing import Iterator
 import pytest
 import requests
 
-from tests.e2e.conftest import ServeHandle, start_serve
+from tools.functions_host.launcher import ServeHandle, start_serve
 from tools.samples.delivery import databricks_run, leaks
 
 pytestmark = pytest.mark.e2e

@@ -16,7 +16,7 @@ import pytest
 import requests
 from azure.storage.blob import BlobServiceClient
 
-from tests.e2e.conftest import start_serve, start_worker
+from tools.functions_host.launcher import start_serve, start_worker
 from tools.samples.delivery import PRODUCER, catalog_dump, catalog_mismatches, databricks_run, run_id_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, pytest.mark.slow]

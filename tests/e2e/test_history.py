@@ -15,11 +15,11 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, Atlas, replay, write_events
 from tests.support import history_scenario as week
 from tests.support.repository import PROJECT_ROOT
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 pytestmark = pytest.mark.e2e
 

@@ -14,7 +14,6 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, replay, write_events
 from tests.support import history_scenario as week
 from tests.support.chromium import CHROMIUM
@@ -22,6 +21,7 @@ from tests.support.history_page import open_browser, open_inputs_of, set_window
 from tests.support.waiting import wait_until
 from tools.catalog import CatalogServer
 from tools.catalog.history_link import HistoryLink
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 DOCS = Path(__file__).resolve().parents[2] / "docs"

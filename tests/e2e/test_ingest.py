@@ -11,7 +11,9 @@ import pytest
 import requests
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
-from tests.e2e.conftest import ServeHandle, drain_queue, real_event_files, sequence_folders
+from tests.support.serves import drain_queue
+from tests.support.shared_events import real_event_files, sequence_folders
+from tools.functions_host.launcher import ServeHandle
 
 pytestmark = pytest.mark.e2e
 

@@ -15,12 +15,13 @@ import pytest
 import requests
 
 from olparser.adapters.delivery.queues import AzureQueueService
-from tests.e2e.conftest import ServeHandle, real_event_files
 from tests.e2e.lineage_helpers import Atlas
 from tests.support.azurite_fixture import require_azurite
 from tests.support.repository import PROJECT_ROOT
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.shared_events import real_event_files
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import ServeHandle
 
 pytestmark = pytest.mark.e2e
 SAMPLE_APP = PROJECT_ROOT / "tests" / "unit" / "functions_host" / "sample_app" / "function_app.py"

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import ServeHandle, drain_queue, real_event_files, sequence_folders
 from tests.support.repository import PROJECT_ROOT
+from tests.support.serves import drain_queue
+from tests.support.shared_events import real_event_files, sequence_folders
+from tools.functions_host.launcher import ServeHandle
 
 pytestmark = pytest.mark.e2e
 

@@ -16,10 +16,12 @@ import pytest
 import requests
 from openlineage.client import OpenLineageClient
 
-from tests.e2e.conftest import drain_queue, real_event_files, start_serve
 from tests.support.azurite_fixture import require_azurite
 from tests.support.repository import PROJECT_ROOT
+from tests.support.serves import drain_queue
+from tests.support.shared_events import real_event_files
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import start_serve
 
 pytestmark = pytest.mark.e2e
 

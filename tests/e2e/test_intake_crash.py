@@ -16,8 +16,8 @@ import requests
 from olparser.adapters.delivery.queues import embedded_queue_path
 from olparser.adapters.delivery.sender import courier_from_settings
 from olparser.settings import Settings
-from tests.e2e.conftest import start_serve
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import start_serve
 from tools.samples.delivery import ENDPOINT, databricks_run
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

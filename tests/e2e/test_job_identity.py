@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import STORAGE_OF_RUN_STATE_STORE
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 from tests.support.repository import PROJECT_ROOT
+from tests.support.serves import STORAGE_OF_RUN_STATE_STORE
 from tools.functions_host.launcher import start_serve
 from tools.samples.notebooks import CTAS, FABRIC_NAMESPACE, FABRIC_NOTEBOOK_ID, T0, fabric_ctas_run, session_job
 

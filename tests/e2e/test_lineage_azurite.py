@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import (
     ACCELERATOR_EVENT,
     WORKSPACE_HOST,
@@ -26,6 +25,7 @@ from tests.e2e.lineage_helpers import (
     write_events,
 )
 from tests.support.azurite_fixture import require_azurite
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite]
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.e2e.conftest import ServeHandle
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 from tests.support import databricks_runs as dr
 from tests.support.repository import PROJECT_ROOT
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import ServeHandle
 
 pytestmark = pytest.mark.e2e
 

@@ -15,11 +15,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import Atlas
 from tests.support.chromium import CHROMIUM
 from tests.support.history_page import open_browser
 from tests.support.repository import PROJECT_ROOT
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 SALES = "https://contosolake.dfs.core.windows.net/silver/sales/Year={Year}/Month={Month}/{SparkPartitions}"

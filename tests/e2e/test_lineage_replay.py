@@ -12,7 +12,6 @@ import secrets
 
 import pytest
 
-from tests.e2e.conftest import ServeHandle, sequence_folders, start_serve
 from tests.e2e.lineage_helpers import (
     ACCELERATOR_EVENT,
     DATABRICKS_QUICKSTART_EVENT,
@@ -22,6 +21,8 @@ from tests.e2e.lineage_helpers import (
     refs,
     replay,
 )
+from tests.support.shared_events import sequence_folders
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 pytestmark = pytest.mark.e2e
 

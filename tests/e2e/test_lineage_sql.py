@@ -11,8 +11,9 @@ import uuid
 
 import pytest
 
-from tests.e2e.conftest import SHARED_OPENLINEAGE, start_serve
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
+from tests.support.shared_events import SHARED_OPENLINEAGE
+from tools.functions_host.launcher import start_serve
 
 pytestmark = pytest.mark.e2e
 

@@ -7,9 +7,10 @@ import signal
 
 import pytest
 
-from tests.e2e.conftest import sequence_folders, start_worker
 from tests.e2e.lineage_helpers import Atlas, replay
 from tests.support.azurite_fixture import require_azurite
+from tests.support.shared_events import sequence_folders
+from tools.functions_host.launcher import start_worker
 
 pytestmark = pytest.mark.e2e
 

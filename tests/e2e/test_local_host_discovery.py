@@ -14,9 +14,11 @@ import pytest
 
 from olparser.adapters.catalog import load_typedefs
 from olparser.settings import TYPEDEFS_DIR
-from tests.e2e.conftest import DEFAULT_PORTS_GROUP, SHARED_OPENLINEAGE, ServeHandle, start_serve
 from tests.support.repository import PROJECT_ROOT
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.serves import DEFAULT_PORTS_GROUP
+from tests.support.shared_events import SHARED_OPENLINEAGE
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 TYPE_COUNT = sum(len(defs) for defs in load_typedefs(TYPEDEFS_DIR).values())  # every definition the connector ships
 

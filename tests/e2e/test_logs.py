@@ -11,9 +11,10 @@ from pathlib import Path
 
 from olparser.adapters.catalog import load_typedefs
 from olparser.settings import TYPEDEFS_DIR
-from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay
+from tests.support.shared_events import SHARED_OPENLINEAGE
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: \S.*$")
 UVICORN_DEFAULT = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL):\s")

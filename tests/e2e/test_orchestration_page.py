@@ -10,11 +10,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import replay, write_events
 from tests.support.chromium import CHROMIUM
 from tests.support.history_page import open_browser, open_inputs_of, set_window
 from tests.support.orchestration_events import dr_env, orchestrated_events
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 

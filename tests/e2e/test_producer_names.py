@@ -18,8 +18,9 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from tests.e2e.conftest import ServeHandle, start_serve_on_store
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
+from tests.support.serves import start_serve_on_store
+from tools.functions_host.launcher import ServeHandle
 
 pytestmark = pytest.mark.e2e
 

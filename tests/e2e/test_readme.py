@@ -28,9 +28,9 @@ from typing import Callable, Iterator
 import pytest
 import requests
 
-from tests.e2e.conftest import DEFAULT_PORTS_GROUP
 from tests.support.azurite_fixture import require_azurite
 from tests.support.repository import PROJECT_ROOT, lone_copy
+from tests.support.serves import DEFAULT_PORTS_GROUP
 from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.azurite, DEFAULT_PORTS_GROUP]

@@ -21,12 +21,13 @@ from typing import Any, Iterator
 import pytest
 import requests
 
-from tests.e2e.conftest import ServeHandle, start_serve_on_store
 from tests.e2e.lineage_helpers import Atlas, notebook_process, refs, send_and_wait
 from tests.support import databricks_runs as dr
 from tests.support.repository import PROJECT_ROOT
 from tests.support.scanned_assets import dataset, notebook_run, stable
+from tests.support.serves import start_serve_on_store
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import ServeHandle
 
 pytestmark = pytest.mark.e2e
 

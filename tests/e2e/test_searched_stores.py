@@ -16,13 +16,14 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.e2e.conftest import ServeHandle, start_serve_on_store
 from tests.e2e.lineage_helpers import Atlas, notebook_process, refs, send_and_wait
 from tests.support import databricks_runs as dr
 from tests.support.qn_tester_runs import qn_tester
 from tests.support.scanned_assets import dataset, notebook_run, stable
 from tests.support.searched_stores import STORES, register_assets, register_store_types
+from tests.support.serves import start_serve_on_store
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import ServeHandle
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 import requests
 
-from tests.e2e.lineage_helpers import Atlas, replay, write_events
+from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, Atlas, replay, write_events
 from tools.samples.notebooks import streaming_batches
 
 pytestmark = pytest.mark.e2e
@@ -21,17 +21,16 @@ OUTPUT = "https://contosolake.dfs.core.windows.net/curated/orders"
 
 
 def test_micro_batches_make_one_process_and_one_history_entry_per_window(serve_on_each_store, tmp_path):
-    serve = serve_on_each_store(env={"STREAMING_HISTORY_WINDOW": str(WINDOW)})
+    serve = serve_on_each_store(env={"STREAMING_HISTORY_WINDOW": str(WINDOW), **SEQUENTIAL_ENV})
     replay(serve, write_events(tmp_path / "events", *streaming_batches(BATCHES, every_seconds=EVERY, started=STARTED)))
     serve.wait_until_processed(timeout=300)
 
     windows = BATCHES * EVERY // WINDOW + (BATCHES * EVERY % WINDOW > 0)
     # the first batch of each window writes the window's plan; every other batch plans the same: no catalog write
-    # (before: one write per batch). The host works on several queued messages at once (host.json's batch size, on
-    # both stores), so a few batches race their window's first write, and a batch of an older window finished after
-    # a newer one writes its window again (its runCount grew): how many depends on the machine's load, not the store
+    # (before: one write per batch). One message at a time, in queue order (SEQUENTIAL_ENV): with several at once, a
+    # few batches would race their window's first write, and how many would depend on the machine's load
     writes = serve.catalog_calls()["byRoute"].get("POST /entity/bulk")
-    assert windows <= writes <= BATCHES // 4
+    assert writes == windows
     processes = [e for e in Atlas(serve.atlas_url).all_entities() if e["typeName"] == "spark_process"]
     assert [(p["attributes"]["name"], p["attributes"]["runCount"]) for p in processes] == [
         ("micro_batch_execution.orders", windows)

@@ -15,10 +15,10 @@ from typing import Iterator
 import pytest
 import requests
 
-from tests.e2e.conftest import ServeHandle, start_serve
 from tests.e2e.lineage_helpers import Atlas, refs, replay, write_events
 from tests.support import temporary_runs as tr
 from tests.support.azurite_fixture import require_azurite
+from tools.functions_host.launcher import ServeHandle, start_serve
 
 pytestmark = pytest.mark.e2e
 

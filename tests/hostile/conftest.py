@@ -1,39 +1,17 @@
-"""Measuring cost for the hostile suite: CPU seconds of this process (other processes on the machine do not count),
-the least of a few runs, compared with an honest event per KiB."""
+"""Fixtures of the hostile suite: the work of an honest event, against which hostile payloads are bounded
+(tests/support/hostile_work.py)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import pytest
 
-from olparser.contract import IngestError, IntakeLimits, read_event
-from tools.samples.hostile import body, cpu_times, honest_event
-
-BOUND = 10  # a hostile payload may cost this many times an honest event of the same size
-SLACK_SECONDS = 0.02  # timer and cache noise on small payloads
-
-
-def cpu_seconds(fn: Callable[[], Any], repeat: int = 3) -> float:
-    """The least CPU time of `repeat` runs of `fn` (an IngestError counts as an answer, not a failure)."""
-    return min(cpu_times(fn, repeat))
-
-
-def answer(data: bytes, limits: IntakeLimits | None = None) -> tuple[int, str]:
-    """(status, error or "") that intake gives `data`."""
-    try:
-        read_event(data, {}, limits or IntakeLimits())
-    except IngestError as error:
-        return error.status, error.error
-    return 200, ""
+from olparser.contract import IntakeLimits, read_event
+from tests.support.hostile_work import work
+from tools.samples.hostile import body, honest_event
 
 
 @pytest.fixture(scope="session")
-def honest_intake_per_kib() -> float:
-    """CPU seconds per KiB that intake spends on an honest 1 MB event."""
+def honest_intake_lines_per_kib() -> float:
+    """Lines of olparser/ that intake runs per KiB of an honest 1 MB event."""
     data = body(honest_event(1_000_000))
-    return cpu_seconds(lambda: read_event(data, {}, IntakeLimits()), repeat=5) / (len(data) / 1024)
-
-
-def within_bound(seconds: float, size_bytes: int, honest_per_kib: float) -> bool:
-    return seconds <= BOUND * honest_per_kib * size_bytes / 1024 + SLACK_SECONDS
+    return work(lambda: read_event(data, {}, IntakeLimits())) / (len(data) / 1024)

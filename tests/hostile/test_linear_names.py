@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import olparser.naming
 from olparser.naming import MappingEngine
 from olparser.naming.tokens import tokenize_name
-from tests.conftest import lines_run
+from tests.support.work_count import lines_run
 
 SHORT, LONG = 2_000, 16_000
 MAX_RATIO = 20  # LONG / SHORT is 8: linear cost grows 8x, quadratic 64x

@@ -19,9 +19,9 @@ from olparser.adapters.history_stores.sqlite_store import SqliteHistoryStore
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
-from tests.conftest import open_test_run_state_store
 from tests.property.scenarios import WORKSPACE_HOSTS, deliveries, scenarios
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.stores import open_test_run_state_store
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 ENGINE = MappingEngine.from_path(MAPPINGS_PATH)

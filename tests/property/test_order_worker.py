@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from olparser.adapters import operations
 from olparser.adapters.delivery.queues import poison_queue_name
 from olparser.adapters.runtime import Runtime
-from tests.conftest import open_test_run_state_store
 from tests.property.scenarios import deliveries, scenarios
 from tests.support.order_worker import FAR_FUTURE, _settings, catalog_content, in_order
 from tests.support.repository import PROJECT_ROOT
+from tests.support.stores import open_test_run_state_store
 from tests.support.waiting import wait_until
 from tools.catalog import CatalogServer
 from tools.functions_host.queue_worker import QueueWorker

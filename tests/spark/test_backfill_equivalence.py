@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import SHARED_OPENLINEAGE, ServeHandle, sequence_folders, start_serve
 from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, WORKSPACE_HOSTS_ENV
-from tests.spark.conftest import catalog_view, job_for
 from tests.support.catalog_compare import assert_same_catalog
 from tests.support.repository import PROJECT_ROOT
+from tests.support.shared_events import SHARED_OPENLINEAGE, sequence_folders
+from tests.support.spark_jobs import catalog_view, job_for
+from tools.functions_host.launcher import ServeHandle, start_serve
 from tools.spark.spark_job import run_spark
 
 pytestmark = [pytest.mark.spark, pytest.mark.e2e, pytest.mark.azurite]

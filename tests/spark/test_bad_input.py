@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.conftest import job_for
 from tests.spark.events import spark_run, write_json_lines
+from tests.support.spark_jobs import job_for
 from tools.spark.spark_job import run_spark
 
 pytestmark = pytest.mark.spark

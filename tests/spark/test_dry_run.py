@@ -11,10 +11,10 @@ import pytest
 
 from olparser.lineage import LineageOptions
 from olparser.naming import MappingEngine
-from tests.spark.conftest import job_for
 from tests.spark.events import spark_run, write_json_lines
 from tests.support import temporary_runs as tr
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.spark_jobs import job_for
 from tools.spark.dry_run import NewestRuns
 from tools.spark.local import run_local
 from tools.spark.runs import RunResult, plan_run

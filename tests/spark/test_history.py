@@ -18,13 +18,13 @@ from olparser.adapters.delivery.archive import EventArchive, FolderArchiveStore
 from olparser.history import Window
 from olparser.history.api import lineage_answer
 from olparser.runs.merge import instant_seconds
-from tests.e2e.conftest import start_serve
 from tests.e2e.lineage_helpers import SEQUENTIAL_ENV, Atlas, replay, write_events
-from tests.spark.conftest import job_for
 from tests.support import history_scenario as week
 from tests.support import temporary_runs as tr
 from tests.support.repository import PROJECT_ROOT
+from tests.support.spark_jobs import job_for
 from tests.support.waiting import wait_until
+from tools.functions_host.launcher import start_serve
 from tools.spark.history import PARQUET_COLUMNS, HistoryQuery, run_history
 from tools.spark.spark_job import run_spark
 

@@ -24,13 +24,13 @@ import requests
 
 from olparser.adapters.runtime import Runtime
 from tests.e2e.lineage_helpers import Atlas, refs
-from tests.spark.conftest import catalog_view, job_for
 from tests.spark.events import spark_run, write_json_lines
 from tests.support import databricks_runs as dr
 from tests.support import lifecycle_events as lc
 from tests.support import temporary_runs as tr
 from tests.support.catalog_compare import assert_same_catalog
 from tests.support.orchestration_events import airflow_task_events, orchestrated_events
+from tests.support.spark_jobs import catalog_view, job_for
 from tools.samples.notebooks import FABRIC_NAMESPACE, FABRIC_NOTEBOOK_ID, T0, fabric_ctas_run, streaming_batches
 from tools.spark.spark_job import run_spark
 

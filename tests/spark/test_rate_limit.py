@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.conftest import catalog_calls, job_for
 from tests.spark.events import spark_run, write_json_lines
+from tests.support.spark_jobs import catalog_calls, job_for
 from tools.spark.job import BackfillJob
 from tools.spark.spark_job import run_spark
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.conftest import job_for
+from tests.support.spark_jobs import job_for
 from tools.spark import spark_job
 from tools.spark.spark_job import READ_TASK_BYTES, _balanced_bins, _shared_files, event_bodies, local_event_bodies
 

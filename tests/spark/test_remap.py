@@ -12,10 +12,10 @@ import pytest
 from olparser.adapters.delivery.archive import EventArchive, FolderArchiveStore
 from olparser.adapters.runtime import Runtime
 from tests.e2e.lineage_helpers import Atlas, refs
-from tests.spark.conftest import job_for
 from tests.spark.events import spark_run, write_json_lines
 from tests.support.azurite_fixture import require_azurite
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.spark_jobs import job_for
 from tools.azurite import start_azurite
 from tools.spark.spark_job import run_spark
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.e2e.lineage_helpers import Atlas, refs
-from tests.spark.conftest import catalog_view
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.spark_jobs import catalog_view
 from tools.samples.system_tables import HOST, LAKE, WORKSPACE, row, write_parquet
 from tools.spark.cli import main
 

@@ -18,7 +18,7 @@ from typing import Iterator, Mapping
 
 import pytest
 
-from tests.conftest import STRICT_ENV, skips_are_failures
+from tests.support.strict_mode import STRICT_ENV, skips_are_failures
 from tools.azurite import AZURITE_BIN, Azurite, AzuriteNotInstalled, azurite_command, start_azurite
 
 

@@ -40,3 +40,16 @@ BROKEN_RULES_PROBLEM = (
     "{path}:4:3: rule 1 'broken', field parserConditions[0].compare: '~' is not one of ['=', '!=', "
     "'contains', 'notcontains', 'icontains', 'startswith', 'endswith', 'contains-in', '>', '<']"
 )
+
+
+def rule(
+    name: str, conditions: list[tuple[str, str, object]], qualified_name: str, purview_type: str = "t", **extra
+) -> dict:
+    """A rule dict in the config format, from compact condition tuples."""
+    return {
+        "name": name,
+        "parserConditions": [{"op1": a, "compare": c, "op2": b} for a, c, b in conditions],
+        "qualifiedName": qualified_name,
+        "purviewDataType": purview_type,
+        **extra,
+    }

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from olparser.adapters.delivery.queues import AzureQueueService, QueueService, SqliteQueueService
-
-
-def unique_name(prefix: str = "q") -> str:
-    """A queue or container name no other test uses (Azurite is shared by the whole session)."""
-    return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
 @pytest.fixture(params=["sqlite", pytest.param("azurite", marks=pytest.mark.azurite)])

@@ -24,9 +24,15 @@ def definitions_of_the_azurite_fixture(path: Path, root: Path = PROJECT_ROOT) ->
     return found
 
 
-def test_the_fixture_is_defined_once_and_registered_for_the_whole_session():
-    from tests import conftest
+def plugins_registered(conftest: Path) -> tuple[str, ...]:
+    """The `pytest_plugins` a conftest names (read from its source: no test imports a conftest module)."""
+    for node in ast.parse(conftest.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytest_plugins" for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    return ()
 
+
+def test_the_fixture_is_defined_once_and_registered_for_the_whole_session():
     elsewhere = [
         where
         for path in sorted(TESTS.rglob("*.py"))
@@ -36,7 +42,7 @@ def test_the_fixture_is_defined_once_and_registered_for_the_whole_session():
     assert elsewhere == []
     [definition] = definitions_of_the_azurite_fixture(FIXTURE_MODULE)
     assert definition.startswith("tests/support/azurite_fixture.py:") and definition.endswith(" defines it")
-    assert "tests.support.azurite_fixture" in conftest.pytest_plugins
+    assert "tests.support.azurite_fixture" in plugins_registered(TESTS / "conftest.py")
 
 
 def test_an_import_of_the_fixture_counts_as_a_definition(tmp_path):

@@ -1,7 +1,8 @@
 """The documentation site: README.md is short and points to it; `mkdocs build --strict` passes (also with a page that
 is not in `nav` yet); the generated reference pages are what the code generates; and every command block of README
 and the site names commands and flags that exist (the Quickstart's blocks are also executed, in
-tests/e2e/test_readme.py)."""
+tests/e2e/test_readme.py); the developer page and `make help` keep no test counts or durations (they go stale), and
+the timeouts they state are the configured ones."""
 
 from __future__ import annotations
 
@@ -225,3 +226,55 @@ def test_examples_write_their_files_under_the_data_folder():
         and not target.startswith(("$", "<", "[", "abfss://", "dbfs:/"))
     ]
     assert found == []
+
+
+# What goes stale by itself: how many tests there are and how long they take (pytest prints both: the closing line,
+# --durations=N). The developer page and `make help` name neither; the timeouts they state are the configured ones.
+STALE = re.compile(
+    r"\b(?:minutes?|hours?)\b"
+    r"|\btakes?\s+(?:about\s+|up\s+to\s+)?[\d.,]+\s*(?:s|ms|seconds)\b"
+    r"|\b\d[\d,]*\s+(?:unit\s+|end-to-end\s+|e2e\s+)?tests\b",
+    re.IGNORECASE,
+)
+
+
+def make_help() -> list[str]:
+    """The lines `make help` prints (the echo lines of its recipe in the Makefile)."""
+    recipe = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8").split("\nhelp:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split("@echo ", 1)[1] for line in recipe.splitlines() if "@echo " in line]
+
+
+def stale_figures(lines: list[str]) -> list[str]:
+    return [line for line in lines if STALE.search(line)]
+
+
+def test_the_developer_page_and_make_help_keep_no_test_counts_or_durations():
+    assert stale_figures(DEVELOPERS_PAGE.read_text(encoding="utf-8").splitlines()) == []
+    assert len(make_help()) > 10 and stale_figures(make_help()) == []
+
+
+@pytest.mark.parametrize(
+    "line, stale",
+    [
+        ("`make test-fast` runs tests/unit (a few minutes of wall clock on a 2-core machine)", True),
+        ("the slowest unit test takes 6.4 s", True),
+        ("the slow property test takes about 25 s", True),
+        ("pytest's closing line says 2,803 tests", True),
+        ("every test has a timeout: 120 s", False),
+        ("`slow` takes more than a few seconds", False),
+        ("BENCH_SPARK_MEMORY_EVENTS=0 for the 120,000-event speed figure only", False),
+    ],
+)
+def test_the_check_finds_counts_and_durations(line, stale):
+    assert bool(stale_figures([line])) is stale
+
+
+def test_the_developer_page_states_the_configured_timeouts():
+    import tomllib
+
+    from tests.support.tiers import SLOW_TEST_TIMEOUT
+
+    default = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]
+    text = " ".join(DEVELOPERS_PAGE.read_text(encoding="utf-8").split())
+    assert f"Every test has a timeout (pytest-timeout): {default['ini_options']['timeout']} s" in text
+    assert f"{SLOW_TEST_TIMEOUT} s for `spark` and `slow` tests (`SLOW_TEST_TIMEOUT`" in text

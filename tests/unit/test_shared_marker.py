@@ -17,9 +17,10 @@ from tests.support.repository import lone_copy, repository_copy
 
 
 def test_the_names_that_reach_shared_are_found_across_modules():
-    helpers = reaching("tests.e2e.conftest")
-    assert {"SHARED_OPENLINEAGE", "real_event_files", "sequence_folders"} <= helpers
-    assert "start_serve" not in helpers and "drain_queue" not in helpers
+    helpers = reaching("tests.support.shared_events")
+    assert {"SHARED_OPENLINEAGE", "real_event_files", "sequence_folders", "load_sequence"} <= helpers
+    serving = reaching("tests.support.serves")
+    assert "start_serve_on_store" not in serving and "drain_queue" not in serving
     assert {"EVENTS", "ACCELERATOR_EVENT"} <= reaching("tests.e2e.lineage_helpers")  # imported SHARED_OPENLINEAGE
     assert "REAL_SOURCES" in reaching("tests.property.scenarios")
     assert "test_the_quickstart_runs_as_written_on_the_repository_alone" not in reaching("tests.e2e.test_readme")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import STRICT_ENV, skips_are_failures
 from tests.support.azurite_fixture import require_azurite
 from tests.support.repository import PROJECT_ROOT
+from tests.support.strict_mode import STRICT_ENV, skips_are_failures
 
 SKIPPING_TESTS = '''
 import pytest

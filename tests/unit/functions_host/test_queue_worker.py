@@ -15,8 +15,8 @@ from typing import Callable
 import pytest
 
 from olparser.adapters.delivery.queues import QueueService, SqliteQueueService, poison_queue_name
+from tests.support.unique_names import unique_name
 from tests.support.waiting import wait_until
-from tests.unit.conftest import unique_name
 from tools.functions_host.queue_worker import QueueWorker, WorkerCounts
 from tools.functions_host.trigger_settings import QueueTriggerSettings
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 from olparser.history.model import ProcessRun, ProcessSummary, RunFacts
 from olparser.history.store import slim
 from olparser.history.window import Window
-
-from .conftest import DAY, LAKE, RETENTION_DAYS, T0, dataset, record
+from tests.support.history_records import DAY, LAKE, RETENTION_DAYS, T0, dataset, record
 
 NOW = T0 + 10 * DAY
 ORDERS_PROCESS = "databricks://h/notebooks/orders/processes/curated/orders"

@@ -18,8 +18,8 @@ from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.merge import merge_event
 from olparser.settings import Settings
-from tests.conftest import open_test_history_store, open_test_run_state_store
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.stores import open_test_history_store, open_test_run_state_store
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 from tools.samples.notebooks import streaming_batches
 

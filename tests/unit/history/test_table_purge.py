@@ -10,7 +10,7 @@ from azure.data.tables import UpdateMode
 
 from olparser.adapters.history_stores.table_store import LAYOUT, TableHistoryStore
 from olparser.history.model import ProcessSummary
-from tests.unit.history.conftest import DAY, RETENTION_DAYS, T0, counted_table, record
+from tests.support.history_records import DAY, RETENTION_DAYS, T0, counted_table, record
 
 pytestmark = pytest.mark.azurite
 

@@ -8,8 +8,7 @@ import pytest
 from olparser.history import WalkLimits, Window, lineage_in_window
 from olparser.history.memory import MemoryHistory
 from olparser.history.model import ProcessRun, RunFacts, RunRecord
-
-from .conftest import T0, dataset, record
+from tests.support.history_records import T0, dataset, record
 
 CHAIN = [
     record(f"r{n}", T0 + n * 60, T0 + n * 60 + 30, inputs=(f"d{n}",), output=f"d{n + 1}", process=f"p{n}")

@@ -14,8 +14,8 @@ from bench.history import SHARED, chain_record
 from olparser.adapters.history_stores.table_store import TableHistoryStore
 from olparser.history import Window, lineage_in_window
 from olparser.history.model import ProcessRun
+from tests.support.history_records import DAY, LAKE, T0, counted_table, dataset, record
 from tests.support.table_requests import RequestCount
-from tests.unit.history.conftest import DAY, LAKE, T0, counted_table, dataset, record
 
 pytestmark = pytest.mark.azurite
 

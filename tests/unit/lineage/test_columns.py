@@ -9,8 +9,7 @@ import pytest
 
 from olparser.lineage import LineageOptions, build_lineage, columns
 from olparser.runs.model import DatasetFacts, RunSnapshot
-
-from .conftest import FakeEngine
+from tests.support.fake_engine import FakeEngine
 
 LAKE = "abfss://raw@acct.dfs.core.windows.net"
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 
 from olparser.lineage.databricks_model import model_type_names, purview_databricks_typedefs
-
-from .conftest import SHARED
+from tests.support.repository import SHARED
 
 ATTRIBUTE_DEFAULTS = {
     "isOptional": True,

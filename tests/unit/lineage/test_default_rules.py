@@ -11,8 +11,7 @@ from olparser.lineage import LineageOptions, build_lineage
 from olparser.naming import MappingEngine
 from olparser.runs.merge import merge_events
 from tests.support.rules import MAPPINGS_PATH
-
-from .conftest import load_event, load_sequence
+from tests.support.shared_events import load_event, load_sequence
 
 HOST = "adb-3464153745686717.17.azuredatabricks.net"
 

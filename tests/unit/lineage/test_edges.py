@@ -17,8 +17,7 @@ import json
 from olparser.lineage import LineageOptions, build_lineage
 from olparser.lineage.edges import declared_names, is_temporary, temporary_scope, temporary_writes, upstream_inputs
 from olparser.runs.model import DatasetFacts, RunSnapshot
-
-from .conftest import FakeEngine
+from tests.support.fake_engine import FakeEngine
 
 LAKE = "abfss://lake@acct.dfs.core.windows.net"
 ORDERS, CUSTOMERS, A, B = "/raw/orders", "/raw/customers", "/gold/a", "/gold/b"

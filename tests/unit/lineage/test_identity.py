@@ -9,6 +9,7 @@ from olparser.lineage.identity import JobIdentity, is_application_run, is_sessio
 from olparser.runs.merge import merge_event
 from olparser.runs.model import RunSnapshot
 from tests.support.airflow_identity import APP, DAG, TASK, parent_facet
+from tests.support.fake_engine import FakeEngine
 from tools.samples.notebooks import (
     CTAS,
     FABRIC_NAMESPACE,
@@ -17,8 +18,6 @@ from tools.samples.notebooks import (
     fabric_properties,
     session_job,
 )
-
-from .conftest import FakeEngine
 
 SESSION_A = "00000000-1111-4222-8333-444444444444"  # DataHub's Fabric fixture (tools/samples/notebooks.py)
 SESSION_B = "9b2f6c1e-7d4a-4c3b-a5e8-0f1d2c3b4a59"

@@ -8,8 +8,7 @@ from olparser.lineage import LineageOptions, build_lineage
 from olparser.lineage.context import display_job_name, run_context
 from olparser.resolution.tasks import TaskLookup
 from olparser.runs.model import DatasetFacts, RunSnapshot
-
-from .conftest import FakeEngine
+from tests.support.fake_engine import FakeEngine
 
 OUTPUT = DatasetFacts(namespace="abfss://out@acct.dfs.core.windows.net", name="gold/orders")
 OUTPUT_QN = "https://acct.dfs.core.windows.net/out/gold/orders"

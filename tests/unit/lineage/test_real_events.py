@@ -7,8 +7,7 @@ import json
 
 from olparser.lineage import LineageOptions, LineagePlan, UnmatchedDataset, build_lineage
 from olparser.runs.merge import merge_events
-
-from .conftest import load_event, load_sequence
+from tests.support.shared_events import load_event, load_sequence
 
 WS = "databricks://adb-3464153745686717.17.azuredatabricks.net"
 NOTEBOOK = f"{WS}/notebooks/Shared/Scenario01DimOrg/S01DimOrg_raw2int"

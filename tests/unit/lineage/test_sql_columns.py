@@ -17,8 +17,8 @@ from olparser.lineage.sql_columns import sql_dialect
 from olparser.runs.merge import merge_events
 from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.sql import ParsedSql
-
-from .conftest import FakeEngine, load_event, load_sequence
+from tests.support.fake_engine import FakeEngine
+from tests.support.shared_events import load_event, load_sequence
 
 SPARK = "https://github.com/OpenLineage/OpenLineage/tree/1.23.0/integration/spark"
 HIVE = "hive://metastore:9083"

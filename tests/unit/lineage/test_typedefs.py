@@ -18,8 +18,8 @@ from olparser.runs.model import DatasetFacts, RunSnapshot
 from olparser.settings import TYPEDEFS_DIR
 from tests.support.producer_runs import _dbt_model_run
 from tests.support.producer_runs import _task_run as _airflow_task_run
-
-from .conftest import SHARED, load_event, load_sequence
+from tests.support.repository import SHARED
+from tests.support.shared_events import load_event, load_sequence
 
 PRIMITIVES = {"string", "int", "long", "boolean", "date", "float", "double", "array<string>", "map<string,string>"}
 FILES = sorted(TYPEDEFS_DIR.glob("*.json"))

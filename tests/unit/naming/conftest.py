@@ -25,16 +25,3 @@ def vectors_dir(shared_dir: Path) -> Path:
 @pytest.fixture(scope="session")
 def reference_mounts(vectors_dir: Path) -> tuple[MountPoint, ...]:
     return mounts_from_facet(json.loads((vectors_dir / "mount_points.json").read_text()))
-
-
-def rule(
-    name: str, conditions: list[tuple[str, str, object]], qualified_name: str, purview_type: str = "t", **extra
-) -> dict:
-    """A rule dict in the config format, from compact condition tuples."""
-    return {
-        "name": name,
-        "parserConditions": [{"op1": a, "compare": c, "op2": b} for a, c, b in conditions],
-        "qualifiedName": qualified_name,
-        "purviewDataType": purview_type,
-        **extra,
-    }

@@ -15,9 +15,7 @@ from openlineage.client.serde import Serde
 
 from olparser.settings import PROJECT_ROOT
 from tests.support.qn_tester_runs import COMMAND, RULES_LINE, after_rules_line, qn_tester
-from tests.support.rules import MAPPINGS_PATH
-
-from .conftest import rule
+from tests.support.rules import MAPPINGS_PATH, rule
 
 # the engine says why no shipped rule names a Kafka topic (olparser/naming/stores.py)
 KAFKA = (

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from olparser.naming import ConfigError, MappingEngine
-
-from .conftest import rule
+from tests.support.rules import rule
 
 GOOD = rule("good", [("prefix", "=", "x")], "x://{nameGroups[0]}")
 

@@ -10,8 +10,7 @@ import pytest
 
 from olparser.naming import ConfigError, MappingEngine, MappingResult, MountPoint
 from olparser.settings import Settings
-
-from .conftest import rule
+from tests.support.rules import rule
 
 RULES = [
     rule(

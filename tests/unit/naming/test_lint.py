@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 
 from olparser.naming import lint_config
-from tests.support.rules import MAPPINGS_PATH
-
-from .conftest import rule
+from tests.support.rules import MAPPINGS_PATH, rule
 
 
 def kinds(findings):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from olparser.naming import MappingEngine
-from tests.unit.naming.conftest import rule
+from tests.support.rules import rule
 
 WORKSPACE = "adb-123.4.azuredatabricks.net"
 

@@ -7,8 +7,7 @@ import pytest
 
 from olparser.naming import MappingEngine, MappingResult, MountPoint
 from olparser.naming import engine as engine_module
-
-from .conftest import rule
+from tests.support.rules import rule
 
 RULES = [
     rule(

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from olparser.naming import MappingEngine
-from tests.conftest import open_test_history_store, open_test_run_state_store
 from tests.support.rules import MAPPINGS_PATH
+from tests.support.stores import open_test_history_store, open_test_run_state_store
 
 
 @pytest.fixture

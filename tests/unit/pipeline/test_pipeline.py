@@ -15,9 +15,9 @@ from olparser.lineage import LineageOptions
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.runs.rules import static_key
 from olparser.runs.store import TOMBSTONE_SECONDS
-from tests.conftest import same_store_elsewhere
 from tests.support import databricks_runs as dr
 from tests.support.pipelines import NOTEBOOK, NOW, STATEMENT, WS, Clock, _cll, make_pipeline
+from tests.support.stores import same_store_elsewhere
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 CLL_RUN = "019127df-0850-72bc-b214-b255290588a6"

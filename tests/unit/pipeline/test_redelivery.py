@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import same_store_elsewhere
 from tests.support import databricks_runs as dr
 from tests.support.pipelines import NOTEBOOK, STATEMENT, _cll, make_pipeline
+from tests.support.stores import same_store_elsewhere
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 CLL_PROCESS = (

@@ -9,7 +9,7 @@ import pytest
 from olparser.runs.codec import RunStateDecodeError, from_compressed, from_json, to_compressed, to_json
 from olparser.runs.merge import merge_event, snapshot_from_static
 from olparser.runs.model import RunSnapshot
-from tests.unit.runs.conftest import load_sequence
+from tests.support.shared_events import load_sequence
 
 
 def all_real_snapshots() -> list[RunSnapshot]:

@@ -19,7 +19,7 @@ from olparser.runs.merge import (
     snapshot_from_static,
 )
 from olparser.runs.model import RunSnapshot
-from tests.unit.runs.conftest import events_of_run, load_sequence
+from tests.support.shared_events import events_of_run, load_sequence
 
 CLL = "compat-tests__CLL"
 SHAKESPEARE = "compat-tests__spark_dataproc_bigquery_shakespare"

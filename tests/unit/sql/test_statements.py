@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from olparser.sql import SqlStar, SqlTable
 from olparser.sql.statements import read_statement
-from tests.conftest import lines_run
+from tests.support.work_count import lines_run
 
 
 def stars(sql: str) -> list[str | None]:

@@ -2,8 +2,8 @@
 keeping RUN_HISTORY_DAYS, recorded 1 of 11 runs dated two years back)."""
 
 from olparser.settings import Settings
+from tests.support.history_records import DAY, T0, record
 from tests.support.rules import MAPPINGS_PATH
-from tests.unit.history.conftest import DAY, T0, record
 from tools.spark.job import BackfillJob, record_history
 
 

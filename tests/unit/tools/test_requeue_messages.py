@@ -6,8 +6,8 @@ import pytest
 
 from olparser.adapters.delivery import envelope as env
 from olparser.adapters.delivery.queues import AzureQueueService, QueueService, SqliteQueueService, poison_queue_name
+from tests.support.unique_names import unique_name
 from tests.support.waiting import wait_until
-from tests.unit.conftest import unique_name
 from tools import cli
 from tools.requeue_messages import RequeuedMessage, Selection, requeue
 

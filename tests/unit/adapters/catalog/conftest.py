@@ -2,36 +2,13 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from olparser.adapters.catalog import CatalogTarget, make_atlas_client
 from olparser.adapters.catalog.retry import RetryPolicy
+from tests.support.fake_clock import FakeTime, MaxRandom
 
 from .atlas_stub import AtlasStub
-
-
-class FakeTime:
-    """clock() and sleep() for injection: sleeping records the wait and moves the clock."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-        self.sleeps: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.sleeps.append(seconds)
-        self.now += seconds
-
-
-class MaxRandom(random.Random):
-    """Jitter always at its top: waits become exact (initial * 2**n, capped)."""
-
-    def uniform(self, a: float, b: float) -> float:
-        return b
 
 
 @pytest.fixture

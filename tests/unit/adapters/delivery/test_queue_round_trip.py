@@ -10,7 +10,7 @@ from olparser.adapters.delivery.claim_check import FolderClaimCheckStore
 from olparser.adapters.delivery.queues import QueueService
 from olparser.adapters.delivery.sender import EventCourier
 from olparser.contract import AcceptedEvent
-from tests.unit.conftest import unique_name
+from tests.support.unique_names import unique_name
 
 
 def accepted(run_id: str, pad: int) -> AcceptedEvent:

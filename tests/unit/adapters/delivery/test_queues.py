@@ -14,8 +14,8 @@ from olparser.adapters.delivery.queues import (
     check_queue_name,
     poison_queue_name,
 )
+from tests.support.unique_names import unique_name
 from tests.support.waiting import wait_until
-from tests.unit.conftest import unique_name
 
 
 def test_send_receive_delete(queue_service: QueueService) -> None:

@@ -23,7 +23,7 @@ from olparser.adapters.delivery.claim_check import (
 from olparser.adapters.delivery.queues import MAX_MESSAGE_BYTES, base64_size
 from olparser.adapters.delivery.sender import EventCourier, courier_from_settings
 from olparser.settings import Settings
-from tests.unit.conftest import unique_name
+from tests.support.unique_names import unique_name
 
 SMALL = {"eventType": "START", "run": {"runId": "r-small"}, "job": {"namespace": "ns", "name": "j"}}
 

@@ -17,9 +17,8 @@ from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.runs.merge import merge_events
 from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, InterimDataset, StoreStats
 from olparser.settings import Settings
-from tests.conftest import same_store_elsewhere
-from tests.unit.adapters.run_state.conftest import TTL_SECONDS
-from tests.unit.runs.conftest import events_of_run, load_sequence
+from tests.support.shared_events import events_of_run, load_sequence
+from tests.support.stores import SHORT_TTL_SECONDS, same_store_elsewhere
 
 CLL_CTAS_RUN = "019127df-0850-72bc-b214-b255290588a6"
 T0 = 1_700_000_000.0
@@ -97,8 +96,8 @@ def test_a_replayed_event_changes_nothing_until_half_the_time_to_live_has_passed
     assert store.merge_versioned(running, now=T0 + 1)[1] == 2
     assert store.merge_versioned(running, now=T0 + 2) == (merge_events([start, running]), 2)
     assert store.commit(CLL_CTAS_RUN, [], version=2, fingerprint="sha256:aa11", now=T0 + 3) == CommitResult()
-    assert store.merge_versioned(running, now=T0 + 3 + TTL_SECONDS / 2)[1] == 3  # kept alive (commit: T0 + 3)
-    assert store.get_versioned(CLL_CTAS_RUN, now=T0 + 3 + TTL_SECONDS) == (merge_events([start, running]), 3)
+    assert store.merge_versioned(running, now=T0 + 3 + SHORT_TTL_SECONDS / 2)[1] == 3  # kept alive (commit: T0 + 3)
+    assert store.get_versioned(CLL_CTAS_RUN, now=T0 + 3 + SHORT_TTL_SECONDS) == (merge_events([start, running]), 3)
 
 
 def test_a_commit_for_an_older_version_is_refused_as_stale(store):
@@ -123,9 +122,9 @@ def test_state_expires_ttl_seconds_after_the_last_update(store):
     merged(store, start, now=T0)
     merged(store, running, now=T0 + 30)  # the TTL counts from here
     store.commit(CLL_CTAS_RUN, [], version=2, fingerprint="sha256:aa11", now=T0 + 30)
-    assert got(store, CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS - 1) == merge_events([start, running])
-    assert got(store, CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS) is None
-    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 30 + TTL_SECONDS) is None
+    assert got(store, CLL_CTAS_RUN, now=T0 + 30 + SHORT_TTL_SECONDS - 1) == merge_events([start, running])
+    assert got(store, CLL_CTAS_RUN, now=T0 + 30 + SHORT_TTL_SECONDS) is None
+    assert store.written_fingerprint(CLL_CTAS_RUN, now=T0 + 30 + SHORT_TTL_SECONDS) is None
     # an event after expiry starts a new snapshot, without the old fingerprint
     late = merged(store, complete, now=T0 + 200)
     assert late == merge_events([complete])
@@ -242,7 +241,7 @@ def test_a_run_claimed_at_once_by_retries_and_other_instances_is_one_user(store)
     # #25 item 2: two instances claiming one run (a redelivered message) each counted it; the entity was never deleted
     from concurrent.futures import ThreadPoolExecutor
 
-    from tests.conftest import same_store_elsewhere
+    from tests.support.stores import same_store_elsewhere
 
     other = same_store_elsewhere(store)
     with ThreadPoolExecutor(6) as pool:
@@ -357,9 +356,9 @@ def test_due_runs_come_back_when_their_time_has_passed_most_overdue_first(store)
 def test_a_due_run_is_not_purged_before_the_timer_has_written_it(store):
     merged(store, cll_events()[0], now=T0)
     store.schedule(CLL_CTAS_RUN, T0 + 10)
-    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 0
+    assert store.purge_expired(now=T0 + 10 * SHORT_TTL_SECONDS) == 0
     store.schedule(CLL_CTAS_RUN, None)
-    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 1
+    assert store.purge_expired(now=T0 + 10 * SHORT_TTL_SECONDS) == 1
 
 
 def test_reset_forgets_a_process_run_time(store):
@@ -373,11 +372,11 @@ def test_purge_deletes_exactly_the_expired_runs(store):
     old, fresh = numbered_events("0190f000-0000-7000-8000-00000000000a", 1)[0], cll_events()[0]
     merged(store, old, now=T0)
     merged(store, fresh, now=T0 + 50)
-    assert store.purge_expired(now=T0 + TTL_SECONDS + 10) == 1
+    assert store.purge_expired(now=T0 + SHORT_TTL_SECONDS + 10) == 1
     assert got(store, "0190f000-0000-7000-8000-00000000000a", now=T0) is None  # deleted, not only ignored
-    assert got(store, CLL_CTAS_RUN, now=T0 + TTL_SECONDS + 10) == merge_events([fresh])
-    assert store.purge_expired(now=T0 + TTL_SECONDS + 10) == 0
-    assert store.purge_expired(now=T0 + 50 + TTL_SECONDS) == 1
+    assert got(store, CLL_CTAS_RUN, now=T0 + SHORT_TTL_SECONDS + 10) == merge_events([fresh])
+    assert store.purge_expired(now=T0 + SHORT_TTL_SECONDS + 10) == 0
+    assert store.purge_expired(now=T0 + 50 + SHORT_TTL_SECONDS) == 1
 
 
 def test_process_writers_keep_the_newest_run_and_outlive_purges(store):
@@ -389,7 +388,7 @@ def test_process_writers_keep_the_newest_run_and_outlive_purges(store):
     record_writers(store, [a], 1_700_000_100.5, "run-0")  # the same instant: the greater key wins
     assert store.process_writers([b, a, b, "unknown"]) == {a: (1_700_000_100.5, "run-2"), b: (1_700_000_200.0, "run-3")}
     record_writers(store, [a], 1_700_000_100.5, "run-9")
-    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 5  # the five runs' records; their writers stay
+    assert store.purge_expired(now=T0 + 10 * SHORT_TTL_SECONDS) == 5  # the five runs' records; their writers stay
     assert store.process_writers([a]) == {a: (1_700_000_100.5, "run-9")}
 
 
@@ -454,7 +453,7 @@ def test_interim_keys_are_the_registered_ones_until_forgotten(store):
 def test_interim_datasets_outlive_run_purges_and_are_counted(store):
     merged(store, cll_events()[0], now=T0)
     store.register_interim({INTERIM_PATH: PATH_CANDIDATES}, now=T0)
-    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 1
+    assert store.purge_expired(now=T0 + 10 * SHORT_TTL_SECONDS) == 1
     assert store.interim_keys([INTERIM_PATH]) == {INTERIM_PATH}
     assert store.stats() == StoreStats(runs=0, due=0, entities=0, processes=0, interim=1)
     assert store.stats().to_json()["interimDatasets"] == 1
@@ -522,7 +521,7 @@ def test_sqlite_opens_a_file_of_the_previous_version_and_adds_the_new_columns(tm
     old.execute("INSERT INTO run_state VALUES ('r1', NULL, 'sha256:0ld', ?)", (T0,))
     old.commit()
     old.close()
-    with SqliteRunStateStore(path, ttl_seconds=TTL_SECONDS) as store:
+    with SqliteRunStateStore(path, ttl_seconds=SHORT_TTL_SECONDS) as store:
         assert store.written_fingerprint("r1", now=T0) == "sha256:0ld"
         assert store.get_versioned("r1", now=T0) == (None, 0)
         start = cll_events()[0]
@@ -552,7 +551,7 @@ def test_sqlite_file_that_counted_users_gets_each_runs_claims_as_its_users(tmp_p
     old.executemany("INSERT INTO entity_refs VALUES (?, ?, ?, NULL)", [(*PLACEHOLDER, 1), (*APP, 3)])
     old.commit()
     old.close()
-    with SqliteRunStateStore(path, ttl_seconds=TTL_SECONDS) as store:
+    with SqliteRunStateStore(path, ttl_seconds=SHORT_TTL_SECONDS) as store:
         assert store.commit("run-a", [], version=None, fingerprint="a", now=T0).orphans == (PLACEHOLDER,)
         assert store.commit("run-b", [], version=None, fingerprint="b", now=T0).orphans == (APP,)
 
@@ -616,7 +615,7 @@ def test_sqlite_rolls_back_a_merge_that_fails_and_keeps_working(tmp_path, monkey
     import olparser.adapters.run_state.sqlite_store as module
 
     start, running, _, _ = cll_events()
-    with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=TTL_SECONDS) as store:
+    with SqliteRunStateStore(tmp_path / "runs.sqlite3", ttl_seconds=SHORT_TTL_SECONDS) as store:
         merged(store, start, now=T0)
 
         def broken(snapshot):
@@ -657,7 +656,7 @@ def table_store(azurite):
     from olparser.adapters.run_state.table_store import TableRunStateStore
 
     with TableRunStateStore.from_connection_string(
-        azurite.connection_string, f"big{uuid.uuid4().hex[:16]}", ttl_seconds=TTL_SECONDS
+        azurite.connection_string, f"big{uuid.uuid4().hex[:16]}", ttl_seconds=SHORT_TTL_SECONDS
     ) as store:
         yield store
 
@@ -670,7 +669,7 @@ def test_table_writers_that_collide_retry_and_lose_nothing(azurite, table_store)
 
     start, running, _, complete = cll_events()
     table_store.merge_versioned(start, now=T0)
-    other = TableRunStateStore(table_store.table, ttl_seconds=TTL_SECONDS)
+    other = TableRunStateStore(table_store.table, ttl_seconds=SHORT_TTL_SECONDS)
     interfered = []
     original_read = table_store._read
 
@@ -705,10 +704,10 @@ def test_table_splits_large_state_across_numbered_properties(table_store):
     assert got(table_store, run_id, now=T0) == snapshot
     # after expiry a small state replaces the entity: no stale part is left behind
     small = {**cll_events()[0], "run": {**cll_events()[0]["run"], "runId": run_id}}
-    table_store.merge_versioned(small, now=T0 + TTL_SECONDS + 10)
+    table_store.merge_versioned(small, now=T0 + SHORT_TTL_SECONDS + 10)
     entity = table_store.table.get_entity(keys["PartitionKey"], keys["RowKey"])
     assert entity["state_parts"] == 1 and "state_1" not in entity
-    assert got(table_store, run_id, now=T0 + TTL_SECONDS + 10) == merge_events([small])
+    assert got(table_store, run_id, now=T0 + SHORT_TTL_SECONDS + 10) == merge_events([small])
 
 
 @pytest.mark.azurite

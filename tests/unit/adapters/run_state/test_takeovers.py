@@ -13,8 +13,8 @@ import pytest
 
 from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.runs.store import StoreStats, Takeover
+from tests.support.stores import SHORT_TTL_SECONDS
 from tests.support.table_requests import RequestCount
-from tests.unit.adapters.run_state.conftest import TTL_SECONDS
 
 T0 = 1_700_000_000.0
 HOST = "databricks://adb-1.2.azuredatabricks.net"
@@ -105,7 +105,7 @@ def test_takeovers_outlive_run_purges_and_are_counted(store):
     assert replace(store.stats(), entities=0) == StoreStats(
         runs=1, due=0, entities=0, processes=0, interim=1, takeovers=2
     )
-    assert store.purge_expired(now=T0 + 10 * TTL_SECONDS) == 1  # the migration's run record
+    assert store.purge_expired(now=T0 + 10 * SHORT_TTL_SECONDS) == 1  # the migration's run record
     assert store.pending_takeovers() == [takeover(HASHED_B), takeover(HASHED_A)]
     assert replace(store.stats(), entities=0) == StoreStats(
         runs=0, due=0, entities=0, processes=0, interim=1, takeovers=2
@@ -188,14 +188,14 @@ def test_sqlite_file_of_the_previous_release_gets_the_takeovers_table(tmp_path):
     """The previous release's file is this release's without the `takeovers` table (and its indexes): opening it adds
     them and keeps everything else."""
     path = tmp_path / "previous.sqlite3"
-    with SqliteRunStateStore(path, ttl_seconds=TTL_SECONDS) as store:
+    with SqliteRunStateStore(path, ttl_seconds=SHORT_TTL_SECONDS) as store:
         store.claim("run-a", [RAW_ORDERS], now=T0)
         store.commit("run-a", [RAW_ORDERS], version=None, fingerprint="a", now=T0)
     previous = sqlite3.connect(path)
     previous.executescript("DROP INDEX takeovers_owner; DROP INDEX takeovers_checked_at; DROP TABLE takeovers;")
     previous.close()
 
-    with SqliteRunStateStore(path, ttl_seconds=TTL_SECONDS) as store:
+    with SqliteRunStateStore(path, ttl_seconds=SHORT_TTL_SECONDS) as store:
         schema = {
             (kind, name, table)
             for kind, name, table in store._connection().execute(
@@ -227,7 +227,7 @@ def counted_store(azurite):
     counted = RequestCount()
     service = TableServiceClient.from_connection_string(azurite.connection_string, raw_request_hook=counted)
     table = service.create_table_if_not_exists(f"runs{uuid.uuid4().hex[:16]}")
-    with TableRunStateStore(table, ttl_seconds=TTL_SECONDS) as store:
+    with TableRunStateStore(table, ttl_seconds=SHORT_TTL_SECONDS) as store:
         counted.take()
         yield store, counted
 

@@ -8,7 +8,7 @@ from hashlib import sha256
 from olparser.runs.codec import passed_on_from_bytes, passed_on_to_bytes
 from olparser.runs.model import DatasetFacts
 from olparser.runs.store import MAX_TEMPORARY_ROWS
-from tests.conftest import same_store_elsewhere
+from tests.support.stores import same_store_elsewhere
 from tests.support.temporary_runs import etl_chain
 
 T0 = 1_700_000_000.0

@@ -9,18 +9,34 @@ from typing import Iterator
 
 import pytest
 
+from olparser.adapters.sql import process_parser
 from olparser.adapters.sql.process_parser import SqlParser
 from olparser.sql import ParsedSql, SqlColumn, SqlColumnLineage, SqlParseFailure, SqlStar, SqlTable
 
 # A `+` chain this long overflows openlineage-sql's stack: in-process, it would kill the caller (signal 11).
 STACK_OVERFLOW = "INSERT INTO t SELECT " + "+".join(f"c{i}" for i in range(30_000)) + " AS z FROM x"
-# 3,000 UNIONs take the parser seconds (its cost grows faster than the text).
-SLOW = "INSERT INTO t " + " UNION ALL ".join(f"SELECT a FROM x{i}" for i in range(3_000))
+# A deadline no parse meets however fast the machine, and one every parse meets however loaded: which a parse gets
+# is set, never raced against a clock.
+NO_TIME, PLENTY = 0.0, 60.0
+
+
+class CountedWorkers:
+    """The parser processes a SqlParser starts, counted (each is a new `_Worker`)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.started = 0
+        original = process_parser._Worker
+
+        def start(startup_seconds: float) -> process_parser._Worker:
+            self.started += 1
+            return original(startup_seconds)
+
+        monkeypatch.setattr(process_parser, "_Worker", start)
 
 
 @pytest.fixture
 def parser() -> Iterator[SqlParser]:
-    parser = SqlParser(max_chars=1_000_000, timeout_seconds=0.5)
+    parser = SqlParser(max_chars=1_000_000, timeout_seconds=PLENTY)
     yield parser
     parser.close()
 
@@ -65,13 +81,21 @@ def test_an_oversize_query_is_refused_without_starting_a_parser(caplog):
     assert len(caplog.records) == 1 and "MAX_SQL_CHARS" in caplog.records[0].getMessage()
 
 
-def test_a_parse_past_its_deadline_is_abandoned_and_the_next_statement_gets_a_new_parser(parser):
-    assert parser(SLOW, "spark") == SqlParseFailure(
-        "parsing took longer than 0.5 s (setting SQL_PARSE_TIMEOUT_SECONDS)"
-    )
-    assert parser("INSERT INTO t SELECT a FROM b", "spark").columns == (
-        SqlColumnLineage(SqlColumn(None, "a"), (SqlColumn(SqlTable(("b",)), "a"),)),
-    )
+def test_a_parse_past_its_deadline_is_abandoned_and_the_next_statement_gets_a_new_parser(monkeypatch):
+    workers = CountedWorkers(monkeypatch)
+    parser = SqlParser(timeout_seconds=NO_TIME)  # the deadline has passed before the answer can be read
+    try:
+        assert parser("INSERT INTO t SELECT a FROM x", "spark") == SqlParseFailure(
+            "parsing took longer than 0 s (setting SQL_PARSE_TIMEOUT_SECONDS)"
+        )
+        assert (workers.started, parser._started, parser.parses) == (1, 0, 1)  # that worker was killed
+        parser.timeout_seconds = PLENTY
+        assert parser("INSERT INTO t SELECT a FROM b", "spark").columns == (
+            SqlColumnLineage(SqlColumn(None, "a"), (SqlColumn(SqlTable(("b",)), "a"),)),
+        )
+        assert (workers.started, parser._started, parser.parses) == (2, 1, 2)  # a new one answered
+    finally:
+        parser.close()
 
 
 def test_a_parser_crash_costs_only_its_worker(parser):
@@ -89,7 +113,7 @@ def test_results_are_cached_by_dialect_and_query(parser):
 
 
 def test_concurrent_callers_share_at_most_the_configured_workers():
-    parser = SqlParser(workers=2, timeout_seconds=5)
+    parser = SqlParser(workers=2, timeout_seconds=PLENTY)
     try:
         queries = [f"INSERT INTO t{i} SELECT a{i} FROM b{i}" for i in range(40)]
         with ThreadPoolExecutor(8) as pool:
