@@ -12,7 +12,7 @@ import pytest
 
 from olparser.adapters.history_stores.table_store import TableHistoryStore
 from olparser.history.model import ProcessSummary
-from tests.unit.history.conftest import DAY, T0, counted_table, record
+from tests.support.history_records import DAY, T0, counted_table, record
 
 pytestmark = pytest.mark.azurite
 
