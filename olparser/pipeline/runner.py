@@ -18,7 +18,7 @@ from . import timer
 from .inherited_orchestrators import record_passed_orchestration
 from .policy import Decision, DueReport, LineageOutcome, decide
 from .run_writer import MAX_REBUILDS, RunWriter
-from .takeover import take_over
+from .takeover import session_specific_writers, taken_over
 from .temporary import record_temporary
 
 log = logging.getLogger(__name__)
@@ -77,9 +77,19 @@ class LineagePipeline(RunWriter):
         """Write the runs whose time has come (INCOMPLETE runs, held Databricks runs) and retry deletions that did
         not finish. A failed run is tried again later, at most MAX_DUE_ATTEMPTS times (olparser/pipeline/timer.py)."""
         now = self._clock() if now is None else now
-        return timer.write_due(
-            self._store, self._uploader, self._history, self._locked, self._write_due_run, now=now, limit=limit
-        )
+        outcomes: list[LineageOutcome] = []
+        failed = 0
+        for key in self._store.due_runs(now, limit):
+            with self._locked(key):
+                try:
+                    outcome = self._write_due_run(key, now)
+                except Exception as error:  # the next tick tries again; a run never blocks the others
+                    failed += 1
+                    timer.postponed(self._store, key, now, failed, error)
+                    continue
+            if outcome is not None:
+                outcomes.append(outcome)
+        return timer.finish_tick(self._store, self._uploader, self._history, outcomes, failed, now)
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
         """One due run, under its lock: written (as INCOMPLETE when it has not ended), or unscheduled."""
@@ -166,10 +176,15 @@ class LineagePipeline(RunWriter):
     # --- take-over of session-specific identities ----------------------------------------------------------------
     def _take_over(self, key: str, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
         """A notebook run written under its stable identity takes over the processes earlier versions wrote under a
-        session-specific owner (`takeover.take_over`); needs the run history."""
+        session-specific owner (`takeover.session_specific_writers` names the runs to write again); needs the history."""
         if self._history is None:
             return outcome
-        calls, deleted = take_over(self._history, self._options, run, now, self._taken_over, self._write_again)
+        calls, deleted = 0, 0
+        for process, legacy in session_specific_writers(self._history, self._options, run, now, self._taken_over):
+            for legacy_key in legacy:
+                done = self._write_again(legacy_key, now)
+                calls, deleted = calls + done.catalog_calls, deleted + done.deleted
+            taken_over(process, legacy, self._taken_over)
         return replace(outcome, catalog_calls=outcome.catalog_calls + calls, deleted=outcome.deleted + deleted)
 
     def _write_again(self, key: str, now: float) -> LineageOutcome:

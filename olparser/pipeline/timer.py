@@ -1,11 +1,10 @@
-"""The timer's tick (`LineagePipeline.write_due`): the due runs written one by one (a failed one postponed, at most
-MAX_DUE_ATTEMPTS times), deletions that did not finish retried, expired run states and old history purged."""
+"""The timer's tick (`LineagePipeline.write_due`): the runner writes the store's due runs one by one; here, what a tick
+does besides: a run that failed postponed (at most MAX_DUE_ATTEMPTS times), deletions that did not finish retried,
+expired run states and old history purged."""
 
 from __future__ import annotations
 
 import logging
-import threading
-from typing import Callable
 
 from olparser.history import RunHistoryStore
 from olparser.runs import RunStateStore
@@ -20,40 +19,32 @@ DUE_RETRY_SECONDS = 60.0
 MAX_DUE_ATTEMPTS = 5
 
 
-def write_due(
+def postponed(store: RunStateStore, key: str, now: float, failed: int, error: Exception) -> None:
+    """A due run that could not be written: tried again later (backing off with `failed`, the tick's failures so
+    far), given up after MAX_DUE_ATTEMPTS."""
+    attempts = store.postpone(key, now + DUE_RETRY_SECONDS * 2**failed)
+    log.warning(
+        "timer: run %s could not be written (attempt %d of %d): %s",
+        key,
+        attempts,
+        MAX_DUE_ATTEMPTS,
+        type(error).__name__,
+    )
+    if attempts >= MAX_DUE_ATTEMPTS:
+        log.error("timer: run %s given up after %d attempts", key, attempts)
+        store.schedule(key, None)
+
+
+def finish_tick(
     store: RunStateStore,
     uploader: Uploader,
     history: RunHistoryStore | None,
-    locked: Callable[[str], threading.Lock],
-    write_run: Callable[[str, float], LineageOutcome | None],
-    *,
+    outcomes: list[LineageOutcome],
+    failed: int,
     now: float,
-    limit: int,
 ) -> DueReport:
-    """Write the runs whose time has come (`write_run`, under the run's lock) and retry deletions that did not
-    finish. A failed run is tried again later, at most MAX_DUE_ATTEMPTS times."""
-    outcomes: list[LineageOutcome] = []
-    failed = 0
-    for key in store.due_runs(now, limit):
-        with locked(key):
-            try:
-                outcome = write_run(key, now)
-            except Exception as exc:  # the next tick tries again; a run never blocks the others
-                failed += 1
-                attempts = store.postpone(key, now + DUE_RETRY_SECONDS * 2**failed)
-                log.warning(
-                    "timer: run %s could not be written (attempt %d of %d): %s",
-                    key,
-                    attempts,
-                    MAX_DUE_ATTEMPTS,
-                    type(exc).__name__,
-                )
-                if attempts >= MAX_DUE_ATTEMPTS:
-                    log.error("timer: run %s given up after %d attempts", key, attempts)
-                    store.schedule(key, None)
-                continue
-        if outcome is not None:
-            outcomes.append(outcome)
+    """After the due runs (written by the caller): deletions that did not finish retried, expired run states and
+    old history purged; the tick's report."""
     retried = retry_deletes(store, uploader, now)
     purged = store.purge_expired(now)
     history_purged = history.purge(now) if history is not None else 0
