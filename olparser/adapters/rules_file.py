@@ -136,6 +136,10 @@ class ReloadingEngine:
                 self._reload_if_changed()
             return self._engine
 
+    def snapshot(self) -> MappingEngine:
+        """The rules in force now, for one plan (`RuleSource`): a reload after this call does not change them."""
+        return self.current
+
     def _reload_if_changed(self) -> None:
         signature = _signature(self.path)
         if signature is None or signature == self._signature:

@@ -275,7 +275,7 @@ class Runtime:
         return self._parts.pipeline.get(
             lambda: LineagePipeline(
                 self.run_state_store(),
-                self.engine(),  # type: ignore[arg-type]  # a ReloadingEngine delegates to its current MappingEngine
+                self.engine(),
                 self.lineage_options(),
                 self.uploader(),
                 WritePolicy.from_settings(self.settings),

@@ -11,7 +11,7 @@ DBFS paths and /mnt mount points: mounts.py. Lint: lint.py.
     engine.explain(...) -> Explanation                        # tokens, each rule's conditions, the winner
 """
 
-from .engine import ConditionTrace, Explanation, MappingEngine, MappingResult, RuleTrace
+from .engine import ConditionTrace, Explanation, MappingEngine, MappingResult, RuleSource, RuleTrace
 from .lint import LintFinding, lint_config
 from .mounts import MountPoint, mounts_from_facet
 from .rules import ConfigError, ConfigProblem
@@ -25,6 +25,7 @@ __all__ = [
     "MappingEngine",
     "MappingResult",
     "MountPoint",
+    "RuleSource",
     "RuleTrace",
     "lint_config",
     "mounts_from_facet",

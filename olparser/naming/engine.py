@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Protocol, Sequence, Union
 
 from olparser.settings import Settings
 
@@ -157,6 +157,14 @@ def _clean_workspace_url(url: str | None) -> str | None:
     return url or None
 
 
+class RuleSource(Protocol):
+    """Where a plan's rules come from: a `MappingEngine`, or a rule file followed as it changes
+    (olparser/adapters/rules_file.py). A plan takes one `snapshot` and builds with it throughout, so that a reload
+    in the middle never gives one plan two rule sets."""
+
+    def snapshot(self) -> "MappingEngine": ...
+
+
 class MappingEngine:
     """An ordered, compiled rule list. Build it with one of the `from_*` constructors."""
 
@@ -170,6 +178,10 @@ class MappingEngine:
         # bounds them): they go with the rules, as the results do.
         self.datasets_met: dict[tuple[Any, ...], tuple[Any, Any]] = {}
         self.mount_memo = MountMemo()  # the mount lists its runs send, read and indexed once
+
+    def snapshot(self) -> "MappingEngine":
+        """The rules for one plan (`RuleSource`): this engine, whose rules never change."""
+        return self
 
     # --- construction ---------------------------------------------------------------------------------------------
     @classmethod

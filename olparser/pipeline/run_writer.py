@@ -19,7 +19,7 @@ from olparser.lineage import LineageOptions, LineagePlan, build_lineage, plan_fi
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import UploadReport
 from olparser.lineage.streaming import stream_run_id
-from olparser.naming import MappingEngine
+from olparser.naming import RuleSource
 from olparser.runs import RunSnapshot, RunStateStore
 from olparser.runs.ledger import CommitResult, Key
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_order
@@ -57,7 +57,7 @@ class RunWriter:
     def __init__(
         self,
         store: RunStateStore,
-        engine: MappingEngine,
+        engine: RuleSource,
         options: LineageOptions,
         uploader: Uploader,
         policy: WritePolicy = WritePolicy(),
@@ -241,9 +241,10 @@ class RunWriter:
 
     def linked_plan(self, run: RunSnapshot, status: str) -> Linked:
         """build → resolve → link: the plan of a run as it will be written."""
+        rules = self._engine.snapshot()  # one rule set for the whole plan, whatever a reload does meanwhile
         plan = build_lineage(
             run,
-            self._engine,
+            rules,
             self._options,
             status=status,
             parse_sql=self._parse_sql,
@@ -252,11 +253,11 @@ class RunWriter:
         )
         extra = plan.resolution_extra()
         if self._resolver is None or not (plan.datasets or extra or plan.task):
-            return Linked(plan)
+            return Linked(plan, rules=rules)
         resolution = self._resolver.resolve(plan.datasets, extra=extra, tasks=(plan.task,) if plan.task else ())
         if resolution.taken_over:
             self._store.forget_interim(resolution.taken_over)
-        return Linked(link_plan(plan, resolution.links, resolution.interim, resolution.tasks), resolution)
+        return Linked(link_plan(plan, resolution.links, resolution.interim, resolution.tasks), resolution, rules)
 
     def _upload_linked(self, linked: Linked) -> UploadReport | None:
         """Upload through the write procedure's step (`writing.upload_linked`); None: resolve the plan again."""
@@ -317,7 +318,7 @@ class RunWriter:
                 if len(others) == len(linked.plan.process_names()):
                     return calls
                 report = self._upload_linked(
-                    Linked(self._counted(linked.plan).without_processes(others), linked.resolution)
+                    Linked(self._counted(linked.plan).without_processes(others), linked.resolution, linked.rules)
                 )
                 if report is not None:
                     break
@@ -340,7 +341,7 @@ class RunWriter:
             run,
             linked,
             now,
-            engine=self._engine,
+            engine=linked.rules or self._engine.snapshot(),
             options=self._options,
             store=self._store,
             uploader=self._uploader,

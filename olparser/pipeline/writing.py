@@ -23,6 +23,7 @@ from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
 
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.plan import DeleteReport, UploadReport
+from olparser.naming import MappingEngine
 from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunStateStore
 from olparser.runs.ledger import CommitResult, Key
@@ -58,6 +59,7 @@ class Linked:
 
     plan: LineagePlan
     resolution: Resolution | None = None
+    rules: MappingEngine | None = None  # the rules it was built with (one snapshot per plan: RuleSource)
 
     @property
     def calls(self) -> int:
