@@ -78,7 +78,14 @@ class LineagePipeline(RunWriter):
         not finish. A failed run is tried again later, at most MAX_DUE_ATTEMPTS times (olparser/pipeline/timer.py)."""
         now = self._clock() if now is None else now
         return timer.write_due(
-            self._store, self._uploader, self._history, self._locked, self._write_due_run, now=now, limit=limit
+            self._store,
+            self._uploader,
+            self._history,
+            self._locked,
+            self._write_due_run,
+            now=now,
+            limit=limit,
+            resolver=self._resolver,
         )
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:

@@ -12,7 +12,7 @@ from olparser.runs import RunStateStore
 from olparser.runs.rules import RunStatus
 
 from .policy import DueReport, LineageOutcome
-from .writing import Uploader
+from .writing import Resolver, Uploader, finish_deleted
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +29,11 @@ def write_due(
     *,
     now: float,
     limit: int,
+    resolver: Resolver | None = None,
 ) -> DueReport:
     """Write the runs whose time has come (`write_run`, under the run's lock) and retry deletions that did not
-    finish. A failed run is tried again later, at most MAX_DUE_ATTEMPTS times."""
+    finish (then clean up after them as a commit's deletion does, `resolver` included). A failed run is tried again
+    later, at most MAX_DUE_ATTEMPTS times."""
     outcomes: list[LineageOutcome] = []
     failed = 0
     for key in store.due_runs(now, limit):
@@ -54,7 +56,7 @@ def write_due(
                 continue
         if outcome is not None:
             outcomes.append(outcome)
-    retried = retry_deletes(store, uploader, now)
+    retried = retry_deletes(store, uploader, now, resolver)
     purged = store.purge_expired(now)
     history_purged = history.purge(now) if history is not None else 0
     written = sum(1 for o in outcomes if o.status == RunStatus.WRITTEN)
@@ -68,15 +70,16 @@ def write_due(
     )
 
 
-def retry_deletes(store: RunStateStore, uploader: Uploader, now: float) -> int:
-    """Delete again the tombstoned entities whose deletion did not finish; how many were deleted."""
+def retry_deletes(store: RunStateStore, uploader: Uploader, now: float, resolver: Resolver | None = None) -> int:
+    """Delete again the tombstoned entities whose deletion did not finish, then clean up after them
+    (`finish_deleted`, as after a commit's deletion); how many were deleted."""
     keys = store.abandoned_deletes(now, limit=500)
     if not keys:
         return 0
     try:
-        uploader.delete(keys)
+        report = uploader.delete(keys)
     except Exception as exc:
         log.warning("timer: %d deletions failed again: %s", len(keys), type(exc).__name__)
         return 0
-    store.finish_deletes(keys)
+    finish_deleted(store, resolver, keys, report)
     return len(keys)
