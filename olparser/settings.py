@@ -14,6 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
+from olparser.catalog_rules import REQUEST, RETRIES
+
 # The folder above olparser/: the repository (or the app's folder in Azure); site-packages when installed, so nothing
 # here defaults to a path under it (bench/ and the local host's launcher use it in the repository).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -218,7 +220,7 @@ class Settings:
     # facet's names as Purview contacts (docs/guides/enterprise-purview.md)
     owner_contacts: dict[str, str] = field(default_factory=dict)
     catalog_timeout_seconds: float = 30.0  # CATALOG_TIMEOUT_SECONDS, per call
-    catalog_max_attempts: int = 6  # CATALOG_MAX_ATTEMPTS
+    catalog_max_attempts: int = RETRIES[REQUEST].attempts  # CATALOG_MAX_ATTEMPTS (6)
     catalog_bulk_size: int = 1000  # CATALOG_BULK_SIZE, entities per bulk call
     catalog_cache_seconds: int = 600  # CATALOG_CACHE_SECONDS, existence-check cache lifetime
     # --- linking to the assets Purview's scanners registered (README "What gets written") ----------------------

@@ -13,9 +13,10 @@ from __future__ import annotations
 import argparse
 from typing import Any, Mapping
 
-from olparser.adapters.catalog import CatalogTarget, RetryPolicy, make_atlas_client
+from olparser.adapters.catalog import CatalogTarget, make_atlas_client, retry_for
 from olparser.adapters.catalog.existence import ExistenceCache
 from olparser.adapters.catalog.resolver import ResourceSetRuleSource, ScannedAssetResolver
+from olparser.catalog_rules import INTERACTIVE
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.model import Candidate, NamedDataset
 from olparser.resolution.resource_sets import ResourceSetRules
@@ -74,7 +75,7 @@ def _catalog_resolver(
     """The connector's own resolver on the catalog chosen as `qn-tester lint --catalog` chooses it."""
     target = choose_target(catalog or None, env, where)
     client = make_atlas_client(target, timeout=30.0)
-    retry = RetryPolicy(max_attempts=2)
+    retry = retry_for(INTERACTIVE)
     resolver = ScannedAssetResolver(
         client,
         cache=ExistenceCache(60.0, absent_ttl_seconds=60.0),

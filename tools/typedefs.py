@@ -9,11 +9,12 @@ from pathlib import Path
 from olparser.adapters.catalog import (
     CatalogRejected,
     CatalogUnavailable,
-    RetryPolicy,
     load_typedefs,
     make_atlas_client,
     register_typedefs,
+    retry_for,
 )
+from olparser.catalog_rules import REQUEST
 from olparser.settings import TYPEDEFS_DIR, Settings
 
 from .catalog_options import add_target_arguments, catalog_target
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     client = make_atlas_client(target, timeout=settings.catalog_timeout_seconds)
     try:
-        report = register_typedefs(client, typedefs, RetryPolicy(max_attempts=settings.catalog_max_attempts))
+        report = register_typedefs(client, typedefs, retry_for(REQUEST, settings))
     except (CatalogRejected, CatalogUnavailable) as exc:
         print(f"ol2purview typedefs: {exc}", file=sys.stderr)
         return 1

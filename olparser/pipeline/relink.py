@@ -31,6 +31,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
+from olparser.catalog_rules import forget_gone, used_by
 from olparser.jsontypes import JSON
 from olparser.lineage import PROCESS_TYPES, LineagePlan
 from olparser.lineage.entities import Key, object_id
@@ -40,7 +41,6 @@ from olparser.resolution.model import candidates_from_json
 from olparser.runs import RunStateStore
 
 log = logging.getLogger(__name__)
-USED_BY = ("inputToProcesses", "outputFromProcesses")
 
 
 class RelinkCatalog(Protocol):
@@ -146,9 +146,7 @@ def move_datasets(
     interim = catalog.read(moved, calls)
     gone = [key for key in moved if key not in interim]
     if gone:
-        store.forget_interim(gone)
-        if resolver is not None:
-            resolver.forget(gone)
+        forget_gone(store, resolver, gone)
     by_guid = {entity["guid"]: key for key, entity in interim.items()}
     users = {key: _users(entity) for key, entity in interim.items()}
     processes = catalog.read_guids(sorted({g for guids in users.values() for g in guids}), calls)
@@ -168,9 +166,7 @@ def move_datasets(
     report = catalog.delete(deletable) if deletable else DeleteReport()
     deleted = list(report.deleted)
     calls[0] += report.calls
-    store.forget_interim(deleted)
-    if resolver is not None:
-        resolver.forget(deleted)
+    forget_gone(store, resolver, deleted)
     kept = [key for key in interim if key not in set(deleted)]
     store.checked_interim(kept, now=now)
     return len(rewritten), len(deleted), len(kept)
@@ -189,9 +185,7 @@ def drop_datasets(
     deletable = [key for key in found if not users[key] & foreign]
     report = catalog.delete(deletable, in_use=True) if deletable else DeleteReport()
     calls[0] += report.calls
-    store.forget_interim(report.deleted)
-    if resolver is not None:
-        resolver.forget(report.deleted)
+    forget_gone(store, resolver, report.deleted)
     return len(report.deleted)
 
 
@@ -213,17 +207,9 @@ def _ours(process: dict[str, Any], held: set[Key]) -> bool:
 
 
 def _users(entity: dict[str, Any]) -> set[str]:
-    """Guids of the active processes that read or write an entity."""
-    relations = entity.get("relationshipAttributes") or {}
-    return {
-        item["guid"]
-        for name in USED_BY
-        for item in relations.get(name) or []
-        if isinstance(item, dict)
-        and isinstance(item.get("guid"), str)
-        and item.get("entityStatus", "ACTIVE") == "ACTIVE"
-        and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
-    }
+    """Guids of the active processes that read or write an entity (`used_by`; a relation without a guid names no
+    process to read)."""
+    return {item["guid"] for item in used_by(entity) if isinstance(item.get("guid"), str)}
 
 
 def _rewritten(process: dict[str, Any], by_guid: dict[str, Key], moved: dict[Key, Key]) -> JSON | None:

@@ -13,6 +13,7 @@ import zlib
 from contextlib import ExitStack
 from typing import Callable, Iterable
 
+from olparser.catalog_rules import REBUILD, RETRIES
 from olparser.history import RunHistoryStore, history_record, with_run_history
 from olparser.history.records import history_run_id
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage, plan_fingerprint
@@ -47,7 +48,7 @@ from .writing import (
 log = logging.getLogger(__name__)
 
 LOCK_STRIPES = 64
-MAX_REBUILDS = 5
+MAX_REBUILDS = RETRIES[REBUILD].attempts  # a write's plan built again (olparser/catalog_rules.py)
 
 
 class RunWriter:
@@ -311,7 +312,7 @@ class RunWriter:
                 log.info("process %s: run %s, which still has it, is no longer known; left as it is", process, writer)
                 return 0
             calls = 0
-            for _ in range(2):  # once more if a linked asset vanished meanwhile (resolved again)
+            for _ in range(MAX_REBUILDS):  # again while a linked asset vanished meanwhile (resolved again)
                 linked = self.linked_plan(run, run.event_type if run.is_terminal else INCOMPLETE)
                 calls += linked.calls
                 others = set(linked.plan.process_names()) - {process}

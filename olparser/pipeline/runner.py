@@ -89,7 +89,9 @@ class LineagePipeline(RunWriter):
                     continue
             if outcome is not None:
                 outcomes.append(outcome)
-        return timer.finish_tick(self._store, self._uploader, self._history, outcomes, failed, now)
+        return timer.finish_tick(
+            self._store, self._uploader, self._history, outcomes, failed, now, resolver=self._resolver
+        )
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
         """One due run, under its lock: written (as INCOMPLETE when it has not ended), or unscheduled."""

@@ -11,7 +11,7 @@ from olparser.runs import RunStateStore
 from olparser.runs.rules import RunStatus
 
 from .policy import DueReport, LineageOutcome
-from .writing import Uploader
+from .writing import Resolver, Uploader, finish_deleted
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +42,11 @@ def finish_tick(
     outcomes: list[LineageOutcome],
     failed: int,
     now: float,
+    resolver: Resolver | None = None,
 ) -> DueReport:
-    """After the due runs (written by the caller): deletions that did not finish retried, expired run states and
-    old history purged; the tick's report."""
-    retried = retry_deletes(store, uploader, now)
+    """After the due runs (written by the caller): deletions that did not finish retried (then cleaned up after as
+    a commit's deletion is, `resolver` included), expired run states and old history purged; the tick's report."""
+    retried = retry_deletes(store, uploader, now, resolver)
     purged = store.purge_expired(now)
     history_purged = history.purge(now) if history is not None else 0
     written = sum(1 for o in outcomes if o.status == RunStatus.WRITTEN)
@@ -59,15 +60,16 @@ def finish_tick(
     )
 
 
-def retry_deletes(store: RunStateStore, uploader: Uploader, now: float) -> int:
-    """Delete again the tombstoned entities whose deletion did not finish; how many were deleted."""
+def retry_deletes(store: RunStateStore, uploader: Uploader, now: float, resolver: Resolver | None = None) -> int:
+    """Delete again the tombstoned entities whose deletion did not finish, then clean up after them
+    (`finish_deleted`, as after a commit's deletion); how many were deleted."""
     keys = store.abandoned_deletes(now, limit=500)
     if not keys:
         return 0
     try:
-        uploader.delete(keys)
+        report = uploader.delete(keys)
     except Exception as exc:
         log.warning("timer: %d deletions failed again: %s", len(keys), type(exc).__name__)
         return 0
-    store.finish_deletes(keys)
+    finish_deleted(store, resolver, keys, report)
     return len(keys)

@@ -21,6 +21,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
 
+from olparser.catalog_rules import forget_gone
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.plan import DeleteReport, UploadReport
 from olparser.naming import MappingEngine
@@ -283,13 +284,19 @@ def delete_orphans(
             type(exc).__name__,
         )
         return 0, 0
-    store.finish_deletes(orphans)
-    if resolver is not None:  # what is gone (or a scan's now) is no longer an interim dataset to re-link
-        kept = set(report.kept)
-        gone = [key for key in orphans if key not in kept]
-        store.forget_interim(gone)
-        resolver.forget(gone)
+    finish_deleted(store, resolver, orphans, report)
     return len(orphans), report.calls
+
+
+def finish_deleted(
+    store: RunStateStore, resolver: Resolver | None, orphans: Sequence[Key], report: DeleteReport
+) -> None:
+    """After the delete of entities no run uses (a commit's orphans, or the timer's retry of them): their
+    tombstones go, and with resolution on, what is gone is no longer an interim dataset to re-link nor known to the
+    resolver (`forget_gone`; without a resolver no interim dataset was registered)."""
+    store.finish_deletes(orphans)
+    if resolver is not None:
+        forget_gone(store, resolver, orphans, kept=report.kept)
 
 
 def wait_for_deletions(

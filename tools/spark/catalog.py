@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Mapping
 from olparser.adapters.catalog import CatalogUploader, RetryPolicy
 from olparser.adapters.catalog.existence import guid_batches
 from olparser.adapters.runtime import Runtime
+from olparser.catalog_rules import REBUILD, RETRIES
 from olparser.history import RunHistoryStore, with_run_history
 from olparser.jsontypes import JSON
 from olparser.lineage import LineagePlan
@@ -49,7 +50,8 @@ from olparser.settings import Settings
 from .runs import Selected
 
 log = logging.getLogger(__name__)
-MAX_RESOLUTIONS = 3  # a linked scanned asset vanished during the upload: the plans are resolved again, at most so often
+# a linked scanned asset vanished during the upload: the plans are resolved again, at most so often (the live path's)
+MAX_RESOLUTIONS = RETRIES[REBUILD].attempts
 WRITE, UNCHANGED = "write", "unchanged"
 
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from olparser.adapters.catalog import RetryPolicy, load_typedefs, resolve_target
+from olparser.adapters.catalog import RetryPolicy, load_typedefs, resolve_target, retry_for
 from olparser.adapters.rules_file import rules_source
 from olparser.adapters.runtime import Runtime
 from olparser.adapters.sql.process_parser import SqlParser
+from olparser.catalog_rules import REQUEST, used_by
 from olparser.contract import IntakeLimits
 from olparser.history import RunHistoryStore, RunRecord, relink_record
 from olparser.jsontypes import JSON
@@ -107,7 +108,7 @@ class BackfillJob:
         return ThrottledClient(Runtime(self.settings).catalog_client(), RateLimiter(rate))
 
     def retry(self) -> RetryPolicy:
-        return RetryPolicy(max_attempts=self.settings.catalog_max_attempts)
+        return retry_for(REQUEST, self.settings)
 
     def run_state(self) -> RunStateStore:
         """The live path's run-state store (RUN_STATE_STORE: SQLite in the data folder, or Table storage), opened
@@ -226,7 +227,7 @@ def remove_unused_placeholders(client: ThrottledClient, job: BackfillJob, names:
         ((PLACEHOLDER_TYPE, name) for name in names),
         calls,
     )
-    unused = [entity for entity in held.values() if not _used(entity)]
+    unused = [entity for entity in held.values() if not used_by(entity)]
     columns = [
         column
         for entity in unused
@@ -236,14 +237,3 @@ def remove_unused_placeholders(client: ThrottledClient, job: BackfillJob, names:
     if unused:
         delete_entities(client, retry, [*columns, *unused], calls)
     return len(unused), calls[0]
-
-
-def _used(entity: JSON) -> bool:
-    relations = entity.get("relationshipAttributes") or {}
-    return any(
-        isinstance(item, dict)
-        and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
-        and item.get("entityStatus", "ACTIVE") == "ACTIVE"
-        for name in ("inputToProcesses", "outputFromProcesses")
-        for item in relations.get(name) or []
-    )

@@ -6,20 +6,21 @@ connector's existing ones sent in it (Data Map API 2023-09-01: "the collection w
 Scanned assets are only referenced, never sent, so never moved. Costs, all cached: the account's collections are
 listed once per process (names and friendly names resolved once; listed again only for a name not found, at most
 once per cache period); the collection of a scanned output is read once per cache period (one lookup per type of the
-outputs not cached). In steady state placement adds no call.
+outputs not cached and per URL-sized chunk). In steady state placement adds no call.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol
 
 from olparser.adapters.catalog.errors import CatalogRejected
 from olparser.adapters.catalog.retry import RetryPolicy
+from olparser.adapters.catalog.rules import read_active, retry_for
+from olparser.catalog_rules import REQUEST
 from olparser.lineage.placement import PlacementFacts, PlacementRule, load_rules, matching_rule, run_facts
 from olparser.settings import Settings
 
@@ -34,6 +35,7 @@ class CollectionsClient(Protocol):
 
     def collections(self) -> list[dict[str, Any]]: ...
     def find_entities(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]: ...
+    def find_entities_with_relationships(self, type_name: str, qualified_names: list[str]) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class CollectionPlacement:
         self._client = client
         self.rules = tuple(rules)
         self.default = default
-        self._retry = retry or RetryPolicy()
+        self._retry = retry or retry_for()
         self._cache_seconds = cache_seconds
         self._max_entries = max_entries
         self._clock = clock
@@ -105,20 +107,9 @@ class CollectionPlacement:
         missing = [
             key for key in outputs if key not in self._scanned or now - self._scanned[key][1] > self._cache_seconds
         ]
-        by_type: dict[str, list[str]] = defaultdict(list)
-        for type_name, qualified_name in missing:
-            by_type[type_name].append(qualified_name)
-        for type_name, names in sorted(by_type.items()):
-            found = self._retry.run(
-                "scanned collection", functools.partial(self._client.find_entities, type_name, names), calls
-            )
-            collections = {
-                e.get("attributes", {}).get("qualifiedName"): e.get("collectionId")
-                for e in found
-                if e.get("status", "ACTIVE") == "ACTIVE"
-            }
-            for name in names:
-                self._remember((type_name, name), collections.get(name), now)
+        found = read_active(self._client, missing, self._retry, calls, what="scanned collection")
+        for key in sorted(dict.fromkeys(missing), key=lambda key: key[0]):  # the answers by type, as read
+            self._remember(key, (found.get(key) or {}).get("collectionId"), now)
         for key in outputs:
             collection = self._scanned[key][0] if key in self._scanned else None
             if collection:
@@ -201,7 +192,7 @@ def placement_from_settings(client: CollectionsClient, settings: Settings) -> Co
         client,
         load_rules(settings.placement_rules_path),
         settings.purview_collection,
-        retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
+        retry=retry_for(REQUEST, settings),
         cache_seconds=settings.catalog_cache_seconds,
         max_entries=settings.catalog_cache_entries,
     )

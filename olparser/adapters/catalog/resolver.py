@@ -32,20 +32,14 @@ import functools
 import logging
 import threading
 import time
-from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from olparser.adapters.catalog.errors import CatalogHttpError, CatalogRejected, CatalogUnavailable
-from olparser.adapters.catalog.existence import (
-    SAFE_URL_LENGTH,
-    ExistenceCache,
-    TtlMap,
-    guid_batches,
-    lookup_batches,
-    taken_over,
-)
+from olparser.adapters.catalog.existence import SAFE_URL_LENGTH, ExistenceCache, TtlMap, guid_batches, taken_over
 from olparser.adapters.catalog.retry import RetryPolicy
+from olparser.adapters.catalog.rules import read_active, retry_for
+from olparser.catalog_rules import REQUEST, related
 from olparser.lineage.databricks_model import JOB
 from olparser.resolution.candidates import dataset_candidates
 from olparser.resolution.model import Candidate, Key, NamedDataset, Resolution, Search, search_hits, search_match
@@ -124,7 +118,7 @@ def resolver_for(
     return ScannedAssetResolver(
         client,
         cache=cache,
-        retry=RetryPolicy(max_attempts=settings.catalog_max_attempts),
+        retry=retry_for(REQUEST, settings),
         owned=owned,
         max_entries=settings.catalog_cache_entries,
         max_searches=settings.resolution_max_searches_per_run,
@@ -214,7 +208,14 @@ class ScannedAssetResolver:
         missing = [lookup for lookup in wanted if lookup not in answers]
         if missing:
             try:
-                found = self._read([(JOB, lookup.job) for lookup in missing], calls, relationships=True)
+                found = read_active(
+                    self._client,
+                    sorted({(JOB, lookup.job) for lookup in missing}),
+                    self._retry,
+                    calls,
+                    relationships=True,
+                    max_url_length=self._max_url_length,
+                )
             except CatalogRejected as exc:
                 if exc.error_code != UNKNOWN_TYPE:
                     raise
@@ -297,21 +298,6 @@ class ScannedAssetResolver:
         return search_hits(search, hits)
 
     # --- internals ---------------------------------------------------------------------------------------------
-    def _read(self, keys: list[Key], calls: list[int], *, relationships: bool) -> dict[Key, dict[str, Any]]:
-        """The ACTIVE entities among `keys` (one lookup per type and URL-sized chunk), not cached."""
-        by_type: dict[str, list[str]] = defaultdict(list)
-        for type_name, qualified_name in sorted(set(keys)):
-            by_type[type_name].append(qualified_name)
-        read = self._client.find_entities_with_relationships if relationships else self._client.find_entities
-        found: dict[Key, dict[str, Any]] = {}
-        for type_name, names in by_type.items():
-            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                for entity in self._retry.run("lookup", functools.partial(read, type_name, chunk), calls):
-                    name = (entity.get("attributes") or {}).get("qualifiedName")
-                    if entity.get("status", "ACTIVE") == "ACTIVE" and name in chunk:
-                        found[(type_name, name)] = entity
-        return found
-
     def _read_guids(self, guids: list[str], calls: list[int]) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []
         for chunk in guid_batches(self._client.endpoint_url, guids, self._max_url_length):
@@ -322,20 +308,9 @@ class ScannedAssetResolver:
 
     def _lookup(self, keys: set[Key], calls: list[int]) -> dict[Key, dict[str, Any]]:
         """The ACTIVE entities among `keys`, by key: one lookup per type (and URL-sized chunk); the answers cached."""
-        by_type: dict[str, list[str]] = defaultdict(list)
-        for type_name, qualified_name in sorted(keys):
-            by_type[type_name].append(qualified_name)
-        found: dict[Key, dict[str, Any]] = {}
-        for type_name, names in by_type.items():
-            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                entities = self._retry.run(
-                    "existence check", functools.partial(self._client.find_entities, type_name, chunk), calls
-                )
-                wanted = set(chunk)
-                for entity in entities:
-                    name = (entity.get("attributes") or {}).get("qualifiedName")
-                    if entity.get("status", "ACTIVE") == "ACTIVE" and name in wanted:
-                        found[(type_name, name)] = entity
+        found = read_active(
+            self._client, sorted(keys), self._retry, calls, what="existence check", max_url_length=self._max_url_length
+        )
         self._cache.remember(found)
         self._cache.remember_absent(keys - set(found))
         return found
@@ -402,14 +377,7 @@ class ScannedAssetResolver:
 
 def _task_headers(job: dict[str, Any] | None) -> list[dict[str, Any]]:
     """The job's active tasks, as the related object ids of its `job_tasks` (Purview's databricks_job_job_tasks)."""
-    value = ((job or {}).get("relationshipAttributes") or {}).get("job_tasks")
-    return [
-        h
-        for h in value or []
-        if isinstance(h, dict)
-        and h.get("entityStatus", "ACTIVE") == "ACTIVE"
-        and h.get("relationshipStatus", "ACTIVE") == "ACTIVE"
-    ]
+    return related(job or {}, ("job_tasks",))
 
 
 def _header_name(header: dict[str, Any]) -> str | None:

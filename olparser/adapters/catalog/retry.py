@@ -20,6 +20,7 @@ from pyapacheatlas.core.util import AtlasException
 from tenacity import RetryCallState, Retrying, retry_if_exception
 
 from olparser.adapters.catalog.errors import CatalogHttpError, CatalogRejected, CatalogUnavailable, from_atlas_exception
+from olparser.catalog_rules import REQUEST, RETRIES
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -67,10 +68,11 @@ def is_transient(exc: BaseException) -> bool:
 class RetryPolicy:
     """How often and how long to retry one catalog call: bounded attempts, bounded total time, capped waits."""
 
-    max_attempts: int = 6
-    max_total_seconds: float = 120.0  # budget for one call, waits included
-    initial_wait: float = 0.5  # first backoff, doubled after every failure
-    max_wait: float = 30.0  # cap on one wait, Retry-After included
+    # the defaults: a catalog request's (olparser/catalog_rules.py RETRIES, built by rules.retry_for)
+    max_attempts: int = RETRIES[REQUEST].attempts
+    max_total_seconds: float = RETRIES[REQUEST].total_seconds  # budget for one call, waits included
+    initial_wait: float = RETRIES[REQUEST].first_wait  # first backoff, doubled after every failure
+    max_wait: float = RETRIES[REQUEST].max_wait  # cap on one wait, Retry-After included
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     rng: random.Random = field(default_factory=random.Random)

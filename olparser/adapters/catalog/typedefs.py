@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from olparser.adapters.catalog.errors import CatalogRejected
 from olparser.adapters.catalog.retry import RetryPolicy
+from olparser.adapters.catalog.rules import retry_for
 from olparser.adapters.catalog.type_ownership import check_foreign_types, check_model, marked, with_type_prefix
 from olparser.lineage.databricks_model import purview_databricks_typedefs
 
@@ -215,7 +216,7 @@ def register_typedefs(
 
     A 409 (another process created one of the types in between) starts over once from fresh definitions.
     """
-    retry = retry or RetryPolicy()
+    retry = retry or retry_for()
     typedefs = marked(with_type_prefix(typedefs, getattr(client, "type_prefix", "")))
     calls = [0]
     try:

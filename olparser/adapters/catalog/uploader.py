@@ -17,22 +17,16 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol
 
 from olparser.adapters.catalog.batching import bulk_batches, entity_key, placeholder_keys
 from olparser.adapters.catalog.errors import CatalogRejected
-from olparser.adapters.catalog.existence import (
-    SAFE_URL_LENGTH,
-    DatasetKey,
-    ExistenceCache,
-    guid_batches,
-    lookup_batches,
-    taken_over,
-)
+from olparser.adapters.catalog.existence import SAFE_URL_LENGTH, DatasetKey, ExistenceCache, guid_batches, taken_over
 from olparser.adapters.catalog.placement import Collection, CollectionPlacement, not_allowed
 from olparser.adapters.catalog.retry import RetryPolicy
+from olparser.adapters.catalog.rules import read_active, retry_for
 from olparser.adapters.catalog.typedefs import TypedefReport, register_typedefs
+from olparser.catalog_rules import REQUEST, related, used_by
 from olparser.lineage.accelerator import PLACEHOLDER_TYPE as ACCELERATOR_PLACEHOLDER
 from olparser.lineage.plan import DeleteReport, UploadReport, is_process
 from olparser.settings import Settings
@@ -73,15 +67,7 @@ def _holding(found: Mapping[DatasetKey, Mapping[str, Any]]) -> set[DatasetKey]:
     what it holds. Decided over the whole set, so a workspace whose notebooks all go goes too."""
     going = {e.get("guid") for e in found.values()}
     members = {
-        key: {
-            item.get("guid")
-            for name in CONTAINER_ATTRIBUTES
-            for item in (entity.get("relationshipAttributes") or {}).get(name) or []
-            if isinstance(item, dict)
-            and item.get("entityStatus", "ACTIVE") == "ACTIVE"
-            and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
-        }
-        for key, entity in found.items()
+        key: {item.get("guid") for item in related(entity, CONTAINER_ATTRIBUTES)} for key, entity in found.items()
     }
     kept: set[DatasetKey] = set()
     while True:
@@ -103,7 +89,7 @@ class CatalogUploader:
         bulk_size: int | None = None,
         cache_seconds: float | None = None,
         max_attempts: int | None = None,
-        max_total_seconds: float = 120.0,
+        max_total_seconds: float | None = None,
         max_url_length: int = SAFE_URL_LENGTH,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
@@ -125,11 +111,9 @@ class CatalogUploader:
             )
         )
         self._connector_types = connector_types
-        self._retry = retry_policy or RetryPolicy(
-            max_attempts=max_attempts if max_attempts is not None else settings.catalog_max_attempts,
-            max_total_seconds=max_total_seconds,
-            sleep=sleep,
-            clock=clock,
+        limits = {"max_attempts": max_attempts, "max_total_seconds": max_total_seconds}  # given here, else the rule's
+        self._retry = retry_policy or retry_for(
+            REQUEST, settings, sleep=sleep, clock=clock, **{k: v for k, v in limits.items() if v is not None}
         )
 
     @property
@@ -181,7 +165,9 @@ class CatalogUploader:
         `in_use`: delete them even while processes use them (the caller checked those are the connector's: a table
         dropped); what a scan filled in still stays."""
         calls = [0]
-        found = self._read_active(keys, calls, relationships=True)
+        found = read_active(
+            self._client, keys, self._retry, calls, relationships=True, max_url_length=self._max_url_length
+        )
         guids: list[str] = []
         deleted: list[DatasetKey] = []
         holding = _holding(found)
@@ -220,7 +206,9 @@ class CatalogUploader:
     def read(self, keys: Iterable[DatasetKey], calls: list[int]) -> dict[DatasetKey, dict[str, Any]]:
         """The ACTIVE entities among `keys`, with their relationship attributes: one GET per type (and URL-sized
         chunk)."""
-        return self._read_active(keys, calls, relationships=True)
+        return read_active(
+            self._client, keys, self._retry, calls, relationships=True, max_url_length=self._max_url_length
+        )
 
     def write_entities(self, entities: list[dict[str, Any]], calls: list[int]) -> dict[str, Any]:
         """One bulk write of these entities as they are (a partial update of entities the catalog holds: what is
@@ -240,22 +228,6 @@ class CatalogUploader:
             ]
         return found
 
-    def _read_active(
-        self, keys: Iterable[DatasetKey], calls: list[int], *, relationships: bool
-    ) -> dict[DatasetKey, dict[str, Any]]:
-        by_type: dict[str, list[str]] = defaultdict(list)
-        for type_name, qualified_name in dict.fromkeys(keys):
-            by_type[type_name].append(qualified_name)
-        found: dict[DatasetKey, dict[str, Any]] = {}
-        read = self._client.find_entities_with_relationships if relationships else self._client.find_entities
-        for type_name, names in sorted(by_type.items()):
-            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                for entity in self._retry.run("lookup", functools.partial(read, type_name, chunk), calls):
-                    qualified_name = entity.get("attributes", {}).get("qualifiedName")
-                    if entity.get("status", "ACTIVE") == "ACTIVE" and qualified_name in chunk:
-                        found[(type_name, qualified_name)] = entity
-        return found
-
     def _keep(
         self, key: DatasetKey, entity: dict[str, Any], *, in_use: bool = False, going: set[Any] | None = None
     ) -> bool:
@@ -264,15 +236,7 @@ class CatalogUploader:
         module docstring)."""
         if self._connector_types is None or key[0] in self._connector_types:
             return False
-        relations = entity.get("relationshipAttributes") or {}
-        used = not in_use and any(
-            isinstance(item, dict)
-            and item.get("entityStatus", "ACTIVE") == "ACTIVE"
-            and item.get("relationshipStatus", "ACTIVE") == "ACTIVE"
-            and item.get("guid") not in (going or ())
-            for name in ("inputToProcesses", "outputFromProcesses")
-            for item in relations.get(name) or []
-        )
+        used = not in_use and any(item.get("guid") not in (going or ()) for item in used_by(entity))
         if used or (key[0] not in NEVER_SCANNED and taken_over(entity)):
             log.info("kept %s: %s", key[0], "another process still uses it" if used else "a scan has registered it")
             return True
@@ -335,25 +299,15 @@ class CatalogUploader:
     def _existing(self, keys: list[DatasetKey], calls: list[int], use_cache: bool) -> set[DatasetKey]:
         """Which of `keys` exist: from the cache (positive and negative answers), else one lookup per type (more
         only for very long URLs)."""
-        wanted = set(keys)
         existing = self._cache.known(keys) if use_cache else set()
         absent = self._cache.absent(keys) if use_cache else set()  # just looked up by the resolver: created below
-        by_type: dict[str, list[str]] = defaultdict(list)
-        for type_name, qualified_name in keys:
-            if (type_name, qualified_name) not in existing | absent:
-                by_type[type_name].append(qualified_name)
-        for type_name, names in by_type.items():
-            for chunk in lookup_batches(self._client.endpoint_url, type_name, names, self._max_url_length):
-                found = self._retry.run(
-                    "existence check", functools.partial(self._client.find_entities, type_name, chunk), calls
-                )
-                hits = {
-                    (type_name, entity.get("attributes", {}).get("qualifiedName"))
-                    for entity in found
-                    if entity.get("status", "ACTIVE") == "ACTIVE"
-                } & wanted
-                existing |= hits
-                self._cache.remember(hits)
+        answered = existing | absent
+        missing = [key for key in keys if key not in answered]
+        found = read_active(
+            self._client, missing, self._retry, calls, what="existence check", max_url_length=self._max_url_length
+        )
+        existing |= set(found)
+        self._cache.remember(found)
         return existing
 
 

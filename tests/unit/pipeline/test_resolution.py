@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from olparser.adapters.catalog.resolver import Resolution
 from olparser.resolution.model import Candidate
+from olparser.runs.store import TOMBSTONE_SECONDS
 from tests.support import databricks_runs as dr
-from tests.support.pipelines import NOTEBOOK, STATEMENT, make_pipeline
+from tests.support.pipelines import NOTEBOOK, STATEMENT, Clock, make_pipeline
 from tests.unit.pipeline.fake_catalog import FakeCatalog
 
 LAKE = "https://contosolake.dfs.core.windows.net"
@@ -87,6 +88,27 @@ def test_a_run_linked_to_the_scanned_asset_writes_no_path_and_releases_the_inter
     assert store.interim_keys([OUTPUT, RAW]) == {RAW}  # deleted: no longer an interim dataset to re-link
     assert catalog.entities[PROCESS]["attributes"]["outputs"] == [OUTPUT_SET]
     assert not any(OUTPUT in (e.get("attributes") or {}).values() for e in catalog.uploads[-1].external_datasets)
+
+
+def test_the_timers_retry_of_a_failed_delete_cleans_up_as_the_commit_would_have(store, engine):
+    catalog, resolver, clock = FakeCatalog(), FakeResolver(), Clock()
+    pipeline = make_pipeline(store, engine, catalog, clock, resolver=resolver)
+    write(pipeline, 1)
+    resolver.links = {OUTPUT: OUTPUT_SET}
+    catalog.entities[OUTPUT_SET] = {"typeName": SET, "attributes": {"qualifiedName": OUTPUT_SET[1]}}
+    catalog.fail_deletes = 1
+    again = pipeline.process(
+        dict(dr.events(dr.orders_run(1, dr.T0.replace(hour=9)))[-1], eventTime="2026-03-02T09:00:05.000Z")
+    )  # the interim path is released, its delete fails
+    assert (again.status, again.deleted) == ("written", 0)
+    assert OUTPUT in catalog.entities
+    assert store.interim_keys([OUTPUT, RAW]) == {OUTPUT, RAW}
+
+    clock.now += TOMBSTONE_SECONDS
+    assert pipeline.write_due().deletes_retried == 1
+    assert OUTPUT not in catalog.entities
+    assert store.interim_keys([OUTPUT, RAW]) == {RAW}  # deleted: no longer an interim dataset to re-link
+    assert resolver.forgotten == [OUTPUT]
 
 
 def test_a_linked_asset_that_vanished_is_forgotten_and_the_plan_resolved_again(store, engine):
