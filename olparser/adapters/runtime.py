@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Callable, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from azure.storage.queue import ExponentialRetry
 
@@ -55,6 +55,9 @@ from olparser.pipeline.accelerator import Takeovers
 from olparser.pipeline.relink import Relinker
 from olparser.runs import RunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
+
+if TYPE_CHECKING:  # loaded on first use (the resource-set rules engine)
+    from olparser.adapters.catalog.resolver import ScannedAssetResolver
 
 T = TypeVar("T")
 
@@ -103,7 +106,7 @@ class Parts:
         self.catalog_uploader: Part[CatalogUploader] = Part(lock)
         self.typedefs: Part[dict[str, list[dict[str, Any]]]] = Part(lock)
         self.placement: Part[CollectionPlacement | None] = Part(lock)
-        self.resolver: Part[Any] = Part(lock)
+        self.resolver: Part["ScannedAssetResolver | None"] = Part(lock)
         self.pipeline: Part[LineagePipeline] = Part(lock)
         self.relinker: Part[Relinker | None] = Part(lock)
         self.takeovers: Part[Takeovers] = Part(lock)
@@ -256,11 +259,11 @@ class Runtime:
 
         return self._parts.placement.get(build)
 
-    def resolver(self) -> Any:
+    def resolver(self) -> ScannedAssetResolver | None:
         """The process's one ScannedAssetResolver (None when RESOLVE_SCANNED_ASSETS is off). The resource-set rules are
         read from the catalog on first use."""
 
-        def build() -> Any:
+        def build() -> ScannedAssetResolver | None:
             if not self.settings.resolve_scanned_assets:
                 return None
             from olparser.adapters.catalog.resolver import resolver_for  # loads the resource-set rules engine
@@ -295,11 +298,12 @@ class Runtime:
         """The re-link timer's worker (None when RESOLVE_SCANNED_ASSETS is off)."""
 
         def build() -> Relinker | None:
-            if self.resolver() is None:
+            resolver = self.resolver()
+            if resolver is None:
                 return None
             return Relinker(
                 self.run_state_store(),
-                self.resolver(),
+                resolver,
                 self.uploader().uploader,
                 batch_size=self.settings.relink_batch_size,
                 locked_processes=self.pipeline().locked_processes,

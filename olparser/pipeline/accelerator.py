@@ -37,7 +37,8 @@ from olparser.runs import RunStateStore
 from olparser.runs.ledger import Key
 from olparser.runs.store import Takeover
 
-from .writing import Resolver, Uploader, finish_catalog_work
+from .ports import Resolver, Uploader
+from .writing import finish_catalog_work
 
 log = logging.getLogger(__name__)
 

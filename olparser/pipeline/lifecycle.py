@@ -13,8 +13,9 @@ from olparser.naming import MappingEngine
 from olparser.runs import RunSnapshot, RunStateStore
 from olparser.runs.ledger import Key
 
+from .ports import Resolver, Uploader
 from .relink import drop_datasets, move_datasets
-from .writing import Linked, Resolver, Uploader, delete_orphans
+from .writing import Linked, delete_orphans
 
 log = logging.getLogger(__name__)
 

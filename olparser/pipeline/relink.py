@@ -29,27 +29,20 @@ import logging
 import time
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Callable, Iterable
 
 from olparser.catalog_rules import forget_gone, used_by
 from olparser.jsontypes import JSON
 from olparser.lineage import PROCESS_TYPES, LineagePlan
 from olparser.lineage.entities import Key, object_id
 from olparser.lineage.link import LINKED_ATTRIBUTES, relink_attributes
-from olparser.lineage.plan import DeleteReport, UploadReport
+from olparser.lineage.plan import DeleteReport
 from olparser.resolution.model import candidates_from_json
 from olparser.runs import RunStateStore
 
+from .ports import RelinkCatalog, RelinkResolver, Resolver
+
 log = logging.getLogger(__name__)
-
-
-class RelinkCatalog(Protocol):
-    """What the re-link needs from the catalog (CatalogUploader provides it)."""
-
-    def read(self, keys: Iterable[Key], calls: list[int]) -> dict[Key, dict[str, Any]]: ...
-    def read_guids(self, guids: Iterable[str], calls: list[int]) -> list[dict[str, Any]]: ...
-    def upload(self, plan: LineagePlan) -> UploadReport: ...
-    def delete(self, keys: Iterable[Key], *, in_use: bool = False) -> DeleteReport: ...
 
 
 @dataclass(frozen=True)
@@ -87,7 +80,7 @@ class Relinker:
     def __init__(
         self,
         store: RunStateStore,
-        resolver: Any,
+        resolver: RelinkResolver,
         catalog: RelinkCatalog,
         *,
         batch_size: int,
@@ -135,7 +128,7 @@ def move_datasets(
     moved: dict[Key, Key],
     catalog: RelinkCatalog,
     store: RunStateStore,
-    resolver: Any,
+    resolver: Resolver | None,
     locked: Callable[[Iterable[str]], AbstractContextManager[Any]],
     calls: list[int],
     now: float,
@@ -173,7 +166,7 @@ def move_datasets(
 
 
 def drop_datasets(
-    keys: Iterable[Key], catalog: RelinkCatalog, store: RunStateStore, resolver: Any, calls: list[int]
+    keys: Iterable[Key], catalog: RelinkCatalog, store: RunStateStore, resolver: Resolver | None, calls: list[int]
 ) -> int:
     """Delete datasets the connector created for tables that were dropped, unless another tool's process uses
     them (the connector's own processes keep their history; Atlas drops their references). Returns how many."""

@@ -20,7 +20,6 @@ from olparser.lineage import LineageOptions, LineagePlan, build_lineage, plan_fi
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import UploadReport
 from olparser.lineage.streaming import stream_run_id
-from olparser.naming import RuleSource
 from olparser.runs import RunSnapshot, RunStateStore
 from olparser.runs.ledger import CommitResult, Key
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_order
@@ -30,15 +29,14 @@ from .accelerator import Takeovers, retire, written_pairs
 from .inherited_orchestrators import look_up_orchestration
 from .lifecycle import apply_run_lifecycle
 from .policy import LineageOutcome, WritePolicy
+from .ports import Resolver, RuleSource, Uploader
 from .reporting import ReportedOnce, log_plan
 from .temporary import upstream
 from .writing import (
     BatchWritten,
     Committed,
     Linked,
-    Resolver,
     RunWrite,
-    Uploader,
     finish_catalog_work,
     upload_linked,
     wait_for_deletions,

@@ -11,7 +11,8 @@ from olparser.runs import RunStateStore
 from olparser.runs.rules import RunStatus
 
 from .policy import DueReport, LineageOutcome
-from .writing import Resolver, Uploader, finish_deleted
+from .ports import Resolver, Uploader
+from .writing import finish_deleted
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ import json
 import logging
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable, ContextManager, Iterable, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Sequence
 
 from olparser.catalog_rules import forget_gone
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
@@ -31,27 +31,11 @@ from olparser.runs.ledger import CommitResult, Key
 from olparser.runs.rules import RunOrder
 from olparser.runs.store import TOMBSTONE_SECONDS
 
+from .ports import Resolver, Uploader
+
 log = logging.getLogger(__name__)
 
 REFERENCE_NOT_FOUND = "ATLAS-404-00-00A"
-
-
-class Uploader(Protocol):
-    """olparser.adapters.catalog.CatalogUploader: writes plans, deletes what no run uses; typed reports."""
-
-    def upload(self, plan: LineagePlan, *, refresh: bool = True) -> UploadReport: ...
-    def delete(self, keys: Iterable[Key]) -> DeleteReport: ...
-
-
-class Resolver(Protocol):
-    """olparser.adapters.catalog.resolver.ScannedAssetResolver: which scanned asset each dataset is."""
-
-    def resolve(
-        self, datasets: Iterable[Any], *, fresh: bool = False, extra: Any = None, tasks: Iterable[Any] = ()
-    ) -> Resolution: ...
-    def note_interim(self, keys: Iterable[Key]) -> None: ...
-    def forget(self, keys: Iterable[Key]) -> None: ...
-    def forget_datasets(self, datasets: Iterable[Any]) -> None: ...
 
 
 @dataclass(frozen=True)
