@@ -123,6 +123,39 @@ class Schedule:
 ScheduleAfterMerge = Callable[[RunSnapshot], "Schedule | None"]
 
 
+@dataclass(frozen=True)
+class WritersRead:
+    """What `process_writers` answered for one process in a session: its writers, newest first (those the upload was
+    decided on: `ledger.writers_after`'s `seen`), and the store's row as it had it (`row`; None for a store that
+    keeps none: the commit's change of the writers may start from it, conditionally), `remembered` when that row was
+    this instance's memory rather than a read."""
+
+    writers: tuple[Writer, ...]
+    row: object = None
+    remembered: bool = False
+
+
+class RunSession:
+    """One handling of a run — an event or a timer entry, under the run's lock (`RunStateStore.session`) — or one
+    batch of runs (the Spark paths, `RunSession()`): what `process_writers` answered in it, kept for the `commit`
+    that follows, which is given the session explicitly. `folds`: reads in it may be answered from what this
+    instance last read or wrote (every write stays conditional on what was read); a batch's session reads. Used by
+    one thread at a time."""
+
+    def __init__(self, run_key: str | None = None, *, folds: bool = False) -> None:
+        self.run_key = run_key
+        self.folds = folds
+        self._reads: dict[str, WritersRead] = {}
+
+    def note(self, name: str, read: WritersRead) -> None:
+        """`process_writers` answered `read` for process `name` (a newer answer replaces an older one)."""
+        self._reads[name] = read
+
+    def take(self, name: str) -> WritersRead | None:
+        """What was answered for process `name` (once: the commit that checks it consumes it)."""
+        return self._reads.pop(name, None)
+
+
 class RunStateStore(Protocol):
     def merge_versioned(
         self,
@@ -138,11 +171,11 @@ class RunStateStore(Protocol):
         write, as `schedule` would save it afterwards. `max_datasets` overrides the store's own limit
         on inputs (and outputs) per run."""
 
-    def folded_reads(self, run_key: str) -> ContextManager[None]:
-        """A scope (the handling of one event or timer entry of the run, under its lock) in which reads of the run's
-        row may be answered from the row as this scope last read or wrote it: every write stays conditional on what
-        was read, so a row another writer changed meanwhile fails the write and is read again. Stores whose reads
-        cost nothing ignore it."""
+    def session(self, run_key: str) -> ContextManager[RunSession]:
+        """The handling of one event or timer entry of the run, under its lock: reads of the run's row in it may be
+        answered from the row as this session last read or wrote it (every write stays conditional on what was
+        read, so a row another writer changed meanwhile fails the write and is read again; stores whose reads cost
+        nothing fold none), and the session it yields carries what `process_writers` answers to the `commit`."""
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         """The run's merged state (None if unknown or expired), and its version (0 when unknown)."""
@@ -172,6 +205,7 @@ class RunStateStore(Protocol):
         run_time: float | None = None,
         dangling: Iterable[Key] = (),
         process_types: frozenset[str] = frozenset(),
+        session: RunSession | None = None,
         now: float | None = None,
     ) -> CommitResult:
         """After uploading a plan built from the run's state at `version` (None: static lineage, not versioned):
@@ -181,7 +215,9 @@ class RunStateStore(Protocol):
         writer of `process_names` (every process of its plan, superseded or not) and stop being one of the
         processes it drops (keys of `process_types`). The store carries out its part of them before returning;
         when the result leaves catalog work (orphans to delete, processes to restore), the intentions stay
-        recorded until `done(run_key, result.epoch)`, and `settle` carries them out again after a crash."""
+        recorded until `done(run_key, result.epoch)`, and `settle` carries them out again after a crash. `session`:
+        where the upload was decided (`process_writers`'s answers in it are checked: a newer writer they did not
+        show is restored, `ledger.writers_after`'s `seen`); None: nothing was asked."""
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
         """Carry out the run's pending intentions again (idempotent): None when none are pending, else what is
@@ -210,13 +246,16 @@ class RunStateStore(Protocol):
     def purge_expired(self, now: float | None = None) -> int:
         """Delete runs not updated for ttl_seconds; returns how many were deleted."""
 
-    def process_writers(self, qualified_names: Sequence[str], *, cached: bool = False) -> dict[str, tuple[float, str]]:
+    def process_writers(
+        self, qualified_names: Sequence[str], *, session: RunSession | None = None
+    ) -> dict[str, tuple[float, str]]:
         """For each process qualifiedName known here, the newest run that wrote it: (its time in Unix seconds, its
         key). Runs are ordered by time, then by key, so that two runs of the same instant are ordered too. These
         records do not expire with the runs: they are what stops a late event of an old run (a requeued poison
-        message, say) from putting back inputs that a newer run of the same code no longer reads. `cached`: within
-        a `folded_reads` scope, the answer may be what this instance last read or wrote; the scope's commit checks
-        it, and a newer writer it did not show is restored (`ledger.writers_after`'s `seen`)."""
+        message, say) from putting back inputs that a newer run of the same code no longer reads. `session`: the
+        answers are kept in it for its commit, which checks them (a newer writer they did not show is restored:
+        `ledger.writers_after`'s `seen`); in a session that `folds`, they may be what this instance last read or
+        wrote."""
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         """Forget the newest run time of these processes (an admin repair after a run with a wrong clock)."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from contextlib import contextmanager
 from dataclasses import replace
@@ -34,9 +33,11 @@ from olparser.runs.store import (
     MAX_TEMPORARY_ROWS,
     TOMBSTONE_SECONDS,
     InterimDataset,
+    RunSession,
     ScheduleAfterMerge,
     StoreStats,
     Takeover,
+    WritersRead,
     event_run_id,
     state_rewrite_needed,
 )
@@ -157,7 +158,6 @@ class SqliteRunStateStore(SqliteFile):
         self.ttl_seconds = ttl_seconds
         self.temporary_seconds = temporary_seconds
         self.max_datasets = max_datasets
-        self._scope = threading.local()  # `seen`: the writers `process_writers` answered in this thread's scope
         with self._immediate() as db:  # one process creates or upgrades the schema, the others then see it done
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -214,17 +214,10 @@ class SqliteRunStateStore(SqliteFile):
         return snapshot, version
 
     @contextmanager
-    def folded_reads(self, run_key: str) -> Iterator[None]:
-        """Nothing to fold (a read is a local query); the writers `process_writers` answers in the scope are kept
-        for its commit: they decided the upload (`ledger.writers_after`'s `seen`)."""
-        outer = getattr(self._scope, "seen", None) is None
-        if outer:
-            self._scope.seen = {}
-        try:
-            yield
-        finally:
-            if outer:
-                self._scope.seen = None
+    def session(self, run_key: str) -> Iterator[RunSession]:
+        """Nothing to fold (a read is a local query): the session only carries what `process_writers` answers in it
+        to its commit."""
+        yield RunSession(run_key, folds=True)
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         now = time.time() if now is None else now
@@ -289,6 +282,7 @@ class SqliteRunStateStore(SqliteFile):
         run_time: float | None = None,
         dangling: Iterable[Key] = (),
         process_types: frozenset[str] = frozenset(),
+        session: RunSession | None = None,
         now: float | None = None,
     ) -> CommitResult:
         now = time.time() if now is None else now
@@ -314,8 +308,8 @@ class SqliteRunStateStore(SqliteFile):
                 "epoch = excluded.epoch, due_attempts = 0",
                 (run_key, now, _keys_json(new.claimed), _keys_json(new.claimed), fingerprint, new.epoch),
             )
-            scope = getattr(self._scope, "seen", None) or {}
-            seen = {name: scope.pop(name) for name in process_names if name in scope}
+            reads = {name: session.take(name) for name in process_names} if session is not None else {}
+            seen = {name: list(read.writers) for name, read in reads.items() if read is not None}
             return self._apply_intentions(
                 db, run_key, new.pending, now, settle_at=now + ledger.SETTLE_SECONDS, seen=seen
             )
@@ -327,7 +321,12 @@ class SqliteRunStateStore(SqliteFile):
             if record.pending is None:
                 return None
             return self._apply_intentions(
-                db, run_key, record.pending, now, settle_at=due if due is not None else now + ledger.SETTLE_SECONDS
+                db,
+                run_key,
+                record.pending,
+                now,
+                settle_at=due if due is not None else now + ledger.SETTLE_SECONDS,
+                seen={name: ledger.AGAIN for name in record.pending.wrote},
             )
 
     def done(self, run_key: str, epoch: int) -> None:
@@ -474,16 +473,18 @@ class SqliteRunStateStore(SqliteFile):
                     found[(namespace, name)] = [bytes(row[0]) for row in rows]
         return found
 
-    def process_writers(self, qualified_names: Sequence[str], *, cached: bool = False) -> dict[str, tuple[float, str]]:
+    def process_writers(
+        self, qualified_names: Sequence[str], *, session: RunSession | None = None
+    ) -> dict[str, tuple[float, str]]:
         rows = self._connection().execute(
             "SELECT qualified_name, run_time, run_key FROM process_runs "
             "WHERE qualified_name IN (SELECT value FROM json_each(?))",
             (json.dumps(list(qualified_names)),),
         )
         found = {name: (time_, key) for name, time_, key in rows}
-        scope = getattr(self._scope, "seen", None)
-        if scope is not None:  # the commit that follows in this scope
-            scope.update({name: [found[name]] if name in found else [] for name in qualified_names})
+        if session is not None:  # for the commit that follows in it
+            for name in qualified_names:
+                session.note(name, WritersRead((found[name],) if name in found else ()))
         return found
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:

@@ -85,7 +85,7 @@ from olparser.runs.codec import from_compressed, to_compressed
 from olparser.runs.ledger import CommitResult, Key, sorted_keys
 from olparser.runs.merge import merge_event
 from olparser.runs.model import RunSnapshot
-from olparser.runs.store import ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
+from olparser.runs.store import RunSession, ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 
 __all__ = [
@@ -130,11 +130,10 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self.max_state_bytes = max_state_bytes
         self.max_datasets = max_datasets
         self._max_attempts = max_attempts
-        self._folding: dict[tuple[str, str], int] = {}  # run rows in a `folded_reads` scope (how many scopes deep)
-        self._folded: dict[tuple[str, str], TableEntity | None] = {}  # ... as the scope last read or wrote them
-        self._recent: OrderedDict[tuple[str, str], TableEntity] = OrderedDict()  # ... as scopes left them
+        self._folding: dict[tuple[str, str], int] = {}  # run rows in a `session` (how many sessions deep)
+        self._folded: dict[tuple[str, str], TableEntity | None] = {}  # ... as the session last read or wrote them
+        self._recent: OrderedDict[tuple[str, str], TableEntity] = OrderedDict()  # ... as sessions left them
         self._fold_lock = threading.Lock()
-        self._scope = threading.local()  # `processes`: process rows `process_writers` saw in this thread's scope
         self._legacy_checked: tuple[bool, float] | None = None  # (any `ref-` row found, when looked, monotonic)
         self._heads: OrderedDict[str, TableEntity] = OrderedDict()  # entity partition -> its head row, as last seen
         self._writers: OrderedDict[str, TableEntity] = OrderedDict()  # process RowKey -> its writers row, as last seen
@@ -208,21 +207,16 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return merged
 
     @contextmanager
-    def folded_reads(self, run_key: str) -> Iterator[None]:
+    def session(self, run_key: str) -> Iterator[RunSession]:
         keys = self._keys(run_key)
         row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
             self._folding[row] = self._folding.get(row, 0) + 1
         done = False
-        outer = getattr(self._scope, "processes", None) is None
-        if outer:
-            self._scope.processes = {}
         try:
-            yield
+            yield RunSession(run_key, folds=True)
             done = True
         finally:
-            if outer:
-                self._scope.processes = None
             with self._fold_lock:
                 self._folding[row] -= 1
                 if not self._folding[row]:
@@ -277,6 +271,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         run_time: float | None = None,
         dangling: Iterable[Key] = (),
         process_types: frozenset[str] = frozenset(),
+        session: RunSession | None = None,
         now: float | None = None,
     ) -> CommitResult:
         now = time.time() if now is None else now
@@ -303,11 +298,15 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
             row.update(fingerprint=fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch)
             done = None
             if ledger.writers_only(record, new.pending):  # carried out first: the commit's write is the last one
-                changes = {name: self._change_writers(name, run_key, new.pending) for name in new.pending.wrote}
-                done = replace(ledger.settlement(new.pending, (), changes), epoch=None)
+                changes = {
+                    name: self._change_writers(name, run_key, new.pending, session) for name in new.pending.wrote
+                }
+                done = ledger.settlement(new.pending, (), changes)
+            if done is not None and not ledger.has_catalog_work(done):
+                done = replace(done, epoch=None)
                 self._put_pending(row, None)
                 row.pop("due_at", None)
-            else:  # due when settled: the timer finds intentions a crash leaves
+            else:  # due when settled: the timer finds intentions a crash leaves (or a restore the writers left)
                 self._name_run(row, run_key)
                 self._put_pending(row, new.pending)
                 row["due_at"] = now + ledger.SETTLE_SECONDS
@@ -317,13 +316,13 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         if written is None:
             return CommitResult(stale=True)
         intentions, row, done = written
-        return done if done is not None else self._apply_intentions(run_key, intentions, row, now)
+        return done if done is not None else self._apply_intentions(run_key, intentions, row, now, session)
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
         now = time.time() if now is None else now
         entity = self._read(run_key)
         pending = self._record(entity).pending
-        return None if pending is None else self._apply_intentions(run_key, pending, entity, now)
+        return None if pending is None else self._apply_intentions(run_key, pending, entity, now, again=True)
 
     def done(self, run_key: str, epoch: int) -> None:
         self._clear_pending(run_key, epoch, None)
@@ -389,13 +388,21 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
 
     # --- users of an entity: a partition per entity, its head row and one row per run using it ---------------
     def _apply_intentions(
-        self, run_key: str, intentions: ledger.Intentions, entity: TableEntity | None, now: float
+        self,
+        run_key: str,
+        intentions: ledger.Intentions,
+        entity: TableEntity | None,
+        now: float,
+        session: RunSession | None = None,
+        *,
+        again: bool = False,
     ) -> CommitResult:
         """Release the users rows and change the writers the intentions name; clear them when no catalog work is
-        left (`entity`: the run's row as last read or written, for the first attempt)."""
+        left (`entity`: the run's row as last read or written, for the first attempt; `session`: the commit's;
+        `again`: carried out again, `ledger.AGAIN`)."""
         orphans = [key for key in intentions.release if self._release_user(key, run_key, intentions.epoch, now)]
         changes = {
-            name: self._change_writers(name, run_key, intentions)
+            name: self._change_writers(name, run_key, intentions, session, again=again)
             for name in dict.fromkeys((*intentions.wrote, *intentions.dropped))
         }
         result = ledger.settlement(intentions, orphans, changes)
@@ -471,7 +478,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return {"PartitionKey": hashlib.sha256(run_id.encode()).hexdigest()[:2], "RowKey": safe_row_key(run_id)}
 
     def _read(self, run_id: str, *, fresh: bool = False) -> TableEntity | None:
-        """The run's row; in a `folded_reads` scope, as the scope last read or wrote it (unless `fresh`)."""
+        """The run's row; in a `session`, as the session last read or wrote it (unless `fresh`)."""
         keys = self._keys(run_id)
         row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
@@ -485,14 +492,14 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return entity
 
     def _remembered(self, run_id: str) -> TableEntity | None:
-        """The run's row as the last scope of the run left it (None: not known here, or read in this scope)."""
+        """The run's row as the last session of the run left it (None: not known here, or read in this session)."""
         keys = self._keys(run_id)
         row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
             return None if row in self._folded else self._recent.get(row)
 
     def _fold(self, row: tuple[str, str], entity: TableEntity | None, *, forget: bool = False) -> None:
-        """Remember `entity` as the run row `row` now is, if a scope folds its reads (`forget`: it is unknown)."""
+        """Remember `entity` as the run row `row` now is, if a session folds its reads (`forget`: it is unknown)."""
         with self._fold_lock:
             if forget:
                 self._recent.pop(row, None)
