@@ -150,9 +150,9 @@ def commit(
 
 def writers_only(record: OwnershipRecord, intentions: Intentions) -> bool:
     """Whether a commit's `intentions` only make the run a writer of the processes it wrote, with none a crash left
-    before (`record`: the run as the commit read it). A store may carry such intentions out before it saves the
-    commit, and save it without them: adding a writer again changes nothing, so a crash in between loses nothing
-    (the message comes back and commits again)."""
+    before (`record`: the run as the commit read it). Such intentions are carried out before the commit is saved
+    (olparser/runs/ownership.py), which saves them only when they leave a restore: adding a writer again changes
+    nothing, so a crash in between loses nothing (the message comes back and commits again)."""
     return record.pending is None and not intentions.release and not intentions.dropped
 
 

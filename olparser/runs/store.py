@@ -156,7 +156,9 @@ class RunSession:
         return self._reads.pop(name, None)
 
 
-class RunStateStore(Protocol):
+class RunStates(Protocol):
+    """The merged state of each run (or static declaration) between its events, and the store's housekeeping."""
+
     def merge_versioned(
         self,
         event: JSON,
@@ -183,6 +185,17 @@ class RunStateStore(Protocol):
     def written_fingerprint(self, run_key: str, *, now: float | None = None) -> str | None:
         """The fingerprint of what the run last wrote (as given to `commit`)."""
 
+    def purge_expired(self, now: float | None = None) -> int:
+        """Delete runs not updated for ttl_seconds; returns how many were deleted."""
+
+    def stats(self) -> StoreStats:
+        """How much the store holds."""
+
+
+class RunClaims(Protocol):
+    """Claims: the runs using each connector-owned entity, the tombstones of those being deleted, and what the ledger
+    holds for the connector."""
+
     def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         """Before uploading a plan: record the run as a user of `keys` (an entry per run: claiming again counts
         nothing), and return the keys that another writer is deleting from the catalog right now (wait for them
@@ -193,6 +206,27 @@ class RunStateStore(Protocol):
 
     def claimed(self, run_key: str) -> frozenset[Key]:
         """The keys the run has claimed (what its plans may have uploaded and its next commit may release)."""
+
+    def finish_deletes(self, keys: Iterable[Key]) -> None:
+        """The tombstoned `keys` were deleted from the catalog: forget them (a key claimed again meanwhile stays)."""
+
+    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
+        """Tombstoned keys whose deletion has not finished for TOMBSTONE_SECONDS (a failed delete): tombstoned anew
+        (so that writers wait again) and returned, for the timer to delete them."""
+
+    def owned(self, keys: Iterable[Key]) -> set[Key]:
+        """Of `keys`, those the ledger holds for the connector: some run (or a take-over) uses it, or an older version
+        counted users for it that are never released."""
+        ...
+
+    def owned_of_types(self, type_names: Iterable[str]) -> list[Key]:
+        """Every key of these entity types the ledger holds for the connector (see `owned`), sorted."""
+        ...
+
+
+class RunCommits(Protocol):
+    """Commits and their intentions (the sequence of olparser/runs/ownership.py, over each store's rows), and the
+    processes' newest writers."""
 
     def commit(
         self,
@@ -226,26 +260,6 @@ class RunStateStore(Protocol):
     def done(self, run_key: str, epoch: int) -> None:
         """The catalog work of the intentions of `epoch` is done: forget them (newer intentions stay)."""
 
-    def finish_deletes(self, keys: Iterable[Key]) -> None:
-        """The tombstoned `keys` were deleted from the catalog: forget them (a key claimed again meanwhile stays)."""
-
-    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
-        """Tombstoned keys whose deletion has not finished for TOMBSTONE_SECONDS (a failed delete): tombstoned anew
-        (so that writers wait again) and returned, for the timer to delete them."""
-
-    def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
-        """When the timer should write this run if no event does it first (None: never). While intentions are
-        pending, the timer still comes within ledger.SETTLE_SECONDS to carry them out."""
-
-    def due_runs(self, now: float, limit: int) -> list[str]:
-        """Runs whose `due_at` has passed, the most overdue first."""
-
-    def postpone(self, run_key: str, due_at: float) -> int:
-        """A due write failed: try again at `due_at`; returns how many times it has failed so far."""
-
-    def purge_expired(self, now: float | None = None) -> int:
-        """Delete runs not updated for ttl_seconds; returns how many were deleted."""
-
     def process_writers(
         self, qualified_names: Sequence[str], *, session: RunSession | None = None
     ) -> dict[str, tuple[float, str]]:
@@ -260,8 +274,24 @@ class RunStateStore(Protocol):
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         """Forget the newest run time of these processes (an admin repair after a run with a wrong clock)."""
 
-    def stats(self) -> StoreStats:
-        """How much the store holds."""
+
+class DueRuns(Protocol):
+    """When the timer looks at each run."""
+
+    def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
+        """When the timer should write this run if no event does it first (None: never). While intentions are
+        pending, the timer still comes within ledger.SETTLE_SECONDS to carry them out."""
+
+    def due_runs(self, now: float, limit: int) -> list[str]:
+        """Runs whose `due_at` has passed, the most overdue first."""
+
+    def postpone(self, run_key: str, due_at: float) -> int:
+        """A due write failed: try again at `due_at`; returns how many times it has failed so far."""
+
+
+class SideRecords(Protocol):
+    """The side records: interim datasets (the re-link timer), processes taken over from another connector
+    (ol2purview migrate accelerator), tables dropped and renamed, temporary datasets."""
 
     def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
         """Record these datasets (key -> candidates JSON) as created by the connector; a key registered before keeps
@@ -279,7 +309,6 @@ class RunStateStore(Protocol):
     def forget_interim(self, keys: Iterable[Key]) -> None:
         """These are no longer interim datasets of the connector (re-linked, deleted, or taken over by a scan)."""
 
-    # --- processes taken over from another connector (ol2purview migrate accelerator) -----------------------------
     def register_takeovers(self, entries: Sequence[Takeover]) -> None:
         """Record these take-overs (by `process`): a new one as given, one already registered with its `owner`,
         `output`, `run_key` and `keys` as given and its `registered_at` and `checked_at` kept. Idempotent."""
@@ -296,16 +325,6 @@ class RunStateStore(Protocol):
 
     def forget_takeovers(self, processes: Iterable[Key]) -> None:
         """These take-overs are over (their successor was written, or the process is gone)."""
-        ...
-
-    # --- what the ledger says the connector wrote -----------------------------------------------------------------
-    def owned(self, keys: Iterable[Key]) -> set[Key]:
-        """Of `keys`, those the ledger holds for the connector: some run (or a take-over) uses it, or an older version
-        counted users for it that are never released."""
-        ...
-
-    def owned_of_types(self, type_names: Iterable[str]) -> list[Key]:
-        """Every key of these entity types the ledger holds for the connector (see `owned`), sorted."""
         ...
 
     def record_lifecycle(
@@ -329,6 +348,10 @@ class RunStateStore(Protocol):
     ) -> dict[tuple[str, str], list[bytes]]:
         """Note `reader` as a run that reads these temporary datasets of `scope` (before looking: a writer recorded
         afterwards finds it), then answer what their writers pass on (at most MAX_TEMPORARY_ROWS writers each)."""
+
+
+class RunStateStore(RunStates, RunClaims, RunCommits, DueRuns, SideRecords, Protocol):
+    """Everything a run-state store does (the runner's view; a part that needs less may take one of the above)."""
 
 
 def event_run_id(event: JSON) -> str:

@@ -298,21 +298,17 @@ class OwnedRows(RunRows):
         name: str,
         run_key: str,
         intentions: ledger.Intentions,
-        session: RunSession | None = None,
-        *,
-        again: bool = False,
+        taken: WritersRead | None,
+        seen: Sequence[Writer] | None,
     ) -> ledger.WriterChange:
         """Carry out the intentions' part for process `name` (written only if it changes anything). Its first attempt
-        starts from the row as the session's `process_writers` saw it — read, or as this instance last read or wrote
-        it: the write is conditional on it, and a row changed since fails it; nothing to write on a remembered row
-        is confirmed by a read. The writers seen there decided the upload (`ledger.writers_after`'s `seen`; `again`:
-        intentions carried out again, whose upload is not known: `ledger.AGAIN`)."""
+        starts from the row as the session's `process_writers` saw it (`taken`) — read, or as this instance last
+        read or wrote it: the write is conditional on it, and a row changed since fails it; nothing to write on a
+        remembered row is confirmed by a read. `seen`: `ledger.writers_after`'s."""
         keys = self._process_keys(name)
-        taken = session.take(name) if session is not None else None
         read: list[tuple[TableEntity | None, bool]] = []
         if taken is not None:  # (the row this store noted: a TableEntity, or None)
             read.append((cast("TableEntity | None", taken.row), taken.remembered))
-        seen = list(taken.writers) if taken is not None else ledger.AGAIN if again else None
 
         def attempt() -> ledger.WriterChange:
             entity, remembered = read.pop() if read else (self._read_keys(keys), False)
