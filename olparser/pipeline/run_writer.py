@@ -20,7 +20,7 @@ from olparser.lineage import LineageOptions, LineagePlan, build_lineage, plan_fi
 from olparser.lineage.link import link_plan
 from olparser.lineage.plan import UploadReport
 from olparser.lineage.streaming import stream_run_id
-from olparser.runs import RunSnapshot, RunStateStore
+from olparser.runs import RunSession, RunSnapshot, RunStateStore
 from olparser.runs.ledger import CommitResult, Key
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_order
 from olparser.sql import ParseSql
@@ -94,11 +94,13 @@ class RunWriter:
         now: float,
         event_type: str | None,
         *,
+        session: RunSession,
         empty: bool = False,
         rewrite: bool = False,
     ) -> LineageOutcome:
         """Write the run's plan (`empty`: take back what it wrote) through the one write procedure, unless the store
-        says this very plan is written; `rewrite`: even then (a redelivery: the catalog may be older than the store)."""
+        says this very plan is written; `rewrite`: even then (a redelivery: the catalog may be older than the store).
+        `session`: the run's handling (`RunStateStore.session`), or a session of this write alone."""
         uploaded, changed = set[Key](), set[str]()  # the keys this write uploaded; the processes its history changed
         calls = self._resume_interrupted_commit(key, now)[1]  # what a crash left of the run's last commit
         stream = None if empty else stream_run_id(run, self._options)  # a micro-batch: its window's plan
@@ -111,7 +113,7 @@ class RunWriter:
             if not (uploaded or rewrite) and self._written_already(key, stream, plan, now):
                 return self._unchanged(key, run, event_type, plan, changed, calls, now)
             written = self._attempt_write(
-                key, run, version, plan, linked, uploaded, now, empty=empty, recorded=recorded
+                key, run, version, plan, linked, uploaded, now, session=session, empty=empty, recorded=recorded
             )
             if written is None:  # a linked scanned asset vanished: resolve the plan again
                 continue
@@ -138,6 +140,7 @@ class RunWriter:
         uploaded: set[Key],
         now: float,
         *,
+        session: RunSession,
         empty: bool,
         recorded: str | None,
     ) -> BatchWritten | None:
@@ -154,6 +157,7 @@ class RunWriter:
             [write],
             linked.resolution,
             now=now,
+            session=session,
             wait=self._wait_for_deletions,
             locked=self._locked_processes,
             count=None if empty else functools.partial(self._counted, recorded=recorded),

@@ -12,7 +12,7 @@ from typing import Any
 
 from olparser.runs import RunSnapshot, is_static_event, snapshot_from_static
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key
-from olparser.runs.store import Schedule
+from olparser.runs.store import RunSession, Schedule
 
 from . import timer
 from .inherited_orchestrators import record_passed_orchestration
@@ -45,9 +45,11 @@ class LineagePipeline(RunWriter):
         event_type = event.get("eventType") if isinstance(event.get("eventType"), str) else None
         key = run_key(event)
         if is_static_event(event):
-            with self._locked(key), self._store.folded_reads(key):
+            with self._locked(key), self._store.session(key) as session:
                 run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
-                return self._write(key, run, None, run.event_type, now, event_type, rewrite=redelivered)
+                return self._write(
+                    key, run, None, run.event_type, now, event_type, session=session, rewrite=redelivered
+                )
         run_id = key
         run, readers, outcome = self._merge_and_decide(run_id, event, now, event_type, redelivered)
         self._rewrite_readers(readers, now)  # outside this run's lock: a reader's lock may share its stripe
@@ -58,9 +60,9 @@ class LineagePipeline(RunWriter):
     def _merge_and_decide(
         self, run_id: str, event: dict[str, Any], now: float, event_type: str | None, redelivered: bool
     ) -> tuple[RunSnapshot, frozenset[str], LineageOutcome]:
-        """Under the run's lock, in one scope of folded reads: the event merged into its run, the temporary datasets
-        and orchestration it passes on recorded, and the run written when due."""
-        with self._locked(run_id), self._store.folded_reads(run_id):
+        """Under the run's lock, in one session of the run-state store: the event merged into its run, the temporary
+        datasets and orchestration it passes on recorded, and the run written when due."""
+        with self._locked(run_id), self._store.session(run_id) as session:
             run, version = self._store.merge_versioned(
                 event,
                 now=now,
@@ -70,7 +72,7 @@ class LineagePipeline(RunWriter):
             readers = record_temporary(self._store, run_id, run, now) | record_passed_orchestration(
                 self._store, run_id, run, now
             )  # an application run's orchestrator, for its SQL jobs
-            return run, readers, self._decide(run_id, run, version, now, event_type, rewrite=redelivered)
+            return run, readers, self._decide(run_id, run, version, now, event_type, session, rewrite=redelivered)
 
     # --- the timer ---------------------------------------------------------------------------------------------
     def write_due(self, *, now: float | None = None, limit: int = 200) -> DueReport:
@@ -95,7 +97,7 @@ class LineagePipeline(RunWriter):
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
         """One due run, under its lock: written (as INCOMPLETE when it has not ended), or unscheduled."""
-        with self._store.folded_reads(key):
+        with self._store.session(key) as session:
             self._resume_interrupted_commit(key, now)  # a commit's intentions that a crash left (the timer's sweep)
             run, version = self._store.get_versioned(key, now=now)
             if run is None:
@@ -107,11 +109,11 @@ class LineagePipeline(RunWriter):
                 self._record_skipped(key, run, version, now)
                 return None
             if decision is Decision.WRITE:
-                return self._write(key, run, version, run.event_type, now, None)
+                return self._write(key, run, version, run.event_type, now, None, session=session)
             if not (run.inputs or run.outputs):
                 self._store.schedule(key, None)
                 return None
-            return self._write(key, run, version, INCOMPLETE, now, None)
+            return self._write(key, run, version, INCOMPLETE, now, None, session=session)
 
     # --- deciding and writing ----------------------------------------------------------------------------------
     def _waiting(self, run: RunSnapshot, now: float) -> Schedule | None:
@@ -126,7 +128,15 @@ class LineagePipeline(RunWriter):
         return None
 
     def _decide(
-        self, run_id: str, run: RunSnapshot, version: int, now: float, event_type: str | None, *, rewrite: bool = False
+        self,
+        run_id: str,
+        run: RunSnapshot,
+        version: int,
+        now: float,
+        event_type: str | None,
+        session: RunSession,
+        *,
+        rewrite: bool = False,
     ) -> LineageOutcome:
         """What to do with the run after a merge (which scheduled it if it waits: `_waiting`)."""
         policy = self._policy
@@ -135,13 +145,15 @@ class LineagePipeline(RunWriter):
             return self._outcome(run, event_type, RunStatus.WAITING)
         if decision is Decision.SKIP:
             if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
-                return self._write(run_id, run, version, run.event_type, now, event_type, empty=True, rewrite=rewrite)
+                return self._write(
+                    run_id, run, version, run.event_type, now, event_type, session=session, empty=True, rewrite=rewrite
+                )
             self._store.schedule(run_id, None)
             calls = self._record_skipped(run_id, run, version, now)
             return self._outcome(run, event_type, RunStatus.SKIPPED, calls=calls)
         if decision is Decision.HOLD:
             return self._outcome(run, event_type, RunStatus.HELD)
-        return self._write(run_id, run, version, run.event_type, now, event_type, rewrite=rewrite)
+        return self._write(run_id, run, version, run.event_type, now, event_type, session=session, rewrite=rewrite)
 
     def _record_skipped(self, key: str, run: RunSnapshot, version: int, now: float) -> int:
         """A run that writes nothing (FAIL, ABORT) recorded in the history, then again from its newer state while
@@ -173,7 +185,8 @@ class LineagePipeline(RunWriter):
                 run, version = self._store.get_versioned(reader, now=now)
                 if run is None or decide(run, self._policy.complete(), self._options) is Decision.SKIP:
                     continue
-                self._write(reader, run, version, run.event_type if run.is_terminal else INCOMPLETE, now, None)
+                status = run.event_type if run.is_terminal else INCOMPLETE
+                self._write(reader, run, version, status, now, None, session=RunSession(reader))  # (nothing folded)
 
     # --- take-over of session-specific identities ----------------------------------------------------------------
     def _take_over(self, key: str, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
@@ -196,4 +209,6 @@ class LineagePipeline(RunWriter):
             if run is None or decide(run, self._policy.complete(), self._options) is not Decision.WRITE:
                 log.info("run %s is no longer known (or not finished): its session-specific processes stay", key)
                 return LineageOutcome(key, None, RunStatus.SKIPPED)
-            return self._write(key, run, version, run.event_type, now, None)
+            return self._write(
+                key, run, version, run.event_type, now, None, session=RunSession(key)
+            )  # (nothing folded)

@@ -29,7 +29,7 @@ from olparser.resolution.model import Resolution, candidates_to_json
 from olparser.runs import RunStateStore
 from olparser.runs.ledger import CommitResult, Key
 from olparser.runs.rules import RunOrder
-from olparser.runs.store import TOMBSTONE_SECONDS
+from olparser.runs.store import TOMBSTONE_SECONDS, RunSession
 
 from .ports import Resolver, Uploader
 
@@ -106,6 +106,7 @@ def write_plans(
     resolution: Resolution | None,
     *,
     now: float | None = None,
+    session: RunSession,
     wait: Callable[[frozenset[Key]], None],
     locked: Callable[[Iterable[str]], ContextManager[Any]] | None = None,
     count: Callable[[LineagePlan], LineagePlan] | None = None,
@@ -118,7 +119,8 @@ def write_plans(
     `count`: the plan with its processes' counts, taken once the writes are serial (None: counted already);
     `select`: the plans to upload (default: each plan minus its superseded processes); `pack`: how they are grouped
     into uploads. None when an entity a plan references has vanished from the catalog (the caller resolves the plans
-    again)."""
+    again). `session`: the run's (the live path), or the batch's: what the newer-run test reads in it is checked by
+    the commits (`RunStateStore.commit`)."""
     contested: set[Key] = set()
     for run in runs:
         contested |= store.claim(run.key, run.owned_keys(), **_at(now))
@@ -133,7 +135,7 @@ def write_plans(
         - set(names)
     )
     with nullcontext() if locked is None else locked([*names, *sorted(dropped)]):
-        newer = newer_writers(store, runs)
+        newer = newer_writers(store, runs, session)
         for run in runs:
             if newer[run.key]:
                 log.info(
@@ -165,6 +167,7 @@ def write_plans(
                 run_time=None if run.order is None else run.order[0],
                 dangling=run.dangling - set(keys),
                 process_types=PROCESS_TYPES,
+                session=session,
                 **_at(now),
             )
             late = newer[run.key] & result.newest  # their newer writer dropped them meanwhile: this run is newest now
@@ -178,11 +181,12 @@ def _at(now: float | None) -> dict[str, float]:
     return {} if now is None else {"now": now}
 
 
-def newer_writers(store: RunStateStore, runs: Sequence[RunWrite]) -> dict[str, set[str]]:
+def newer_writers(store: RunStateStore, runs: Sequence[RunWrite], session: RunSession) -> dict[str, set[str]]:
     """For each run, the processes of its plan that a newer run already wrote, as the run-state store knows them
-    (one lookup for the whole batch): the one newer-run test of the live and batch paths."""
+    (one lookup for the whole batch, kept in `session` for the commits): the one newer-run test of the live and
+    batch paths."""
     names = sorted({name for run in runs if run.order is not None for name in run.process_names()})
-    writers = store.process_writers(names, cached=True) if names else {}
+    writers = store.process_writers(names, session=session) if names else {}
     return {
         run.key: (
             {name for name in run.process_names() if name in writers and writers[name] > run.order}

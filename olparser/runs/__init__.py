@@ -5,7 +5,7 @@ merge         merge_event, snapshot_from_static: pure folding of events into a s
 codec         RunSnapshot <-> compact JSON (and compressed bytes)
 ledger        the ownership ledger: claim / commit / intentions / users / writers as pure rules
 rules         run and static keys, run order, RunStatus: the run rules the live and Spark paths share
-store         the RunStateStore interface (the stores are adapters: olparser/adapters/run_state)
+store         the RunStateStore interface and the RunSession a commit is given (the stores are adapters: olparser/adapters/run_state)
 """
 
 from olparser.runs.merge import (
@@ -17,10 +17,11 @@ from olparser.runs.merge import (
     snapshot_from_static,
 )
 from olparser.runs.model import DatasetFacts, RunSnapshot
-from olparser.runs.store import RunStateStore
+from olparser.runs.store import RunSession, RunStateStore
 
 __all__ = [
     "DatasetFacts",
+    "RunSession",
     "RunSnapshot",
     "RunStateStore",
     "is_static_event",

@@ -32,6 +32,9 @@ Key = tuple[str, str]  # (typeName, qualifiedName) of a connector-owned entity
 Writer = tuple[float, str]  # (run time, run key) of a run whose plan contains a process
 MAX_WRITERS = 8  # the newest runs remembered per process, to restore it when the newest one drops it
 SETTLE_SECONDS = 60.0  # a commit's intentions not carried out by then are the timer's to carry out
+# `writers_after`'s `seen` when intentions are carried out again (`settle`): what the upload was decided on is not
+# known, so it is taken to have uploaded (as for a drop: restoring again from the newest writer is harmless)
+AGAIN: tuple[Writer, ...] = ()
 
 
 def sorted_keys(keys: Iterable[Key]) -> list[Key]:
@@ -147,9 +150,9 @@ def commit(
 
 def writers_only(record: OwnershipRecord, intentions: Intentions) -> bool:
     """Whether a commit's `intentions` only make the run a writer of the processes it wrote, with none a crash left
-    before (`record`: the run as the commit read it). A store may carry such intentions out before it saves the
-    commit, and save it without them: adding a writer again changes nothing, so a crash in between loses nothing
-    (the message comes back and commits again)."""
+    before (`record`: the run as the commit read it). Such intentions are carried out before the commit is saved
+    (olparser/runs/ownership.py), which saves them only when they leave a restore: adding a writer again changes
+    nothing, so a crash in between loses nothing (the message comes back and commits again)."""
     return record.pending is None and not intentions.release and not intentions.dropped
 
 
@@ -244,7 +247,8 @@ def writers_after(
     writer — or when the run is no longer listed at all (the drop was carried out before a crash: restoring again
     from the newest writer is harmless, forgetting it is not). `seen`: the writers the run's upload was decided on
     (`newer_writers`); when they made the run the newest and a newer run committed since, the upload may have
-    overwritten that run's process in the catalog: it is restored from the newest writer."""
+    overwritten that run's process in the catalog: it is restored from the newest writer (`AGAIN`: carried out
+    again, after a crash or for a batch path that left its restores to the timer, the upload is taken as made)."""
     current = [(float(t), str(k)) for t, k in writers]
     if name in intentions.dropped:
         listed = any(key == run_key for _, key in current)

@@ -123,7 +123,42 @@ class Schedule:
 ScheduleAfterMerge = Callable[[RunSnapshot], "Schedule | None"]
 
 
-class RunStateStore(Protocol):
+@dataclass(frozen=True)
+class WritersRead:
+    """What `process_writers` answered for one process in a session: its writers, newest first (those the upload was
+    decided on: `ledger.writers_after`'s `seen`), and the store's row as it had it (`row`; None for a store that
+    keeps none: the commit's change of the writers may start from it, conditionally), `remembered` when that row was
+    this instance's memory rather than a read."""
+
+    writers: tuple[Writer, ...]
+    row: object = None
+    remembered: bool = False
+
+
+class RunSession:
+    """One handling of a run — an event or a timer entry, under the run's lock (`RunStateStore.session`) — or one
+    batch of runs (the Spark paths, `RunSession()`): what `process_writers` answered in it, kept for the `commit`
+    that follows, which is given the session explicitly. `folds`: reads in it may be answered from what this
+    instance last read or wrote (every write stays conditional on what was read); a batch's session reads. Used by
+    one thread at a time."""
+
+    def __init__(self, run_key: str | None = None, *, folds: bool = False) -> None:
+        self.run_key = run_key
+        self.folds = folds
+        self._reads: dict[str, WritersRead] = {}
+
+    def note(self, name: str, read: WritersRead) -> None:
+        """`process_writers` answered `read` for process `name` (a newer answer replaces an older one)."""
+        self._reads[name] = read
+
+    def take(self, name: str) -> WritersRead | None:
+        """What was answered for process `name` (once: the commit that checks it consumes it)."""
+        return self._reads.pop(name, None)
+
+
+class RunStates(Protocol):
+    """The merged state of each run (or static declaration) between its events, and the store's housekeeping."""
+
     def merge_versioned(
         self,
         event: JSON,
@@ -138,17 +173,28 @@ class RunStateStore(Protocol):
         write, as `schedule` would save it afterwards. `max_datasets` overrides the store's own limit
         on inputs (and outputs) per run."""
 
-    def folded_reads(self, run_key: str) -> ContextManager[None]:
-        """A scope (the handling of one event or timer entry of the run, under its lock) in which reads of the run's
-        row may be answered from the row as this scope last read or wrote it: every write stays conditional on what
-        was read, so a row another writer changed meanwhile fails the write and is read again. Stores whose reads
-        cost nothing ignore it."""
+    def session(self, run_key: str) -> ContextManager[RunSession]:
+        """The handling of one event or timer entry of the run, under its lock: reads of the run's row in it may be
+        answered from the row as this session last read or wrote it (every write stays conditional on what was
+        read, so a row another writer changed meanwhile fails the write and is read again; stores whose reads cost
+        nothing fold none), and the session it yields carries what `process_writers` answers to the `commit`."""
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         """The run's merged state (None if unknown or expired), and its version (0 when unknown)."""
 
     def written_fingerprint(self, run_key: str, *, now: float | None = None) -> str | None:
         """The fingerprint of what the run last wrote (as given to `commit`)."""
+
+    def purge_expired(self, now: float | None = None) -> int:
+        """Delete runs not updated for ttl_seconds; returns how many were deleted."""
+
+    def stats(self) -> StoreStats:
+        """How much the store holds."""
+
+
+class RunClaims(Protocol):
+    """Claims: the runs using each connector-owned entity, the tombstones of those being deleted, and what the ledger
+    holds for the connector."""
 
     def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         """Before uploading a plan: record the run as a user of `keys` (an entry per run: claiming again counts
@@ -161,6 +207,27 @@ class RunStateStore(Protocol):
     def claimed(self, run_key: str) -> frozenset[Key]:
         """The keys the run has claimed (what its plans may have uploaded and its next commit may release)."""
 
+    def finish_deletes(self, keys: Iterable[Key]) -> None:
+        """The tombstoned `keys` were deleted from the catalog: forget them (a key claimed again meanwhile stays)."""
+
+    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
+        """Tombstoned keys whose deletion has not finished for TOMBSTONE_SECONDS (a failed delete): tombstoned anew
+        (so that writers wait again) and returned, for the timer to delete them."""
+
+    def owned(self, keys: Iterable[Key]) -> set[Key]:
+        """Of `keys`, those the ledger holds for the connector: some run (or a take-over) uses it, or an older version
+        counted users for it that are never released."""
+        ...
+
+    def owned_of_types(self, type_names: Iterable[str]) -> list[Key]:
+        """Every key of these entity types the ledger holds for the connector (see `owned`), sorted."""
+        ...
+
+
+class RunCommits(Protocol):
+    """Commits and their intentions (the sequence of olparser/runs/ownership.py, over each store's rows), and the
+    processes' newest writers."""
+
     def commit(
         self,
         run_key: str,
@@ -172,6 +239,7 @@ class RunStateStore(Protocol):
         run_time: float | None = None,
         dangling: Iterable[Key] = (),
         process_types: frozenset[str] = frozenset(),
+        session: RunSession | None = None,
         now: float | None = None,
     ) -> CommitResult:
         """After uploading a plan built from the run's state at `version` (None: static lineage, not versioned):
@@ -181,7 +249,9 @@ class RunStateStore(Protocol):
         writer of `process_names` (every process of its plan, superseded or not) and stop being one of the
         processes it drops (keys of `process_types`). The store carries out its part of them before returning;
         when the result leaves catalog work (orphans to delete, processes to restore), the intentions stay
-        recorded until `done(run_key, result.epoch)`, and `settle` carries them out again after a crash."""
+        recorded until `done(run_key, result.epoch)`, and `settle` carries them out again after a crash. `session`:
+        where the upload was decided (`process_writers`'s answers in it are checked: a newer writer they did not
+        show is restored, `ledger.writers_after`'s `seen`); None: nothing was asked."""
 
     def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
         """Carry out the run's pending intentions again (idempotent): None when none are pending, else what is
@@ -190,12 +260,23 @@ class RunStateStore(Protocol):
     def done(self, run_key: str, epoch: int) -> None:
         """The catalog work of the intentions of `epoch` is done: forget them (newer intentions stay)."""
 
-    def finish_deletes(self, keys: Iterable[Key]) -> None:
-        """The tombstoned `keys` were deleted from the catalog: forget them (a key claimed again meanwhile stays)."""
+    def process_writers(
+        self, qualified_names: Sequence[str], *, session: RunSession | None = None
+    ) -> dict[str, tuple[float, str]]:
+        """For each process qualifiedName known here, the newest run that wrote it: (its time in Unix seconds, its
+        key). Runs are ordered by time, then by key, so that two runs of the same instant are ordered too. These
+        records do not expire with the runs: they are what stops a late event of an old run (a requeued poison
+        message, say) from putting back inputs that a newer run of the same code no longer reads. `session`: the
+        answers are kept in it for its commit, which checks them (a newer writer they did not show is restored:
+        `ledger.writers_after`'s `seen`); in a session that `folds`, they may be what this instance last read or
+        wrote."""
 
-    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
-        """Tombstoned keys whose deletion has not finished for TOMBSTONE_SECONDS (a failed delete): tombstoned anew
-        (so that writers wait again) and returned, for the timer to delete them."""
+    def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
+        """Forget the newest run time of these processes (an admin repair after a run with a wrong clock)."""
+
+
+class DueRuns(Protocol):
+    """When the timer looks at each run."""
 
     def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
         """When the timer should write this run if no event does it first (None: never). While intentions are
@@ -207,22 +288,10 @@ class RunStateStore(Protocol):
     def postpone(self, run_key: str, due_at: float) -> int:
         """A due write failed: try again at `due_at`; returns how many times it has failed so far."""
 
-    def purge_expired(self, now: float | None = None) -> int:
-        """Delete runs not updated for ttl_seconds; returns how many were deleted."""
 
-    def process_writers(self, qualified_names: Sequence[str], *, cached: bool = False) -> dict[str, tuple[float, str]]:
-        """For each process qualifiedName known here, the newest run that wrote it: (its time in Unix seconds, its
-        key). Runs are ordered by time, then by key, so that two runs of the same instant are ordered too. These
-        records do not expire with the runs: they are what stops a late event of an old run (a requeued poison
-        message, say) from putting back inputs that a newer run of the same code no longer reads. `cached`: within
-        a `folded_reads` scope, the answer may be what this instance last read or wrote; the scope's commit checks
-        it, and a newer writer it did not show is restored (`ledger.writers_after`'s `seen`)."""
-
-    def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
-        """Forget the newest run time of these processes (an admin repair after a run with a wrong clock)."""
-
-    def stats(self) -> StoreStats:
-        """How much the store holds."""
+class SideRecords(Protocol):
+    """The side records: interim datasets (the re-link timer), processes taken over from another connector
+    (ol2purview migrate accelerator), tables dropped and renamed, temporary datasets."""
 
     def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
         """Record these datasets (key -> candidates JSON) as created by the connector; a key registered before keeps
@@ -240,7 +309,6 @@ class RunStateStore(Protocol):
     def forget_interim(self, keys: Iterable[Key]) -> None:
         """These are no longer interim datasets of the connector (re-linked, deleted, or taken over by a scan)."""
 
-    # --- processes taken over from another connector (ol2purview migrate accelerator) -----------------------------
     def register_takeovers(self, entries: Sequence[Takeover]) -> None:
         """Record these take-overs (by `process`): a new one as given, one already registered with its `owner`,
         `output`, `run_key` and `keys` as given and its `registered_at` and `checked_at` kept. Idempotent."""
@@ -257,16 +325,6 @@ class RunStateStore(Protocol):
 
     def forget_takeovers(self, processes: Iterable[Key]) -> None:
         """These take-overs are over (their successor was written, or the process is gone)."""
-        ...
-
-    # --- what the ledger says the connector wrote -----------------------------------------------------------------
-    def owned(self, keys: Iterable[Key]) -> set[Key]:
-        """Of `keys`, those the ledger holds for the connector: some run (or a take-over) uses it, or an older version
-        counted users for it that are never released."""
-        ...
-
-    def owned_of_types(self, type_names: Iterable[str]) -> list[Key]:
-        """Every key of these entity types the ledger holds for the connector (see `owned`), sorted."""
         ...
 
     def record_lifecycle(
@@ -290,6 +348,10 @@ class RunStateStore(Protocol):
     ) -> dict[tuple[str, str], list[bytes]]:
         """Note `reader` as a run that reads these temporary datasets of `scope` (before looking: a writer recorded
         afterwards finds it), then answer what their writers pass on (at most MAX_TEMPORARY_ROWS writers each)."""
+
+
+class RunStateStore(RunStates, RunClaims, RunCommits, DueRuns, SideRecords, Protocol):
+    """Everything a run-state store does (the runner's view; a part that needs less may take one of the above)."""
 
 
 def event_run_id(event: JSON) -> str:

@@ -43,7 +43,7 @@ from olparser.lineage.plan import is_process
 from olparser.pipeline import apply_lifecycle
 from olparser.pipeline.writing import RunWrite, finish_catalog_work, wait_for_deletions, write_plans
 from olparser.resolution.model import Resolution
-from olparser.runs import RunStateStore
+from olparser.runs import RunSession, RunStateStore
 from olparser.runs.marks import LifecycleMark
 from olparser.settings import Settings
 
@@ -263,6 +263,7 @@ class PlanWriter:
                 self.resolver,
                 [_run_write(s) for s in runs],
                 resolution,
+                session=RunSession(),  # the batch's: its commits check what its newer-run test read
                 wait=partial(_wait_for_deletions, registry),
                 select=partial(self._changed, calls=calls, stats=verdicts),
                 pack=lambda plans: [combine_plans(group) for group in pack_plans(plans, self.bulk_size, _itself)],

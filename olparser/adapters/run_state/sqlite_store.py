@@ -15,28 +15,29 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from olparser.adapters.sqlite_file import SqliteFile
 from olparser.jsontypes import JSON
 from olparser.runs import ledger
 from olparser.runs.codec import from_json, to_json
-from olparser.runs.ledger import CommitResult, Key, Writer, sorted_keys
+from olparser.runs.ledger import Key, Writer, sorted_keys
 from olparser.runs.marks import LifecycleMark
 from olparser.runs.merge import merge_event
 from olparser.runs.model import RunSnapshot
+from olparser.runs.ownership import LedgerSteps, RunRead
 from olparser.runs.store import (
     MAX_TEMPORARY_ROWS,
     TOMBSTONE_SECONDS,
     InterimDataset,
+    RunSession,
     ScheduleAfterMerge,
     StoreStats,
     Takeover,
+    WritersRead,
     event_run_id,
     state_rewrite_needed,
 )
@@ -125,6 +126,7 @@ CREATE TABLE entity_users (
     PRIMARY KEY (type_name, qualified_name, run_key)
 ) WITHOUT ROWID
 """
+T = TypeVar("T")
 _KEYS_IN = "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)"
 
 
@@ -141,7 +143,7 @@ def _keys_from(text: str | None) -> set[Key]:
     return {(t, q) for t, q in json.loads(text)} if text else set()
 
 
-class SqliteRunStateStore(SqliteFile):
+class SqliteRunStateStore(LedgerSteps, SqliteFile):
     """RunStateStore over a local SQLite file (see the module docstring and olparser/runs/store.py)."""
 
     def __init__(
@@ -157,7 +159,6 @@ class SqliteRunStateStore(SqliteFile):
         self.ttl_seconds = ttl_seconds
         self.temporary_seconds = temporary_seconds
         self.max_datasets = max_datasets
-        self._scope = threading.local()  # `seen`: the writers `process_writers` answered in this thread's scope
         with self._immediate() as db:  # one process creates or upgrades the schema, the others then see it done
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -208,23 +209,16 @@ class SqliteRunStateStore(SqliteFile):
             else:
                 version = row[3]
             if wanted is not None:
-                record, current = self._record(db, run_id)
+                record, current = _record(db, run_id)
                 at = ledger.due_at(record, current, wanted.due_at, keep_earlier=wanted.keep_earlier, now=now)
                 db.execute("UPDATE run_state SET due_attempts = 0, due_at = ? WHERE run_id = ?", (at, run_id))
         return snapshot, version
 
     @contextmanager
-    def folded_reads(self, run_key: str) -> Iterator[None]:
-        """Nothing to fold (a read is a local query); the writers `process_writers` answers in the scope are kept
-        for its commit: they decided the upload (`ledger.writers_after`'s `seen`)."""
-        outer = getattr(self._scope, "seen", None) is None
-        if outer:
-            self._scope.seen = {}
-        try:
-            yield
-        finally:
-            if outer:
-                self._scope.seen = None
+    def session(self, run_key: str) -> Iterator[RunSession]:
+        """Nothing to fold (a read is a local query): the session only carries what `process_writers` answers in it
+        to its commit."""
+        yield RunSession(run_key, folds=True)
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         now = time.time() if now is None else now
@@ -248,91 +242,22 @@ class SqliteRunStateStore(SqliteFile):
         return None if row is None or self._expired(row[1], now) else row[0]
 
     # --- what runs wrote: the ownership ledger (olparser/runs/ledger.py), one transaction per step ---------------
-    def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
-        now = time.time() if now is None else now
-        keys = set(sorted_keys(keys))
+    # (claim, commit, settle: the sequence of olparser/runs/ownership.py over these rows)
+    @contextmanager
+    def _ledger_rows(self) -> Iterator[_LedgerRows]:
         with self._immediate() as db:
-            record, _ = self._record(db, run_key)
-            db.execute(
-                "INSERT INTO run_state (run_id, updated_at, claimed) VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE "
-                "SET claimed = excluded.claimed, updated_at = excluded.updated_at",
-                (run_key, now, _keys_json(ledger.claim(record, keys).claimed)),
-            )
-            current = self._user_epochs(db, run_key, keys)
-            rows = [
-                (t, q, run_key, epoch)
-                for (t, q) in sorted(keys)
-                if (epoch := ledger.claimed_epoch(current.get((t, q)), record.epoch)) is not None
-            ]
-            db.executemany(
-                "INSERT INTO entity_users (type_name, qualified_name, run_key, epoch) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (type_name, qualified_name, run_key) DO UPDATE SET epoch = excluded.epoch",
-                rows,
-            )
-            return self._contested(db, keys, now)
+            yield _LedgerRows(db)
 
     def claimed(self, run_key: str) -> frozenset[Key]:
         row = self._connection().execute("SELECT claimed FROM run_state WHERE run_id = ?", (run_key,)).fetchone()
         return frozenset(_keys_from(row[0]) if row is not None else ())
 
     def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
-        return self._contested(self._connection(), set(keys), time.time() if now is None else now)
-
-    def commit(
-        self,
-        run_key: str,
-        keys: Iterable[Key],
-        *,
-        version: int | None,
-        fingerprint: str,
-        process_names: Sequence[str] = (),
-        run_time: float | None = None,
-        dangling: Iterable[Key] = (),
-        process_types: frozenset[str] = frozenset(),
-        now: float | None = None,
-    ) -> CommitResult:
-        now = time.time() if now is None else now
-        with self._immediate() as db:
-            record, due = self._record(db, run_key)
-            new = ledger.commit(
-                record,
-                keys,
-                version=version,
-                fingerprint=fingerprint,
-                process_names=process_names,
-                run_time=run_time,
-                dangling=dangling,
-                process_types=process_types,
-            )
-            if new is None:
-                return CommitResult(stale=True)
-            assert new.pending is not None  # a commit records its intentions (ledger.commit)
-            db.execute(
-                "INSERT INTO run_state (run_id, updated_at, written, claimed, fingerprint, epoch) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET written = excluded.written, "
-                "claimed = excluded.claimed, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, "
-                "epoch = excluded.epoch, due_attempts = 0",
-                (run_key, now, _keys_json(new.claimed), _keys_json(new.claimed), fingerprint, new.epoch),
-            )
-            scope = getattr(self._scope, "seen", None) or {}
-            seen = {name: scope.pop(name) for name in process_names if name in scope}
-            return self._apply_intentions(
-                db, run_key, new.pending, now, settle_at=now + ledger.SETTLE_SECONDS, seen=seen
-            )
-
-    def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
-        now = time.time() if now is None else now
-        with self._immediate() as db:
-            record, due = self._record(db, run_key)
-            if record.pending is None:
-                return None
-            return self._apply_intentions(
-                db, run_key, record.pending, now, settle_at=due if due is not None else now + ledger.SETTLE_SECONDS
-            )
+        return _contested(self._connection(), set(keys), time.time() if now is None else now)
 
     def done(self, run_key: str, epoch: int) -> None:
         with self._immediate() as db:
-            record, _ = self._record(db, run_key)
+            record, _ = _record(db, run_key)
             if ledger.done(record, epoch) is not record:
                 db.execute(
                     "UPDATE run_state SET pending = NULL, due_at = NULL, due_attempts = 0 WHERE run_id = ?", (run_key,)
@@ -366,7 +291,7 @@ class SqliteRunStateStore(SqliteFile):
     # --- the incomplete-runs timer -----------------------------------------------------------------------------
     def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
         with self._immediate() as db:
-            record, current = self._record(db, run_key)
+            record, current = _record(db, run_key)
             at = ledger.due_at(record, current, due_at, keep_earlier=keep_earlier, now=time.time())
             db.execute("UPDATE run_state SET due_attempts = 0, due_at = ? WHERE run_id = ?", (at, run_key))
 
@@ -474,16 +399,18 @@ class SqliteRunStateStore(SqliteFile):
                     found[(namespace, name)] = [bytes(row[0]) for row in rows]
         return found
 
-    def process_writers(self, qualified_names: Sequence[str], *, cached: bool = False) -> dict[str, tuple[float, str]]:
+    def process_writers(
+        self, qualified_names: Sequence[str], *, session: RunSession | None = None
+    ) -> dict[str, tuple[float, str]]:
         rows = self._connection().execute(
             "SELECT qualified_name, run_time, run_key FROM process_runs "
             "WHERE qualified_name IN (SELECT value FROM json_each(?))",
             (json.dumps(list(qualified_names)),),
         )
         found = {name: (time_, key) for name, time_, key in rows}
-        scope = getattr(self._scope, "seen", None)
-        if scope is not None:  # the commit that follows in this scope
-            scope.update({name: [found[name]] if name in found else [] for name in qualified_names})
+        if session is not None:  # for the commit that follows in it
+            for name in qualified_names:
+                session.note(name, WritersRead((found[name],) if name in found else ()))
         return found
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
@@ -628,105 +555,144 @@ class SqliteRunStateStore(SqliteFile):
             )
         db.execute("UPDATE entity_refs SET users = 0")
 
-    # --- internals: rows of one transaction ------------------------------------------------------------------
-    def _record(self, db: sqlite3.Connection, run_key: str) -> tuple[ledger.OwnershipRecord, float | None]:
-        """The run's ownership record, and when it is due."""
-        row = db.execute(
-            "SELECT version, epoch, claimed, fingerprint, pending, due_at FROM run_state WHERE run_id = ?", (run_key,)
-        ).fetchone()
-        if row is None:
-            return ledger.OwnershipRecord(), None
-        pending = ledger.Intentions.from_json(json.loads(row[4])) if row[4] else None
-        return ledger.OwnershipRecord(
-            version=row[0], epoch=row[1], claimed=frozenset(_keys_from(row[2])), fingerprint=row[3], pending=pending
-        ), row[5]
+    def _expired(self, updated_at: float, now: float) -> bool:
+        return updated_at <= now - self.ttl_seconds
 
-    def _apply_intentions(
-        self,
-        db: sqlite3.Connection,
-        run_key: str,
-        intentions: ledger.Intentions,
-        now: float,
-        settle_at: float | None,
-        seen: Mapping[str, Sequence[Writer]] | None = None,
-    ) -> CommitResult:
-        """Release the users entries and change the writers the intentions name (in the caller's transaction);
-        the intentions stay recorded (due for the timer) while catalog work is left, else they are cleared.
-        `seen`: the writers the commit's upload was decided on, per process."""
-        current = self._user_epochs(db, run_key, intentions.release)
-        gone = [
-            (t, q, run_key) for (t, q) in intentions.release if ledger.releases(current.get((t, q)), intentions.epoch)
+
+# --- rows of one transaction ---------------------------------------------------------------------------------------
+def _record(db: sqlite3.Connection, run_key: str) -> tuple[ledger.OwnershipRecord, float | None]:
+    """The run's ownership record, and when it is due."""
+    row = db.execute(
+        "SELECT version, epoch, claimed, fingerprint, pending, due_at FROM run_state WHERE run_id = ?", (run_key,)
+    ).fetchone()
+    if row is None:
+        return ledger.OwnershipRecord(), None
+    pending = ledger.Intentions.from_json(json.loads(row[4])) if row[4] else None
+    return ledger.OwnershipRecord(
+        version=row[0], epoch=row[1], claimed=frozenset(_keys_from(row[2])), fingerprint=row[3], pending=pending
+    ), row[5]
+
+
+def _contested(db: sqlite3.Connection, keys: set[Key], now: float) -> frozenset[Key]:
+    if not keys:
+        return frozenset()
+    rows = db.execute(
+        f"SELECT type_name, qualified_name FROM entity_refs WHERE (type_name, qualified_name) IN ({_KEYS_IN}) "
+        "AND deleting_since > ?",
+        (_keys_json(keys), now - TOMBSTONE_SECONDS),
+    )
+    return frozenset((t, q) for t, q in rows)
+
+
+class _LedgerRows:
+    """The ledger's row operations (olparser/runs/ownership.py `LedgerRows`) within one transaction: the transaction
+    makes each step atomic, so nothing is retried and no row needs remembering (`RunRead.row` is None)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def retried(self, attempt: Callable[[], T]) -> T:
+        return attempt()
+
+    def read_run(self, run_key: str) -> RunRead[None]:
+        record, due = _record(self.db, run_key)
+        return RunRead(record, due, None)
+
+    def save_claim(self, run_key: str, read: RunRead[None], new: ledger.OwnershipRecord, now: float) -> None:
+        self.db.execute(
+            "INSERT INTO run_state (run_id, updated_at, claimed) VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE "
+            "SET claimed = excluded.claimed, updated_at = excluded.updated_at",
+            (run_key, now, _keys_json(new.claimed)),
+        )
+
+    def claim_users(self, run_key: str, keys: set[Key], before: ledger.OwnershipRecord, now: float) -> frozenset[Key]:
+        current = self._user_epochs(run_key, keys)
+        rows = [
+            (t, q, run_key, epoch)
+            for (t, q) in sorted(keys)
+            if (epoch := ledger.claimed_epoch(current.get((t, q)), before.epoch)) is not None
         ]
-        db.executemany("DELETE FROM entity_users WHERE type_name = ? AND qualified_name = ? AND run_key = ?", gone)
-        orphans = [key for key in intentions.release if ledger.orphaned(*self._users(db, key))]
-        db.executemany(
+        self.db.executemany(
+            "INSERT INTO entity_users (type_name, qualified_name, run_key, epoch) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (type_name, qualified_name, run_key) DO UPDATE SET epoch = excluded.epoch",
+            rows,
+        )
+        return _contested(self.db, keys, now)
+
+    def save_commit(
+        self, run_key: str, read: RunRead[None], new: ledger.OwnershipRecord, due_at: float | None, now: float
+    ) -> None:
+        pending = json.dumps(new.pending.to_json()) if new.pending is not None else None
+        self.db.execute(
+            "INSERT INTO run_state (run_id, updated_at, written, claimed, fingerprint, epoch, pending, due_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET written = excluded.written, "
+            "claimed = excluded.claimed, fingerprint = excluded.fingerprint, updated_at = excluded.updated_at, "
+            "epoch = excluded.epoch, due_attempts = 0, pending = excluded.pending, due_at = excluded.due_at",
+            (run_key, now, _keys_json(new.claimed), _keys_json(new.claimed), new.fingerprint, new.epoch)
+            + (pending, due_at),
+        )
+
+    def release_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
+        if ledger.releases(self._user_epochs(run_key, [key]).get(key), epoch):
+            self.db.execute(
+                "DELETE FROM entity_users WHERE type_name = ? AND qualified_name = ? AND run_key = ?", (*key, run_key)
+            )
+        if not ledger.orphaned(*self._users(key)):
+            return False
+        self.db.execute(
             "INSERT INTO entity_refs (type_name, qualified_name, users, deleting_since) VALUES (?, ?, 0, ?) "
             "ON CONFLICT (type_name, qualified_name) DO UPDATE SET deleting_since = excluded.deleting_since",
-            [(t, q, now) for t, q in orphans],
+            (*key, now),
         )
-        changes = {}
-        for name in dict.fromkeys((*intentions.wrote, *intentions.dropped)):
-            changes[name] = ledger.writers_after(
-                self._writers(db, name), run_key, intentions, name, seen=(seen or {}).get(name)
-            )
-            self._save_writers(db, name, changes[name].writers)
-        result = ledger.settlement(intentions, orphans, changes)
-        if ledger.has_catalog_work(result):
-            db.execute(
-                "UPDATE run_state SET pending = ?, due_at = ? WHERE run_id = ?",
-                (json.dumps(intentions.to_json()), settle_at, run_key),
-            )
-            return result
-        db.execute("UPDATE run_state SET pending = NULL, due_at = NULL WHERE run_id = ?", (run_key,))
-        return replace(result, epoch=None)
+        return True
 
-    @staticmethod
-    def _user_epochs(db: sqlite3.Connection, run_key: str, keys: Iterable[Key]) -> dict[Key, int]:
-        rows = db.execute(
+    def change_writers(
+        self,
+        name: str,
+        run_key: str,
+        intentions: ledger.Intentions,
+        read: WritersRead | None,
+        seen: Sequence[Writer] | None,
+    ) -> ledger.WriterChange:
+        row = self.db.execute(
+            "SELECT run_time, run_key, writers FROM process_runs WHERE qualified_name = ?", (name,)
+        ).fetchone()
+        writers = [] if row is None else ledger.stored_writers(row[2], row[0], row[1])
+        change = ledger.writers_after(writers, run_key, intentions, name, seen=seen)
+        if not change.writers:
+            self.db.execute("DELETE FROM process_runs WHERE qualified_name = ?", (name,))
+            return change
+        self.db.execute(
+            "INSERT INTO process_runs (qualified_name, run_time, run_key, writers) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (qualified_name) DO UPDATE SET run_time = excluded.run_time, run_key = excluded.run_key, "
+            "writers = excluded.writers",
+            (name, change.writers[0][0], change.writers[0][1], json.dumps(change.writers)),
+        )
+        return change
+
+    def keep_pending(self, run_key: str, row: None, intentions: ledger.Intentions, settle_at: float) -> None:
+        self.db.execute(
+            "UPDATE run_state SET pending = ?, due_at = ? WHERE run_id = ?",
+            (json.dumps(intentions.to_json()), settle_at, run_key),
+        )
+
+    def clear_pending(self, run_key: str, row: None, epoch: int) -> None:
+        self.db.execute("UPDATE run_state SET pending = NULL, due_at = NULL WHERE run_id = ?", (run_key,))
+
+    def _user_epochs(self, run_key: str, keys: Iterable[Key]) -> dict[Key, int]:
+        rows = self.db.execute(
             f"SELECT type_name, qualified_name, epoch FROM entity_users WHERE run_key = ? AND "
             f"(type_name, qualified_name) IN ({_KEYS_IN})",
             (run_key, _keys_json(keys)),
         )
         return {(t, q): epoch for t, q, epoch in rows}
 
-    @staticmethod
-    def _writers(db: sqlite3.Connection, name: str) -> list[Writer]:
-        row = db.execute(
-            "SELECT run_time, run_key, writers FROM process_runs WHERE qualified_name = ?", (name,)
-        ).fetchone()
-        return [] if row is None else ledger.stored_writers(row[2], row[0], row[1])
-
-    @staticmethod
-    def _save_writers(db: sqlite3.Connection, name: str, writers: list[Writer]) -> None:
-        if not writers:
-            db.execute("DELETE FROM process_runs WHERE qualified_name = ?", (name,))
-            return
-        db.execute(
-            "INSERT INTO process_runs (qualified_name, run_time, run_key, writers) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (qualified_name) DO UPDATE SET run_time = excluded.run_time, run_key = excluded.run_key, "
-            "writers = excluded.writers",
-            (name, writers[0][0], writers[0][1], json.dumps(writers)),
-        )
-
-    @staticmethod
-    def _users(db: sqlite3.Connection, key: Key) -> tuple[int, int]:
+    def _users(self, key: Key) -> tuple[int, int]:
         """How many runs use the entity, and how many users an older version of this file counted (migrated)."""
-        users = db.execute(
+        users = self.db.execute(
             "SELECT count(*) FROM entity_users WHERE type_name = ? AND qualified_name = ?", key
         ).fetchone()[0]
-        row = db.execute("SELECT users FROM entity_refs WHERE type_name = ? AND qualified_name = ?", key).fetchone()
+        row = self.db.execute(
+            "SELECT users FROM entity_refs WHERE type_name = ? AND qualified_name = ?", key
+        ).fetchone()
         return users, max(row[0], 0) if row is not None else 0
-
-    @staticmethod
-    def _contested(db: sqlite3.Connection, keys: set[Key], now: float) -> frozenset[Key]:
-        if not keys:
-            return frozenset()
-        rows = db.execute(
-            f"SELECT type_name, qualified_name FROM entity_refs WHERE (type_name, qualified_name) IN ({_KEYS_IN}) "
-            "AND deleting_since > ?",
-            (_keys_json(keys), now - TOMBSTONE_SECONDS),
-        )
-        return frozenset((t, q) for t, q in rows)
-
-    def _expired(self, updated_at: float, now: float) -> bool:
-        return updated_at <= now - self.ttl_seconds

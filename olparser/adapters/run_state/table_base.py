@@ -19,7 +19,6 @@ class RunRows:
     table: Any
     ttl_seconds: float
     temporary_seconds: float
-    _scope: Any  # threading.local: rows read in this thread's scope
 
     if TYPE_CHECKING:  # defined by TableRunStateStore (and `_transact` by OwnedRows); no stubs at run time
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableEntity
@@ -18,7 +18,7 @@ from olparser.adapters.run_state.table_rows import put_op as _put_op
 from olparser.adapters.run_state.table_rows import unchanged as _unchanged
 from olparser.runs import ledger
 from olparser.runs.ledger import Key, Writer, sorted_keys
-from olparser.runs.store import TOMBSTONE_SECONDS
+from olparser.runs.store import TOMBSTONE_SECONDS, RunSession, WritersRead
 
 OWNED_PREFIX = "own-"  # + sha256 of an entity's type and qualifiedName: one partition per connector-owned entity
 HEAD_ROW = "entity"
@@ -275,32 +275,40 @@ class OwnedRows(RunRows):
         digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
         return {"PartitionKey": "ref-" + digest[:2], "RowKey": digest}
 
-    def process_writers(self, qualified_names: Sequence[str], *, cached: bool = False) -> dict[str, tuple[float, str]]:
+    def process_writers(
+        self, qualified_names: Sequence[str], *, session: RunSession | None = None
+    ) -> dict[str, tuple[float, str]]:
         found: dict[str, tuple[float, str]] = {}
-        scope = getattr(self._scope, "processes", None)
         for name in dict.fromkeys(qualified_names):
             keys = self._process_keys(name)
-            # remembered only in a scope: its commit's change of the writers checks them (`_change_writers`)
-            entity = self._known_writers(keys) if cached and scope is not None else None
+            # remembered only in a session that folds: its commit's change of the writers checks them
+            entity = self._known_writers(keys) if session is not None and session.folds else None
             remembered = entity is not None
             if entity is None:
                 entity = self._read_keys(keys)
                 self._remember_writers(keys, entity)
-            if scope is not None:  # for the commit's change of its writers (a conditional write) in this scope
-                scope[name] = (entity, remembered)
+            if session is not None:  # for the commit's change of its writers (a conditional write)
+                session.note(name, WritersRead(tuple(_writers_of(entity)), entity, remembered))
             if entity is not None:
                 found[name] = (float(entity["run_time"]), str(entity.get("run_key", "")))
         return found
 
-    def _change_writers(self, name: str, run_key: str, intentions: ledger.Intentions) -> ledger.WriterChange:
+    def _change_writers(
+        self,
+        name: str,
+        run_key: str,
+        intentions: ledger.Intentions,
+        taken: WritersRead | None,
+        seen: Sequence[Writer] | None,
+    ) -> ledger.WriterChange:
         """Carry out the intentions' part for process `name` (written only if it changes anything). Its first attempt
-        starts from the row as this scope's `process_writers` saw it — read, or as this instance last read or wrote
-        it: the write is conditional on it, and a row changed since fails it; nothing to write on a remembered row
-        is confirmed by a read. The writers seen there decided the upload (`ledger.writers_after`'s `seen`)."""
+        starts from the row as the session's `process_writers` saw it (`taken`) — read, or as this instance last
+        read or wrote it: the write is conditional on it, and a row changed since fails it; nothing to write on a
+        remembered row is confirmed by a read. `seen`: `ledger.writers_after`'s."""
         keys = self._process_keys(name)
-        scope = getattr(self._scope, "processes", None) or {}
-        read: list[tuple[TableEntity | None, bool]] = [scope.pop(name)] if name in scope else []
-        seen = _writers_of(read[0][0]) if read else None
+        read: list[tuple[TableEntity | None, bool]] = []
+        if taken is not None:  # (the row this store noted: a TableEntity, or None)
+            read.append((cast("TableEntity | None", taken.row), taken.remembered))
 
         def attempt() -> ledger.WriterChange:
             entity, remembered = read.pop() if read else (self._read_keys(keys), False)

@@ -36,7 +36,8 @@ What the ledger (olparser/runs/ledger.py) decides at a commit is saved with the 
 before any other row changes; the users and writers rows are then changed one compare-and-swap (or one batch) at a
 time, each step idempotent, so a crash between two writes leaves intentions that `settle` carries out again.
 
-This module holds the run's row (merges, claims, commits, intentions); `table_owned.py` the entities' users and the
+This module holds the run's row (merges; the claims, commits and intentions of olparser/runs/ownership.py's sequence,
+over `_LedgerRows`); `table_owned.py` the entities' users and the
 processes' writers (and what the ledger holds: `owned`), `table_due.py` the timer's due runs, `table_side.py` the
 temporary and interim datasets, the take-overs and the lifecycle marks (mixins of TableRunStateStore), and
 `table_rows.py` the conditional reads, writes and transactions (shared with the run history's store).
@@ -50,9 +51,8 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from contextlib import contextmanager
-from dataclasses import replace
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableClient, TableEntity
@@ -82,10 +82,18 @@ from olparser.adapters.storage_account import StorageConnection, storage_account
 from olparser.jsontypes import JSON
 from olparser.runs import ledger
 from olparser.runs.codec import from_compressed, to_compressed
-from olparser.runs.ledger import CommitResult, Key, sorted_keys
+from olparser.runs.ledger import Key, Writer, sorted_keys
 from olparser.runs.merge import merge_event
 from olparser.runs.model import RunSnapshot
-from olparser.runs.store import ScheduleAfterMerge, StoreStats, event_run_id, state_rewrite_needed
+from olparser.runs.ownership import LedgerSteps, RunRead
+from olparser.runs.store import (
+    RunSession,
+    ScheduleAfterMerge,
+    StoreStats,
+    WritersRead,
+    event_run_id,
+    state_rewrite_needed,
+)
 from olparser.settings import DEFAULT_TEMPORARY_DATASET_SECONDS
 
 __all__ = [
@@ -102,6 +110,7 @@ __all__ = [
 MAX_STATE_BYTES = 720_000
 MAX_ATTEMPTS = 40
 _BLOBS = ("state", "written", "claimed", "pending")
+T = TypeVar("T")
 RECENT_ROWS = 64  # run rows remembered after their scope, for the next merge of the run (its write is conditional)
 
 
@@ -109,7 +118,7 @@ class RunStateTooLarge(ValueError):
     """A run whose merged state does not fit in one Table storage entity."""
 
 
-class TableRunStateStore(OwnedRows, DueRows, SideRows):
+class TableRunStateStore(LedgerSteps, OwnedRows, DueRows, SideRows):
     """RunStateStore over an Azure Table (see the module docstring and olparser/runs/store.py)."""
 
     def __init__(
@@ -130,11 +139,10 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         self.max_state_bytes = max_state_bytes
         self.max_datasets = max_datasets
         self._max_attempts = max_attempts
-        self._folding: dict[tuple[str, str], int] = {}  # run rows in a `folded_reads` scope (how many scopes deep)
-        self._folded: dict[tuple[str, str], TableEntity | None] = {}  # ... as the scope last read or wrote them
-        self._recent: OrderedDict[tuple[str, str], TableEntity] = OrderedDict()  # ... as scopes left them
+        self._folding: dict[tuple[str, str], int] = {}  # run rows in a `session` (how many sessions deep)
+        self._folded: dict[tuple[str, str], TableEntity | None] = {}  # ... as the session last read or wrote them
+        self._recent: OrderedDict[tuple[str, str], TableEntity] = OrderedDict()  # ... as sessions left them
         self._fold_lock = threading.Lock()
-        self._scope = threading.local()  # `processes`: process rows `process_writers` saw in this thread's scope
         self._legacy_checked: tuple[bool, float] | None = None  # (any `ref-` row found, when looked, monotonic)
         self._heads: OrderedDict[str, TableEntity] = OrderedDict()  # entity partition -> its head row, as last seen
         self._writers: OrderedDict[str, TableEntity] = OrderedDict()  # process RowKey -> its writers row, as last seen
@@ -208,21 +216,16 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return merged
 
     @contextmanager
-    def folded_reads(self, run_key: str) -> Iterator[None]:
+    def session(self, run_key: str) -> Iterator[RunSession]:
         keys = self._keys(run_key)
         row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
             self._folding[row] = self._folding.get(row, 0) + 1
         done = False
-        outer = getattr(self._scope, "processes", None) is None
-        if outer:
-            self._scope.processes = {}
         try:
-            yield
+            yield RunSession(run_key, folds=True)
             done = True
         finally:
-            if outer:
-                self._scope.processes = None
             with self._fold_lock:
                 self._folding[row] -= 1
                 if not self._folding[row]:
@@ -243,87 +246,12 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return None if entity is None or self._expired(entity, now) else entity.get("fingerprint")
 
     # --- what runs wrote: the ownership ledger (olparser/runs/ledger.py), an ETag compare-and-swap per row ------
-    def claim(self, run_key: str, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
-        now = time.time() if now is None else now
-        keys = set(sorted_keys(keys))
-
-        def attempt() -> tuple[int, frozenset[Key]]:  # the run's record first: a crash before the users rows leaves
-            entity = self._read(run_key)  # nothing uploaded
-            record = self._record(entity)
-            new = ledger.claim(record, keys)
-            if new is not record:
-                row = self._copied_row(run_key, entity)
-                self._put_keys(row, "claimed", new.claimed)
-                row["updated_at"] = float(now)
-                self._write(row, entity)
-            return record.epoch, record.claimed
-
-        epoch, before = self._with_retries(attempt)
-        return frozenset(
-            key for key in sorted(keys) if self._claim_user(key, run_key, epoch, now, first=key not in before)
-        )
+    # (claim, commit, settle: the sequence of olparser/runs/ownership.py over `_LedgerRows`)
+    def _ledger_rows(self) -> nullcontext[_LedgerRows]:
+        return nullcontext(_LedgerRows(self))
 
     def claimed(self, run_key: str) -> frozenset[Key]:
         return frozenset(self._get_keys(self._read(run_key), "claimed"))
-
-    def commit(
-        self,
-        run_key: str,
-        keys: Iterable[Key],
-        *,
-        version: int | None,
-        fingerprint: str,
-        process_names: Sequence[str] = (),
-        run_time: float | None = None,
-        dangling: Iterable[Key] = (),
-        process_types: frozenset[str] = frozenset(),
-        now: float | None = None,
-    ) -> CommitResult:
-        now = time.time() if now is None else now
-
-        def attempt() -> tuple[ledger.Intentions, TableEntity, CommitResult | None] | None:
-            entity = self._read(run_key)
-            record = self._record(entity)
-            new = ledger.commit(
-                record,
-                keys,
-                version=version,
-                fingerprint=fingerprint,
-                process_names=process_names,
-                run_time=run_time,
-                dangling=dangling,
-                process_types=process_types,
-            )
-            if new is None:
-                return None
-            assert new.pending is not None  # a commit records its intentions (ledger.commit)
-            row = self._copied_row(run_key, entity)
-            self._put_keys(row, "written", new.claimed)
-            self._put_keys(row, "claimed", new.claimed)
-            row.update(fingerprint=fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch)
-            done = None
-            if ledger.writers_only(record, new.pending):  # carried out first: the commit's write is the last one
-                changes = {name: self._change_writers(name, run_key, new.pending) for name in new.pending.wrote}
-                done = replace(ledger.settlement(new.pending, (), changes), epoch=None)
-                self._put_pending(row, None)
-                row.pop("due_at", None)
-            else:  # due when settled: the timer finds intentions a crash leaves
-                self._name_run(row, run_key)
-                self._put_pending(row, new.pending)
-                row["due_at"] = now + ledger.SETTLE_SECONDS
-            return new.pending, self._write(row, entity), done
-
-        written: tuple[ledger.Intentions, TableEntity, CommitResult | None] | None = self._with_retries(attempt)
-        if written is None:
-            return CommitResult(stale=True)
-        intentions, row, done = written
-        return done if done is not None else self._apply_intentions(run_key, intentions, row, now)
-
-    def settle(self, run_key: str, *, now: float | None = None) -> CommitResult | None:
-        now = time.time() if now is None else now
-        entity = self._read(run_key)
-        pending = self._record(entity).pending
-        return None if pending is None else self._apply_intentions(run_key, pending, entity, now)
 
     def done(self, run_key: str, epoch: int) -> None:
         self._clear_pending(run_key, epoch, None)
@@ -387,23 +315,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    # --- users of an entity: a partition per entity, its head row and one row per run using it ---------------
-    def _apply_intentions(
-        self, run_key: str, intentions: ledger.Intentions, entity: TableEntity | None, now: float
-    ) -> CommitResult:
-        """Release the users rows and change the writers the intentions name; clear them when no catalog work is
-        left (`entity`: the run's row as last read or written, for the first attempt)."""
-        orphans = [key for key in intentions.release if self._release_user(key, run_key, intentions.epoch, now)]
-        changes = {
-            name: self._change_writers(name, run_key, intentions)
-            for name in dict.fromkeys((*intentions.wrote, *intentions.dropped))
-        }
-        result = ledger.settlement(intentions, orphans, changes)
-        if ledger.has_catalog_work(result):
-            return result
-        self._clear_pending(run_key, intentions.epoch, entity)
-        return replace(result, epoch=None)
-
+    # --- the run's pending intentions ---------------------------------------------------------------------------
     def _clear_pending(self, run_key: str, epoch: int, known: TableEntity | None) -> None:
         first = [known]
 
@@ -471,7 +383,7 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return {"PartitionKey": hashlib.sha256(run_id.encode()).hexdigest()[:2], "RowKey": safe_row_key(run_id)}
 
     def _read(self, run_id: str, *, fresh: bool = False) -> TableEntity | None:
-        """The run's row; in a `folded_reads` scope, as the scope last read or wrote it (unless `fresh`)."""
+        """The run's row; in a `session`, as the session last read or wrote it (unless `fresh`)."""
         keys = self._keys(run_id)
         row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
@@ -485,14 +397,14 @@ class TableRunStateStore(OwnedRows, DueRows, SideRows):
         return entity
 
     def _remembered(self, run_id: str) -> TableEntity | None:
-        """The run's row as the last scope of the run left it (None: not known here, or read in this scope)."""
+        """The run's row as the last session of the run left it (None: not known here, or read in this session)."""
         keys = self._keys(run_id)
         row = (keys["PartitionKey"], keys["RowKey"])
         with self._fold_lock:
             return None if row in self._folded else self._recent.get(row)
 
     def _fold(self, row: tuple[str, str], entity: TableEntity | None, *, forget: bool = False) -> None:
-        """Remember `entity` as the run row `row` now is, if a scope folds its reads (`forget`: it is unknown)."""
+        """Remember `entity` as the run row `row` now is, if a session folds its reads (`forget`: it is unknown)."""
         with self._fold_lock:
             if forget:
                 self._recent.pop(row, None)
@@ -533,3 +445,79 @@ def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:
             "storage entity; use RUN_STATE_STORE=sqlite or strip large facets (STRIP_FACETS)"
         )
     return data
+
+
+class _LedgerRows:
+    """The ledger's row operations (olparser/runs/ownership.py `LedgerRows`) on the store's table: each row written
+    conditionally on what was read (`RunRead.row`: the run's entity with its ETag), a step retried on a conflict."""
+
+    def __init__(self, store: TableRunStateStore) -> None:
+        self.store = store
+
+    def retried(self, attempt: Callable[[], T]) -> T:
+        result: T = self.store._with_retries(attempt)
+        return result
+
+    def read_run(self, run_key: str) -> RunRead[TableEntity | None]:
+        entity = self.store._read(run_key)
+        due = entity.get("due_at") if entity is not None else None
+        return RunRead(self.store._record(entity), None if due is None else float(due), entity)
+
+    def save_claim(
+        self, run_key: str, read: RunRead[TableEntity | None], new: ledger.OwnershipRecord, now: float
+    ) -> None:
+        if new is read.record:
+            return
+        row = self.store._copied_row(run_key, read.row)
+        self.store._put_keys(row, "claimed", new.claimed)
+        row["updated_at"] = float(now)
+        self.store._write(row, read.row)
+
+    def claim_users(self, run_key: str, keys: set[Key], before: ledger.OwnershipRecord, now: float) -> frozenset[Key]:
+        return frozenset(
+            key
+            for key in sorted(keys)
+            if self.store._claim_user(key, run_key, before.epoch, now, first=key not in before.claimed)
+        )
+
+    def save_commit(
+        self,
+        run_key: str,
+        read: RunRead[TableEntity | None],
+        new: ledger.OwnershipRecord,
+        due_at: float | None,
+        now: float,
+    ) -> TableEntity | None:
+        store = self.store
+        row = store._copied_row(run_key, read.row)
+        store._put_keys(row, "written", new.claimed)
+        store._put_keys(row, "claimed", new.claimed)
+        row.update(fingerprint=new.fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch)
+        store._put_pending(row, new.pending)
+        if new.pending is None:
+            row.pop("due_at", None)
+        else:
+            store._name_run(row, run_key)
+            row["due_at"] = due_at
+        return store._write(row, read.row)
+
+    def release_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
+        return self.store._release_user(key, run_key, epoch, now)
+
+    def change_writers(
+        self,
+        name: str,
+        run_key: str,
+        intentions: ledger.Intentions,
+        read: WritersRead | None,
+        seen: Sequence[Writer] | None,
+    ) -> ledger.WriterChange:
+        return self.store._change_writers(name, run_key, intentions, read, seen)
+
+    def keep_pending(
+        self, run_key: str, row: TableEntity | None, intentions: ledger.Intentions, settle_at: float
+    ) -> None:
+        """(The commit saved them, due; intentions carried out again stay as they are.)"""
+
+    def clear_pending(self, run_key: str, row: TableEntity | None, epoch: int) -> None:
+        self.store._clear_pending(run_key, epoch, row)

@@ -59,3 +59,19 @@ def test_a_live_older_run_leaves_alone_the_process_a_newer_backfilled_run_wrote(
 
     assert (outcome.status, outcome.superseded) == ("superseded", 1)
     assert _inputs(catalog) == ["new"]
+
+
+def test_a_backfilled_run_whose_upload_a_newer_live_run_overtook_gives_the_process_back_to_it(store, engine):
+    catalog = _BatchCatalog()
+    pipeline = _pipeline(store, engine, catalog)
+    # the backfill's newer-run test finds no writer: its run is uploaded; during that upload the live path writes a
+    # newer run, whose upload lands first: the backfill's then overwrites the process in the catalog
+    catalog.during_upload = lambda: pipeline.process(_insert("new", "raw/new", "2026-09-23T12:00:00Z"), now=NOW)
+    stats = _backfill(store, catalog, engine, "mid", _insert("mid", "raw/mid", "2026-09-23T11:00:00Z"))
+    assert (stats.written, stats.superseded) == (1, 0)
+    assert _inputs(catalog) == ["mid"]
+
+    # the backfill's commit checked what its newer-run test read and found the newer run: the process goes back to
+    # it (the batch path holds no run state: it leaves the restore to the live path's timer)
+    pipeline.write_due(now=NOW)
+    assert _inputs(catalog) == ["new"]

@@ -15,7 +15,7 @@ import pytest
 from olparser.adapters.run_state import open_run_state_store
 from olparser.adapters.run_state.sqlite_store import SqliteRunStateStore
 from olparser.runs.merge import merge_events
-from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, InterimDataset, StoreStats
+from olparser.runs.store import TOMBSTONE_SECONDS, CommitResult, InterimDataset, RunSession, StoreStats
 from olparser.settings import Settings
 from tests.support.shared_events import events_of_run, load_sequence
 from tests.support.stores import SHORT_TTL_SECONDS, same_store_elsewhere
@@ -397,23 +397,27 @@ def test_a_commit_decided_on_an_older_writer_than_another_instance_committed_res
     elsewhere = same_store_elsewhere(store)
     record_writers(store, [p], 200.0, "run-2")  # this handle wrote run 2: it may remember the row so
     record_writers(elsewhere, [p], 300.0, "run-3")  # another instance: run 3, newer
-    with store.folded_reads("run-2"):  # run 2 again (a changed plan): its upload is decided on what this answers
-        answered = store.process_writers([p], cached=True)
-        result = store.commit("run-2", [], version=None, fingerprint="f2", process_names=[p], run_time=200.0, now=T0)
+    with store.session("run-2") as session:  # run 2 again (a changed plan): its upload is decided on this answer
+        answered = store.process_writers([p], session=session)
+        result = store.commit(
+            "run-2", [], version=None, fingerprint="f2", process_names=[p], run_time=200.0, session=session, now=T0
+        )
     # the Table store answers from the row it last wrote (no read): run 2 was taken for the newest and its process
     # uploaded, so its commit, which finds run 3, gives the process back to run 3; SQLite read run 3: nothing uploaded
     uploaded = answered[p][1] == "run-2"
     assert answered == ({p: (200.0, "run-2")} if uploaded else {p: (300.0, "run-3")})
     assert uploaded is (store.__class__.__name__ == "TableRunStateStore")
     assert (result.restores, result.newest) == ((((p, "run-3"),) if uploaded else ()), frozenset())
-    assert store.process_writers([p]) == {p: (300.0, "run-3")}  # not `cached`: read
-    with store.folded_reads("run-2"):  # the rows as they now are: nothing overwritten, nothing to restore
-        assert store.process_writers([p], cached=True) == {p: (300.0, "run-3")}
-        again = store.commit("run-2", [], version=None, fingerprint="f3", process_names=[p], run_time=200.0, now=T0)
+    assert store.process_writers([p]) == {p: (300.0, "run-3")}  # outside a session: read
+    with store.session("run-2") as session:  # the rows as they now are: nothing overwritten, nothing to restore
+        assert store.process_writers([p], session=session) == {p: (300.0, "run-3")}
+        again = store.commit(
+            "run-2", [], version=None, fingerprint="f3", process_names=[p], run_time=200.0, session=session, now=T0
+        )
     assert again.restores == ()
-    # outside a scope (the Spark paths' batches, whose commits have no scope to check against) every answer is read
+    # in a batch's session (the Spark paths': it folds nothing) every answer is read
     record_writers(elsewhere, [p], 400.0, "run-4")
-    assert store.process_writers([p], cached=True) == {p: (400.0, "run-4")}
+    assert store.process_writers([p], session=RunSession()) == {p: (400.0, "run-4")}
     elsewhere.close()
 
 
