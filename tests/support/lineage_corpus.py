@@ -138,7 +138,8 @@ def _table(name: str, *columns: str, lineage: dict[str, Any] | None = None) -> D
     return DatasetFacts(namespace=LAKE, name="warehouse/" + name.replace(".", ".db/"), facets=facets)
 
 
-def _snapshot(**parts: Any) -> RunSnapshot:
+def snapshot(**parts: Any) -> RunSnapshot:
+    """A Spark SQL job's COMPLETE run, with `parts` instead of its own."""
     base: dict[str, Any] = dict(
         run_id="0190f000-0000-7000-8000-0000000000aa",
         job_namespace="etl",
@@ -186,18 +187,18 @@ def hand_runs() -> dict[str, RunSnapshot]:
     }
     many = tuple(_table(f"sales.in{n}", "a") for n in range(5))
     return {
-        "sql-insert": _snapshot(
+        "sql-insert": snapshot(
             job_facets={"sql": {"query": "INSERT INTO sales.t SELECT s.a, s.b AS c FROM sales.s s"}},
             inputs=(s,),
             outputs=(t,),
         ),
-        "sql-star-two-outputs": _snapshot(
+        "sql-star-two-outputs": snapshot(
             job_facets={"sql": {"query": "INSERT INTO sales.t SELECT * FROM sales.s JOIN sales.r"}},
             inputs=(r, s),
             outputs=(t, u),
         ),
-        "sql-unknown": _snapshot(job_facets={"sql": {"query": "SELEC nothing"}}, inputs=(s,), outputs=(t,)),
-        "sql-with-facet": _snapshot(
+        "sql-unknown": snapshot(job_facets={"sql": {"query": "SELEC nothing"}}, inputs=(s,), outputs=(t,)),
+        "sql-with-facet": snapshot(
             job_facets={"sql": {"query": "INSERT INTO sales.t SELECT s.a, s.b AS c FROM sales.s s"}},
             inputs=(s, r),
             outputs=(
@@ -207,7 +208,7 @@ def hand_runs() -> dict[str, RunSnapshot]:
                 u,
             ),
         ),
-        "lineage-facet": _snapshot(
+        "lineage-facet": snapshot(
             job_facets={
                 "lineage": {
                     "entries": [
@@ -219,9 +220,9 @@ def hand_runs() -> dict[str, RunSnapshot]:
             inputs=(r, s, DatasetFacts("inmemory://", "tmp")),
             outputs=(t, replace(u, facets={**u.facets, "lineage": {"inputs": []}})),
         ),
-        "truncated": _snapshot(inputs=many, outputs=(t, u), truncated=5),
-        "governance": _snapshot(job_facets=OWNERSHIP, inputs=(s,), outputs=(t,)),
-        "adf-parent": _snapshot(run_facets=adf_parent, inputs=(s,), outputs=(t,)),
+        "truncated": snapshot(inputs=many, outputs=(t, u), truncated=5),
+        "governance": snapshot(job_facets=OWNERSHIP, inputs=(s,), outputs=(t,)),
+        "adf-parent": snapshot(run_facets=adf_parent, inputs=(s,), outputs=(t,)),
         "adf-parent-databricks": replace(
             final_runs(dr.events(replace(dr.orders_run(900), run_facets=adf_parent)))[dr.run_id(900)],
         ),
@@ -229,18 +230,18 @@ def hand_runs() -> dict[str, RunSnapshot]:
         "databricks-job": final_runs(dr.events(replace(dr.orders_run(902), environment_extra=oe.JOB_ENV)))[
             dr.run_id(902)
         ],
-        "temporary-unknown-upstream": _snapshot(
+        "temporary-unknown-upstream": snapshot(
             inputs=(DatasetFacts("inmemory://", "orders.Load task"), s),
             outputs=(t, DatasetFacts("inmemory://", "orders.next")),
         ),
-        "only-temporary-output": _snapshot(inputs=(s,), outputs=(DatasetFacts("inmemory://", "x"),)),
-        "no-outputs": _snapshot(inputs=(s,)),
-        "no-job-name": _snapshot(job_name="", inputs=(s,), outputs=(t,)),
-        "drop": _snapshot(
+        "only-temporary-output": snapshot(inputs=(s,), outputs=(DatasetFacts("inmemory://", "x"),)),
+        "no-outputs": snapshot(inputs=(s,)),
+        "no-job-name": snapshot(job_name="", inputs=(s,), outputs=(t,)),
+        "drop": snapshot(
             job_name="app.execute_drop_table_command.t",
             outputs=(replace(t, facets={**t.facets, "lifecycleStateChange": {"lifecycleStateChange": "DROP"}}),),
         ),
-        "rename": _snapshot(
+        "rename": snapshot(
             job_name="app.execute_alter_table_rename_command.t",
             outputs=(
                 replace(
@@ -255,15 +256,15 @@ def hand_runs() -> dict[str, RunSnapshot]:
                 ),
             ),
         ),
-        "application": _snapshot(
+        "application": snapshot(
             job_name="app",
             job_facets={"jobType": {"processingType": "BATCH", "integration": "SPARK", "jobType": "APPLICATION"}},
             inputs=(s,),
             outputs=(t,),
         ),
-        "static-job": _snapshot(run_id=None, event_type="COMPLETE", inputs=(s,), outputs=(t,)),
-        "static-dataset": _snapshot(run_id=None, job_namespace="", job_name="", outputs=(t,)),
-        "failed": _snapshot(event_type="FAIL", inputs=(s,), outputs=(t,)),
+        "static-job": snapshot(run_id=None, event_type="COMPLETE", inputs=(s,), outputs=(t,)),
+        "static-dataset": snapshot(run_id=None, job_namespace="", job_name="", outputs=(t,)),
+        "failed": snapshot(event_type="FAIL", inputs=(s,), outputs=(t,)),
     }
 
 
