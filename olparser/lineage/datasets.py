@@ -38,8 +38,9 @@ from olparser.naming import MappingEngine, MountPoint
 from olparser.naming.engine import CACHED_CHARS
 from olparser.resolution import unity_catalog
 from olparser.resolution.model import UNITY_STORAGE_SEGMENT, Identity, NamedDataset, UnityTable
-from olparser.runs.model import DatasetFacts
+from olparser.runs.model import DatasetFacts, RunSnapshot
 
+from .context import RunContext, run_context
 from .options import LineageOptions
 from .plan import COLUMN_TYPE  # noqa: F401  (re-exported: columns belong to their dataset)
 
@@ -225,6 +226,33 @@ class DatasetResolver:
         if found is None and self.workspace_url and host == self.workspace_url.strip().lower():
             return self.metastore_id
         return found
+
+
+def dataset_resolver(
+    run: RunSnapshot, engine: MappingEngine, options: LineageOptions, ctx: RunContext | None = None
+) -> DatasetResolver:
+    """How the datasets of `run` are named: the rules with the run's mount points, workspace host and Unity Catalog
+    metastore (`qn-tester --event` names an event's datasets with it, as the builder does)."""
+    ctx = ctx or run_context(run, options)
+    return naming_resolver(
+        engine, options, mount_points=ctx.mount_points, workspace_host=ctx.workspace_host, workspace_id=ctx.workspace_id
+    )
+
+
+def naming_resolver(
+    engine: MappingEngine,
+    options: LineageOptions,
+    *,
+    mount_points: Any = None,
+    workspace_host: str | None = None,
+    workspace_id: str | None = None,
+    metastore: str | None = None,
+) -> DatasetResolver:
+    """How a dataset is named for a run with these settings: `mount_points` as the environment facet lists them, the
+    workspace's host and id, its Unity Catalog metastore from DATABRICKS_METASTORE_IDS (`options`) unless `metastore`
+    is given. The builder's (through `dataset_resolver`) and `qn-tester`'s one way of naming a dataset."""
+    found = metastore or options.metastore_for(workspace_id, workspace_host)
+    return DatasetResolver(engine, engine.mount_memo.read(mount_points), workspace_host, options, metastore_id=found)
 
 
 # Datasets met before, so that a dataset named again is one dict lookup (and its identities are built once): a matched
