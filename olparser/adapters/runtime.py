@@ -53,6 +53,7 @@ from olparser.naming import MappingEngine
 from olparser.pipeline import LineagePipeline, WritePolicy
 from olparser.pipeline.accelerator import Takeovers
 from olparser.pipeline.relink import Relinker
+from olparser.pipeline.writing import CatalogWrite
 from olparser.runs import RunStateStore
 from olparser.settings import TYPEDEFS_DIR, Settings
 
@@ -107,6 +108,7 @@ class Parts:
         self.typedefs: Part[dict[str, list[dict[str, Any]]]] = Part(lock)
         self.placement: Part[CollectionPlacement | None] = Part(lock)
         self.resolver: Part["ScannedAssetResolver | None"] = Part(lock)
+        self.catalog_write: Part[CatalogWrite] = Part(lock)
         self.pipeline: Part[LineagePipeline] = Part(lock)
         self.relinker: Part[Relinker | None] = Part(lock)
         self.takeovers: Part[Takeovers] = Part(lock)
@@ -274,6 +276,13 @@ class Runtime:
 
         return self._parts.resolver.get(build)
 
+    def catalog_write(self) -> CatalogWrite:
+        """The write path's one catalog writer (store, uploader, resolver, history, process locks): the runner, its
+        timer and take-over write through it, the re-link takes its locks."""
+        return self._parts.catalog_write.get(
+            lambda: CatalogWrite(self.run_state_store(), self.uploader(), self.resolver(), self.history_store())
+        )
+
     def pipeline(self) -> LineagePipeline:
         return self._parts.pipeline.get(
             lambda: LineagePipeline(
@@ -286,6 +295,7 @@ class Runtime:
                 history=self.history_store(),
                 parse_sql=self.sql_parser(),
                 takeovers=self.takeovers(),
+                catalog=self.catalog_write(),
             ),
         )
 
@@ -306,7 +316,7 @@ class Runtime:
                 resolver,
                 self.uploader().uploader,
                 batch_size=self.settings.relink_batch_size,
-                locked_processes=self.pipeline().locked_processes,
+                locked_processes=self.catalog_write().locked_processes,
             )
 
         return self._parts.relinker.get(build)

@@ -54,7 +54,9 @@ serves the queue trigger in Azure, the local host, the tests and the benchmarks.
 
 policy       WritePolicy, decide (write/wait/hold/skip, shared with the Spark paths), LineageOutcome, DueReport
 runner       LineagePipeline: the queue trigger, the timer's due runs, temporary readers, the take-over
-run_writer   RunWriter (LineagePipeline's base): one run's plan built, linked and written, and what follows
+run_writer   RunWriter (the runner has one): one run's plan built, linked and written, and what follows
+writing      CatalogWrite (store, uploader, resolver, history, process locks) and the one write procedure
+ports        the typed interfaces the pipeline drives (run state, history, rules, catalog, resolver)
 timer        the timer's tick: due runs written or postponed, deletions retried, purges
 lifecycle    apply_lifecycle: dropped and renamed tables (live and Spark paths)
 temporary    temporary datasets in the run-state store: what a writer passes on, what a reader finds

@@ -38,7 +38,7 @@ from olparser.runs.ledger import Key
 from olparser.runs.store import Takeover
 
 from .ports import Resolver, Uploader
-from .writing import finish_catalog_work
+from .writing import CatalogWrite, finish_catalog_work
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ def settle_takeovers(store: RunStateStore, catalog: Uploader, resolver: Resolver
     for entry in store.pending_takeovers():
         result = store.settle(entry.run_key, now=now)
         if result is not None:
-            deleted += finish_catalog_work(store, catalog, resolver, [(entry.run_key, result)])[0]
+            deleted += finish_catalog_work(CatalogWrite(store, catalog, resolver), [(entry.run_key, result)])[0]
     return deleted
 
 
@@ -258,7 +258,7 @@ def _commit(
     now: float,
 ) -> int:
     result = store.commit(run_key, keys, version=None, fingerprint=TAKEOVER_FINGERPRINT, now=now)
-    return finish_catalog_work(store, catalog, resolver, [(run_key, result)])[0]
+    return finish_catalog_work(CatalogWrite(store, catalog, resolver), [(run_key, result)])[0]
 
 
 def retire(

@@ -1,26 +1,20 @@
-"""Writing one run (`RunWriter`, the runner's base): build → resolve → link its plan, write it through the one write
+"""Writing one run (`RunWriter`, which the runner has, over its `CatalogWrite`): build → resolve → link its plan, write it through the one write
 procedure (olparser/pipeline/writing.py `write_plans`, `finish_catalog_work`) — again when the run changed meanwhile or a
 linked asset vanished —, then the catalog work the commit left, the run history's rewrites, the log lines and the
 tables the run drops or renames. When a run is written is the runner's (olparser/pipeline/runner.py)."""
 
 from __future__ import annotations
 
-import functools
 import logging
-import threading
-import time
-import zlib
-from contextlib import ExitStack
-from typing import Callable, Iterable
+from typing import Iterable
 
 from olparser.catalog_rules import REBUILD, RETRIES
-from olparser.history import RunHistoryStore, history_record, with_run_history
+from olparser.history import history_record
 from olparser.history.records import history_run_id
 from olparser.lineage import LineageOptions, LineagePlan, build_lineage, plan_fingerprint
 from olparser.lineage.link import link_plan
-from olparser.lineage.plan import UploadReport
 from olparser.lineage.streaming import stream_run_id
-from olparser.runs import RunSession, RunSnapshot, RunStateStore
+from olparser.runs import RunSession, RunSnapshot
 from olparser.runs.ledger import CommitResult, Key
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_order
 from olparser.sql import ParseSql
@@ -29,63 +23,53 @@ from .accelerator import Takeovers, retire, written_pairs
 from .inherited_orchestrators import look_up_orchestration
 from .lifecycle import apply_run_lifecycle
 from .policy import LineageOutcome, WritePolicy
-from .ports import Resolver, RuleSource, Uploader
+from .ports import RuleSource
 from .reporting import ReportedOnce, log_plan
 from .temporary import upstream
 from .writing import (
     BatchWritten,
+    CatalogWrite,
     Committed,
     Linked,
     RunWrite,
-    finish_catalog_work,
-    upload_linked,
-    wait_for_deletions,
     write_plans,
 )
 
 log = logging.getLogger(__name__)
 
-LOCK_STRIPES = 64
 MAX_REBUILDS = RETRIES[REBUILD].attempts  # a write's plan built again (olparser/catalog_rules.py)
 
 
 class RunWriter:
-    """Writes a run's plan when asked (`_write`); the run-state store, mapping engine, uploader, resolver and history
-    are passed in. When a run is written is its subclass's, the runner (`LineagePipeline`)."""
+    """Writes a run's plan when asked (`write`), through the `CatalogWrite` it is given (the run-state store,
+    uploader, resolver, history and process locks); the rules, options and policy are passed in. When a run is
+    written is the runner's (`LineagePipeline`), which has one."""
 
     def __init__(
         self,
-        store: RunStateStore,
+        catalog: CatalogWrite,
         engine: RuleSource,
         options: LineageOptions,
-        uploader: Uploader,
         policy: WritePolicy = WritePolicy(),
         *,
-        clock: Callable[[], float] = time.time,
-        sleep: Callable[[float], None] = time.sleep,
-        resolver: Resolver | None = None,
-        history: RunHistoryStore | None = None,
         parse_sql: ParseSql | None = None,
         takeovers: Takeovers | None = None,
     ) -> None:
-        self._store = store
+        self._catalog = catalog
+        self._store = catalog.store
+        self._uploader = catalog.uploader
+        self._resolver = catalog.resolver
+        self._history = catalog.history
+        self._clock = catalog.clock
         self._takeovers = takeovers  # the accelerator's processes a run's own may replace (pipeline/accelerator.py)
-        self._history = history
         self._engine = engine
         self._options = options
-        self._uploader = uploader
-        self._resolver = resolver
         self._policy = policy
-        self._clock = clock
-        self._sleep = sleep
         self._parse_sql = parse_sql  # column lineage from a run's `sql` facet (None: not derived)
-        self._run_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
-        self._process_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
         self._unmatched_reported = ReportedOnce()  # the "no mapping rule" line: once per run (and set of datasets)
-        self._taken_over = ReportedOnce()  # stable notebook processes whose session-specific forms were looked for
 
     # --- writing ----------------------------------------------------------------------------------------------
-    def _write(
+    def write(
         self,
         key: str,
         run: RunSnapshot,
@@ -102,14 +86,14 @@ class RunWriter:
         says this very plan is written; `rewrite`: even then (a redelivery: the catalog may be older than the store).
         `session`: the run's handling (`RunStateStore.session`), or a session of this write alone."""
         uploaded, changed = set[Key](), set[str]()  # the keys this write uploaded; the processes its history changed
-        calls = self._resume_interrupted_commit(key, now)[1]  # what a crash left of the run's last commit
+        calls = self.resume_interrupted_commit(key, now)[1]  # what a crash left of the run's last commit
         stream = None if empty else stream_run_id(run, self._options)  # a micro-batch: its window's plan
         for _ in range(MAX_REBUILDS):
             linked = self.linked_plan(run, status)  # resolved even when empty: the history records the names written
             calls += linked.calls
             recorded_changes, recorded = self._record(run, linked.plan, status, now)
             changed |= recorded_changes
-            plan = LineagePlan() if empty else self._counted(linked.plan, recorded=recorded)
+            plan = LineagePlan() if empty else self._catalog.counted(linked.plan, recorded=recorded)
             if not (uploaded or rewrite) and self._written_already(key, stream, plan, now):
                 return self._unchanged(key, run, event_type, plan, changed, calls, now)
             written = self._attempt_write(
@@ -151,16 +135,7 @@ class RunWriter:
             key, plan if empty else linked.plan, run_order(key, run), version, dangling=frozenset(uploaded)
         )
         return write_plans(
-            self._store,
-            self._uploader,
-            self._resolver,
-            [write],
-            linked.resolution,
-            now=now,
-            session=session,
-            wait=self._wait_for_deletions,
-            locked=self._locked_processes,
-            count=None if empty else functools.partial(self._counted, recorded=recorded),
+            self._catalog, [write], linked.resolution, now=now, session=session, counted_as=False if empty else recorded
         )
 
     def _unchanged(
@@ -177,7 +152,7 @@ class RunWriter:
         self._store.schedule(key, None)
         calls += self._rewrite_changed(changed, key, now)
         calls += self._history_rewritten(key, run, changed, now)
-        return self._outcome(run, event_type, RunStatus.UNCHANGED, plan, calls=calls)
+        return outcome(run, event_type, RunStatus.UNCHANGED, plan, calls=calls)
 
     def _written_already(self, key: str, stream: str | None, plan: LineagePlan, now: float) -> bool:
         """Whether the store says this very plan is what the run (or its streaming window) last wrote."""
@@ -223,9 +198,7 @@ class RunWriter:
             calls, deleted = calls + lifecycle_calls, deleted + lifecycle_deleted
         if linked is not None:
             deleted += self._retire_predecessors(plan, now)
-        return self._outcome(
-            run, event_type, status_word, plan, calls=calls, superseded=len(superseded), deleted=deleted
-        )
+        return outcome(run, event_type, status_word, plan, calls=calls, superseded=len(superseded), deleted=deleted)
 
     def _retire_predecessors(self, plan: LineagePlan, now: float) -> int:
         """The accelerator's processes taken over that this plan's processes succeed (same owner and output):
@@ -262,11 +235,7 @@ class RunWriter:
             self._store.forget_interim(resolution.taken_over)
         return Linked(link_plan(plan, resolution.links, resolution.interim, resolution.tasks), resolution, rules)
 
-    def _upload_linked(self, linked: Linked) -> UploadReport | None:
-        """Upload through the write procedure's step (`writing.upload_linked`); None: resolve the plan again."""
-        return upload_linked(self._store, self._uploader, self._resolver, linked)
-
-    def _resume_interrupted_commit(self, key: str, now: float) -> tuple[int, int]:
+    def resume_interrupted_commit(self, key: str, now: float) -> tuple[int, int]:
         """Carry out the intentions an earlier commit of the run recorded and a crash left undone."""
         result = self._store.settle(key, now=now)
         if result is None:
@@ -290,21 +259,20 @@ class RunWriter:
         )
 
     def _finish_catalog_work(self, key: str, result: CommitResult, now: float) -> tuple[int, int]:
-        """The catalog work a commit left (`writing.finish_catalog_work`): delete the orphans, restore the processes,
-        then tell the store it is done. Returns the entities deleted and the catalog calls."""
-        return finish_catalog_work(
-            self._store,
-            self._uploader,
-            self._resolver,
-            [(key, result)],
-            lambda process, writer: self._restore(process, writer, now),
-        )
+        """The catalog work a commit left: delete the orphans, restore the processes (this writer holds the older
+        runs' states), then tell the store it is done. Returns the entities deleted and the catalog calls."""
+        deleted, calls = self._catalog.delete_orphans([(key, result)])
+        for name, writer in result.restores:
+            calls += self._restore(name, writer, now)
+        if result.epoch is not None:
+            self._store.done(key, result.epoch)
+        return deleted, calls
 
     def _restore(self, process: str, writer: str | None, now: float, *, unless: str | None = None) -> int:
         """Write `process` again as its newest writer wrote it (`writer`, unless a newer one committed meanwhile;
         nothing when it has none, or when it is run `unless`): the run that wrote it last no longer has it, or its
         run history changed. Returns the catalog calls it cost."""
-        with self._locked_processes([process]):  # the newest writer and the counts, as they are under the lock
+        with self._catalog.locked_processes([process]):  # the newest writer and the counts, as they are under the lock
             newest = self._store.process_writers([process]).get(process)
             writer = newest[1] if newest is not None else writer
             if writer is None or writer == unless:
@@ -320,8 +288,10 @@ class RunWriter:
                 others = set(linked.plan.process_names()) - {process}
                 if len(others) == len(linked.plan.process_names()):
                     return calls
-                report = self._upload_linked(
-                    Linked(self._counted(linked.plan).without_processes(others), linked.resolution, linked.rules)
+                report = self._catalog.upload_linked(
+                    Linked(
+                        self._catalog.counted(linked.plan).without_processes(others), linked.resolution, linked.rules
+                    )
                 )
                 if report is not None:
                     break
@@ -349,7 +319,7 @@ class RunWriter:
             store=self._store,
             uploader=self._uploader,
             resolver=self._resolver,
-            locked=self._locked_processes,
+            locked=self._catalog.locked_processes,
         )
 
     # --- the run history ---------------------------------------------------------------------------------------
@@ -380,15 +350,7 @@ class RunWriter:
             calls += sum(self._restore(name, None, now) for name in sorted(names))
         return calls
 
-    def _counted(self, plan: LineagePlan, *, recorded: str | None = None) -> LineagePlan:
-        """The plan with its processes' runCount and firstRunTime from the history (`recorded`: the record this
-        thread just wrote: the counts as that record, or a newer one of this instance, left them will do)."""
-        names = plan.process_names()
-        if self._history is None or not names:
-            return plan
-        return with_run_history(plan, self._history.process_summaries(names, recorded=recorded))
-
-    def _record_unwritten(self, key: str, run: RunSnapshot, now: float) -> int:
+    def record_unwritten(self, key: str, run: RunSnapshot, now: float) -> int:
         """A run that writes nothing (FAIL, ABORT): its plan is built for the history only."""
         if self._history is None:
             return 0
@@ -402,42 +364,26 @@ class RunWriter:
         so that their runCount and firstRunTime are the history's. Returns the catalog calls it cost."""
         return sum(self._restore(name, None, now, unless=key) for name in sorted(processes))
 
-    def _wait_for_deletions(self, contested: frozenset[Key]) -> None:
-        wait_for_deletions(self._store, contested, self._clock, self._sleep)
 
-    # --- helpers -----------------------------------------------------------------------------------------------
-    def _locked(self, key: str) -> threading.Lock:
-        return self._run_locks[zlib.crc32(key.encode("utf-8")) % LOCK_STRIPES]
-
-    def locked_processes(self, names: Iterable[str]) -> ExitStack:
-        """The locks that serialise writes of these processes in this process (the re-link timer takes them too)."""
-        return self._locked_processes(names)
-
-    def _locked_processes(self, names: Iterable[str]) -> ExitStack:
-        stack = ExitStack()
-        for stripe in sorted({zlib.crc32(name.encode("utf-8")) % LOCK_STRIPES for name in names}):
-            stack.enter_context(self._process_locks[stripe])
-        return stack
-
-    @staticmethod
-    def _outcome(
-        run: RunSnapshot,
-        event_type: str | None,
-        status: str,
-        plan: LineagePlan | None = None,
-        calls: int = 0,
-        superseded: int = 0,
-        deleted: int = 0,
-    ) -> LineageOutcome:
-        plan = plan or LineagePlan()
-        return LineageOutcome(
-            run.run_id,
-            event_type,
-            status,
-            entities=len(plan.entities) + len(plan.external_datasets),
-            unmatched=len(plan.unmatched),
-            catalog_calls=calls,
-            superseded=superseded,
-            deleted=deleted,
-            run_state=run.event_type,
-        )
+def outcome(
+    run: RunSnapshot,
+    event_type: str | None,
+    status: str,
+    plan: LineagePlan | None = None,
+    calls: int = 0,
+    superseded: int = 0,
+    deleted: int = 0,
+) -> LineageOutcome:
+    """What writing (or not writing) a run did, for the caller's log and report."""
+    plan = plan or LineagePlan()
+    return LineageOutcome(
+        run.run_id,
+        event_type,
+        status,
+        entities=len(plan.entities) + len(plan.external_datasets),
+        unmatched=len(plan.unmatched),
+        catalog_calls=calls,
+        superseded=superseded,
+        deleted=deleted,
+        run_state=run.event_type,
+    )

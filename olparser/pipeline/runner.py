@@ -1,33 +1,81 @@
 """The runner (`LineagePipeline`): when a run is written. The queue trigger (`process`) folds an event into its run and
 writes the run when it is due; the timer (`write_due`, olparser/pipeline/timer.py) writes the runs whose wait is over;
 a writer of temporary datasets has their readers written again, and a notebook run under its stable identity takes
-over its session-specific processes (olparser/pipeline/takeover.py). How a run is written: `RunWriter`
-(olparser/pipeline/run_writer.py)."""
+over its session-specific processes (olparser/pipeline/takeover.py). How a run is written: its `RunWriter`
+(olparser/pipeline/run_writer.py); the timer and the take-over answer the runs to write, the runner writes them."""
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
+import zlib
+from contextlib import ExitStack
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable, Iterable
 
-from olparser.runs import RunSnapshot, is_static_event, snapshot_from_static
+from olparser.history import RunHistoryStore
+from olparser.lineage import LineageOptions
+from olparser.runs import RunSnapshot, RunStateStore, is_static_event, snapshot_from_static
 from olparser.runs.rules import INCOMPLETE, RunStatus, run_key
 from olparser.runs.store import RunSession, Schedule
+from olparser.sql import ParseSql
 
 from . import timer
+from .accelerator import Takeovers
 from .inherited_orchestrators import record_passed_orchestration
-from .policy import Decision, DueReport, LineageOutcome, decide
-from .run_writer import MAX_REBUILDS, RunWriter
+from .policy import Decision, DueReport, LineageOutcome, WritePolicy, decide
+from .ports import Resolver, RuleSource, Uploader
+from .reporting import ReportedOnce
+from .run_writer import MAX_REBUILDS, RunWriter, outcome
 from .takeover import session_specific_writers, taken_over
 from .temporary import record_temporary
+from .writing import CatalogWrite
 
 log = logging.getLogger(__name__)
 
+LOCK_STRIPES = 64
 
-class LineagePipeline(RunWriter):
+
+class LineagePipeline:
     """The runner: `process` (the queue trigger) folds an event into its run and writes the run when it is due;
-    `write_due` (the timer) writes the runs whose wait is over and retries deletions. The catalog write is the one
-    write procedure's (olparser/pipeline/writing.py); the store, uploader, resolver and history are passed in."""
+    `write_due` (the timer) writes the runs whose wait is over and retries deletions. It has a `RunWriter` (how a run
+    is written) over a `CatalogWrite` (olparser/pipeline/writing.py: the store, uploader, resolver, history and
+    process locks), the composition root's (`catalog`) or one built from the parts passed in."""
+
+    def __init__(
+        self,
+        store: RunStateStore,
+        engine: RuleSource,
+        options: LineageOptions,
+        uploader: Uploader,
+        policy: WritePolicy = WritePolicy(),
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+        resolver: Resolver | None = None,
+        history: RunHistoryStore | None = None,
+        parse_sql: ParseSql | None = None,
+        takeovers: Takeovers | None = None,
+        catalog: CatalogWrite | None = None,
+    ) -> None:
+        self._catalog = catalog or CatalogWrite(store, uploader, resolver, history, clock=clock, sleep=sleep)
+        self._writer = RunWriter(self._catalog, engine, options, policy, parse_sql=parse_sql, takeovers=takeovers)
+        self._store = self._catalog.store
+        self._history = self._catalog.history
+        self._options = options
+        self._policy = policy
+        self._clock = clock
+        self._run_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
+        self._taken_over = ReportedOnce()  # stable notebook processes whose session-specific forms were looked for
+
+    def locked_processes(self, names: Iterable[str]) -> ExitStack:
+        """The locks that serialise writes of these processes in this process (its `CatalogWrite`'s)."""
+        return self._catalog.locked_processes(names)
+
+    def _locked(self, key: str) -> threading.Lock:
+        """The lock that serialises the handling of one run in this process."""
+        return self._run_locks[zlib.crc32(key.encode("utf-8")) % LOCK_STRIPES]
 
     # --- the queue trigger -------------------------------------------------------------------------------------
     def process(self, event: dict[str, Any], *, now: float | None = None, redelivered: bool = False) -> LineageOutcome:
@@ -47,7 +95,7 @@ class LineagePipeline(RunWriter):
         if is_static_event(event):
             with self._locked(key), self._store.session(key) as session:
                 run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
-                return self._write(
+                return self._writer.write(
                     key, run, None, run.event_type, now, event_type, session=session, rewrite=redelivered
                 )
         run_id = key
@@ -92,13 +140,15 @@ class LineagePipeline(RunWriter):
             if outcome is not None:
                 outcomes.append(outcome)
         return timer.finish_tick(
-            self._store, self._uploader, self._history, outcomes, failed, now, resolver=self._resolver
+            self._store, self._catalog.uploader, self._history, outcomes, failed, now, resolver=self._catalog.resolver
         )
 
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
         """One due run, under its lock: written (as INCOMPLETE when it has not ended), or unscheduled."""
         with self._store.session(key) as session:
-            self._resume_interrupted_commit(key, now)  # a commit's intentions that a crash left (the timer's sweep)
+            self._writer.resume_interrupted_commit(
+                key, now
+            )  # a commit's intentions that a crash left (the timer's sweep)
             run, version = self._store.get_versioned(key, now=now)
             if run is None:
                 self._store.schedule(key, None)
@@ -109,11 +159,11 @@ class LineagePipeline(RunWriter):
                 self._record_skipped(key, run, version, now)
                 return None
             if decision is Decision.WRITE:
-                return self._write(key, run, version, run.event_type, now, None, session=session)
+                return self._writer.write(key, run, version, run.event_type, now, None, session=session)
             if not (run.inputs or run.outputs):
                 self._store.schedule(key, None)
                 return None
-            return self._write(key, run, version, INCOMPLETE, now, None, session=session)
+            return self._writer.write(key, run, version, INCOMPLETE, now, None, session=session)
 
     # --- deciding and writing ----------------------------------------------------------------------------------
     def _waiting(self, run: RunSnapshot, now: float) -> Schedule | None:
@@ -142,18 +192,20 @@ class LineagePipeline(RunWriter):
         policy = self._policy
         decision = decide(run, policy, self._options)
         if decision is Decision.WAIT:
-            return self._outcome(run, event_type, RunStatus.WAITING)
+            return outcome(run, event_type, RunStatus.WAITING)
         if decision is Decision.SKIP:
             if self._store.written_fingerprint(run_id, now=now) is not None:  # an INCOMPLETE write is taken back
-                return self._write(
+                return self._writer.write(
                     run_id, run, version, run.event_type, now, event_type, session=session, empty=True, rewrite=rewrite
                 )
             self._store.schedule(run_id, None)
             calls = self._record_skipped(run_id, run, version, now)
-            return self._outcome(run, event_type, RunStatus.SKIPPED, calls=calls)
+            return outcome(run, event_type, RunStatus.SKIPPED, calls=calls)
         if decision is Decision.HOLD:
-            return self._outcome(run, event_type, RunStatus.HELD)
-        return self._write(run_id, run, version, run.event_type, now, event_type, session=session, rewrite=rewrite)
+            return outcome(run, event_type, RunStatus.HELD)
+        return self._writer.write(
+            run_id, run, version, run.event_type, now, event_type, session=session, rewrite=rewrite
+        )
 
     def _record_skipped(self, key: str, run: RunSnapshot, version: int, now: float) -> int:
         """A run that writes nothing (FAIL, ABORT) recorded in the history, then again from its newer state while
@@ -162,7 +214,7 @@ class LineagePipeline(RunWriter):
         calls it cost."""
         calls = 0
         for _ in range(MAX_REBUILDS):
-            calls += self._record_unwritten(key, run, now)
+            calls += self._writer.record_unwritten(key, run, now)
             if self._history is None:
                 break
             fresh, fresh_version = self._store.get_versioned(key, now=now)
@@ -186,7 +238,9 @@ class LineagePipeline(RunWriter):
                 if run is None or decide(run, self._policy.complete(), self._options) is Decision.SKIP:
                     continue
                 status = run.event_type if run.is_terminal else INCOMPLETE
-                self._write(reader, run, version, status, now, None, session=RunSession(reader))  # (nothing folded)
+                self._writer.write(
+                    reader, run, version, status, now, None, session=RunSession(reader)
+                )  # (nothing folded)
 
     # --- take-over of session-specific identities ----------------------------------------------------------------
     def _take_over(self, key: str, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
@@ -209,6 +263,6 @@ class LineagePipeline(RunWriter):
             if run is None or decide(run, self._policy.complete(), self._options) is not Decision.WRITE:
                 log.info("run %s is no longer known (or not finished): its session-specific processes stay", key)
                 return LineageOutcome(key, None, RunStatus.SKIPPED)
-            return self._write(
+            return self._writer.write(
                 key, run, version, run.event_type, now, None, session=RunSession(key)
             )  # (nothing folded)

@@ -10,18 +10,25 @@ upload created are registered for the re-link timer (`upload_linked`) — and co
 dropped it meanwhile is uploaded after all. Then `finish_catalog_work` does the catalog work the commits left: delete
 what no run uses any more, restore the processes their last writer no longer has, tell the store it is done.
 
-It owns no I/O of its own: the run-state store, the uploader and the resolver are passed in.
+It owns no I/O of its own: `CatalogWrite` holds the run-state store, the uploader, the resolver and the run history
+that the composition root (olparser/adapters/runtime.py) built, with the locks that serialise one process's writes in
+this process, and every writer — the runner, the timer, the take-over, the re-link (its locks) and the Spark
+`PlanWriter` — writes through the one it is given.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from contextlib import nullcontext
+import threading
+import time
+import zlib
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable, ContextManager, Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from olparser.catalog_rules import forget_gone
+from olparser.history import RunHistoryStore, with_run_history
 from olparser.lineage import PROCESS_TYPES, LineagePlan, plan_fingerprint
 from olparser.lineage.plan import DeleteReport, UploadReport
 from olparser.naming import MappingEngine
@@ -85,6 +92,63 @@ class Committed:
     result: CommitResult
 
 
+LOCK_STRIPES = 64
+
+
+class CatalogWrite:
+    """The catalog writer of the write path, built once in the composition root: the run-state store (its ledger),
+    the uploader, the resolver (None: off), the run history whose counts a process carries (None: none) and the locks
+    that serialise the writes of one process in this process — the runner's, the timer's, the take-over's and the
+    re-link's alike (`serial=False`: no locks, for the Spark batch, the only writer in its process)."""
+
+    def __init__(
+        self,
+        store: RunStateStore,
+        uploader: Uploader,
+        resolver: Resolver | None = None,
+        history: RunHistoryStore | None = None,
+        *,
+        serial: bool = True,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.store = store
+        self.uploader = uploader
+        self.resolver = resolver
+        self.history = history
+        self.serial = serial
+        self.clock = clock
+        self.sleep = sleep
+        self._process_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
+
+    def locked_processes(self, names: Iterable[str]) -> ExitStack:
+        """The locks that serialise writes of these processes in this process (taken in one order: no deadlock)."""
+        stack = ExitStack()
+        for stripe in sorted({zlib.crc32(name.encode("utf-8")) % LOCK_STRIPES for name in names}):
+            stack.enter_context(self._process_locks[stripe])
+        return stack
+
+    def wait_for_deletions(self, contested: frozenset[Key]) -> None:
+        wait_for_deletions(self.store, contested, self.clock, self.sleep)
+
+    def counted(self, plan: LineagePlan, *, recorded: str | None = None) -> LineagePlan:
+        """The plan with its processes' runCount and firstRunTime from the history (`recorded`: the record this
+        thread just wrote: the counts as that record, or a newer one of this instance, left them will do)."""
+        names = plan.process_names()
+        if self.history is None or not names:
+            return plan
+        return with_run_history(plan, self.history.process_summaries(names, recorded=recorded))
+
+    def upload_linked(self, linked: Linked) -> UploadReport | None:
+        """`upload_linked` through this writer's store, uploader and resolver."""
+        return upload_linked(self.store, self.uploader, self.resolver, linked)
+
+    def delete_orphans(self, results: Sequence[tuple[str, CommitResult]]) -> tuple[int, int]:
+        """The orphans the commits left, deleted in one request (`delete_orphans`): the entities deleted, calls."""
+        orphans = tuple(sorted({key for _, result in results for key in result.orphans}))
+        return delete_orphans(self.store, self.uploader, orphans, self.resolver)
+
+
 @dataclass(frozen=True)
 class BatchWritten:
     """What `write_plans` did: each run's commit, the catalog calls, the upload requests."""
@@ -99,42 +163,39 @@ def _each(plans: list[LineagePlan]) -> list[LineagePlan]:
 
 
 def write_plans(
-    store: RunStateStore,
-    uploader: Uploader,
-    resolver: Resolver | None,
+    catalog: CatalogWrite,
     runs: Sequence[RunWrite],
     resolution: Resolution | None,
     *,
     now: float | None = None,
     session: RunSession,
-    wait: Callable[[frozenset[Key]], None],
-    locked: Callable[[Iterable[str]], ContextManager[Any]] | None = None,
-    count: Callable[[LineagePlan], LineagePlan] | None = None,
+    counted_as: str | None | bool = False,
     select: Callable[[list[tuple[RunWrite, LineagePlan]]], list[LineagePlan]] | None = None,
     pack: Callable[[list[LineagePlan]], Iterable[LineagePlan]] = _each,
 ) -> BatchWritten | None:
-    """Claim, wait, test for newer writers, count, upload (registering the interim datasets created), commit — the
-    runs of the batch together. `wait`: for the entities another writer is deleting; `locked`: the locks serialising
-    writes of these processes (None: no other writer of this process; then no lookup of what the runs dropped);
-    `count`: the plan with its processes' counts, taken once the writes are serial (None: counted already);
-    `select`: the plans to upload (default: each plan minus its superseded processes); `pack`: how they are grouped
-    into uploads. None when an entity a plan references has vanished from the catalog (the caller resolves the plans
-    again). `session`: the run's (the live path), or the batch's: what the newer-run test reads in it is checked by
-    the commits (`RunStateStore.commit`)."""
+    """Claim, wait for the entities another writer is deleting, test for newer writers, count, upload (registering
+    the interim datasets created), commit — the runs of the batch together, through `catalog`, under its locks of
+    these processes when it has them (`CatalogWrite.serial`; else no lookup of what the runs dropped either).
+    `counted_as`: the plans get their processes' counts once the writes are serial (a run id: the history record
+    this thread just wrote, `CatalogWrite.counted`; True or None: any; False: counted already); `select`: the plans
+    to upload (default: each plan minus its superseded processes); `pack`: how they are grouped into uploads. None
+    when an entity a plan references has vanished from the catalog (the caller resolves the plans again).
+    `session`: the run's (the live path), or the batch's: what the newer-run test reads in it is checked by the
+    commits (`RunStateStore.commit`)."""
+    store = catalog.store
     contested: set[Key] = set()
     for run in runs:
         contested |= store.claim(run.key, run.owned_keys(), **_at(now))
-    wait(frozenset(contested))
+    catalog.wait_for_deletions(frozenset(contested))
     names = sorted({name for run in runs for name in run.process_names()})
     # the processes an earlier plan of a run had and this one drops are locked too: a restore of one of them (from
     # the run's older state) must not upload it after this commit has released and deleted it
     dropped = (
-        set()
-        if locked is None
-        else {name for run in runs for type_name, name in store.claimed(run.key) if type_name in PROCESS_TYPES}
-        - set(names)
+        {name for run in runs for type_name, name in store.claimed(run.key) if type_name in PROCESS_TYPES} - set(names)
+        if catalog.serial
+        else set()
     )
-    with nullcontext() if locked is None else locked([*names, *sorted(dropped)]):
+    with catalog.locked_processes([*names, *sorted(dropped)]) if catalog.serial else nullcontext():
         newer = newer_writers(store, runs, session)
         for run in runs:
             if newer[run.key]:
@@ -144,12 +205,13 @@ def write_plans(
                     len(newer[run.key]),
                 )
         # the counts as they are now that writes are serial
-        counted = [run.plan if count is None else count(run.plan) for run in runs]
+        recorded = counted_as if isinstance(counted_as, str) else None
+        counted = [run.plan if counted_as is False else catalog.counted(run.plan, recorded=recorded) for run in runs]
         chosen = [(run, plan.without_processes(newer[run.key])) for run, plan in zip(runs, counted, strict=True)]
         plans = select(chosen) if select is not None else [plan for _, plan in chosen]
         calls = requests = 0
         for group in pack([plan for plan in plans if plan.entities or plan.external_datasets]):
-            report = upload_linked(store, uploader, resolver, Linked(group, resolution))
+            report = catalog.upload_linked(Linked(group, resolution))
             if report is None:  # a linked scanned asset vanished: resolve the plans again
                 return None
             calls, requests = calls + report.calls, requests + 1
@@ -172,7 +234,7 @@ def write_plans(
             )
             late = newer[run.key] & result.newest  # their newer writer dropped them meanwhile: this run is newest now
             if late and not result.stale:
-                calls += uploader.upload(plan.without_processes(set(processes) - late)).calls
+                calls += catalog.uploader.upload(plan.without_processes(set(processes) - late)).calls
             committed.append(Committed(run, plan, fingerprint, frozenset(newer[run.key]), result))
     return BatchWritten(tuple(committed), calls, requests)
 
@@ -226,22 +288,14 @@ def upload_linked(
     return report
 
 
-def finish_catalog_work(
-    store: RunStateStore,
-    uploader: Uploader,
-    resolver: Resolver | None,
-    results: Sequence[tuple[str, CommitResult]],
-    restore: Callable[[str, str | None], int] | None = None,
-) -> tuple[int, int]:
-    """The catalog work commits left: delete the orphans (one request for all of them), restore the processes
-    (`restore(process, writer)`, returning its calls), then tell the store it is done (until then the intentions
-    stay recorded: a crash leaves them to the next writer or the timer). Without `restore` (the batch paths, which
-    do not hold the older runs' states) a run with restores leaves them pending for the live path's timer. Returns
+def finish_catalog_work(catalog: CatalogWrite, results: Sequence[tuple[str, CommitResult]]) -> tuple[int, int]:
+    """The catalog work the commits of the batch paths left (which do not hold the older runs' states): delete the
+    orphans (one request for all of them), then tell the store it is done — except for a run with restores, which
+    stay recorded for the live path's timer (the runner restores them itself, then says done: `RunWriter`). Returns
     the entities deleted and the catalog calls."""
-    orphans = tuple(sorted({key for _, result in results for key in result.orphans}))
-    deleted, calls = delete_orphans(store, uploader, orphans, resolver)
+    deleted, calls = catalog.delete_orphans(results)
     for key, result in results:
-        if restore is None and result.restores:
+        if result.restores:
             log.info(
                 "run %s: %d process(es) it no longer has go back to their older writers; the live path's "
                 "timer writes them",
@@ -249,10 +303,8 @@ def finish_catalog_work(
                 len(result.restores),
             )
             continue
-        for name, writer in result.restores:
-            calls += restore(name, writer)  # type: ignore[misc]
         if result.epoch is not None:
-            store.done(key, result.epoch)
+            catalog.store.done(key, result.epoch)
     return deleted, calls
 
 

@@ -41,7 +41,7 @@ from olparser.lineage.lifecycle import LifecycleChanges, standing
 from olparser.lineage.link import link_plan, task_links
 from olparser.lineage.plan import is_process
 from olparser.pipeline import apply_lifecycle
-from olparser.pipeline.writing import RunWrite, finish_catalog_work, wait_for_deletions, write_plans
+from olparser.pipeline.writing import CatalogWrite, RunWrite, finish_catalog_work, write_plans
 from olparser.resolution.model import Resolution
 from olparser.runs import RunSession, RunStateStore
 from olparser.runs.marks import LifecycleMark
@@ -245,6 +245,8 @@ class PlanWriter:
         if self.registry is None:
             raise ValueError("PlanWriter.write needs the run-state store (registry)")
         stats = WriteStats()
+        # the batch writes alone in its process: no process locks (the live workers' ledger still orders the writes)
+        catalog = CatalogWrite(self.registry, self.uploader, self.resolver, serial=False)
         selected = list(selected)
         stats.superseded = sum(s.superseded for s in selected)
         calls = [0]
@@ -256,15 +258,11 @@ class PlanWriter:
                 summaries = self.history.process_summaries(sorted({n for s in runs for n in s.plan.process_names()}))  # type: ignore[union-attr]
                 runs = [replace(s, plan=with_run_history(s.plan, summaries)) for s in runs]  # type: ignore[arg-type]
             verdicts = WriteStats()
-            registry = self.registry
             written = write_plans(
-                registry,
-                self.uploader,
-                self.resolver,
+                catalog,
                 [_run_write(s) for s in runs],
                 resolution,
                 session=RunSession(),  # the batch's: its commits check what its newer-run test read
-                wait=partial(_wait_for_deletions, registry),
                 select=partial(self._changed, calls=calls, stats=verdicts),
                 pack=lambda plans: [combine_plans(group) for group in pack_plans(plans, self.bulk_size, _itself)],
             )
@@ -277,7 +275,7 @@ class PlanWriter:
         stats.superseded += sum(len(c.superseded) for c in written.committed)
         stats.requests = written.requests
         stats.deleted, delete_calls = finish_catalog_work(
-            self.registry, self.uploader, self.resolver, [(c.run.key, c.result) for c in written.committed]
+            catalog, [(c.run.key, c.result) for c in written.committed]
         )  # one request
         stats.calls = calls[0] + delete_calls
         return stats
@@ -382,12 +380,6 @@ def _run_write(selected: Selected) -> RunWrite:
     assert selected.plan is not None  # the writer passes only the runs with a plan
     order = None if selected.run_time is None else selected.order
     return RunWrite(selected.key, selected.plan, order, None, selected.owned_keys(), selected.processes)
-
-
-def _wait_for_deletions(registry: RunStateStore | None, contested: frozenset[Key]) -> None:
-    """Wait (sleeping) for the deletions of `contested` entities a live worker has under way."""
-    # Why the type error is ignored: the writer passes the procedure no store only when it keeps no ledger
-    wait_for_deletions(registry, contested, time.time, time.sleep)  # type: ignore[arg-type]
 
 
 def _without(plan: LineagePlan, skipped: set[str]) -> LineagePlan | None:

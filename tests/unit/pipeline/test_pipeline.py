@@ -159,7 +159,7 @@ def test_a_restore_from_a_runs_older_state_cannot_bring_back_what_its_newer_plan
 
     catalog.delete = delete  # type: ignore[method-assign]
     catalog.during_upload = stale_upload
-    restore = threading.Thread(target=pipeline._restore, args=(INTERIM_PROCESS[1], None, NOW))
+    restore = threading.Thread(target=pipeline._writer._restore, args=(INTERIM_PROCESS[1], None, NOW))
     restore.start()
     assert uploading.wait(5)
     assert pipeline.process(running).status == "written"  # drops the interim process
@@ -442,7 +442,7 @@ def test_a_writer_waits_while_an_entity_it_needs_is_being_deleted(store, engine)
         if clock.now - waited_from >= 1:
             store.finish_deletes([placeholder])  # the other writer's delete completes after a second
 
-    pipeline._sleep = sleep_then_finish
+    pipeline._catalog.sleep = sleep_then_finish  # the catalog writer waits for deletions
     pipeline.process(dr.events(dr.orders_run(1, inputs=(dr.KAFKA_PAYMENTS,)))[2])
     assert 1 <= clock.now - waited_from < 1.1
     assert placeholder in catalog.entities
