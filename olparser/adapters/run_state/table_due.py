@@ -1,7 +1,7 @@
 """When the incomplete-runs timer should look at a run, in Azure Table storage: the run's own row says it (`due_at`,
 written with the row, in the same request), and the timer finds the due runs by one query over the 256 run
-partitions (PartitionKey `00`..`ff`, `due_at le now`: the rows of other partitions are not read). Mixed into
-TableRunStateStore (table_store.py).
+partitions (PartitionKey `00`..`ff`, `due_at le now`: the rows of other partitions are not read). A part of
+TableRunStateStore (table_store.py), given its table's row operations (`table_base.RunRows`).
 
 The previous releases also wrote a row per due run in a shared `due` partition (PartitionKey `due`, RowKey = the
 run's RowKey, `run_key`, `due_at`; never later than the run's row), written before the run's row and deleted after
@@ -29,23 +29,32 @@ def is_run_partition(partition: str) -> bool:
     return len(partition) == 2 and all(c in "0123456789abcdef" for c in partition)
 
 
-class DueRows(RunRows):
-    """The incomplete-runs timer's look at the runs (a mixin of TableRunStateStore)."""
+def name_run(row: TableEntity, run_key: str) -> None:
+    """The run's key in its row when the RowKey is a hash of it: the timer's query answers with the key."""
+    if row["RowKey"] != run_key:
+        row["run_key"] = run_key
+
+
+class DueRows:
+    """The incomplete-runs timer's look at the runs (a part of TableRunStateStore)."""
+
+    def __init__(self, rows: RunRows) -> None:
+        self.rows = rows
 
     # --- the incomplete-runs timer -----------------------------------------------------------------------------
     def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
         def attempt() -> None:
-            entity = self._read(run_key)
+            entity = self.rows.read(run_key)
             if entity is None:
                 return
             new = TableEntity(entity)
-            self._schedule_row(run_key, new, entity, due_at, keep_earlier, time.time())
+            self.schedule_row(run_key, new, entity, due_at, keep_earlier, time.time())
             if new != entity:  # (a replayed run is not due, and stays so: no write)
-                self._write(new, entity)
+                self.rows.write(new, entity)
 
-        self._with_retries(attempt)
+        self.rows.retried(attempt)
 
-    def _schedule_row(
+    def schedule_row(
         self,
         run_key: str,
         new: TableEntity,
@@ -56,21 +65,16 @@ class DueRows(RunRows):
     ) -> None:
         """Set when the run is due in `new` (its row about to replace `entity`)."""
         current = entity.get("due_at") if entity is not None else None
-        at = ledger.due_at(self._record(entity), current, due_at, keep_earlier=keep_earlier, now=now)
+        at = ledger.due_at(self.rows.record(entity), current, due_at, keep_earlier=keep_earlier, now=now)
         new["due_attempts"] = 0
         if at is None:
             new.pop("due_at", None)
             return
         new["due_at"] = float(at)
-        self._name_run(new, run_key)
-
-    def _name_run(self, row: TableEntity, run_key: str) -> None:
-        """The run's key in its row when the RowKey is a hash of it: the timer's query answers with the key."""
-        if row["RowKey"] != run_key:
-            row["run_key"] = run_key
+        name_run(new, run_key)
 
     def due_runs(self, now: float, limit: int) -> list[str]:
-        rows = self.table.query_entities(
+        rows = self.rows.table.query_entities(
             "PartitionKey ge @low and PartitionKey lt @high and due_at le @now",
             parameters={"low": RUN_PARTITIONS[0], "high": RUN_PARTITIONS[1], "now": float(now)},
             select=["PartitionKey", "RowKey", "run_key", "due_at"],
@@ -96,27 +100,29 @@ class DueRows(RunRows):
     def _clear_legacy_due(self, row: TableEntity) -> None:
         """A previous release's due row whose run is not due now: deleted, or moved to when the run is due (the
         row's run key is kept while the run is due: the run's row may not have it)."""
-        entity = self._read(row["run_key"])
+        entity = self.rows.read(row["run_key"])
         at = entity.get("due_at") if entity is not None else None
         try:  # unless a writer of the previous release changed the due row since the query
             if at is None:
-                self.table.delete_entity(row["PartitionKey"], row["RowKey"], **_unchanged(row))
+                self.rows.table.delete_entity(row["PartitionKey"], row["RowKey"], **_unchanged(row))
             else:
-                self.table.update_entity(TableEntity(row, due_at=float(at)), mode=UpdateMode.REPLACE, **_unchanged(row))
+                self.rows.table.update_entity(
+                    TableEntity(row, due_at=float(at)), mode=UpdateMode.REPLACE, **_unchanged(row)
+                )
         except HttpResponseError as error:
             if error.status_code not in (404, 412):
                 raise
 
     def postpone(self, run_key: str, due_at: float) -> int:
         def attempt() -> int:
-            entity = self._read(run_key)
+            entity = self.rows.read(run_key)
             if entity is None:
                 return 0
             attempts = int(entity.get("due_attempts", 0)) + 1
             new = TableEntity(entity)
             new.update(due_at=float(due_at), due_attempts=attempts)
-            self._name_run(new, run_key)
-            self._write(new, entity)
+            name_run(new, run_key)
+            self.rows.write(new, entity)
             return attempts
 
-        return self._with_retries(attempt)
+        return self.rows.retried(attempt)

@@ -1,20 +1,22 @@
 """The run-state store's rows for the entities the connector owns (Azure Table storage): a partition per entity, its
-head row (users count, tombstone) and one row per run using it; the rows of the processes' newest writers. Mixed
-into TableRunStateStore (table_store.py), whose run rows, reads and conditional writes these methods use."""
+head row (users count, tombstone) and one row per run using it; the rows of the processes' newest writers. A part of
+TableRunStateStore (table_store.py), given its table's row operations (`table_base.RunRows`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
+from collections import OrderedDict
 from typing import Any, Iterable, Sequence, cast
 
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableEntity
 
-from olparser.adapters.run_state.table_base import RunRows
-from olparser.adapters.run_state.table_rows import TableConflict, remember_row, submit, with_etag
+from olparser.adapters.run_state.table_base import RunRows, RunStateConflict
 from olparser.adapters.run_state.table_rows import put_op as _put_op
+from olparser.adapters.run_state.table_rows import remember_row, with_etag
 from olparser.adapters.run_state.table_rows import unchanged as _unchanged
 from olparser.runs import ledger
 from olparser.runs.ledger import Key, Writer, sorted_keys
@@ -28,23 +30,22 @@ LEGACY_RECHECK_SECONDS = 3600.0
 KNOWN_HEADS = 4096  # entities' head rows (and processes' writers rows) remembered as last read or written here
 
 
-class RunStateConflict(TableConflict):
-    """Another writer changed the entity between our read and our write (retried up to max_attempts times)."""
+class OwnedRows:
+    """Users of the connector's entities and writers of its processes (a part of TableRunStateStore), with the head
+    rows and writers rows as last read or written here."""
 
-
-class OwnedRows(RunRows):
-    """Users of the connector's entities and writers of its processes (a mixin of TableRunStateStore)."""
-
-    _fold_lock: Any
-    _heads: Any
-    _legacy_checked: Any
-    _writers: Any
+    def __init__(self, rows: RunRows) -> None:
+        self.rows = rows
+        self._lock = threading.Lock()
+        self._legacy_checked: tuple[bool, float] | None = None  # (any `ref-` row found, when looked, monotonic)
+        self._heads: OrderedDict[str, TableEntity] = OrderedDict()  # entity partition -> its head row, as last seen
+        self._writers: OrderedDict[str, TableEntity] = OrderedDict()  # process RowKey -> its writers row, as seen
 
     def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
         now = time.time() if now is None else now
         found = set()
         for key in sorted_keys(keys):
-            head = self._read_keys(_head_keys(key))
+            head = self.rows.read_keys(_head_keys(key))
             if head is not None and _tombstoned(head, now):
                 found.add(key)
         return frozenset(found)
@@ -59,24 +60,24 @@ class OwnedRows(RunRows):
                 head = known.pop() if known else None
                 self._forget_head(key)
                 if head is None:
-                    head = self._read_keys(_head_keys(key))
+                    head = self.rows.read_keys(_head_keys(key))
                     if head is None:
                         return
                 try:
                     if ledger.orphaned(int(head.get("users", 0)), int(head.get("legacy", 0))):
-                        self._delete(head)
+                        self.rows.delete(head)
                         return
                 except ResourceNotFoundError as error:  # deleted since it was known here
                     raise RunStateConflict() from error
                 row = TableEntity(head)
                 row.pop("deleting_since", None)
-                self._remember_head(key, self._write(row, head))
+                self._remember_head(key, self.rows.write(row, head))
 
-            self._with_retries(attempt)
+            self.rows.retried(attempt)
 
     def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
         cutoff = {"cutoff": float(now - TOMBSTONE_SECONDS)}
-        heads = self.table.query_entities(
+        heads = self.rows.table.query_entities(
             f"PartitionKey ge '{OWNED_PREFIX}' and PartitionKey lt 'own.' and RowKey eq '{HEAD_ROW}' and users le 0 "
             "and legacy le 0 and deleting_since le @cutoff",
             parameters=cutoff,
@@ -86,12 +87,12 @@ class OwnedRows(RunRows):
             if len(found) >= limit:
                 break
             try:
-                self._write(TableEntity(head, deleting_since=float(now)), head)
+                self.rows.write(TableEntity(head, deleting_since=float(now)), head)
             except RunStateConflict:  # claimed or finished meanwhile
                 continue
             found.append((head["type_name"], head["qualified_name"]))
         # tombstones of the version that counted users (rows `ref-xx`): moved to the rows of this version
-        legacy = self.table.query_entities(
+        legacy = self.rows.table.query_entities(
             "PartitionKey ge 'ref-' and PartitionKey lt 'ref.' and users le 0 and deleting_since le @cutoff",
             parameters=cutoff,
         )
@@ -100,11 +101,11 @@ class OwnedRows(RunRows):
                 break
             key = (row["type_name"], row["qualified_name"])
             try:
-                self.table.create_entity(_head_row(key, None, users=0, legacy=0, deleting_since=float(now)))
+                self.rows.table.create_entity(_head_row(key, None, users=0, legacy=0, deleting_since=float(now)))
             except ResourceExistsError:
                 continue
             finally:
-                self.table.delete_entity(row["PartitionKey"], row["RowKey"])
+                self.rows.table.delete_entity(row["PartitionKey"], row["RowKey"])
             found.append(key)
         return sorted(found)
 
@@ -115,7 +116,7 @@ class OwnedRows(RunRows):
         return {
             key
             for key in sorted_keys(keys)
-            if not ledger.orphaned(*self._counts(key, self._read_keys(_head_keys(key))))
+            if not ledger.orphaned(*self._counts(key, self.rows.read_keys(_head_keys(key))))
         }
 
     def owned_of_types(self, type_names: Iterable[str]) -> list[Key]:
@@ -124,7 +125,7 @@ class OwnedRows(RunRows):
         type over those (an entity with a head is counted by its head)."""
         found: set[Key] = set()
         for type_name in sorted(set(type_names)):
-            heads = self.table.query_entities(
+            heads = self.rows.table.query_entities(
                 f"PartitionKey ge '{OWNED_PREFIX}' and PartitionKey lt 'own.' and RowKey eq '{HEAD_ROW}' and "
                 "type_name eq @t",
                 parameters={"t": type_name},
@@ -137,7 +138,7 @@ class OwnedRows(RunRows):
                     found.add(key)
             if not self._legacy_rows():
                 continue
-            legacy = self.table.query_entities(
+            legacy = self.rows.table.query_entities(
                 "PartitionKey ge 'ref-' and PartitionKey lt 'ref.' and type_name eq @t", parameters={"t": type_name}
             )
             for row in legacy:
@@ -146,7 +147,7 @@ class OwnedRows(RunRows):
                     found.add(key)
         return sorted(found)
 
-    def _claim_user(self, key: Key, run_key: str, epoch: int, now: float, *, first: bool = False) -> bool:
+    def claim_user(self, key: Key, run_key: str, epoch: int, now: float, *, first: bool = False) -> bool:
         """Record the run among the entity's users (the head's count and the run's row change in one batch, in one
         partition); True if the entity is being deleted right now (the writer must wait). `first`: the run's record
         did not list the key (its entry is most likely not there)."""
@@ -165,7 +166,7 @@ class OwnedRows(RunRows):
             if new_epoch is None:
                 return tombstoned
             if user is not None:
-                self._write(TableEntity(user, epoch=new_epoch), user)
+                self.rows.write(TableEntity(user, epoch=new_epoch), user)
                 return tombstoned
             users, legacy = self._counts(key, head)
             new_head = _head_row(key, head, users=users + 1, legacy=legacy)
@@ -179,9 +180,9 @@ class OwnedRows(RunRows):
             self._remember_head(key, new_head, done)
             return tombstoned
 
-        return self._with_retries(attempt)
+        return self.rows.retried(attempt)
 
-    def _release_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
+    def release_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
         """Remove the run from the entity's users (if the intentions of `epoch` still may); True if none is left
         (the entity is then tombstoned: delete it)."""
 
@@ -202,17 +203,17 @@ class OwnedRows(RunRows):
                 return False
             self._forget_head(key)
             self._remember_head(
-                key, self._write(_head_row(key, head, users=users, legacy=legacy, deleting_since=float(now)), head)
+                key, self.rows.write(_head_row(key, head, users=users, legacy=legacy, deleting_since=float(now)), head)
             )
             return True
 
-        return self._with_retries(attempt)
+        return self.rows.retried(attempt)
 
     def _owned_rows(self, key: Key, run_key: str) -> tuple[TableEntity | None, TableEntity | None]:
         """The entity's head row and the run's row among its users (one query)."""
         head_keys, user_keys = _head_keys(key), _user_keys(key, run_key)
         rows = list(
-            self.table.query_entities(
+            self.rows.table.query_entities(
                 "PartitionKey eq @p and (RowKey eq @h or RowKey eq @u )",
                 parameters={"p": head_keys["PartitionKey"], "h": HEAD_ROW, "u": user_keys["RowKey"]},
             )
@@ -222,7 +223,7 @@ class OwnedRows(RunRows):
         return head, next((r for r in rows if r["RowKey"] != HEAD_ROW), None)
 
     def _known_head(self, key: Key) -> TableEntity | None:
-        with self._fold_lock:
+        with self._lock:
             head: TableEntity | None = self._heads.get(_head_keys(key)["PartitionKey"])
             return head
 
@@ -231,7 +232,7 @@ class OwnedRows(RunRows):
         first); None forgets it."""
         if written and head is not None:
             head = with_etag(head, (written[0] or {}).get("etag"))
-        with self._fold_lock:
+        with self._lock:
             remember_row(self._heads, _head_keys(key)["PartitionKey"], head, KNOWN_HEADS)
 
     def _forget_head(self, key: Key) -> None:
@@ -244,14 +245,14 @@ class OwnedRows(RunRows):
             return int(head.get("users", 0)), int(head.get("legacy", 0))
         if not self._legacy_rows():
             return 0, 0
-        return 0, _legacy_users(self._read_keys(self._ref_keys(key)))
+        return 0, _legacy_users(self.rows.read_keys(ref_keys(key)))
 
     def _legacy_rows(self) -> bool:
         """Whether the table holds rows `ref-xx` of the version that only counted users (one request, once, and
         again after LEGACY_RECHECK_SECONDS when there were none)."""
         checked = self._legacy_checked
         if checked is None or (not checked[0] and time.monotonic() - checked[1] > LEGACY_RECHECK_SECONDS):
-            rows = self.table.query_entities(
+            rows = self.rows.table.query_entities(
                 "PartitionKey ge 'ref-' and PartitionKey lt 'ref.'", select=["PartitionKey"], results_per_page=1
             )
             # (the first row, following continuations: a scan across partitions may answer a page with none)
@@ -260,20 +261,13 @@ class OwnedRows(RunRows):
         found: bool = checked[0]
         return found
 
-    def _transact(self, operations: list[Any], key: Key | None = None) -> list[Any]:
-        """One batch in one partition: all or nothing (any conflict: retry the whole read-modify-write; `key`: the
-        entity whose head it changes, forgotten then). The answers of its operations (their ETags)."""
+    def _transact(self, operations: list[Any], key: Key) -> list[Any]:
+        """`RunRows.transact`, forgetting the head of entity `key` (which the batch changes) on any failure."""
         try:
-            return submit(self.table, operations, RunStateConflict)
+            return self.rows.transact(operations)
         except (RunStateConflict, HttpResponseError):
-            if key is not None:
-                self._forget_head(key)
+            self._forget_head(key)
             raise
-
-    @staticmethod
-    def _ref_keys(key: Key) -> dict[str, str]:
-        digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
-        return {"PartitionKey": "ref-" + digest[:2], "RowKey": digest}
 
     def process_writers(
         self, qualified_names: Sequence[str], *, session: RunSession | None = None
@@ -285,7 +279,7 @@ class OwnedRows(RunRows):
             entity = self._known_writers(keys) if session is not None and session.folds else None
             remembered = entity is not None
             if entity is None:
-                entity = self._read_keys(keys)
+                entity = self.rows.read_keys(keys)
                 self._remember_writers(keys, entity)
             if session is not None:  # for the commit's change of its writers (a conditional write)
                 session.note(name, WritersRead(tuple(_writers_of(entity)), entity, remembered))
@@ -293,7 +287,7 @@ class OwnedRows(RunRows):
                 found[name] = (float(entity["run_time"]), str(entity.get("run_key", "")))
         return found
 
-    def _change_writers(
+    def change_writers(
         self,
         name: str,
         run_key: str,
@@ -311,23 +305,26 @@ class OwnedRows(RunRows):
             read.append((cast("TableEntity | None", taken.row), taken.remembered))
 
         def attempt() -> ledger.WriterChange:
-            entity, remembered = read.pop() if read else (self._read_keys(keys), False)
+            entity, remembered = read.pop() if read else (self.rows.read_keys(keys), False)
             while True:
                 writers = _writers_of(entity)
                 change = ledger.writers_after(writers, run_key, intentions, name, seen=seen)
                 if change.writers != writers or not remembered:
                     break
-                entity, remembered = self._read_keys(keys), False  # still so? (another instance may have changed it)
+                entity, remembered = (
+                    self.rows.read_keys(keys),
+                    False,
+                )  # still so? (another instance may have changed it)
             self._remember_writers(keys, entity)
             if change.writers == writers:
                 return change
             try:
                 if not change.writers:
                     if entity is not None:
-                        self._delete(entity)
+                        self.rows.delete(entity)
                     self._remember_writers(keys, None)
                     return change
-                written = self._write(
+                written = self.rows.write(
                     TableEntity(
                         keys,
                         run_time=change.writers[0][0],
@@ -342,27 +339,27 @@ class OwnedRows(RunRows):
             self._remember_writers(keys, written)
             return change
 
-        return self._with_retries(attempt)
+        return self.rows.retried(attempt)
 
     def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
         reset = 0
         for name in dict.fromkeys(qualified_names):
             keys = self._process_keys(name)
-            entity = self._read_keys(keys)
+            entity = self.rows.read_keys(keys)
             self._remember_writers(keys, None)
             if entity is not None:
-                self.table.delete_entity(entity["PartitionKey"], entity["RowKey"])  # absent meanwhile: no error
+                self.rows.table.delete_entity(entity["PartitionKey"], entity["RowKey"])  # absent meanwhile: no error
                 reset += 1
         return reset
 
     def _known_writers(self, keys: dict[str, str]) -> TableEntity | None:
-        with self._fold_lock:
+        with self._lock:
             row: TableEntity | None = self._writers.get(keys["RowKey"])
             return row
 
     def _remember_writers(self, keys: dict[str, str], row: TableEntity | None) -> None:
         """Remember a process's writers row as read or written here (with its ETag); None forgets it."""
-        with self._fold_lock:
+        with self._lock:
             remember_row(self._writers, keys["RowKey"], row, KNOWN_HEADS)
 
     @staticmethod
@@ -376,6 +373,12 @@ def _writers_of(entity: TableEntity | None) -> list[Writer]:
     if entity is None:
         return []
     return ledger.stored_writers(entity.get("writers"), entity["run_time"], entity.get("run_key", ""))
+
+
+def ref_keys(key: Key) -> dict[str, str]:
+    """The row `ref-xx` of the version that only counted users."""
+    digest = hashlib.sha256(f"{key[0]}\n{key[1]}".encode("utf-8")).hexdigest()
+    return {"PartitionKey": "ref-" + digest[:2], "RowKey": digest}
 
 
 def _head_keys(key: Key) -> dict[str, str]:

@@ -1,7 +1,7 @@
 """The run-state store's rows for temporary datasets (a partition per scope and dataset, a row per writer and per
 reader), for interim datasets (the re-link timer's partition), for the processes taken over from another connector
-(one partition) and for the lifecycle marks of dropped and renamed tables (one partition). Mixed into
-TableRunStateStore (table_store.py)."""
+(one partition) and for the lifecycle marks of dropped and renamed tables (one partition). A part of
+TableRunStateStore (table_store.py), given its table's row operations (`table_base.RunRows`)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from azure.core import MatchConditions
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableEntity, UpdateMode
 
-from olparser.adapters.run_state.table_base import RunRows
-from olparser.adapters.run_state.table_owned import RunStateConflict
+from olparser.adapters.run_state.table_base import RunRows, RunStateConflict
 from olparser.adapters.run_state.table_rows import put_op
 from olparser.runs.ledger import Key, sorted_keys
 from olparser.runs.marks import LifecycleMark
@@ -31,8 +30,11 @@ FILTER_KEYS = 14  # RowKeys per query: a filter holds at most 15 comparisons (on
 BATCH_ROWS = 100  # operations per batch transaction
 
 
-class SideRows(RunRows):
-    """Temporary and interim datasets, take-overs, lifecycle marks (a mixin of TableRunStateStore)."""
+class SideRows:
+    """Temporary and interim datasets, take-overs, lifecycle marks (a part of TableRunStateStore)."""
+
+    def __init__(self, rows: RunRows) -> None:
+        self.rows = rows
 
     # --- temporary datasets -----------------------------------------------------------------------------------
     # One partition per (scope, temporary dataset); a row per writer (`w-` + sha256 of its run key, `passed_on`)
@@ -45,7 +47,7 @@ class SideRows(RunRows):
         readers: set[str] = set()
         for name, passed_on in sorted(writes.items()):
             partition = self._temporary_partition(scope, name)
-            self.table.upsert_entity(
+            self.rows.table.upsert_entity(
                 TableEntity(
                     PartitionKey=partition,
                     RowKey="w-" + _sha(writer),
@@ -58,16 +60,16 @@ class SideRows(RunRows):
             readers.update(self._temporary_rows(partition, "r-", now, ("run_key",)))
         readers.discard(writer)
         for reader in sorted(readers):
-            self._with_retries(functools.partial(self._bump_version, reader))
+            self.rows.retried(functools.partial(self._bump_version, reader))
         return frozenset(readers)
 
     def _bump_version(self, run_key: str) -> None:
         """A new version of the run, its state unchanged: a commit of a plan built before is stale (rebuilt)."""
-        entity = self._read(run_key)
+        entity = self.rows.read(run_key)
         if entity is not None:
-            new = self._copied_row(run_key, entity)
+            new = self.rows.copied_row(run_key, entity)
             new["version"] = int(entity.get("version", 0)) + 1
-            self._write(new, entity)
+            self.rows.write(new, entity)
 
     def temporary_sources(
         self, scope: str, names: Sequence[tuple[str, str]], reader: str, *, now: float | None = None
@@ -76,7 +78,7 @@ class SideRows(RunRows):
         found: dict[tuple[str, str], list[bytes]] = {}
         for name in names:
             partition = self._temporary_partition(scope, name)
-            self.table.upsert_entity(
+            self.rows.table.upsert_entity(
                 TableEntity(
                     PartitionKey=partition, RowKey="r-" + _sha(reader), run_key=reader, temporary_at=float(now)
                 ),
@@ -94,13 +96,13 @@ class SideRows(RunRows):
     def _temporary_rows(self, partition: str, prefix: str, now: float, select: tuple[str, ...]) -> dict[str, Any]:
         """The live rows of a temporary dataset's partition whose RowKey starts with `prefix`, by run key (at most
         MAX_TEMPORARY_ROWS)."""
-        rows = self.table.query_entities(
+        rows = self.rows.table.query_entities(
             "PartitionKey eq @p and RowKey ge @lo and RowKey lt @hi and temporary_at gt @cutoff",
             parameters={
                 "p": partition,
                 "lo": prefix,
                 "hi": prefix[:-1] + ".",
-                "cutoff": float(now - self.temporary_seconds),
+                "cutoff": float(now - self.rows.temporary_seconds),
             },
             select=list(select),
         )
@@ -111,15 +113,15 @@ class SideRows(RunRows):
                 break
         return found
 
-    def _purge_temporary(self, now: float) -> None:
-        cutoff = float(now - self.temporary_seconds)
-        rows = self.table.query_entities(
+    def purge_temporary(self, now: float) -> None:
+        cutoff = float(now - self.rows.temporary_seconds)
+        rows = self.rows.table.query_entities(
             "PartitionKey ge @lo and PartitionKey lt @hi and temporary_at le @cutoff",
             parameters={"lo": TEMPORARY_PREFIX, "hi": TEMPORARY_PREFIX[:-1] + ".", "cutoff": cutoff},
             select=["PartitionKey", "RowKey"],
         )
         for row in rows:
-            self.table.delete_entity(row["PartitionKey"], row["RowKey"])  # no error when absent
+            self.rows.table.delete_entity(row["PartitionKey"], row["RowKey"])  # no error when absent
 
     @staticmethod
     def _temporary_partition(scope: str, name: tuple[str, str]) -> str:
@@ -146,7 +148,9 @@ class SideRows(RunRows):
                 condition = " or ".join(f"RowKey eq @r{i}" for i in range(len(chunk)))
                 read.update(
                     (e["RowKey"], e)
-                    for e in self.table.query_entities(f"PartitionKey eq @p and ( {condition} )", parameters=parameters)
+                    for e in self.rows.table.query_entities(
+                        f"PartitionKey eq @p and ( {condition} )", parameters=parameters
+                    )
                 )  # spaced: the SDK's @names
             merged: dict[Key, LifecycleMark] = {}
             operations = []
@@ -162,21 +166,21 @@ class SideRows(RunRows):
                     )
                     operations.append(put_op(row, read.get(name)))
             for start in range(0, len(operations), BATCH_ROWS):  # all in one partition: one batch
-                self._transact(operations[start : start + BATCH_ROWS])
+                self.rows.transact(operations[start : start + BATCH_ROWS])
             return merged
 
-        result: dict[Key, LifecycleMark] = self._with_retries(attempt)
+        result: dict[Key, LifecycleMark] = self.rows.retried(attempt)
         return result
 
-    def _purge_lifecycle(self, now: float) -> None:
-        rows = self.table.query_entities(
+    def purge_lifecycle(self, now: float) -> None:
+        rows = self.rows.table.query_entities(
             "PartitionKey eq @p and marked_at le @cutoff",
             select=["RowKey"],
-            parameters={"p": LIFECYCLE_PARTITION, "cutoff": float(now - self.ttl_seconds)},
+            parameters={"p": LIFECYCLE_PARTITION, "cutoff": float(now - self.rows.ttl_seconds)},
         )
         for row in rows:
             try:
-                self.table.delete_entity(
+                self.rows.table.delete_entity(
                     LIFECYCLE_PARTITION,
                     row["RowKey"],
                     etag=row.metadata["etag"],
@@ -197,10 +201,12 @@ class SideRows(RunRows):
             self._register(INTERIM_PARTITION, key, {"candidates": candidates}, times)
 
     def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
-        return {key for key in sorted_keys(keys) if self._read_keys(_registry_keys(INTERIM_PARTITION, key)) is not None}
+        return {
+            key for key in sorted_keys(keys) if self.rows.read_keys(_registry_keys(INTERIM_PARTITION, key)) is not None
+        }
 
     def due_interim(self, limit: int) -> list[InterimDataset]:
-        rows = self.table.query_entities(
+        rows = self.rows.table.query_entities(
             "PartitionKey eq @p",
             parameters={"p": INTERIM_PARTITION},
             select=["type_name", "qualified_name", "candidates", "registered_at", "checked_at"],
@@ -241,7 +247,7 @@ class SideRows(RunRows):
     def pending_takeovers(self, limit: int | None = None, *, owners: Iterable[str] | None = None) -> list[Takeover]:
         """One query of the partition (a request per 1,000 take-overs), filtered and ordered here."""
         among = None if owners is None else set(owners)
-        rows = self.table.query_entities("PartitionKey eq @p", parameters={"p": TAKEOVER_PARTITION})
+        rows = self.rows.table.query_entities("PartitionKey eq @p", parameters={"p": TAKEOVER_PARTITION})
         found = sorted(
             (
                 Takeover(
@@ -276,22 +282,24 @@ class SideRows(RunRows):
 
         def attempt() -> None:
             try:
-                self.table.create_entity(TableEntity(keys, type_name=key[0], qualified_name=key[1], **fields, **times))
+                self.rows.table.create_entity(
+                    TableEntity(keys, type_name=key[0], qualified_name=key[1], **fields, **times)
+                )
                 return
             except ResourceExistsError:  # registered before: keep its times, take the new fields
                 pass
             try:
-                self.table.update_entity(TableEntity(keys, **fields), mode=UpdateMode.MERGE)
+                self.rows.table.update_entity(TableEntity(keys, **fields), mode=UpdateMode.MERGE)
             except ResourceNotFoundError as error:  # forgotten since the create was refused
                 raise RunStateConflict() from error
 
-        self._with_retries(attempt)
+        self.rows.retried(attempt)
 
     def _checked(self, partition: str, keys: Iterable[Key], now: float) -> None:
         """The rows of these keys were looked at `now` (a key no longer registered is passed over)."""
         for key in sorted_keys(keys):
             try:
-                self.table.update_entity(
+                self.rows.table.update_entity(
                     TableEntity(_registry_keys(partition, key), checked_at=float(now)), mode=UpdateMode.MERGE
                 )
             except ResourceNotFoundError:  # forgotten meanwhile
@@ -300,7 +308,7 @@ class SideRows(RunRows):
     def _forget(self, partition: str, keys: Iterable[Key]) -> None:
         for key in sorted_keys(keys):
             ref = _registry_keys(partition, key)
-            self.table.delete_entity(ref["PartitionKey"], ref["RowKey"])  # no error when absent
+            self.rows.table.delete_entity(ref["PartitionKey"], ref["RowKey"])  # no error when absent
 
 
 def _registry_keys(partition: str, key: Key) -> dict[str, str]:

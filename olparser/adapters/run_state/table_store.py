@@ -37,40 +37,26 @@ before any other row changes; the users and writers rows are then changed one co
 time, each step idempotent, so a crash between two writes leaves intentions that `settle` carries out again.
 
 This module holds the run's row (merges; the claims, commits and intentions of olparser/runs/ownership.py's sequence,
-over `_LedgerRows`); `table_owned.py` the entities' users and the
-processes' writers (and what the ledger holds: `owned`), `table_due.py` the timer's due runs, `table_side.py` the
-temporary and interim datasets, the take-overs and the lifecycle marks (mixins of TableRunStateStore), and
-`table_rows.py` the conditional reads, writes and transactions (shared with the run history's store).
+over `_LedgerRows`); the store's parts, each given its `table_base.RunRows` (the table, the run rows' keys, their
+conditional reads, writes and transactions, the retries) and delegated to: `table_owned.py` the entities' users and
+the processes' writers (and what the ledger holds: `owned`), `table_due.py` the timer's due runs, `table_side.py` the
+temporary and interim datasets, the take-overs and the lifecycle marks; `table_rows.py` the conditional reads, writes
+and transactions under all of them (shared with the run history's store).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import threading
 import time
-import zlib
-from collections import OrderedDict
 from contextlib import contextmanager, nullcontext
-from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterable, Iterator, Mapping, Sequence, TypeVar
 
-from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
+from azure.core.exceptions import ResourceExistsError, ResourceNotFoundError
 from azure.data.tables import TableClient, TableEntity
 
-from olparser.adapters.run_state.table_due import DUE_PARTITION, DueRows
-from olparser.adapters.run_state.table_owned import HEAD_ROW, OWNED_PREFIX, OwnedRows, RunStateConflict
-from olparser.adapters.run_state.table_rows import (
-    PROPERTY_BYTES,
-    delete_row,
-    get_blob,
-    put_blob,
-    read_row,
-    remember_row,
-    retried,
-    safe_row_key,
-    with_etag,
-    write_row,
-)
+from olparser.adapters.run_state.table_base import RunRows, RunStateConflict, get_keys, put_keys, put_pending
+from olparser.adapters.run_state.table_due import DUE_PARTITION, DueRows, name_run
+from olparser.adapters.run_state.table_owned import HEAD_ROW, OWNED_PREFIX, OwnedRows, ref_keys
+from olparser.adapters.run_state.table_rows import PROPERTY_BYTES, get_blob, put_blob, safe_row_key
 from olparser.adapters.run_state.table_side import (
     INTERIM_PARTITION,
     LIFECYCLE_PARTITION,
@@ -82,14 +68,17 @@ from olparser.adapters.storage_account import StorageConnection, storage_account
 from olparser.jsontypes import JSON
 from olparser.runs import ledger
 from olparser.runs.codec import from_compressed, to_compressed
-from olparser.runs.ledger import Key, Writer, sorted_keys
+from olparser.runs.ledger import Key, Writer
+from olparser.runs.marks import LifecycleMark
 from olparser.runs.merge import merge_event
 from olparser.runs.model import RunSnapshot
 from olparser.runs.ownership import LedgerSteps, RunRead
 from olparser.runs.store import (
+    InterimDataset,
     RunSession,
     ScheduleAfterMerge,
     StoreStats,
+    Takeover,
     WritersRead,
     event_run_id,
     state_rewrite_needed,
@@ -109,17 +98,33 @@ __all__ = [
 # 720,000 bytes are ~960 KB on the wire, leaving room for the keys and the other properties.
 MAX_STATE_BYTES = 720_000
 MAX_ATTEMPTS = 40
-_BLOBS = ("state", "written", "claimed", "pending")
 T = TypeVar("T")
-RECENT_ROWS = 64  # run rows remembered after their scope, for the next merge of the run (its write is conditional)
+V = TypeVar("V")
 
 
 class RunStateTooLarge(ValueError):
     """A run whose merged state does not fit in one Table storage entity."""
 
 
-class TableRunStateStore(LedgerSteps, OwnedRows, DueRows, SideRows):
-    """RunStateStore over an Azure Table (see the module docstring and olparser/runs/store.py)."""
+class _OfRows(Generic[V]):
+    """An attribute of the store that is its `RunRows`' attribute of the same name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, store: TableRunStateStore | None, owner: type | None = None) -> V:
+        if store is None:  # (on the class: no value)
+            raise AttributeError(self.name)
+        value: V = getattr(store.rows, self.name)
+        return value
+
+    def __set__(self, store: TableRunStateStore, value: V) -> None:
+        setattr(store.rows, self.name, value)
+
+
+class TableRunStateStore(LedgerSteps):
+    """RunStateStore over an Azure Table (see the module docstring and olparser/runs/store.py): the run's row here,
+    the rest delegated to its parts, each given the table's row operations (`RunRows`)."""
 
     def __init__(
         self,
@@ -132,20 +137,15 @@ class TableRunStateStore(LedgerSteps, OwnedRows, DueRows, SideRows):
         connection_string: StorageConnection | None = None,
         temporary_seconds: float = DEFAULT_TEMPORARY_DATASET_SECONDS,
     ) -> None:
-        self.table = table
-        self.temporary_seconds = temporary_seconds
+        self.rows = RunRows(
+            table, ttl_seconds=ttl_seconds, temporary_seconds=temporary_seconds, max_attempts=max_attempts
+        )
         self.connection_string = connection_string  # what it was opened with (None: given a client)
-        self.ttl_seconds = ttl_seconds
         self.max_state_bytes = max_state_bytes
         self.max_datasets = max_datasets
-        self._max_attempts = max_attempts
-        self._folding: dict[tuple[str, str], int] = {}  # run rows in a `session` (how many sessions deep)
-        self._folded: dict[tuple[str, str], TableEntity | None] = {}  # ... as the session last read or wrote them
-        self._recent: OrderedDict[tuple[str, str], TableEntity] = OrderedDict()  # ... as sessions left them
-        self._fold_lock = threading.Lock()
-        self._legacy_checked: tuple[bool, float] | None = None  # (any `ref-` row found, when looked, monotonic)
-        self._heads: OrderedDict[str, TableEntity] = OrderedDict()  # entity partition -> its head row, as last seen
-        self._writers: OrderedDict[str, TableEntity] = OrderedDict()  # process RowKey -> its writers row, as last seen
+        self._owned = OwnedRows(self.rows)
+        self._due = DueRows(self.rows)
+        self._side = SideRows(self.rows)
 
     @classmethod
     def from_connection_string(
@@ -160,6 +160,11 @@ class TableRunStateStore(LedgerSteps, OwnedRows, DueRows, SideRows):
             **options,
         )
 
+    # the table and its settings are the rows object's (set here, they change for every part)
+    table = _OfRows[TableClient]()
+    ttl_seconds = _OfRows[float]()
+    temporary_seconds = _OfRows[float]()
+
     # --- merged events -----------------------------------------------------------------------------------------
     def merge_versioned(
         self,
@@ -172,11 +177,12 @@ class TableRunStateStore(LedgerSteps, OwnedRows, DueRows, SideRows):
         run_id = event_run_id(event)
         max_datasets = self.max_datasets if max_datasets is None else max_datasets
         now = time.time() if now is None else now
+        rows = self.rows
 
         # the first attempt reads nothing: it starts from the row as this instance's last scope of the run left it,
         # or from no row for a START of a run it never saw (the write is conditional: a row changed since, or one
         # already there, fails it, and the retry reads); nothing to write on a remembered row is confirmed by a read
-        remembered = self._remembered(run_id)
+        remembered = rows.remembered(run_id)
         unread = [remembered is not None or event.get("eventType") == "START"]
 
         def attempt() -> tuple[RunSnapshot, int]:
@@ -185,82 +191,144 @@ class TableRunStateStore(LedgerSteps, OwnedRows, DueRows, SideRows):
             return result if result is not None else merge_into(self._read(run_id), False)  # type: ignore[return-value]
 
         def merge_into(entity: TableEntity | None, from_memory: bool) -> tuple[RunSnapshot, int] | None:
-            live = entity is not None and not self._expired(entity, now)
+            live = entity is not None and not rows.expired(entity, now)
             snapshot = merge_event(
-                self._decode(entity) if entity is not None and live else None, event, max_datasets=max_datasets
+                _decode(entity) if entity is not None and live else None, event, max_datasets=max_datasets
             )
             state = _compressed_state(snapshot, run_id, self.max_state_bytes)
-            new = self._copied_row(run_id, entity)
+            new = rows.copied_row(run_id, entity)
             version = int(entity.get("version", 0)) if entity is not None else 0
             if entity is None or state_rewrite_needed(
-                live and self._get_blob(entity, "state") == state,
+                live and get_blob(entity, "state") == state,
                 float(entity.get("updated_at", 0.0)),
                 now,
-                self.ttl_seconds,
+                rows.ttl_seconds,
             ):
                 version += 1
-                self._put_blob(new, "state", state)
+                put_blob(new, "state", state)
                 new.update(updated_at=float(now), version=version)
                 if not live:
                     new.pop("fingerprint", None)
             wanted = schedule(snapshot) if schedule is not None else None
             if wanted is not None:
-                self._schedule_row(run_id, new, entity, wanted.due_at, wanted.keep_earlier, now)
+                self._due.schedule_row(run_id, new, entity, wanted.due_at, wanted.keep_earlier, now)
             if new == entity and from_memory:
                 return None
             if new != entity:
-                self._write(new, entity)
+                rows.write(new, entity)
             return snapshot, version
 
-        merged: tuple[RunSnapshot, int] = self._with_retries(attempt)
-        return merged
+        return rows.retried(attempt)
 
     @contextmanager
     def session(self, run_key: str) -> Iterator[RunSession]:
-        keys = self._keys(run_key)
-        row = (keys["PartitionKey"], keys["RowKey"])
-        with self._fold_lock:
-            self._folding[row] = self._folding.get(row, 0) + 1
-        done = False
-        try:
+        with self.rows.folding(run_key):
             yield RunSession(run_key, folds=True)
-            done = True
-        finally:
-            with self._fold_lock:
-                self._folding[row] -= 1
-                if not self._folding[row]:
-                    del self._folding[row]
-                    last = self._folded.pop(row, None)
-                    remember_row(self._recent, row, last if done else None, RECENT_ROWS)
 
     def get_versioned(self, run_id: str, *, now: float | None = None) -> tuple[RunSnapshot | None, int]:
         entity = self._read(run_id, fresh=True)
         if entity is None:
             return None, 0
         now = time.time() if now is None else now
-        return (None if self._expired(entity, now) else self._decode(entity)), int(entity.get("version", 0))
+        return (None if self.rows.expired(entity, now) else _decode(entity)), int(entity.get("version", 0))
 
     def written_fingerprint(self, run_key: str, *, now: float | None = None) -> str | None:
         entity = self._read(run_key)
         now = time.time() if now is None else now
-        return None if entity is None or self._expired(entity, now) else entity.get("fingerprint")
+        return None if entity is None or self.rows.expired(entity, now) else entity.get("fingerprint")
 
     # --- what runs wrote: the ownership ledger (olparser/runs/ledger.py), an ETag compare-and-swap per row ------
     # (claim, commit, settle: the sequence of olparser/runs/ownership.py over `_LedgerRows`)
     def _ledger_rows(self) -> nullcontext[_LedgerRows]:
-        return nullcontext(_LedgerRows(self))
+        return nullcontext(_LedgerRows(self, self._owned))
 
     def claimed(self, run_key: str) -> frozenset[Key]:
-        return frozenset(self._get_keys(self._read(run_key), "claimed"))
+        return frozenset(get_keys(self._read(run_key), "claimed"))
 
     def done(self, run_key: str, epoch: int) -> None:
         self._clear_pending(run_key, epoch, None)
 
+    def contested(self, keys: Iterable[Key], *, now: float | None = None) -> frozenset[Key]:
+        return self._owned.contested(keys, now=now)
+
+    def finish_deletes(self, keys: Iterable[Key]) -> None:
+        self._owned.finish_deletes(keys)
+
+    def abandoned_deletes(self, now: float, limit: int) -> list[Key]:
+        return self._owned.abandoned_deletes(now, limit)
+
+    def owned(self, keys: Iterable[Key]) -> set[Key]:
+        return self._owned.owned(keys)
+
+    def owned_of_types(self, type_names: Iterable[str]) -> list[Key]:
+        return self._owned.owned_of_types(type_names)
+
+    def process_writers(
+        self, qualified_names: Sequence[str], *, session: RunSession | None = None
+    ) -> dict[str, tuple[float, str]]:
+        return self._owned.process_writers(qualified_names, session=session)
+
+    def reset_process_runs(self, qualified_names: Sequence[str]) -> int:
+        return self._owned.reset_process_runs(qualified_names)
+
+    # --- the incomplete-runs timer (`table_due.py`) -----------------------------------------------------------
+    def schedule(self, run_key: str, due_at: float | None, *, keep_earlier: bool = False) -> None:
+        self._due.schedule(run_key, due_at, keep_earlier=keep_earlier)
+
+    def due_runs(self, now: float, limit: int) -> list[str]:
+        return self._due.due_runs(now, limit)
+
+    def postpone(self, run_key: str, due_at: float) -> int:
+        return self._due.postpone(run_key, due_at)
+
+    # --- temporary and interim datasets, take-overs, lifecycle marks (`table_side.py`) --------------------------
+    def record_temporary(
+        self, scope: str, writer: str, writes: Mapping[tuple[str, str], bytes], *, now: float | None = None
+    ) -> frozenset[str]:
+        return self._side.record_temporary(scope, writer, writes, now=now)
+
+    def temporary_sources(
+        self, scope: str, names: Sequence[tuple[str, str]], reader: str, *, now: float | None = None
+    ) -> dict[tuple[str, str], list[bytes]]:
+        return self._side.temporary_sources(scope, names, reader, now=now)
+
+    def record_lifecycle(
+        self, marks: Mapping[Key, LifecycleMark], *, now: float | None = None
+    ) -> dict[Key, LifecycleMark]:
+        return self._side.record_lifecycle(marks, now=now)
+
+    def register_interim(self, entries: Mapping[Key, str], *, now: float | None = None) -> None:
+        self._side.register_interim(entries, now=now)
+
+    def interim_keys(self, keys: Iterable[Key]) -> set[Key]:
+        return self._side.interim_keys(keys)
+
+    def due_interim(self, limit: int) -> list[InterimDataset]:
+        return self._side.due_interim(limit)
+
+    def checked_interim(self, keys: Iterable[Key], *, now: float | None = None) -> None:
+        self._side.checked_interim(keys, now=now)
+
+    def forget_interim(self, keys: Iterable[Key]) -> None:
+        self._side.forget_interim(keys)
+
+    def register_takeovers(self, entries: Sequence[Takeover]) -> None:
+        self._side.register_takeovers(entries)
+
+    def pending_takeovers(self, limit: int | None = None, *, owners: Iterable[str] | None = None) -> list[Takeover]:
+        return self._side.pending_takeovers(limit, owners=owners)
+
+    def checked_takeovers(self, processes: Iterable[Key], *, now: float | None = None) -> None:
+        self._side.checked_takeovers(processes, now=now)
+
+    def forget_takeovers(self, processes: Iterable[Key]) -> None:
+        self._side.forget_takeovers(processes)
+
     # --- housekeeping ------------------------------------------------------------------------------------------
     def purge_expired(self, now: float | None = None) -> int:
         now = time.time() if now is None else now
-        self._purge_temporary(now)
-        self._purge_lifecycle(now)
+        self._side.purge_temporary(now)
+        self._side.purge_lifecycle(now)
         cutoff = float(now - self.ttl_seconds)
         expired = self.table.query_entities(
             "updated_at le @cutoff",
@@ -272,7 +340,7 @@ class TableRunStateStore(LedgerSteps, OwnedRows, DueRows, SideRows):
             if entity.get("due_at") is not None:
                 continue
             try:
-                delete_row(self.table, entity, RunStateConflict)
+                self.rows.delete(entity)
             except (ResourceNotFoundError, ResourceExistsError, RunStateConflict):  # updated since: not expired
                 continue
             deleted += 1
@@ -322,119 +390,30 @@ class TableRunStateStore(LedgerSteps, OwnedRows, DueRows, SideRows):
         def attempt() -> None:
             entity = first.pop() if first and first[0] is not None else self._read(run_key)
             first.clear()
-            if entity is None or ledger.done(self._record(entity), epoch) is self._record(entity):
+            if entity is None or ledger.done(self.rows.record(entity), epoch) is self.rows.record(entity):
                 return
             row = TableEntity(entity)
-            self._put_pending(row, None)
+            put_pending(row, None)
             row.pop("due_at", None)
             row["due_attempts"] = 0
-            self._write(row, entity)
+            self.rows.write(row, entity)
 
-        self._with_retries(attempt)
+        self.rows.retried(attempt)
 
-    # --- entity helpers ----------------------------------------------------------------------------------------
-    def _record(self, entity: TableEntity | None) -> ledger.OwnershipRecord:
-        """The ownership part of the run's row, for the ledger."""
-        if entity is None:
-            return ledger.OwnershipRecord()
-        pending = self._get_blob(entity, "pending")
-        return ledger.OwnershipRecord(
-            version=int(entity.get("version", 0)),
-            epoch=int(entity.get("epoch", 0)),
-            claimed=frozenset(self._get_keys(entity, "claimed")),
-            fingerprint=entity.get("fingerprint"),
-            pending=ledger.Intentions.from_json(json.loads(zlib.decompress(pending))) if pending else None,
-        )
-
-    def _put_pending(self, entity: TableEntity, intentions: ledger.Intentions | None) -> None:
-        text = b"" if intentions is None else zlib.compress(json.dumps(intentions.to_json()).encode("utf-8"), 6)
-        self._put_blob(entity, "pending", text)
-
-    def _copied_row(self, run_key: str, entity: TableEntity | None) -> TableEntity:
-        """A new entity for the run with everything `entity` had (the caller changes what it owns)."""
-        new = TableEntity(self._keys(run_key))
-        if entity is not None:
-            new.update({k: v for k, v in entity.items() if k not in ("PartitionKey", "RowKey")})
-        return new
-
-    def _put_blob(self, entity: TableEntity, name: str, data: bytes) -> None:
-        put_blob(entity, name, data)
-
-    @staticmethod
-    def _get_blob(entity: TableEntity | None, name: str) -> bytes | None:
-        return get_blob(entity, name)
-
-    def _put_keys(self, entity: TableEntity, name: str, keys: Iterable[Key]) -> None:
-        text = json.dumps(sorted_keys(keys), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        self._put_blob(entity, name, zlib.compress(text, 6))
-
-    def _get_keys(self, entity: TableEntity | None, name: str) -> set[Key]:
-        data = self._get_blob(entity, name)
-        return {(t, q) for t, q in json.loads(zlib.decompress(data))} if data else set()
-
-    def _decode(self, entity: TableEntity) -> RunSnapshot | None:
-        data = self._get_blob(entity, "state")
-        return from_compressed(data) if data else None
-
-    def _with_retries(self, attempt: Callable[[], Any]) -> Any:
-        return retried(attempt, RunStateConflict, self._max_attempts)
-
+    # --- the run's row: the store's reads of it (its own, `_LedgerRows`') go through `_read` (a test replaces it) --
     def _keys(self, run_id: str) -> dict[str, str]:
-        return {"PartitionKey": hashlib.sha256(run_id.encode()).hexdigest()[:2], "RowKey": safe_row_key(run_id)}
+        return self.rows.keys(run_id)
 
     def _read(self, run_id: str, *, fresh: bool = False) -> TableEntity | None:
-        """The run's row; in a `session`, as the session last read or wrote it (unless `fresh`)."""
-        keys = self._keys(run_id)
-        row = (keys["PartitionKey"], keys["RowKey"])
-        with self._fold_lock:
-            if row not in self._folding:
-                row = None  # type: ignore[assignment]
-            elif not fresh and row in self._folded:
-                return self._folded[row]
-        entity = self._read_keys(keys)
-        if row is not None:
-            self._fold(row, entity)
-        return entity
+        """`RunRows.read` (the run's row; in a `session`, as the session last read or wrote it, unless `fresh`)."""
+        return self.rows.read(run_id, fresh=fresh)
 
-    def _remembered(self, run_id: str) -> TableEntity | None:
-        """The run's row as the last session of the run left it (None: not known here, or read in this session)."""
-        keys = self._keys(run_id)
-        row = (keys["PartitionKey"], keys["RowKey"])
-        with self._fold_lock:
-            return None if row in self._folded else self._recent.get(row)
+    _ref_keys = staticmethod(ref_keys)
 
-    def _fold(self, row: tuple[str, str], entity: TableEntity | None, *, forget: bool = False) -> None:
-        """Remember `entity` as the run row `row` now is, if a session folds its reads (`forget`: it is unknown)."""
-        with self._fold_lock:
-            if forget:
-                self._recent.pop(row, None)
-            if row in self._folding:
-                if forget:
-                    self._folded.pop(row, None)
-                else:
-                    self._folded[row] = entity
 
-    def _read_keys(self, keys: dict[str, str]) -> TableEntity | None:
-        return read_row(self.table, keys)
-
-    def _expired(self, entity: TableEntity, now: float) -> bool:
-        return float(entity.get("updated_at", 0.0)) <= now - self.ttl_seconds
-
-    def _write(self, entity: TableEntity, read: TableEntity | None) -> TableEntity:
-        """Create `entity` if nothing was read, else replace what was read if nobody changed it since. Returns
-        `entity` as written (with its new ETag, for a next compare-and-swap without reading it again)."""
-        row = (entity["PartitionKey"], entity["RowKey"])
-        try:
-            etag = write_row(self.table, entity, read.metadata["etag"] if read is not None else None, RunStateConflict)
-        except (RunStateConflict, HttpResponseError):  # what the row now is is unknown
-            self._fold(row, None, forget=True)
-            raise
-        written = with_etag(entity, etag)
-        self._fold(row, written, forget=etag is None)
-        return written
-
-    def _delete(self, read: TableEntity) -> None:
-        delete_row(self.table, read, RunStateConflict)
+def _decode(entity: TableEntity) -> RunSnapshot | None:
+    data = get_blob(entity, "state")
+    return from_compressed(data) if data else None
 
 
 def _compressed_state(snapshot: RunSnapshot, run_id: str, limit: int) -> bytes:
@@ -451,33 +430,34 @@ class _LedgerRows:
     """The ledger's row operations (olparser/runs/ownership.py `LedgerRows`) on the store's table: each row written
     conditionally on what was read (`RunRead.row`: the run's entity with its ETag), a step retried on a conflict."""
 
-    def __init__(self, store: TableRunStateStore) -> None:
+    def __init__(self, store: TableRunStateStore, owned: OwnedRows) -> None:
         self.store = store
+        self.rows = store.rows
+        self.owned = owned
 
     def retried(self, attempt: Callable[[], T]) -> T:
-        result: T = self.store._with_retries(attempt)
-        return result
+        return self.rows.retried(attempt)
 
     def read_run(self, run_key: str) -> RunRead[TableEntity | None]:
         entity = self.store._read(run_key)
         due = entity.get("due_at") if entity is not None else None
-        return RunRead(self.store._record(entity), None if due is None else float(due), entity)
+        return RunRead(self.rows.record(entity), None if due is None else float(due), entity)
 
     def save_claim(
         self, run_key: str, read: RunRead[TableEntity | None], new: ledger.OwnershipRecord, now: float
     ) -> None:
         if new is read.record:
             return
-        row = self.store._copied_row(run_key, read.row)
-        self.store._put_keys(row, "claimed", new.claimed)
+        row = self.rows.copied_row(run_key, read.row)
+        put_keys(row, "claimed", new.claimed)
         row["updated_at"] = float(now)
-        self.store._write(row, read.row)
+        self.rows.write(row, read.row)
 
     def claim_users(self, run_key: str, keys: set[Key], before: ledger.OwnershipRecord, now: float) -> frozenset[Key]:
         return frozenset(
             key
             for key in sorted(keys)
-            if self.store._claim_user(key, run_key, before.epoch, now, first=key not in before.claimed)
+            if self.owned.claim_user(key, run_key, before.epoch, now, first=key not in before.claimed)
         )
 
     def save_commit(
@@ -488,21 +468,20 @@ class _LedgerRows:
         due_at: float | None,
         now: float,
     ) -> TableEntity | None:
-        store = self.store
-        row = store._copied_row(run_key, read.row)
-        store._put_keys(row, "written", new.claimed)
-        store._put_keys(row, "claimed", new.claimed)
+        row = self.rows.copied_row(run_key, read.row)
+        put_keys(row, "written", new.claimed)
+        put_keys(row, "claimed", new.claimed)
         row.update(fingerprint=new.fingerprint, updated_at=float(now), due_attempts=0, epoch=new.epoch)
-        store._put_pending(row, new.pending)
+        put_pending(row, new.pending)
         if new.pending is None:
             row.pop("due_at", None)
         else:
-            store._name_run(row, run_key)
+            name_run(row, run_key)
             row["due_at"] = due_at
-        return store._write(row, read.row)
+        return self.rows.write(row, read.row)
 
     def release_user(self, key: Key, run_key: str, epoch: int, now: float) -> bool:
-        return self.store._release_user(key, run_key, epoch, now)
+        return self.owned.release_user(key, run_key, epoch, now)
 
     def change_writers(
         self,
@@ -512,7 +491,7 @@ class _LedgerRows:
         read: WritersRead | None,
         seen: Sequence[Writer] | None,
     ) -> ledger.WriterChange:
-        return self.store._change_writers(name, run_key, intentions, read, seen)
+        return self.owned.change_writers(name, run_key, intentions, read, seen)
 
     def keep_pending(
         self, run_key: str, row: TableEntity | None, intentions: ledger.Intentions, settle_at: float
