@@ -236,17 +236,21 @@ class PlanWriter:
         self.registry = registry
         self.resolver = parts.resolver() if registry is not None else None  # None: RESOLVE_SCANNED_ASSETS off
         self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
+        # the writer's one CatalogWrite: the batch writes alone in its process, so no process locks (the live
+        # workers' ledger still orders the writes)
+        self.catalog = (
+            CatalogWrite(registry, self.uploader, self.resolver, serial=False) if registry is not None else None
+        )
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
         """Write the runs' plans through the one write procedure (olparser/pipeline/writing.py `write_plans`: claim, the
         run-state store's newer-run test, upload with the interim datasets registered, commit; `finish_catalog_work`:
         delete what no run uses any more, done), many runs per bulk call. The processes the catalog already holds as
         they would be written are not uploaded again (one read per type and URL-sized chunk)."""
-        if self.registry is None:
+        if self.registry is None or self.catalog is None:
             raise ValueError("PlanWriter.write needs the run-state store (registry)")
         stats = WriteStats()
-        # the batch writes alone in its process: no process locks (the live workers' ledger still orders the writes)
-        catalog = CatalogWrite(self.registry, self.uploader, self.resolver, serial=False)
+        catalog = self.catalog
         selected = list(selected)
         stats.superseded = sum(s.superseded for s in selected)
         calls = [0]
