@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import threading
 import uuid
+from typing import Callable
 
 import pytest
 
 from olparser.adapters.history_stores.table_store import TableHistoryStore
-from olparser.history.model import ProcessSummary
+from olparser.history.model import ProcessSummary, RunRecord
 from tests.support.history_records import DAY, T0, counted_table, record
 
 pytestmark = pytest.mark.azurite
@@ -46,29 +47,45 @@ def paused_before(store: TableHistoryStore, process: str) -> tuple[threading.Eve
     return reached, go
 
 
+def interleaved(
+    stalled: TableHistoryStore,
+    stalled_at: str,
+    stalled_work: Callable[[], dict[str, frozenset[str]]],
+    other: TableHistoryStore,
+    other_record: RunRecord,
+) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """`stalled_work` on its own thread (record and refreshed on one thread, as the runner calls them), stalled
+    before `stalled`'s record writes the partition of process `stalled_at`; meanwhile `other` records and refreshes
+    `other_record` from start to end. Answers what each said."""
+    reached, go = paused_before(stalled, stalled_at)
+    answers: dict[str, frozenset[str]] = {}
+    thread = threading.Thread(target=lambda: answers.update(stalled_work()))
+    thread.start()
+    assert reached.wait(30)
+    try:
+        other_answer = other.refreshed("run-1", other.record(other_record, now=NOW))
+    finally:
+        go.set()
+        thread.join(30)
+    return answers, other_answer
+
+
+def record_then_refresh(store: TableHistoryStore, record: RunRecord) -> Callable[[], dict[str, frozenset[str]]]:
+    def work() -> dict[str, frozenset[str]]:
+        recorded = store.record(record, now=NOW)
+        return {"recorded": recorded, "again": store.refreshed("run-1", recorded)}
+
+    return work
+
+
 def test_a_record_replaced_while_its_rows_were_written_leaves_no_count_behind(two_workers):
     """Worker a writes the run's row, then stalls before its process row; worker b records the run as it now is
     (another process) from start to end; a's process row lands after b's pass. a finds its record replaced when
     it marks the processes rewritten, takes its row back and answers the process to rewrite."""
     a, b = two_workers
-    reached, go = paused_before(a, EARLY_PROCESS)
-    answers: dict[str, frozenset[str]] = {}
-
-    def worker_a() -> None:  # record and refreshed on one thread, as the runner calls them
-        answers["recorded"] = a.record(EARLY, now=NOW)
-        answers["again"] = a.refreshed("run-1", answers["recorded"])
-
-    thread = threading.Thread(target=worker_a)
-    thread.start()
-    assert reached.wait(30)
-    try:
-        other_answer = b.refreshed("run-1", b.record(LATE, now=NOW))
-    finally:
-        go.set()
-        thread.join(30)
+    answers, other_answer = interleaved(a, EARLY_PROCESS, record_then_refresh(a, EARLY), b, LATE)
 
     assert other_answer == frozenset()
-
     assert answers == {"recorded": frozenset({EARLY_PROCESS}), "again": frozenset({EARLY_PROCESS})}
     assert a.run("run-1") == LATE
     assert a.process_summaries([EARLY_PROCESS, LATE_PROCESS]) == {LATE_PROCESS: ProcessSummary(1, T0)}
@@ -78,24 +95,9 @@ def test_a_record_that_replaced_the_other_one_stands_and_the_other_takes_its_row
     """The other way round: b's record is replaced by a's, written after b read nothing of it; b, stalled, writes
     its process row after a's pass, then takes it back."""
     a, b = two_workers
-    reached, go = paused_before(b, LATE_PROCESS)
-    answers: dict[str, frozenset[str]] = {}
-
-    def worker_b() -> None:
-        answers["recorded"] = b.record(LATE, now=NOW)
-        answers["again"] = b.refreshed("run-1", answers["recorded"])
-
-    thread = threading.Thread(target=worker_b)
-    thread.start()
-    assert reached.wait(30)
-    try:
-        other_answer = a.refreshed("run-1", a.record(EARLY, now=NOW))
-    finally:
-        go.set()
-        thread.join(30)
+    answers, other_answer = interleaved(b, LATE_PROCESS, record_then_refresh(b, LATE), a, EARLY)
 
     assert other_answer == frozenset()
-
     assert answers == {"recorded": frozenset({LATE_PROCESS}), "again": frozenset({LATE_PROCESS})}
     assert a.run("run-1") == EARLY
     assert a.process_summaries([EARLY_PROCESS, LATE_PROCESS]) == {EARLY_PROCESS: ProcessSummary(1, T0)}
@@ -113,21 +115,11 @@ def test_the_same_thread_recording_the_newer_state_next_takes_back_what_its_repl
     then a records that newer state itself before any `refreshed`: the run's row already holds it, complete, and
     a's late process row is taken back there, its process answered to be rewritten."""
     a, b = two_workers
-    reached, go = paused_before(a, EARLY_PROCESS)
-    answers: dict[str, frozenset[str]] = {}
 
-    def worker_a() -> None:
-        answers["stale"] = a.record(EARLY, now=NOW)
-        answers["newer"] = a.record(LATE, now=NOW)
+    def stale_then_newer() -> dict[str, frozenset[str]]:
+        return {"stale": a.record(EARLY, now=NOW), "newer": a.record(LATE, now=NOW)}
 
-    thread = threading.Thread(target=worker_a)
-    thread.start()
-    assert reached.wait(30)
-    try:
-        other_answer = b.refreshed("run-1", b.record(LATE, now=NOW))
-    finally:
-        go.set()
-        thread.join(30)
+    answers, other_answer = interleaved(a, EARLY_PROCESS, stale_then_newer, b, LATE)
 
     assert other_answer == frozenset()
     assert answers == {"stale": frozenset({EARLY_PROCESS}), "newer": frozenset({EARLY_PROCESS})}
