@@ -41,7 +41,13 @@ class Resolver(Protocol):
     """olparser.adapters.catalog.resolver.ScannedAssetResolver: which scanned asset each dataset is."""
 
     def resolve(
-        self, datasets: Iterable[Any], *, fresh: bool = False, extra: Any = None, tasks: Iterable[Any] = ()
+        self,
+        datasets: Iterable[Any],
+        *,
+        fresh: bool = False,
+        bounded: bool = True,
+        extra: Any = None,
+        tasks: Iterable[Any] = (),
     ) -> Resolution: ...
     def note_interim(self, keys: Iterable[Key]) -> None: ...
     def forget(self, keys: Iterable[Key]) -> None: ...

@@ -26,9 +26,7 @@ def backfill(store: Any, catalog: Any, engine: Any, *runs: tuple[str, list[dict[
     ]
     assert {r.status for r in results} == {PLANNED}
     selected = [selected_plan(result, {}, {}) for result in results]
-    writer = object.__new__(PlanWriter)
-    writer.uploader, writer.registry, writer.resolver, writer.history = catalog, store, None, None
-    writer.bulk_size = 100
+    writer = PlanWriter(catalog, store, None)
     stats = writer.write(selected)
     changing = [s for s in selected if s.lifecycle]
     wanted = frozenset(key for s in changing for key in s.lifecycle.keys())

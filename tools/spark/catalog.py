@@ -41,6 +41,7 @@ from olparser.lineage.lifecycle import LifecycleChanges, standing
 from olparser.lineage.link import link_plan, task_links
 from olparser.lineage.plan import is_process
 from olparser.pipeline import apply_lifecycle
+from olparser.pipeline.ports import Resolver
 from olparser.pipeline.writing import CatalogWrite, RunWrite, finish_catalog_work, write_plans
 from olparser.resolution.model import Resolution
 from olparser.runs import RunSession, RunStateStore
@@ -223,24 +224,34 @@ class PlanWriter:
 
     def __init__(
         self,
+        uploader: CatalogUploader,
+        registry: RunStateStore | None,
+        resolver: Resolver | None,
+        history: RunHistoryStore | None = None,
+        bulk_size: int = 100,
+    ) -> None:
+        self.uploader = uploader
+        self.bulk_size = bulk_size
+        self.registry = registry
+        self.resolver = resolver  # None: RESOLVE_SCANNED_ASSETS off
+        self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
+        # the writer's one CatalogWrite: the batch writes alone in its process, so no process locks (the live
+        # workers' ledger still orders the writes)
+        self.catalog = CatalogWrite(registry, uploader, resolver, serial=False) if registry is not None else None
+
+    @classmethod
+    def build(
+        cls,
         client: ThrottledClient,
         settings: Settings,
         bulk_size: int | None = None,
         registry: RunStateStore | None = None,
         history: RunHistoryStore | None = None,
-    ) -> None:
-        self.client = client
-        parts = Runtime(settings, catalog_client=client, run_state_store=registry)  # the live path's composition
-        self.uploader = parts.catalog_uploader()
-        self.bulk_size = bulk_size or settings.catalog_bulk_size
-        self.registry = registry
-        self.resolver = parts.resolver() if registry is not None else None  # None: RESOLVE_SCANNED_ASSETS off
-        self.history = history  # the processes' runCount and firstRunTime come from it, as on the live path
-        # the writer's one CatalogWrite: the batch writes alone in its process, so no process locks (the live
-        # workers' ledger still orders the writes)
-        self.catalog = (
-            CatalogWrite(registry, self.uploader, self.resolver, serial=False) if registry is not None else None
-        )
+    ) -> "PlanWriter":
+        """The writer over the live path's composition (olparser/adapters/runtime.py `Runtime`): its uploader and resolver."""
+        parts = Runtime(settings, catalog_client=client, run_state_store=registry)
+        resolver = parts.resolver() if registry is not None else None
+        return cls(parts.catalog_uploader(), registry, resolver, history, bulk_size or settings.catalog_bulk_size)
 
     def write(self, selected: Iterable[Selected]) -> WriteStats:
         """Write the runs' plans through the one write procedure (olparser/pipeline/writing.py `write_plans`: claim, the

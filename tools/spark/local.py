@@ -99,7 +99,7 @@ def run_local(
         calls = register_typedefs(client, job)
         history, run_state = job.history(), job.run_state()
         try:
-            writer = PlanWriter(client, job.settings, registry=run_state, history=history)
+            writer = PlanWriter.build(client, job.settings, registry=run_state, history=history)
             stats = writer.write(selected)
             finish_writes(report, client, job, stats, calls)
             relink_history(job, records, stats.links)

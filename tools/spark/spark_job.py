@@ -259,7 +259,7 @@ def _write_partition(job: Any, share: int, items: Iterable[Selected]) -> Iterato
     value = job.value
     history, run_state = value.history(), value.run_state()
     try:
-        yield PlanWriter(value.client(share), value.settings, registry=run_state, history=history).write(items)
+        yield PlanWriter.build(value.client(share), value.settings, registry=run_state, history=history).write(items)
     finally:
         history.close()
         run_state.close()
@@ -275,7 +275,7 @@ def _apply_lifecycle(job: Any, selected: Any, links: dict[tuple[str, str], tuple
     written = dict(selected.flatMap(partial(lifecycle_keys, wanted=wanted)).reduceByKey(max).collect())
     history, run_state = job.history(), job.run_state()
     try:
-        return PlanWriter(job.client(), job.settings, registry=run_state, history=history).apply_lifecycle(
+        return PlanWriter.build(job.client(), job.settings, registry=run_state, history=history).apply_lifecycle(
             standing_changes(changing, written), links, batch_marks(changing, written, links)
         )
     finally:

@@ -26,9 +26,7 @@ def _backfill(store, catalog, engine, key: str, event: dict):
     from tools.spark.runs import plan_run, selected_plan
 
     result = plan_run(key, [zlib.compress(json.dumps(event).encode())], engine, LineageOptions())
-    writer = object.__new__(PlanWriter)
-    writer.uploader, writer.registry, writer.resolver, writer.history = catalog, store, None, None
-    writer.bulk_size = 100
+    writer = PlanWriter(catalog, store, None)
     return writer.write([selected_plan(result, {}, {})])
 
 
