@@ -176,11 +176,11 @@ class ApplyReport:
 
 def settle_takeovers(store: RunStateStore, catalog: Uploader, resolver: Resolver | None, now: float) -> int:
     """Carry out what a crash left of earlier take-over commits; the entities deleted."""
-    deleted = 0
+    deleted, write = 0, CatalogWrite(store, catalog, resolver, serial=False)
     for entry in store.pending_takeovers():
         result = store.settle(entry.run_key, now=now)
         if result is not None:
-            deleted += finish_catalog_work(CatalogWrite(store, catalog, resolver), [(entry.run_key, result)])[0]
+            deleted += finish_catalog_work(write, [(entry.run_key, result)])[0]
     return deleted
 
 
@@ -221,10 +221,10 @@ def apply_migration(
     by_key = {e.process: e for e in entries}
     retired = [by_key[process] for process, _ in plan.retire]
     deleted += retire(store, catalog, resolver, retired, now=now)
+    write = CatalogWrite(store, catalog, resolver, serial=False)
     for process in repointed:
-        entry = by_key[process.key]
         kept = (process.key, *plan.placeholders_of(process))
-        deleted += _commit(store, catalog, resolver, entry.run_key, kept, now)
+        deleted += _commit(write, by_key[process.key].run_key, kept, now)
     return ApplyReport(len(entries), len(repointed), len(retired), deleted, calls[0])
 
 
@@ -249,16 +249,10 @@ def _object_id(item: dict[str, Any]) -> dict[str, Any]:
     return {"typeName": item.get("typeName"), "uniqueAttributes": dict(item.get("uniqueAttributes") or {})}
 
 
-def _commit(
-    store: RunStateStore,
-    catalog: Uploader,
-    resolver: Resolver | None,
-    run_key: str,
-    keys: Sequence[Key],
-    now: float,
-) -> int:
-    result = store.commit(run_key, keys, version=None, fingerprint=TAKEOVER_FINGERPRINT, now=now)
-    return finish_catalog_work(CatalogWrite(store, catalog, resolver), [(run_key, result)])[0]
+def _commit(write: CatalogWrite, run_key: str, keys: Sequence[Key], now: float) -> int:
+    """A take-over run's keys committed, then the catalog work the commit left (deletions, done)."""
+    result = write.store.commit(run_key, keys, version=None, fingerprint=TAKEOVER_FINGERPRINT, now=now)
+    return finish_catalog_work(write, [(run_key, result)])[0]
 
 
 def retire(
@@ -266,10 +260,10 @@ def retire(
 ) -> int:
     """Let these taken-over processes go (their successor is written): the ledger releases each with its placeholders,
     deletes what no run uses any more, and forgets the take-over. Returns the entities deleted."""
-    deleted = 0
+    deleted, write = 0, CatalogWrite(store, catalog, resolver, serial=False)
     for entry in entries:
         store.claim(entry.run_key, entry.keys, now=now)  # the run's record may have expired: claiming again is free
-        deleted += _commit(store, catalog, resolver, entry.run_key, (), now)
+        deleted += _commit(write, entry.run_key, (), now)
     if entries:
         store.forget_takeovers([e.process for e in entries])
         log.info("retired %d process(es) the accelerator wrote: their successors are written", len(entries))

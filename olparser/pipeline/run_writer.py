@@ -135,7 +135,7 @@ class RunWriter:
             key, plan if empty else linked.plan, run_order(key, run), version, dangling=frozenset(uploaded)
         )
         return write_plans(
-            self._catalog, [write], linked.resolution, now=now, session=session, counted_as=False if empty else recorded
+            self._catalog, [write], linked.resolution, now=now, session=session, count=not empty, recorded=recorded
         )
 
     def _unchanged(

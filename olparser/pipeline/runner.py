@@ -7,12 +7,9 @@ over its session-specific processes (olparser/pipeline/takeover.py). How a run i
 from __future__ import annotations
 
 import logging
-import threading
 import time
-import zlib
-from contextlib import ExitStack
 from dataclasses import replace
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from olparser.history import RunHistoryStore
 from olparser.lineage import LineageOptions
@@ -30,11 +27,9 @@ from .reporting import ReportedOnce
 from .run_writer import MAX_REBUILDS, RunWriter, outcome
 from .takeover import session_specific_writers, taken_over
 from .temporary import record_temporary
-from .writing import CatalogWrite
+from .writing import CatalogWrite, StripedLocks
 
 log = logging.getLogger(__name__)
-
-LOCK_STRIPES = 64
 
 
 class LineagePipeline:
@@ -66,16 +61,8 @@ class LineagePipeline:
         self._options = options
         self._policy = policy
         self._clock = clock
-        self._run_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
+        self._run_locks = StripedLocks()  # the handling of one run in this process
         self._taken_over = ReportedOnce()  # stable notebook processes whose session-specific forms were looked for
-
-    def locked_processes(self, names: Iterable[str]) -> ExitStack:
-        """The locks that serialise writes of these processes in this process (its `CatalogWrite`'s)."""
-        return self._catalog.locked_processes(names)
-
-    def _locked(self, key: str) -> threading.Lock:
-        """The lock that serialises the handling of one run in this process."""
-        return self._run_locks[zlib.crc32(key.encode("utf-8")) % LOCK_STRIPES]
 
     # --- the queue trigger -------------------------------------------------------------------------------------
     def process(self, event: dict[str, Any], *, now: float | None = None, redelivered: bool = False) -> LineageOutcome:
@@ -93,7 +80,7 @@ class LineagePipeline:
         event_type = event.get("eventType") if isinstance(event.get("eventType"), str) else None
         key = run_key(event)
         if is_static_event(event):
-            with self._locked(key), self._store.session(key) as session:
+            with self._run_locks.one(key), self._store.session(key) as session:
                 run = snapshot_from_static(event, max_datasets=self._policy.max_datasets)
                 return self._writer.write(
                     key, run, None, run.event_type, now, event_type, session=session, rewrite=redelivered
@@ -110,7 +97,7 @@ class LineagePipeline:
     ) -> tuple[RunSnapshot, frozenset[str], LineageOutcome]:
         """Under the run's lock, in one session of the run-state store: the event merged into its run, the temporary
         datasets and orchestration it passes on recorded, and the run written when due."""
-        with self._locked(run_id), self._store.session(run_id) as session:
+        with self._run_locks.one(run_id), self._store.session(run_id) as session:
             run, version = self._store.merge_versioned(
                 event,
                 now=now,
@@ -130,7 +117,7 @@ class LineagePipeline:
         outcomes: list[LineageOutcome] = []
         failed = 0
         for key in self._store.due_runs(now, limit):
-            with self._locked(key):
+            with self._run_locks.one(key):
                 try:
                     outcome = self._write_due_run(key, now)
                 except Exception as error:  # the next tick tries again; a run never blocks the others
@@ -146,9 +133,8 @@ class LineagePipeline:
     def _write_due_run(self, key: str, now: float) -> LineageOutcome | None:
         """One due run, under its lock: written (as INCOMPLETE when it has not ended), or unscheduled."""
         with self._store.session(key) as session:
-            self._writer.resume_interrupted_commit(
-                key, now
-            )  # a commit's intentions that a crash left (the timer's sweep)
+            # a commit's intentions that a crash left (the timer's sweep)
+            self._writer.resume_interrupted_commit(key, now)
             run, version = self._store.get_versioned(key, now=now)
             if run is None:
                 self._store.schedule(key, None)
@@ -231,16 +217,15 @@ class LineagePipeline:
         """A writer of temporary datasets came: the runs that read them and were written already are written again
         (their plans now list what it read). Order-independence: a reader handled first wrote without it."""
         for reader in sorted(readers):
-            with self._locked(reader):
+            with self._run_locks.one(reader):
                 if self._store.written_fingerprint(reader, now=now) is None:
                     continue  # not written yet: it looks the writer up when it is
                 run, version = self._store.get_versioned(reader, now=now)
                 if run is None or decide(run, self._policy.complete(), self._options) is Decision.SKIP:
                     continue
                 status = run.event_type if run.is_terminal else INCOMPLETE
-                self._writer.write(
-                    reader, run, version, status, now, None, session=RunSession(reader)
-                )  # (nothing folded)
+                # a session of its own: nothing of the reader's was folded
+                self._writer.write(reader, run, version, status, now, None, session=RunSession(reader))
 
     # --- take-over of session-specific identities ----------------------------------------------------------------
     def _take_over(self, key: str, run: RunSnapshot, outcome: LineageOutcome, now: float) -> LineageOutcome:
@@ -258,11 +243,10 @@ class LineagePipeline:
 
     def _write_again(self, key: str, now: float) -> LineageOutcome:
         """Write a finished run again from its state (its plan built anew)."""
-        with self._locked(key):
+        with self._run_locks.one(key):
             run, version = self._store.get_versioned(key, now=now)
             if run is None or decide(run, self._policy.complete(), self._options) is not Decision.WRITE:
                 log.info("run %s is no longer known (or not finished): its session-specific processes stay", key)
                 return LineageOutcome(key, None, RunStatus.SKIPPED)
-            return self._writer.write(
-                key, run, version, run.event_type, now, None, session=RunSession(key)
-            )  # (nothing folded)
+            # a session of its own: nothing was folded
+            return self._writer.write(key, run, version, run.event_type, now, None, session=RunSession(key))

@@ -92,14 +92,34 @@ class Committed:
     result: CommitResult
 
 
-LOCK_STRIPES = 64
+class StripedLocks:
+    """A fixed set of locks a name is hashed onto: what serialises the work on one name in this process (a run's
+    handling, a process's writes) without a lock per name. Several names are taken in one order: no deadlock."""
+
+    STRIPES = 64
+
+    def __init__(self) -> None:
+        self._locks = tuple(threading.Lock() for _ in range(self.STRIPES))
+
+    def _stripe(self, name: str) -> int:
+        return zlib.crc32(name.encode("utf-8")) % self.STRIPES
+
+    def one(self, name: str) -> threading.Lock:
+        return self._locks[self._stripe(name)]
+
+    def all(self, names: Iterable[str]) -> ExitStack:
+        stack = ExitStack()
+        for stripe in sorted({self._stripe(name) for name in names}):
+            stack.enter_context(self._locks[stripe])
+        return stack
 
 
 class CatalogWrite:
     """The catalog writer of the write path, built once in the composition root: the run-state store (its ledger),
     the uploader, the resolver (None: off), the run history whose counts a process carries (None: none) and the locks
     that serialise the writes of one process in this process — the runner's, the timer's, the take-over's and the
-    re-link's alike (`serial=False`: no locks, for the Spark batch, the only writer in its process)."""
+    re-link's alike (`serial=False`: no locks, for the Spark batch, the only writer in its process, and for the
+    take-over's commits, which upload nothing)."""
 
     def __init__(
         self,
@@ -119,14 +139,11 @@ class CatalogWrite:
         self.serial = serial
         self.clock = clock
         self.sleep = sleep
-        self._process_locks = tuple(threading.Lock() for _ in range(LOCK_STRIPES))
+        self._process_locks = StripedLocks() if serial else None
 
-    def locked_processes(self, names: Iterable[str]) -> ExitStack:
-        """The locks that serialise writes of these processes in this process (taken in one order: no deadlock)."""
-        stack = ExitStack()
-        for stripe in sorted({zlib.crc32(name.encode("utf-8")) % LOCK_STRIPES for name in names}):
-            stack.enter_context(self._process_locks[stripe])
-        return stack
+    def locked_processes(self, names: Iterable[str]) -> ExitStack | nullcontext[None]:
+        """The locks that serialise writes of these processes in this process (none when not `serial`)."""
+        return self._process_locks.all(names) if self._process_locks is not None else nullcontext()
 
     def wait_for_deletions(self, contested: frozenset[Key]) -> None:
         wait_for_deletions(self.store, contested, self.clock, self.sleep)
@@ -169,15 +186,16 @@ def write_plans(
     *,
     now: float | None = None,
     session: RunSession,
-    counted_as: str | None | bool = False,
+    count: bool = False,
+    recorded: str | None = None,
     select: Callable[[list[tuple[RunWrite, LineagePlan]]], list[LineagePlan]] | None = None,
     pack: Callable[[list[LineagePlan]], Iterable[LineagePlan]] = _each,
 ) -> BatchWritten | None:
     """Claim, wait for the entities another writer is deleting, test for newer writers, count, upload (registering
     the interim datasets created), commit — the runs of the batch together, through `catalog`, under its locks of
     these processes when it has them (`CatalogWrite.serial`; else no lookup of what the runs dropped either).
-    `counted_as`: the plans get their processes' counts once the writes are serial (a run id: the history record
-    this thread just wrote, `CatalogWrite.counted`; True or None: any; False: counted already); `select`: the plans
+    `count`: the plans get their processes' counts once the writes are serial (`CatalogWrite.counted`; `recorded`:
+    the history record this thread just wrote; else the plans are counted already); `select`: the plans
     to upload (default: each plan minus its superseded processes); `pack`: how they are grouped into uploads. None
     when an entity a plan references has vanished from the catalog (the caller resolves the plans again).
     `session`: the run's (the live path), or the batch's: what the newer-run test reads in it is checked by the
@@ -195,7 +213,7 @@ def write_plans(
         if catalog.serial
         else set()
     )
-    with catalog.locked_processes([*names, *sorted(dropped)]) if catalog.serial else nullcontext():
+    with catalog.locked_processes([*names, *sorted(dropped)]):
         newer = newer_writers(store, runs, session)
         for run in runs:
             if newer[run.key]:
@@ -205,8 +223,7 @@ def write_plans(
                     len(newer[run.key]),
                 )
         # the counts as they are now that writes are serial
-        recorded = counted_as if isinstance(counted_as, str) else None
-        counted = [run.plan if counted_as is False else catalog.counted(run.plan, recorded=recorded) for run in runs]
+        counted = [catalog.counted(run.plan, recorded=recorded) if count else run.plan for run in runs]
         chosen = [(run, plan.without_processes(newer[run.key])) for run, plan in zip(runs, counted, strict=True)]
         plans = select(chosen) if select is not None else [plan for _, plan in chosen]
         calls = requests = 0
